@@ -20,6 +20,8 @@ const (
 	Unauthorized Code = "unauthorized" // no valid credentials
 	Forbidden    Code = "forbidden"    // valid credentials without the right scope
 	TooLarge     Code = "too_large"    // the input is over a configured limit
+	Unsupported  Code = "unsupported"  // the input is in a format the service does not read
+	NotAllowed   Code = "not_allowed"  // the operation does not exist on that resource
 	Unavailable  Code = "unavailable"  // a dependency (the database) cannot be reached
 	Internal     Code = "internal"     // a bug; never caused by the input
 )

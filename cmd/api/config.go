@@ -1,0 +1,216 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"matchmaker/internal/handlers"
+)
+
+// config is everything an operator can set. Environment variables give the values; flags,
+// where they exist, override them.
+type config struct {
+	Addr            string
+	DatabaseURL     string
+	Migrate         bool
+	APIKeys         string
+	Auth            bool
+	LegacyAddr      string
+	LogLevel        slog.Level
+	ShutdownTimeout time.Duration
+	ReadTimeout     time.Duration
+	WriteTimeout    time.Duration
+	IdleTimeout     time.Duration
+	Limits          handlers.Limits
+}
+
+// parseConfig reads the environment through getenv, then the flags in args.
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	env := envReader{getenv: getenv}
+	limits := handlers.DefaultLimits()
+	cfg := config{
+		Addr:            env.str("MATCHMAKER_ADDR", ":8080"),
+		DatabaseURL:     env.str("DATABASE_URL", ""),
+		Migrate:         env.boolean("MATCHMAKER_MIGRATE", true),
+		APIKeys:         env.str("MATCHMAKER_API_KEYS", ""),
+		Auth:            env.onOff("MATCHMAKER_AUTH", true),
+		LegacyAddr:      env.str("MATCHMAKER_LEGACY_ADDR", ""),
+		LogLevel:        env.level("MATCHMAKER_LOG_LEVEL", slog.LevelInfo),
+		ShutdownTimeout: env.duration("MATCHMAKER_SHUTDOWN_TIMEOUT", 15*time.Second),
+		ReadTimeout:     env.duration("MATCHMAKER_READ_TIMEOUT", 30*time.Second),
+		WriteTimeout:    env.duration("MATCHMAKER_WRITE_TIMEOUT", 60*time.Second),
+		IdleTimeout:     env.duration("MATCHMAKER_IDLE_TIMEOUT", 120*time.Second),
+		Limits: handlers.Limits{
+			MaxBodyBytes:        int64(env.integer("MATCHMAKER_MAX_BODY_BYTES", int(limits.MaxBodyBytes))),
+			MaxMatchmakePlayers: env.integer("MATCHMAKER_MAX_MATCHMAKE_PLAYERS", limits.MaxMatchmakePlayers),
+			MaxIDLength:         limits.MaxIDLength,
+		},
+	}
+	if err := errors.Join(env.errs...); err != nil {
+		return config{}, err
+	}
+
+	fs := flag.NewFlagSet("api", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "HTTP listen address (MATCHMAKER_ADDR)")
+	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "Postgres URL; empty uses the in-memory store (DATABASE_URL)")
+	fs.BoolVar(&cfg.Migrate, "migrate", cfg.Migrate, "apply migrations at start-up (MATCHMAKER_MIGRATE)")
+	fs.StringVar(&cfg.LegacyAddr, "legacy-addr", cfg.LegacyAddr, "TCP address of the line protocol; empty is off (MATCHMAKER_LEGACY_ADDR)")
+	fs.TextVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error (MATCHMAKER_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	return cfg, cfg.validate()
+}
+
+func (c config) validate() error {
+	var errs []error
+	if c.Limits.MaxBodyBytes < 1024 {
+		errs = append(errs, errors.New("MATCHMAKER_MAX_BODY_BYTES must be at least 1024"))
+	}
+	if c.Limits.MaxMatchmakePlayers < 2 {
+		errs = append(errs, errors.New("MATCHMAKER_MAX_MATCHMAKE_PLAYERS must be at least 2"))
+	}
+	for name, d := range map[string]time.Duration{"MATCHMAKER_SHUTDOWN_TIMEOUT": c.ShutdownTimeout,
+		"MATCHMAKER_READ_TIMEOUT": c.ReadTimeout, "MATCHMAKER_WRITE_TIMEOUT": c.WriteTimeout,
+		"MATCHMAKER_IDLE_TIMEOUT": c.IdleTimeout} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive", name))
+		}
+	}
+	if c.DatabaseURL != "" {
+		if _, err := url.Parse(c.DatabaseURL); err != nil && !strings.Contains(c.DatabaseURL, "=") {
+			errs = append(errs, errors.New("DATABASE_URL is neither a URL nor a key=value connection string"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// logValue lists the configuration for the start-up log with the secrets masked.
+func (c config) logValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("addr", c.Addr),
+		slog.String("database_url", maskURL(c.DatabaseURL)),
+		slog.Bool("migrate", c.Migrate),
+		slog.Int("api_keys", countKeys(c.APIKeys)),
+		slog.Bool("auth", c.Auth),
+		slog.String("legacy_addr", c.LegacyAddr),
+		slog.String("log_level", c.LogLevel.String()),
+		slog.Int64("max_body_bytes", c.Limits.MaxBodyBytes),
+		slog.Int("max_matchmake_players", c.Limits.MaxMatchmakePlayers),
+	)
+}
+
+func countKeys(keys string) int {
+	n := 0
+	for k := range strings.SplitSeq(keys, ",") {
+		if strings.TrimSpace(k) != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// maskURL hides the password of a database URL.
+func maskURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return "(set)"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// envReader reads typed environment variables and collects every malformed one.
+type envReader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (e *envReader) str(name, def string) string {
+	if v := e.getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func (e *envReader) boolean(name string, def bool) bool {
+	v := e.getenv(name)
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want true or false", name, v))
+		return def
+	}
+	return b
+}
+
+func (e *envReader) onOff(name string, def bool) bool {
+	switch v := strings.ToLower(e.getenv(name)); v {
+	case "":
+		return def
+	case "on", "true", "1":
+		return true
+	case "off", "false", "0":
+		return false
+	default:
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want on or off", name, v))
+		return def
+	}
+}
+
+func (e *envReader) integer(name string, def int) int {
+	v := e.getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want an integer", name, v))
+		return def
+	}
+	return n
+}
+
+func (e *envReader) duration(name string, def time.Duration) time.Duration {
+	v := e.getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want a duration such as 15s", name, v))
+		return def
+	}
+	return d
+}
+
+func (e *envReader) level(name string, def slog.Level) slog.Level {
+	v := e.getenv(name)
+	if v == "" {
+		return def
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(v)); err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want debug, info, warn or error", name, v))
+		return def
+	}
+	return l
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"matchmaker/internal/handlers"
+)
+
+// run is the whole program: main only gives it the process's context, arguments,
+// environment and output, so a test can start the real server with its own.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	command, rest := "serve", args[1:]
+	if len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
+		command, rest = rest[0], rest[1:]
+	}
+	cfg, err := parseConfig(rest, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+
+	switch command {
+	case "serve":
+		return serve(ctx, cfg, logger)
+	default:
+		return fmt.Errorf("unknown command %q (want serve)", command)
+	}
+}
+
+// serve runs the HTTP service until ctx is cancelled, then drains in-flight requests.
+func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
+	logger.Info("starting", "config", cfg.logValue())
+
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	handler := handlers.NewServer(handlers.Deps{
+		Logger:    logger,
+		Limits:    cfg.Limits,
+		Registry:  registry,
+		StoreName: "memory",
+	})
+
+	listener, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(listener) }()
+	logger.Info("listening", "addr", listener.Addr().String())
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	// ctx is already cancelled: the drain needs a fresh deadline of its own.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}

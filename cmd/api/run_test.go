@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startRun runs the whole program as main would, on a free port, and returns its base URL
+// and a function that stops it and returns run's error.
+func startRun(t *testing.T, env map[string]string, args ...string) (string, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	getenv := func(k string) string {
+		if k == "MATCHMAKER_ADDR" && env[k] == "" {
+			return "127.0.0.1:0"
+		}
+		return env[k]
+	}
+	out, logs := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, append([]string{"api"}, args...), getenv, logs, io.Discard)
+		logs.Close()
+		done <- err
+	}()
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
+				addr <- line.Addr
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		stop := func() error {
+			cancel()
+			select {
+			case err := <-done:
+				return err
+			case <-time.After(20 * time.Second):
+				return fmt.Errorf("run did not return after cancel")
+			}
+		}
+		return "http://" + a, stop
+	case err := <-done:
+		cancel()
+		t.Fatalf("run exited before listening: %v", err)
+	case <-time.After(20 * time.Second):
+		cancel()
+		t.Fatal("run did not start listening")
+	}
+	return "", nil
+}
+
+func TestRunServesAndShutsDownGracefully(t *testing.T) {
+	base, stop := startRun(t, nil)
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz = %d", resp.StatusCode)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("run returned %v after a clean shutdown", err)
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Fatal("the server still answers after shutdown")
+	}
+}
+
+func TestRunRejectsBadConfiguration(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"bad log level", map[string]string{"MATCHMAKER_LOG_LEVEL": "loud"}, nil, "MATCHMAKER_LOG_LEVEL"},
+		{"bad auth switch", map[string]string{"MATCHMAKER_AUTH": "maybe"}, nil, "MATCHMAKER_AUTH"},
+		{"bad duration", map[string]string{"MATCHMAKER_SHUTDOWN_TIMEOUT": "soon"}, nil, "MATCHMAKER_SHUTDOWN_TIMEOUT"},
+		{"tiny body limit", map[string]string{"MATCHMAKER_MAX_BODY_BYTES": "10"}, nil, "MATCHMAKER_MAX_BODY_BYTES"},
+		{"unknown flag", nil, []string{"-no-such-flag"}, "no-such-flag"},
+		{"unknown command", nil, []string{"launch"}, "launch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := func(k string) string { return tt.env[k] }
+			err := run(context.Background(), append([]string{"api"}, tt.args...), getenv, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("run error = %v, want one mentioning %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestFlagsOverrideTheEnvironment(t *testing.T) {
+	env := map[string]string{"MATCHMAKER_ADDR": ":9000", "MATCHMAKER_LOG_LEVEL": "warn"}
+	cfg, err := parseConfig([]string{"-addr", "127.0.0.1:9001"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:9001" || cfg.LogLevel.String() != "WARN" {
+		t.Fatalf("cfg = %+v", cfg)
+	}
+}
+
+func TestStartupLogMasksSecrets(t *testing.T) {
+	cfg := config{DatabaseURL: "postgres://app:hunter2@db:5432/mm", APIKeys: "ci:read:abc,ops:admin:def"}
+	text := cfg.logValue().String()
+	if strings.Contains(text, "hunter2") || strings.Contains(text, "abc") {
+		t.Fatalf("secrets leaked into the start-up log: %s", text)
+	}
+}

@@ -1,0 +1,77 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"matchmaker/internal/apperr"
+)
+
+// problem is an RFC 9457 problem document.
+type problem struct {
+	Type      string              `json:"type"`
+	Title     string              `json:"title"`
+	Status    int                 `json:"status"`
+	Detail    string              `json:"detail,omitempty"`
+	RequestID string              `json:"request_id,omitempty"`
+	Errors    []apperr.FieldError `json:"errors,omitempty"`
+}
+
+// problemKind is what the service says about one error code.
+type problemKind struct {
+	status int
+	slug   string
+	title  string
+}
+
+// problemKinds is the one place that maps domain error codes to HTTP.
+var problemKinds = map[apperr.Code]problemKind{
+	apperr.Invalid:      {http.StatusBadRequest, "invalid", "Invalid request"},
+	apperr.NotFound:     {http.StatusNotFound, "not-found", "Not found"},
+	apperr.Conflict:     {http.StatusConflict, "conflict", "Conflict"},
+	apperr.Unauthorized: {http.StatusUnauthorized, "unauthorized", "Unauthorized"},
+	apperr.Forbidden:    {http.StatusForbidden, "forbidden", "Forbidden"},
+	apperr.TooLarge:     {http.StatusRequestEntityTooLarge, "too-large", "Request too large"},
+	apperr.Unsupported:  {http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type"},
+	apperr.NotAllowed:   {http.StatusMethodNotAllowed, "method-not-allowed", "Method not allowed"},
+	apperr.Unavailable:  {http.StatusServiceUnavailable, "unavailable", "Service unavailable"},
+	apperr.Internal:     {http.StatusInternalServerError, "internal", "Internal error"},
+}
+
+// writeError answers with the problem document for err. Only internal errors and outages are
+// logged: a client's mistake is the client's to read, not ours to page on.
+func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
+	code := apperr.CodeOf(err)
+	kind, ok := problemKinds[code]
+	if !ok {
+		kind = problemKinds[apperr.Internal]
+	}
+	p := problem{
+		Type:      "urn:matchmaker:problem:" + kind.slug,
+		Title:     kind.title,
+		Status:    kind.status,
+		RequestID: requestIDFrom(r.Context()),
+	}
+	var e *apperr.Error
+	switch {
+	case code == apperr.Internal:
+		p.Detail = "an internal error occurred; quote the request id when reporting it"
+		logger.ErrorContext(r.Context(), "internal error", "err", err, "request_id", p.RequestID,
+			"method", r.Method, "path", r.URL.Path)
+	case errors.As(err, &e):
+		p.Detail = e.Message
+		p.Errors = e.Fields
+		if code == apperr.Unavailable {
+			logger.WarnContext(r.Context(), "dependency unavailable", "err", err, "request_id", p.RequestID)
+		}
+	}
+	if code == apperr.Unauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="matchmaker"`)
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(kind.status)
+	_ = json.NewEncoder(w).Encode(p)
+}

@@ -1,0 +1,25 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"matchmaker/internal/apperr"
+)
+
+// addRoutes is the one place that lists every route of the service.
+func addRoutes(r chi.Router, d Deps) {
+	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, req, d.Logger, apperr.New(apperr.NotFound, "no route for %s %s", req.Method, req.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, req, d.Logger, apperr.New(apperr.NotAllowed, "%s is not allowed on %s", req.Method, req.URL.Path))
+	})
+
+	r.Method(http.MethodGet, "/healthz", handleHealthz())
+	r.Method(http.MethodGet, "/readyz", handleReadyz(d.Logger, d.StoreName, d.Ping))
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
+	r.Method(http.MethodGet, "/openapi.yaml", handleOpenAPI())
+}

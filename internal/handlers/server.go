@@ -1,0 +1,62 @@
+// Package handlers is the service's HTTP layer: routes, request and response types,
+// validation of what arrives over the wire, problem+json errors, and the middleware for
+// metrics, request ids and limits. The algorithms it calls know nothing of HTTP.
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Limits bound what one request may ask of the service.
+type Limits struct {
+	MaxBodyBytes        int64 // request body size
+	MaxMatchmakePlayers int   // players in one /v1/matchmake queue
+	MaxIDLength         int   // bytes in a player id
+}
+
+// DefaultLimits are the documented defaults (README, "Configuration").
+func DefaultLimits() Limits {
+	return Limits{
+		MaxBodyBytes:        8 << 20,
+		MaxMatchmakePlayers: 100_000,
+		MaxIDLength:         128,
+	}
+}
+
+// Deps is everything the HTTP layer needs from the outside.
+type Deps struct {
+	Logger   *slog.Logger
+	Limits   Limits
+	Registry *prometheus.Registry // metrics are registered here and served on /metrics
+	// StoreName says which rating store backs the service ("memory" or "postgres").
+	StoreName string
+	// Ping reports whether the rating store is reachable; nil means always ready.
+	Ping func(context.Context) error
+}
+
+// NewServer builds the service's http.Handler.
+func NewServer(d Deps) http.Handler {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Registry == nil {
+		d.Registry = prometheus.NewRegistry()
+	}
+	if d.Limits == (Limits{}) {
+		d.Limits = DefaultLimits()
+	}
+	metrics := newHTTPMetrics(d.Registry)
+	ids := newRequestIDs()
+
+	r := chi.NewRouter()
+	r.Use(func(next http.Handler) http.Handler { return withRequestID(ids, next) })
+	r.Use(func(next http.Handler) http.Handler { return withObservability(d.Logger, metrics, next) })
+	r.Use(func(next http.Handler) http.Handler { return withBodyLimit(d.Logger, d.Limits.MaxBodyBytes, next) })
+	addRoutes(r, d)
+	return r
+}
