@@ -29,6 +29,7 @@ type leagueConfig struct {
 	sideBias    float64 // the aliens' advantage in logit units on an average map
 	mapBiasSD   float64 // per-map deviation of that advantage
 	roundS      float64 // the truth's median round length (its participation weighting)
+	presence    float64 // the truth's B: an average player's worth over an empty slot
 	substitute  float64 // probability a starter leaves early
 	replace     float64 // probability a leaver is replaced
 	lateStarter float64 // probability a slot's starter joins late
@@ -38,7 +39,7 @@ func defaultLeague(seed uint64) leagueConfig {
 	return leagueConfig{
 		seed: seed, players: 200, warmup: 3000, scored: 3000,
 		skillSD: 2, offsetSD: 0.5, commandSD: 1, drift: 0.03,
-		maps: 8, sideBias: 0.25, mapBiasSD: 0.3, roundS: 1500,
+		maps: 8, sideBias: 0.25, mapBiasSD: 0.3, roundS: 1500, presence: 4,
 		substitute: 0.15, replace: 0.7, lateStarter: 0.05,
 	}
 }
@@ -137,7 +138,7 @@ func simulateLeague(cfg leagueConfig) []simMatch {
 				c := presence(p.JoinedS, p.JoinedS+p.CommanderS, k)
 				sumT += t
 				sumC += c
-				x += ts * t * (tr.skill + sigma*tr.offset)
+				x += ts * t * (cfg.presence + tr.skill + sigma*tr.offset)
 				y += ts * c * tr.command
 			}
 		}

@@ -12,7 +12,7 @@ import (
 //
 // Prediction. For a match between team 0 and team 1, with T_i = +1 on team 0 and -1 on team 1,
 //
-//	logit p0 = sum_i T_i t_i (s_i + sigma_i o_i) / sum_i t_i      skill, per side
+//	logit p0 = sum_i T_i t_i (B + s_i + sigma_i o_i) / sum_i t_i  skill, per side
 //	         + sum_i T_i c_i chi_i / sum_i c_i                    commanders (when any c_i > 0)
 //	         + F                                                  side, map and size bias
 //
@@ -25,6 +25,11 @@ import (
 //     joined_s: c_i = a^-joined_s - a^-(joined_s + commander_s). Commanders usually take the
 //     chair at the start of their stay, and this is the choice that favours nobody who hopped
 //     in late;
+//   - B is Model.BaseSkill, what an average participant is worth over an empty slot. The seed's
+//     skills are positive (its full solve puts a Gamma prior on them), which is what makes
+//     "the team with more players" the favourite; here skills are centred (0 is the average
+//     participant, weight 50), so that baseline is the explicit B. It contributes
+//     B (sum_0 t - sum_1 t) / sum t: nothing in an even match;
 //   - s_i is the skill, o_i the side offset and sigma_i = +1 when the participant played
 //     BiasKey.SideA (the side whose lower-case name sorts first: "aliens" before "marines",
 //     "blue" before "red") and -1 on SideB. This is the seed's s_marine = s + o,
@@ -56,6 +61,9 @@ type Model struct {
 	// replays exact. Set it (from configuration or the stored history's median) to weigh a
 	// long match's late joiners less than a short match's.
 	RoundS float64
+	// BaseSkill is B, the skill of an average participant over nobody: it makes the team with
+	// more weighted presence the favourite. It does not change any gradient.
+	BaseSkill float64
 	// Constant is c, the constant learning rate of skills, commander skills and offsets: it
 	// lets ratings keep following players whose skill changes.
 	Constant float64
@@ -79,6 +87,13 @@ type Model struct {
 // surface is flat around these values (within 0.001 for c in [0, 0.1], a in [0.4, 0.6],
 // eps in [0.001, 0.03], k in [20, 100]); what follows is why each sits where it does.
 const (
+	// DefaultBaseSkill: an assumption more than a fit, since the league's truth has B = 4 by
+	// construction (the model fits it: B = 0 costs 0.001-0.004 of log loss there, 2 to 6 are
+	// within 0.002 of each other). With skills spread about +-2, an empty slot is worth less
+	// than a player two spreads below average; a whole-match 5v4 of average players then gives
+	// the five sigmoid(4/9) = 61%, a 16v15 sigmoid(4/31) = 53%. Calibrate it on real results
+	// when there are some: its gradient is (G - p) (sum_0 t - sum_1 t) / sum t.
+	DefaultBaseSkill = 4.0
 	// DefaultConstant: any c above ~0.1 costs log loss even when true skills drift 0.1 per
 	// game, because Adagrad's steps already shrink only as 1/sqrt(games). It is kept above 0,
 	// as the seed intends, so a rating never freezes entirely.
@@ -105,7 +120,7 @@ const (
 
 // DefaultModel returns the model with the default parameters.
 func DefaultModel() Model {
-	return Model{Constant: DefaultConstant, Adagrad: DefaultAdagrad, Epsilon: DefaultEpsilon,
+	return Model{BaseSkill: DefaultBaseSkill, Constant: DefaultConstant, Adagrad: DefaultAdagrad, Epsilon: DefaultEpsilon,
 		OffsetRate: DefaultOffsetRate, BiasPrior: DefaultBiasPrior}
 }
 
@@ -117,7 +132,7 @@ func (m Model) Validate() error {
 		name     string
 		v        float64
 		positive bool
-	}{{"round_s", m.RoundS, false}, {"constant", m.Constant, false}, {"adagrad", m.Adagrad, false},
+	}{{"round_s", m.RoundS, false}, {"base_skill", m.BaseSkill, false}, {"constant", m.Constant, false}, {"adagrad", m.Adagrad, false},
 		{"offset_rate", m.OffsetRate, false}, {"epsilon", m.Epsilon, true}, {"bias_prior", m.BiasPrior, true}} {
 		switch {
 		case !finite(p.v) || p.v < 0:
@@ -268,7 +283,7 @@ func (m Model) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Ou
 		u.Share = ratio(u.Share, sumT)
 		u.CommandShare = ratio(u.CommandShare, sumC)
 		tsign := teamSign(u.Team)
-		x += tsign*u.Share*u.Before.Skill + sigma0*u.Share*u.Before.Offset + tsign*u.CommandShare*u.Before.Commander
+		x += tsign*u.Share*(m.BaseSkill+u.Before.Skill) + sigma0*u.Share*u.Before.Offset + tsign*u.CommandShare*u.Before.Commander
 	}
 	f := bias.F(key, m.BiasPrior)
 	if !first {
