@@ -249,23 +249,38 @@ func (m Model) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Ou
 			}
 		}
 	}
-	for ti, team := range r.Teams {
-		for _, p := range team.Players {
-			u := Update{Participant: p.Participant(), Team: ti}
-			u.Before = prior[u.Participant]
-			u.Share = presence(p.JoinedS-minJ, p.LeftS-minJ, k)
-			if p.CommanderS > 0 {
-				u.CommandShare = presence(p.JoinedS-minC, p.JoinedS-minC+p.CommanderS, k)
-			}
-			ups = append(ups, u)
+	// Order the participants (team, then Participant.Compare) on a light index first: every
+	// sum below runs in this order, whatever the order of the lists.
+	type entry struct {
+		p    Participant
+		team int
+		pl   *Player
+	}
+	var buf [32]entry
+	order := buf[:0]
+	if n > len(buf) {
+		order = make([]entry, 0, n)
+	}
+	for ti := range r.Teams {
+		for pi := range r.Teams[ti].Players {
+			pl := &r.Teams[ti].Players[pi]
+			order = append(order, entry{pl.Participant(), ti, pl})
 		}
 	}
-	slices.SortFunc(ups, func(a, b Update) int {
-		if a.Team != b.Team {
-			return a.Team - b.Team
+	slices.SortFunc(order, func(a, b entry) int {
+		if a.team != b.team {
+			return a.team - b.team
 		}
-		return a.Participant.Compare(b.Participant)
+		return a.p.Compare(b.p)
 	})
+	for _, e := range order {
+		u := Update{Participant: e.p, Team: e.team, Before: prior[e.p]}
+		u.Share = presence(e.pl.JoinedS-minJ, e.pl.LeftS-minJ, k)
+		if e.pl.CommanderS > 0 {
+			u.CommandShare = presence(e.pl.JoinedS-minC, e.pl.JoinedS-minC+e.pl.CommanderS, k)
+		}
+		ups = append(ups, u)
+	}
 
 	var sumT, sumC float64
 	for i := range ups {

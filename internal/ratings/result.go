@@ -177,13 +177,30 @@ func checkDuplicates(f *apperr.Fields, teams []Team) {
 		p          Participant
 		team, slot int
 	}
-	all := make([]pos, 0, len(teams[0].Players)+len(teams[1].Players))
+	n := len(teams[0].Players) + len(teams[1].Players)
+	var buf [32]pos // the common case needs no allocation
+	all := buf[:0]
+	if n > len(buf) {
+		all = make([]pos, 0, n)
+	}
 	for ti, team := range teams {
 		for pi, p := range team.Players {
 			if (p.ID == "") != (p.Bot == "") { // exactly one set: a participant
 				all = append(all, pos{p.Participant(), ti, pi})
 			}
 		}
+	}
+	if len(all) <= len(buf) { // pairwise: cheaper than sorting for a few dozen
+		for i := 1; i < len(all); i++ {
+			for j := range i {
+				if all[j].p == all[i].p {
+					b, a := all[i], all[j]
+					f.Add(playerField(b.team, b.slot, idField(b.p)), "%s already appears at teams[%d].players[%d]", b.p, a.team, a.slot)
+					break
+				}
+			}
+		}
+		return
 	}
 	slices.SortFunc(all, func(a, b pos) int {
 		if c := a.p.Compare(b.p); c != 0 {
@@ -201,11 +218,13 @@ func checkDuplicates(f *apperr.Fields, teams []Team) {
 			first = i
 			continue
 		}
-		field := "id"
-		if b.p.Bot {
-			field = "bot"
-		}
-		f.Add(fmt.Sprintf("teams[%d].players[%d].%s", b.team, b.slot, field),
-			"%s already appears at teams[%d].players[%d]", b.p, a.team, a.slot)
+		f.Add(playerField(b.team, b.slot, idField(b.p)), "%s already appears at teams[%d].players[%d]", b.p, a.team, a.slot)
 	}
+}
+
+func idField(p Participant) string {
+	if p.Bot {
+		return "bot"
+	}
+	return "id"
 }
