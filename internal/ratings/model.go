@@ -23,8 +23,8 @@ import (
 //   - c_i is the same integral over the time spent commanding. The API gives only commander_s,
 //     the seconds spent commanding, so the model takes them as one interval starting at
 //     joined_s: c_i = a^-joined_s - a^-(joined_s + commander_s). Commanders usually take the
-//     chair at the start of their stay, and this is the choice that favours nobody who hopped
-//     in late;
+//     chair when they arrive; one who took it late in their stay is weighted a little more
+//     than the exact interval would give;
 //   - B is Model.BaseSkill, what an average participant is worth over an empty slot. The seed's
 //     skills are positive (its full solve puts a Gamma prior on them), which is what makes
 //     "the team with more players" the favourite; here skills are centred (0 is the average
@@ -52,8 +52,8 @@ import (
 // with a constant rate only (no Adagrad), so early games move both side skills together.
 //
 // Uneven teams and partial participation need nothing more: the shares w_i are normalised over
-// both teams, so a team with more (weighted) presence is predicted to win and a player who was
-// there for a sliver of the match moves by a sliver.
+// both teams, so (with B > 0) a team with more weighted presence is the favourite, and a
+// player who was there for a sliver of the match moves by a sliver.
 type Model struct {
 	// RoundS is r, the median round length in seconds of the context, which sets a = 2^(2/r).
 	// 0 uses each match's own duration: then the first half of any match weighs twice the
@@ -172,8 +172,12 @@ func SkillForWeight(w float64) float64 {
 }
 
 // Participation is the seed's t = a^-joinedS - a^-leftS with a = 2^(2/roundS): the weight of
-// being present from joinedS to leftS in a match whose median round length is roundS.
+// being present from joinedS to leftS in a match whose median round length is roundS. It is 0
+// when leftS <= joinedS or roundS <= 0.
 func Participation(joinedS, leftS, roundS float64) float64 {
+	if !(roundS > 0) {
+		return 0
+	}
 	return presence(joinedS, leftS, 2/roundS)
 }
 

@@ -154,6 +154,7 @@ func TestParticipationFollowsTheSeed(t *testing.T) {
 	near(t, "first half of r", Participation(0, r/2, r), 0.5)
 	near(t, "second half of r", Participation(r/2, r, r), 0.25)
 	near(t, "nothing", Participation(100, 100, r), 0)
+	near(t, "no round length", Participation(0, 100, 0), 0)
 	// The closed form against a^-j - a^-l computed plainly.
 	a := math.Pow(2, 2/r)
 	near(t, "arbitrary stay", Participation(37, 911, r), math.Pow(a, -37)-math.Pow(a, -911))
