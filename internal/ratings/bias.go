@@ -1,0 +1,169 @@
+package ratings
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"matchmaker/internal/apperr"
+)
+
+// BiasKey names a cell of the side-bias table: the circumstances of a match that are independent
+// of its players (the seed's F(race, map, game size)). The two sides are stored in canonical
+// order (lower case, SideA < SideB) so that "marines vs aliens" and "aliens vs marines" share one
+// history whichever team index each side had; win counts are SideA's.
+type BiasKey struct {
+	SideA, SideB string
+	Map          string // lower case
+	Size         int    // SizeBucket of the match's team size
+}
+
+// BiasCell is the history of one cell: games played and games won by SideA, a draw counting
+// half a win. Sums of halves and ones are exact in float64 (up to 2^52 games), so the order in
+// which results are recorded cannot change a cell.
+type BiasCell struct {
+	Wins  float64
+	Games float64
+}
+
+// BiasEntry is a cell with its key: one row of the table, or one match's update to it (Games 1).
+type BiasEntry struct {
+	Key BiasKey
+	BiasCell
+}
+
+// BiasTable holds the historical win rates of sides per map and team size, and the side pair's
+// total over every map and size, which the cells are smoothed towards. The zero value is an
+// empty table (F = 0 everywhere). It is a plain value of maps: copy it with Clone before
+// changing a copy, and guard it with the caller's lock when shared.
+type BiasTable struct {
+	cells  map[BiasKey]BiasCell
+	totals map[BiasKey]BiasCell // keyed by the side pair only (Map "", Size 0)
+}
+
+// SizeBucket groups team sizes so that each cell of the bias table gathers enough games:
+// 1, 2, 3-4, 5-6, 7-9, 10-13, 14-19, 20 and more; it returns the bucket's lower bound.
+func SizeBucket(n int) int {
+	switch {
+	case n <= 2:
+		return max(n, 1)
+	case n <= 4:
+		return 3
+	case n <= 6:
+		return 5
+	case n <= 9:
+		return 7
+	case n <= 13:
+		return 10
+	case n <= 19:
+		return 14
+	default:
+		return 20
+	}
+}
+
+// NewBiasKey returns the key of a match between side0 (team 0) and side1 on a map with the
+// given team size, and whether team 0's side is SideA (then F is SideA's bias as is; otherwise
+// it is negated).
+func NewBiasKey(side0, side1, mapName string, teamSize int) (BiasKey, bool) {
+	a, b := fold(side0), fold(side1)
+	first := a <= b
+	if !first {
+		a, b = b, a
+	}
+	return BiasKey{SideA: a, SideB: b, Map: fold(mapName), Size: SizeBucket(teamSize)}, first
+}
+
+func (k BiasKey) total() BiasKey { return BiasKey{SideA: k.SideA, SideB: k.SideB} }
+
+// Cell returns the history of one cell.
+func (b BiasTable) Cell(k BiasKey) BiasCell { return b.cells[k] }
+
+// Total returns the side pair's history over every map and size.
+func (b BiasTable) Total(k BiasKey) BiasCell { return b.totals[k.total()] }
+
+// Len is the number of cells.
+func (b BiasTable) Len() int { return len(b.cells) }
+
+// F is the bias term for SideA in the cell's circumstances, in logit units: the logit of
+// SideA's smoothed historical win rate. Smoothing is by k pseudo-games in two levels: the side
+// pair's rate over every map and size is shrunk towards 1/2,
+//
+//	p_pair = (W_pair + k/2) / (N_pair + k),
+//
+// and the cell's rate towards the pair's,
+//
+//	p_cell = (W + k p_pair) / (N + k),   F = log(p_cell / (1 - p_cell)).
+//
+// So an empty table gives F = 0, a new map starts from the side's overall advantage, and a cell
+// with many games follows its own record. k must be positive (it keeps F finite).
+func (b BiasTable) F(k BiasKey, prior float64) float64 {
+	t := b.totals[k.total()]
+	pPair := (t.Wins + prior/2) / (t.Games + prior)
+	c := b.cells[k]
+	p := (c.Wins + prior*pPair) / (c.Games + prior)
+	return logit(p)
+}
+
+// Record adds a match's update (or any entry) to its cell and to the side pair's total.
+func (b *BiasTable) Record(e BiasEntry) {
+	if b.cells == nil {
+		b.cells = make(map[BiasKey]BiasCell)
+		b.totals = make(map[BiasKey]BiasCell)
+	}
+	c := b.cells[e.Key]
+	c.Wins += e.Wins
+	c.Games += e.Games
+	b.cells[e.Key] = c
+	tk := e.Key.total()
+	t := b.totals[tk]
+	t.Wins += e.Wins
+	t.Games += e.Games
+	b.totals[tk] = t
+}
+
+// Set replaces a cell, e.g. when loading the table from storage, and keeps the totals right.
+func (b *BiasTable) Set(e BiasEntry) error {
+	c := e.BiasCell
+	if !finite(c.Wins) || !finite(c.Games) || c.Wins < 0 || c.Games < c.Wins {
+		return apperr.New(apperr.Invalid, "bias cell %+v: want 0 <= wins <= games, finite", e)
+	}
+	if e.Key.SideA > e.Key.SideB {
+		return apperr.New(apperr.Invalid, "bias cell %+v: sides are not in canonical order", e)
+	}
+	old := b.cells[e.Key]
+	b.Record(BiasEntry{Key: e.Key, BiasCell: BiasCell{Wins: c.Wins - old.Wins, Games: c.Games - old.Games}})
+	return nil
+}
+
+// Entries lists every cell in a fixed order (sides, map, size).
+func (b BiasTable) Entries() []BiasEntry {
+	out := make([]BiasEntry, 0, len(b.cells))
+	for k, c := range b.cells {
+		out = append(out, BiasEntry{k, c})
+	}
+	slices.SortFunc(out, func(x, y BiasEntry) int {
+		return cmp.Or(cmp.Compare(x.Key.SideA, y.Key.SideA), cmp.Compare(x.Key.SideB, y.Key.SideB),
+			cmp.Compare(x.Key.Map, y.Key.Map), cmp.Compare(x.Key.Size, y.Key.Size))
+	})
+	return out
+}
+
+// Clone returns an independent copy.
+func (b BiasTable) Clone() BiasTable {
+	var c BiasTable
+	for _, e := range b.Entries() {
+		c.Record(e)
+	}
+	return c
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// logit is log(p / (1-p)).
+func logit(p float64) float64 { return math.Log(p / (1 - p)) }
+
+// sigmoid is 1 / (1 + e^-x); it never returns NaN for a non-NaN x. It is computed with
+// math.Exp2, which is pure Go on amd64: math.Exp there picks an FMA or a non-FMA assembly
+// path by CPU, and could make a replay differ in the last bit between two servers.
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp2(-x*math.Log2E)) }

@@ -1,0 +1,119 @@
+package ratings
+
+import (
+	"cmp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Participant is whoever a rating belongs to: a player by id, or a bot by name. The two
+// namespaces are distinct: the bot "Jakob" and the player "Jakob" have separate ratings.
+type Participant struct {
+	ID  string // player id, or bot name when Bot is set
+	Bot bool
+}
+
+// String renders the participant for logs and keys: "player:ID" or "bot:NAME".
+func (p Participant) String() string {
+	if p.Bot {
+		return "bot:" + p.ID
+	}
+	return "player:" + p.ID
+}
+
+// Compare orders participants players first, then by id. Every float sum over participants in
+// this package runs in this order, so results never depend on input or map order.
+func (p Participant) Compare(q Participant) int {
+	if p.Bot != q.Bot {
+		if !p.Bot {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(p.ID, q.ID)
+}
+
+// Limits on names. Ids and bot names travel over the line protocol ("PLAYER id weight"), so
+// they may not contain white space.
+const (
+	MaxIDLen     = 128           // player ids, bot names, match ids, map names (bytes)
+	MaxNameLen   = 64            // game types, mutators, sides (bytes)
+	MaxMutators  = 64            // mutators listed in one context
+	MaxTeamSize  = 256           // participants listed on one team
+	MaxDurationS = 7 * 24 * 3600 // longest match accepted, in seconds
+)
+
+// checkName validates a game type, mutator or side name: 1..MaxNameLen bytes of
+// [A-Za-z0-9_.-]. It returns "" when the name is fine, else the message for the field.
+func checkName(s string) string {
+	if s == "" {
+		return "is required"
+	}
+	if len(s) > MaxNameLen {
+		return "must be at most 64 bytes"
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return "may contain only letters, digits, '_', '.' and '-'"
+		}
+	}
+	return ""
+}
+
+// checkID validates a player id, bot name or match id: 1..MaxIDLen bytes of valid UTF-8 with
+// no white space or control characters.
+func checkID(s string) string {
+	if s == "" {
+		return "is required"
+	}
+	if len(s) > MaxIDLen {
+		return "must be at most 128 bytes"
+	}
+	return checkText(s, false)
+}
+
+// checkText reports invalid UTF-8, control characters and (unless spaces) white space.
+func checkText(s string, spaces bool) string {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return "must not contain control characters"
+			}
+			if c == ' ' && !spaces {
+				return "must not contain white space"
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return "must be valid UTF-8"
+		}
+		if unicode.IsControl(r) {
+			return "must not contain control characters"
+		}
+		if unicode.IsSpace(r) && !spaces {
+			return "must not contain white space"
+		}
+		i += size
+	}
+	return ""
+}
+
+// checkMap validates a map name: 1..MaxIDLen bytes of valid UTF-8 without control characters
+// (spaces are allowed).
+func checkMap(s string) string {
+	if s == "" {
+		return "is required"
+	}
+	if len(s) > MaxIDLen {
+		return "must be at most 128 bytes"
+	}
+	return checkText(s, true)
+}
+
+// fold lower-cases an ASCII name; it does not allocate when s is already lower case.
+func fold(s string) string { return strings.ToLower(s) }

@@ -1,0 +1,93 @@
+package ratings
+
+import (
+	"fmt"
+	"slices"
+
+	"matchmaker/internal/apperr"
+)
+
+// State is everything the model learns in one context: every participant's rating and the
+// bias table. The zero State is empty and ready to use. It is what a rebuild recomputes from
+// the stored history.
+type State struct {
+	Ratings map[Participant]Rating
+	Bias    BiasTable
+	Matches int // results applied
+}
+
+// Apply learns from one result and records the outcome in the state.
+func (s *State) Apply(m Model, r Result) (Outcome, error) {
+	o, err := m.Apply(s.Ratings, s.Bias, r)
+	if err != nil {
+		return Outcome{}, err
+	}
+	s.Record(o)
+	return o, nil
+}
+
+// Record stores an outcome computed by Model.Apply from this state.
+func (s *State) Record(o Outcome) {
+	if s.Ratings == nil {
+		s.Ratings = make(map[Participant]Rating)
+	}
+	for _, u := range o.Updates {
+		s.Ratings[u.Participant] = u.After
+	}
+	s.Bias.Record(o.BiasUpdate)
+	s.Matches++
+}
+
+// Participants lists the rated participants in order (players first, then by id).
+func (s *State) Participants() []Participant {
+	out := make([]Participant, 0, len(s.Ratings))
+	for p := range s.Ratings {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, Participant.Compare)
+	return out
+}
+
+// Replay recomputes a context's state from its history, applied in the given order (the order
+// the results were accepted in). The same history gives bit-identical ratings: every sum runs
+// in a fixed order and no step depends on map iteration. An invalid result stops the replay
+// with an error naming its index and match id.
+func (m Model) Replay(results []Result) (State, error) {
+	var s State
+	for i, r := range results {
+		if _, err := s.Apply(m, r); err != nil {
+			return State{}, replayError(i, r, err)
+		}
+	}
+	return s, nil
+}
+
+// ReplayByContext rebuilds every context found in a history that mixes contexts: each result
+// goes to the context the policy gives it now (so reclassifying a mutator and rebuilding
+// re-splits the history), in order. It also returns the mutators the policy does not classify,
+// sorted, for the caller to record. The map is keyed by Context.Key.
+func (m Model) ReplayByContext(policy *MutatorPolicy, results []Result) (map[string]*State, []string, error) {
+	states := make(map[string]*State)
+	var unknown []string
+	for i, r := range results {
+		c, unk, err := policy.Context(r.GameType, r.Mutators)
+		if err != nil {
+			return nil, nil, replayError(i, r, err)
+		}
+		unknown = append(unknown, unk...)
+		s := states[c.Key()]
+		if s == nil {
+			s = &State{}
+			states[c.Key()] = s
+		}
+		if _, err := s.Apply(m, r); err != nil {
+			return nil, nil, replayError(i, r, err)
+		}
+	}
+	slices.Sort(unknown)
+	return states, slices.Compact(unknown), nil
+}
+
+func replayError(i int, r Result, err error) error {
+	return apperr.Wrap(apperr.CodeOf(err), err, fmt.Sprintf("history result %d (match %q)", i, r.MatchID))
+}
