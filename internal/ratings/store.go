@@ -1,0 +1,113 @@
+package ratings
+
+import (
+	"context"
+	"crypto/sha256"
+)
+
+// Store keeps what the model learns: ratings per context, the side-bias table, the mutator
+// policy, and the history of results with the response each one got (for idempotent replays
+// and rebuilds). MemoryStore implements it in process; the db package implements it on
+// Postgres. Both pass the contract suite in ratings/storetest.
+//
+// Errors are apperr errors: Conflict for a match id reused with another body, Invalid for
+// a result whose context is malformed, Unavailable when the backing database cannot be
+// reached. Store methods are safe for concurrent use.
+type Store interface {
+	// RecordResult applies one result atomically. In one transaction it
+	//  1. finds a result already stored under req.Result.MatchID: with the same BodyHash it
+	//     returns that result's stored response with Replayed set and changes nothing; with
+	//     another BodyHash it fails with apperr.Conflict;
+	//  2. derives the rating context from the stored mutator policy (MutatorPolicy.Context)
+	//     and records the mutators the policy did not know as unknown;
+	//  3. reads the current ratings of every participant of the result in that context,
+	//     locked against concurrent results (in a fixed order, so two results over the same
+	//     players neither deadlock nor lose an update), and the context's bias table for the
+	//     result's side pair;
+	//  4. calls apply with them; apply returns the outcome to store and the response body to
+	//     keep for replays (it may be called again if the transaction is retried, so it must
+	//     be a pure function of its arguments);
+	//  5. stores every participant's new rating, the bias update, the result as history and
+	//     the response.
+	// If apply or any step fails, nothing is stored.
+	RecordResult(ctx context.Context, req RecordRequest, apply ApplyFunc) (Recorded, error)
+
+	// Ratings returns the stored ratings of the given participants in context c; those
+	// without a rating are absent from the map.
+	Ratings(ctx context.Context, c Context, ps []Participant) (map[Participant]Rating, error)
+	// PlayerRatings returns the player's rating in every context it has one, by context key.
+	PlayerRatings(ctx context.Context, playerID string) ([]ContextRating, error)
+	// Leaderboard returns the top players (not bots) of context c by skill, highest first,
+	// ties by id; at most limit of them.
+	Leaderboard(ctx context.Context, c Context, limit int) ([]RatedParticipant, error)
+	// BotMean returns the mean weight (Rating.Weight) of the bots rated in context c and how
+	// many there are; with none it returns 50 and 0.
+	BotMean(ctx context.Context, c Context) (mean float64, count int, err error)
+
+	// Policy returns the current mutator policy (a copy the caller may keep).
+	Policy(ctx context.Context) (*MutatorPolicy, error)
+	// SetMutator classifies a mutator (the admin's PUT /v1/mutators/{name}) and returns it as
+	// stored. It does not change stored ratings: a rebuild re-splits the history.
+	SetMutator(ctx context.Context, name string, affectsGameplay bool) (MutatorInfo, error)
+
+	// Rebuild recomputes every context of a game type from the stored history. Holding off
+	// results of that game type meanwhile, it reads the policy and the game type's results in
+	// the order they were accepted, calls replay, and replaces all of the game type's ratings
+	// and bias cells with what replay returns (keyed by Context.Key). progress, if not nil,
+	// is told how far the store has got.
+	Rebuild(ctx context.Context, gameType string, replay ReplayFunc, progress func(Progress)) (RebuildReport, error)
+
+	// Ping reports whether the store can be reached.
+	Ping(ctx context.Context) error
+	// Name says which implementation this is: "memory" or "postgres".
+	Name() string
+}
+
+// RecordRequest is one result to record.
+type RecordRequest struct {
+	Result Result
+	// BodyHash identifies the request's content for idempotency: the same match id with the
+	// same hash is a replay, with another hash a conflict.
+	BodyHash [sha256.Size]byte
+}
+
+// ApplyFunc computes a result's outcome from the participants' current ratings (absent ones
+// are newcomers) and the context's bias table, and renders the response to store.
+type ApplyFunc func(c Context, prior map[Participant]Rating, bias BiasTable) (Outcome, []byte, error)
+
+// Recorded is what RecordResult did.
+type Recorded struct {
+	Context  Context
+	Response []byte // the stored response: this call's, or the first call's on a replay
+	Replayed bool
+}
+
+// ReplayFunc rebuilds states from a game type's history under a policy, like
+// Model.ReplayByContext.
+type ReplayFunc func(policy *MutatorPolicy, history []Result) (map[string]*State, error)
+
+// Progress reports a rebuild's phase and how much of it is done.
+type Progress struct {
+	Phase string // "reading", "replaying", "writing"
+	Done  int
+	Total int
+}
+
+// RebuildReport says what a rebuild replaced.
+type RebuildReport struct {
+	Results  int // results replayed
+	Contexts int // contexts written
+	Ratings  int // ratings written
+}
+
+// ContextRating is a rating in a named context.
+type ContextRating struct {
+	Context Context
+	Rating  Rating
+}
+
+// RatedParticipant is a participant with its rating.
+type RatedParticipant struct {
+	Participant Participant
+	Rating      Rating
+}
