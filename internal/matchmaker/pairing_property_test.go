@@ -89,6 +89,16 @@ func pairingCheck(r []float64, o PairingOptions, res PairingResult) error {
 				return fmt.Errorf("match %d pair %d: %v, want adjacent players %d, %d", mi, i, p.Players, group[2*i], group[2*i+1])
 			}
 		}
+		// No pair differs by more than the farthest player from the anchor.
+		reach := 0.0
+		for _, q := range group {
+			reach = max(reach, math.Abs(r[q]-r[oldest]))
+		}
+		for i, p := range m.Pairs {
+			if p.Difference > reach {
+				return fmt.Errorf("match %d pair %d: difference %g beyond the window's reach %g", mi, i, p.Difference, reach)
+			}
+		}
 		// The sides are optimal, up to rounding.
 		best := pairingBestSides(r, m, oldest)
 		if m.SkillDifference > best+pairingTolerance(r, m) {

@@ -123,7 +123,10 @@ func pairingSortQueue(r []float64, order []int32) {
 	idx := make([]int32, n)
 	from, to := order, idx
 	for i, x := range r {
-		b := math.Float64bits(x + 0) // x + 0 turns -0 into +0
+		if x == 0 {
+			x = 0 // -0 sorts with +0
+		}
+		b := math.Float64bits(x)
 		if b>>63 != 0 {
 			b = ^b
 		} else {
@@ -131,14 +134,14 @@ func pairingSortQueue(r []float64, order []int32) {
 		}
 		src[i] = b
 	}
-	const bits = 11
-	var count [1 << bits]int32
-	for shift := 0; shift < 64; shift += bits {
+	const digit = 11 // bits per pass: six passes, 2048 counters
+	var count [1 << digit]int32
+	for shift := 0; shift < 64; shift += digit {
 		clear(count[:])
 		for _, k := range src {
-			count[(k>>shift)&(1<<bits-1)]++
+			count[(k>>shift)&(1<<digit-1)]++
 		}
-		if count[(src[0]>>shift)&(1<<bits-1)] == int32(n) {
+		if count[(src[0]>>shift)&(1<<digit-1)] == int32(n) {
 			continue // every key has the same digit here
 		}
 		sum := int32(0)
@@ -147,7 +150,7 @@ func pairingSortQueue(r []float64, order []int32) {
 			sum += c
 		}
 		for i, k := range src {
-			d := (k >> shift) & (1<<bits - 1)
+			d := (k >> shift) & (1<<digit - 1)
 			dst[count[d]] = k
 			to[count[d]] = from[i]
 			count[d]++
@@ -332,6 +335,9 @@ func (p *pairingQueue) ratingWindow() {
 				ap = i
 			}
 		}
+		// Two players on opposite sides of the anchor are never adjacent, so no pair differs
+		// by more than the farthest player from the anchor and only the window can exceed
+		// Max; the pairs are checked all the same.
 		if widest > iv.Max {
 			p.take(b)
 			p.state[a] = pairingLeft
