@@ -89,6 +89,16 @@ func pairingCheck(r []float64, o PairingOptions, res PairingResult) error {
 				return fmt.Errorf("match %d pair %d: %v, want adjacent players %d, %d", mi, i, p.Players, group[2*i], group[2*i+1])
 			}
 		}
+		// No pair differs by more than the farthest player from the anchor.
+		reach := 0.0
+		for _, q := range group {
+			reach = max(reach, math.Abs(r[q]-r[oldest]))
+		}
+		for i, p := range m.Pairs {
+			if p.Difference > reach {
+				return fmt.Errorf("match %d pair %d: difference %g beyond the window's reach %g", mi, i, p.Difference, reach)
+			}
+		}
 		// The sides are optimal, up to rounding.
 		best := pairingBestSides(r, m, oldest)
 		if m.SkillDifference > best+pairingTolerance(r, m) {
@@ -313,4 +323,75 @@ func TestPairingMatchesTheReference(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases; %d rating_window cases chose other sides as well balanced up to rounding", cases, windowSidesDiffer)
+}
+
+// The radix sort used for long queues orders like a comparison sort on (rating, index).
+func TestPairingSortQueue(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		n := pairingRadixMin + rng.IntN(5000)
+		if seed%4 == 0 {
+			n = rng.IntN(pairingRadixMin)
+		}
+		r := make([]float64, n)
+		for i := range r {
+			switch rng.IntN(6) {
+			case 0:
+				r[i] = math.Copysign(0, -1)
+			case 1:
+				r[i] = 0
+			case 2:
+				r[i] = float64(rng.IntN(20) - 10)
+			case 3:
+				r[i] = math.Ldexp(rng.Float64()-0.5, rng.IntN(2000)-1000)
+			case 4:
+				r[i] = []float64{5e-324, -5e-324, 1e300, -1e300, math.SmallestNonzeroFloat64}[rng.IntN(5)]
+			default:
+				r[i] = 2000 * rng.Float64()
+			}
+		}
+		got := make([]int32, n)
+		pairingSortQueue(r, got)
+		want := make([]int32, n)
+		for i := range want {
+			want[i] = int32(i)
+		}
+		slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(r[a], r[b]) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("seed %d, n %d: the sort differs", seed, n)
+		}
+	}
+}
+
+// Long queues take the radix sort; fewer cases, as the reference is quadratic.
+func TestPairingLongQueuesMatchTheReference(t *testing.T) {
+	t.Parallel()
+	cases := 24
+	if testing.Short() {
+		cases = 4
+	}
+	for seed := range uint64(cases) {
+		rng := rand.New(rand.NewPCG(seed, 0x10c))
+		r, o, desc := pairingRandomCase(rng)
+		n := pairingRadixMin + rng.IntN(1500)
+		if len(r) == 0 {
+			r = append(r, 1000)
+		}
+		for len(r) < n { // more of the same kind of ratings, duplicated and shifted
+			r = append(r, r[rng.IntN(len(r))]+float64(rng.IntN(3)))
+		}
+		rng.Shuffle(len(r), func(i, j int) { r[i], r[j] = r[j], r[i] })
+		got, err := MakeMatches(r, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pairingCheck(r, o, got); err != nil {
+			t.Fatalf("seed %d (%s): %v", seed, desc, err)
+		}
+		want := pairingRef(r, o)
+		if err := pairingSameResult(r, got, want, pairingExactSums(r)); err != nil {
+			t.Fatalf("seed %d (%s, n %d): %v", seed, desc, len(r), err)
+		}
+	}
 }

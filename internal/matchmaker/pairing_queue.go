@@ -49,15 +49,7 @@ func newPairingQueue(r []float64, opts PairingOptions) *pairingQueue {
 	n := len(r)
 	ids := make([]int32, 2*n)
 	order, bucketOf := ids[:n:n], ids[n:]
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(a, b int32) int {
-		if c := cmp.Compare(r[a], r[b]); c != 0 {
-			return c
-		}
-		return int(a) - int(b)
-	})
+	pairingSortQueue(r, order)
 	nb := 0
 	for i, q := range order {
 		if i > 0 && r[q] != r[order[i-1]] { // -0 and +0 share a bucket
@@ -100,6 +92,75 @@ func newPairingQueue(r []float64, opts PairingOptions) *pairingQueue {
 	p.players = make([]int, 0, maxMatches*2*opts.TeamSize)
 	p.pairs = make([]Pair, 0, maxMatches*opts.TeamSize)
 	return p
+}
+
+// pairingRadixMin is the queue length from which a radix sort beats a comparison sort.
+const pairingRadixMin = 1024
+
+// pairingSortQueue fills order with the queue indices sorted by (rating, queue index).
+// Ratings are finite; -0 and +0 are equal.
+func pairingSortQueue(r []float64, order []int32) {
+	n := len(r)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	if n < pairingRadixMin {
+		slices.SortFunc(order, func(a, b int32) int {
+			switch ra, rb := r[a], r[b]; {
+			case ra < rb:
+				return -1
+			case ra > rb:
+				return 1
+			}
+			return int(a) - int(b)
+		})
+		return
+	}
+	// LSD radix sort on the ratings' bits mapped to an unsigned order; each pass is stable
+	// and the input is in queue order, so equal ratings stay in queue order.
+	keys := make([]uint64, 2*n)
+	src, dst := keys[:n:n], keys[n:]
+	idx := make([]int32, n)
+	from, to := order, idx
+	for i, x := range r {
+		if x == 0 {
+			x = 0 // -0 sorts with +0
+		}
+		b := math.Float64bits(x)
+		if b>>63 != 0 {
+			b = ^b
+		} else {
+			b |= 1 << 63
+		}
+		src[i] = b
+	}
+	const digit = 11 // bits per pass: six passes, 2048 counters
+	var count [1 << digit]int32
+	for shift := 0; shift < 64; shift += digit {
+		clear(count[:])
+		for _, k := range src {
+			count[(k>>shift)&(1<<digit-1)]++
+		}
+		if count[(src[0]>>shift)&(1<<digit-1)] == int32(n) {
+			continue // every key has the same digit here
+		}
+		sum := int32(0)
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for i, k := range src {
+			d := (k >> shift) & (1<<digit - 1)
+			dst[count[d]] = k
+			to[count[d]] = from[i]
+			count[d]++
+		}
+		src, dst = dst, src
+		from, to = to, from
+	}
+	if &from[0] != &order[0] {
+		copy(order, from)
+	}
 }
 
 // take removes the head of bucket b from the queue and returns it.
@@ -274,6 +335,9 @@ func (p *pairingQueue) ratingWindow() {
 				ap = i
 			}
 		}
+		// Two players on opposite sides of the anchor are never adjacent, so no pair differs
+		// by more than the farthest player from the anchor and only the window can exceed
+		// Max; the pairs are checked all the same.
 		if widest > iv.Max {
 			p.take(b)
 			p.state[a] = pairingLeft

@@ -242,7 +242,7 @@ func TestPairingMatchFields(t *testing.T) {
 	m0, m1 := res.Matches[0], res.Matches[1]
 	check := func(name string, got, want any) {
 		t.Helper()
-		if !slicesEqualAny(got, want) {
+		if !pairingEqualAny(got, want) {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
@@ -266,7 +266,7 @@ func TestPairingMatchFields(t *testing.T) {
 	check("greedy differences", [3]float64{g.SkillDifference, g.AverageDifference, g.Interval}, [3]float64{33, 16.5, 50})
 }
 
-func slicesEqualAny(a, b any) bool {
+func pairingEqualAny(a, b any) bool {
 	if x, ok := a.([]int); ok {
 		return slices.Equal(x, b.([]int))
 	}
@@ -375,7 +375,7 @@ func TestPairingStepIsFastForTinySteps(t *testing.T) {
 	}
 }
 
-func TestSummarize(t *testing.T) {
+func TestPairingSummarize(t *testing.T) {
 	t.Parallel()
 	if got := Summarize(nil); got != (PairingSummary{}) {
 		t.Fatalf("Summarize(nil) = %+v", got)
