@@ -41,6 +41,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	logger.Info("starting", "config", cfg.logValue())
 
+	keys, err := handlers.ParseAPIKeys(cfg.APIKeys)
+	if err != nil {
+		return fmt.Errorf("MATCHMAKER_API_KEYS: %w", err)
+	}
+	auth := &handlers.Auth{Off: !cfg.Auth, Keys: keys}
+	switch {
+	case auth.Off:
+		logger.Warn("MATCHMAKER_AUTH=off: every endpoint is open to anyone who can reach it; use this for development only")
+	case len(keys) == 0:
+		logger.Warn("no API keys configured: matchmaking, team splits and reads are open; results and admin calls will answer 401 until MATCHMAKER_API_KEYS is set")
+	}
+
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -49,6 +61,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 		Limits:    cfg.Limits,
 		Registry:  registry,
 		StoreName: "memory",
+		Auth:      auth,
 	})
 
 	listener, err := net.Listen("tcp", cfg.Addr)

@@ -93,6 +93,7 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"tiny body limit", map[string]string{"MATCHMAKER_MAX_BODY_BYTES": "10"}, nil, "MATCHMAKER_MAX_BODY_BYTES"},
 		{"unknown flag", nil, []string{"-no-such-flag"}, "no-such-flag"},
 		{"unknown command", nil, []string{"launch"}, "launch"},
+		{"malformed API keys", map[string]string{"MATCHMAKER_API_KEYS": "ci:read:nothex"}, nil, "MATCHMAKER_API_KEYS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -102,6 +102,23 @@ func (f *Fields) Add(field, format string, args ...any) {
 	f.list = append(f.list, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
+// Include adds the field faults of err, an Invalid *Error such as a Validate method returns,
+// so that one request reports the faults found by several validators together. Any other
+// non-nil error is recorded against the field "body".
+func (f *Fields) Include(err error) {
+	if err == nil {
+		return
+	}
+	var e *Error
+	if errors.As(err, &e) && len(e.Fields) > 0 {
+		for _, fe := range e.Fields {
+			f.Add(fe.Field, "%s", fe.Message)
+		}
+		return
+	}
+	f.Add("body", "%s", err.Error())
+}
+
 // Len reports how many faults were recorded.
 func (f *Fields) Len() int { return len(f.list) }
 

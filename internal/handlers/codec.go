@@ -209,7 +209,9 @@ func (l *locator) value(t reflect.Type, path string) {
 			}
 			l.value(ft, child)
 		}
-		l.token(path) // '}'
+		if !l.done {
+			l.token(path) // '}'
+		}
 	case json.Delim('['):
 		var et reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
@@ -218,7 +220,9 @@ func (l *locator) value(t reflect.Type, path string) {
 		for i := 0; !l.done && l.dec.More(); i++ {
 			l.value(et, path+"["+strconv.Itoa(i)+"]")
 		}
-		l.token(path) // ']'
+		if !l.done {
+			l.token(path) // ']'
+		}
 	}
 }
 

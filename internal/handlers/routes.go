@@ -10,7 +10,7 @@ import (
 )
 
 // addRoutes is the one place that lists every route of the service.
-func addRoutes(r chi.Router, d Deps) {
+func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
 		writeError(w, req, d.Logger, apperr.New(apperr.NotFound, "no route for %s %s", req.Method, req.URL.Path))
 	})
@@ -22,4 +22,9 @@ func addRoutes(r chi.Router, d Deps) {
 	r.Method(http.MethodGet, "/readyz", handleReadyz(d.Logger, d.StoreName, d.Ping))
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	r.Method(http.MethodGet, "/openapi.yaml", handleOpenAPI())
+
+	match := requireScope(d.Auth, ScopeMatch, d)
+	r.Route("/v1", func(r chi.Router) {
+		r.With(match).Method(http.MethodPost, "/matchmake", handleMatchmake(d.Logger, d.Limits, metrics))
+	})
 }

@@ -37,6 +37,8 @@ type Deps struct {
 	StoreName string
 	// Ping reports whether the rating store is reachable; nil means always ready.
 	Ping func(context.Context) error
+	// Auth says who may call what; nil means auth on with no keys configured.
+	Auth *Auth
 }
 
 // NewServer builds the service's http.Handler.
@@ -50,13 +52,17 @@ func NewServer(d Deps) http.Handler {
 	if d.Limits == (Limits{}) {
 		d.Limits = DefaultLimits()
 	}
+	if d.Auth == nil {
+		d.Auth = &Auth{}
+	}
 	metrics := newHTTPMetrics(d.Registry)
+	domain := newDomainMetrics(d.Registry)
 	ids := newRequestIDs()
 
 	r := chi.NewRouter()
 	r.Use(func(next http.Handler) http.Handler { return withRequestID(ids, next) })
 	r.Use(func(next http.Handler) http.Handler { return withObservability(d.Logger, metrics, next) })
 	r.Use(func(next http.Handler) http.Handler { return withBodyLimit(d.Logger, d.Limits.MaxBodyBytes, next) })
-	addRoutes(r, d)
+	addRoutes(r, d, domain)
 	return r
 }

@@ -173,3 +173,12 @@ func hasField(p problem, field string) bool {
 	}
 	return false
 }
+
+func readAll(t testing.TB, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

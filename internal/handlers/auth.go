@@ -1,0 +1,134 @@
+package handlers
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"matchmaker/internal/apperr"
+)
+
+// Scope is what a key may do.
+type Scope string
+
+const (
+	ScopeRead    Scope = "read"    // read ratings, leaderboards, bot weights
+	ScopeMatch   Scope = "match"   // matchmaking and team splits
+	ScopeResults Scope = "results" // write match results
+	ScopeAdmin   Scope = "admin"   // mutator policy, rebuilds
+)
+
+var allScopes = []Scope{ScopeRead, ScopeMatch, ScopeResults, ScopeAdmin}
+
+// APIKey is one configured key: its name (for logs), its scopes and the SHA-256 of the secret.
+// The secret itself is never configured or kept.
+type APIKey struct {
+	Name   string
+	Scopes []Scope
+	Hash   [sha256.Size]byte
+}
+
+// Auth decides who may call what.
+type Auth struct {
+	// Off opens every endpoint (MATCHMAKER_AUTH=off, development only).
+	Off  bool
+	Keys []APIKey
+}
+
+// ParseAPIKeys reads MATCHMAKER_API_KEYS: comma-separated NAME:SCOPES:SHA256HEX entries,
+// scopes joined by "+", e.g. "ci:read+match+results+admin:9f86d0...".
+func ParseAPIKeys(s string) ([]APIKey, error) {
+	var keys []APIKey
+	for entry := range strings.SplitSeq(s, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		parts := strings.Split(entry, ":")
+		if len(parts) != 3 || parts[0] == "" {
+			return nil, fmt.Errorf("API key entry %d: want NAME:SCOPES:SHA256HEX", len(keys)+1)
+		}
+		k := APIKey{Name: parts[0]}
+		for sc := range strings.SplitSeq(parts[1], "+") {
+			if !slices.Contains(allScopes, Scope(sc)) {
+				return nil, fmt.Errorf("API key %q: unknown scope %q (want read, match, results or admin)", k.Name, sc)
+			}
+			k.Scopes = append(k.Scopes, Scope(sc))
+		}
+		raw, err := hex.DecodeString(parts[2])
+		if err != nil || len(raw) != sha256.Size {
+			return nil, fmt.Errorf("API key %q: the hash must be 64 hex digits (sha256 of the key)", k.Name)
+		}
+		copy(k.Hash[:], raw)
+		if slices.ContainsFunc(keys, func(o APIKey) bool { return o.Name == k.Name }) {
+			return nil, fmt.Errorf("API key %q is configured twice", k.Name)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// HashKey is the SHA-256 hex of a key, the form MATCHMAKER_API_KEYS wants.
+func HashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// open reports whether scope needs no key: with no keys configured, reading and computing
+// stay open so a first `go run` works, and writing and admin stay shut.
+func (a *Auth) open(scope Scope) bool {
+	if a.Off {
+		return true
+	}
+	return len(a.Keys) == 0 && (scope == ScopeRead || scope == ScopeMatch)
+}
+
+// authenticate finds the key whose hash matches the bearer token. Every configured hash is
+// compared, in constant time, so the answer's timing says nothing about which one matched.
+func (a *Auth) authenticate(r *http.Request) (*APIKey, error) {
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		return nil, apperr.New(apperr.Unauthorized, "this endpoint needs an API key: Authorization: Bearer <key>")
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return nil, apperr.New(apperr.Unauthorized, "the Authorization header must be Bearer <key>")
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	var found *APIKey
+	for i := range a.Keys {
+		if subtle.ConstantTimeCompare(sum[:], a.Keys[i].Hash[:]) == 1 {
+			found = &a.Keys[i]
+		}
+	}
+	if found == nil {
+		return nil, apperr.New(apperr.Unauthorized, "the API key is not valid")
+	}
+	return found, nil
+}
+
+// requireScope lets a request through only with a key that has scope (or when scope is open).
+func requireScope(a *Auth, scope Scope, d Deps) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if a.open(scope) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			key, err := a.authenticate(r)
+			if err != nil {
+				writeError(w, r, d.Logger, err)
+				return
+			}
+			if !slices.Contains(key.Scopes, scope) {
+				writeError(w, r, d.Logger, apperr.New(apperr.Forbidden, "the key %q lacks the %q scope", key.Name, scope))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

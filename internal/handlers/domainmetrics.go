@@ -1,0 +1,72 @@
+package handlers
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"matchmaker/internal/matchmaker"
+)
+
+// domainMetrics describe what the service decided, beside how fast it answered: how long
+// matchmaking took, how many matches it made and how fair they were. Label sets are bounded:
+// endpoint and strategy come from fixed lists, never from input.
+type domainMetrics struct {
+	duration  *prometheus.HistogramVec
+	matches   *prometheus.CounterVec
+	unmatched *prometheus.CounterVec
+	players   *prometheus.HistogramVec
+	skillDiff *prometheus.HistogramVec
+	pairDiff  *prometheus.HistogramVec
+}
+
+func newDomainMetrics(reg prometheus.Registerer) *domainMetrics {
+	m := &domainMetrics{
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "matchmaker_matchmaking_duration_seconds",
+			Help:    "Time spent inside the matchmaking algorithms per request, by endpoint and strategy.",
+			Buckets: LatencyBuckets,
+		}, []string{"endpoint", "strategy"}),
+		matches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "matchmaker_matches_total",
+			Help: "Matches made by /v1/matchmake, by strategy.",
+		}, []string{"strategy"}),
+		unmatched: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "matchmaker_unmatched_players_total",
+			Help: "Players /v1/matchmake returned unmatched, by strategy.",
+		}, []string{"strategy"}),
+		players: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "matchmaker_request_players",
+			Help:    "Players per request, by endpoint.",
+			Buckets: prometheus.ExponentialBuckets(2, 4, 9), // 2 .. 131072
+		}, []string{"endpoint"}),
+		skillDiff: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "matchmaker_match_average_difference",
+			Help:    "Difference of the two team average ratings of each match made (the thesis's skill rating difference), by strategy.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250},
+		}, []string{"strategy"}),
+		pairDiff: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "matchmaker_pair_difference",
+			Help:    "Rating difference of each opponent pair in the matches made, by strategy.",
+			Buckets: []float64{0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500},
+		}, []string{"strategy"}),
+	}
+	reg.MustRegister(m.duration, m.matches, m.unmatched, m.players, m.skillDiff, m.pairDiff)
+	return m
+}
+
+func (m *domainMetrics) observeMatchmaking(strategy matchmaker.Strategy, players int, result matchmaker.PairingResult, elapsed time.Duration) {
+	s := string(strategy)
+	m.duration.WithLabelValues("matchmake", s).Observe(elapsed.Seconds())
+	m.players.WithLabelValues("matchmake").Observe(float64(players))
+	m.matches.WithLabelValues(s).Add(float64(len(result.Matches)))
+	m.unmatched.WithLabelValues(s).Add(float64(len(result.Unmatched)))
+	skill := m.skillDiff.WithLabelValues(s)
+	pair := m.pairDiff.WithLabelValues(s)
+	for _, match := range result.Matches {
+		skill.Observe(match.AverageDifference)
+		for _, p := range match.Pairs {
+			pair.Observe(p.Difference)
+		}
+	}
+}

@@ -1,0 +1,319 @@
+package handlers
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/matchmaker"
+)
+
+type matchmakeRequest struct {
+	Players       []queuedPlayerJSON `json:"players"`
+	TeamSize      *int               `json:"team_size"`
+	Strategy      *string            `json:"strategy"`
+	Interval      *intervalJSON      `json:"interval"`
+	Coefficients  *coefficientsJSON  `json:"coefficients"`
+	DefaultRating *float64           `json:"default_rating"`
+}
+
+type queuedPlayerJSON struct {
+	ID     string     `json:"id"`
+	Rating *float64   `json:"rating"`
+	Stats  *statsJSON `json:"stats"`
+}
+
+type statsJSON struct {
+	Accuracy     *float64 `json:"accuracy"`
+	ReactionTime *float64 `json:"reaction_time"`
+	Awareness    *float64 `json:"awareness"`
+	Movement     *float64 `json:"movement"`
+}
+
+type intervalJSON struct {
+	Initial *float64 `json:"initial"`
+	Step    *float64 `json:"step"`
+	Max     *float64 `json:"max"`
+}
+
+type coefficientsJSON struct {
+	Accuracy     *float64 `json:"accuracy"`
+	ReactionTime *float64 `json:"reaction_time"`
+	Awareness    *float64 `json:"awareness"`
+	Movement     *float64 `json:"movement"`
+}
+
+type matchmakeResponse struct {
+	Strategy  matchmaker.Strategy `json:"strategy"`
+	TeamSize  int                 `json:"team_size"`
+	Matches   []matchJSON         `json:"matches"`
+	Unmatched []unmatchedJSON     `json:"unmatched"`
+	Stats     matchmakeStatsJSON  `json:"stats"`
+}
+
+type matchJSON struct {
+	ID                string           `json:"id"`
+	Teams             [2]matchTeamJSON `json:"teams"`
+	Pairs             []pairJSON       `json:"pairs"`
+	Interval          float64          `json:"interval"`
+	SkillDifference   float64          `json:"skill_difference"`
+	AverageDifference float64          `json:"average_difference"`
+}
+
+type matchTeamJSON struct {
+	Players     []string `json:"players"`
+	RatingTotal float64  `json:"rating_total"`
+}
+
+type pairJSON struct {
+	Players    [2]string  `json:"players"`
+	Ratings    [2]float64 `json:"ratings"`
+	Difference float64    `json:"difference"`
+	Interval   float64    `json:"interval"`
+}
+
+type unmatchedJSON struct {
+	ID     string  `json:"id"`
+	Rating float64 `json:"rating"`
+}
+
+type distributionJSON struct {
+	Mean   float64 `json:"mean"`
+	Median float64 `json:"median"`
+	Max    float64 `json:"max"`
+}
+
+type matchmakeStatsJSON struct {
+	Players           int              `json:"players"`
+	Matches           int              `json:"matches"`
+	Unmatched         int              `json:"unmatched"`
+	ElapsedMS         float64          `json:"elapsed_ms"`
+	SkillDifference   distributionJSON `json:"skill_difference"`
+	AverageDifference distributionJSON `json:"average_difference"`
+	PairDifference    distributionJSON `json:"pair_difference"`
+}
+
+// defaultRating is the midpoint of the thesis's scale with its default coefficients (0..2000).
+const defaultRating = 1000
+
+// handleMatchmake answers POST /v1/matchmake: a queue in, matches out.
+func handleMatchmake(logger *slog.Logger, limits Limits, metrics *domainMetrics) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[matchmakeRequest](r)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		ratings, opts, err := req.resolve(limits)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		start := time.Now()
+		result, err := matchmaker.MakeMatches(ratings, opts)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		summary := matchmaker.Summarize(result.Matches)
+		elapsed := time.Since(start)
+		metrics.observeMatchmaking(opts.Strategy, len(ratings), result, elapsed)
+
+		if err := encode(w, http.StatusOK, req.response(ratings, opts, result, summary, elapsed)); err != nil {
+			logger.ErrorContext(r.Context(), "write matchmake response", "err", err)
+		}
+	})
+}
+
+// resolve validates the request and turns it into the matchmaker's inputs: one rating per
+// queue position and the options. Every fault is reported at once.
+func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.PairingOptions, error) {
+	var fields apperr.Fields
+	opts := matchmaker.DefaultPairingOptions()
+	setIf(&opts.TeamSize, req.TeamSize)
+	if req.Strategy != nil {
+		opts.Strategy = matchmaker.Strategy(*req.Strategy)
+	}
+	if iv := req.Interval; iv != nil {
+		setIf(&opts.Interval.Initial, iv.Initial)
+		setIf(&opts.Interval.Step, iv.Step)
+		setIf(&opts.Interval.Max, iv.Max)
+	}
+	fields.Include(opts.Validate())
+
+	coef := matchmaker.DefaultCoefficients()
+	if c := req.Coefficients; c != nil {
+		setIf(&coef.Accuracy, c.Accuracy)
+		setIf(&coef.ReactionTime, c.ReactionTime)
+		setIf(&coef.Awareness, c.Awareness)
+		setIf(&coef.Movement, c.Movement)
+	}
+	fields.Include(coef.Validate())
+
+	fallback := float64(defaultRating)
+	if req.DefaultRating != nil {
+		fallback = *req.DefaultRating
+		if !(math.Abs(fallback) <= matchmaker.PairingMaxMagnitude) {
+			fields.Add("default_rating", "must be a number between -%g and %g", matchmaker.PairingMaxMagnitude, matchmaker.PairingMaxMagnitude)
+		}
+	}
+
+	switch {
+	case req.Players == nil:
+		fields.Add("players", "is required")
+	case len(req.Players) > limits.MaxMatchmakePlayers:
+		fields.Add("players", "must hold at most %d players", limits.MaxMatchmakePlayers)
+	}
+	if fields.Len() > 0 {
+		return nil, opts, fields.Err()
+	}
+
+	ratings := make([]float64, len(req.Players))
+	seen := make(map[string]int, len(req.Players))
+	for i := range req.Players {
+		p := &req.Players[i]
+		validateID(&fields, "players", i, p.ID, limits.MaxIDLength)
+		if first, dup := seen[p.ID]; dup && p.ID != "" {
+			fields.Add(playerField(i, "id"), "duplicates players[%d].id", first)
+		} else {
+			seen[p.ID] = i
+		}
+		switch {
+		case p.Rating != nil && p.Stats != nil:
+			fields.Add(playerField(i, ""), "must give rating or stats, not both")
+		case p.Rating != nil:
+			ratings[i] = *p.Rating
+		case p.Stats != nil:
+			s, ok := p.Stats.resolve(&fields, playerField(i, "stats"))
+			if ok {
+				ratings[i] = matchmaker.SkillRating(s, coef)
+			}
+		default:
+			ratings[i] = fallback
+		}
+	}
+	return ratings, opts, fields.Err()
+}
+
+// resolve checks that all four stats are present and in range.
+func (sj *statsJSON) resolve(fields *apperr.Fields, path string) (matchmaker.Stats, bool) {
+	before := fields.Len()
+	var s matchmaker.Stats
+	for _, v := range [...]struct {
+		name string
+		src  *float64
+		dst  *float64
+	}{
+		{"accuracy", sj.Accuracy, &s.Accuracy},
+		{"reaction_time", sj.ReactionTime, &s.ReactionTime},
+		{"awareness", sj.Awareness, &s.Awareness},
+		{"movement", sj.Movement, &s.Movement},
+	} {
+		if v.src == nil {
+			fields.Add(path+"."+v.name, "is required")
+			continue
+		}
+		*v.dst = *v.src
+	}
+	if fields.Len() == before {
+		s.AddFaults(fields, path)
+	}
+	return s, fields.Len() == before
+}
+
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func playerField(i int, name string) string {
+	f := "players[" + strconv.Itoa(i) + "]"
+	if name != "" {
+		f += "." + name
+	}
+	return f
+}
+
+// validateID checks one id of a list: present and bounded.
+func validateID(fields *apperr.Fields, list string, i int, id string, maxLen int) {
+	field := list + "[" + strconv.Itoa(i) + "].id"
+	switch {
+	case id == "":
+		fields.Add(field, "is required")
+	case len(id) > maxLen:
+		fields.Add(field, "must be at most %d bytes", maxLen)
+	}
+}
+
+func (req *matchmakeRequest) response(ratings []float64, opts matchmaker.PairingOptions,
+	result matchmaker.PairingResult, summary matchmaker.PairingSummary, elapsed time.Duration) matchmakeResponse {
+	ids := func(players []int) []string {
+		out := make([]string, len(players))
+		for k, p := range players {
+			out[k] = req.Players[p].ID
+		}
+		return out
+	}
+	prefix := matchIDPrefix()
+	matches := make([]matchJSON, len(result.Matches))
+	pairs := make([]pairJSON, 0, len(result.Matches)*opts.TeamSize)
+	for i, m := range result.Matches {
+		start := len(pairs)
+		for _, p := range m.Pairs {
+			pairs = append(pairs, pairJSON{
+				Players:    [2]string{req.Players[p.Players[0]].ID, req.Players[p.Players[1]].ID},
+				Ratings:    [2]float64{ratings[p.Players[0]], ratings[p.Players[1]]},
+				Difference: p.Difference,
+				Interval:   p.Interval,
+			})
+		}
+		matches[i] = matchJSON{
+			ID: prefix + strconv.Itoa(i),
+			Teams: [2]matchTeamJSON{
+				{Players: ids(m.Teams[0].Players), RatingTotal: m.Teams[0].RatingTotal},
+				{Players: ids(m.Teams[1].Players), RatingTotal: m.Teams[1].RatingTotal},
+			},
+			Pairs:             pairs[start:len(pairs):len(pairs)],
+			Interval:          m.Interval,
+			SkillDifference:   m.SkillDifference,
+			AverageDifference: m.AverageDifference,
+		}
+	}
+	unmatched := make([]unmatchedJSON, len(result.Unmatched))
+	for i, p := range result.Unmatched {
+		unmatched[i] = unmatchedJSON{ID: req.Players[p].ID, Rating: ratings[p]}
+	}
+	return matchmakeResponse{
+		Strategy:  opts.Strategy,
+		TeamSize:  opts.TeamSize,
+		Matches:   matches,
+		Unmatched: unmatched,
+		Stats: matchmakeStatsJSON{
+			Players:           len(ratings),
+			Matches:           len(result.Matches),
+			Unmatched:         len(result.Unmatched),
+			ElapsedMS:         float64(elapsed.Nanoseconds()) / 1e6,
+			SkillDifference:   distribution(summary.SkillDifference),
+			AverageDifference: distribution(summary.AverageDifference),
+			PairDifference:    distribution(summary.PairDifference),
+		},
+	}
+}
+
+func distribution(d matchmaker.Distribution) distributionJSON {
+	return distributionJSON{Mean: d.Mean, Median: d.Median, Max: d.Max}
+}
+
+// matchIDPrefix makes match ids unique across requests and replicas without coordination:
+// 64 random bits per request, then the match's index.
+func matchIDPrefix() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "m-" + hex.EncodeToString(b[:]) + "-"
+}
