@@ -13,6 +13,9 @@ import (
 	"strings"
 	"sync"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"matchmaker/internal/apperr"
 )
 
@@ -51,8 +54,13 @@ func encode(w http.ResponseWriter, status int, v any) error {
 }
 
 // decode reads a JSON body into a T: the body must be application/json, hold exactly one
-// JSON value, and name no field T does not have. Its errors are apperr errors that name the
-// field at fault by its JSON path.
+// JSON value, name no member T does not have and no member twice. Its errors are apperr
+// errors that name the field at fault by its JSON path ("players[3].rating").
+//
+// Requests are decoded with github.com/go-json-experiment/json (the prototype of Go's
+// encoding/json/v2): it decodes our bodies about twice as fast as encoding/json, is strict
+// where we want strictness (case-sensitive names, duplicate names and invalid UTF-8
+// rejected), and its errors carry the JSON Pointer of the bad value.
 func decode[T any](r *http.Request) (T, error) {
 	var v T
 	if err := requireJSON(r); err != nil {
@@ -70,14 +78,8 @@ func decode[T any](r *http.Request) (T, error) {
 		return v, &apperr.Error{Code: apperr.Invalid, Message: "the body could not be read", Err: err,
 			Fields: []apperr.FieldError{{Field: "body", Message: "could not be read"}}}
 	}
-	data := buf.Bytes()
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		return v, decodeError(data, err, reflect.TypeFor[T]())
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return v, apperr.Field("body", "must hold a single JSON value")
+	if err := jsonv2.Unmarshal(buf.Bytes(), &v, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return v, decodeError(buf.Len(), err)
 	}
 	return v, nil
 }
@@ -92,44 +94,66 @@ func requireJSON(r *http.Request) error {
 		Fields: []apperr.FieldError{{Field: "Content-Type", Message: "must be application/json"}}}
 }
 
-// decodeError turns an encoding/json error into an error naming the field by its JSON path.
-// encoding/json reports neither array indices nor where an unknown field is, so the body is
-// walked again (only on this error path) to find them.
-func decodeError(data []byte, err error, t reflect.Type) error {
-	var syntax *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
+// decodeError turns a decoding error into an Invalid error naming the field.
+func decodeError(size int, err error) error {
+	var semantic *jsonv2.SemanticError
+	var syntactic *jsontext.SyntacticError
 	switch {
-	case errors.Is(err, io.EOF):
+	case errors.As(err, &semantic):
+		field := fieldPath(semantic.JSONPointer)
+		if field == "" {
+			field = "body"
+		}
+		if errors.Is(semantic.Err, jsonv2.ErrUnknownName) {
+			return apperr.Field(field, "is not a known field")
+		}
+		return apperr.Field(field, "%s", typeMessage(semantic))
+	case errors.As(err, &syntactic):
+		if errors.Is(syntactic.Err, jsontext.ErrDuplicateName) {
+			return apperr.Field(fieldPath(syntactic.JSONPointer), "is given more than once")
+		}
+		if size == 0 {
+			return apperr.Field("body", "must be a JSON object")
+		}
+		if errors.Is(syntactic.Err, io.ErrUnexpectedEOF) {
+			return apperr.Field("body", "is truncated JSON")
+		}
+		return apperr.Field("body", "is malformed JSON at byte %d: %v", syntactic.ByteOffset, syntactic.Err)
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		return apperr.Field("body", "must be a JSON object")
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return apperr.Field("body", "is truncated JSON")
-	case errors.As(err, &syntax):
-		return apperr.Field("body", "is malformed JSON at byte %d: %s", syntax.Offset, syntax.Error())
-	case errors.As(err, &typeErr):
-		path := locate(data, t, typeErr.Offset, "")
-		if path == "" {
-			path = "body"
-		}
-		return apperr.Field(path, "%s", typeMessage(typeErr))
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-		path := locate(data, t, -1, name)
-		if path == "" {
-			path = name
-		}
-		return apperr.Field(path, "is not a known field")
 	}
 	return apperr.Wrap(apperr.Invalid, err, "the body could not be decoded")
 }
 
-func typeMessage(e *json.UnmarshalTypeError) string {
-	t := e.Type
-	for t.Kind() == reflect.Pointer {
+// fieldPath turns a JSON Pointer ("/players/3/rating") into the field path the API's errors
+// use ("players[3].rating"). No request type has an object member named by digits alone, so
+// a segment of digits is an array index.
+func fieldPath(pointer jsontext.Pointer) string {
+	var b strings.Builder
+	for token := range pointer.Tokens() {
+		if token != "" && strings.Trim(token, "0123456789") == "" {
+			b.WriteString("[" + token + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(token)
+	}
+	return b.String()
+}
+
+func typeMessage(e *jsonv2.SemanticError) string {
+	t := e.GoType
+	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if t == nil {
+		return "has the wrong type"
 	}
 	switch t.Kind() {
 	case reflect.Float32, reflect.Float64:
-		if strings.HasPrefix(e.Value, "number") {
+		if e.JSONKind == '0' {
 			return "must be a finite number"
 		}
 		return "must be a number"
@@ -146,110 +170,4 @@ func typeMessage(e *json.UnmarshalTypeError) string {
 		return "must be an object"
 	}
 	return "has the wrong type"
-}
-
-// locate walks data as the value of Go type t and returns the JSON path of the first value
-// whose end reaches offset (when offset >= 0) or of the first object key called unknown that
-// t has no field for (when unknown != "").
-func locate(data []byte, t reflect.Type, offset int64, unknown string) string {
-	l := locator{dec: json.NewDecoder(bytes.NewReader(data)), offset: offset, unknown: unknown}
-	l.dec.UseNumber()
-	l.value(t, "")
-	return l.found
-}
-
-type locator struct {
-	dec     *json.Decoder
-	offset  int64
-	unknown string
-	found   string
-	done    bool
-}
-
-func (l *locator) token(path string) (json.Token, bool) {
-	tok, err := l.dec.Token()
-	if err != nil {
-		l.done = true
-		return nil, false
-	}
-	if l.offset >= 0 && l.dec.InputOffset() >= l.offset {
-		l.found, l.done = path, true
-		return nil, false
-	}
-	return tok, true
-}
-
-func (l *locator) value(t reflect.Type, path string) {
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	tok, ok := l.token(path)
-	if !ok {
-		return
-	}
-	switch tok {
-	case json.Delim('{'):
-		for !l.done && l.dec.More() {
-			keyTok, ok := l.token(path)
-			if !ok {
-				return
-			}
-			key, _ := keyTok.(string)
-			child := join(path, key)
-			var ft reflect.Type
-			if t != nil && t.Kind() == reflect.Struct {
-				f, known := fieldByJSONName(t, key)
-				if !known && l.unknown != "" && key == l.unknown {
-					l.found, l.done = child, true
-					return
-				}
-				ft = f
-			} else if t != nil && t.Kind() == reflect.Map {
-				ft = t.Elem()
-			}
-			l.value(ft, child)
-		}
-		if !l.done {
-			l.token(path) // '}'
-		}
-	case json.Delim('['):
-		var et reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			et = t.Elem()
-		}
-		for i := 0; !l.done && l.dec.More(); i++ {
-			l.value(et, path+"["+strconv.Itoa(i)+"]")
-		}
-		if !l.done {
-			l.token(path) // ']'
-		}
-	}
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// fieldByJSONName finds the struct field that encoding/json would fill from key.
-func fieldByJSONName(t reflect.Type, key string) (reflect.Type, bool) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		if strings.EqualFold(name, key) {
-			return f.Type, true
-		}
-	}
-	return nil, false
 }

@@ -35,6 +35,10 @@ func TestDecodeNamesTheFieldByItsJSONPath(t *testing.T) {
 		{`{"name":"a"`, "body"},
 		{`{"name":"a"} []`, "body"},
 		{`null x`, "body"},
+		{`{"name":"a","name":"b"}`, "name"},
+		{`{"Name":"a"}`, "Name"},
+		{`{"items":[{"tags":[],"tags":[]}]}`, "items[0].tags"},
+		{"{\"name\":\"\xff\"}", "body"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
