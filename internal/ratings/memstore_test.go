@@ -1,0 +1,12 @@
+package ratings_test
+
+import (
+	"testing"
+
+	"matchmaker/internal/ratings"
+	"matchmaker/internal/ratings/storetest"
+)
+
+func TestMemoryStoreContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) ratings.Store { return ratings.NewMemoryStore(nil) })
+}
