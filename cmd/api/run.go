@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"matchmaker/internal/handlers"
+	"matchmaker/internal/ratings"
 )
 
 // run is the whole program: main only gives it the process's context, arguments,
@@ -60,7 +61,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 		Logger:    logger,
 		Limits:    cfg.Limits,
 		Registry:  registry,
-		StoreName: "memory",
+		Store:     ratings.NewMemoryStore(nil),
 		Auth:      auth,
 	})
 

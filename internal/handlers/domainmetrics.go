@@ -18,6 +18,9 @@ type domainMetrics struct {
 	players   *prometheus.HistogramVec
 	skillDiff *prometheus.HistogramVec
 	pairDiff  *prometheus.HistogramVec
+
+	ratingUpdates prometheus.Counter
+	results       *prometheus.CounterVec
 }
 
 func newDomainMetrics(reg prometheus.Registerer) *domainMetrics {
@@ -51,7 +54,18 @@ func newDomainMetrics(reg prometheus.Registerer) *domainMetrics {
 			Buckets: []float64{0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500},
 		}, []string{"strategy"}),
 	}
-	reg.MustRegister(m.duration, m.matches, m.unmatched, m.players, m.skillDiff, m.pairDiff)
+	m.ratingUpdates = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "matchmaker_rating_updates_total",
+		Help: "Participant ratings (players and bots) updated from match results.",
+	})
+	m.results = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "matchmaker_results_total",
+		Help: "Match results received by /v1/results, by outcome: recorded, replayed (same match id and body) or rejected (4xx).",
+	}, []string{"outcome"})
+	for _, o := range []string{"recorded", "replayed", "rejected"} {
+		m.results.WithLabelValues(o) // export zeros, so rates work from the first scrape
+	}
+	reg.MustRegister(m.duration, m.matches, m.unmatched, m.players, m.skillDiff, m.pairDiff, m.ratingUpdates, m.results)
 	return m
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"matchmaker/api"
 	"matchmaker/internal/apperr"
+	"matchmaker/internal/ratings"
 )
 
 type healthResponse struct {
@@ -24,17 +25,15 @@ func handleHealthz() http.Handler {
 
 // handleReadyz answers 503 while the rating store cannot be reached, so a load balancer
 // stops sending traffic to a replica that would fail it.
-func handleReadyz(logger *slog.Logger, storeName string, ping func(context.Context) error) http.Handler {
+func handleReadyz(logger *slog.Logger, store ratings.Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ping != nil {
-			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-			defer cancel()
-			if err := ping(ctx); err != nil {
-				writeError(w, r, logger, apperr.Wrap(apperr.Unavailable, err, "the rating store is unreachable"))
-				return
-			}
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := store.Ping(ctx); err != nil {
+			writeError(w, r, logger, apperr.Wrap(apperr.Unavailable, err, "the rating store is unreachable"))
+			return
 		}
-		_ = encode(w, http.StatusOK, healthResponse{Status: "ok", Store: storeName})
+		_ = encode(w, http.StatusOK, healthResponse{Status: "ok", Store: store.Name()})
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"matchmaker/api"
+	"matchmaker/internal/ratings"
 )
 
 func TestHealthzAnswersWhileTheProcessIsUp(t *testing.T) {
@@ -21,19 +22,26 @@ func TestHealthzAnswersWhileTheProcessIsUp(t *testing.T) {
 	}
 }
 
+// pingStore is a Store whose reachability a test decides.
+type pingStore struct {
+	ratings.Store
+	ping func(context.Context) error
+}
+
+func (s pingStore) Ping(ctx context.Context) error { return s.ping(ctx) }
+
 func TestReadyzReflectsTheStore(t *testing.T) {
 	tests := []struct {
 		name string
 		ping func(context.Context) error
 		want int
 	}{
-		{"no store check", nil, http.StatusOK},
 		{"store reachable", func(context.Context) error { return nil }, http.StatusOK},
 		{"store down", func(context.Context) error { return errors.New("connection refused") }, http.StatusServiceUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := NewServer(Deps{StoreName: "memory", Ping: tt.ping})
+			h := NewServer(Deps{Store: pingStore{Store: ratings.NewMemoryStore(nil), ping: tt.ping}})
 			resp := exchange(t, h, http.MethodGet, "/readyz", "", "")
 			if resp.StatusCode != tt.want {
 				t.Fatalf("status = %d, want %d", resp.StatusCode, tt.want)

@@ -19,12 +19,25 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 	})
 
 	r.Method(http.MethodGet, "/healthz", handleHealthz())
-	r.Method(http.MethodGet, "/readyz", handleReadyz(d.Logger, d.StoreName, d.Ping))
+	r.Method(http.MethodGet, "/readyz", handleReadyz(d.Logger, d.Store))
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	r.Method(http.MethodGet, "/openapi.yaml", handleOpenAPI())
 
+	read := requireScope(d.Auth, ScopeRead, d)
 	match := requireScope(d.Auth, ScopeMatch, d)
+	results := requireScope(d.Auth, ScopeResults, d)
+	admin := requireScope(d.Auth, ScopeAdmin, d)
 	r.Route("/v1", func(r chi.Router) {
 		r.With(match).Method(http.MethodPost, "/matchmake", handleMatchmake(d.Logger, d.Limits, metrics))
+
+		r.With(results).Method(http.MethodPost, "/results", handleResults(d.Logger, d.Store, d.Model, metrics))
+		r.With(read).Method(http.MethodGet, "/players/{id}/ratings", handlePlayerRatings(d.Logger, d.Store))
+		r.With(read).Method(http.MethodGet, "/ratings", handleBatchRatings(d.Logger, d.Store))
+		r.With(read).Method(http.MethodGet, "/leaderboard", handleLeaderboard(d.Logger, d.Store))
+		r.With(read).Method(http.MethodGet, "/bots/mean", handleBotMean(d.Logger, d.Store))
+		r.With(read).Method(http.MethodGet, "/mutators", handleListMutators(d.Logger, d.Store))
+
+		r.With(admin).Method(http.MethodPut, "/mutators/{name}", handleSetMutator(d.Logger, d.Store))
+		r.With(admin).Method(http.MethodPost, "/ratings/rebuild", handleRebuild(d.Logger, d.Store, d.Model))
 	})
 }

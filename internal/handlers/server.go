@@ -4,12 +4,13 @@
 package handlers
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"matchmaker/internal/ratings"
 )
 
 // Limits bound what one request may ask of the service.
@@ -33,10 +34,10 @@ type Deps struct {
 	Logger   *slog.Logger
 	Limits   Limits
 	Registry *prometheus.Registry // metrics are registered here and served on /metrics
-	// StoreName says which rating store backs the service ("memory" or "postgres").
-	StoreName string
-	// Ping reports whether the rating store is reachable; nil means always ready.
-	Ping func(context.Context) error
+	// Store keeps ratings; nil means a fresh in-memory store.
+	Store ratings.Store
+	// Model learns ratings from results; the zero Model means ratings.DefaultModel().
+	Model ratings.Model
 	// Auth says who may call what; nil means auth on with no keys configured.
 	Auth *Auth
 }
@@ -54,6 +55,12 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Auth == nil {
 		d.Auth = &Auth{}
+	}
+	if d.Store == nil {
+		d.Store = ratings.NewMemoryStore(nil)
+	}
+	if d.Model == (ratings.Model{}) {
+		d.Model = ratings.DefaultModel()
 	}
 	metrics := newHTTPMetrics(d.Registry)
 	domain := newDomainMetrics(d.Registry)

@@ -111,3 +111,11 @@ type RatedParticipant struct {
 	Participant Participant
 	Rating      Rating
 }
+
+// Replayer is the model's ReplayFunc: ReplayByContext under the given policy, for Rebuild.
+func (m Model) Replayer() ReplayFunc {
+	return func(policy *MutatorPolicy, history []Result) (map[string]*State, error) {
+		states, _, err := m.ReplayByContext(policy, history)
+		return states, err
+	}
+}

@@ -1,0 +1,249 @@
+package handlers
+
+import (
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/ratings"
+)
+
+type ratingJSON struct {
+	Context   contextOut `json:"context"`
+	Rating    float64    `json:"rating"`
+	Commander float64    `json:"commander"`
+	Weight    float64    `json:"weight"`
+	Games     int        `json:"games"`
+}
+
+type playerRatingsResponse struct {
+	ID      string       `json:"id"`
+	Ratings []ratingJSON `json:"ratings"`
+}
+
+type batchRating struct {
+	ID     string  `json:"id,omitempty"`
+	Bot    string  `json:"bot,omitempty"`
+	Known  bool    `json:"known"`
+	Rating float64 `json:"rating"`
+	Weight float64 `json:"weight"`
+	Games  int     `json:"games"`
+}
+
+type batchRatingsResponse struct {
+	Context contextOut    `json:"context"`
+	Ratings []batchRating `json:"ratings"`
+}
+
+type leaderboardEntry struct {
+	Rank   int     `json:"rank"`
+	ID     string  `json:"id"`
+	Rating float64 `json:"rating"`
+	Weight float64 `json:"weight"`
+	Games  int     `json:"games"`
+}
+
+type leaderboardResponse struct {
+	Context contextOut         `json:"context"`
+	Players []leaderboardEntry `json:"players"`
+}
+
+type botMeanResponse struct {
+	Context    contextOut `json:"context"`
+	MeanWeight float64    `json:"mean_weight"`
+	Count      int        `json:"count"`
+}
+
+// Limits of the read endpoints' query strings.
+const (
+	maxBatchIDs      = 1000
+	defaultLeaderTop = 10
+	maxLeaderTop     = 1000
+)
+
+// queryContext reads game_type and mutators from a query string and resolves them through the
+// stored mutator policy, so a mutator that does not affect gameplay does not change the
+// context a read looks in.
+func queryContext(r *http.Request, store ratings.Store, fields *apperr.Fields) (ratings.Context, error) {
+	q := r.URL.Query()
+	gameType := q.Get("game_type")
+	if gameType == "" {
+		fields.Add("game_type", "is required")
+		return ratings.Context{}, nil
+	}
+	var mutators []string
+	if m := q.Get("mutators"); m != "" {
+		mutators = strings.Split(m, ",")
+	}
+	policy, err := store.Policy(r.Context())
+	if err != nil {
+		return ratings.Context{}, err
+	}
+	c, _, err := policy.Context(gameType, mutators)
+	if err != nil {
+		fields.Include(renameFields(err, "context.", ""))
+	}
+	return c, nil
+}
+
+// renameFields rewrites the field paths of an Invalid error (the model names a context's
+// fields as in a result body; a query string has them at the top level).
+func renameFields(err error, from, to string) error {
+	e, ok := err.(*apperr.Error)
+	if !ok {
+		return err
+	}
+	out := *e
+	out.Fields = make([]apperr.FieldError, len(e.Fields))
+	for i, f := range e.Fields {
+		f.Field = to + strings.TrimPrefix(f.Field, from)
+		if i := strings.Index(f.Field, "["); i >= 0 && strings.HasPrefix(f.Field, "mutators") {
+			f.Field = "mutators"
+		}
+		out.Fields[i] = f
+	}
+	return &out
+}
+
+func ratingOf(c ratings.Context, r ratings.Rating) ratingJSON {
+	return ratingJSON{Context: newContextOut(c), Rating: r.Skill, Commander: r.Commander, Weight: r.Weight(), Games: r.Games}
+}
+
+// handlePlayerRatings answers GET /v1/players/{id}/ratings: the player's rating in every
+// context it has one (an empty list for a player never seen).
+func handlePlayerRatings(logger *slog.Logger, store ratings.Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := chi.URLParam(r, "id")
+		if id, err := url.PathUnescape(id); err == nil && len(id) > ratings.MaxIDLen {
+			writeError(w, r, logger, apperr.Field("id", "must be at most %d bytes", ratings.MaxIDLen))
+			return
+		}
+		list, err := store.PlayerRatings(r.Context(), id)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		resp := playerRatingsResponse{ID: id, Ratings: make([]ratingJSON, len(list))}
+		for i, cr := range list {
+			resp.Ratings[i] = ratingOf(cr.Context, cr.Rating)
+		}
+		_ = encode(w, http.StatusOK, resp)
+	})
+}
+
+// handleBatchRatings answers GET /v1/ratings?game_type=...&ids=a,b&bots=x,y: the ratings of
+// many participants in one context, unknown ones with the default (weight 50, known false).
+func handleBatchRatings(logger *slog.Logger, store ratings.Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var fields apperr.Fields
+		c, err := queryContext(r, store, &fields)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		q := r.URL.Query()
+		var ps []ratings.Participant
+		for _, kind := range []struct {
+			param string
+			bot   bool
+		}{{"ids", false}, {"bots", true}} {
+			if v := q.Get(kind.param); v != "" {
+				for i, id := range strings.Split(v, ",") {
+					if id == "" || len(id) > ratings.MaxIDLen {
+						fields.Add(kind.param, "item %d must be 1 to %d bytes", i, ratings.MaxIDLen)
+						continue
+					}
+					ps = append(ps, ratings.Participant{ID: id, Bot: kind.bot})
+				}
+			}
+		}
+		switch {
+		case len(ps) == 0 && fields.Len() == 0:
+			fields.Add("ids", "give ids, bots or both (comma-separated)")
+		case len(ps) > maxBatchIDs:
+			fields.Add("ids", "at most %d ids and bots together", maxBatchIDs)
+		}
+		if err := fields.Err(); err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		found, err := store.Ratings(r.Context(), c, ps)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		resp := batchRatingsResponse{Context: newContextOut(c), Ratings: make([]batchRating, len(ps))}
+		for i, p := range ps {
+			rating, known := found[p]
+			br := batchRating{Known: known, Rating: rating.Skill, Weight: rating.Weight(), Games: rating.Games}
+			if p.Bot {
+				br.Bot = p.ID
+			} else {
+				br.ID = p.ID
+			}
+			resp.Ratings[i] = br
+		}
+		_ = encode(w, http.StatusOK, resp)
+	})
+}
+
+// handleLeaderboard answers GET /v1/leaderboard?game_type=...&limit=N: the top players.
+func handleLeaderboard(logger *slog.Logger, store ratings.Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var fields apperr.Fields
+		c, err := queryContext(r, store, &fields)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		limit := defaultLeaderTop
+		if v := r.URL.Query().Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > maxLeaderTop {
+				fields.Add("limit", "must be an integer from 1 to %d", maxLeaderTop)
+			}
+			limit = n
+		}
+		if err := fields.Err(); err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		top, err := store.Leaderboard(r.Context(), c, limit)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		resp := leaderboardResponse{Context: newContextOut(c), Players: make([]leaderboardEntry, len(top))}
+		for i, rp := range top {
+			resp.Players[i] = leaderboardEntry{Rank: i + 1, ID: rp.Participant.ID, Rating: rp.Rating.Skill,
+				Weight: rp.Rating.Weight(), Games: rp.Rating.Games}
+		}
+		_ = encode(w, http.StatusOK, resp)
+	})
+}
+
+// handleBotMean answers GET /v1/bots/mean?game_type=...: the MEANBOT of the line protocol.
+func handleBotMean(logger *slog.Logger, store ratings.Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var fields apperr.Fields
+		c, err := queryContext(r, store, &fields)
+		if err == nil {
+			err = fields.Err()
+		}
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		mean, count, err := store.BotMean(r.Context(), c)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		_ = encode(w, http.StatusOK, botMeanResponse{Context: newContextOut(c), MeanWeight: mean, Count: count})
+	})
+}

@@ -1,0 +1,280 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"matchmaker/internal/ratings"
+)
+
+// openServer is a server with auth off on a fresh in-memory store, for tests about behaviour
+// rather than access.
+func openServer(t testing.TB) (http.Handler, ratings.Store) {
+	t.Helper()
+	store := ratings.NewMemoryStore(nil)
+	return NewServer(Deps{Store: store, Auth: &Auth{Off: true}}), store
+}
+
+// resultBody is a 2v2 ctf result in which team winner (or nobody, for -1) won.
+func resultBody(matchID string, winner int, players ...string) string {
+	if len(players) == 0 {
+		players = []string{"alice", "bob", "carol", "dave"}
+	}
+	w := "null"
+	if winner >= 0 {
+		w = fmt.Sprint(winner)
+	}
+	return fmt.Sprintf(`{"match_id":%q,"context":{"game_type":"ctf","mutators":["instagib"]},"map":"ctf-face",
+		"duration_s":1200,"teams":[
+		{"side":"red","players":[{"id":%q},{"id":%q,"joined_s":300}]},
+		{"side":"blue","players":[{"id":%q},{"id":%q,"left_s":900},{"bot":"Jakob"}]}],
+		"winner":%s}`, matchID, players[0], players[1], players[2], players[3], w)
+}
+
+func postResult(t testing.TB, h http.Handler, body string, headers ...string) *http.Response {
+	t.Helper()
+	return exchange(t, h, http.MethodPost, "/v1/results", "application/json", body, headers...)
+}
+
+func TestResultsMoveTheWinnersUpAndTheLosersDown(t *testing.T) {
+	h, _ := openServer(t)
+	resp := postResult(t, h, resultBody("m1", 0))
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("status %d: %+v", resp.StatusCode, readProblem(t, resp))
+	}
+	var got resultResponse
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Context.Key != "ctf" {
+		t.Errorf("context = %q: instagib is not known to affect gameplay yet, so it must not split", got.Context.Key)
+	}
+	if p := got.WinProbability; p[0] <= 0 || p[1] <= 0 || p[0]+p[1] < 0.999 || p[0]+p[1] > 1.001 {
+		t.Errorf("win probabilities %v must be a distribution", p)
+	}
+	if len(got.Updates) != 5 {
+		t.Fatalf("want 5 updates (4 players and a bot), got %d", len(got.Updates))
+	}
+	for _, u := range got.Updates {
+		won := u.Team == 0
+		if won != (u.After > u.Before) || u.Games != 1 {
+			t.Errorf("%s%s on team %d: %g -> %g after %d games", u.ID, u.Bot, u.Team, u.Before, u.After, u.Games)
+		}
+	}
+}
+
+func TestResultsAreIdempotentByMatchID(t *testing.T) {
+	h, store := openServer(t)
+	first := postResult(t, h, resultBody("m1", 0))
+	firstBody := readAll(t, first)
+
+	// The same result again, formatted differently: the first answer, nothing changes.
+	again := postResult(t, h, strings.Join(strings.Fields(resultBody("m1", 0)), " "))
+	if again.StatusCode != http.StatusCreated || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay: status %d, Idempotent-Replayed %q", again.StatusCode, again.Header.Get("Idempotent-Replayed"))
+	}
+	if got := readAll(t, again); got != firstBody {
+		t.Fatalf("a replay must answer the first response:\n%s\n%s", firstBody, got)
+	}
+	c, _ := ratings.NewContext("ctf", nil)
+	stored, err := store.Ratings(t.Context(), c, []ratings.Participant{{ID: "alice"}})
+	if err != nil || stored[ratings.Participant{ID: "alice"}].Games != 1 {
+		t.Fatalf("alice after a replay: %+v, %v; want 1 game", stored, err)
+	}
+
+	// The same id with another outcome is a conflict.
+	conflict := postResult(t, h, resultBody("m1", 1))
+	if conflict.StatusCode != http.StatusConflict {
+		t.Fatalf("reused match id: status %d", conflict.StatusCode)
+	}
+}
+
+func TestResultsRejectBadInputNamingTheField(t *testing.T) {
+	valid := resultBody("m1", 0)
+	tests := []struct {
+		name  string
+		body  string
+		field string
+	}{
+		{"left before joined", strings.Replace(valid, `{"id":"bob","joined_s":300}`, `{"id":"bob","joined_s":300,"left_s":100}`, 1), "teams[0].players[1].left_s"},
+		{"winner out of range", strings.Replace(valid, `"winner":0`, `"winner":2`, 1), "winner"},
+		{"winner not an index", strings.Replace(valid, `"winner":0`, `"winner":"red"`, 1), "winner"},
+		{"winner missing", strings.Replace(valid, `,
+		"winner":0`, ``, 1), "winner"},
+		{"player on both teams", strings.Replace(valid, `{"id":"carol"}`, `{"id":"alice"}`, 1), "teams[1].players[0].id"},
+		{"three teams", strings.Replace(valid, `]}],`, `]},{"side":"green","players":[{"id":"zed"}]}],`, 1), "teams"},
+		{"non-finite duration", strings.Replace(valid, `"duration_s":1200`, `"duration_s":1e999`, 1), "duration_s"},
+		{"negative joined", strings.Replace(valid, `"joined_s":300`, `"joined_s":-1`, 1), "teams[0].players[1].joined_s"},
+		{"id and bot", strings.Replace(valid, `{"bot":"Jakob"}`, `{"bot":"Jakob","id":"x"}`, 1), "teams[1].players[2].bot"},
+		{"neither id nor bot", strings.Replace(valid, `{"bot":"Jakob"}`, `{"joined_s":0}`, 1), "teams[1].players[2].id"},
+		{"same sides", strings.Replace(valid, `"side":"blue"`, `"side":"red"`, 1), "teams[1].side"},
+		{"game type missing", strings.Replace(valid, `"game_type":"ctf",`, ``, 1), "context.game_type"},
+		{"match id missing", strings.Replace(valid, `"match_id":"m1",`, ``, 1), "match_id"},
+		{"commander longer than stay", strings.Replace(valid, `{"id":"carol"}`, `{"id":"carol","commander_s":5000}`, 1), "teams[1].players[0].commander_s"},
+		{"unknown field", strings.Replace(valid, `"map":`, `"mapp":"x","map":`, 1), "mapp"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, _ := openServer(t)
+			resp := postResult(t, h, tt.body)
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("status = %d, want 400", resp.StatusCode)
+			}
+			if p := readProblem(t, resp); !hasField(p, tt.field) {
+				t.Fatalf("problem does not name %q: %+v", tt.field, p.Errors)
+			}
+			// Nothing half-written: the match id is still free.
+			if resp := postResult(t, h, valid); resp.StatusCode != http.StatusCreated {
+				t.Fatalf("after a rejected result the valid one answers %d", resp.StatusCode)
+			}
+		})
+	}
+}
+
+func TestResultsNeedAKeyWithTheResultsScope(t *testing.T) {
+	if resp := postResult(t, NewServer(Deps{}), resultBody("m1", 0)); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no keys configured: results must answer 401, got %d", resp.StatusCode)
+	}
+	keys, _ := ParseAPIKeys("game:results:" + HashKey("g") + ",dash:read:" + HashKey("d"))
+	h := NewServer(Deps{Auth: &Auth{Keys: keys}})
+	if resp := postResult(t, h, resultBody("m1", 0), "Authorization", "Bearer d"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("read key: %d, want 403", resp.StatusCode)
+	}
+	if resp := postResult(t, h, resultBody("m1", 0), "Authorization", "Bearer g"); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("results key: %d, want 201", resp.StatusCode)
+	}
+}
+
+func TestReadsShowWhatResultsTaught(t *testing.T) {
+	h, _ := openServer(t)
+	for i := range 3 {
+		postResult(t, h, resultBody(fmt.Sprintf("m%d", i), 0))
+	}
+	get := func(path string) *http.Response { return exchange(t, h, http.MethodGet, path, "", "") }
+
+	var player playerRatingsResponse
+	decodeJSON(t, get("/v1/players/alice/ratings"), &player)
+	if len(player.Ratings) != 1 || player.Ratings[0].Games != 3 || player.Ratings[0].Weight <= 50 {
+		t.Fatalf("alice won 3 games: %+v", player)
+	}
+	var none playerRatingsResponse
+	if decodeJSON(t, get("/v1/players/nobody/ratings"), &none); len(none.Ratings) != 0 {
+		t.Fatalf("unknown player: %+v", none)
+	}
+
+	var batch batchRatingsResponse
+	decodeJSON(t, get("/v1/ratings?game_type=ctf&mutators=instagib&ids=alice,zed&bots=Jakob"), &batch)
+	if len(batch.Ratings) != 3 || !batch.Ratings[0].Known || batch.Ratings[1].Known || batch.Ratings[1].Weight != 50 ||
+		batch.Ratings[2].Bot != "Jakob" || batch.Ratings[2].Weight >= 50 {
+		t.Fatalf("batch: %+v", batch)
+	}
+
+	var board leaderboardResponse
+	decodeJSON(t, get("/v1/leaderboard?game_type=ctf&limit=2"), &board)
+	if len(board.Players) != 2 || board.Players[0].Rank != 1 || board.Players[0].Rating < board.Players[1].Rating {
+		t.Fatalf("leaderboard: %+v", board)
+	}
+
+	var bots botMeanResponse
+	decodeJSON(t, get("/v1/bots/mean?game_type=ctf"), &bots)
+	if bots.Count != 1 || bots.MeanWeight >= 50 {
+		t.Fatalf("the losing bot's mean: %+v", bots)
+	}
+}
+
+func TestReadsRejectBadQueries(t *testing.T) {
+	h, _ := openServer(t)
+	tests := []struct{ path, field string }{
+		{"/v1/ratings?ids=a", "game_type"},
+		{"/v1/ratings?game_type=ctf", "ids"},
+		{"/v1/ratings?game_type=ctf&ids=a,,b", "ids"},
+		{"/v1/ratings?game_type=bad%20name&ids=a", "game_type"},
+		{"/v1/leaderboard?game_type=ctf&limit=0", "limit"},
+		{"/v1/leaderboard?game_type=ctf&limit=x", "limit"},
+		{"/v1/bots/mean", "game_type"},
+		{"/v1/players/" + strings.Repeat("x", 129) + "/ratings", "id"},
+	}
+	for _, tt := range tests {
+		resp := exchange(t, h, http.MethodGet, tt.path, "", "")
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: status %d", tt.path, resp.StatusCode)
+			continue
+		}
+		if p := readProblem(t, resp); !hasField(p, tt.field) {
+			t.Errorf("%s: problem does not name %q: %+v", tt.path, tt.field, p.Errors)
+		}
+	}
+}
+
+func TestMutatorPolicySplitsContextsAfterARebuild(t *testing.T) {
+	h, _ := openServer(t)
+	postResult(t, h, resultBody("m1", 0))
+
+	var list mutatorsResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/mutators", "", ""), &list)
+	if len(list.Mutators) != 1 || list.Mutators[0].Name != "instagib" || list.Mutators[0].Status != "unknown" {
+		t.Fatalf("the unknown mutator must be recorded: %+v", list)
+	}
+	resp := exchange(t, h, http.MethodPut, "/v1/mutators/instagib", "application/json", `{"affects_gameplay":true}`)
+	var m mutatorJSON
+	if decodeJSON(t, resp, &m); !m.AffectsGameplay || m.Status != "gameplay" {
+		t.Fatalf("set: %+v", m)
+	}
+	var report rebuildResponse
+	decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/ratings/rebuild?game_type=ctf", "", ""), &report)
+	if report.Results != 1 || report.Contexts != 1 {
+		t.Fatalf("rebuild: %+v", report)
+	}
+	var player playerRatingsResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/players/alice/ratings", "", ""), &player)
+	if len(player.Ratings) != 1 || player.Ratings[0].Context.Key != "ctf+instagib" {
+		t.Fatalf("after the rebuild alice's rating lives in ctf+instagib: %+v", player)
+	}
+
+	if resp := exchange(t, h, http.MethodPut, "/v1/mutators/instagib", "application/json", `{}`); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("missing affects_gameplay: %d", resp.StatusCode)
+	}
+	if resp := exchange(t, h, http.MethodPost, "/v1/ratings/rebuild", "", ""); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("rebuild without game_type: %d", resp.StatusCode)
+	}
+}
+
+func TestAdminEndpointsNeedTheAdminScope(t *testing.T) {
+	h := NewServer(Deps{})
+	if resp := exchange(t, h, http.MethodPut, "/v1/mutators/instagib", "application/json", `{"affects_gameplay":true}`); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no keys: %d, want 401", resp.StatusCode)
+	}
+	if resp := exchange(t, h, http.MethodPost, "/v1/ratings/rebuild?game_type=ctf", "", ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no keys: %d, want 401", resp.StatusCode)
+	}
+}
+
+func decodeJSON(t testing.TB, resp *http.Response, v any) {
+	t.Helper()
+	if resp.StatusCode >= 300 {
+		t.Fatalf("status %d: %+v", resp.StatusCode, readProblem(t, resp))
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzResults feeds /v1/results arbitrary bodies: a 201 or a 4xx problem that validates
+// against the spec, never a 5xx or a panic; and a rejected body never takes its match id.
+func FuzzResults(f *testing.F) {
+	f.Add(resultBody("m1", 0))
+	f.Add(resultBody("m2", -1))
+	f.Add(`{"match_id":"x","context":{"game_type":"tdm"},"map":"m","duration_s":1,"teams":[{"side":"a","players":[{"bot":"b","left_s":1e-300}]},{"side":"b","players":[{"id":"p","commander_s":1}]}],"winner":1}`)
+	f.Add(`{"match_id":"x","winner":null,"teams":[]}`)
+	f.Add(`{"teams":[{"players":[{"id":"a","joined_s":5,"left_s":5}]}]}`)
+	h, _ := openServer(f)
+	f.Fuzz(func(t *testing.T, body string) {
+		resp := postResult(t, h, body)
+		if resp.StatusCode >= 500 {
+			t.Fatalf("status %d for %q", resp.StatusCode, body)
+		}
+	})
+}
