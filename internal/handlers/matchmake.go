@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 
 	"matchmaker/internal/apperr"
 	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/ratings"
 )
 
 type matchmakeRequest struct {
@@ -20,6 +22,7 @@ type matchmakeRequest struct {
 	Interval      *intervalJSON      `json:"interval"`
 	Coefficients  *coefficientsJSON  `json:"coefficients"`
 	DefaultRating *float64           `json:"default_rating"`
+	Context       *contextJSON       `json:"context"`
 }
 
 type queuedPlayerJSON struct {
@@ -101,30 +104,38 @@ type matchmakeStatsJSON struct {
 // defaultRating is the midpoint of the thesis's scale with its default coefficients (0..2000).
 const defaultRating = 1000
 
+// storedRatingScale maps a stored rating's 0..100 weight onto the thesis's 0..2000 scale, so
+// that stored, inline and stats-based ratings share one scale and one interval: the average
+// (and unknown) weight 50 is the default rating 1000.
+const storedRatingScale = 20
+
 // handleMatchmake answers POST /v1/matchmake: a queue in, matches out.
-func handleMatchmake(logger *slog.Logger, limits Limits, metrics *domainMetrics) http.Handler {
+func handleMatchmake(logger *slog.Logger, limits Limits, store ratings.Store, metrics *domainMetrics) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[matchmakeRequest](r)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		ratings, opts, err := req.resolve(limits)
+		queue, opts, err := req.resolve(limits)
+		if err == nil && req.Context != nil {
+			err = req.useStoredRatings(r.Context(), store, queue)
+		}
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
 		start := time.Now()
-		result, err := matchmaker.MakeMatches(ratings, opts)
+		result, err := matchmaker.MakeMatches(queue, opts)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
 		summary := matchmaker.Summarize(result.Matches)
 		elapsed := time.Since(start)
-		metrics.observeMatchmaking(opts.Strategy, len(ratings), result, elapsed)
+		metrics.observeMatchmaking(opts.Strategy, len(queue), result, elapsed)
 
-		if err := encode(w, http.StatusOK, req.response(ratings, opts, result, summary, elapsed)); err != nil {
+		if err := encode(w, http.StatusOK, req.response(queue, opts, result, summary, elapsed)); err != nil {
 			logger.ErrorContext(r.Context(), "write matchmake response", "err", err)
 		}
 	})
@@ -198,6 +209,48 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.Pairi
 		}
 	}
 	return ratings, opts, fields.Err()
+}
+
+// useStoredRatings replaces the default rating of every player who gave neither a rating nor
+// stats with the player's stored rating in the request's context, in one batched read.
+func (req *matchmakeRequest) useStoredRatings(ctx context.Context, store ratings.Store, queue []float64) error {
+	var asked []int
+	for i, p := range req.Players {
+		if p.Rating == nil && p.Stats == nil {
+			asked = append(asked, i)
+		}
+	}
+	if len(asked) == 0 {
+		return nil
+	}
+	c, err := storedContext(ctx, store, req.Context)
+	if err != nil {
+		return err
+	}
+	ps := make([]ratings.Participant, len(asked))
+	for k, i := range asked {
+		ps[k] = ratings.Participant{ID: req.Players[i].ID}
+	}
+	stored, err := store.Ratings(ctx, c, ps)
+	if err != nil {
+		return err
+	}
+	for k, i := range asked {
+		if rating, ok := stored[ps[k]]; ok {
+			queue[i] = rating.Weight() * storedRatingScale
+		}
+	}
+	return nil
+}
+
+// storedContext resolves a request's context through the stored mutator policy.
+func storedContext(ctx context.Context, store ratings.Store, cj *contextJSON) (ratings.Context, error) {
+	policy, err := store.Policy(ctx)
+	if err != nil {
+		return ratings.Context{}, err
+	}
+	c, _, err := policy.Context(cj.GameType, cj.Mutators)
+	return c, err
 }
 
 // resolve checks that all four stats are present and in range.

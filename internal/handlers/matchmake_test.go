@@ -251,3 +251,29 @@ func FuzzMatchmake(f *testing.F) {
 		}
 	})
 }
+
+func TestMatchmakeUsesStoredRatingsInTheRequestsContext(t *testing.T) {
+	h, _ := openServer(t)
+	// alice and bob win three times against carol and dave: their stored weights rise above 50.
+	for i := range 3 {
+		postResult(t, h, resultBody(fmt.Sprintf("m%d", i), 0))
+	}
+	body := `{"team_size":1,"context":{"game_type":"ctf"},"players":[
+		{"id":"alice"},{"id":"newcomer"},{"id":"carol"},{"id":"anchor","rating":1000}]}`
+	var got matchmakeResponse
+	decodeJSON(t, postMatchmake(t, h, body), &got)
+	rating := map[string]float64{}
+	for _, m := range got.Matches {
+		for _, p := range m.Pairs {
+			rating[p.Players[0]], rating[p.Players[1]] = p.Ratings[0], p.Ratings[1]
+		}
+	}
+	if !(rating["alice"] > 1000 && rating["carol"] < 1000 && rating["newcomer"] == 1000) {
+		t.Fatalf("stored weights x 20 for known players, 1000 for the newcomer: %v", rating)
+	}
+
+	resp := postMatchmake(t, h, `{"context":{"game_type":"no spaces allowed"},"players":[{"id":"a"}]}`)
+	if p := readProblem(t, resp); resp.StatusCode != 400 || !hasField(p, "context.game_type") {
+		t.Fatalf("bad context: %d %+v", resp.StatusCode, p)
+	}
+}

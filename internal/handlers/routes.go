@@ -28,7 +28,7 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 	results := requireScope(d.Auth, ScopeResults, d)
 	admin := requireScope(d.Auth, ScopeAdmin, d)
 	r.Route("/v1", func(r chi.Router) {
-		r.With(match).Method(http.MethodPost, "/matchmake", handleMatchmake(d.Logger, d.Limits, metrics))
+		r.With(match).Method(http.MethodPost, "/matchmake", handleMatchmake(d.Logger, d.Limits, d.Store, metrics))
 
 		r.With(results).Method(http.MethodPost, "/results", handleResults(d.Logger, d.Store, d.Model, metrics))
 		r.With(read).Method(http.MethodGet, "/players/{id}/ratings", handlePlayerRatings(d.Logger, d.Store))
