@@ -101,3 +101,15 @@ func TestRequestIDIsEchoedOrGenerated(t *testing.T) {
 		t.Fatalf("an unsafe id must be replaced, got %q", got)
 	}
 }
+
+func TestStoreCallsAreTimedWithTheirOutcome(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	down := pingStore{Store: ratings.NewMemoryStore(nil), ping: func(context.Context) error { return errors.New("refused") }}
+	h := NewServer(Deps{Registry: reg, Store: down})
+	exchange(t, h, http.MethodGet, "/readyz", "", "")
+	text := readAll(t, exchange(t, h, http.MethodGet, "/metrics", "", ""))
+	want := `matchmaker_store_query_duration_seconds_count{operation="ping",outcome="internal",store="memory"} 1`
+	if !strings.Contains(text, want) {
+		t.Fatalf("metrics lack %s", want)
+	}
+}

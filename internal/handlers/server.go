@@ -64,6 +64,7 @@ func NewServer(d Deps) http.Handler {
 	}
 	metrics := newHTTPMetrics(d.Registry)
 	domain := newDomainMetrics(d.Registry)
+	d.Store = newMeteredStore(d.Store, d.Registry)
 	ids := newRequestIDs()
 
 	r := chi.NewRouter()
