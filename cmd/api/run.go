@@ -58,11 +58,11 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	handler := handlers.NewServer(handlers.Deps{
-		Logger:    logger,
-		Limits:    cfg.Limits,
-		Registry:  registry,
-		Store:     ratings.NewMemoryStore(nil),
-		Auth:      auth,
+		Logger:   logger,
+		Limits:   cfg.Limits,
+		Registry: registry,
+		Store:    ratings.NewMemoryStore(nil),
+		Auth:     auth,
 	})
 
 	listener, err := net.Listen("tcp", cfg.Addr)
