@@ -33,9 +33,38 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch command {
 	case "serve":
 		return serve(ctx, cfg, logger)
+	case "healthcheck":
+		return healthcheck(ctx, cfg.Addr)
 	default:
-		return fmt.Errorf("unknown command %q (want serve)", command)
+		return fmt.Errorf("unknown command %q (want serve or healthcheck)", command)
 	}
+}
+
+// healthcheck asks a server on this machine's cfg.Addr port for /healthz: the container's
+// HEALTHCHECK, since the distroless image has no curl.
+func healthcheck(ctx context.Context, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("MATCHMAKER_ADDR %q: %w", addr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/healthz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("healthcheck: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("healthcheck: /healthz answered %d", resp.StatusCode)
+	}
+	return nil
 }
 
 // serve runs the HTTP service until ctx is cancelled, then drains in-flight requests.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -42,7 +43,7 @@ func startRun(t *testing.T, env map[string]string, args ...string) (string, func
 	}()
 	select {
 	case a := <-addr:
-		stop := func() error {
+		stop := sync.OnceValue(func() error {
 			cancel()
 			select {
 			case err := <-done:
@@ -50,7 +51,7 @@ func startRun(t *testing.T, env map[string]string, args ...string) (string, func
 			case <-time.After(20 * time.Second):
 				return fmt.Errorf("run did not return after cancel")
 			}
-		}
+		})
 		return "http://" + a, stop
 	case err := <-done:
 		cancel()
@@ -122,5 +123,24 @@ func TestStartupLogMasksSecrets(t *testing.T) {
 	text := cfg.logValue().String()
 	if strings.Contains(text, "hunter2") || strings.Contains(text, "abc") {
 		t.Fatalf("secrets leaked into the start-up log: %s", text)
+	}
+}
+
+func TestHealthcheckSubcommandAsksTheRunningServer(t *testing.T) {
+	base, stop := startRun(t, nil)
+	defer stop()
+	addr := strings.TrimPrefix(base, "http://")
+	getenv := func(k string) string {
+		if k == "MATCHMAKER_ADDR" {
+			return addr
+		}
+		return ""
+	}
+	if err := run(context.Background(), []string{"api", "healthcheck"}, getenv, io.Discard, io.Discard); err != nil {
+		t.Fatalf("healthcheck against a running server: %v", err)
+	}
+	stop()
+	if err := run(context.Background(), []string{"api", "healthcheck"}, getenv, io.Discard, io.Discard); err == nil {
+		t.Fatal("healthcheck must fail when nothing answers")
 	}
 }

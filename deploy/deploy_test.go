@@ -1,0 +1,240 @@
+// Package deploy holds the files that run Matchmaker outside `go run`: docker compose with
+// Prometheus and Grafana, and Kubernetes manifests. Its tests check that those files load,
+// validate, and only name metrics the service really exports.
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compose-spec/compose-go/v2/loader"
+	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/yaml"
+
+	"matchmaker/internal/handlers"
+)
+
+// requireTool finds a command the test needs; CI installs them (MATCHMAKER_REQUIRE_TEST_DB
+// marks a CI run), elsewhere the test is skipped with a message.
+func requireTool(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("MATCHMAKER_REQUIRE_TEST_DB") == "1" {
+			t.Fatalf("%s is not installed (Debian package prometheus); CI must install it", name)
+		}
+		t.Skipf("%s is not installed (Debian package prometheus)", name)
+	}
+	return path
+}
+
+func TestComposeFileLoadsAndWiresTheStack(t *testing.T) {
+	details, err := loader.LoadConfigFiles(context.Background(), []string{"docker-compose.yml"}, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, err := loader.LoadWithContext(context.Background(), *details, func(o *loader.Options) {
+		o.SetProjectName("matchmaker", true)
+		o.SkipResolveEnvironment = true
+	})
+	if err != nil {
+		t.Fatalf("docker-compose.yml does not validate: %v", err)
+	}
+	for _, name := range []string{"postgres", "api", "prometheus", "grafana"} {
+		if _, ok := project.Services[name]; !ok {
+			t.Fatalf("service %q is missing", name)
+		}
+	}
+	api := project.Services["api"]
+	if api.Build == nil || api.Build.Dockerfile != "Dockerfile" {
+		t.Error("the api must be built from the repository's Dockerfile")
+	}
+	if dep, ok := api.DependsOn["postgres"]; !ok || dep.Condition != types.ServiceConditionHealthy {
+		t.Error("the api must wait for a healthy postgres")
+	}
+	env := api.Environment
+	for _, k := range []string{"DATABASE_URL", "MATCHMAKER_API_KEYS", "MATCHMAKER_MIGRATE"} {
+		if v := env[k]; v == nil || *v == "" {
+			t.Errorf("api lacks %s", k)
+		}
+	}
+	keys, err := handlers.ParseAPIKeys(*env["MATCHMAKER_API_KEYS"])
+	if err != nil || len(keys) != 1 || keys[0].Hash != sha256Of("dev-key") {
+		t.Errorf("the development key must parse and be the hash of dev-key: %v", err)
+	}
+}
+
+func sha256Of(s string) [32]byte {
+	keys, _ := handlers.ParseAPIKeys("x:read:" + handlers.HashKey(s))
+	return keys[0].Hash
+}
+
+func TestPrometheusConfigPassesPromtool(t *testing.T) {
+	promtool := requireTool(t, "promtool")
+	out, err := exec.Command(promtool, "check", "config", "prometheus.yml").CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check config: %v\n%s", err, out)
+	}
+}
+
+// exportedMetrics starts the service's handler, sends it one request of each kind so every
+// labelled metric has a series, and returns the names of the metric families it exports.
+func exportedMetrics(t *testing.T) map[string]bool {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	h := handlers.NewServer(handlers.Deps{Registry: reg, Auth: &handlers.Auth{Off: true}})
+	send := func(method, path, body string) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	send(http.MethodPost, "/v1/matchmake", `{"team_size":1,"players":[{"id":"a","rating":1},{"id":"b","rating":2}]}`)
+	send(http.MethodGet, "/v1/ratings?game_type=ctf&ids=a", "")
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, f := range families {
+		names[f.GetName()] = true
+	}
+	return names
+}
+
+var metricName = regexp.MustCompile(`\bmatchmaker_[a-z0-9_]+`)
+
+func TestDashboardQueriesOnlyExportedMetrics(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("grafana", "dashboards", "matchmaker.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		UID    string `json:"uid"`
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("dashboard JSON: %v", err)
+	}
+	exported := exportedMetrics(t)
+	queried := 0
+	for _, p := range dash.Panels {
+		for _, target := range p.Targets {
+			for _, name := range metricName.FindAllString(target.Expr, -1) {
+				queried++
+				base := name
+				for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+					if b, ok := strings.CutSuffix(name, suffix); ok && exported[b] {
+						base = b
+					}
+				}
+				if !exported[base] {
+					t.Errorf("panel %q queries %s, which the service does not export", p.Title, name)
+				}
+			}
+		}
+	}
+	if queried < 10 {
+		t.Fatalf("the dashboard names only %d metrics", queried)
+	}
+}
+
+func TestServiceMetricsPassPromtool(t *testing.T) {
+	promtool := requireTool(t, "promtool")
+	reg := prometheus.NewRegistry()
+	h := handlers.NewServer(handlers.Deps{Registry: reg})
+	req := httptest.NewRequest(http.MethodPost, "/v1/matchmake", strings.NewReader(`{"players":[]}`))
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = rec.Body
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+func TestKubernetesManifestsAreComplete(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("k8s", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests: %v", err)
+	}
+	kinds := map[string]string{}
+	for _, f := range files {
+		docs := loadYAML(t, f)
+		for _, d := range docs {
+			kind, _ := d["kind"].(string)
+			kinds[kind] = string(mustJSON(t, d))
+		}
+	}
+	for _, kind := range []string{"Deployment", "Service", "HorizontalPodAutoscaler", "Job", "Secret", "Kustomization"} {
+		if kinds[kind] == "" {
+			t.Errorf("no %s manifest", kind)
+		}
+	}
+	dep := kinds["Deployment"]
+	for _, want := range []string{`"readinessProbe"`, `"/readyz"`, `"livenessProbe"`, `"/healthz"`, `"resources"`, `"MATCHMAKER_MIGRATE","value":"false"`} {
+		if !strings.Contains(dep, want) {
+			t.Errorf("the Deployment lacks %s", want)
+		}
+	}
+	if job := kinds["Job"]; !strings.Contains(job, `"args":["migrate"]`) {
+		t.Error("the Job must run the migrate subcommand")
+	}
+	var kust struct{ Resources []string }
+	if err := json.Unmarshal([]byte(kinds["Kustomization"]), &kust); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if name := filepath.Base(f); name != "kustomization.yaml" && !slices.Contains(kust.Resources, name) {
+			t.Errorf("kustomization.yaml does not list %s", name)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// loadYAML reads a one-document manifest as Kubernetes tooling would (YAML to JSON).
+func loadYAML(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(js, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if doc["apiVersion"] == nil || doc["kind"] == nil {
+		t.Fatalf("%s: no apiVersion or kind", path)
+	}
+	return []map[string]any{doc}
+}
