@@ -1,0 +1,757 @@
+package matchmaker
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// The engine behind Split and Rebalance's placement. A problem is: give each of u items
+// (human weights) a team, where a "class" fixes how many items each team receives (caps) and
+// what each team already holds (base: its bots at the mean weight in a split, its fixed
+// players and bots in a rebalance). Within a class the totals are base + item sums, so the
+// objective is a plain function of the totals; across classes the best candidates are merged.
+//
+// With bots a team's total depends on its bot count, which depends on the largest human team;
+// enumerating classes (head-count vectors) makes that exact: for fixed head counts the bot
+// counts are fixed, and each class is a subset-sum problem with a known offset.
+
+// teamClass is one head-count vector with the fixed part of each team's total.
+type teamClass struct {
+	caps []int     // items each team receives
+	bots []int     // bots each team gets (a split only)
+	base []float64 // total each team holds before any item joins
+	lb   float64   // lower bound of the score of any assignment in the class
+}
+
+// teamCand is one assignment: the team of every item, and its score (lower is better).
+type teamCand struct {
+	score  float64
+	class  int
+	assign []uint8
+}
+
+// teamTop keeps the best k distinct candidates, best first. A candidate enters only if it
+// is strictly better than the worst kept one, so among equal scores the first found stays.
+type teamTop struct {
+	k      int
+	sym    bool // teams are interchangeable: candidates are compared as partitions
+	dedupe bool // check new candidates against kept ones (heuristics may repeat a partition)
+	list   []teamCand
+	spare  [][]uint8
+}
+
+func (tp *teamTop) accepts(score float64) bool {
+	return len(tp.list) < tp.k || score < tp.list[len(tp.list)-1].score
+}
+
+// insert adds a copy of assign; the caller has checked accepts.
+func (tp *teamTop) insert(score float64, class int, assign []uint8) {
+	if tp.dedupe {
+		for _, c := range tp.list {
+			if c.class == class && teamSamePartition(c.assign, assign, tp.sym) {
+				return
+			}
+		}
+	}
+	var buf []uint8
+	if len(tp.list) == tp.k {
+		buf = tp.list[len(tp.list)-1].assign
+		tp.list = tp.list[:len(tp.list)-1]
+	} else if n := len(tp.spare); n > 0 {
+		buf, tp.spare = tp.spare[n-1], tp.spare[:n-1]
+	}
+	buf = append(buf[:0], assign...)
+	i := sort.Search(len(tp.list), func(i int) bool { return tp.list[i].score > score })
+	tp.list = slices.Insert(tp.list, i, teamCand{score: score, class: class, assign: buf})
+}
+
+// teamSamePartition reports whether two assignments split the items the same way: equal
+// labels, or with sym, equal up to renaming the teams.
+func teamSamePartition(a, b []uint8, sym bool) bool {
+	if !sym {
+		return slices.Equal(a, b)
+	}
+	var ab, ba [TeamMaxTeams]int8
+	for i := range ab {
+		ab[i], ba[i] = -1, -1
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		switch {
+		case ab[x] == -1 && ba[y] == -1:
+			ab[x], ba[y] = int8(y), int8(x)
+		case ab[x] != int8(y):
+			return false
+		}
+	}
+	return true
+}
+
+// teamProblem is the engine's input.
+type teamProblem struct {
+	w       []float64 // item weights
+	t       int       // teams
+	obj     SplitObjective
+	sym     bool // teams with equal caps and bases are interchangeable (a split)
+	classes []teamClass
+	total   float64   // sum of w
+	desc    []int     // items, heaviest first
+	pre     []float64 // pre[k] = sum of the k heaviest items
+}
+
+func newTeamProblem(w []float64, t int, obj SplitObjective, sym bool) *teamProblem {
+	p := &teamProblem{w: w, t: t, obj: obj, sym: sym}
+	p.desc = make([]int, len(w))
+	for i := range p.desc {
+		p.desc[i] = i
+	}
+	sort.SliceStable(p.desc, func(a, b int) bool { return w[p.desc[a]] > w[p.desc[b]] })
+	p.pre = make([]float64, len(w)+1)
+	for k, i := range p.desc {
+		p.pre[k+1] = p.pre[k] + w[i]
+	}
+	p.total = p.pre[len(w)]
+	return p
+}
+
+// addClass registers a class and computes its bound: every team ends between its base plus
+// its caps[j] lightest items and its base plus its caps[j] heaviest, and the mean total lies
+// between the smallest and the largest.
+func (p *teamProblem) addClass(caps, bots []int, base []float64) {
+	u := len(p.w)
+	s := p.total
+	for _, b := range base {
+		s += b
+	}
+	avg := s / float64(p.t)
+	lbMax, ubMin := avg, avg
+	for j, c := range caps {
+		lbMax = max(lbMax, base[j]+p.pre[u]-p.pre[u-c])
+		ubMin = min(ubMin, base[j]+p.pre[c])
+	}
+	lb := 0.0
+	if ubMin < lbMax {
+		lb = teamScore(p.obj, ubMin, lbMax)
+	}
+	p.classes = append(p.classes, teamClass{caps: caps, bots: bots, base: base, lb: lb})
+}
+
+// classOrder lists the classes most promising first, so good candidates are found early and
+// prune the rest.
+func (p *teamProblem) classOrder() []int {
+	order := make([]int, len(p.classes))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return p.classes[order[a]].lb < p.classes[order[b]].lb })
+	return order
+}
+
+// totals returns base + item sums of an assignment.
+func (p *teamProblem) totals(cl *teamClass, assign []uint8, out []float64) []float64 {
+	out = append(out[:0], cl.base...)
+	for i, j := range assign {
+		out[j] += p.w[i]
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------------------
+// Two teams, exact: meet in the middle.
+//
+// The items are cut in two halves; the subset sums of each half are listed by head count,
+// each list sorted (built by merging, O(2^h) for a half of h items, no sort). For a class
+// where team A receives c items, a left subset with i items pairs with a right one with
+// c-i; within the class both objectives only depend on |total_A - total_B| (the sum of the
+// two totals is fixed), so the best pairs are those whose sum is nearest the target
+// (W + base_B - base_A)/2. Walking the left list up and the right list down with two
+// pointers finds, for every left subset, the nearest right ones: about 2^(u/2) steps per
+// class instead of 2^(u-1). With sym, item 0 is fixed in team A, so each split is seen once.
+
+// teamSubsets holds the subset sums of one half: list c is sums[off[c]:off[c+1]].
+type teamSubsets struct {
+	sums  []float64
+	masks []uint32
+	off   []int
+	tmpS  []float64
+	tmpM  []uint32
+}
+
+var teamSubsetsPool = sync.Pool{New: func() any { return new(teamSubsets) }}
+
+// build lists the subsets of ws by size, each list sorted by sum; with forceFirst only
+// subsets holding ws[0].
+func (s *teamSubsets) build(ws []float64, forceFirst bool) {
+	n := len(ws)
+	size := 1 << n
+	if forceFirst && n > 0 {
+		size >>= 1
+	}
+	s.sums, s.tmpS = teamGrow(s.sums, size), teamGrow(s.tmpS, size)
+	s.masks, s.tmpM = teamGrowU(s.masks, size), teamGrowU(s.tmpM, size)
+	s.off = append(s.off[:0], make([]int, n+2)...)
+	// cnt[c] is the length of list c; the lists lie one after the other by c.
+	var cnt [32]int
+	start := 0
+	if forceFirst && n > 0 {
+		s.sums[0], s.masks[0], cnt[1], start = ws[0], 1, 1, 1
+	} else {
+		s.sums[0], s.masks[0], cnt[0] = 0, 0, 1
+	}
+	sums, masks, nsums, nmasks := s.sums, s.masks, s.tmpS, s.tmpM
+	for k := start; k < n; k++ {
+		x, bit := ws[k], uint32(1)<<k
+		var ncnt [32]int
+		src, dst := 0, 0 // start of old list c-1, write position
+		oldStart := 0    // start of old list c
+		for c := 0; c <= k+1; c++ {
+			// merge old list c with old list c-1 shifted by x
+			a, aEnd := oldStart, oldStart+cnt[c]
+			b, bEnd := src, src+0
+			if c > 0 {
+				bEnd = src + cnt[c-1]
+			}
+			w0 := dst
+			for a < aEnd && b < bEnd {
+				if sb := sums[b] + x; sums[a] <= sb {
+					nsums[dst], nmasks[dst] = sums[a], masks[a]
+					a++
+				} else {
+					nsums[dst], nmasks[dst] = sb, masks[b]|bit
+					b++
+				}
+				dst++
+			}
+			for ; a < aEnd; a++ {
+				nsums[dst], nmasks[dst] = sums[a], masks[a]
+				dst++
+			}
+			for ; b < bEnd; b++ {
+				nsums[dst], nmasks[dst] = sums[b]+x, masks[b]|bit
+				dst++
+			}
+			ncnt[c] = dst - w0
+			if c > 0 {
+				src += cnt[c-1]
+			}
+			oldStart += cnt[c]
+		}
+		cnt = ncnt
+		sums, masks, nsums, nmasks = nsums, nmasks, sums, masks
+	}
+	s.sums, s.masks, s.tmpS, s.tmpM = sums, masks, nsums, nmasks
+	for c := 0; c <= n; c++ {
+		s.off[c+1] = s.off[c] + cnt[c]
+	}
+}
+
+func teamGrow(b []float64, n int) []float64 {
+	if cap(b) < n {
+		return make([]float64, n)
+	}
+	return b[:n]
+}
+
+func teamGrowU(b []uint32, n int) []uint32 {
+	if cap(b) < n {
+		return make([]uint32, n)
+	}
+	return b[:n]
+}
+
+// teamMITMMax is the largest problem meet in the middle accepts (halves of at most 20 and
+// 21 items, about 3 million subset sums, 36 MB of scratch).
+const teamMITMMax = 41
+
+func (p *teamProblem) mitm(top *teamTop) {
+	u := len(p.w)
+	fix := p.sym && u > 0
+	hl := u / 2
+	if fix {
+		hl = (u + 1) / 2
+	}
+	L := teamSubsetsPool.Get().(*teamSubsets)
+	R := teamSubsetsPool.Get().(*teamSubsets)
+	defer teamSubsetsPool.Put(L)
+	defer teamSubsetsPool.Put(R)
+	L.build(p.w[:hl], fix)
+	R.build(p.w[hl:], false)
+	nR := u - hl
+	scratch := make([]uint8, u)
+	for _, ci := range p.classOrder() {
+		cl := &p.classes[ci]
+		if !top.accepts(cl.lb) {
+			continue
+		}
+		for o := 0; o < 2; o++ {
+			a, b := 0, 1
+			if o == 1 {
+				if !fix || cl.caps[0] == cl.caps[1] {
+					break
+				}
+				a, b = 1, 0
+			}
+			p.mitmClass(top, ci, a, b, L, R, hl, nR, scratch)
+		}
+	}
+}
+
+// mitmClass searches one class with item 0's team (when fixed) being team a.
+func (p *teamProblem) mitmClass(top *teamTop, ci, a, b int, L, R *teamSubsets, hl, nR int, scratch []uint8) {
+	cl := &p.classes[ci]
+	cA := cl.caps[a]
+	baseA := cl.base[a]
+	total := p.total + cl.base[a] + cl.base[b]
+	target := (p.total + cl.base[b] - baseA) / 2
+	obj := p.obj
+	for i := max(0, cA-nR); i <= min(cA, hl); i++ {
+		j := cA - i
+		l0, l1 := L.off[i], L.off[i+1]
+		r0, r1 := R.off[j], R.off[j+1]
+		if l0 == l1 || r0 == r1 {
+			continue
+		}
+		ls, rs := L.sums, R.sums
+		q := r1
+		for x := l0; x < l1; x++ {
+			lx := ls[x]
+			tr := target - lx
+			for q > r0 && rs[q-1] >= tr {
+				q--
+			}
+			for y := q; y < r1; y++ {
+				tA := baseA + (lx + rs[y])
+				tB := total - tA
+				sc := teamScore(obj, min(tA, tB), max(tA, tB))
+				if !top.accepts(sc) {
+					break
+				}
+				p.mitmInsert(top, ci, a, b, L.masks[x], R.masks[y], hl, scratch)
+			}
+			for y := q - 1; y >= r0; y-- {
+				tA := baseA + (lx + rs[y])
+				tB := total - tA
+				sc := teamScore(obj, min(tA, tB), max(tA, tB))
+				if !top.accepts(sc) {
+					break
+				}
+				p.mitmInsert(top, ci, a, b, L.masks[x], R.masks[y], hl, scratch)
+			}
+		}
+	}
+}
+
+func (p *teamProblem) mitmInsert(top *teamTop, ci, a, b int, ml, mr uint32, hl int, scratch []uint8) {
+	for k := range scratch {
+		in := false
+		if k < hl {
+			in = ml>>k&1 == 1
+		} else {
+			in = mr>>(k-hl)&1 == 1
+		}
+		if in {
+			scratch[k] = uint8(a)
+		} else {
+			scratch[k] = uint8(b)
+		}
+	}
+	// Score again from the assignment, so every candidate's score is computed the same way
+	// whatever found it.
+	cl := &p.classes[ci]
+	var buf [TeamMaxTeams]float64
+	sc2 := teamScoreOf(p.obj, p.totals(cl, scratch, buf[:0]))
+	if top.accepts(sc2) {
+		top.insert(sc2, ci, scratch)
+	}
+}
+
+// ---------------------------------------------------------------------------------------
+// Three or four teams (or any count), exact: branch and bound.
+//
+// Items are placed heaviest first, each tried on the teams in order of their current total
+// (lightest first, so good splits come early). A node is cut when even the best completion
+// cannot beat the k-th candidate: every team will end between its total plus its lightest
+// possible remaining items and its total plus its heaviest, and the mean total is fixed.
+// With sym an item is never put in an empty team when an identical empty team comes before
+// it, so each partition is visited once. The search gives up after budget nodes.
+
+type teamBnB struct {
+	p       *teamProblem
+	top     *teamTop
+	ci      int
+	cl      *teamClass
+	w       []float64 // items heaviest first
+	pre     []float64
+	sums    []float64
+	cnt     []int
+	assign  []uint8 // by position in w
+	out     []uint8 // by item
+	eqPrev  [][]int // for team j, the earlier teams with the same cap and base
+	avg     float64
+	nodes   int
+	budget  int
+	aborted bool
+}
+
+// bnb searches every class; it reports false when the node budget ran out.
+func (p *teamProblem) bnb(top *teamTop, budget int) bool {
+	u := len(p.w)
+	b := &teamBnB{p: p, top: top, budget: budget}
+	b.w = make([]float64, u)
+	for k, i := range p.desc {
+		b.w[k] = p.w[i]
+	}
+	b.pre = p.pre
+	b.sums = make([]float64, p.t)
+	b.cnt = make([]int, p.t)
+	b.assign = make([]uint8, u)
+	b.out = make([]uint8, u)
+	for _, ci := range p.classOrder() {
+		cl := &p.classes[ci]
+		if !top.accepts(cl.lb) {
+			continue
+		}
+		b.ci, b.cl = ci, cl
+		s := p.total
+		for j := range p.t {
+			b.sums[j] = cl.base[j]
+			b.cnt[j] = 0
+			s += cl.base[j]
+		}
+		b.avg = s / float64(p.t)
+		b.eqPrev = b.eqPrev[:0]
+		for j := range p.t {
+			var eq []int
+			if p.sym {
+				for k := range j {
+					if cl.caps[k] == cl.caps[j] && cl.base[k] == cl.base[j] {
+						eq = append(eq, k)
+					}
+				}
+			}
+			b.eqPrev = append(b.eqPrev, eq)
+		}
+		b.rec(0)
+		if b.aborted {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *teamBnB) rec(idx int) {
+	b.nodes++
+	if b.nodes > b.budget {
+		b.aborted = true
+		return
+	}
+	t, u := b.p.t, len(b.w)
+	if idx == u {
+		b.leaf()
+		return
+	}
+	// Bound.
+	lbMax, ubMin := b.avg, b.avg
+	open, last := 0, 0
+	for j := range t {
+		free := b.cl.caps[j] - b.cnt[j]
+		lbMax = max(lbMax, b.sums[j]+b.pre[u]-b.pre[u-free])
+		ubMin = min(ubMin, b.sums[j]+b.pre[idx+free]-b.pre[idx])
+		if free > 0 {
+			open++
+			last = j
+		}
+	}
+	if ubMin < lbMax && !b.top.accepts(teamScore(b.p.obj, ubMin, lbMax)) {
+		return
+	}
+	if open == 1 { // the rest is forced
+		old := b.sums[last]
+		for k := idx; k < u; k++ {
+			b.assign[k] = uint8(last)
+			b.sums[last] += b.w[k]
+		}
+		b.leaf()
+		b.sums[last] = old
+		return
+	}
+	var order [TeamMaxTeams]int
+	for j := range t {
+		order[j] = j
+	}
+	for i := 1; i < t; i++ { // insertion sort by current total
+		for k := i; k > 0 && b.sums[order[k]] < b.sums[order[k-1]]; k-- {
+			order[k], order[k-1] = order[k-1], order[k]
+		}
+	}
+	x := b.w[idx]
+next:
+	for _, j := range order[:t] {
+		if b.cnt[j] == b.cl.caps[j] {
+			continue
+		}
+		if b.cnt[j] == 0 {
+			for _, k := range b.eqPrev[j] {
+				if b.cnt[k] == 0 {
+					continue next
+				}
+			}
+		}
+		old := b.sums[j]
+		b.sums[j] += x
+		b.cnt[j]++
+		b.assign[idx] = uint8(j)
+		b.rec(idx + 1)
+		b.sums[j] = old
+		b.cnt[j]--
+		if b.aborted {
+			return
+		}
+	}
+}
+
+func (b *teamBnB) leaf() {
+	lo, hi := b.sums[0], b.sums[0]
+	for _, s := range b.sums[1:b.p.t] {
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	if !b.top.accepts(teamScore(b.p.obj, lo, hi)) {
+		return
+	}
+	for k, i := range b.p.desc {
+		b.out[i] = b.assign[k]
+	}
+	var buf [TeamMaxTeams]float64
+	sc := teamScoreOf(b.p.obj, b.p.totals(b.cl, b.out, buf[:0]))
+	if b.top.accepts(sc) {
+		b.top.insert(sc, b.ci, b.out)
+	}
+}
+
+// ---------------------------------------------------------------------------------------
+// Any size, heuristic: per class, a greedy start (heaviest item to the lightest team that
+// has room, the LPT rule) and then local search by swaps, which keep the head counts: the
+// best 1-for-1 swap between any two teams, and when none helps the best 2-for-2 swap, until
+// neither helps. For two teams i and j, moving delta = (sum moved into i) - (sum moved out)
+// is best at delta* = (T_j - T_i)/2 for both objectives (the larger of the two new totals
+// is smallest and the smaller largest there, whatever the other teams hold), and the score
+// only worsens moving away from it, so for each outgoing item (or pair) only the incoming
+// ones nearest the target need scoring: sort and binary search, O(n log n) for singles and
+// O(n^2 log n) for pairs. The local optimum and its best 1-for-1 neighbours become the
+// candidates.
+
+func (p *teamProblem) heuristic(top *teamTop) {
+	for _, ci := range p.classOrder() {
+		if !top.accepts(p.classes[ci].lb) {
+			continue
+		}
+		ls := p.newLocalSearch(ci)
+		ls.run()
+		ls.offer(top)
+	}
+}
+
+type teamLocalSearch struct {
+	p       *teamProblem
+	ci      int
+	cl      *teamClass
+	assign  []uint8
+	sums    []float64
+	members [][]int
+	eps     float64
+	sorted  []int // scratch: members of a team by weight
+	pairs   []teamPair
+	pairs2  []teamPair
+}
+
+type teamPair struct {
+	sum  float64
+	a, b int
+}
+
+func (p *teamProblem) newLocalSearch(ci int) *teamLocalSearch {
+	cl := &p.classes[ci]
+	ls := &teamLocalSearch{p: p, ci: ci, cl: cl}
+	ls.assign = make([]uint8, len(p.w))
+	ls.sums = slices.Clone(cl.base)
+	ls.members = make([][]int, p.t)
+	cnt := make([]int, p.t)
+	for _, i := range p.desc {
+		best := -1
+		for j := range p.t {
+			if cnt[j] < cl.caps[j] && (best < 0 || ls.sums[j] < ls.sums[best]) {
+				best = j
+			}
+		}
+		ls.assign[i] = uint8(best)
+		ls.sums[best] += p.w[i]
+		cnt[best]++
+		ls.members[best] = append(ls.members[best], i)
+	}
+	s := p.total
+	for _, b := range cl.base {
+		s += b
+	}
+	ls.eps = 1e-12
+	if p.obj != SplitRatio {
+		ls.eps *= max(1, s)
+	}
+	return ls
+}
+
+// scoreMove is the score after delta moves into team i out of team j.
+func (ls *teamLocalSearch) scoreMove(i, j int, delta float64) float64 {
+	ti, tj := ls.sums[i]+delta, ls.sums[j]-delta
+	lo, hi := min(ti, tj), max(ti, tj)
+	for k, s := range ls.sums {
+		if k != i && k != j {
+			lo, hi = min(lo, s), max(hi, s)
+		}
+	}
+	return teamScore(ls.p.obj, lo, hi)
+}
+
+func (ls *teamLocalSearch) run() {
+	u := len(ls.p.w)
+	for iter := 0; iter < 4*u+64; iter++ {
+		cur := teamScoreOf(ls.p.obj, ls.sums)
+		if cur == 0 {
+			return
+		}
+		if ok, i, j, a, b := ls.bestSingle(); ok && ls.scoreMove(i, j, ls.p.w[b]-ls.p.w[a]) < cur-ls.eps {
+			ls.swap(i, j, a, b)
+			continue
+		}
+		if ok, i, j, pa, pb := ls.bestDouble(); ok {
+			d := pb.sum - pa.sum
+			if ls.scoreMove(i, j, d) < cur-ls.eps {
+				ls.swap(i, j, pa.a, pb.a)
+				ls.swap(i, j, pa.b, pb.b)
+				continue
+			}
+		}
+		return
+	}
+}
+
+// swap moves item a from team i to j and item b from j to i.
+func (ls *teamLocalSearch) swap(i, j, a, b int) {
+	w := ls.p.w
+	ls.sums[i] += w[b] - w[a]
+	ls.sums[j] += w[a] - w[b]
+	ls.assign[a], ls.assign[b] = uint8(j), uint8(i)
+	ls.members[i][slices.Index(ls.members[i], a)] = b
+	ls.members[j][slices.Index(ls.members[j], b)] = a
+}
+
+// bestSingle finds the best 1-for-1 swap (a out of i, b out of j).
+func (ls *teamLocalSearch) bestSingle() (ok bool, bi, bj, ba, bb int) {
+	w := ls.p.w
+	best := math.Inf(1)
+	for i := range ls.p.t {
+		for j := i + 1; j < ls.p.t; j++ {
+			if len(ls.members[i]) == 0 || len(ls.members[j]) == 0 {
+				continue
+			}
+			sj := append(ls.sorted[:0], ls.members[j]...)
+			sort.Slice(sj, func(x, y int) bool { return w[sj[x]] < w[sj[y]] })
+			ls.sorted = sj
+			half := (ls.sums[j] - ls.sums[i]) / 2
+			for _, a := range ls.members[i] {
+				target := w[a] + half // want w[b] near this
+				k := sort.Search(len(sj), func(k int) bool { return w[sj[k]] >= target })
+				for _, kk := range [2]int{k - 1, k} {
+					if kk < 0 || kk >= len(sj) {
+						continue
+					}
+					b := sj[kk]
+					if sc := ls.scoreMove(i, j, w[b]-w[a]); sc < best {
+						best, ok, bi, bj, ba, bb = sc, true, i, j, a, b
+					}
+				}
+			}
+		}
+	}
+	return ok, bi, bj, ba, bb
+}
+
+// bestDouble finds the best 2-for-2 swap (pair pa out of i, pair pb out of j).
+func (ls *teamLocalSearch) bestDouble() (ok bool, bi, bj int, bpa, bpb teamPair) {
+	best := math.Inf(1)
+	for i := range ls.p.t {
+		for j := i + 1; j < ls.p.t; j++ {
+			if len(ls.members[i]) < 2 || len(ls.members[j]) < 2 {
+				continue
+			}
+			pi := ls.pairsOf(ls.members[i], ls.pairs[:0])
+			pj := ls.pairsOf(ls.members[j], ls.pairs2[:0])
+			ls.pairs, ls.pairs2 = pi, pj
+			half := (ls.sums[j] - ls.sums[i]) / 2
+			k := 0
+			for _, pa := range pi { // ascending, so the target ascends too
+				target := pa.sum + half
+				for k < len(pj) && pj[k].sum < target {
+					k++
+				}
+				for _, kk := range [2]int{k - 1, k} {
+					if kk < 0 || kk >= len(pj) {
+						continue
+					}
+					if sc := ls.scoreMove(i, j, pj[kk].sum-pa.sum); sc < best {
+						best, ok, bi, bj, bpa, bpb = sc, true, i, j, pa, pj[kk]
+					}
+				}
+			}
+		}
+	}
+	return ok, bi, bj, bpa, bpb
+}
+
+func (ls *teamLocalSearch) pairsOf(m []int, out []teamPair) []teamPair {
+	w := ls.p.w
+	for x := range m {
+		for y := x + 1; y < len(m); y++ {
+			out = append(out, teamPair{w[m[x]] + w[m[y]], m[x], m[y]})
+		}
+	}
+	slices.SortFunc(out, func(a, b teamPair) int {
+		switch {
+		case a.sum < b.sum:
+			return -1
+		case a.sum > b.sum:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// offer gives the local optimum and its 1-for-1 neighbours to top.
+func (ls *teamLocalSearch) offer(top *teamTop) {
+	p := ls.p
+	var buf [TeamMaxTeams]float64
+	sums := p.totals(ls.cl, ls.assign, buf[:0])
+	if sc := teamScoreOf(p.obj, sums); top.accepts(sc) {
+		top.insert(sc, ls.ci, ls.assign)
+	}
+	copy(ls.sums, sums)
+	for i := range p.t {
+		for j := i + 1; j < p.t; j++ {
+			for _, a := range ls.members[i] {
+				for _, b := range ls.members[j] {
+					if !top.accepts(ls.scoreMove(i, j, p.w[b]-p.w[a])) {
+						continue
+					}
+					ls.assign[a], ls.assign[b] = uint8(j), uint8(i)
+					sc := teamScoreOf(p.obj, p.totals(ls.cl, ls.assign, buf[:0]))
+					if top.accepts(sc) {
+						top.insert(sc, ls.ci, ls.assign)
+					}
+					ls.assign[a], ls.assign[b] = uint8(i), uint8(j)
+				}
+			}
+		}
+	}
+}
