@@ -176,6 +176,14 @@ func teamsCheckResult(t *testing.T, w []float64, o SplitOptions, r SplitResult) 
 		if bal < 0 || bal > 1 {
 			t.Fatalf("candidate %d balance %v outside [0,1]", ci, bal)
 		}
+		// Teams are listed by first player, so the same split always reads the same.
+		for cj := range ci {
+			if slices.EqualFunc(c.Teams, r.Candidates[cj].Teams, func(a, b SplitTeam) bool {
+				return slices.Equal(a.Players, b.Players)
+			}) {
+				t.Fatalf("candidates %d and %d are the same split", cj, ci)
+			}
+		}
 	}
 }
 
@@ -227,6 +235,20 @@ func TestSplitExactMatchesBruteForce(t *testing.T) {
 		for i := range got {
 			if math.Abs(got[i]-want[i].score) > 1e-9*scale {
 				t.Fatalf("%s: candidate %d scores %v, brute force %v (all: %v)", name, i, got[i], want[i].score, got)
+			}
+		}
+
+		// The heuristic on the same problem: valid, distinct splits, none better than the
+		// optimum (a check on how it scores), none better than brute force's i-th.
+		st, _ := o.validate(w)
+		p := newSplitProblem(w, st)
+		top := &teamTop{k: st.k, sym: true, dedupe: true}
+		p.heuristic(top)
+		h := splitResult(p, st, top, false)
+		teamsCheckResult(t, w, o, h)
+		for i, sc := range teamsCandScores(h) {
+			if sc < want[i].score-1e-9*scale {
+				t.Fatalf("%s: heuristic candidate %d scores %v, better than brute force's %v", name, i, sc, want[i].score)
 			}
 		}
 	}

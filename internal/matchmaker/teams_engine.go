@@ -1,7 +1,9 @@
 package matchmaker
 
 import (
+	"cmp"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"sync"
@@ -298,14 +300,29 @@ func (p *teamProblem) mitm(top *teamTop) {
 	}
 }
 
-// mitmClass searches one class with item 0's team (when fixed) being team a.
+// mitmClass searches one class with item 0's team (when fixed) being team a. Within the
+// class the score only grows with |sum_A - target|, so the k-th best score kept is turned
+// into a window around the target (a little wider, for rounding; mitmInsert scores exactly)
+// and the walks stop at its edges.
 func (p *teamProblem) mitmClass(top *teamTop, ci, a, b int, L, R *teamSubsets, hl, nR int, scratch []uint8) {
 	cl := &p.classes[ci]
 	cA := cl.caps[a]
-	baseA := cl.base[a]
 	total := p.total + cl.base[a] + cl.base[b]
-	target := (p.total + cl.base[b] - baseA) / 2
-	obj := p.obj
+	target := (p.total + cl.base[b] - cl.base[a]) / 2
+	window := func() float64 {
+		if len(top.list) < top.k {
+			return math.Inf(1)
+		}
+		d := top.list[len(top.list)-1].score // largest |total_A - total_B| that may enter
+		if p.obj == SplitRatio {
+			if d >= 1 {
+				return math.Inf(1)
+			}
+			d = d * total / (2 - d) // score = |d| / max = 2|d| / (total + |d|)
+		}
+		return d/2*(1+1e-9) + 1e-12*(1+total)
+	}
+	win := window()
 	for i := max(0, cA-nR); i <= min(cA, hl); i++ {
 		j := cA - i
 		l0, l1 := L.off[i], L.off[i+1]
@@ -314,6 +331,9 @@ func (p *teamProblem) mitmClass(top *teamTop, ci, a, b int, L, R *teamSubsets, h
 			continue
 		}
 		ls, rs := L.sums, R.sums
+		if ls[l1-1]+rs[r1-1] < target-win || ls[l0]+rs[r0] > target+win {
+			continue // no pair of these lists comes near the target
+		}
 		q := r1
 		for x := l0; x < l1; x++ {
 			lx := ls[x]
@@ -321,29 +341,23 @@ func (p *teamProblem) mitmClass(top *teamTop, ci, a, b int, L, R *teamSubsets, h
 			for q > r0 && rs[q-1] >= tr {
 				q--
 			}
-			for y := q; y < r1; y++ {
-				tA := baseA + (lx + rs[y])
-				tB := total - tA
-				sc := teamScore(obj, min(tA, tB), max(tA, tB))
-				if !top.accepts(sc) {
-					break
+			for y := q; y < r1 && lx+rs[y]-target <= win; y++ {
+				if p.mitmInsert(top, ci, a, b, L.masks[x], R.masks[y], hl, scratch) {
+					win = window()
 				}
-				p.mitmInsert(top, ci, a, b, L.masks[x], R.masks[y], hl, scratch)
 			}
-			for y := q - 1; y >= r0; y-- {
-				tA := baseA + (lx + rs[y])
-				tB := total - tA
-				sc := teamScore(obj, min(tA, tB), max(tA, tB))
-				if !top.accepts(sc) {
-					break
+			for y := q - 1; y >= r0 && target-(lx+rs[y]) <= win; y-- {
+				if p.mitmInsert(top, ci, a, b, L.masks[x], R.masks[y], hl, scratch) {
+					win = window()
 				}
-				p.mitmInsert(top, ci, a, b, L.masks[x], R.masks[y], hl, scratch)
 			}
 		}
 	}
 }
 
-func (p *teamProblem) mitmInsert(top *teamTop, ci, a, b int, ml, mr uint32, hl int, scratch []uint8) {
+// mitmInsert scores the pair of subsets (ml of the left half, mr of the right in team a)
+// and keeps it if it is good enough; it reports whether it was kept.
+func (p *teamProblem) mitmInsert(top *teamTop, ci, a, b int, ml, mr uint32, hl int, scratch []uint8) bool {
 	for k := range scratch {
 		in := false
 		if k < hl {
@@ -357,14 +371,16 @@ func (p *teamProblem) mitmInsert(top *teamTop, ci, a, b int, ml, mr uint32, hl i
 			scratch[k] = uint8(b)
 		}
 	}
-	// Score again from the assignment, so every candidate's score is computed the same way
+	// Score from the assignment, so every candidate's score is computed the same way
 	// whatever found it.
 	cl := &p.classes[ci]
 	var buf [TeamMaxTeams]float64
-	sc2 := teamScoreOf(p.obj, p.totals(cl, scratch, buf[:0]))
-	if top.accepts(sc2) {
-		top.insert(sc2, ci, scratch)
+	sc := teamScoreOf(p.obj, p.totals(cl, scratch, buf[:0]))
+	if !top.accepts(sc) {
+		return false
 	}
+	top.insert(sc, ci, scratch)
+	return true
 }
 
 // ---------------------------------------------------------------------------------------
@@ -543,27 +559,89 @@ func (b *teamBnB) leaf() {
 // candidates.
 
 func (p *teamProblem) heuristic(top *teamTop) {
+	// Screen every class with the greedy start and 1-for-1 swaps, then polish the most
+	// promising few with the costlier moves: with bots a large split has a dozen or more
+	// classes, and the best after screening is nearly always the best after polishing.
+	var runs []*teamLocalSearch
 	for _, ci := range p.classOrder() {
 		if !top.accepts(p.classes[ci].lb) {
 			continue
 		}
 		ls := p.newLocalSearch(ci)
-		ls.run()
+		ls.run(false)
+		runs = append(runs, ls)
+	}
+	slices.SortStableFunc(runs, func(a, b *teamLocalSearch) int {
+		return cmp.Compare(teamScoreOf(p.obj, a.sums), teamScoreOf(p.obj, b.sums))
+	})
+	for i, ls := range runs {
+		if i < teamPolishClasses {
+			ls.run(true)
+			if p.t > 2 && i < 2 {
+				ls.kick(i)
+			}
+		}
 		ls.offer(top)
 	}
 }
 
+// kick is iterated local search for 3-4 teams, whose swap optima are coarser: shake the
+// assignment with a few random swaps, polish again, keep the result if it is better, a
+// number of times that shrinks to none at 48 players (each polish costs more, and large
+// splits have so many near-equal sums that the swaps alone come within a millionth). The
+// random source has a fixed seed: the same players give the same split.
+func (ls *teamLocalSearch) kick(salt int) {
+	u := len(ls.p.w)
+	rounds := min(12, max(0, (48-u)/2))
+	rng := rand.New(rand.NewPCG(uint64(u), uint64(salt)))
+	best := teamScoreOf(ls.p.obj, ls.sums)
+	bestAssign := slices.Clone(ls.assign)
+	for range rounds {
+		for range 1 + u/8 {
+			i, j := rng.IntN(ls.p.t), rng.IntN(ls.p.t)
+			if i == j || len(ls.members[i]) == 0 || len(ls.members[j]) == 0 {
+				continue
+			}
+			ls.swap(i, j, ls.members[i][rng.IntN(len(ls.members[i]))], ls.members[j][rng.IntN(len(ls.members[j]))])
+		}
+		ls.run(true)
+		if sc := teamScoreOf(ls.p.obj, ls.sums); sc < best {
+			best = sc
+			copy(bestAssign, ls.assign)
+		} else {
+			ls.reset(bestAssign)
+		}
+	}
+}
+
+// reset makes assign the current assignment.
+func (ls *teamLocalSearch) reset(assign []uint8) {
+	copy(ls.assign, assign)
+	copy(ls.sums, ls.cl.base)
+	for j := range ls.members {
+		ls.members[j] = ls.members[j][:0]
+	}
+	for i, j := range assign {
+		ls.members[j] = append(ls.members[j], i)
+		ls.sums[j] += ls.p.w[i]
+	}
+}
+
+// teamPolishClasses is how many classes the heuristic polishes after screening.
+const teamPolishClasses = 4
+
 type teamLocalSearch struct {
-	p       *teamProblem
-	ci      int
-	cl      *teamClass
-	assign  []uint8
-	sums    []float64
-	members [][]int
-	eps     float64
-	sorted  []int // scratch: members of a team by weight
-	pairs   []teamPair
-	pairs2  []teamPair
+	p         *teamProblem
+	ci        int
+	cl        *teamClass
+	assign    []uint8
+	sums      []float64
+	members   [][]int
+	eps       float64 // improvements smaller than these are rounding
+	spreadEps float64
+	sorted    []int // scratch: members of a team by weight
+	pairs     []teamPair
+	pairs2    []teamPair
 }
 
 type teamPair struct {
@@ -598,11 +676,24 @@ func (p *teamProblem) newLocalSearch(ci int) *teamLocalSearch {
 	if p.obj != SplitRatio {
 		ls.eps *= max(1, s)
 	}
+	ls.spreadEps = 1e-12 * max(1, s*s)
 	return ls
 }
 
-// scoreMove is the score after delta moves into team i out of team j.
-func (ls *teamLocalSearch) scoreMove(i, j int, delta float64) float64 {
+// teamMoveCost ranks a swap: first the score after it, then, to cross plateaus where
+// several teams share the largest or the smallest total, the change in the sum of squared
+// totals (a swap that keeps max - min but evens the others out is progress).
+type teamMoveCost struct{ score, spread float64 }
+
+func (c teamMoveCost) better(d teamMoveCost, eps, spreadEps float64) bool {
+	if c.score != d.score && (c.score < d.score-eps || c.score > d.score+eps) {
+		return c.score < d.score
+	}
+	return c.spread < d.spread-spreadEps
+}
+
+// cost is the cost after delta moves into team i out of team j.
+func (ls *teamLocalSearch) cost(i, j int, delta float64) teamMoveCost {
 	ti, tj := ls.sums[i]+delta, ls.sums[j]-delta
 	lo, hi := min(ti, tj), max(ti, tj)
 	for k, s := range ls.sums {
@@ -610,30 +701,84 @@ func (ls *teamLocalSearch) scoreMove(i, j int, delta float64) float64 {
 			lo, hi = min(lo, s), max(hi, s)
 		}
 	}
-	return teamScore(ls.p.obj, lo, hi)
+	return teamMoveCost{teamScore(ls.p.obj, lo, hi), 2 * delta * (ls.sums[i] - ls.sums[j] + delta)}
 }
 
-func (ls *teamLocalSearch) run() {
+// run improves the assignment until no move helps: 1-for-1 swaps, and with polish 2-for-2
+// swaps and (3-4 teams) exact re-splits of two teams.
+func (ls *teamLocalSearch) run(polish bool) {
 	u := len(ls.p.w)
 	for iter := 0; iter < 4*u+64; iter++ {
-		cur := teamScoreOf(ls.p.obj, ls.sums)
-		if cur == 0 {
-			return
-		}
-		if ok, i, j, a, b := ls.bestSingle(); ok && ls.scoreMove(i, j, ls.p.w[b]-ls.p.w[a]) < cur-ls.eps {
+		cur := teamMoveCost{teamScoreOf(ls.p.obj, ls.sums), 0}
+		if ok, i, j, a, b, c := ls.bestSingle(); ok && c.better(cur, ls.eps, ls.spreadEps) {
 			ls.swap(i, j, a, b)
 			continue
 		}
-		if ok, i, j, pa, pb := ls.bestDouble(); ok {
-			d := pb.sum - pa.sum
-			if ls.scoreMove(i, j, d) < cur-ls.eps {
-				ls.swap(i, j, pa.a, pb.a)
-				ls.swap(i, j, pa.b, pb.b)
-				continue
-			}
+		if !polish {
+			return
+		}
+		if ok, i, j, pa, pb, c := ls.bestDouble(); ok && c.better(cur, ls.eps, ls.spreadEps) {
+			ls.swap(i, j, pa.a, pb.a)
+			ls.swap(i, j, pa.b, pb.b)
+			continue
+		}
+		if ls.p.t > 2 && ls.resplitPair(cur) {
+			continue
 		}
 		return
 	}
+}
+
+// teamResplitMax is the largest union of two teams resplitPair solves exactly.
+const teamResplitMax = 24
+
+// resplitPair re-splits the players of two teams exactly (meet in the middle on their
+// union, same head counts), which is the best those two teams can do whatever the others
+// hold; it applies the best such re-split over all pairs if it helps. Only for 3-4 teams:
+// for two teams it would be the exact search itself.
+func (ls *teamLocalSearch) resplitPair(cur teamMoveCost) bool {
+	best, bi, bj := cur, -1, -1
+	var union, bestUnion []int
+	var bestAssign []uint8
+	for i := range ls.p.t {
+		for j := i + 1; j < ls.p.t; j++ {
+			mi, mj := ls.members[i], ls.members[j]
+			if len(mi)+len(mj) > teamResplitMax || len(mi)+len(mj) < 2 {
+				continue
+			}
+			union = append(append(union[:0], mi...), mj...)
+			ws := make([]float64, len(union))
+			for k, it := range union {
+				ws[k] = ls.p.w[it]
+			}
+			sub := newTeamProblem(ws, 2, SplitDifference, false)
+			sub.addClass([]int{len(mi), len(mj)}, nil, []float64{ls.cl.base[i], ls.cl.base[j]})
+			top := &teamTop{k: 1}
+			sub.mitm(top)
+			var buf [2]float64
+			ti := sub.totals(&sub.classes[0], top.list[0].assign, buf[:0])[0]
+			if c := ls.cost(i, j, ti-ls.sums[i]); c.better(best, ls.eps, ls.spreadEps) {
+				best, bi, bj = c, i, j
+				bestUnion = append(bestUnion[:0], union...)
+				bestAssign = append(bestAssign[:0], top.list[0].assign...)
+			}
+		}
+	}
+	if bi < 0 {
+		return false
+	}
+	ls.members[bi], ls.members[bj] = ls.members[bi][:0], ls.members[bj][:0]
+	ls.sums[bi], ls.sums[bj] = ls.cl.base[bi], ls.cl.base[bj]
+	for k, it := range bestUnion {
+		team := bj
+		if bestAssign[k] == 0 {
+			team = bi
+		}
+		ls.assign[it] = uint8(team)
+		ls.members[team] = append(ls.members[team], it)
+		ls.sums[team] += ls.p.w[it]
+	}
+	return true
 }
 
 // swap moves item a from team i to j and item b from j to i.
@@ -647,9 +792,9 @@ func (ls *teamLocalSearch) swap(i, j, a, b int) {
 }
 
 // bestSingle finds the best 1-for-1 swap (a out of i, b out of j).
-func (ls *teamLocalSearch) bestSingle() (ok bool, bi, bj, ba, bb int) {
+func (ls *teamLocalSearch) bestSingle() (ok bool, bi, bj, ba, bb int, best teamMoveCost) {
 	w := ls.p.w
-	best := math.Inf(1)
+	best = teamMoveCost{math.Inf(1), 0}
 	for i := range ls.p.t {
 		for j := i + 1; j < ls.p.t; j++ {
 			if len(ls.members[i]) == 0 || len(ls.members[j]) == 0 {
@@ -667,19 +812,19 @@ func (ls *teamLocalSearch) bestSingle() (ok bool, bi, bj, ba, bb int) {
 						continue
 					}
 					b := sj[kk]
-					if sc := ls.scoreMove(i, j, w[b]-w[a]); sc < best {
-						best, ok, bi, bj, ba, bb = sc, true, i, j, a, b
+					if c := ls.cost(i, j, w[b]-w[a]); c.better(best, 0, 0) {
+						best, ok, bi, bj, ba, bb = c, true, i, j, a, b
 					}
 				}
 			}
 		}
 	}
-	return ok, bi, bj, ba, bb
+	return ok, bi, bj, ba, bb, best
 }
 
 // bestDouble finds the best 2-for-2 swap (pair pa out of i, pair pb out of j).
-func (ls *teamLocalSearch) bestDouble() (ok bool, bi, bj int, bpa, bpb teamPair) {
-	best := math.Inf(1)
+func (ls *teamLocalSearch) bestDouble() (ok bool, bi, bj int, bpa, bpb teamPair, best teamMoveCost) {
+	best = teamMoveCost{math.Inf(1), 0}
 	for i := range ls.p.t {
 		for j := i + 1; j < ls.p.t; j++ {
 			if len(ls.members[i]) < 2 || len(ls.members[j]) < 2 {
@@ -699,18 +844,24 @@ func (ls *teamLocalSearch) bestDouble() (ok bool, bi, bj int, bpa, bpb teamPair)
 					if kk < 0 || kk >= len(pj) {
 						continue
 					}
-					if sc := ls.scoreMove(i, j, pj[kk].sum-pa.sum); sc < best {
-						best, ok, bi, bj, bpa, bpb = sc, true, i, j, pa, pj[kk]
+					if c := ls.cost(i, j, pj[kk].sum-pa.sum); c.better(best, 0, 0) {
+						best, ok, bi, bj, bpa, bpb = c, true, i, j, pa, pj[kk]
 					}
 				}
 			}
 		}
 	}
-	return ok, bi, bj, bpa, bpb
+	return ok, bi, bj, bpa, bpb, best
 }
+
+// teamPairMax bounds the players of a team whose pairs bestDouble tries: 32 give 496 pairs
+// a team, about 250,000 pair differences between two teams, plenty to find one near the
+// target; all pairs of 128 players would cost milliseconds a step for nothing.
+const teamPairMax = 32
 
 func (ls *teamLocalSearch) pairsOf(m []int, out []teamPair) []teamPair {
 	w := ls.p.w
+	m = m[:min(len(m), teamPairMax)]
 	for x := range m {
 		for y := x + 1; y < len(m); y++ {
 			out = append(out, teamPair{w[m[x]] + w[m[y]], m[x], m[y]})
@@ -741,7 +892,7 @@ func (ls *teamLocalSearch) offer(top *teamTop) {
 		for j := i + 1; j < p.t; j++ {
 			for _, a := range ls.members[i] {
 				for _, b := range ls.members[j] {
-					if !top.accepts(ls.scoreMove(i, j, p.w[b]-p.w[a])) {
+					if !top.accepts(ls.cost(i, j, p.w[b]-p.w[a]).score) {
 						continue
 					}
 					ls.assign[a], ls.assign[b] = uint8(j), uint8(i)

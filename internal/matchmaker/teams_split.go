@@ -175,21 +175,28 @@ func Split(weights []float64, opt SplitOptions) (SplitResult, error) {
 		return SplitResult{}, err
 	}
 	p := newSplitProblem(weights, s)
+	top, exact := splitSolve(p, s, SplitNodeBudget)
+	return splitResult(p, s, top, exact), nil
+}
+
+// splitSolve runs the exact search when the split is small enough, else (or when branch and
+// bound runs out of budget) the heuristic.
+func splitSolve(p *teamProblem, s splitSettings, budget int) (*teamTop, bool) {
 	top := &teamTop{k: s.k, sym: true}
 	exact := false
 	switch {
-	case len(weights) <= s.exactLimit && s.t == 2:
+	case len(p.w) <= s.exactLimit && s.t == 2:
 		p.mitm(top)
 		exact = true
-	case len(weights) <= s.exactLimit:
-		exact = p.bnb(top, SplitNodeBudget)
+	case len(p.w) <= s.exactLimit:
+		exact = p.bnb(top, budget)
 	}
 	if !exact {
 		// The heuristic joins what an interrupted search found; it may repeat a split.
 		top.dedupe = true
 		p.heuristic(top)
 	}
-	return splitResult(p, s, top, exact), nil
+	return top, exact
 }
 
 // newSplitProblem lists the classes: every head-count vector c_1 >= ... >= c_t summing to
