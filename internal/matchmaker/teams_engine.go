@@ -21,10 +21,11 @@ import (
 
 // teamClass is one head-count vector with the fixed part of each team's total.
 type teamClass struct {
-	caps []int     // items each team receives
-	bots []int     // bots each team gets (a split only)
-	base []float64 // total each team holds before any item joins
-	lb   float64   // lower bound of the score of any assignment in the class
+	caps   []int     // items each team receives
+	bots   []int     // bots each team gets (a split only)
+	base   []float64 // total each team holds before any item joins
+	lb     float64   // lower bound of the score of any assignment in the class
+	spread int       // largest cap - smallest
 }
 
 // teamCand is one assignment: the team of every item, and its score (lower is better).
@@ -101,6 +102,9 @@ type teamProblem struct {
 	total   float64   // sum of w
 	desc    []int     // items, heaviest first
 	pre     []float64 // pre[k] = sum of the k heaviest items
+
+	intBuf   []int // backing of the classes' caps and bots
+	floatBuf []float64
 }
 
 func newTeamProblem(w []float64, t int, obj SplitObjective, sym bool) *teamProblem {
@@ -118,8 +122,9 @@ func newTeamProblem(w []float64, t int, obj SplitObjective, sym bool) *teamProbl
 	return p
 }
 
-// addClass registers a class and computes its bound: every team ends between its base plus
-// its caps[j] lightest items and its base plus its caps[j] heaviest, and the mean total lies
+// addClass registers a class (copying caps, bots and base into shared buffers: a large split
+// may have many classes) and computes its bound: every team ends between its base plus its
+// caps[j] lightest items and its base plus its caps[j] heaviest, and the mean total lies
 // between the smallest and the largest.
 func (p *teamProblem) addClass(caps, bots []int, base []float64) {
 	u := len(p.w)
@@ -137,17 +142,38 @@ func (p *teamProblem) addClass(caps, bots []int, base []float64) {
 	if ubMin < lbMax {
 		lb = teamScore(p.obj, ubMin, lbMax)
 	}
-	p.classes = append(p.classes, teamClass{caps: caps, bots: bots, base: base, lb: lb})
+	n := len(p.intBuf)
+	p.intBuf = append(p.intBuf, caps...)
+	c := p.intBuf[n:len(p.intBuf):len(p.intBuf)]
+	var b []int
+	if bots != nil {
+		n = len(p.intBuf)
+		p.intBuf = append(p.intBuf, bots...)
+		b = p.intBuf[n:len(p.intBuf):len(p.intBuf)]
+	}
+	n = len(p.floatBuf)
+	p.floatBuf = append(p.floatBuf, base...)
+	p.classes = append(p.classes, teamClass{caps: c, bots: b, base: p.floatBuf[n:len(p.floatBuf):len(p.floatBuf)],
+		lb: lb, spread: slices.Max(caps) - slices.Min(caps)})
 }
 
-// classOrder lists the classes most promising first, so good candidates are found early and
-// prune the rest.
+// classOrder lists the classes most promising first (smallest bound, then the most even
+// head counts), so good candidates are found early and prune the rest.
 func (p *teamProblem) classOrder() []int {
 	order := make([]int, len(p.classes))
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return p.classes[order[a]].lb < p.classes[order[b]].lb })
+	slices.SortFunc(order, func(a, b int) int {
+		ca, cb := &p.classes[a], &p.classes[b]
+		if c := cmp.Compare(ca.lb, cb.lb); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(ca.spread, cb.spread); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
 	return order
 }
 
@@ -563,7 +589,10 @@ func (p *teamProblem) heuristic(top *teamTop) {
 	// promising few with the costlier moves: with bots a large split has a dozen or more
 	// classes, and the best after screening is nearly always the best after polishing.
 	var runs []*teamLocalSearch
-	for _, ci := range p.classOrder() {
+	for k, ci := range p.classOrder() {
+		if k == teamHeuristicClasses {
+			break
+		}
 		if !top.accepts(p.classes[ci].lb) {
 			continue
 		}
@@ -627,8 +656,14 @@ func (ls *teamLocalSearch) reset(assign []uint8) {
 	}
 }
 
-// teamPolishClasses is how many classes the heuristic polishes after screening.
-const teamPolishClasses = 4
+// teamPolishClasses is how many classes the heuristic polishes after screening, and
+// teamHeuristicClasses how many it screens at most: those with the best bounds (classOrder).
+// Without a cap, 4 teams of 256 humans with bots have 123,464 head-count vectors; most put
+// nearly everyone on one team.
+const (
+	teamPolishClasses    = 4
+	teamHeuristicClasses = 48
+)
 
 type teamLocalSearch struct {
 	p         *teamProblem

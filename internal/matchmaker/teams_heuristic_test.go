@@ -196,3 +196,23 @@ func TestSplitBudgetExhaustedFallsBackToHeuristic(t *testing.T) {
 		}
 	}
 }
+
+// A generous cap multiplies the head-count vectors (123,464 for 4 teams of 256 humans);
+// above the exact limits only the most even ones are listed, and the split stays valid.
+func TestSplitLargeCapIsBounded(t *testing.T) {
+	w := teamsBenchWeights(256, 11)
+	o := SplitOptions{Teams: 4, MaxHumansPerTeam: 256, Bots: &BotRule{MeanWeight: 50, TargetPlayers: 8, RecommendedMin: 2, RecommendedMax: 12}}
+	s, err := o.validate(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newSplitProblem(w, s)
+	if len(p.classes) > splitMaxClasses || len(p.classes) < splitMaxClasses/2 {
+		t.Fatalf("%d classes, want at most %d (and not far fewer)", len(p.classes), splitMaxClasses)
+	}
+	r, err := Split(w, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	teamsCheckResult(t, w, o, r)
+}

@@ -230,7 +230,7 @@ func rebalancePlace(teams []TeamRoster, totals, unplaced []float64) ([]uint8, bo
 	gen = func(j, left int) {
 		if j == t {
 			if left == 0 {
-				p.addClass(slices.Clone(caps), nil, base)
+				p.addClass(caps, nil, base)
 			}
 			return
 		}

@@ -2,6 +2,7 @@ package matchmaker
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 
@@ -202,26 +203,14 @@ func splitSolve(p *teamProblem, s splitSettings, budget int) (*teamTop, bool) {
 // newSplitProblem lists the classes: every head-count vector c_1 >= ... >= c_t summing to
 // the humans, with c_1 <= maxHumans, or without bots the one vector as even as possible.
 // Bots make every team P = MinPlayers(c_1)/t players, so team j gets P - c_j bots.
+//
+// Above the exact limit only the most even vectors are listed: those of spread c_1 - c_t up
+// to the largest spread that keeps them within splitMaxClasses. A generous cap on 4 teams of
+// 256 humans allows 123,464 vectors; listing them all costs more than the search.
 func newSplitProblem(weights []float64, s splitSettings) *teamProblem {
 	p := newTeamProblem(weights, s.t, s.obj, true)
 	n := len(weights)
 	caps := make([]int, s.t)
-	var gen func(j, left, hi int)
-	gen = func(j, left, hi int) {
-		if j == s.t-1 {
-			if left > hi {
-				return
-			}
-			caps[j] = left
-			p.addSplitClass(caps, s)
-			return
-		}
-		// c_j between an even share of what is left and hi
-		for c := min(hi, left); c*(s.t-j) >= left; c-- {
-			caps[j] = c
-			gen(j+1, left-c, c)
-		}
-	}
 	if s.bots == nil {
 		for j := range caps {
 			caps[j] = n / s.t
@@ -230,25 +219,60 @@ func newSplitProblem(weights []float64, s splitSettings) *teamProblem {
 			}
 		}
 		p.addSplitClass(caps, s)
-	} else {
-		gen(0, n, s.maxHumans)
+		return p
 	}
+	// gen fills caps[j:] with at most hi each, at least floor each, summing to left; it
+	// stops after limit vectors and returns how many it saw.
+	var gen func(j, left, hi, spread, limit int, add bool) int
+	gen = func(j, left, hi, spread, limit int, add bool) int {
+		if j == s.t-1 {
+			if left > hi || caps[0]-left > spread {
+				return 0
+			}
+			caps[j] = left
+			if add {
+				p.addSplitClass(caps, s)
+			}
+			return 1
+		}
+		seen := 0
+		for c := min(hi, left); c*(s.t-j) >= left && seen < limit; c-- {
+			if j > 0 && caps[0]-c > spread {
+				break
+			}
+			caps[j] = c
+			seen += gen(j+1, left-c, c, spread, limit-seen, add)
+		}
+		return seen
+	}
+	spread := n
+	if n > s.exactLimit {
+		for sp := 0; sp < n; sp++ {
+			if gen(0, n, s.maxHumans, sp+1, splitMaxClasses+1, false) > splitMaxClasses {
+				spread = sp
+				break
+			}
+		}
+	}
+	gen(0, n, s.maxHumans, spread, math.MaxInt, true)
 	return p
 }
 
+// splitMaxClasses bounds the head-count vectors a heuristic split looks at.
+const splitMaxClasses = 4096
+
 func (p *teamProblem) addSplitClass(caps []int, s splitSettings) {
 	t := len(caps)
-	c := append([]int(nil), caps...)
-	bots := make([]int, t)
-	base := make([]float64, t)
+	var bots [TeamMaxTeams]int
+	var base [TeamMaxTeams]float64
 	if s.bots != nil {
-		per := s.bots.MinPlayers(c[0], t) / t
+		per := s.bots.MinPlayers(caps[0], t) / t
 		for j := range t {
-			bots[j] = per - c[j]
+			bots[j] = per - caps[j]
 			base[j] = float64(bots[j]) * s.bots.MeanWeight
 		}
 	}
-	p.addClass(c, bots, base)
+	p.addClass(caps, bots[:t], base[:t])
 }
 
 func splitResult(p *teamProblem, s splitSettings, top *teamTop, exact bool) SplitResult {
