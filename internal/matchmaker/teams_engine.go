@@ -42,7 +42,6 @@ type teamTop struct {
 	sym    bool // teams are interchangeable: candidates are compared as partitions
 	dedupe bool // check new candidates against kept ones (heuristics may repeat a partition)
 	list   []teamCand
-	spare  [][]uint8
 }
 
 func (tp *teamTop) accepts(score float64) bool {
@@ -59,11 +58,9 @@ func (tp *teamTop) insert(score float64, class int, assign []uint8) {
 		}
 	}
 	var buf []uint8
-	if len(tp.list) == tp.k {
+	if len(tp.list) == tp.k { // reuse the evicted candidate's buffer
 		buf = tp.list[len(tp.list)-1].assign
 		tp.list = tp.list[:len(tp.list)-1]
-	} else if n := len(tp.spare); n > 0 {
-		buf, tp.spare = tp.spare[n-1], tp.spare[:n-1]
 	}
 	buf = append(buf[:0], assign...)
 	i := sort.Search(len(tp.list), func(i int) bool { return tp.list[i].score > score })
@@ -140,7 +137,7 @@ func (p *teamProblem) addClass(caps, bots []int, base []float64) {
 	}
 	lb := 0.0
 	if ubMin < lbMax {
-		lb = teamScore(p.obj, ubMin, lbMax)
+		lb = teamBoundSlack(p.obj, teamScore(p.obj, ubMin, lbMax), s)
 	}
 	n := len(p.intBuf)
 	p.intBuf = append(p.intBuf, caps...)
@@ -155,6 +152,16 @@ func (p *teamProblem) addClass(caps, bots []int, base []float64) {
 	p.floatBuf = append(p.floatBuf, base...)
 	p.classes = append(p.classes, teamClass{caps: c, bots: b, base: p.floatBuf[n:len(p.floatBuf):len(p.floatBuf)],
 		lb: lb, spread: slices.Max(caps) - slices.Min(caps)})
+}
+
+// teamBoundSlack lowers a bound by far more than the rounding of the sums behind it (they
+// are added in another order than the totals they bound), so a search never discards a
+// candidate that is better by a rounding error. total is the sum of all team totals.
+func teamBoundSlack(obj SplitObjective, lb, total float64) float64 {
+	if obj == SplitRatio {
+		return lb - 1e-12
+	}
+	return lb - 1e-12*total
 }
 
 // classOrder lists the classes most promising first (smallest bound, then the most even
@@ -289,12 +296,17 @@ func teamGrowU(b []uint32, n int) []uint32 {
 	return b[:n]
 }
 
-// teamMITMMax is the largest problem meet in the middle accepts (halves of at most 20 and
-// 21 items, about 3 million subset sums, 36 MB of scratch).
-const teamMITMMax = 41
+// teamMITMMax is the largest problem meet in the middle is used for: 40 items make halves of
+// 2^19 and 2^20 subset sums, 12 bytes each, twice (the merge ping-pongs): 38 MB of scratch,
+// pooled between calls. The callers' limits (SplitExactLimit2, RebalanceExactLimit2,
+// teamResplitMax) stay within it.
+const teamMITMMax = 40
 
 func (p *teamProblem) mitm(top *teamTop) {
 	u := len(p.w)
+	if u > teamMITMMax {
+		panic("matchmaker: meet in the middle on more than teamMITMMax items")
+	}
 	fix := p.sym && u > 0
 	hl := u / 2
 	if fix {
@@ -506,7 +518,7 @@ func (b *teamBnB) rec(idx int) {
 			last = j
 		}
 	}
-	if ubMin < lbMax && !b.top.accepts(teamScore(b.p.obj, ubMin, lbMax)) {
+	if ubMin < lbMax && !b.top.accepts(teamBoundSlack(b.p.obj, teamScore(b.p.obj, ubMin, lbMax), b.avg*float64(t))) {
 		return
 	}
 	if open == 1 { // the rest is forced
@@ -573,16 +585,21 @@ func (b *teamBnB) leaf() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Any size, heuristic: per class, a greedy start (heaviest item to the lightest team that
-// has room, the LPT rule) and then local search by swaps, which keep the head counts: the
-// best 1-for-1 swap between any two teams, and when none helps the best 2-for-2 swap, until
-// neither helps. For two teams i and j, moving delta = (sum moved into i) - (sum moved out)
-// is best at delta* = (T_j - T_i)/2 for both objectives (the larger of the two new totals
-// is smallest and the smaller largest there, whatever the other teams hold), and the score
-// only worsens moving away from it, so for each outgoing item (or pair) only the incoming
-// ones nearest the target need scoring: sort and binary search, O(n log n) for singles and
-// O(n^2 log n) for pairs. The local optimum and its best 1-for-1 neighbours become the
-// candidates.
+// Any size, heuristic. Per class, a greedy start (heaviest item to the lightest team that
+// has room, the LPT rule) and then local search by swaps, which keep the head counts. Every
+// class (at most teamHeuristicClasses, the best bounded) is screened with the best 1-for-1
+// swap between any two teams until none helps; the teamPolishClasses best are polished with
+// 2-for-2 swaps too and, for 3-4 teams, exact re-splits of two teams (resplitPair) and a few
+// random kicks (kick). For two teams i and j, moving delta = (sum moved into i) - (sum moved
+// out) is best at delta* = (T_j - T_i)/2 for both objectives (the larger of the two new
+// totals is smallest and the smaller largest there, whatever the other teams hold), and the
+// score only worsens moving away from it, so for each outgoing item (or pair) only the
+// incoming ones nearest the target need scoring: sort and binary search, O(n log n) for
+// singles and O(n^2 log n) for pairs (of at most teamPairMax players a team). Ties in the
+// score are broken by the sum of squared totals, so swaps that even out the teams between
+// the largest and the smallest count as progress. The local optima and their best 1-for-1
+// neighbours become the candidates. Everything is deterministic: the same input gives the
+// same split.
 
 func (p *teamProblem) heuristic(top *teamTop) {
 	// Screen every class with the greedy start and 1-for-1 swaps, then polish the most
