@@ -667,6 +667,7 @@ func (ls *teamLocalSearch) reset(assign []uint8) {
 	for j := range ls.members {
 		ls.members[j] = ls.members[j][:0]
 	}
+	clear(ls.pairsOK)
 	for i, j := range assign {
 		ls.members[j] = append(ls.members[j], i)
 		ls.sums[j] += ls.p.w[i]
@@ -691,9 +692,9 @@ type teamLocalSearch struct {
 	members   [][]int
 	eps       float64 // improvements smaller than these are rounding
 	spreadEps float64
-	sorted    []int // scratch: members of a team by weight
-	pairs     []teamPair
-	pairs2    []teamPair
+	sorted    []int        // scratch: members of a team by weight
+	pairs     [][]teamPair // per team, its pairs by sum (pairsOf), valid while pairsOK
+	pairsOK   []bool
 }
 
 type teamPair struct {
@@ -820,6 +821,9 @@ func (ls *teamLocalSearch) resplitPair(cur teamMoveCost) bool {
 		return false
 	}
 	ls.members[bi], ls.members[bj] = ls.members[bi][:0], ls.members[bj][:0]
+	if ls.pairsOK != nil {
+		ls.pairsOK[bi], ls.pairsOK[bj] = false, false
+	}
 	ls.sums[bi], ls.sums[bj] = ls.cl.base[bi], ls.cl.base[bj]
 	for k, it := range bestUnion {
 		team := bj
@@ -841,6 +845,9 @@ func (ls *teamLocalSearch) swap(i, j, a, b int) {
 	ls.assign[a], ls.assign[b] = uint8(j), uint8(i)
 	ls.members[i][slices.Index(ls.members[i], a)] = b
 	ls.members[j][slices.Index(ls.members[j], b)] = a
+	if ls.pairsOK != nil {
+		ls.pairsOK[i], ls.pairsOK[j] = false, false
+	}
 }
 
 // bestSingle finds the best 1-for-1 swap (a out of i, b out of j).
@@ -882,9 +889,7 @@ func (ls *teamLocalSearch) bestDouble() (ok bool, bi, bj int, bpa, bpb teamPair,
 			if len(ls.members[i]) < 2 || len(ls.members[j]) < 2 {
 				continue
 			}
-			pi := ls.pairsOf(ls.members[i], ls.pairs[:0])
-			pj := ls.pairsOf(ls.members[j], ls.pairs2[:0])
-			ls.pairs, ls.pairs2 = pi, pj
+			pi, pj := ls.pairsOf(i), ls.pairsOf(j)
 			half := (ls.sums[j] - ls.sums[i]) / 2
 			k := 0
 			for _, pa := range pi { // ascending, so the target ascends too
@@ -911,23 +916,26 @@ func (ls *teamLocalSearch) bestDouble() (ok bool, bi, bj int, bpa, bpb teamPair,
 // target; all pairs of 128 players would cost milliseconds a step for nothing.
 const teamPairMax = 32
 
-func (ls *teamLocalSearch) pairsOf(m []int, out []teamPair) []teamPair {
+// pairsOf returns the pairs of team j's players (of its first teamPairMax), sorted by sum;
+// the list is kept until a move changes the team.
+func (ls *teamLocalSearch) pairsOf(j int) []teamPair {
+	if ls.pairs == nil {
+		ls.pairs = make([][]teamPair, ls.p.t)
+		ls.pairsOK = make([]bool, ls.p.t)
+	}
+	if ls.pairsOK[j] {
+		return ls.pairs[j]
+	}
 	w := ls.p.w
-	m = m[:min(len(m), teamPairMax)]
+	m := ls.members[j][:min(len(ls.members[j]), teamPairMax)]
+	out := ls.pairs[j][:0]
 	for x := range m {
 		for y := x + 1; y < len(m); y++ {
 			out = append(out, teamPair{w[m[x]] + w[m[y]], m[x], m[y]})
 		}
 	}
-	slices.SortFunc(out, func(a, b teamPair) int {
-		switch {
-		case a.sum < b.sum:
-			return -1
-		case a.sum > b.sum:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b teamPair) int { return cmp.Compare(a.sum, b.sum) })
+	ls.pairs[j], ls.pairsOK[j] = out, true
 	return out
 }
 
