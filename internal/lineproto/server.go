@@ -549,7 +549,7 @@ func (c *conn) handle(line []byte) {
 	case cmd.Kind == KindNone:
 		return
 	case cmd.Kind == KindGame:
-		c.setGame(cmd.Arg)
+		c.setGame(strings.Clone(cmd.Arg)) // not a slice of the line: kept for the game
 	case cmd.Kind == KindMutator:
 		o = c.addMutator(cmd.Arg)
 	default:
@@ -569,9 +569,8 @@ func (c *conn) addMutator(name string) outcome {
 		c.errorLine("no GAME yet")
 		return outcomeError
 	}
-	name = strings.ToLower(name) // names are ASCII (ParseLine checked)
 	for _, m := range c.mutators {
-		if m == name {
+		if strings.EqualFold(m, name) { // names are ASCII (ParseLine checked)
 			return outcomeOK
 		}
 	}
@@ -579,7 +578,7 @@ func (c *conn) addMutator(name string) outcome {
 		c.errorLine("too many mutators (at most " + strconv.Itoa(c.s.cfg.MaxMutators) + " a game)")
 		return outcomeError
 	}
-	c.mutators = append(c.mutators, name)
+	c.mutators = append(c.mutators, strings.ToLower(strings.Clone(name)))
 	c.rctxOK = false
 	return outcomeOK
 }
