@@ -213,7 +213,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			var ne net.Error
 			//lint:ignore SA1019 Temporary is still how an accept loop tells EMFILE from a dead listener.
-			if errors.As(err, &ne) && ne.Temporary() { //nolint:staticcheck
+			if errors.As(err, &ne) && ne.Temporary() {
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
 				s.logger.Warn("line protocol: accept failed; retrying", "err", err, "delay", delay)
 				time.Sleep(delay)
