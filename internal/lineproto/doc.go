@@ -1,0 +1,44 @@
+// Package lineproto serves the legacy TCP line protocol that game-server mods speak (the
+// UT2004 team-balancing seed): a mod tells the server which game and mutators are running and
+// asks for the 0..100 weights of players and bots in that game's rating context.
+//
+// # Protocol
+//
+// One command a line, ended by "\n" or "\r\n". Keywords are case-insensitive; the words of a
+// line are separated by white space, so ids and names cannot contain any. Replies come in the
+// order of the commands, one line each; GAME and MUTATOR have none unless they fail.
+//
+//	GAME type      a new game of this type starts; forgets the connection's mutators
+//	MUTATOR name   the game runs this mutator; the store's mutator policy decides whether it
+//	               splits the rating context (only gameplay mutators do)
+//	PLAYER id   -> PLAYER id weight, or PLAYER id when the player has no rating in the context
+//	BOT name    -> BOT name weight; a bot without a rating gets the context's mean bot weight
+//	               (50 when the context has no rated bot), as the seed wants a weight always
+//	MEANBOT     -> MEANBOT weight count (50 0 without bots)
+//
+// Weights have two decimals ("PLAYER alice 61.27"). The rating context is
+// MutatorPolicy.Context(game, mutators) under the policy read from the store at the first
+// query after GAME or a new MUTATOR, and kept until the next one: an admin's reclassification
+// of a mutator applies from the next game.
+//
+// Errors are one line, "ERROR reason", and leave the connection usable:
+//
+//	ERROR no GAME yet                a MUTATOR, PLAYER, BOT or MEANBOT before any GAME (or after
+//	                                 an invalid GAME, which ends the previous game)
+//	ERROR unknown command "X"        and missing, extra or invalid arguments (see ParseLine)
+//	ERROR too many mutators (...)    past Config.MaxMutators distinct mutators in one game;
+//	                                 the mutator is ignored
+//	ERROR line too long              a line over Config.MaxLineBytes; it is skipped up to its
+//	                                 newline (the client is disconnected if 64 KiB more come
+//	                                 without one)
+//	ERROR store unavailable          the store failed or took longer than
+//	                                 Config.CommandTimeout
+//
+// and, just before the server closes the connection:
+//
+//	ERROR idle timeout               no complete line for Config.IdleTimeout
+//	ERROR too many connections       Config.MaxConns connections are already open
+//
+// Empty lines are ignored. A final line without "\n" before the client half-closes is
+// answered.
+package lineproto
