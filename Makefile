@@ -15,6 +15,12 @@ lint:
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
 
+# Every fuzz test in the module, FUZZTIME each; copy what it finds from
+# $$(go env GOCACHE)/fuzz into the package's testdata/fuzz to keep it in the seed corpus.
 FUZZTIME ?= 2m
 fuzz:
-	go test ./internal/handlers/ -run '^$$' -fuzz FuzzMatchmake -fuzztime $(FUZZTIME)
+	for pkg in $$(go list ./...); do \
+	  for f in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    go test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; \
+	  done; \
+	done

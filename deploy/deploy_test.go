@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"matchmaker/internal/handlers"
+	"matchmaker/internal/lineproto"
+	"matchmaker/internal/ratings"
 )
 
 // requireTool finds a command the test needs; CI installs them (MATCHMAKER_REQUIRE_TEST_DB
@@ -92,7 +94,9 @@ func TestPrometheusConfigPassesPromtool(t *testing.T) {
 func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	h := handlers.NewServer(handlers.Deps{Registry: reg, Auth: &handlers.Auth{Off: true}})
+	h := handlers.NewServer(handlers.Deps{Registry: reg, Auth: &handlers.Auth{Off: true},
+		Store: handlers.MeterStore(ratings.NewMemoryStore(nil), reg)})
+	lineproto.NewMetrics(reg)
 	send := func(method, path, body string) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"matchmaker/internal/handlers"
+	"matchmaker/internal/lineproto"
 	"matchmaker/internal/ratings"
 )
 
@@ -86,11 +87,12 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	store := handlers.MeterStore(ratings.NewMemoryStore(nil), registry)
 	handler := handlers.NewServer(handlers.Deps{
 		Logger:   logger,
 		Limits:   cfg.Limits,
 		Registry: registry,
-		Store:    ratings.NewMemoryStore(nil),
+		Store:    store,
 		Auth:     auth,
 	})
 
@@ -107,23 +109,49 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(listener) }()
 	logger.Info("listening", "addr", listener.Addr().String())
 
+	var legacy *lineproto.Server
+	if cfg.LegacyAddr != "" {
+		lcfg := lineproto.DefaultConfig()
+		lcfg.Addr = cfg.LegacyAddr
+		legacy = lineproto.NewServer(store, logger, lcfg, lineproto.NewMetrics(registry))
+		legacyLn, err := net.Listen("tcp", cfg.LegacyAddr)
+		if err != nil {
+			_ = srv.Close()
+			return fmt.Errorf("listen on MATCHMAKER_LEGACY_ADDR %s: %w", cfg.LegacyAddr, err)
+		}
+		go func() {
+			if err := legacy.Serve(context.Background(), legacyLn); err != nil {
+				serveErr <- fmt.Errorf("line protocol: %w", err)
+			}
+		}()
+		logger.Info("line protocol listening", "addr", legacyLn.Addr().String())
+	}
+
 	select {
 	case err := <-serveErr:
-		return fmt.Errorf("http server: %w", err)
+		_ = srv.Close()
+		return fmt.Errorf("server: %w", err)
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
-	// ctx is already cancelled: the drain needs a fresh deadline of its own.
+	// ctx is already cancelled: the drain needs a fresh deadline of its own, shared by both
+	// servers so the whole shutdown fits in MATCHMAKER_SHUTDOWN_TIMEOUT.
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	var errs []error
+	if legacy != nil {
+		if err := legacy.Shutdown(shutdownCtx); err != nil {
+			errs = append(errs, fmt.Errorf("line protocol shutdown: %w", err))
+		}
 	}
-	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+	}
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	logger.Info("stopped")

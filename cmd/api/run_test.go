@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,6 +17,19 @@ import (
 // startRun runs the whole program as main would, on a free port, and returns its base URL
 // and a function that stops it and returns run's error.
 func startRun(t *testing.T, env map[string]string, args ...string) (string, func() error) {
+	t.Helper()
+	p := startProgram(t, env, args...)
+	return p.base, p.stop
+}
+
+// program is a running instance of the whole program.
+type program struct {
+	base   string // http://host:port
+	legacy string // host:port of the line protocol, when MATCHMAKER_LEGACY_ADDR is set
+	stop   func() error
+}
+
+func startProgram(t *testing.T, env map[string]string, args ...string) program {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	getenv := func(k string) string {
@@ -31,36 +45,44 @@ func startRun(t *testing.T, env map[string]string, args ...string) (string, func
 		logs.Close()
 		done <- err
 	}()
-	addr := make(chan string, 1)
+	addrs := make(chan [2]string, 2)
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-				addr <- line.Addr
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Addr != "" {
+				addrs <- [2]string{line.Msg, line.Addr}
 			}
 		}
 	}()
-	select {
-	case a := <-addr:
-		stop := sync.OnceValue(func() error {
-			cancel()
-			select {
-			case err := <-done:
-				return err
-			case <-time.After(20 * time.Second):
-				return fmt.Errorf("run did not return after cancel")
+	p := program{stop: sync.OnceValue(func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(20 * time.Second):
+			return fmt.Errorf("run did not return after cancel")
+		}
+	})}
+	timeout := time.After(20 * time.Second)
+	for p.base == "" || (env["MATCHMAKER_LEGACY_ADDR"] != "" && p.legacy == "") {
+		select {
+		case a := <-addrs:
+			switch a[0] {
+			case "listening":
+				p.base = "http://" + a[1]
+			case "line protocol listening":
+				p.legacy = a[1]
 			}
-		})
-		return "http://" + a, stop
-	case err := <-done:
-		cancel()
-		t.Fatalf("run exited before listening: %v", err)
-	case <-time.After(20 * time.Second):
-		cancel()
-		t.Fatal("run did not start listening")
+		case err := <-done:
+			cancel()
+			t.Fatalf("run exited before listening: %v", err)
+		case <-timeout:
+			cancel()
+			t.Fatal("run did not start listening")
+		}
 	}
-	return "", nil
+	return p
 }
 
 func TestRunServesAndShutsDownGracefully(t *testing.T) {
@@ -142,5 +164,26 @@ func TestHealthcheckSubcommandAsksTheRunningServer(t *testing.T) {
 	stop()
 	if err := run(context.Background(), []string{"api", "healthcheck"}, getenv, io.Discard, io.Discard); err == nil {
 		t.Fatal("healthcheck must fail when nothing answers")
+	}
+}
+
+func TestRunServesTheLineProtocolWhenConfigured(t *testing.T) {
+	p := startProgram(t, map[string]string{"MATCHMAKER_LEGACY_ADDR": "127.0.0.1:0"})
+	conn, err := net.Dial("tcp", p.legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := fmt.Fprint(conn, "GAME ctf\nPLAYER alice\nMEANBOT\n"); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(conn)
+	for _, want := range []string{"PLAYER alice", "MEANBOT 50.00 0"} {
+		if !sc.Scan() || sc.Text() != want {
+			t.Fatalf("got %q, want %q", sc.Text(), want)
+		}
+	}
+	if err := p.stop(); err != nil {
+		t.Fatalf("shutdown with the line protocol open: %v", err)
 	}
 }

@@ -105,7 +105,7 @@ func TestRequestIDIsEchoedOrGenerated(t *testing.T) {
 func TestStoreCallsAreTimedWithTheirOutcome(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	down := pingStore{Store: ratings.NewMemoryStore(nil), ping: func(context.Context) error { return errors.New("refused") }}
-	h := NewServer(Deps{Registry: reg, Store: down})
+	h := NewServer(Deps{Registry: reg, Store: MeterStore(down, reg)})
 	exchange(t, h, http.MethodGet, "/readyz", "", "")
 	text := readAll(t, exchange(t, h, http.MethodGet, "/metrics", "", ""))
 	want := `matchmaker_store_query_duration_seconds_count{operation="ping",outcome="internal",store="memory"} 1`

@@ -34,7 +34,8 @@ type Deps struct {
 	Logger   *slog.Logger
 	Limits   Limits
 	Registry *prometheus.Registry // metrics are registered here and served on /metrics
-	// Store keeps ratings; nil means a fresh in-memory store.
+	// Store keeps ratings; nil means a fresh in-memory store. Wrap it with MeterStore to have
+	// its calls timed.
 	Store ratings.Store
 	// Model learns ratings from results; the zero Model means ratings.DefaultModel().
 	Model ratings.Model
@@ -64,7 +65,6 @@ func NewServer(d Deps) http.Handler {
 	}
 	metrics := newHTTPMetrics(d.Registry)
 	domain := newDomainMetrics(d.Registry)
-	d.Store = newMeteredStore(d.Store, d.Registry)
 	ids := newRequestIDs()
 
 	r := chi.NewRouter()

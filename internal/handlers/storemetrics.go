@@ -17,6 +17,12 @@ type meteredStore struct {
 	duration *prometheus.HistogramVec
 }
 
+// MeterStore wraps store so that every call is timed in matchmaker_store_query_duration_seconds
+// on reg. Wrap the store once and give the result to every server that reads it.
+func MeterStore(store ratings.Store, reg prometheus.Registerer) ratings.Store {
+	return newMeteredStore(store, reg)
+}
+
 func newMeteredStore(store ratings.Store, reg prometheus.Registerer) *meteredStore {
 	m := &meteredStore{Store: store, duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:        "matchmaker_store_query_duration_seconds",
