@@ -432,10 +432,11 @@ func humanWeights(teams []rosterJSON, rs []matchmaker.TeamRoster, extra []teamPl
 }
 
 // teamSearchIsHeavy says whether placing humans on teams costs enough to wait for the gate:
-// above 24 humans on 2 teams (meet in the middle: ~0.1 ms and a few KB at 24, ~2-3 ms at 32,
-// ~30-75 ms and 38 MB of scratch at 40; the heuristic beyond is ~1-5 ms) and above 12 on 3-4
-// teams (branch and bound: ~1-6 ms at 16, up to ~90 ms at 20; then the heuristic). Smaller
-// searches take well under a millisecond and never queue behind the big ones.
+// above 24 humans on 2 teams (meet in the middle: ~0.1 ms and ~150 KB of scratch at 24,
+// ~2-4 ms at 32, ~30-75 ms and 38 MB at 40; the heuristic beyond, ~0.3-5 ms) and above 12 on
+// 3-4 teams (branch and bound: ~1-6 ms at 16, ~30-50 ms at 20 and up to its ~90 ms budget;
+// then the heuristic). Figures from the matchmaker's BenchmarkSplit on a shared 2-core
+// machine. Smaller searches take well under a millisecond and never queue behind big ones.
 func teamSearchIsHeavy(humans, teams int) bool {
 	if teams < matchmaker.TeamMinTeams || teams > matchmaker.TeamMaxTeams {
 		return false // the matchmaker rejects it at once
