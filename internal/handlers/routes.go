@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"runtime"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -27,8 +28,14 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 	match := requireScope(d.Auth, ScopeMatch, d)
 	results := requireScope(d.Auth, ScopeResults, d)
 	admin := requireScope(d.Auth, ScopeAdmin, d)
+	// One gate per server for the heavy team searches of /teams and /teams/rebalance.
+	teamGate := newTeamGate(runtime.GOMAXPROCS(0))
 	r.Route("/v1", func(r chi.Router) {
 		r.With(match).Method(http.MethodPost, "/matchmake", handleMatchmake(d.Logger, d.Limits, d.Store, metrics))
+		r.With(match).Method(http.MethodPost, "/teams", handleTeams(d.Logger, d.Limits, d.Store, metrics, teamGate))
+		r.With(match).Method(http.MethodPost, "/teams/assign", handleTeamsAssign(d.Logger, d.Limits, d.Store, metrics))
+		r.With(match).Method(http.MethodPost, "/teams/rebalance", handleTeamsRebalance(d.Logger, d.Limits, d.Store, metrics, teamGate))
+		r.With(match).Method(http.MethodPost, "/teams/advantage", handleTeamsAdvantage(d.Logger, d.Limits, d.Store, metrics))
 
 		r.With(results).Method(http.MethodPost, "/results", handleResults(d.Logger, d.Store, d.Model, metrics))
 		r.With(read).Method(http.MethodGet, "/players/{id}/ratings", handlePlayerRatings(d.Logger, d.Store))

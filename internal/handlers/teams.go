@@ -1,0 +1,492 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/ratings"
+)
+
+// This file holds POST /v1/teams and what the four team endpoints share: the JSON of players,
+// bots, rosters and the bot rule, the weights read from the rating store, the gate that
+// bounds the expensive searches, and their metrics. The algorithms are the matchmaker
+// package's Split, Assign, Rebalance and Advantage; this layer turns ids into indices and
+// back, fills in the weights a request leaves out, and reports every fault by its JSON path.
+//
+// A request is checked in two passes, each reporting all of its faults: this layer's first
+// (limits, ids, bot names, the context, required fields, and options given explicitly as 0
+// that the matchmaker would read as "the default"), before any store read; then, if those
+// pass, the matchmaker's own (teams, weights, the bot rule, the options), which it runs at
+// the start of each call and does not export separately.
+
+type teamsRequest struct {
+	Players          []teamPlayerJSON `json:"players"`
+	Teams            *int             `json:"teams"`
+	Bots             *botRuleJSON     `json:"bots"`
+	MaxHumansPerTeam *int             `json:"max_humans_per_team"`
+	Candidates       *int             `json:"candidates"`
+	Selection        *string          `json:"selection"`
+	Seed             *int64           `json:"seed"`
+	Objective        *string          `json:"objective"`
+	Context          *contextJSON     `json:"context"`
+}
+
+// teamPlayerJSON is a human: an id and, optionally, a weight (0..100 by convention, any
+// finite number in [0, 1e9] accepted).
+type teamPlayerJSON struct {
+	ID     string   `json:"id"`
+	Weight *float64 `json:"weight"`
+}
+
+// teamBotJSON is a bot that is playing, with its own weight or, without one, its stored one.
+type teamBotJSON struct {
+	Name   string   `json:"name"`
+	Weight *float64 `json:"weight"`
+}
+
+// rosterJSON is a team that is already playing (assign, rebalance, advantage).
+type rosterJSON struct {
+	Players []teamPlayerJSON `json:"players"`
+	Bots    []teamBotJSON    `json:"bots"`
+}
+
+// botRuleJSON is the server's bot set-up, the seed's Ideal Bot Counter.
+type botRuleJSON struct {
+	MeanWeight    *float64         `json:"mean_weight"`
+	TargetPlayers *int             `json:"target_players"`
+	Recommended   *recommendedJSON `json:"recommended"`
+}
+
+type recommendedJSON struct {
+	Min *int `json:"min"`
+	Max *int `json:"max"`
+}
+
+type teamsResponse struct {
+	Teams            []splitTeamJSON      `json:"teams"`
+	Balance          float64              `json:"balance"`
+	Difference       float64              `json:"difference"`
+	MinPlayers       int                  `json:"min_players"`
+	MaxHumansPerTeam int                  `json:"max_humans_per_team"`
+	Exact            bool                 `json:"exact"`
+	Objective        string               `json:"objective"`
+	Selection        string               `json:"selection"`
+	Seed             int64                `json:"seed"`
+	Chosen           int                  `json:"chosen"`
+	Candidates       []splitCandidateJSON `json:"candidates"`
+	Weights          map[string]float64   `json:"weights"`
+}
+
+type splitTeamJSON struct {
+	Players []string `json:"players"`
+	Bots    int      `json:"bots"`
+	Total   float64  `json:"total"`
+}
+
+type splitCandidateJSON struct {
+	Teams      []splitTeamJSON `json:"teams"`
+	Balance    float64         `json:"balance"`
+	Difference float64         `json:"difference"`
+}
+
+// unknownWeight is the weight of a player or bot that gives none and has none stored in the
+// request's context: the average, as the line protocol and the ratings package have it.
+const unknownWeight = 50
+
+// handleTeams answers POST /v1/teams: the players on one server in, their most balanced
+// split into 2..4 teams (topped up with bots by the server's rule) out.
+func handleTeams(logger *slog.Logger, limits Limits, store ratings.Store, metrics *domainMetrics, gate *teamGate) http.Handler {
+	maxPlayers := teamPlayerLimit(limits)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[teamsRequest](r)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		weights, opts, tw, err := req.resolve(maxPlayers)
+		if err == nil {
+			err = tw.load(r.Context(), store)
+		}
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		leave, err := gate.enter(r.Context(), teamSearchIsHeavy(len(weights), opts.Teams))
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		start := time.Now()
+		result, err := matchmaker.Split(weights, opts)
+		elapsed := time.Since(start)
+		leave()
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		strategy := "heuristic"
+		if result.Exact {
+			strategy = "exact"
+		}
+		metrics.observeTeams("teams", strategy, len(weights), elapsed)
+		if err := encode(w, http.StatusOK, req.response(weights, result)); err != nil {
+			logger.ErrorContext(r.Context(), "write teams response", "err", err)
+		}
+	})
+}
+
+// resolve checks what the matchmaker cannot (ids, limits, fields given explicitly as 0 that
+// the matchmaker would read as "the default") and builds its inputs. Weights left out are 50
+// until tw.load reads the stored ones; Split validates the rest.
+func (req *teamsRequest) resolve(maxPlayers int) ([]float64, matchmaker.SplitOptions, *teamWeights, error) {
+	var fields apperr.Fields
+	opts := matchmaker.SplitOptions{Teams: 2}
+	switch {
+	case req.Players == nil:
+		fields.Add("players", "is required")
+	case len(req.Players) > maxPlayers:
+		fields.Add("players", "must hold at most %d players", maxPlayers)
+		return nil, opts, nil, fields.Err()
+	}
+	tw := newTeamWeights(req.Context, &fields)
+	weights := make([]float64, len(req.Players))
+	ids := make([]string, len(req.Players))
+	for i, p := range req.Players {
+		ids[i] = p.ID
+		tw.human(p.ID, p.Weight, &weights[i])
+	}
+	fields.Include(matchmaker.TeamCheckIDs(ids, func(i int) string { return playerField(i, "id") }))
+
+	setIf(&opts.Teams, req.Teams)
+	opts.Bots = req.Bots.resolve(&fields, tw)
+	if req.MaxHumansPerTeam != nil {
+		opts.MaxHumansPerTeam = *req.MaxHumansPerTeam
+		if opts.MaxHumansPerTeam == 0 {
+			fields.Add("max_humans_per_team", "must be at least 1 (leave it out for the default)")
+		}
+	}
+	if req.Candidates != nil {
+		opts.Candidates = *req.Candidates
+		if opts.Candidates == 0 {
+			fields.Add("candidates", "must be 1..%d", matchmaker.SplitMaxCandidates)
+		}
+	}
+	if req.Selection != nil {
+		opts.Selection = matchmaker.SplitSelection(*req.Selection)
+		if opts.Selection == "" {
+			fields.Add("selection", "must be %q or %q", matchmaker.SplitSelectBest, matchmaker.SplitSelectWeighted)
+		}
+	}
+	opts.Seed = req.Seed
+	opts.Objective = objectiveOf(&fields, req.Objective)
+	return weights, opts, tw, fields.Err()
+}
+
+func (req *teamsRequest) response(weights []float64, r matchmaker.SplitResult) teamsResponse {
+	teams := func(ts []matchmaker.SplitTeam) []splitTeamJSON {
+		out := make([]splitTeamJSON, len(ts))
+		for j, t := range ts {
+			ids := make([]string, len(t.Players))
+			for k, p := range t.Players {
+				ids[k] = req.Players[p].ID
+			}
+			out[j] = splitTeamJSON{Players: ids, Bots: t.Bots, Total: t.Total}
+		}
+		return out
+	}
+	cands := make([]splitCandidateJSON, len(r.Candidates))
+	for i, c := range r.Candidates {
+		cands[i] = splitCandidateJSON{Teams: teams(c.Teams), Balance: c.Balance, Difference: c.Difference}
+	}
+	byID := make(map[string]float64, len(weights))
+	for i, p := range req.Players {
+		byID[p.ID] = weights[i]
+	}
+	return teamsResponse{
+		Teams:            cands[r.Chosen].Teams,
+		Balance:          r.Balance,
+		Difference:       r.Difference,
+		MinPlayers:       r.MinPlayers,
+		MaxHumansPerTeam: r.MaxHumans,
+		Exact:            r.Exact,
+		Objective:        string(r.Objective),
+		Selection:        string(r.Selection),
+		Seed:             r.Seed,
+		Chosen:           r.Chosen,
+		Candidates:       cands,
+		Weights:          byID,
+	}
+}
+
+// resolve turns the bot rule into the matchmaker's (nil without one). target_players is
+// required; recommended defaults to no clamp; a missing mean_weight is the stored mean bot
+// weight in the request's context (MEANBOT), else 50.
+func (b *botRuleJSON) resolve(fields *apperr.Fields, tw *teamWeights) *matchmaker.BotRule {
+	if b == nil {
+		return nil
+	}
+	rule := &matchmaker.BotRule{RecommendedMax: matchmaker.BotMaxPlayers}
+	if b.TargetPlayers == nil {
+		fields.Add("bots.target_players", "is required")
+	} else {
+		rule.TargetPlayers = *b.TargetPlayers
+	}
+	if rec := b.Recommended; rec != nil {
+		setIf(&rule.RecommendedMin, rec.Min)
+		setIf(&rule.RecommendedMax, rec.Max)
+	}
+	tw.meanBot(b.MeanWeight, &rule.MeanWeight)
+	return rule
+}
+
+// objectiveOf reads an optional objective; the matchmaker checks the value.
+func objectiveOf(fields *apperr.Fields, o *string) matchmaker.SplitObjective {
+	if o == nil {
+		return ""
+	}
+	if *o == "" {
+		fields.Add("objective", "must be %q or %q", matchmaker.SplitRatio, matchmaker.SplitDifference)
+	}
+	return matchmaker.SplitObjective(*o)
+}
+
+// teamPlayerLimit is the most humans one team request may hold: Limits.MaxTeamPlayers, its
+// default when unset, and never more than the matchmaker accepts.
+func teamPlayerLimit(limits Limits) int {
+	n := limits.MaxTeamPlayers
+	if n <= 0 {
+		n = DefaultLimits().MaxTeamPlayers
+	}
+	return min(n, matchmaker.TeamMaxHumans)
+}
+
+// teamWeights fills in the weights a request leaves out. Each human or bot without a weight
+// gets 50 at once and is noted; load then reads the noted ones' stored weights (Rating.Weight,
+// 0..100) in the request's context in one batched Ratings call, and the mean bot weight with
+// BotMean if the bot rule left it out. Without a context nothing is read and 50 stays.
+type teamWeights struct {
+	ctx     *contextJSON
+	asked   []ratings.Participant
+	dst     []*float64 // where each asked participant's weight goes
+	meanDst *float64   // where the mean bot weight goes, when it is to be read
+}
+
+func newTeamWeights(c *contextJSON, fields *apperr.Fields) *teamWeights {
+	if c != nil {
+		// Checked here, before any store call, even when no weight is missing.
+		if _, err := ratings.NewContext(c.GameType, c.Mutators); err != nil {
+			fields.Include(err)
+		}
+	}
+	return &teamWeights{ctx: c}
+}
+
+// human sets *dst to w, or to 50 with id noted for load.
+func (tw *teamWeights) human(id string, w *float64, dst *float64) {
+	if w != nil {
+		*dst = *w
+		return
+	}
+	*dst = unknownWeight
+	tw.note(ratings.Participant{ID: id}, dst)
+}
+
+// bot checks the name of teams[i].bots[j] and sets *dst to w, or to 50 with the bot noted
+// for load.
+func (tw *teamWeights) bot(fields *apperr.Fields, i, j int, name string, w *float64, dst *float64) {
+	switch {
+	case name == "":
+		fields.Add(fmt.Sprintf("teams[%d].bots[%d].name", i, j), "is required")
+	case len(name) > matchmaker.TeamMaxIDLen:
+		fields.Add(fmt.Sprintf("teams[%d].bots[%d].name", i, j), "must be at most %d bytes", matchmaker.TeamMaxIDLen)
+	}
+	if w != nil {
+		*dst = *w
+		return
+	}
+	*dst = unknownWeight
+	tw.note(ratings.Participant{ID: name, Bot: true}, dst)
+}
+
+// meanBot sets *dst to w, or to 50 with the context's mean bot weight to be read.
+func (tw *teamWeights) meanBot(w *float64, dst *float64) {
+	if w != nil {
+		*dst = *w
+		return
+	}
+	*dst = unknownWeight
+	if tw.ctx != nil {
+		tw.meanDst = dst
+	}
+}
+
+func (tw *teamWeights) note(p ratings.Participant, dst *float64) {
+	if tw.ctx == nil {
+		return
+	}
+	tw.asked = append(tw.asked, p)
+	tw.dst = append(tw.dst, dst)
+}
+
+// load reads the noted weights from the store. Bots with the same name share one rating.
+func (tw *teamWeights) load(ctx context.Context, store ratings.Store) error {
+	if tw.ctx == nil || len(tw.asked) == 0 && tw.meanDst == nil {
+		return nil
+	}
+	c, err := storedContext(ctx, store, tw.ctx)
+	if err != nil {
+		return err
+	}
+	if len(tw.asked) > 0 {
+		stored, err := store.Ratings(ctx, c, tw.asked)
+		if err != nil {
+			return err
+		}
+		for k, p := range tw.asked {
+			if rating, ok := stored[p]; ok {
+				*tw.dst[k] = rating.Weight()
+			}
+		}
+	}
+	if tw.meanDst != nil {
+		mean, _, err := store.BotMean(ctx, c)
+		if err != nil {
+			return err
+		}
+		*tw.meanDst = mean
+	}
+	return nil
+}
+
+// rosters checks the teams of an assign, rebalance or advantage request and turns them into
+// the matchmaker's rosters, noting missing weights in tw. extra are the humans the request
+// holds besides the teams' (the joiner, the unplaced): their weights go to extraWeights and
+// extraPath(k) names the id of the k-th. Ids are checked across teams and extra together.
+// It returns nil when the request holds more humans or bots than allowed, having said so.
+func rosters(fields *apperr.Fields, tw *teamWeights, teams []rosterJSON, extra []teamPlayerJSON,
+	extraPath func(k int) string, extraWeights []float64, maxPlayers int) []matchmaker.TeamRoster {
+	humans, bots := len(extra), 0
+	for _, t := range teams {
+		humans += len(t.Players)
+		bots += len(t.Bots)
+	}
+	tooMany := false
+	if humans > maxPlayers {
+		fields.Add("teams", "must hold at most %d human players in all", maxPlayers)
+		tooMany = true
+	}
+	if bots > matchmaker.BotMaxPlayers {
+		fields.Add("teams", "must hold at most %d bots in all", matchmaker.BotMaxPlayers)
+		tooMany = true
+	}
+	if tooMany {
+		return nil
+	}
+	out := make([]matchmaker.TeamRoster, len(teams))
+	ids := make([]string, 0, humans)
+	type place struct{ team, index int } // team -1: extra
+	where := make([]place, 0, humans)
+	for i, t := range teams {
+		out[i].Players = make([]float64, len(t.Players))
+		for j, p := range t.Players {
+			ids = append(ids, p.ID)
+			where = append(where, place{i, j})
+			tw.human(p.ID, p.Weight, &out[i].Players[j])
+		}
+		out[i].Bots = make([]float64, len(t.Bots))
+		for j, b := range t.Bots {
+			tw.bot(fields, i, j, b.Name, b.Weight, &out[i].Bots[j])
+		}
+	}
+	for k, p := range extra {
+		ids = append(ids, p.ID)
+		where = append(where, place{-1, k})
+		tw.human(p.ID, p.Weight, &extraWeights[k])
+	}
+	fields.Include(matchmaker.TeamCheckIDs(ids, func(n int) string {
+		if w := where[n]; w.team >= 0 {
+			return fmt.Sprintf("teams[%d].players[%d].id", w.team, w.index)
+		}
+		return extraPath(where[n].index)
+	}))
+	return out
+}
+
+// humanWeights lists the weight used for every human, by id, for a response.
+func humanWeights(teams []rosterJSON, rs []matchmaker.TeamRoster, extra []teamPlayerJSON, extraWeights []float64) map[string]float64 {
+	out := make(map[string]float64, len(extra))
+	for i, t := range teams {
+		for j, p := range t.Players {
+			out[p.ID] = rs[i].Players[j]
+		}
+	}
+	for k, p := range extra {
+		out[p.ID] = extraWeights[k]
+	}
+	return out
+}
+
+// teamSearchIsHeavy says whether placing humans on teams costs enough to wait for the gate:
+// above 24 humans on 2 teams (meet in the middle: ~0.1 ms and ~150 KB of scratch at 24,
+// ~2-4 ms at 32, ~30-75 ms and 38 MB at 40; the heuristic beyond, ~0.3-5 ms) and above 12 on
+// 3-4 teams (branch and bound: ~1-6 ms at 16, ~30-50 ms at 20 and up to its ~90 ms budget;
+// then the heuristic). Figures from the matchmaker's BenchmarkSplit on a shared 2-core
+// machine. Smaller searches take well under a millisecond and never queue behind big ones.
+func teamSearchIsHeavy(humans, teams int) bool {
+	if teams < matchmaker.TeamMinTeams || teams > matchmaker.TeamMaxTeams {
+		return false // the matchmaker rejects it at once
+	}
+	if teams == 2 {
+		return humans > 24
+	}
+	return humans > 12
+}
+
+// teamGate bounds how many heavy team searches (splits and rebalance placements, see
+// teamSearchIsHeavy) run at once. An exact 2-team search of n humans by meet in the middle
+// holds two lists of about 2^(n/2) subset sums and masks, twice over: about 38 MB at 40
+// humans. The matchmaker pools that scratch, but each search running at the same moment
+// needs its own, so without a bound a burst of 40-player splits would take memory in
+// proportion to the burst (a hundred at once, 3.8 GB); and a 3-4 team branch and bound can
+// keep a core busy for ~90 ms. With the gate, at most cap(slots) heavy searches run at once,
+// runtime.GOMAXPROCS by default (more would only share the same cores, each slower), so their
+// scratch stays under cap x 38 MB. The others wait for a slot, holding only their decoded
+// request; a request whose context ends while it waits (the client went away, a deadline
+// passed) stops waiting and gets 503 with the context's error as cause, having computed
+// nothing. Light searches do not take a slot, so a 16-player split never waits behind
+// 40-player ones.
+type teamGate struct {
+	slots chan struct{}
+}
+
+func newTeamGate(n int) *teamGate {
+	return &teamGate{slots: make(chan struct{}, max(1, n))}
+}
+
+// enter takes a slot for heavy work (none for light work) and returns the function that
+// gives it back.
+func (g *teamGate) enter(ctx context.Context, heavy bool) (leave func(), err error) {
+	if !heavy {
+		return func() {}, nil
+	}
+	select {
+	case g.slots <- struct{}{}:
+		return func() { <-g.slots }, nil
+	case <-ctx.Done():
+		return nil, apperr.Wrap(apperr.Unavailable, ctx.Err(),
+			"the request ended while waiting for a slot among the large team searches running; retry later")
+	}
+}
+
+// observeTeams records one team computation: endpoint is teams, teams_assign,
+// teams_rebalance or teams_advantage; strategy exact, heuristic, or "-" where there is no
+// search.
+func (m *domainMetrics) observeTeams(endpoint, strategy string, players int, elapsed time.Duration) {
+	m.duration.WithLabelValues(endpoint, strategy).Observe(elapsed.Seconds())
+	m.players.WithLabelValues(endpoint).Observe(float64(players))
+}

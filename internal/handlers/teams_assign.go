@@ -1,0 +1,125 @@
+package handlers
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/ratings"
+)
+
+type assignRequest struct {
+	Teams            []rosterJSON    `json:"teams"`
+	Joiner           *teamPlayerJSON `json:"joiner"`
+	Bots             *botRuleJSON    `json:"bots"`
+	MaxHumansPerTeam *int            `json:"max_humans_per_team"`
+	Objective        *string         `json:"objective"`
+	Context          *contextJSON    `json:"context"`
+}
+
+type assignResponse struct {
+	Team             int                `json:"team"`
+	Balance          float64            `json:"balance"`
+	Difference       float64            `json:"difference"`
+	Totals           []float64          `json:"totals"`
+	BotChange        []int              `json:"bot_change"`
+	Before           []float64          `json:"before"`
+	Objective        string             `json:"objective"`
+	MaxHumansPerTeam int                `json:"max_humans_per_team,omitempty"`
+	Choices          []assignChoiceJSON `json:"choices"`
+	Weights          map[string]float64 `json:"weights"`
+}
+
+type assignChoiceJSON struct {
+	Team       int       `json:"team"`
+	Allowed    bool      `json:"allowed"`
+	Balance    float64   `json:"balance"`
+	Difference float64   `json:"difference"`
+	Totals     []float64 `json:"totals"`
+	BotChange  []int     `json:"bot_change"`
+}
+
+// handleTeamsAssign answers POST /v1/teams/assign: the teams playing and one late joiner in,
+// the team that leaves the best balance (counting the bots the join adds or removes) out.
+// Nobody already placed moves.
+func handleTeamsAssign(logger *slog.Logger, limits Limits, store ratings.Store, metrics *domainMetrics) http.Handler {
+	maxPlayers := teamPlayerLimit(limits)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[assignRequest](r)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		teams, joiner, opts, tw, err := req.resolve(maxPlayers)
+		if err == nil {
+			err = tw.load(r.Context(), store)
+		}
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		start := time.Now()
+		result, err := matchmaker.Assign(teams, joiner[0], opts)
+		elapsed := time.Since(start)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		metrics.observeTeams("teams_assign", "-", 1+teamHumans(teams), elapsed)
+		resp := assignResponse{
+			Team:             result.Team,
+			Balance:          result.Balance,
+			Difference:       result.Difference,
+			Totals:           result.Totals,
+			BotChange:        result.BotChange,
+			Before:           result.Before,
+			Objective:        string(result.Objective),
+			MaxHumansPerTeam: result.MaxHumans,
+			Choices:          make([]assignChoiceJSON, len(result.Choices)),
+			Weights:          humanWeights(req.Teams, teams, []teamPlayerJSON{*req.Joiner}, joiner),
+		}
+		for i, c := range result.Choices {
+			resp.Choices[i] = assignChoiceJSON{Team: c.Team, Allowed: c.Allowed, Balance: c.Balance,
+				Difference: c.Difference, Totals: c.Totals, BotChange: c.BotChange}
+		}
+		if err := encode(w, http.StatusOK, resp); err != nil {
+			logger.ErrorContext(r.Context(), "write teams assign response", "err", err)
+		}
+	})
+}
+
+// resolve checks the request and builds the matchmaker's inputs; joiner is a one-element
+// slice holding the joiner's weight (50 until tw.load reads a stored one).
+func (req *assignRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []float64, matchmaker.AssignOptions, *teamWeights, error) {
+	var fields apperr.Fields
+	var opts matchmaker.AssignOptions
+	tw := newTeamWeights(req.Context, &fields)
+	joiner := make([]float64, 1)
+	var extra []teamPlayerJSON
+	if req.Joiner == nil {
+		fields.Add("joiner", "is required")
+	} else {
+		extra = []teamPlayerJSON{*req.Joiner}
+	}
+	teams := rosters(&fields, tw, req.Teams, extra, func(int) string { return "joiner.id" }, joiner, maxPlayers)
+	opts.Bots = req.Bots.resolve(&fields, tw)
+	if req.MaxHumansPerTeam != nil {
+		opts.MaxHumansPerTeam = *req.MaxHumansPerTeam
+		if opts.MaxHumansPerTeam == 0 {
+			fields.Add("max_humans_per_team", "must be at least 1 (leave it out for the default)")
+		}
+	}
+	opts.Objective = objectiveOf(&fields, req.Objective)
+	return teams, joiner, opts, tw, fields.Err()
+}
+
+// teamHumans counts the humans on the teams.
+func teamHumans(teams []matchmaker.TeamRoster) int {
+	n := 0
+	for _, t := range teams {
+		n += len(t.Players)
+	}
+	return n
+}

@@ -1,0 +1,158 @@
+package handlers
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/ratings"
+)
+
+type rebalanceRequest struct {
+	Teams    []rosterJSON     `json:"teams"`
+	Unplaced []teamPlayerJSON `json:"unplaced"`
+	MaxSwaps *int             `json:"max_swaps"`
+	Context  *contextJSON     `json:"context"`
+}
+
+type rebalanceResponse struct {
+	Moves          []rebalanceMoveJSON  `json:"moves"`
+	Before         teamsMeasureJSON     `json:"before"`
+	Placed         teamsMeasureJSON     `json:"placed"`
+	After          teamsMeasureJSON     `json:"after"`
+	PlacementExact bool                 `json:"placement_exact"`
+	Swaps          int                  `json:"swaps"`
+	Teams          []rebalancedTeamJSON `json:"teams"`
+	Weights        map[string]float64   `json:"weights"`
+}
+
+// rebalanceMoveJSON is one step: "place" (player joins team to; no from) or "swap" (player
+// goes from -> to, other to -> from), with the totals it leaves.
+type rebalanceMoveJSON struct {
+	Kind       string    `json:"kind"`
+	Player     string    `json:"player"`
+	Other      string    `json:"other,omitempty"`
+	From       *int      `json:"from,omitempty"`
+	To         int       `json:"to"`
+	Totals     []float64 `json:"totals"`
+	Balance    float64   `json:"balance"`
+	Difference float64   `json:"difference"`
+}
+
+type teamsMeasureJSON struct {
+	Totals     []float64 `json:"totals"`
+	Balance    float64   `json:"balance"`
+	Difference float64   `json:"difference"`
+}
+
+type rebalancedTeamJSON struct {
+	Players []string `json:"players"`
+}
+
+// handleTeamsRebalance answers POST /v1/teams/rebalance, the NS2 post's fewest swaps: the
+// teams playing and the players not yet placed in; the placements, then the swaps, each the
+// one that most reduces the imbalance, in order, and the teams they leave.
+func handleTeamsRebalance(logger *slog.Logger, limits Limits, store ratings.Store, metrics *domainMetrics, gate *teamGate) http.Handler {
+	maxPlayers := teamPlayerLimit(limits)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[rebalanceRequest](r)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		teams, unplaced, tw, err := req.resolve(maxPlayers)
+		if err == nil {
+			err = tw.load(r.Context(), store)
+		}
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		humans := teamHumans(teams) + len(unplaced)
+		leave, err := gate.enter(r.Context(), rebalanceIsHeavy(len(teams), len(unplaced), humans))
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		start := time.Now()
+		result, err := matchmaker.Rebalance(teams, unplaced, matchmaker.RebalanceOptions{MaxSwaps: req.MaxSwaps})
+		elapsed := time.Since(start)
+		leave()
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		strategy := "-"
+		switch {
+		case result.PlacementExact:
+			strategy = "exact"
+		case len(unplaced) > 0:
+			strategy = "heuristic"
+		}
+		metrics.observeTeams("teams_rebalance", strategy, humans, elapsed)
+		if err := encode(w, http.StatusOK, req.response(teams, unplaced, result)); err != nil {
+			logger.ErrorContext(r.Context(), "write teams rebalance response", "err", err)
+		}
+	})
+}
+
+// resolve checks the request and builds the rosters and the unplaced weights (50 where left
+// out, until tw.load reads the stored ones); Rebalance validates the rest.
+func (req *rebalanceRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []float64, *teamWeights, error) {
+	var fields apperr.Fields
+	tw := newTeamWeights(req.Context, &fields)
+	unplaced := make([]float64, len(req.Unplaced))
+	teams := rosters(&fields, tw, req.Teams, req.Unplaced,
+		func(k int) string { return "unplaced[" + strconv.Itoa(k) + "].id" }, unplaced, maxPlayers)
+	return teams, unplaced, tw, fields.Err()
+}
+
+// rebalanceIsHeavy says whether a rebalance waits for the gate: its placement is a split of
+// the unplaced (teamSearchIsHeavy), and each swap round tries every pair of humans, O(n^2),
+// so a rebalance of 256 humans takes about 1-3 ms (BenchmarkTeamsRebalanceHandler); above
+// 64 humans it takes a slot.
+func rebalanceIsHeavy(teams, unplaced, humans int) bool {
+	return teamSearchIsHeavy(unplaced, teams) || humans > 64
+}
+
+func (req *rebalanceRequest) response(teams []matchmaker.TeamRoster, unplaced []float64, r matchmaker.RebalanceResult) rebalanceResponse {
+	id := func(p matchmaker.RebalancePlayer) string {
+		if p.Team < 0 {
+			return req.Unplaced[p.Index].ID
+		}
+		return req.Teams[p.Team].Players[p.Index].ID
+	}
+	measure := func(m matchmaker.RebalanceMeasure) teamsMeasureJSON {
+		return teamsMeasureJSON{Totals: m.Totals, Balance: m.Balance, Difference: m.Difference}
+	}
+	resp := rebalanceResponse{
+		Moves:          make([]rebalanceMoveJSON, len(r.Moves)),
+		Before:         measure(r.Before),
+		Placed:         measure(r.Placed),
+		After:          measure(r.After),
+		PlacementExact: r.PlacementExact,
+		Swaps:          r.Swaps,
+		Teams:          make([]rebalancedTeamJSON, len(r.Teams)),
+		Weights:        humanWeights(req.Teams, teams, req.Unplaced, unplaced),
+	}
+	for i, m := range r.Moves {
+		mv := rebalanceMoveJSON{Kind: string(m.Kind), Player: id(m.Player), To: m.To,
+			Totals: m.Totals, Balance: m.Balance, Difference: m.Difference}
+		if m.Kind == matchmaker.RebalanceSwap {
+			from := m.From
+			mv.From, mv.Other = &from, id(m.Other)
+		}
+		resp.Moves[i] = mv
+	}
+	for j, members := range r.Teams {
+		ids := make([]string, len(members))
+		for k, p := range members {
+			ids[k] = id(p)
+		}
+		resp.Teams[j] = rebalancedTeamJSON{Players: ids}
+	}
+	return resp
+}
