@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"matchmaker/internal/handlers"
+	"matchmaker/internal/matchmaker"
 )
 
 // config is everything an operator can set. Environment variables give the values; flags,
@@ -50,6 +51,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		Limits: handlers.Limits{
 			MaxBodyBytes:        int64(env.integer("MATCHMAKER_MAX_BODY_BYTES", int(limits.MaxBodyBytes))),
 			MaxMatchmakePlayers: env.integer("MATCHMAKER_MAX_MATCHMAKE_PLAYERS", limits.MaxMatchmakePlayers),
+			MaxTeamPlayers:      env.integer("MATCHMAKER_MAX_TEAM_PLAYERS", limits.MaxTeamPlayers),
 			MaxIDLength:         limits.MaxIDLength,
 		},
 	}
@@ -81,6 +83,9 @@ func (c config) validate() error {
 	if c.Limits.MaxMatchmakePlayers < 2 {
 		errs = append(errs, errors.New("MATCHMAKER_MAX_MATCHMAKE_PLAYERS must be at least 2"))
 	}
+	if c.Limits.MaxTeamPlayers < 2 || c.Limits.MaxTeamPlayers > matchmaker.TeamMaxHumans {
+		errs = append(errs, fmt.Errorf("MATCHMAKER_MAX_TEAM_PLAYERS must be from 2 to %d", matchmaker.TeamMaxHumans))
+	}
 	for name, d := range map[string]time.Duration{"MATCHMAKER_SHUTDOWN_TIMEOUT": c.ShutdownTimeout,
 		"MATCHMAKER_READ_TIMEOUT": c.ReadTimeout, "MATCHMAKER_WRITE_TIMEOUT": c.WriteTimeout,
 		"MATCHMAKER_IDLE_TIMEOUT": c.IdleTimeout} {
@@ -108,6 +113,7 @@ func (c config) logValue() slog.Value {
 		slog.String("log_level", c.LogLevel.String()),
 		slog.Int64("max_body_bytes", c.Limits.MaxBodyBytes),
 		slog.Int("max_matchmake_players", c.Limits.MaxMatchmakePlayers),
+		slog.Int("max_team_players", c.Limits.MaxTeamPlayers),
 	)
 }
 

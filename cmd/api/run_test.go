@@ -114,6 +114,7 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"bad auth switch", map[string]string{"MATCHMAKER_AUTH": "maybe"}, nil, "MATCHMAKER_AUTH"},
 		{"bad duration", map[string]string{"MATCHMAKER_SHUTDOWN_TIMEOUT": "soon"}, nil, "MATCHMAKER_SHUTDOWN_TIMEOUT"},
 		{"tiny body limit", map[string]string{"MATCHMAKER_MAX_BODY_BYTES": "10"}, nil, "MATCHMAKER_MAX_BODY_BYTES"},
+		{"team limit above the algorithms'", map[string]string{"MATCHMAKER_MAX_TEAM_PLAYERS": "100000"}, nil, "MATCHMAKER_MAX_TEAM_PLAYERS"},
 		{"unknown flag", nil, []string{"-no-such-flag"}, "no-such-flag"},
 		{"unknown command", nil, []string{"launch"}, "launch"},
 		{"malformed API keys", map[string]string{"MATCHMAKER_API_KEYS": "ci:read:nothex"}, nil, "MATCHMAKER_API_KEYS"},
