@@ -12,10 +12,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"matchmaker/internal/apperr"
 	"matchmaker/internal/ratings"
@@ -1281,4 +1284,60 @@ func testConcurrentRebuild(t *testing.T, st ratings.Store) {
 		t.Fatalf("rebuild: %+v %v", rep, err)
 	}
 	checkGames(t, st, want, total)
+}
+
+// --- benchmark ----------------------------------------------------------------------------
+
+// BenchRecord measures RecordResult on st: 5v5 results over a pool of 1,000 players, each
+// with a new match id, from 16 goroutines (b.SetParallelism), with the default model and a
+// JSON response as the service renders one. It reports results/s and the 50th and 99th
+// percentile latency of one call.
+func BenchRecord(b *testing.B, st ratings.Store) {
+	const pool = 1000
+	ctx := context.Background()
+	var mu sync.Mutex
+	var lat []time.Duration
+	var seq atomic.Int64
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewPCG(uint64(seq.Add(1<<40)), 3))
+		var mine []time.Duration
+		for pb.Next() {
+			n := seq.Add(1)
+			var m match
+			m.id = fmt.Sprintf("bench-%d", n)
+			m.mapName = []string{"ns2_tram", "ns2_veil", "ns2_summit"}[n%3]
+			m.winner = int(n % 2)
+			seen := map[int]bool{}
+			for len(seen) < 10 {
+				k := rng.IntN(pool)
+				if !seen[k] {
+					seen[k] = true
+					m.teams[len(seen)%2] = append(m.teams[len(seen)%2], fmt.Sprintf("player-%04d", k))
+				}
+			}
+			r := m.result()
+			t0 := time.Now()
+			if _, err := st.RecordResult(ctx, request(r), applyModel(r)); err != nil {
+				b.Error(err)
+				return
+			}
+			mine = append(mine, time.Since(t0))
+		}
+		mu.Lock()
+		lat = append(lat, mine...)
+		mu.Unlock()
+	})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "results/s")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
