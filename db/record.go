@@ -308,10 +308,10 @@ func (s *Store) record(ctx context.Context, p *prepared, apply ratings.ApplyFunc
 	b = &pgx.Batch{}
 	n := len(o.Updates)
 	var (
-		ubots                            = make([]bool, n)
-		uids                             = make([]string, n)
+		ubots                           = make([]bool, n)
+		uids                            = make([]string, n)
 		skill, off, cmdr, skillG, cmdrG = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-		games                            = make([]int64, n)
+		games                           = make([]int64, n)
 	)
 	for i, u := range o.Updates {
 		a := u.After
