@@ -73,9 +73,8 @@ func retryable(err error) bool {
 		case "40001", "40P01":
 			return true
 		case "23505":
-			// Two transactions inserted the same new match id; the advisory lock normally
-			// prevents it. Run again, the loser finds the winner's match and replays or
-			// conflicts as it should.
+			// Two transactions inserted the same new match id at once. Run again: the loser
+			// finds the winner's match and replays or conflicts as it should.
 			return pe.ConstraintName == "matches_pkey"
 		}
 	}

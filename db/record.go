@@ -20,12 +20,15 @@ import (
 // the transaction and sends everything up to the bias read; the second sends the writes and
 // COMMIT.
 const (
-	// Results with the same match id take turns: the second one finds the first one's match.
-	sqlLockMatch = `SELECT pg_advisory_xact_lock(1, hashtext($1))`
-	// Results of a game type share this lock; Rebuild takes it exclusively.
-	sqlLockGameType = `SELECT pg_advisory_xact_lock_shared(2, hashtext($1))`
-
-	sqlFindMatch = `SELECT body_hash, response, context_key FROM matches WHERE match_id = $1`
+	// Results of a game type share this advisory lock; Rebuild takes it exclusively. With it,
+	// the result stored under the match id, if any (one row, NULL when there is none). Two
+	// transactions that record the same new match id at once both get past this; the
+	// primary key makes the second wait for the first and fail (23505), and its retry finds
+	// the first one's match.
+	sqlLockFindMatch = `
+SELECT m.body_hash, m.response, m.context_key
+FROM (SELECT pg_advisory_xact_lock_shared(2, hashtext($2))) AS game_type_lock
+LEFT JOIN matches AS m ON m.match_id = $1`
 
 	sqlMutatorStatuses = `SELECT name, status FROM mutators WHERE name = ANY($1::text[])`
 
@@ -39,17 +42,18 @@ ORDER BY u.n
 ON CONFLICT (context_key, is_bot, participant_id) DO NOTHING
 RETURNING is_bot, participant_id`
 
-	// The rows are locked in one fixed order (players before bots, then by id in byte order:
-	// ratings.Participant.Compare), so two results over the same players neither deadlock nor
-	// lose an update.
+	// The rows are locked one by one in the order of the arrays: one fixed order (players
+	// before bots, then by id in byte order: ratings.Participant.Compare), so two results over
+	// the same players neither deadlock nor lose an update. The locking subquery cannot be
+	// flattened into a join, so each row is one primary-key lookup whatever the statistics say.
 	sqlLockRatings = `
 SELECT r.is_bot, r.participant_id, r.skill, r.side_offset, r.commander, r.skill_g, r.commander_g, r.games
-FROM ratings AS r
-JOIN unnest($2::boolean[], $3::text[]) AS u(is_bot, participant_id)
-  ON r.is_bot = u.is_bot AND r.participant_id = u.participant_id
-WHERE r.context_key = $1
-ORDER BY r.is_bot, r.participant_id
-FOR UPDATE OF r`
+FROM unnest($2::boolean[], $3::text[]) AS u(is_bot, participant_id)
+CROSS JOIN LATERAL (
+    SELECT * FROM ratings
+    WHERE context_key = $1 AND is_bot = u.is_bot AND participant_id = u.participant_id
+    FOR UPDATE
+) AS r`
 
 	// The side pair's cells, each the sum of its shards.
 	sqlBiasCells = `
@@ -58,13 +62,16 @@ FROM bias_cells
 WHERE context_key = $1 AND side_a = $2 AND side_b = $3
 GROUP BY map, size`
 
+	// The rows exist and are locked: every one takes the DO UPDATE path, found through the
+	// primary key one by one.
 	sqlUpdateRatings = `
-UPDATE ratings AS r
-SET skill = u.skill, side_offset = u.side_offset, commander = u.commander,
-    skill_g = u.skill_g, commander_g = u.commander_g, games = u.games, updated_at = now()
-FROM unnest($2::boolean[], $3::text[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::bigint[])
+INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
+SELECT $1, $2, u.*
+FROM unnest($3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[])
   AS u(is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
-WHERE r.context_key = $1 AND r.is_bot = u.is_bot AND r.participant_id = u.participant_id`
+ON CONFLICT (context_key, is_bot, participant_id) DO UPDATE
+SET skill = excluded.skill, side_offset = excluded.side_offset, commander = excluded.commander,
+    skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games, updated_at = now()`
 
 	// Rows inserted for participants the outcome did not update (an ApplyFunc may skip some).
 	sqlDropRatings = `
@@ -105,8 +112,7 @@ func (e applyError) Error() string { return e.err.Error() }
 
 // RecordResult implements ratings.Store. One transaction in two round trips:
 //
-//  1. BEGIN; the match id's advisory lock; the game type's shared advisory lock; the match
-//     lookup; the statuses of the result's mutators; the participants' rating rows ensured
+//  1. BEGIN; the game type's shared advisory lock and the match lookup; the statuses of the result's mutators; the participants' rating rows ensured
 //     and locked in a fixed order; the side pair's bias cells.
 //  2. (after apply) the ratings update; new unknown mutators; the match row; the bias shard
 //     increment; COMMIT.
@@ -221,15 +227,15 @@ func (s *Store) record(ctx context.Context, p *prepared, apply ratings.ApplyFunc
 	)
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(sqlLockMatch, r.MatchID)
-	b.Queue(sqlLockGameType, p.gameType)
-	b.Queue(sqlFindMatch, r.MatchID).QueryRow(func(row pgx.Row) error {
-		err := row.Scan(&storedHash, &storedResp, &storedKey)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
+	b.Queue(sqlLockFindMatch, r.MatchID, p.gameType).QueryRow(func(row pgx.Row) error {
+		var key *string
+		if err := row.Scan(&storedHash, &storedResp, &key); err != nil {
+			return err
 		}
-		found = err == nil
-		return err
+		if key != nil {
+			found, storedKey = true, *key
+		}
+		return nil
 	})
 	if len(p.mutators) > 0 {
 		b.Queue(sqlMutatorStatuses, p.mutators).Query(func(rows pgx.Rows) error {
@@ -319,7 +325,7 @@ func (s *Store) record(ctx context.Context, p *prepared, apply ratings.ApplyFunc
 		skill[i], off[i], cmdr[i], skillG[i], cmdrG[i], games[i] = a.Skill, a.Offset, a.Commander, a.SkillG, a.CommanderG, int64(a.Games)
 	}
 	if n > 0 {
-		b.Queue(sqlUpdateRatings, key, ubots, uids, skill, off, cmdr, skillG, cmdrG, games)
+		b.Queue(sqlUpdateRatings, key, p.gameType, ubots, uids, skill, off, cmdr, skillG, cmdrG, games)
 	}
 	if unused := notUpdated(inserted, o.Updates); len(unused) > 0 {
 		dbots, dids := participantArrays(unused)

@@ -74,12 +74,16 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // --- reads --------------------------------------------------------------------------------
 
+// One primary-key lookup per participant (OFFSET 0 keeps the subquery from being flattened
+// into a join that would read the whole context).
 const sqlRatings = `
 SELECT r.is_bot, r.participant_id, r.skill, r.side_offset, r.commander, r.skill_g, r.commander_g, r.games
-FROM ratings AS r
-JOIN unnest($2::boolean[], $3::text[]) AS u(is_bot, participant_id)
-  ON r.is_bot = u.is_bot AND r.participant_id = u.participant_id
-WHERE r.context_key = $1`
+FROM unnest($2::boolean[], $3::text[]) AS u(is_bot, participant_id)
+CROSS JOIN LATERAL (
+    SELECT * FROM ratings
+    WHERE context_key = $1 AND is_bot = u.is_bot AND participant_id = u.participant_id
+    OFFSET 0
+) AS r`
 
 // Ratings implements ratings.Store.
 func (s *Store) Ratings(ctx context.Context, c ratings.Context, ps []ratings.Participant) (map[ratings.Participant]ratings.Rating, error) {

@@ -32,8 +32,3 @@ func TestPostgresStoreContract(t *testing.T) {
 		return s
 	})
 }
-
-func BenchmarkRecordResultPostgres(b *testing.B) {
-	s, _ := openStore(b)
-	storetest.BenchRecord(b, s)
-}

@@ -12,5 +12,5 @@ func TestMemoryStoreContract(t *testing.T) {
 }
 
 func BenchmarkRecordResultMemory(b *testing.B) {
-	storetest.BenchRecord(b, ratings.NewMemoryStore(nil))
+	storetest.BenchRecord(b, ratings.NewMemoryStore(nil), nil)
 }
