@@ -14,8 +14,14 @@ const (
 	sqlLockGameTypeExclusive = `SELECT pg_advisory_xact_lock(2, hashtext($1))`
 	sqlCountHistory          = `SELECT count(*) FROM matches WHERE game_type = $1`
 	sqlHistory               = `SELECT result FROM matches WHERE game_type = $1 ORDER BY seq`
-	sqlDeleteRatings         = `DELETE FROM ratings WHERE game_type = $1`
-	sqlDeleteBias            = `DELETE FROM bias_cells WHERE game_type = $1`
+	// A game type's context keys are the game type itself and those that start with it and a
+	// '+' ("tdm+instagib"); in byte order they all sort before the game type and a ','.
+	sqlDeleteRatings = `
+DELETE FROM ratings
+WHERE context_key = $1 OR (context_key > $1 || '+' AND context_key < $1 || ',')`
+	sqlDeleteBias = `
+DELETE FROM bias_cells
+WHERE context_key = $1 OR (context_key > $1 || '+' AND context_key < $1 || ',')`
 )
 
 // errReplay carries the ReplayFunc's error out untouched.

@@ -310,6 +310,9 @@ func (s *Store) record(ctx context.Context, p *prepared, apply ratings.ApplyFunc
 	if err := ratings.CheckOutcome(*r, o); err != nil {
 		return rec, applyError{err}
 	}
+	if body == nil {
+		body = []byte{} // a response may be empty, but it is stored (NOT NULL)
+	}
 
 	b = &pgx.Batch{}
 	n := len(o.Updates)
@@ -344,9 +347,6 @@ func (s *Store) record(ctx context.Context, p *prepared, apply ratings.ApplyFunc
 	}
 	if st := conn.Conn().PgConn().TxStatus(); st != 'I' {
 		return rec, fmt.Errorf("db: the transaction is still open after COMMIT (status %q)", st)
-	}
-	if body == nil {
-		body = []byte{}
 	}
 	return ratings.Recorded{Context: c, Response: body}, nil
 }

@@ -68,16 +68,21 @@ func URL(tb testing.TB) string {
 // WithDatabase returns the connection string s (a URL or key=value pairs) pointed at another
 // database on the same server.
 func WithDatabase(s, name string) (string, error) {
-	if strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://") {
-		u, err := url.Parse(s)
-		if err != nil {
-			return "", fmt.Errorf("%s is not a URL: %w", EnvURL, err)
-		}
+	if !strings.HasPrefix(s, "postgres://") && !strings.HasPrefix(s, "postgresql://") {
+		return s + " dbname=" + name, nil // later keys win
+	}
+	if u, err := url.Parse(s); err == nil {
 		u.Path = "/" + name
 		u.RawPath = ""
 		return u.String(), nil
 	}
-	return s + " dbname=" + name, nil // later keys win
+	// A URL Go's parser refuses but pgx reads (a socket directory as the host, escaped):
+	// pgx lets a dbname query parameter override the path.
+	sep := "?"
+	if strings.Contains(s, "?") {
+		sep = "&"
+	}
+	return s + sep + "dbname=" + url.QueryEscape(name), nil
 }
 
 // server returns the connection string of the server to create databases on, or ends the test.

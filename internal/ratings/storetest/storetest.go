@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) ratings.Store) {
 		{"RecordAndRead", testRecordAndRead},
 		{"ReplaySameBody", testReplaySameBody},
 		{"ConflictOtherBody", testConflictOtherBody},
+		{"EmptyResponse", testEmptyResponse},
 		{"ApplyErrorStoresNothing", testApplyErrorStoresNothing},
 		{"BadOutcomeStoresNothing", testBadOutcomeStoresNothing},
 		{"InvalidResult", testInvalidResult},
@@ -509,6 +510,20 @@ func testConflictOtherBody(t *testing.T, st ratings.Store) {
 		t.Fatalf("rebuild after a conflict: %+v %v", rep, err)
 	}
 	assertRef(t, st, f)
+}
+
+func testEmptyResponse(t *testing.T, st ratings.Store) {
+	ctx := context.Background()
+	r := fiveVFive("empty", 0).result()
+	for i := range 2 {
+		rec, err := st.RecordResult(ctx, request(r), func(c ratings.Context, p map[ratings.Participant]ratings.Rating, b ratings.BiasTable) (ratings.Outcome, []byte, error) {
+			o, _, err := applyModel(r)(c, p, b)
+			return o, nil, err
+		})
+		if err != nil || rec.Replayed != (i == 1) || len(rec.Response) != 0 {
+			t.Fatalf("call %d with an empty response: %+v %v", i, rec, err)
+		}
+	}
 }
 
 var errBoom = errors.New("storetest: apply failed on purpose")
