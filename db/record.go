@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"matchmaker/internal/apperr"
 	"matchmaker/internal/ratings"
 )
 
@@ -110,16 +111,26 @@ type applyError struct{ err error }
 
 func (e applyError) Error() string { return e.err.Error() }
 
-// RecordResult implements ratings.Store. One transaction in two round trips:
+// RecordResult implements ratings.Store. One transaction in two round trips, each one
+// pipelined batch:
 //
-//  1. BEGIN; the game type's shared advisory lock and the match lookup; the statuses of the result's mutators; the participants' rating rows ensured
-//     and locked in a fixed order; the side pair's bias cells.
-//  2. (after apply) the ratings update; new unknown mutators; the match row; the bias shard
-//     increment; COMMIT.
+//  1. BEGIN; the game type's shared advisory lock and the match lookup; the statuses of the
+//     result's mutators (if it has any); the participants' rating rows ensured, then locked
+//     in a fixed order; the side pair's bias cells.
+//  2. After apply: the ratings; the mutators seen for the first time; the match row; the
+//     bias shard's increment; COMMIT.
 //
 // A replay or a conflict is answered after the first round trip (and a ROLLBACK). If the
-// context deadline passes while COMMIT is under way, the result may or may not have been
-// stored: the error is Unavailable, and the client's retry is answered as a replay if it was.
+// context ends while COMMIT is under way, the result may or may not have been stored: the
+// error is Unavailable, and the client's retry is answered as a replay if it was.
+//
+// Results that share a participant are serialized by the row locks, in the order they are
+// accepted, exactly as a rebuild replays them. Results that share none run concurrently, and
+// each reads the bias table as committed when its first round trip ran: two such results of
+// the same side pair committing at once do not see each other's bias update, where a rebuild
+// (one result after the other) makes the later one see the earlier's. The difference is one
+// game in a cell's smoothed win rate, for that result's prediction and update only; a rebuild
+// removes it. The in-memory store, which applies results one at a time, has no such lag.
 func (s *Store) RecordResult(ctx context.Context, req ratings.RecordRequest, apply ratings.ApplyFunc) (ratings.Recorded, error) {
 	if err := req.Result.Validate(); err != nil {
 		return ratings.Recorded{}, err
@@ -138,6 +149,9 @@ func (s *Store) RecordResult(ctx context.Context, req ratings.RecordRequest, app
 			return ratings.Recorded{}, ae.err
 		}
 		if attempt == maxAttempts || !(retryable(err) || errors.Is(err, errStaleGuess)) {
+			if errors.Is(err, errStaleGuess) { // the policy keeps changing under us
+				return ratings.Recorded{}, apperr.Wrap(apperr.Unavailable, err, "db: record result: the mutator policy kept changing, try again")
+			}
 			return ratings.Recorded{}, mapError(err, "record result")
 		}
 		if !errors.Is(err, errStaleGuess) {
