@@ -112,6 +112,9 @@ func (s *MemoryStore) RecordResult(ctx context.Context, req RecordRequest, apply
 	if err := CheckOutcome(*r, o); err != nil {
 		return Recorded{}, err
 	}
+	if resp == nil {
+		resp = []byte{}
+	}
 
 	// Nothing has changed so far: from here on every step succeeds.
 	for _, m := range unknown {

@@ -10,3 +10,7 @@ import (
 func TestMemoryStoreContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) ratings.Store { return ratings.NewMemoryStore(nil) })
 }
+
+func BenchmarkRecordResultMemory(b *testing.B) {
+	storetest.BenchRecord(b, ratings.NewMemoryStore(nil), nil)
+}

@@ -1,0 +1,59 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/puddle/v2"
+
+	"matchmaker/internal/apperr"
+)
+
+func TestMapError(t *testing.T) {
+	pg := func(code string) error { return fmt.Errorf("query: %w", &pgconn.PgError{Code: code, Message: "m"}) }
+	domain := apperr.New(apperr.Invalid, "bad")
+	for _, tc := range []struct {
+		err  error
+		want apperr.Code
+	}{
+		{pgx.ErrNoRows, apperr.NotFound},
+		{pg("23505"), apperr.Conflict},
+		{pg("40001"), apperr.Unavailable},
+		{pg("40P01"), apperr.Unavailable},
+		{pg("08006"), apperr.Unavailable},
+		{pg("53300"), apperr.Unavailable}, // too many connections
+		{pg("57P01"), apperr.Unavailable}, // admin shutdown
+		{pg("3D000"), apperr.Unavailable}, // no such database
+		{pg("57014"), apperr.Unavailable}, // statement timeout
+		{pg("22P02"), apperr.Internal},    // a malformed value: our bug
+		{pg("23514"), apperr.Internal},    // a CHECK: our bug too
+		{context.Canceled, apperr.Unavailable},
+		{fmt.Errorf("x: %w", context.DeadlineExceeded), apperr.Unavailable},
+		{puddle.ErrClosedPool, apperr.Unavailable},
+		{pgconn.ErrConnClosed, apperr.Unavailable},
+		{io.ErrUnexpectedEOF, apperr.Unavailable},
+		{&pgconn.ConnectError{}, apperr.Unavailable},
+		{errors.New("something else"), apperr.Internal},
+		{domain, apperr.Invalid},
+	} {
+		got := mapError(tc.err, "test")
+		if code := apperr.CodeOf(got); code != tc.want {
+			t.Errorf("mapError(%v) = %v (%s), want %s", tc.err, got, code, tc.want)
+		}
+		if !errors.Is(got, tc.err) && !errors.Is(tc.err, got) {
+			t.Errorf("mapError(%v) lost its cause: %v", tc.err, got)
+		}
+	}
+	if mapError(nil, "x") != nil {
+		t.Fatal("mapError(nil) != nil")
+	}
+	if !retryable(&pgconn.PgError{Code: "40P01"}) || !retryable(&pgconn.PgError{Code: "23505", ConstraintName: "matches_pkey"}) ||
+		retryable(&pgconn.PgError{Code: "23505", ConstraintName: "other"}) || retryable(errors.New("x")) {
+		t.Fatal("retryable misjudges")
+	}
+}

@@ -1,0 +1,304 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/ratings"
+)
+
+// Store is the Postgres ratings.Store. Its methods are safe for concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+
+	// statuses caches the mutator statuses last read or written. RecordResult guesses a
+	// result's context from it so that the first round trip can already lock the ratings; the
+	// transaction reads the real statuses in the same round trip and starts over when the
+	// guess was wrong.
+	mu       sync.RWMutex
+	statuses map[string]ratings.MutatorStatus
+
+	// shards is how many rows each bias cell is spread over (see the migration).
+	shards int
+}
+
+var _ ratings.Store = (*Store)(nil)
+
+// DefaultMaxConns is the pool size when the URL does not set pool_max_conns: enough for the
+// service's concurrent requests to commit together (group commit) rather than queue for a
+// connection.
+const DefaultMaxConns = 16
+
+// Open connects to the database at url (a postgres:// URL or a key=value string; pgxpool's
+// pool_* parameters are honoured) and checks that it answers. It does not migrate: call
+// Migrate first. A database that cannot be reached is an apperr.Unavailable error.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err, "db: the database URL cannot be parsed")
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = max(DefaultMaxConns, int32(4*runtime.GOMAXPROCS(0)))
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, mapError(err, "open")
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, mapError(err, "open")
+	}
+	return &Store{pool: pool, statuses: make(map[string]ratings.MutatorStatus), shards: 8}, nil
+}
+
+// Close closes the pool, waiting for the connections in use to be returned.
+func (s *Store) Close() { s.pool.Close() }
+
+// Pool is the store's connection pool, for health checks and metrics.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Name is "postgres".
+func (s *Store) Name() string { return "postgres" }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	return mapError(s.pool.Ping(ctx), "ping")
+}
+
+// --- reads --------------------------------------------------------------------------------
+
+// One primary-key lookup per participant (OFFSET 0 keeps the subquery from being flattened
+// into a join that would read the whole context).
+const sqlRatings = `
+SELECT r.is_bot, r.participant_id, r.skill, r.side_offset, r.commander, r.skill_g, r.commander_g, r.games
+FROM unnest($2::boolean[], $3::text[]) AS u(is_bot, participant_id)
+CROSS JOIN LATERAL (
+    SELECT * FROM ratings
+    WHERE context_key = $1 AND is_bot = u.is_bot AND participant_id = u.participant_id
+    OFFSET 0
+) AS r`
+
+// Ratings implements ratings.Store.
+func (s *Store) Ratings(ctx context.Context, c ratings.Context, ps []ratings.Participant) (map[ratings.Participant]ratings.Rating, error) {
+	out := make(map[ratings.Participant]ratings.Rating, len(ps))
+	if len(ps) == 0 {
+		return out, nil
+	}
+	bots, ids := participantArrays(ps)
+	rows, err := s.pool.Query(ctx, sqlRatings, c.Key(), bots, ids)
+	if err != nil {
+		return nil, mapError(err, "ratings")
+	}
+	if err := scanRatings(rows, out); err != nil {
+		return nil, mapError(err, "ratings")
+	}
+	return out, nil
+}
+
+// scanRatings reads rows of (is_bot, participant_id, rating columns) into m.
+func scanRatings(rows pgx.Rows, m map[ratings.Participant]ratings.Rating) error {
+	var p ratings.Participant
+	var r ratings.Rating
+	var games int64
+	_, err := pgx.ForEachRow(rows, []any{&p.Bot, &p.ID, &r.Skill, &r.Offset, &r.Commander, &r.SkillG, &r.CommanderG, &games}, func() error {
+		r.Games = int(games)
+		m[p] = r
+		return nil
+	})
+	return err
+}
+
+const sqlPlayerRatings = `
+SELECT context_key, skill, side_offset, commander, skill_g, commander_g, games
+FROM ratings
+WHERE participant_id = $1 AND NOT is_bot
+ORDER BY context_key`
+
+// PlayerRatings implements ratings.Store; the list is sorted by context key.
+func (s *Store) PlayerRatings(ctx context.Context, playerID string) ([]ratings.ContextRating, error) {
+	rows, err := s.pool.Query(ctx, sqlPlayerRatings, playerID)
+	if err != nil {
+		return nil, mapError(err, "player ratings")
+	}
+	var out []ratings.ContextRating
+	var key string
+	var r ratings.Rating
+	var games int64
+	_, err = pgx.ForEachRow(rows, []any{&key, &r.Skill, &r.Offset, &r.Commander, &r.SkillG, &r.CommanderG, &games}, func() error {
+		c, err := ratings.ParseContextKey(key)
+		if err != nil {
+			return fmt.Errorf("stored context key %q: %w", key, err)
+		}
+		r.Games = int(games)
+		out = append(out, ratings.ContextRating{Context: c, Rating: r})
+		return nil
+	})
+	if err != nil {
+		return nil, mapError(err, "player ratings")
+	}
+	return out, nil
+}
+
+const sqlLeaderboard = `
+SELECT participant_id, skill, side_offset, commander, skill_g, commander_g, games
+FROM ratings
+WHERE context_key = $1 AND NOT is_bot
+ORDER BY skill DESC, participant_id
+LIMIT $2`
+
+// Leaderboard implements ratings.Store.
+func (s *Store) Leaderboard(ctx context.Context, c ratings.Context, limit int) ([]ratings.RatedParticipant, error) {
+	out := []ratings.RatedParticipant{}
+	if limit <= 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, sqlLeaderboard, c.Key(), limit)
+	if err != nil {
+		return nil, mapError(err, "leaderboard")
+	}
+	var rp ratings.RatedParticipant
+	var games int64
+	r := &rp.Rating
+	_, err = pgx.ForEachRow(rows, []any{&rp.Participant.ID, &r.Skill, &r.Offset, &r.Commander, &r.SkillG, &r.CommanderG, &games}, func() error {
+		r.Games = int(games)
+		out = append(out, rp)
+		return nil
+	})
+	if err != nil {
+		return nil, mapError(err, "leaderboard")
+	}
+	return out, nil
+}
+
+const sqlBotSkills = `
+SELECT skill FROM ratings WHERE context_key = $1 AND is_bot ORDER BY participant_id`
+
+// BotMean implements ratings.Store. The weights are computed and summed in Go, in the order
+// of the bots' names, exactly as the in-memory store does.
+func (s *Store) BotMean(ctx context.Context, c ratings.Context) (float64, int, error) {
+	rows, err := s.pool.Query(ctx, sqlBotSkills, c.Key())
+	if err != nil {
+		return 0, 0, mapError(err, "bot mean")
+	}
+	skills, err := pgx.CollectRows(rows, pgx.RowTo[float64])
+	if err != nil {
+		return 0, 0, mapError(err, "bot mean")
+	}
+	mean, n := ratings.MeanWeight(skills)
+	return mean, n, nil
+}
+
+// --- the mutator policy -------------------------------------------------------------------
+
+const sqlPolicy = `SELECT name, status FROM mutators ORDER BY name`
+
+// Policy implements ratings.Store.
+func (s *Store) Policy(ctx context.Context) (*ratings.MutatorPolicy, error) {
+	return s.policy(ctx, s.pool)
+}
+
+// querier is what the store reads through: the pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func (s *Store) policy(ctx context.Context, q querier) (*ratings.MutatorPolicy, error) {
+	rows, err := q.Query(ctx, sqlPolicy)
+	if err != nil {
+		return nil, mapError(err, "policy")
+	}
+	statuses := map[string]ratings.MutatorStatus{}
+	var name, status string
+	if _, err := pgx.ForEachRow(rows, []any{&name, &status}, func() error {
+		st, err := parseStatus(status)
+		statuses[name] = st
+		return err
+	}); err != nil {
+		return nil, mapError(err, "policy")
+	}
+	p, err := policyOf(statuses)
+	if err != nil {
+		return nil, mapError(err, "policy")
+	}
+	s.remember(statuses)
+	return p, nil
+}
+
+// policyOf builds a policy from stored statuses.
+func policyOf(statuses map[string]ratings.MutatorStatus) (*ratings.MutatorPolicy, error) {
+	p := &ratings.MutatorPolicy{}
+	for name, st := range statuses {
+		var err error
+		switch st {
+		case ratings.MutatorGameplay:
+			err = p.Set(name, true)
+		case ratings.MutatorNeutral:
+			err = p.Set(name, false)
+		default:
+			p.Observe(name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("stored mutator %q: %w", name, err)
+		}
+	}
+	return p, nil
+}
+
+func parseStatus(s string) (ratings.MutatorStatus, error) {
+	for _, st := range []ratings.MutatorStatus{ratings.MutatorUnknown, ratings.MutatorGameplay, ratings.MutatorNeutral} {
+		if st.String() == s {
+			return st, nil
+		}
+	}
+	return 0, fmt.Errorf("stored mutator status %q is unknown", s)
+}
+
+// remember updates the status cache.
+func (s *Store) remember(statuses map[string]ratings.MutatorStatus) {
+	s.mu.Lock()
+	for n, st := range statuses {
+		s.statuses[n] = st
+	}
+	s.mu.Unlock()
+}
+
+const sqlSetMutator = `
+INSERT INTO mutators (name, status) VALUES ($1, $2)
+ON CONFLICT (name) DO UPDATE SET status = excluded.status, updated_at = now()
+RETURNING name, status`
+
+// SetMutator implements ratings.Store.
+func (s *Store) SetMutator(ctx context.Context, name string, affectsGameplay bool) (ratings.MutatorInfo, error) {
+	var check ratings.MutatorPolicy
+	if err := check.Set(name, affectsGameplay); err != nil {
+		return ratings.MutatorInfo{}, err
+	}
+	want := check.Mutators()[0]
+	var stored, status string
+	if err := s.pool.QueryRow(ctx, sqlSetMutator, want.Name, want.Status.String()).Scan(&stored, &status); err != nil {
+		return ratings.MutatorInfo{}, mapError(err, "set mutator")
+	}
+	st, err := parseStatus(status)
+	if err != nil {
+		return ratings.MutatorInfo{}, mapError(err, "set mutator")
+	}
+	s.remember(map[string]ratings.MutatorStatus{stored: st})
+	return ratings.MutatorInfo{Name: stored, Status: st}, nil
+}
+
+// participantArrays splits participants into the two arrays the SQL unnests.
+func participantArrays(ps []ratings.Participant) ([]bool, []string) {
+	bots := make([]bool, len(ps))
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		bots[i], ids[i] = p.Bot, p.ID
+	}
+	return bots, ids
+}
