@@ -30,6 +30,8 @@ type config struct {
 	WriteTimeout    time.Duration
 	IdleTimeout     time.Duration
 	Limits          handlers.Limits
+	// RebuildGameType is the game type `api rebuild` recomputes.
+	RebuildGameType string
 }
 
 // parseConfig reads the environment through getenv, then the flags in args.
@@ -66,6 +68,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&cfg.Migrate, "migrate", cfg.Migrate, "apply migrations at start-up (MATCHMAKER_MIGRATE)")
 	fs.StringVar(&cfg.LegacyAddr, "legacy-addr", cfg.LegacyAddr, "TCP address of the line protocol; empty is off (MATCHMAKER_LEGACY_ADDR)")
 	fs.TextVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error (MATCHMAKER_LOG_LEVEL)")
+	fs.StringVar(&cfg.RebuildGameType, "game-type", "", "the game type to rebuild (api rebuild only)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"matchmaker/db"
 	"matchmaker/internal/handlers"
 	"matchmaker/internal/lineproto"
 	"matchmaker/internal/ratings"
@@ -34,11 +35,51 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch command {
 	case "serve":
 		return serve(ctx, cfg, logger)
+	case "migrate":
+		return migrate(ctx, cfg, stdout)
+	case "rebuild":
+		return rebuild(ctx, cfg, stdout, stderr)
 	case "healthcheck":
 		return healthcheck(ctx, cfg.Addr)
 	default:
-		return fmt.Errorf("unknown command %q (want serve or healthcheck)", command)
+		return fmt.Errorf("unknown command %q (want serve, migrate, rebuild or healthcheck)", command)
 	}
+}
+
+// openStore opens the rating store the configuration asks for: Postgres (migrated first when
+// MATCHMAKER_MIGRATE is on) or, without DATABASE_URL, the in-memory store.
+func openStore(ctx context.Context, cfg config, logger *slog.Logger) (ratings.Store, func(), error) {
+	if cfg.DatabaseURL == "" {
+		logger.Warn("DATABASE_URL is not set: ratings are kept IN MEMORY and LOST when the process exits; " +
+			"set DATABASE_URL to a Postgres database to keep them")
+		return ratings.NewMemoryStore(nil), func() {}, nil
+	}
+	if cfg.Migrate {
+		n, err := db.MigrateCount(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return nil, nil, fmt.Errorf("migrate: %w", err)
+		}
+		logger.Info("migrations applied", "count", n)
+	}
+	store, err := db.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open database: %w", err)
+	}
+	logger.Info("rating store: postgres", "database_url", maskURL(cfg.DatabaseURL))
+	return store, store.Close, nil
+}
+
+// migrate applies the embedded migrations (the Kubernetes migration Job runs this).
+func migrate(ctx context.Context, cfg config, stdout io.Writer) error {
+	if cfg.DatabaseURL == "" {
+		return errors.New("migrate needs DATABASE_URL (or -database-url)")
+	}
+	n, err := db.MigrateCount(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	fmt.Fprintf(stdout, "applied %d migration(s); the schema is up to date\n", n)
+	return nil
 }
 
 // healthcheck asks a server on this machine's cfg.Addr port for /healthz: the container's
@@ -87,7 +128,13 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	store := handlers.MeterStore(ratings.NewMemoryStore(nil), registry)
+	rawStore, closeStore, err := openStore(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	// The pool closes last, after both servers have drained.
+	defer closeStore()
+	store := handlers.MeterStore(rawStore, registry)
 	handler := handlers.NewServer(handlers.Deps{
 		Logger:   logger,
 		Limits:   cfg.Limits,

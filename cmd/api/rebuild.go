@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"matchmaker/db"
+	"matchmaker/internal/ratings"
+)
+
+// rebuild recomputes a game type's ratings from the stored history, showing its progress:
+// a line that updates in place on a terminal, one line per phase otherwise (logs, CI).
+func rebuild(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+	if cfg.DatabaseURL == "" {
+		return errors.New("rebuild needs DATABASE_URL (or -database-url): the in-memory store has no history to rebuild")
+	}
+	if cfg.RebuildGameType == "" {
+		return errors.New("rebuild needs -game-type")
+	}
+	if _, err := ratings.NewContext(cfg.RebuildGameType, nil); err != nil {
+		return fmt.Errorf("-game-type: %w", err)
+	}
+	if cfg.Migrate {
+		if err := db.Migrate(ctx, cfg.DatabaseURL); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	}
+	store, err := db.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer store.Close()
+
+	show := newProgressPrinter(stderr)
+	start := time.Now()
+	report, err := store.Rebuild(ctx, cfg.RebuildGameType, ratings.DefaultModel().Replayer(), show.update)
+	show.done()
+	if err != nil {
+		return fmt.Errorf("rebuild %s: %w", cfg.RebuildGameType, err)
+	}
+	fmt.Fprintf(stdout, "rebuilt %s: %d results replayed into %d contexts, %d ratings written in %s\n",
+		cfg.RebuildGameType, report.Results, report.Contexts, report.Ratings, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// progressPrinter shows a rebuild's progress without flooding a log: on a terminal it
+// redraws one line at most ten times a second; elsewhere it prints each phase once, done.
+type progressPrinter struct {
+	w        io.Writer
+	terminal bool
+	last     time.Time
+	phase    string
+	drawn    bool
+}
+
+func newProgressPrinter(w io.Writer) *progressPrinter {
+	p := &progressPrinter{w: w}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.terminal = true
+		}
+	}
+	return p
+}
+
+func (p *progressPrinter) update(pr ratings.Progress) {
+	finished := pr.Total > 0 && pr.Done >= pr.Total
+	if p.terminal {
+		if !finished && pr.Phase == p.phase && time.Since(p.last) < 100*time.Millisecond {
+			return
+		}
+		p.last, p.phase, p.drawn = time.Now(), pr.Phase, true
+		fmt.Fprintf(p.w, "\r\033[K%s", describe(pr))
+		return
+	}
+	if finished && pr.Phase != p.phase {
+		p.phase = pr.Phase
+		fmt.Fprintln(p.w, describe(pr))
+	}
+}
+
+func (p *progressPrinter) done() {
+	if p.terminal && p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func describe(pr ratings.Progress) string {
+	if pr.Total <= 0 {
+		return fmt.Sprintf("%-9s %d", pr.Phase, pr.Done)
+	}
+	return fmt.Sprintf("%-9s %d/%d (%3.0f%%)", pr.Phase, pr.Done, pr.Total, 100*float64(pr.Done)/float64(pr.Total))
+}
