@@ -74,10 +74,9 @@ type matchTeamJSON struct {
 }
 
 type pairJSON struct {
-	Players    [2]string  `json:"players"`
-	Ratings    [2]float64 `json:"ratings"`
-	Difference float64    `json:"difference"`
-	Interval   float64    `json:"interval"`
+	Players    [2]string `json:"players"`
+	Difference float64   `json:"difference"`
+	Interval   float64   `json:"interval"`
 }
 
 type unmatchedJSON struct {
@@ -321,7 +320,6 @@ func (req *matchmakeRequest) response(ratings []float64, opts matchmaker.Pairing
 		for _, p := range m.Pairs {
 			pairs = append(pairs, pairJSON{
 				Players:    [2]string{req.Players[p.Players[0]].ID, req.Players[p.Players[1]].ID},
-				Ratings:    [2]float64{ratings[p.Players[0]], ratings[p.Players[1]]},
 				Difference: p.Difference,
 				Interval:   p.Interval,
 			})

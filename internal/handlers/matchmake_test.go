@@ -88,8 +88,9 @@ func TestMatchmakeRatesStatsWithTheThesisFormula(t *testing.T) {
 		t.Fatalf("want one match, got %+v", got)
 	}
 	pair := got.Matches[0].Pairs[0]
-	if pair.Players != [2]string{"a", "b"} || pair.Ratings[0] != 1400 || pair.Difference != 10 || pair.Interval != 25 {
-		t.Fatalf("pair = %+v", pair)
+	// With one player a side, a team's total is its player's rating.
+	if pair.Players != [2]string{"a", "b"} || got.Matches[0].Teams[0].RatingTotal != 1400 || pair.Difference != 10 || pair.Interval != 25 {
+		t.Fatalf("match = %+v", got.Matches[0])
 	}
 }
 
@@ -263,9 +264,9 @@ func TestMatchmakeUsesStoredRatingsInTheRequestsContext(t *testing.T) {
 	var got matchmakeResponse
 	decodeJSON(t, postMatchmake(t, h, body), &got)
 	rating := map[string]float64{}
-	for _, m := range got.Matches {
-		for _, p := range m.Pairs {
-			rating[p.Players[0]], rating[p.Players[1]] = p.Ratings[0], p.Ratings[1]
+	for _, m := range got.Matches { // team_size 1: a team's total is its player's rating
+		for _, team := range m.Teams {
+			rating[team.Players[0]] = team.RatingTotal
 		}
 	}
 	if !(rating["alice"] > 1000 && rating["carol"] < 1000 && rating["newcomer"] == 1000) {
