@@ -26,9 +26,9 @@ type matchmakeRequest struct {
 }
 
 type queuedPlayerJSON struct {
-	ID     string     `json:"id"`
+	ID     string         `json:"id"`
 	Rating optionalNumber `json:"rating"`
-	Stats  *statsJSON `json:"stats"`
+	Stats  *statsJSON     `json:"stats"`
 }
 
 type statsJSON struct {
