@@ -24,6 +24,7 @@ type config struct {
 	APIKeys         string
 	Auth            bool
 	LegacyAddr      string
+	DebugAddr       string
 	LogLevel        slog.Level
 	ShutdownTimeout time.Duration
 	ReadTimeout     time.Duration
@@ -45,6 +46,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		APIKeys:         env.str("MATCHMAKER_API_KEYS", ""),
 		Auth:            env.onOff("MATCHMAKER_AUTH", true),
 		LegacyAddr:      env.str("MATCHMAKER_LEGACY_ADDR", ""),
+		DebugAddr:       env.str("MATCHMAKER_DEBUG_ADDR", ""),
 		LogLevel:        env.level("MATCHMAKER_LOG_LEVEL", slog.LevelInfo),
 		ShutdownTimeout: env.duration("MATCHMAKER_SHUTDOWN_TIMEOUT", 15*time.Second),
 		ReadTimeout:     env.duration("MATCHMAKER_READ_TIMEOUT", 30*time.Second),
@@ -113,6 +115,7 @@ func (c config) logValue() slog.Value {
 		slog.Int("api_keys", countKeys(c.APIKeys)),
 		slog.Bool("auth", c.Auth),
 		slog.String("legacy_addr", c.LegacyAddr),
+		slog.String("debug_addr", c.DebugAddr),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.Int64("max_body_bytes", c.Limits.MaxBodyBytes),
 		slog.Int("max_matchmake_players", c.Limits.MaxMatchmakePlayers),

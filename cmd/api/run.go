@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -80,6 +81,17 @@ func migrate(ctx context.Context, cfg config, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "applied %d migration(s); the schema is up to date\n", n)
 	return nil
+}
+
+// debugMux serves the runtime profiles (go tool pprof http://ADDR/debug/pprof/profile).
+func debugMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // healthcheck asks a server on this machine's cfg.Addr port for /healthz: the container's
@@ -156,6 +168,18 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	if cfg.DebugAddr != "" {
+		// pprof on its own listener, never on the public port.
+		debugLn, err := net.Listen("tcp", cfg.DebugAddr)
+		if err != nil {
+			return fmt.Errorf("listen on MATCHMAKER_DEBUG_ADDR %s: %w", cfg.DebugAddr, err)
+		}
+		debugSrv := &http.Server{Handler: debugMux(), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = debugSrv.Serve(debugLn) }()
+		defer debugSrv.Close()
+		logger.Info("pprof listening", "addr", debugLn.Addr().String())
+	}
+
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(listener) }()
 	logger.Info("listening", "addr", listener.Addr().String())

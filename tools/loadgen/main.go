@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -28,14 +29,68 @@ func main() {
 	rate := flag.Float64("rate", 0, "requests per second; 0 = as fast as possible")
 	duration := flag.Duration("duration", 10*time.Second, "how long to measure")
 	warmup := flag.Duration("warmup", 2*time.Second, "load before measuring")
+	resultsPool := flag.Int("results-pool", 0, "instead of -body, send a fresh 5v5 /v1/results body per request, players drawn from a pool of this many")
+	overlap := flag.Bool("overlap", false, "with -results-pool, let concurrent results share players (a lock-contention stress test); by default each connection draws from its own part of the pool, as a player plays one match at a time")
+	auth := flag.String("auth", "", "Authorization header value, e.g. \"Bearer dev-key\"")
 	flag.Parse()
-	if err := run(*target, *bodyFile, *conns, *rate, *duration, *warmup); err != nil {
+	var bodies func(worker int) []byte
+	if *resultsPool > 0 {
+		if *resultsPool < 10 || (!*overlap && *resultsPool < 10**conns) {
+			fmt.Fprintln(os.Stderr, "loadgen: -results-pool must give every connection at least 10 players")
+			os.Exit(2)
+		}
+		bodies = resultBodies(*resultsPool, *conns, *overlap)
+	}
+	if err := run(*target, *bodyFile, bodies, *auth, *conns, *rate, *duration, *warmup); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(target, bodyFile string, conns int, rate float64, duration, warmup time.Duration) error {
+// resultBodies returns a generator of distinct 5v5 results: a unique match id each, ten
+// distinct players, a random winner. Without overlap, connection w draws its players from
+// its own slice of the pool, so no player is in two results at once (as in real play, where
+// a player finishes one match before the next); with overlap, from the whole pool.
+func resultBodies(pool, conns int, overlap bool) func(worker int) []byte {
+	var seq atomic.Int64
+	run := time.Now().UnixNano()
+	part := pool / conns
+	return func(worker int) []byte {
+		n := seq.Add(1)
+		rng := rand.New(rand.NewPCG(uint64(run), uint64(n)))
+		base, size := worker*part, part
+		if overlap {
+			base, size = 0, pool
+		}
+		var picked [10]int // distinct, by rejection: the pool is far larger than ten
+		for i := 0; i < len(picked); {
+			c := base + rng.IntN(size)
+			if !slices.Contains(picked[:i], c) {
+				picked[i] = c
+				i++
+			}
+		}
+		var b bytes.Buffer
+		fmt.Fprintf(&b, `{"match_id":"load-%d-%d","context":{"game_type":"ctf"},"map":"face","duration_s":600,"teams":[`, run, n)
+		for t := range 2 {
+			if t > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"side":%q,"players":[`, []string{"red", "blue"}[t])
+			for k := range 5 {
+				if k > 0 {
+					b.WriteString(",")
+				}
+				fmt.Fprintf(&b, `{"id":"player-%d"}`, picked[t*5+k])
+			}
+			b.WriteString("]}")
+		}
+		fmt.Fprintf(&b, `],"winner":%d}`, rng.IntN(2))
+		return b.Bytes()
+	}
+}
+
+func run(target, bodyFile string, bodies func(worker int) []byte, auth string, conns int, rate float64, duration, warmup time.Duration) error {
 	u, err := url.Parse(target)
 	if err != nil {
 		return err
@@ -43,9 +98,12 @@ func run(target, bodyFile string, conns int, rate float64, duration, warmup time
 	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return fmt.Errorf("%s is not a loopback address: loadgen only loads this machine", u.Hostname())
 	}
-	body, err := os.ReadFile(bodyFile)
-	if err != nil {
-		return err
+	if bodies == nil {
+		body, err := os.ReadFile(bodyFile)
+		if err != nil {
+			return err
+		}
+		bodies = func(int) []byte { return body }
 	}
 	client := &http.Client{Transport: &http.Transport{
 		MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns,
@@ -58,9 +116,12 @@ func run(target, bodyFile string, conns int, rate float64, duration, warmup time
 		errs      atomic.Int64
 		measuring atomic.Bool
 	)
-	send := func(due time.Time) {
-		req, _ := http.NewRequest(http.MethodPost, target, bytes.NewReader(body))
+	send := func(worker int, due time.Time) {
+		req, _ := http.NewRequest(http.MethodPost, target, bytes.NewReader(bodies(worker)))
 		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
 		resp, err := client.Do(req)
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
@@ -69,7 +130,7 @@ func run(target, bodyFile string, conns int, rate float64, duration, warmup time
 		if !measuring.Load() {
 			return
 		}
-		if err != nil || resp.StatusCode != http.StatusOK {
+		if err != nil || resp.StatusCode >= 300 {
 			errs.Add(1)
 			return
 		}
@@ -87,19 +148,19 @@ func run(target, bodyFile string, conns int, rate float64, duration, warmup time
 	}()
 	var wg sync.WaitGroup
 	if rate <= 0 {
-		for range conns {
+		for w := range conns {
 			wg.Go(func() {
 				for ctx.Err() == nil {
-					send(time.Now())
+					send(w, time.Now())
 				}
 			})
 		}
 	} else {
 		due := make(chan time.Time, conns*64)
-		for range conns {
+		for w := range conns {
 			wg.Go(func() {
 				for t := range due {
-					send(t)
+					send(w, t)
 				}
 			})
 		}
