@@ -124,6 +124,10 @@ func (s *Store) rebuild(ctx context.Context, gameType string, replay ratings.Rep
 		for _, e := range cs.State.Bias.Entries() {
 			biasRows = append(biasRows, []any{key, e.Key.SideA, e.Key.SideB, e.Key.Map, int32(e.Key.Size), int16(0), gameType, e.Wins, e.Games})
 		}
+		for _, pair := range cs.State.Bias.Pairs() { // each pair's total: map '', size 0
+			t := cs.State.Bias.Total(pair)
+			biasRows = append(biasRows, []any{key, pair.SideA, pair.SideB, "", int32(0), int16(0), gameType, t.Wins, t.Games})
+		}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ratings"},
 		[]string{"context_key", "is_bot", "participant_id", "game_type", "skill", "side_offset", "commander", "skill_g", "commander_g", "games"},

@@ -56,23 +56,23 @@ CROSS JOIN LATERAL (
     FOR UPDATE
 ) AS r`
 
-	// The side pair's cells, each the sum of its shards.
+	// The result's cell and its side pair's total (the row with map '' and size 0), each the
+	// sum of its shards: two short index ranges however many maps and sizes the pair has.
 	sqlBiasCells = `
 SELECT map, size, sum(wins), sum(games)
 FROM bias_cells
 WHERE context_key = $1 AND side_a = $2 AND side_b = $3
+  AND ((map = $4 AND size = $5) OR (map = '' AND size = 0))
 GROUP BY map, size`
 
-	// The rows exist and are locked: every one takes the DO UPDATE path, found through the
-	// primary key one by one.
+	// The rows exist and are locked: a plain UPDATE, each row found through the primary key.
 	sqlUpdateRatings = `
-INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
-SELECT $1, $2, u.*
+UPDATE ratings AS r
+SET skill = u.skill, side_offset = u.side_offset, commander = u.commander,
+    skill_g = u.skill_g, commander_g = u.commander_g, games = u.games, updated_at = now()
 FROM unnest($3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[])
   AS u(is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
-ON CONFLICT (context_key, is_bot, participant_id) DO UPDATE
-SET skill = excluded.skill, side_offset = excluded.side_offset, commander = excluded.commander,
-    skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games, updated_at = now()`
+WHERE r.context_key = $1 AND r.game_type = $2 AND r.is_bot = u.is_bot AND r.participant_id = u.participant_id`
 
 	// Rows inserted for participants the outcome did not update (an ApplyFunc may skip some).
 	sqlDropRatings = `
@@ -89,10 +89,12 @@ ON CONFLICT (name) DO NOTHING`
 INSERT INTO matches (match_id, game_type, context_key, body_hash, result, response)
 VALUES ($1, $2, $3, $4, $5, $6)`
 
-	// Last before COMMIT: the shard row is the only one another result may be waiting for.
+	// Last before COMMIT: the shard rows are the only ones another result may be waiting for.
+	// The result's cell and its pair's total (map '', size 0) both take the increment.
 	sqlBumpBias = `
 INSERT INTO bias_cells AS b (context_key, side_a, side_b, map, size, shard, game_type, wins, games)
-VALUES ($1, $2, $3, $4, $5, pg_backend_pid() % $6, $7, $8, $9)
+VALUES ($1, $2, $3, $4, $5, pg_backend_pid() % $6, $7, $8, $9),
+       ($1, $2, $3, '', 0, pg_backend_pid() % $6, $7, $8, $9)
 ON CONFLICT (context_key, side_a, side_b, map, size, shard)
 DO UPDATE SET wins = b.wins + excluded.wins, games = b.games + excluded.games`
 )
@@ -273,13 +275,22 @@ func (s *Store) record(ctx context.Context, p *prepared, apply ratings.ApplyFunc
 	b.Queue(sqlLockRatings, key, p.bots, p.ids).Query(func(rows pgx.Rows) error {
 		return scanRatings(rows, prior)
 	})
-	b.Queue(sqlBiasCells, key, p.bias.SideA, p.bias.SideB).Query(func(rows pgx.Rows) error {
+	b.Queue(sqlBiasCells, key, p.bias.SideA, p.bias.SideB, p.bias.Map, p.bias.Size).Query(func(rows pgx.Rows) error {
 		e := ratings.BiasEntry{Key: ratings.BiasKey{SideA: p.bias.SideA, SideB: p.bias.SideB}}
+		var total *ratings.BiasCell
 		var size int32
 		_, err := pgx.ForEachRow(rows, []any{&e.Key.Map, &size, &e.Wins, &e.Games}, func() error {
+			if e.Key.Map == "" {
+				c := e.BiasCell
+				total = &c
+				return nil
+			}
 			e.Key.Size = int(size)
 			return bias.Set(e)
 		})
+		if err == nil && total != nil {
+			err = bias.SetTotal(e.Key, *total) // after Set, which adds the cell to the total
+		}
 		return err
 	})
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {

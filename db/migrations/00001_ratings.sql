@@ -20,7 +20,7 @@ CREATE TABLE matches (
     context_key text COLLATE "C" NOT NULL,
     body_hash   bytea NOT NULL CHECK (octet_length(body_hash) = 32),
     -- The whole ratings.Result, enough to rebuild every rating from scratch.
-    result      jsonb NOT NULL,
+    result      json NOT NULL,
     -- The exact bytes of the first response, returned again on a replay.
     response    bytea NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now()
@@ -62,20 +62,24 @@ CREATE INDEX ratings_player ON ratings (participant_id) WHERE NOT is_bot;
 -- One cell of a context's side-bias table (ratings.BiasKey) is the sum of its shards. Every
 -- result of a context, side pair, map and size adds to the same cell, so one row per cell would
 -- make concurrent results wait for each other's commit: each transaction adds to the shard of
--- its connection instead, and readers sum the shards (db.defaultBiasShards says how many). (With every result on one map, 8 shards
+-- its connection instead, and readers sum the shards (db.defaultBiasShards says how many).
+-- (With every result on one map, 8 shards
 -- against 1 gave 15 to 30 % less database CPU per result in BenchmarkRecordResultPostgres.)
 CREATE TABLE bias_cells (
     context_key text COLLATE "C" NOT NULL,
     side_a      text COLLATE "C" NOT NULL,
     side_b      text COLLATE "C" NOT NULL,
-    map         text COLLATE "C" NOT NULL CHECK (octet_length(map) BETWEEN 1 AND 128),
-    size        integer NOT NULL CHECK (size >= 1),
+    -- map '' with size 0 is the side pair's total over every map and size, kept beside the
+    -- cells so that a result reads two short ranges, not the whole pair.
+    map         text COLLATE "C" NOT NULL CHECK (octet_length(map) <= 128),
+    size        integer NOT NULL CHECK (size >= 0),
     shard       smallint NOT NULL CHECK (shard >= 0),
     game_type   text COLLATE "C" NOT NULL,
     wins        double precision NOT NULL CHECK (wins >= 0),
     games       double precision NOT NULL CHECK (games >= wins AND games < 'Infinity'),
     PRIMARY KEY (context_key, side_a, side_b, map, size, shard),
     CHECK (side_a <= side_b),
+    CHECK ((map = '') = (size = 0)),
     CHECK (context_key = game_type OR starts_with(context_key, game_type || '+'))
 );
 

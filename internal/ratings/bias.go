@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 
 	"matchmaker/internal/apperr"
 )
@@ -134,6 +135,35 @@ func (b *BiasTable) Set(e BiasEntry) error {
 	old := b.cells[e.Key]
 	b.Record(BiasEntry{Key: e.Key, BiasCell: BiasCell{Wins: c.Wins - old.Wins, Games: c.Games - old.Games}})
 	return nil
+}
+
+// SetTotal replaces the side pair's total (k's map and size are ignored), for a store that
+// loads only the cells a result needs and keeps each pair's total beside them. Call it after
+// Set: Set adds every cell it loads to the total.
+func (b *BiasTable) SetTotal(k BiasKey, c BiasCell) error {
+	if !finite(c.Wins) || !finite(c.Games) || c.Wins < 0 || c.Games < c.Wins {
+		return apperr.New(apperr.Invalid, "bias total %+v: want 0 <= wins <= games, finite", c)
+	}
+	if b.totals == nil {
+		b.totals = make(map[BiasKey]BiasCell)
+	}
+	b.totals[k.total()] = c
+	return nil
+}
+
+// Pairs lists the side pairs that have a total, in order.
+func (b BiasTable) Pairs() []BiasKey {
+	out := make([]BiasKey, 0, len(b.totals))
+	for k := range b.totals {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(x, y BiasKey) int {
+		if c := strings.Compare(x.SideA, y.SideA); c != 0 {
+			return c
+		}
+		return strings.Compare(x.SideB, y.SideB)
+	})
+	return out
 }
 
 // Entries lists every cell in a fixed order (sides, map, size).

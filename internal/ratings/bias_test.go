@@ -65,3 +65,27 @@ func TestSizeBucket(t *testing.T) {
 		}
 	}
 }
+
+func TestSetTotalOverridesTheSumOfLoadedCells(t *testing.T) {
+	k, _ := NewBiasKey("red", "blue", "face", 5)
+	var b BiasTable
+	if err := b.Set(BiasEntry{Key: k, BiasCell: BiasCell{Wins: 3, Games: 10}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Total(k); got != (BiasCell{Wins: 3, Games: 10}) {
+		t.Fatalf("after Set alone the total is the cell: %+v", got)
+	}
+	// A store that loaded this cell and, beside it, the pair's total over 100 games elsewhere.
+	if err := b.SetTotal(k, BiasCell{Wins: 60, Games: 110}); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Total(k); got != (BiasCell{Wins: 60, Games: 110}) {
+		t.Fatalf("total = %+v", got)
+	}
+	if pairs := b.Pairs(); len(pairs) != 1 || pairs[0].SideA != "blue" || pairs[0].SideB != "red" {
+		t.Fatalf("pairs = %+v", pairs)
+	}
+	if err := b.SetTotal(k, BiasCell{Wins: 5, Games: 4}); err == nil {
+		t.Fatal("a total with more wins than games must be refused")
+	}
+}
