@@ -65,14 +65,45 @@ WHERE context_key = $1 AND side_a = $2 AND side_b = $3
   AND ((map = $4 AND size = $5) OR (map = '' AND size = 0))
 GROUP BY map, size`
 
-	// The rows exist and are locked: a plain UPDATE, each row found through the primary key.
+	// The rows exist and are locked: every one takes the DO UPDATE path, found through the
+	// primary key one by one. (A plain UPDATE ... FROM unnest is planned as a scan of the
+	// whole context once the table is large: 75 results/s against 10,000 rated players.)
 	sqlUpdateRatings = `
-UPDATE ratings AS r
-SET skill = u.skill, side_offset = u.side_offset, commander = u.commander,
-    skill_g = u.skill_g, commander_g = u.commander_g, games = u.games, updated_at = now()
+INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
+SELECT $1, $2, u.*
 FROM unnest($3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[])
   AS u(is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
-WHERE r.context_key = $1 AND r.game_type = $2 AND r.is_bot = u.is_bot AND r.participant_id = u.participant_id`
+ON CONFLICT (context_key, is_bot, participant_id) DO UPDATE
+SET skill = excluded.skill, side_offset = excluded.side_offset, commander = excluded.commander,
+    skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games, updated_at = now()`
+
+	// The common case of the second round trip in one statement: the ratings, the match and
+	// the bias increments (cell and pair total) as data-modifying CTEs, each run once and to
+	// completion. One statement instead of three saves Postgres two statements' overhead per
+	// result.
+	sqlWriteResult = `
+WITH updated AS (
+    INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
+    SELECT $1, $2, u.*
+    FROM unnest($3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[])
+      AS u(is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
+    ON CONFLICT (context_key, is_bot, participant_id) DO UPDATE
+    SET skill = excluded.skill, side_offset = excluded.side_offset, commander = excluded.commander,
+        skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games, updated_at = now()
+    RETURNING 1
+), stored AS (
+    INSERT INTO matches (match_id, game_type, context_key, body_hash, result, response)
+    VALUES ($11, $2, $1, $12, $13, $14)
+    RETURNING 1
+), bumped AS (
+    INSERT INTO bias_cells AS b (context_key, side_a, side_b, map, size, shard, game_type, wins, games)
+    VALUES ($1, $15, $16, $17, $18, pg_backend_pid() % $19, $2, $20, $21),
+           ($1, $15, $16, '', 0, pg_backend_pid() % $19, $2, $20, $21)
+    ON CONFLICT (context_key, side_a, side_b, map, size, shard)
+    DO UPDATE SET wins = b.wins + excluded.wins, games = b.games + excluded.games
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM updated), (SELECT count(*) FROM stored), (SELECT count(*) FROM bumped)`
 
 	// Rows inserted for participants the outcome did not update (an ApplyFunc may skip some).
 	sqlDropRatings = `
@@ -352,19 +383,26 @@ func (s *Store) record(ctx context.Context, p *prepared, apply ratings.ApplyFunc
 		ubots[i], uids[i] = u.Participant.Bot, u.Participant.ID
 		skill[i], off[i], cmdr[i], skillG[i], cmdrG[i], games[i] = a.Skill, a.Offset, a.Commander, a.SkillG, a.CommanderG, int64(a.Games)
 	}
-	if n > 0 {
-		b.Queue(sqlUpdateRatings, key, p.gameType, ubots, uids, skill, off, cmdr, skillG, cmdrG, games)
-	}
-	if unused := notUpdated(inserted, o.Updates); len(unused) > 0 {
-		dbots, dids := participantArrays(unused)
-		b.Queue(sqlDropRatings, key, dbots, dids)
-	}
+	unused := notUpdated(inserted, o.Updates)
 	if len(fresh) > 0 {
 		b.Queue(sqlObserveMutators, fresh)
 	}
-	b.Queue(sqlInsertMatch, r.MatchID, p.gameType, key, p.req.BodyHash[:], string(p.doc), body)
-	if bu := o.BiasUpdate; bu.Games != 0 || bu.Wins != 0 {
-		b.Queue(sqlBumpBias, key, bu.Key.SideA, bu.Key.SideB, bu.Key.Map, bu.Key.Size, s.shards, p.gameType, bu.Wins, bu.Games)
+	if bu := o.BiasUpdate; n > 0 && len(unused) == 0 && bu.Games != 0 {
+		b.Queue(sqlWriteResult, key, p.gameType, ubots, uids, skill, off, cmdr, skillG, cmdrG, games,
+			r.MatchID, p.req.BodyHash[:], string(p.doc), body,
+			bu.Key.SideA, bu.Key.SideB, bu.Key.Map, bu.Key.Size, s.shards, bu.Wins, bu.Games)
+	} else {
+		if n > 0 {
+			b.Queue(sqlUpdateRatings, key, p.gameType, ubots, uids, skill, off, cmdr, skillG, cmdrG, games)
+		}
+		if len(unused) > 0 {
+			dbots, dids := participantArrays(unused)
+			b.Queue(sqlDropRatings, key, dbots, dids)
+		}
+		b.Queue(sqlInsertMatch, r.MatchID, p.gameType, key, p.req.BodyHash[:], string(p.doc), body)
+		if bu := o.BiasUpdate; bu.Games != 0 || bu.Wins != 0 {
+			b.Queue(sqlBumpBias, key, bu.Key.SideA, bu.Key.SideB, bu.Key.Map, bu.Key.Size, s.shards, p.gameType, bu.Wins, bu.Games)
+		}
 	}
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
