@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -85,4 +86,30 @@ func TestOperationsEndpointsNeedNoKey(t *testing.T) {
 			t.Errorf("%s = %d without a key", path, resp.StatusCode)
 		}
 	}
+}
+
+// FuzzParseAPIKeys feeds the MATCHMAKER_API_KEYS parser arbitrary text: it never panics, and
+// whatever it accepts has names, known scopes and full hashes.
+func FuzzParseAPIKeys(f *testing.F) {
+	f.Add("ci:read+match+results+admin:" + HashKey("k"))
+	f.Add("a:read:" + HashKey("x") + ",b:admin:" + HashKey("y"))
+	f.Add(" , ,")
+	f.Add("x:read+:" + HashKey("z"))
+	f.Add("::")
+	f.Fuzz(func(t *testing.T, s string) {
+		keys, err := ParseAPIKeys(s)
+		if err != nil {
+			return
+		}
+		for _, k := range keys {
+			if k.Name == "" || len(k.Scopes) == 0 {
+				t.Fatalf("accepted a key without a name or scopes from %q: %+v", s, k)
+			}
+			for _, sc := range k.Scopes {
+				if !slices.Contains(allScopes, sc) {
+					t.Fatalf("accepted scope %q from %q", sc, s)
+				}
+			}
+		}
+	})
 }

@@ -131,3 +131,22 @@ func TestMutatorRegistry(t *testing.T) {
 		t.Error("a mutator both gameplay and neutral must be an error")
 	}
 }
+
+// FuzzParseContextKey: a stored context key is parsed back without panicking, and whatever
+// parses is canonical: its Key is the input.
+func FuzzParseContextKey(f *testing.F) {
+	f.Add("tdm")
+	f.Add("ctf+instagib,lowgrav")
+	f.Add("ctf+")
+	f.Add("+a")
+	f.Add("CTF+b,a")
+	f.Fuzz(func(t *testing.T, key string) {
+		c, err := ParseContextKey(key)
+		if err != nil {
+			return
+		}
+		if c.Key() != key {
+			t.Fatalf("ParseContextKey(%q).Key() = %q", key, c.Key())
+		}
+	})
+}
