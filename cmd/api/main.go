@@ -13,7 +13,7 @@ import (
 // defaultGCPercent is the garbage collector's target when GOGC is not set. The service's live
 // heap is small (a few MB) and nearly all its garbage is per request, so at Go's default of
 // 100 it collects dozens of times a second under load; at 200, POST /v1/matchmake served
-// about a third more requests per second on the same CPU (scripts/load.sh, README). Set
+// about a fifth more requests per second on the same CPU (wrk, 100-player queue). Set
 // GOMEMLIMIT with a container memory limit so that large requests still collect in time.
 const defaultGCPercent = 200
 
