@@ -24,6 +24,7 @@ import (
 
 	"matchmaker/internal/apperr"
 	"matchmaker/internal/ratings"
+	"matchmaker/internal/ratings/storetest"
 )
 
 // --- fixtures ------------------------------------------------------------------------------
@@ -49,22 +50,9 @@ func newStore(t testing.TB) *ratings.MemoryStore {
 // the service does; see ratings/storetest).
 func record(t testing.TB, st ratings.Store, id string, mutators []string, winners, losers []string) {
 	t.Helper()
-	team := func(side string, names []string) ratings.Team {
-		tm := ratings.Team{Side: side}
-		for _, n := range names {
-			p := ratings.Player{JoinedS: 0, LeftS: 1200}
-			if b, ok := strings.CutPrefix(n, "bot:"); ok {
-				p.Bot = b
-			} else {
-				p.ID = n
-			}
-			tm.Players = append(tm.Players, p)
-		}
-		return tm
-	}
 	win := 0
 	r := ratings.Result{MatchID: id, GameType: "ctf", Mutators: mutators, Map: "Face", DurationS: 1200,
-		Teams: []ratings.Team{team("red", winners), team("blue", losers)}, Winner: &win}
+		Teams: []ratings.Team{storetest.Team("red", winners...), storetest.Team("blue", losers...)}, Winner: &win}
 	apply := func(c ratings.Context, prior map[ratings.Participant]ratings.Rating, bias ratings.BiasTable) (ratings.Outcome, []byte, error) {
 		o, err := ratings.DefaultModel().Apply(prior, bias, r)
 		return o, []byte(id), err

@@ -5,6 +5,7 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -81,27 +82,13 @@ type match struct {
 func (m match) result() ratings.Result {
 	r := ratings.Result{
 		MatchID:   m.id,
-		GameType:  cmpOr(m.gameType, "tdm"),
+		GameType:  cmp.Or(m.gameType, "tdm"),
 		Mutators:  slices.Clone(m.mutators),
-		Map:       cmpOr(m.mapName, "Deck17"),
+		Map:       cmp.Or(m.mapName, "Deck17"),
 		DurationS: 1200,
 	}
 	for ti, names := range m.teams {
-		side := m.sides[ti]
-		if side == "" {
-			side = [2]string{"red", "blue"}[ti]
-		}
-		team := ratings.Team{Side: side}
-		for _, n := range names {
-			p := ratings.Player{JoinedS: 0, LeftS: 1200}
-			if b, ok := strings.CutPrefix(n, "bot:"); ok {
-				p.Bot = b
-			} else {
-				p.ID = n
-			}
-			team.Players = append(team.Players, p)
-		}
-		r.Teams = append(r.Teams, team)
+		r.Teams = append(r.Teams, Team(cmp.Or(m.sides[ti], [2]string{"red", "blue"}[ti]), names...))
 	}
 	if m.winner >= 0 {
 		w := m.winner
@@ -110,18 +97,20 @@ func (m match) result() ratings.Result {
 	return r
 }
 
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
+// Team is a side of a 1200-second match in which everyone played throughout. A name is a
+// player id, or "bot:Name" for a bot. Other packages' tests build results with it too.
+func Team(side string, names ...string) ratings.Team {
+	team := ratings.Team{Side: side}
+	for _, n := range names {
+		p := ratings.Player{JoinedS: 0, LeftS: 1200}
+		if b, ok := strings.CutPrefix(n, "bot:"); ok {
+			p.Bot = b
+		} else {
+			p.ID = n
+		}
+		team.Players = append(team.Players, p)
 	}
-	return s
-}
-
-func participant(name string) ratings.Participant {
-	if b, ok := strings.CutPrefix(name, "bot:"); ok {
-		return ratings.Participant{ID: b, Bot: true}
-	}
-	return ratings.Participant{ID: name}
+	return team
 }
 
 // hashOf is the request's body hash: any function of the content will do.
