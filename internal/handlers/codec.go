@@ -38,20 +38,6 @@ func putBuffer(b *bytes.Buffer) {
 	}
 }
 
-// bytesPool recycles the byte slices responses are appended into by hand.
-var bytesPool = sync.Pool{New: func() any {
-	b := make([]byte, 0, 16<<10)
-	return &b
-}}
-
-func getBytes() *[]byte { return bytesPool.Get().(*[]byte) }
-
-func putBytes(b *[]byte) {
-	if cap(*b) <= maxPooledBuffer {
-		bytesPool.Put(b)
-	}
-}
-
 // writeJSON writes an already encoded JSON body with the given status.
 func writeJSON(w http.ResponseWriter, status int, body []byte) error {
 	w.Header().Set("Content-Type", "application/json")

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
@@ -20,7 +19,7 @@ type matchmakeRequest struct {
 	TeamSize      *int               `json:"team_size"`
 	Strategy      *string            `json:"strategy"`
 	Interval      *intervalJSON      `json:"interval"`
-	Coefficients  *coefficientsJSON  `json:"coefficients"`
+	Coefficients  *statsJSON         `json:"coefficients"`
 	DefaultRating *float64           `json:"default_rating"`
 	Context       *contextJSON       `json:"context"`
 }
@@ -31,6 +30,8 @@ type queuedPlayerJSON struct {
 	Stats  *statsJSON     `json:"stats"`
 }
 
+// statsJSON holds the thesis's four skills, each optional: a player's stats, or the
+// importance coefficients that weigh them.
 type statsJSON struct {
 	Accuracy     *float64 `json:"accuracy"`
 	ReactionTime *float64 `json:"reaction_time"`
@@ -42,13 +43,6 @@ type intervalJSON struct {
 	Initial *float64 `json:"initial"`
 	Step    *float64 `json:"step"`
 	Max     *float64 `json:"max"`
-}
-
-type coefficientsJSON struct {
-	Accuracy     *float64 `json:"accuracy"`
-	ReactionTime *float64 `json:"reaction_time"`
-	Awareness    *float64 `json:"awareness"`
-	Movement     *float64 `json:"movement"`
 }
 
 type matchmakeResponse struct {
@@ -116,9 +110,9 @@ func handleMatchmake(logger *slog.Logger, limits Limits, store ratings.Store, me
 			writeError(w, r, logger, err)
 			return
 		}
-		queue, opts, err := req.resolve(limits)
-		if err == nil && req.Context != nil {
-			err = req.useStoredRatings(r.Context(), store, queue)
+		queue, opts, stored, err := req.resolve(limits)
+		if err == nil {
+			err = stored.load(r.Context(), store)
 		}
 		if err != nil {
 			writeError(w, r, logger, err)
@@ -135,10 +129,10 @@ func handleMatchmake(logger *slog.Logger, limits Limits, store ratings.Store, me
 		metrics.observeMatchmaking(opts.Strategy, len(queue), result, elapsed)
 
 		resp := req.response(queue, opts, result, summary, elapsed)
-		body := getBytes()
-		*body = resp.appendJSON((*body)[:0])
-		err = writeJSON(w, http.StatusOK, *body)
-		putBytes(body)
+		buf := getBuffer()
+		buf.Write(resp.appendJSON(buf.AvailableBuffer()))
+		err = writeJSON(w, http.StatusOK, buf.Bytes())
+		putBuffer(buf)
 		if err != nil {
 			// Almost always a client that hung up: theirs to see, not ours to page on.
 			logger.DebugContext(r.Context(), "write matchmake response", "err", err)
@@ -147,8 +141,9 @@ func handleMatchmake(logger *slog.Logger, limits Limits, store ratings.Store, me
 }
 
 // resolve validates the request and turns it into the matchmaker's inputs: one rating per
-// queue position and the options. Every fault is reported at once.
-func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.PairingOptions, error) {
+// queue position and the options, and the stored ratings still to be read for players who
+// gave neither a rating nor stats. Every fault is reported at once.
+func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.PairingOptions, *storedWeights, error) {
 	var fields apperr.Fields
 	opts := matchmaker.DefaultPairingOptions()
 	setIf(&opts.TeamSize, req.TeamSize)
@@ -185,11 +180,12 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.Pairi
 	case len(req.Players) > limits.MaxMatchmakePlayers:
 		fields.Add("players", "must hold at most %d players", limits.MaxMatchmakePlayers)
 	}
+	stored := newStoredWeights(req.Context, storedRatingScale, &fields)
 	if fields.Len() > 0 {
-		return nil, opts, fields.Err()
+		return nil, opts, nil, fields.Err()
 	}
 
-	ratings := make([]float64, len(req.Players))
+	queue := make([]float64, len(req.Players))
 	seen := make(map[string]int, len(req.Players))
 	for i := range req.Players {
 		p := &req.Players[i]
@@ -203,59 +199,18 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.Pairi
 		case p.Rating.Set && p.Stats != nil:
 			fields.Add(playerField(i, ""), "must give rating or stats, not both")
 		case p.Rating.Set:
-			ratings[i] = p.Rating.Value
+			queue[i] = p.Rating.Value
 		case p.Stats != nil:
 			s, ok := p.Stats.resolve(&fields, playerField(i, "stats"))
 			if ok {
-				ratings[i] = matchmaker.SkillRating(s, coef)
+				queue[i] = matchmaker.SkillRating(s, coef)
 			}
 		default:
-			ratings[i] = fallback
+			queue[i] = fallback
+			stored.note(ratings.Participant{ID: p.ID}, &queue[i])
 		}
 	}
-	return ratings, opts, fields.Err()
-}
-
-// useStoredRatings replaces the default rating of every player who gave neither a rating nor
-// stats with the player's stored rating in the request's context, in one batched read.
-func (req *matchmakeRequest) useStoredRatings(ctx context.Context, store ratings.Store, queue []float64) error {
-	var asked []int
-	for i, p := range req.Players {
-		if !p.Rating.Set && p.Stats == nil {
-			asked = append(asked, i)
-		}
-	}
-	if len(asked) == 0 {
-		return nil
-	}
-	c, err := storedContext(ctx, store, req.Context)
-	if err != nil {
-		return err
-	}
-	ps := make([]ratings.Participant, len(asked))
-	for k, i := range asked {
-		ps[k] = ratings.Participant{ID: req.Players[i].ID}
-	}
-	stored, err := store.Ratings(ctx, c, ps)
-	if err != nil {
-		return err
-	}
-	for k, i := range asked {
-		if rating, ok := stored[ps[k]]; ok {
-			queue[i] = rating.Weight() * storedRatingScale
-		}
-	}
-	return nil
-}
-
-// storedContext resolves a request's context through the stored mutator policy.
-func storedContext(ctx context.Context, store ratings.Store, cj *contextJSON) (ratings.Context, error) {
-	policy, err := store.Policy(ctx)
-	if err != nil {
-		return ratings.Context{}, err
-	}
-	c, _, err := policy.Context(cj.GameType, cj.Mutators)
-	return c, err
+	return queue, opts, stored, fields.Err()
 }
 
 // resolve checks that all four stats are present and in range.

@@ -102,7 +102,7 @@ func renameFields(err error, from, to string) error {
 	out.Fields = make([]apperr.FieldError, len(e.Fields))
 	for i, f := range e.Fields {
 		f.Field = to + strings.TrimPrefix(f.Field, from)
-		if i := strings.Index(f.Field, "["); i >= 0 && strings.HasPrefix(f.Field, "mutators") {
+		if strings.HasPrefix(f.Field, "mutators[") { // one query parameter holds them all
 			f.Field = "mutators"
 		}
 		out.Fields[i] = f

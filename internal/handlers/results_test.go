@@ -192,6 +192,7 @@ func TestReadsRejectBadQueries(t *testing.T) {
 		{"/v1/ratings?game_type=ctf", "ids"},
 		{"/v1/ratings?game_type=ctf&ids=a,,b", "ids"},
 		{"/v1/ratings?game_type=bad%20name&ids=a", "game_type"},
+		{"/v1/ratings?game_type=ctf&mutators=instagib,bad%20one&ids=a", "mutators"},
 		{"/v1/leaderboard?game_type=ctf&limit=0", "limit"},
 		{"/v1/leaderboard?game_type=ctf&limit=x", "limit"},
 		{"/v1/bots/mean", "game_type"},

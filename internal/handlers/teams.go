@@ -143,7 +143,7 @@ func handleTeams(logger *slog.Logger, limits Limits, store ratings.Store, metric
 // resolve checks what the matchmaker cannot (ids, limits, fields given explicitly as 0 that
 // the matchmaker would read as "the default") and builds its inputs. Weights left out are 50
 // until tw.load reads the stored ones; Split validates the rest.
-func (req *teamsRequest) resolve(maxPlayers int) ([]float64, matchmaker.SplitOptions, *teamWeights, error) {
+func (req *teamsRequest) resolve(maxPlayers int) ([]float64, matchmaker.SplitOptions, *storedWeights, error) {
 	var fields apperr.Fields
 	opts := matchmaker.SplitOptions{Teams: 2}
 	switch {
@@ -153,7 +153,7 @@ func (req *teamsRequest) resolve(maxPlayers int) ([]float64, matchmaker.SplitOpt
 		fields.Add("players", "must hold at most %d players", maxPlayers)
 		return nil, opts, nil, fields.Err()
 	}
-	tw := newTeamWeights(req.Context, &fields)
+	tw := newStoredWeights(req.Context, 1, &fields)
 	weights := make([]float64, len(req.Players))
 	ids := make([]string, len(req.Players))
 	for i, p := range req.Players {
@@ -226,7 +226,7 @@ func (req *teamsRequest) response(weights []float64, r matchmaker.SplitResult) t
 // resolve turns the bot rule into the matchmaker's (nil without one). target_players is
 // required; recommended defaults to no clamp; a missing mean_weight is the stored mean bot
 // weight in the request's context (MEANBOT), else 50.
-func (b *botRuleJSON) resolve(fields *apperr.Fields, tw *teamWeights) *matchmaker.BotRule {
+func (b *botRuleJSON) resolve(fields *apperr.Fields, tw *storedWeights) *matchmaker.BotRule {
 	if b == nil {
 		return nil
 	}
@@ -265,110 +265,12 @@ func teamPlayerLimit(limits Limits) int {
 	return min(n, matchmaker.TeamMaxHumans)
 }
 
-// teamWeights fills in the weights a request leaves out. Each human or bot without a weight
-// gets 50 at once and is noted; load then reads the noted ones' stored weights (Rating.Weight,
-// 0..100) in the request's context in one batched Ratings call, and the mean bot weight with
-// BotMean if the bot rule left it out. Without a context nothing is read and 50 stays.
-type teamWeights struct {
-	ctx     *contextJSON
-	asked   []ratings.Participant
-	dst     []*float64 // where each asked participant's weight goes
-	meanDst *float64   // where the mean bot weight goes, when it is to be read
-}
-
-func newTeamWeights(c *contextJSON, fields *apperr.Fields) *teamWeights {
-	if c != nil {
-		// Checked here, before any store call, even when no weight is missing.
-		if _, err := ratings.NewContext(c.GameType, c.Mutators); err != nil {
-			fields.Include(err)
-		}
-	}
-	return &teamWeights{ctx: c}
-}
-
-// human sets *dst to w, or to 50 with id noted for load.
-func (tw *teamWeights) human(id string, w *float64, dst *float64) {
-	if w != nil {
-		*dst = *w
-		return
-	}
-	*dst = unknownWeight
-	tw.note(ratings.Participant{ID: id}, dst)
-}
-
-// bot checks the name of teams[i].bots[j] and sets *dst to w, or to 50 with the bot noted
-// for load.
-func (tw *teamWeights) bot(fields *apperr.Fields, i, j int, name string, w *float64, dst *float64) {
-	switch {
-	case name == "":
-		fields.Add(fmt.Sprintf("teams[%d].bots[%d].name", i, j), "is required")
-	case len(name) > matchmaker.TeamMaxIDLen:
-		fields.Add(fmt.Sprintf("teams[%d].bots[%d].name", i, j), "must be at most %d bytes", matchmaker.TeamMaxIDLen)
-	}
-	if w != nil {
-		*dst = *w
-		return
-	}
-	*dst = unknownWeight
-	tw.note(ratings.Participant{ID: name, Bot: true}, dst)
-}
-
-// meanBot sets *dst to w, or to 50 with the context's mean bot weight to be read.
-func (tw *teamWeights) meanBot(w *float64, dst *float64) {
-	if w != nil {
-		*dst = *w
-		return
-	}
-	*dst = unknownWeight
-	if tw.ctx != nil {
-		tw.meanDst = dst
-	}
-}
-
-func (tw *teamWeights) note(p ratings.Participant, dst *float64) {
-	if tw.ctx == nil {
-		return
-	}
-	tw.asked = append(tw.asked, p)
-	tw.dst = append(tw.dst, dst)
-}
-
-// load reads the noted weights from the store. Bots with the same name share one rating.
-func (tw *teamWeights) load(ctx context.Context, store ratings.Store) error {
-	if tw.ctx == nil || len(tw.asked) == 0 && tw.meanDst == nil {
-		return nil
-	}
-	c, err := storedContext(ctx, store, tw.ctx)
-	if err != nil {
-		return err
-	}
-	if len(tw.asked) > 0 {
-		stored, err := store.Ratings(ctx, c, tw.asked)
-		if err != nil {
-			return err
-		}
-		for k, p := range tw.asked {
-			if rating, ok := stored[p]; ok {
-				*tw.dst[k] = rating.Weight()
-			}
-		}
-	}
-	if tw.meanDst != nil {
-		mean, _, err := store.BotMean(ctx, c)
-		if err != nil {
-			return err
-		}
-		*tw.meanDst = mean
-	}
-	return nil
-}
-
 // rosters checks the teams of an assign, rebalance or advantage request and turns them into
 // the matchmaker's rosters, noting missing weights in tw. extra are the humans the request
 // holds besides the teams' (the joiner, the unplaced): their weights go to extraWeights and
 // extraPath(k) names the id of the k-th. Ids are checked across teams and extra together.
 // It returns nil when the request holds more humans or bots than allowed, having said so.
-func rosters(fields *apperr.Fields, tw *teamWeights, teams []rosterJSON, extra []teamPlayerJSON,
+func rosters(fields *apperr.Fields, tw *storedWeights, teams []rosterJSON, extra []teamPlayerJSON,
 	extraPath func(k int) string, extraWeights []float64, maxPlayers int) []matchmaker.TeamRoster {
 	humans, bots := len(extra), 0
 	for _, t := range teams {

@@ -41,7 +41,7 @@ func handleTeamsAdvantage(logger *slog.Logger, limits Limits, store ratings.Stor
 			return
 		}
 		var fields apperr.Fields
-		tw := newTeamWeights(req.Context, &fields)
+		tw := newStoredWeights(req.Context, 1, &fields)
 		teams := rosters(&fields, tw, req.Teams, nil, nil, nil, maxPlayers)
 		err = fields.Err()
 		if err == nil {

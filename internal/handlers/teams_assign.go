@@ -92,10 +92,10 @@ func handleTeamsAssign(logger *slog.Logger, limits Limits, store ratings.Store, 
 
 // resolve checks the request and builds the matchmaker's inputs; joiner is a one-element
 // slice holding the joiner's weight (50 until tw.load reads a stored one).
-func (req *assignRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []float64, matchmaker.AssignOptions, *teamWeights, error) {
+func (req *assignRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []float64, matchmaker.AssignOptions, *storedWeights, error) {
 	var fields apperr.Fields
 	var opts matchmaker.AssignOptions
-	tw := newTeamWeights(req.Context, &fields)
+	tw := newStoredWeights(req.Context, 1, &fields)
 	joiner := make([]float64, 1)
 	var extra []teamPlayerJSON
 	if req.Joiner == nil {

@@ -101,9 +101,9 @@ func handleTeamsRebalance(logger *slog.Logger, limits Limits, store ratings.Stor
 
 // resolve checks the request and builds the rosters and the unplaced weights (50 where left
 // out, until tw.load reads the stored ones); Rebalance validates the rest.
-func (req *rebalanceRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []float64, *teamWeights, error) {
+func (req *rebalanceRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []float64, *storedWeights, error) {
 	var fields apperr.Fields
-	tw := newTeamWeights(req.Context, &fields)
+	tw := newStoredWeights(req.Context, 1, &fields)
 	unplaced := make([]float64, len(req.Unplaced))
 	teams := rosters(&fields, tw, req.Teams, req.Unplaced,
 		func(k int) string { return "unplaced[" + strconv.Itoa(k) + "].id" }, unplaced, maxPlayers)
