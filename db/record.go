@@ -65,22 +65,14 @@ WHERE context_key = $1 AND side_a = $2 AND side_b = $3
   AND ((map = $4 AND size = $5) OR (map = '' AND size = 0))
 GROUP BY map, size`
 
-	// The rows exist and are locked: every one takes the DO UPDATE path, found through the
-	// primary key one by one. (A plain UPDATE ... FROM unnest is planned as a scan of the
-	// whole context once the table is large: 75 results/s against 10,000 rated players.)
-	sqlUpdateRatings = `
-INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
-SELECT $1, $2, u.*
-FROM unnest($3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[])
-  AS u(is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
-ON CONFLICT (context_key, is_bot, participant_id) DO UPDATE
-SET skill = excluded.skill, side_offset = excluded.side_offset, commander = excluded.commander,
-    skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games, updated_at = now()`
-
-	// The common case of the second round trip in one statement: the ratings, the match and
-	// the bias increments (cell and pair total) as data-modifying CTEs, each run once and to
-	// completion. One statement instead of three saves Postgres two statements' overhead per
-	// result.
+	// The second round trip's writes in one statement (each data-modifying CTE runs once and to
+	// completion): the participants' ratings, the match with its response, and the bias
+	// increments. The ratings are locked rows, so every one takes the DO UPDATE path, found
+	// through the primary key one by one (a plain UPDATE ... FROM unnest was planned as a scan
+	// of the whole context once the table was large: 75 results/s against 10,000 rated
+	// players). The result's cell and its side pair's total (map '', size 0) both take the bias
+	// increment, in the connection's shard; an outcome without one ($21 = 0) adds nothing.
+	// One statement instead of three saves Postgres two statements' overhead per result.
 	sqlWriteResult = `
 WITH updated AS (
     INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
@@ -97,8 +89,9 @@ WITH updated AS (
     RETURNING 1
 ), bumped AS (
     INSERT INTO bias_cells AS b (context_key, side_a, side_b, map, size, shard, game_type, wins, games)
-    VALUES ($1, $15, $16, $17, $18, pg_backend_pid() % $19, $2, $20, $21),
-           ($1, $15, $16, '', 0, pg_backend_pid() % $19, $2, $20, $21)
+    SELECT $1, $15, $16, cell.map, cell.size, pg_backend_pid() % $19, $2, $20, $21
+    FROM (VALUES ($17::text, $18::integer), ('', 0)) AS cell(map, size)
+    WHERE $21::float8 > 0
     ON CONFLICT (context_key, side_a, side_b, map, size, shard)
     DO UPDATE SET wins = b.wins + excluded.wins, games = b.games + excluded.games
     RETURNING 1
@@ -115,19 +108,6 @@ WHERE r.context_key = $1 AND r.is_bot = u.is_bot AND r.participant_id = u.partic
 INSERT INTO mutators (name)
 SELECT name FROM unnest($1::text[]) AS name ORDER BY name
 ON CONFLICT (name) DO NOTHING`
-
-	sqlInsertMatch = `
-INSERT INTO matches (match_id, game_type, context_key, body_hash, result, response)
-VALUES ($1, $2, $3, $4, $5, $6)`
-
-	// Last before COMMIT: the shard rows are the only ones another result may be waiting for.
-	// The result's cell and its pair's total (map '', size 0) both take the increment.
-	sqlBumpBias = `
-INSERT INTO bias_cells AS b (context_key, side_a, side_b, map, size, shard, game_type, wins, games)
-VALUES ($1, $2, $3, $4, $5, pg_backend_pid() % $6, $7, $8, $9),
-       ($1, $2, $3, '', 0, pg_backend_pid() % $6, $7, $8, $9)
-ON CONFLICT (context_key, side_a, side_b, map, size, shard)
-DO UPDATE SET wins = b.wins + excluded.wins, games = b.games + excluded.games`
 )
 
 // maxAttempts bounds how often RecordResult runs its transaction: again after a deadlock or
@@ -383,27 +363,26 @@ func (s *Store) record(ctx context.Context, p *prepared, apply ratings.ApplyFunc
 		ubots[i], uids[i] = u.Participant.Bot, u.Participant.ID
 		skill[i], off[i], cmdr[i], skillG[i], cmdrG[i], games[i] = a.Skill, a.Offset, a.Commander, a.SkillG, a.CommanderG, int64(a.Games)
 	}
-	unused := notUpdated(inserted, o.Updates)
+	if unused := notUpdated(inserted, o.Updates); len(unused) > 0 {
+		dbots, dids := participantArrays(unused)
+		b.Queue(sqlDropRatings, key, dbots, dids)
+	}
 	if len(fresh) > 0 {
 		b.Queue(sqlObserveMutators, fresh)
 	}
-	if bu := o.BiasUpdate; n > 0 && len(unused) == 0 && bu.Games != 0 {
-		b.Queue(sqlWriteResult, key, p.gameType, ubots, uids, skill, off, cmdr, skillG, cmdrG, games,
-			r.MatchID, p.req.BodyHash[:], string(p.doc), body,
-			bu.Key.SideA, bu.Key.SideB, bu.Key.Map, bu.Key.Size, s.shards, bu.Wins, bu.Games)
-	} else {
-		if n > 0 {
-			b.Queue(sqlUpdateRatings, key, p.gameType, ubots, uids, skill, off, cmdr, skillG, cmdrG, games)
+	bu := o.BiasUpdate
+	b.Queue(sqlWriteResult, key, p.gameType, ubots, uids, skill, off, cmdr, skillG, cmdrG, games,
+		r.MatchID, p.req.BodyHash[:], string(p.doc), body,
+		bu.Key.SideA, bu.Key.SideB, bu.Key.Map, bu.Key.Size, s.shards, bu.Wins, bu.Games).QueryRow(func(row pgx.Row) error {
+		var updated, stored, bumped int64
+		if err := row.Scan(&updated, &stored, &bumped); err != nil {
+			return err
 		}
-		if len(unused) > 0 {
-			dbots, dids := participantArrays(unused)
-			b.Queue(sqlDropRatings, key, dbots, dids)
+		if updated != int64(n) || stored != 1 {
+			return fmt.Errorf("db: the result's write touched %d ratings and %d matches, want %d and 1", updated, stored, n)
 		}
-		b.Queue(sqlInsertMatch, r.MatchID, p.gameType, key, p.req.BodyHash[:], string(p.doc), body)
-		if bu := o.BiasUpdate; bu.Games != 0 || bu.Wins != 0 {
-			b.Queue(sqlBumpBias, key, bu.Key.SideA, bu.Key.SideB, bu.Key.Map, bu.Key.Size, s.shards, p.gameType, bu.Wins, bu.Games)
-		}
-	}
+		return nil
+	})
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return rec, err
