@@ -56,7 +56,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			MaxBodyBytes:        int64(env.integer("MATCHMAKER_MAX_BODY_BYTES", int(limits.MaxBodyBytes))),
 			MaxMatchmakePlayers: env.integer("MATCHMAKER_MAX_MATCHMAKE_PLAYERS", limits.MaxMatchmakePlayers),
 			MaxTeamPlayers:      env.integer("MATCHMAKER_MAX_TEAM_PLAYERS", limits.MaxTeamPlayers),
-			MaxIDLength:         limits.MaxIDLength,
 		},
 	}
 	if err := errors.Join(env.errs...); err != nil {

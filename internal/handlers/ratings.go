@@ -3,11 +3,8 @@ package handlers
 import (
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/go-chi/chi/v5"
 
 	"matchmaker/internal/apperr"
 	"matchmaker/internal/ratings"
@@ -118,9 +115,9 @@ func ratingOf(c ratings.Context, r ratings.Rating) ratingJSON {
 // context it has one (an empty list for a player never seen).
 func handlePlayerRatings(logger *slog.Logger, store ratings.Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := chi.URLParam(r, "id")
-		if id, err := url.PathUnescape(id); err == nil && len(id) > ratings.MaxIDLen {
-			writeError(w, r, logger, apperr.Field("id", "must be at most %d bytes", ratings.MaxIDLen))
+		id, err := pathParam(r, "id")
+		if err != nil {
+			writeError(w, r, logger, err)
 			return
 		}
 		list, err := store.PlayerRatings(r.Context(), id)
@@ -154,8 +151,8 @@ func handleBatchRatings(logger *slog.Logger, store ratings.Store) http.Handler {
 		}{{"ids", false}, {"bots", true}} {
 			if v := q.Get(kind.param); v != "" {
 				for i, id := range strings.Split(v, ",") {
-					if id == "" || len(id) > ratings.MaxIDLen {
-						fields.Add(kind.param, "item %d must be 1 to %d bytes", i, ratings.MaxIDLen)
+					if err := ratings.ValidateID(id); err != nil {
+						fields.Add(kind.param, "item %d %s", i, err)
 						continue
 					}
 					ps = append(ps, ratings.Participant{ID: id, Bot: kind.bot})

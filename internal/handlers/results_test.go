@@ -185,6 +185,26 @@ func TestReadsShowWhatResultsTaught(t *testing.T) {
 	}
 }
 
+// A path segment is unescaped once: a%2Fb is the player "a/b" and %41lice is "Alice".
+func TestPlayerRatingsUnescapeTheIDOnce(t *testing.T) {
+	h, _ := openServer(t)
+	postResult(t, h, resultBody("m1", 0, "a/b", "Alice", "carol", "dave"))
+	for path, want := range map[string]string{
+		"/v1/players/a%2Fb/ratings":   "a/b",
+		"/v1/players/%41lice/ratings": "Alice",
+		"/v1/players/a%252Fb/ratings": "a%2Fb", // escaped twice: unescaped once only
+	} {
+		var got playerRatingsResponse
+		decodeJSON(t, exchange(t, h, http.MethodGet, path, "", ""), &got)
+		if got.ID != want {
+			t.Errorf("%s: id %q, want %q", path, got.ID, want)
+		}
+		if known := want != "a%2Fb"; known != (len(got.Ratings) == 1) {
+			t.Errorf("%s: %d ratings, want them only for a player who played", path, len(got.Ratings))
+		}
+	}
+}
+
 func TestReadsRejectBadQueries(t *testing.T) {
 	h, _ := openServer(t)
 	tests := []struct{ path, field string }{
@@ -197,6 +217,12 @@ func TestReadsRejectBadQueries(t *testing.T) {
 		{"/v1/leaderboard?game_type=ctf&limit=x", "limit"},
 		{"/v1/bots/mean", "game_type"},
 		{"/v1/players/" + strings.Repeat("x", 129) + "/ratings", "id"},
+		{"/v1/players/a%00b/ratings", "id"},
+		{"/v1/players/a%FFb/ratings", "id"},
+		{"/v1/players/a%20b/ratings", "id"},
+		{"/v1/ratings?game_type=ctf&ids=a%00b", "ids"},
+		{"/v1/ratings?game_type=ctf&ids=a%FFb", "ids"},
+		{"/v1/ratings?game_type=ctf&bots=a%0Ab", "bots"},
 	}
 	for _, tt := range tests {
 		resp := exchange(t, h, http.MethodGet, tt.path, "", "")

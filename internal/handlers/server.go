@@ -18,7 +18,6 @@ type Limits struct {
 	MaxBodyBytes        int64 // request body size
 	MaxMatchmakePlayers int   // players in one /v1/matchmake queue
 	MaxTeamPlayers      int   // humans in one /v1/teams, /assign, /rebalance or /advantage request; 0 = 256, the most
-	MaxIDLength         int   // bytes in a player id
 }
 
 // DefaultLimits are the documented defaults (README, "Configuration").
@@ -27,7 +26,6 @@ func DefaultLimits() Limits {
 		MaxBodyBytes:        8 << 20,
 		MaxMatchmakePlayers: 100_000,
 		MaxTeamPlayers:      256,
-		MaxIDLength:         128,
 	}
 }
 

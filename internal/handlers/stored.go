@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker"
 	"matchmaker/internal/ratings"
 )
 
@@ -46,11 +45,8 @@ func (tw *storedWeights) human(id string, w *float64, dst *float64) {
 // bot checks the name of teams[i].bots[j] and sets *dst to w, or to 50 with the bot noted
 // for load.
 func (tw *storedWeights) bot(fields *apperr.Fields, i, j int, name string, w *float64, dst *float64) {
-	switch {
-	case name == "":
-		fields.Add(fmt.Sprintf("teams[%d].bots[%d].name", i, j), "is required")
-	case len(name) > matchmaker.TeamMaxIDLen:
-		fields.Add(fmt.Sprintf("teams[%d].bots[%d].name", i, j), "must be at most %d bytes", matchmaker.TeamMaxIDLen)
+	if err := ratings.ValidateID(name); err != nil {
+		fields.Add(fmt.Sprintf("teams[%d].bots[%d].name", i, j), "%s", err)
 	}
 	if w != nil {
 		*dst = *w

@@ -160,7 +160,7 @@ func (req *teamsRequest) resolve(maxPlayers int) ([]float64, matchmaker.SplitOpt
 		ids[i] = p.ID
 		tw.human(p.ID, p.Weight, &weights[i])
 	}
-	fields.Include(matchmaker.TeamCheckIDs(ids, func(i int) string { return playerField(i, "id") }))
+	checkIDs(&fields, ids, func(i int) string { return playerField(i, "id") })
 
 	setIf(&opts.Teams, req.Teams)
 	opts.Bots = req.Bots.resolve(&fields, tw)
@@ -310,12 +310,12 @@ func rosters(fields *apperr.Fields, tw *storedWeights, teams []rosterJSON, extra
 		where = append(where, place{-1, k})
 		tw.human(p.ID, p.Weight, &extraWeights[k])
 	}
-	fields.Include(matchmaker.TeamCheckIDs(ids, func(n int) string {
+	checkIDs(fields, ids, func(n int) string {
 		if w := where[n]; w.team >= 0 {
 			return fmt.Sprintf("teams[%d].players[%d].id", w.team, w.index)
 		}
 		return extraPath(where[n].index)
-	}))
+	})
 	return out
 }
 

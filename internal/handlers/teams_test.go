@@ -39,15 +39,16 @@ func teamsPlayersJSON(weights ...float64) string {
 	return b.String()
 }
 
-// seedPlayers are the UT2004 seed's example input, in its order, with its weights.
+// seedPlayers are the UT2004 seed's example input, in its order, with its weights; ids hold
+// no white space (ratings.ValidateID), so the seed's names are written with underscores.
 var seedPlayers = []struct {
 	name   string
 	weight float64
 }{
-	{"Boring John", 5}, {"Silly Billy", 3}, {"Slartibartfast", 2}, {"Chewbacca", 7},
-	{"Ignoramus", 23}, {"Riddick", 92}, {"Luke Skywalker", 93}, {"Darth Vader", 95},
-	{"Peter Griffin", 27}, {"Roger", 56}, {"Annoying Git", 28}, {"Cheat", 99}, {"Lame", 1},
-	{"Twonk", 23}, {"Foogilicious", 83}, {"Flunk Basket", 41}, {"Jack O'Neill", 49},
+	{"Boring_John", 5}, {"Silly_Billy", 3}, {"Slartibartfast", 2}, {"Chewbacca", 7},
+	{"Ignoramus", 23}, {"Riddick", 92}, {"Luke_Skywalker", 93}, {"Darth_Vader", 95},
+	{"Peter_Griffin", 27}, {"Roger", 56}, {"Annoying_Git", 28}, {"Cheat", 99}, {"Lame", 1},
+	{"Twonk", 23}, {"Foogilicious", 83}, {"Flunk_Basket", 41}, {"Jack_O'Neill", 49},
 }
 
 // seedTeamsBody is the seed program's run: its 17 players, mean bot 20, target 8 players on a
@@ -357,6 +358,8 @@ func TestTeamsRejectBadInputNamingTheField(t *testing.T) {
 		{"weight a string", "/v1/teams", `{"players":[{"id":"a","weight":"50"}]}`, "players[0].weight"},
 		{"id missing", "/v1/teams", `{"players":[{"weight":1}]}`, "players[0].id"},
 		{"id too long", "/v1/teams", `{"players":[{"id":"` + long + `"}]}`, "players[0].id"},
+		{"id with a NUL", "/v1/teams", `{"players":[{"id":"a\u0000b"}],"context":{"game_type":"ctf"}}`, "players[0].id"},
+		{"id with a line break", "/v1/teams", `{"players":[{"id":"a\nb"}]}`, "players[0].id"},
 		{"id a number", "/v1/teams", `{"players":[{"id":7}]}`, "players[0].id"},
 		{"duplicate id", "/v1/teams", `{"players":[{"id":"a"},{"id":"b"},{"id":"a"}]}`, "players[2].id"},
 		{"unknown player field", "/v1/teams", `{"players":[{"id":"a","rating":5}]}`, "players[0].rating"},

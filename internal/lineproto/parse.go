@@ -159,40 +159,13 @@ func nextField(s string) (word, rest string) {
 	return s[start:], ""
 }
 
-// checkName validates a game type or mutator name exactly as the rating context will.
-func checkName(name string) string {
-	_, err := ratings.NewContext(name, nil)
-	return fieldMessage(err)
-}
+// checkID and checkName are the service's rules for ids and names, as field messages.
+func checkID(id string) string     { return message(ratings.ValidateID(id)) }
+func checkName(name string) string { return message(ratings.ValidateName(name)) }
 
-// checkID validates a player id or bot name as ratings.Result.Validate does (which does not
-// export its check): 1..ratings.MaxIDLen bytes of valid UTF-8 without control characters.
-// White space cannot reach it: ParseLine splits on it.
-func checkID(id string) string {
-	if len(id) > ratings.MaxIDLen {
-		return fmt.Sprintf("must be at most %d bytes", ratings.MaxIDLen)
-	}
-	for i := 0; i < len(id); {
-		r, size := utf8.DecodeRuneInString(id[i:])
-		if r == utf8.RuneError && size == 1 {
-			return "must be valid UTF-8"
-		}
-		if unicode.IsControl(r) {
-			return "must not contain control characters"
-		}
-		i += size
-	}
-	return ""
-}
-
-// fieldMessage is the first field message of an apperr error ("" for nil).
-func fieldMessage(err error) string {
+func message(err error) string {
 	if err == nil {
 		return ""
-	}
-	var e *apperr.Error
-	if errors.As(err, &e) && len(e.Fields) > 0 {
-		return e.Fields[0].Message
 	}
 	return err.Error()
 }

@@ -17,7 +17,6 @@ const (
 	TeamMaxHumans = 256  // humans in one request (DESIGN: 256 for a team split)
 	TeamMaxWeight = 1e9  // largest accepted weight; keeps every sum far from overflow
 	BotMaxPlayers = 1024 // largest accepted bots.target_players and bots.recommended.max
-	TeamMaxIDLen  = 128  // longest accepted player id, in bytes
 	teamSeedLimit = 1<<53 - 1
 )
 
@@ -199,27 +198,4 @@ func teamCheckRosters(f *apperr.Fields, teams []TeamRoster, extraHumans int) (al
 		f.Add("teams", "at most %d bots in all", BotMaxPlayers)
 	}
 	return allPositive
-}
-
-// TeamCheckIDs validates the ids the HTTP layer maps to indices: each non-empty, at most
-// TeamMaxIDLen bytes, and no id twice. path(i) is the JSON path of the i-th id, e.g.
-// "players[3].id".
-func TeamCheckIDs(ids []string, path func(i int) string) error {
-	var f apperr.Fields
-	seen := make(map[string]int, len(ids))
-	for i, id := range ids {
-		switch {
-		case id == "":
-			f.Add(path(i), "must not be empty")
-		case len(id) > TeamMaxIDLen:
-			f.Add(path(i), "must be at most %d bytes", TeamMaxIDLen)
-		default:
-			if j, dup := seen[id]; dup {
-				f.Add(path(i), "repeats %s", path(j))
-			} else {
-				seen[id] = i
-			}
-		}
-	}
-	return f.Err()
 }

@@ -246,18 +246,3 @@ func teamsWantFields(t *testing.T, err error, fields ...string) {
 		t.Fatalf("fields %v, want %v (%v)", got, fields, err)
 	}
 }
-
-func TestTeamCheckIDs(t *testing.T) {
-	path := func(i int) string { return "players[" + string(rune('0'+i)) + "].id" }
-	if err := TeamCheckIDs([]string{"a", "b"}, path); err != nil {
-		t.Fatal(err)
-	}
-	long := string(make([]byte, TeamMaxIDLen+1))
-	err := TeamCheckIDs([]string{"a", "", "b", "a", long}, path)
-	teamsWantFields(t, err, "players[1].id", "players[3].id", "players[4].id")
-	var e *apperr.Error
-	errors.As(err, &e)
-	if e.Fields[1].Message != "repeats players[0].id" {
-		t.Fatalf("duplicate message %q", e.Fields[1].Message)
-	}
-}

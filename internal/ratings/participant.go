@@ -2,6 +2,7 @@ package ratings
 
 import (
 	"cmp"
+	"errors"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -44,8 +45,15 @@ const (
 	MaxDurationS = 7 * 24 * 3600 // longest match accepted, in seconds
 )
 
-// checkName validates a game type, mutator or side name: 1..MaxNameLen bytes of
-// [A-Za-z0-9_.-]. It returns "" when the name is fine, else the message for the field.
+// ValidateName is the rule for a game type, mutator or side name: 1..MaxNameLen bytes of
+// [A-Za-z0-9_.-]. The line protocol and every HTTP endpoint use it.
+func ValidateName(s string) error {
+	if msg := checkName(s); msg != "" {
+		return errors.New(msg)
+	}
+	return nil
+}
+
 func checkName(s string) string {
 	if s == "" {
 		return "is required"
@@ -62,45 +70,67 @@ func checkName(s string) string {
 	return ""
 }
 
-// checkID validates a player id, bot name or match id: 1..MaxIDLen bytes of valid UTF-8 with
-// no white space or control characters.
-func checkID(s string) string {
+// The faults ValidateID reports, allocated once: a 100,000-player queue checks every id.
+var (
+	errIDEmpty   = errors.New("is required")
+	errIDLong    = errors.New("must be at most 128 bytes")
+	errIDControl = errors.New("must not contain control characters")
+	errIDSpace   = errors.New("must not contain white space")
+	errIDUTF8    = errors.New("must be valid UTF-8")
+)
+
+// ValidateID is the one rule for a player id, bot name, match id or ticket id, wherever it
+// arrives (a JSON body, a path, a query string, the line protocol): 1..MaxIDLen bytes of
+// valid UTF-8 with no white space and no control characters. White space is out because ids
+// travel over the line protocol as space-separated words; control characters and invalid
+// UTF-8 because Postgres text holds neither a NUL nor invalid UTF-8, and logs should not
+// carry escapes. Every transport checks ids with it before any store call. The error's text
+// is the message for the field ("must be valid UTF-8").
+func ValidateID(s string) error {
 	if s == "" {
-		return "is required"
+		return errIDEmpty
 	}
 	if len(s) > MaxIDLen {
-		return "must be at most 128 bytes"
+		return errIDLong
 	}
 	return checkText(s, false)
 }
 
+// checkID is ValidateID as a field message ("" when the id is fine).
+func checkID(s string) string {
+	if err := ValidateID(s); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
 // checkText reports invalid UTF-8, control characters and (unless spaces) white space.
-func checkText(s string, spaces bool) string {
+func checkText(s string, spaces bool) error {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7f {
-				return "must not contain control characters"
+				return errIDControl
 			}
 			if c == ' ' && !spaces {
-				return "must not contain white space"
+				return errIDSpace
 			}
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			return "must be valid UTF-8"
+			return errIDUTF8
 		}
 		if unicode.IsControl(r) {
-			return "must not contain control characters"
+			return errIDControl
 		}
 		if unicode.IsSpace(r) && !spaces {
-			return "must not contain white space"
+			return errIDSpace
 		}
 		i += size
 	}
-	return ""
+	return nil
 }
 
 // checkMap validates a map name: 1..MaxIDLen bytes of valid UTF-8 without control characters
@@ -112,7 +142,10 @@ func checkMap(s string) string {
 	if len(s) > MaxIDLen {
 		return "must be at most 128 bytes"
 	}
-	return checkText(s, true)
+	if err := checkText(s, true); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // fold lower-cases an ASCII name; it does not allocate when s is already lower case.
