@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"matchmaker/internal/handlers"
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/teams"
 )
 
 // config is everything an operator can set. Environment variables give the values; flags,
@@ -87,8 +87,8 @@ func (c config) validate() error {
 	if c.Limits.MaxMatchmakePlayers < 2 {
 		errs = append(errs, errors.New("MATCHMAKER_MAX_MATCHMAKE_PLAYERS must be at least 2"))
 	}
-	if c.Limits.MaxTeamPlayers < 2 || c.Limits.MaxTeamPlayers > matchmaker.TeamMaxHumans {
-		errs = append(errs, fmt.Errorf("MATCHMAKER_MAX_TEAM_PLAYERS must be from 2 to %d", matchmaker.TeamMaxHumans))
+	if c.Limits.MaxTeamPlayers < 2 || c.Limits.MaxTeamPlayers > teams.MaxHumans {
+		errs = append(errs, fmt.Errorf("MATCHMAKER_MAX_TEAM_PLAYERS must be from 2 to %d", teams.MaxHumans))
 	}
 	for name, d := range map[string]time.Duration{"MATCHMAKER_SHUTDOWN_TIMEOUT": c.ShutdownTimeout,
 		"MATCHMAKER_READ_TIMEOUT": c.ReadTimeout, "MATCHMAKER_WRITE_TIMEOUT": c.WriteTimeout,

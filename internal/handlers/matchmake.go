@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/pairing"
+	"matchmaker/internal/matchmaker/skill"
 	"matchmaker/internal/ratings"
 )
 
@@ -46,11 +47,11 @@ type intervalJSON struct {
 }
 
 type matchmakeResponse struct {
-	Strategy  matchmaker.Strategy `json:"strategy"`
-	TeamSize  int                 `json:"team_size"`
-	Matches   []matchJSON         `json:"matches"`
-	Unmatched []unmatchedJSON     `json:"unmatched"`
-	Stats     matchmakeStatsJSON  `json:"stats"`
+	Strategy  pairing.Strategy   `json:"strategy"`
+	TeamSize  int                `json:"team_size"`
+	Matches   []matchJSON        `json:"matches"`
+	Unmatched []unmatchedJSON    `json:"unmatched"`
+	Stats     matchmakeStatsJSON `json:"stats"`
 }
 
 type matchJSON struct {
@@ -119,12 +120,12 @@ func handleMatchmake(logger *slog.Logger, limits Limits, store ratings.Store, me
 			return
 		}
 		start := time.Now()
-		result, err := matchmaker.MakeMatches(queue, opts)
+		result, err := pairing.Make(queue, opts)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		summary := matchmaker.Summarize(result.Matches)
+		summary := pairing.Summarize(result.Matches)
 		elapsed := time.Since(start)
 		metrics.observeMatchmaking(opts.Strategy, len(queue), result, elapsed)
 
@@ -143,12 +144,12 @@ func handleMatchmake(logger *slog.Logger, limits Limits, store ratings.Store, me
 // resolve validates the request and turns it into the matchmaker's inputs: one rating per
 // queue position and the options, and the stored ratings still to be read for players who
 // gave neither a rating nor stats. Every fault is reported at once.
-func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.PairingOptions, *storedWeights, error) {
+func (req *matchmakeRequest) resolve(limits Limits) ([]float64, pairing.Options, *storedWeights, error) {
 	var fields apperr.Fields
-	opts := matchmaker.DefaultPairingOptions()
+	opts := pairing.DefaultOptions()
 	setIf(&opts.TeamSize, req.TeamSize)
 	if req.Strategy != nil {
-		opts.Strategy = matchmaker.Strategy(*req.Strategy)
+		opts.Strategy = pairing.Strategy(*req.Strategy)
 	}
 	if iv := req.Interval; iv != nil {
 		setIf(&opts.Interval.Initial, iv.Initial)
@@ -157,7 +158,7 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.Pairi
 	}
 	fields.Include(opts.Validate())
 
-	coef := matchmaker.DefaultCoefficients()
+	coef := skill.DefaultCoefficients()
 	if c := req.Coefficients; c != nil {
 		setIf(&coef.Accuracy, c.Accuracy)
 		setIf(&coef.ReactionTime, c.ReactionTime)
@@ -169,8 +170,8 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.Pairi
 	fallback := float64(defaultRating)
 	if req.DefaultRating != nil {
 		fallback = *req.DefaultRating
-		if !(math.Abs(fallback) <= matchmaker.PairingMaxMagnitude) {
-			fields.Add("default_rating", "must be a number between -%g and %g", matchmaker.PairingMaxMagnitude, matchmaker.PairingMaxMagnitude)
+		if !(math.Abs(fallback) <= pairing.MaxMagnitude) {
+			fields.Add("default_rating", "must be a number between -%g and %g", pairing.MaxMagnitude, pairing.MaxMagnitude)
 		}
 	}
 
@@ -201,7 +202,7 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.Pairi
 		case p.Stats != nil:
 			s, ok := p.Stats.resolve(&fields, playerField(i, "stats"))
 			if ok {
-				queue[i] = matchmaker.SkillRating(s, coef)
+				queue[i] = skill.Rating(s, coef)
 			}
 		default:
 			queue[i] = fallback
@@ -212,9 +213,9 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.Pairi
 }
 
 // resolve checks that all four stats are present and in range.
-func (sj *statsJSON) resolve(fields *apperr.Fields, path string) (matchmaker.Stats, bool) {
+func (sj *statsJSON) resolve(fields *apperr.Fields, path string) (skill.Stats, bool) {
 	before := fields.Len()
-	var s matchmaker.Stats
+	var s skill.Stats
 	for _, v := range [...]struct {
 		name string
 		src  *float64
@@ -251,8 +252,8 @@ func playerField(i int, name string) string {
 	return f
 }
 
-func (req *matchmakeRequest) response(ratings []float64, opts matchmaker.PairingOptions,
-	result matchmaker.PairingResult, summary matchmaker.PairingSummary, elapsed time.Duration) matchmakeResponse {
+func (req *matchmakeRequest) response(ratings []float64, opts pairing.Options,
+	result pairing.Result, summary pairing.Summary, elapsed time.Duration) matchmakeResponse {
 	// One backing array for every team's ids: a 100,000-player queue makes 20,000 teams.
 	teamIDs := make([]string, 0, len(result.Matches)*2*opts.TeamSize)
 	ids := func(players []int) []string {
@@ -307,7 +308,7 @@ func (req *matchmakeRequest) response(ratings []float64, opts matchmaker.Pairing
 	}
 }
 
-func distribution(d matchmaker.Distribution) distributionJSON {
+func distribution(d pairing.Distribution) distributionJSON {
 	return distributionJSON{Mean: d.Mean, Median: d.Median, Max: d.Max}
 }
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/teams"
 	"matchmaker/internal/ratings"
 )
 
@@ -42,7 +42,7 @@ func handleTeamsAdvantage(logger *slog.Logger, limits Limits, store ratings.Stor
 		}
 		var fields apperr.Fields
 		tw := newStoredWeights(req.Context, 1, &fields)
-		teams := rosters(&fields, tw, req.Teams, nil, nil, nil, maxPlayers)
+		rs := rosters(&fields, tw, req.Teams, nil, nil, nil, maxPlayers)
 		err = fields.Err()
 		if err == nil {
 			err = tw.load(r.Context(), store)
@@ -52,19 +52,19 @@ func handleTeamsAdvantage(logger *slog.Logger, limits Limits, store ratings.Stor
 			return
 		}
 		start := time.Now()
-		result, err := matchmaker.Advantage(teams)
+		result, err := teams.Advantage(rs)
 		elapsed := time.Since(start)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		metrics.observeTeams("teams_advantage", "-", teamHumans(teams), elapsed)
+		metrics.observeTeams("teams_advantage", "-", teamHumans(rs), elapsed)
 		resp := advantageResponse{
 			Teams:      make([]advantageTeamJSON, len(result.Teams)),
 			Strongest:  result.Strongest,
 			Balance:    result.Balance,
 			Difference: result.Difference,
-			Weights:    humanWeights(req.Teams, teams, nil, nil),
+			Weights:    humanWeights(req.Teams, rs, nil, nil),
 		}
 		for i, t := range result.Teams {
 			resp.Teams[i] = advantageTeamJSON{Total: t.Total, WinProbability: t.WinProbability, Handicap: t.Handicap}

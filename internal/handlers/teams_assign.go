@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/teams"
 	"matchmaker/internal/ratings"
 )
 
@@ -52,7 +52,7 @@ func handleTeamsAssign(logger *slog.Logger, limits Limits, store ratings.Store, 
 			writeError(w, r, logger, err)
 			return
 		}
-		teams, joiner, opts, tw, err := req.resolve(maxPlayers)
+		rs, joiner, opts, tw, err := req.resolve(maxPlayers)
 		if err == nil {
 			err = tw.load(r.Context(), store)
 		}
@@ -61,13 +61,13 @@ func handleTeamsAssign(logger *slog.Logger, limits Limits, store ratings.Store, 
 			return
 		}
 		start := time.Now()
-		result, err := matchmaker.Assign(teams, joiner[0], opts)
+		result, err := teams.Assign(rs, joiner[0], opts)
 		elapsed := time.Since(start)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		metrics.observeTeams("teams_assign", "-", 1+teamHumans(teams), elapsed)
+		metrics.observeTeams("teams_assign", "-", 1+teamHumans(rs), elapsed)
 		resp := assignResponse{
 			Team:             result.Team,
 			Balance:          result.Balance,
@@ -78,7 +78,7 @@ func handleTeamsAssign(logger *slog.Logger, limits Limits, store ratings.Store, 
 			Objective:        string(result.Objective),
 			MaxHumansPerTeam: result.MaxHumans,
 			Choices:          make([]assignChoiceJSON, len(result.Choices)),
-			Weights:          humanWeights(req.Teams, teams, []teamPlayerJSON{*req.Joiner}, joiner),
+			Weights:          humanWeights(req.Teams, rs, []teamPlayerJSON{*req.Joiner}, joiner),
 		}
 		for i, c := range result.Choices {
 			resp.Choices[i] = assignChoiceJSON{Team: c.Team, Allowed: c.Allowed, Balance: c.Balance,
@@ -92,9 +92,9 @@ func handleTeamsAssign(logger *slog.Logger, limits Limits, store ratings.Store, 
 
 // resolve checks the request and builds the matchmaker's inputs; joiner is a one-element
 // slice holding the joiner's weight (50 until tw.load reads a stored one).
-func (req *assignRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []float64, matchmaker.AssignOptions, *storedWeights, error) {
+func (req *assignRequest) resolve(maxPlayers int) ([]teams.Roster, []float64, teams.AssignOptions, *storedWeights, error) {
 	var fields apperr.Fields
-	var opts matchmaker.AssignOptions
+	var opts teams.AssignOptions
 	tw := newStoredWeights(req.Context, 1, &fields)
 	joiner := make([]float64, 1)
 	var extra []teamPlayerJSON
@@ -103,7 +103,7 @@ func (req *assignRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []fl
 	} else {
 		extra = []teamPlayerJSON{*req.Joiner}
 	}
-	teams := rosters(&fields, tw, req.Teams, extra, func(int) string { return "joiner.id" }, joiner, maxPlayers)
+	rs := rosters(&fields, tw, req.Teams, extra, func(int) string { return "joiner.id" }, joiner, maxPlayers)
 	opts.Bots = req.Bots.resolve(&fields, tw)
 	if req.MaxHumansPerTeam != nil {
 		opts.MaxHumansPerTeam = *req.MaxHumansPerTeam
@@ -112,13 +112,13 @@ func (req *assignRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []fl
 		}
 	}
 	opts.Objective = objectiveOf(&fields, req.Objective)
-	return teams, joiner, opts, tw, fields.Err()
+	return rs, joiner, opts, tw, fields.Err()
 }
 
 // teamHumans counts the humans on the teams.
-func teamHumans(teams []matchmaker.TeamRoster) int {
+func teamHumans(rs []teams.Roster) int {
 	n := 0
-	for _, t := range teams {
+	for _, t := range rs {
 		n += len(t.Players)
 	}
 	return n

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/teams"
 	"matchmaker/internal/ratings"
 )
 
@@ -63,7 +63,7 @@ func handleTeamsRebalance(logger *slog.Logger, limits Limits, store ratings.Stor
 			writeError(w, r, logger, err)
 			return
 		}
-		teams, unplaced, tw, err := req.resolve(maxPlayers)
+		rs, unplaced, tw, err := req.resolve(maxPlayers)
 		if err == nil {
 			err = tw.load(r.Context(), store)
 		}
@@ -71,14 +71,14 @@ func handleTeamsRebalance(logger *slog.Logger, limits Limits, store ratings.Stor
 			writeError(w, r, logger, err)
 			return
 		}
-		humans := teamHumans(teams) + len(unplaced)
-		leave, err := gate.enter(r.Context(), rebalanceIsHeavy(len(teams), len(unplaced), humans))
+		humans := teamHumans(rs) + len(unplaced)
+		leave, err := gate.enter(r.Context(), rebalanceIsHeavy(len(rs), len(unplaced), humans))
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
 		start := time.Now()
-		result, err := matchmaker.Rebalance(teams, unplaced, matchmaker.RebalanceOptions{MaxSwaps: req.MaxSwaps})
+		result, err := teams.Rebalance(rs, unplaced, teams.RebalanceOptions{MaxSwaps: req.MaxSwaps})
 		elapsed := time.Since(start)
 		leave()
 		if err != nil {
@@ -93,7 +93,7 @@ func handleTeamsRebalance(logger *slog.Logger, limits Limits, store ratings.Stor
 			strategy = "heuristic"
 		}
 		metrics.observeTeams("teams_rebalance", strategy, humans, elapsed)
-		if err := encode(w, http.StatusOK, req.response(teams, unplaced, result)); err != nil {
+		if err := encode(w, http.StatusOK, req.response(rs, unplaced, result)); err != nil {
 			logger.ErrorContext(r.Context(), "write teams rebalance response", "err", err)
 		}
 	})
@@ -101,13 +101,13 @@ func handleTeamsRebalance(logger *slog.Logger, limits Limits, store ratings.Stor
 
 // resolve checks the request and builds the rosters and the unplaced weights (50 where left
 // out, until tw.load reads the stored ones); Rebalance validates the rest.
-func (req *rebalanceRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []float64, *storedWeights, error) {
+func (req *rebalanceRequest) resolve(maxPlayers int) ([]teams.Roster, []float64, *storedWeights, error) {
 	var fields apperr.Fields
 	tw := newStoredWeights(req.Context, 1, &fields)
 	unplaced := make([]float64, len(req.Unplaced))
-	teams := rosters(&fields, tw, req.Teams, req.Unplaced,
+	rs := rosters(&fields, tw, req.Teams, req.Unplaced,
 		func(k int) string { return "unplaced[" + strconv.Itoa(k) + "].id" }, unplaced, maxPlayers)
-	return teams, unplaced, tw, fields.Err()
+	return rs, unplaced, tw, fields.Err()
 }
 
 // rebalanceIsHeavy says whether a rebalance waits for the gate: its placement is a split of
@@ -118,14 +118,14 @@ func rebalanceIsHeavy(teams, unplaced, humans int) bool {
 	return teamSearchIsHeavy(unplaced, teams) || humans > 64
 }
 
-func (req *rebalanceRequest) response(teams []matchmaker.TeamRoster, unplaced []float64, r matchmaker.RebalanceResult) rebalanceResponse {
-	id := func(p matchmaker.RebalancePlayer) string {
+func (req *rebalanceRequest) response(rs []teams.Roster, unplaced []float64, r teams.RebalanceResult) rebalanceResponse {
+	id := func(p teams.PlayerRef) string {
 		if p.Team < 0 {
 			return req.Unplaced[p.Index].ID
 		}
 		return req.Teams[p.Team].Players[p.Index].ID
 	}
-	measure := func(m matchmaker.RebalanceMeasure) teamsMeasureJSON {
+	measure := func(m teams.Measure) teamsMeasureJSON {
 		return teamsMeasureJSON{Totals: m.Totals, Balance: m.Balance, Difference: m.Difference}
 	}
 	resp := rebalanceResponse{
@@ -136,12 +136,12 @@ func (req *rebalanceRequest) response(teams []matchmaker.TeamRoster, unplaced []
 		PlacementExact: r.PlacementExact,
 		Swaps:          r.Swaps,
 		Teams:          make([]rebalancedTeamJSON, len(r.Teams)),
-		Weights:        humanWeights(req.Teams, teams, req.Unplaced, unplaced),
+		Weights:        humanWeights(req.Teams, rs, req.Unplaced, unplaced),
 	}
 	for i, m := range r.Moves {
 		mv := rebalanceMoveJSON{Kind: string(m.Kind), Player: id(m.Player), To: m.To,
 			Totals: m.Totals, Balance: m.Balance, Difference: m.Difference}
-		if m.Kind == matchmaker.RebalanceSwap {
+		if m.Kind == teams.Swap {
 			from := m.From
 			mv.From, mv.Other = &from, id(m.Other)
 		}
