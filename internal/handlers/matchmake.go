@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"matchmaker/internal/apperr"
@@ -122,7 +123,7 @@ func handleMatchmake(logger *slog.Logger, limits Limits, store ratings.Store, me
 		start := time.Now()
 		result, err := pairing.Make(queue, opts)
 		if err != nil {
-			writeError(w, r, logger, err)
+			writeError(w, r, logger, apperr.Rename(err, matchmakeField))
 			return
 		}
 		summary := pairing.Summarize(result.Matches)
@@ -165,7 +166,7 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, pairing.Options,
 		setIf(&coef.Awareness, c.Awareness)
 		setIf(&coef.Movement, c.Movement)
 	}
-	fields.Include(coef.Validate())
+	fields.Include(apperr.Rename(coef.Validate(), under("coefficients")))
 
 	fallback := float64(defaultRating)
 	if req.DefaultRating != nil {
@@ -233,7 +234,7 @@ func (sj *statsJSON) resolve(fields *apperr.Fields, path string) (skill.Stats, b
 		*v.dst = *v.src
 	}
 	if fields.Len() == before {
-		s.AddFaults(fields, path)
+		fields.Include(apperr.Rename(s.Validate(), under(path)))
 	}
 	return s, fields.Len() == before
 }
@@ -242,6 +243,21 @@ func setIf[T any](dst *T, v *T) {
 	if v != nil {
 		*dst = *v
 	}
+}
+
+// matchmakeField names a pairing fault by its JSON path: the package's ratings[i] is
+// players[i].rating here; the options have the same names in both.
+func matchmakeField(f string) string {
+	if rest, ok := strings.CutPrefix(f, "ratings["); ok {
+		return "players[" + rest + ".rating"
+	}
+	return f
+}
+
+// under renames a value's own fields (a Validate method's "accuracy") to their path inside
+// the request ("players[3].stats.accuracy").
+func under(path string) func(string) string {
+	return func(f string) string { return path + "." + f }
 }
 
 func playerField(i int, name string) string {

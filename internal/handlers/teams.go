@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"matchmaker/internal/apperr"
@@ -126,7 +127,7 @@ func handleTeams(logger *slog.Logger, limits Limits, store ratings.Store, metric
 		elapsed := time.Since(start)
 		leave()
 		if err != nil {
-			writeError(w, r, logger, err)
+			writeError(w, r, logger, apperr.Rename(err, teamField))
 			return
 		}
 		strategy := "heuristic"
@@ -253,6 +254,20 @@ func objectiveOf(fields *apperr.Fields, o *string) teams.Objective {
 		fields.Add("objective", "must be %q or %q", teams.Ratio, teams.Difference)
 	}
 	return teams.Objective(*o)
+}
+
+// teamField names a teams fault by its JSON path. The package names a weight by its place
+// in its arguments (weights[i], teams[i].players[j], teams[i].bots[j], unplaced[i], joiner)
+// and calls Split's humans weights; the request holds each weight in its player's or bot's
+// object and calls the humans players. The options have the same names in both.
+func teamField(f string) string {
+	if rest, ok := strings.CutPrefix(f, "weights"); ok {
+		f = "players" + rest
+	}
+	if strings.HasSuffix(f, "]") || f == "joiner" {
+		return f + ".weight"
+	}
+	return f
 }
 
 // teamPlayerLimit is the most humans one team request may hold: Limits.MaxTeamPlayers, its

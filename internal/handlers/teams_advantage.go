@@ -55,7 +55,7 @@ func handleTeamsAdvantage(logger *slog.Logger, limits Limits, store ratings.Stor
 		result, err := teams.Advantage(rs)
 		elapsed := time.Since(start)
 		if err != nil {
-			writeError(w, r, logger, err)
+			writeError(w, r, logger, apperr.Rename(err, teamField))
 			return
 		}
 		metrics.observeTeams("teams_advantage", "-", teamHumans(rs), elapsed)

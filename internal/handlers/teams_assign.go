@@ -64,7 +64,7 @@ func handleTeamsAssign(logger *slog.Logger, limits Limits, store ratings.Store, 
 		result, err := teams.Assign(rs, joiner[0], opts)
 		elapsed := time.Since(start)
 		if err != nil {
-			writeError(w, r, logger, err)
+			writeError(w, r, logger, apperr.Rename(err, teamField))
 			return
 		}
 		metrics.observeTeams("teams_assign", "-", 1+teamHumans(rs), elapsed)

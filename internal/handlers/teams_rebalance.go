@@ -82,7 +82,7 @@ func handleTeamsRebalance(logger *slog.Logger, limits Limits, store ratings.Stor
 		elapsed := time.Since(start)
 		leave()
 		if err != nil {
-			writeError(w, r, logger, err)
+			writeError(w, r, logger, apperr.Rename(err, teamField))
 			return
 		}
 		strategy := "-"

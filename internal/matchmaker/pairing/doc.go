@@ -7,4 +7,9 @@
 //
 // Players are queue positions: index 0 has waited longest, ratings[i] is the rating of the
 // player at position i, and every result names players by position.
+//
+// Invalid input is one apperr.Invalid error listing every fault by the name of the input at
+// fault, in this package's terms: an option by its snake_case name (team_size,
+// interval.initial, interval.step, interval.max, strategy) and a rating by its position
+// (ratings[3]). An adapter renames them to the paths of its own request (apperr.Rename).
 package pairing

@@ -57,7 +57,7 @@ func DefaultOptions() Options {
 	}
 }
 
-// Validate reports every invalid option as one apperr.Invalid error naming the JSON fields
+// Validate reports every invalid option as one apperr.Invalid error naming the options
 // team_size, interval.initial, interval.step, interval.max and strategy.
 func (o Options) Validate() error {
 	var f apperr.Fields
@@ -120,8 +120,8 @@ type Match struct {
 	AverageDifference float64 // SkillDifference / TeamSize: the thesis's "skill rating difference"
 }
 
-// Result is the outcome of Make. Every queue index appears exactly once,
-// either in a match or in Unmatched.
+// Result is the outcome of Make. Every queue index appears exactly once, either in a match
+// or in Unmatched.
 type Result struct {
 	Matches   []Match
 	Unmatched []int // queue indices, ascending
@@ -130,7 +130,7 @@ type Result struct {
 // Make builds matches from a queue. ratings[i] is the rating of the player at queue
 // position i; position 0 has waited longest. It returns an apperr.Invalid error naming
 // every invalid option (see Validate) and every rating that is not a finite number within
-// +-MaxMagnitude (players[i].rating).
+// +-MaxMagnitude (ratings[i]).
 //
 // Both strategies repeatedly take the oldest unmatched player as the anchor, widen the
 // interval around it along the sequence Initial, Initial+Step, ... and break ties of rating
@@ -162,7 +162,7 @@ func Make(ratings []float64, opts Options) (Result, error) {
 	opts.addFaults(&f)
 	for i, r := range ratings {
 		if !(math.Abs(r) <= MaxMagnitude) { // false for NaN too
-			f.Add("players["+strconv.Itoa(i)+"].rating", "must be a finite number between %g and %g",
+			f.Add("ratings["+strconv.Itoa(i)+"]", "must be a finite number between %g and %g",
 				-MaxMagnitude, MaxMagnitude)
 		}
 	}

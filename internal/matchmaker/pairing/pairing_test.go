@@ -93,7 +93,7 @@ func TestRejectsBadRatings(t *testing.T) {
 	t.Parallel()
 	r := []float64{0, math.NaN(), math.Inf(1), math.Inf(-1), 1e301, -1e300, 1e300, -2e300}
 	res, err := Make(r, DefaultOptions())
-	want := []string{"players[1].rating", "players[2].rating", "players[3].rating", "players[4].rating", "players[7].rating"}
+	want := []string{"ratings[1]", "ratings[2]", "ratings[3]", "ratings[4]", "ratings[7]"}
 	if got := faults(t, err); !slices.Equal(got, want) {
 		t.Fatalf("Make() = %v, want faults %v", err, want)
 	}
@@ -104,7 +104,7 @@ func TestRejectsBadRatings(t *testing.T) {
 	o := DefaultOptions()
 	o.TeamSize = 0
 	_, err = Make([]float64{math.NaN()}, o)
-	if got := faults(t, err); !slices.Equal(got, []string{"team_size", "players[0].rating"}) {
+	if got := faults(t, err); !slices.Equal(got, []string{"team_size", "ratings[0]"}) {
 		t.Fatalf("Make() = %v", err)
 	}
 }

@@ -45,29 +45,27 @@ func Rating(s Stats, c Coefficients) float64 {
 }
 
 // Validate reports every coefficient outside [0,1] (NaN included) as an apperr.Invalid
-// naming coefficients.accuracy, coefficients.reaction_time, coefficients.awareness or
-// coefficients.movement.
+// naming accuracy, reaction_time, awareness or movement; the caller says where the
+// coefficients sit in its input (apperr.Rename).
 func (c Coefficients) Validate() error {
+	return checkUnit(c.Accuracy, c.ReactionTime, c.Awareness, c.Movement)
+}
+
+// Validate reports every stat outside [0,1] (NaN included) as an apperr.Invalid naming
+// accuracy, reaction_time, awareness or movement, as Coefficients.Validate does.
+func (s Stats) Validate() error {
+	return checkUnit(s.Accuracy, s.ReactionTime, s.Awareness, s.Movement)
+}
+
+func checkUnit(acc, rt, aw, mv float64) error {
 	var f apperr.Fields
-	checkUnit(&f, "coefficients", c.Accuracy, c.ReactionTime, c.Awareness, c.Movement)
-	return f.Err()
-}
-
-// AddFaults records in f every stat outside [0,1] (NaN included) under path, e.g. with path
-// "players[3].stats" a bad accuracy is reported as "players[3].stats.accuracy". It takes a
-// collector rather than returning an error so that a request with many players reports all
-// its faults at once.
-func (s Stats) AddFaults(f *apperr.Fields, path string) {
-	checkUnit(f, path, s.Accuracy, s.ReactionTime, s.Awareness, s.Movement)
-}
-
-func checkUnit(f *apperr.Fields, path string, acc, rt, aw, mv float64) {
 	for _, v := range [...]struct {
 		name  string
 		value float64
 	}{{"accuracy", acc}, {"reaction_time", rt}, {"awareness", aw}, {"movement", mv}} {
 		if !(v.value >= 0 && v.value <= 1) { // false for NaN too
-			f.Add(path+"."+v.name, "must be a number between 0 and 1")
+			f.Add(v.name, "must be a number between 0 and 1")
 		}
 	}
+	return f.Err()
 }

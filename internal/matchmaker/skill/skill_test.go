@@ -61,16 +61,17 @@ func TestRatingValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := Coefficients{Accuracy: -0.1, ReactionTime: 1.5, Awareness: math.NaN(), Movement: math.Inf(1)}.Validate()
-	want := []string{"coefficients.accuracy", "coefficients.reaction_time", "coefficients.awareness", "coefficients.movement"}
+	want := []string{"accuracy", "reaction_time", "awareness", "movement"}
 	if got := fields(err); !slices.Equal(got, want) {
-		t.Fatalf("Validate() = %v", err)
+		t.Fatalf("Coefficients.Validate() = %v", err)
 	}
 
-	var f apperr.Fields
-	Stats{0, 1, 0.5, 0.999}.AddFaults(&f, "players[0].stats")
-	Stats{Accuracy: 2, Movement: math.NaN()}.AddFaults(&f, "players[3].stats")
-	want = []string{"players[3].stats.accuracy", "players[3].stats.movement"}
-	if got := fields(f.Err()); !slices.Equal(got, want) {
-		t.Fatalf("AddFaults: %v", f.Err())
+	if err := (Stats{0, 1, 0.5, 0.999}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	err = Stats{Accuracy: 2, Movement: math.NaN()}.Validate()
+	want = []string{"accuracy", "movement"}
+	if got := fields(err); !slices.Equal(got, want) {
+		t.Fatalf("Stats.Validate() = %v", err)
 	}
 }

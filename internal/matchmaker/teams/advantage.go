@@ -39,7 +39,7 @@ type AdvantageResult struct {
 // It is a model of the weights, not a fitted predictor: the ratings package's model is the
 // one to ask for calibrated win probabilities.
 //
-// Errors name teams, teams[i].players[j].weight and teams[i].bots[j].weight.
+// Faults name teams, teams[i].players[j] and teams[i].bots[j].
 func Advantage(teams []Roster) (AdvantageResult, error) {
 	var f apperr.Fields
 	checkRosters(&f, teams, 0)

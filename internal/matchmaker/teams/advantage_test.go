@@ -76,8 +76,8 @@ func TestAdvantageValidation(t *testing.T) {
 	}{
 		{"one team", []Roster{{}}, []string{"teams"}},
 		{"five teams", make([]Roster, 5), []string{"teams"}},
-		{"bad player", []Roster{{}, {Players: []float64{1, 2, math.NaN()}}}, []string{"teams[1].players[2].weight"}},
-		{"bad bot", []Roster{{Bots: []float64{-0.5}}, {}}, []string{"teams[0].bots[0].weight"}},
+		{"bad player", []Roster{{}, {Players: []float64{1, 2, math.NaN()}}}, []string{"teams[1].players[2]"}},
+		{"bad bot", []Roster{{Bots: []float64{-0.5}}, {}}, []string{"teams[0].bots[0]"}},
 		{"too many bots", []Roster{{Bots: make([]float64, MaxBots)}, {Bots: []float64{1}}}, []string{"teams"}},
 	}
 	for _, tt := range tests {

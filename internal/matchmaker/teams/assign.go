@@ -48,7 +48,7 @@ type AssignResult struct {
 func Assign(teams []Roster, joiner float64, opt AssignOptions) (AssignResult, error) {
 	var f apperr.Fields
 	allPositive := checkRosters(&f, teams, 1)
-	if !checkWeight(&f, "joiner.weight", joiner) || joiner == 0 {
+	if !checkWeight(&f, "joiner", joiner) || joiner == 0 {
 		allPositive = false
 	}
 	if opt.Bots != nil {

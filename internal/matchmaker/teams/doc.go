@@ -11,4 +11,12 @@
 // The search behind Split and Rebalance's placement is one problem (problem.go) with three
 // solvers: meet in the middle for 2 teams (mitm.go), branch and bound for 3-4 teams
 // (bnb.go), both exact, and a heuristic for the sizes above their limits (heuristic.go).
+//
+// Invalid input is one apperr.Invalid error listing every fault by the name of the input at
+// fault, in this package's terms: an option by its snake_case name (candidates,
+// max_humans_per_team, bots.mean_weight, ...); a whole argument by its name (weights, teams);
+// and a weight by its place in the arguments: weights[3] (Split's fourth human),
+// teams[1].players[0] and teams[1].bots[0] (a roster's), unplaced[2], joiner. A field that
+// ends in an index, and joiner, is always a weight. An adapter renames them to the paths of
+// its own request (apperr.Rename): over HTTP weights[3] is players[3].weight.
 package teams

@@ -14,8 +14,8 @@ type RebalanceOptions struct {
 	MaxSwaps *int
 }
 
-// PlayerRef names a player by where the request listed it: teams[Team].players[Index],
-// or unplaced[Index] when Team is -1.
+// PlayerRef names a player by where Rebalance was given it: teams[Team].Players[Index], or
+// unplaced[Index] when Team is -1.
 type PlayerRef struct {
 	Team  int
 	Index int
@@ -81,7 +81,7 @@ func Rebalance(teams []Roster, unplaced []float64, opt RebalanceOptions) (Rebala
 	var f apperr.Fields
 	checkRosters(&f, teams, len(unplaced))
 	for i, w := range unplaced {
-		checkWeight(&f, fmt.Sprintf("unplaced[%d].weight", i), w)
+		checkWeight(&f, fmt.Sprintf("unplaced[%d]", i), w)
 	}
 	if opt.MaxSwaps != nil && *opt.MaxSwaps < 0 {
 		f.Add("max_swaps", "must not be negative")

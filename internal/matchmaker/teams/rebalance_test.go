@@ -258,9 +258,9 @@ func TestRebalanceValidation(t *testing.T) {
 	}{
 		{"one team", ok[:1], nil, RebalanceOptions{}, []string{"teams"}},
 		{"no teams", nil, nil, RebalanceOptions{}, []string{"teams"}},
-		{"bad player", []Roster{{Players: []float64{-1}}, {}}, nil, RebalanceOptions{}, []string{"teams[0].players[0].weight"}},
-		{"bad bot", []Roster{{}, {Bots: []float64{1, math.NaN()}}}, nil, RebalanceOptions{}, []string{"teams[1].bots[1].weight"}},
-		{"bad unplaced", ok, []float64{3, math.Inf(-1)}, RebalanceOptions{}, []string{"unplaced[1].weight"}},
+		{"bad player", []Roster{{Players: []float64{-1}}, {}}, nil, RebalanceOptions{}, []string{"teams[0].players[0]"}},
+		{"bad bot", []Roster{{}, {Bots: []float64{1, math.NaN()}}}, nil, RebalanceOptions{}, []string{"teams[1].bots[1]"}},
+		{"bad unplaced", ok, []float64{3, math.Inf(-1)}, RebalanceOptions{}, []string{"unplaced[1]"}},
 		{"negative max_swaps", ok, nil, RebalanceOptions{MaxSwaps: &neg}, []string{"max_swaps"}},
 		{"too many humans", ok, make([]float64, MaxHumans-1), RebalanceOptions{}, []string{"teams"}},
 	}

@@ -30,8 +30,8 @@ const (
 	SelectWeighted Selection = "weighted"
 )
 
-// SplitOptions are the request's settings; zero values mean the defaults. JSON names are
-// given for each field; errors name the fields by them.
+// SplitOptions are Split's settings; zero values mean the defaults. Each field's comment
+// starts with the option's name in faults (the HTTP request's JSON uses the same names).
 type SplitOptions struct {
 	Teams int // "teams": 2..4, required
 	// "bots": nil for no bots (team sizes then differ by at most one); else every team is
@@ -96,15 +96,15 @@ func (o SplitOptions) validate(weights []float64) (settings, error) {
 		obj: o.Objective, sel: o.Selection, bots: o.Bots}
 	teamsOK := checkTeams(&f, "teams", o.Teams)
 	if n == 0 {
-		f.Add("players", "must hold at least one player")
+		f.Add("weights", "must hold at least one player")
 	}
 	if n > MaxHumans {
-		f.Add("players", "at most %d players", MaxHumans)
+		f.Add("weights", "at most %d players", MaxHumans)
 		return s, f.Err()
 	}
 	allPositive := true
 	for i, w := range weights {
-		if !checkWeight(&f, fmt.Sprintf("players[%d].weight", i), w) || w == 0 {
+		if !checkWeight(&f, fmt.Sprintf("weights[%d]", i), w) || w == 0 {
 			allPositive = false
 		}
 	}

@@ -31,8 +31,8 @@ const (
 	Difference Objective = "difference"
 )
 
-// BotRule is the server's bot set-up: the seed's Ideal Bot Counter. JSON: "bots" with
-// "mean_weight", "target_players" and "recommended" {"min", "max"}.
+// BotRule is the server's bot set-up: the seed's Ideal Bot Counter. Its faults name
+// bots.mean_weight, bots.target_players, bots.recommended.min and bots.recommended.max.
 type BotRule struct {
 	MeanWeight     float64 // weight of a bot whose identity is not known yet (MEANBOT)
 	TargetPlayers  int     // the server's preferred MinPlayers
@@ -49,7 +49,7 @@ func (r BotRule) MinPlayers(largest, teams int) int {
 	return max(n, largest*teams)
 }
 
-// validate records the rule's faults under prefix ("bots").
+// validate records the rule's faults under prefix (the option's name, "bots").
 func (r BotRule) validate(f *apperr.Fields, prefix string) {
 	checkWeight(f, prefix+".mean_weight", r.MeanWeight)
 	if r.TargetPlayers < 0 || r.TargetPlayers > MaxBots {
@@ -147,8 +147,8 @@ func DefaultMaxHumans(humans, teams int) int {
 }
 
 // Roster is a team that is already playing: the weights of its humans and of its bots
-// (each bot's own weight, not the mean). JSON: {"players": [{"id", "weight"}], "bots":
-// [{"name", "weight"}]}; errors name teams[i].players[j].weight and teams[i].bots[j].weight.
+// (each bot's own weight, not the mean). Faults name a roster's weights by their place in
+// the teams given: teams[i].players[j] and teams[i].bots[j].
 type Roster struct {
 	Players []float64
 	Bots    []float64
@@ -181,12 +181,12 @@ func checkRosters(f *apperr.Fields, teams []Roster, extraHumans int) (allPositiv
 		humans += len(t.Players)
 		bots += len(t.Bots)
 		for j, w := range t.Players {
-			if !checkWeight(f, fmt.Sprintf("teams[%d].players[%d].weight", i, j), w) || w == 0 {
+			if !checkWeight(f, fmt.Sprintf("teams[%d].players[%d]", i, j), w) || w == 0 {
 				allPositive = false
 			}
 		}
 		for j, w := range t.Bots {
-			if !checkWeight(f, fmt.Sprintf("teams[%d].bots[%d].weight", i, j), w) || w == 0 {
+			if !checkWeight(f, fmt.Sprintf("teams[%d].bots[%d]", i, j), w) || w == 0 {
 				allPositive = false
 			}
 		}
