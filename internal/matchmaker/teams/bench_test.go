@@ -2,6 +2,7 @@ package teams
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -11,9 +12,9 @@ import (
 // there are humans (mean bot 50, target N+6, map for 4..64): the default cap allows head
 // counts up to 9N/16 a team, so several head-count classes are searched.
 //
-//	go test -run '^$' -bench 'BenchmarkSplit' -benchtime 300ms -count 6 ./internal/matchmaker/
+//	go test -run '^$' -bench 'BenchmarkSplit' -benchtime 300ms -count 6 ./internal/matchmaker/teams
 //
-// (about 2.5 minutes). The "exact" metric says which path answered. The seed's C program
+// (several minutes). The "exact" metric says which path answered. The seed's C program
 // takes about 2 ms for its 17-player example and falls back to a heuristic above 16
 // players; the goals here are 17 humans exact under 0.2 ms, 24 under 2 ms, 32 under 30 ms
 // (with bots and caps too) and 64 by the heuristic under 5 ms.
@@ -55,21 +56,60 @@ func BenchmarkSplit(b *testing.B) {
 			w := benchWeights(s.n, uint64(s.n))
 			opt := benchOptions(s.teams, s.n, bots)
 			b.Run(fmt.Sprintf("teams=%d/n=%d/bots=%v", s.teams, s.n, bots), func(b *testing.B) {
-				var r SplitResult
-				for b.Loop() {
-					var err error
-					if r, err = Split(w, opt); err != nil {
-						b.Fatal(err)
-					}
-				}
-				exact := 0.0
-				if r.Exact {
-					exact = 1
-				}
-				b.ReportMetric(exact, "exact")
+				benchSplit(b, w, opt)
 			})
 		}
 	}
+}
+
+// BenchmarkSplitWeights splits the same numbers of players with weights of four shapes,
+// side by side (benchstat -col /weights):
+//   - decimal: BenchmarkSplit's, uniform reals in [0, 100);
+//   - integer: the same weights rounded to whole numbers, what the seed's program and most
+//     game servers send: many subsets share a sum, so many splits tie;
+//   - equal: every weight 50, so every split with the same head counts ties;
+//   - powers: 2^29, 2^28, ..., 2^(30-n): every subset sum differs, the heaviest player
+//     outweighs all the others together.
+func BenchmarkSplitWeights(b *testing.B) {
+	shapes := []struct {
+		name   string
+		weight func(i int, decimal float64) float64
+	}{
+		{"decimal", func(_ int, x float64) float64 { return x }},
+		{"integer", func(_ int, x float64) float64 { return math.Round(x) }},
+		{"equal", func(int, float64) float64 { return 50 }},
+		{"powers", func(i int, _ float64) float64 { return math.Ldexp(1, 29-i) }},
+	}
+	for _, s := range []struct{ teams, n int }{{2, 24}, {2, 32}, {2, 40}, {3, 16}, {3, 20}, {4, 16}, {4, 20}} {
+		for _, bots := range []bool{false, true} {
+			for _, shape := range shapes {
+				w := benchWeights(s.n, uint64(s.n))
+				for i, x := range w {
+					w[i] = shape.weight(i, x)
+				}
+				opt := benchOptions(s.teams, s.n, bots)
+				b.Run(fmt.Sprintf("teams=%d/n=%d/bots=%v/weights=%s", s.teams, s.n, bots, shape.name), func(b *testing.B) {
+					benchSplit(b, w, opt)
+				})
+			}
+		}
+	}
+}
+
+// benchSplit runs Split and reports whether the last answer was exact.
+func benchSplit(b *testing.B, w []float64, opt SplitOptions) {
+	var r SplitResult
+	for b.Loop() {
+		var err error
+		if r, err = Split(w, opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	exact := 0.0
+	if r.Exact {
+		exact = 1
+	}
+	b.ReportMetric(exact, "exact")
 }
 
 // The heuristic alone at sizes where the optimum is known, with its gap: at 24..40 players

@@ -4,8 +4,10 @@ package teams
 //
 // Items are placed heaviest first, each tried on the teams in order of their current total
 // (lightest first, so good splits come early). A node is cut when even the best completion
-// cannot beat the k-th candidate: every team will end between its total plus its lightest
-// possible remaining items and its total plus its heaviest, and the mean total is fixed.
+// cannot beat the k-th candidate by more than rounding (problem.open): every team will end
+// between its total plus its lightest possible remaining items and its total plus its
+// heaviest, and the mean total is fixed. A node that can at best tie is cut too: with equal
+// weights every node ties, and the search used to visit them all until the budget ran out.
 // With sym an item is never put in an empty team when an identical empty team comes before
 // it, so each partition is visited once. The search gives up after budget nodes.
 
@@ -42,7 +44,7 @@ func (p *problem) bnb(top *shortlist, budget int) bool {
 	b.out = make([]uint8, u)
 	for _, ci := range p.classOrder() {
 		cl := &p.classes[ci]
-		if !top.accepts(cl.lb) {
+		if !p.open(top, cl.lb) {
 			continue
 		}
 		b.ci, b.cl = ci, cl
@@ -86,20 +88,24 @@ func (b *branchBound) rec(idx int) {
 	}
 	// Bound.
 	lbMax, ubMin := b.avg, b.avg
-	open, last := 0, 0
+	withRoom, last := 0, 0
 	for j := range t {
 		free := b.cl.caps[j] - b.cnt[j]
 		lbMax = max(lbMax, b.sums[j]+b.pre[u]-b.pre[u-free])
 		ubMin = min(ubMin, b.sums[j]+b.pre[idx+free]-b.pre[idx])
 		if free > 0 {
-			open++
+			withRoom++
 			last = j
 		}
 	}
-	if ubMin < lbMax && !b.top.accepts(boundSlack(b.p.obj, scoreRange(b.p.obj, ubMin, lbMax), b.avg*float64(t))) {
+	bound := 0.0 // no score is negative
+	if ubMin < lbMax {
+		bound = scoreRange(b.p.obj, ubMin, lbMax)
+	}
+	if !b.p.open(b.top, bound) {
 		return
 	}
-	if open == 1 { // the rest is forced
+	if withRoom == 1 { // the rest is forced
 		old := b.sums[last]
 		for k := idx; k < u; k++ {
 			b.assign[k] = uint8(last)

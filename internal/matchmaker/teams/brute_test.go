@@ -212,44 +212,92 @@ func TestSplitExactMatchesBruteForce(t *testing.T) {
 		teams := 2 + rng.IntN(3)
 		n := 1 + rng.IntN([...]int{2: 14, 3: 10, 4: 8}[teams])
 		o := randomOptions(rng, n, teams)
-		w := randomWeights(rng, n)
-		name := fmt.Sprintf("instance %d: n=%d teams=%d bots=%+v cap=%d k=%d obj=%q w=%v",
-			it, n, o.Teams, o.Bots, o.MaxHumansPerTeam, o.Candidates, o.Objective, w)
-		r, err := Split(w, o)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if !r.Exact {
-			t.Fatalf("%s: not exact", name)
-		}
-		checkResult(t, w, o, r)
-		want := brute(w, o.Teams, o.Bots, r.MaxHumans, r.Objective)
-		got := candScores(r)
-		if len(got) != min(wantK(o), len(want)) {
-			t.Fatalf("%s: %d candidates, want %d of %d splits", name, len(got), min(wantK(o), len(want)), len(want))
-		}
-		scale := 1.0
-		if r.Objective == Difference {
-			scale += want[len(want)-1].totals[0] + slices.Max(w)*float64(n)
-		}
-		for i := range got {
-			if math.Abs(got[i]-want[i].score) > 1e-9*scale {
-				t.Fatalf("%s: candidate %d scores %v, brute force %v (all: %v)", name, i, got[i], want[i].score, got)
-			}
-		}
+		checkAgainstBruteForce(t, it, randomWeights(rng, n), o)
+	}
+}
 
-		// The heuristic on the same problem: valid, distinct splits, none better than the
-		// optimum (a check on how it scores), none better than brute force's i-th.
-		st, _ := o.validate(w)
-		p := newSplitProblem(w, st)
-		top := &shortlist{k: st.k, sym: true, dedupe: true}
-		p.heuristic(top)
-		h := splitResult(p, st, top, false)
-		checkResult(t, w, o, h)
-		for i, sc := range candScores(h) {
-			if sc < want[i].score-1e-9*scale {
-				t.Fatalf("%s: heuristic candidate %d scores %v, better than brute force's %v", name, i, sc, want[i].score)
-			}
+// Skipping what can at best tie the k-th candidate (problem.open) changes no answer: on
+// instances made of ties -- every weight equal, two values, zeros, powers of two, whole
+// numbers in a narrow band -- with up to MaxCandidates candidates, which the many equally
+// good splits must fill, the exact searches still give brute force's best scores.
+func TestSplitTiesMatchBruteForce(t *testing.T) {
+	t.Parallel()
+	instances := 1500
+	if testing.Short() {
+		instances = 200
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for it := range instances {
+		teams := 2 + rng.IntN(3)
+		n := 1 + rng.IntN([...]int{2: 14, 3: 10, 4: 8}[teams])
+		o := randomOptions(rng, n, teams)
+		o.Candidates = 1 + rng.IntN(MaxCandidates)
+		checkAgainstBruteForce(t, it, tiedWeights(rng, n), o)
+	}
+}
+
+// tiedWeights draws weights that make many splits score the same.
+func tiedWeights(rng *rand.Rand, n int) []float64 {
+	w := make([]float64, n)
+	shape, a, b := rng.IntN(5), float64(rng.IntN(101)), float64(rng.IntN(101))
+	for i := range w {
+		switch shape {
+		case 0: // all equal, 0 included
+			w[i] = a
+		case 1: // two values
+			w[i] = [2]float64{a, b}[rng.IntN(2)]
+		case 2: // mostly zeros
+			w[i] = float64(rng.IntN(3) / 2 * rng.IntN(101))
+		case 3: // powers of two, repeated: distinct sums but for the repeats
+			w[i] = math.Ldexp(1, rng.IntN(8))
+		default: // whole numbers in a narrow band
+			w[i] = float64(45 + rng.IntN(11))
+		}
+	}
+	return w
+}
+
+// checkAgainstBruteForce splits w as o asks, exactly, and checks the candidates' scores
+// against brute force's best, and the heuristic's against them.
+func checkAgainstBruteForce(t *testing.T, it int, w []float64, o SplitOptions) {
+	t.Helper()
+	n := len(w)
+	name := fmt.Sprintf("instance %d: n=%d teams=%d bots=%+v cap=%d k=%d obj=%q w=%v",
+		it, n, o.Teams, o.Bots, o.MaxHumansPerTeam, o.Candidates, o.Objective, w)
+	r, err := Split(w, o)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if !r.Exact {
+		t.Fatalf("%s: not exact", name)
+	}
+	checkResult(t, w, o, r)
+	want := brute(w, o.Teams, o.Bots, r.MaxHumans, r.Objective)
+	got := candScores(r)
+	if len(got) != min(wantK(o), len(want)) {
+		t.Fatalf("%s: %d candidates, want %d of %d splits", name, len(got), min(wantK(o), len(want)), len(want))
+	}
+	scale := 1.0
+	if r.Objective == Difference {
+		scale += want[len(want)-1].totals[0] + slices.Max(w)*float64(n)
+	}
+	for i := range got {
+		if math.Abs(got[i]-want[i].score) > 1e-9*scale {
+			t.Fatalf("%s: candidate %d scores %v, brute force %v (all: %v)", name, i, got[i], want[i].score, got)
+		}
+	}
+
+	// The heuristic on the same problem: valid, distinct splits, none better than the
+	// optimum (a check on how it scores), none better than brute force's i-th.
+	st, _ := o.validate(w)
+	p := newSplitProblem(w, st)
+	top := &shortlist{k: st.k, sym: true, dedupe: true}
+	p.heuristic(top)
+	h := splitResult(p, st, top, false)
+	checkResult(t, w, o, h)
+	for i, sc := range candScores(h) {
+		if sc < want[i].score-1e-9*scale {
+			t.Fatalf("%s: heuristic candidate %d scores %v, better than brute force's %v", name, i, sc, want[i].score)
 		}
 	}
 }

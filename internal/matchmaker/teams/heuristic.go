@@ -33,7 +33,7 @@ func (p *problem) heuristic(top *shortlist) {
 		if k == heuristicClasses {
 			break
 		}
-		if !top.accepts(p.classes[ci].lb) {
+		if !p.open(top, p.classes[ci].lb) {
 			continue
 		}
 		ls := p.newLocalSearch(ci)

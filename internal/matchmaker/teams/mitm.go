@@ -132,7 +132,7 @@ func (p *problem) mitm(top *shortlist) {
 	scratch := make([]uint8, u)
 	for _, ci := range p.classOrder() {
 		cl := &p.classes[ci]
-		if !top.accepts(cl.lb) {
+		if !p.open(top, cl.lb) {
 			continue
 		}
 		for o := 0; o < 2; o++ {
@@ -149,9 +149,11 @@ func (p *problem) mitm(top *shortlist) {
 }
 
 // mitmClass searches one class with item 0's team (when fixed) being team a. Within the
-// class the score only grows with |sum_A - target|, so the k-th best score kept is turned
-// into a window around the target (a little wider, for rounding; mitmInsert scores exactly)
-// and the walks stop at its edges.
+// class the score only grows with |sum_A - target|, so the k-th best score kept, less
+// p.tol (see open), is turned into a window around the target (a little wider for the
+// rounding of the sums; mitmInsert scores exactly) and the walks stop at its edges. Pairs
+// that would only tie the k-th lie outside the window: once the list holds k splits as good
+// as the best, the rest of the class costs one step per left subset.
 func (p *problem) mitmClass(top *shortlist, ci, a, b int, L, R *subsets, hl, nR int, scratch []uint8) {
 	cl := &p.classes[ci]
 	cA := cl.caps[a]
@@ -161,14 +163,19 @@ func (p *problem) mitmClass(top *shortlist, ci, a, b int, L, R *subsets, hl, nR 
 		if len(top.list) < top.k {
 			return math.Inf(1)
 		}
-		d := top.list[len(top.list)-1].score // largest |total_A - total_B| that may enter
+		s := top.list[len(top.list)-1].score - p.tol // a pair must score below this
+		if s < 0 {
+			return -1 // nothing can
+		}
+		d := s // the largest |total_A - total_B| scoring s
 		if p.obj == Ratio {
-			if d >= 1 {
+			if s >= 1 {
 				return math.Inf(1)
 			}
-			d = d * total / (2 - d) // score = |d| / max = 2|d| / (total + |d|)
+			d = s * total / (2 - s) // score = |d| / max = 2|d| / (total + |d|)
 		}
-		return d/2*(1+1e-9) + 1e-12*(1+total)
+		// The walks compare a pair's sum, rounded otherwise than its score: a little wider.
+		return d/2 + 1e-13*total
 	}
 	win := window()
 	for i := max(0, cA-nR); i <= min(cA, hl); i++ {
@@ -184,6 +191,9 @@ func (p *problem) mitmClass(top *shortlist, ci, a, b int, L, R *subsets, hl, nR 
 		}
 		q := r1
 		for x := l0; x < l1; x++ {
+			if win < 0 {
+				return
+			}
 			lx := ls[x]
 			tr := target - lx
 			for q > r0 && rs[q-1] >= tr {

@@ -33,7 +33,9 @@ type candidate struct {
 }
 
 // shortlist keeps the best k distinct candidates, best first. A candidate enters only if it
-// is strictly better than the worst kept one, so among equal scores the first found stays.
+// is strictly better than the worst kept one, so among equal scores the first found stays;
+// the searches skip whatever cannot beat the worst kept one by more than rounding
+// (problem.open), so equal scores cost nothing once the list is full.
 type shortlist struct {
 	k      int
 	sym    bool // teams are interchangeable: candidates are compared as partitions
@@ -93,6 +95,7 @@ type problem struct {
 	obj     Objective
 	sym     bool // teams with equal caps and bases are interchangeable (a split)
 	classes []class
+	tol     float64   // rounding of a score: the searches skip what cannot beat the k-th by more
 	total   float64   // sum of w
 	desc    []int     // items, heaviest first
 	pre     []float64 // pre[k] = sum of the k heaviest items
@@ -134,7 +137,12 @@ func (p *problem) addClass(caps, bots []int, base []float64) {
 	}
 	lb := 0.0
 	if ubMin < lbMax {
-		lb = boundSlack(p.obj, scoreRange(p.obj, ubMin, lbMax), s)
+		lb = scoreRange(p.obj, ubMin, lbMax)
+	}
+	if p.obj == Ratio {
+		p.tol = roundingOfScores
+	} else {
+		p.tol = max(p.tol, roundingOfScores*max(1, s))
 	}
 	n := len(p.intBuf)
 	p.intBuf = append(p.intBuf, caps...)
@@ -151,14 +159,21 @@ func (p *problem) addClass(caps, bots []int, base []float64) {
 		lb: lb, spread: slices.Max(caps) - slices.Min(caps)})
 }
 
-// boundSlack lowers a bound by far more than the rounding of the sums behind it (they
-// are added in another order than the totals they bound), so a search never discards a
-// candidate that is better by a rounding error. total is the sum of all team totals.
-func boundSlack(obj Objective, lb, total float64) float64 {
-	if obj == Ratio {
-		return lb - 1e-12
-	}
-	return lb - 1e-12*total
+// roundingOfScores bounds, with a wide margin, how far a score computed from sums in one
+// order can be from the same score computed in another, relative to the sum of the team
+// totals (the ratio objective is already relative): each of at most MaxHumans+MaxBots
+// weights adds at most one rounding of 2^-53 of the total.
+const roundingOfScores = 1e-12
+
+// open reports whether a part of the search whose every split scores at least bound can
+// still give top a candidate: while top is not full, always; then only if bound is below the
+// k-th score by more than p.tol. A split that would only tie the k-th, or beat it by a
+// rounding error, is not worth finding: a tie does not enter, and which of two splits a
+// rounding error prefers is arbitrary. Skipping those is what keeps ties cheap: whole-number
+// weights make thousands of equally good splits, and a search that looked at every one of
+// them took seconds.
+func (p *problem) open(top *shortlist, bound float64) bool {
+	return len(top.list) < top.k || bound < top.list[len(top.list)-1].score-p.tol
 }
 
 // classOrder lists the classes most promising first (smallest bound, then the most even

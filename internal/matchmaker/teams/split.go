@@ -168,7 +168,9 @@ func (o SplitOptions) validate(weights []float64) (settings, error) {
 //
 // It is exact up to ExactLimit2 humans for 2 teams and ExactLimit34 for 3-4: the candidates
 // are the true best splits under the objective (for 3-4 teams unless the node budget runs
-// out first, which Exact reports). Above, a heuristic gives Exact = false. Two splits are the same when
+// out first, which Exact reports), to within rounding: scores closer than about 1e-12 of
+// the total weight are ties, and of tied splits the first found is kept. Above, a heuristic
+// gives Exact = false. Two splits are the same when
 // they group the humans the same way: teams have no names here.
 func Split(weights []float64, opt SplitOptions) (SplitResult, error) {
 	s, err := opt.validate(weights)
