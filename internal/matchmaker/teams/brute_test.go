@@ -201,38 +201,39 @@ func candScores(r SplitResult) []float64 {
 
 // The exact searches return the same best scores as brute force, candidate for candidate,
 // on thousands of random small instances: 2, 3 and 4 teams, with and without bots and caps,
-// both objectives, integer weights full of ties.
+// both objectives. "random" draws weights of several shapes, integers full of ties among
+// them. "ties" draws instances made of ties -- every weight equal, two values, mostly zeros,
+// repeated powers of two, whole numbers in a narrow band -- and asks for up to MaxCandidates
+// candidates, which the many equally good splits must fill: skipping what can at best tie
+// the k-th candidate (problem.open) must change no answer.
 func TestSplitExactMatchesBruteForce(t *testing.T) {
-	instances := 3000
-	if testing.Short() {
-		instances = 300
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for it := range instances {
-		teams := 2 + rng.IntN(3)
-		n := 1 + rng.IntN([...]int{2: 14, 3: 10, 4: 8}[teams])
-		o := randomOptions(rng, n, teams)
-		checkAgainstBruteForce(t, it, randomWeights(rng, n), o)
-	}
-}
-
-// Skipping what can at best tie the k-th candidate (problem.open) changes no answer: on
-// instances made of ties -- every weight equal, two values, zeros, powers of two, whole
-// numbers in a narrow band -- with up to MaxCandidates candidates, which the many equally
-// good splits must fill, the exact searches still give brute force's best scores.
-func TestSplitTiesMatchBruteForce(t *testing.T) {
-	t.Parallel()
-	instances := 1500
-	if testing.Short() {
-		instances = 200
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	for it := range instances {
-		teams := 2 + rng.IntN(3)
-		n := 1 + rng.IntN([...]int{2: 14, 3: 10, 4: 8}[teams])
-		o := randomOptions(rng, n, teams)
-		o.Candidates = 1 + rng.IntN(MaxCandidates)
-		checkAgainstBruteForce(t, it, tiedWeights(rng, n), o)
+	for _, tc := range []struct {
+		name      string
+		instances int
+		seed      uint64
+		weights   func(*rand.Rand, int) []float64
+		maxK      int // 0: randomOptions' choice
+	}{
+		{"random", 3000, 1, randomWeights, 0},
+		{"ties", 1500, 3, tiedWeights, MaxCandidates},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			instances := tc.instances
+			if testing.Short() {
+				instances /= 10
+			}
+			rng := rand.New(rand.NewPCG(tc.seed, tc.seed+1))
+			for it := range instances {
+				teams := 2 + rng.IntN(3)
+				n := 1 + rng.IntN([...]int{2: 14, 3: 10, 4: 8}[teams])
+				o := randomOptions(rng, n, teams)
+				if tc.maxK > 0 {
+					o.Candidates = 1 + rng.IntN(tc.maxK)
+				}
+				checkAgainstBruteForce(t, it, tc.weights(rng, n), o)
+			}
+		})
 	}
 }
 
