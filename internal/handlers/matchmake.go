@@ -103,40 +103,39 @@ const defaultRating = 1000
 const storedRatingScale = 20
 
 // handleMatchmake answers POST /v1/matchmake: a queue in, matches out.
-func handleMatchmake(logger *slog.Logger, limits Limits, store ratings.Store, metrics *domainMetrics) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := decode[matchmakeRequest](r)
-		if err != nil {
-			writeError(w, r, logger, err)
-			return
-		}
+func handleMatchmake(logger *slog.Logger, limits Limits, svc *ratings.Service, metrics *domainMetrics, gate *workGate) http.Handler {
+	return handleCompute(logger, svc, gate, func(req *matchmakeRequest) (computation, error) {
 		queue, opts, stored, err := req.resolve(limits)
-		if err == nil {
-			err = stored.load(r.Context(), store)
-		}
 		if err != nil {
-			writeError(w, r, logger, err)
-			return
+			return computation{}, err
 		}
-		start := time.Now()
-		result, err := matchmaker.MakeMatches(queue, opts)
-		if err != nil {
-			writeError(w, r, logger, err)
-			return
-		}
-		summary := matchmaker.Summarize(result.Matches)
-		elapsed := time.Since(start)
-		metrics.observeMatchmaking(opts.Strategy, len(queue), result, elapsed)
-
-		resp := req.response(queue, opts, result, summary, elapsed)
-		buf := getBuffer()
-		buf.Write(resp.appendJSON(buf.AvailableBuffer()))
-		err = writeJSON(w, http.StatusOK, buf.Bytes())
-		putBuffer(buf)
-		if err != nil {
-			// Almost always a client that hung up: theirs to see, not ours to page on.
-			logger.DebugContext(r.Context(), "write matchmake response", "err", err)
-		}
+		var (
+			result  matchmaker.PairingResult
+			summary matchmaker.PairingSummary
+			elapsed time.Duration
+		)
+		return computation{
+			stored: stored,
+			run: func() (err error) {
+				result, err = matchmaker.MakeMatches(queue, opts)
+				summary = matchmaker.Summarize(result.Matches)
+				return err
+			},
+			observe: func(d time.Duration) {
+				elapsed = d
+				metrics.observeMatchmaking(opts.Strategy, len(queue), result, elapsed)
+			},
+			respond: func(w http.ResponseWriter, r *http.Request) {
+				resp := req.response(queue, opts, result, summary, elapsed)
+				buf := getBuffer()
+				defer putBuffer(buf)
+				buf.Write(resp.appendJSON(buf.AvailableBuffer()))
+				if err := writeJSON(w, http.StatusOK, buf.Bytes()); err != nil {
+					// Almost always a client that hung up: theirs to see, not ours to page on.
+					logger.DebugContext(r.Context(), "write matchmake response", "err", err)
+				}
+			},
+		}, nil
 	})
 }
 

@@ -15,7 +15,7 @@ import (
 func openServer(t testing.TB) (http.Handler, ratings.Store) {
 	t.Helper()
 	store := ratings.NewMemoryStore(nil)
-	return NewServer(Deps{Store: store, Auth: &Auth{Off: true}}), store
+	return NewServer(Deps{Ratings: ratings.NewService(store, ratings.DefaultModel()), Auth: &Auth{Off: true}}), store
 }
 
 // resultBody is a 2v2 ctf result in which team winner (or nobody, for -1) won.

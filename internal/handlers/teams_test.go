@@ -166,7 +166,9 @@ func TestTeamsAboveTheExactLimitSaysTheSplitIsHeuristic(t *testing.T) {
 }
 
 // Players without a weight get their stored weight in the request's context; players the
-// store does not know get 50; so do bots, by name, and the bot rule's mean bot weight.
+// store does not know get 50; bots get theirs by name, a bot the store does not know the
+// context's mean bot weight (the ratings service's one rule), and so does the bot rule's
+// missing mean_weight.
 func TestTeamsUseStoredWeightsInTheRequestsContext(t *testing.T) {
 	h, store := openServer(t)
 	// alice and bob (and the bot Jakob's opponents) win three times against carol, dave and
@@ -219,8 +221,8 @@ func TestTeamsUseStoredWeightsInTheRequestsContext(t *testing.T) {
 	var adv advantageResponse
 	decodeJSON(t, postTeams(t, h, "/v1/teams/advantage", `{"context":{"game_type":"ctf"},"teams":[
 		{"players":[{"id":"alice"}]},{"players":[{"id":"carol"}],"bots":[{"name":"Jakob"},{"name":"Unknown"}]}]}`), &adv)
-	if math.Abs(adv.Teams[0].Total-alice) > 1e-9 || math.Abs(adv.Teams[1].Total-(carol+jakob+50)) > 1e-9 {
-		t.Fatalf("totals %v, want alice %g and carol + Jakob + 50 = %g", adv.Teams, alice, carol+jakob+50)
+	if math.Abs(adv.Teams[0].Total-alice) > 1e-9 || math.Abs(adv.Teams[1].Total-(carol+jakob+mean)) > 1e-9 {
+		t.Fatalf("totals %v, want alice %g and carol + Jakob + the mean bot = %g", adv.Teams, alice, carol+jakob+mean)
 	}
 
 	// Without a context nothing is read: 50 for everyone.
@@ -527,8 +529,8 @@ func TestTeamsRecordTheirDurationAndPlayersInMetrics(t *testing.T) {
 
 // The gate lets at most its capacity of heavy searches run at once, lets light ones through,
 // and turns a wait that outlives its request into an Unavailable error.
-func TestTeamGateBoundsTheHeavySearchesRunningAtOnce(t *testing.T) {
-	g := newTeamGate(2)
+func TestWorkGateBoundsTheHeavySearchesRunningAtOnce(t *testing.T) {
+	g := newWorkGate(2)
 	var running, most atomic.Int32
 	var wg sync.WaitGroup
 	for range 16 {
@@ -555,7 +557,7 @@ func TestTeamGateBoundsTheHeavySearchesRunningAtOnce(t *testing.T) {
 		t.Fatalf("%d heavy searches ran at once through a gate of 2", m)
 	}
 
-	full := newTeamGate(1)
+	full := newWorkGate(1)
 	leave, _ := full.enter(context.Background(), true)
 	defer leave()
 	light, err := full.enter(context.Background(), false)
@@ -572,10 +574,10 @@ func TestTeamGateBoundsTheHeavySearchesRunningAtOnce(t *testing.T) {
 
 // A heavy split whose request ends while every slot is taken is answered 503, as the spec says.
 func TestTeamsAnswer503WhenTheRequestEndsWaitingForTheGate(t *testing.T) {
-	gate := newTeamGate(1)
+	gate := newWorkGate(1)
 	leave, _ := gate.enter(context.Background(), true)
 	defer leave()
-	split := handleTeams(slog.New(slog.DiscardHandler), DefaultLimits(), ratings.NewMemoryStore(nil),
+	split := handleTeams(slog.New(slog.DiscardHandler), DefaultLimits(), ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
 		newDomainMetrics(prometheus.NewRegistry()), gate)
 	cancelled := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithCancel(r.Context())

@@ -110,6 +110,11 @@ func (w want) meanBot(c ratings.Context) string {
 
 func f2(w float64) string { return strconv.FormatFloat(w, 'f', 2, 64) }
 
+// serviceOf is the ratings service over store with the default model.
+func serviceOf(store ratings.Store) *ratings.Service {
+	return ratings.NewService(store, ratings.DefaultModel())
+}
+
 // start serves store on 127.0.0.1:0 and returns the server and its address; the test's
 // cleanup shuts it down and checks that Serve returned nil.
 func start(t testing.TB, store ratings.Store, cfg Config, m *Metrics) (*Server, string) {
@@ -118,7 +123,7 @@ func start(t testing.TB, store ratings.Store, cfg Config, m *Metrics) (*Server, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(store, testLogger(t), cfg, m)
+	srv := NewServer(serviceOf(store), testLogger(t), cfg, m)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(context.Background(), ln) }()
 	t.Cleanup(func() {
@@ -674,7 +679,7 @@ func TestShutdownClosesIdleConnectionsAndLetsInFlightCommandsAnswer(t *testing.T
 	}
 	addr := ln.Addr().String()
 	reg := prometheus.NewRegistry()
-	srv := NewServer(fake, testLogger(t), DefaultConfig(), NewMetrics(reg))
+	srv := NewServer(serviceOf(fake), testLogger(t), DefaultConfig(), NewMetrics(reg))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(context.Background(), ln) }()
 
@@ -763,27 +768,20 @@ func TestShutdownGivesUpWhenItsContextEnds(t *testing.T) {
 	}
 }
 
-func TestListenAndServeStopsWithItsContext(t *testing.T) {
+func TestServeStopsWithItsContext(t *testing.T) {
 	st := newStore(t)
-	cfg := DefaultConfig()
-	cfg.Addr = "127.0.0.1:0"
-	srv := NewServer(st, testLogger(t), cfg, nil)
+	srv := NewServer(serviceOf(st), testLogger(t), DefaultConfig(), nil)
+	ln := mustListen(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- srv.ListenAndServe(ctx) }()
-	var addr net.Addr
-	for deadline := time.Now().Add(5 * time.Second); addr == nil; time.Sleep(time.Millisecond) {
-		if addr = srv.Addr(); addr == nil && time.Now().After(deadline) {
-			t.Fatal("the server never listened")
-		}
-	}
-	c := dial(t, addr.String())
+	go func() { served <- srv.Serve(ctx, ln) }()
+	c := dial(t, ln.Addr().String())
 	c.mustSend("GAME ctf")
 	c.expect("MEANBOT", want{t, st}.meanBot(want{t, st}.context("ctf")))
 
 	cancel()
 	if err := <-served; err != nil {
-		t.Fatalf("ListenAndServe = %v", err)
+		t.Fatalf("Serve = %v", err)
 	}
 	c.expectClosed() // cancelling starts the graceful shutdown too
 	if err := srv.Shutdown(context.Background()); err != nil {
@@ -810,13 +808,10 @@ func TestConfig(t *testing.T) {
 		if cfg.Validate() == nil {
 			t.Errorf("%s: Validate accepted %+v", name, cfg)
 		}
-		srv := NewServer(newStore(t), nil, cfg, nil)
+		srv := NewServer(serviceOf(newStore(t)), nil, cfg, nil)
 		if err := srv.Serve(context.Background(), mustListen(t)); err == nil {
 			t.Errorf("%s: Serve accepted %+v", name, cfg)
 		}
-	}
-	if err := NewServer(newStore(t), nil, Config{}, nil).ListenAndServe(context.Background()); err == nil {
-		t.Error("ListenAndServe without an address succeeded")
 	}
 }
 
