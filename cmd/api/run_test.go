@@ -86,6 +86,7 @@ func startProgram(t *testing.T, env map[string]string, args ...string) program {
 }
 
 func TestRunServesAndShutsDownGracefully(t *testing.T) {
+	t.Parallel()
 	base, stop := startRun(t, nil)
 	resp, err := http.Get(base + "/healthz")
 	if err != nil {
@@ -104,6 +105,7 @@ func TestRunServesAndShutsDownGracefully(t *testing.T) {
 }
 
 func TestRunRejectsBadConfiguration(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -131,6 +133,7 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 }
 
 func TestFlagsOverrideTheEnvironment(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"MATCHMAKER_ADDR": ":9000", "MATCHMAKER_LOG_LEVEL": "warn"}
 	cfg, err := parseConfig([]string{"-addr", "127.0.0.1:9001"}, func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
@@ -142,6 +145,7 @@ func TestFlagsOverrideTheEnvironment(t *testing.T) {
 }
 
 func TestStartupLogMasksSecrets(t *testing.T) {
+	t.Parallel()
 	cfg := config{DatabaseURL: "postgres://app:hunter2@db:5432/mm", APIKeys: "ci:read:abc,ops:admin:def"}
 	text := cfg.logValue().String()
 	if strings.Contains(text, "hunter2") || strings.Contains(text, "abc") {
@@ -150,6 +154,7 @@ func TestStartupLogMasksSecrets(t *testing.T) {
 }
 
 func TestHealthcheckSubcommandAsksTheRunningServer(t *testing.T) {
+	t.Parallel()
 	base, stop := startRun(t, nil)
 	defer stop()
 	addr := strings.TrimPrefix(base, "http://")
@@ -169,6 +174,7 @@ func TestHealthcheckSubcommandAsksTheRunningServer(t *testing.T) {
 }
 
 func TestRunServesTheLineProtocolWhenConfigured(t *testing.T) {
+	t.Parallel()
 	p := startProgram(t, map[string]string{"MATCHMAKER_LEGACY_ADDR": "127.0.0.1:0"})
 	conn, err := net.Dial("tcp", p.legacy)
 	if err != nil {

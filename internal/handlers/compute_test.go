@@ -22,6 +22,7 @@ type panicRequest struct {
 // A computation that panics gives its gate slot back (the slot is released by a defer), and
 // the request is answered with a 500 problem; the next heavy request still gets the slot.
 func TestAPanickingComputationGivesItsGateSlotBack(t *testing.T) {
+	t.Parallel()
 	logger := slog.New(slog.DiscardHandler)
 	gate := newWorkGate(1)
 	svc := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
@@ -55,6 +56,7 @@ func TestAPanickingComputationGivesItsGateSlotBack(t *testing.T) {
 // The in-flight gauge goes back down however a handler ends: normally, with a panic, or by
 // aborting the response with http.ErrAbortHandler (which the middleware passes on).
 func TestRequestsInFlightReturnsToZero(t *testing.T) {
+	t.Parallel()
 	m := newHTTPMetrics(prometheus.NewRegistry())
 	logger := slog.New(slog.DiscardHandler)
 	for _, end := range []func(){func() {}, func() { panic("boom") }, func() { panic(http.ErrAbortHandler) }} {

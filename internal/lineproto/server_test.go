@@ -258,6 +258,7 @@ const connections = "matchmaker_lineproto_connections"
 // --- the protocol --------------------------------------------------------------------------
 
 func TestEveryCommandAndItsReply(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	_, addr := start(t, st, DefaultConfig(), nil)
@@ -309,6 +310,7 @@ func TestEveryCommandAndItsReply(t *testing.T) {
 }
 
 func TestMutatorsSplitContextsOnlyWhenTheyAffectGameplay(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	_, addr := start(t, st, DefaultConfig(), nil)
@@ -348,6 +350,7 @@ func TestMutatorsSplitContextsOnlyWhenTheyAffectGameplay(t *testing.T) {
 }
 
 func TestErrorsLeaveTheConnectionUsable(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	cfg := DefaultConfig()
@@ -392,6 +395,7 @@ func TestErrorsLeaveTheConnectionUsable(t *testing.T) {
 }
 
 func TestPipelinedCommandsAreAnsweredInOrder(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	_, addr := start(t, st, DefaultConfig(), nil)
@@ -428,6 +432,7 @@ func TestPipelinedCommandsAreAnsweredInOrder(t *testing.T) {
 }
 
 func TestALastLineWithoutNewlineIsAnswered(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	_, addr := start(t, st, DefaultConfig(), nil)
@@ -447,6 +452,7 @@ func TestALastLineWithoutNewlineIsAnswered(t *testing.T) {
 // --- limits --------------------------------------------------------------------------------
 
 func TestOverlongLines(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	cfg := DefaultConfig()
@@ -476,6 +482,7 @@ func TestOverlongLines(t *testing.T) {
 }
 
 func TestIdleConnectionsAreClosed(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	cfg := DefaultConfig()
@@ -514,6 +521,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 }
 
 func TestManyClientsAtOnce(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	reg := prometheus.NewRegistry()
@@ -579,6 +587,7 @@ func TestManyClientsAtOnce(t *testing.T) {
 }
 
 func TestTheConnectionCap(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	cfg := DefaultConfig()
@@ -669,6 +678,7 @@ func blockingRatings(st ratings.Store, entered chan<- struct{}, release <-chan s
 }
 
 func TestShutdownClosesIdleConnectionsAndLetsInFlightCommandsAnswer(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	entered, release := make(chan struct{}, 1), make(chan struct{})
@@ -735,6 +745,7 @@ func mustListen(t *testing.T) net.Listener {
 }
 
 func TestShutdownGivesUpWhenItsContextEnds(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	entered, cancelled := make(chan struct{}, 1), make(chan struct{})
 	fake := &fakeStore{Store: st, ratings: func(ctx context.Context, c ratings.Context, ps []ratings.Participant) (map[ratings.Participant]ratings.Rating, error) {
@@ -769,6 +780,7 @@ func TestShutdownGivesUpWhenItsContextEnds(t *testing.T) {
 }
 
 func TestServeStopsWithItsContext(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	srv := NewServer(serviceOf(st), testLogger(t), DefaultConfig(), nil)
 	ln := mustListen(t)
@@ -790,6 +802,7 @@ func TestServeStopsWithItsContext(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
+	t.Parallel()
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
@@ -818,6 +831,7 @@ func TestConfig(t *testing.T) {
 // --- a failing store -----------------------------------------------------------------------
 
 func TestStoreFailuresAnswerErrors(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	ctf := w.context("ctf")
@@ -883,6 +897,7 @@ func TestStoreFailuresAnswerErrors(t *testing.T) {
 }
 
 func TestAPanickingStoreClosesOnlyItsConnection(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	fake := &fakeStore{Store: st, ratings: func(ctx context.Context, c ratings.Context, ps []ratings.Participant) (map[ratings.Participant]ratings.Rating, error) {
@@ -912,6 +927,7 @@ func TestAPanickingStoreClosesOnlyItsConnection(t *testing.T) {
 // --- metrics -------------------------------------------------------------------------------
 
 func TestMetricsCountCommandsByOutcome(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
