@@ -48,17 +48,6 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) error {
 	return err
 }
 
-// encode writes v as JSON with the given status. The body is built before the header is
-// written, so an encoding failure still becomes a proper 500.
-func encode(w http.ResponseWriter, status int, v any) error {
-	buf := getBuffer()
-	defer putBuffer(buf)
-	if err := json.NewEncoder(buf).Encode(v); err != nil {
-		return fmt.Errorf("encode response: %w", err)
-	}
-	return writeJSON(w, status, buf.Bytes())
-}
-
 // respond writes v as JSON with the given status. A value that cannot be encoded is a bug:
 // it is logged and answered with a 500 problem (nothing was written yet). A failed write is a
 // client that went away, logged at debug level only.
