@@ -94,7 +94,6 @@ type matchmakeStatsJSON struct {
 	PairDifference    distributionJSON `json:"pair_difference"`
 }
 
-
 // handleMatchmake answers POST /v1/matchmake: a queue in, matches out.
 func handleMatchmake(logger *slog.Logger, limits Limits, svc *ratings.Service, metrics *domainMetrics, gate *workGate) http.Handler {
 	return handleCompute(logger, svc, gate, func(req *matchmakeRequest) (computation, error) {

@@ -45,9 +45,9 @@ func (pairInOrder) Match(q queue.Queue, waiting []queue.Ticket, now time.Time) (
 // clock is a settable time for the service.
 type clock struct{ ns atomic.Int64 }
 
-func newClock() *clock         { c := &clock{}; c.set(queuetest.T0); return c }
-func (c *clock) now() time.Time { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *clock) set(t time.Time) { c.ns.Store(t.UnixNano()) }
+func newClock() *clock               { c := &clock{}; c.set(queuetest.T0); return c }
+func (c *clock) now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *clock) set(t time.Time)     { c.ns.Store(t.UnixNano()) }
 func (c *clock) add(d time.Duration) { c.ns.Add(int64(d)) }
 
 type fixture struct {
