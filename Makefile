@@ -1,8 +1,12 @@
 # The test command of the README. Fuzz tests run their seed corpus here; `make fuzz` explores.
-.PHONY: test run lint bench fuzz
+.PHONY: test test-short run lint bench fuzz
 
 test:
 	go test -race -count=1 ./...
+
+# The quick loop while editing: no race detector, the long property runs cut short.
+test-short:
+	go test -short -count=1 ./...
 
 run:
 	go run ./cmd/api

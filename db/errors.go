@@ -37,8 +37,11 @@ func mapError(err error, what string) error {
 			return apperr.Wrap(apperr.Unavailable, err, msg+": the database is too busy, try again")
 		case "57014": // query_canceled (statement_timeout, or our cancel request)
 			return apperr.Wrap(apperr.Unavailable, err, msg+": the database did not answer in time")
-		case "57P01", "57P02", "57P03", "3D000", "28000", "28P01":
-			// shutting down, cannot connect now, no such database, authentication failed
+		case "3D000": // invalid_catalog_name
+			return apperr.Wrap(apperr.Unavailable, err, msg+": the database named in DATABASE_URL does not exist (create it first)")
+		case "28000", "28P01": // invalid_authorization_specification, invalid_password
+			return apperr.Wrap(apperr.Unavailable, err, msg+": the database refused DATABASE_URL's user or password")
+		case "57P01", "57P02", "57P03": // shutting down, crashed, cannot connect now
 			return apperr.Wrap(apperr.Unavailable, err, msg+": the database cannot be reached")
 		}
 		switch pe.Code[:2] {

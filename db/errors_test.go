@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -47,6 +48,11 @@ func TestMapError(t *testing.T) {
 		}
 		if !errors.Is(got, tc.err) && !errors.Is(tc.err, got) {
 			t.Errorf("mapError(%v) lost its cause: %v", tc.err, got)
+		}
+	}
+	for code, says := range map[string]string{"3D000": "does not exist", "28P01": "user or password", "57P03": "cannot be reached"} {
+		if msg := mapError(pg(code), "open").Error(); !strings.Contains(msg, says) {
+			t.Errorf("SQLSTATE %s says %q, want it to say %q", code, msg, says)
 		}
 	}
 	if mapError(nil, "x") != nil {

@@ -23,6 +23,7 @@ import (
 
 	"matchmaker/internal/handlers"
 	"matchmaker/internal/lineproto"
+	"matchmaker/internal/metrics"
 	"matchmaker/internal/ratings"
 )
 
@@ -94,8 +95,9 @@ func TestPrometheusConfigPassesPromtool(t *testing.T) {
 func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	h := handlers.NewServer(handlers.Deps{Registry: reg, Auth: &handlers.Auth{Off: true},
-		Store: handlers.MeterStore(ratings.NewMemoryStore(nil), reg)})
+	store := ratings.NewMemoryStore(nil)
+	svc := ratings.NewService(ratings.Metered(store, metrics.NewStoreCalls(reg).Observer(store.Name())), ratings.DefaultModel())
+	h := handlers.NewServer(handlers.Deps{Registry: reg, Auth: &handlers.Auth{Off: true}, Ratings: svc})
 	lineproto.NewMetrics(reg)
 	send := func(method, path, body string) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))

@@ -56,6 +56,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			MaxBodyBytes:        int64(env.integer("MATCHMAKER_MAX_BODY_BYTES", int(limits.MaxBodyBytes))),
 			MaxMatchmakePlayers: env.integer("MATCHMAKER_MAX_MATCHMAKE_PLAYERS", limits.MaxMatchmakePlayers),
 			MaxTeamPlayers:      env.integer("MATCHMAKER_MAX_TEAM_PLAYERS", limits.MaxTeamPlayers),
+			HeavySearches:       env.integer("MATCHMAKER_HEAVY_SEARCHES", limits.HeavySearches),
 		},
 	}
 	if err := errors.Join(env.errs...); err != nil {
@@ -90,6 +91,9 @@ func (c config) validate() error {
 	if c.Limits.MaxTeamPlayers < 2 || c.Limits.MaxTeamPlayers > teams.MaxHumans {
 		errs = append(errs, fmt.Errorf("MATCHMAKER_MAX_TEAM_PLAYERS must be from 2 to %d", teams.MaxHumans))
 	}
+	if c.Limits.HeavySearches < 1 {
+		errs = append(errs, errors.New("MATCHMAKER_HEAVY_SEARCHES must be at least 1"))
+	}
 	for name, d := range map[string]time.Duration{"MATCHMAKER_SHUTDOWN_TIMEOUT": c.ShutdownTimeout,
 		"MATCHMAKER_READ_TIMEOUT": c.ReadTimeout, "MATCHMAKER_WRITE_TIMEOUT": c.WriteTimeout,
 		"MATCHMAKER_IDLE_TIMEOUT": c.IdleTimeout} {
@@ -119,6 +123,7 @@ func (c config) logValue() slog.Value {
 		slog.Int64("max_body_bytes", c.Limits.MaxBodyBytes),
 		slog.Int("max_matchmake_players", c.Limits.MaxMatchmakePlayers),
 		slog.Int("max_team_players", c.Limits.MaxTeamPlayers),
+		slog.Int("heavy_searches", c.Limits.HeavySearches),
 	)
 }
 

@@ -20,6 +20,7 @@ const e2eResult = `{"match_id":"e2e-1","context":{"game_type":"ctf"},"map":"face
 // migrates at start-up, records a result with an API key, and a second process started on
 // the same database still has the rating; then `api rebuild` recomputes it identically.
 func TestRunKeepsRatingsInPostgresAcrossRestarts(t *testing.T) {
+	t.Parallel()
 	url := dbtest.URL(t)
 	env := map[string]string{
 		"DATABASE_URL":        url,
@@ -83,6 +84,7 @@ func TestRunKeepsRatingsInPostgresAcrossRestarts(t *testing.T) {
 }
 
 func TestSubcommandsExplainWhatTheyNeed(t *testing.T) {
+	t.Parallel()
 	none := func(string) string { return "" }
 	for _, args := range [][]string{{"api", "migrate"}, {"api", "rebuild", "-game-type", "ctf"}} {
 		err := run(context.Background(), args, none, io.Discard, io.Discard)

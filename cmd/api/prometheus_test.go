@@ -19,6 +19,7 @@ import (
 // against it, then asks Prometheus (through its HTTP API) whether the target is up and the
 // request histogram has samples: the scrape a dashboard depends on, end to end.
 func TestPrometheusScrapesTheRunningService(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts Prometheus")
 	}

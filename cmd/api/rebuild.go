@@ -21,8 +21,8 @@ func rebuild(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if cfg.RebuildGameType == "" {
 		return errors.New("rebuild needs -game-type")
 	}
-	if _, err := ratings.NewContext(cfg.RebuildGameType, nil); err != nil {
-		return fmt.Errorf("-game-type: %w", err)
+	if err := ratings.ValidateName(cfg.RebuildGameType); err != nil {
+		return fmt.Errorf("-game-type %s", err)
 	}
 	if cfg.Migrate {
 		if err := db.Migrate(ctx, cfg.DatabaseURL); err != nil {
@@ -37,7 +37,8 @@ func rebuild(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 
 	show := newProgressPrinter(stderr)
 	start := time.Now()
-	report, err := store.Rebuild(ctx, cfg.RebuildGameType, ratings.DefaultModel().Replayer(), show.update)
+	svc := ratings.NewService(store, ratings.DefaultModel())
+	report, err := svc.Rebuild(ctx, cfg.RebuildGameType, show.update)
 	show.done()
 	if err != nil {
 		return fmt.Errorf("rebuild %s: %w", cfg.RebuildGameType, err)

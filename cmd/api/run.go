@@ -17,6 +17,7 @@ import (
 	"matchmaker/db"
 	"matchmaker/internal/handlers"
 	"matchmaker/internal/lineproto"
+	"matchmaker/internal/metrics"
 	"matchmaker/internal/ratings"
 )
 
@@ -146,12 +147,15 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	}
 	// The pool closes last, after both servers have drained.
 	defer closeStore()
-	store := handlers.MeterStore(rawStore, registry)
+	// One service over one metered store for every transport, so HTTP and line-protocol
+	// calls are timed alike and follow the same rules.
+	storeCalls := metrics.NewStoreCalls(registry)
+	svc := ratings.NewService(ratings.Metered(rawStore, storeCalls.Observer(rawStore.Name())), ratings.DefaultModel())
 	handler := handlers.NewServer(handlers.Deps{
 		Logger:   logger,
 		Limits:   cfg.Limits,
 		Registry: registry,
-		Store:    store,
+		Ratings:  svc,
 		Auth:     auth,
 	})
 
@@ -186,9 +190,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 
 	var legacy *lineproto.Server
 	if cfg.LegacyAddr != "" {
-		lcfg := lineproto.DefaultConfig()
-		lcfg.Addr = cfg.LegacyAddr
-		legacy = lineproto.NewServer(store, logger, lcfg, lineproto.NewMetrics(registry))
+		legacy = lineproto.NewServer(svc, logger, lineproto.DefaultConfig(), lineproto.NewMetrics(registry))
 		legacyLn, err := net.Listen("tcp", cfg.LegacyAddr)
 		if err != nil {
 			_ = srv.Close()

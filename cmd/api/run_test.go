@@ -86,6 +86,7 @@ func startProgram(t *testing.T, env map[string]string, args ...string) program {
 }
 
 func TestRunServesAndShutsDownGracefully(t *testing.T) {
+	t.Parallel()
 	base, stop := startRun(t, nil)
 	resp, err := http.Get(base + "/healthz")
 	if err != nil {
@@ -104,6 +105,7 @@ func TestRunServesAndShutsDownGracefully(t *testing.T) {
 }
 
 func TestRunRejectsBadConfiguration(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -131,6 +133,7 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 }
 
 func TestFlagsOverrideTheEnvironment(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"MATCHMAKER_ADDR": ":9000", "MATCHMAKER_LOG_LEVEL": "warn"}
 	cfg, err := parseConfig([]string{"-addr", "127.0.0.1:9001"}, func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
@@ -142,6 +145,7 @@ func TestFlagsOverrideTheEnvironment(t *testing.T) {
 }
 
 func TestStartupLogMasksSecrets(t *testing.T) {
+	t.Parallel()
 	cfg := config{DatabaseURL: "postgres://app:hunter2@db:5432/mm", APIKeys: "ci:read:abc,ops:admin:def"}
 	text := cfg.logValue().String()
 	if strings.Contains(text, "hunter2") || strings.Contains(text, "abc") {
@@ -150,6 +154,7 @@ func TestStartupLogMasksSecrets(t *testing.T) {
 }
 
 func TestHealthcheckSubcommandAsksTheRunningServer(t *testing.T) {
+	t.Parallel()
 	base, stop := startRun(t, nil)
 	defer stop()
 	addr := strings.TrimPrefix(base, "http://")
@@ -169,6 +174,7 @@ func TestHealthcheckSubcommandAsksTheRunningServer(t *testing.T) {
 }
 
 func TestRunServesTheLineProtocolWhenConfigured(t *testing.T) {
+	t.Parallel()
 	p := startProgram(t, map[string]string{"MATCHMAKER_LEGACY_ADDR": "127.0.0.1:0"})
 	conn, err := net.Dial("tcp", p.legacy)
 	if err != nil {
@@ -186,5 +192,71 @@ func TestRunServesTheLineProtocolWhenConfigured(t *testing.T) {
 	}
 	if err := p.stop(); err != nil {
 		t.Fatalf("shutdown with the line protocol open: %v", err)
+	}
+}
+
+// The same context gives the same player and bot weights over HTTP and over the line
+// protocol, rated or not: both transports ask the one ratings service, whose rule decides
+// what an unrated bot weighs (the context's mean bot weight, here below 50 after one loss).
+func TestHTTPAndTheLineProtocolAnswerTheSameWeights(t *testing.T) {
+	t.Parallel()
+	p := startProgram(t, map[string]string{"MATCHMAKER_LEGACY_ADDR": "127.0.0.1:0", "MATCHMAKER_AUTH": "off"})
+	defer p.stop()
+	result := `{"match_id":"m1","context":{"game_type":"ctf"},"map":"face","duration_s":600,"winner":0,
+		"teams":[{"side":"red","players":[{"id":"alice"},{"id":"bob"}]},
+		         {"side":"blue","players":[{"id":"carol"},{"bot":"Jakob"}]}]}`
+	resp, err := http.Post(p.base+"/v1/results", "application/json", strings.NewReader(result))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /v1/results = %d", resp.StatusCode)
+	}
+
+	resp, err = http.Get(p.base + "/v1/ratings?game_type=ctf&ids=alice,carol,zed&bots=Jakob,Unrated")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch struct {
+		Ratings []struct {
+			ID, Bot string
+			Known   bool
+			Weight  float64
+		}
+	}
+	err = json.NewDecoder(resp.Body).Decode(&batch)
+	resp.Body.Close()
+	if err != nil || len(batch.Ratings) != 5 {
+		t.Fatalf("GET /v1/ratings: %v %+v", err, batch)
+	}
+
+	conn, err := net.Dial("tcp", p.legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprint(conn, "GAME ctf\nPLAYER alice\nPLAYER carol\nPLAYER zed\nBOT Jakob\nBOT Unrated\n")
+	sc := bufio.NewScanner(conn)
+	for _, r := range batch.Ratings {
+		if !sc.Scan() {
+			t.Fatalf("the line protocol closed: %v", sc.Err())
+		}
+		want := fmt.Sprintf("PLAYER %s %.2f", r.ID, r.Weight)
+		switch {
+		case r.Bot != "":
+			want = fmt.Sprintf("BOT %s %.2f", r.Bot, r.Weight)
+		case !r.Known:
+			want = "PLAYER " + r.ID // the protocol's "no weight known"; HTTP says 50
+			if r.Weight != 50 {
+				t.Errorf("unrated player %s weighs %g over HTTP, want 50", r.ID, r.Weight)
+			}
+		}
+		if sc.Text() != want {
+			t.Errorf("line protocol %q, HTTP says %q", sc.Text(), want)
+		}
+	}
+	if jakob, unrated := batch.Ratings[3], batch.Ratings[4]; unrated.Known || jakob.Weight >= 50 || unrated.Weight != jakob.Weight {
+		t.Errorf("an unrated bot weighs the mean of the rated ones (Jakob %g alone, after a loss): got %g", jakob.Weight, unrated.Weight)
 	}
 }

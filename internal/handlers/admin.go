@@ -39,25 +39,24 @@ func newMutatorJSON(m ratings.MutatorInfo) mutatorJSON {
 
 // handleListMutators answers GET /v1/mutators: every mutator seen or classified, with the
 // unknown ones an admin still has to decide about.
-func handleListMutators(logger *slog.Logger, store ratings.Store) http.Handler {
+func handleListMutators(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		policy, err := store.Policy(r.Context())
+		list, err := svc.Mutators(r.Context())
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		list := policy.Mutators()
 		resp := mutatorsResponse{Mutators: make([]mutatorJSON, len(list))}
 		for i, m := range list {
 			resp.Mutators[i] = newMutatorJSON(m)
 		}
-		_ = encode(w, http.StatusOK, resp)
+		respond(w, r, logger, http.StatusOK, resp)
 	})
 }
 
 // handleSetMutator answers PUT /v1/mutators/{name}: whether the mutator splits rating
 // contexts. Stored ratings do not move until a rebuild re-splits the history.
-func handleSetMutator(logger *slog.Logger, store ratings.Store) http.Handler {
+func handleSetMutator(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[mutatorRequest](r)
 		if err != nil {
@@ -68,37 +67,29 @@ func handleSetMutator(logger *slog.Logger, store ratings.Store) http.Handler {
 			writeError(w, r, logger, apperr.Field("affects_gameplay", "is required"))
 			return
 		}
-		m, err := store.SetMutator(r.Context(), chi.URLParam(r, "name"), *req.AffectsGameplay)
+		m, err := svc.SetMutator(r.Context(), chi.URLParam(r, "name"), *req.AffectsGameplay)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		_ = encode(w, http.StatusOK, newMutatorJSON(m))
+		respond(w, r, logger, http.StatusOK, newMutatorJSON(m))
 	})
 }
 
 // handleRebuild answers POST /v1/ratings/rebuild?game_type=...: every context of the game type
 // recomputed from the stored history, deterministically.
-func handleRebuild(logger *slog.Logger, store ratings.Store, model ratings.Model) http.Handler {
+func handleRebuild(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gameType := r.URL.Query().Get("game_type")
-		if gameType == "" {
-			writeError(w, r, logger, apperr.Field("game_type", "is required"))
-			return
-		}
-		if _, err := ratings.NewContext(gameType, nil); err != nil {
-			writeError(w, r, logger, renameFields(err, "context.", ""))
-			return
-		}
 		start := time.Now()
-		report, err := store.Rebuild(r.Context(), gameType, model.Replayer(), nil)
+		report, err := svc.Rebuild(r.Context(), gameType, nil)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
 		logger.InfoContext(r.Context(), "ratings rebuilt", "game_type", gameType, "results", report.Results,
 			"contexts", report.Contexts, "ratings", report.Ratings)
-		_ = encode(w, http.StatusOK, rebuildResponse{GameType: gameType, Results: report.Results,
+		respond(w, r, logger, http.StatusOK, rebuildResponse{GameType: gameType, Results: report.Results,
 			Contexts: report.Contexts, Ratings: report.Ratings, ElapsedMS: float64(time.Since(start).Microseconds()) / 1000})
 	})
 }

@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseAPIKeys(t *testing.T) {
+	t.Parallel()
 	hash := HashKey("secret")
 	tests := []struct {
 		name    string
@@ -40,6 +41,7 @@ func TestParseAPIKeys(t *testing.T) {
 }
 
 func TestAuthDecidesByScope(t *testing.T) {
+	t.Parallel()
 	keys, err := ParseAPIKeys("matcher:match:" + HashKey("m-key") + ",reader:read:" + HashKey("r-key"))
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +81,7 @@ func TestAuthDecidesByScope(t *testing.T) {
 }
 
 func TestOperationsEndpointsNeedNoKey(t *testing.T) {
+	t.Parallel()
 	keys, _ := ParseAPIKeys("ops:admin:" + HashKey("k"))
 	h := NewServer(Deps{Auth: &Auth{Keys: keys}})
 	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/openapi.yaml"} {

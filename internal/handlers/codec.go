@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"reflect"
@@ -47,15 +48,19 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) error {
 	return err
 }
 
-// encode writes v as JSON with the given status. The body is built before the header is
-// written, so an encoding failure still becomes a proper 500.
-func encode(w http.ResponseWriter, status int, v any) error {
+// respond writes v as JSON with the given status. A value that cannot be encoded is a bug:
+// it is logged and answered with a 500 problem (nothing was written yet). A failed write is a
+// client that went away, logged at debug level only.
+func respond(w http.ResponseWriter, r *http.Request, logger *slog.Logger, status int, v any) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	if err := json.NewEncoder(buf).Encode(v); err != nil {
-		return fmt.Errorf("encode response: %w", err)
+		writeError(w, r, logger, apperr.Wrap(apperr.Internal, err, "encode response"))
+		return
 	}
-	return writeJSON(w, status, buf.Bytes())
+	if err := writeJSON(w, status, buf.Bytes()); err != nil {
+		logger.DebugContext(r.Context(), "write response", "err", err, "request_id", requestIDFrom(r.Context()))
+	}
 }
 
 // decode reads a JSON body into a T: the body must be application/json, hold exactly one

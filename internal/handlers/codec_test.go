@@ -20,6 +20,7 @@ type codecOuter struct {
 }
 
 func TestDecodeNamesTheFieldByItsJSONPath(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		body  string
 		field string
@@ -57,6 +58,7 @@ func TestDecodeNamesTheFieldByItsJSONPath(t *testing.T) {
 }
 
 func TestDecodeAcceptsJSONMediaTypesOnly(t *testing.T) {
+	t.Parallel()
 	for ct, ok := range map[string]bool{
 		"application/json":                  true,
 		"application/json; charset=utf-8":   true,

@@ -3,9 +3,10 @@ package handlers
 import (
 	"time"
 
-	"matchmaker/internal/matchmaker/pairing"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"matchmaker/internal/matchmaker/pairing"
+	"matchmaker/internal/metrics"
 )
 
 // domainMetrics describe what the service decided, beside how fast it answered: how long
@@ -28,7 +29,7 @@ func newDomainMetrics(reg prometheus.Registerer) *domainMetrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "matchmaker_matchmaking_duration_seconds",
 			Help:    "Time spent inside the matchmaking algorithms per request, by endpoint and strategy.",
-			Buckets: LatencyBuckets,
+			Buckets: metrics.LatencyBuckets,
 		}, []string{"endpoint", "strategy"}),
 		matches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "matchmaker_matches_total",

@@ -17,23 +17,23 @@ type healthResponse struct {
 	Store  string `json:"store,omitempty"`
 }
 
-func handleHealthz() http.Handler {
+func handleHealthz(logger *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = encode(w, http.StatusOK, healthResponse{Status: "ok"})
+		respond(w, r, logger, http.StatusOK, healthResponse{Status: "ok"})
 	})
 }
 
 // handleReadyz answers 503 while the rating store cannot be reached, so a load balancer
 // stops sending traffic to a replica that would fail it.
-func handleReadyz(logger *slog.Logger, store ratings.Store) http.Handler {
+func handleReadyz(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := store.Ping(ctx); err != nil {
+		if err := svc.Ping(ctx); err != nil {
 			writeError(w, r, logger, apperr.Wrap(apperr.Unavailable, err, "the rating store is unreachable"))
 			return
 		}
-		_ = encode(w, http.StatusOK, healthResponse{Status: "ok", Store: store.Name()})
+		respond(w, r, logger, http.StatusOK, healthResponse{Status: "ok", Store: svc.StoreName()})
 	})
 }
 

@@ -28,13 +28,6 @@ func checkIDs(fields *apperr.Fields, ids []string, path func(i int) string) {
 	}
 }
 
-// checkID checks one id at path against the id rule.
-func checkID(fields *apperr.Fields, path, id string) {
-	if err := ratings.ValidateID(id); err != nil {
-		fields.Add(path, "%s", err)
-	}
-}
-
 // pathParam returns the id in the route's {name} segment, unescaped once and checked against
 // the id rule. chi routes on the escaped path when it differs from the default escaping of
 // the path (r.URL.RawPath is set), so /v1/players/a%2Fb/ratings gives "a%2Fb" there: the id is

@@ -96,49 +96,40 @@ type matchmakeStatsJSON struct {
 	PairDifference    distributionJSON `json:"pair_difference"`
 }
 
-// defaultRating is the midpoint of the thesis's scale with its default coefficients (0..2000).
-const defaultRating = 1000
-
-// storedRatingScale maps a stored rating's 0..100 weight onto the thesis's 0..2000 scale, so
-// that stored, inline and stats-based ratings share one scale and one interval: the average
-// (and unknown) weight 50 is the default rating 1000.
-const storedRatingScale = 20
-
 // handleMatchmake answers POST /v1/matchmake: a queue in, matches out.
-func handleMatchmake(logger *slog.Logger, limits Limits, store ratings.Store, metrics *domainMetrics) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := decode[matchmakeRequest](r)
-		if err != nil {
-			writeError(w, r, logger, err)
-			return
-		}
+func handleMatchmake(logger *slog.Logger, limits Limits, svc *ratings.Service, metrics *domainMetrics, gate *workGate) http.Handler {
+	return handleCompute(logger, svc, gate, func(req *matchmakeRequest) (computation, error) {
 		queue, opts, stored, err := req.resolve(limits)
-		if err == nil {
-			err = stored.load(r.Context(), store)
-		}
 		if err != nil {
-			writeError(w, r, logger, err)
-			return
+			return computation{}, err
 		}
-		start := time.Now()
-		result, err := pairing.Make(queue, opts)
-		if err != nil {
-			writeError(w, r, logger, apperr.Rename(err, matchmakeField))
-			return
-		}
-		summary := pairing.Summarize(result.Matches)
-		elapsed := time.Since(start)
-		metrics.observeMatchmaking(opts.Strategy, len(queue), result, elapsed)
-
-		resp := req.response(queue, opts, result, summary, elapsed)
-		buf := getBuffer()
-		buf.Write(resp.appendJSON(buf.AvailableBuffer()))
-		err = writeJSON(w, http.StatusOK, buf.Bytes())
-		putBuffer(buf)
-		if err != nil {
-			// Almost always a client that hung up: theirs to see, not ours to page on.
-			logger.DebugContext(r.Context(), "write matchmake response", "err", err)
-		}
+		var (
+			result  pairing.Result
+			summary pairing.Summary
+			elapsed time.Duration
+		)
+		return computation{
+			stored: stored,
+			run: func() (err error) {
+				result, err = pairing.Make(queue, opts)
+				summary = pairing.Summarize(result.Matches)
+				return apperr.Rename(err, matchmakeField)
+			},
+			observe: func(d time.Duration) {
+				elapsed = d
+				metrics.observeMatchmaking(opts.Strategy, len(queue), result, elapsed)
+			},
+			respond: func(w http.ResponseWriter, r *http.Request) {
+				resp := req.response(queue, opts, result, summary, elapsed)
+				buf := getBuffer()
+				defer putBuffer(buf)
+				buf.Write(resp.appendJSON(buf.AvailableBuffer()))
+				if err := writeJSON(w, http.StatusOK, buf.Bytes()); err != nil {
+					// Almost always a client that hung up: theirs to see, not ours to page on.
+					logger.DebugContext(r.Context(), "write matchmake response", "err", err)
+				}
+			},
+		}, nil
 	})
 }
 
@@ -168,7 +159,7 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, pairing.Options,
 	}
 	fields.Include(apperr.Rename(coef.Validate(), under("coefficients")))
 
-	fallback := float64(defaultRating)
+	fallback := float64(ratings.DefaultMatchRating)
 	if req.DefaultRating != nil {
 		fallback = *req.DefaultRating
 		if !(math.Abs(fallback) <= pairing.MaxMagnitude) {
@@ -182,7 +173,7 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, pairing.Options,
 	case len(req.Players) > limits.MaxMatchmakePlayers:
 		fields.Add("players", "must hold at most %d players", limits.MaxMatchmakePlayers)
 	}
-	stored := newStoredWeights(req.Context, storedRatingScale, &fields)
+	stored := newStoredWeights(req.Context, ratings.MatchRatingScale, &fields)
 	if fields.Len() > 0 {
 		return nil, opts, nil, fields.Err()
 	}

@@ -62,6 +62,7 @@ func randomResponse(rng *rand.Rand) matchmakeResponse {
 }
 
 func TestMatchmakeEncoderMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 11))
 	for i := range 5000 {
 		r := randomResponse(rng)

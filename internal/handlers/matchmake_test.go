@@ -28,6 +28,7 @@ func queueJSON(ratings ...float64) string {
 }
 
 func TestMatchmakePairsEveryPlayerWithANearEqualOpponent(t *testing.T) {
+	t.Parallel()
 	h := NewServer(Deps{})
 	body := `{"team_size":2,"players":` + queueJSON(1000, 1500, 1010, 990, 1025, 1490, 1510, 2000) + `}`
 	resp := postMatchmake(t, h, body)
@@ -74,6 +75,7 @@ func TestMatchmakePairsEveryPlayerWithANearEqualOpponent(t *testing.T) {
 }
 
 func TestMatchmakeRatesStatsWithTheThesisFormula(t *testing.T) {
+	t.Parallel()
 	h := NewServer(Deps{})
 	// eq. 6.5 with coefficients 0.5: (1000-200)*.5 + (1000-400)*.5 + 600*.5 + 800*.5 = 1400.
 	body := `{"team_size":1,"players":[
@@ -95,6 +97,7 @@ func TestMatchmakeRatesStatsWithTheThesisFormula(t *testing.T) {
 }
 
 func TestMatchmakeReturnsPlayersItCannotPlace(t *testing.T) {
+	t.Parallel()
 	h := NewServer(Deps{})
 	body := `{"team_size":1,"interval":{"initial":10,"step":10,"max":50},"players":` +
 		queueJSON(1000, 1200, 1030, 1220, 1500) + `}`
@@ -115,6 +118,7 @@ func TestMatchmakeReturnsPlayersItCannotPlace(t *testing.T) {
 }
 
 func TestMatchmakeEmptyQueueMakesNoMatches(t *testing.T) {
+	t.Parallel()
 	resp := postMatchmake(t, NewServer(Deps{}), `{"players":[]}`)
 	var got matchmakeResponse
 	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
@@ -126,6 +130,7 @@ func TestMatchmakeEmptyQueueMakesNoMatches(t *testing.T) {
 }
 
 func TestMatchmakeRejectsBadInputNamingTheField(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 129)
 	tests := []struct {
 		name   string
@@ -195,6 +200,7 @@ func TestMatchmakeRejectsBadInputNamingTheField(t *testing.T) {
 }
 
 func TestMatchmakeEnforcesTheLimits(t *testing.T) {
+	t.Parallel()
 	limits := DefaultLimits()
 	limits.MaxMatchmakePlayers = 3
 	limits.MaxBodyBytes = 2048
@@ -212,6 +218,7 @@ func TestMatchmakeEnforcesTheLimits(t *testing.T) {
 }
 
 func TestMatchmakeCountsMatchesInMetrics(t *testing.T) {
+	t.Parallel()
 	h := NewServer(Deps{})
 	postMatchmake(t, h, `{"team_size":1,"strategy":"greedy_pairs","players":`+queueJSON(1, 2, 3, 4, 900)+`}`)
 	text := readAll(t, exchange(t, h, http.MethodGet, "/metrics", "", ""))
@@ -258,6 +265,7 @@ func FuzzMatchmake(f *testing.F) {
 }
 
 func TestMatchmakeUsesStoredRatingsInTheRequestsContext(t *testing.T) {
+	t.Parallel()
 	h, _ := openServer(t)
 	// alice and bob win three times against carol and dave: their stored weights rise above 50.
 	for i := range 3 {

@@ -5,13 +5,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-)
 
-// LatencyBuckets are histogram buckets in seconds for work that usually takes well under a
-// millisecond: Prometheus's defaults start at 5 ms and would put every request in one bucket.
-var LatencyBuckets = []float64{
-	0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-}
+	"matchmaker/internal/metrics"
+)
 
 // httpMetrics are the per-request metrics every route gets.
 type httpMetrics struct {
@@ -24,7 +20,7 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "matchmaker_http_request_duration_seconds",
 			Help:    "Time to answer an HTTP request, by chi route pattern, method and status code.",
-			Buckets: LatencyBuckets,
+			Buckets: metrics.LatencyBuckets,
 		}, []string{"route", "method", "code"}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "matchmaker_http_requests_in_flight",

@@ -100,18 +100,16 @@ func withObservability(logger *slog.Logger, m *httpMetrics, next http.Handler) h
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		m.inFlight.Inc()
+		defer m.inFlight.Dec() // also when the handler aborts with http.ErrAbortHandler
 		defer func() {
-			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
-					panic(v)
-				}
+			v := recover()
+			if v != nil && v != http.ErrAbortHandler {
 				logger.ErrorContext(r.Context(), "panic", "panic", v, "stack", string(debug.Stack()),
 					"request_id", requestIDFrom(r.Context()))
 				if !rec.wrote {
 					writeError(rec, r, logger, apperr.New(apperr.Internal, "panic"))
 				}
 			}
-			m.inFlight.Dec()
 			route := "unmatched"
 			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
 				route = rc.RoutePattern()
@@ -123,6 +121,9 @@ func withObservability(logger *slog.Logger, m *httpMetrics, next http.Handler) h
 					slog.String("request_id", requestIDFrom(r.Context())),
 					slog.String("method", r.Method), slog.String("route", route),
 					slog.Int("status", rec.status), slog.Duration("elapsed", elapsed))
+			}
+			if v == http.ErrAbortHandler {
+				panic(v) // net/http's way to abort the response: pass it on
 			}
 		}()
 		next.ServeHTTP(rec, r)

@@ -60,13 +60,12 @@ type botMeanResponse struct {
 const (
 	maxBatchIDs      = 1000
 	defaultLeaderTop = 10
-	maxLeaderTop     = 1000
 )
 
 // queryContext reads game_type and mutators from a query string and resolves them through the
-// stored mutator policy, so a mutator that does not affect gameplay does not change the
-// context a read looks in.
-func queryContext(r *http.Request, store ratings.Store, fields *apperr.Fields) (ratings.Context, error) {
+// ratings service, so a mutator that does not affect gameplay does not change the context a
+// read looks in. A fault goes to fields; the error is an outage.
+func queryContext(r *http.Request, svc *ratings.Service, fields *apperr.Fields) (ratings.Context, error) {
 	q := r.URL.Query()
 	gameType := q.Get("game_type")
 	if gameType == "" {
@@ -77,18 +76,15 @@ func queryContext(r *http.Request, store ratings.Store, fields *apperr.Fields) (
 	if m := q.Get("mutators"); m != "" {
 		mutators = strings.Split(m, ",")
 	}
-	policy, err := store.Policy(r.Context())
-	if err != nil {
-		return ratings.Context{}, err
-	}
-	c, _, err := policy.Context(gameType, mutators)
-	if err != nil {
+	c, err := svc.Context(r.Context(), gameType, mutators)
+	if apperr.CodeOf(err) == apperr.Invalid {
 		fields.Include(renameFields(err, "context.", ""))
+		return c, nil
 	}
-	return c, nil
+	return c, err
 }
 
-// renameFields rewrites the field paths of an Invalid error (the model names a context's
+// renameFields rewrites the field paths of an Invalid error (the service names a context's
 // fields as in a result body; a query string has them at the top level).
 func renameFields(err error, from, to string) error {
 	e, ok := err.(*apperr.Error)
@@ -113,14 +109,14 @@ func ratingOf(c ratings.Context, r ratings.Rating) ratingJSON {
 
 // handlePlayerRatings answers GET /v1/players/{id}/ratings: the player's rating in every
 // context it has one (an empty list for a player never seen).
-func handlePlayerRatings(logger *slog.Logger, store ratings.Store) http.Handler {
+func handlePlayerRatings(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathParam(r, "id")
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		list, err := store.PlayerRatings(r.Context(), id)
+		list, err := svc.PlayerRatings(r.Context(), id)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
@@ -129,16 +125,17 @@ func handlePlayerRatings(logger *slog.Logger, store ratings.Store) http.Handler 
 		for i, cr := range list {
 			resp.Ratings[i] = ratingOf(cr.Context, cr.Rating)
 		}
-		_ = encode(w, http.StatusOK, resp)
+		respond(w, r, logger, http.StatusOK, resp)
 	})
 }
 
 // handleBatchRatings answers GET /v1/ratings?game_type=...&ids=a,b&bots=x,y: the ratings of
-// many participants in one context, unknown ones with the default (weight 50, known false).
-func handleBatchRatings(logger *slog.Logger, store ratings.Store) http.Handler {
+// many participants in one context; those not rated have known false and the service's weight
+// for them (50 for a player, the mean rated bot's for a bot).
+func handleBatchRatings(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var fields apperr.Fields
-		c, err := queryContext(r, store, &fields)
+		c, err := queryContext(r, svc, &fields)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
@@ -169,15 +166,15 @@ func handleBatchRatings(logger *slog.Logger, store ratings.Store) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
-		found, err := store.Ratings(r.Context(), c, ps)
+		weights, err := svc.Weights(r.Context(), c, ps)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
 		resp := batchRatingsResponse{Context: newContextOut(c), Ratings: make([]batchRating, len(ps))}
 		for i, p := range ps {
-			rating, known := found[p]
-			br := batchRating{Known: known, Rating: rating.Skill, Weight: rating.Weight(), Games: rating.Games}
+			wt := weights[i]
+			br := batchRating{Known: wt.Rated, Rating: wt.Rating.Skill, Weight: wt.Value, Games: wt.Rating.Games}
 			if p.Bot {
 				br.Bot = p.ID
 			} else {
@@ -185,15 +182,15 @@ func handleBatchRatings(logger *slog.Logger, store ratings.Store) http.Handler {
 			}
 			resp.Ratings[i] = br
 		}
-		_ = encode(w, http.StatusOK, resp)
+		respond(w, r, logger, http.StatusOK, resp)
 	})
 }
 
 // handleLeaderboard answers GET /v1/leaderboard?game_type=...&limit=N: the top players.
-func handleLeaderboard(logger *slog.Logger, store ratings.Store) http.Handler {
+func handleLeaderboard(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var fields apperr.Fields
-		c, err := queryContext(r, store, &fields)
+		c, err := queryContext(r, svc, &fields)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
@@ -201,8 +198,8 @@ func handleLeaderboard(logger *slog.Logger, store ratings.Store) http.Handler {
 		limit := defaultLeaderTop
 		if v := r.URL.Query().Get("limit"); v != "" {
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > maxLeaderTop {
-				fields.Add("limit", "must be an integer from 1 to %d", maxLeaderTop)
+			if err != nil || n < 1 || n > ratings.MaxLeaderboard {
+				fields.Add("limit", "must be an integer from 1 to %d", ratings.MaxLeaderboard)
 			}
 			limit = n
 		}
@@ -210,7 +207,7 @@ func handleLeaderboard(logger *slog.Logger, store ratings.Store) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
-		top, err := store.Leaderboard(r.Context(), c, limit)
+		top, err := svc.Leaderboard(r.Context(), c, limit)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
@@ -220,15 +217,15 @@ func handleLeaderboard(logger *slog.Logger, store ratings.Store) http.Handler {
 			resp.Players[i] = leaderboardEntry{Rank: i + 1, ID: rp.Participant.ID, Rating: rp.Rating.Skill,
 				Weight: rp.Rating.Weight(), Games: rp.Rating.Games}
 		}
-		_ = encode(w, http.StatusOK, resp)
+		respond(w, r, logger, http.StatusOK, resp)
 	})
 }
 
 // handleBotMean answers GET /v1/bots/mean?game_type=...: the MEANBOT of the line protocol.
-func handleBotMean(logger *slog.Logger, store ratings.Store) http.Handler {
+func handleBotMean(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var fields apperr.Fields
-		c, err := queryContext(r, store, &fields)
+		c, err := queryContext(r, svc, &fields)
 		if err == nil {
 			err = fields.Err()
 		}
@@ -236,11 +233,11 @@ func handleBotMean(logger *slog.Logger, store ratings.Store) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
-		mean, count, err := store.BotMean(r.Context(), c)
+		mean, count, err := svc.BotMean(r.Context(), c)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		_ = encode(w, http.StatusOK, botMeanResponse{Context: newContextOut(c), MeanWeight: mean, Count: count})
+		respond(w, r, logger, http.StatusOK, botMeanResponse{Context: newContextOut(c), MeanWeight: mean, Count: count})
 	})
 }

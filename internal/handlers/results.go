@@ -1,11 +1,9 @@
 package handlers
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -72,53 +70,44 @@ func newContextOut(c ratings.Context) contextOut {
 }
 
 // handleResults answers POST /v1/results: one finished match in, every participant's rating
-// moved by the model, in one transaction. The same match id with the same body replays the
-// first answer; with another body it is a 409.
-func handleResults(logger *slog.Logger, store ratings.Store, model ratings.Model, metrics *domainMetrics) http.Handler {
+// moved by the model, in one transaction. The same match id with the same result replays the
+// first answer; with another result it is a 409.
+func handleResults(logger *slog.Logger, svc *ratings.Service, metrics *domainMetrics) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[resultRequest](r)
+		var result ratings.Result
+		if err == nil {
+			result, err = req.result()
+		}
 		if err != nil {
 			metrics.results.WithLabelValues("rejected").Inc()
 			writeError(w, r, logger, err)
 			return
 		}
-		result, err := req.result()
+		receipt, err := svc.Record(r.Context(), result)
 		if err != nil {
-			metrics.results.WithLabelValues("rejected").Inc()
+			if apperr.CodeOf(err) == apperr.Invalid {
+				metrics.results.WithLabelValues("rejected").Inc()
+			}
 			writeError(w, r, logger, err)
 			return
 		}
-		recorded, err := store.RecordResult(r.Context(), ratings.RecordRequest{Result: result, BodyHash: req.hash()},
-			func(c ratings.Context, prior map[ratings.Participant]ratings.Rating, bias ratings.BiasTable) (ratings.Outcome, []byte, error) {
-				outcome, err := model.Apply(prior, bias, result)
-				if err != nil {
-					return ratings.Outcome{}, nil, err
-				}
-				body, err := json.Marshal(newResultResponse(result.MatchID, c, outcome))
-				return outcome, body, err
-			})
-		if err != nil {
-			writeError(w, r, logger, err)
-			return
-		}
-		if recorded.Replayed {
+		if receipt.Replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
 			metrics.results.WithLabelValues("replayed").Inc()
 		} else {
 			metrics.results.WithLabelValues("recorded").Inc()
-			metrics.ratingUpdates.Add(float64(len(result.Teams[0].Players) + len(result.Teams[1].Players)))
+			metrics.ratingUpdates.Add(float64(len(receipt.Outcome.Updates)))
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(recorded.Response)))
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write(recorded.Response)
+		respond(w, r, logger, http.StatusCreated, newResultResponse(receipt))
 	})
 }
 
-func newResultResponse(matchID string, c ratings.Context, o ratings.Outcome) resultResponse {
+func newResultResponse(rc ratings.Receipt) resultResponse {
+	o := rc.Outcome
 	resp := resultResponse{
-		MatchID:        matchID,
-		Context:        newContextOut(c),
+		MatchID:        rc.MatchID,
+		Context:        newContextOut(rc.Context),
 		WinProbability: o.WinProbability,
 		Updates:        make([]ratingUpdate, len(o.Updates)),
 	}
@@ -176,13 +165,6 @@ func (req *resultRequest) result() (ratings.Result, error) {
 	}
 	fields.Include(r.Validate())
 	return r, fields.Err()
-}
-
-// hash identifies the request's content for idempotency. It hashes the decoded request
-// re-encoded, so a retry that differs only in white space or member order is the same request.
-func (req *resultRequest) hash() [sha256.Size]byte {
-	b, _ := json.Marshal(req)
-	return sha256.Sum256(b)
 }
 
 func deref(v *float64) float64 {

@@ -15,7 +15,7 @@ import (
 func openServer(t testing.TB) (http.Handler, ratings.Store) {
 	t.Helper()
 	store := ratings.NewMemoryStore(nil)
-	return NewServer(Deps{Store: store, Auth: &Auth{Off: true}}), store
+	return NewServer(Deps{Ratings: ratings.NewService(store, ratings.DefaultModel()), Auth: &Auth{Off: true}}), store
 }
 
 // resultBody is a 2v2 ctf result in which team winner (or nobody, for -1) won.
@@ -40,6 +40,7 @@ func postResult(t testing.TB, h http.Handler, body string, headers ...string) *h
 }
 
 func TestResultsMoveTheWinnersUpAndTheLosersDown(t *testing.T) {
+	t.Parallel()
 	h, _ := openServer(t)
 	resp := postResult(t, h, resultBody("m1", 0))
 	if resp.StatusCode != http.StatusCreated {
@@ -67,6 +68,7 @@ func TestResultsMoveTheWinnersUpAndTheLosersDown(t *testing.T) {
 }
 
 func TestResultsAreIdempotentByMatchID(t *testing.T) {
+	t.Parallel()
 	h, store := openServer(t)
 	first := postResult(t, h, resultBody("m1", 0))
 	firstBody := readAll(t, first)
@@ -93,6 +95,7 @@ func TestResultsAreIdempotentByMatchID(t *testing.T) {
 }
 
 func TestResultsRejectBadInputNamingTheField(t *testing.T) {
+	t.Parallel()
 	valid := resultBody("m1", 0)
 	tests := []struct {
 		name  string
@@ -135,6 +138,7 @@ func TestResultsRejectBadInputNamingTheField(t *testing.T) {
 }
 
 func TestResultsNeedAKeyWithTheResultsScope(t *testing.T) {
+	t.Parallel()
 	if resp := postResult(t, NewServer(Deps{}), resultBody("m1", 0)); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no keys configured: results must answer 401, got %d", resp.StatusCode)
 	}
@@ -149,6 +153,7 @@ func TestResultsNeedAKeyWithTheResultsScope(t *testing.T) {
 }
 
 func TestReadsShowWhatResultsTaught(t *testing.T) {
+	t.Parallel()
 	h, _ := openServer(t)
 	for i := range 3 {
 		postResult(t, h, resultBody(fmt.Sprintf("m%d", i), 0))
@@ -187,6 +192,7 @@ func TestReadsShowWhatResultsTaught(t *testing.T) {
 
 // A path segment is unescaped once: a%2Fb is the player "a/b" and %41lice is "Alice".
 func TestPlayerRatingsUnescapeTheIDOnce(t *testing.T) {
+	t.Parallel()
 	h, _ := openServer(t)
 	postResult(t, h, resultBody("m1", 0, "a/b", "Alice", "carol", "dave"))
 	for path, want := range map[string]string{
@@ -206,6 +212,7 @@ func TestPlayerRatingsUnescapeTheIDOnce(t *testing.T) {
 }
 
 func TestReadsRejectBadQueries(t *testing.T) {
+	t.Parallel()
 	h, _ := openServer(t)
 	tests := []struct{ path, field string }{
 		{"/v1/ratings?ids=a", "game_type"},
@@ -237,6 +244,7 @@ func TestReadsRejectBadQueries(t *testing.T) {
 }
 
 func TestMutatorPolicySplitsContextsAfterARebuild(t *testing.T) {
+	t.Parallel()
 	h, _ := openServer(t)
 	postResult(t, h, resultBody("m1", 0))
 
@@ -270,6 +278,7 @@ func TestMutatorPolicySplitsContextsAfterARebuild(t *testing.T) {
 }
 
 func TestAdminEndpointsNeedTheAdminScope(t *testing.T) {
+	t.Parallel()
 	h := NewServer(Deps{})
 	if resp := exchange(t, h, http.MethodPut, "/v1/mutators/instagib", "application/json", `{"affects_gameplay":true}`); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no keys: %d, want 401", resp.StatusCode)

@@ -1,8 +1,8 @@
 package handlers
 
 import (
+	"cmp"
 	"net/http"
-	"runtime"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -19,8 +19,8 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		writeError(w, req, d.Logger, apperr.New(apperr.NotAllowed, "%s is not allowed on %s", req.Method, req.URL.Path))
 	})
 
-	r.Method(http.MethodGet, "/healthz", handleHealthz())
-	r.Method(http.MethodGet, "/readyz", handleReadyz(d.Logger, d.Store))
+	r.Method(http.MethodGet, "/healthz", handleHealthz(d.Logger))
+	r.Method(http.MethodGet, "/readyz", handleReadyz(d.Logger, d.Ratings))
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	r.Method(http.MethodGet, "/openapi.yaml", handleOpenAPI())
 
@@ -29,22 +29,22 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 	results := requireScope(d.Auth, ScopeResults, d)
 	admin := requireScope(d.Auth, ScopeAdmin, d)
 	// One gate per server for the heavy team searches of /teams and /teams/rebalance.
-	teamGate := newTeamGate(runtime.GOMAXPROCS(0))
+	gate := newWorkGate(cmp.Or(d.Limits.HeavySearches, DefaultHeavySearches))
 	r.Route("/v1", func(r chi.Router) {
-		r.With(match).Method(http.MethodPost, "/matchmake", handleMatchmake(d.Logger, d.Limits, d.Store, metrics))
-		r.With(match).Method(http.MethodPost, "/teams", handleTeams(d.Logger, d.Limits, d.Store, metrics, teamGate))
-		r.With(match).Method(http.MethodPost, "/teams/assign", handleTeamsAssign(d.Logger, d.Limits, d.Store, metrics))
-		r.With(match).Method(http.MethodPost, "/teams/rebalance", handleTeamsRebalance(d.Logger, d.Limits, d.Store, metrics, teamGate))
-		r.With(match).Method(http.MethodPost, "/teams/advantage", handleTeamsAdvantage(d.Logger, d.Limits, d.Store, metrics))
+		r.With(match).Method(http.MethodPost, "/matchmake", handleMatchmake(d.Logger, d.Limits, d.Ratings, metrics, gate))
+		r.With(match).Method(http.MethodPost, "/teams", handleTeams(d.Logger, d.Limits, d.Ratings, metrics, gate))
+		r.With(match).Method(http.MethodPost, "/teams/assign", handleTeamsAssign(d.Logger, d.Limits, d.Ratings, metrics, gate))
+		r.With(match).Method(http.MethodPost, "/teams/rebalance", handleTeamsRebalance(d.Logger, d.Limits, d.Ratings, metrics, gate))
+		r.With(match).Method(http.MethodPost, "/teams/advantage", handleTeamsAdvantage(d.Logger, d.Limits, d.Ratings, metrics, gate))
 
-		r.With(results).Method(http.MethodPost, "/results", handleResults(d.Logger, d.Store, d.Model, metrics))
-		r.With(read).Method(http.MethodGet, "/players/{id}/ratings", handlePlayerRatings(d.Logger, d.Store))
-		r.With(read).Method(http.MethodGet, "/ratings", handleBatchRatings(d.Logger, d.Store))
-		r.With(read).Method(http.MethodGet, "/leaderboard", handleLeaderboard(d.Logger, d.Store))
-		r.With(read).Method(http.MethodGet, "/bots/mean", handleBotMean(d.Logger, d.Store))
-		r.With(read).Method(http.MethodGet, "/mutators", handleListMutators(d.Logger, d.Store))
+		r.With(results).Method(http.MethodPost, "/results", handleResults(d.Logger, d.Ratings, metrics))
+		r.With(read).Method(http.MethodGet, "/players/{id}/ratings", handlePlayerRatings(d.Logger, d.Ratings))
+		r.With(read).Method(http.MethodGet, "/ratings", handleBatchRatings(d.Logger, d.Ratings))
+		r.With(read).Method(http.MethodGet, "/leaderboard", handleLeaderboard(d.Logger, d.Ratings))
+		r.With(read).Method(http.MethodGet, "/bots/mean", handleBotMean(d.Logger, d.Ratings))
+		r.With(read).Method(http.MethodGet, "/mutators", handleListMutators(d.Logger, d.Ratings))
 
-		r.With(admin).Method(http.MethodPut, "/mutators/{name}", handleSetMutator(d.Logger, d.Store))
-		r.With(admin).Method(http.MethodPost, "/ratings/rebuild", handleRebuild(d.Logger, d.Store, d.Model))
+		r.With(admin).Method(http.MethodPut, "/mutators/{name}", handleSetMutator(d.Logger, d.Ratings))
+		r.With(admin).Method(http.MethodPost, "/ratings/rebuild", handleRebuild(d.Logger, d.Ratings))
 	})
 }

@@ -18,7 +18,14 @@ type Limits struct {
 	MaxBodyBytes        int64 // request body size
 	MaxMatchmakePlayers int   // players in one /v1/matchmake queue
 	MaxTeamPlayers      int   // humans in one /v1/teams, /assign, /rebalance or /advantage request; 0 = 256, the most
+	// HeavySearches is how many heavy team searches (see teamSearchIsHeavy) may run at once;
+	// each may hold ~38 MB of scratch. 0 = DefaultHeavySearches.
+	HeavySearches int
 }
+
+// DefaultHeavySearches is small on purpose: a container's memory limit, not the host's core
+// count, is what bounds concurrent 38 MB searches.
+const DefaultHeavySearches = 2
 
 // DefaultLimits are the documented defaults (README, "Configuration").
 func DefaultLimits() Limits {
@@ -26,6 +33,7 @@ func DefaultLimits() Limits {
 		MaxBodyBytes:        8 << 20,
 		MaxMatchmakePlayers: 100_000,
 		MaxTeamPlayers:      256,
+		HeavySearches:       DefaultHeavySearches,
 	}
 }
 
@@ -34,11 +42,9 @@ type Deps struct {
 	Logger   *slog.Logger
 	Limits   Limits
 	Registry *prometheus.Registry // metrics are registered here and served on /metrics
-	// Store keeps ratings; nil means a fresh in-memory store. Wrap it with MeterStore to have
-	// its calls timed.
-	Store ratings.Store
-	// Model learns ratings from results; the zero Model means ratings.DefaultModel().
-	Model ratings.Model
+	// Ratings is the ratings service every rating endpoint and stored weight goes through; nil
+	// means one over a fresh in-memory store with the default model.
+	Ratings *ratings.Service
 	// Auth says who may call what; nil means auth on with no keys configured.
 	Auth *Auth
 }
@@ -57,11 +63,8 @@ func NewServer(d Deps) http.Handler {
 	if d.Auth == nil {
 		d.Auth = &Auth{}
 	}
-	if d.Store == nil {
-		d.Store = ratings.NewMemoryStore(nil)
-	}
-	if d.Model == (ratings.Model{}) {
-		d.Model = ratings.DefaultModel()
+	if d.Ratings == nil {
+		d.Ratings = ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
 	}
 	metrics := newHTTPMetrics(d.Registry)
 	domain := newDomainMetrics(d.Registry)

@@ -8,12 +8,12 @@ import (
 	"matchmaker/internal/ratings"
 )
 
-// storedWeights fills in the values a request leaves out from the rating store. Whoever gives
-// no value gets a default at once and is noted; load then reads the noted participants' stored
-// weights (Rating.Weight, 0..100, times scale) in the request's context with one batched
-// Ratings call, and the mean bot weight with BotMean when a bot rule left it out. Without a
+// storedWeights fills in the values a request leaves out from the ratings service. Whoever
+// gives no value gets a default at once and is noted; load then asks the service for the noted
+// participants' weights (0..100, times scale) in the request's context in one batch, and for
+// the mean bot weight when a bot rule left it out. Without a
 // context nothing is read and the defaults stay. The team endpoints and /v1/matchmake (with
-// scale storedRatingScale) share it.
+// scale ratings.MatchRatingScale) share it.
 type storedWeights struct {
 	ctx     *contextJSON
 	scale   float64
@@ -38,7 +38,7 @@ func (tw *storedWeights) human(id string, w *float64, dst *float64) {
 		*dst = *w
 		return
 	}
-	*dst = unknownWeight
+	*dst = ratings.UnknownWeight
 	tw.note(ratings.Participant{ID: id}, dst)
 }
 
@@ -52,7 +52,7 @@ func (tw *storedWeights) bot(fields *apperr.Fields, i, j int, name string, w *fl
 		*dst = *w
 		return
 	}
-	*dst = unknownWeight
+	*dst = ratings.UnknownWeight
 	tw.note(ratings.Participant{ID: name, Bot: true}, dst)
 }
 
@@ -62,7 +62,7 @@ func (tw *storedWeights) meanBot(w *float64, dst *float64) {
 		*dst = *w
 		return
 	}
-	*dst = unknownWeight
+	*dst = ratings.UnknownWeight
 	if tw.ctx != nil {
 		tw.meanDst = dst
 	}
@@ -76,42 +76,31 @@ func (tw *storedWeights) note(p ratings.Participant, dst *float64) {
 	tw.dst = append(tw.dst, dst)
 }
 
-// load reads the noted weights from the store. Bots with the same name share one rating.
-func (tw *storedWeights) load(ctx context.Context, store ratings.Store) error {
+// load reads the noted weights through the ratings service, whose rule decides what an
+// unrated player or bot weighs. Bots with the same name share one rating.
+func (tw *storedWeights) load(ctx context.Context, svc *ratings.Service) error {
 	if tw.ctx == nil || len(tw.asked) == 0 && tw.meanDst == nil {
 		return nil
 	}
-	c, err := storedContext(ctx, store, tw.ctx)
+	c, err := svc.Context(ctx, tw.ctx.GameType, tw.ctx.Mutators)
 	if err != nil {
 		return err
 	}
 	if len(tw.asked) > 0 {
-		stored, err := store.Ratings(ctx, c, tw.asked)
+		weights, err := svc.Weights(ctx, c, tw.asked)
 		if err != nil {
 			return err
 		}
-		for k, p := range tw.asked {
-			if rating, ok := stored[p]; ok {
-				*tw.dst[k] = rating.Weight() * tw.scale
-			}
+		for k, w := range weights {
+			*tw.dst[k] = w.Value * tw.scale
 		}
 	}
 	if tw.meanDst != nil {
-		mean, _, err := store.BotMean(ctx, c)
+		mean, _, err := svc.BotMean(ctx, c)
 		if err != nil {
 			return err
 		}
 		*tw.meanDst = mean * tw.scale
 	}
 	return nil
-}
-
-// storedContext resolves a request's context through the stored mutator policy.
-func storedContext(ctx context.Context, store ratings.Store, cj *contextJSON) (ratings.Context, error) {
-	policy, err := store.Policy(ctx)
-	if err != nil {
-		return ratings.Context{}, err
-	}
-	c, _, err := policy.Context(cj.GameType, cj.Mutators)
-	return c, err
 }

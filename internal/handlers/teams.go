@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -95,50 +94,39 @@ type splitCandidateJSON struct {
 	Difference float64         `json:"difference"`
 }
 
-// unknownWeight is the weight of a player or bot that gives none and has none stored in the
-// request's context: the average, as the line protocol and the ratings package have it.
-const unknownWeight = 50
-
 // handleTeams answers POST /v1/teams: the players on one server in, their most balanced
 // split into 2..4 teams (topped up with bots by the server's rule) out.
-func handleTeams(logger *slog.Logger, limits Limits, store ratings.Store, metrics *domainMetrics, gate *teamGate) http.Handler {
+func handleTeams(logger *slog.Logger, limits Limits, svc *ratings.Service, metrics *domainMetrics, gate *workGate) http.Handler {
 	maxPlayers := teamPlayerLimit(limits)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := decode[teamsRequest](r)
-		if err != nil {
-			writeError(w, r, logger, err)
-			return
-		}
+	return handleCompute(logger, svc, gate, func(req *teamsRequest) (computation, error) {
 		weights, opts, tw, err := req.resolve(maxPlayers)
-		if err == nil {
-			err = tw.load(r.Context(), store)
-		}
 		if err != nil {
-			writeError(w, r, logger, err)
-			return
+			return computation{}, err
 		}
-		leave, err := gate.enter(r.Context(), teamSearchIsHeavy(len(weights), opts.Teams))
-		if err != nil {
-			writeError(w, r, logger, err)
-			return
-		}
-		start := time.Now()
-		result, err := teams.Split(weights, opts)
-		elapsed := time.Since(start)
-		leave()
-		if err != nil {
-			writeError(w, r, logger, apperr.Rename(err, teamField))
-			return
-		}
-		strategy := "heuristic"
-		if result.Exact {
-			strategy = "exact"
-		}
-		metrics.observeTeams("teams", strategy, len(weights), elapsed)
-		if err := encode(w, http.StatusOK, req.response(weights, result)); err != nil {
-			logger.ErrorContext(r.Context(), "write teams response", "err", err)
-		}
+		var result teams.SplitResult
+		return computation{
+			stored: tw,
+			heavy:  teamSearchIsHeavy(len(weights), opts.Teams),
+			run: func() (err error) {
+				result, err = teams.Split(weights, opts)
+				return apperr.Rename(err, teamField)
+			},
+			observe: func(elapsed time.Duration) {
+				metrics.observeTeams("teams", searchStrategy(result.Exact), len(weights), elapsed)
+			},
+			respond: func(w http.ResponseWriter, r *http.Request) {
+				respond(w, r, logger, http.StatusOK, req.response(weights, result))
+			},
+		}, nil
 	})
+}
+
+// searchStrategy names a team search for the metrics: exact or heuristic.
+func searchStrategy(exact bool) string {
+	if exact {
+		return "exact"
+	}
+	return "heuristic"
 }
 
 // resolve checks what the matchmaker cannot (ids, limits, fields given explicitly as 0 that
@@ -335,9 +323,9 @@ func rosters(fields *apperr.Fields, tw *storedWeights, in []rosterJSON, extra []
 }
 
 // humanWeights lists the weight used for every human, by id, for a response.
-func humanWeights(teams []rosterJSON, rs []teams.Roster, extra []teamPlayerJSON, extraWeights []float64) map[string]float64 {
+func humanWeights(in []rosterJSON, rs []teams.Roster, extra []teamPlayerJSON, extraWeights []float64) map[string]float64 {
 	out := make(map[string]float64, len(extra))
-	for i, t := range teams {
+	for i, t := range in {
 		for j, p := range t.Players {
 			out[p.ID] = rs[i].Players[j]
 		}
@@ -362,42 +350,6 @@ func teamSearchIsHeavy(humans, nTeams int) bool {
 		return humans > 24
 	}
 	return humans > 12
-}
-
-// teamGate bounds how many heavy team searches (splits and rebalance placements, see
-// teamSearchIsHeavy) run at once. An exact 2-team search of n humans by meet in the middle
-// holds two lists of about 2^(n/2) subset sums and masks, twice over: about 38 MB at 40
-// humans. The matchmaker pools that scratch, but each search running at the same moment
-// needs its own, so without a bound a burst of 40-player splits would take memory in
-// proportion to the burst (a hundred at once, 3.8 GB); and a 3-4 team branch and bound can
-// keep a core busy for ~90 ms. With the gate, at most cap(slots) heavy searches run at once,
-// runtime.GOMAXPROCS by default (more would only share the same cores, each slower), so their
-// scratch stays under cap x 38 MB. The others wait for a slot, holding only their decoded
-// request; a request whose context ends while it waits (the client went away, a deadline
-// passed) stops waiting and gets 503 with the context's error as cause, having computed
-// nothing. Light searches do not take a slot, so a 16-player split never waits behind
-// 40-player ones.
-type teamGate struct {
-	slots chan struct{}
-}
-
-func newTeamGate(n int) *teamGate {
-	return &teamGate{slots: make(chan struct{}, max(1, n))}
-}
-
-// enter takes a slot for heavy work (none for light work) and returns the function that
-// gives it back.
-func (g *teamGate) enter(ctx context.Context, heavy bool) (leave func(), err error) {
-	if !heavy {
-		return func() {}, nil
-	}
-	select {
-	case g.slots <- struct{}{}:
-		return func() { <-g.slots }, nil
-	case <-ctx.Done():
-		return nil, apperr.Wrap(apperr.Unavailable, ctx.Err(),
-			"the request ended while waiting for a slot among the large team searches running; retry later")
-	}
 }
 
 // observeTeams records one team computation: endpoint is teams, teams_assign,

@@ -44,49 +44,43 @@ type assignChoiceJSON struct {
 // handleTeamsAssign answers POST /v1/teams/assign: the teams playing and one late joiner in,
 // the team that leaves the best balance (counting the bots the join adds or removes) out.
 // Nobody already placed moves.
-func handleTeamsAssign(logger *slog.Logger, limits Limits, store ratings.Store, metrics *domainMetrics) http.Handler {
+func handleTeamsAssign(logger *slog.Logger, limits Limits, svc *ratings.Service, metrics *domainMetrics, gate *workGate) http.Handler {
 	maxPlayers := teamPlayerLimit(limits)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := decode[assignRequest](r)
-		if err != nil {
-			writeError(w, r, logger, err)
-			return
-		}
+	return handleCompute(logger, svc, gate, func(req *assignRequest) (computation, error) {
 		rs, joiner, opts, tw, err := req.resolve(maxPlayers)
-		if err == nil {
-			err = tw.load(r.Context(), store)
-		}
 		if err != nil {
-			writeError(w, r, logger, err)
-			return
+			return computation{}, err
 		}
-		start := time.Now()
-		result, err := teams.Assign(rs, joiner[0], opts)
-		elapsed := time.Since(start)
-		if err != nil {
-			writeError(w, r, logger, apperr.Rename(err, teamField))
-			return
-		}
-		metrics.observeTeams("teams_assign", "-", 1+teamHumans(rs), elapsed)
-		resp := assignResponse{
-			Team:             result.Team,
-			Balance:          result.Balance,
-			Difference:       result.Difference,
-			Totals:           result.Totals,
-			BotChange:        result.BotChange,
-			Before:           result.Before,
-			Objective:        string(result.Objective),
-			MaxHumansPerTeam: result.MaxHumans,
-			Choices:          make([]assignChoiceJSON, len(result.Choices)),
-			Weights:          humanWeights(req.Teams, rs, []teamPlayerJSON{*req.Joiner}, joiner),
-		}
-		for i, c := range result.Choices {
-			resp.Choices[i] = assignChoiceJSON{Team: c.Team, Allowed: c.Allowed, Balance: c.Balance,
-				Difference: c.Difference, Totals: c.Totals, BotChange: c.BotChange}
-		}
-		if err := encode(w, http.StatusOK, resp); err != nil {
-			logger.ErrorContext(r.Context(), "write teams assign response", "err", err)
-		}
+		var result teams.AssignResult
+		return computation{
+			stored: tw,
+			run: func() (err error) {
+				result, err = teams.Assign(rs, joiner[0], opts)
+				return apperr.Rename(err, teamField)
+			},
+			observe: func(elapsed time.Duration) {
+				metrics.observeTeams("teams_assign", "-", 1+teamHumans(rs), elapsed)
+			},
+			respond: func(w http.ResponseWriter, r *http.Request) {
+				resp := assignResponse{
+					Team:             result.Team,
+					Balance:          result.Balance,
+					Difference:       result.Difference,
+					Totals:           result.Totals,
+					BotChange:        result.BotChange,
+					Before:           result.Before,
+					Objective:        string(result.Objective),
+					MaxHumansPerTeam: result.MaxHumans,
+					Choices:          make([]assignChoiceJSON, len(result.Choices)),
+					Weights:          humanWeights(req.Teams, rs, []teamPlayerJSON{*req.Joiner}, joiner),
+				}
+				for i, c := range result.Choices {
+					resp.Choices[i] = assignChoiceJSON{Team: c.Team, Allowed: c.Allowed, Balance: c.Balance,
+						Difference: c.Difference, Totals: c.Totals, BotChange: c.BotChange}
+				}
+				respond(w, r, logger, http.StatusOK, resp)
+			},
+		}, nil
 	})
 }
 

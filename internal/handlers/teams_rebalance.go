@@ -55,47 +55,33 @@ type rebalancedTeamJSON struct {
 // handleTeamsRebalance answers POST /v1/teams/rebalance, the NS2 post's fewest swaps: the
 // teams playing and the players not yet placed in; the placements, then the swaps, each the
 // one that most reduces the imbalance, in order, and the teams they leave.
-func handleTeamsRebalance(logger *slog.Logger, limits Limits, store ratings.Store, metrics *domainMetrics, gate *teamGate) http.Handler {
+func handleTeamsRebalance(logger *slog.Logger, limits Limits, svc *ratings.Service, metrics *domainMetrics, gate *workGate) http.Handler {
 	maxPlayers := teamPlayerLimit(limits)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := decode[rebalanceRequest](r)
-		if err != nil {
-			writeError(w, r, logger, err)
-			return
-		}
+	return handleCompute(logger, svc, gate, func(req *rebalanceRequest) (computation, error) {
 		rs, unplaced, tw, err := req.resolve(maxPlayers)
-		if err == nil {
-			err = tw.load(r.Context(), store)
-		}
 		if err != nil {
-			writeError(w, r, logger, err)
-			return
+			return computation{}, err
 		}
 		humans := teamHumans(rs) + len(unplaced)
-		leave, err := gate.enter(r.Context(), rebalanceIsHeavy(len(rs), len(unplaced), humans))
-		if err != nil {
-			writeError(w, r, logger, err)
-			return
-		}
-		start := time.Now()
-		result, err := teams.Rebalance(rs, unplaced, teams.RebalanceOptions{MaxSwaps: req.MaxSwaps})
-		elapsed := time.Since(start)
-		leave()
-		if err != nil {
-			writeError(w, r, logger, apperr.Rename(err, teamField))
-			return
-		}
-		strategy := "-"
-		switch {
-		case result.PlacementExact:
-			strategy = "exact"
-		case len(unplaced) > 0:
-			strategy = "heuristic"
-		}
-		metrics.observeTeams("teams_rebalance", strategy, humans, elapsed)
-		if err := encode(w, http.StatusOK, req.response(rs, unplaced, result)); err != nil {
-			logger.ErrorContext(r.Context(), "write teams rebalance response", "err", err)
-		}
+		var result teams.RebalanceResult
+		return computation{
+			stored: tw,
+			heavy:  rebalanceIsHeavy(len(rs), len(unplaced), humans),
+			run: func() (err error) {
+				result, err = teams.Rebalance(rs, unplaced, teams.RebalanceOptions{MaxSwaps: req.MaxSwaps})
+				return apperr.Rename(err, teamField)
+			},
+			observe: func(elapsed time.Duration) {
+				strategy := "-"
+				if len(unplaced) > 0 {
+					strategy = searchStrategy(result.PlacementExact)
+				}
+				metrics.observeTeams("teams_rebalance", strategy, humans, elapsed)
+			},
+			respond: func(w http.ResponseWriter, r *http.Request) {
+				respond(w, r, logger, http.StatusOK, req.response(rs, unplaced, result))
+			},
+		}, nil
 	})
 }
 

@@ -70,6 +70,7 @@ func seedTeamsBody() string {
 // cap), so 9 against 8; the bot rule wants max(8, 9x2) = 18 players, so the 8 get one bot
 // of 20; 747 cannot split evenly and the best is 373 against 374.
 func TestTeamsSplitsTheSeedsSeventeenPlayersExactly(t *testing.T) {
+	t.Parallel()
 	var got teamsResponse
 	decodeJSON(t, postTeams(t, NewServer(Deps{}), "/v1/teams", seedTeamsBody()), &got)
 
@@ -119,6 +120,7 @@ func TestTeamsSplitsTheSeedsSeventeenPlayersExactly(t *testing.T) {
 }
 
 func TestTeamsWithoutBotsEvensTheHeadCountsAndMinimisesTheDifference(t *testing.T) {
+	t.Parallel()
 	body := `{"players":` + teamsPlayersJSON(10, 20, 30, 40, 50) + `}`
 	var got teamsResponse
 	decodeJSON(t, postTeams(t, NewServer(Deps{}), "/v1/teams", body), &got)
@@ -135,6 +137,7 @@ func TestTeamsWithoutBotsEvensTheHeadCountsAndMinimisesTheDifference(t *testing.
 }
 
 func TestTeamsWeightedSelectionIsReproducibleWithItsSeed(t *testing.T) {
+	t.Parallel()
 	h := NewServer(Deps{})
 	body := `{"selection":"weighted","candidates":4,"teams":3,"players":` + teamsPlayersJSON(5, 17, 23, 31, 44, 52, 68, 71, 86) + `}`
 	var drawn teamsResponse
@@ -154,6 +157,7 @@ func TestTeamsWeightedSelectionIsReproducibleWithItsSeed(t *testing.T) {
 }
 
 func TestTeamsAboveTheExactLimitSaysTheSplitIsHeuristic(t *testing.T) {
+	t.Parallel()
 	w := make([]float64, 64)
 	for i := range w {
 		w[i] = float64((i*37)%100 + 1)
@@ -166,8 +170,11 @@ func TestTeamsAboveTheExactLimitSaysTheSplitIsHeuristic(t *testing.T) {
 }
 
 // Players without a weight get their stored weight in the request's context; players the
-// store does not know get 50; so do bots, by name, and the bot rule's mean bot weight.
+// store does not know get 50; bots get theirs by name, a bot the store does not know the
+// context's mean bot weight (the ratings service's one rule), and so does the bot rule's
+// missing mean_weight.
 func TestTeamsUseStoredWeightsInTheRequestsContext(t *testing.T) {
+	t.Parallel()
 	h, store := openServer(t)
 	// alice and bob (and the bot Jakob's opponents) win three times against carol, dave and
 	// the bot Jakob: alice's stored weight rises above 50, carol's and Jakob's fall below.
@@ -219,8 +226,8 @@ func TestTeamsUseStoredWeightsInTheRequestsContext(t *testing.T) {
 	var adv advantageResponse
 	decodeJSON(t, postTeams(t, h, "/v1/teams/advantage", `{"context":{"game_type":"ctf"},"teams":[
 		{"players":[{"id":"alice"}]},{"players":[{"id":"carol"}],"bots":[{"name":"Jakob"},{"name":"Unknown"}]}]}`), &adv)
-	if math.Abs(adv.Teams[0].Total-alice) > 1e-9 || math.Abs(adv.Teams[1].Total-(carol+jakob+50)) > 1e-9 {
-		t.Fatalf("totals %v, want alice %g and carol + Jakob + 50 = %g", adv.Teams, alice, carol+jakob+50)
+	if math.Abs(adv.Teams[0].Total-alice) > 1e-9 || math.Abs(adv.Teams[1].Total-(carol+jakob+mean)) > 1e-9 {
+		t.Fatalf("totals %v, want alice %g and carol + Jakob + the mean bot = %g", adv.Teams, alice, carol+jakob+mean)
 	}
 
 	// Without a context nothing is read: 50 for everyone.
@@ -237,6 +244,7 @@ func TestTeamsUseStoredWeightsInTheRequestsContext(t *testing.T) {
 // Without bots a late joiner goes to a team with the fewest humans; among those, to the one
 // the join balances best: here the weaker one.
 func TestTeamsAssignSendsALateJoinerToTheWeakerTeam(t *testing.T) {
+	t.Parallel()
 	body := `{"teams":[
 		{"players":[{"id":"ann","weight":90},{"id":"ben","weight":60}]},
 		{"players":[{"id":"cat","weight":70},{"id":"dan","weight":50}]}],
@@ -261,6 +269,7 @@ func TestTeamsAssignSendsALateJoinerToTheWeakerTeam(t *testing.T) {
 // (counted at the mean of that team's bots, 30 here); joining the other team would make it
 // the largest and bring a bot of mean_weight to the first.
 func TestTeamsAssignCountsTheBotsAJoinChanges(t *testing.T) {
+	t.Parallel()
 	body := `{"bots":{"mean_weight":40,"target_players":4},"max_humans_per_team":3,"teams":[
 		{"players":[{"id":"ann","weight":50},{"id":"ben","weight":50}]},
 		{"players":[{"id":"cat","weight":50}],"bots":[{"name":"Jakob","weight":30}]}],
@@ -281,6 +290,7 @@ func TestTeamsAssignCountsTheBotsAJoinChanges(t *testing.T) {
 
 // 220 against 120: the one swap that evens them is 90 for 40; the service makes it and stops.
 func TestTeamsRebalanceReturnsTheMinimalSwap(t *testing.T) {
+	t.Parallel()
 	h := NewServer(Deps{})
 	body := `{"teams":[
 		{"players":[{"id":"ann","weight":90},{"id":"ben","weight":70},{"id":"cat","weight":60}]},
@@ -317,6 +327,7 @@ func TestTeamsRebalanceReturnsTheMinimalSwap(t *testing.T) {
 // Blue's total is 10% above Red's: Red needs a 1.1 handicap to even them, and Bradley-Terry
 // on the totals gives Blue 110/210.
 func TestTeamsAdvantageGivesTheWeakerTeamTheHandicapThatEvensThem(t *testing.T) {
+	t.Parallel()
 	body := `{"teams":[
 		{"players":[{"id":"red1","weight":60},{"id":"red2","weight":40}]},
 		{"players":[{"id":"blue1","weight":70}],"bots":[{"name":"Jakob","weight":40}]}]}`
@@ -335,6 +346,7 @@ func TestTeamsAdvantageGivesTheWeakerTeamTheHandicapThatEvensThem(t *testing.T) 
 }
 
 func TestTeamsRejectBadInputNamingTheField(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 129)
 	two := func(a, b string) string { return `{"teams":[` + a + `,` + b + `]` }
 	ok := `{"players":[{"id":"a","weight":50}]}`
@@ -446,6 +458,7 @@ func TestTeamsRejectBadInputNamingTheField(t *testing.T) {
 }
 
 func TestTeamsEnforceThePlayerLimit(t *testing.T) {
+	t.Parallel()
 	limits := DefaultLimits()
 	limits.MaxTeamPlayers = 4
 	h := NewServer(Deps{Limits: limits})
@@ -477,6 +490,7 @@ func TestTeamsEnforceThePlayerLimit(t *testing.T) {
 }
 
 func TestTeamsNeedAKeyWithTheMatchScope(t *testing.T) {
+	t.Parallel()
 	keys, err := ParseAPIKeys("matcher:match:" + HashKey("m-key") + ",reader:read:" + HashKey("r-key"))
 	if err != nil {
 		t.Fatal(err)
@@ -505,6 +519,7 @@ func TestTeamsNeedAKeyWithTheMatchScope(t *testing.T) {
 }
 
 func TestTeamsRecordTheirDurationAndPlayersInMetrics(t *testing.T) {
+	t.Parallel()
 	h := NewServer(Deps{})
 	postTeams(t, h, "/v1/teams", seedTeamsBody())
 	postTeams(t, h, "/v1/teams/assign", `{"teams":[{},{}],"joiner":{"id":"a","weight":1}}`)
@@ -527,8 +542,9 @@ func TestTeamsRecordTheirDurationAndPlayersInMetrics(t *testing.T) {
 
 // The gate lets at most its capacity of heavy searches run at once, lets light ones through,
 // and turns a wait that outlives its request into an Unavailable error.
-func TestTeamGateBoundsTheHeavySearchesRunningAtOnce(t *testing.T) {
-	g := newTeamGate(2)
+func TestWorkGateBoundsTheHeavySearchesRunningAtOnce(t *testing.T) {
+	t.Parallel()
+	g := newWorkGate(2)
 	var running, most atomic.Int32
 	var wg sync.WaitGroup
 	for range 16 {
@@ -555,7 +571,7 @@ func TestTeamGateBoundsTheHeavySearchesRunningAtOnce(t *testing.T) {
 		t.Fatalf("%d heavy searches ran at once through a gate of 2", m)
 	}
 
-	full := newTeamGate(1)
+	full := newWorkGate(1)
 	leave, _ := full.enter(context.Background(), true)
 	defer leave()
 	light, err := full.enter(context.Background(), false)
@@ -572,10 +588,11 @@ func TestTeamGateBoundsTheHeavySearchesRunningAtOnce(t *testing.T) {
 
 // A heavy split whose request ends while every slot is taken is answered 503, as the spec says.
 func TestTeamsAnswer503WhenTheRequestEndsWaitingForTheGate(t *testing.T) {
-	gate := newTeamGate(1)
+	t.Parallel()
+	gate := newWorkGate(1)
 	leave, _ := gate.enter(context.Background(), true)
 	defer leave()
-	split := handleTeams(slog.New(slog.DiscardHandler), DefaultLimits(), ratings.NewMemoryStore(nil),
+	split := handleTeams(slog.New(slog.DiscardHandler), DefaultLimits(), ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
 		newDomainMetrics(prometheus.NewRegistry()), gate)
 	cancelled := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithCancel(r.Context())

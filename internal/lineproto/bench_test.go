@@ -19,7 +19,7 @@ func benchServer(b *testing.B) (string, want) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := NewServer(st, nil, DefaultConfig(), nil)
+	srv := NewServer(serviceOf(st), nil, DefaultConfig(), nil)
 	go srv.Serve(context.Background(), ln)
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

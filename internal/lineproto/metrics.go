@@ -7,8 +7,8 @@ import (
 )
 
 // latencyBuckets are histogram buckets in seconds for commands that usually take a few
-// microseconds on the in-memory store and a millisecond or so on Postgres. They are the HTTP
-// layer's (handlers.LatencyBuckets), copied so that this package does not import handlers.
+// microseconds on the in-memory store and a millisecond or so on Postgres: metrics.LatencyBuckets
+// with two finer buckets below 50 µs.
 var latencyBuckets = []float64{
 	0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 }

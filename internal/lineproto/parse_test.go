@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseLine(t *testing.T) {
+	t.Parallel()
 	long := func(n int) string { return strings.Repeat("a", n) }
 	tests := []struct {
 		line    string
@@ -100,6 +101,7 @@ func TestParseLine(t *testing.T) {
 
 // TestParseLineStringRoundTrips: a command's String parses back to it.
 func TestParseLineStringRoundTrips(t *testing.T) {
+	t.Parallel()
 	for _, c := range []Command{
 		{}, {KindGame, "ONS"}, {KindMutator, "instagib"}, {KindPlayer, "Jürgen"}, {KindBot, "Jakob"}, {KindMeanBot, ""},
 	} {

@@ -21,8 +21,6 @@ import (
 
 // Config bounds what one client can hold. Zero fields take DefaultConfig's values.
 type Config struct {
-	// Addr is the TCP address ListenAndServe listens on, e.g. ":7777" (MATCHMAKER_LEGACY_ADDR).
-	Addr string
 	// IdleTimeout closes a connection that sends no complete line for this long (after an
 	// "ERROR idle timeout" line). It also bounds every write: a client that reads none of
 	// its replies for this long is dropped.
@@ -42,7 +40,7 @@ type Config struct {
 	CommandTimeout time.Duration
 }
 
-// DefaultConfig returns the defaults: no address, 5 min idle, 512-byte lines, 1024
+// DefaultConfig returns the defaults: 5 min idle, 512-byte lines, 1024
 // connections, 64 mutators a game, 2 s a command.
 func DefaultConfig() Config {
 	return Config{
@@ -118,7 +116,7 @@ func (c Config) Validate() error {
 // Server answers the line protocol from a rating store. Each connection is served by one
 // goroutine, which handles its commands in order.
 type Server struct {
-	store   ratings.Store
+	ratings *ratings.Service
 	logger  *slog.Logger
 	cfg     Config
 	cfgErr  error
@@ -139,16 +137,16 @@ type Server struct {
 	wg sync.WaitGroup
 }
 
-// NewServer returns a server answering from store. logger may be nil (nothing is logged),
+// NewServer returns a server answering from the ratings service. logger may be nil (nothing is logged),
 // metrics may be nil (nothing is measured). A configuration error (see Config.Validate) is
-// returned by Serve and ListenAndServe.
-func NewServer(store ratings.Store, logger *slog.Logger, cfg Config, metrics *Metrics) *Server {
+// returned by Serve.
+func NewServer(svc *ratings.Service, logger *slog.Logger, cfg Config, metrics *Metrics) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	base, cancel := context.WithCancel(context.Background())
 	return &Server{
-		store:      store,
+		ratings:    svc,
 		logger:     logger,
 		cfg:        cfg.withDefaults(),
 		cfgErr:     cfg.Validate(),
@@ -157,22 +155,6 @@ func NewServer(store ratings.Store, logger *slog.Logger, cfg Config, metrics *Me
 		cancelBase: cancel,
 		conns:      make(map[*conn]struct{}),
 	}
-}
-
-// ListenAndServe listens on the configured TCP address and serves it (see Serve).
-func (s *Server) ListenAndServe(ctx context.Context) error {
-	if s.cfgErr != nil {
-		return s.cfgErr
-	}
-	if s.cfg.Addr == "" {
-		return errors.New("lineproto: no address configured")
-	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("lineproto: %w", err)
-	}
-	return s.Serve(ctx, ln)
 }
 
 // Serve accepts connections on ln until ctx is cancelled or Shutdown is called, and then
@@ -224,16 +206,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		delay = 0
 		s.admit(nc)
 	}
-}
-
-// Addr is the address the server listens on; nil before Serve.
-func (s *Server) Addr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ln == nil {
-		return nil
-	}
-	return s.ln.Addr()
 }
 
 // Shutdown stops the server gracefully: it stops accepting, closes idle connections at once,
@@ -595,32 +567,27 @@ func (c *conn) query(cmd Command) outcome {
 	if err != nil {
 		return c.storeFailed(cmd, err)
 	}
-	store := c.s.store
 	switch cmd.Kind {
 	case KindPlayer, KindBot:
 		p := ratings.Participant{ID: cmd.Arg, Bot: cmd.Kind == KindBot}
-		got, err := store.Ratings(ctx, rc, []ratings.Participant{p})
+		weights, err := c.s.ratings.Weights(ctx, rc, []ratings.Participant{p})
 		if err != nil {
 			return c.storeFailed(cmd, err)
 		}
-		if rt, ok := got[p]; ok {
-			c.reply(cmd, rt.Weight(), -1)
-			return outcomeOK
-		}
-		if cmd.Kind == KindPlayer {
+		w := weights[0]
+		if !w.Rated && cmd.Kind == KindPlayer {
 			c.replyUnknown(cmd) // "PLAYER id": the client uses its default
 			return outcomeUnknown
 		}
-		// A bot without a rating is taken to be an average bot of the context (50 when
-		// the context has none): the seed's BOT always answers with a weight.
-		mean, _, err := store.BotMean(ctx, rc)
-		if err != nil {
-			return c.storeFailed(cmd, err)
+		// The seed's BOT always answers with a weight: for a bot not rated, the service's
+		// rule (the context's mean bot weight), as over HTTP.
+		c.reply(cmd, w.Value, -1)
+		if !w.Rated {
+			return outcomeUnknown
 		}
-		c.reply(cmd, mean, -1)
-		return outcomeUnknown
+		return outcomeOK
 	default: // KindMeanBot
-		mean, n, err := store.BotMean(ctx, rc)
+		mean, n, err := c.s.ratings.BotMean(ctx, rc)
 		if err != nil {
 			return c.storeFailed(cmd, err)
 		}
@@ -629,19 +596,15 @@ func (c *conn) query(cmd Command) outcome {
 	}
 }
 
-// ratingContext is the connection's rating context under the store's current mutator policy,
+// ratingContext is the connection's rating context under the current mutator policy,
 // read once per game (and again after each new MUTATOR).
 func (c *conn) ratingContext(ctx context.Context) (ratings.Context, error) {
 	if c.rctxOK {
 		return c.rctx, nil
 	}
-	policy, err := c.s.store.Policy(ctx)
+	rc, err := c.s.ratings.Context(ctx, c.game, c.mutators)
 	if err != nil {
 		return ratings.Context{}, err
-	}
-	rc, _, err := policy.Context(c.game, c.mutators)
-	if err != nil {
-		return ratings.Context{}, err // not expected: ParseLine checked every name
 	}
 	c.rctx, c.rctxOK = rc, true
 	return rc, nil

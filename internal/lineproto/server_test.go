@@ -110,6 +110,11 @@ func (w want) meanBot(c ratings.Context) string {
 
 func f2(w float64) string { return strconv.FormatFloat(w, 'f', 2, 64) }
 
+// serviceOf is the ratings service over store with the default model.
+func serviceOf(store ratings.Store) *ratings.Service {
+	return ratings.NewService(store, ratings.DefaultModel())
+}
+
 // start serves store on 127.0.0.1:0 and returns the server and its address; the test's
 // cleanup shuts it down and checks that Serve returned nil.
 func start(t testing.TB, store ratings.Store, cfg Config, m *Metrics) (*Server, string) {
@@ -118,7 +123,7 @@ func start(t testing.TB, store ratings.Store, cfg Config, m *Metrics) (*Server, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(store, testLogger(t), cfg, m)
+	srv := NewServer(serviceOf(store), testLogger(t), cfg, m)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(context.Background(), ln) }()
 	t.Cleanup(func() {
@@ -253,6 +258,7 @@ const connections = "matchmaker_lineproto_connections"
 // --- the protocol --------------------------------------------------------------------------
 
 func TestEveryCommandAndItsReply(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	_, addr := start(t, st, DefaultConfig(), nil)
@@ -304,6 +310,7 @@ func TestEveryCommandAndItsReply(t *testing.T) {
 }
 
 func TestMutatorsSplitContextsOnlyWhenTheyAffectGameplay(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	_, addr := start(t, st, DefaultConfig(), nil)
@@ -343,6 +350,7 @@ func TestMutatorsSplitContextsOnlyWhenTheyAffectGameplay(t *testing.T) {
 }
 
 func TestErrorsLeaveTheConnectionUsable(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	cfg := DefaultConfig()
@@ -387,6 +395,7 @@ func TestErrorsLeaveTheConnectionUsable(t *testing.T) {
 }
 
 func TestPipelinedCommandsAreAnsweredInOrder(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	_, addr := start(t, st, DefaultConfig(), nil)
@@ -423,6 +432,7 @@ func TestPipelinedCommandsAreAnsweredInOrder(t *testing.T) {
 }
 
 func TestALastLineWithoutNewlineIsAnswered(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	_, addr := start(t, st, DefaultConfig(), nil)
@@ -442,6 +452,7 @@ func TestALastLineWithoutNewlineIsAnswered(t *testing.T) {
 // --- limits --------------------------------------------------------------------------------
 
 func TestOverlongLines(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	cfg := DefaultConfig()
@@ -471,6 +482,7 @@ func TestOverlongLines(t *testing.T) {
 }
 
 func TestIdleConnectionsAreClosed(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	cfg := DefaultConfig()
@@ -509,6 +521,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 }
 
 func TestManyClientsAtOnce(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	reg := prometheus.NewRegistry()
@@ -574,6 +587,7 @@ func TestManyClientsAtOnce(t *testing.T) {
 }
 
 func TestTheConnectionCap(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	cfg := DefaultConfig()
@@ -664,6 +678,7 @@ func blockingRatings(st ratings.Store, entered chan<- struct{}, release <-chan s
 }
 
 func TestShutdownClosesIdleConnectionsAndLetsInFlightCommandsAnswer(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	entered, release := make(chan struct{}, 1), make(chan struct{})
@@ -674,7 +689,7 @@ func TestShutdownClosesIdleConnectionsAndLetsInFlightCommandsAnswer(t *testing.T
 	}
 	addr := ln.Addr().String()
 	reg := prometheus.NewRegistry()
-	srv := NewServer(fake, testLogger(t), DefaultConfig(), NewMetrics(reg))
+	srv := NewServer(serviceOf(fake), testLogger(t), DefaultConfig(), NewMetrics(reg))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(context.Background(), ln) }()
 
@@ -730,6 +745,7 @@ func mustListen(t *testing.T) net.Listener {
 }
 
 func TestShutdownGivesUpWhenItsContextEnds(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	entered, cancelled := make(chan struct{}, 1), make(chan struct{})
 	fake := &fakeStore{Store: st, ratings: func(ctx context.Context, c ratings.Context, ps []ratings.Participant) (map[ratings.Participant]ratings.Rating, error) {
@@ -763,27 +779,21 @@ func TestShutdownGivesUpWhenItsContextEnds(t *testing.T) {
 	}
 }
 
-func TestListenAndServeStopsWithItsContext(t *testing.T) {
+func TestServeStopsWithItsContext(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
-	cfg := DefaultConfig()
-	cfg.Addr = "127.0.0.1:0"
-	srv := NewServer(st, testLogger(t), cfg, nil)
+	srv := NewServer(serviceOf(st), testLogger(t), DefaultConfig(), nil)
+	ln := mustListen(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- srv.ListenAndServe(ctx) }()
-	var addr net.Addr
-	for deadline := time.Now().Add(5 * time.Second); addr == nil; time.Sleep(time.Millisecond) {
-		if addr = srv.Addr(); addr == nil && time.Now().After(deadline) {
-			t.Fatal("the server never listened")
-		}
-	}
-	c := dial(t, addr.String())
+	go func() { served <- srv.Serve(ctx, ln) }()
+	c := dial(t, ln.Addr().String())
 	c.mustSend("GAME ctf")
 	c.expect("MEANBOT", want{t, st}.meanBot(want{t, st}.context("ctf")))
 
 	cancel()
 	if err := <-served; err != nil {
-		t.Fatalf("ListenAndServe = %v", err)
+		t.Fatalf("Serve = %v", err)
 	}
 	c.expectClosed() // cancelling starts the graceful shutdown too
 	if err := srv.Shutdown(context.Background()); err != nil {
@@ -792,6 +802,7 @@ func TestListenAndServeStopsWithItsContext(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
+	t.Parallel()
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
@@ -810,19 +821,17 @@ func TestConfig(t *testing.T) {
 		if cfg.Validate() == nil {
 			t.Errorf("%s: Validate accepted %+v", name, cfg)
 		}
-		srv := NewServer(newStore(t), nil, cfg, nil)
+		srv := NewServer(serviceOf(newStore(t)), nil, cfg, nil)
 		if err := srv.Serve(context.Background(), mustListen(t)); err == nil {
 			t.Errorf("%s: Serve accepted %+v", name, cfg)
 		}
-	}
-	if err := NewServer(newStore(t), nil, Config{}, nil).ListenAndServe(context.Background()); err == nil {
-		t.Error("ListenAndServe without an address succeeded")
 	}
 }
 
 // --- a failing store -----------------------------------------------------------------------
 
 func TestStoreFailuresAnswerErrors(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	ctf := w.context("ctf")
@@ -888,6 +897,7 @@ func TestStoreFailuresAnswerErrors(t *testing.T) {
 }
 
 func TestAPanickingStoreClosesOnlyItsConnection(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	w := want{t, st}
 	fake := &fakeStore{Store: st, ratings: func(ctx context.Context, c ratings.Context, ps []ratings.Participant) (map[ratings.Participant]ratings.Rating, error) {
@@ -917,6 +927,7 @@ func TestAPanickingStoreClosesOnlyItsConnection(t *testing.T) {
 // --- metrics -------------------------------------------------------------------------------
 
 func TestMetricsCountCommandsByOutcome(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)

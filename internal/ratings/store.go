@@ -24,9 +24,9 @@ type Store interface {
 	//     locked against concurrent results (in a fixed order, so two results over the same
 	//     players neither deadlock nor lose an update), and the context's bias table for the
 	//     result's side pair;
-	//  4. calls apply with them; apply returns the outcome to store and the response body to
-	//     keep for replays (it may be called again if the transaction is retried, so it must
-	//     be a pure function of its arguments);
+	//  4. calls apply with them; apply returns the outcome to store and the receipt to keep
+	//     for replays (Service.Record's encoding of the outcome; it may be called again if the
+	//     transaction is retried, so it must be a pure function of its arguments);
 	//  5. stores every participant's new rating, the bias update, the result as history and
 	//     the response.
 	// If apply or any step fails, nothing is stored.
@@ -66,19 +66,19 @@ type Store interface {
 // RecordRequest is one result to record.
 type RecordRequest struct {
 	Result Result
-	// BodyHash identifies the request's content for idempotency: the same match id with the
-	// same hash is a replay, with another hash a conflict.
+	// BodyHash identifies the result's meaning for idempotency (Result.Fingerprint): the same
+	// match id with the same hash is a replay, with another hash a conflict.
 	BodyHash [sha256.Size]byte
 }
 
 // ApplyFunc computes a result's outcome from the participants' current ratings (absent ones
-// are newcomers) and the context's bias table, and renders the response to store.
+// are newcomers) and the context's bias table, and encodes the receipt to keep for replays.
 type ApplyFunc func(c Context, prior map[Participant]Rating, bias BiasTable) (Outcome, []byte, error)
 
 // Recorded is what RecordResult did.
 type Recorded struct {
 	Context  Context
-	Response []byte // the stored response: this call's, or the first call's on a replay
+	Response []byte // the kept receipt: this call's, or the first call's on a replay
 	Replayed bool
 }
 

@@ -1,0 +1,13 @@
+package queue_test
+
+import (
+	"testing"
+
+	"matchmaker/internal/queue"
+	"matchmaker/internal/queue/queuetest"
+)
+
+func TestMemoryStorePassesTheContract(t *testing.T) {
+	t.Parallel()
+	queuetest.Run(t, func(t *testing.T) queue.Store { return queue.NewMemoryStore() })
+}

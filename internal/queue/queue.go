@@ -1,0 +1,325 @@
+// Package queue is the ticket queue: players and parties wait in a named queue while their
+// tolerances widen, and the replica that leads the queue matches them every tick. It holds the
+// domain (queues, tickets, matches, events), the Store interface its persistence implements
+// (MemoryStore here, Postgres in package db; both pass queuetest's contract suite), and the
+// Service every transport calls: create, read, long-poll and cancel tickets, administer
+// queues, stream events, and the tick loop with its leadership, match write and webhooks.
+//
+// The matching itself is matchmaker/tick, a pure function of (tickets, now, config); this
+// package decides when it runs, on which replica, and makes what it returns durable: the
+// matches of a tick are written in one transaction that moves each ticket from searching to
+// matched only if it is still searching, with their events. No player is ever matched twice,
+// even if two replicas believe they lead a queue for a moment: the conditional write, not the
+// leadership, is what guarantees it.
+package queue
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"time"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/ratings"
+)
+
+// Limits of a queue definition and of its tickets.
+const (
+	MaxTeamSize      = 16
+	MaxExpansionStep = 32             // steps in one expansion schedule
+	MaxTicketTTL     = 24 * time.Hour // longest ticket_ttl_s / ttl_s
+	MinTick          = 50 * time.Millisecond
+	MaxTick          = time.Minute
+	MaxRegions       = 64     // regions in one ticket's latencies_ms
+	MaxRating        = 1e9    // |rating| accepted inline
+	MaxLatencyMS     = 10_000 // a latency above 10 s is a measurement error
+	DefaultTicketTTL = 5 * time.Minute
+	DefaultTick      = time.Second
+	MaxWebhookURLLen = 2048
+	MinWebhookSecret = 16 // bytes: a shorter HMAC key is a guessable one
+)
+
+// Strategy is how the pass pairs players, as /v1/matchmake's strategies.
+type Strategy string
+
+const (
+	StrategyRatingWindow Strategy = "rating_window"
+	StrategyGreedyPairs  Strategy = "greedy_pairs"
+)
+
+// Step is one step of an expansion schedule: from AfterS seconds of waiting on, the ticket's
+// tolerance is Value. A ticket's current value is the last step whose AfterS <= its wait.
+type Step struct {
+	AfterS float64
+	Value  float64
+}
+
+// Expansions say how a ticket's tolerances grow with its wait, FlexMatch-style.
+type Expansions struct {
+	// Interval is the rating interval: two tickets accept each other when each one's current
+	// interval covers their rating difference. Ratings are on the matchmaking scale
+	// (ratings.MatchRating: 0..2000, an average player 1000), as /v1/matchmake's.
+	Interval []Step
+	// MaxLatencyMS is the latency a ticket accepts in the match's region. Empty: latency is
+	// not considered.
+	MaxLatencyMS []Step
+}
+
+// Current returns the value of the schedule after waiting waitS seconds, and false before its
+// first step (or when it is empty).
+func Current(steps []Step, waitS float64) (float64, bool) {
+	v, ok := 0.0, false
+	for _, s := range steps {
+		if s.AfterS > waitS {
+			break
+		}
+		v, ok = s.Value, true
+	}
+	return v, ok
+}
+
+// Webhook is where a queue's events are POSTed, signed with Secret.
+type Webhook struct {
+	URL    string
+	Secret string
+}
+
+// Queue is a named queue and how it matches.
+type Queue struct {
+	Name       string
+	GameType   string   // the rating context's game type: stored ratings come from it,
+	Mutators   []string // and the queue's matches' results go to it
+	TeamSize   int      // players per team, 1..MaxTeamSize
+	Teams      int      // always 2 for now
+	Strategy   Strategy
+	Expansions Expansions
+	// Regions lists the regions tickets may give latencies for; empty: any region name.
+	Regions      []string
+	TicketTTL    time.Duration
+	MaxPartySize int // players in one ticket, 1..TeamSize
+	Tick         time.Duration
+	Webhook      *Webhook // nil: no webhook
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// DefaultQueue fills what a definition leaves out: 5v5, rating_window, a widening interval
+// of 25 -> 50 -> 150, no latency limit, tickets for 5 minutes, parties up to a team, 1 s
+// ticks.
+func DefaultQueue(name string) Queue {
+	return Queue{
+		Name: name, TeamSize: 5, Teams: 2, Strategy: StrategyRatingWindow,
+		Expansions: Expansions{Interval: []Step{{0, 25}, {10, 50}, {30, 150}}},
+		TicketTTL:  DefaultTicketTTL, MaxPartySize: 5, Tick: DefaultTick,
+	}
+}
+
+// Validate reports every fault of a queue definition at once, named by the fields of
+// PUT /v1/queues/{name}'s body.
+func (q *Queue) Validate() error {
+	var f apperr.Fields
+	if err := ratings.ValidateName(q.Name); err != nil {
+		f.Add("name", "%s", err)
+	}
+	if _, err := ratings.NewContext(q.GameType, q.Mutators); err != nil {
+		f.Include(err) // context.game_type, context.mutators[i]
+	}
+	if q.TeamSize < 1 || q.TeamSize > MaxTeamSize {
+		f.Add("team_size", "must be 1..%d", MaxTeamSize)
+	}
+	if q.Teams != 2 {
+		f.Add("teams", "must be 2")
+	}
+	if q.Strategy != StrategyRatingWindow && q.Strategy != StrategyGreedyPairs {
+		f.Add("strategy", "must be %q or %q", StrategyRatingWindow, StrategyGreedyPairs)
+	}
+	checkSteps(&f, "expansions.interval", q.Expansions.Interval, math.MaxFloat64, true)
+	checkSteps(&f, "expansions.max_latency_ms", q.Expansions.MaxLatencyMS, MaxLatencyMS, false)
+	if len(q.Regions) > MaxRegions {
+		f.Add("regions", "must list at most %d regions", MaxRegions)
+	}
+	for i, r := range q.Regions {
+		if err := ratings.ValidateName(r); err != nil {
+			f.Add(fmt.Sprintf("regions[%d]", i), "%s", err)
+		}
+	}
+	if q.TicketTTL < time.Second || q.TicketTTL > MaxTicketTTL {
+		f.Add("ticket_ttl_s", "must be 1..%d seconds", int(MaxTicketTTL.Seconds()))
+	}
+	if q.MaxPartySize < 1 || q.TeamSize >= 1 && q.MaxPartySize > q.TeamSize {
+		f.Add("max_party_size", "must be 1..team_size (%d)", q.TeamSize)
+	}
+	if q.Tick < MinTick || q.Tick > MaxTick {
+		f.Add("tick_ms", "must be %d..%d", MinTick.Milliseconds(), MaxTick.Milliseconds())
+	}
+	if w := q.Webhook; w != nil {
+		u, err := url.Parse(w.URL)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			f.Add("webhook.url", "must be an absolute http or https URL")
+		case len(w.URL) > MaxWebhookURLLen:
+			f.Add("webhook.url", "must be at most %d bytes", MaxWebhookURLLen)
+		}
+		if len(w.Secret) < MinWebhookSecret {
+			f.Add("webhook.secret", "must be at least %d bytes", MinWebhookSecret)
+		}
+	}
+	return f.Err()
+}
+
+// checkSteps checks an expansion schedule: finite values in [0, max], after_s ascending from
+// 0 (required when the schedule must start at once), at most MaxExpansionStep steps.
+func checkSteps(f *apperr.Fields, path string, steps []Step, maxValue float64, required bool) {
+	if len(steps) == 0 {
+		if required {
+			f.Add(path, "must have at least one step")
+		}
+		return
+	}
+	if len(steps) > MaxExpansionStep {
+		f.Add(path, "must have at most %d steps", MaxExpansionStep)
+		return
+	}
+	if steps[0].AfterS != 0 {
+		f.Add(path+"[0].after_s", "must be 0: a ticket needs a tolerance from the start")
+	}
+	for i, s := range steps {
+		if !(s.AfterS >= 0 && s.AfterS <= MaxTicketTTL.Seconds()) {
+			f.Add(fmt.Sprintf("%s[%d].after_s", path, i), "must be 0..%d", int(MaxTicketTTL.Seconds()))
+		} else if i > 0 && s.AfterS <= steps[i-1].AfterS {
+			f.Add(fmt.Sprintf("%s[%d].after_s", path, i), "must be greater than the previous step's")
+		}
+		if !(s.Value >= 0 && s.Value <= maxValue) {
+			f.Add(fmt.Sprintf("%s[%d].value", path, i), "must be a finite number from 0 to %g", maxValue)
+		}
+	}
+}
+
+// Status is where a ticket is in its life: searching until it is matched, expires or is
+// cancelled; the last three are final.
+type Status string
+
+const (
+	Searching Status = "searching"
+	Matched   Status = "matched"
+	Expired   Status = "expired"
+	Cancelled Status = "cancelled"
+)
+
+// Player is one player of a ticket, with the rating the queue matches on and where it came
+// from.
+type Player struct {
+	ID     string
+	Rating float64 // on the matchmaking scale
+	Source RatingSource
+}
+
+// RatingSource says where a ticket player's rating came from.
+type RatingSource string
+
+const (
+	RatingInline  RatingSource = "inline"  // the ticket gave it
+	RatingStored  RatingSource = "stored"  // the player's rating in the queue's context
+	RatingDefault RatingSource = "default" // the player has none: the average
+)
+
+// Ticket is one player, or a party that must play on one team, waiting in a queue.
+type Ticket struct {
+	ID        string
+	Queue     string
+	Status    Status
+	Players   []Player
+	Latencies map[string]float64 // region -> ms; nil: any region
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UpdatedAt time.Time // when Status last changed
+	// Reason says why a ticket expired or was cancelled ("ttl", "queue deleted", ...).
+	Reason     string
+	Assignment *Assignment // set when matched
+	// IdempotencyKey and BodyHash make creation retries safe: the same key with the same
+	// hash is the same ticket, with another hash a conflict.
+	IdempotencyKey string
+	BodyHash       [32]byte
+}
+
+// Assignment is what a matched ticket is told: its match, which team it is on, where the
+// match is played and who plays on each team.
+type Assignment struct {
+	MatchID string
+	Team    int
+	Region  string
+	Teams   [][]string // player ids, by team
+}
+
+// Match is a match the queue made. Its id is the match_id a game server posts to
+// /v1/results.
+type Match struct {
+	ID        string
+	Queue     string
+	CreatedAt time.Time
+	Region    string
+	Teams     []MatchTeam
+	Pairs     []Pair
+	// SkillDifference is |difference of the team totals|, AverageDifference |difference of
+	// the team averages| (the thesis's measure of a match's fairness).
+	SkillDifference   float64
+	AverageDifference float64
+}
+
+// MatchTeam is one team of a match: its players, with their tickets and ratings.
+type MatchTeam struct {
+	Players     []MatchPlayer
+	RatingTotal float64
+}
+
+// MatchPlayer is a player in a match.
+type MatchPlayer struct {
+	ID       string
+	TicketID string
+	Rating   float64
+}
+
+// Pair is two opponents of near-equal rating, one on each team.
+type Pair struct {
+	Players    [2]string
+	Difference float64
+	Interval   float64 // the widest of the two tickets' intervals when the pair was made
+}
+
+// Tickets lists the match's tickets, in the order of first appearance.
+func (m *Match) Tickets() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range m.Teams {
+		for _, p := range t.Players {
+			if !seen[p.TicketID] {
+				seen[p.TicketID] = true
+				out = append(out, p.TicketID)
+			}
+		}
+	}
+	return out
+}
+
+// EventType is what happened to a ticket.
+type EventType string
+
+const (
+	EventMatched   EventType = "matched"
+	EventExpired   EventType = "expired"
+	EventCancelled EventType = "cancelled"
+)
+
+// Event is a change of a ticket's status, as SSE streams and webhooks deliver it. Seq
+// increases by one per event within a queue, in commit order, so a reader that has seen Seq n
+// has seen every event up to n (Last-Event-ID resumes after it).
+type Event struct {
+	Queue    string
+	Seq      int64
+	Type     EventType
+	TicketID string
+	MatchID  string // matched only
+	Team     int    // matched only
+	Reason   string // expired and cancelled
+	At       time.Time
+}

@@ -1,0 +1,153 @@
+package queue
+
+import (
+	"context"
+	"time"
+
+	"matchmaker/internal/apperr"
+)
+
+// Store keeps the queue's state: queue definitions, tickets, matches and the events of every
+// queue, and coordinates the replicas that share it (leadership per queue, event
+// notifications). MemoryStore implements it in process; the db package implements it on
+// Postgres. Both pass the contract suite in queue/queuetest.
+//
+// Times are the caller's (the Service's clock), never the store's, so that tests control them.
+// Errors are apperr errors: NotFound, Conflict (with the details below), Invalid for a
+// malformed argument, Unavailable when the backing database cannot be reached. Methods are
+// safe for concurrent use.
+type Store interface {
+	// PutQueue creates or replaces the definition of q.Name and returns it as stored, and
+	// whether it was created. A replacement keeps CreatedAt; searching tickets stay.
+	PutQueue(ctx context.Context, q Queue) (stored Queue, created bool, err error)
+	// GetQueue returns a queue's definition; NotFound if there is none.
+	GetQueue(ctx context.Context, name string) (Queue, error)
+	// ListQueues returns every queue, by name.
+	ListQueues(ctx context.Context) ([]Queue, error)
+	// DeleteQueue removes a queue; in the same transaction its searching tickets become
+	// cancelled with Reason "queue deleted" and an event each. NotFound if there is none.
+	// The queue's finished tickets, matches and events stay readable until purged.
+	DeleteQueue(ctx context.Context, name string, at time.Time) error
+
+	// CreateTicket stores t (Status Searching) and has committed it when it returns. With
+	// t.IdempotencyKey already used in the queue, it returns the stored ticket and replayed
+	// true if t.BodyHash is the same, and a Conflict otherwise. A player of t already in a
+	// searching ticket of the queue is a *SearchingError (code Conflict) naming that ticket.
+	// A queue that does not exist is NotFound. Concurrent calls may share one commit (group
+	// commit); each still gets its own answer.
+	CreateTicket(ctx context.Context, t Ticket) (stored Ticket, replayed bool, err error)
+	// GetTicket returns a ticket; NotFound if there is none (or it was purged).
+	GetTicket(ctx context.Context, id string) (Ticket, error)
+	// CancelTicket moves a searching ticket to cancelled (Reason "cancelled") with an event
+	// and returns it. A ticket already cancelled is returned as it is; a matched or expired
+	// one is a Conflict; an unknown one NotFound.
+	CancelTicket(ctx context.Context, id string, at time.Time) (Ticket, error)
+
+	// Changes returns the queue's tickets created or changed since the cursor, and the cursor
+	// to pass next time. The zero cursor returns every searching ticket. A ticket may come
+	// back more than once; the caller keeps the searching ones, by id, and drops the others.
+	// It is how the leader keeps its in-memory view without scanning the queue every tick.
+	Changes(ctx context.Context, queue string, since Cursor) ([]Ticket, Cursor, error)
+	// CommitTick writes one tick's outcome in one transaction. Each match whose tickets are
+	// all still searching is stored and its tickets become matched, with their assignments
+	// and a matched event each; a match with any ticket no longer searching (cancelled,
+	// expired or matched meanwhile) is dropped whole, and its other tickets stay searching
+	// for the next tick. Each expiry of a still-searching ticket makes it expired with its
+	// reason and an event. It returns what took effect.
+	CommitTick(ctx context.Context, queue string, w TickWrite) (TickCommitted, error)
+	// GetMatch returns a match the queue made; NotFound if there is none.
+	GetMatch(ctx context.Context, id string) (Match, error)
+
+	// Events returns up to limit events of the queue with Seq > after, in Seq order.
+	Events(ctx context.Context, queue string, after int64, limit int) ([]Event, error)
+	// EventHead returns the Seq of the queue's newest event (0 when it has none).
+	EventHead(ctx context.Context, queue string) (int64, error)
+	// WaitEvents returns once the queue may have an event with Seq > after (at once if it
+	// has one), or when ctx ends (returning its error). Every replica's waiters wake up,
+	// whichever replica wrote the event. Spurious wake-ups are allowed.
+	WaitEvents(ctx context.Context, queue string, after int64) error
+	// WebhookCursor and SetWebhookCursor keep, per queue, the Seq of the last event the
+	// queue's webhook acknowledged: the events after it are the outbox.
+	WebhookCursor(ctx context.Context, queue string) (int64, error)
+	SetWebhookCursor(ctx context.Context, queue string, seq int64) error
+
+	// Lead makes this process the queue's leader if no live process is, and reports whether
+	// it is the leader now. The leader is the only replica that ticks the queue; leadership
+	// ends with the process (its database session), or with Resign. Call it before each tick.
+	Lead(ctx context.Context, queue string) (bool, error)
+	// Resign gives up the queue's leadership, if held.
+	Resign(ctx context.Context, queue string) error
+
+	// Purge deletes what is older than before and no longer needed: finished tickets,
+	// matches, and events already past every webhook cursor.
+	Purge(ctx context.Context, before time.Time) (PurgeReport, error)
+
+	// Ping reports whether the store can be reached; Name says which it is.
+	Ping(ctx context.Context) error
+	Name() string
+}
+
+// Cursor is a position in a queue's changes, opaque to the caller.
+type Cursor uint64
+
+// TickWrite is one tick's outcome, as matchmaker/tick returned it and the Service turned
+// it into matches and expiries.
+type TickWrite struct {
+	At      time.Time
+	Matches []Match
+	Expired []Expiry
+}
+
+// Expiry is a searching ticket to expire, and why.
+type Expiry struct {
+	TicketID string
+	Reason   string // "ttl", "no_region", ...
+}
+
+// TickCommitted is what a CommitTick made durable.
+type TickCommitted struct {
+	Matches []string // ids of the matches stored
+	Dropped []string // ids of the matches dropped: a ticket was no longer searching
+	Expired []string // ids of the tickets expired
+}
+
+// PurgeReport says how much a Purge deleted.
+type PurgeReport struct {
+	Tickets, Matches, Events int
+}
+
+// SearchingError says which searching ticket holds a player that a new ticket names. The
+// store returns it wrapped in an apperr Conflict (ErrSearching); errors.As finds it.
+type SearchingError struct {
+	PlayerID string
+	TicketID string // the searching ticket the player is in
+}
+
+func (e *SearchingError) Error() string {
+	return "player " + e.PlayerID + " is already searching in ticket " + e.TicketID
+}
+
+// ErrSearching is the Conflict of a new ticket whose player already searches in ticketID.
+func ErrSearching(playerID, ticketID string) error {
+	e := &SearchingError{PlayerID: playerID, TicketID: ticketID}
+	return &apperr.Error{Code: apperr.Conflict, Message: e.Error(), Err: e}
+}
+
+// Assignments returns what each ticket of m is told when the match is stored: its team, the
+// match's region and everyone's ids by team.
+func Assignments(m Match) map[string]Assignment {
+	teams := make([][]string, len(m.Teams))
+	for i, t := range m.Teams {
+		teams[i] = make([]string, len(t.Players))
+		for j, p := range t.Players {
+			teams[i][j] = p.ID
+		}
+	}
+	out := make(map[string]Assignment)
+	for i, t := range m.Teams {
+		for _, p := range t.Players {
+			out[p.TicketID] = Assignment{MatchID: m.ID, Team: i, Region: m.Region, Teams: teams}
+		}
+	}
+	return out
+}

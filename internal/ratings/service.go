@@ -1,0 +1,324 @@
+package ratings
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+
+	"matchmaker/internal/apperr"
+)
+
+// Service is the ratings use cases every transport calls: HTTP handlers, the line protocol,
+// and the ticket queue. It holds the Store and the Model, decides the rules they share (what
+// an unrated player or bot weighs, how a request's context is resolved, what makes a result a
+// replay), and checks ids before any store call. Adapters decode, call a method, and render
+// what it returns; none of them touches the Store.
+type Service struct {
+	store Store
+	model Model
+}
+
+// NewService returns the service over store, learning with model.
+func NewService(store Store, model Model) *Service {
+	return &Service{store: store, model: model}
+}
+
+// StoreName says which store is behind the service ("memory" or "postgres").
+func (s *Service) StoreName() string { return s.store.Name() }
+
+// Ping reports whether the store can be reached.
+func (s *Service) Ping(ctx context.Context) error { return s.store.Ping(ctx) }
+
+// UnknownWeight is the weight of a player with no stored rating in a context: the average
+// player, 50 on the 0..100 scale (the weight of the zero Rating).
+const UnknownWeight = 50
+
+// Matchmaking puts players on the thesis's 0..2000 rating scale (its eq. 6.5 with default
+// coefficients), where /v1/matchmake's and the ticket queue's intervals (25, 50, ...) are
+// measured. A stored weight times MatchRatingScale is on that scale, so stored, inline and
+// stats-based ratings share one scale and one interval: the average (and unknown) weight 50
+// is DefaultMatchRating.
+const (
+	MatchRatingScale   = 20
+	DefaultMatchRating = UnknownWeight * MatchRatingScale
+)
+
+// Receipt is what recording a result did: the context it was rated in, the pre-match
+// prediction and every participant's move. A replay of the same result returns the first
+// receipt with Replayed set; it carries each update's skill before and after and games, which
+// is what is kept of it.
+type Receipt struct {
+	MatchID  string
+	Context  Context
+	Outcome  Outcome
+	Replayed bool
+}
+
+// Record learns from one finished match: it validates the result, then, in one store
+// transaction, reads the participants' ratings, applies the model and stores the new ratings
+// with the result as history. The same match id with the same result (by meaning: see
+// Result.Fingerprint) is a replay that changes nothing; with another result it is a Conflict.
+func (s *Service) Record(ctx context.Context, r Result) (Receipt, error) {
+	if err := r.Validate(); err != nil {
+		return Receipt{}, err
+	}
+	var outcome Outcome
+	rec, err := s.store.RecordResult(ctx, RecordRequest{Result: r, BodyHash: r.Fingerprint()},
+		func(c Context, prior map[Participant]Rating, bias BiasTable) (Outcome, []byte, error) {
+			o, err := s.model.Apply(prior, bias, r)
+			if err != nil {
+				return Outcome{}, nil, err
+			}
+			outcome = o
+			kept, err := encodeReceipt(r.MatchID, c, o)
+			return o, kept, err
+		})
+	if err != nil {
+		return Receipt{}, err
+	}
+	if !rec.Replayed {
+		return Receipt{MatchID: r.MatchID, Context: rec.Context, Outcome: outcome}, nil
+	}
+	receipt, err := decodeReceipt(rec.Response)
+	if err != nil {
+		return Receipt{}, apperr.Wrap(apperr.Internal, err, "the stored result cannot be read")
+	}
+	receipt.Context, receipt.Replayed = rec.Context, true
+	return receipt, nil
+}
+
+// storedReceipt is how a receipt is kept for replays. Its JSON is the shape round 1 stored
+// (the HTTP response of the time), so results recorded before it replay too.
+type storedReceipt struct {
+	MatchID        string          `json:"match_id"`
+	WinProbability [2]float64      `json:"win_probability"`
+	Updates        []storedUpdate  `json:"updates"`
+	Context        json.RawMessage `json:"context,omitempty"` // kept by round 1; the store returns the context
+}
+
+type storedUpdate struct {
+	ID     string  `json:"id,omitempty"`
+	Bot    string  `json:"bot,omitempty"`
+	Team   int     `json:"team"`
+	Before float64 `json:"before"`
+	After  float64 `json:"after"`
+	Weight float64 `json:"weight"`
+	Games  int     `json:"games"`
+}
+
+func encodeReceipt(matchID string, c Context, o Outcome) ([]byte, error) {
+	kept := storedReceipt{MatchID: matchID, WinProbability: o.WinProbability, Updates: make([]storedUpdate, len(o.Updates))}
+	for i, u := range o.Updates {
+		su := storedUpdate{Team: u.Team, Before: u.Before.Skill, After: u.After.Skill, Weight: u.After.Weight(), Games: u.After.Games}
+		if u.Participant.Bot {
+			su.Bot = u.Participant.ID
+		} else {
+			su.ID = u.Participant.ID
+		}
+		kept.Updates[i] = su
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return nil, fmt.Errorf("encode the receipt of %s in %s: %w", matchID, c, err)
+	}
+	return b, nil
+}
+
+func decodeReceipt(b []byte) (Receipt, error) {
+	var kept storedReceipt
+	if err := json.Unmarshal(b, &kept); err != nil {
+		return Receipt{}, err
+	}
+	r := Receipt{MatchID: kept.MatchID, Outcome: Outcome{WinProbability: kept.WinProbability, Updates: make([]Update, len(kept.Updates))}}
+	for i, su := range kept.Updates {
+		p := Participant{ID: su.ID}
+		if su.Bot != "" {
+			p = Participant{ID: su.Bot, Bot: true}
+		}
+		r.Outcome.Updates[i] = Update{Participant: p, Team: su.Team,
+			Before: Rating{Skill: su.Before}, After: Rating{Skill: su.After, Games: su.Games}}
+	}
+	return r, nil
+}
+
+// Fingerprint identifies a result by its meaning, for idempotency: two results with the same
+// fingerprint are the same report of a match. Names the model compares without case (game
+// type, mutators, sides, map) are folded, mutators are a set, and each team's participants
+// are a set (their order in the report carries no meaning); times are the values the model
+// reads, so a left_s given as the match's duration and one left out are the same, and so are
+// "mutators": [] and no mutators. Team order carries meaning (winner is an index) and is kept.
+func (r Result) Fingerprint() [sha256.Size]byte {
+	h := sha256.New()
+	var buf []byte
+	str := func(s string) { buf = binary.AppendUvarint(buf, uint64(len(s))); buf = append(buf, s...) }
+	num := func(x float64) { buf = binary.BigEndian.AppendUint64(buf, math.Float64bits(x)) }
+	str(r.MatchID)
+	str(fold(r.GameType))
+	mutators := make([]string, len(r.Mutators))
+	for i, m := range r.Mutators {
+		mutators[i] = fold(m)
+	}
+	slices.Sort(mutators)
+	mutators = slices.Compact(mutators)
+	buf = binary.AppendUvarint(buf, uint64(len(mutators)))
+	for _, m := range mutators {
+		str(m)
+	}
+	str(fold(r.Map))
+	num(r.DurationS)
+	winner := -1
+	if r.Winner != nil {
+		winner = *r.Winner
+	}
+	buf = binary.AppendVarint(buf, int64(winner))
+	buf = binary.AppendUvarint(buf, uint64(len(r.Teams)))
+	for _, t := range r.Teams {
+		str(fold(t.Side))
+		players := slices.Clone(t.Players)
+		slices.SortFunc(players, func(a, b Player) int { return a.Participant().Compare(b.Participant()) })
+		buf = binary.AppendUvarint(buf, uint64(len(players)))
+		for _, p := range players {
+			who := p.Participant()
+			if who.Bot {
+				buf = append(buf, 'b')
+			} else {
+				buf = append(buf, 'p')
+			}
+			str(who.ID)
+			num(p.JoinedS)
+			num(p.LeftS)
+			num(p.CommanderS)
+		}
+		h.Write(buf)
+		buf = buf[:0]
+	}
+	h.Write(buf)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// Context resolves the game type and mutators a request names into its rating context,
+// through the stored mutator policy: a mutator that does not affect gameplay does not split
+// the context. Faults name the fields context.game_type and context.mutators[i].
+func (s *Service) Context(ctx context.Context, gameType string, mutators []string) (Context, error) {
+	if _, err := NewContext(gameType, mutators); err != nil {
+		return Context{}, err // checked before the store is asked for the policy
+	}
+	policy, err := s.store.Policy(ctx)
+	if err != nil {
+		return Context{}, err
+	}
+	c, _, err := policy.Context(gameType, mutators)
+	return c, err
+}
+
+// Weight is what a participant weighs in a context, on the 0..100 scale that team splits,
+// matchmaking and the line protocol use.
+type Weight struct {
+	Value  float64
+	Rated  bool   // whether Value comes from the participant's own stored rating
+	Rating Rating // the stored rating; zero when not rated
+}
+
+// Weights returns the weight of each participant in context c, in order. The one rule for
+// those not rated, for every transport: a player weighs UnknownWeight (the average player);
+// a bot weighs the mean weight of the context's rated bots (the seed's "over-all average of
+// bots" for a bot not known yet), UnknownWeight when no bot is rated. Ids are checked first.
+func (s *Service) Weights(ctx context.Context, c Context, ps []Participant) ([]Weight, error) {
+	if err := checkParticipants(ps); err != nil {
+		return nil, err
+	}
+	out := make([]Weight, len(ps))
+	if len(ps) == 0 {
+		return out, nil
+	}
+	stored, err := s.store.Ratings(ctx, c, ps)
+	if err != nil {
+		return nil, err
+	}
+	botMean := -1.0 // read once, only if an unrated bot needs it
+	for i, p := range ps {
+		if r, ok := stored[p]; ok {
+			out[i] = Weight{Value: r.Weight(), Rated: true, Rating: r}
+			continue
+		}
+		out[i].Value = UnknownWeight
+		if p.Bot {
+			if botMean < 0 {
+				if botMean, _, err = s.BotMean(ctx, c); err != nil {
+					return nil, err
+				}
+			}
+			out[i].Value = botMean
+		}
+	}
+	return out, nil
+}
+
+// BotMean returns the mean weight of the bots rated in context c and how many there are
+// (UnknownWeight and 0 when none): the weight of a bot whose identity is not known yet.
+func (s *Service) BotMean(ctx context.Context, c Context) (mean float64, count int, err error) {
+	return s.store.BotMean(ctx, c)
+}
+
+// PlayerRatings returns the player's rating in every context it has one.
+func (s *Service) PlayerRatings(ctx context.Context, playerID string) ([]ContextRating, error) {
+	if err := ValidateID(playerID); err != nil {
+		return nil, apperr.Field("id", "%s", err)
+	}
+	return s.store.PlayerRatings(ctx, playerID)
+}
+
+// MaxLeaderboard is the most entries one leaderboard read returns.
+const MaxLeaderboard = 1000
+
+// Leaderboard returns the top players (not bots) of context c, highest skill first.
+func (s *Service) Leaderboard(ctx context.Context, c Context, limit int) ([]RatedParticipant, error) {
+	if limit < 1 || limit > MaxLeaderboard {
+		return nil, apperr.Field("limit", "must be an integer from 1 to %d", MaxLeaderboard)
+	}
+	return s.store.Leaderboard(ctx, c, limit)
+}
+
+// Mutators lists every mutator seen or classified, by name.
+func (s *Service) Mutators(ctx context.Context) ([]MutatorInfo, error) {
+	policy, err := s.store.Policy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return policy.Mutators(), nil
+}
+
+// SetMutator classifies a mutator: whether it splits rating contexts. Stored ratings do not
+// move until a rebuild re-splits the history.
+func (s *Service) SetMutator(ctx context.Context, name string, affectsGameplay bool) (MutatorInfo, error) {
+	if err := ValidateName(name); err != nil {
+		return MutatorInfo{}, apperr.Field("name", "%s", err)
+	}
+	return s.store.SetMutator(ctx, name, affectsGameplay)
+}
+
+// Rebuild recomputes every context of a game type from the stored history with the service's
+// model; progress, if not nil, is told how far it has got.
+func (s *Service) Rebuild(ctx context.Context, gameType string, progress func(Progress)) (RebuildReport, error) {
+	if err := ValidateName(gameType); err != nil {
+		return RebuildReport{}, apperr.Field("game_type", "%s", err)
+	}
+	return s.store.Rebuild(ctx, gameType, s.model.Replayer(), progress)
+}
+
+// checkParticipants applies the id rule to every participant, before any store call.
+func checkParticipants(ps []Participant) error {
+	var f apperr.Fields
+	for i, p := range ps {
+		if err := ValidateID(p.ID); err != nil {
+			f.Add(fmt.Sprintf("participants[%d]", i), "%s: %s", p, err)
+		}
+	}
+	return f.Err()
+}
