@@ -178,6 +178,9 @@ func (p *problem) mitmClass(top *shortlist, ci, a, b int, L, R *subsets, hl, nR 
 		return d/2 + 1e-13*total
 	}
 	win := window()
+	if win < 0 {
+		return
+	}
 	for i := max(0, cA-nR); i <= min(cA, hl); i++ {
 		j := cA - i
 		l0, l1 := L.off[i], L.off[i+1]
@@ -191,9 +194,6 @@ func (p *problem) mitmClass(top *shortlist, ci, a, b int, L, R *subsets, hl, nR 
 		}
 		q := r1
 		for x := l0; x < l1; x++ {
-			if win < 0 {
-				return
-			}
 			lx := ls[x]
 			tr := target - lx
 			for q > r0 && rs[q-1] >= tr {
@@ -201,12 +201,16 @@ func (p *problem) mitmClass(top *shortlist, ci, a, b int, L, R *subsets, hl, nR 
 			}
 			for y := q; y < r1 && lx+rs[y]-target <= win; y++ {
 				if p.mitmInsert(top, ci, a, b, L.masks[x], R.masks[y], hl, scratch) {
-					win = window()
+					if win = window(); win < 0 {
+						return // the kept splits are perfect: nothing can beat them
+					}
 				}
 			}
 			for y := q - 1; y >= r0 && target-(lx+rs[y]) <= win; y-- {
 				if p.mitmInsert(top, ci, a, b, L.masks[x], R.masks[y], hl, scratch) {
-					win = window()
+					if win = window(); win < 0 {
+						return
+					}
 				}
 			}
 		}
