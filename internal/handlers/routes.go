@@ -44,6 +44,16 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		r.With(read).Method(http.MethodGet, "/bots/mean", handleBotMean(d.Logger, d.Ratings))
 		r.With(read).Method(http.MethodGet, "/mutators", handleListMutators(d.Logger, d.Ratings))
 
+		r.With(match).Method(http.MethodPost, "/queues/{name}/tickets", handleCreateTicket(d.Logger, d.Queue))
+		r.With(match).Method(http.MethodGet, "/queues/{name}/events", handleQueueEvents(d.Logger, d.Queue))
+		r.With(match).Method(http.MethodGet, "/tickets/{id}", handleGetTicket(d.Logger, d.Queue))
+		r.With(match).Method(http.MethodDelete, "/tickets/{id}", handleCancelTicket(d.Logger, d.Queue))
+		r.With(read).Method(http.MethodGet, "/matches/{id}", handleGetMatch(d.Logger, d.Queue))
+
+		r.With(admin).Method(http.MethodGet, "/queues", handleListQueues(d.Logger, d.Queue))
+		r.With(admin).Method(http.MethodPut, "/queues/{name}", handlePutQueue(d.Logger, d.Queue))
+		r.With(admin).Method(http.MethodGet, "/queues/{name}", handleGetQueue(d.Logger, d.Queue))
+		r.With(admin).Method(http.MethodDelete, "/queues/{name}", handleDeleteQueue(d.Logger, d.Queue))
 		r.With(admin).Method(http.MethodPut, "/mutators/{name}", handleSetMutator(d.Logger, d.Ratings))
 		r.With(admin).Method(http.MethodPost, "/ratings/rebuild", handleRebuild(d.Logger, d.Ratings))
 	})
