@@ -13,8 +13,6 @@ import (
 	"matchmaker/internal/handlers"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 // service is the real HTTP handler on a fresh in-memory rating store, behind a real listener.
 func service(t *testing.T, auth *handlers.Auth) string {
 	t.Helper()
@@ -36,13 +34,13 @@ func TestClientMatchmakesRecordsAResultAndReadsTheRatingsBack(t *testing.T) {
 	// A 2v2 queue; erin is too far from the others to be matched. "zoë/eu" needs escaping in
 	// a path, which the ratings read below goes through.
 	mm, err := c.MatchmakeWithResponse(ctx, client.MatchmakeRequest{
-		TeamSize: ptr(int32(2)),
+		TeamSize: new(int32(2)),
 		Players: []client.QueuedPlayer{
-			{Id: "alice", Rating: ptr(1010.0)},
-			{Id: "bob", Rating: ptr(990.0)},
-			{Id: "zoë/eu", Rating: ptr(1000.0)},
-			{Id: "dave", Rating: ptr(1025.0)},
-			{Id: "erin", Rating: ptr(1500.0)},
+			{Id: "alice", Rating: new(1010.0)},
+			{Id: "bob", Rating: new(990.0)},
+			{Id: "zoë/eu", Rating: new(1000.0)},
+			{Id: "dave", Rating: new(1025.0)},
+			{Id: "erin", Rating: new(1500.0)},
 		},
 	})
 	if err != nil {
@@ -77,12 +75,12 @@ func TestClientMatchmakesRecordsAResultAndReadsTheRatingsBack(t *testing.T) {
 		Context:   client.Context{GameType: "ctf"},
 		Map:       "ctf-face",
 		DurationS: 1200,
-		Winner:    ptr(int32(0)),
+		Winner:    new(int32(0)),
 	}
 	for i, team := range match.Teams {
 		rt := client.ResultTeam{Side: []string{"red", "blue"}[i]}
 		for _, id := range team.Players {
-			rt.Players = append(rt.Players, client.ResultParticipant{Id: ptr(id)})
+			rt.Players = append(rt.Players, client.ResultParticipant{Id: new(id)})
 		}
 		result.Teams = append(result.Teams, rt)
 	}
@@ -136,7 +134,7 @@ func TestClientMatchmakesRecordsAResultAndReadsTheRatingsBack(t *testing.T) {
 	}
 	batch, err := c.GetRatingsWithResponse(ctx, &client.GetRatingsParams{
 		GameType: "ctf",
-		Ids:      ptr(strings.Join(append(slices.Clone(matched), "zed"), ",")),
+		Ids:      new(strings.Join(append(slices.Clone(matched), "zed"), ",")),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -183,8 +181,8 @@ func TestNewSendsTheAPIKey(t *testing.T) {
 		key("backend", "backend-secret", handlers.ScopeRead, handlers.ScopeMatch, handlers.ScopeResults),
 		key("dashboard", "dashboard-secret", handlers.ScopeRead),
 	}})
-	body := client.MatchmakeRequest{TeamSize: ptr(int32(1)), Players: []client.QueuedPlayer{
-		{Id: "alice", Rating: ptr(1000.0)}, {Id: "bob", Rating: ptr(1010.0)},
+	body := client.MatchmakeRequest{TeamSize: new(int32(1)), Players: []client.QueuedPlayer{
+		{Id: "alice", Rating: new(1000.0)}, {Id: "bob", Rating: new(1010.0)},
 	}}
 	for _, tc := range []struct {
 		apiKey string
@@ -233,8 +231,8 @@ func TestClientDecodesValidationProblems(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp, err := c.MatchmakeWithResponse(t.Context(), client.MatchmakeRequest{
-		TeamSize: ptr(int32(0)),
-		Players:  []client.QueuedPlayer{{Id: "alice", Rating: ptr(1000.0)}},
+		TeamSize: new(int32(0)),
+		Players:  []client.QueuedPlayer{{Id: "alice", Rating: new(1000.0)}},
 	})
 	if err != nil {
 		t.Fatal(err)
