@@ -152,11 +152,12 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	storeCalls := metrics.NewStoreCalls(registry)
 	svc := ratings.NewService(ratings.Metered(rawStore, storeCalls.Observer(rawStore.Name())), ratings.DefaultModel())
 	handler := handlers.NewServer(handlers.Deps{
-		Logger:   logger,
-		Limits:   cfg.Limits,
-		Registry: registry,
-		Ratings:  svc,
-		Auth:     auth,
+		Logger:     logger,
+		Limits:     cfg.Limits,
+		Registry:   registry,
+		Ratings:    svc,
+		Auth:       auth,
+		RateLimits: cfg.RateLimits,
 	})
 
 	listener, err := net.Listen("tcp", cfg.Addr)

@@ -24,10 +24,13 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	r.Method(http.MethodGet, "/openapi.yaml", handleOpenAPI())
 
-	read := requireScope(d.Auth, ScopeRead, d)
-	match := requireScope(d.Auth, ScopeMatch, d)
-	results := requireScope(d.Auth, ScopeResults, d)
-	admin := requireScope(d.Auth, ScopeAdmin, d)
+	// Every /v1 route is guarded by its scope: the key first, then the key's rate limit.
+	limits := newLimiter(d.RateLimits)
+	guard := func(scope Scope) func(http.Handler) http.Handler {
+		auth, limit := requireScope(d.Auth, scope, d), withRateLimit(limits, scope, d)
+		return func(next http.Handler) http.Handler { return auth(limit(next)) }
+	}
+	read, match, results, admin := guard(ScopeRead), guard(ScopeMatch), guard(ScopeResults), guard(ScopeAdmin)
 	// One gate per server for the heavy team searches of /teams and /teams/rebalance.
 	gate := newWorkGate(cmp.Or(d.Limits.HeavySearches, DefaultHeavySearches))
 	r.Route("/v1", func(r chi.Router) {

@@ -51,6 +51,8 @@ type Deps struct {
 	Queue *queue.Service
 	// Auth says who may call what; nil means auth on with no keys configured.
 	Auth *Auth
+	// RateLimits bounds each caller's requests per route class; nil: no limits.
+	RateLimits RateLimits
 }
 
 // NewServer builds the service's http.Handler.
