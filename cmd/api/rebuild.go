@@ -37,7 +37,7 @@ func rebuild(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 
 	show := newProgressPrinter(stderr)
 	start := time.Now()
-	report, err := store.Rebuild(ctx, cfg.RebuildGameType, ratings.DefaultModel().Replayer(), show.update)
+	report, err := store.Rebuild(ctx, cfg.RebuildGameType, ratings.Replayer(ratings.DefaultModel()), show.update)
 	show.done()
 	if err != nil {
 		return fmt.Errorf("rebuild %s: %w", cfg.RebuildGameType, err)

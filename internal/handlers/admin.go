@@ -91,7 +91,7 @@ func handleRebuild(logger *slog.Logger, store ratings.Store, model ratings.Model
 			return
 		}
 		start := time.Now()
-		report, err := store.Rebuild(r.Context(), gameType, model.Replayer(), nil)
+		report, err := store.Rebuild(r.Context(), gameType, ratings.Replayer(model), nil)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return

@@ -37,7 +37,7 @@ type Deps struct {
 	// Store keeps ratings; nil means a fresh in-memory store. Wrap it with MeterStore to have
 	// its calls timed.
 	Store ratings.Store
-	// Model learns ratings from results; the zero Model means ratings.DefaultModel().
+	// Model learns ratings from results; nil means ratings.DefaultModel().
 	Model ratings.Model
 	// Auth says who may call what; nil means auth on with no keys configured.
 	Auth *Auth
@@ -60,7 +60,7 @@ func NewServer(d Deps) http.Handler {
 	if d.Store == nil {
 		d.Store = ratings.NewMemoryStore(nil)
 	}
-	if d.Model == (ratings.Model{}) {
+	if d.Model == nil {
 		d.Model = ratings.DefaultModel()
 	}
 	metrics := newHTTPMetrics(d.Registry)

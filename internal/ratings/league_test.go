@@ -266,7 +266,7 @@ func TestLeagueModelBeatsEloAndNearsTheTruth(t *testing.T) {
 	truth := evalTruth(ms, cfg.warmup)
 	model := evalModel(t, DefaultModel(), ms, cfg.warmup)
 	elo, k := bestElo(ms, cfg.warmup)
-	noBias := DefaultModel()
+	noBias := DefaultNS2()
 	noBias.BiasPrior = 1e12 // F stays ~0
 	t.Logf("%d players, %d warm-up matches, %d scored", cfg.players, cfg.warmup, cfg.scored)
 	t.Logf("truth:               %v", truth)
@@ -309,7 +309,7 @@ func TestTuneLeague(t *testing.T) {
 		e, _ := bestElo(leagues[i], cfg.warmup)
 		elo += e.LogLoss() / float64(len(seeds))
 	}
-	loss := func(m Model) float64 {
+	loss := func(m NS2) float64 {
 		var ll float64
 		for i, ms := range leagues {
 			ll += evalModel(t, m, ms, defaultLeague(seeds[i]).warmup).LogLoss() / float64(len(seeds))
@@ -317,24 +317,24 @@ func TestTuneLeague(t *testing.T) {
 		return ll
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "truth %.4f, best Elo %.4f, defaults %.4f\n", truth, elo, loss(DefaultModel()))
+	fmt.Fprintf(&b, "truth %.4f, best Elo %.4f, defaults %.4f\n", truth, elo, loss(DefaultNS2()))
 	sweeps := []struct {
 		name   string
 		values []float64
-		set    func(*Model, float64)
+		set    func(*NS2, float64)
 	}{
-		{"BaseSkill", []float64{0, 2, 4, 6, 8}, func(m *Model, v float64) { m.BaseSkill = v }},
-		{"Constant", []float64{0, 0.05, 0.1, 0.3, 1}, func(m *Model, v float64) { m.Constant = v }},
-		{"Adagrad", []float64{0.3, 0.4, 0.5, 0.6, 0.8, 1}, func(m *Model, v float64) { m.Adagrad = v }},
-		{"Epsilon", []float64{1e-4, 1e-3, 1e-2, 3e-2, 0.1}, func(m *Model, v float64) { m.Epsilon = v }},
-		{"OffsetRate", []float64{0, 0.25, 0.5, 1, 2}, func(m *Model, v float64) { m.OffsetRate = v }},
-		{"BiasPrior", []float64{5, 20, 50, 100, 1e12}, func(m *Model, v float64) { m.BiasPrior = v }},
-		{"RoundS", []float64{0, 900, 1500, 2400}, func(m *Model, v float64) { m.RoundS = v }},
+		{"BaseSkill", []float64{0, 2, 4, 6, 8}, func(m *NS2, v float64) { m.BaseSkill = v }},
+		{"Constant", []float64{0, 0.05, 0.1, 0.3, 1}, func(m *NS2, v float64) { m.Constant = v }},
+		{"Adagrad", []float64{0.3, 0.4, 0.5, 0.6, 0.8, 1}, func(m *NS2, v float64) { m.Adagrad = v }},
+		{"Epsilon", []float64{1e-4, 1e-3, 1e-2, 3e-2, 0.1}, func(m *NS2, v float64) { m.Epsilon = v }},
+		{"OffsetRate", []float64{0, 0.25, 0.5, 1, 2}, func(m *NS2, v float64) { m.OffsetRate = v }},
+		{"BiasPrior", []float64{5, 20, 50, 100, 1e12}, func(m *NS2, v float64) { m.BiasPrior = v }},
+		{"RoundS", []float64{0, 900, 1500, 2400}, func(m *NS2, v float64) { m.RoundS = v }},
 	}
 	for _, sw := range sweeps {
 		fmt.Fprintf(&b, "%-10s", sw.name)
 		for _, v := range sw.values {
-			m := DefaultModel()
+			m := DefaultNS2()
 			sw.set(&m, v)
 			fmt.Fprintf(&b, "  %g: %.4f", v, loss(m))
 		}
@@ -349,7 +349,7 @@ func TestTuneLeague(t *testing.T) {
 	for _, c := range []float64{0, 0.05, 0.1, 0.3} {
 		fmt.Fprintf(&b, "%-10g", c)
 		for _, a := range as {
-			m := DefaultModel()
+			m := DefaultNS2()
 			m.Constant, m.Adagrad = c, a
 			fmt.Fprintf(&b, "  %.4f", loss(m))
 		}
@@ -362,10 +362,10 @@ func TestTuneLeague(t *testing.T) {
 		mod    func(*leagueConfig)
 		varied string
 		values []float64
-		set    func(*Model, float64)
+		set    func(*NS2, float64)
 	}{
-		{"drift 0.1/game", func(c *leagueConfig) { c.drift = 0.1 }, "Constant", []float64{0, 0.05, 0.1, 0.3}, func(m *Model, v float64) { m.Constant = v }},
-		{"offset sd 1.5", func(c *leagueConfig) { c.offsetSD = 1.5 }, "OffsetRate", []float64{0, 0.5, 1, 2}, func(m *Model, v float64) { m.OffsetRate = v }},
+		{"drift 0.1/game", func(c *leagueConfig) { c.drift = 0.1 }, "Constant", []float64{0, 0.05, 0.1, 0.3}, func(m *NS2, v float64) { m.Constant = v }},
+		{"offset sd 1.5", func(c *leagueConfig) { c.offsetSD = 1.5 }, "OffsetRate", []float64{0, 0.5, 1, 2}, func(m *NS2, v float64) { m.OffsetRate = v }},
 	}
 	for _, sc := range scenarios {
 		var ms [][]simMatch
@@ -376,7 +376,7 @@ func TestTuneLeague(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "%s, %s", sc.name, sc.varied)
 		for _, v := range sc.values {
-			m := DefaultModel()
+			m := DefaultNS2()
 			sc.set(&m, v)
 			var ll float64
 			for i := range ms {

@@ -453,7 +453,7 @@ func ResultParticipants(r Result) []Participant {
 }
 
 // ResultBiasKey is the key of the bias cell a valid result is filed under (BiasKey's canonical
-// side order), the same one Model.Apply computes.
+// side order), the same one every Model.Apply computes.
 func ResultBiasKey(r Result) BiasKey {
 	k, _ := NewBiasKey(r.Teams[0].Side, r.Teams[1].Side, r.Map, r.TeamSize())
 	return k

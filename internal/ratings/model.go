@@ -7,7 +7,7 @@ import (
 	"matchmaker/internal/apperr"
 )
 
-// Model is the NS2 logistic team model of the seed "A Skill Ranking System for Natural
+// NS2 is the NS2 logistic team model of the seed "A Skill Ranking System for Natural
 // Selection 2", with its learning rates. Every method is a pure function of its arguments.
 //
 // Prediction. For a match between team 0 and team 1, with T_i = +1 on team 0 and -1 on team 1,
@@ -18,14 +18,14 @@ import (
 //
 // where p0 is the probability that team 0 wins;
 //   - t_i = a^-joined_s - a^-left_s is the participation weight, with a = 2^(2/r) and r the
-//     median round length (Model.RoundS): being there early counts more than late, and playing
+//     median round length (NS2.RoundS): being there early counts more than late, and playing
 //     until the middle of an average round counts as much as all the rest, however long it runs;
 //   - c_i is the same integral over the time spent commanding. The API gives only commander_s,
 //     the seconds spent commanding, so the model takes them as one interval starting at
 //     joined_s: c_i = a^-joined_s - a^-(joined_s + commander_s). Commanders usually take the
 //     chair when they arrive; one who took it late in their stay is weighted a little more
 //     than the exact interval would give;
-//   - B is Model.BaseSkill, what an average participant is worth over an empty slot. The seed's
+//   - B is NS2.BaseSkill, what an average participant is worth over an empty slot. The seed's
 //     skills are positive (its full solve puts a Gamma prior on them), which is what makes
 //     "the team with more players" the favourite; here skills are centred (0 is the average
 //     participant, weight 50), so that baseline is the explicit B. It contributes
@@ -42,7 +42,7 @@ import (
 // Learning. With G = 1 if team 0 won, 0 if it lost, 1/2 for a draw, and w_i = t_i / sum t,
 //
 //	grad s_i = T_i (G - p0) w_i;  g_i += grad^2;  s_i += (c + a / sqrt(g_i + eps)) grad
-//	grad o_i = sigma_0 (G - p0) w_i;              o_i += c_o grad   (c_o = Model.OffsetRate)
+//	grad o_i = sigma_0 (G - p0) w_i;              o_i += c_o grad   (c_o = NS2.OffsetRate)
 //	grad chi_i = T_i (G - p0) c_i / sum c;  the same Adagrad + constant rate, own accumulator
 //
 // The accumulator sums SQUARED gradients (the blog post's formula omits the square; Adagrad
@@ -54,7 +54,7 @@ import (
 // Uneven teams and partial participation need nothing more: the shares w_i are normalised over
 // both teams, so (with B > 0) a team with more weighted presence is the favourite, and a
 // player who was there for a sliver of the match moves by a sliver.
-type Model struct {
+type NS2 struct {
 	// RoundS is r, the median round length in seconds of the context, which sets a = 2^(2/r).
 	// 0 uses each match's own duration: then the first half of any match weighs twice the
 	// second half, and a match never depends on anything but its own record, which keeps
@@ -121,15 +121,15 @@ const (
 	DefaultBiasPrior = 50.0
 )
 
-// DefaultModel returns the model with the default parameters.
-func DefaultModel() Model {
-	return Model{BaseSkill: DefaultBaseSkill, Constant: DefaultConstant, Adagrad: DefaultAdagrad, Epsilon: DefaultEpsilon,
+// DefaultNS2 returns the NS2 model with the default parameters.
+func DefaultNS2() NS2 {
+	return NS2{BaseSkill: DefaultBaseSkill, Constant: DefaultConstant, Adagrad: DefaultAdagrad, Epsilon: DefaultEpsilon,
 		OffsetRate: DefaultOffsetRate, BiasPrior: DefaultBiasPrior}
 }
 
 // Validate checks the parameters: finite, RoundS >= 0, Constant and Adagrad >= 0, Epsilon and
 // BiasPrior > 0.
-func (m Model) Validate() error {
+func (m NS2) Validate() error {
 	var f apperr.Fields
 	for _, p := range []struct {
 		name     string
@@ -212,19 +212,13 @@ type Outcome struct {
 	BiasUpdate BiasEntry
 }
 
-// Predict returns the pre-match win probability of team 0 and team 1, exactly as Apply would.
-func (m Model) Predict(prior map[Participant]Rating, bias BiasTable, r Result) ([2]float64, error) {
-	o, err := m.Apply(prior, bias, r)
-	return o.WinProbability, err
-}
-
 // Apply learns from one result. prior holds the current ratings of the result's context;
 // participants absent from it start from the zero Rating. bias is only read. The outcome holds
 // the prediction, every participant's rating before and after, and the bias table's entry for
 // this match; the caller stores them. Apply validates the result first (Result.Validate) and
-// the model (Model.Validate). It is deterministic: participants are processed in a fixed order,
+// the model (NS2.Validate). It is deterministic: participants are processed in a fixed order,
 // so the same inputs give bit-identical outputs, whatever the order of the teams' lists.
-func (m Model) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outcome, error) {
+func (m NS2) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outcome, error) {
 	if err := m.Validate(); err != nil {
 		return Outcome{}, apperr.Wrap(apperr.Internal, err, "invalid rating model parameters")
 	}
@@ -235,7 +229,7 @@ func (m Model) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Ou
 }
 
 // apply is Apply on a valid result and model.
-func (m Model) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Outcome {
+func (m NS2) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Outcome {
 	n := len(r.Teams[0].Players) + len(r.Teams[1].Players)
 	ups := make([]Update, 0, n)
 

@@ -16,11 +16,11 @@ func TestReplayIsDeterministic(t *testing.T) {
 		history[i] = m.r
 	}
 	m := DefaultModel()
-	a, err := m.Replay(history)
+	a, err := Replay(m, history)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := m.Replay(history)
+	b, err := Replay(m, history)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestReplayIsDeterministic(t *testing.T) {
 			}
 		}
 	}
-	c, err := m.Replay(history)
+	c, err := Replay(m, history)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestReplayStopsAtAnInvalidResult(t *testing.T) {
 	bad := handResult()
 	bad.MatchID = "broken"
 	bad.DurationS = -1
-	_, err := DefaultModel().Replay([]Result{handResult(), bad})
+	_, err := Replay(DefaultModel(), []Result{handResult(), bad})
 	if err == nil {
 		t.Fatal("want an error")
 	}
@@ -82,7 +82,7 @@ func TestReplayByContextSplitsOnGameplayMutators(t *testing.T) {
 	history := []Result{plain, insta, cheat}
 
 	var policy MutatorPolicy
-	states, unknown, err := DefaultModel().ReplayByContext(&policy, history)
+	states, unknown, err := ReplayByContext(DefaultModel(), &policy, history)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestReplayByContextSplitsOnGameplayMutators(t *testing.T) {
 	// The admin says instagib changes the game: a rebuild re-splits the same history.
 	_ = policy.Set("instagib", true)
 	_ = policy.Set("nocheat", false)
-	states, unknown, err = DefaultModel().ReplayByContext(&policy, history)
+	states, unknown, err = ReplayByContext(DefaultModel(), &policy, history)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,44 @@
+package ratings
+
+import (
+	"slices"
+
+	"matchmaker/internal/apperr"
+)
+
+// Model learns ratings from results. Every implementation is a pure function of its
+// arguments: the same prior, bias table and result give bit-identical outcomes, so a rebuild
+// replays history exactly.
+type Model interface {
+	// Name is the model's registry name (ModelByName).
+	Name() string
+	// Apply predicts the result's match from prior (participants absent from it start from
+	// the zero Rating) and bias (only read), then learns from its outcome. The Outcome holds
+	// the pre-match win probability, every participant's rating before and after, and the
+	// bias table's entry for the match; the caller stores them. An invalid result is an
+	// apperr.Invalid error naming every fault.
+	Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outcome, error)
+}
+
+// DefaultModel is the model a context uses unless it names another: NS2 with its defaults.
+func DefaultModel() Model { return DefaultNS2() }
+
+// modelNames lists the registry in the order ModelNames reports it.
+var modelNames = []string{"ns2"}
+
+// ModelByName returns the named model with its default parameters.
+func ModelByName(name string) (Model, error) {
+	switch name {
+	case "ns2":
+		return DefaultNS2(), nil
+	}
+	return nil, apperr.New(apperr.Invalid, "unknown rating model %q (want one of %v)", name, modelNames)
+}
+
+// ModelNames lists the names ModelByName knows.
+func ModelNames() []string { return slices.Clone(modelNames) }
+
+// Name is "ns2".
+func (NS2) Name() string { return "ns2" }
+
+var _ Model = NS2{}
