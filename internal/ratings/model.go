@@ -2,7 +2,6 @@ package ratings
 
 import (
 	"math"
-	"slices"
 
 	"matchmaker/internal/apperr"
 )
@@ -156,6 +155,10 @@ type Rating struct {
 	SkillG     float64 // Adagrad accumulator of Skill: the sum of squared gradients
 	CommanderG float64 // Adagrad accumulator of Commander
 	Games      int     // results this participant was listed in
+	// Sigma is the standard deviation of Skill, in the model's units, for the models that keep
+	// one (NS2 does not). 0 means the model's prior: a newcomer, or a rating stored before
+	// the field existed, which then starts as uncertain as a newcomer around its Skill.
+	Sigma float64
 }
 
 // Weight is the 0..100 weight used by team splits and the line protocol:
@@ -250,30 +253,8 @@ func (m NS2) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Outc
 			}
 		}
 	}
-	// Order the participants (team, then Participant.Compare) on a light index first: every
-	// sum below runs in this order, whatever the order of the lists.
-	type entry struct {
-		p    Participant
-		team int
-		pl   *Player
-	}
-	var buf [32]entry
-	order := buf[:0]
-	if n > len(buf) {
-		order = make([]entry, 0, n)
-	}
-	for ti := range r.Teams {
-		for pi := range r.Teams[ti].Players {
-			pl := &r.Teams[ti].Players[pi]
-			order = append(order, entry{pl.Participant(), ti, pl})
-		}
-	}
-	slices.SortFunc(order, func(a, b entry) int {
-		if a.team != b.team {
-			return a.team - b.team
-		}
-		return a.p.Compare(b.p)
-	})
+	var buf [32]matchEntry
+	order := r.ordered(buf[:0])
 	for _, e := range order {
 		u := Update{Participant: e.p, Team: e.team, Before: prior[e.p]}
 		u.Share = presence(e.pl.JoinedS-minJ, e.pl.LeftS-minJ, k)
@@ -288,7 +269,7 @@ func (m NS2) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Outc
 		sumT += ups[i].Share
 		sumC += ups[i].CommandShare
 	}
-	key, first := NewBiasKey(r.Teams[0].Side, r.Teams[1].Side, r.Map, r.teamSize())
+	entry, first := r.biasEntry()
 	sigma0 := 1.0 // side sign of team 0
 	if !first {
 		sigma0 = -1
@@ -301,18 +282,14 @@ func (m NS2) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Outc
 		tsign := teamSign(u.Team)
 		x += tsign*u.Share*(m.BaseSkill+u.Before.Skill) + sigma0*u.Share*u.Before.Offset + tsign*u.CommandShare*u.Before.Commander
 	}
-	f := bias.F(key, m.BiasPrior)
+	f := bias.F(entry.Key, m.BiasPrior)
 	if !first {
 		f = -f
 	}
 	x += f
 	p0 := sigmoid(x)
 
-	g := 0.5
-	if r.Winner != nil {
-		g = float64(1 - *r.Winner)
-	}
-	d := g - p0
+	d := r.outcome() - p0
 	for i := range ups {
 		u := &ups[i]
 		a := u.Before
@@ -331,16 +308,7 @@ func (m NS2) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Outc
 		a.Games++
 		u.After = a
 	}
-	wins := g
-	if !first {
-		wins = 1 - g
-	}
-	return Outcome{
-		WinProbability: [2]float64{p0, 1 - p0},
-		Bias:           f,
-		Updates:        ups,
-		BiasUpdate:     BiasEntry{Key: key, BiasCell: BiasCell{Wins: wins, Games: 1}},
-	}
+	return Outcome{WinProbability: [2]float64{p0, 1 - p0}, Bias: f, Updates: ups, BiasUpdate: entry}
 }
 
 // teamSize is the size of the larger team counted in presence: the sum of its participants'

@@ -24,13 +24,17 @@ type Model interface {
 func DefaultModel() Model { return DefaultNS2() }
 
 // modelNames lists the registry in the order ModelNames reports it.
-var modelNames = []string{"ns2"}
+var modelNames = []string{"ns2", "openskill-pl", "openskill-bt"}
 
 // ModelByName returns the named model with its default parameters.
 func ModelByName(name string) (Model, error) {
 	switch name {
 	case "ns2":
 		return DefaultNS2(), nil
+	case "openskill-pl":
+		return DefaultWengLin(true), nil
+	case "openskill-bt":
+		return DefaultWengLin(false), nil
 	}
 	return nil, apperr.New(apperr.Invalid, "unknown rating model %q (want one of %v)", name, modelNames)
 }
@@ -41,4 +45,7 @@ func ModelNames() []string { return slices.Clone(modelNames) }
 // Name is "ns2".
 func (NS2) Name() string { return "ns2" }
 
-var _ Model = NS2{}
+var (
+	_ Model = NS2{}
+	_ Model = WengLin{}
+)

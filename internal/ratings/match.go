@@ -1,0 +1,52 @@
+package ratings
+
+import "slices"
+
+// matchEntry is one participant of a result, in the order every model processes them.
+type matchEntry struct {
+	p    Participant
+	team int
+	pl   *Player
+}
+
+// ordered lists a valid result's participants by team, then Participant.Compare, appended to
+// buf (a stack array spares the allocation). Every sum a model runs over a match goes in this
+// order, whatever the order of the teams' lists, so a replay is bit-identical.
+func (r *Result) ordered(buf []matchEntry) []matchEntry {
+	order := buf[:0]
+	for ti := range r.Teams {
+		for pi := range r.Teams[ti].Players {
+			pl := &r.Teams[ti].Players[pi]
+			order = append(order, matchEntry{pl.Participant(), ti, pl})
+		}
+	}
+	slices.SortFunc(order, func(a, b matchEntry) int {
+		if a.team != b.team {
+			return a.team - b.team
+		}
+		return a.p.Compare(b.p)
+	})
+	return order
+}
+
+// outcome is team 0's result: 1 won, 0 lost, 1/2 a draw.
+func (r *Result) outcome() float64 {
+	switch {
+	case r.Winner == nil:
+		return 0.5
+	case *r.Winner == 0:
+		return 1
+	}
+	return 0
+}
+
+// biasEntry is the result's entry for the bias table, and whether team 0's side is the key's
+// SideA (then the cell's F is team 0's as it is; otherwise it is negated).
+func (r *Result) biasEntry() (BiasEntry, bool) {
+	key, first := NewBiasKey(r.Teams[0].Side, r.Teams[1].Side, r.Map, r.teamSize())
+	wins := r.outcome()
+	if !first {
+		wins = 1 - wins
+	}
+	return BiasEntry{Key: key, BiasCell: BiasCell{Wins: wins, Games: 1}}, first
+}
