@@ -1,6 +1,9 @@
 package ratings
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // matchEntry is one participant of a result, in the order every model processes them.
 type matchEntry struct {
@@ -49,4 +52,34 @@ func (r *Result) biasEntry() (BiasEntry, bool) {
 		wins = 1 - wins
 	}
 	return BiasEntry{Key: key, BiasCell: BiasCell{Wins: wins, Games: 1}}, first
+}
+
+// shares fills each update's participant, team, prior rating, and (unnormalised) presence t_i
+// in Share and commanding c_i in CommandShare, and returns their sums. Times are shifted by
+// the earliest join (and the earliest commander's join): the common factor cancels in every
+// share, and a late start cannot underflow the weights.
+func shares(r *Result, order []matchEntry, ups []Update, prior map[Participant]Rating, roundS float64) (sumT, sumC float64) {
+	round := roundS
+	if round <= 0 {
+		round = r.DurationS
+	}
+	k := 2 / round // a^-x = 2^(-k x)
+	minJ, minC := math.Inf(1), math.Inf(1)
+	for _, e := range order {
+		minJ = min(minJ, e.pl.JoinedS)
+		if e.pl.CommanderS > 0 {
+			minC = min(minC, e.pl.JoinedS)
+		}
+	}
+	for i, e := range order {
+		u := Update{Participant: e.p, Team: e.team, Before: prior[e.p]}
+		u.Share = presence(e.pl.JoinedS-minJ, e.pl.LeftS-minJ, k)
+		if e.pl.CommanderS > 0 {
+			u.CommandShare = presence(e.pl.JoinedS-minC, e.pl.JoinedS-minC+e.pl.CommanderS, k)
+		}
+		sumT += u.Share
+		sumC += u.CommandShare
+		ups[i] = u
+	}
+	return sumT, sumC
 }

@@ -159,6 +159,10 @@ type Rating struct {
 	// one (NS2 does not). 0 means the model's prior: a newcomer, or a rating stored before
 	// the field existed, which then starts as uncertain as a newcomer around its Skill.
 	Sigma float64
+	// OffsetSigma and CommanderSigma are the standard deviations of Offset and Commander, for
+	// the models that keep them; 0 means the prior's.
+	OffsetSigma    float64
+	CommanderSigma float64
 }
 
 // Weight is the 0..100 weight used by team splits and the line protocol:
@@ -233,42 +237,10 @@ func (m NS2) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outc
 
 // apply is Apply on a valid result and model.
 func (m NS2) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Outcome {
-	n := len(r.Teams[0].Players) + len(r.Teams[1].Players)
-	ups := make([]Update, 0, n)
-
-	round := m.RoundS
-	if round <= 0 {
-		round = r.DurationS
-	}
-	k := 2 / round // a^-x = 2^(-k x)
-
-	// Shift times by the earliest join (and the earliest commander's join): the common factor
-	// a^-shift cancels in every share, and a late start cannot underflow the weights.
-	minJ, minC := math.Inf(1), math.Inf(1)
-	for _, team := range r.Teams {
-		for _, p := range team.Players {
-			minJ = min(minJ, p.JoinedS)
-			if p.CommanderS > 0 {
-				minC = min(minC, p.JoinedS)
-			}
-		}
-	}
 	var buf [32]matchEntry
 	order := r.ordered(buf[:0])
-	for _, e := range order {
-		u := Update{Participant: e.p, Team: e.team, Before: prior[e.p]}
-		u.Share = presence(e.pl.JoinedS-minJ, e.pl.LeftS-minJ, k)
-		if e.pl.CommanderS > 0 {
-			u.CommandShare = presence(e.pl.JoinedS-minC, e.pl.JoinedS-minC+e.pl.CommanderS, k)
-		}
-		ups = append(ups, u)
-	}
-
-	var sumT, sumC float64
-	for i := range ups {
-		sumT += ups[i].Share
-		sumC += ups[i].CommandShare
-	}
+	ups := make([]Update, len(order))
+	sumT, sumC := shares(r, order, ups, prior, m.RoundS)
 	entry, first := r.biasEntry()
 	sigma0 := 1.0 // side sign of team 0
 	if !first {

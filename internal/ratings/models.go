@@ -24,13 +24,15 @@ type Model interface {
 func DefaultModel() Model { return DefaultNS2() }
 
 // modelNames lists the registry in the order ModelNames reports it.
-var modelNames = []string{"ns2", "openskill-pl", "openskill-bt"}
+var modelNames = []string{"ns2", "ns2-kalman", "openskill-pl", "openskill-bt"}
 
 // ModelByName returns the named model with its default parameters.
 func ModelByName(name string) (Model, error) {
 	switch name {
 	case "ns2":
 		return DefaultNS2(), nil
+	case "ns2-kalman":
+		return DefaultKalman(), nil
 	case "openskill-pl":
 		return DefaultWengLin(true), nil
 	case "openskill-bt":
@@ -48,4 +50,5 @@ func (NS2) Name() string { return "ns2" }
 var (
 	_ Model = NS2{}
 	_ Model = WengLin{}
+	_ Model = Kalman{}
 )

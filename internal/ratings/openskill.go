@@ -97,7 +97,11 @@ func (m WengLin) Apply(prior map[Participant]Rating, _ BiasTable, r Result) (Out
 		t := presence(e.pl.JoinedS, e.pl.LeftS, k)
 		sumT += t
 		ups[i] = Update{Participant: e.p, Team: e.team, Share: t, Before: before}
-		players = append(players, wlPlayer{mu: m.Mu + before.Skill, sigma: m.sigmaOf(before), w: t / whole})
+		w := t / whole
+		if w < 1e-100 { // its square would underflow: as good as absent
+			w = 0
+		}
+		players = append(players, wlPlayer{mu: m.Mu + before.Skill, sigma: m.sigmaOf(before), w: w})
 	}
 	split := 0 // team 1 starts here
 	for split < len(order) && order[split].team == 0 {
@@ -171,7 +175,7 @@ func (m WengLin) rate(teams [2][]wlPlayer, winner *int) {
 	for ti, t := range teams {
 		for i := range t {
 			p := &t[i]
-			if p.w == 0 {
+			if p.w == 0 || tr[ti].sigmaSq == 0 { // absent, or a team of the absent
 				continue
 			}
 			share := p.w * p.w * p.sigma * p.sigma / tr[ti].sigmaSq
