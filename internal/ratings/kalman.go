@@ -43,9 +43,8 @@ import (
 //     in an even match; it starts at BaseSkill with the weight BasePrior;
 //   - the mean skill of a newcomer (a participant's first match): feature sum over newcomers
 //     of T_i w_i; it starts at 0 with the weight NewcomerPrior;
-//   - the temperature T: feature m / sqrt(1 + pi V / 8); it starts at 1 with the weight
-//     ScalePrior, and each result weighs (n + 1)^2 for the n-th result of the side pair, so
-//     the early results, predicted by a model that knew little, are forgotten as it learns.
+//   - the temperature T (calibrate.go) of z = m / sqrt(1 + pi V / 8); it starts at 1 with
+//     the weight ScalePrior.
 type Kalman struct {
 	// RoundS is the median round length of the participation weighting, as NS2.RoundS.
 	RoundS float64
@@ -71,7 +70,7 @@ type Kalman struct {
 // DefaultKalman returns the model with its default parameters.
 func DefaultKalman() Kalman {
 	return Kalman{BaseSkill: 4, BasePrior: 0.3, SkillSD: 2, SkillDrift: 0.1, OffsetSD: 0.3, CommanderSD: 1,
-		CommanderDrift: 0.05, NewcomerPrior: 1, ScalePrior: 20, BiasPrior: DefaultBiasPrior}
+		CommanderDrift: 0.05, NewcomerPrior: 1, ScalePrior: DefaultScalePrior, BiasPrior: DefaultBiasPrior}
 }
 
 // Name is "ns2-kalman".
@@ -125,9 +124,7 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 	total := bias.Total(entry.Key).Terms
 	base, baseVar := estimate(m.BaseSkill, m.BasePrior, total.Presence, total.PresenceWeight)
 	newcomer, newcomerVar := estimate(0, m.NewcomerPrior, total.Newcomer, total.NewcomerWeight)
-	clock := bias.Total(entry.Key).Games + 1
-	weight := clock * clock // of this result in the temperature's sums
-	temp, _ := estimate(1, m.ScalePrior*weight, total.Scale, total.ScaleWeight)
+	temp, weight := temperature(bias.Total(entry.Key), m.ScalePrior)
 
 	f := bias.F(entry.Key, m.BiasPrior)
 	if !first {
@@ -191,16 +188,8 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 		Presence: h*presence*presence*base + (g-p)*presence, PresenceWeight: h * presence * presence,
 		Newcomer: h*fresh*fresh*newcomer + (g-p)*fresh, NewcomerWeight: h * fresh * fresh,
 	}
-	hs := served * (1 - served)
-	entry.Terms.Scale = weight * (hs*z*z*temp + (g-served)*z)
-	entry.Terms.ScaleWeight = weight * hs * z * z
+	entry.Terms.Scale, entry.Terms.ScaleWeight = scaleTerms(z, g, temp, weight)
 	return Outcome{WinProbability: [2]float64{served, 1 - served}, Bias: f, Updates: ups, BiasUpdate: entry}, nil
-}
-
-// estimate is a context-wide term's current value and variance: its prior (value, weight)
-// combined with the pseudo-observations summed so far.
-func estimate(prior, priorWeight, sum, weight float64) (value, variance float64) {
-	return (priorWeight*prior + sum) / (priorWeight + weight), 1 / (priorWeight + weight)
 }
 
 // drifted is a term's variance before a match: its standard deviation (0: the prior's)

@@ -79,6 +79,11 @@ type NS2 struct {
 	OffsetRate float64
 	// BiasPrior is k, the pseudo-games of the smoothing of the bias table (BiasTable.F).
 	BiasPrior float64
+	// ScalePrior, when positive, calibrates the served win probability with a learnt
+	// temperature (calibrate.go) of this prior weight, as the other models do. It is 0 in
+	// DefaultNS2, which serves sigmoid(x) as it always has: the stores do not keep the
+	// temperature's statistics (BiasCell.Terms) yet, and NS2 is what they replay.
+	ScalePrior float64
 }
 
 // Defaults, tuned with the simulated league in league_test.go (200 players, random 5v5 with
@@ -126,8 +131,8 @@ func DefaultNS2() NS2 {
 		OffsetRate: DefaultOffsetRate, BiasPrior: DefaultBiasPrior}
 }
 
-// Validate checks the parameters: finite, RoundS >= 0, Constant and Adagrad >= 0, Epsilon and
-// BiasPrior > 0.
+// Validate checks the parameters: finite, RoundS >= 0, Constant, Adagrad and ScalePrior >= 0,
+// Epsilon and BiasPrior > 0.
 func (m NS2) Validate() error {
 	var f apperr.Fields
 	for _, p := range []struct {
@@ -135,7 +140,8 @@ func (m NS2) Validate() error {
 		v        float64
 		positive bool
 	}{{"round_s", m.RoundS, false}, {"base_skill", m.BaseSkill, false}, {"constant", m.Constant, false}, {"adagrad", m.Adagrad, false},
-		{"offset_rate", m.OffsetRate, false}, {"epsilon", m.Epsilon, true}, {"bias_prior", m.BiasPrior, true}} {
+		{"offset_rate", m.OffsetRate, false}, {"epsilon", m.Epsilon, true}, {"bias_prior", m.BiasPrior, true},
+		{"scale_prior", m.ScalePrior, false}} {
 		switch {
 		case !finite(p.v) || p.v < 0:
 			f.Add(p.name, "must be a finite, non-negative number")
@@ -260,6 +266,12 @@ func (m NS2) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Outc
 	}
 	x += f
 	p0 := sigmoid(x)
+	served := p0
+	if m.ScalePrior > 0 {
+		t, weight := temperature(bias.Total(entry.Key), m.ScalePrior)
+		served = sigmoid(t * x)
+		entry.Terms.Scale, entry.Terms.ScaleWeight = scaleTerms(x, r.outcome(), t, weight)
+	}
 
 	d := r.outcome() - p0
 	for i := range ups {
@@ -280,7 +292,7 @@ func (m NS2) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Outc
 		a.Games++
 		u.After = a
 	}
-	return Outcome{WinProbability: [2]float64{p0, 1 - p0}, Bias: f, Updates: ups, BiasUpdate: entry}
+	return Outcome{WinProbability: [2]float64{served, 1 - served}, Bias: f, Updates: ups, BiasUpdate: entry}
 }
 
 // teamSize is the size of the larger team counted in presence: the sum of its participants'

@@ -130,7 +130,17 @@ func TestTuneKalman(t *testing.T) {
 	}
 	rows := []tuneRow{
 		{"ns2", func() ratings.Model { return ratings.DefaultNS2() }},
+		{"ns2, calibrated", func() ratings.Model {
+			m := ratings.DefaultNS2()
+			m.ScalePrior = ratings.DefaultScalePrior
+			return m
+		}},
 		{"openskill-pl", func() ratings.Model { return ratings.DefaultWengLin(true) }},
+		{"openskill-pl, uncalibrated", func() ratings.Model {
+			m := ratings.DefaultWengLin(true)
+			m.ScalePrior = 0
+			return m
+		}},
 		{"ns2-kalman (defaults)", func() ratings.Model { return ratings.DefaultKalman() }},
 	}
 	vary := func(name string, values []float64, set func(*ratings.Kalman, float64)) {
