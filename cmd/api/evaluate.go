@@ -98,7 +98,7 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 		var s evaluate.Score
 		for i, r := range rp.Results() {
 			if rp.Scored(i) {
-				s.Add(truth[i], evaluate.Outcome(r))
+				s.Add(truth[i], r.Score())
 			}
 		}
 		reports = append(reports, evaluate.Report{Model: "(truth)", Metrics: s.Metrics()})

@@ -2,8 +2,6 @@ package ratings
 
 import (
 	"math"
-
-	"matchmaker/internal/apperr"
 )
 
 // Kalman is the NS2 model's prediction with a Gaussian belief over each of its terms, learnt
@@ -79,23 +77,12 @@ func (Kalman) Name() string { return "ns2-kalman" }
 // Validate checks the parameters: finite and non-negative; SkillSD, the priors' weights and
 // BiasPrior positive.
 func (m Kalman) Validate() error {
-	var f apperr.Fields
-	for _, p := range []struct {
-		name     string
-		v        float64
-		positive bool
-	}{{"round_s", m.RoundS, false}, {"base_skill", m.BaseSkill, false}, {"base_prior", m.BasePrior, true},
-		{"skill_sd", m.SkillSD, true}, {"skill_drift", m.SkillDrift, false}, {"offset_sd", m.OffsetSD, false},
-		{"offset_drift", m.OffsetDrift, false}, {"commander_sd", m.CommanderSD, false}, {"commander_drift", m.CommanderDrift, false},
-		{"newcomer_prior", m.NewcomerPrior, true}, {"scale_prior", m.ScalePrior, true}, {"bias_prior", m.BiasPrior, true}} {
-		switch {
-		case !finite(p.v) || p.v < 0:
-			f.Add(p.name, "must be a finite, non-negative number")
-		case p.positive && p.v == 0:
-			f.Add(p.name, "must be positive")
-		}
-	}
-	return f.Err()
+	return validateParams(param{"round_s", m.RoundS, false}, param{"base_skill", m.BaseSkill, false},
+		param{"base_prior", m.BasePrior, true}, param{"skill_sd", m.SkillSD, true}, param{"skill_drift", m.SkillDrift, false},
+		param{"offset_sd", m.OffsetSD, false}, param{"offset_drift", m.OffsetDrift, false},
+		param{"commander_sd", m.CommanderSD, false}, param{"commander_drift", m.CommanderDrift, false},
+		param{"newcomer_prior", m.NewcomerPrior, true}, param{"scale_prior", m.ScalePrior, true},
+		param{"bias_prior", m.BiasPrior, true})
 }
 
 // kalmanTerm is one Gaussian term of the prediction during an update.
@@ -105,31 +92,20 @@ type kalmanTerm struct {
 
 // Apply learns from one result (see Model).
 func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outcome, error) {
-	if err := m.Validate(); err != nil {
-		return Outcome{}, apperr.Wrap(apperr.Internal, err, "invalid rating model parameters")
-	}
-	if err := r.Validate(); err != nil {
+	var buf [32]matchEntry
+	order, ups, err := prepare(m, prior, &r, buf[:0])
+	if err != nil {
 		return Outcome{}, err
 	}
-	var buf [32]matchEntry
-	order := r.ordered(buf[:0])
-	ups := make([]Update, len(order))
-	sumT, sumC := shares(&r, order, ups, prior, m.RoundS)
+	sumT, sumC := shares(&r, order, ups, m.RoundS)
 
-	entry, first := r.biasEntry()
-	sigma0 := 1.0 // side sign of team 0
-	if !first {
-		sigma0 = -1
-	}
+	entry, sigma0 := r.biasEntry()
 	total := bias.Total(entry.Key).Terms
 	base, baseVar := estimate(m.BaseSkill, m.BasePrior, total.Presence, total.PresenceWeight)
 	newcomer, newcomerVar := estimate(0, m.NewcomerPrior, total.Newcomer, total.NewcomerWeight)
 	temp, weight := temperature(bias.Total(entry.Key), m.ScalePrior)
 
-	f := bias.F(entry.Key, m.BiasPrior)
-	if !first {
-		f = -f
-	}
+	f := sigma0 * bias.F(entry.Key, m.BiasPrior) // F is SideA's
 	mean, v := f, bias.fVariance(entry.Key, m.BiasPrior)
 	var presence, fresh float64 // the features of B and of the newcomers' mean
 	var tbuf [32][3]kalmanTerm
@@ -161,7 +137,7 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 	p := sigmoid(z)
 	served := sigmoid(temp * z)
 
-	g := r.outcome()
+	g := r.Score()
 	d, shrink := assumedDensity(mean, v, g, p)
 	for i := range ups {
 		u := &ups[i]

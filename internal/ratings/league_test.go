@@ -26,7 +26,7 @@ func evalModel(tb testing.TB, m ratings.Model, ms []league.Match, warmup int) ev
 			tb.Fatalf("match %d: %v", i, err)
 		}
 		if i >= warmup {
-			sc.Add(o.WinProbability[0], evaluate.Outcome(sm.Result))
+			sc.Add(o.WinProbability[0], sm.Result.Score())
 		}
 	}
 	return sc.Metrics()
@@ -49,7 +49,7 @@ func evalElo(ms []league.Match, warmup int, k float64) evaluate.Metrics {
 			}
 		}
 		e := 1 / (1 + math.Pow(10, (avg[1]-avg[0])/400))
-		g := evaluate.Outcome(sm.Result)
+		g := sm.Result.Score()
 		if i >= warmup {
 			sc.Add(e, g)
 		}
@@ -70,7 +70,7 @@ func evalElo(ms []league.Match, warmup int, k float64) evaluate.Metrics {
 func evalTruth(ms []league.Match, warmup int) evaluate.Metrics {
 	var sc evaluate.Score
 	for _, sm := range ms[warmup:] {
-		sc.Add(sm.PTrue, evaluate.Outcome(sm.Result))
+		sc.Add(sm.PTrue, sm.Result.Score())
 	}
 	return sc.Metrics()
 }

@@ -32,8 +32,8 @@ func (r *Result) ordered(buf []matchEntry) []matchEntry {
 	return order
 }
 
-// outcome is team 0's result: 1 won, 0 lost, 1/2 a draw.
-func (r *Result) outcome() float64 {
+// Score is team 0's result: 1 won, 0 lost, 1/2 a draw.
+func (r *Result) Score() float64 {
 	switch {
 	case r.Winner == nil:
 		return 0.5
@@ -43,22 +43,22 @@ func (r *Result) outcome() float64 {
 	return 0
 }
 
-// biasEntry is the result's entry for the bias table, and whether team 0's side is the key's
-// SideA (then the cell's F is team 0's as it is; otherwise it is negated).
-func (r *Result) biasEntry() (BiasEntry, bool) {
+// biasEntry is the result's entry for the bias table, and sigma0, the sign of team 0's side:
+// +1 when it is the key's SideA (then the cell's F is team 0's as it is), -1 otherwise.
+func (r *Result) biasEntry() (entry BiasEntry, sigma0 float64) {
 	key, first := NewBiasKey(r.Teams[0].Side, r.Teams[1].Side, r.Map, r.teamSize())
-	wins := r.outcome()
+	wins, sigma0 := r.Score(), 1.0
 	if !first {
-		wins = 1 - wins
+		wins, sigma0 = 1-wins, -1
 	}
-	return BiasEntry{Key: key, BiasCell: BiasCell{Wins: wins, Games: 1}}, first
+	return BiasEntry{Key: key, BiasCell: BiasCell{Wins: wins, Games: 1}}, sigma0
 }
 
-// shares fills each update's participant, team, prior rating, and (unnormalised) presence t_i
-// in Share and commanding c_i in CommandShare, and returns their sums. Times are shifted by
-// the earliest join (and the earliest commander's join): the common factor cancels in every
-// share, and a late start cannot underflow the weights.
-func shares(r *Result, order []matchEntry, ups []Update, prior map[Participant]Rating, roundS float64) (sumT, sumC float64) {
+// shares fills each update's (unnormalised) presence t_i in Share and commanding c_i in
+// CommandShare, and returns their sums. Times are shifted by the earliest join (and the
+// earliest commander's join): the common factor cancels in every share, and a late start
+// cannot underflow the weights.
+func shares(r *Result, order []matchEntry, ups []Update, roundS float64) (sumT, sumC float64) {
 	round := roundS
 	if round <= 0 {
 		round = r.DurationS
@@ -72,14 +72,13 @@ func shares(r *Result, order []matchEntry, ups []Update, prior map[Participant]R
 		}
 	}
 	for i, e := range order {
-		u := Update{Participant: e.p, Team: e.team, Before: prior[e.p]}
+		u := &ups[i]
 		u.Share = presence(e.pl.JoinedS-minJ, e.pl.LeftS-minJ, k)
 		if e.pl.CommanderS > 0 {
 			u.CommandShare = presence(e.pl.JoinedS-minC, e.pl.JoinedS-minC+e.pl.CommanderS, k)
 		}
 		sumT += u.Share
 		sumC += u.CommandShare
-		ups[i] = u
 	}
 	return sumT, sumC
 }

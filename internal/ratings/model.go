@@ -1,10 +1,6 @@
 package ratings
 
-import (
-	"math"
-
-	"matchmaker/internal/apperr"
-)
+import "math"
 
 // NS2 is the NS2 logistic team model of the seed "A Skill Ranking System for Natural
 // Selection 2", with its learning rates. Every method is a pure function of its arguments.
@@ -134,22 +130,9 @@ func DefaultNS2() NS2 {
 // Validate checks the parameters: finite, RoundS >= 0, Constant, Adagrad and ScalePrior >= 0,
 // Epsilon and BiasPrior > 0.
 func (m NS2) Validate() error {
-	var f apperr.Fields
-	for _, p := range []struct {
-		name     string
-		v        float64
-		positive bool
-	}{{"round_s", m.RoundS, false}, {"base_skill", m.BaseSkill, false}, {"constant", m.Constant, false}, {"adagrad", m.Adagrad, false},
-		{"offset_rate", m.OffsetRate, false}, {"epsilon", m.Epsilon, true}, {"bias_prior", m.BiasPrior, true},
-		{"scale_prior", m.ScalePrior, false}} {
-		switch {
-		case !finite(p.v) || p.v < 0:
-			f.Add(p.name, "must be a finite, non-negative number")
-		case p.positive && p.v == 0:
-			f.Add(p.name, "must be positive")
-		}
-	}
-	return f.Err()
+	return validateParams(param{"round_s", m.RoundS, false}, param{"base_skill", m.BaseSkill, false},
+		param{"constant", m.Constant, false}, param{"adagrad", m.Adagrad, false}, param{"offset_rate", m.OffsetRate, false},
+		param{"epsilon", m.Epsilon, true}, param{"bias_prior", m.BiasPrior, true}, param{"scale_prior", m.ScalePrior, false})
 }
 
 // Rating is what the model knows of one participant in one context. The zero Rating is the
@@ -232,26 +215,13 @@ type Outcome struct {
 // the model (NS2.Validate). It is deterministic: participants are processed in a fixed order,
 // so the same inputs give bit-identical outputs, whatever the order of the teams' lists.
 func (m NS2) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outcome, error) {
-	if err := m.Validate(); err != nil {
-		return Outcome{}, apperr.Wrap(apperr.Internal, err, "invalid rating model parameters")
-	}
-	if err := r.Validate(); err != nil {
+	var buf [32]matchEntry
+	order, ups, err := prepare(m, prior, &r, buf[:0])
+	if err != nil {
 		return Outcome{}, err
 	}
-	return m.apply(prior, bias, &r), nil
-}
-
-// apply is Apply on a valid result and model.
-func (m NS2) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Outcome {
-	var buf [32]matchEntry
-	order := r.ordered(buf[:0])
-	ups := make([]Update, len(order))
-	sumT, sumC := shares(r, order, ups, prior, m.RoundS)
-	entry, first := r.biasEntry()
-	sigma0 := 1.0 // side sign of team 0
-	if !first {
-		sigma0 = -1
-	}
+	sumT, sumC := shares(&r, order, ups, m.RoundS)
+	entry, sigma0 := r.biasEntry()
 	var x float64
 	for i := range ups {
 		u := &ups[i]
@@ -260,20 +230,17 @@ func (m NS2) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Outc
 		tsign := teamSign(u.Team)
 		x += tsign*u.Share*(m.BaseSkill+u.Before.Skill) + sigma0*u.Share*u.Before.Offset + tsign*u.CommandShare*u.Before.Commander
 	}
-	f := bias.F(entry.Key, m.BiasPrior)
-	if !first {
-		f = -f
-	}
+	f := sigma0 * bias.F(entry.Key, m.BiasPrior) // F is SideA's
 	x += f
 	p0 := sigmoid(x)
 	served := p0
 	if m.ScalePrior > 0 {
 		t, weight := temperature(bias.Total(entry.Key), m.ScalePrior)
 		served = sigmoid(t * x)
-		entry.Terms.Scale, entry.Terms.ScaleWeight = scaleTerms(x, r.outcome(), t, weight)
+		entry.Terms.Scale, entry.Terms.ScaleWeight = scaleTerms(x, r.Score(), t, weight)
 	}
 
-	d := r.outcome() - p0
+	d := r.Score() - p0
 	for i := range ups {
 		u := &ups[i]
 		a := u.Before
@@ -292,7 +259,7 @@ func (m NS2) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Outc
 		a.Games++
 		u.After = a
 	}
-	return Outcome{WinProbability: [2]float64{served, 1 - served}, Bias: f, Updates: ups, BiasUpdate: entry}
+	return Outcome{WinProbability: [2]float64{served, 1 - served}, Bias: f, Updates: ups, BiasUpdate: entry}, nil
 }
 
 // teamSize is the size of the larger team counted in presence: the sum of its participants'

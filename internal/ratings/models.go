@@ -52,3 +52,44 @@ var (
 	_ Model = WengLin{}
 	_ Model = Kalman{}
 )
+
+// param is a model parameter, for validateParams.
+type param struct {
+	name     string
+	v        float64
+	positive bool // must be > 0; otherwise >= 0
+}
+
+// validateParams reports every parameter that is not a finite, non-negative number, or is 0
+// where it must be positive, as an apperr.Invalid error.
+func validateParams(ps ...param) error {
+	var f apperr.Fields
+	for _, p := range ps {
+		switch {
+		case !finite(p.v) || p.v < 0:
+			f.Add(p.name, "must be a finite, non-negative number")
+		case p.positive && p.v == 0:
+			f.Add(p.name, "must be positive")
+		}
+	}
+	return f.Err()
+}
+
+// prepare is the start of every Apply: the model's parameters (an internal error: the
+// service's configuration is wrong) and the result (the caller's error) are checked, and the
+// result's participants listed in the order every sum runs in, appended to buf, with an
+// Update each holding its participant, team and prior rating.
+func prepare(m interface{ Validate() error }, prior map[Participant]Rating, r *Result, buf []matchEntry) ([]matchEntry, []Update, error) {
+	if err := m.Validate(); err != nil {
+		return nil, nil, apperr.Wrap(apperr.Internal, err, "invalid rating model parameters")
+	}
+	if err := r.Validate(); err != nil {
+		return nil, nil, err
+	}
+	order := r.ordered(buf)
+	ups := make([]Update, len(order))
+	for i, e := range order {
+		ups[i] = Update{Participant: e.p, Team: e.team, Before: prior[e.p]}
+	}
+	return order, ups, nil
+}

@@ -1,6 +1,7 @@
 package ratings
 
 import (
+	"errors"
 	"math"
 
 	"matchmaker/internal/apperr"
@@ -59,23 +60,12 @@ func (m WengLin) Name() string {
 
 // Validate checks the parameters: finite, Sigma, Beta and Kappa positive, Tau non-negative.
 func (m WengLin) Validate() error {
-	var f apperr.Fields
-	for _, p := range []struct {
-		name     string
-		v        float64
-		positive bool
-	}{{"mu", m.Mu, false}, {"tau", m.Tau, false}, {"scale_prior", m.ScalePrior, false}, {"sigma", m.Sigma, true},
-		{"beta", m.Beta, true}, {"kappa", m.Kappa, true}} {
-		switch {
-		case !finite(p.v):
-			f.Add(p.name, "must be a finite number")
-		case p.positive && p.v <= 0:
-			f.Add(p.name, "must be positive")
-		case p.v < 0:
-			f.Add(p.name, "must not be negative")
-		}
+	err := validateParams(param{"tau", m.Tau, false}, param{"scale_prior", m.ScalePrior, false},
+		param{"sigma", m.Sigma, true}, param{"beta", m.Beta, true}, param{"kappa", m.Kappa, true})
+	if !finite(m.Mu) {
+		return errors.Join(apperr.Field("mu", "must be a finite number"), err)
 	}
-	return f.Err()
+	return err
 }
 
 // wlPlayer is one participant's part in a Weng-Lin update.
@@ -85,25 +75,21 @@ type wlPlayer struct {
 
 // Apply learns from one result (see Model).
 func (m WengLin) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outcome, error) {
-	if err := m.Validate(); err != nil {
-		return Outcome{}, apperr.Wrap(apperr.Internal, err, "invalid rating model parameters")
-	}
-	if err := r.Validate(); err != nil {
+	var buf [32]matchEntry
+	order, ups, err := prepare(m, prior, &r, buf[:0])
+	if err != nil {
 		return Outcome{}, err
 	}
-	var buf [32]matchEntry
-	order := r.ordered(buf[:0])
-	ups := make([]Update, len(order))
 	var pbuf [32]wlPlayer
 	players := pbuf[:0]
 	k := 2 / r.DurationS
 	whole := presence(0, r.DurationS, k)
 	var sumT float64
 	for i, e := range order {
-		before := prior[e.p]
+		before := ups[i].Before
 		t := presence(e.pl.JoinedS, e.pl.LeftS, k)
 		sumT += t
-		ups[i] = Update{Participant: e.p, Team: e.team, Share: t, Before: before}
+		ups[i].Share = t
 		w := t / whole
 		if w < 1e-100 { // its square would underflow: as good as absent
 			w = 0
@@ -130,7 +116,7 @@ func (m WengLin) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (
 	if m.ScalePrior > 0 {
 		t, weight := temperature(bias.Total(entry.Key), m.ScalePrior)
 		p0 = sigmoid(t * z)
-		entry.Terms.Scale, entry.Terms.ScaleWeight = scaleTerms(z, r.outcome(), t, weight)
+		entry.Terms.Scale, entry.Terms.ScaleWeight = scaleTerms(z, r.Score(), t, weight)
 	}
 	return Outcome{WinProbability: [2]float64{p0, 1 - p0}, Updates: ups, BiasUpdate: entry}, nil
 }

@@ -48,10 +48,7 @@ func tuneSets(t *testing.T) []tuneSet {
 	for _, name := range []string{"default", "newcomers"} {
 		for seed := uint64(1); seed <= 3; seed++ {
 			cfg, _ := league.ByName(name, seed)
-			var h []ratings.Result
-			for _, m := range league.Simulate(cfg) {
-				h = append(h, m.Result)
-			}
+			h := league.Results(league.Simulate(cfg))
 			add(fmt.Sprintf("%s:%d", name, seed), h)
 		}
 	}

@@ -64,17 +64,6 @@ func (rp *Replay) Results() []ratings.Result { return rp.results }
 // Scored reports whether the i-th result is scored (it is past the burn-in).
 func (rp *Replay) Scored(i int) bool { return i >= rp.Burnin }
 
-// Outcome is team 0's result: 1 won, 0 lost, 1/2 a draw.
-func Outcome(r ratings.Result) float64 {
-	switch {
-	case r.Winner == nil:
-		return 0.5
-	case *r.Winner == 0:
-		return 1
-	}
-	return 0
-}
-
 // Run replays the history through one model and scores it.
 func (rp *Replay) Run(m ratings.Model) (Report, error) {
 	states := make(map[string]*ratings.State)
@@ -90,7 +79,7 @@ func (rp *Replay) Run(m ratings.Model) (Report, error) {
 			return Report{}, fmt.Errorf("%s: result %d (match %q): %w", m.Name(), i, r.MatchID, err)
 		}
 		if rp.Scored(i) {
-			s.Add(o.WinProbability[0], Outcome(r))
+			s.Add(o.WinProbability[0], r.Score())
 		}
 	}
 	return Report{Model: m.Name(), Metrics: s.Metrics()}, nil

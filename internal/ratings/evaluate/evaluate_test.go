@@ -135,10 +135,7 @@ func TestJSONLRoundTrip(t *testing.T) {
 	t.Parallel()
 	cfg := league.Newcomers(3)
 	cfg.Matches = 300
-	var want []ratings.Result
-	for _, m := range league.Simulate(cfg) {
-		want = append(want, m.Result)
-	}
+	want := league.Results(league.Simulate(cfg))
 	draw := want[0]
 	draw.Winner = nil
 	want = append(want, draw)
@@ -159,10 +156,7 @@ func TestPrepareSkipsWhatTheServiceRejects(t *testing.T) {
 	t.Parallel()
 	cfg := league.Default(4)
 	cfg.Matches = 10
-	var h []ratings.Result
-	for _, m := range league.Simulate(cfg) {
-		h = append(h, m.Result)
-	}
+	h := league.Results(league.Simulate(cfg))
 	bad := h[3]
 	bad.MatchID, bad.DurationS = "bad", -1
 	h = append(h, h[2], bad) // a repeated match id and an invalid result
@@ -193,10 +187,7 @@ func TestRunPredictsBeforeLearning(t *testing.T) {
 	t.Parallel()
 	cfg := league.Newcomers(8)
 	cfg.Matches = 200
-	var h []ratings.Result
-	for _, m := range league.Simulate(cfg) {
-		h = append(h, m.Result)
-	}
+	h := league.Results(league.Simulate(cfg))
 	rp, _ := Prepare(h, 0.5)
 	m := ratings.DefaultModel()
 	got, err := rp.Run(m)
@@ -208,7 +199,7 @@ func TestRunPredictsBeforeLearning(t *testing.T) {
 	for i, r := range h {
 		o, _ := m.Apply(st.Ratings, st.Bias, r)
 		if i >= 100 {
-			s.Add(o.WinProbability[0], Outcome(r))
+			s.Add(o.WinProbability[0], r.Score())
 		}
 		st.Record(o)
 	}

@@ -226,3 +226,12 @@ func (cfg Config) pTrue(r *ratings.Result, pool []truth, who map[string]int, bia
 	}
 	return 1 / (1 + math.Exp2(-logit*math.Log2E)) // as the ratings package's sigmoid
 }
+
+// Results lists the matches' results, in order.
+func Results(ms []Match) []ratings.Result {
+	out := make([]ratings.Result, len(ms))
+	for i, m := range ms {
+		out[i] = m.Result
+	}
+	return out
+}
