@@ -122,9 +122,20 @@ func TestReadJSONLDefaults(t *testing.T) {
 	if (ps[0] != ratings.Player{ID: "a", LeftS: 600, CommanderS: 500}) || (ps[1] != ratings.Player{Bot: "B", JoinedS: 60, LeftS: 300}) {
 		t.Errorf("players %+v", ps)
 	}
-	for _, bad := range []string{`{"match_id":"m"`, `{"duration_s":1}`, `{"duration_s":1,"winner":"x"}`, `{"winner":0}`} {
-		if _, err := Read(strings.NewReader(bad), "results-jsonl"); err == nil {
-			t.Errorf("%s: want an error", bad)
+	if _, err := Read(strings.NewReader(`{"match_id":"m"`), "results-jsonl"); err == nil {
+		t.Error("a line that is not JSON: want an error")
+	}
+	// Bodies the service would refuse read as results that fail validation: Prepare skips them.
+	refused := `{"match_id":"a","context":{"game_type":"g"},"map":"m","teams":[],"winner":0}` + "\n" + // no duration_s
+		`{"match_id":"b","context":{"game_type":"g"},"map":"m","duration_s":1,"teams":[]}` + "\n" + // no winner
+		`{"match_id":"c","context":{"game_type":"g"},"map":"m","duration_s":1,"teams":[],"winner":"x"}`
+	got, err = Read(strings.NewReader(refused), "results-jsonl")
+	if err != nil || len(got) != 3 {
+		t.Fatalf("%d results, %v", len(got), err)
+	}
+	for _, r := range got {
+		if r.Validate() == nil {
+			t.Errorf("%+v is valid", r)
 		}
 	}
 }

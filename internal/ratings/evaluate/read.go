@@ -106,7 +106,8 @@ type participant struct {
 }
 
 // readJSONL reads one POST /v1/results request body per line (blank lines are skipped), with
-// the service's defaults: joined_s 0, left_s duration_s, commander_s 0, winner null a draw.
+// the service's defaults: joined_s 0, left_s duration_s, commander_s 0, winner null a draw. A
+// line that is not JSON is an error: the file is broken.
 func readJSONL(r io.Reader) ([]ratings.Result, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -120,11 +121,7 @@ func readJSONL(r io.Reader) ([]ratings.Result, error) {
 		if err := json.Unmarshal(b, &body); err != nil {
 			return nil, fmt.Errorf("results-jsonl: line %d: %w", line, err)
 		}
-		res, err := body.result()
-		if err != nil {
-			return nil, fmt.Errorf("results-jsonl: line %d: %w", line, err)
-		}
-		out = append(out, res)
+		out = append(out, body.result())
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("results-jsonl: %w", err)
@@ -132,20 +129,23 @@ func readJSONL(r io.Reader) ([]ratings.Result, error) {
 	return out, nil
 }
 
-func (b *resultBody) result() (ratings.Result, error) {
+// result converts a body as the service would. A body the service would refuse for a missing
+// or malformed duration_s or winner becomes the zero Result, which fails validation, so that
+// Prepare skips and counts it like every other result the service refuses.
+func (b *resultBody) result() ratings.Result {
 	r := ratings.Result{MatchID: b.MatchID, GameType: b.Context.GameType, Mutators: b.Context.Mutators, Map: b.Map}
 	if b.DurationS == nil {
-		return r, errors.New("duration_s is required")
+		return ratings.Result{}
 	}
 	r.DurationS = *b.DurationS
-	switch w := string(b.Winner); w {
+	switch string(b.Winner) {
 	case "":
-		return r, errors.New("winner is required: a team index, or null for a draw")
+		return ratings.Result{}
 	case "null":
 	default:
 		var i int
 		if err := json.Unmarshal(b.Winner, &i); err != nil {
-			return r, fmt.Errorf("winner %s: want 0, 1 or null", w)
+			return ratings.Result{}
 		}
 		r.Winner = &i
 	}
@@ -160,7 +160,7 @@ func (b *resultBody) result() (ratings.Result, error) {
 		}
 		r.Teams = append(r.Teams, team)
 	}
-	return r, nil
+	return r
 }
 
 func deref(v *float64) float64 {
