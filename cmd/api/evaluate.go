@@ -23,12 +23,12 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "", "format of -data: atp or results-jsonl (default: atp for a .csv file, else results-jsonl)")
 	burnin := fs.Float64("burnin", 0.2, "share of the results learnt from before scoring starts")
 	models := fs.String("models", strings.Join(ratings.ModelNames(), ","), "comma-separated rating models to compare")
-	leagueName := fs.String("league", "", "replay a simulated league instead of -data: default or newcomers")
+	leagueName := fs.String("league", "", "replay a simulated league instead of -data: default, newcomers or pro")
 	seed := fs.Uint64("seed", 1, "seed of the simulated league")
 	export := fs.String("export", "", "with -league: write the league's results to this file as results-jsonl, and evaluate nothing")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: api evaluate -data FILE [-format atp|results-jsonl] [-burnin 0.2] [-models a,b]\n"+
-			"       api evaluate -league default|newcomers [-seed N] [-burnin 0.2] [-export FILE]")
+			"       api evaluate -league default|newcomers|pro [-seed N] [-burnin 0.2] [-export FILE]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -20,6 +20,7 @@ type tuneSet struct {
 
 // tuneSets are the histories the Kalman defaults are chosen on: three seeds of each simulated
 // league, and the file in RATINGS_DATA (ATP doubles CSV, or results JSON lines) if set.
+// RATINGS_SWEEP=none runs the models without the sweeps.
 func tuneSets(t *testing.T) []tuneSet {
 	var out []tuneSet
 	add := func(name string, h []ratings.Result) {
@@ -45,7 +46,7 @@ func tuneSets(t *testing.T) []tuneSet {
 		}
 		add("data", h)
 	}
-	for _, name := range []string{"default", "newcomers"} {
+	for _, name := range []string{"default", "newcomers", "pro"} {
 		for seed := uint64(1); seed <= 3; seed++ {
 			cfg, _ := league.ByName(name, seed)
 			h := league.Results(league.Simulate(cfg))
@@ -64,7 +65,7 @@ type tuneRow struct {
 // tuneTable replays every set through every model (two at a time) and prints, per model, the
 // accuracy, log loss and slope on the data file and averaged over each league's seeds.
 func tuneTable(t *testing.T, sets []tuneSet, rows []tuneRow) string {
-	return tuneTable2(t, sets, rows, "data", "default", "newcomers")
+	return tuneTable2(t, sets, rows, "data", "default", "newcomers", "pro")
 }
 
 func tuneTable2(t *testing.T, sets []tuneSet, rows []tuneRow, groups ...string) string {

@@ -2,7 +2,7 @@
 // rating models against a known truth. Outcomes are drawn from a logistic truth of the NS2
 // model's own form (time-weighted skills with per-side offsets, commanders, a side bias per
 // map, an empty slot worth Presence), with late joiners, early leavers and substitutes, skills
-// that drift, and optionally a stream of newcomers and teams of uneven size.
+// that drift, and optionally a stream of newcomers, teams of uneven size, or fixed teams.
 package league
 
 import (
@@ -40,6 +40,10 @@ type Config struct {
 	// Uneven is the probability that a match has teams of different sizes: one team one or
 	// two players short (4v3, 5v3 in a 4v4 league), or one player over.
 	Uneven float64
+	// Rosters, when positive, splits the pool into that many fixed teams of TeamSize (Players
+	// must be Rosters * TeamSize), and every match is between two of them. Newcomers then
+	// replaces a roster's player for good, a transfer.
+	Rosters int
 }
 
 // Default is the league the NS2 model's defaults were tuned on: 200 regulars in 5v5 NS2
@@ -66,15 +70,28 @@ func Newcomers(seed uint64) Config {
 	}
 }
 
-// ByName returns a named league: "default" or "newcomers".
+// Pro is a league of 24 fixed teams of five, as in professional play: the same five play
+// together match after match, a team's lineup changes by a transfer now and then, sides
+// (blue, red) and maps matter a little, and form drifts.
+func Pro(seed uint64) Config {
+	return Config{
+		Seed: seed, Players: 120, Matches: 6000, TeamSize: 5, GameType: "moba", Sides: [2]string{"blue", "red"},
+		SkillSD: 2, Drift: 0.05, Maps: 1, SideBias: 0.2, RoundS: 1800, Presence: 4,
+		Substitute: 0.02, Replace: 1, Newcomers: 0.01, Rosters: 24,
+	}
+}
+
+// ByName returns a named league: "default", "newcomers" or "pro".
 func ByName(name string, seed uint64) (Config, error) {
 	switch name {
 	case "default":
 		return Default(seed), nil
 	case "newcomers":
 		return Newcomers(seed), nil
+	case "pro":
+		return Pro(seed), nil
 	}
-	return Config{}, fmt.Errorf("unknown league %q (want default or newcomers)", name)
+	return Config{}, fmt.Errorf("unknown league %q (want default, newcomers or pro)", name)
 }
 
 // Match is one simulated result with the truth's probability that team 0 wins.
@@ -116,6 +133,23 @@ func Simulate(cfg Config) []Match {
 			sizes[rng.IntN(2)] += []int{-1, -2, 1}[rng.IntN(3)]
 		}
 		next := sizes[0] + sizes[1] // the next unused index in perm, for substitutes
+		if cfg.Rosters > 0 {
+			// The two rosters' slots first, in order; the rest of the pool after them.
+			a := rng.IntN(cfg.Rosters)
+			b := (a + 1 + rng.IntN(cfg.Rosters-1)) % cfg.Rosters
+			lineup := make([]int, 0, cfg.Players)
+			for _, r := range []int{a, b} {
+				for s := range cfg.TeamSize {
+					lineup = append(lineup, r*cfg.TeamSize+s)
+				}
+			}
+			for _, pi := range perm {
+				if pi/cfg.TeamSize != a && pi/cfg.TeamSize != b {
+					lineup = append(lineup, pi)
+				}
+			}
+			perm = lineup
+		}
 		flip := rng.IntN(2) == 0
 		sides := [2]string{cfg.Sides[1], cfg.Sides[0]}
 		if flip {

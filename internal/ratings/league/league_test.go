@@ -3,6 +3,8 @@ package league
 import (
 	"math"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -11,7 +13,7 @@ import (
 func TestLeaguesAreWhatTheySay(t *testing.T) {
 	t.Parallel()
 	uneven := map[string]int{} // matches whose teams differ in players present (in time)
-	for _, name := range []string{"default", "newcomers"} {
+	for _, name := range []string{"default", "newcomers", "pro"} {
 		cfg, err := ByName(name, 7)
 		if err != nil {
 			t.Fatal(err)
@@ -52,6 +54,23 @@ func TestLeaguesAreWhatTheySay(t *testing.T) {
 		case "default":
 			if len(games) != cfg.Players || commanded < len(ms) {
 				t.Errorf("default: %d players, %d commanders", len(games), commanded)
+			}
+		case "pro": // fixed teams: a match's starters are one of a few lineups, bar transfers
+			lineups := map[string]bool{}
+			for _, m := range ms {
+				for _, team := range m.Result.Teams {
+					var ids []string
+					for _, p := range team.Players {
+						if p.JoinedS == 0 {
+							ids = append(ids, p.ID)
+						}
+					}
+					slices.Sort(ids)
+					lineups[strings.Join(ids, ",")] = true
+				}
+			}
+			if len(lineups) > len(ms)/4 {
+				t.Errorf("pro: %d different lineups in %d matches", len(lineups), len(ms))
 			}
 		case "newcomers":
 			if perPlayer > 8 || commanded != 0 {
