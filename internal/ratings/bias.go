@@ -132,11 +132,17 @@ func (b BiasTable) Len() int { return len(b.cells) }
 // So an empty table gives F = 0, a new map starts from the side's overall advantage, and a cell
 // with many games follows its own record. k must be positive (it keeps F finite).
 func (b BiasTable) F(k BiasKey, prior float64) float64 {
-	t := b.totals[k.total()]
+	f, _ := smoothed(b.cells[k], b.totals[k.total()], prior)
+	return f
+}
+
+// smoothed is F for a cell c whose side pair's total is t, and its variance: that of the
+// logit of the cell's smoothed rate, whose pseudo-counts are the cell's wins and losses plus
+// the prior's.
+func smoothed(c, t BiasCell, prior float64) (f, variance float64) {
 	pPair := (t.Wins + prior/2) / (t.Games + prior)
-	c := b.cells[k]
-	p := (c.Wins + prior*pPair) / (c.Games + prior)
-	return logit(p)
+	w, l := c.Wins+prior*pPair, c.Games-c.Wins+prior*(1-pPair)
+	return logit(w / (c.Games + prior)), 1/w + 1/l
 }
 
 // Record adds a match's update (or any entry) to its cell and to the side pair's total.

@@ -100,13 +100,15 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 	sumT, sumC := shares(&r, order, ups, m.RoundS)
 
 	entry, sigma0 := r.biasEntry()
-	total := bias.Total(entry.Key).Terms
+	cell, pair := bias.Cell(entry.Key), bias.Total(entry.Key)
+	total := pair.Terms
 	base, baseVar := estimate(m.BaseSkill, m.BasePrior, total.Presence, total.PresenceWeight)
 	newcomer, newcomerVar := estimate(0, m.NewcomerPrior, total.Newcomer, total.NewcomerWeight)
-	temp, weight := temperature(bias.Total(entry.Key), m.ScalePrior)
+	temp, weight := temperature(pair, m.ScalePrior)
 
-	f := sigma0 * bias.F(entry.Key, m.BiasPrior) // F is SideA's
-	mean, v := f, bias.fVariance(entry.Key, m.BiasPrior)
+	f, v := smoothed(cell, pair, m.BiasPrior)
+	f *= sigma0 // F is SideA's
+	mean := f
 	var presence, fresh float64 // the features of B and of the newcomers' mean
 	var tbuf [32][3]kalmanTerm
 	terms := tbuf[:0]
@@ -207,13 +209,4 @@ func millsInverse(t float64) float64 {
 		return x / (1 - 1/x2 + 3/(x2*x2) - 15/(x2*x2*x2))
 	}
 	return math.Exp(-t*t/2) / math.Sqrt(2*math.Pi) / (0.5 * math.Erfc(-t/math.Sqrt2))
-}
-
-// fVariance is the variance of F for the cell: that of the logit of its smoothed rate, whose
-// pseudo-counts are the cell's wins and losses plus the prior's.
-func (b BiasTable) fVariance(k BiasKey, prior float64) float64 {
-	t := b.totals[k.total()]
-	pPair := (t.Wins + prior/2) / (t.Games + prior)
-	c := b.cells[k]
-	return 1/(c.Wins+prior*pPair) + 1/(c.Games-c.Wins+prior*(1-pPair))
 }
