@@ -1,8 +1,6 @@
 package ratings
 
-import (
-	"math"
-)
+import "math"
 
 // Kalman is the NS2 model's prediction with a Gaussian belief over each of its terms, learnt
 // by assumed-density filtering: a Kalman filter for a logistic observation, Glicko or
