@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -58,6 +59,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			MaxMatchmakePlayers: env.integer("MATCHMAKER_MAX_MATCHMAKE_PLAYERS", limits.MaxMatchmakePlayers),
 			MaxTeamPlayers:      env.integer("MATCHMAKER_MAX_TEAM_PLAYERS", limits.MaxTeamPlayers),
 			HeavySearches:       env.integer("MATCHMAKER_HEAVY_SEARCHES", limits.HeavySearches),
+			Admission: handlers.Admission{
+				Budget: env.bytes("MATCHMAKER_MEMORY_BUDGET", limits.Admission.Budget),
+				Wait:   env.duration("MATCHMAKER_ADMISSION_WAIT", limits.Admission.Wait),
+			},
 		},
 	}
 	rateLimits, err := handlers.ParseRateLimits(getenv("MATCHMAKER_RATE_LIMITS"))
@@ -97,6 +102,9 @@ func (c config) validate() error {
 	if c.Limits.MaxTeamPlayers < 2 || c.Limits.MaxTeamPlayers > matchmaker.TeamMaxHumans {
 		errs = append(errs, fmt.Errorf("MATCHMAKER_MAX_TEAM_PLAYERS must be from 2 to %d", matchmaker.TeamMaxHumans))
 	}
+	if c.Limits.Admission.Budget > 0 && c.Limits.Admission.Wait <= 0 {
+		errs = append(errs, errors.New("MATCHMAKER_ADMISSION_WAIT must be positive"))
+	}
 	if c.Limits.HeavySearches < 1 {
 		errs = append(errs, errors.New("MATCHMAKER_HEAVY_SEARCHES must be at least 1"))
 	}
@@ -130,6 +138,7 @@ func (c config) logValue() slog.Value {
 		slog.Int("max_matchmake_players", c.Limits.MaxMatchmakePlayers),
 		slog.Int("max_team_players", c.Limits.MaxTeamPlayers),
 		slog.Int("heavy_searches", c.Limits.HeavySearches),
+		slog.Int64("memory_budget", c.Limits.Admission.Budget),
 	)
 }
 
@@ -209,6 +218,27 @@ func (e *envReader) integer(name string, def int) int {
 		return def
 	}
 	return n
+}
+
+// bytes reads a size: a whole number of bytes, or one with a KiB, MiB or GiB suffix.
+func (e *envReader) bytes(name string, def int64) int64 {
+	v := e.getenv(name)
+	if v == "" {
+		return def
+	}
+	unit := int64(1)
+	for suffix, size := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+		if n, ok := strings.CutSuffix(v, suffix); ok {
+			v, unit = n, size
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/unit {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want a size such as 256MiB (0 turns it off)", name, e.getenv(name)))
+		return def
+	}
+	return n * unit
 }
 
 func (e *envReader) duration(name string, def time.Duration) time.Duration {

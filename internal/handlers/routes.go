@@ -33,6 +33,7 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 	read, match, results, admin := guard(ScopeRead), guard(ScopeMatch), guard(ScopeResults), guard(ScopeAdmin)
 	// One gate per server for the heavy team searches of /teams and /teams/rebalance.
 	gate := newWorkGate(cmp.Or(d.Limits.HeavySearches, DefaultHeavySearches))
+	gate.admission = newAdmitter(d.Limits.Admission, d.Limits.MaxBodyBytes)
 	r.Route("/v1", func(r chi.Router) {
 		r.With(match).Method(http.MethodPost, "/matchmake", handleMatchmake(d.Logger, d.Limits, d.Ratings, metrics, gate))
 		r.With(match).Method(http.MethodPost, "/teams", handleTeams(d.Logger, d.Limits, d.Ratings, metrics, gate))

@@ -6,6 +6,7 @@ package handlers
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,8 @@ type Limits struct {
 	// HeavySearches is how many heavy team searches (see teamSearchIsHeavy) may run at once;
 	// each may hold ~38 MB of scratch. 0 = DefaultHeavySearches.
 	HeavySearches int
+	// Admission bounds the memory compute requests hold at once; the zero value admits all.
+	Admission Admission
 }
 
 // DefaultHeavySearches is small on purpose: a container's memory limit, not the host's core
@@ -35,6 +38,7 @@ func DefaultLimits() Limits {
 		MaxMatchmakePlayers: 100_000,
 		MaxTeamPlayers:      256,
 		HeavySearches:       DefaultHeavySearches,
+		Admission:           Admission{Budget: 256 << 20, Wait: 5 * time.Second},
 	}
 }
 
