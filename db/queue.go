@@ -45,8 +45,9 @@ type QueueStore struct {
 	bg       context.Context
 	cancelBG context.CancelFunc
 
-	lead   leader
-	notify notifier
+	lead        leader
+	notify      notifier
+	listenerPID atomic.Uint32 // the listening session's backend, for tests
 
 	// commits and committed count the create transactions and the tickets they stored: their
 	// ratio is how many tickets share a commit.
@@ -112,26 +113,30 @@ func (s *QueueStore) Ping(ctx context.Context) error {
 const queueColumns = `name, game_type, mutators, team_size, teams, strategy, expansions, ticket_ttl,
     max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at`
 
-// A queue made again after its deletion is created anew (created_at, no tombstone) but keeps
-// its event numbers and webhook cursor. created says whether the statement inserted the row
-// (xmax is 0 only on a row version no one has updated or locked) or revived a tombstone,
-// which the locking subquery read before the upsert.
-const sqlPutQueue = `
-WITH old AS (
-    SELECT deleted_at IS NOT NULL AS deleted FROM queues WHERE name = $1 FOR NO KEY UPDATE
-)
-INSERT INTO queues AS q (` + queueColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-ON CONFLICT (name) DO UPDATE SET
-    game_type = excluded.game_type, mutators = excluded.mutators, team_size = excluded.team_size,
-    teams = excluded.teams, strategy = excluded.strategy, expansions = excluded.expansions,
-    ticket_ttl = excluded.ticket_ttl, max_party_size = excluded.max_party_size, tick = excluded.tick,
-    webhook_url = excluded.webhook_url, webhook_secret = excluded.webhook_secret,
-    created_at = CASE WHEN q.deleted_at IS NULL THEN q.created_at ELSE excluded.created_at END,
-    updated_at = excluded.updated_at, deleted_at = NULL
-RETURNING ` + queueColumns + `, q.xmax = 0 OR coalesce((SELECT deleted FROM old), false)`
+// PutQueue's statements. A queue made again after its deletion is created anew (its
+// created_at, no tombstone) but keeps its event numbers and webhook cursor.
+const (
+	sqlLockQueueDef = `SELECT deleted_at IS NOT NULL FROM queues WHERE name = $1 FOR NO KEY UPDATE`
 
-// PutQueue implements queue.Store.
+	sqlInsertQueue = `
+INSERT INTO queues (` + queueColumns + `)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+RETURNING ` + queueColumns
+
+	sqlReplaceQueue = `
+UPDATE queues AS q
+SET game_type = $2, mutators = $3, team_size = $4, teams = $5, strategy = $6, expansions = $7,
+    ticket_ttl = $8, max_party_size = $9, tick = $10, webhook_url = $11, webhook_secret = $12,
+    created_at = CASE WHEN q.deleted_at IS NULL THEN q.created_at ELSE $13 END,
+    updated_at = $14, deleted_at = NULL
+WHERE name = $1
+RETURNING ` + queueColumns
+)
+
+// PutQueue implements queue.Store: one transaction in two round trips, the queue's row
+// locked (if it exists) and then inserted or replaced. Two calls that create the same queue
+// at once both find no row; the second's insert fails on the primary key and it starts over,
+// to replace the first's.
 func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, bool, error) {
 	exp, err := json.Marshal(expansionsJSON{Interval: stepsJSON(q.Expansions.Interval), MaxLatencyMS: stepsJSON(q.Expansions.MaxLatencyMS)})
 	if err != nil {
@@ -145,14 +150,50 @@ func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, 
 	if mutators == nil {
 		mutators = []string{}
 	}
-	row := s.pool.QueryRow(ctx, sqlPutQueue, q.Name, q.GameType, mutators, q.TeamSize, q.Teams, string(q.Strategy),
-		string(exp), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt)
-	var created bool
-	stored, err := scanQueue(row, &created)
-	if err != nil {
-		return queue.Queue{}, false, mapError(err, "queue: put queue")
+	args := []any{q.Name, q.GameType, mutators, q.TeamSize, q.Teams, string(q.Strategy),
+		string(exp), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt}
+	for attempt := 1; ; attempt++ {
+		var stored queue.Queue
+		var created bool
+		err := s.inTx(ctx, "queue: put queue", func(conn *pgxpool.Conn) error {
+			var found, deleted bool
+			b := &pgx.Batch{}
+			b.Queue("BEGIN")
+			b.Queue(sqlLockQueueDef, q.Name).Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					found = true
+					if err := rows.Scan(&deleted); err != nil {
+						return err
+					}
+				}
+				return rows.Err()
+			})
+			if err := conn.SendBatch(ctx, b).Close(); err != nil {
+				return err
+			}
+			write := sqlReplaceQueue
+			if !found {
+				write = sqlInsertQueue
+			}
+			b = &pgx.Batch{}
+			b.Queue(write, args...).QueryRow(func(row pgx.Row) error {
+				var err error
+				stored, err = scanQueue(row)
+				return err
+			})
+			b.Queue("COMMIT")
+			if err := conn.SendBatch(ctx, b).Close(); err != nil {
+				return err
+			}
+			created = !found || deleted
+			return committed(conn)
+		})
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.ConstraintName == "queues_pkey" && attempt < 3 {
+			continue
+		}
+		return stored, created, err
 	}
-	return stored, created, nil
 }
 
 // GetQueue implements queue.Store.

@@ -92,6 +92,11 @@ func (s *QueueStore) Lead(ctx context.Context, queueName string) (bool, error) {
 	l := &s.lead
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	select {
+	case <-s.stop: // Close closes the connection after this, under mu: do not open another
+		return false, apperr.New(apperr.Unavailable, "queue: the store is closed")
+	default:
+	}
 	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leadTimeout)
 	defer cancel()
 	key := lockKey(queueName)

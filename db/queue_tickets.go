@@ -50,19 +50,20 @@ type createOutcome struct {
 // The statements of one batch, sent in one round trip with BEGIN and COMMIT.
 const (
 	// A queue's deletion takes FOR UPDATE on its row, which waits for this lock: once a batch
-	// has it, its tickets' queues stay live until it commits.
+	// has it, its tickets' queues stay live until it commits. It returns their names.
 	sqlShareQueues = `
 SELECT name FROM queues WHERE name = ANY($1::text[]) AND deleted_at IS NULL
 ORDER BY name FOR KEY SHARE`
 
-	// Each ticket claims its players' rows in queue_searching; a ticket is stored when it got
-	// all of them (and its id and idempotency key are free: ON CONFLICT DO NOTHING covers every
-	// unique index). A claim that meets a row another transaction inserted and has not
-	// committed waits for it, then takes the row if that transaction rolled back or deleted
-	// it. Claims are inserted in one order (queue, player) in every batch, so that two batches
-	// that share players, on two replicas, wait for each other in the same direction rather
-	// than deadlock. The batch has no two tickets with a player, an idempotency key or an id in
-	// common (splitBatch defers the later one). One row per ticket answers: queue live, stored.
+	// Each ticket of a live queue claims its players' rows in queue_searching; a ticket is
+	// stored when it got all of them (and its id and idempotency key are free: ON CONFLICT DO
+	// NOTHING covers every unique index). A claim that meets a row another transaction
+	// inserted and has not committed waits for it, then takes the row if that transaction
+	// rolled back or deleted it. Claims are inserted in one order, (queue, player), in every
+	// batch, so that two batches that share players, on two replicas, wait for each other in
+	// the same direction rather than deadlock. The batch has no two tickets with a player, an
+	// idempotency key or an id in common (splitBatch defers the later one). It returns the ids
+	// of the tickets stored.
 	sqlCreateTickets = `
 WITH ticket AS (
     SELECT *
@@ -90,8 +91,7 @@ WITH ticket AS (
     ON CONFLICT DO NOTHING
     RETURNING id
 )
-SELECT t.id, t.id IN (SELECT id FROM live), t.id IN (SELECT id FROM stored)
-FROM ticket AS t`
+SELECT id FROM stored`
 
 	// The claims of the tickets the batch did not store are given back: the rows this
 	// transaction inserted (xmin) for a ticket it did not write.
@@ -124,10 +124,10 @@ func (s *QueueStore) CreateTicket(ctx context.Context, t queue.Ticket) (queue.Ti
 		switch {
 		case err != nil:
 			return queue.Ticket{}, false, err
-		case out.noQueue:
-			return queue.Ticket{}, false, noQueue(t.Queue)
 		case out.stored:
 			return req.t, false, nil
+		case out.noQueue:
+			return queue.Ticket{}, false, noQueue(t.Queue)
 		}
 		stored, replayed, err, again := s.whyTaken(ctx, req.t)
 		if !again {
@@ -138,6 +138,18 @@ func (s *QueueStore) CreateTicket(ctx context.Context, t queue.Ticket) (queue.Ti
 }
 
 func newCreateRequest(ctx context.Context, t queue.Ticket) (*createRequest, error) {
+	// The batch's SQL counts a ticket's claims to know it got all its players: it needs one
+	// or more, each once.
+	if len(t.Players) == 0 {
+		return nil, apperr.Field("players", "must have at least one player")
+	}
+	seen := make(map[string]bool, len(t.Players))
+	for i, p := range t.Players {
+		if seen[p.ID] {
+			return nil, apperr.Field(fmt.Sprintf("players[%d].id", i), "is in the ticket twice")
+		}
+		seen[p.ID] = true
+	}
 	t.Status = queue.Searching
 	t.CreatedAt = t.CreatedAt.Truncate(time.Microsecond)
 	t.ExpiresAt = t.ExpiresAt.Truncate(time.Microsecond)
@@ -344,7 +356,8 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 		playersN                                = make([]int32, n)
 		claimQueues, claimPlayers, claimTickets []string
 		queueNames                              []string
-		live, stored                            = make(map[string]bool, n), make(map[string]bool, n)
+		live                                    = make(map[string]bool)    // queue names
+		stored                                  = make(map[string]bool, n) // ticket ids
 	)
 	for i, r := range batch {
 		t := &r.t
@@ -366,13 +379,19 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 		clear(stored)
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
-		b.Queue(sqlShareQueues, queueNames)
+		b.Queue(sqlShareQueues, queueNames).Query(func(rows pgx.Rows) error {
+			var name string
+			_, err := pgx.ForEachRow(rows, []any{&name}, func() error {
+				live[name] = true
+				return nil
+			})
+			return err
+		})
 		b.Queue(sqlCreateTickets, ids, queues, players, latencies, created, expires, keys, hashes, playersN,
 			claimQueues, claimPlayers, claimTickets).Query(func(rows pgx.Rows) error {
 			var id string
-			var isLive, isStored bool
-			_, err := pgx.ForEachRow(rows, []any{&id, &isLive, &isStored}, func() error {
-				live[id], stored[id] = isLive, isStored
+			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+				stored[id] = true
 				return nil
 			})
 			return err
@@ -386,16 +405,13 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 	})
 	if commitErr == nil {
 		s.commits.Add(1)
-		for _, ok := range stored {
-			if ok {
-				s.committed.Add(1)
-			}
-		}
+		s.committed.Add(uint64(len(stored)))
 	}
 	for _, r := range batch {
 		out := createOutcome{err: commitErr}
 		if commitErr == nil {
-			out = createOutcome{stored: stored[r.t.ID], noQueue: !live[r.t.ID]}
+			// A queue made between the lock and the insert may have tickets stored: stored wins.
+			out = createOutcome{stored: stored[r.t.ID], noQueue: !live[r.t.Queue]}
 		}
 		r.done <- out
 	}
@@ -497,8 +513,9 @@ SELECT $1, seq.base + e.n, e.type, e.ticket_id, nullif(e.match_id, ''),
 FROM seq, unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[]) WITH ORDINALITY
     AS e(ticket_id, type, match_id, team, reason, n)`
 
-	// Delivered at COMMIT to every replica's listener (queue_notify.go).
-	sqlNotify = `SELECT pg_notify('` + eventsChannel + `', $1)`
+	// Delivered at COMMIT to every replica's listener (queue_notify.go), with the queue's last
+	// Seq as this transaction leaves it.
+	sqlNotify = `SELECT pg_notify('` + eventsChannel + `', name || ' ' || event_seq) FROM queues WHERE name = $1`
 )
 
 // write adds f's statements to b, each checking that it wrote a row per ticket.
