@@ -27,3 +27,10 @@ func (s *QueueStore) SetListening(up bool) {
 	s.notify.setUp(up)
 	s.notify.wakeAll()
 }
+
+// Waiters is the number of WaitEvents calls waiting for a notification of the queue.
+func (s *QueueStore) Waiters(queueName string) int {
+	s.notify.mu.Lock()
+	defer s.notify.mu.Unlock()
+	return len(s.notify.waiters[queueName])
+}

@@ -64,49 +64,51 @@ ORDER BY name FOR KEY SHARE`
 	// the same direction rather than deadlock. The batch has no two tickets with a player, an
 	// idempotency key or an id in common (splitBatch defers the later one). It returns the ids
 	// of the tickets stored.
+	//
+	// The planner sees one row in each CTE, whatever the batch's size: the NOT IN subqueries
+	// are hashed, where joins between the CTEs were planned as nested loops, quadratic in the
+	// batch.
 	sqlCreateTickets = `
 WITH ticket AS (
     SELECT *
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
-                $7::text[], $8::bytea[], $9::int[])
-      AS u(id, queue, players, latencies, created_at, expires_at, idempotency_key, body_hash, players_n)
+                $7::text[], $8::bytea[])
+      AS u(id, queue, players, latencies, created_at, expires_at, idempotency_key, body_hash)
 ), live AS (
     SELECT ticket.* FROM ticket JOIN queues AS q ON q.name = ticket.queue AND q.deleted_at IS NULL
+), claim AS (
+    SELECT * FROM unnest($9::text[], $10::text[], $11::text[]) AS p(queue, player_id, ticket_id)
+    WHERE p.ticket_id IN (SELECT id FROM live)
 ), claimed AS (
     INSERT INTO queue_searching (queue, player_id, ticket_id)
-    SELECT p.queue, p.player_id, p.ticket_id
-    FROM unnest($10::text[], $11::text[], $12::text[]) AS p(queue, player_id, ticket_id)
-    WHERE p.ticket_id IN (SELECT id FROM live)
-    ORDER BY p.queue COLLATE "C", p.player_id COLLATE "C"
+    SELECT queue, player_id, ticket_id FROM claim
+    ORDER BY queue COLLATE "C", player_id COLLATE "C"
     ON CONFLICT (queue, player_id) DO NOTHING
-    RETURNING ticket_id
+    RETURNING ticket_id, player_id
 ), stored AS (
     INSERT INTO queue_tickets (id, queue, status, players, latencies, created_at, expires_at, updated_at,
                                idempotency_key, body_hash, changed_xid)
-    SELECT l.id, l.queue, 'searching', l.players::jsonb, l.latencies::jsonb, l.created_at, l.expires_at,
-           l.created_at, l.idempotency_key, l.body_hash, pg_current_xact_id()
-    FROM live AS l
-    JOIN (SELECT ticket_id, count(*) AS n FROM claimed GROUP BY ticket_id) AS c
-      ON c.ticket_id = l.id AND c.n = l.players_n
+    SELECT id, queue, 'searching', players::jsonb, latencies::jsonb, created_at, expires_at, created_at,
+           idempotency_key, body_hash, pg_current_xact_id()
+    FROM live
+    WHERE id NOT IN (
+        SELECT ticket_id FROM claim WHERE (ticket_id, player_id) NOT IN (SELECT ticket_id, player_id FROM claimed)
+    )
     ON CONFLICT DO NOTHING
     RETURNING id
 )
 SELECT id FROM stored`
 
 	// The claims of the tickets the batch did not store are given back: the rows this
-	// transaction inserted (xmin) for a ticket it did not write.
+	// transaction inserted (xmin) for a ticket it did not write. Both tables are read by index
+	// for the batch's ids.
 	sqlReturnClaims = `
-WITH lost AS (
-    SELECT u.id FROM unnest($1::text[]) AS u(id)
-    WHERE NOT EXISTS (
-        SELECT 1 FROM queue_tickets AS t WHERE t.id = u.id AND t.changed_xid = pg_current_xact_id()
-    )
-)
 DELETE FROM queue_searching AS s
-USING unnest($2::text[], $3::text[], $4::text[]) AS p(queue, player_id, ticket_id)
-WHERE p.ticket_id IN (SELECT id FROM lost)
-  AND s.queue = p.queue AND s.player_id = p.player_id AND s.ticket_id = p.ticket_id
-  AND s.xmin = pg_current_xact_id()::xid`
+WHERE s.ticket_id = ANY($1::text[])
+  AND s.xmin = pg_current_xact_id()::xid
+  AND s.ticket_id NOT IN (
+      SELECT id FROM queue_tickets WHERE id = ANY($1::text[]) AND changed_xid = pg_current_xact_id()
+  )`
 )
 
 // CreateTicket implements queue.Store. The call joins the committer's next batch and waits
@@ -353,7 +355,6 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 		latencies, keys                         = make([]*string, n), make([]*string, n)
 		created, expires                        = make([]time.Time, n), make([]time.Time, n)
 		hashes                                  = make([][]byte, n)
-		playersN                                = make([]int32, n)
 		claimQueues, claimPlayers, claimTickets []string
 		queueNames                              []string
 		live                                    = make(map[string]bool)    // queue names
@@ -363,7 +364,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 		t := &r.t
 		ids[i], queues[i], players[i] = t.ID, t.Queue, string(r.players)
 		latencies[i], keys[i], hashes[i] = r.latencies, r.key, r.hash
-		created[i], expires[i], playersN[i] = t.CreatedAt, t.ExpiresAt, int32(len(t.Players))
+		created[i], expires[i] = t.CreatedAt, t.ExpiresAt
 		for _, p := range t.Players {
 			claimQueues = append(claimQueues, t.Queue)
 			claimPlayers = append(claimPlayers, p.ID)
@@ -387,7 +388,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 			})
 			return err
 		})
-		b.Queue(sqlCreateTickets, ids, queues, players, latencies, created, expires, keys, hashes, playersN,
+		b.Queue(sqlCreateTickets, ids, queues, players, latencies, created, expires, keys, hashes,
 			claimQueues, claimPlayers, claimTickets).Query(func(rows pgx.Rows) error {
 			var id string
 			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
@@ -396,7 +397,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 			})
 			return err
 		})
-		b.Queue(sqlReturnClaims, ids, claimQueues, claimPlayers, claimTickets)
+		b.Queue(sqlReturnClaims, ids)
 		b.Queue("COMMIT")
 		if err := conn.SendBatch(ctx, b).Close(); err != nil {
 			return err
