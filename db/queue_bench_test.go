@@ -86,6 +86,15 @@ func BenchmarkQueueCreateTicket(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "server-µs/ticket")
 }
 
+// walBytes is the server's WAL position: the bytes of WAL it has written, by every database.
+func walBytes(tb testing.TB, pool *pgxpool.Pool) int64 {
+	var n int64
+	if err := pool.QueryRow(context.Background(), `SELECT pg_current_wal_lsn() - '0/0'`).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
 // seedSearching inserts n searching solo tickets into a queue directly, as the store stores
 // them, and returns them.
 func seedSearching(tb testing.TB, pool *pgxpool.Pool, queueName, prefix string, n int, at time.Time) []queue.Ticket {
@@ -93,9 +102,9 @@ func seedSearching(tb testing.TB, pool *pgxpool.Pool, queueName, prefix string, 
 	_, err := pool.Exec(context.Background(), `
 WITH t AS (
     INSERT INTO queue_tickets (id, queue, status, players, latencies, created_at, expires_at, updated_at, changed_xid)
-    SELECT $2 || i, $1, 'searching',
-           jsonb_build_array(jsonb_build_object('id', $2 || 'p' || i, 'rating', 900 + i % 200, 'source', 'inline')),
-           '{"eu-west": 31}', $3, $3 + interval '5 minutes', $3, pg_current_xact_id()
+    SELECT $2::text || i, $1, 'searching',
+           jsonb_build_array(jsonb_build_object('id', $2::text || 'p' || i, 'rating', 900 + i % 200, 'source', 'inline')),
+           '{"eu-west": 31}', $3::timestamptz, $3::timestamptz + interval '5 minutes', $3::timestamptz, pg_current_xact_id()
     FROM generate_series(1, $4::int) AS i
     RETURNING id, players->0->>'id' AS player
 )
@@ -145,6 +154,7 @@ func BenchmarkQueueCommitTick(b *testing.B) {
 	at := queuetest.T0
 	seedSearching(b, s.Pool(), "bench", "other", 10*matches, at)
 	var cpu time.Duration
+	var wal int64
 	for i := range b.N {
 		b.StopTimer()
 		ts := seedSearching(b, s.Pool(), "bench", fmt.Sprintf("i%d-", i), 10*matches, at)
@@ -152,16 +162,18 @@ func BenchmarkQueueCommitTick(b *testing.B) {
 		for m := range matches {
 			w.Matches = append(w.Matches, fiveVFiveMatch(fmt.Sprintf("m%d-%d", i, m), ts[10*m:10*m+10], w.At))
 		}
-		cpu0 := serverCPU(s.Pool())
+		cpu0, wal0 := serverCPU(s.Pool()), walBytes(b, s.Pool())
 		b.StartTimer()
 		done, err := qs.CommitTick(ctx, "bench", w)
 		b.StopTimer()
 		cpu += serverCPU(s.Pool()) - cpu0
+		wal += walBytes(b, s.Pool()) - wal0
 		if err != nil || len(done.Matches) != matches {
 			b.Fatalf("%d matches stored, %v", len(done.Matches), err)
 		}
 	}
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "server-ms/tick")
+	b.ReportMetric(float64(wal)/float64(b.N)/(1<<20), "WAL-MiB/tick")
 }
 
 // BenchmarkQueueWake: a waiter on one replica, an event committed by another. call-ms is the
