@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,7 +33,7 @@ import (
 // rule out, is retried all the same.
 type QueueStore struct {
 	pool    *pgxpool.Pool
-	connCfg *pgx.ConnConfig // the pool's, for the dedicated connections
+	connCfg *pgx.ConnConfig // for the dedicated connections: dedicatedConfig
 
 	creates chan *createRequest
 	stop    chan struct{} // closed by Close: the committer finishes its batch and fails the rest
@@ -62,7 +63,7 @@ var _ queue.Store = (*QueueStore)(nil)
 func NewQueueStore(ctx context.Context, pool *pgxpool.Pool) (*QueueStore, error) {
 	s := &QueueStore{
 		pool:    pool,
-		connCfg: pool.Config().ConnConfig,
+		connCfg: dedicatedConfig(pool),
 		creates: make(chan *createRequest, 4*maxCreateBatch),
 		stop:    make(chan struct{}),
 
@@ -85,6 +86,18 @@ func NewQueueStore(ctx context.Context, pool *pgxpool.Pool) (*QueueStore, error)
 	go func() { defer s.stopped.Done(); s.runCommitter() }()
 	go func() { defer s.stopped.Done(); s.runListener(conn) }()
 	return s, nil
+}
+
+// dedicatedConfig is the pool's connection settings with TCP keepalives that find a dead
+// peer in about 30 s rather than the system's default hours: the listening connection only
+// reads, and would otherwise wait for notifications on a connection that is gone.
+func dedicatedConfig(pool *pgxpool.Pool) *pgx.ConnConfig {
+	cfg := pool.Config().ConnConfig.Copy()
+	d := &net.Dialer{
+		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3},
+	}
+	cfg.DialFunc = d.DialContext
+	return cfg
 }
 
 // Close stops the committer (the batch being committed finishes; calls still queued get an
