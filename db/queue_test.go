@@ -815,3 +815,26 @@ func TestQueueCreateRefusesMalformedTickets(t *testing.T) {
 }
 
 func inf() float64 { return math.Inf(1) }
+
+// A tick of an unknown queue is NotFound, with or without anything to write; a quiet tick of
+// a queue writes nothing.
+func TestQueueCommitTickOfNoQueue(t *testing.T) {
+	t.Parallel()
+	qs, _ := openQueueStore(t)
+	ctx := testCtx(t)
+	mustPut(t, qs, queuetest.Queue("q"))
+	if done, err := qs.CommitTick(ctx, "q", queue.TickWrite{At: queuetest.T0}); err != nil || len(done.Matches)+len(done.Dropped)+len(done.Expired) != 0 {
+		t.Fatalf("a quiet tick: %+v, %v", done, err)
+	}
+	for name, w := range map[string]queue.TickWrite{
+		"quiet":     {At: queuetest.T0},
+		"an expiry": {At: queuetest.T0, Expired: []queue.Expiry{{TicketID: "t1", Reason: "ttl"}}},
+	} {
+		if _, err := qs.CommitTick(ctx, "nowhere", w); apperr.CodeOf(err) != apperr.NotFound {
+			t.Errorf("%s tick of no queue: %v, want NotFound", name, err)
+		}
+	}
+	if evs, err := qs.Events(ctx, "q", 0, 10); err != nil || len(evs) != 0 {
+		t.Fatalf("events after quiet ticks: %+v, %v", evs, err)
+	}
+}

@@ -652,7 +652,8 @@ func newMatchRow(m queue.Match) (matchRow, error) {
 //     expiry of the tick); every ticket they and the expiries end, with its searching
 //     players and its event; the notification; COMMIT.
 //
-// A tick that ends nothing rolls back after the first.
+// A tick that ends nothing rolls back after the first; one without matches or expiries only
+// checks that the queue exists.
 func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.TickWrite) (queue.TickCommitted, error) {
 	var ids []string
 	for _, m := range w.Matches {
@@ -671,6 +672,14 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 		}
 	}
 	at := w.At.Truncate(time.Microsecond)
+	if len(ids) == 0 && len(w.Matches) == 0 { // a quiet tick: no lock, no transaction
+		var exists bool
+		err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queues WHERE name = $1)`, queueName).Scan(&exists)
+		if err == nil && !exists {
+			return queue.TickCommitted{}, noQueue(queueName)
+		}
+		return queue.TickCommitted{}, mapError(err, "queue: commit tick")
+	}
 
 	var done queue.TickCommitted
 	err := s.inTx(ctx, "queue: commit tick", func(conn *pgxpool.Conn) error {
