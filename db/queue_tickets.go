@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"matchmaker/internal/apperr"
@@ -460,6 +461,7 @@ func (s *QueueStore) inTx(ctx context.Context, what string, fn func(conn *pgxpoo
 type finish struct {
 	queue       string
 	at          time.Time
+	rows        []pgtype.TID // where the locked tickets are
 	ids         []string
 	statuses    []string // matched, expired or cancelled: also the event's type
 	reasons     []string
@@ -468,7 +470,7 @@ type finish struct {
 	teams       []int32   // matched only
 }
 
-func (f *finish) add(id string, status queue.Status, reason string, a *queue.Assignment) error {
+func (f *finish) add(row pgtype.TID, id string, status queue.Status, reason string, a *queue.Assignment) error {
 	var doc *string
 	matchID, team := "", int32(0)
 	if a != nil {
@@ -478,6 +480,7 @@ func (f *finish) add(id string, status queue.Status, reason string, a *queue.Ass
 		}
 		doc, matchID, team = new(string(b)), a.MatchID, int32(a.Team)
 	}
+	f.rows = append(f.rows, row)
 	f.ids = append(f.ids, id)
 	f.statuses = append(f.statuses, string(status))
 	f.reasons = append(f.reasons, reason)
@@ -490,12 +493,16 @@ func (f *finish) add(id string, status queue.Status, reason string, a *queue.Ass
 // The statements that end tickets, in the order write sends them. The caller holds the
 // queue's row lock and the tickets' (FOR UPDATE), and has checked that they are searching.
 const (
+	// The tickets are found by the address (ctid) of the rows the transaction locked, which
+	// stays theirs while it holds the lock: one direct read per ticket, whatever the planner
+	// thinks of the table's size (a join on id was planned as a scan of the whole table while
+	// its statistics were behind).
 	sqlFinishTickets = `
 UPDATE queue_tickets AS t
 SET status = u.status, reason = u.reason, assignment = u.assignment::jsonb, updated_at = $2,
     changed_xid = pg_current_xact_id()
-FROM unnest($1::text[], $3::text[], $4::text[], $5::text[]) AS u(id, status, reason, assignment)
-WHERE t.id = u.id AND t.status = 'searching'`
+FROM unnest($1::tid[], $3::text[], $4::text[], $5::text[]) AS u(row, status, reason, assignment)
+WHERE t.ctid = u.row AND t.status = 'searching'`
 
 	sqlEndSearching = `DELETE FROM queue_searching WHERE ticket_id = ANY($1::text[])`
 
@@ -522,7 +529,7 @@ FROM seq, unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[]) WITH
 // write adds f's statements to b, each checking that it wrote a row per ticket.
 func (f *finish) write(b *pgx.Batch) {
 	n := int64(len(f.ids))
-	b.Queue(sqlFinishTickets, f.ids, f.at, f.statuses, f.reasons, f.assignments).Exec(rowsWere(n, "tickets ended"))
+	b.Queue(sqlFinishTickets, f.rows, f.at, f.statuses, f.reasons, f.assignments).Exec(rowsWere(n, "tickets ended"))
 	b.Queue(sqlEndSearching, f.ids)
 	b.Queue(sqlAppendEvents, f.queue, f.ids, f.statuses, f.matchIDs, f.teams, f.reasons, f.at).Exec(rowsWere(n, "events appended"))
 	b.Queue(sqlNotify, f.queue)
@@ -543,7 +550,7 @@ const (
 	// the migration's comment.
 	sqlLockTicketQueue = `
 SELECT 1 FROM queues WHERE name = (SELECT queue FROM queue_tickets WHERE id = $1) FOR NO KEY UPDATE`
-	sqlLockTicket = `SELECT ` + ticketColumns + ` FROM queue_tickets AS t WHERE t.id = $1 FOR UPDATE`
+	sqlLockTicket = `SELECT ` + ticketColumns + `, t.ctid FROM queue_tickets AS t WHERE t.id = $1 FOR UPDATE`
 )
 
 // CancelTicket implements queue.Store. One transaction in two round trips: the locks and the
@@ -552,13 +559,14 @@ func (s *QueueStore) CancelTicket(ctx context.Context, id string, at time.Time) 
 	var t queue.Ticket
 	err := s.inTx(ctx, "queue: cancel ticket", func(conn *pgxpool.Conn) error {
 		var found bool
+		var row pgtype.TID
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
 		b.Queue(sqlLockTicketQueue, id)
 		b.Queue(sqlLockTicket, id).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
 				var err error
-				if t, err = scanTicket(rows); err != nil {
+				if t, err = scanTicket(rows, &row); err != nil {
 					return err
 				}
 				found = true
@@ -578,7 +586,7 @@ func (s *QueueStore) CancelTicket(ctx context.Context, id string, at time.Time) 
 		}
 		at = at.Truncate(time.Microsecond)
 		f := finish{queue: t.Queue, at: at}
-		if err := f.add(id, queue.Cancelled, "cancelled", nil); err != nil {
+		if err := f.add(row, id, queue.Cancelled, "cancelled", nil); err != nil {
 			return err
 		}
 		b = &pgx.Batch{}
@@ -604,12 +612,14 @@ const (
 	// deleted finds its tickets cancelled and changes nothing.
 	sqlLockQueue = `SELECT 1 FROM queues WHERE name = $1 FOR NO KEY UPDATE`
 
-	// The tick's tickets, locked in the order of their ids (the caller sorts them).
+	// The tick's tickets of the queue, locked one by one in the order of their ids (the
+	// caller sorts them): one primary-key lookup each, whatever the statistics say.
 	sqlLockTickets = `
-SELECT id, status FROM queue_tickets
-WHERE id = ANY($1::text[]) AND queue = $2
-ORDER BY id
-FOR UPDATE`
+SELECT t.ctid, t.id, t.status
+FROM unnest($1::text[]) AS u(id)
+CROSS JOIN LATERAL (
+    SELECT ctid, id, status FROM queue_tickets WHERE id = u.id AND queue = $2 FOR UPDATE
+) AS t`
 
 	sqlInsertMatches = `
 INSERT INTO queue_matches (id, queue, created_at, region, teams, pairs, skill_difference, average_difference)
@@ -685,7 +695,7 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 	err := s.inTx(ctx, "queue: commit tick", func(conn *pgxpool.Conn) error {
 		done = queue.TickCommitted{}
 		var found bool
-		searching := make(map[string]bool, len(ids))
+		searching := make(map[string]pgtype.TID, len(ids)) // the tickets still searching, by id
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
 		b.Queue(sqlLockQueue, queueName).Query(func(rows pgx.Rows) error {
@@ -695,9 +705,12 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 			return rows.Err()
 		})
 		b.Queue(sqlLockTickets, ids, queueName).Query(func(rows pgx.Rows) error {
+			var row pgtype.TID
 			var id, status string
-			_, err := pgx.ForEachRow(rows, []any{&id, &status}, func() error {
-				searching[id] = status == string(queue.Searching)
+			_, err := pgx.ForEachRow(rows, []any{&row, &id, &status}, func() error {
+				if status == string(queue.Searching) {
+					searching[id] = row
+				}
 				return nil
 			})
 			return err
@@ -717,30 +730,31 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 		)
 		for i, m := range w.Matches {
 			tickets := m.Tickets()
-			if len(tickets) == 0 || slices.ContainsFunc(tickets, func(id string) bool { return !searching[id] }) {
+			if len(tickets) == 0 || slices.ContainsFunc(tickets, func(id string) bool { _, ok := searching[id]; return !ok }) {
 				done.Dropped = append(done.Dropped, m.ID)
 				continue
 			}
 			assigned := queue.Assignments(m)
 			for _, id := range tickets {
 				a := assigned[id]
-				if err := f.add(id, queue.Matched, "", &a); err != nil {
+				if err := f.add(searching[id], id, queue.Matched, "", &a); err != nil {
 					return err
 				}
-				searching[id] = false
+				delete(searching, id)
 			}
 			mids, regions, teams, pairs = append(mids, m.ID), append(regions, m.Region), append(teams, rows[i].teams), append(pairs, rows[i].pairs)
 			created, skill, average = append(created, m.CreatedAt), append(skill, m.SkillDifference), append(average, m.AverageDifference)
 			done.Matches = append(done.Matches, m.ID)
 		}
 		for _, e := range w.Expired {
-			if !searching[e.TicketID] {
+			row, ok := searching[e.TicketID]
+			if !ok {
 				continue
 			}
-			if err := f.add(e.TicketID, queue.Expired, e.Reason, nil); err != nil {
+			if err := f.add(row, e.TicketID, queue.Expired, e.Reason, nil); err != nil {
 				return err
 			}
-			searching[e.TicketID] = false
+			delete(searching, e.TicketID)
 			done.Expired = append(done.Expired, e.TicketID)
 		}
 		if len(f.ids) == 0 {
@@ -765,12 +779,12 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 	return done, nil
 }
 
-// sqlLockSearching locks the searching tickets of a queue, by id.
+// sqlLockSearching locks the searching tickets of a queue, one by one in the order of their
+// ids.
 const sqlLockSearching = `
-SELECT id FROM queue_tickets
-WHERE id IN (SELECT ticket_id FROM queue_searching WHERE queue = $1)
-ORDER BY id
-FOR UPDATE`
+SELECT t.ctid, t.id
+FROM (SELECT DISTINCT ticket_id FROM queue_searching WHERE queue = $1 ORDER BY ticket_id) AS s
+CROSS JOIN LATERAL (SELECT ctid, id FROM queue_tickets WHERE id = s.ticket_id FOR UPDATE) AS t`
 
 // DeleteQueue implements queue.Store. The queue's row is locked FOR UPDATE, which waits for
 // the batches creating tickets in it and keeps new ones out; its searching tickets are
@@ -789,9 +803,10 @@ func (s *QueueStore) DeleteQueue(ctx context.Context, name string, at time.Time)
 			return rows.Err()
 		})
 		b.Queue(sqlLockSearching, name).Query(func(rows pgx.Rows) error {
+			var row pgtype.TID
 			var id string
-			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
-				return f.add(id, queue.Cancelled, "queue deleted", nil)
+			_, err := pgx.ForEachRow(rows, []any{&row, &id}, func() error {
+				return f.add(row, id, queue.Cancelled, "queue deleted", nil)
 			})
 			return err
 		})
