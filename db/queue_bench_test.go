@@ -141,7 +141,7 @@ func fiveVFiveMatch(id string, ts []queue.Ticket, at time.Time) queue.Match {
 // BenchmarkQueueCommitTick: one tick's write of 1,000 5v5 matches of solo tickets (10,000
 // tickets matched, 10,000 events), in a queue that has them and 10,000 more searching:
 //
-//	go test -run '^$' -bench QueueCommitTick -count 6 ./db/
+//	go test -run '^$' -bench QueueCommitTick -benchtime 5x -count 6 ./db/
 func BenchmarkQueueCommitTick(b *testing.B) {
 	const matches = 1000
 	qs, s := openQueueStore(b)
@@ -155,6 +155,7 @@ func BenchmarkQueueCommitTick(b *testing.B) {
 	seedSearching(b, s.Pool(), "bench", "other", 10*matches, at)
 	var cpu time.Duration
 	var wal int64
+	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
 		ts := seedSearching(b, s.Pool(), "bench", fmt.Sprintf("i%d-", i), 10*matches, at)
@@ -180,7 +181,7 @@ func BenchmarkQueueCommitTick(b *testing.B) {
 // CancelTicket call that writes the event (its commit included); wake-ms is from the start of
 // that call to the waiter's return, so wake-ms minus call-ms is the notification's delay:
 //
-//	go test -run '^$' -bench QueueWake -count 6 ./db/
+//	go test -run '^$' -bench QueueWake -benchtime 200x -count 6 ./db/
 func BenchmarkQueueWake(b *testing.B) {
 	stores, _ := openReplicas(b, 2)
 	writer, reader := stores[0], stores[1]
@@ -191,6 +192,7 @@ func BenchmarkQueueWake(b *testing.B) {
 		b.Fatal(err)
 	}
 	var calls, wakes, delays []time.Duration
+	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
 		id := fmt.Sprintf("t%d", i)
