@@ -838,3 +838,24 @@ func TestQueueCommitTickOfNoQueue(t *testing.T) {
 		t.Fatalf("events after quiet ticks: %+v, %v", evs, err)
 	}
 }
+
+// Replicas that create the same queue at once: one creates it, the others replace it.
+func TestQueuePutQueueConcurrently(t *testing.T) {
+	t.Parallel()
+	stores, _ := openReplicas(t, 2)
+	ctx := testCtx(t)
+	const n = 8
+	created := make([]bool, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { _, created[i], errs[i] = stores[i%2].PutQueue(ctx, queuetest.Queue("q")) })
+	}
+	wg.Wait()
+	if err := cmpOrErr(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if k := len(slices.DeleteFunc(created, func(c bool) bool { return !c })); k != 1 {
+		t.Fatalf("%d calls created the queue, want 1", k)
+	}
+}
