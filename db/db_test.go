@@ -377,7 +377,7 @@ func TestBiasShards(t *testing.T) {
 		t.Fatalf("bias cells: %d rows, %v wins, %v games; want 1 to 4 shards, 0 wins, 64 games", rows, wins, games)
 	}
 	if _, err := s.Rebuild(ctx, "tdm", func(p *ratings.MutatorPolicy, h []ratings.Result) (map[string]*ratings.State, error) {
-		states, _, err := ratings.DefaultModel().ReplayByContext(p, h)
+		states, _, err := ratings.ReplayByContext(ratings.DefaultModel(), p, h)
 		return states, err
 	}, nil); err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ type config struct {
 	DatabaseURL     string
 	Migrate         bool
 	APIKeys         string
+	RateLimits      handlers.RateLimits
 	Auth            bool
 	LegacyAddr      string
 	DebugAddr       string
@@ -59,6 +60,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			HeavySearches:       env.integer("MATCHMAKER_HEAVY_SEARCHES", limits.HeavySearches),
 		},
 	}
+	rateLimits, err := handlers.ParseRateLimits(getenv("MATCHMAKER_RATE_LIMITS"))
+	if err != nil {
+		env.errs = append(env.errs, fmt.Errorf("MATCHMAKER_RATE_LIMITS: %w", err))
+	}
+	cfg.RateLimits = rateLimits
 	if err := errors.Join(env.errs...); err != nil {
 		return config{}, err
 	}

@@ -28,6 +28,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
 		command, rest = rest[0], rest[1:]
 	}
+	if command == "evaluate" { // its own flags, no configuration
+		return evaluateCommand(rest, stdout, stderr)
+	}
 	cfg, err := parseConfig(rest, getenv, stderr)
 	if err != nil {
 		return err
@@ -44,7 +47,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "healthcheck":
 		return healthcheck(ctx, cfg.Addr)
 	default:
-		return fmt.Errorf("unknown command %q (want serve, migrate, rebuild or healthcheck)", command)
+		return fmt.Errorf("unknown command %q (want serve, migrate, rebuild, healthcheck or evaluate)", command)
 	}
 }
 
@@ -152,11 +155,12 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	storeCalls := metrics.NewStoreCalls(registry)
 	svc := ratings.NewService(ratings.Metered(rawStore, storeCalls.Observer(rawStore.Name())), ratings.DefaultModel())
 	handler := handlers.NewServer(handlers.Deps{
-		Logger:   logger,
-		Limits:   cfg.Limits,
-		Registry: registry,
-		Ratings:  svc,
-		Auth:     auth,
+		Logger:     logger,
+		Limits:     cfg.Limits,
+		Registry:   registry,
+		Ratings:    svc,
+		Auth:       auth,
+		RateLimits: cfg.RateLimits,
 	})
 
 	listener, err := net.Listen("tcp", cfg.Addr)

@@ -120,6 +120,7 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"unknown flag", nil, []string{"-no-such-flag"}, "no-such-flag"},
 		{"unknown command", nil, []string{"launch"}, "launch"},
 		{"malformed API keys", map[string]string{"MATCHMAKER_API_KEYS": "ci:read:nothex"}, nil, "MATCHMAKER_API_KEYS"},
+		{"malformed rate limits", map[string]string{"MATCHMAKER_RATE_LIMITS": "match=fast"}, nil, "MATCHMAKER_RATE_LIMITS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

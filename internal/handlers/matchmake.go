@@ -94,14 +94,6 @@ type matchmakeStatsJSON struct {
 	PairDifference    distributionJSON `json:"pair_difference"`
 }
 
-// defaultRating is the midpoint of the thesis's scale with its default coefficients (0..2000).
-const defaultRating = 1000
-
-// storedRatingScale maps a stored rating's 0..100 weight onto the thesis's 0..2000 scale, so
-// that stored, inline and stats-based ratings share one scale and one interval: the average
-// (and unknown) weight 50 is the default rating 1000.
-const storedRatingScale = 20
-
 // handleMatchmake answers POST /v1/matchmake: a queue in, matches out.
 func handleMatchmake(logger *slog.Logger, limits Limits, svc *ratings.Service, metrics *domainMetrics, gate *workGate) http.Handler {
 	return handleCompute(logger, svc, gate, func(req *matchmakeRequest) (computation, error) {
@@ -165,7 +157,7 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.Pairi
 	}
 	fields.Include(coef.Validate())
 
-	fallback := float64(defaultRating)
+	fallback := float64(ratings.DefaultMatchRating)
 	if req.DefaultRating != nil {
 		fallback = *req.DefaultRating
 		if !(math.Abs(fallback) <= matchmaker.PairingMaxMagnitude) {
@@ -179,7 +171,7 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.Pairi
 	case len(req.Players) > limits.MaxMatchmakePlayers:
 		fields.Add("players", "must hold at most %d players", limits.MaxMatchmakePlayers)
 	}
-	stored := newStoredWeights(req.Context, storedRatingScale, &fields)
+	stored := newStoredWeights(req.Context, ratings.MatchRatingScale, &fields)
 	if fields.Len() > 0 {
 		return nil, opts, nil, fields.Err()
 	}

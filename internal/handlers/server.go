@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"matchmaker/internal/queue"
 	"matchmaker/internal/ratings"
 )
 
@@ -45,8 +46,13 @@ type Deps struct {
 	// Ratings is the ratings service every rating endpoint and stored weight goes through; nil
 	// means one over a fresh in-memory store with the default model.
 	Ratings *ratings.Service
+	// Queue is the ticket queue service; nil means one over a fresh in-memory store (its tick
+	// loop is not run: whoever builds the server runs Queue.Run).
+	Queue *queue.Service
 	// Auth says who may call what; nil means auth on with no keys configured.
 	Auth *Auth
+	// RateLimits bounds each caller's requests per route class; nil: no limits.
+	RateLimits RateLimits
 }
 
 // NewServer builds the service's http.Handler.
@@ -65,6 +71,9 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Ratings == nil {
 		d.Ratings = ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
+	}
+	if d.Queue == nil {
+		d.Queue = queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: d.Ratings, Logger: d.Logger})
 	}
 	metrics := newHTTPMetrics(d.Registry)
 	domain := newDomainMetrics(d.Registry)

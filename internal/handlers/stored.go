@@ -13,7 +13,7 @@ import (
 // participants' weights (0..100, times scale) in the request's context in one batch, and for
 // the mean bot weight when a bot rule left it out. Without a
 // context nothing is read and the defaults stay. The team endpoints and /v1/matchmake (with
-// scale storedRatingScale) share it.
+// scale ratings.MatchRatingScale) share it.
 type storedWeights struct {
 	ctx     *contextJSON
 	scale   float64

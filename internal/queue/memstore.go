@@ -314,6 +314,16 @@ func (s *MemoryStore) Events(ctx context.Context, queue string, after int64, lim
 	return slices.Clone(q.events[start:end]), nil
 }
 
+func (s *MemoryStore) EventHead(ctx context.Context, queue string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q, ok := s.queues[queue]
+	if !ok {
+		return 0, apperr.New(apperr.NotFound, "no queue %q", queue)
+	}
+	return q.dropped + int64(len(q.events)), nil
+}
+
 func (s *MemoryStore) WaitEvents(ctx context.Context, queue string, after int64) error {
 	s.mu.Lock()
 	q, ok := s.queues[queue]
@@ -406,6 +416,7 @@ func (s *MemoryStore) Purge(ctx context.Context, before time.Time) (PurgeReport,
 
 func cloneQueue(q Queue) Queue {
 	q.Mutators = slices.Clone(q.Mutators)
+	q.Regions = slices.Clone(q.Regions)
 	q.Expansions.Interval = slices.Clone(q.Expansions.Interval)
 	q.Expansions.MaxLatencyMS = slices.Clone(q.Expansions.MaxLatencyMS)
 	if q.Webhook != nil {

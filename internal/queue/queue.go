@@ -26,13 +26,13 @@ import (
 // Limits of a queue definition and of its tickets.
 const (
 	MaxTeamSize      = 16
-	MaxExpansionStep = 32                  // steps in one expansion schedule
-	MaxTicketTTL     = 24 * time.Hour      // longest ticket_ttl_s / ttl_s
+	MaxExpansionStep = 32             // steps in one expansion schedule
+	MaxTicketTTL     = 24 * time.Hour // longest ticket_ttl_s / ttl_s
 	MinTick          = 50 * time.Millisecond
 	MaxTick          = time.Minute
-	MaxRegions       = 64                  // regions in one ticket's latencies_ms
-	MaxRating        = 1e9                 // |rating| accepted inline
-	MaxLatencyMS     = 10_000              // a latency above 10 s is a measurement error
+	MaxRegions       = 64     // regions in one ticket's latencies_ms
+	MaxRating        = 1e9    // |rating| accepted inline
+	MaxLatencyMS     = 10_000 // a latency above 10 s is a measurement error
 	DefaultTicketTTL = 5 * time.Minute
 	DefaultTick      = time.Second
 	MaxWebhookURLLen = 2048
@@ -86,13 +86,15 @@ type Webhook struct {
 
 // Queue is a named queue and how it matches.
 type Queue struct {
-	Name         string
-	GameType     string   // the rating context's game type: stored ratings come from it,
-	Mutators     []string // and the queue's matches' results go to it
-	TeamSize     int      // players per team, 1..MaxTeamSize
-	Teams        int      // always 2 for now
-	Strategy     Strategy
-	Expansions   Expansions
+	Name       string
+	GameType   string   // the rating context's game type: stored ratings come from it,
+	Mutators   []string // and the queue's matches' results go to it
+	TeamSize   int      // players per team, 1..MaxTeamSize
+	Teams      int      // always 2 for now
+	Strategy   Strategy
+	Expansions Expansions
+	// Regions lists the regions tickets may give latencies for; empty: any region name.
+	Regions      []string
 	TicketTTL    time.Duration
 	MaxPartySize int // players in one ticket, 1..TeamSize
 	Tick         time.Duration
@@ -133,6 +135,14 @@ func (q *Queue) Validate() error {
 	}
 	checkSteps(&f, "expansions.interval", q.Expansions.Interval, math.MaxFloat64, true)
 	checkSteps(&f, "expansions.max_latency_ms", q.Expansions.MaxLatencyMS, MaxLatencyMS, false)
+	if len(q.Regions) > MaxRegions {
+		f.Add("regions", "must list at most %d regions", MaxRegions)
+	}
+	for i, r := range q.Regions {
+		if err := ratings.ValidateName(r); err != nil {
+			f.Add(fmt.Sprintf("regions[%d]", i), "%s", err)
+		}
+	}
 	if q.TicketTTL < time.Second || q.TicketTTL > MaxTicketTTL {
 		f.Add("ticket_ttl_s", "must be 1..%d seconds", int(MaxTicketTTL.Seconds()))
 	}

@@ -60,6 +60,8 @@ type Store interface {
 
 	// Events returns up to limit events of the queue with Seq > after, in Seq order.
 	Events(ctx context.Context, queue string, after int64, limit int) ([]Event, error)
+	// EventHead returns the Seq of the queue's newest event (0 when it has none).
+	EventHead(ctx context.Context, queue string) (int64, error)
 	// WaitEvents returns once the queue may have an event with Seq > after (at once if it
 	// has one), or when ctx ends (returning its error). Every replica's waiters wake up,
 	// whichever replica wrote the event. Spurious wake-ups are allowed.

@@ -37,6 +37,16 @@ func (s *Service) Ping(ctx context.Context) error { return s.store.Ping(ctx) }
 // player, 50 on the 0..100 scale (the weight of the zero Rating).
 const UnknownWeight = 50
 
+// Matchmaking puts players on the thesis's 0..2000 rating scale (its eq. 6.5 with default
+// coefficients), where /v1/matchmake's and the ticket queue's intervals (25, 50, ...) are
+// measured. A stored weight times MatchRatingScale is on that scale, so stored, inline and
+// stats-based ratings share one scale and one interval: the average (and unknown) weight 50
+// is DefaultMatchRating.
+const (
+	MatchRatingScale   = 20
+	DefaultMatchRating = UnknownWeight * MatchRatingScale
+)
+
 // Receipt is what recording a result did: the context it was rated in, the pre-match
 // prediction and every participant's move. A replay of the same result returns the first
 // receipt with Replayed set; it carries each update's skill before and after and games, which
@@ -299,7 +309,7 @@ func (s *Service) Rebuild(ctx context.Context, gameType string, progress func(Pr
 	if err := ValidateName(gameType); err != nil {
 		return RebuildReport{}, apperr.Field("game_type", "%s", err)
 	}
-	return s.store.Rebuild(ctx, gameType, s.model.Replayer(), progress)
+	return s.store.Rebuild(ctx, gameType, Replayer(s.model), progress)
 }
 
 // checkParticipants applies the id rule to every participant, before any store call.

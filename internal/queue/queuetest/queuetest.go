@@ -133,6 +133,7 @@ func testQueues(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	q := Queue("ranked")
 	q.Mutators = []string{"instagib"}
+	q.Regions = []string{"eu", "us"}
 	q.Expansions.MaxLatencyMS = []queue.Step{{AfterS: 0, Value: 60}, {AfterS: 20, Value: 120}}
 	q.Webhook = &queue.Webhook{URL: "https://example.com/hook", Secret: "0123456789abcdef"}
 	stored, created, err := st.PutQueue(c, q)
@@ -167,6 +168,7 @@ func testQueues(t *testing.T, st queue.Store) {
 
 func sameQueue(a, b queue.Queue) bool {
 	return a.Name == b.Name && a.GameType == b.GameType && slices.Equal(a.Mutators, b.Mutators) &&
+		slices.Equal(a.Regions, b.Regions) &&
 		a.TeamSize == b.TeamSize && a.Teams == b.Teams && a.Strategy == b.Strategy &&
 		slices.Equal(a.Expansions.Interval, b.Expansions.Interval) &&
 		slices.Equal(a.Expansions.MaxLatencyMS, b.Expansions.MaxLatencyMS) &&
@@ -430,6 +432,9 @@ func testEvents(t *testing.T, st queue.Store) {
 	}
 	if rest := must[[]queue.Event](t)(st.Events(c, "q", 5, 10)); len(rest) != 0 {
 		t.Fatalf("events after the last: %+v", rest)
+	}
+	if head := must[int64](t)(st.EventHead(c, "q")); head != 5 {
+		t.Fatalf("event head %d, want 5", head)
 	}
 	if err := st.WaitEvents(c, "q", 4); err != nil {
 		t.Fatalf("an event after 4 exists: WaitEvents = %v", err)

@@ -1,0 +1,244 @@
+package queue
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Run ticks the queues this replica leads until ctx ends. Every replica runs it: for each
+// queue a runner tries to lead at every tick, and only the leader loads the queue's changes,
+// runs the pass and writes its matches. Run re-reads the queue definitions every
+// Config.QueueRefresh (so a queue made or changed on another replica starts ticking here),
+// purges what is past Config.Retention every minute, and, when ctx ends, stops its runners
+// and resigns their queues.
+func (s *Service) Run(ctx context.Context) error {
+	runners := map[string]*runner{}
+	defer func() {
+		for _, r := range runners {
+			r.stop()
+		}
+	}()
+	refresh := time.NewTicker(s.cfg.QueueRefresh)
+	defer refresh.Stop()
+	purge := time.NewTicker(time.Minute)
+	defer purge.Stop()
+	for {
+		s.syncRunners(ctx, runners)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-refresh.C:
+		case <-purge.C:
+			s.purge(ctx)
+		}
+	}
+}
+
+// syncRunners starts a runner for each new queue, gives the others their current definition,
+// and stops those whose queue is gone.
+func (s *Service) syncRunners(ctx context.Context, runners map[string]*runner) {
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	qs, err := s.store.ListQueues(rctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.logger.Warn("queue: cannot read the queue definitions", "err", err)
+		}
+		return
+	}
+	live := make(map[string]bool, len(qs))
+	for _, q := range qs {
+		live[q.Name] = true
+		if r, ok := runners[q.Name]; ok {
+			r.def.Store(&q)
+			continue
+		}
+		runners[q.Name] = s.startRunner(ctx, q)
+	}
+	for name, r := range runners {
+		if !live[name] {
+			r.stop()
+			delete(runners, name)
+			s.metrics.forget(name)
+		}
+	}
+}
+
+func (s *Service) purge(ctx context.Context) {
+	pctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	r, err := s.store.Purge(pctx, s.now().Add(-s.cfg.Retention))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.logger.Warn("queue: purge failed", "err", err)
+	case r.Tickets+r.Matches+r.Events > 0:
+		s.logger.Info("queue: purged", "tickets", r.Tickets, "matches", r.Matches, "events", r.Events)
+	}
+}
+
+// runner ticks one queue. Its fields other than def belong to its goroutine.
+type runner struct {
+	s      *Service
+	def    atomic.Pointer[Queue]
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+	kick   chan struct{} // wakes the webhook deliverer
+
+	leading atomic.Bool
+	cursor  Cursor
+	waiting map[string]Ticket // the queue's searching tickets, while leading
+}
+
+func (s *Service) startRunner(parent context.Context, q Queue) *runner {
+	ctx, cancel := context.WithCancel(parent)
+	r := &runner{s: s, cancel: cancel, kick: make(chan struct{}, 1)}
+	r.def.Store(&q)
+	r.done.Go(func() { r.loop(ctx) })
+	r.done.Go(func() { r.deliverLoop(ctx) })
+	return r
+}
+
+func (r *runner) stop() {
+	r.cancel()
+	r.done.Wait()
+}
+
+func (r *runner) loop(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			r.resign()
+			return
+		case <-timer.C:
+		}
+		q := *r.def.Load()
+		r.tick(ctx, q)
+		timer.Reset(q.Tick)
+	}
+}
+
+func (r *runner) resign() {
+	if !r.leading.Load() {
+		return
+	}
+	q := r.def.Load()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := r.s.store.Resign(ctx, q.Name); err != nil {
+		r.s.logger.Warn("queue: resigning failed; the lock goes with the session", "queue", q.Name, "err", err)
+	}
+	r.leading.Store(false)
+	r.s.metrics.leading(q.Name, false)
+}
+
+// tick is one tick of the queue: lead or not, and if leading, load the changes since the last
+// tick, run the pass and write what it decided.
+func (r *runner) tick(parent context.Context, q Queue) {
+	ctx, cancel := context.WithTimeout(parent, max(5*q.Tick, 5*time.Second))
+	defer cancel()
+	log := r.s.logger.With("queue", q.Name)
+	lead, err := r.s.store.Lead(ctx, q.Name)
+	if err != nil || !lead {
+		if r.leading.Load() {
+			log.Warn("queue: no longer leading", "err", err)
+		}
+		r.leading.Store(false)
+		r.waiting, r.cursor = nil, 0
+		r.s.metrics.leading(q.Name, false)
+		return
+	}
+	if !r.leading.Load() {
+		log.Info("queue: leading")
+		r.leading.Store(true)
+		r.s.metrics.leading(q.Name, true)
+	}
+	start := time.Now()
+	if err := r.load(ctx, q); err != nil {
+		log.Warn("queue: cannot load the queue's changes", "err", err)
+		return
+	}
+	now := r.s.now().UTC()
+	list := make([]Ticket, 0, len(r.waiting))
+	for _, t := range r.waiting {
+		list = append(list, t)
+	}
+	slices.SortFunc(list, func(a, b Ticket) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
+	w, err := r.s.matcher.Match(q, list, now)
+	if err != nil {
+		log.Error("queue: the matching pass failed", "err", err)
+		return
+	}
+	if len(w.Matches)+len(w.Expired) > 0 {
+		w.At = now
+		done, err := r.s.store.CommitTick(ctx, q.Name, w)
+		if err != nil {
+			log.Warn("queue: cannot write the tick; its matches are retried at the next tick", "err", err)
+			return
+		}
+		r.committed(q.Name, w, done, now)
+		select {
+		case r.kick <- struct{}{}:
+		default:
+		}
+	}
+	players := 0
+	for _, t := range r.waiting {
+		players += len(t.Players)
+	}
+	r.s.metrics.ticked(q.Name, time.Since(start), len(r.waiting), players)
+}
+
+// load brings the in-memory view up to date with the queue's changes since the last tick.
+func (r *runner) load(ctx context.Context, q Queue) error {
+	changes, cur, err := r.s.store.Changes(ctx, q.Name, r.cursor)
+	if err != nil {
+		return err
+	}
+	if r.waiting == nil {
+		r.waiting = make(map[string]Ticket, len(changes))
+	}
+	for _, t := range changes {
+		if t.Status == Searching {
+			r.waiting[t.ID] = t
+		} else {
+			delete(r.waiting, t.ID)
+		}
+	}
+	r.cursor = cur
+	return nil
+}
+
+// committed drops what a tick matched or expired from the view, and records it.
+func (r *runner) committed(queue string, w TickWrite, done TickCommitted, now time.Time) {
+	stored := make(map[string]bool, len(done.Matches))
+	for _, id := range done.Matches {
+		stored[id] = true
+	}
+	for _, m := range w.Matches {
+		if !stored[m.ID] {
+			continue
+		}
+		var waits []time.Duration
+		for _, id := range m.Tickets() {
+			if t, ok := r.waiting[id]; ok {
+				waits = append(waits, now.Sub(t.CreatedAt))
+				delete(r.waiting, id)
+			}
+		}
+		r.s.metrics.matched(queue, m, waits)
+	}
+	reasons := make(map[string]string, len(w.Expired))
+	for _, e := range w.Expired {
+		reasons[e.TicketID] = e.Reason
+	}
+	for _, id := range done.Expired {
+		delete(r.waiting, id)
+		r.s.metrics.expiredTicket(queue, reasons[id])
+	}
+}

@@ -1,0 +1,125 @@
+package queue
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"matchmaker/internal/metrics"
+)
+
+// Metrics are the queue's Prometheus metrics, labelled by queue name. Queue names are made by
+// admins, so the label set is bounded; a deleted queue's series are removed. A nil *Metrics
+// records nothing.
+type Metrics struct {
+	searching *prometheus.GaugeVec
+	players   *prometheus.GaugeVec
+	leader    *prometheus.GaugeVec
+	tick      *prometheus.HistogramVec
+	matches   *prometheus.CounterVec
+	created   *prometheus.CounterVec
+	expired   *prometheus.CounterVec
+	wait      *prometheus.HistogramVec
+	quality   *prometheus.HistogramVec
+	webhooks  *prometheus.CounterVec
+}
+
+// waitBuckets are seconds a ticket waited: from a tick to the longest TTL.
+var waitBuckets = []float64{0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600}
+
+// NewMetrics registers the queue's metrics on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	byQueue := []string{"queue"}
+	m := &Metrics{
+		searching: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "matchmaker_queue_searching_tickets",
+			Help: "Tickets searching in the queue, as its leader saw them at its last tick."}, byQueue),
+		players: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "matchmaker_queue_searching_players",
+			Help: "Players in the queue's searching tickets, as its leader saw them at its last tick."}, byQueue),
+		leader: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "matchmaker_queue_leader",
+			Help: "1 when this replica leads (ticks) the queue."}, byQueue),
+		tick: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "matchmaker_queue_tick_duration_seconds",
+			Help: "Time of one tick: loading changes, the matching pass and the match write.", Buckets: metrics.LatencyBuckets}, byQueue),
+		matches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_matches_total",
+			Help: "Matches the queue made."}, byQueue),
+		created: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_tickets_created_total",
+			Help: "Tickets created in the queue (replays not counted)."}, byQueue),
+		expired: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_expired_tickets_total",
+			Help: "Tickets that expired, by reason."}, []string{"queue", "reason"}),
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "matchmaker_queue_wait_seconds",
+			Help: "How long matched tickets waited.", Buckets: waitBuckets}, byQueue),
+		quality: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "matchmaker_queue_match_average_difference",
+			Help:    "Difference of the two teams' average ratings per match the queue made.",
+			Buckets: []float64{0.1, 0.5, 1, 2, 5, 10, 25, 50, 100, 250}}, byQueue),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_webhook_deliveries_total",
+			Help: "Webhook deliveries, by outcome (delivered, failed)."}, []string{"queue", "outcome"}),
+	}
+	reg.MustRegister(m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks)
+	return m
+}
+
+func (m *Metrics) ticketCreated(queue string) {
+	if m != nil {
+		m.created.WithLabelValues(queue).Inc()
+	}
+}
+
+func (m *Metrics) leading(queue string, yes bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if yes {
+		v = 1
+	}
+	m.leader.WithLabelValues(queue).Set(v)
+}
+
+// ticked records one tick of a queue the replica leads.
+func (m *Metrics) ticked(queue string, elapsed time.Duration, searching, players int) {
+	if m == nil {
+		return
+	}
+	m.tick.WithLabelValues(queue).Observe(elapsed.Seconds())
+	m.searching.WithLabelValues(queue).Set(float64(searching))
+	m.players.WithLabelValues(queue).Set(float64(players))
+}
+
+func (m *Metrics) matched(queue string, match Match, waits []time.Duration) {
+	if m == nil {
+		return
+	}
+	m.matches.WithLabelValues(queue).Inc()
+	m.quality.WithLabelValues(queue).Observe(match.AverageDifference)
+	for _, w := range waits {
+		m.wait.WithLabelValues(queue).Observe(w.Seconds())
+	}
+}
+
+func (m *Metrics) expiredTicket(queue, reason string) {
+	if m != nil {
+		m.expired.WithLabelValues(queue, reason).Inc()
+	}
+}
+
+func (m *Metrics) webhook(queue string, delivered bool) {
+	if m == nil {
+		return
+	}
+	outcome := "failed"
+	if delivered {
+		outcome = "delivered"
+	}
+	m.webhooks.WithLabelValues(queue, outcome).Inc()
+}
+
+// forget removes a deleted queue's series.
+func (m *Metrics) forget(queue string) {
+	if m == nil {
+		return
+	}
+	l := prometheus.Labels{"queue": queue}
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
+		m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks} {
+		v.DeletePartialMatch(l)
+	}
+}

@@ -1,0 +1,400 @@
+package queue
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/binary"
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/ratings"
+)
+
+// Matcher runs one pass of a queue over its waiting tickets at now: the matches to make and
+// the tickets to expire. The queue's production Matcher is matchmaker/tick's pass (TickPass);
+// tests may give their own.
+type Matcher interface {
+	Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, error)
+}
+
+// Config tunes the service; zero fields take the defaults.
+type Config struct {
+	// MaxWait caps a long-poll (GET /v1/tickets/{id}?wait_s=N). Default 60 s.
+	MaxWait time.Duration
+	// Retention is how long finished tickets, matches and events stay readable (and SSE
+	// streams resumable). Default 1 h; at least 10 minutes.
+	Retention time.Duration
+	// QueueRefresh is how often the tick loop re-reads the queue definitions, so a queue made
+	// on another replica starts ticking here. Default 2 s.
+	QueueRefresh time.Duration
+	// WebhookTimeout bounds one webhook delivery. Default 5 s.
+	WebhookTimeout time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	c.MaxWait = cmp.Or(c.MaxWait, 60*time.Second)
+	c.Retention = max(cmp.Or(c.Retention, time.Hour), 10*time.Minute)
+	c.QueueRefresh = cmp.Or(c.QueueRefresh, 2*time.Second)
+	c.WebhookTimeout = cmp.Or(c.WebhookTimeout, 5*time.Second)
+	return c
+}
+
+// Service is the ticket queue's use cases, for every transport: queue administration,
+// tickets, matches, events, and (Run) the tick loop of the queues this replica leads.
+type Service struct {
+	store   Store
+	ratings *ratings.Service
+	matcher Matcher
+	cfg     Config
+	now     func() time.Time
+	logger  *slog.Logger
+	metrics *Metrics
+	webhook *http.Client
+}
+
+// Deps is what a Service needs. Store, Ratings and Matcher are required.
+type Deps struct {
+	Store   Store
+	Ratings *ratings.Service // stored ratings of the queue's context
+	Matcher Matcher
+	Config  Config
+	Now     func() time.Time // nil: time.Now
+	Logger  *slog.Logger     // nil: discard
+	Metrics *Metrics         // nil: not measured
+	// WebhookClient posts webhooks; nil: a client with Config.WebhookTimeout.
+	WebhookClient *http.Client
+}
+
+// NewService returns the service.
+func NewService(d Deps) *Service {
+	s := &Service{store: d.Store, ratings: d.Ratings, matcher: d.Matcher, cfg: d.Config.withDefaults(),
+		now: d.Now, logger: d.Logger, metrics: d.Metrics, webhook: d.WebhookClient}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.webhook == nil {
+		s.webhook = &http.Client{Timeout: s.cfg.WebhookTimeout}
+	}
+	return s
+}
+
+// MaxWait is the longest long-poll the service answers.
+func (s *Service) MaxWait() time.Duration { return s.cfg.MaxWait }
+
+// --- queues -------------------------------------------------------------------------------
+
+// PutQueue creates or replaces a queue definition (the admin's PUT /v1/queues/{name}) and
+// returns it as stored, and whether it was created.
+func (s *Service) PutQueue(ctx context.Context, q Queue) (Queue, bool, error) {
+	if err := q.Validate(); err != nil {
+		return Queue{}, false, err
+	}
+	now := s.now().UTC()
+	q.CreatedAt, q.UpdatedAt = now, now
+	return s.store.PutQueue(ctx, q)
+}
+
+// GetQueue returns a queue definition.
+func (s *Service) GetQueue(ctx context.Context, name string) (Queue, error) {
+	if err := ratings.ValidateName(name); err != nil {
+		return Queue{}, apperr.Field("name", "%s", err)
+	}
+	return s.store.GetQueue(ctx, name)
+}
+
+// ListQueues returns every queue, by name.
+func (s *Service) ListQueues(ctx context.Context) ([]Queue, error) { return s.store.ListQueues(ctx) }
+
+// DeleteQueue removes a queue; its searching tickets become cancelled.
+func (s *Service) DeleteQueue(ctx context.Context, name string) error {
+	if err := ratings.ValidateName(name); err != nil {
+		return apperr.Field("name", "%s", err)
+	}
+	return s.store.DeleteQueue(ctx, name, s.now().UTC())
+}
+
+// --- tickets ------------------------------------------------------------------------------
+
+// NewTicket is a request for a ticket: one player, or a party that must play on one team.
+type NewTicket struct {
+	Queue   string
+	Players []NewPlayer
+	// Latencies is the measured latency to each region, in ms; nil when not given.
+	Latencies map[string]float64
+	// TTL is how long the ticket may wait; 0 is the queue's ticket_ttl_s.
+	TTL time.Duration
+	// IdempotencyKey makes retries safe (the Idempotency-Key header).
+	IdempotencyKey string
+}
+
+// NewPlayer is a player of a new ticket, with an inline rating or none (nil: the stored one in
+// the queue's context, else the default).
+type NewPlayer struct {
+	ID     string
+	Rating *float64
+}
+
+// CreateTicket validates a ticket request against its queue, resolves each player's rating
+// (inline, else stored in the queue's context, else the default), and stores the ticket
+// searching, committed before it returns. replayed says the Idempotency-Key named a ticket
+// made earlier with the same request. Faults name the fields of POST
+// /v1/queues/{name}/tickets' body: players[i].id, latencies_ms, ttl_s, ...
+func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool, error) {
+	if err := ratings.ValidateName(nt.Queue); err != nil {
+		return Ticket{}, false, apperr.Field("name", "%s", err)
+	}
+	if nt.IdempotencyKey != "" {
+		if err := ratings.ValidateID(nt.IdempotencyKey); err != nil {
+			return Ticket{}, false, apperr.Field("Idempotency-Key", "%s", err)
+		}
+	}
+	q, err := s.store.GetQueue(ctx, nt.Queue)
+	if err != nil {
+		return Ticket{}, false, err
+	}
+	if err := nt.validate(q); err != nil {
+		return Ticket{}, false, err
+	}
+	players, err := s.resolveRatings(ctx, q, nt.Players)
+	if err != nil {
+		return Ticket{}, false, err
+	}
+	now := s.now().UTC()
+	ttl := cmp.Or(nt.TTL, q.TicketTTL)
+	t := Ticket{
+		ID: newID("tk-"), Queue: q.Name, Status: Searching, Players: players, Latencies: nt.Latencies,
+		CreatedAt: now, ExpiresAt: now.Add(ttl), UpdatedAt: now,
+		IdempotencyKey: nt.IdempotencyKey, BodyHash: nt.fingerprint(),
+	}
+	stored, replayed, err := s.store.CreateTicket(ctx, t)
+	var se *SearchingError
+	if errors.As(err, &se) {
+		field := "players"
+		if i := slices.IndexFunc(nt.Players, func(p NewPlayer) bool { return p.ID == se.PlayerID }); i >= 0 {
+			field = "players[" + strconv.Itoa(i) + "].id"
+		}
+		return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: se.Error(), Err: err,
+			Fields: []apperr.FieldError{{Field: field, Message: "is already searching in ticket " + se.TicketID}}}
+	}
+	if err == nil && !replayed {
+		s.metrics.ticketCreated(q.Name)
+	}
+	return stored, replayed, err
+}
+
+// validate checks a ticket request against its queue, every fault at once.
+func (nt *NewTicket) validate(q Queue) error {
+	var f apperr.Fields
+	switch {
+	case len(nt.Players) == 0:
+		f.Add("players", "must hold at least one player")
+	case len(nt.Players) > q.MaxPartySize:
+		f.Add("players", "must hold at most %d players (the queue's max_party_size)", q.MaxPartySize)
+	}
+	seen := make(map[string]int, len(nt.Players))
+	for i, p := range nt.Players {
+		path := "players[" + strconv.Itoa(i) + "]"
+		if err := ratings.ValidateID(p.ID); err != nil {
+			f.Add(path+".id", "%s", err)
+		} else if j, dup := seen[p.ID]; dup {
+			f.Add(path+".id", "repeats players[%d].id: a player is in a party once", j)
+		} else {
+			seen[p.ID] = i
+		}
+		if p.Rating != nil && !(math.Abs(*p.Rating) <= MaxRating) {
+			f.Add(path+".rating", "must be a finite number between -%g and %g", float64(MaxRating), float64(MaxRating))
+		}
+	}
+	if len(nt.Latencies) > MaxRegions {
+		f.Add("latencies_ms", "must list at most %d regions", MaxRegions)
+	}
+	for region, ms := range nt.Latencies {
+		if err := ratings.ValidateName(region); err != nil {
+			f.Add("latencies_ms", "region %q: %s", region, err)
+		} else if len(q.Regions) > 0 && !slices.Contains(q.Regions, region) {
+			f.Add("latencies_ms", "region %q is not one of the queue's regions %v", region, q.Regions)
+		}
+		if !(ms >= 0 && ms <= MaxLatencyMS) {
+			f.Add("latencies_ms", "region %q: the latency must be 0..%d ms", region, MaxLatencyMS)
+		}
+	}
+	if nt.TTL != 0 && (nt.TTL < time.Second || nt.TTL > MaxTicketTTL) {
+		f.Add("ttl_s", "must be 1..%d seconds", int(MaxTicketTTL.Seconds()))
+	}
+	return f.Err()
+}
+
+// fingerprint identifies a ticket request by its meaning, for Idempotency-Key retries: the
+// party is a set, and so are the regions.
+func (nt *NewTicket) fingerprint() [32]byte {
+	var b []byte
+	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
+	num := func(x float64) { b = binary.BigEndian.AppendUint64(b, math.Float64bits(x)) }
+	str(nt.Queue)
+	players := slices.Clone(nt.Players)
+	slices.SortFunc(players, func(a, b NewPlayer) int { return cmp.Compare(a.ID, b.ID) })
+	for _, p := range players {
+		str(p.ID)
+		if p.Rating != nil {
+			b = append(b, 1)
+			num(*p.Rating)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	regions := make([]string, 0, len(nt.Latencies))
+	for r := range nt.Latencies {
+		regions = append(regions, r)
+	}
+	slices.Sort(regions)
+	for _, r := range regions {
+		str(r)
+		num(nt.Latencies[r])
+	}
+	b = binary.AppendVarint(b, int64(nt.TTL))
+	return sha256.Sum256(b)
+}
+
+// resolveRatings gives each player its inline rating, else its stored one in the queue's
+// context (a weight on the matchmaking scale), else the default.
+func (s *Service) resolveRatings(ctx context.Context, q Queue, in []NewPlayer) ([]Player, error) {
+	out := make([]Player, len(in))
+	var ask []ratings.Participant
+	var where []int
+	for i, p := range in {
+		out[i] = Player{ID: p.ID, Rating: ratings.DefaultMatchRating, Source: RatingDefault}
+		if p.Rating != nil {
+			out[i].Rating, out[i].Source = *p.Rating, RatingInline
+			continue
+		}
+		ask = append(ask, ratings.Participant{ID: p.ID})
+		where = append(where, i)
+	}
+	if len(ask) == 0 {
+		return out, nil
+	}
+	c, err := s.ratings.Context(ctx, q.GameType, q.Mutators)
+	if err != nil {
+		return nil, err
+	}
+	weights, err := s.ratings.Weights(ctx, c, ask)
+	if err != nil {
+		return nil, err
+	}
+	for k, w := range weights {
+		if w.Rated {
+			out[where[k]].Rating, out[where[k]].Source = w.Value*ratings.MatchRatingScale, RatingStored
+		}
+	}
+	return out, nil
+}
+
+// GetTicket returns a ticket. With wait > 0 and the ticket searching, it waits until the
+// ticket's status changes or wait passes (at most MaxWait), then answers what it is.
+func (s *Service) GetTicket(ctx context.Context, id string, wait time.Duration) (Ticket, error) {
+	if err := ratings.ValidateID(id); err != nil {
+		return Ticket{}, apperr.Field("id", "%s", err)
+	}
+	t, err := s.store.GetTicket(ctx, id)
+	if err != nil || wait <= 0 || t.Status != Searching {
+		return t, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, min(wait, s.cfg.MaxWait))
+	defer cancel()
+	// The head is read after the ticket: an event between the two reads is seen by the
+	// re-read below, and every later one wakes the wait.
+	after, err := s.store.EventHead(ctx, t.Queue)
+	if err != nil {
+		return Ticket{}, err
+	}
+	if t, err = s.store.GetTicket(ctx, id); err != nil || t.Status != Searching {
+		return t, err
+	}
+	for {
+		if err := s.store.WaitEvents(wctx, t.Queue, after); err != nil {
+			if ctx.Err() != nil {
+				return Ticket{}, apperr.Wrap(apperr.Unavailable, ctx.Err(), "the request ended while waiting")
+			}
+			return s.store.GetTicket(ctx, id) // the wait is over: answer what the ticket is
+		}
+		news, err := s.store.Events(wctx, t.Queue, after, 1000)
+		if err != nil {
+			return Ticket{}, err
+		}
+		for _, e := range news {
+			after = e.Seq
+			if e.TicketID == id {
+				return s.store.GetTicket(ctx, id)
+			}
+		}
+	}
+}
+
+// CancelTicket cancels a searching ticket (a cancelled one stays so; a matched one is a
+// Conflict).
+func (s *Service) CancelTicket(ctx context.Context, id string) (Ticket, error) {
+	if err := ratings.ValidateID(id); err != nil {
+		return Ticket{}, apperr.Field("id", "%s", err)
+	}
+	return s.store.CancelTicket(ctx, id, s.now().UTC())
+}
+
+// GetMatch returns a match the queue made.
+func (s *Service) GetMatch(ctx context.Context, id string) (Match, error) {
+	if err := ratings.ValidateID(id); err != nil {
+		return Match{}, apperr.Field("id", "%s", err)
+	}
+	return s.store.GetMatch(ctx, id)
+}
+
+// Events returns up to limit events of a queue after seq, waiting up to wait for the first
+// one when there is none yet. It is the body of an SSE stream.
+func (s *Service) Events(ctx context.Context, queue string, after int64, limit int, wait time.Duration) ([]Event, error) {
+	if err := ratings.ValidateName(queue); err != nil {
+		return nil, apperr.Field("name", "%s", err)
+	}
+	evs, err := s.store.Events(ctx, queue, after, limit)
+	if err != nil || len(evs) > 0 || wait <= 0 {
+		return evs, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := s.store.WaitEvents(wctx, queue, after); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, nil
+	}
+	return s.store.Events(ctx, queue, after, limit)
+}
+
+// EventHead returns the Seq of the queue's newest event: an event stream that starts "from
+// now on" starts after it.
+func (s *Service) EventHead(ctx context.Context, queue string) (int64, error) {
+	if err := ratings.ValidateName(queue); err != nil {
+		return 0, apperr.Field("name", "%s", err)
+	}
+	return s.store.EventHead(ctx, queue)
+}
+
+// newID returns prefix and 26 characters of base32 randomness (130 bits): unique without
+// coordination between replicas, and a valid id by ratings.ValidateID.
+func newID(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return prefix + idEncoding.EncodeToString(b[:])
+}
+
+var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
