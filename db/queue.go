@@ -124,8 +124,8 @@ func (s *QueueStore) Ping(ctx context.Context) error {
 
 // --- queue definitions --------------------------------------------------------------------
 
-const queueColumns = `name, game_type, mutators, team_size, teams, strategy, expansions, ticket_ttl,
-    max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at`
+const queueColumns = `name, game_type, mutators, team_size, teams, strategy, expansions, regions,
+    ticket_ttl, max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at`
 
 // PutQueue's statements. A queue made again after its deletion is created anew (its
 // created_at, no tombstone) but keeps its event numbers and webhook cursor.
@@ -134,15 +134,15 @@ const (
 
 	sqlInsertQueue = `
 INSERT INTO queues (` + queueColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 RETURNING ` + queueColumns
 
 	sqlReplaceQueue = `
 UPDATE queues AS q
 SET game_type = $2, mutators = $3, team_size = $4, teams = $5, strategy = $6, expansions = $7,
-    ticket_ttl = $8, max_party_size = $9, tick = $10, webhook_url = $11, webhook_secret = $12,
-    created_at = CASE WHEN q.deleted_at IS NULL THEN q.created_at ELSE $13 END,
-    updated_at = $14, deleted_at = NULL
+    regions = $8, ticket_ttl = $9, max_party_size = $10, tick = $11, webhook_url = $12,
+    webhook_secret = $13, created_at = CASE WHEN q.deleted_at IS NULL THEN q.created_at ELSE $14 END,
+    updated_at = $15, deleted_at = NULL
 WHERE name = $1
 RETURNING ` + queueColumns
 )
@@ -160,12 +160,8 @@ func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, 
 	if q.Webhook != nil {
 		url, secret = &q.Webhook.URL, &q.Webhook.Secret
 	}
-	mutators := q.Mutators
-	if mutators == nil {
-		mutators = []string{}
-	}
-	args := []any{q.Name, q.GameType, mutators, q.TeamSize, q.Teams, string(q.Strategy),
-		string(exp), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt}
+	args := []any{q.Name, q.GameType, notNil(q.Mutators), q.TeamSize, q.Teams, string(q.Strategy), string(exp),
+		notNil(q.Regions), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt}
 	for attempt := 1; ; attempt++ {
 		var stored queue.Queue
 		var created bool
@@ -236,8 +232,8 @@ func scanQueue(row pgx.Row, extra ...any) (queue.Queue, error) {
 	var exp []byte
 	var teamSize, teams, party int16
 	var url, secret *string
-	dst := append([]any{&q.Name, &q.GameType, &q.Mutators, &teamSize, &teams, &strategy, &exp, &q.TicketTTL,
-		&party, &q.Tick, &url, &secret, &q.CreatedAt, &q.UpdatedAt}, extra...)
+	dst := append([]any{&q.Name, &q.GameType, &q.Mutators, &teamSize, &teams, &strategy, &exp, &q.Regions,
+		&q.TicketTTL, &party, &q.Tick, &url, &secret, &q.CreatedAt, &q.UpdatedAt}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return queue.Queue{}, err
 	}
@@ -251,6 +247,14 @@ func scanQueue(row pgx.Row, extra ...any) (queue.Queue, error) {
 		q.Webhook = &queue.Webhook{URL: *url, Secret: *secret}
 	}
 	return q, nil
+}
+
+// notNil is s, or an empty list for a nil one (the array columns are NOT NULL).
+func notNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 func noQueue(name string) error { return apperr.New(apperr.NotFound, "no queue %q", name) }
@@ -398,6 +402,16 @@ func (s *QueueStore) Events(ctx context.Context, queueName string, after int64, 
 		return nil, noQueue(queueName)
 	}
 	return out, nil
+}
+
+// EventHead implements queue.Store.
+func (s *QueueStore) EventHead(ctx context.Context, queueName string) (int64, error) {
+	var seq int64
+	err := s.pool.QueryRow(ctx, `SELECT event_seq FROM queues WHERE name = $1`, queueName).Scan(&seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, noQueue(queueName)
+	}
+	return seq, mapError(err, "queue: event head")
 }
 
 // WebhookCursor implements queue.Store.

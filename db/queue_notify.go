@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"matchmaker/internal/apperr"
 )
 
 // eventsChannel is the NOTIFY channel of queue events; the payload is the queue's name and its
@@ -189,13 +190,12 @@ func (s *QueueStore) WaitEvents(ctx context.Context, queueName string, after int
 // waitOnce reads the queue's last event number and waits for w, ctx or, when up is false,
 // the next poll. It reports whether the wait is over.
 func (s *QueueStore) waitOnce(ctx context.Context, queueName string, after int64, w *waiter, up bool) (bool, error) {
-	var last int64
-	err := s.pool.QueryRow(ctx, `SELECT event_seq FROM queues WHERE name = $1`, queueName).Scan(&last)
+	last, err := s.EventHead(ctx, queueName) // no queue: no events, yet
 	switch {
 	case ctx.Err() != nil:
 		return true, ctx.Err()
-	case err != nil && !errors.Is(err, pgx.ErrNoRows):
-		return true, mapError(err, "queue: wait events")
+	case err != nil && apperr.CodeOf(err) != apperr.NotFound:
+		return true, err
 	case last > after:
 		return true, nil
 	}

@@ -20,6 +20,7 @@ CREATE TABLE queues (
     strategy       text NOT NULL,
     -- {"interval": [{"after_s": 0, "value": 25}, ...], "max_latency_ms": [...]}
     expansions     jsonb NOT NULL,
+    regions        text[] NOT NULL, -- the regions tickets may name; empty: any
     ticket_ttl     interval NOT NULL,
     max_party_size smallint NOT NULL CHECK (max_party_size BETWEEN 1 AND team_size),
     tick           interval NOT NULL,
