@@ -13,6 +13,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/testcontainers/testcontainers-go v0.44.0
 	github.com/testcontainers/testcontainers-go/modules/postgres v0.44.0
+	gonum.org/v1/gonum v0.16.0
 	sigs.k8s.io/yaml v1.6.0
 )
 
