@@ -83,9 +83,10 @@ func (e Expansion) At(wait time.Duration) float64 {
 }
 
 // Schedule lists the expansion as a queue definition's steps. A Widening without Max is
-// listed until its value reaches limit (wider than any two ratings differ), or for at most
-// 200 steps; a thesis Widening (EverySeconds 0) is one step of value limit.
-func (e Expansion) Schedule(limit float64) []Step {
+// listed until its value reaches limit (wider than any two ratings differ), up to a step at
+// or after untilS seconds (the ticket's time to live; 0: no bound), and for at most 200
+// steps; a thesis Widening (EverySeconds 0) is one step of value limit.
+func (e Expansion) Schedule(limit, untilS float64) []Step {
 	if len(e.Steps) > 0 {
 		return e.Steps
 	}
@@ -99,9 +100,10 @@ func (e Expansion) Schedule(limit float64) []Step {
 	}
 	var steps []Step
 	for k := 0; k < 200; k++ {
+		at := w.EverySeconds * float64(k)
 		v := min(w.Initial+w.Step*float64(k), top)
-		steps = append(steps, Step{AfterS: w.EverySeconds * float64(k), Value: v})
-		if v >= top {
+		steps = append(steps, Step{AfterS: at, Value: v})
+		if v >= top || untilS > 0 && at >= untilS {
 			break
 		}
 	}

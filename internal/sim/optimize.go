@@ -286,25 +286,65 @@ func sortedEvaluations(evals []Evaluation) []Evaluation {
 // "strategy", "expansions" {"interval": steps}, "ticket_ttl_s", and (for the performance
 // rating) "coefficients", the eq. 6.5 coefficients that turn players' stats into the
 // ratings the tickets carry. A widening without a limit is listed until it covers the whole
-// rating scale.
+// rating scale or the ticket expires.
 func QueueSnippet(cf Configuration) []byte {
-	type snippet struct {
-		Coefficients *Coefficients `json:"coefficients,omitempty"`
-		Strategy     string        `json:"strategy"`
-		Expansions   Expansions    `json:"expansions"`
-		TicketTTLS   float64       `json:"ticket_ttl_s,omitzero"`
-	}
 	scale := 2000.0 // the learned rating's weight x 20
-	s := snippet{Strategy: string(cf.strategy()), TicketTTLS: cf.TicketTTLS}
+	var b strings.Builder
+	b.WriteString("{\n")
 	if cf.Rating != "learned" {
 		c := Coefficients(cf.coefficients())
-		s.Coefficients = &c
 		scale = 1000 * (c.Accuracy + c.ReactionTime + c.Awareness + c.Movement)
+		fmt.Fprintf(&b, "  \"coefficients\": %s,\n", mustJSON(c))
 	}
-	s.Expansions.Interval = cf.expansion().Schedule(math.Ceil(scale))
-	b, err := json.MarshalIndent(s, "", "  ")
+	fmt.Fprintf(&b, "  \"strategy\": %s,\n", mustJSON(cf.strategy()))
+	b.WriteString("  \"expansions\": {\"interval\": [")
+	for i, st := range cf.expansion().Schedule(math.Ceil(scale), cf.TicketTTLS) {
+		sep := ", "
+		switch {
+		case i == 0:
+			sep = "\n    "
+		case i%4 == 0:
+			sep = ",\n    "
+		}
+		b.WriteString(sep + mustJSON(st))
+	}
+	b.WriteString("\n  ]}")
+	if cf.TicketTTLS > 0 {
+		fmt.Fprintf(&b, ",\n  \"ticket_ttl_s\": %s", mustJSON(cf.TicketTTLS))
+	}
+	b.WriteString("\n}\n")
+	return []byte(b.String())
+}
+
+// mustJSON is a plain value's compact JSON, with a space after each colon and comma.
+func mustJSON(v any) string {
+	raw, err := json.Marshal(v)
 	if err != nil { // plain data: cannot fail
 		panic(err)
 	}
-	return append(b, '\n')
+	return strings.NewReplacer(`":`, `": `, `,"`, `, "`).Replace(string(raw))
+}
+
+// point lists the searched parameters of a configuration, formatted, in Parameters order.
+func (o *Optimum) point(cf Configuration) []string {
+	var out []string
+	for _, name := range o.Parameters {
+		var v float64
+		switch name {
+		case "accuracy":
+			v = cf.Coefficients.Accuracy
+		case "reaction_time":
+			v = cf.Coefficients.ReactionTime
+		case "awareness":
+			v = cf.Coefficients.Awareness
+		case "movement":
+			v = cf.Coefficients.Movement
+		case "initial":
+			v = cf.Widening.Initial
+		case "step":
+			v = cf.Widening.Step
+		}
+		out = append(out, strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return out
 }

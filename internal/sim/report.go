@@ -287,3 +287,30 @@ func WriteTimelineCSV(w io.Writer, results []*Result) error {
 	cw.Flush()
 	return cw.Error()
 }
+
+// WriteSweepCSV writes the trade-off sweep, one row a point.
+func WriteSweepCSV(w io.Writer, points []SweepPoint) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"configuration", "factor", "wait_median_s", "wait_p90_s", "expired_share",
+		"average_difference_mean", "pair_difference_mean", "one_sided_share"})
+	for _, p := range points {
+		s := p.Summary
+		cw.Write([]string{p.Configuration, strconv.FormatFloat(p.Factor, 'g', -1, 64), f(s.WaitMedian, 3), f(s.WaitP90, 3),
+			f(ratio(s.Expired, s.Tickets), 5), f(s.AverageDifference.Mean, 4), f(s.PairDifference.Mean, 4), f(s.OneSided, 5)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteEvaluationsCSV writes the optimiser's evaluations, best first.
+func WriteEvaluationsCSV(w io.Writer, o *Optimum) error {
+	cw := csv.NewWriter(w)
+	cw.Write(append(slices.Clone(o.Parameters), "wait_median_s", "wait_p90_s", "expired_share", "one_sided_share", "objective"))
+	for _, e := range o.Evaluations {
+		s := e.Summary
+		cw.Write(append(o.point(e.Configuration), f(s.WaitMedian, 3), f(s.WaitP90, 3),
+			f(ratio(s.Expired, s.Tickets), 5), f(s.OneSided, 5), f(e.Objective, 5)))
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -122,6 +122,18 @@ func stream(seed uint64, s int) *rand.Rand { return rand.New(rand.NewPCG(seed, u
 //
 // It stops early, with ctx's error, when ctx is cancelled.
 func Run(ctx context.Context, sc *Scenario, cf Configuration, progress func(matches int)) (*Result, error) {
+	r, err := newRun(sc, cf)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.loop(ctx, progress); err != nil {
+		return nil, fmt.Errorf("configuration %q: %w", cf.Name, err)
+	}
+	return r.res, nil
+}
+
+// newRun sets up a run of a configuration: its population, arrivals, matcher and rater.
+func newRun(sc *Scenario, cf Configuration) (*run, error) {
 	pop := NewPopulation(sc.Population, sc.weights(), stream(sc.Seed, streamPopulation))
 	r := &run{
 		sc: sc, pop: pop,
@@ -151,10 +163,7 @@ func Run(ctx context.Context, sc *Scenario, cf Configuration, progress func(matc
 	} else {
 		r.rater = NewPerformance(pop, cf.coefficients())
 	}
-	if err := r.loop(ctx, progress); err != nil {
-		return nil, fmt.Errorf("configuration %q: %w", cf.Name, err)
-	}
-	return r.res, nil
+	return r, nil
 }
 
 func (r *run) loop(ctx context.Context, progress func(int)) error {
