@@ -153,6 +153,7 @@ type Optimum struct {
 	Start       Evaluation
 	Evaluations []Evaluation // best first (by objective, then name)
 	Parameters  []string     // the coordinates searched
+	WaitBudgetS float64
 }
 
 // Optimize searches the coefficients of eq. 6.5 (for the performance rating) and the
@@ -245,7 +246,7 @@ func Optimize(ctx context.Context, sc *Scenario, o OptimizeOptions, progress fun
 		return nil, err
 	}
 	// The name holds the point, so it finds a point's evaluation.
-	opt := &Optimum{Parameters: names}
+	opt := &Optimum{Parameters: names, WaitBudgetS: o.WaitBudgetS}
 	byName := map[string]Evaluation{}
 	for _, e := range evals {
 		byName[e.Configuration.Name] = e
