@@ -27,6 +27,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
 		command, rest = rest[0], rest[1:]
 	}
+	if command == "simulate" { // its own flags; no server configuration
+		return simulate(ctx, rest, stdout, stderr)
+	}
 	cfg, err := parseConfig(rest, getenv, stderr)
 	if err != nil {
 		return err
@@ -43,7 +46,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "healthcheck":
 		return healthcheck(ctx, cfg.Addr)
 	default:
-		return fmt.Errorf("unknown command %q (want serve, migrate, rebuild or healthcheck)", command)
+		return fmt.Errorf("unknown command %q (want serve, migrate, rebuild, healthcheck or simulate)", command)
 	}
 }
 

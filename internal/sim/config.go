@@ -262,7 +262,7 @@ func Preset(name string) (Scenario, error) {
 		}
 	case "live":
 		sc.Population.Players = 20_000
-		sc.Arrivals = ArrivalConfig{RatePerS: 4, DailyAmplitude: 1.0 / 3, PeakHour: 20,
+		sc.Arrivals = ArrivalConfig{RatePerS: 1, DailyAmplitude: 1.0 / 3, PeakHour: 20,
 			PartySizes: []float64{70, 18, 7, 3, 2}}
 		w := Widening{Initial: 25, Step: 25, EverySeconds: 5}
 		sc.Configurations = []Configuration{

@@ -178,6 +178,9 @@ func Optimize(ctx context.Context, sc *Scenario, o OptimizeOptions, progress fun
 	if err := base.validate(sc.TeamSize); err != nil {
 		return nil, err
 	}
+	if base.Matcher != "pairing" {
+		return nil, fmt.Errorf("optimize: configuration %q does no matchmaking: nothing to search", base.Name)
+	}
 	var names []string
 	var x0, lo, hi, step, minStep []float64
 	if base.Rating != "learned" {

@@ -151,6 +151,7 @@ func TestOptimizeNeedsSomethingToSearch(t *testing.T) {
 	sc := smallScenario(10)
 	for _, base := range []Configuration{
 		{Name: "learned thesis", Matcher: "pairing", Rating: "learned"},
+		{Name: "no matchmaking", Matcher: "none"},
 		{Name: "steps", Matcher: "pairing", Rating: "learned", Expansions: &Expansions{Interval: []Step{{0, 25}}}},
 	} {
 		if _, err := Optimize(context.Background(), &sc, OptimizeOptions{Base: base, WaitBudgetS: 10}, nil); err == nil {

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"matchmaker/internal/matchmaker"
@@ -21,11 +22,17 @@ import (
 //
 // With a thesis Widening (EverySeconds 0) the interval has no limit and every pass drains
 // the queue, as the thesis's does.
+//
+// A Pairing keeps buffers between ticks: one queue uses it at a time.
 type Pairing struct {
 	TeamSize  int
 	Strategy  matchmaker.Strategy
 	Expansion Expansion
 	TTL       time.Duration // a ticket waiting this long expires; 0: never
+
+	ratings, limit []float64 // per queue entry
+	player, ticket []int
+	matched, hit   []bool
 }
 
 // NewPairing checks the options MakeMatches will get.
@@ -40,8 +47,7 @@ func NewPairing(teamSize int, strategy matchmaker.Strategy, e Expansion, ttl tim
 
 // Tick implements Matcher.
 func (m *Pairing) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
-	var ratings, limit []float64
-	var player, ticket []int
+	ratings, limit, player, ticket := m.ratings[:0], m.limit[:0], m.player[:0], m.ticket[:0]
 	for ti, t := range waiting {
 		l := m.Expansion.At(now - t.Created)
 		for i, p := range t.Players {
@@ -51,8 +57,12 @@ func (m *Pairing) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
 			ticket = append(ticket, ti)
 		}
 	}
+	m.ratings, m.limit, m.player, m.ticket = ratings, limit, player, ticket
+	m.matched = slices.Grow(m.matched[:0], len(ratings))[:len(ratings)]
+	clear(m.matched)
+	matched := m.matched
 	if len(ratings) < 2*m.TeamSize {
-		return nil, m.expired(waiting, now, nil, ticket)
+		return nil, m.expired(waiting, now, matched, ticket)
 	}
 	// The oldest player has the widest interval. With a finite limit, Initial = Max makes
 	// MakeMatches accept exactly the differences up to it.
@@ -66,7 +76,6 @@ func (m *Pairing) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
 		panic(fmt.Sprintf("sim: MakeMatches: %v", err))
 	}
 	var matches []Match
-	matched := make([]bool, len(ratings))
 next:
 	for _, mm := range res.Matches {
 		for _, pr := range mm.Pairs {
@@ -92,7 +101,9 @@ func (m *Pairing) expired(waiting []Ticket, now time.Duration, matched []bool, t
 	if m.TTL <= 0 {
 		return nil
 	}
-	hit := make([]bool, len(waiting))
+	m.hit = slices.Grow(m.hit[:0], len(waiting))[:len(waiting)]
+	clear(m.hit)
+	hit := m.hit
 	for q, ok := range matched {
 		if ok {
 			hit[ticket[q]] = true

@@ -314,3 +314,16 @@ func WriteEvaluationsCSV(w io.Writer, o *Optimum) error {
 	cw.Flush()
 	return cw.Error()
 }
+
+// WriteSweepTable writes the trade-off sweep as an aligned table.
+func WriteSweepTable(w io.Writer, points []SweepPoint) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "configuration\twidening x as slow\twait p50 s\tp90 s\texpired\tavg diff mean\tpair diff mean\tone-sided\t")
+	for _, p := range points {
+		s := p.Summary
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Configuration, strconv.FormatFloat(p.Factor, 'g', -1, 64),
+			f(s.WaitMedian, 1), f(s.WaitP90, 1), pct(ratio(s.Expired, s.Tickets)), f(s.AverageDifference.Mean, 2),
+			f(s.PairDifference.Mean, 2), pct(s.OneSided))
+	}
+	return tw.Flush()
+}
