@@ -110,7 +110,7 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if opt != nil {
 		s := opt.Best.Summary
 		fmt.Fprintf(&report, "\noptimised from %q (%d runs of %d matches, median wait budget %g s): one-sided %.1f%%, median wait %.1f s (start: %.1f%%, %.1f s)\n",
-			strings.TrimSuffix(opt.Best.Configuration.Name, " (optimised)"), len(opt.Evaluations), opt.Start.Summary.Matches, opt.WaitBudgetS,
+			opt.Base, len(opt.Evaluations), opt.Start.Summary.Matches, opt.WaitBudgetS,
 			100*s.OneSided, s.WaitMedian, 100*opt.Start.Summary.OneSided, opt.Start.Summary.WaitMedian)
 		report.WriteString("as a queue definition's fields (the coefficients turn players' stats into the tickets' ratings):\n\n")
 		report.Write(sim.QueueSnippet(opt.Best.Configuration))

@@ -66,7 +66,7 @@ func TestSimulateOptimisesAndPrintsAQueueDefinition(t *testing.T) {
 		t.Fatalf("%v\n%s", err, errs)
 	}
 	for _, want := range []string{`optimised from "thesis optimised"`, `"coefficients": {"accuracy": `, `"expansions": {"interval": [`,
-		`{"after_s": 0, "value": `, `"strategy": "greedy_pairs"`, "thesis optimised (optimised)"} {
+		`{"after_s": 0, "value": `, `"strategy": "greedy_pairs"`, "found by search"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report does not say %q:\n%s", want, out)
 		}

@@ -147,12 +147,16 @@ type Evaluation struct {
 	Objective     float64
 }
 
+// SearchedName names the optimiser's best configuration.
+const SearchedName = "found by search"
+
 // Optimum is the optimiser's answer.
 type Optimum struct {
-	Best        Evaluation
+	Best        Evaluation // named SearchedName
 	Start       Evaluation
 	Evaluations []Evaluation // best first (by objective, then name)
 	Parameters  []string     // the coordinates searched
+	Base        string       // the configuration the search started from
 	WaitBudgetS float64
 }
 
@@ -249,13 +253,13 @@ func Optimize(ctx context.Context, sc *Scenario, o OptimizeOptions, progress fun
 		return nil, err
 	}
 	// The name holds the point, so it finds a point's evaluation.
-	opt := &Optimum{Parameters: names, WaitBudgetS: o.WaitBudgetS}
+	opt := &Optimum{Parameters: names, Base: base.Name, WaitBudgetS: o.WaitBudgetS}
 	byName := map[string]Evaluation{}
 	for _, e := range evals {
 		byName[e.Configuration.Name] = e
 	}
 	opt.Start, opt.Best = byName[at(clampAll(x0, lo, hi)).Name], byName[at(r.X).Name]
-	opt.Best.Configuration.Name = base.Name + " (optimised)"
+	opt.Best.Configuration.Name = SearchedName
 	opt.Evaluations = sortedEvaluations(evals)
 	return opt, nil
 }

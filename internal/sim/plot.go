@@ -145,7 +145,7 @@ func tradeOffPanel(c *Comparison, opt *Optimum) (*plot.Plot, error) {
 		pts.Color, pts.Shape, pts.Radius = color.Black, draw.PyramidGlyph{}, vg.Points(5)
 		p.Add(pts)
 		p.Legend.Add(opt.Best.Configuration.Name, pts)
-		line, err := plotter.NewLine(plotter.XYs{{X: opt.WaitBudgetS, Y: 0}, {X: opt.WaitBudgetS, Y: 70}})
+		line, err := plotter.NewLine(plotter.XYs{{X: opt.WaitBudgetS, Y: 0}, {X: opt.WaitBudgetS, Y: 60}})
 		if err != nil {
 			return nil, err
 		}

@@ -40,7 +40,7 @@ func TestPlotDrawsEveryPanel(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"Wait against one-sided matches", "Rounds won by the winner", "Team-average rating difference",
-		"Wait in the queue", "optimiser runs", "median wait budget (6 s)", "thesis optimised (optimised)", "no matchmaking", "learned rating"} {
+		"Wait in the queue", "optimiser runs", "median wait budget (6 s)", SearchedName, "no matchmaking", "learned rating"} {
 		if !strings.Contains(svg.String(), want) {
 			t.Errorf("the SVG does not say %q", want)
 		}
