@@ -28,7 +28,8 @@ type SweepPoint struct {
 type job struct {
 	cf     Configuration
 	factor float64 // 0: a configuration's own run
-	res    *Result
+	res    *Result // kept for a configuration's own run only
+	sum    Summary
 	err    error
 }
 
@@ -55,23 +56,23 @@ func Compare(ctx context.Context, sc *Scenario, workers int, progress func(done,
 		return nil, err
 	}
 	c := &Comparison{}
-	own := map[string]*Result{}
+	own := map[string]*job{}
 	for _, j := range jobs[:len(sc.Configurations)] {
 		c.Results = append(c.Results, j.res)
-		c.Summaries = append(c.Summaries, Summarize(j.res))
-		own[j.cf.Name] = j.res
+		c.Summaries = append(c.Summaries, j.sum)
+		own[j.cf.Name] = j
 	}
 	rest := jobs[len(sc.Configurations):]
 	for _, cf := range sc.Configurations {
 		if !sweepable(cf) || len(sc.Sweep) == 0 {
 			continue
 		}
-		points := []SweepPoint{{Configuration: cf.Name, Factor: 1, Summary: Summarize(own[cf.Name])}}
+		points := []SweepPoint{{Configuration: cf.Name, Factor: 1, Summary: own[cf.Name].sum}}
 		for _, factor := range sc.Sweep {
 			if factor == 1 {
 				continue
 			}
-			points = append(points, SweepPoint{Configuration: cf.Name, Factor: factor, Summary: Summarize(rest[0].res)})
+			points = append(points, SweepPoint{Configuration: cf.Name, Factor: factor, Summary: rest[0].sum})
 			rest = rest[1:]
 		}
 		// In factor order, so the curve is drawn from the fastest widening to the slowest.
@@ -125,7 +126,16 @@ func runAll(ctx context.Context, sc *Scenario, jobs []*job, workers int, progres
 						mu.Unlock()
 					}
 				}
-				j.res, j.err = Run(ctx, sc, j.cf, report)
+				res, err := Run(ctx, sc, j.cf, report)
+				if err != nil {
+					j.err = err
+					continue
+				}
+				// A sweep's run is only a point of the curve: its summary is enough.
+				j.sum = Summarize(res)
+				if j.factor == 0 {
+					j.res = res
+				}
 			}
 		})
 	}
