@@ -2,21 +2,24 @@
 // simulated time to answer "if I change the queue's settings, how much longer do players
 // wait, and how many fewer one-sided matches do they play?" before a live setting changes.
 //
-// A run is deterministic from its seed (math/rand/v2 PCG streams, no wall clock, no I/O):
+// A run is deterministic from its seed (math/rand/v2 PCG streams; no wall clock, files or
+// network):
 //
-//   - a Population of players with the thesis's four stats (accuracy, reaction time,
+//   - a population of players (NewPopulation) with the thesis's four stats (accuracy, reaction time,
 //     awareness, movement; uniform in [0,1] as in the thesis, or another Distribution) and a
 //     hidden true skill the queue never sees;
-//   - Arrivals of tickets (a solo player or a party) over simulated time: a Poisson rate with
-//     a daily curve, plus bursts (the thesis's 500 players queued at once is a burst);
+//   - arrivals of tickets (ArrivalConfig; a solo player or a party) over simulated time: a
+//     Poisson rate with a daily curve, plus bursts (the thesis's 500 players queued at once
+//     is a burst);
 //   - a Matcher, called every tick with the waiting tickets and the simulated clock: the
 //     seam where the queue pass plugs in (see Matcher);
 //   - the outcome model, which plays every match as 11 rounds (as in the thesis);
 //   - a Rater that gives the queue its ratings and learns from results: the thesis's
 //     performance rating (eq. 6.5, fixed stats times coefficients), or the service's learned
 //     rating model (internal/ratings), whose predictions are scored by log loss over time;
-//   - a Report per configuration (wait, rating differences, one-sided matches, log loss),
-//     an Optimize search over the coefficients and the expansion schedule, and a Plot.
+//   - a Summary per configuration (wait, rating differences, one-sided matches, log loss),
+//     written as a table or CSV; Optimize, a search over the coefficients and the expansion
+//     schedule; and Plot, the picture. Run plays one configuration, Compare a Scenario's.
 //
 // # The outcome model
 //
