@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"gonum.org/v1/gonum/stat"
@@ -149,7 +150,8 @@ func f(x float64, decimals int) string {
 
 func pct(x float64) string { return f(100*x, 1) + "%" }
 
-// winnerRounds formats the counts of matches won by 11, 10, 9 and 8 rounds (for 11 rounds).
+// winnerRounds formats the counts of the one-sided matches by the winner's rounds (for 11
+// rounds: won by 11, 10, 9 and 8).
 func (s Summary) winnerRounds() string {
 	var b []byte
 	for k, n := range s.WinnerRounds {
@@ -167,7 +169,19 @@ func (s Summary) winnerRounds() string {
 // WriteTable writes the summaries as an aligned table.
 func WriteTable(w io.Writer, ss []Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "configuration\tmatches\twait p50 s\tp90 s\texpired\tavg diff mean\tmedian\tmax\tpair diff mean\tmedian\tmax\tskill gap\tone-sided\twon by 11/10/9/8\tparties split\trating~truth first\tlast\tlog loss first\tlast\ttruth\t")
+	wonBy := "won by"
+	if len(ss) > 0 {
+		// The one-sided margins, e.g. 11/10/9/8 of 11 rounds.
+		var rounds []string
+		for k := range ss[0].WinnerRounds {
+			if r := ss[0].Rounds - k; OneSided([2]int{r, k}) {
+				rounds = append(rounds, strconv.Itoa(r))
+			}
+		}
+		wonBy += " " + strings.Join(rounds, "/")
+	}
+	fmt.Fprintln(tw, "configuration\tmatches\twait p50 s\tp90 s\texpired\tavg diff mean\tmedian\tmax\tpair diff mean\tmedian\tmax\tskill gap\tone-sided\t"+
+		wonBy+"\tparties split\trating~truth first\tlast\tlog loss first\tlast\ttruth\t")
 	for _, s := range ss {
 		name := s.Name
 		if s.Truncated {
