@@ -28,8 +28,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
 		command, rest = rest[0], rest[1:]
 	}
-	if command == "evaluate" { // its own flags, no configuration
+	switch command { // their own flags, no server configuration
+	case "evaluate":
 		return evaluateCommand(rest, stdout, stderr)
+	case "simulate":
+		return simulate(ctx, rest, stdout, stderr)
 	}
 	cfg, err := parseConfig(rest, getenv, stderr)
 	if err != nil {
@@ -47,7 +50,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "healthcheck":
 		return healthcheck(ctx, cfg.Addr)
 	default:
-		return fmt.Errorf("unknown command %q (want serve, migrate, rebuild, healthcheck or evaluate)", command)
+		return fmt.Errorf("unknown command %q (want serve, migrate, rebuild, healthcheck, evaluate or simulate)", command)
 	}
 }
 
