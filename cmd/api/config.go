@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"matchmaker/internal/handlers"
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/teams"
 )
 
 // config is everything an operator can set. Environment variables give the values; flags,
@@ -99,8 +99,8 @@ func (c config) validate() error {
 	if c.Limits.MaxMatchmakePlayers < 2 {
 		errs = append(errs, errors.New("MATCHMAKER_MAX_MATCHMAKE_PLAYERS must be at least 2"))
 	}
-	if c.Limits.MaxTeamPlayers < 2 || c.Limits.MaxTeamPlayers > matchmaker.TeamMaxHumans {
-		errs = append(errs, fmt.Errorf("MATCHMAKER_MAX_TEAM_PLAYERS must be from 2 to %d", matchmaker.TeamMaxHumans))
+	if c.Limits.MaxTeamPlayers < 2 || c.Limits.MaxTeamPlayers > teams.MaxHumans {
+		errs = append(errs, fmt.Errorf("MATCHMAKER_MAX_TEAM_PLAYERS must be from 2 to %d", teams.MaxHumans))
 	}
 	if c.Limits.Admission.Budget > 0 && c.Limits.Admission.Wait <= 0 {
 		errs = append(errs, errors.New("MATCHMAKER_ADMISSION_WAIT must be positive"))

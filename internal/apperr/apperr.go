@@ -120,6 +120,24 @@ func (f *Fields) Include(err error) {
 	f.Add("body", "%s", err.Error())
 }
 
+// Rename returns err with every field name passed through rename, for an adapter whose
+// input names a domain's fields differently: the domain names its own inputs ("weights[3]",
+// the fourth weight it was given) and the adapter knows where its request holds them
+// ("players[3].weight"). An Invalid *Error comes back as a renamed copy (of the first *Error
+// in err's chain); any other error, nil included, as it is.
+func Rename(err error, rename func(field string) string) error {
+	var e *Error
+	if !errors.As(err, &e) || len(e.Fields) == 0 {
+		return err
+	}
+	out := *e
+	out.Fields = make([]FieldError, len(e.Fields))
+	for i, f := range e.Fields {
+		out.Fields[i] = FieldError{Field: rename(f.Field), Message: f.Message}
+	}
+	return &out
+}
+
 // Len reports how many faults were recorded.
 func (f *Fields) Len() int { return len(f.list) }
 

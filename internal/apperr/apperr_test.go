@@ -3,6 +3,7 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -55,5 +56,40 @@ func TestWrapKeepsTheCauseForLogsOnly(t *testing.T) {
 	}
 	if err.Message != "the database is unreachable" {
 		t.Fatalf("message = %q", err.Message)
+	}
+}
+
+// An adapter renames a domain's fields to its request's paths; the original is untouched and
+// errors without fields pass through.
+func TestRenameMapsEveryFieldAndLeavesOtherErrors(t *testing.T) {
+	var f Fields
+	f.Add("weights[3]", "must be a finite number")
+	f.Add("candidates", "must be 1..20")
+	domain := f.Err()
+	toJSON := func(field string) string {
+		if field == "weights[3]" {
+			return "players[3].weight"
+		}
+		return field
+	}
+	var e *Error
+	if !errors.As(Rename(domain, toJSON), &e) || e.Code != Invalid {
+		t.Fatalf("Rename gave %v, want an Invalid *Error", Rename(domain, toJSON))
+	}
+	want := []FieldError{{"players[3].weight", "must be a finite number"}, {"candidates", "must be 1..20"}}
+	if !slices.Equal(e.Fields, want) {
+		t.Fatalf("renamed fields %+v, want %+v", e.Fields, want)
+	}
+	var orig *Error
+	if errors.As(domain, &orig); orig.Fields[0].Field != "weights[3]" {
+		t.Fatalf("Rename changed the original: %+v", orig.Fields)
+	}
+	plain := errors.New("boom")
+	if Rename(plain, toJSON) != plain || Rename(nil, toJSON) != nil {
+		t.Fatal("errors without fields must pass through unchanged")
+	}
+	notFound := New(NotFound, "player %q", "a")
+	if Rename(notFound, toJSON) != error(notFound) {
+		t.Fatal("an *Error without fields must pass through unchanged")
 	}
 }

@@ -5,9 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"matchmaker/internal/matchmaker/pairing"
 	"matchmaker/internal/metrics"
-
-	"matchmaker/internal/matchmaker"
 )
 
 // domainMetrics describe what the service decided, beside how fast it answered: how long
@@ -71,7 +70,7 @@ func newDomainMetrics(reg prometheus.Registerer) *domainMetrics {
 	return m
 }
 
-func (m *domainMetrics) observeMatchmaking(strategy matchmaker.Strategy, players int, result matchmaker.PairingResult, elapsed time.Duration) {
+func (m *domainMetrics) observeMatchmaking(strategy pairing.Strategy, players int, result pairing.Result, elapsed time.Duration) {
 	s := string(strategy)
 	m.duration.WithLabelValues("matchmake", s).Observe(elapsed.Seconds())
 	m.players.WithLabelValues("matchmake").Observe(float64(players))

@@ -7,10 +7,12 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/pairing"
+	"matchmaker/internal/matchmaker/skill"
 	"matchmaker/internal/ratings"
 )
 
@@ -46,11 +48,11 @@ type intervalJSON struct {
 }
 
 type matchmakeResponse struct {
-	Strategy  matchmaker.Strategy `json:"strategy"`
-	TeamSize  int                 `json:"team_size"`
-	Matches   []matchJSON         `json:"matches"`
-	Unmatched []unmatchedJSON     `json:"unmatched"`
-	Stats     matchmakeStatsJSON  `json:"stats"`
+	Strategy  pairing.Strategy   `json:"strategy"`
+	TeamSize  int                `json:"team_size"`
+	Matches   []matchJSON        `json:"matches"`
+	Unmatched []unmatchedJSON    `json:"unmatched"`
+	Stats     matchmakeStatsJSON `json:"stats"`
 }
 
 type matchJSON struct {
@@ -102,16 +104,16 @@ func handleMatchmake(logger *slog.Logger, limits Limits, svc *ratings.Service, m
 			return computation{}, err
 		}
 		var (
-			result  matchmaker.PairingResult
-			summary matchmaker.PairingSummary
+			result  pairing.Result
+			summary pairing.Summary
 			elapsed time.Duration
 		)
 		return computation{
 			stored: stored,
 			run: func() (err error) {
-				result, err = matchmaker.MakeMatches(queue, opts)
-				summary = matchmaker.Summarize(result.Matches)
-				return err
+				result, err = pairing.Make(queue, opts)
+				summary = pairing.Summarize(result.Matches)
+				return apperr.Rename(err, matchmakeField)
 			},
 			observe: func(d time.Duration) {
 				elapsed = d
@@ -134,12 +136,12 @@ func handleMatchmake(logger *slog.Logger, limits Limits, svc *ratings.Service, m
 // resolve validates the request and turns it into the matchmaker's inputs: one rating per
 // queue position and the options, and the stored ratings still to be read for players who
 // gave neither a rating nor stats. Every fault is reported at once.
-func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.PairingOptions, *storedWeights, error) {
+func (req *matchmakeRequest) resolve(limits Limits) ([]float64, pairing.Options, *storedWeights, error) {
 	var fields apperr.Fields
-	opts := matchmaker.DefaultPairingOptions()
+	opts := pairing.DefaultOptions()
 	setIf(&opts.TeamSize, req.TeamSize)
 	if req.Strategy != nil {
-		opts.Strategy = matchmaker.Strategy(*req.Strategy)
+		opts.Strategy = pairing.Strategy(*req.Strategy)
 	}
 	if iv := req.Interval; iv != nil {
 		setIf(&opts.Interval.Initial, iv.Initial)
@@ -148,20 +150,20 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.Pairi
 	}
 	fields.Include(opts.Validate())
 
-	coef := matchmaker.DefaultCoefficients()
+	coef := skill.DefaultCoefficients()
 	if c := req.Coefficients; c != nil {
 		setIf(&coef.Accuracy, c.Accuracy)
 		setIf(&coef.ReactionTime, c.ReactionTime)
 		setIf(&coef.Awareness, c.Awareness)
 		setIf(&coef.Movement, c.Movement)
 	}
-	fields.Include(coef.Validate())
+	fields.Include(apperr.Rename(coef.Validate(), under("coefficients")))
 
 	fallback := float64(ratings.DefaultMatchRating)
 	if req.DefaultRating != nil {
 		fallback = *req.DefaultRating
-		if !(math.Abs(fallback) <= matchmaker.PairingMaxMagnitude) {
-			fields.Add("default_rating", "must be a number between -%g and %g", matchmaker.PairingMaxMagnitude, matchmaker.PairingMaxMagnitude)
+		if !(math.Abs(fallback) <= pairing.MaxMagnitude) {
+			fields.Add("default_rating", "must be a number between -%g and %g", pairing.MaxMagnitude, pairing.MaxMagnitude)
 		}
 	}
 
@@ -192,7 +194,7 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.Pairi
 		case p.Stats != nil:
 			s, ok := p.Stats.resolve(&fields, playerField(i, "stats"))
 			if ok {
-				queue[i] = matchmaker.SkillRating(s, coef)
+				queue[i] = skill.Rating(s, coef)
 			}
 		default:
 			queue[i] = fallback
@@ -203,9 +205,9 @@ func (req *matchmakeRequest) resolve(limits Limits) ([]float64, matchmaker.Pairi
 }
 
 // resolve checks that all four stats are present and in range.
-func (sj *statsJSON) resolve(fields *apperr.Fields, path string) (matchmaker.Stats, bool) {
+func (sj *statsJSON) resolve(fields *apperr.Fields, path string) (skill.Stats, bool) {
 	before := fields.Len()
-	var s matchmaker.Stats
+	var s skill.Stats
 	for _, v := range [...]struct {
 		name string
 		src  *float64
@@ -223,7 +225,7 @@ func (sj *statsJSON) resolve(fields *apperr.Fields, path string) (matchmaker.Sta
 		*v.dst = *v.src
 	}
 	if fields.Len() == before {
-		s.AddFaults(fields, path)
+		fields.Include(apperr.Rename(s.Validate(), under(path)))
 	}
 	return s, fields.Len() == before
 }
@@ -234,6 +236,21 @@ func setIf[T any](dst *T, v *T) {
 	}
 }
 
+// matchmakeField names a pairing fault by its JSON path: the package's ratings[i] is
+// players[i].rating here; the options have the same names in both.
+func matchmakeField(f string) string {
+	if rest, ok := strings.CutPrefix(f, "ratings["); ok {
+		return "players[" + rest + ".rating"
+	}
+	return f
+}
+
+// under renames a value's own fields (a Validate method's "accuracy") to their path inside
+// the request ("players[3].stats.accuracy").
+func under(path string) func(string) string {
+	return func(f string) string { return path + "." + f }
+}
+
 func playerField(i int, name string) string {
 	f := "players[" + strconv.Itoa(i) + "]"
 	if name != "" {
@@ -242,8 +259,8 @@ func playerField(i int, name string) string {
 	return f
 }
 
-func (req *matchmakeRequest) response(ratings []float64, opts matchmaker.PairingOptions,
-	result matchmaker.PairingResult, summary matchmaker.PairingSummary, elapsed time.Duration) matchmakeResponse {
+func (req *matchmakeRequest) response(ratings []float64, opts pairing.Options,
+	result pairing.Result, summary pairing.Summary, elapsed time.Duration) matchmakeResponse {
 	// One backing array for every team's ids: a 100,000-player queue makes 20,000 teams.
 	teamIDs := make([]string, 0, len(result.Matches)*2*opts.TeamSize)
 	ids := func(players []int) []string {
@@ -298,7 +315,7 @@ func (req *matchmakeRequest) response(ratings []float64, opts matchmaker.Pairing
 	}
 }
 
-func distribution(d matchmaker.Distribution) distributionJSON {
+func distribution(d pairing.Distribution) distributionJSON {
 	return distributionJSON{Mean: d.Mean, Median: d.Median, Max: d.Max}
 }
 

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/pairing"
 )
 
 // randomResponse builds a response with the awkward values an encoder gets wrong: ids that
@@ -24,7 +24,7 @@ func randomResponse(rng *rand.Rand) matchmakeResponse {
 		return floats[rng.IntN(len(floats))]
 	}
 	var r matchmakeResponse
-	r.Strategy = matchmaker.StrategyRatingWindow
+	r.Strategy = pairing.RatingWindow
 	r.TeamSize = rng.IntN(17)
 	if rng.IntN(5) > 0 {
 		r.Matches = make([]matchJSON, rng.IntN(4))

@@ -4,16 +4,17 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/teams"
 	"matchmaker/internal/ratings"
 )
 
 // This file holds POST /v1/teams and what the four team endpoints share: the JSON of players,
 // bots, rosters and the bot rule, the weights read from the rating store, the gate that
-// bounds the expensive searches, and their metrics. The algorithms are the matchmaker
+// bounds the expensive searches, and their metrics. The algorithms are the teams
 // package's Split, Assign, Rebalance and Advantage; this layer turns ids into indices and
 // back, fills in the weights a request leaves out, and reports every fault by its JSON path.
 //
@@ -102,13 +103,13 @@ func handleTeams(logger *slog.Logger, limits Limits, svc *ratings.Service, metri
 		if err != nil {
 			return computation{}, err
 		}
-		var result matchmaker.SplitResult
+		var result teams.SplitResult
 		return computation{
 			stored: tw,
 			heavy:  teamSearchIsHeavy(len(weights), opts.Teams),
 			run: func() (err error) {
-				result, err = matchmaker.Split(weights, opts)
-				return err
+				result, err = teams.Split(weights, opts)
+				return apperr.Rename(err, teamField)
 			},
 			observe: func(elapsed time.Duration) {
 				metrics.observeTeams("teams", searchStrategy(result.Exact), len(weights), elapsed)
@@ -131,9 +132,9 @@ func searchStrategy(exact bool) string {
 // resolve checks what the matchmaker cannot (ids, limits, fields given explicitly as 0 that
 // the matchmaker would read as "the default") and builds its inputs. Weights left out are 50
 // until tw.load reads the stored ones; Split validates the rest.
-func (req *teamsRequest) resolve(maxPlayers int) ([]float64, matchmaker.SplitOptions, *storedWeights, error) {
+func (req *teamsRequest) resolve(maxPlayers int) ([]float64, teams.SplitOptions, *storedWeights, error) {
 	var fields apperr.Fields
-	opts := matchmaker.SplitOptions{Teams: 2}
+	opts := teams.SplitOptions{Teams: 2}
 	switch {
 	case req.Players == nil:
 		fields.Add("players", "is required")
@@ -161,13 +162,13 @@ func (req *teamsRequest) resolve(maxPlayers int) ([]float64, matchmaker.SplitOpt
 	if req.Candidates != nil {
 		opts.Candidates = *req.Candidates
 		if opts.Candidates == 0 {
-			fields.Add("candidates", "must be 1..%d", matchmaker.SplitMaxCandidates)
+			fields.Add("candidates", "must be 1..%d", teams.MaxCandidates)
 		}
 	}
 	if req.Selection != nil {
-		opts.Selection = matchmaker.SplitSelection(*req.Selection)
+		opts.Selection = teams.Selection(*req.Selection)
 		if opts.Selection == "" {
-			fields.Add("selection", "must be %q or %q", matchmaker.SplitSelectBest, matchmaker.SplitSelectWeighted)
+			fields.Add("selection", "must be %q or %q", teams.SelectBest, teams.SelectWeighted)
 		}
 	}
 	opts.Seed = req.Seed
@@ -175,8 +176,8 @@ func (req *teamsRequest) resolve(maxPlayers int) ([]float64, matchmaker.SplitOpt
 	return weights, opts, tw, fields.Err()
 }
 
-func (req *teamsRequest) response(weights []float64, r matchmaker.SplitResult) teamsResponse {
-	teams := func(ts []matchmaker.SplitTeam) []splitTeamJSON {
+func (req *teamsRequest) response(weights []float64, r teams.SplitResult) teamsResponse {
+	toJSON := func(ts []teams.Team) []splitTeamJSON {
 		out := make([]splitTeamJSON, len(ts))
 		for j, t := range ts {
 			ids := make([]string, len(t.Players))
@@ -189,7 +190,7 @@ func (req *teamsRequest) response(weights []float64, r matchmaker.SplitResult) t
 	}
 	cands := make([]splitCandidateJSON, len(r.Candidates))
 	for i, c := range r.Candidates {
-		cands[i] = splitCandidateJSON{Teams: teams(c.Teams), Balance: c.Balance, Difference: c.Difference}
+		cands[i] = splitCandidateJSON{Teams: toJSON(c.Teams), Balance: c.Balance, Difference: c.Difference}
 	}
 	byID := make(map[string]float64, len(weights))
 	for i, p := range req.Players {
@@ -214,11 +215,11 @@ func (req *teamsRequest) response(weights []float64, r matchmaker.SplitResult) t
 // resolve turns the bot rule into the matchmaker's (nil without one). target_players is
 // required; recommended defaults to no clamp; a missing mean_weight is the stored mean bot
 // weight in the request's context (MEANBOT), else 50.
-func (b *botRuleJSON) resolve(fields *apperr.Fields, tw *storedWeights) *matchmaker.BotRule {
+func (b *botRuleJSON) resolve(fields *apperr.Fields, tw *storedWeights) *teams.BotRule {
 	if b == nil {
 		return nil
 	}
-	rule := &matchmaker.BotRule{RecommendedMax: matchmaker.BotMaxPlayers}
+	rule := &teams.BotRule{RecommendedMax: teams.MaxBots}
 	if b.TargetPlayers == nil {
 		fields.Add("bots.target_players", "is required")
 	} else {
@@ -233,14 +234,28 @@ func (b *botRuleJSON) resolve(fields *apperr.Fields, tw *storedWeights) *matchma
 }
 
 // objectiveOf reads an optional objective; the matchmaker checks the value.
-func objectiveOf(fields *apperr.Fields, o *string) matchmaker.SplitObjective {
+func objectiveOf(fields *apperr.Fields, o *string) teams.Objective {
 	if o == nil {
 		return ""
 	}
 	if *o == "" {
-		fields.Add("objective", "must be %q or %q", matchmaker.SplitRatio, matchmaker.SplitDifference)
+		fields.Add("objective", "must be %q or %q", teams.Ratio, teams.Difference)
 	}
-	return matchmaker.SplitObjective(*o)
+	return teams.Objective(*o)
+}
+
+// teamField names a teams fault by its JSON path. The package names a weight by its place
+// in its arguments (weights[i], teams[i].players[j], teams[i].bots[j], unplaced[i], joiner)
+// and calls Split's humans weights; the request holds each weight in its player's or bot's
+// object and calls the humans players. The options have the same names in both.
+func teamField(f string) string {
+	if rest, ok := strings.CutPrefix(f, "weights"); ok {
+		f = "players" + rest
+	}
+	if strings.HasSuffix(f, "]") || f == "joiner" {
+		return f + ".weight"
+	}
+	return f
 }
 
 // teamPlayerLimit is the most humans one team request may hold: Limits.MaxTeamPlayers, its
@@ -250,7 +265,7 @@ func teamPlayerLimit(limits Limits) int {
 	if n <= 0 {
 		n = DefaultLimits().MaxTeamPlayers
 	}
-	return min(n, matchmaker.TeamMaxHumans)
+	return min(n, teams.MaxHumans)
 }
 
 // rosters checks the teams of an assign, rebalance or advantage request and turns them into
@@ -258,10 +273,10 @@ func teamPlayerLimit(limits Limits) int {
 // holds besides the teams' (the joiner, the unplaced): their weights go to extraWeights and
 // extraPath(k) names the id of the k-th. Ids are checked across teams and extra together.
 // It returns nil when the request holds more humans or bots than allowed, having said so.
-func rosters(fields *apperr.Fields, tw *storedWeights, teams []rosterJSON, extra []teamPlayerJSON,
-	extraPath func(k int) string, extraWeights []float64, maxPlayers int) []matchmaker.TeamRoster {
+func rosters(fields *apperr.Fields, tw *storedWeights, in []rosterJSON, extra []teamPlayerJSON,
+	extraPath func(k int) string, extraWeights []float64, maxPlayers int) []teams.Roster {
 	humans, bots := len(extra), 0
-	for _, t := range teams {
+	for _, t := range in {
 		humans += len(t.Players)
 		bots += len(t.Bots)
 	}
@@ -270,18 +285,18 @@ func rosters(fields *apperr.Fields, tw *storedWeights, teams []rosterJSON, extra
 		fields.Add("teams", "must hold at most %d human players in all", maxPlayers)
 		tooMany = true
 	}
-	if bots > matchmaker.BotMaxPlayers {
-		fields.Add("teams", "must hold at most %d bots in all", matchmaker.BotMaxPlayers)
+	if bots > teams.MaxBots {
+		fields.Add("teams", "must hold at most %d bots in all", teams.MaxBots)
 		tooMany = true
 	}
 	if tooMany {
 		return nil
 	}
-	out := make([]matchmaker.TeamRoster, len(teams))
+	out := make([]teams.Roster, len(in))
 	ids := make([]string, 0, humans)
 	type place struct{ team, index int } // team -1: extra
 	where := make([]place, 0, humans)
-	for i, t := range teams {
+	for i, t := range in {
 		out[i].Players = make([]float64, len(t.Players))
 		for j, p := range t.Players {
 			ids = append(ids, p.ID)
@@ -308,9 +323,9 @@ func rosters(fields *apperr.Fields, tw *storedWeights, teams []rosterJSON, extra
 }
 
 // humanWeights lists the weight used for every human, by id, for a response.
-func humanWeights(teams []rosterJSON, rs []matchmaker.TeamRoster, extra []teamPlayerJSON, extraWeights []float64) map[string]float64 {
+func humanWeights(in []rosterJSON, rs []teams.Roster, extra []teamPlayerJSON, extraWeights []float64) map[string]float64 {
 	out := make(map[string]float64, len(extra))
-	for i, t := range teams {
+	for i, t := range in {
 		for j, p := range t.Players {
 			out[p.ID] = rs[i].Players[j]
 		}
@@ -327,11 +342,11 @@ func humanWeights(teams []rosterJSON, rs []matchmaker.TeamRoster, extra []teamPl
 // 3-4 teams (branch and bound: ~1-6 ms at 16, ~30-50 ms at 20 and up to its ~90 ms budget;
 // then the heuristic). Figures from the matchmaker's BenchmarkSplit on a shared 2-core
 // machine. Smaller searches take well under a millisecond and never queue behind big ones.
-func teamSearchIsHeavy(humans, teams int) bool {
-	if teams < matchmaker.TeamMinTeams || teams > matchmaker.TeamMaxTeams {
+func teamSearchIsHeavy(humans, nTeams int) bool {
+	if nTeams < teams.MinTeams || nTeams > teams.MaxTeams {
 		return false // the matchmaker rejects it at once
 	}
-	if teams == 2 {
+	if nTeams == 2 {
 		return humans > 24
 	}
 	return humans > 12

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/teams"
 	"matchmaker/internal/ratings"
 )
 
@@ -37,19 +37,19 @@ func handleTeamsAdvantage(logger *slog.Logger, limits Limits, svc *ratings.Servi
 	return handleCompute(logger, svc, gate, func(req *advantageRequest) (computation, error) {
 		var fields apperr.Fields
 		tw := newStoredWeights(req.Context, 1, &fields)
-		teams := rosters(&fields, tw, req.Teams, nil, nil, nil, maxPlayers)
+		rs := rosters(&fields, tw, req.Teams, nil, nil, nil, maxPlayers)
 		if err := fields.Err(); err != nil {
 			return computation{}, err
 		}
-		var result matchmaker.AdvantageResult
+		var result teams.AdvantageResult
 		return computation{
 			stored: tw,
 			run: func() (err error) {
-				result, err = matchmaker.Advantage(teams)
-				return err
+				result, err = teams.Advantage(rs)
+				return apperr.Rename(err, teamField)
 			},
 			observe: func(elapsed time.Duration) {
-				metrics.observeTeams("teams_advantage", "-", teamHumans(teams), elapsed)
+				metrics.observeTeams("teams_advantage", "-", teamHumans(rs), elapsed)
 			},
 			respond: func(w http.ResponseWriter, r *http.Request) {
 				resp := advantageResponse{
@@ -57,7 +57,7 @@ func handleTeamsAdvantage(logger *slog.Logger, limits Limits, svc *ratings.Servi
 					Strongest:  result.Strongest,
 					Balance:    result.Balance,
 					Difference: result.Difference,
-					Weights:    humanWeights(req.Teams, teams, nil, nil),
+					Weights:    humanWeights(req.Teams, rs, nil, nil),
 				}
 				for i, t := range result.Teams {
 					resp.Teams[i] = advantageTeamJSON{Total: t.Total, WinProbability: t.WinProbability, Handicap: t.Handicap}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/teams"
 	"matchmaker/internal/ratings"
 )
 
@@ -47,19 +47,19 @@ type assignChoiceJSON struct {
 func handleTeamsAssign(logger *slog.Logger, limits Limits, svc *ratings.Service, metrics *domainMetrics, gate *workGate) http.Handler {
 	maxPlayers := teamPlayerLimit(limits)
 	return handleCompute(logger, svc, gate, func(req *assignRequest) (computation, error) {
-		teams, joiner, opts, tw, err := req.resolve(maxPlayers)
+		rs, joiner, opts, tw, err := req.resolve(maxPlayers)
 		if err != nil {
 			return computation{}, err
 		}
-		var result matchmaker.AssignResult
+		var result teams.AssignResult
 		return computation{
 			stored: tw,
 			run: func() (err error) {
-				result, err = matchmaker.Assign(teams, joiner[0], opts)
-				return err
+				result, err = teams.Assign(rs, joiner[0], opts)
+				return apperr.Rename(err, teamField)
 			},
 			observe: func(elapsed time.Duration) {
-				metrics.observeTeams("teams_assign", "-", 1+teamHumans(teams), elapsed)
+				metrics.observeTeams("teams_assign", "-", 1+teamHumans(rs), elapsed)
 			},
 			respond: func(w http.ResponseWriter, r *http.Request) {
 				resp := assignResponse{
@@ -72,7 +72,7 @@ func handleTeamsAssign(logger *slog.Logger, limits Limits, svc *ratings.Service,
 					Objective:        string(result.Objective),
 					MaxHumansPerTeam: result.MaxHumans,
 					Choices:          make([]assignChoiceJSON, len(result.Choices)),
-					Weights:          humanWeights(req.Teams, teams, []teamPlayerJSON{*req.Joiner}, joiner),
+					Weights:          humanWeights(req.Teams, rs, []teamPlayerJSON{*req.Joiner}, joiner),
 				}
 				for i, c := range result.Choices {
 					resp.Choices[i] = assignChoiceJSON{Team: c.Team, Allowed: c.Allowed, Balance: c.Balance,
@@ -86,9 +86,9 @@ func handleTeamsAssign(logger *slog.Logger, limits Limits, svc *ratings.Service,
 
 // resolve checks the request and builds the matchmaker's inputs; joiner is a one-element
 // slice holding the joiner's weight (50 until tw.load reads a stored one).
-func (req *assignRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []float64, matchmaker.AssignOptions, *storedWeights, error) {
+func (req *assignRequest) resolve(maxPlayers int) ([]teams.Roster, []float64, teams.AssignOptions, *storedWeights, error) {
 	var fields apperr.Fields
-	var opts matchmaker.AssignOptions
+	var opts teams.AssignOptions
 	tw := newStoredWeights(req.Context, 1, &fields)
 	joiner := make([]float64, 1)
 	var extra []teamPlayerJSON
@@ -97,7 +97,7 @@ func (req *assignRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []fl
 	} else {
 		extra = []teamPlayerJSON{*req.Joiner}
 	}
-	teams := rosters(&fields, tw, req.Teams, extra, func(int) string { return "joiner.id" }, joiner, maxPlayers)
+	rs := rosters(&fields, tw, req.Teams, extra, func(int) string { return "joiner.id" }, joiner, maxPlayers)
 	opts.Bots = req.Bots.resolve(&fields, tw)
 	if req.MaxHumansPerTeam != nil {
 		opts.MaxHumansPerTeam = *req.MaxHumansPerTeam
@@ -106,13 +106,13 @@ func (req *assignRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []fl
 		}
 	}
 	opts.Objective = objectiveOf(&fields, req.Objective)
-	return teams, joiner, opts, tw, fields.Err()
+	return rs, joiner, opts, tw, fields.Err()
 }
 
 // teamHumans counts the humans on the teams.
-func teamHumans(teams []matchmaker.TeamRoster) int {
+func teamHumans(rs []teams.Roster) int {
 	n := 0
-	for _, t := range teams {
+	for _, t := range rs {
 		n += len(t.Players)
 	}
 	return n

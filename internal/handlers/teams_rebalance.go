@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/teams"
 	"matchmaker/internal/ratings"
 )
 
@@ -58,18 +58,18 @@ type rebalancedTeamJSON struct {
 func handleTeamsRebalance(logger *slog.Logger, limits Limits, svc *ratings.Service, metrics *domainMetrics, gate *workGate) http.Handler {
 	maxPlayers := teamPlayerLimit(limits)
 	return handleCompute(logger, svc, gate, func(req *rebalanceRequest) (computation, error) {
-		teams, unplaced, tw, err := req.resolve(maxPlayers)
+		rs, unplaced, tw, err := req.resolve(maxPlayers)
 		if err != nil {
 			return computation{}, err
 		}
-		humans := teamHumans(teams) + len(unplaced)
-		var result matchmaker.RebalanceResult
+		humans := teamHumans(rs) + len(unplaced)
+		var result teams.RebalanceResult
 		return computation{
 			stored: tw,
-			heavy:  rebalanceIsHeavy(len(teams), len(unplaced), humans),
+			heavy:  rebalanceIsHeavy(len(rs), len(unplaced), humans),
 			run: func() (err error) {
-				result, err = matchmaker.Rebalance(teams, unplaced, matchmaker.RebalanceOptions{MaxSwaps: req.MaxSwaps})
-				return err
+				result, err = teams.Rebalance(rs, unplaced, teams.RebalanceOptions{MaxSwaps: req.MaxSwaps})
+				return apperr.Rename(err, teamField)
 			},
 			observe: func(elapsed time.Duration) {
 				strategy := "-"
@@ -79,7 +79,7 @@ func handleTeamsRebalance(logger *slog.Logger, limits Limits, svc *ratings.Servi
 				metrics.observeTeams("teams_rebalance", strategy, humans, elapsed)
 			},
 			respond: func(w http.ResponseWriter, r *http.Request) {
-				respond(w, r, logger, http.StatusOK, req.response(teams, unplaced, result))
+				respond(w, r, logger, http.StatusOK, req.response(rs, unplaced, result))
 			},
 		}, nil
 	})
@@ -87,13 +87,13 @@ func handleTeamsRebalance(logger *slog.Logger, limits Limits, svc *ratings.Servi
 
 // resolve checks the request and builds the rosters and the unplaced weights (50 where left
 // out, until tw.load reads the stored ones); Rebalance validates the rest.
-func (req *rebalanceRequest) resolve(maxPlayers int) ([]matchmaker.TeamRoster, []float64, *storedWeights, error) {
+func (req *rebalanceRequest) resolve(maxPlayers int) ([]teams.Roster, []float64, *storedWeights, error) {
 	var fields apperr.Fields
 	tw := newStoredWeights(req.Context, 1, &fields)
 	unplaced := make([]float64, len(req.Unplaced))
-	teams := rosters(&fields, tw, req.Teams, req.Unplaced,
+	rs := rosters(&fields, tw, req.Teams, req.Unplaced,
 		func(k int) string { return "unplaced[" + strconv.Itoa(k) + "].id" }, unplaced, maxPlayers)
-	return teams, unplaced, tw, fields.Err()
+	return rs, unplaced, tw, fields.Err()
 }
 
 // rebalanceIsHeavy says whether a rebalance waits for the gate: its placement is a split of
@@ -104,14 +104,14 @@ func rebalanceIsHeavy(teams, unplaced, humans int) bool {
 	return teamSearchIsHeavy(unplaced, teams) || humans > 64
 }
 
-func (req *rebalanceRequest) response(teams []matchmaker.TeamRoster, unplaced []float64, r matchmaker.RebalanceResult) rebalanceResponse {
-	id := func(p matchmaker.RebalancePlayer) string {
+func (req *rebalanceRequest) response(rs []teams.Roster, unplaced []float64, r teams.RebalanceResult) rebalanceResponse {
+	id := func(p teams.PlayerRef) string {
 		if p.Team < 0 {
 			return req.Unplaced[p.Index].ID
 		}
 		return req.Teams[p.Team].Players[p.Index].ID
 	}
-	measure := func(m matchmaker.RebalanceMeasure) teamsMeasureJSON {
+	measure := func(m teams.Measure) teamsMeasureJSON {
 		return teamsMeasureJSON{Totals: m.Totals, Balance: m.Balance, Difference: m.Difference}
 	}
 	resp := rebalanceResponse{
@@ -122,12 +122,12 @@ func (req *rebalanceRequest) response(teams []matchmaker.TeamRoster, unplaced []
 		PlacementExact: r.PlacementExact,
 		Swaps:          r.Swaps,
 		Teams:          make([]rebalancedTeamJSON, len(r.Teams)),
-		Weights:        humanWeights(req.Teams, teams, req.Unplaced, unplaced),
+		Weights:        humanWeights(req.Teams, rs, req.Unplaced, unplaced),
 	}
 	for i, m := range r.Moves {
 		mv := rebalanceMoveJSON{Kind: string(m.Kind), Player: id(m.Player), To: m.To,
 			Totals: m.Totals, Balance: m.Balance, Difference: m.Difference}
-		if m.Kind == matchmaker.RebalanceSwap {
+		if m.Kind == teams.Swap {
 			from := m.From
 			mv.From, mv.Other = &from, id(m.Other)
 		}

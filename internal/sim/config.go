@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"matchmaker/internal/apperr"
 	"math"
 	"time"
 
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/pairing"
+	"matchmaker/internal/matchmaker/skill"
 	"matchmaker/internal/ratings"
 )
 
@@ -76,11 +78,11 @@ var (
 )
 
 // coefficients returns the configuration's eq. 6.5 coefficients.
-func (c Configuration) coefficients() matchmaker.Coefficients {
+func (c Configuration) coefficients() skill.Coefficients {
 	if c.Coefficients == nil {
-		return matchmaker.Coefficients(ThesisDefault)
+		return skill.Coefficients(ThesisDefault)
 	}
-	return matchmaker.Coefficients(*c.Coefficients)
+	return skill.Coefficients(*c.Coefficients)
 }
 
 // expansion returns the configuration's interval expansion.
@@ -120,7 +122,7 @@ func (c Configuration) validate(teamSize int) error {
 	switch c.Rating {
 	case "", "performance":
 		if err := c.coefficients().Validate(); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", name, apperr.Rename(err, func(f string) string { return "coefficients." + f }))
 		}
 	case "learned":
 		if c.Coefficients != nil {
@@ -135,11 +137,11 @@ func (c Configuration) validate(teamSize int) error {
 	return nil
 }
 
-func (c Configuration) strategy() matchmaker.Strategy {
+func (c Configuration) strategy() pairing.Strategy {
 	if c.Strategy == "" {
-		return matchmaker.StrategyGreedyPairs
+		return pairing.GreedyPairs
 	}
-	return matchmaker.Strategy(c.Strategy)
+	return pairing.Strategy(c.Strategy)
 }
 
 // Validate checks the scenario; it fills nothing in, so a file says everything it runs.
@@ -153,8 +155,8 @@ func (sc *Scenario) Validate() error {
 	if !(sc.MaxDays > 0 && sc.MaxDays <= 10000) {
 		return fmt.Errorf("max_days must be in (0, 10000], got %g", sc.MaxDays)
 	}
-	if sc.TeamSize < 1 || sc.TeamSize > matchmaker.PairingMaxTeamSize {
-		return fmt.Errorf("team_size must be between 1 and %d, got %d", matchmaker.PairingMaxTeamSize, sc.TeamSize)
+	if sc.TeamSize < 1 || sc.TeamSize > pairing.MaxTeamSize {
+		return fmt.Errorf("team_size must be between 1 and %d, got %d", pairing.MaxTeamSize, sc.TeamSize)
 	}
 	if sc.Rounds < 1 || sc.Rounds > 1000 {
 		return fmt.Errorf("rounds must be between 1 and 1000, got %d", sc.Rounds)
@@ -200,11 +202,11 @@ func (sc *Scenario) Validate() error {
 }
 
 // weights returns the outcome model's weights.
-func (sc *Scenario) weights() matchmaker.Coefficients {
+func (sc *Scenario) weights() skill.Coefficients {
 	if sc.OutcomeWeights == nil {
 		return ThesisWeights
 	}
-	return matchmaker.Coefficients(*sc.OutcomeWeights)
+	return skill.Coefficients(*sc.OutcomeWeights)
 }
 
 // ReadScenario decodes a scenario from JSON, rejecting unknown fields, and validates it.

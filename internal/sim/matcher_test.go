@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/pairing"
 )
 
 // queueOf makes waiting tickets of the given party sizes, player ids 0, 1, 2, ... in order,
@@ -67,7 +67,7 @@ func TestPairingWithTheThesisWideningIsMakeMatches(t *testing.T) {
 		sizes[i] = 1
 	}
 	waiting := queueOf(rng, sizes...)
-	m, err := NewPairing(5, matchmaker.StrategyGreedyPairs, Expansion{Widening: ThesisWidening}, 0)
+	m, err := NewPairing(5, pairing.GreedyPairs, Expansion{Widening: ThesisWidening}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +76,8 @@ func TestPairingWithTheThesisWideningIsMakeMatches(t *testing.T) {
 	for _, tk := range waiting {
 		ratings = append(ratings, tk.Ratings...)
 	}
-	want, err := matchmaker.MakeMatches(ratings, matchmaker.PairingOptions{TeamSize: 5, Strategy: matchmaker.StrategyGreedyPairs,
-		Interval: matchmaker.Interval{Initial: 25, Step: 25, Max: math.Inf(1)}})
+	want, err := pairing.Make(ratings, pairing.Options{TeamSize: 5, Strategy: pairing.GreedyPairs,
+		Interval: pairing.Interval{Initial: 25, Step: 25, Max: math.Inf(1)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestPairingKeepsEveryPairWithinItsAnchorsInterval(t *testing.T) {
 	e := Expansion{Widening: Widening{Initial: 25, Step: 25, EverySeconds: 5, Max: 300}}
 	ttl := 60 * time.Second
 	made := 0
-	for _, strategy := range []matchmaker.Strategy{matchmaker.StrategyGreedyPairs, matchmaker.StrategyRatingWindow} {
+	for _, strategy := range []pairing.Strategy{pairing.GreedyPairs, pairing.RatingWindow} {
 		m, err := NewPairing(5, strategy, e, ttl)
 		if err != nil {
 			t.Fatal(err)

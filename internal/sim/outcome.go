@@ -4,18 +4,18 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/skill"
 )
 
 // ThesisWeights are the outcome model's weights, fitted to the thesis's Tables 8.1 and 8.2
 // (see the package documentation for how). They have the form of eq. 6.5's coefficients, so
-// a player's true skill is matchmaker.SkillRating(stats, ThesisWeights) / 1000 logits: the
+// a player's true skill is skill.Rating(stats, ThesisWeights) / 1000 logits: the
 // truth is a rating the queue could compute, if it knew the weights.
-var ThesisWeights = matchmaker.Coefficients{Accuracy: 5.1685, ReactionTime: 4.2570, Awareness: -1.1724, Movement: -0.7310}
+var ThesisWeights = skill.Coefficients{Accuracy: 5.1685, ReactionTime: 4.2570, Awareness: -1.1724, Movement: -0.7310}
 
 // TrueSkill is a player's hidden skill under weights, in logits of a round.
-func TrueSkill(s matchmaker.Stats, weights matchmaker.Coefficients) float64 {
-	return matchmaker.SkillRating(s, weights) / 1000
+func TrueSkill(s skill.Stats, weights skill.Coefficients) float64 {
+	return skill.Rating(s, weights) / 1000
 }
 
 // RoundProbability is the probability that a team of mean true skill mean0 wins a round

@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/skill"
 )
 
 // baselineTest is one row of the thesis's Tables 8.1 and 8.2: the stat difference x (team 1
@@ -109,7 +109,7 @@ func TestThesisWeightsAreTheFitOfTables81And82(t *testing.T) {
 
 func TestTrueSkillIsEq65WithTheWeights(t *testing.T) {
 	t.Parallel()
-	s := matchmaker.Stats{Accuracy: 0.1, ReactionTime: 0.9, Awareness: 0.6, Movement: 0}
+	s := skill.Stats{Accuracy: 0.1, ReactionTime: 0.9, Awareness: 0.6, Movement: 0}
 	want := ThesisWeights.Accuracy*0.9 + ThesisWeights.ReactionTime*0.1 + ThesisWeights.Awareness*0.6
 	if got := TrueSkill(s, ThesisWeights); math.Abs(got-want) > 1e-12 {
 		t.Fatalf("TrueSkill = %v, want %v", got, want)

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"time"
 
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/pairing"
 )
 
-// Pairing is a Matcher on the /v1/matchmake algorithm (matchmaker.MakeMatches), standing in
+// Pairing is a Matcher on the /v1/matchmake algorithm (pairing.Make), standing in
 // for the queue pass matchmaker/tick until it exists. Every waiting ticket's players become
 // solo queue entries in arrival order (so a party may be split), and the interval widens
 // with each player's wait:
@@ -26,7 +26,7 @@ import (
 // A Pairing keeps buffers between ticks: one queue uses it at a time.
 type Pairing struct {
 	TeamSize  int
-	Strategy  matchmaker.Strategy
+	Strategy  pairing.Strategy
 	Expansion Expansion
 	TTL       time.Duration // a ticket waiting this long expires; 0: never
 
@@ -36,8 +36,8 @@ type Pairing struct {
 }
 
 // NewPairing checks the options MakeMatches will get.
-func NewPairing(teamSize int, strategy matchmaker.Strategy, e Expansion, ttl time.Duration) (*Pairing, error) {
-	o := matchmaker.DefaultPairingOptions()
+func NewPairing(teamSize int, strategy pairing.Strategy, e Expansion, ttl time.Duration) (*Pairing, error) {
+	o := pairing.DefaultOptions()
 	o.TeamSize, o.Strategy = teamSize, strategy
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -66,12 +66,12 @@ func (m *Pairing) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
 	}
 	// The oldest player has the widest interval. With a finite limit, Initial = Max makes
 	// MakeMatches accept exactly the differences up to it.
-	iv := matchmaker.Interval{Initial: limit[0], Step: 1, Max: limit[0]}
+	iv := pairing.Interval{Initial: limit[0], Step: 1, Max: limit[0]}
 	if math.IsInf(limit[0], 1) {
 		w := m.Expansion.Widening
-		iv = matchmaker.Interval{Initial: w.Initial, Step: w.Step, Max: math.Inf(1)}
+		iv = pairing.Interval{Initial: w.Initial, Step: w.Step, Max: math.Inf(1)}
 	}
-	res, err := matchmaker.MakeMatches(ratings, matchmaker.PairingOptions{TeamSize: m.TeamSize, Interval: iv, Strategy: m.Strategy})
+	res, err := pairing.Make(ratings, pairing.Options{TeamSize: m.TeamSize, Interval: iv, Strategy: m.Strategy})
 	if err != nil { // options checked by NewPairing, ratings finite: a bug
 		panic(fmt.Sprintf("sim: MakeMatches: %v", err))
 	}

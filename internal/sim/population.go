@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/skill"
 )
 
 // Distribution is how one stat is drawn for the population; every draw lies in [0,1].
@@ -76,16 +76,16 @@ func (c PopulationConfig) validate() error {
 
 // Player is one member of the population.
 type Player struct {
-	Stats matchmaker.Stats
+	Stats skill.Stats
 	Skill float64 // TrueSkill of Stats: hidden from the queue
 }
 
 // NewPopulation draws c.Players players, stats in the order accuracy, reaction time,
 // awareness, movement for each player in turn.
-func NewPopulation(c PopulationConfig, weights matchmaker.Coefficients, rng *rand.Rand) []Player {
+func NewPopulation(c PopulationConfig, weights skill.Coefficients, rng *rand.Rand) []Player {
 	ps := make([]Player, c.Players)
 	for i := range ps {
-		s := matchmaker.Stats{
+		s := skill.Stats{
 			Accuracy:     c.Accuracy.draw(rng),
 			ReactionTime: c.ReactionTime.draw(rng),
 			Awareness:    c.Awareness.draw(rng),

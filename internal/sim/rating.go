@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/skill"
 	"matchmaker/internal/ratings"
 )
 
@@ -33,10 +33,10 @@ type Performance struct {
 }
 
 // NewPerformance rates the population with eq. 6.5.
-func NewPerformance(pop []Player, c matchmaker.Coefficients) *Performance {
+func NewPerformance(pop []Player, c skill.Coefficients) *Performance {
 	r := make([]float64, len(pop))
 	for i, p := range pop {
-		r[i] = matchmaker.SkillRating(p.Stats, c)
+		r[i] = skill.Rating(p.Stats, c)
 	}
 	return &Performance{ratings: r}
 }

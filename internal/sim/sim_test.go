@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/matchmaker"
+	"matchmaker/internal/matchmaker/skill"
 )
 
 // smallScenario is a live queue small enough for a test: parties, a daily curve, every kind
@@ -129,7 +129,7 @@ func TestReportsOnASmallRun(t *testing.T) {
 			if len(a.Players) != 1 || len(b.Players) != 1 {
 				t.Fatal("the thesis preset makes solo tickets")
 			}
-			want := matchmaker.SkillRating(pop[a.Players[0]].Stats, matchmaker.Coefficients(ThesisDefault))
+			want := skill.Rating(pop[a.Players[0]].Stats, skill.Coefficients(ThesisDefault))
 			if a.Ratings[0] != want {
 				t.Fatalf("ticket rating %v, eq. 6.5 gives %v", a.Ratings[0], want)
 			}

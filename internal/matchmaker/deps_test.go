@@ -1,0 +1,65 @@
+package matchmaker
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The algorithms know no HTTP, no SQL and no clock. This asks the go tool for everything the
+// packages under internal/matchmaker import, directly or not, and fails on any network or
+// database package, and on any package of this module that reads the time of day or waits
+// (importing time for durations would be allowed; none does today).
+func TestAlgorithmsKnowNoIONorClock(t *testing.T) {
+	t.Parallel()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool on PATH to list the dependencies with")
+	}
+	out, err := exec.Command(goTool, "list", "-deps",
+		"-f", `{{.ImportPath}}|{{.Dir}}|{{join .GoFiles ","}}|{{join .Imports ","}}`,
+		"matchmaker/internal/matchmaker/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	forbidden := []string{"net", "database/sql", "github.com/jackc/pgx", "os/exec", "matchmaker/internal/ratings",
+		"matchmaker/internal/handlers", "matchmaker/db"}
+	clock := []string{"time.Now(", "time.Since(", "time.Until(", "time.Sleep(", "time.After(",
+		"time.AfterFunc(", "time.Tick(", "time.NewTimer(", "time.NewTicker("}
+	seen := 0
+	for line := range strings.Lines(strings.TrimSpace(string(out))) {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		path, dir, files, imports := f[0], f[1], strings.Split(f[2], ","), strings.Split(f[3], ",")
+		seen++
+		for _, bad := range forbidden {
+			if path == bad || strings.HasPrefix(path, bad+"/") {
+				t.Errorf("internal/matchmaker depends on %s", path)
+			}
+		}
+		if !strings.HasPrefix(path, "matchmaker/") {
+			continue
+		}
+		for _, imp := range imports {
+			if imp != "time" {
+				continue
+			}
+			for _, name := range files {
+				src, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, call := range clock {
+					if bytes.Contains(src, []byte(call)) {
+						t.Errorf("%s/%s calls %s...): time must be an argument", path, name, call)
+					}
+				}
+			}
+		}
+	}
+	if seen < 5 {
+		t.Fatalf("go list named %d packages; the check saw nothing:\n%s", seen, out)
+	}
+}
