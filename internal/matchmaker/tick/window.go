@@ -1,0 +1,208 @@
+package tick
+
+import (
+	"math"
+	"math/bits"
+)
+
+// ratingWindow serves anchor a by the nearest-tickets rule and reports whether it made a
+// match. The acceptable candidates are walked outward from the anchor, nearest first;
+// per region the anchor accepts, dp holds the head counts the candidates walked so far can
+// reach with the anchor, and the walk stops at the first candidate that completes a match
+// in some region, or when both sides are beyond the anchor's interval.
+func (p *pass) ratingWindow(a int32) bool {
+	ra, iva, ma, sa := p.key[a], p.iv[a], p.mask[a], int(p.size[a])
+	for m := ma; m != 0; m &= m - 1 {
+		d := &p.dp[bits.TrailingZeros64(m)]
+		*d = row{}
+		d[sa] = 1
+	}
+	w := p.walk[:0]
+	o := p.outward(a)
+	for {
+		dl, dh := math.Inf(1), math.Inf(1)
+		if o.l >= 0 {
+			dl = dist(ra, p.key[o.l])
+		}
+		if o.h >= 0 {
+			dh = dist(ra, p.key[o.h])
+		}
+		if dl > iva && dh > iva {
+			p.walk = w
+			return false
+		}
+		c, d := o.step(p, dl, dh)
+		m := p.mask[c] & ma
+		if d > p.iv[c] || m == 0 {
+			continue
+		}
+		w = append(w, c)
+		var done uint64
+		for ; m != 0; m &= m - 1 {
+			r := bits.TrailingZeros64(m)
+			p.add(&p.dp[r], int(p.size[c]))
+			if p.complete(&p.dp[r]) {
+				done |= 1 << r
+			}
+		}
+		if done != 0 {
+			p.walk = w
+			p.finish(a, w, done)
+			return true
+		}
+	}
+}
+
+// cursor walks the unmatched positions outward from a centre: nearest first, and among
+// the equally near, oldest first. To the right, positions in a run of equal ratings are
+// in age order already; to the left they are walked backward, so the cursor jumps to the
+// start of each run (l) and walks it forward to its end (lEnd) before the next run left.
+type cursor struct {
+	l, lEnd, lNext int32 // -1: nothing left on that side
+	h              int32
+}
+
+func (p *pass) outward(centre int32) cursor {
+	o := cursor{h: p.next[centre]}
+	o.enterLeft(p, p.prev[centre])
+	return o
+}
+
+// enterLeft starts the run of equal ratings that ends at position e.
+func (o *cursor) enterLeft(p *pass, e int32) {
+	o.l, o.lEnd = e, e
+	if e < 0 {
+		return
+	}
+	for s := p.prev[e]; s >= 0 && p.key[s] == p.key[e]; s = p.prev[s] {
+		o.l = s
+	}
+	o.lNext = p.prev[o.l]
+}
+
+// step takes the nearer of the two sides' next positions, at distances dl and dh (+Inf
+// for a side that is done), the older one on a tie, and returns it with its distance.
+func (o *cursor) step(p *pass, dl, dh float64) (int32, float64) {
+	if dl < dh || dl == dh && o.l >= 0 && p.rank[o.l] < p.rank[o.h] {
+		c := o.l
+		if c == o.lEnd {
+			o.enterLeft(p, o.lNext)
+		} else {
+			o.l = p.next[c]
+		}
+		return c, dl
+	}
+	c := o.h
+	o.h = p.next[c]
+	return c, dh
+}
+
+// finish makes the match of anchor a from the walked candidates w, whose last one
+// completed a match in the regions of done.
+func (p *pass) finish(a int32, w []int32, done uint64) {
+	if done&(done-1) == 0 { // one region: the usual case
+		p.choose(a, w, bits.TrailingZeros64(done))
+		p.makeMatch(p.chosen)
+		return
+	}
+	worst := math.Inf(1)
+	for m := done; m != 0; m &= m - 1 {
+		p.choose(a, w, bits.TrailingZeros64(m))
+		if _, wl := p.region(p.chosen, 1<<bits.TrailingZeros64(m)); wl < worst {
+			worst = wl
+			p.best = append(p.best[:0], p.chosen...)
+		}
+	}
+	p.makeMatch(p.best)
+}
+
+// choose sets p.chosen to the anchor and the tickets of w it takes in region r: the last
+// one of w, and each earlier one accepted in r, nearest first, when a match can still be
+// completed with it. need[i] holds the head counts from which the tickets w[i:] (the last
+// one included) can complete a match.
+func (p *pass) choose(a int32, w []int32, r int) {
+	k := len(w)
+	p.need = growRows(p.need, k+1)
+	need := p.need
+	need[k] = row{}
+	need[k][p.t] = 1 << p.t
+	for i := k - 1; i >= 0; i-- {
+		c := w[i]
+		if p.mask[c]>>r&1 == 0 {
+			need[i] = need[i+1]
+			continue
+		}
+		s := int(p.size[c])
+		next := &need[i+1]
+		for x := 0; x <= p.t; x++ {
+			v := next[x] >> s
+			if x+s <= p.t {
+				v |= next[x+s]
+			}
+			if i < k-1 { // the last one is taken: no state skips it
+				v |= next[x]
+			}
+			need[i][x] = v
+		}
+	}
+	var cur row
+	cur[p.size[a]] = 1
+	p.chosen = append(p.chosen[:0], a)
+	for i, c := range w {
+		if p.mask[c]>>r&1 == 0 {
+			continue
+		}
+		n := p.then(&cur, int(p.size[c]))
+		any := uint32(0)
+		for x := 0; x <= p.t; x++ {
+			n[x] &= need[i+1][x]
+			any |= n[x]
+		}
+		if any != 0 {
+			cur = n
+			p.chosen = append(p.chosen, c)
+		}
+	}
+}
+
+func growRows(b []row, n int) []row {
+	if cap(b) < n {
+		return make([]row, n, 2*n)
+	}
+	return b[:n]
+}
+
+// region returns the region among those of mask that every ticket of c accepts with the
+// smallest worst latency (the first by name on a tie), and that latency: -1 with a latency
+// of 0 when no ticket of c has data, and with +Inf when no region of mask will do.
+func (p *pass) region(c []int32, mask uint64) (int, float64) {
+	if !p.latency {
+		return -1, 0
+	}
+	var worst [MaxRegions]float64
+	data := false
+	for _, pos := range c {
+		mask &= p.mask[pos]
+		k := p.rank[pos]
+		lat := p.tickets[p.in[k]].Latencies
+		if len(lat) == 0 {
+			continue
+		}
+		data = true
+		ids := p.latID[p.latOff[k]:p.latOff[k+1]]
+		for j, l := range lat {
+			worst[ids[j]] = max(worst[ids[j]], l.MS)
+		}
+	}
+	if !data {
+		return -1, 0
+	}
+	best, bw := -1, math.Inf(1)
+	for m := mask; m != 0; m &= m - 1 {
+		r := bits.TrailingZeros64(m)
+		if worst[r] < bw {
+			best, bw = r, worst[r]
+		}
+	}
+	return best, bw
+}
