@@ -17,7 +17,7 @@ type minTree struct {
 
 func (m *minTree) init(rank []int32) {
 	m.n = len(rank)
-	m.v = make([]int32, 2*m.n)
+	m.v = resize(m.v, 2*m.n)
 	copy(m.v[m.n:], rank)
 	for i := m.n - 1; i > 0; i-- {
 		m.v[i] = min(m.v[2*i], m.v[2*i+1])
@@ -58,21 +58,21 @@ func (m *minTree) min(lo, hi int) int32 {
 // leaves no room or finds no opponent is set aside (none in the tree) until the match is
 // made or given up.
 func (p *pass) greedyPairs(a int32) bool {
-	ra, iva := p.key[a], p.iv[a]
-	lo := sort.Search(len(p.key), func(i int) bool { return p.key[i] >= ra || dist(ra, p.key[i]) <= iva })
-	hi := sort.Search(len(p.key), func(i int) bool { return p.key[i] > ra && dist(ra, p.key[i]) > iva })
+	ra, iva := p.nodes[a].key, p.nodes[a].iv
+	lo := sort.Search(len(p.nodes), func(i int) bool { return p.nodes[i].key >= ra || dist(ra, p.nodes[i].key) <= iva })
+	hi := sort.Search(len(p.nodes), func(i int) bool { return p.nodes[i].key > ra && dist(ra, p.nodes[i].key) > iva })
 	t := p.t
 	var cur row
-	cur[p.size[a]] = 1
-	total, regions := int(p.size[a]), p.mask[a]
+	cur[p.nodes[a].size] = 1
+	total, regions := int(p.nodes[a].size), p.nodes[a].mask
 	p.chosen = append(p.chosen[:0], a)
 	p.touched = append(p.touched[:0], a)
-	p.state[a] = placed
+	p.nodes[a].state = placed
 	p.tree.set(int(a), none)
 	s := a
 	for total < 2*t {
-		sub := cur
-		if s < 0 { // the next sub-anchor
+		with, sub := total, cur
+		if s != a { // the next sub-anchor
 			k := p.tree.min(lo, hi)
 			if k == none {
 				break
@@ -80,46 +80,44 @@ func (p *pass) greedyPairs(a int32) bool {
 			s = p.posOf[k]
 			p.tree.set(int(s), none)
 			p.touched = append(p.touched, s)
-			if dist(ra, p.key[s]) > p.iv[s] || p.mask[s]&regions == 0 || total+int(p.size[s]) >= 2*t {
-				s = -1
+			with += int(p.nodes[s].size)
+			if dist(ra, p.nodes[s].key) > p.nodes[s].iv || p.nodes[s].mask&regions == 0 || with > 2*t {
 				continue
 			}
-			if sub = p.then(&cur, int(p.size[s])); sub == (row{}) {
-				s = -1
+			if sub = p.then(&cur, int(p.nodes[s].size)); sub == (row{}) {
+				continue
+			}
+			if with == 2*t { // it fills the match alone
+				if p.complete(&sub) {
+					p.place(s)
+					cur, total = sub, with
+				}
 				continue
 			}
 		}
-		with := total
-		if s != a {
-			with += int(p.size[s])
-		}
-		o, after := p.opponent(a, s, &sub, with, regions&p.mask[s])
+		o, after := p.opponent(a, s, &sub, with, regions&p.nodes[s].mask)
 		if o < 0 {
 			if s == a {
 				break // the anchor found no opponent
 			}
-			s = -1
 			continue
 		}
 		if s != a {
-			p.state[s] = placed
-			p.chosen = append(p.chosen, s)
+			p.place(s)
 		}
-		p.state[o] = placed
-		p.chosen = append(p.chosen, o)
-		p.tree.set(int(o), none)
+		p.place(o)
 		p.touched = append(p.touched, o)
-		cur, total = after, with+int(p.size[o])
-		regions &= p.mask[s] & p.mask[o]
+		cur, total = after, with+int(p.nodes[o].size)
+		regions &= p.nodes[s].mask & p.nodes[o].mask
 		s = -1
 	}
-	ok := total == 2*t && p.complete(&cur)
+	ok := total == 2*t
 	for _, pos := range p.touched {
-		if ok && p.state[pos] == placed {
+		if ok && p.nodes[pos].state == placed {
 			continue // take, in makeMatch, marks it matched
 		}
-		p.state[pos] = waiting
-		p.tree.set(int(pos), p.rank[pos])
+		p.nodes[pos].state = waiting
+		p.tree.set(int(pos), p.nodes[pos].rank)
 	}
 	if ok {
 		p.makeMatch(p.chosen)
@@ -127,39 +125,46 @@ func (p *pass) greedyPairs(a int32) bool {
 	return ok
 }
 
+// place takes the ticket at pos into the match being built.
+func (p *pass) place(pos int32) {
+	p.nodes[pos].state = placed
+	p.chosen = append(p.chosen, pos)
+	p.tree.set(int(pos), none)
+}
+
 // opponent returns the nearest ticket to sub-anchor s, walking outward from it, that is
 // waiting, accepts and is accepted by both s and the anchor a, shares a region of regions,
 // and fits: placed after the head counts in cur (with players so far) it leaves a state
-// from which the teams can still be filled, and completes them if it brings the players
-// to 2 x TeamSize. It returns -1 if there is none, else the ticket and the head counts
+// from which the teams can still be filled, and completes them if it brings the players to
+// 2 x TeamSize. It returns -1 if there is none, else the ticket and the head counts
 // after it.
 func (p *pass) opponent(a, s int32, cur *row, players int, regions uint64) (int32, row) {
-	ra, iva, rs, ivs := p.key[a], p.iv[a], p.key[s], p.iv[s]
+	ra, iva, rs, ivs := p.nodes[a].key, p.nodes[a].iv, p.nodes[s].key, p.nodes[s].iv
 	o := p.outward(s)
 	for {
 		// A side ends at the edge of the anchor's interval as well as of the sub-anchor's.
 		dl, dh := math.Inf(1), math.Inf(1)
-		if o.l >= 0 && (p.key[o.l] >= ra || dist(ra, p.key[o.l]) <= iva) {
-			dl = dist(rs, p.key[o.l])
+		if o.l >= 0 && (p.nodes[o.l].key >= ra || dist(ra, p.nodes[o.l].key) <= iva) {
+			dl = dist(rs, p.nodes[o.l].key)
 		}
-		if o.h >= 0 && (p.key[o.h] <= ra || dist(ra, p.key[o.h]) <= iva) {
-			dh = dist(rs, p.key[o.h])
+		if o.h >= 0 && (p.nodes[o.h].key <= ra || dist(ra, p.nodes[o.h].key) <= iva) {
+			dh = dist(rs, p.nodes[o.h].key)
 		}
 		if dl > ivs && dh > ivs {
 			return -1, row{}
 		}
 		c, d := o.step(p, dl, dh)
-		if p.state[c] != waiting || d > p.iv[c] || p.mask[c]&regions == 0 {
+		if p.nodes[c].state != waiting || d > p.nodes[c].iv || p.nodes[c].mask&regions == 0 {
 			continue
 		}
-		if da := dist(ra, p.key[c]); da > iva || da > p.iv[c] {
+		if da := dist(ra, p.nodes[c].key); da > iva || da > p.nodes[c].iv {
 			continue
 		}
-		n := players + int(p.size[c])
+		n := players + int(p.nodes[c].size)
 		if n > 2*p.t {
 			continue
 		}
-		after := p.then(cur, int(p.size[c]))
+		after := p.then(cur, int(p.nodes[c].size))
 		if after == (row{}) || n == 2*p.t && !p.complete(&after) {
 			continue
 		}

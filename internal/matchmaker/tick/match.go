@@ -11,9 +11,9 @@ func (p *pass) makeMatch(c []int32) {
 	sp := &p.sp
 	sp.sizes, sp.totals = sp.sizes[:0], sp.totals[:0]
 	for _, pos := range c {
-		sp.sizes = append(sp.sizes, int(p.size[pos]))
+		sp.sizes = append(sp.sizes, int(p.nodes[pos].size))
 		s := 0.0
-		for _, r := range p.tickets[p.in[p.rank[pos]]].Ratings {
+		for _, r := range p.ratings(pos) {
 			s += r
 		}
 		sp.totals = append(sp.totals, s)
@@ -22,7 +22,7 @@ func (p *pass) makeMatch(c []int32) {
 
 	base := len(p.ids)
 	for _, pos := range c {
-		p.ids = append(p.ids, int(p.in[p.rank[pos]]))
+		p.ids = append(p.ids, int(p.nodes[pos].in))
 	}
 	// Each team's players sorted by rating (then ticket, then player: a fixed order).
 	var team [2][]member
@@ -32,9 +32,9 @@ func (p *pass) makeMatch(c []int32) {
 			if team0>>i&1 != uint32(1-side) {
 				continue
 			}
-			ti := int(p.in[p.rank[pos]])
-			for j, r := range p.tickets[ti].Ratings {
-				x := member{Slot{Ticket: ti, Player: j}, r, p.iv[pos]}
+			ti := int(p.nodes[pos].in)
+			for j, r := range p.ratings(pos) {
+				x := member{Slot{Ticket: ti, Player: j}, r, p.nodes[pos].iv}
 				ms = append(ms, x)
 				for q := len(ms) - 1; q > 0 && x.less(ms[q-1]); q-- { // at most 16 players
 					ms[q], ms[q-1] = ms[q-1], x
@@ -64,7 +64,7 @@ func (p *pass) makeMatch(c []int32) {
 	sd := math.Abs(tot0 - tot1)
 	region := ""
 	if r, _ := p.region(c, math.MaxUint64); r >= 0 {
-		region = p.names[r]
+		region = p.regionNames[r]
 	}
 	p.matches = append(p.matches, Match{
 		Tickets:           p.ids[base:len(p.ids):len(p.ids)],
@@ -77,6 +77,12 @@ func (p *pass) makeMatch(c []int32) {
 	for _, pos := range c {
 		p.take(pos)
 	}
+}
+
+// ratings are the ratings of the players of the ticket at pos.
+func (p *pass) ratings(pos int32) []float64 {
+	o := p.nodes[pos].rat
+	return p.rat[o : o+int32(p.nodes[pos].size)]
 }
 
 // member is a player of a match being made, with its rating and its ticket's interval.
@@ -98,15 +104,15 @@ func (a member) less(b member) bool {
 
 // take removes the ticket at pos from the pass: matched.
 func (p *pass) take(pos int32) {
-	p.state[pos] = matched
-	pv, nx := p.prev[pos], p.next[pos]
+	p.nodes[pos].state = matched
+	pv, nx := p.nodes[pos].prev, p.nodes[pos].next
 	if pv >= 0 {
-		p.next[pv] = nx
+		p.nodes[pv].next = nx
 	}
 	if nx >= 0 {
-		p.prev[nx] = pv
+		p.nodes[nx].prev = pv
 	}
-	s := int(p.size[pos])
+	s := int(p.nodes[pos].size)
 	p.count[s]--
 	if p.count[s] <= 2*p.t/s {
 		p.feasible = [MaxTeamSize + 1]int8{}

@@ -390,7 +390,11 @@ func (w *world) refGreedy(a int, pool []int) []int {
 		}
 		aside[sub] = true
 		with := append(slices.Clone(s), sub)
-		if !w.accepts(a, sub) || !shared(with) || w.players(with) >= 2*w.t || !fits(with) {
+		if !w.accepts(a, sub) || !shared(with) || !fits(with) {
+			continue
+		}
+		if w.players(with) == 2*w.t { // the sub-anchor completes the match alone
+			s = with
 			continue
 		}
 		if o := opponent(sub, with); o >= 0 {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 
 	"matchmaker/internal/apperr"
 	"matchmaker/internal/matchmaker/pairing"
@@ -37,12 +38,14 @@ import (
 // is found, and its farthest ticket is as near as it can be.
 //
 // greedy_pairs (the thesis's rule, as pairing.GreedyPairs, within the anchor's acceptable
-// tickets): the anchor takes the nearest acceptable ticket that fits as its opponent; then
-// the oldest acceptable ticket not yet taken takes, as its own opponent, the nearest
-// ticket acceptable to both of them that fits, and so on until the match is complete. A
-// ticket that fits is one after which a match can still be split evenly in head count; a
-// ticket that finds no opponent is passed over. When this builds no match the anchor is
-// served by rating_window's rule, so an anchor for which a match exists never waits.
+// tickets): the anchor takes as its opponent the nearest acceptable ticket that fits; then
+// the oldest acceptable ticket not yet taken, the sub-anchor, takes as its own opponent
+// the nearest ticket acceptable to both of them that fits; and so on until the match is
+// complete. A ticket fits when the teams can still be filled after it, parties whole, and
+// are full once the match has 2 x TeamSize players; a sub-anchor that fills the match
+// exactly completes it alone, and one that finds no opponent is passed over. When this
+// builds no match the anchor is served by rating_window's rule, so an anchor for which a
+// match exists never waits.
 //
 // Latency (MaxLatency not empty): a match is made only in a region where every ticket's
 // latency is within its own current limit; a ticket without latency data accepts any
@@ -67,22 +70,45 @@ func Run(tickets []Ticket, now float64, cfg Config) (Result, error) {
 	if !(math.Abs(now) <= MaxMagnitude) {
 		f.Add("now", "must be a finite number between %g and %g", -MaxMagnitude, MaxMagnitude)
 	}
-	teamSize := min(max(cfg.TeamSize, 1), MaxTeamSize) // checks parties even when team_size is wrong
-	for i := range tickets {
-		tickets[i].addFaults(&f, i, teamSize)
-	}
-	if err := f.Err(); err != nil {
-		return Result{}, err
+	if f.Len() > 0 {
+		teamSize := min(max(cfg.TeamSize, 1), MaxTeamSize) // checks parties even when team_size is wrong
+		for i := range tickets {
+			tickets[i].addFaults(&f, i, teamSize)
+		}
+		return Result{}, f.Err()
 	}
 	if len(tickets) > math.MaxInt32 {
 		return Result{}, apperr.New(apperr.TooLarge, "at most %d tickets in one pass", math.MaxInt32)
 	}
-	p, err := newPass(tickets, now, cfg)
-	if err != nil {
+	p := passes.Get().(*pass)
+	defer p.release()
+	// init checks the tickets as it reads them: a ticket's ratings and latencies are read
+	// from memory once, the expensive part of reading 100,000 tickets.
+	if err := p.init(tickets, now, cfg, &f); err != nil {
 		return Result{}, err
 	}
 	p.run()
 	return Result{Matches: p.matches, Expired: p.expired}, nil
+}
+
+// passes keep a pass's buffers from one call to the next: the queue service runs a pass
+// of the same queue every tick, and a pass of 100,000 tickets needs about 10 MB of them.
+var passes = sync.Pool{New: func() any { return new(pass) }}
+
+// release drops what the pass holds of the caller's (the result, region names) and pools
+// it.
+func (p *pass) release() {
+	p.matches, p.expired, p.ids, p.slots, p.pairs, p.regionNames = nil, nil, nil, nil, nil, nil
+	passes.Put(p)
+}
+
+// resize returns s with length n, reusing its array when it is large enough (the caller
+// overwrites every element).
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/8)
+	}
+	return s[:n]
 }
 
 // Ticket states in a pass.
@@ -99,30 +125,37 @@ type row [MaxTeamSize + 1]uint32
 // pass is one run of the algorithm. Tickets that have not expired are "live"; a live
 // ticket's rank is its place in age order (0 is the oldest), its position its place in
 // (mean rating, rank) order. The anchor loop goes by rank, the searches by position:
-// prev and next link the positions of the tickets not matched yet, so a walk outward from
-// the anchor skips matched tickets in O(1).
+// the nodes of unmatched tickets are linked (prev, next), so a walk outward from the
+// anchor skips matched tickets in O(1). What a match needs of its tickets is copied by
+// position, so a match reads memory near its anchor rather than all over the input: the
+// input is read once, in age order (which is usually its own), into arrays by rank that
+// are then gathered by position.
 type pass struct {
-	tickets []Ticket
-	t       int
-	full    uint32 // head counts 0..t
-	greedy  bool
-	latency bool
-	names   []string // regions, sorted: a region's id is its index
+	t           int
+	full        uint32 // head counts 0..t
+	greedy      bool
+	latency     bool
+	regionNames []string // sorted: a region's id is its index
 
 	// by rank
-	in     []int32 // input index
-	posOf  []int32
-	latOff []int32 // with latency: rank k's regions are latID[latOff[k]:latOff[k+1]]
-	latID  []uint8
+	byRank  []int32 // input index
+	posOf   []int32
+	mean    []float64
+	ivK     []float64
+	limitK  []float64 // current latency limit
+	sizeK   []uint8
+	ratOffK []int32   // the players' ratings are ratK[ratOffK[k]:ratOffK[k+1]]
+	ratK    []float64 //
+	latOffK []int32   // with latency, the ticket's latencies are latK[latOffK[k]:latOffK[k+1]]
+	latK    []latency // with region ids in order of first sight
 
 	// by position
-	rank       []int32
-	key        []float64 // mean rating
-	iv         []float64 // current interval
-	size       []uint8   // players
-	mask       []uint64  // regions the ticket accepts now (bit 0 alone without latency)
-	prev, next []int32   // unmatched positions, -1 at the ends
-	state      []uint8
+	rank  []int32
+	nodes []node
+	rat   []float64 // the players' ratings, by position of their tickets
+	lat   []latency // the latencies, by position of their tickets
+
+	since []float64 // to sort by age when the input is not in age order
 
 	count    [MaxTeamSize + 1]int  // unmatched tickets by size
 	feasible [MaxTeamSize + 1]int8 // cache of sizeFeasible by anchor size: 0 unknown, 1 yes, -1 no
@@ -139,6 +172,7 @@ type pass struct {
 	sp      splitter
 	members [2][]member
 
+	// the result
 	matches []Match
 	expired []Expiry
 	ids     []int // backing of every Match.Tickets
@@ -146,13 +180,37 @@ type pass struct {
 	pairs   []Pair
 }
 
-func newPass(tickets []Ticket, now float64, cfg Config) (*pass, error) {
-	p := &pass{tickets: tickets, t: cfg.TeamSize, full: 1<<(cfg.TeamSize+1) - 1,
-		greedy: cfg.Strategy == GreedyPairs, latency: len(cfg.MaxLatency) > 0}
+// node is what the searches read of a live ticket, at its position: a walk reads one
+// cache line per ticket rather than one per array.
+type node struct {
+	key        float64 // mean rating
+	iv         float64 // current interval
+	mask       uint64  // regions the ticket accepts now (bit 0 alone without latency)
+	prev, next int32   // unmatched positions, -1 at the ends
+	rank       int32
+	in         int32 // input index
+	rat        int32 // its players' ratings are rat[rat : rat+size]
+	lat        int32 // its latencies are lat[lat : lat+nlat]
+	size       uint8 // players
+	nlat       uint8
+	state      uint8
+}
+
+// latency is a ticket's latency to the region of id region.
+type latency struct {
+	ms     float64
+	region uint8
+}
+
+func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields) error {
+	p.t, p.full = cfg.TeamSize, 1<<(cfg.TeamSize+1)-1
+	p.greedy, p.latency = cfg.Strategy == GreedyPairs, len(cfg.MaxLatency) > 0
+	p.count, p.feasible = [MaxTeamSize + 1]int{}, [MaxTeamSize + 1]int8{}
 	n := len(tickets)
 
 	// Age order; the queue service keeps its tickets in arrival order, so usually no sort.
-	age := make([]int32, n)
+	// (An invalid WaitingSince sorts somewhere and is reported below.)
+	age := resize(p.byRank, n)
 	sorted := true
 	for i := 1; i < n && sorted; i++ {
 		sorted = tickets[i-1].WaitingSince <= tickets[i].WaitingSince
@@ -162,11 +220,11 @@ func newPass(tickets []Ticket, now float64, cfg Config) (*pass, error) {
 			age[i] = int32(i)
 		}
 	} else {
-		since := make([]float64, n)
+		p.since = resize(p.since, n)
 		for i, t := range tickets {
-			since[i] = t.WaitingSince
+			p.since[i] = t.WaitingSince
 		}
-		pairing.SortIndex(since, age)
+		pairing.SortIndex(p.since, age)
 	}
 	live := 0
 	for _, i := range age {
@@ -176,157 +234,161 @@ func newPass(tickets []Ticket, now float64, cfg Config) (*pass, error) {
 		age[live] = i
 		live++
 	}
-	p.in = age[:live]
+	p.byRank = age[:live]
 	if live < n {
 		p.expired = make([]Expiry, 0, n-live)
-		for i, t := range tickets {
-			if now >= t.ExpiresAt {
+		for i := range tickets {
+			if now >= tickets[i].ExpiresAt {
+				tickets[i].addFaults(f, i, p.t)
 				p.expired = append(p.expired, Expiry{Ticket: i, Reason: ReasonTTL})
 			}
 		}
 	}
 
-	// Per rank: mean rating, current interval and latency limit, regions.
-	mean := make([]float64, live)
-	ivByRank := make([]float64, live)
-	players := 0
-	for k, i := range p.in {
+	// By rank, every live ticket read once, in age order (usually the input's).
+	p.mean = resize(p.mean, live)
+	p.ivK = resize(p.ivK, live)
+	p.sizeK = resize(p.sizeK, live)
+	p.ratOffK = resize(p.ratOffK, live+1)
+	p.ratK = p.ratK[:0]
+	var ids map[string]int
+	var last []RegionLatency // the previous ticket's latencies: tickets mostly list the same regions
+	var lastID []latency
+	if p.latency {
+		ids = make(map[string]int)
+		p.limitK = resize(p.limitK, live)
+		p.latOffK = resize(p.latOffK, live+1)
+		p.latK = p.latK[:0]
+	}
+	for k, i := range p.byRank {
 		t := &tickets[i]
+		t.addFaults(f, int(i), p.t)
 		s := 0.0
 		for _, r := range t.Ratings {
 			s += r
 		}
-		mean[k] = s / float64(len(t.Ratings))
-		ivByRank[k] = current(cfg.Interval, now-t.WaitingSince)
-		players += len(t.Ratings)
+		p.mean[k] = s / float64(len(t.Ratings))
+		p.ivK[k] = current(cfg.Interval, now-t.WaitingSince)
+		p.sizeK[k] = uint8(len(t.Ratings))
+		p.ratOffK[k] = int32(len(p.ratK))
+		p.ratK = append(p.ratK, t.Ratings...)
+		if !p.latency {
+			continue
+		}
+		p.limitK[k] = current(cfg.MaxLatency, now-t.WaitingSince)
+		p.latOffK[k] = int32(len(p.latK))
+		for j, l := range t.Latencies {
+			if j < len(last) && last[j].Region == l.Region {
+				p.latK = append(p.latK, latency{l.MS, lastID[j].region})
+				continue
+			}
+			id, ok := ids[l.Region]
+			switch {
+			case ok:
+			case len(ids) == MaxRegions: // the pass fails below; id 0 holds the place
+				f.Add("tickets["+strconv.Itoa(int(i))+"]."+latencyField(j, "region"),
+					"is a region beyond the %d a pass can hold", MaxRegions)
+			default:
+				id = len(ids)
+				ids[l.Region] = id
+			}
+			p.latK = append(p.latK, latency{l.MS, uint8(id)})
+		}
+		if len(t.Latencies) > 0 {
+			last, lastID = t.Latencies, p.latK[p.latOffK[k]:]
+		}
 	}
-	maskByRank := make([]uint64, live)
+	if err := f.Err(); err != nil {
+		return err
+	}
+	players := len(p.ratK)
+	p.ratOffK[live] = int32(players)
+	var rename [MaxRegions]uint8
+	all := uint64(1)
 	if p.latency {
-		if err := p.regions(now, cfg.MaxLatency, maskByRank); err != nil {
-			return nil, err
-		}
-	} else {
-		for k := range maskByRank {
-			maskByRank[k] = 1
-		}
+		p.latOffK[live] = int32(len(p.latK))
+		all = p.names(ids, &rename)
 	}
+	p.rank = resize(p.rank, live)
+	pairing.SortIndex(p.mean, p.rank)
 
-	// Positions.
-	p.rank = make([]int32, live)
-	pairing.SortIndex(mean, p.rank)
-	p.posOf = make([]int32, live)
-	p.key = make([]float64, live)
-	p.iv = make([]float64, live)
-	p.size = make([]uint8, live)
-	p.mask = make([]uint64, live)
-	links := make([]int32, 2*live)
-	p.prev, p.next = links[:live:live], links[live:]
-	p.state = make([]uint8, live)
+	// By position.
+	p.posOf = resize(p.posOf, live)
+	p.nodes = resize(p.nodes, live)
+	p.rat = resize(p.rat, players)
+	p.lat = resize(p.lat, len(p.latK))
+	rat, lat := int32(0), int32(0)
 	for pos, k := range p.rank {
 		p.posOf[k] = int32(pos)
-		p.key[pos] = mean[k]
-		p.iv[pos] = ivByRank[k]
-		sz := len(tickets[p.in[k]].Ratings)
-		p.size[pos] = uint8(sz)
+		sz := p.sizeK[k]
+		x := node{key: p.mean[k], iv: p.ivK[k], mask: 1, prev: int32(pos) - 1, next: int32(pos) + 1,
+			rank: k, in: p.byRank[k], rat: rat, size: sz}
+		for j := range int32(sz) {
+			p.rat[rat+j] = p.ratK[p.ratOffK[k]+j]
+		}
+		rat += int32(sz)
 		p.count[sz]++
-		p.mask[pos] = maskByRank[k]
-		p.prev[pos] = int32(pos) - 1
-		p.next[pos] = int32(pos) + 1
+		if p.latency {
+			// The regions within the ticket's current limit, or all of them without data.
+			x.lat, x.mask = lat, all
+			lo, hi := p.latOffK[k], p.latOffK[k+1]
+			if hi > lo {
+				x.mask = 0
+			}
+			for _, l := range p.latK[lo:hi] {
+				l.region = rename[l.region]
+				p.lat[lat] = l
+				lat++
+				if l.ms <= p.limitK[k] {
+					x.mask |= 1 << l.region
+				}
+			}
+			x.nlat = uint8(hi - lo)
+		}
+		p.nodes[pos] = x
 	}
 	if live > 0 {
-		p.next[live-1] = -1
+		p.nodes[live-1].next = -1
 	}
 	if p.greedy {
 		p.tree.init(p.rank)
 	}
 
-	slots := max(len(p.names), 1)
-	p.dp = make([]row, slots)
+	p.dp = resize(p.dp, max(len(p.regionNames), 1))
 	maxMatches := players / (2 * p.t)
 	p.matches = make([]Match, 0, maxMatches)
 	p.ids = make([]int, 0, maxMatches*2*p.t)
 	p.slots = make([]Slot, 0, maxMatches*2*p.t)
 	p.pairs = make([]Pair, 0, maxMatches*p.t)
-	return p, nil
+	return nil
 }
 
-// regions names the regions of the live tickets (ids in name order) and sets each live
-// ticket's mask: the regions within its current limit, or every region without data.
-func (p *pass) regions(now float64, limits []Step, mask []uint64) error {
-	ids := make(map[string]int)
-	var last []RegionLatency // the previous ticket's latencies: tickets mostly list the same regions
-	var lastID []int
-	p.latOff = make([]int32, len(p.in)+1)
-	total := 0
-	for _, i := range p.in {
-		total += len(p.tickets[i].Latencies)
-	}
-	raw := make([]int, 0, total)
-	for k, i := range p.in {
-		ls := p.tickets[i].Latencies
-		for j, l := range ls {
-			if j < len(last) && last[j].Region == l.Region {
-				raw = append(raw, lastID[j])
-				continue
-			}
-			id, ok := ids[l.Region]
-			if !ok {
-				if len(ids) == MaxRegions {
-					return apperr.Field("tickets["+strconv.Itoa(int(i))+"]."+latencyField(j, "region"),
-						"is a region beyond the %d a pass can hold", MaxRegions)
-				}
-				id = len(ids)
-				ids[l.Region] = id
-			}
-			raw = append(raw, id)
-		}
-		if len(ls) > 0 {
-			last, lastID = ls, raw[len(raw)-len(ls):]
-		}
-		p.latOff[k+1] = int32(len(raw))
-	}
-	p.names = make([]string, len(ids))
+// names sorts the regions seen (ids in order of first sight), so that a region's id is its
+// place in name order: the order ties between regions are broken in. It sets rename (from
+// first-sight id to id) and returns the mask of every region, that of a ticket without
+// latency data.
+func (p *pass) names(ids map[string]int, rename *[MaxRegions]uint8) uint64 {
+	p.regionNames = make([]string, len(ids))
 	for name, id := range ids {
-		p.names[id] = name
+		p.regionNames[id] = name
 	}
-	slices.Sort(p.names)
-	var rename [MaxRegions]uint8
-	for id, name := range p.names {
+	slices.Sort(p.regionNames)
+	for id, name := range p.regionNames {
 		rename[ids[name]] = uint8(id)
 	}
-	p.latID = make([]uint8, len(raw))
-	for j, id := range raw {
-		p.latID[j] = rename[id]
+	switch len(p.regionNames) {
+	case 0:
+		return 1 // no ticket has data: one region, unnamed, that every ticket accepts
+	case MaxRegions:
+		return math.MaxUint64
 	}
-	all := uint64(1)<<len(p.names) - 1
-	if len(p.names) == 0 {
-		all = 1 // no ticket has data: one region, unnamed, that every ticket accepts
-	}
-	if len(p.names) == MaxRegions {
-		all = math.MaxUint64
-	}
-	for k, i := range p.in {
-		t := &p.tickets[i]
-		if len(t.Latencies) == 0 {
-			mask[k] = all
-			continue
-		}
-		limit := current(limits, now-t.WaitingSince)
-		off := p.latOff[k]
-		for j, l := range t.Latencies {
-			if l.MS <= limit {
-				mask[k] |= 1 << p.latID[off+int32(j)]
-			}
-		}
-	}
-	return nil
+	return uint64(1)<<len(p.regionNames) - 1
 }
 
 // run is the anchor loop.
 func (p *pass) run() {
-	for k := range p.rank {
-		a := p.posOf[k]
-		if p.state[a] != waiting || p.mask[a] == 0 || !p.sizeFeasible(int(p.size[a])) {
+	for _, a := range p.posOf {
+		if p.nodes[a].state != waiting || p.nodes[a].mask == 0 || !p.sizeFeasible(int(p.nodes[a].size)) {
 			continue
 		}
 		if p.greedy && p.greedyPairs(a) {

@@ -11,7 +11,8 @@ import (
 // reach with the anchor, and the walk stops at the first candidate that completes a match
 // in some region, or when both sides are beyond the anchor's interval.
 func (p *pass) ratingWindow(a int32) bool {
-	ra, iva, ma, sa := p.key[a], p.iv[a], p.mask[a], int(p.size[a])
+	an := &p.nodes[a]
+	ra, iva, ma, sa := an.key, an.iv, an.mask, int(an.size)
 	for m := ma; m != 0; m &= m - 1 {
 		d := &p.dp[bits.TrailingZeros64(m)]
 		*d = row{}
@@ -22,25 +23,26 @@ func (p *pass) ratingWindow(a int32) bool {
 	for {
 		dl, dh := math.Inf(1), math.Inf(1)
 		if o.l >= 0 {
-			dl = dist(ra, p.key[o.l])
+			dl = dist(ra, p.nodes[o.l].key)
 		}
 		if o.h >= 0 {
-			dh = dist(ra, p.key[o.h])
+			dh = dist(ra, p.nodes[o.h].key)
 		}
 		if dl > iva && dh > iva {
 			p.walk = w
 			return false
 		}
 		c, d := o.step(p, dl, dh)
-		m := p.mask[c] & ma
-		if d > p.iv[c] || m == 0 {
+		cn := &p.nodes[c]
+		m := cn.mask & ma
+		if d > cn.iv || m == 0 {
 			continue
 		}
 		w = append(w, c)
 		var done uint64
 		for ; m != 0; m &= m - 1 {
 			r := bits.TrailingZeros64(m)
-			p.add(&p.dp[r], int(p.size[c]))
+			p.add(&p.dp[r], int(cn.size))
 			if p.complete(&p.dp[r]) {
 				done |= 1 << r
 			}
@@ -63,8 +65,8 @@ type cursor struct {
 }
 
 func (p *pass) outward(centre int32) cursor {
-	o := cursor{h: p.next[centre]}
-	o.enterLeft(p, p.prev[centre])
+	o := cursor{h: p.nodes[centre].next}
+	o.enterLeft(p, p.nodes[centre].prev)
 	return o
 }
 
@@ -74,26 +76,26 @@ func (o *cursor) enterLeft(p *pass, e int32) {
 	if e < 0 {
 		return
 	}
-	for s := p.prev[e]; s >= 0 && p.key[s] == p.key[e]; s = p.prev[s] {
+	for s := p.nodes[e].prev; s >= 0 && p.nodes[s].key == p.nodes[e].key; s = p.nodes[s].prev {
 		o.l = s
 	}
-	o.lNext = p.prev[o.l]
+	o.lNext = p.nodes[o.l].prev
 }
 
 // step takes the nearer of the two sides' next positions, at distances dl and dh (+Inf
 // for a side that is done), the older one on a tie, and returns it with its distance.
 func (o *cursor) step(p *pass, dl, dh float64) (int32, float64) {
-	if dl < dh || dl == dh && o.l >= 0 && p.rank[o.l] < p.rank[o.h] {
+	if dl < dh || dl == dh && o.l >= 0 && p.nodes[o.l].rank < p.nodes[o.h].rank {
 		c := o.l
 		if c == o.lEnd {
 			o.enterLeft(p, o.lNext)
 		} else {
-			o.l = p.next[c]
+			o.l = p.nodes[c].next
 		}
 		return c, dl
 	}
 	c := o.h
-	o.h = p.next[c]
+	o.h = p.nodes[c].next
 	return c, dh
 }
 
@@ -128,11 +130,11 @@ func (p *pass) choose(a int32, w []int32, r int) {
 	need[k][p.t] = 1 << p.t
 	for i := k - 1; i >= 0; i-- {
 		c := w[i]
-		if p.mask[c]>>r&1 == 0 {
+		if p.nodes[c].mask>>r&1 == 0 {
 			need[i] = need[i+1]
 			continue
 		}
-		s := int(p.size[c])
+		s := int(p.nodes[c].size)
 		next := &need[i+1]
 		for x := 0; x <= p.t; x++ {
 			v := next[x] >> s
@@ -146,13 +148,13 @@ func (p *pass) choose(a int32, w []int32, r int) {
 		}
 	}
 	var cur row
-	cur[p.size[a]] = 1
+	cur[p.nodes[a].size] = 1
 	p.chosen = append(p.chosen[:0], a)
 	for i, c := range w {
-		if p.mask[c]>>r&1 == 0 {
+		if p.nodes[c].mask>>r&1 == 0 {
 			continue
 		}
-		n := p.then(&cur, int(p.size[c]))
+		n := p.then(&cur, int(p.nodes[c].size))
 		any := uint32(0)
 		for x := 0; x <= p.t; x++ {
 			n[x] &= need[i+1][x]
@@ -182,17 +184,12 @@ func (p *pass) region(c []int32, mask uint64) (int, float64) {
 	var worst [MaxRegions]float64
 	data := false
 	for _, pos := range c {
-		mask &= p.mask[pos]
-		k := p.rank[pos]
-		lat := p.tickets[p.in[k]].Latencies
-		if len(lat) == 0 {
-			continue
+		mask &= p.nodes[pos].mask
+		n := &p.nodes[pos]
+		for _, l := range p.lat[n.lat : n.lat+int32(n.nlat)] {
+			worst[l.region] = max(worst[l.region], l.ms)
 		}
-		data = true
-		ids := p.latID[p.latOff[k]:p.latOff[k+1]]
-		for j, l := range lat {
-			worst[ids[j]] = max(worst[ids[j]], l.MS)
-		}
+		data = data || n.nlat > 0
 	}
 	if !data {
 		return -1, 0
