@@ -62,8 +62,7 @@ func (p *pass) greedyPairs(a int32) bool {
 	lo := sort.Search(len(p.nodes), func(i int) bool { return p.nodes[i].key >= ra || dist(ra, p.nodes[i].key) <= iva })
 	hi := sort.Search(len(p.nodes), func(i int) bool { return p.nodes[i].key > ra && dist(ra, p.nodes[i].key) > iva })
 	t := p.t
-	var cur row
-	cur[p.nodes[a].size] = 1
+	cur := p.hs.one(int(p.nodes[a].size))
 	total, regions := int(p.nodes[a].size), p.nodes[a].mask
 	p.chosen = append(p.chosen[:0], a)
 	p.touched = append(p.touched[:0], a)
@@ -84,11 +83,11 @@ func (p *pass) greedyPairs(a int32) bool {
 			if dist(ra, p.nodes[s].key) > p.nodes[s].iv || p.nodes[s].mask&regions == 0 || with > 2*t {
 				continue
 			}
-			if sub = p.then(&cur, int(p.nodes[s].size)); sub == (row{}) {
+			if p.hs.place(&sub, &cur, int(p.nodes[s].size)); p.hs.empty(&sub) {
 				continue
 			}
 			if with == 2*t { // it fills the match alone
-				if p.complete(&sub) {
+				if p.hs.complete(&sub) {
 					p.place(s)
 					cur, total = sub, with
 				}
@@ -138,7 +137,7 @@ func (p *pass) place(pos int32) {
 // from which the teams can still be filled, and completes them if it brings the players to
 // 2 x TeamSize. It returns -1 if there is none, else the ticket and the head counts
 // after it.
-func (p *pass) opponent(a, s int32, cur *row, players int, regions uint64) (int32, row) {
+func (p *pass) opponent(a, s int32, cur *heads, players int, regions uint64) (int32, heads) {
 	ra, iva, rs, ivs := p.nodes[a].key, p.nodes[a].iv, p.nodes[s].key, p.nodes[s].iv
 	o := p.outward(s)
 	for {
@@ -151,7 +150,7 @@ func (p *pass) opponent(a, s int32, cur *row, players int, regions uint64) (int3
 			dh = dist(rs, p.nodes[o.h].key)
 		}
 		if dl > ivs && dh > ivs {
-			return -1, row{}
+			return -1, heads{}
 		}
 		c, d := o.step(p, dl, dh)
 		if p.nodes[c].state != waiting || d > p.nodes[c].iv || p.nodes[c].mask&regions == 0 {
@@ -164,8 +163,9 @@ func (p *pass) opponent(a, s int32, cur *row, players int, regions uint64) (int3
 		if n > 2*p.t {
 			continue
 		}
-		after := p.then(cur, int(p.nodes[c].size))
-		if after == (row{}) || n == 2*p.t && !p.complete(&after) {
+		var after heads
+		p.hs.place(&after, cur, int(p.nodes[c].size))
+		if p.hs.empty(&after) || n == 2*p.t && !p.hs.complete(&after) {
 			continue
 		}
 		return c, after

@@ -1,9 +1,6 @@
 package tick
 
-import (
-	"math"
-	"math/bits"
-)
+import "math"
 
 // makeMatch records the match of the tickets at positions c (the anchor first): the most
 // even split, the pairs, the region; and takes the tickets out of the pass.
@@ -12,11 +9,7 @@ func (p *pass) makeMatch(c []int32) {
 	sp.sizes, sp.totals = sp.sizes[:0], sp.totals[:0]
 	for _, pos := range c {
 		sp.sizes = append(sp.sizes, int(p.nodes[pos].size))
-		s := 0.0
-		for _, r := range p.ratings(pos) {
-			s += r
-		}
-		sp.totals = append(sp.totals, s)
+		sp.totals = append(sp.totals, p.nodes[pos].total)
 	}
 	team0 := sp.split(p.t)
 
@@ -32,9 +25,13 @@ func (p *pass) makeMatch(c []int32) {
 			if team0>>i&1 != uint32(1-side) {
 				continue
 			}
-			ti := int(p.nodes[pos].in)
-			for j, r := range p.ratings(pos) {
-				x := member{Slot{Ticket: ti, Player: j}, r, p.nodes[pos].iv}
+			n := &p.nodes[pos]
+			for j := range int32(n.size) {
+				r := n.total // a solo's rating; a party's are copied by position
+				if n.size > 1 {
+					r = p.rat[n.rat+j]
+				}
+				x := member{Slot{Ticket: int(n.in), Player: int(j)}, r, n.iv}
 				ms = append(ms, x)
 				for q := len(ms) - 1; q > 0 && x.less(ms[q-1]); q-- { // at most 16 players
 					ms[q], ms[q-1] = ms[q-1], x
@@ -77,12 +74,6 @@ func (p *pass) makeMatch(c []int32) {
 	for _, pos := range c {
 		p.take(pos)
 	}
-}
-
-// ratings are the ratings of the players of the ticket at pos.
-func (p *pass) ratings(pos int32) []float64 {
-	o := p.nodes[pos].rat
-	return p.rat[o : o+int32(p.nodes[pos].size)]
 }
 
 // member is a player of a match being made, with its rating and its ticket's interval.
@@ -135,50 +126,20 @@ type entry struct {
 	mask uint32
 }
 
-// grayMax is the most tickets split by enumerating every split; above, meet in the middle.
-const grayMax = 12
+// smallMax is the most tickets split by trying every split; above, meet in the middle.
+const smallMax = 12
 
 // split returns the tickets (bit i: ticket i) on the anchor's team: those holding ticket 0
 // whose sizes sum to t with the least |difference of team totals|, the first found on a
 // tie. A split exists (the walk checked the head counts).
+//
+// Both ways cut tickets 1..m-1 in two halves and list each half's subsets by head count;
+// a split is a subset of each half whose head counts make t with ticket 0's. Few tickets:
+// every such pair is tried (at most 462, for 12 solos). More: meet in the middle, each
+// list sorted by sum (built by merging) and, for every head count of the first half, the
+// two lists walked against each other toward the sum that evens the teams, about 2^(m/2)
+// steps instead of 2^(m-1).
 func (sp *splitter) split(t int) uint32 {
-	if len(sp.sizes) > grayMax {
-		return sp.meet(t)
-	}
-	total := 0.0
-	for _, x := range sp.totals {
-		total += x
-	}
-	sum, n, mask := sp.totals[0], sp.sizes[0], uint32(1)
-	best, bestMask := math.Inf(1), uint32(0)
-	if n == t {
-		best, bestMask = math.Abs(2*sum-total), mask
-	}
-	// Every subset of tickets 1..m-1 in Gray-code order: one ticket moves per step.
-	for g := uint32(1); g < 1<<(len(sp.sizes)-1); g++ {
-		i := bits.TrailingZeros32(g) + 1
-		mask ^= 1 << i
-		if mask>>i&1 != 0 {
-			sum += sp.totals[i]
-			n += sp.sizes[i]
-		} else {
-			sum -= sp.totals[i]
-			n -= sp.sizes[i]
-		}
-		if n == t {
-			if d := math.Abs(2*sum - total); d < best {
-				best, bestMask = d, mask
-			}
-		}
-	}
-	return bestMask
-}
-
-// meet splits many tickets exactly by meeting in the middle: tickets 1..m-1 are cut in two
-// halves, each half's subset sums listed by head count and sorted (built by merging), and
-// for every head count of the first half the two lists are walked against each other
-// toward the sum that evens the teams.
-func (sp *splitter) meet(t int) uint32 {
 	m := len(sp.sizes)
 	total := 0.0
 	for _, x := range sp.totals {
@@ -186,15 +147,25 @@ func (sp *splitter) meet(t int) uint32 {
 	}
 	need := t - sp.sizes[0]
 	h := 1 + (m-1)/2
-	sp.subsets(0, 1, h, need)
-	sp.subsets(1, h, m, need)
+	sorted := m > smallMax
+	sp.subsets(0, 1, h, need, sorted)
+	sp.subsets(1, h, m, need, sorted)
 	best, bestMask := math.Inf(1), uint32(0)
 	for na := 0; na <= need; na++ {
 		A, B := sp.lists[0][na], sp.lists[1][need-na]
+		if !sorted {
+			for _, a := range A {
+				for _, b := range B {
+					if d := math.Abs(2*(sp.totals[0]+a.sum+b.sum) - total); d < best {
+						best, bestMask = d, 1|a.mask|b.mask
+					}
+				}
+			}
+			continue
+		}
 		i, j := 0, len(B)-1
 		for i < len(A) && j >= 0 {
-			s := A[i].sum + B[j].sum
-			d := 2*(sp.totals[0]+s) - total
+			d := 2*(sp.totals[0]+A[i].sum+B[j].sum) - total
 			if math.Abs(d) < best {
 				best, bestMask = math.Abs(d), 1|A[i].mask|B[j].mask
 			}
@@ -209,8 +180,9 @@ func (sp *splitter) meet(t int) uint32 {
 }
 
 // subsets lists the subsets of tickets lo..hi-1 into lists[half] by head count (up to
-// need), each list sorted by sum: adding ticket i merges list c-size with list c.
-func (sp *splitter) subsets(half, lo, hi, need int) {
+// need); with sorted each list is sorted by sum: adding ticket i merges list c-size,
+// shifted by its total, into list c.
+func (sp *splitter) subsets(half, lo, hi, need int, sorted bool) {
 	L := &sp.lists[half]
 	for c := range L {
 		L[c] = L[c][:0]
@@ -218,7 +190,13 @@ func (sp *splitter) subsets(half, lo, hi, need int) {
 	L[0] = append(L[0], entry{})
 	for i := lo; i < hi; i++ {
 		s, x, bit := sp.sizes[i], sp.totals[i], uint32(1)<<i
-		for c := need; c >= s; c-- {
+		for c := need; c >= s; c-- { // list c-s is still without ticket i
+			if !sorted {
+				for _, e := range L[c-s] {
+					L[c] = append(L[c], entry{e.sum + x, e.mask | bit})
+				}
+				continue
+			}
 			a, b := L[c], L[c-s]
 			out := sp.tmp[:0]
 			ia, ib := 0, 0

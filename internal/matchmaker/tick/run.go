@@ -63,7 +63,7 @@ import (
 //
 // Cost: O(N log N) with a radix sort for N tickets, plus for each anchor the tickets within
 // its interval walked until a match forms (a handful in a dense queue) and the exact split
-// (2^(m-1) steps for m tickets up to 12, meet in the middle above).
+// (every split for m tickets up to 12, meet in the middle above: about 2^(m/2) steps).
 func Run(tickets []Ticket, now float64, cfg Config) (Result, error) {
 	var f apperr.Fields
 	cfg.addFaults(&f)
@@ -118,10 +118,6 @@ const (
 	placed // taken into the match greedy_pairs is building
 )
 
-// row is a set of head counts (x, y), x players on the anchor's team and y on the other:
-// bit y of row[x]. Both are at most TeamSize.
-type row [MaxTeamSize + 1]uint32
-
 // pass is one run of the algorithm. Tickets that have not expired are "live"; a live
 // ticket's rank is its place in age order (0 is the oldest), its position its place in
 // (mean rating, rank) order. The anchor loop goes by rank, the searches by position:
@@ -138,16 +134,12 @@ type pass struct {
 	regionNames []string // sorted: a region's id is its index
 
 	// by rank
-	byRank  []int32 // input index
-	posOf   []int32
-	mean    []float64
-	ivK     []float64
-	limitK  []float64 // current latency limit
-	sizeK   []uint8
-	ratOffK []int32   // the players' ratings are ratK[ratOffK[k]:ratOffK[k+1]]
-	ratK    []float64 //
-	latOffK []int32   // with latency, the ticket's latencies are latK[latOffK[k]:latOffK[k+1]]
-	latK    []latency // with region ids in order of first sight
+	age   []int32 // input index
+	posOf []int32
+	mean  []float64 // the sort's keys
+	info  []info
+	ratK  []float64 // parties' ratings
+	latK  []latency // with region ids in order of first sight
 
 	// by position
 	rank  []int32
@@ -163,9 +155,10 @@ type pass struct {
 	tree minTree // greedy_pairs: the oldest unmatched ticket in a range of positions
 
 	// scratch of one anchor
-	dp      []row   // per region
+	hs      headSpace
+	dp      []heads // per region
 	walk    []int32 // acceptable candidates, nearest first
-	need    []row
+	need    []heads
 	chosen  []int32
 	best    []int32
 	touched []int32
@@ -181,19 +174,29 @@ type pass struct {
 }
 
 // node is what the searches read of a live ticket, at its position: a walk reads one
-// cache line per ticket rather than one per array.
+// cache line per ticket (64 bytes) rather than one per array.
 type node struct {
 	key        float64 // mean rating
 	iv         float64 // current interval
 	mask       uint64  // regions the ticket accepts now (bit 0 alone without latency)
 	prev, next int32   // unmatched positions, -1 at the ends
 	rank       int32
-	in         int32 // input index
-	rat        int32 // its players' ratings are rat[rat : rat+size]
-	lat        int32 // its latencies are lat[lat : lat+nlat]
-	size       uint8 // players
+	in         int32   // input index
+	total      float64 // sum of the players' ratings
+	rat        int32   // a party's ratings are rat[rat : rat+size]
+	lat        int32   // its latencies are lat[lat : lat+nlat]
+	size       uint8   // players
 	nlat       uint8
 	state      uint8
+}
+
+// info is what the pass reads of a live ticket, by rank, to gather by position.
+type info struct {
+	mean, iv, limit, total float64 // limit: current latency limit
+	in                     int32
+	rat                    int32 // a party's ratings are ratK[rat : rat+size]
+	lat                    int32 // its latencies are latK[lat : lat+nlat]
+	size, nlat             uint8
 }
 
 // latency is a ticket's latency to the region of id region.
@@ -203,14 +206,17 @@ type latency struct {
 }
 
 func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields) error {
-	p.t, p.full = cfg.TeamSize, 1<<(cfg.TeamSize+1)-1
+	p.t = cfg.TeamSize
+	if p.hs.t != p.t { // a pooled pass keeps the geometry of its last team size
+		p.hs.init(p.t)
+	}
 	p.greedy, p.latency = cfg.Strategy == GreedyPairs, len(cfg.MaxLatency) > 0
 	p.count, p.feasible = [MaxTeamSize + 1]int{}, [MaxTeamSize + 1]int8{}
 	n := len(tickets)
 
 	// Age order; the queue service keeps its tickets in arrival order, so usually no sort.
 	// (An invalid WaitingSince sorts somewhere and is reported below.)
-	age := resize(p.byRank, n)
+	age := resize(p.age, n)
 	sorted := true
 	for i := 1; i < n && sorted; i++ {
 		sorted = tickets[i-1].WaitingSince <= tickets[i].WaitingSince
@@ -234,7 +240,7 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 		age[live] = i
 		live++
 	}
-	p.byRank = age[:live]
+	p.age = age[:live]
 	if live < n {
 		p.expired = make([]Expiry, 0, n-live)
 		for i := range tickets {
@@ -247,66 +253,62 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 
 	// By rank, every live ticket read once, in age order (usually the input's).
 	p.mean = resize(p.mean, live)
-	p.ivK = resize(p.ivK, live)
-	p.sizeK = resize(p.sizeK, live)
-	p.ratOffK = resize(p.ratOffK, live+1)
-	p.ratK = p.ratK[:0]
+	p.info = resize(p.info, live)
+	p.ratK, p.latK = p.ratK[:0], p.latK[:0]
 	var ids map[string]int
 	var last []RegionLatency // the previous ticket's latencies: tickets mostly list the same regions
 	var lastID []latency
 	if p.latency {
 		ids = make(map[string]int)
-		p.limitK = resize(p.limitK, live)
-		p.latOffK = resize(p.latOffK, live+1)
-		p.latK = p.latK[:0]
 	}
-	for k, i := range p.byRank {
+	players := 0
+	for k, i := range p.age {
 		t := &tickets[i]
 		t.addFaults(f, int(i), p.t)
 		s := 0.0
 		for _, r := range t.Ratings {
 			s += r
 		}
-		p.mean[k] = s / float64(len(t.Ratings))
-		p.ivK[k] = current(cfg.Interval, now-t.WaitingSince)
-		p.sizeK[k] = uint8(len(t.Ratings))
-		p.ratOffK[k] = int32(len(p.ratK))
-		p.ratK = append(p.ratK, t.Ratings...)
-		if !p.latency {
-			continue
+		x := info{mean: s / float64(len(t.Ratings)), iv: current(cfg.Interval, now-t.WaitingSince),
+			total: s, in: i, size: uint8(len(t.Ratings))}
+		players += len(t.Ratings)
+		if len(t.Ratings) > 1 {
+			x.rat = int32(len(p.ratK))
+			p.ratK = append(p.ratK, t.Ratings...)
 		}
-		p.limitK[k] = current(cfg.MaxLatency, now-t.WaitingSince)
-		p.latOffK[k] = int32(len(p.latK))
-		for j, l := range t.Latencies {
-			if j < len(last) && last[j].Region == l.Region {
-				p.latK = append(p.latK, latency{l.MS, lastID[j].region})
-				continue
+		if p.latency {
+			x.limit = current(cfg.MaxLatency, now-t.WaitingSince)
+			x.lat, x.nlat = int32(len(p.latK)), uint8(len(t.Latencies))
+			for j, l := range t.Latencies {
+				if j < len(last) && last[j].Region == l.Region {
+					p.latK = append(p.latK, latency{l.MS, lastID[j].region})
+					continue
+				}
+				id, ok := ids[l.Region]
+				switch {
+				case ok:
+				case len(ids) == MaxRegions: // the pass fails below; id 0 holds the place
+					f.Add("tickets["+strconv.Itoa(int(i))+"]."+latencyField(j, "region"),
+						"is a region beyond the %d a pass can hold", MaxRegions)
+				default:
+					id = len(ids)
+					ids[l.Region] = id
+				}
+				p.latK = append(p.latK, latency{l.MS, uint8(id)})
 			}
-			id, ok := ids[l.Region]
-			switch {
-			case ok:
-			case len(ids) == MaxRegions: // the pass fails below; id 0 holds the place
-				f.Add("tickets["+strconv.Itoa(int(i))+"]."+latencyField(j, "region"),
-					"is a region beyond the %d a pass can hold", MaxRegions)
-			default:
-				id = len(ids)
-				ids[l.Region] = id
+			if len(t.Latencies) > 0 {
+				last, lastID = t.Latencies, p.latK[x.lat:]
 			}
-			p.latK = append(p.latK, latency{l.MS, uint8(id)})
 		}
-		if len(t.Latencies) > 0 {
-			last, lastID = t.Latencies, p.latK[p.latOffK[k]:]
-		}
+		p.mean[k] = x.mean
+		p.info[k] = x
 	}
 	if err := f.Err(); err != nil {
 		return err
 	}
-	players := len(p.ratK)
-	p.ratOffK[live] = int32(players)
 	var rename [MaxRegions]uint8
 	all := uint64(1)
 	if p.latency {
-		p.latOffK[live] = int32(len(p.latK))
 		all = p.names(ids, &rename)
 	}
 	p.rank = resize(p.rank, live)
@@ -315,35 +317,33 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 	// By position.
 	p.posOf = resize(p.posOf, live)
 	p.nodes = resize(p.nodes, live)
-	p.rat = resize(p.rat, players)
+	p.rat = resize(p.rat, len(p.ratK))
 	p.lat = resize(p.lat, len(p.latK))
 	rat, lat := int32(0), int32(0)
 	for pos, k := range p.rank {
 		p.posOf[k] = int32(pos)
-		sz := p.sizeK[k]
-		x := node{key: p.mean[k], iv: p.ivK[k], mask: 1, prev: int32(pos) - 1, next: int32(pos) + 1,
-			rank: k, in: p.byRank[k], rat: rat, size: sz}
-		for j := range int32(sz) {
-			p.rat[rat+j] = p.ratK[p.ratOffK[k]+j]
+		in := &p.info[k]
+		x := node{key: in.mean, iv: in.iv, mask: 1, prev: int32(pos) - 1, next: int32(pos) + 1,
+			rank: k, in: in.in, total: in.total, size: in.size}
+		p.count[in.size]++
+		if in.size > 1 {
+			x.rat = rat
+			rat += int32(copy(p.rat[rat:], p.ratK[in.rat:in.rat+int32(in.size)]))
 		}
-		rat += int32(sz)
-		p.count[sz]++
 		if p.latency {
 			// The regions within the ticket's current limit, or all of them without data.
-			x.lat, x.mask = lat, all
-			lo, hi := p.latOffK[k], p.latOffK[k+1]
-			if hi > lo {
+			x.lat, x.nlat, x.mask = lat, in.nlat, all
+			if in.nlat > 0 {
 				x.mask = 0
 			}
-			for _, l := range p.latK[lo:hi] {
+			for _, l := range p.latK[in.lat : in.lat+int32(in.nlat)] {
 				l.region = rename[l.region]
 				p.lat[lat] = l
 				lat++
-				if l.ms <= p.limitK[k] {
+				if l.ms <= in.limit {
 					x.mask |= 1 << l.region
 				}
 			}
-			x.nlat = uint8(hi - lo)
 		}
 		p.nodes[pos] = x
 	}
@@ -408,50 +408,23 @@ func (p *pass) sizeFeasible(s int) bool {
 		return c > 0
 	}
 	t := p.t
-	var d row
-	d[s] = 1
+	d := p.hs.one(s)
 	for c := 1; c <= t; c++ {
 		k := p.count[c]
 		if c == s {
 			k--
 		}
 		for range min(k, 2*t/c) {
-			p.add(&d, c)
+			p.hs.add(&d, c)
 		}
 	}
-	ok := d[t]>>t&1 != 0
+	ok := p.hs.complete(&d)
 	p.feasible[s] = -1
 	if ok {
 		p.feasible[s] = 1
 	}
 	return ok
 }
-
-// add places a ticket of s players on either team in every state of d.
-func (p *pass) add(d *row, s int) {
-	for x := p.t; x >= 0; x-- {
-		v := d[x]
-		nv := v | v<<s&p.full
-		if x >= s {
-			nv |= d[x-s]
-		}
-		d[x] = nv
-	}
-}
-
-// then is the states reached from d by placing a ticket of s players on either team.
-func (p *pass) then(d *row, s int) (n row) {
-	for x := 0; x <= p.t; x++ {
-		v := d[x] << s & p.full
-		if x >= s {
-			v |= d[x-s]
-		}
-		n[x] = v
-	}
-	return n
-}
-
-func (p *pass) complete(d *row) bool { return d[p.t]>>p.t&1 != 0 }
 
 // dist is the distance of two ratings, computed one way for every comparison.
 func dist(a, b float64) float64 {

@@ -14,9 +14,7 @@ func (p *pass) ratingWindow(a int32) bool {
 	an := &p.nodes[a]
 	ra, iva, ma, sa := an.key, an.iv, an.mask, int(an.size)
 	for m := ma; m != 0; m &= m - 1 {
-		d := &p.dp[bits.TrailingZeros64(m)]
-		*d = row{}
-		d[sa] = 1
+		p.dp[bits.TrailingZeros64(m)] = p.hs.one(sa)
 	}
 	w := p.walk[:0]
 	o := p.outward(a)
@@ -42,8 +40,8 @@ func (p *pass) ratingWindow(a int32) bool {
 		var done uint64
 		for ; m != 0; m &= m - 1 {
 			r := bits.TrailingZeros64(m)
-			p.add(&p.dp[r], int(cn.size))
-			if p.complete(&p.dp[r]) {
+			p.hs.add(&p.dp[r], int(cn.size))
+			if p.hs.complete(&p.dp[r]) {
 				done |= 1 << r
 			}
 		}
@@ -123,55 +121,53 @@ func (p *pass) finish(a int32, w []int32, done uint64) {
 // completed with it. need[i] holds the head counts from which the tickets w[i:] (the last
 // one included) can complete a match.
 func (p *pass) choose(a int32, w []int32, r int) {
+	// Usually every ticket walked is in region r and they make 2 x TeamSize players with the
+	// anchor: then the match is all of them (no other subset has that many players).
+	n := int(p.nodes[a].size)
+	for _, c := range w {
+		if p.nodes[c].mask>>r&1 == 0 {
+			n = -1
+			break
+		}
+		n += int(p.nodes[c].size)
+	}
+	if n == 2*p.t {
+		p.chosen = append(append(p.chosen[:0], a), w...)
+		return
+	}
 	k := len(w)
-	p.need = growRows(p.need, k+1)
+	p.need = resize(p.need, k+1)
 	need := p.need
-	need[k] = row{}
-	need[k][p.t] = 1 << p.t
+	need[k] = p.hs.target()
 	for i := k - 1; i >= 0; i-- {
 		c := w[i]
 		if p.nodes[c].mask>>r&1 == 0 {
 			need[i] = need[i+1]
 			continue
 		}
-		s := int(p.nodes[c].size)
-		next := &need[i+1]
-		for x := 0; x <= p.t; x++ {
-			v := next[x] >> s
-			if x+s <= p.t {
-				v |= next[x+s]
+		p.hs.unplace(&need[i], &need[i+1], int(p.nodes[c].size))
+		if i < k-1 { // the last one is taken: no state skips it
+			for x := range p.hs.words {
+				need[i][x] |= need[i+1][x]
 			}
-			if i < k-1 { // the last one is taken: no state skips it
-				v |= next[x]
-			}
-			need[i][x] = v
 		}
 	}
-	var cur row
-	cur[p.nodes[a].size] = 1
+	cur := p.hs.one(int(p.nodes[a].size))
 	p.chosen = append(p.chosen[:0], a)
 	for i, c := range w {
 		if p.nodes[c].mask>>r&1 == 0 {
 			continue
 		}
-		n := p.then(&cur, int(p.nodes[c].size))
-		any := uint32(0)
-		for x := 0; x <= p.t; x++ {
+		var n heads
+		p.hs.place(&n, &cur, int(p.nodes[c].size))
+		for x := range p.hs.words {
 			n[x] &= need[i+1][x]
-			any |= n[x]
 		}
-		if any != 0 {
+		if !p.hs.empty(&n) {
 			cur = n
 			p.chosen = append(p.chosen, c)
 		}
 	}
-}
-
-func growRows(b []row, n int) []row {
-	if cap(b) < n {
-		return make([]row, n, 2*n)
-	}
-	return b[:n]
 }
 
 // region returns the region among those of mask that every ticket of c accepts with the
