@@ -29,7 +29,11 @@ func (m *minTree) set(pos int, x int32) {
 	m.v[i] = x
 	for i > 1 {
 		i /= 2
-		m.v[i] = min(m.v[2*i], m.v[2*i+1])
+		v := min(m.v[2*i], m.v[2*i+1])
+		if m.v[i] == v {
+			return // the ancestors hold what they held
+		}
+		m.v[i] = v
 	}
 }
 

@@ -96,6 +96,7 @@ func (a member) less(b member) bool {
 // take removes the ticket at pos from the pass: matched.
 func (p *pass) take(pos int32) {
 	p.nodes[pos].state = matched
+	p.taken[p.nodes[pos].rank] = true
 	pv, nx := p.nodes[pos].prev, p.nodes[pos].next
 	if pv >= 0 {
 		p.nodes[pv].next = nx

@@ -136,6 +136,7 @@ type pass struct {
 	// by rank
 	age   []int32 // input index
 	posOf []int32
+	taken []bool    // matched: the anchor loop skips them without reading their nodes
 	mean  []float64 // the sort's keys
 	info  []info
 	ratK  []float64 // parties' ratings
@@ -316,6 +317,8 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 
 	// By position.
 	p.posOf = resize(p.posOf, live)
+	p.taken = resize(p.taken, live)
+	clear(p.taken)
 	p.nodes = resize(p.nodes, live)
 	p.rat = resize(p.rat, len(p.ratK))
 	p.lat = resize(p.lat, len(p.latK))
@@ -387,8 +390,8 @@ func (p *pass) names(ids map[string]int, rename *[MaxRegions]uint8) uint64 {
 
 // run is the anchor loop.
 func (p *pass) run() {
-	for _, a := range p.posOf {
-		if p.nodes[a].state != waiting || p.nodes[a].mask == 0 || !p.sizeFeasible(int(p.nodes[a].size)) {
+	for k, a := range p.posOf {
+		if p.taken[k] || p.nodes[a].mask == 0 || !p.sizeFeasible(int(p.nodes[a].size)) {
 			continue
 		}
 		if p.greedy && p.greedyPairs(a) {
