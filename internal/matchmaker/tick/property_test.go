@@ -290,3 +290,42 @@ func TestRandomQueuesKeepTheRulesAndMatchTheReference(t *testing.T) {
 		}
 	}
 }
+
+// Teams of 6 to 12 (head counts over several words from 8 on) from parties, against the
+// reference.
+func TestLargeTeamsMatchTheReference(t *testing.T) {
+	t.Parallel()
+	cases := 1500
+	if testing.Short() {
+		cases = 200
+	}
+	for seed := range uint64(cases) {
+		rng := rand.New(rand.NewPCG(seed, 0x1a7e))
+		tk, now, cfg := randomQueue(rng, 10)
+		cfg.TeamSize = 6 + rng.IntN(7)
+		for i := range tk {
+			for range rng.IntN(cfg.TeamSize) {
+				if len(tk[i].Ratings) < cfg.TeamSize {
+					tk[i].Ratings = append(tk[i].Ratings, tk[i].Ratings[0]+float64(rng.IntN(30)))
+				}
+			}
+		}
+		res, err := Run(tk, now, cfg)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if err := check(tk, now, cfg, res); err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, describe(tk, now, cfg))
+		}
+		want, regions := ref(tk, now, cfg)
+		var got [][]int
+		var gotRegions []string
+		for _, m := range res.Matches {
+			got = append(got, m.Tickets)
+			gotRegions = append(gotRegions, m.Region)
+		}
+		if !reflect.DeepEqual(got, want) || !slices.Equal(gotRegions, regions) {
+			t.Fatalf("seed %d: matches %v in %q, the reference %v in %q\n%s", seed, got, gotRegions, want, regions, describe(tk, now, cfg))
+		}
+	}
+}
