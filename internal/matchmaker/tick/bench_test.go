@@ -81,19 +81,7 @@ func BenchmarkRun(b *testing.B) {
 				}
 				b.Run(name, func(b *testing.B) {
 					tk, now := benchQueue(1, n, regions)
-					cfg := benchConfig(s, regions)
-					var matches int
-					b.ReportAllocs()
-					cpu := cpuTime()
-					for b.Loop() {
-						res, err := Run(tk, now, cfg)
-						if err != nil {
-							b.Fatal(err)
-						}
-						matches = len(res.Matches)
-					}
-					b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
-					b.ReportMetric(float64(matches), "matches")
+					benchRun(b, tk, now, benchConfig(s, regions))
 				})
 			}
 		}
@@ -107,4 +95,30 @@ func cpuTime() int64 {
 		return 0
 	}
 	return u.Utime.Nano() + u.Stime.Nano()
+}
+
+// BenchmarkTeamSize16 is the largest team size on the queue of 5,000 tickets: a
+// match has up to 32 tickets, split by meeting in the middle.
+func BenchmarkTeamSize16(b *testing.B) {
+	tk, now := benchQueue(1, 5_000, false)
+	cfg := benchConfig(RatingWindow, false)
+	cfg.TeamSize = 16
+	benchRun(b, tk, now, cfg)
+}
+
+// benchRun times whole passes; beside the wall time it reports the process's CPU time per
+// pass and the matches a pass makes.
+func benchRun(b *testing.B, tk []Ticket, now float64, cfg Config) {
+	var matches int
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		res, err := Run(tk, now, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		matches = len(res.Matches)
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(matches), "matches")
 }

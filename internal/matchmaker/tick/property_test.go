@@ -267,28 +267,36 @@ func TestRandomQueuesKeepTheRulesAndMatchTheReference(t *testing.T) {
 	}
 	for seed := range uint64(cases) {
 		tk, now, cfg := randomQueue(randFor(seed), 11)
-		res, err := Run(tk, now, cfg)
-		if err != nil {
-			t.Fatalf("seed %d: %v\n%s", seed, err, describe(tk, now, cfg))
-		}
-		if err := check(tk, now, cfg, res); err != nil {
-			t.Fatalf("seed %d: %v\n%s%+v", seed, err, describe(tk, now, cfg), res)
-		}
-		want, regions := ref(tk, now, cfg)
-		var got [][]int
-		var gotRegions []string
-		for _, m := range res.Matches {
-			got = append(got, m.Tickets)
-			gotRegions = append(gotRegions, m.Region)
-		}
-		if !reflect.DeepEqual(got, want) || !slices.Equal(gotRegions, regions) {
-			t.Fatalf("seed %d: matches %v in %q, the reference %v in %q\n%s", seed, got, gotRegions, want, regions, describe(tk, now, cfg))
-		}
-		again, _ := Run(tk, now, cfg)
-		if !reflect.DeepEqual(res, again) {
-			t.Fatalf("seed %d: a second run differs", seed)
+		if err := againstTheReference(tk, now, cfg); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
 		}
 	}
+}
+
+// againstTheReference runs a pass, checks it, compares its matches and regions with the
+// reference's and a second run's.
+func againstTheReference(tk []Ticket, now float64, cfg Config) error {
+	res, err := Run(tk, now, cfg)
+	if err != nil {
+		return fmt.Errorf("%v\n%s", err, describe(tk, now, cfg))
+	}
+	if err := check(tk, now, cfg, res); err != nil {
+		return fmt.Errorf("%v\n%s%+v", err, describe(tk, now, cfg), res)
+	}
+	want, regions := ref(tk, now, cfg)
+	var got [][]int
+	var gotRegions []string
+	for _, m := range res.Matches {
+		got = append(got, m.Tickets)
+		gotRegions = append(gotRegions, m.Region)
+	}
+	if !reflect.DeepEqual(got, want) || !slices.Equal(gotRegions, regions) {
+		return fmt.Errorf("matches %v in %q, the reference %v in %q\n%s", got, gotRegions, want, regions, describe(tk, now, cfg))
+	}
+	if again, _ := Run(tk, now, cfg); !reflect.DeepEqual(res, again) {
+		return fmt.Errorf("a second run differs")
+	}
+	return nil
 }
 
 // Teams of 6 to 12 (head counts over several words from 8 on) from parties, against the
@@ -310,22 +318,8 @@ func TestLargeTeamsMatchTheReference(t *testing.T) {
 				}
 			}
 		}
-		res, err := Run(tk, now, cfg)
-		if err != nil {
+		if err := againstTheReference(tk, now, cfg); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
-		}
-		if err := check(tk, now, cfg, res); err != nil {
-			t.Fatalf("seed %d: %v\n%s", seed, err, describe(tk, now, cfg))
-		}
-		want, regions := ref(tk, now, cfg)
-		var got [][]int
-		var gotRegions []string
-		for _, m := range res.Matches {
-			got = append(got, m.Tickets)
-			gotRegions = append(gotRegions, m.Region)
-		}
-		if !reflect.DeepEqual(got, want) || !slices.Equal(gotRegions, regions) {
-			t.Fatalf("seed %d: matches %v in %q, the reference %v in %q\n%s", seed, got, gotRegions, want, regions, describe(tk, now, cfg))
 		}
 	}
 }
