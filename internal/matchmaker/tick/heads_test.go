@@ -3,6 +3,7 @@ package tick
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // The bit-set operations on head counts agree with the plain set operations, for every
@@ -72,5 +73,12 @@ func TestHeadsAgreeWithPlainSets(t *testing.T) {
 		if one, target := hs.one(ts), hs.target(); one != toHeads(set{{ts, 0}: true}) || target != toHeads(set{{ts, ts}: true}) {
 			t.Fatalf("team size %d: one or target wrong", ts)
 		}
+	}
+}
+
+// A node fills one cache line, as its comment promises the walks.
+func TestANodeIsOneCacheLine(t *testing.T) {
+	if s := unsafe.Sizeof(node{}); s != 64 {
+		t.Fatalf("a node takes %d bytes, want 64", s)
 	}
 }

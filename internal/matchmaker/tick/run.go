@@ -128,7 +128,6 @@ const (
 // are then gathered by position.
 type pass struct {
 	t           int
-	full        uint32 // head counts 0..t
 	greedy      bool
 	latency     bool
 	regionNames []string // sorted: a region's id is its index
