@@ -1,6 +1,9 @@
 package tick
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // makeMatch records the match of the tickets at positions c (the anchor first): the most
 // even split, the pairs, the region; and takes the tickets out of the pass.
@@ -13,7 +16,9 @@ func (p *pass) makeMatch(c []int32) {
 	}
 	team0 := sp.split(p.t)
 
-	base := len(p.ids)
+	t := p.t
+	m := made{ids: int32(len(p.ids)), slots: int32(len(p.slots)), pairs: int32(len(p.pairs)),
+		tickets: int32(len(c)), region: -1}
 	for _, pos := range c {
 		p.ids = append(p.ids, int(p.nodes[pos].in))
 	}
@@ -40,16 +45,11 @@ func (p *pass) makeMatch(c []int32) {
 		}
 		team[side], p.members[side] = ms, ms
 	}
-	t := p.t
-	sb := len(p.slots)
 	for side := range 2 {
 		for _, x := range team[side] {
 			p.slots = append(p.slots, x.slot)
 		}
 	}
-	t0 := p.slots[sb : sb+t : sb+t]
-	t1 := p.slots[sb+t : sb+2*t : sb+2*t]
-	pb := len(p.pairs)
 	var tot0, tot1 float64
 	for i := range t {
 		x, y := team[0][i], team[1][i]
@@ -58,22 +58,45 @@ func (p *pass) makeMatch(c []int32) {
 		p.pairs = append(p.pairs, Pair{Players: [2]Slot{x.slot, y.slot}, Difference: math.Abs(x.r - y.r),
 			Interval: min(x.iv, y.iv)})
 	}
-	sd := math.Abs(tot0 - tot1)
-	region := ""
+	m.skill = math.Abs(tot0 - tot1)
 	if r, _ := p.region(c, math.MaxUint64); r >= 0 {
-		region = p.regionNames[r]
+		m.region = int8(r)
 	}
-	p.matches = append(p.matches, Match{
-		Tickets:           p.ids[base:len(p.ids):len(p.ids)],
-		Teams:             [2][]Slot{t0, t1},
-		Pairs:             p.pairs[pb : pb+t : pb+t],
-		Region:            region,
-		SkillDifference:   sd,
-		AverageDifference: sd / float64(t),
-	})
+	p.made = append(p.made, m)
 	for _, pos := range c {
 		p.take(pos)
 	}
+}
+
+// made is a match made, its parts in the pass's arrays until result copies them out.
+type made struct {
+	ids, slots, pairs int32 // where its tickets, players and pairs start
+	tickets           int32
+	region            int8 // -1: none
+	skill             float64
+}
+
+// result copies the matches out of the pass's arrays (which it keeps for the next pass)
+// into arrays of their own, as large as they need: a tick of a large queue usually makes
+// few matches.
+func (p *pass) result() []Match {
+	t := p.t
+	ids, slots, pairs := slices.Clone(p.ids), slices.Clone(p.slots), slices.Clone(p.pairs)
+	out := make([]Match, len(p.made))
+	for i, m := range p.made {
+		x := Match{
+			Tickets:           ids[m.ids : m.ids+m.tickets : m.ids+m.tickets],
+			Teams:             [2][]Slot{slots[m.slots : m.slots+int32(t) : m.slots+int32(t)], slots[m.slots+int32(t) : m.slots+int32(2*t) : m.slots+int32(2*t)]},
+			Pairs:             pairs[m.pairs : m.pairs+int32(t) : m.pairs+int32(t)],
+			SkillDifference:   m.skill,
+			AverageDifference: m.skill / float64(t),
+		}
+		if m.region >= 0 {
+			x.Region = p.regionNames[m.region]
+		}
+		out[i] = x
+	}
+	return out
 }
 
 // member is a player of a match being made, with its rating and its ticket's interval.

@@ -88,7 +88,7 @@ func Run(tickets []Ticket, now float64, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	p.run()
-	return Result{Matches: p.matches, Expired: p.expired}, nil
+	return Result{Matches: p.result(), Expired: p.expired}, nil
 }
 
 // passes keep a pass's buffers from one call to the next: the queue service runs a pass
@@ -98,7 +98,7 @@ var passes = sync.Pool{New: func() any { return new(pass) }}
 // release drops what the pass holds of the caller's (the result, region names) and pools
 // it.
 func (p *pass) release() {
-	p.matches, p.expired, p.ids, p.slots, p.pairs, p.regionNames = nil, nil, nil, nil, nil, nil
+	p.expired, p.regionNames = nil, nil
 	passes.Put(p)
 }
 
@@ -165,12 +165,12 @@ type pass struct {
 	sp      splitter
 	members [2][]member
 
-	// the result
-	matches []Match
-	expired []Expiry
-	ids     []int // backing of every Match.Tickets
+	// the result: the matches made and their parts, copied out at the end
+	made    []made
+	ids     []int
 	slots   []Slot
 	pairs   []Pair
+	expired []Expiry
 }
 
 // node is what the searches read of a live ticket, at its position: a walk reads one
@@ -357,11 +357,7 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 	}
 
 	p.dp = resize(p.dp, max(len(p.regionNames), 1))
-	maxMatches := players / (2 * p.t)
-	p.matches = make([]Match, 0, maxMatches)
-	p.ids = make([]int, 0, maxMatches*2*p.t)
-	p.slots = make([]Slot, 0, maxMatches*2*p.t)
-	p.pairs = make([]Pair, 0, maxMatches*p.t)
+	p.made, p.ids, p.slots, p.pairs = p.made[:0], p.ids[:0], p.slots[:0], p.pairs[:0]
 	return nil
 }
 
