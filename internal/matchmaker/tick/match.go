@@ -80,14 +80,14 @@ type made struct {
 // into arrays of their own, as large as they need: a tick of a large queue usually makes
 // few matches.
 func (p *pass) result() []Match {
-	t := p.t
+	t := int32(p.t)
 	ids, slots, pairs := slices.Clone(p.ids), slices.Clone(p.slots), slices.Clone(p.pairs)
 	out := make([]Match, len(p.made))
 	for i, m := range p.made {
 		x := Match{
-			Tickets:           ids[m.ids : m.ids+m.tickets : m.ids+m.tickets],
-			Teams:             [2][]Slot{slots[m.slots : m.slots+int32(t) : m.slots+int32(t)], slots[m.slots+int32(t) : m.slots+int32(2*t) : m.slots+int32(2*t)]},
-			Pairs:             pairs[m.pairs : m.pairs+int32(t) : m.pairs+int32(t)],
+			Tickets:           span(ids, m.ids, m.tickets),
+			Teams:             [2][]Slot{span(slots, m.slots, t), span(slots, m.slots+t, t)},
+			Pairs:             span(pairs, m.pairs, t),
 			SkillDifference:   m.skill,
 			AverageDifference: m.skill / float64(t),
 		}
@@ -98,6 +98,9 @@ func (p *pass) result() []Match {
 	}
 	return out
 }
+
+// span is s[from:from+n], its capacity cut at its end so that no append reaches the next.
+func span[T any](s []T, from, n int32) []T { return s[from : from+n : from+n] }
 
 // member is a player of a match being made, with its rating and its ticket's interval.
 type member struct {
