@@ -257,27 +257,6 @@ func (e TeamsResponseSelection) Valid() bool {
 	}
 }
 
-// Defines values for TicketPlayersRatingSource.
-const (
-	Default TicketPlayersRatingSource = "default"
-	Inline  TicketPlayersRatingSource = "inline"
-	Stored  TicketPlayersRatingSource = "stored"
-)
-
-// Valid indicates whether the value is a known member of the TicketPlayersRatingSource enum.
-func (e TicketPlayersRatingSource) Valid() bool {
-	switch e {
-	case Default:
-		return true
-	case Inline:
-		return true
-	case Stored:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for TicketStatus.
 const (
 	TicketStatusCancelled TicketStatus = "cancelled"
@@ -296,6 +275,27 @@ func (e TicketStatus) Valid() bool {
 	case TicketStatusMatched:
 		return true
 	case TicketStatusSearching:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TicketPlayerRatingSource.
+const (
+	Default TicketPlayerRatingSource = "default"
+	Inline  TicketPlayerRatingSource = "inline"
+	Stored  TicketPlayerRatingSource = "stored"
+)
+
+// Valid indicates whether the value is a known member of the TicketPlayerRatingSource enum.
+func (e TicketPlayerRatingSource) Valid() bool {
+	switch e {
+	case Default:
+		return true
+	case Inline:
+		return true
+	case Stored:
 		return true
 	default:
 		return false
@@ -418,6 +418,11 @@ type AssignResponse struct {
 
 	// Weights The weight used for every human, by id (given, stored, or 50).
 	Weights Weights `json:"weights"`
+}
+
+// AssignedTeam defines model for AssignedTeam.
+type AssignedTeam struct {
+	Players []string `json:"players"`
 }
 
 // BatchRating defines model for BatchRating.
@@ -737,10 +742,7 @@ type QueueDefinition struct {
 	TicketTtlS *int32                   `json:"ticket_ttl_s,omitempty"`
 
 	// Webhook Where the queue's events are POSTed, signed with `X-Matchmaker-Signature` (`sha256=` and the hex HMAC-SHA256 of the body with `secret`), retried with backoff until a 2xx; `X-Matchmaker-Delivery` (`queue:seq`) is the same on every retry.
-	Webhook *struct {
-		Secret string `json:"secret"`
-		Url    string `json:"url"`
-	} `json:"webhook,omitempty"`
+	Webhook *Webhook `json:"webhook,omitempty"`
 }
 
 // QueueDefinitionStrategy defines model for QueueDefinition.Strategy.
@@ -771,22 +773,28 @@ type QueueList struct {
 
 // QueueMatch defines model for QueueMatch.
 type QueueMatch struct {
-	AverageDifference float64     `json:"average_difference"`
-	CreatedAt         time.Time   `json:"created_at"`
-	Id                string      `json:"id"`
-	Pairs             []MatchPair `json:"pairs"`
-	Queue             string      `json:"queue"`
-	Region            *string     `json:"region,omitempty"`
-	SkillDifference   float64     `json:"skill_difference"`
-	Teams             []struct {
-		Players []struct {
-			Id       string  `json:"id"`
-			Rating   float64 `json:"rating"`
-			TicketId string  `json:"ticket_id"`
-		} `json:"players"`
-		RatingTotal float64 `json:"rating_total"`
-	} `json:"teams"`
-	Tickets []string `json:"tickets"`
+	AverageDifference float64          `json:"average_difference"`
+	CreatedAt         time.Time        `json:"created_at"`
+	Id                string           `json:"id"`
+	Pairs             []MatchPair      `json:"pairs"`
+	Queue             string           `json:"queue"`
+	Region            *string          `json:"region,omitempty"`
+	SkillDifference   float64          `json:"skill_difference"`
+	Teams             []QueueMatchTeam `json:"teams"`
+	Tickets           []string         `json:"tickets"`
+}
+
+// QueueMatchPlayer defines model for QueueMatchPlayer.
+type QueueMatchPlayer struct {
+	Id       string  `json:"id"`
+	Rating   float64 `json:"rating"`
+	TicketId string  `json:"ticket_id"`
+}
+
+// QueueMatchTeam defines model for QueueMatchTeam.
+type QueueMatchTeam struct {
+	Players     []QueueMatchPlayer `json:"players"`
+	RatingTotal float64            `json:"rating_total"`
 }
 
 // QueuedPlayer defines model for QueuedPlayer.
@@ -1107,12 +1115,8 @@ type Ticket struct {
 	ExpiresAt   time.Time           `json:"expires_at"`
 	Id          string              `json:"id"`
 	LatenciesMs *map[string]float64 `json:"latencies_ms,omitempty"`
-	Players     []struct {
-		Id           string                    `json:"id"`
-		Rating       float64                   `json:"rating"`
-		RatingSource TicketPlayersRatingSource `json:"rating_source"`
-	} `json:"players"`
-	Queue string `json:"queue"`
+	Players     []TicketPlayer      `json:"players"`
+	Queue       string              `json:"queue"`
 
 	// Reason Why the ticket expired or was cancelled (`ttl`, `cancelled`, `queue deleted`).
 	Reason *string      `json:"reason,omitempty"`
@@ -1121,9 +1125,6 @@ type Ticket struct {
 	// UpdatedAt When the status last changed.
 	UpdatedAt time.Time `json:"updated_at"`
 }
-
-// TicketPlayersRatingSource defines model for Ticket.Players.RatingSource.
-type TicketPlayersRatingSource string
 
 // TicketStatus defines model for Ticket.Status.
 type TicketStatus string
@@ -1135,11 +1136,19 @@ type TicketAssignment struct {
 	Region  *string `json:"region,omitempty"`
 
 	// Team The index of the ticket's team in `teams`.
-	Team  int32 `json:"team"`
-	Teams []struct {
-		Players []string `json:"players"`
-	} `json:"teams"`
+	Team  int32          `json:"team"`
+	Teams []AssignedTeam `json:"teams"`
 }
+
+// TicketPlayer defines model for TicketPlayer.
+type TicketPlayer struct {
+	Id           string                   `json:"id"`
+	Rating       float64                  `json:"rating"`
+	RatingSource TicketPlayerRatingSource `json:"rating_source"`
+}
+
+// TicketPlayerRatingSource defines model for TicketPlayer.RatingSource.
+type TicketPlayerRatingSource string
 
 // TicketRequest defines model for TicketRequest.
 type TicketRequest struct {
@@ -1147,26 +1156,35 @@ type TicketRequest struct {
 	LatenciesMs *map[string]float64 `json:"latencies_ms,omitempty"`
 
 	// Players One player, or a party (at most the queue's `max_party_size`) that plays on one team.
-	Players []struct {
-		// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
-		// no control characters. The same rule holds on every endpoint and on the line protocol.
-		//
-		//
-		// Example: alice
-		Id ID `json:"id"`
-
-		// Rating On the matchmaking scale (0..2000, average 1000); without it the stored rating in the queue's context, else 1000.
-		Rating *float64 `json:"rating,omitempty"`
-	} `json:"players"`
+	Players []TicketRequestPlayer `json:"players"`
 
 	// TtlS How long the ticket may wait; defaults to the queue's `ticket_ttl_s`.
 	TtlS *int32 `json:"ttl_s,omitempty"`
+}
+
+// TicketRequestPlayer defines model for TicketRequestPlayer.
+type TicketRequestPlayer struct {
+	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
+	// no control characters. The same rule holds on every endpoint and on the line protocol.
+	//
+	//
+	// Example: alice
+	Id ID `json:"id"`
+
+	// Rating On the matchmaking scale (0..2000, average 1000); without it the stored rating in the queue's context, else 1000.
+	Rating *float64 `json:"rating,omitempty"`
 }
 
 // UnmatchedPlayer defines model for UnmatchedPlayer.
 type UnmatchedPlayer struct {
 	Id     string  `json:"id"`
 	Rating float64 `json:"rating"`
+}
+
+// Webhook Where the queue's events are POSTed, signed with `X-Matchmaker-Signature` (`sha256=` and the hex HMAC-SHA256 of the body with `secret`), retried with backoff until a 2xx; `X-Matchmaker-Delivery` (`queue:seq`) is the same on every retry.
+type Webhook struct {
+	Secret string `json:"secret"`
+	Url    string `json:"url"`
 }
 
 // Weights The weight used for every human, by id (given, stored, or 50).

@@ -29,6 +29,7 @@ type config struct {
 	DebugAddr       string
 	LogLevel        slog.Level
 	ShutdownTimeout time.Duration
+	QueueRetention  time.Duration
 	ReadTimeout     time.Duration
 	WriteTimeout    time.Duration
 	IdleTimeout     time.Duration
@@ -51,6 +52,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		DebugAddr:       env.str("MATCHMAKER_DEBUG_ADDR", ""),
 		LogLevel:        env.level("MATCHMAKER_LOG_LEVEL", slog.LevelInfo),
 		ShutdownTimeout: env.duration("MATCHMAKER_SHUTDOWN_TIMEOUT", 15*time.Second),
+		QueueRetention:  env.duration("MATCHMAKER_QUEUE_RETENTION", time.Hour),
 		ReadTimeout:     env.duration("MATCHMAKER_READ_TIMEOUT", 30*time.Second),
 		WriteTimeout:    env.duration("MATCHMAKER_WRITE_TIMEOUT", 60*time.Second),
 		IdleTimeout:     env.duration("MATCHMAKER_IDLE_TIMEOUT", 120*time.Second),
@@ -104,6 +106,9 @@ func (c config) validate() error {
 	}
 	if c.Limits.Admission.Budget > 0 && c.Limits.Admission.Wait <= 0 {
 		errs = append(errs, errors.New("MATCHMAKER_ADMISSION_WAIT must be positive"))
+	}
+	if c.QueueRetention < 10*time.Minute {
+		errs = append(errs, errors.New("MATCHMAKER_QUEUE_RETENTION must be at least 10m: event streams resume for that long"))
 	}
 	if c.Limits.HeavySearches < 1 {
 		errs = append(errs, errors.New("MATCHMAKER_HEAVY_SEARCHES must be at least 1"))

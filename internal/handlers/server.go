@@ -4,6 +4,7 @@
 package handlers
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -53,6 +54,10 @@ type Deps struct {
 	// Queue is the ticket queue service; nil means one over a fresh in-memory store (its tick
 	// loop is not run: whoever builds the server runs Queue.Run).
 	Queue *queue.Service
+	// Streams ends the server's event streams and long-polls when it is cancelled (at the
+	// start of a shutdown, which would otherwise wait for them); nil: they end with their
+	// requests only.
+	Streams context.Context
 	// Auth says who may call what; nil means auth on with no keys configured.
 	Auth *Auth
 	// RateLimits bounds each caller's requests per route class; nil: no limits.
@@ -75,6 +80,9 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Ratings == nil {
 		d.Ratings = ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
+	}
+	if d.Streams == nil {
+		d.Streams = context.Background()
 	}
 	if d.Queue == nil {
 		d.Queue = queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: d.Ratings, Logger: d.Logger})

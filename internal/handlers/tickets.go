@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -117,7 +118,7 @@ func handleCreateTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
 
 // handleGetTicket answers GET /v1/tickets/{id}, and with ?wait_s=N (0..60) long-polls: it
 // answers when the ticket stops searching or N seconds pass, whichever is first.
-func handleGetTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handleGetTicket(logger *slog.Logger, svc *queue.Service, streams context.Context) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathParam(r, "id")
 		var wait time.Duration
@@ -128,7 +129,12 @@ func handleGetTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
-		t, err := svc.GetTicket(r.Context(), id, wait)
+		ctx, done := streamContext(r, streams)
+		defer done()
+		t, err := svc.GetTicket(ctx, id, wait)
+		if err != nil && streams.Err() != nil && r.Context().Err() == nil {
+			t, err = svc.GetTicket(r.Context(), id, 0) // the server is stopping: answer what it is now
+		}
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
@@ -223,8 +229,10 @@ func handleGetMatch(logger *slog.Logger, svc *queue.Service) http.Handler {
 // JSON, from after the Last-Event-ID header (or ?after=SEQ; from now on when neither is
 // given), until the client goes away or the server shuts down. A comment line every 15 s keeps
 // proxies from closing an idle stream.
-func handleQueueEvents(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.Context) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, done := streamContext(r, streams)
+		defer done()
 		name := chi.URLParam(r, "name")
 		after, err := lastEventID(r)
 		if err == nil {
@@ -247,9 +255,9 @@ func handleQueueEvents(logger *slog.Logger, svc *queue.Service) http.Handler {
 		for {
 			// The server's write timeout is for ordinary answers; a stream extends it per write.
 			_ = rc.SetWriteDeadline(time.Now().Add(time.Minute))
-			evs, err := svc.Events(r.Context(), name, after, 100, 15*time.Second)
-			if r.Context().Err() != nil {
-				return
+			evs, err := svc.Events(ctx, name, after, 100, 15*time.Second)
+			if ctx.Err() != nil {
+				return // the client went away, or the server is stopping: the client resumes elsewhere
 			}
 			if err != nil {
 				logger.WarnContext(r.Context(), "event stream: the store failed", "queue", name, "err", err)
@@ -277,6 +285,13 @@ func handleQueueEvents(logger *slog.Logger, svc *queue.Service) http.Handler {
 			}
 		}
 	})
+}
+
+// streamContext is the request's context, ended also by streams (the server's shutdown).
+func streamContext(r *http.Request, streams context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(streams, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // lastEventID is where a stream resumes: the Last-Event-ID header, else ?after=, else -1

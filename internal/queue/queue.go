@@ -189,6 +189,9 @@ func checkSteps(f *apperr.Fields, path string, steps []Step, maxValue float64, r
 		} else if i > 0 && s.AfterS <= steps[i-1].AfterS {
 			f.Add(fmt.Sprintf("%s[%d].after_s", path, i), "must be greater than the previous step's")
 		}
+		if i > 0 && s.Value < steps[i-1].Value {
+			f.Add(fmt.Sprintf("%s[%d].value", path, i), "must not be less than the previous step's: tolerances only widen")
+		}
 		if !(s.Value >= 0 && s.Value <= maxValue) {
 			f.Add(fmt.Sprintf("%s[%d].value", path, i), "must be a finite number from 0 to %g", maxValue)
 		}
