@@ -323,3 +323,35 @@ func TestLargeTeamsMatchTheReference(t *testing.T) {
 		}
 	}
 }
+
+// The benchmarks' queue, large enough for the radix sorts (by rating, and by age when it
+// comes shuffled) and the pooled buffers, keeps the rules check can afford at that size
+// (all but the brute forces over the live tickets).
+func TestTheIssuesQueueKeepsTheRules(t *testing.T) {
+	t.Parallel()
+	n := 20_000
+	if testing.Short() {
+		n = 3_000
+	}
+	for _, regions := range []bool{false, true} {
+		for _, s := range []string{RatingWindow, GreedyPairs} {
+			tk, now := benchQueue(uint64(n), n, regions)
+			tk[7].ExpiresAt = now // and one expiry
+			// With regions, out of arrival order: the pass sorts by age.
+			if regions {
+				rand.New(rand.NewPCG(1, 2)).Shuffle(len(tk), func(i, j int) { tk[i], tk[j] = tk[j], tk[i] })
+			}
+			cfg := benchConfig(s, regions)
+			res, err := Run(tk, now, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Matches) < n/10 {
+				t.Fatalf("%s, regions %v: %d matches from %d tickets", s, regions, len(res.Matches), n)
+			}
+			if err := check(tk, now, cfg, res); err != nil {
+				t.Fatalf("%s, regions %v: %v", s, regions, err)
+			}
+		}
+	}
+}
