@@ -135,6 +135,9 @@ func (q *Queue) Validate() error {
 	}
 	checkSteps(&f, "expansions.interval", q.Expansions.Interval, math.MaxFloat64, true)
 	checkSteps(&f, "expansions.max_latency_ms", q.Expansions.MaxLatencyMS, MaxLatencyMS, false)
+	if len(q.Expansions.MaxLatencyMS) > 0 && len(q.Regions) == 0 {
+		f.Add("regions", "must list the regions matches are played in when expansions.max_latency_ms is set")
+	}
 	if len(q.Regions) > MaxRegions {
 		f.Add("regions", "must list at most %d regions", MaxRegions)
 	}

@@ -32,8 +32,12 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 		for j, p := range t.Players {
 			tt.Ratings[j] = p.Rating
 		}
-		for _, region := range sortedRegions(t.Latencies) {
-			tt.Latencies = append(tt.Latencies, tick.RegionLatency{Region: region, MS: t.Latencies[region]})
+		if len(q.Expansions.MaxLatencyMS) > 0 { // latency considered: the queue's regions only
+			for _, region := range sortedRegions(t.Latencies) {
+				if slices.Contains(q.Regions, region) {
+					tt.Latencies = append(tt.Latencies, tick.RegionLatency{Region: region, MS: t.Latencies[region]})
+				}
+			}
 		}
 		in[i] = tt
 	}
