@@ -4,6 +4,7 @@
 package deploy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -74,6 +75,41 @@ func TestComposeFileLoadsAndWiresTheStack(t *testing.T) {
 	keys, err := handlers.ParseAPIKeys(*env["MATCHMAKER_API_KEYS"])
 	if err != nil || len(keys) != 1 || keys[0].Hash != sha256Of("dev-key") {
 		t.Errorf("the development key must parse and be the hash of dev-key: %v", err)
+	}
+}
+
+// The demo queue the compose stack creates is one the service accepts, and it is created only
+// once the API is healthy.
+func TestComposeCreatesAValidDemoQueue(t *testing.T) {
+	details, err := loader.LoadConfigFiles(context.Background(), []string{"docker-compose.yml"}, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, err := loader.LoadWithContext(context.Background(), *details, func(o *loader.Options) {
+		o.SetProjectName("matchmaker", true)
+		o.SkipResolveEnvironment = true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo, ok := project.Services["demo-queue"]
+	if !ok {
+		t.Fatal("no demo-queue service")
+	}
+	if dep, ok := demo.DependsOn["api"]; !ok || dep.Condition != types.ServiceConditionHealthy {
+		t.Error("the demo queue must wait for a healthy api")
+	}
+	body, err := os.ReadFile("demo-queue.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := handlers.NewServer(handlers.Deps{Auth: &handlers.Auth{Off: true}})
+	req := httptest.NewRequest(http.MethodPut, "/v1/queues/ranked", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("PUT the demo queue: %d %s", rec.Code, rec.Body)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -22,11 +23,13 @@ type config struct {
 	DatabaseURL     string
 	Migrate         bool
 	APIKeys         string
+	RateLimits      handlers.RateLimits
 	Auth            bool
 	LegacyAddr      string
 	DebugAddr       string
 	LogLevel        slog.Level
 	ShutdownTimeout time.Duration
+	QueueRetention  time.Duration
 	ReadTimeout     time.Duration
 	WriteTimeout    time.Duration
 	IdleTimeout     time.Duration
@@ -49,6 +52,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		DebugAddr:       env.str("MATCHMAKER_DEBUG_ADDR", ""),
 		LogLevel:        env.level("MATCHMAKER_LOG_LEVEL", slog.LevelInfo),
 		ShutdownTimeout: env.duration("MATCHMAKER_SHUTDOWN_TIMEOUT", 15*time.Second),
+		QueueRetention:  env.duration("MATCHMAKER_QUEUE_RETENTION", time.Hour),
 		ReadTimeout:     env.duration("MATCHMAKER_READ_TIMEOUT", 30*time.Second),
 		WriteTimeout:    env.duration("MATCHMAKER_WRITE_TIMEOUT", 60*time.Second),
 		IdleTimeout:     env.duration("MATCHMAKER_IDLE_TIMEOUT", 120*time.Second),
@@ -57,8 +61,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			MaxMatchmakePlayers: env.integer("MATCHMAKER_MAX_MATCHMAKE_PLAYERS", limits.MaxMatchmakePlayers),
 			MaxTeamPlayers:      env.integer("MATCHMAKER_MAX_TEAM_PLAYERS", limits.MaxTeamPlayers),
 			HeavySearches:       env.integer("MATCHMAKER_HEAVY_SEARCHES", limits.HeavySearches),
+			Admission: handlers.Admission{
+				Budget: env.bytes("MATCHMAKER_MEMORY_BUDGET", limits.Admission.Budget),
+				Wait:   env.duration("MATCHMAKER_ADMISSION_WAIT", limits.Admission.Wait),
+			},
 		},
 	}
+	rateLimits, err := handlers.ParseRateLimits(getenv("MATCHMAKER_RATE_LIMITS"))
+	if err != nil {
+		env.errs = append(env.errs, fmt.Errorf("MATCHMAKER_RATE_LIMITS: %w", err))
+	}
+	cfg.RateLimits = rateLimits
 	if err := errors.Join(env.errs...); err != nil {
 		return config{}, err
 	}
@@ -90,6 +103,12 @@ func (c config) validate() error {
 	}
 	if c.Limits.MaxTeamPlayers < 2 || c.Limits.MaxTeamPlayers > teams.MaxHumans {
 		errs = append(errs, fmt.Errorf("MATCHMAKER_MAX_TEAM_PLAYERS must be from 2 to %d", teams.MaxHumans))
+	}
+	if c.Limits.Admission.Budget > 0 && c.Limits.Admission.Wait <= 0 {
+		errs = append(errs, errors.New("MATCHMAKER_ADMISSION_WAIT must be positive"))
+	}
+	if c.QueueRetention < 10*time.Minute {
+		errs = append(errs, errors.New("MATCHMAKER_QUEUE_RETENTION must be at least 10m: event streams resume for that long"))
 	}
 	if c.Limits.HeavySearches < 1 {
 		errs = append(errs, errors.New("MATCHMAKER_HEAVY_SEARCHES must be at least 1"))
@@ -124,6 +143,7 @@ func (c config) logValue() slog.Value {
 		slog.Int("max_matchmake_players", c.Limits.MaxMatchmakePlayers),
 		slog.Int("max_team_players", c.Limits.MaxTeamPlayers),
 		slog.Int("heavy_searches", c.Limits.HeavySearches),
+		slog.Int64("memory_budget", c.Limits.Admission.Budget),
 	)
 }
 
@@ -203,6 +223,27 @@ func (e *envReader) integer(name string, def int) int {
 		return def
 	}
 	return n
+}
+
+// bytes reads a size: a whole number of bytes, or one with a KiB, MiB or GiB suffix.
+func (e *envReader) bytes(name string, def int64) int64 {
+	v := e.getenv(name)
+	if v == "" {
+		return def
+	}
+	unit := int64(1)
+	for suffix, size := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+		if n, ok := strings.CutSuffix(v, suffix); ok {
+			v, unit = n, size
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/unit {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want a size such as 256MiB (0 turns it off)", name, e.getenv(name)))
+		return def
+	}
+	return n * unit
 }
 
 func (e *envReader) duration(name string, def time.Duration) time.Duration {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,7 @@ import (
 	"matchmaker/internal/handlers"
 	"matchmaker/internal/lineproto"
 	"matchmaker/internal/metrics"
+	"matchmaker/internal/queue"
 	"matchmaker/internal/ratings"
 )
 
@@ -27,6 +29,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	command, rest := "serve", args[1:]
 	if len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
 		command, rest = rest[0], rest[1:]
+	}
+	switch command { // their own flags, no server configuration
+	case "evaluate":
+		return evaluateCommand(rest, stdout, stderr)
+	case "simulate":
+		return simulate(ctx, rest, stdout, stderr)
 	}
 	cfg, err := parseConfig(rest, getenv, stderr)
 	if err != nil {
@@ -44,15 +52,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "healthcheck":
 		return healthcheck(ctx, cfg.Addr)
 	default:
-		return fmt.Errorf("unknown command %q (want serve, migrate, rebuild or healthcheck)", command)
+		return fmt.Errorf("unknown command %q (want serve, migrate, rebuild, healthcheck, evaluate or simulate)", command)
 	}
+}
+
+// openStores opens the rating and queue stores the configuration asks for: Postgres (migrated
+// first when MATCHMAKER_MIGRATE is on) or, without DATABASE_URL, the in-memory stores. close
+// closes the queue store, then the pool.
+func openStores(ctx context.Context, cfg config, logger *slog.Logger) (ratings.Store, queue.Store, func(), error) {
+	rs, closeRatings, err := openStore(ctx, cfg, logger)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pg, ok := rs.(*db.Store)
+	if !ok {
+		return rs, queue.NewMemoryStore(), closeRatings, nil
+	}
+	qs, err := db.NewQueueStore(ctx, pg.Pool())
+	if err != nil {
+		closeRatings()
+		return nil, nil, nil, fmt.Errorf("open the queue store: %w", err)
+	}
+	return rs, qs, func() { qs.Close(); closeRatings() }, nil
 }
 
 // openStore opens the rating store the configuration asks for: Postgres (migrated first when
 // MATCHMAKER_MIGRATE is on) or, without DATABASE_URL, the in-memory store.
 func openStore(ctx context.Context, cfg config, logger *slog.Logger) (ratings.Store, func(), error) {
 	if cfg.DatabaseURL == "" {
-		logger.Warn("DATABASE_URL is not set: ratings are kept IN MEMORY and LOST when the process exits; " +
+		logger.Warn("DATABASE_URL is not set: ratings and tickets are kept IN MEMORY and LOST when the process exits; " +
 			"set DATABASE_URL to a Postgres database to keep them")
 		return ratings.NewMemoryStore(nil), func() {}, nil
 	}
@@ -141,23 +169,38 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	rawStore, closeStore, err := openStore(ctx, cfg, logger)
+	rawStore, queueStore, closeStores, err := openStores(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	// The pool closes last, after both servers have drained.
-	defer closeStore()
+	// The stores close last, after both servers have drained and the queue loop stopped.
+	defer closeStores()
 	// One service over one metered store for every transport, so HTTP and line-protocol
 	// calls are timed alike and follow the same rules.
 	storeCalls := metrics.NewStoreCalls(registry)
 	svc := ratings.NewService(ratings.Metered(rawStore, storeCalls.Observer(rawStore.Name())), ratings.DefaultModel())
+	queues := queue.NewService(queue.Deps{Store: queueStore, Ratings: svc, Matcher: queue.TickPass{},
+		Config: queue.Config{Retention: cfg.QueueRetention}, Logger: logger, Metrics: queue.NewMetrics(registry)})
+	// Event streams and long-polls end when the shutdown starts, so that the drain is not held
+	// up by clients that would wait a minute; their clients reconnect to another replica.
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
 	handler := handlers.NewServer(handlers.Deps{
-		Logger:   logger,
-		Limits:   cfg.Limits,
-		Registry: registry,
-		Ratings:  svc,
-		Auth:     auth,
+		Logger:     logger,
+		Limits:     cfg.Limits,
+		Registry:   registry,
+		Ratings:    svc,
+		Queue:      queues,
+		Streams:    streams,
+		Auth:       auth,
+		RateLimits: cfg.RateLimits,
 	})
+	// The tick loop of the queues this replica leads; it resigns them when it stops.
+	loopCtx, stopLoop := context.WithCancel(context.Background())
+	loopDone := make(chan error, 1)
+	go func() { loopDone <- queues.Run(loopCtx) }()
+	stopQueues := sync.OnceFunc(func() { stopLoop(); <-loopDone })
+	defer stopQueues()
 
 	listener, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -221,9 +264,11 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 			errs = append(errs, fmt.Errorf("line protocol shutdown: %w", err))
 		}
 	}
+	endStreams()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 	}
+	stopQueues()
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

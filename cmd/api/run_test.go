@@ -120,6 +120,8 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"unknown flag", nil, []string{"-no-such-flag"}, "no-such-flag"},
 		{"unknown command", nil, []string{"launch"}, "launch"},
 		{"malformed API keys", map[string]string{"MATCHMAKER_API_KEYS": "ci:read:nothex"}, nil, "MATCHMAKER_API_KEYS"},
+		{"malformed rate limits", map[string]string{"MATCHMAKER_RATE_LIMITS": "match=fast"}, nil, "MATCHMAKER_RATE_LIMITS"},
+		{"malformed memory budget", map[string]string{"MATCHMAKER_MEMORY_BUDGET": "lots"}, nil, "MATCHMAKER_MEMORY_BUDGET"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,6 +131,17 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 				t.Fatalf("run error = %v, want one mentioning %s", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestSizesReadWithUnits(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]int64{"": 256 << 20, "0": 0, "1024": 1024, "64KiB": 64 << 10, "384MiB": 384 << 20, "2GiB": 2 << 30} {
+		env := map[string]string{"MATCHMAKER_MEMORY_BUDGET": v}
+		cfg, err := parseConfig(nil, func(k string) string { return env[k] }, io.Discard)
+		if err != nil || cfg.Limits.Admission.Budget != want {
+			t.Errorf("%q: %d, %v; want %d", v, cfg.Limits.Admission.Budget, err, want)
+		}
 	}
 }
 

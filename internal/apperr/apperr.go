@@ -14,16 +14,17 @@ import (
 type Code string
 
 const (
-	Invalid      Code = "invalid"      // the input breaks a rule; Fields say which
-	NotFound     Code = "not_found"    // the thing asked for does not exist
-	Conflict     Code = "conflict"     // the request contradicts stored state
-	Unauthorized Code = "unauthorized" // no valid credentials
-	Forbidden    Code = "forbidden"    // valid credentials without the right scope
-	TooLarge     Code = "too_large"    // the input is over a configured limit
-	Unsupported  Code = "unsupported"  // the input is in a format the service does not read
-	NotAllowed   Code = "not_allowed"  // the operation does not exist on that resource
-	Unavailable  Code = "unavailable"  // a dependency (the database) cannot be reached
-	Internal     Code = "internal"     // a bug; never caused by the input
+	Invalid         Code = "invalid"           // the input breaks a rule; Fields say which
+	NotFound        Code = "not_found"         // the thing asked for does not exist
+	Conflict        Code = "conflict"          // the request contradicts stored state
+	Unauthorized    Code = "unauthorized"      // no valid credentials
+	Forbidden       Code = "forbidden"         // valid credentials without the right scope
+	TooLarge        Code = "too_large"         // the input is over a configured limit
+	Unsupported     Code = "unsupported"       // the input is in a format the service does not read
+	NotAllowed      Code = "not_allowed"       // the operation does not exist on that resource
+	Unavailable     Code = "unavailable"       // a dependency (the database) cannot be reached
+	TooManyRequests Code = "too_many_requests" // the caller used up its rate limit
+	Internal        Code = "internal"          // a bug; never caused by the input
 )
 
 // FieldError names one invalid field by its JSON path, e.g. "players[3].rating".

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -128,7 +129,7 @@ func requireScope(a *Auth, scope Scope, d Deps) func(http.Handler) http.Handler 
 				writeError(w, r, d.Logger, apperr.New(apperr.Forbidden, "the key %q lacks the %q scope", key.Name, scope))
 				return
 			}
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyNameKey, key.Name)))
 		})
 	}
 }

@@ -28,6 +28,12 @@ type computation struct {
 func handleCompute[Req any](logger *slog.Logger, svc *ratings.Service, gate *workGate,
 	plan func(req *Req) (computation, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		release, err := gate.admission.admit(r.Context(), r.ContentLength)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		defer release()
 		req, err := decode[Req](r)
 		var c computation
 		if err == nil {
@@ -74,8 +80,12 @@ func (c *computation) execute(ctx context.Context, gate *workGate) error {
 // decoded request; a request whose context ends while it waits (the client went away, a
 // deadline passed) stops waiting and gets 503, having computed nothing. Light work does not
 // take a slot, so a 16-player split never waits behind 40-player ones.
+//
+// The gate also holds the admission control of every compute request (see Admission): a
+// request is admitted by its size before its body is read, and only then may wait for a slot.
 type workGate struct {
-	slots chan struct{}
+	slots     chan struct{}
+	admission *admitter // nil: every request is admitted
 }
 
 func newWorkGate(n int) *workGate {

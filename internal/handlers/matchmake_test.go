@@ -14,7 +14,7 @@ func postMatchmake(t testing.TB, h http.Handler, body string) *http.Response {
 	return exchange(t, h, http.MethodPost, "/v1/matchmake", "application/json", body)
 }
 
-func queueJSON(ratings ...float64) string {
+func queuedPlayersJSON(ratings ...float64) string {
 	var b strings.Builder
 	b.WriteString(`[`)
 	for i, r := range ratings {
@@ -30,7 +30,7 @@ func queueJSON(ratings ...float64) string {
 func TestMatchmakePairsEveryPlayerWithANearEqualOpponent(t *testing.T) {
 	t.Parallel()
 	h := NewServer(Deps{})
-	body := `{"team_size":2,"players":` + queueJSON(1000, 1500, 1010, 990, 1025, 1490, 1510, 2000) + `}`
+	body := `{"team_size":2,"players":` + queuedPlayersJSON(1000, 1500, 1010, 990, 1025, 1490, 1510, 2000) + `}`
 	resp := postMatchmake(t, h, body)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %+v", resp.StatusCode, readProblem(t, resp))
@@ -100,7 +100,7 @@ func TestMatchmakeReturnsPlayersItCannotPlace(t *testing.T) {
 	t.Parallel()
 	h := NewServer(Deps{})
 	body := `{"team_size":1,"interval":{"initial":10,"step":10,"max":50},"players":` +
-		queueJSON(1000, 1200, 1030, 1220, 1500) + `}`
+		queuedPlayersJSON(1000, 1200, 1030, 1220, 1500) + `}`
 	resp := postMatchmake(t, h, body)
 	var got matchmakeResponse
 	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
@@ -206,7 +206,7 @@ func TestMatchmakeEnforcesTheLimits(t *testing.T) {
 	limits.MaxBodyBytes = 2048
 	h := NewServer(Deps{Limits: limits})
 
-	resp := postMatchmake(t, h, `{"players":`+queueJSON(1, 2, 3, 4)+`}`)
+	resp := postMatchmake(t, h, `{"players":`+queuedPlayersJSON(1, 2, 3, 4)+`}`)
 	if p := readProblem(t, resp); resp.StatusCode != 400 || !hasField(p, "players") {
 		t.Fatalf("too many players: %d %+v", resp.StatusCode, p)
 	}
@@ -220,7 +220,7 @@ func TestMatchmakeEnforcesTheLimits(t *testing.T) {
 func TestMatchmakeCountsMatchesInMetrics(t *testing.T) {
 	t.Parallel()
 	h := NewServer(Deps{})
-	postMatchmake(t, h, `{"team_size":1,"strategy":"greedy_pairs","players":`+queueJSON(1, 2, 3, 4, 900)+`}`)
+	postMatchmake(t, h, `{"team_size":1,"strategy":"greedy_pairs","players":`+queuedPlayersJSON(1, 2, 3, 4, 900)+`}`)
 	text := readAll(t, exchange(t, h, http.MethodGet, "/metrics", "", ""))
 	for _, want := range []string{
 		`matchmaker_matches_total{strategy="greedy_pairs"} 2`,

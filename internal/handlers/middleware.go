@@ -18,7 +18,10 @@ import (
 
 type ctxKey int
 
-const requestIDKey ctxKey = iota
+const (
+	requestIDKey ctxKey = iota
+	keyNameKey          // the name of the API key that authenticated the request
+)
 
 // requestIDs makes ids unique across replicas (a random prefix per process) and cheap to
 // generate (a counter), so tracing a request costs no syscall on the hot path.

@@ -28,16 +28,17 @@ type problemKind struct {
 
 // problemKinds is the one place that maps domain error codes to HTTP.
 var problemKinds = map[apperr.Code]problemKind{
-	apperr.Invalid:      {http.StatusBadRequest, "invalid", "Invalid request"},
-	apperr.NotFound:     {http.StatusNotFound, "not-found", "Not found"},
-	apperr.Conflict:     {http.StatusConflict, "conflict", "Conflict"},
-	apperr.Unauthorized: {http.StatusUnauthorized, "unauthorized", "Unauthorized"},
-	apperr.Forbidden:    {http.StatusForbidden, "forbidden", "Forbidden"},
-	apperr.TooLarge:     {http.StatusRequestEntityTooLarge, "too-large", "Request too large"},
-	apperr.Unsupported:  {http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type"},
-	apperr.NotAllowed:   {http.StatusMethodNotAllowed, "method-not-allowed", "Method not allowed"},
-	apperr.Unavailable:  {http.StatusServiceUnavailable, "unavailable", "Service unavailable"},
-	apperr.Internal:     {http.StatusInternalServerError, "internal", "Internal error"},
+	apperr.Invalid:         {http.StatusBadRequest, "invalid", "Invalid request"},
+	apperr.NotFound:        {http.StatusNotFound, "not-found", "Not found"},
+	apperr.Conflict:        {http.StatusConflict, "conflict", "Conflict"},
+	apperr.Unauthorized:    {http.StatusUnauthorized, "unauthorized", "Unauthorized"},
+	apperr.Forbidden:       {http.StatusForbidden, "forbidden", "Forbidden"},
+	apperr.TooLarge:        {http.StatusRequestEntityTooLarge, "too-large", "Request too large"},
+	apperr.Unsupported:     {http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type"},
+	apperr.NotAllowed:      {http.StatusMethodNotAllowed, "method-not-allowed", "Method not allowed"},
+	apperr.Unavailable:     {http.StatusServiceUnavailable, "unavailable", "Service unavailable"},
+	apperr.TooManyRequests: {http.StatusTooManyRequests, "too-many-requests", "Too many requests"},
+	apperr.Internal:        {http.StatusInternalServerError, "internal", "Internal error"},
 }
 
 // writeError answers with the problem document for err. Only internal errors and outages are

@@ -24,12 +24,16 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	r.Method(http.MethodGet, "/openapi.yaml", handleOpenAPI())
 
-	read := requireScope(d.Auth, ScopeRead, d)
-	match := requireScope(d.Auth, ScopeMatch, d)
-	results := requireScope(d.Auth, ScopeResults, d)
-	admin := requireScope(d.Auth, ScopeAdmin, d)
+	// Every /v1 route is guarded by its scope: the key first, then the key's rate limit.
+	limits := newLimiter(d.RateLimits)
+	guard := func(scope Scope) func(http.Handler) http.Handler {
+		auth, limit := requireScope(d.Auth, scope, d), withRateLimit(limits, scope, d)
+		return func(next http.Handler) http.Handler { return auth(limit(next)) }
+	}
+	read, match, results, admin := guard(ScopeRead), guard(ScopeMatch), guard(ScopeResults), guard(ScopeAdmin)
 	// One gate per server for the heavy team searches of /teams and /teams/rebalance.
 	gate := newWorkGate(cmp.Or(d.Limits.HeavySearches, DefaultHeavySearches))
+	gate.admission = newAdmitter(d.Limits.Admission, d.Limits.MaxBodyBytes)
 	r.Route("/v1", func(r chi.Router) {
 		r.With(match).Method(http.MethodPost, "/matchmake", handleMatchmake(d.Logger, d.Limits, d.Ratings, metrics, gate))
 		r.With(match).Method(http.MethodPost, "/teams", handleTeams(d.Logger, d.Limits, d.Ratings, metrics, gate))
@@ -44,6 +48,16 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		r.With(read).Method(http.MethodGet, "/bots/mean", handleBotMean(d.Logger, d.Ratings))
 		r.With(read).Method(http.MethodGet, "/mutators", handleListMutators(d.Logger, d.Ratings))
 
+		r.With(match).Method(http.MethodPost, "/queues/{name}/tickets", handleCreateTicket(d.Logger, d.Queue))
+		r.With(match).Method(http.MethodGet, "/queues/{name}/events", handleQueueEvents(d.Logger, d.Queue, d.Streams))
+		r.With(match).Method(http.MethodGet, "/tickets/{id}", handleGetTicket(d.Logger, d.Queue, d.Streams))
+		r.With(match).Method(http.MethodDelete, "/tickets/{id}", handleCancelTicket(d.Logger, d.Queue))
+		r.With(read).Method(http.MethodGet, "/matches/{id}", handleGetMatch(d.Logger, d.Queue))
+
+		r.With(admin).Method(http.MethodGet, "/queues", handleListQueues(d.Logger, d.Queue))
+		r.With(admin).Method(http.MethodPut, "/queues/{name}", handlePutQueue(d.Logger, d.Queue))
+		r.With(admin).Method(http.MethodGet, "/queues/{name}", handleGetQueue(d.Logger, d.Queue))
+		r.With(admin).Method(http.MethodDelete, "/queues/{name}", handleDeleteQueue(d.Logger, d.Queue))
 		r.With(admin).Method(http.MethodPut, "/mutators/{name}", handleSetMutator(d.Logger, d.Ratings))
 		r.With(admin).Method(http.MethodPost, "/ratings/rebuild", handleRebuild(d.Logger, d.Ratings))
 	})

@@ -4,12 +4,15 @@
 package handlers
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"matchmaker/internal/queue"
 	"matchmaker/internal/ratings"
 )
 
@@ -21,6 +24,8 @@ type Limits struct {
 	// HeavySearches is how many heavy team searches (see teamSearchIsHeavy) may run at once;
 	// each may hold ~38 MB of scratch. 0 = DefaultHeavySearches.
 	HeavySearches int
+	// Admission bounds the memory compute requests hold at once; the zero value admits all.
+	Admission Admission
 }
 
 // DefaultHeavySearches is small on purpose: a container's memory limit, not the host's core
@@ -34,6 +39,7 @@ func DefaultLimits() Limits {
 		MaxMatchmakePlayers: 100_000,
 		MaxTeamPlayers:      256,
 		HeavySearches:       DefaultHeavySearches,
+		Admission:           Admission{Budget: 256 << 20, Wait: 5 * time.Second},
 	}
 }
 
@@ -45,8 +51,17 @@ type Deps struct {
 	// Ratings is the ratings service every rating endpoint and stored weight goes through; nil
 	// means one over a fresh in-memory store with the default model.
 	Ratings *ratings.Service
+	// Queue is the ticket queue service; nil means one over a fresh in-memory store (its tick
+	// loop is not run: whoever builds the server runs Queue.Run).
+	Queue *queue.Service
+	// Streams ends the server's event streams and long-polls when it is cancelled (at the
+	// start of a shutdown, which would otherwise wait for them); nil: they end with their
+	// requests only.
+	Streams context.Context
 	// Auth says who may call what; nil means auth on with no keys configured.
 	Auth *Auth
+	// RateLimits bounds each caller's requests per route class; nil: no limits.
+	RateLimits RateLimits
 }
 
 // NewServer builds the service's http.Handler.
@@ -65,6 +80,12 @@ func NewServer(d Deps) http.Handler {
 	}
 	if d.Ratings == nil {
 		d.Ratings = ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
+	}
+	if d.Streams == nil {
+		d.Streams = context.Background()
+	}
+	if d.Queue == nil {
+		d.Queue = queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: d.Ratings, Logger: d.Logger})
 	}
 	metrics := newHTTPMetrics(d.Registry)
 	domain := newDomainMetrics(d.Registry)

@@ -135,6 +135,9 @@ func (q *Queue) Validate() error {
 	}
 	checkSteps(&f, "expansions.interval", q.Expansions.Interval, math.MaxFloat64, true)
 	checkSteps(&f, "expansions.max_latency_ms", q.Expansions.MaxLatencyMS, MaxLatencyMS, false)
+	if len(q.Expansions.MaxLatencyMS) > 0 && len(q.Regions) == 0 {
+		f.Add("regions", "must list the regions matches are played in when expansions.max_latency_ms is set")
+	}
 	if len(q.Regions) > MaxRegions {
 		f.Add("regions", "must list at most %d regions", MaxRegions)
 	}
@@ -188,6 +191,9 @@ func checkSteps(f *apperr.Fields, path string, steps []Step, maxValue float64, r
 			f.Add(fmt.Sprintf("%s[%d].after_s", path, i), "must be 0..%d", int(MaxTicketTTL.Seconds()))
 		} else if i > 0 && s.AfterS <= steps[i-1].AfterS {
 			f.Add(fmt.Sprintf("%s[%d].after_s", path, i), "must be greater than the previous step's")
+		}
+		if i > 0 && s.Value < steps[i-1].Value {
+			f.Add(fmt.Sprintf("%s[%d].value", path, i), "must not be less than the previous step's: tolerances only widen")
 		}
 		if !(s.Value >= 0 && s.Value <= maxValue) {
 			f.Add(fmt.Sprintf("%s[%d].value", path, i), "must be a finite number from 0 to %g", maxValue)

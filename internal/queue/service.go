@@ -380,6 +380,15 @@ func (s *Service) Events(ctx context.Context, queue string, after int64, limit i
 	return s.store.Events(ctx, queue, after, limit)
 }
 
+// EventHead returns the Seq of the queue's newest event: an event stream that starts "from
+// now on" starts after it.
+func (s *Service) EventHead(ctx context.Context, queue string) (int64, error) {
+	if err := ratings.ValidateName(queue); err != nil {
+		return 0, apperr.Field("name", "%s", err)
+	}
+	return s.store.EventHead(ctx, queue)
+}
+
 // newID returns prefix and 26 characters of base32 randomness (130 bits): unique without
 // coordination between replicas, and a valid id by ratings.ValidateID.
 func newID(prefix string) string {

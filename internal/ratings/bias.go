@@ -25,6 +25,39 @@ type BiasKey struct {
 type BiasCell struct {
 	Wins  float64
 	Games float64
+	// Terms are the statistics a model learns its context-wide terms from (Kalman); zero for
+	// the models that learn none. Like Wins and Games they are sums over the matches recorded,
+	// so cells, shards and a side pair's total add up.
+	Terms Terms
+}
+
+// Terms are additive statistics of the matches recorded in a cell, from which the Kalman
+// model estimates three terms of its prediction by iteratively reweighted least squares (see
+// Kalman): each estimate is (prior weight * prior value + Sum) / (prior weight + Weight).
+type Terms struct {
+	Presence, PresenceWeight float64 // B: what an average participant is worth over nobody
+	Newcomer, NewcomerWeight float64 // the mean skill of a participant in their first match
+	Scale, ScaleWeight       float64 // the temperature of the served win probability
+}
+
+func (t *Terms) add(u Terms) {
+	t.Presence += u.Presence
+	t.PresenceWeight += u.PresenceWeight
+	t.Newcomer += u.Newcomer
+	t.NewcomerWeight += u.NewcomerWeight
+	t.Scale += u.Scale
+	t.ScaleWeight += u.ScaleWeight
+}
+
+func (t Terms) neg() Terms {
+	return Terms{-t.Presence, -t.PresenceWeight, -t.Newcomer, -t.NewcomerWeight, -t.Scale, -t.ScaleWeight}
+}
+
+// valid reports whether every statistic is finite and every weight non-negative.
+func (t Terms) valid() bool {
+	return finite(t.Presence) && finite(t.Newcomer) && finite(t.Scale) &&
+		finite(t.PresenceWeight) && finite(t.NewcomerWeight) && finite(t.ScaleWeight) &&
+		t.PresenceWeight >= 0 && t.NewcomerWeight >= 0 && t.ScaleWeight >= 0
 }
 
 // BiasEntry is a cell with its key: one row of the table, or one match's update to it (Games 1).
@@ -99,11 +132,17 @@ func (b BiasTable) Len() int { return len(b.cells) }
 // So an empty table gives F = 0, a new map starts from the side's overall advantage, and a cell
 // with many games follows its own record. k must be positive (it keeps F finite).
 func (b BiasTable) F(k BiasKey, prior float64) float64 {
-	t := b.totals[k.total()]
+	f, _ := smoothed(b.cells[k], b.totals[k.total()], prior)
+	return f
+}
+
+// smoothed is F for a cell c whose side pair's total is t, and its variance: that of the
+// logit of the cell's smoothed rate, whose pseudo-counts are the cell's wins and losses plus
+// the prior's.
+func smoothed(c, t BiasCell, prior float64) (f, variance float64) {
 	pPair := (t.Wins + prior/2) / (t.Games + prior)
-	c := b.cells[k]
-	p := (c.Wins + prior*pPair) / (c.Games + prior)
-	return logit(p)
+	w, l := c.Wins+prior*pPair, c.Games-c.Wins+prior*(1-pPair)
+	return logit(w / (c.Games + prior)), 1/w + 1/l
 }
 
 // Record adds a match's update (or any entry) to its cell and to the side pair's total.
@@ -115,25 +154,29 @@ func (b *BiasTable) Record(e BiasEntry) {
 	c := b.cells[e.Key]
 	c.Wins += e.Wins
 	c.Games += e.Games
+	c.Terms.add(e.Terms)
 	b.cells[e.Key] = c
 	tk := e.Key.total()
 	t := b.totals[tk]
 	t.Wins += e.Wins
 	t.Games += e.Games
+	t.Terms.add(e.Terms)
 	b.totals[tk] = t
 }
 
 // Set replaces a cell, e.g. when loading the table from storage, and keeps the totals right.
 func (b *BiasTable) Set(e BiasEntry) error {
 	c := e.BiasCell
-	if !finite(c.Wins) || !finite(c.Games) || c.Wins < 0 || c.Games < c.Wins {
+	if !finite(c.Wins) || !finite(c.Games) || c.Wins < 0 || c.Games < c.Wins || !c.Terms.valid() {
 		return apperr.New(apperr.Invalid, "bias cell %+v: want 0 <= wins <= games, finite", e)
 	}
 	if e.Key.SideA > e.Key.SideB {
 		return apperr.New(apperr.Invalid, "bias cell %+v: sides are not in canonical order", e)
 	}
 	old := b.cells[e.Key]
-	b.Record(BiasEntry{Key: e.Key, BiasCell: BiasCell{Wins: c.Wins - old.Wins, Games: c.Games - old.Games}})
+	d := BiasCell{Wins: c.Wins - old.Wins, Games: c.Games - old.Games, Terms: c.Terms}
+	d.Terms.add(old.Terms.neg())
+	b.Record(BiasEntry{Key: e.Key, BiasCell: d})
 	return nil
 }
 
@@ -141,7 +184,7 @@ func (b *BiasTable) Set(e BiasEntry) error {
 // loads only the cells a result needs and keeps each pair's total beside them. Call it after
 // Set: Set adds every cell it loads to the total.
 func (b *BiasTable) SetTotal(k BiasKey, c BiasCell) error {
-	if !finite(c.Wins) || !finite(c.Games) || c.Wins < 0 || c.Games < c.Wins {
+	if !finite(c.Wins) || !finite(c.Games) || c.Wins < 0 || c.Games < c.Wins || !c.Terms.valid() {
 		return apperr.New(apperr.Invalid, "bias total %+v: want 0 <= wins <= games, finite", c)
 	}
 	if b.totals == nil {

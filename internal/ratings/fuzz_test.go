@@ -108,7 +108,7 @@ func (f *fuzzBytes) result() Result {
 	return r
 }
 
-// FuzzValidateAndApply checks that Validate and Apply agree, never panic, and that a valid
+// FuzzValidateAndApply checks, for every model, that Validate and Apply agree, never panic, and that a valid
 // result always gives finite ratings, a probability and shares that sum to one; three results
 // in a row, so later ones start from ratings the model produced.
 func FuzzValidateAndApply(f *testing.F) {
@@ -116,36 +116,46 @@ func FuzzValidateAndApply(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 1, 7, 2, 3, 0, 199, 3, 2, 0, 199, 5, 0, 3, 0, 0, 199, 6, 2, 3, 1, 0, 199, 1})
 	f.Add([]byte{5, 1, 6, 0, 100, 50, 0, 5, 2, 4, 2, 0, 0, 0, 199, 0, 6, 2, 3, 0, 0, 3, 10, 0, 190, 0, 0})
 	f.Add([]byte("this is a longer seed with assorted bytes in it \xff\xfe\xfd\x00\x01 to start from"))
-	m := DefaultModel()
+	var models []Model
+	for _, name := range ModelNames() {
+		m, _ := ModelByName(name)
+		models = append(models, m)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := &fuzzBytes{data}
-		var st State
+		states := make([]State, len(models))
 		for range 3 { // a short history, so priors are ratings the model produced
 			r := in.result()
 			verr := r.Validate()
-			o, err := st.Apply(m, r)
-			if (verr == nil) != (err == nil) {
-				t.Fatalf("Validate = %v but Apply = %v", verr, err)
-			}
-			if err != nil {
-				continue
-			}
-			p := o.WinProbability
-			if !(p[0] >= 0 && p[0] <= 1 && p[1] >= 0 && p[1] <= 1) || !finite(o.Bias) {
-				t.Fatalf("prediction %v, bias %v for %+v", p, o.Bias, r)
-			}
-			var shares float64
-			for _, u := range o.Updates {
-				shares += u.Share
-				a := u.After
-				for _, v := range []float64{a.Skill, a.Offset, a.Commander, a.SkillG, a.CommanderG, u.Share, u.CommandShare, a.Weight()} {
-					if !finite(v) {
-						t.Fatalf("non-finite value in %+v for %+v", u, r)
+			for i, m := range models {
+				o, err := states[i].Apply(m, r)
+				if (verr == nil) != (err == nil) {
+					t.Fatalf("%s: Validate = %v but Apply = %v", m.Name(), verr, err)
+				}
+				if err != nil {
+					continue
+				}
+				p := o.WinProbability
+				if !(p[0] >= 0 && p[0] <= 1 && p[1] >= 0 && p[1] <= 1) || !finite(o.Bias) || !o.BiasUpdate.Terms.valid() {
+					t.Fatalf("%s: prediction %v, bias %v, %+v for %+v", m.Name(), p, o.Bias, o.BiasUpdate, r)
+				}
+				var shares float64
+				for _, u := range o.Updates {
+					shares += u.Share
+					a := u.After
+					for _, v := range []float64{a.Skill, a.Offset, a.Commander, a.SkillG, a.CommanderG, a.Sigma, a.OffsetSigma,
+						a.CommanderSigma, u.Share, u.CommandShare, a.Weight()} {
+						if !finite(v) {
+							t.Fatalf("%s: non-finite value in %+v for %+v", m.Name(), u, r)
+						}
+					}
+					if a.Sigma < 0 || a.OffsetSigma < 0 || a.CommanderSigma < 0 {
+						t.Fatalf("%s: negative uncertainty in %+v", m.Name(), u)
 					}
 				}
-			}
-			if math.Abs(shares-1) > 1e-9 {
-				t.Fatalf("shares sum to %v for %+v", shares, r)
+				if math.Abs(shares-1) > 1e-9 {
+					t.Fatalf("%s: shares sum to %v for %+v", m.Name(), shares, r)
+				}
 			}
 		}
 	})

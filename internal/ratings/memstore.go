@@ -386,14 +386,14 @@ func RebuildContexts(gameType string, states map[string]*State) ([]ContextState,
 }
 
 // checkRating rejects a rating a store could not keep: non-finite numbers, negative
-// accumulators or game counts.
+// accumulators, uncertainties or game counts.
 func checkRating(rt Rating) error {
-	for _, x := range []float64{rt.Skill, rt.Offset, rt.Commander, rt.SkillG, rt.CommanderG} {
+	for _, x := range []float64{rt.Skill, rt.Offset, rt.Commander, rt.SkillG, rt.CommanderG, rt.Sigma, rt.OffsetSigma, rt.CommanderSigma} {
 		if !finite(x) {
 			return fmt.Errorf("rating %+v is not finite", rt)
 		}
 	}
-	if rt.SkillG < 0 || rt.CommanderG < 0 || rt.Games < 0 {
+	if rt.SkillG < 0 || rt.CommanderG < 0 || rt.Games < 0 || rt.Sigma < 0 || rt.OffsetSigma < 0 || rt.CommanderSigma < 0 {
 		return fmt.Errorf("rating %+v has a negative accumulator or game count", rt)
 	}
 	return nil
@@ -426,8 +426,8 @@ func CheckOutcome(r Result, o Outcome) error {
 	if pair := resultSidePair(r); b.Key.SideA != pair.a || b.Key.SideB != pair.b {
 		return apperr.New(apperr.Internal, "apply's bias update is for sides %q/%q, not the match's %q/%q", b.Key.SideA, b.Key.SideB, pair.a, pair.b)
 	}
-	if !finite(b.Wins) || !finite(b.Games) || b.Wins < 0 || b.Games < b.Wins {
-		return apperr.New(apperr.Internal, "apply's bias update %+v: want 0 <= wins <= games", b)
+	if !finite(b.Wins) || !finite(b.Games) || b.Wins < 0 || b.Games < b.Wins || !b.Terms.valid() {
+		return apperr.New(apperr.Internal, "apply's bias update %+v: want 0 <= wins <= games, finite terms", b)
 	}
 	if checkMap(b.Key.Map) != "" || b.Key.Size < 1 {
 		return apperr.New(apperr.Internal, "apply's bias update %+v has a malformed key", b.Key)
@@ -453,7 +453,7 @@ func ResultParticipants(r Result) []Participant {
 }
 
 // ResultBiasKey is the key of the bias cell a valid result is filed under (BiasKey's canonical
-// side order), the same one Model.Apply computes.
+// side order), the same one every Model.Apply computes.
 func ResultBiasKey(r Result) BiasKey {
 	k, _ := NewBiasKey(r.Teams[0].Side, r.Teams[1].Side, r.Map, r.TeamSize())
 	return k

@@ -1,13 +1,8 @@
 package ratings
 
-import (
-	"math"
-	"slices"
+import "math"
 
-	"matchmaker/internal/apperr"
-)
-
-// Model is the NS2 logistic team model of the seed "A Skill Ranking System for Natural
+// NS2 is the NS2 logistic team model of the seed "A Skill Ranking System for Natural
 // Selection 2", with its learning rates. Every method is a pure function of its arguments.
 //
 // Prediction. For a match between team 0 and team 1, with T_i = +1 on team 0 and -1 on team 1,
@@ -18,14 +13,14 @@ import (
 //
 // where p0 is the probability that team 0 wins;
 //   - t_i = a^-joined_s - a^-left_s is the participation weight, with a = 2^(2/r) and r the
-//     median round length (Model.RoundS): being there early counts more than late, and playing
+//     median round length (NS2.RoundS): being there early counts more than late, and playing
 //     until the middle of an average round counts as much as all the rest, however long it runs;
 //   - c_i is the same integral over the time spent commanding. The API gives only commander_s,
 //     the seconds spent commanding, so the model takes them as one interval starting at
 //     joined_s: c_i = a^-joined_s - a^-(joined_s + commander_s). Commanders usually take the
 //     chair when they arrive; one who took it late in their stay is weighted a little more
 //     than the exact interval would give;
-//   - B is Model.BaseSkill, what an average participant is worth over an empty slot. The seed's
+//   - B is NS2.BaseSkill, what an average participant is worth over an empty slot. The seed's
 //     skills are positive (its full solve puts a Gamma prior on them), which is what makes
 //     "the team with more players" the favourite; here skills are centred (0 is the average
 //     participant, weight 50), so that baseline is the explicit B. It contributes
@@ -42,7 +37,7 @@ import (
 // Learning. With G = 1 if team 0 won, 0 if it lost, 1/2 for a draw, and w_i = t_i / sum t,
 //
 //	grad s_i = T_i (G - p0) w_i;  g_i += grad^2;  s_i += (c + a / sqrt(g_i + eps)) grad
-//	grad o_i = sigma_0 (G - p0) w_i;              o_i += c_o grad   (c_o = Model.OffsetRate)
+//	grad o_i = sigma_0 (G - p0) w_i;              o_i += c_o grad   (c_o = NS2.OffsetRate)
 //	grad chi_i = T_i (G - p0) c_i / sum c;  the same Adagrad + constant rate, own accumulator
 //
 // The accumulator sums SQUARED gradients (the blog post's formula omits the square; Adagrad
@@ -54,7 +49,7 @@ import (
 // Uneven teams and partial participation need nothing more: the shares w_i are normalised over
 // both teams, so (with B > 0) a team with more weighted presence is the favourite, and a
 // player who was there for a sliver of the match moves by a sliver.
-type Model struct {
+type NS2 struct {
 	// RoundS is r, the median round length in seconds of the context, which sets a = 2^(2/r).
 	// 0 uses each match's own duration: then the first half of any match weighs twice the
 	// second half, and a match never depends on anything but its own record, which keeps
@@ -80,6 +75,11 @@ type Model struct {
 	OffsetRate float64
 	// BiasPrior is k, the pseudo-games of the smoothing of the bias table (BiasTable.F).
 	BiasPrior float64
+	// ScalePrior, when positive, calibrates the served win probability with a learnt
+	// temperature (calibrate.go) of this prior weight, as the other models do. It is 0 in
+	// DefaultNS2, which serves sigmoid(x) as it always has: the stores do not keep the
+	// temperature's statistics (BiasCell.Terms) yet, and NS2 is what they replay.
+	ScalePrior float64
 }
 
 // Defaults, tuned with the simulated league in league_test.go (200 players, random 5v5 with
@@ -121,30 +121,18 @@ const (
 	DefaultBiasPrior = 50.0
 )
 
-// DefaultModel returns the model with the default parameters.
-func DefaultModel() Model {
-	return Model{BaseSkill: DefaultBaseSkill, Constant: DefaultConstant, Adagrad: DefaultAdagrad, Epsilon: DefaultEpsilon,
+// DefaultNS2 returns the NS2 model with the default parameters.
+func DefaultNS2() NS2 {
+	return NS2{BaseSkill: DefaultBaseSkill, Constant: DefaultConstant, Adagrad: DefaultAdagrad, Epsilon: DefaultEpsilon,
 		OffsetRate: DefaultOffsetRate, BiasPrior: DefaultBiasPrior}
 }
 
-// Validate checks the parameters: finite, RoundS >= 0, Constant and Adagrad >= 0, Epsilon and
-// BiasPrior > 0.
-func (m Model) Validate() error {
-	var f apperr.Fields
-	for _, p := range []struct {
-		name     string
-		v        float64
-		positive bool
-	}{{"round_s", m.RoundS, false}, {"base_skill", m.BaseSkill, false}, {"constant", m.Constant, false}, {"adagrad", m.Adagrad, false},
-		{"offset_rate", m.OffsetRate, false}, {"epsilon", m.Epsilon, true}, {"bias_prior", m.BiasPrior, true}} {
-		switch {
-		case !finite(p.v) || p.v < 0:
-			f.Add(p.name, "must be a finite, non-negative number")
-		case p.positive && p.v == 0:
-			f.Add(p.name, "must be positive")
-		}
-	}
-	return f.Err()
+// Validate checks the parameters: finite, RoundS >= 0, Constant, Adagrad and ScalePrior >= 0,
+// Epsilon and BiasPrior > 0.
+func (m NS2) Validate() error {
+	return validateParams(param{"round_s", m.RoundS, false}, param{"base_skill", m.BaseSkill, false},
+		param{"constant", m.Constant, false}, param{"adagrad", m.Adagrad, false}, param{"offset_rate", m.OffsetRate, false},
+		param{"epsilon", m.Epsilon, true}, param{"bias_prior", m.BiasPrior, true}, param{"scale_prior", m.ScalePrior, false})
 }
 
 // Rating is what the model knows of one participant in one context. The zero Rating is the
@@ -156,6 +144,14 @@ type Rating struct {
 	SkillG     float64 // Adagrad accumulator of Skill: the sum of squared gradients
 	CommanderG float64 // Adagrad accumulator of Commander
 	Games      int     // results this participant was listed in
+	// Sigma is the standard deviation of Skill, in the model's units, for the models that keep
+	// one (NS2 does not). 0 means the model's prior: a newcomer, or a rating stored before
+	// the field existed, which then starts as uncertain as a newcomer around its Skill.
+	Sigma float64
+	// OffsetSigma and CommanderSigma are the standard deviations of Offset and Commander, for
+	// the models that keep them; 0 means the prior's.
+	OffsetSigma    float64
+	CommanderSigma float64
 }
 
 // Weight is the 0..100 weight used by team splits and the line protocol:
@@ -212,93 +208,20 @@ type Outcome struct {
 	BiasUpdate BiasEntry
 }
 
-// Predict returns the pre-match win probability of team 0 and team 1, exactly as Apply would.
-func (m Model) Predict(prior map[Participant]Rating, bias BiasTable, r Result) ([2]float64, error) {
-	o, err := m.Apply(prior, bias, r)
-	return o.WinProbability, err
-}
-
 // Apply learns from one result. prior holds the current ratings of the result's context;
 // participants absent from it start from the zero Rating. bias is only read. The outcome holds
 // the prediction, every participant's rating before and after, and the bias table's entry for
 // this match; the caller stores them. Apply validates the result first (Result.Validate) and
-// the model (Model.Validate). It is deterministic: participants are processed in a fixed order,
+// the model (NS2.Validate). It is deterministic: participants are processed in a fixed order,
 // so the same inputs give bit-identical outputs, whatever the order of the teams' lists.
-func (m Model) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outcome, error) {
-	if err := m.Validate(); err != nil {
-		return Outcome{}, apperr.Wrap(apperr.Internal, err, "invalid rating model parameters")
-	}
-	if err := r.Validate(); err != nil {
+func (m NS2) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outcome, error) {
+	var buf [32]matchEntry
+	order, ups, err := prepare(m, prior, &r, buf[:0])
+	if err != nil {
 		return Outcome{}, err
 	}
-	return m.apply(prior, bias, &r), nil
-}
-
-// apply is Apply on a valid result and model.
-func (m Model) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Outcome {
-	n := len(r.Teams[0].Players) + len(r.Teams[1].Players)
-	ups := make([]Update, 0, n)
-
-	round := m.RoundS
-	if round <= 0 {
-		round = r.DurationS
-	}
-	k := 2 / round // a^-x = 2^(-k x)
-
-	// Shift times by the earliest join (and the earliest commander's join): the common factor
-	// a^-shift cancels in every share, and a late start cannot underflow the weights.
-	minJ, minC := math.Inf(1), math.Inf(1)
-	for _, team := range r.Teams {
-		for _, p := range team.Players {
-			minJ = min(minJ, p.JoinedS)
-			if p.CommanderS > 0 {
-				minC = min(minC, p.JoinedS)
-			}
-		}
-	}
-	// Order the participants (team, then Participant.Compare) on a light index first: every
-	// sum below runs in this order, whatever the order of the lists.
-	type entry struct {
-		p    Participant
-		team int
-		pl   *Player
-	}
-	var buf [32]entry
-	order := buf[:0]
-	if n > len(buf) {
-		order = make([]entry, 0, n)
-	}
-	for ti := range r.Teams {
-		for pi := range r.Teams[ti].Players {
-			pl := &r.Teams[ti].Players[pi]
-			order = append(order, entry{pl.Participant(), ti, pl})
-		}
-	}
-	slices.SortFunc(order, func(a, b entry) int {
-		if a.team != b.team {
-			return a.team - b.team
-		}
-		return a.p.Compare(b.p)
-	})
-	for _, e := range order {
-		u := Update{Participant: e.p, Team: e.team, Before: prior[e.p]}
-		u.Share = presence(e.pl.JoinedS-minJ, e.pl.LeftS-minJ, k)
-		if e.pl.CommanderS > 0 {
-			u.CommandShare = presence(e.pl.JoinedS-minC, e.pl.JoinedS-minC+e.pl.CommanderS, k)
-		}
-		ups = append(ups, u)
-	}
-
-	var sumT, sumC float64
-	for i := range ups {
-		sumT += ups[i].Share
-		sumC += ups[i].CommandShare
-	}
-	key, first := NewBiasKey(r.Teams[0].Side, r.Teams[1].Side, r.Map, r.teamSize())
-	sigma0 := 1.0 // side sign of team 0
-	if !first {
-		sigma0 = -1
-	}
+	sumT, sumC := shares(&r, order, ups, m.RoundS)
+	entry, sigma0 := r.biasEntry()
 	var x float64
 	for i := range ups {
 		u := &ups[i]
@@ -307,18 +230,17 @@ func (m Model) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Ou
 		tsign := teamSign(u.Team)
 		x += tsign*u.Share*(m.BaseSkill+u.Before.Skill) + sigma0*u.Share*u.Before.Offset + tsign*u.CommandShare*u.Before.Commander
 	}
-	f := bias.F(key, m.BiasPrior)
-	if !first {
-		f = -f
-	}
+	f := sigma0 * bias.F(entry.Key, m.BiasPrior) // F is SideA's
 	x += f
 	p0 := sigmoid(x)
-
-	g := 0.5
-	if r.Winner != nil {
-		g = float64(1 - *r.Winner)
+	served := p0
+	if m.ScalePrior > 0 {
+		t, weight := temperature(bias.Total(entry.Key), m.ScalePrior)
+		served = sigmoid(t * x)
+		entry.Terms.Scale, entry.Terms.ScaleWeight = scaleTerms(x, r.Score(), t, weight)
 	}
-	d := g - p0
+
+	d := r.Score() - p0
 	for i := range ups {
 		u := &ups[i]
 		a := u.Before
@@ -337,16 +259,7 @@ func (m Model) apply(prior map[Participant]Rating, bias BiasTable, r *Result) Ou
 		a.Games++
 		u.After = a
 	}
-	wins := g
-	if !first {
-		wins = 1 - g
-	}
-	return Outcome{
-		WinProbability: [2]float64{p0, 1 - p0},
-		Bias:           f,
-		Updates:        ups,
-		BiasUpdate:     BiasEntry{Key: key, BiasCell: BiasCell{Wins: wins, Games: 1}},
-	}
+	return Outcome{WinProbability: [2]float64{served, 1 - served}, Bias: f, Updates: ups, BiasUpdate: entry}, nil
 }
 
 // teamSize is the size of the larger team counted in presence: the sum of its participants'

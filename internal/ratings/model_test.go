@@ -81,7 +81,7 @@ func handResult() Result {
 //
 // The bias entry: aliens (SideA) lost one game in the cell.
 func TestApplyByHand(t *testing.T) {
-	m := Model{BaseSkill: 4.5, Constant: 0.1, Adagrad: 1, Epsilon: 0.01, OffsetRate: 1, BiasPrior: 10}
+	m := NS2{BaseSkill: 4.5, Constant: 0.1, Adagrad: 1, Epsilon: 0.01, OffsetRate: 1, BiasPrior: 10}
 	var bias BiasTable
 	cell, _ := NewBiasKey("aliens", "marines", "ns2_summit", 2)
 	other, _ := NewBiasKey("aliens", "marines", "ns2_veil", 2)
@@ -287,7 +287,7 @@ func TestTheBiggerTeamIsTheFavourite(t *testing.T) {
 
 func TestShiftedTimesDoNotUnderflow(t *testing.T) {
 	// Everyone joins six days in, and r is a minute: a^-joined would be 2^-17280 = 0.
-	m := DefaultModel()
+	m := DefaultNS2()
 	m.RoundS = 60
 	start := 6 * 24 * 3600.0
 	r := Result{MatchID: "late", GameType: "tdm", Map: "m", DurationS: start + 600, Winner: intp(0), Teams: []Team{
@@ -328,17 +328,17 @@ func TestApplyRejectsBadInput(t *testing.T) {
 	if _, err := DefaultModel().Apply(nil, BiasTable{}, r); apperr.CodeOf(err) != apperr.Invalid {
 		t.Errorf("invalid result: err = %v, want invalid", err)
 	}
-	bad := DefaultModel()
+	bad := DefaultNS2()
 	bad.Epsilon = 0
 	if _, err := bad.Apply(nil, BiasTable{}, handResult()); apperr.CodeOf(err) != apperr.Internal {
 		t.Errorf("invalid model: err = %v, want internal", err)
 	}
-	for _, m := range []Model{{Epsilon: 1, BiasPrior: math.NaN()}, {Epsilon: 1, BiasPrior: 1, Constant: -1}, {Epsilon: 1, BiasPrior: 1, RoundS: math.Inf(1)}} {
+	for _, m := range []NS2{{Epsilon: 1, BiasPrior: math.NaN()}, {Epsilon: 1, BiasPrior: 1, Constant: -1}, {Epsilon: 1, BiasPrior: 1, RoundS: math.Inf(1)}} {
 		if m.Validate() == nil {
 			t.Errorf("Validate(%+v) = nil", m)
 		}
 	}
-	if err := DefaultModel().Validate(); err != nil {
+	if err := DefaultNS2().Validate(); err != nil {
 		t.Errorf("defaults invalid: %v", err)
 	}
 }

@@ -26,7 +26,7 @@ func (s *State) Apply(m Model, r Result) (Outcome, error) {
 	return o, nil
 }
 
-// Record stores an outcome computed by Model.Apply from this state.
+// Record stores an outcome computed by a Model's Apply from this state.
 func (s *State) Record(o Outcome) {
 	if s.Ratings == nil {
 		s.Ratings = make(map[Participant]Rating)
@@ -52,7 +52,7 @@ func (s *State) Participants() []Participant {
 // the results were accepted in). The same history gives bit-identical ratings: every sum runs
 // in a fixed order and no step depends on map iteration. An invalid result stops the replay
 // with an error naming its index and match id.
-func (m Model) Replay(results []Result) (State, error) {
+func Replay(m Model, results []Result) (State, error) {
 	var s State
 	for i, r := range results {
 		if _, err := s.Apply(m, r); err != nil {
@@ -66,7 +66,7 @@ func (m Model) Replay(results []Result) (State, error) {
 // goes to the context the policy gives it now (so reclassifying a mutator and rebuilding
 // re-splits the history), in order. It also returns the mutators the policy does not classify,
 // sorted, for the caller to record. The map is keyed by Context.Key.
-func (m Model) ReplayByContext(policy *MutatorPolicy, results []Result) (map[string]*State, []string, error) {
+func ReplayByContext(m Model, policy *MutatorPolicy, results []Result) (map[string]*State, []string, error) {
 	states := make(map[string]*State)
 	var unknown []string
 	for i, r := range results {

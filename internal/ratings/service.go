@@ -309,7 +309,7 @@ func (s *Service) Rebuild(ctx context.Context, gameType string, progress func(Pr
 	if err := ValidateName(gameType); err != nil {
 		return RebuildReport{}, apperr.Field("game_type", "%s", err)
 	}
-	return s.store.Rebuild(ctx, gameType, s.model.Replayer(), progress)
+	return s.store.Rebuild(ctx, gameType, Replayer(s.model), progress)
 }
 
 // checkParticipants applies the id rule to every participant, before any store call.

@@ -83,7 +83,7 @@ type Recorded struct {
 }
 
 // ReplayFunc rebuilds states from a game type's history under a policy, like
-// Model.ReplayByContext.
+// ReplayByContext.
 type ReplayFunc func(policy *MutatorPolicy, history []Result) (map[string]*State, error)
 
 // Progress reports a rebuild's phase and how much of it is done.
@@ -113,9 +113,9 @@ type RatedParticipant struct {
 }
 
 // Replayer is the model's ReplayFunc: ReplayByContext under the given policy, for Rebuild.
-func (m Model) Replayer() ReplayFunc {
+func Replayer(m Model) ReplayFunc {
 	return func(policy *MutatorPolicy, history []Result) (map[string]*State, error) {
-		states, _, err := m.ReplayByContext(policy, history)
+		states, _, err := ReplayByContext(m, policy, history)
 		return states, err
 	}
 }

@@ -1,21 +1,29 @@
-// Package tick will hold one pass of the ticket queue over its waiting tickets: a pure
-// function of (tickets, now, config) that returns the matches to make and the tickets to
-// expire, which the queue service runs every tick_ms on the replica that leads the queue.
+// Package tick is one pass of the ticket queue over its waiting tickets: Run, a pure
+// function of (tickets, now, config) that returns the matches to make and the tickets that
+// expired, which the queue service runs every tick_ms on the replica that leads the queue.
 //
-// What it will decide, and nothing else (storage, leadership, events and webhooks belong to
-// the queue service):
+// What it decides, and nothing else (storage, leadership, events and webhooks belong to the
+// queue service):
+//   - expiry: tickets whose ExpiresAt has come leave the pass as expired;
 //   - expansions by wait: each ticket's rating interval and latency limit grow with how long
-//     it has waited, by the queue's steps; two tickets accept each other only when each one's
-//     current interval covers their rating difference (mutual acceptance);
-//   - latency: matched tickets share a region within both tickets' current limits;
-//   - parties: a match is 2 x team_size players made of whole tickets, a party on one team;
-//     the teams are the most even split of the chosen tickets (the teams package's exact
-//     engine, with parties as groups), every player paired with the nearest-rated opponent
-//     as in the pairing package;
-//   - backfill: tickets for running matches that lost players are served first, joiners
+//     it has waited, by the queue's steps; the oldest ticket anchors first, and a ticket is
+//     acceptable to it when each one's current interval covers their rating difference
+//     (mutual acceptance; a party's rating is its players' mean);
+//   - latency: a match is played in a region within every one of its tickets' current
+//     limits, the one with the smallest worst latency;
+//   - parties: a match is 2 x team_size players of whole tickets, a party on one team; the
+//     teams are the most even split of the chosen tickets (exact, parties as groups), every
+//     player paired with the nearest-rated opponent as in the pairing package;
+//   - backfill (the next issue; Ticket.Backfill is reserved for it and rejected until
+//     then): tickets for running matches that lost players will be served first, joiners
 //     placed by the late-joiner rule (teams.Assign), and two backfill tickets never match
-//     each other;
-//   - expiry: tickets past their expiry leave the pass as expired.
+//     each other.
+//
+// Tickets are referred to by their index in Run's input, players by Slot (ticket, index in
+// the ticket). Invalid input is one apperr.Invalid error naming each fault in this
+// package's terms: team_size, strategy, interval[1].value, max_latency[0].after_s, now,
+// tickets[3].ratings[1], tickets[3].latencies[0].region... An adapter renames them to the
+// paths of its own request (apperr.Rename).
 //
 // now is an argument: the package reads no clock, so a pass is reproducible and the
 // simulator can run it on simulated time.

@@ -166,7 +166,7 @@ func applyModel(r ratings.Result) ratings.ApplyFunc {
 
 // replayModel is the ReplayFunc the service uses, with the default model.
 func replayModel(policy *ratings.MutatorPolicy, history []ratings.Result) (map[string]*ratings.State, error) {
-	states, _, err := ratings.DefaultModel().ReplayByContext(policy, history)
+	states, _, err := ratings.ReplayByContext(ratings.DefaultModel(), policy, history)
 	return states, err
 }
 
@@ -224,7 +224,7 @@ func (f *ref) rebuild(t *testing.T, gameType string) {
 			h = append(h, r)
 		}
 	}
-	states, _, err := ratings.DefaultModel().ReplayByContext(f.policy, h)
+	states, _, err := ratings.ReplayByContext(ratings.DefaultModel(), f.policy, h)
 	if err != nil {
 		t.Fatalf("reference rebuild: %v", err)
 	}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"matchmaker/internal/ratings"
+	"matchmaker/internal/ratings/evaluate"
+	"matchmaker/internal/ratings/league"
+)
+
+// evaluateCommand is `api evaluate`: replay a results file (or a simulated league) through the rating
+// models, predicting each result before learning from it, and print their scores side by side.
+func evaluateCommand(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("api evaluate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	data := fs.String("data", "", "results file to replay")
+	format := fs.String("format", "", "format of -data: atp or results-jsonl (default: atp for a .csv file, else results-jsonl)")
+	burnin := fs.Float64("burnin", 0.2, "share of the results learnt from before scoring starts")
+	models := fs.String("models", strings.Join(ratings.ModelNames(), ","), "comma-separated rating models to compare")
+	leagueName := fs.String("league", "", "replay a simulated league instead of -data: default, newcomers or pro")
+	seed := fs.Uint64("seed", 1, "seed of the simulated league")
+	export := fs.String("export", "", "with -league: write the league's results to this file as results-jsonl, and evaluate nothing")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: api evaluate -data FILE [-format atp|results-jsonl] [-burnin 0.2] [-models a,b]\n"+
+			"       api evaluate -league default|newcomers|pro [-seed N] [-burnin 0.2] [-export FILE]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	var ms []ratings.Model
+	for name := range strings.SplitSeq(*models, ",") {
+		m, err := ratings.ModelByName(strings.TrimSpace(name))
+		if err != nil {
+			return err
+		}
+		ms = append(ms, m)
+	}
+
+	var history []ratings.Result
+	var truth []float64 // the league's true probabilities, for a "truth" row
+	switch {
+	case *leagueName != "" && *data != "":
+		return errors.New("give -data or -league, not both")
+	case *leagueName != "":
+		cfg, err := league.ByName(*leagueName, *seed)
+		if err != nil {
+			return err
+		}
+		for _, m := range league.Simulate(cfg) {
+			history = append(history, m.Result)
+			truth = append(truth, m.PTrue)
+		}
+		if *export != "" {
+			return writeResults(*export, history)
+		}
+	case *data != "":
+		if *export != "" {
+			return errors.New("-export needs -league")
+		}
+		f, err := os.Open(*data)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if *format == "" {
+			*format = "results-jsonl"
+			if strings.EqualFold(filepath.Ext(*data), ".csv") {
+				*format = "atp"
+			}
+		}
+		if history, err = evaluate.Read(f, *format); err != nil {
+			return err
+		}
+	default:
+		fs.Usage()
+		return errors.New("evaluate needs -data FILE or -league NAME")
+	}
+
+	rp, err := evaluate.Prepare(history, *burnin)
+	if err != nil {
+		return err
+	}
+	reports, err := rp.RunAll(ms)
+	if err != nil {
+		return err
+	}
+	if truth != nil && rp.Skipped == 0 {
+		var s evaluate.Score
+		for i, r := range rp.Results() {
+			if rp.Scored(i) {
+				s.Add(truth[i], r.Score())
+			}
+		}
+		reports = append(reports, evaluate.Report{Model: "(truth)", Metrics: s.Metrics()})
+	}
+	fmt.Fprintf(stdout, "%d results replayed (%d skipped as invalid or repeated), the first %d learnt from only\n",
+		rp.Len(), rp.Skipped, rp.Burnin)
+	evaluate.Print(stdout, reports)
+	return nil
+}
+
+func writeResults(path string, results []ratings.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := evaluate.WriteJSONL(f, results); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

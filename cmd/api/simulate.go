@@ -1,0 +1,249 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"matchmaker/internal/sim"
+)
+
+// simulate is `api simulate`: the simulator (internal/sim) on a built-in preset or a
+// scenario file. The report goes to stdout and depends only on the scenario and the seed;
+// progress and timings go to stderr; -out adds CSVs and the picture.
+func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("api simulate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	preset := fs.String("preset", "thesis", "built-in scenario: thesis (the thesis's Tables 8.3 and 8.4) or live (a queue all day)")
+	configPath := fs.String("config", "", "scenario JSON file (start from -print-config); replaces -preset")
+	seed := fs.Uint64("seed", 0, "random seed: the same seed gives the same report (default: the scenario's)")
+	matches := fs.Int("matches", 0, "matches per configuration (default: the scenario's)")
+	out := fs.String("out", "", "directory for report.csv, timeline.csv, sweep.csv, optimise.csv and simulation.svg/.png")
+	optimize := fs.Bool("optimize", false, "search eq. 6.5's coefficients and the widening for the fewest one-sided matches within -wait-budget")
+	budget := fs.Duration("wait-budget", 10*time.Second, "the median wait the optimiser must stay within")
+	from := fs.String("optimize-from", "", "the configuration the search starts from (default: the first pairing one with the performance rating)")
+	maxEvals := fs.Int("max-evals", 200, "the optimiser's limit of runs")
+	optMatches := fs.Int("optimize-matches", 0, "matches per optimiser run (default: -matches)")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "runs at once")
+	printConfig := fs.Bool("print-config", false, "print the scenario as JSON and exit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("simulate: unexpected arguments %q", fs.Args())
+	}
+
+	sc, source, err := loadScenario(*configPath, *preset)
+	if err != nil {
+		return err
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "seed":
+			sc.Seed = *seed
+		case "matches":
+			sc.Matches = *matches
+		}
+	})
+	if err := sc.Validate(); err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	if *printConfig {
+		_, err := stdout.Write(sc.JSON())
+		return err
+	}
+	bar := newProgressBar(stdout, stderr)
+
+	var opt *sim.Optimum
+	if *optimize {
+		base, err := optimiseFrom(sc, *from)
+		if err != nil {
+			return err
+		}
+		osc := sc
+		if *optMatches > 0 {
+			osc.Matches = *optMatches
+		}
+		start := time.Now()
+		bar.label = "optimise"
+		opt, err = sim.Optimize(ctx, &osc, sim.OptimizeOptions{Base: base, WaitBudgetS: budget.Seconds(),
+			MaxEvals: *maxEvals, Workers: *workers}, func(n int) { bar.update(n, *maxEvals) })
+		bar.done()
+		if err != nil {
+			return fmt.Errorf("simulate: %w", err)
+		}
+		fmt.Fprintf(stderr, "optimiser: %d runs of %d matches in %s\n", len(opt.Evaluations), osc.Matches, time.Since(start).Round(time.Millisecond))
+		sc.Configurations = append(sc.Configurations, opt.Best.Configuration)
+	}
+
+	start := time.Now()
+	bar.label = "simulate"
+	c, err := sim.Compare(ctx, &sc, *workers, bar.update)
+	bar.done()
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	runs := len(sc.Configurations) + len(c.Sweep) - countFactorOne(c.Sweep)
+	fmt.Fprintf(stderr, "simulated %d runs of %d matches in %s (%d workers, GOMAXPROCS %d)\n",
+		runs, sc.Matches, time.Since(start).Round(time.Millisecond), *workers, runtime.GOMAXPROCS(0))
+
+	var report bytes.Buffer
+	fmt.Fprintf(&report, "scenario %s, seed %d: %d players, %d matches per configuration, %dv%d, %d rounds a match\n\n",
+		source, sc.Seed, sc.Population.Players, sc.Matches, sc.TeamSize, sc.TeamSize, sc.Rounds)
+	if err := sim.WriteTable(&report, c.Summaries); err != nil {
+		return err
+	}
+	if len(c.Sweep) > 0 {
+		report.WriteString("\nthe widening reached later (the wait-versus-one-sided trade-off):\n\n")
+		if err := sim.WriteSweepTable(&report, c.Sweep); err != nil {
+			return err
+		}
+	}
+	if opt != nil {
+		s := opt.Best.Summary
+		fmt.Fprintf(&report, "\noptimised from %q (%d runs of %d matches, median wait budget %g s): one-sided %.1f%%, median wait %.1f s (start: %.1f%%, %.1f s)\n",
+			opt.Base, len(opt.Evaluations), opt.Start.Summary.Matches, opt.WaitBudgetS,
+			100*s.OneSided, s.WaitMedian, 100*opt.Start.Summary.OneSided, opt.Start.Summary.WaitMedian)
+		report.WriteString("as a queue definition's fields (the coefficients turn players' stats into the tickets' ratings):\n\n")
+		report.Write(sim.QueueSnippet(opt.Best.Configuration))
+	}
+	if _, err := stdout.Write(report.Bytes()); err != nil {
+		return err
+	}
+	if *out != "" {
+		return writeSimulationFiles(*out, c, opt, stderr)
+	}
+	return nil
+}
+
+// loadScenario reads the scenario file, or else the preset, and says which it was.
+func loadScenario(path, preset string) (sim.Scenario, string, error) {
+	if path == "" {
+		sc, err := sim.Preset(preset)
+		return sc, "preset " + preset, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return sim.Scenario{}, "", err
+	}
+	defer f.Close()
+	sc, err := sim.ReadScenario(f)
+	if err != nil {
+		return sim.Scenario{}, "", fmt.Errorf("%s: %w", path, err)
+	}
+	return sc, filepath.Base(path), nil
+}
+
+// optimiseFrom picks the configuration the search starts from.
+func optimiseFrom(sc sim.Scenario, name string) (sim.Configuration, error) {
+	for _, cf := range sc.Configurations {
+		if name == cf.Name || name == "" && cf.Matcher == "pairing" && cf.Rating != "learned" {
+			return cf, nil
+		}
+	}
+	if name == "" {
+		return sim.Configuration{}, errors.New("simulate: -optimize needs a pairing configuration with the performance rating (or -optimize-from)")
+	}
+	return sim.Configuration{}, fmt.Errorf("simulate: -optimize-from %q: no such configuration", name)
+}
+
+func countFactorOne(points []sim.SweepPoint) int {
+	n := 0
+	for _, p := range points {
+		if p.Factor == 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// writeSimulationFiles writes the CSVs and the picture into dir.
+func writeSimulationFiles(dir string, c *sim.Comparison, opt *sim.Optimum, stderr io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	files := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"report.csv", func(w io.Writer) error { return sim.WriteCSV(w, c.Summaries) }},
+		{"timeline.csv", func(w io.Writer) error { return sim.WriteTimelineCSV(w, c.Results) }},
+		{"simulation.svg", func(w io.Writer) error { return sim.Plot(w, "svg", c, opt) }},
+		{"simulation.png", func(w io.Writer) error { return sim.Plot(w, "png", c, opt) }},
+	}
+	if len(c.Sweep) > 0 {
+		files = append(files, struct {
+			name  string
+			write func(io.Writer) error
+		}{"sweep.csv", func(w io.Writer) error { return sim.WriteSweepCSV(w, c.Sweep) }})
+	}
+	if opt != nil {
+		files = append(files, struct {
+			name  string
+			write func(io.Writer) error
+		}{"optimise.csv", func(w io.Writer) error { return sim.WriteEvaluationsCSV(w, opt) }})
+	}
+	for _, f := range files {
+		var b bytes.Buffer
+		if err := f.write(&b); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		path := filepath.Join(dir, f.name)
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", path)
+	}
+	return nil
+}
+
+// progressBar draws a bar on stderr while a long run goes on; it is on only when both
+// stdout and stderr are terminals, so a redirected report or a script stays quiet.
+type progressBar struct {
+	w     io.Writer
+	on    bool
+	label string
+	last  time.Time
+	drawn bool
+}
+
+func newProgressBar(stdout, stderr io.Writer) *progressBar {
+	return &progressBar{w: stderr, on: isTerminal(stdout) && isTerminal(stderr)}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// update redraws the bar, at most ten times a second (and always at the end).
+func (b *progressBar) update(done, total int) {
+	if !b.on || done < total && time.Since(b.last) < 100*time.Millisecond {
+		return
+	}
+	b.last, b.drawn = time.Now(), true
+	const width = 30
+	filled := width * min(done, total) / max(total, 1)
+	fmt.Fprintf(b.w, "\r\033[K%-8s [%s%s] %3d%% %d/%d", b.label, strings.Repeat("#", filled), strings.Repeat(".", width-filled),
+		100*min(done, total)/max(total, 1), done, total)
+}
+
+// done ends the bar's line.
+func (b *progressBar) done() {
+	if b.drawn {
+		fmt.Fprintln(b.w)
+		b.drawn = false
+	}
+}

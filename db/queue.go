@@ -1,0 +1,626 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/queue"
+)
+
+// QueueStore is the Postgres queue.Store (schema: migrations/00002_queue.sql). It shares the
+// rating store's pool for its queries and opens two connections of its own: one holds the
+// advisory locks of the queues this process leads (queue_lead.go), the other LISTENs for the
+// events every replica writes (queue_notify.go). A process opens one QueueStore.
+//
+// Ticket creation is group-committed (queue_tickets.go): concurrent CreateTicket calls are
+// gathered by one committer goroutine and committed in one transaction of one round trip,
+// each still getting its own answer.
+//
+// Every transaction that changes tickets' status locks its queue's row first and its tickets
+// after, by id (the migration's comment gives the whole order), so the store's transactions
+// do not deadlock one another; a deadlock or serialization failure, which that order should
+// rule out, is retried all the same.
+type QueueStore struct {
+	pool    *pgxpool.Pool
+	connCfg *pgx.ConnConfig // for the dedicated connections: dedicatedConfig
+
+	creates chan *createRequest
+	stop    chan struct{} // closed by Close: the committer finishes its batch and fails the rest
+	// committerDone is closed when the committer has answered its last call.
+	committerDone chan struct{}
+	stopped       sync.WaitGroup
+	once          sync.Once
+
+	// bg is cancelled by Close; the listener runs under it.
+	bg       context.Context
+	cancelBG context.CancelFunc
+
+	lead        leader
+	notify      notifier
+	listenerPID atomic.Uint32 // the listening session's backend, for tests
+
+	// commits and committed count the create transactions and the tickets they stored: their
+	// ratio is how many tickets share a commit.
+	commits, committed atomic.Uint64
+}
+
+var _ queue.Store = (*QueueStore)(nil)
+
+// NewQueueStore opens the queue store on the rating store's pool (Store.Pool): it connects its
+// two dedicated connections with the pool's settings and starts its committer and listener.
+// Migrate first. Close it before closing the pool.
+func NewQueueStore(ctx context.Context, pool *pgxpool.Pool) (*QueueStore, error) {
+	s := &QueueStore{
+		pool:    pool,
+		connCfg: dedicatedConfig(pool),
+		creates: make(chan *createRequest, 4*maxCreateBatch),
+		stop:    make(chan struct{}),
+
+		committerDone: make(chan struct{}),
+	}
+	s.bg, s.cancelBG = context.WithCancel(context.WithoutCancel(ctx))
+	s.lead.connCfg = s.connCfg
+	if err := s.lead.connect(ctx); err != nil {
+		s.cancelBG()
+		return nil, err
+	}
+	conn, err := s.listen(ctx)
+	if err != nil {
+		s.lead.close()
+		s.cancelBG()
+		return nil, err
+	}
+	s.notify.init()
+	s.stopped.Add(2)
+	go func() { defer s.stopped.Done(); s.runCommitter() }()
+	go func() { defer s.stopped.Done(); s.runListener(conn) }()
+	return s, nil
+}
+
+// dedicatedConfig is the pool's connection settings with TCP keepalives that find a dead
+// peer in about 30 s (Go's defaults take 2.5 minutes: 15 s idle, then 9 probes 15 s apart):
+// the listening connection only reads, and until then its waiters wait for notifications on
+// a connection that is gone.
+func dedicatedConfig(pool *pgxpool.Pool) *pgx.ConnConfig {
+	cfg := pool.Config().ConnConfig.Copy()
+	d := &net.Dialer{
+		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3},
+	}
+	cfg.DialFunc = d.DialContext
+	return cfg
+}
+
+// Close stops the committer (the batch being committed finishes; calls still queued get an
+// Unavailable error), closes the dedicated connections, which ends this process's
+// leaderships, and wakes every waiter. It does not close the pool. It is safe to call twice.
+func (s *QueueStore) Close() {
+	s.once.Do(func() {
+		close(s.stop)
+		s.cancelBG()
+		s.stopped.Wait()
+		s.lead.close()
+		s.notify.wakeAll()
+	})
+}
+
+// Name is "postgres".
+func (s *QueueStore) Name() string { return "postgres" }
+
+// Ping checks that the database answers.
+func (s *QueueStore) Ping(ctx context.Context) error {
+	return mapError(s.pool.Ping(ctx), "queue: ping")
+}
+
+// --- queue definitions --------------------------------------------------------------------
+
+const queueColumns = `name, game_type, mutators, team_size, teams, strategy, expansions, regions,
+    ticket_ttl, max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at`
+
+// PutQueue's statements. A queue made again after its deletion is created anew (its
+// created_at, no tombstone) but keeps its event numbers and webhook cursor.
+const (
+	sqlLockQueueDef = `SELECT deleted_at IS NOT NULL FROM queues WHERE name = $1 FOR NO KEY UPDATE`
+
+	sqlInsertQueue = `
+INSERT INTO queues (` + queueColumns + `)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+RETURNING ` + queueColumns
+
+	sqlReplaceQueue = `
+UPDATE queues AS q
+SET game_type = $2, mutators = $3, team_size = $4, teams = $5, strategy = $6, expansions = $7,
+    regions = $8, ticket_ttl = $9, max_party_size = $10, tick = $11, webhook_url = $12,
+    webhook_secret = $13, created_at = CASE WHEN q.deleted_at IS NULL THEN q.created_at ELSE $14 END,
+    updated_at = $15, deleted_at = NULL
+WHERE name = $1
+RETURNING ` + queueColumns
+)
+
+// PutQueue implements queue.Store: one transaction in two round trips, the queue's row
+// locked (if it exists) and then inserted or replaced. Two calls that create the same queue
+// at once both find no row; the second's insert fails on the primary key and it starts over,
+// to replace the first's.
+func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, bool, error) {
+	exp, err := json.Marshal(expansionsJSON{Interval: stepsJSON(q.Expansions.Interval), MaxLatencyMS: stepsJSON(q.Expansions.MaxLatencyMS)})
+	if err != nil {
+		return queue.Queue{}, false, apperr.Wrap(apperr.Invalid, err, "queue: the expansions cannot be stored")
+	}
+	var url, secret *string
+	if q.Webhook != nil {
+		url, secret = &q.Webhook.URL, &q.Webhook.Secret
+	}
+	args := []any{q.Name, q.GameType, notNil(q.Mutators), q.TeamSize, q.Teams, string(q.Strategy), string(exp),
+		notNil(q.Regions), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt}
+	for attempt := 1; ; attempt++ {
+		var stored queue.Queue
+		var created bool
+		err := s.inTx(ctx, "queue: put queue", func(conn *pgxpool.Conn) error {
+			var found, deleted bool
+			b := &pgx.Batch{}
+			b.Queue("BEGIN")
+			b.Queue(sqlLockQueueDef, q.Name).Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					found = true
+					if err := rows.Scan(&deleted); err != nil {
+						return err
+					}
+				}
+				return rows.Err()
+			})
+			if err := conn.SendBatch(ctx, b).Close(); err != nil {
+				return err
+			}
+			write := sqlReplaceQueue
+			if !found {
+				write = sqlInsertQueue
+			}
+			b = &pgx.Batch{}
+			b.Queue(write, args...).QueryRow(func(row pgx.Row) error {
+				var err error
+				stored, err = scanQueue(row)
+				return err
+			})
+			b.Queue("COMMIT")
+			if err := conn.SendBatch(ctx, b).Close(); err != nil {
+				return err
+			}
+			created = !found || deleted
+			return committed(conn)
+		})
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.ConstraintName == "queues_pkey" && attempt < 3 {
+			continue
+		}
+		return stored, created, err
+	}
+}
+
+// GetQueue implements queue.Store.
+func (s *QueueStore) GetQueue(ctx context.Context, name string) (queue.Queue, error) {
+	q, err := scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM queues WHERE name = $1 AND deleted_at IS NULL`, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return queue.Queue{}, noQueue(name)
+	}
+	return q, mapError(err, "queue: get queue")
+}
+
+// ListQueues implements queue.Store.
+func (s *QueueStore) ListQueues(ctx context.Context) ([]queue.Queue, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+queueColumns+` FROM queues WHERE deleted_at IS NULL ORDER BY name`)
+	if err != nil {
+		return nil, mapError(err, "queue: list queues")
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (queue.Queue, error) { return scanQueue(row) })
+	return out, mapError(err, "queue: list queues")
+}
+
+// scanQueue reads a row of queueColumns, and then extra.
+func scanQueue(row pgx.Row, extra ...any) (queue.Queue, error) {
+	var q queue.Queue
+	var strategy string
+	var exp []byte
+	var teamSize, teams, party int16
+	var url, secret *string
+	dst := append([]any{&q.Name, &q.GameType, &q.Mutators, &teamSize, &teams, &strategy, &exp, &q.Regions,
+		&q.TicketTTL, &party, &q.Tick, &url, &secret, &q.CreatedAt, &q.UpdatedAt}, extra...)
+	if err := row.Scan(dst...); err != nil {
+		return queue.Queue{}, err
+	}
+	var e expansionsJSON
+	if err := json.Unmarshal(exp, &e); err != nil {
+		return queue.Queue{}, fmt.Errorf("stored expansions of queue %q: %w", q.Name, err)
+	}
+	q.Expansions = queue.Expansions{Interval: e.Interval.steps(), MaxLatencyMS: e.MaxLatencyMS.steps()}
+	q.TeamSize, q.Teams, q.MaxPartySize, q.Strategy = int(teamSize), int(teams), int(party), queue.Strategy(strategy)
+	if url != nil && secret != nil {
+		q.Webhook = &queue.Webhook{URL: *url, Secret: *secret}
+	}
+	return q, nil
+}
+
+// notNil is s, or an empty list for a nil one (the array columns are NOT NULL).
+func notNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func noQueue(name string) error { return apperr.New(apperr.NotFound, "no queue %q", name) }
+
+// --- reads --------------------------------------------------------------------------------
+
+const ticketColumns = `t.id, t.queue, t.status, t.players, t.latencies, t.created_at, t.expires_at, t.updated_at,
+    t.reason, t.assignment, t.idempotency_key, t.body_hash`
+
+// GetTicket implements queue.Store.
+func (s *QueueStore) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
+	t, err := scanTicket(s.pool.QueryRow(ctx, `SELECT `+ticketColumns+` FROM queue_tickets AS t WHERE t.id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return queue.Ticket{}, apperr.New(apperr.NotFound, "no ticket %q", id)
+	}
+	return t, mapError(err, "queue: get ticket")
+}
+
+// scanTicket reads a row of ticketColumns, and then extra.
+func scanTicket(row pgx.Row, extra ...any) (queue.Ticket, error) {
+	var t queue.Ticket
+	var status string
+	var players, latencies, assignment []byte
+	var key *string
+	var hash []byte
+	dst := append([]any{&t.ID, &t.Queue, &status, &players, &latencies, &t.CreatedAt, &t.ExpiresAt, &t.UpdatedAt,
+		&t.Reason, &assignment, &key, &hash}, extra...)
+	if err := row.Scan(dst...); err != nil {
+		return queue.Ticket{}, err
+	}
+	t.Status = queue.Status(status)
+	var ps []ticketPlayerJSON
+	if err := json.Unmarshal(players, &ps); err != nil {
+		return queue.Ticket{}, fmt.Errorf("stored players of ticket %q: %w", t.ID, err)
+	}
+	t.Players = make([]queue.Player, len(ps))
+	for i, p := range ps {
+		t.Players[i] = queue.Player(p)
+	}
+	if latencies != nil {
+		if err := json.Unmarshal(latencies, &t.Latencies); err != nil {
+			return queue.Ticket{}, fmt.Errorf("stored latencies of ticket %q: %w", t.ID, err)
+		}
+	}
+	if assignment != nil {
+		var a assignmentJSON
+		if err := json.Unmarshal(assignment, &a); err != nil {
+			return queue.Ticket{}, fmt.Errorf("stored assignment of ticket %q: %w", t.ID, err)
+		}
+		qa := queue.Assignment(a)
+		t.Assignment = &qa
+	}
+	if key != nil {
+		t.IdempotencyKey = *key
+		copy(t.BodyHash[:], hash)
+	}
+	return t, nil
+}
+
+const sqlGetMatch = `
+SELECT id, queue, created_at, region, teams, pairs, skill_difference, average_difference
+FROM queue_matches WHERE id = $1`
+
+// GetMatch implements queue.Store.
+func (s *QueueStore) GetMatch(ctx context.Context, id string) (queue.Match, error) {
+	var m queue.Match
+	var teams, pairs []byte
+	err := s.pool.QueryRow(ctx, sqlGetMatch, id).Scan(&m.ID, &m.Queue, &m.CreatedAt, &m.Region, &teams, &pairs,
+		&m.SkillDifference, &m.AverageDifference)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return queue.Match{}, apperr.New(apperr.NotFound, "no match %q", id)
+	}
+	if err != nil {
+		return queue.Match{}, mapError(err, "queue: get match")
+	}
+	var ts []matchTeamJSON
+	var ps []pairJSON
+	if err := json.Unmarshal(teams, &ts); err != nil {
+		return queue.Match{}, mapError(fmt.Errorf("stored teams of match %q: %w", id, err), "queue: get match")
+	}
+	if err := json.Unmarshal(pairs, &ps); err != nil {
+		return queue.Match{}, mapError(fmt.Errorf("stored pairs of match %q: %w", id, err), "queue: get match")
+	}
+	for _, t := range ts {
+		mt := queue.MatchTeam{RatingTotal: t.RatingTotal, Players: make([]queue.MatchPlayer, len(t.Players))}
+		for i, p := range t.Players {
+			mt.Players[i] = queue.MatchPlayer(p)
+		}
+		m.Teams = append(m.Teams, mt)
+	}
+	for _, p := range ps {
+		m.Pairs = append(m.Pairs, queue.Pair(p))
+	}
+	return m, nil
+}
+
+// The queue's row, for NotFound, with up to $3 events after $2 (NULLs when it has none). The
+// events of a deleted queue stay readable.
+const sqlEvents = `
+SELECT e.seq, e.type, e.ticket_id, e.match_id, e.team, e.reason, e.at
+FROM queues AS q
+LEFT JOIN LATERAL (
+    SELECT * FROM queue_events
+    WHERE queue = q.name AND seq > $2
+    ORDER BY seq
+    LIMIT $3
+) AS e ON true
+WHERE q.name = $1`
+
+// Events implements queue.Store.
+func (s *QueueStore) Events(ctx context.Context, queueName string, after int64, limit int) ([]queue.Event, error) {
+	rows, err := s.pool.Query(ctx, sqlEvents, queueName, after, max(limit, 0))
+	if err != nil {
+		return nil, mapError(err, "queue: events")
+	}
+	var out []queue.Event
+	found := false
+	var (
+		seq         *int64
+		typ, ticket *string
+		match       *string
+		team        *int16
+		reason      *string
+		at          *time.Time
+	)
+	_, err = pgx.ForEachRow(rows, []any{&seq, &typ, &ticket, &match, &team, &reason, &at}, func() error {
+		found = true
+		if seq == nil {
+			return nil
+		}
+		e := queue.Event{Queue: queueName, Seq: *seq, Type: queue.EventType(*typ), TicketID: *ticket, Reason: *reason, At: *at}
+		if match != nil {
+			e.MatchID = *match
+		}
+		if team != nil {
+			e.Team = int(*team)
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, mapError(err, "queue: events")
+	}
+	if !found {
+		return nil, noQueue(queueName)
+	}
+	return out, nil
+}
+
+// EventHead implements queue.Store.
+func (s *QueueStore) EventHead(ctx context.Context, queueName string) (int64, error) {
+	var seq int64
+	err := s.pool.QueryRow(ctx, `SELECT event_seq FROM queues WHERE name = $1`, queueName).Scan(&seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, noQueue(queueName)
+	}
+	return seq, mapError(err, "queue: event head")
+}
+
+// WebhookCursor implements queue.Store.
+func (s *QueueStore) WebhookCursor(ctx context.Context, queueName string) (int64, error) {
+	var seq int64
+	err := s.pool.QueryRow(ctx, `SELECT webhook_seq FROM queues WHERE name = $1`, queueName).Scan(&seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, noQueue(queueName)
+	}
+	return seq, mapError(err, "queue: webhook cursor")
+}
+
+// SetWebhookCursor implements queue.Store. The cursor never goes back: acknowledgements may
+// arrive out of order.
+func (s *QueueStore) SetWebhookCursor(ctx context.Context, queueName string, seq int64) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE queues SET webhook_seq = greatest(webhook_seq, $2) WHERE name = $1`, queueName, seq)
+	if err != nil {
+		return mapError(err, "queue: set webhook cursor")
+	}
+	if tag.RowsAffected() == 0 {
+		return noQueue(queueName)
+	}
+	return nil
+}
+
+// --- purge --------------------------------------------------------------------------------
+
+// Purge's statements, sent together (one implicit transaction). Events go in a prefix per
+// queue, so that the remaining ones still count up without gaps: up to the first that is not
+// older than $1 (found by walking the queue's events in order: the ones to delete, and one)
+// and, while the queue has a webhook, up to its cursor. A deleted queue's webhook sends no
+// more, so its outbox is not kept.
+const (
+	sqlPurgeTickets = `DELETE FROM queue_tickets WHERE status <> 'searching' AND updated_at < $1`
+	sqlPurgeMatches = `DELETE FROM queue_matches WHERE created_at < $1`
+	sqlPurgeEvents  = `
+DELETE FROM queue_events AS e
+USING (
+    SELECT q.name, least(
+        coalesce((SELECT x.seq - 1 FROM queue_events AS x
+                  WHERE x.queue = q.name AND x.at >= $1
+                  ORDER BY x.seq LIMIT 1), q.event_seq),
+        CASE WHEN q.webhook_url IS NULL OR q.deleted_at IS NOT NULL THEN q.event_seq ELSE q.webhook_seq END
+    ) AS upto
+    FROM queues AS q
+) AS p
+WHERE e.queue = p.name AND e.seq <= p.upto`
+)
+
+// Purge implements queue.Store. Queues are never purged: a deleted queue's row stays (see
+// the migration), so that its events keep their numbers.
+func (s *QueueStore) Purge(ctx context.Context, before time.Time) (queue.PurgeReport, error) {
+	var r queue.PurgeReport
+	count := func(n *int) func(pgconn.CommandTag) error {
+		return func(tag pgconn.CommandTag) error { *n = int(tag.RowsAffected()); return nil }
+	}
+	b := &pgx.Batch{}
+	b.Queue(sqlPurgeTickets, before).Exec(count(&r.Tickets))
+	b.Queue(sqlPurgeMatches, before).Exec(count(&r.Matches))
+	b.Queue(sqlPurgeEvents, before).Exec(count(&r.Events))
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return queue.PurgeReport{}, mapError(err, "queue: purge")
+	}
+	return r, nil
+}
+
+// --- changes ------------------------------------------------------------------------------
+
+// Changes reads by transaction id, not by a sequence: a sequence number is taken when a
+// transaction writes, but the transaction may commit after one taken later has been read,
+// and a reader that moved its cursor past the later one would never see it. Instead each
+// ticket row records the transaction that last wrote it (changed_xid), and the cursor is the
+// xmin of the snapshot the read ran in: every transaction below it had ended when the read
+// ran, so its writes were in the read. A transaction that commits after the read was still
+// running when the read's snapshot was taken (so its id is at or above that snapshot's xmin)
+// or started after it (its id is higher still): the next read, of the rows written by
+// transactions at or above the cursor, returns its rows whenever it commits. Rows written by
+// transactions that were already committed at the read but are at or above its xmin come
+// back again, which the contract allows. A transaction that stays open for long (anywhere on
+// the server: xids are cluster-wide) holds the xmin back, and each read returns what was
+// written since it began: more rows, never a missed one.
+//
+// The zero cursor reads the queue's searching tickets through queue_searching; a cursor
+// reads the queue's range of queue_tickets_changes. The cursor comes from the same
+// statement, so the same snapshot; a row of NULL ticket columns says only that.
+const (
+	sqlChangesAll = `
+WITH cur AS (
+    SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin,
+           EXISTS (SELECT 1 FROM queues WHERE name = $1) AS queue_exists
+)
+SELECT ` + ticketColumns + `, cur.xmin, cur.queue_exists
+FROM cur
+LEFT JOIN LATERAL (
+    SELECT t.*
+    FROM (SELECT DISTINCT ticket_id FROM queue_searching WHERE queue = $1) AS s
+    JOIN queue_tickets AS t ON t.id = s.ticket_id
+) AS t ON true
+ORDER BY t.created_at, t.id`
+
+	sqlChangesSince = `
+WITH cur AS (
+    SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin,
+           EXISTS (SELECT 1 FROM queues WHERE name = $1) AS queue_exists
+)
+SELECT ` + ticketColumns + `, cur.xmin, cur.queue_exists
+FROM cur
+LEFT JOIN LATERAL (
+    SELECT * FROM queue_tickets WHERE queue = $1 AND changed_xid >= $2::xid8
+) AS t ON true
+ORDER BY t.created_at, t.id`
+)
+
+// Changes implements queue.Store.
+func (s *QueueStore) Changes(ctx context.Context, queueName string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {
+	var rows pgx.Rows
+	var err error
+	if since == 0 {
+		rows, err = s.pool.Query(ctx, sqlChangesAll, queueName)
+	} else {
+		rows, err = s.pool.Query(ctx, sqlChangesSince, queueName, uint64(since))
+	}
+	if err != nil {
+		return nil, since, mapError(err, "queue: changes")
+	}
+	defer rows.Close()
+	var out []queue.Ticket
+	var xmin uint64
+	var exists bool
+	for rows.Next() {
+		if rows.RawValues()[0] == nil { // no ticket: only the cursor
+			dst := make([]any, len(rows.FieldDescriptions()))
+			dst[len(dst)-2], dst[len(dst)-1] = &xmin, &exists
+			if err := rows.Scan(dst...); err != nil {
+				return nil, since, mapError(err, "queue: changes")
+			}
+			continue
+		}
+		t, err := scanTicket(rows, &xmin, &exists)
+		if err != nil {
+			return nil, since, mapError(err, "queue: changes")
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, since, mapError(err, "queue: changes")
+	}
+	if !exists {
+		return nil, since, noQueue(queueName)
+	}
+	return out, queue.Cursor(xmin), nil
+}
+
+// --- JSON columns -------------------------------------------------------------------------
+
+// The JSON stored in jsonb columns is named like the API's fields, so that it reads well in
+// psql and does not change when a Go field is renamed.
+type (
+	stepJSON struct {
+		AfterS float64 `json:"after_s"`
+		Value  float64 `json:"value"`
+	}
+	stepsJSONList  []stepJSON
+	expansionsJSON struct {
+		Interval     stepsJSONList `json:"interval"`
+		MaxLatencyMS stepsJSONList `json:"max_latency_ms,omitempty"`
+	}
+	ticketPlayerJSON struct {
+		ID     string             `json:"id"`
+		Rating float64            `json:"rating"`
+		Source queue.RatingSource `json:"source"`
+	}
+	assignmentJSON struct {
+		MatchID string     `json:"match_id"`
+		Team    int        `json:"team"`
+		Region  string     `json:"region"`
+		Teams   [][]string `json:"teams"`
+	}
+	matchPlayerJSON struct {
+		ID       string  `json:"id"`
+		TicketID string  `json:"ticket_id"`
+		Rating   float64 `json:"rating"`
+	}
+	matchTeamJSON struct {
+		Players     []matchPlayerJSON `json:"players"`
+		RatingTotal float64           `json:"rating_total"`
+	}
+	pairJSON struct {
+		Players    [2]string `json:"players"`
+		Difference float64   `json:"difference"`
+		Interval   float64   `json:"interval"`
+	}
+)
+
+func stepsJSON(steps []queue.Step) stepsJSONList {
+	out := make(stepsJSONList, len(steps))
+	for i, s := range steps {
+		out[i] = stepJSON(s)
+	}
+	return out
+}
+
+func (l stepsJSONList) steps() []queue.Step {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make([]queue.Step, len(l))
+	for i, s := range l {
+		out[i] = queue.Step(s)
+	}
+	return out
+}

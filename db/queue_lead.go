@@ -1,0 +1,151 @@
+package db
+
+import (
+	"context"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"matchmaker/internal/apperr"
+)
+
+// Leadership of a queue is a session advisory lock, pg_try_advisory_lock(3, key), held on one
+// connection of this process's own, outside the pool: when the process dies, its session ends
+// and the server releases every lock it held, and another replica takes each queue at its
+// next Lead. (The first key is the lock's namespace: 2 is a game type's lock in the rating
+// store, 3 a queue's leadership.)
+//
+// key is the queue name's 32-bit FNV-1a hash, the same in every process and version. Two
+// queues whose names share a key share a lock: whichever process holds it leads both, and
+// no other process leads either; each queue still has exactly one leader. The conditional
+// match write, not the lock, is what keeps a player out of two matches.
+const sqlTryLead = `SELECT pg_try_advisory_lock(3, $1)`
+
+const sqlResign = `SELECT pg_advisory_unlock(3, $1)`
+
+// leadTimeout bounds one round trip on the leadership connection. The caller's context does
+// not cancel it: pgx closes a connection whose query is cancelled, and with it every lock the
+// process holds.
+const leadTimeout = 5 * time.Second
+
+// Reconnection of the leadership connection backs off from minBackoff to maxBackoff.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
+// leader holds the leadership connection and the queues it leads, under mu (a pgx.Conn is
+// not safe for concurrent use).
+type leader struct {
+	mu      sync.Mutex
+	connCfg *pgx.ConnConfig
+	conn    *pgx.Conn                 // nil while down
+	held    map[int32]map[string]bool // lock key -> the queues led under it
+	backoff time.Duration
+	retryAt time.Time // no reconnection before
+}
+
+func lockKey(queueName string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(queueName))
+	return int32(h.Sum32())
+}
+
+// connect opens the connection. The caller holds mu, or is the constructor.
+func (l *leader) connect(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, l.connCfg.Copy())
+	if err != nil {
+		l.backoff = min(max(2*l.backoff, minBackoff), maxBackoff)
+		l.retryAt = time.Now().Add(l.backoff)
+		return mapError(err, "queue: leadership connection")
+	}
+	l.conn, l.held, l.backoff = conn, make(map[int32]map[string]bool), 0
+	return nil
+}
+
+// drop closes a connection that failed: the server has released, or will release, its locks.
+func (l *leader) drop() {
+	if l.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = l.conn.Close(ctx)
+		cancel()
+	}
+	l.conn, l.held = nil, nil
+}
+
+func (l *leader) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.drop()
+}
+
+// Lead implements queue.Store. It reports false, with an Unavailable error, while the
+// leadership connection is down; a connection found dead (the ping of a held lock, or the
+// try of a new one, fails) ends every leadership of this process at once, and the call tries
+// to connect again, at most once per backoff interval.
+func (s *QueueStore) Lead(ctx context.Context, queueName string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, mapError(err, "queue: lead")
+	}
+	l := &s.lead
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-s.stop: // Close closes the connection after this, under mu: do not open another
+		return false, apperr.New(apperr.Unavailable, "queue: the store is closed")
+	default:
+	}
+	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leadTimeout)
+	defer cancel()
+	key := lockKey(queueName)
+	if queues, ok := l.held[key]; ok && l.conn != nil {
+		if err := l.conn.Ping(qctx); err == nil {
+			queues[queueName] = true
+			return true, nil
+		}
+		l.drop()
+	}
+	if l.conn == nil {
+		if time.Now().Before(l.retryAt) {
+			return false, apperr.New(apperr.Unavailable, "queue: the leadership connection is down")
+		}
+		if err := l.connect(qctx); err != nil {
+			return false, err
+		}
+	}
+	var got bool
+	if err := l.conn.QueryRow(qctx, sqlTryLead, key).Scan(&got); err != nil {
+		l.drop()
+		return false, mapError(err, "queue: lead")
+	}
+	if got {
+		l.held[key] = map[string]bool{queueName: true}
+	}
+	return got, nil
+}
+
+// Resign implements queue.Store. The lock is released when no other queue of this process is
+// led under the same key.
+func (s *QueueStore) Resign(ctx context.Context, queueName string) error {
+	l := &s.lead
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := lockKey(queueName)
+	queues, ok := l.held[key]
+	if !ok || !queues[queueName] {
+		return nil
+	}
+	delete(queues, queueName)
+	if len(queues) > 0 {
+		return nil
+	}
+	delete(l.held, key)
+	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leadTimeout)
+	defer cancel()
+	if _, err := l.conn.Exec(qctx, sqlResign, key); err != nil {
+		l.drop() // the lock goes with the connection
+	}
+	return nil
+}

@@ -1,0 +1,830 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/queue"
+)
+
+// --- creating tickets: group commit -------------------------------------------------------
+
+// maxCreateBatch caps how many tickets share a commit: the batch is whatever arrived while
+// the previous commit ran, up to this many.
+const maxCreateBatch = 256
+
+// createTimeout bounds one batch's transaction; it is not any caller's context, since the
+// batch belongs to all of them.
+const createTimeout = 10 * time.Second
+
+// createRequest is one CreateTicket call waiting for the committer.
+type createRequest struct {
+	ctx       context.Context
+	t         queue.Ticket
+	players   []byte  // the players as stored
+	latencies *string // nil: any region
+	key       *string // the idempotency key, nil for none
+	hash      []byte  // with a key
+	done      chan createOutcome
+}
+
+// createOutcome is what the batch did with one ticket.
+type createOutcome struct {
+	stored  bool  // committed
+	noQueue bool  // no such queue (or it was deleted)
+	err     error // the batch failed
+	// Otherwise the ticket was not stored: one of its players, its idempotency key or its id
+	// was taken, which the caller finds out (whyTaken).
+}
+
+// The statements of one batch, sent in one round trip with BEGIN and COMMIT.
+const (
+	// A queue's deletion takes FOR UPDATE on its row, which waits for this lock: once a batch
+	// has it, its tickets' queues stay live until it commits. It returns their names.
+	sqlShareQueues = `
+SELECT name FROM queues WHERE name = ANY($1::text[]) AND deleted_at IS NULL
+ORDER BY name FOR KEY SHARE`
+
+	// Each ticket of a live queue claims its players' rows in queue_searching; a ticket is
+	// stored when it got all of them (and its id and idempotency key are free: ON CONFLICT DO
+	// NOTHING covers every unique index). A claim that meets a row another transaction
+	// inserted and has not committed waits for it, then takes the row if that transaction
+	// rolled back or deleted it. Claims are inserted in one order, (queue, player), in every
+	// batch, so that two batches that share players, on two replicas, wait for each other in
+	// the same direction rather than deadlock. The batch has no two tickets with a player, an
+	// idempotency key or an id in common (splitBatch defers the later one). It returns the ids
+	// of the tickets stored.
+	//
+	// The planner sees one row in each CTE, whatever the batch's size: the NOT IN subqueries
+	// are hashed, where joins between the CTEs were planned as nested loops, quadratic in the
+	// batch.
+	sqlCreateTickets = `
+WITH ticket AS (
+    SELECT *
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
+                $7::text[], $8::bytea[])
+      AS u(id, queue, players, latencies, created_at, expires_at, idempotency_key, body_hash)
+), live AS (
+    SELECT ticket.* FROM ticket JOIN queues AS q ON q.name = ticket.queue AND q.deleted_at IS NULL
+), claim AS (
+    SELECT * FROM unnest($9::text[], $10::text[], $11::text[]) AS p(queue, player_id, ticket_id)
+    WHERE p.ticket_id IN (SELECT id FROM live)
+), claimed AS (
+    INSERT INTO queue_searching (queue, player_id, ticket_id)
+    SELECT queue, player_id, ticket_id FROM claim
+    ORDER BY queue COLLATE "C", player_id COLLATE "C"
+    ON CONFLICT (queue, player_id) DO NOTHING
+    RETURNING ticket_id, player_id
+), stored AS (
+    INSERT INTO queue_tickets (id, queue, status, players, latencies, created_at, expires_at, updated_at,
+                               idempotency_key, body_hash, changed_xid)
+    SELECT id, queue, 'searching', players::jsonb, latencies::jsonb, created_at, expires_at, created_at,
+           idempotency_key, body_hash, pg_current_xact_id()
+    FROM live
+    WHERE id NOT IN (
+        SELECT ticket_id FROM claim WHERE (ticket_id, player_id) NOT IN (SELECT ticket_id, player_id FROM claimed)
+    )
+    ON CONFLICT DO NOTHING
+    RETURNING id
+)
+SELECT id FROM stored`
+
+	// The claims of the tickets the batch did not store are given back: the rows this
+	// transaction inserted (xmin) for a ticket it did not write. Both tables are read by index
+	// for the batch's ids.
+	sqlReturnClaims = `
+DELETE FROM queue_searching AS s
+WHERE s.ticket_id = ANY($1::text[])
+  AND s.xmin = pg_current_xact_id()::xid
+  AND s.ticket_id NOT IN (
+      SELECT id FROM queue_tickets WHERE id = ANY($1::text[]) AND changed_xid = pg_current_xact_id()
+  )`
+)
+
+// CreateTicket implements queue.Store. The call joins the committer's next batch and waits
+// for its commit. If its context ends first it returns the context's error, and the ticket
+// may still be committed with the batch: a retry with the same idempotency key finds it.
+// Times are stored to the microsecond; the returned ticket has them so.
+func (s *QueueStore) CreateTicket(ctx context.Context, t queue.Ticket) (queue.Ticket, bool, error) {
+	req, err := newCreateRequest(ctx, t)
+	if err != nil {
+		return queue.Ticket{}, false, err
+	}
+	// A ticket refused for a player whose searching ticket ended meanwhile is tried again.
+	for range 3 {
+		out, err := s.submit(ctx, req)
+		switch {
+		case err != nil:
+			return queue.Ticket{}, false, err
+		case out.stored:
+			return req.t, false, nil
+		case out.noQueue:
+			return queue.Ticket{}, false, noQueue(t.Queue)
+		}
+		stored, replayed, err, again := s.whyTaken(ctx, req.t)
+		if !again {
+			return stored, replayed, err
+		}
+	}
+	return queue.Ticket{}, false, apperr.New(apperr.Unavailable, "queue: the players of ticket %q keep changing, try again", t.ID)
+}
+
+func newCreateRequest(ctx context.Context, t queue.Ticket) (*createRequest, error) {
+	// The batch's SQL counts a ticket's claims to know it got all its players: it needs one
+	// or more, each once.
+	if len(t.Players) == 0 {
+		return nil, apperr.Field("players", "must have at least one player")
+	}
+	seen := make(map[string]bool, len(t.Players))
+	for i, p := range t.Players {
+		if seen[p.ID] {
+			return nil, apperr.Field(fmt.Sprintf("players[%d].id", i), "is in the ticket twice")
+		}
+		seen[p.ID] = true
+	}
+	t.Status = queue.Searching
+	t.CreatedAt = t.CreatedAt.Truncate(time.Microsecond)
+	t.ExpiresAt = t.ExpiresAt.Truncate(time.Microsecond)
+	t.UpdatedAt = t.CreatedAt
+	t.Reason, t.Assignment = "", nil
+	t.Players = slices.Clone(t.Players)
+	ps := make([]ticketPlayerJSON, len(t.Players))
+	for i, p := range t.Players {
+		ps[i] = ticketPlayerJSON(p)
+	}
+	req := &createRequest{ctx: ctx, t: t, done: make(chan createOutcome, 1)}
+	var err error
+	if req.players, err = json.Marshal(ps); err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err, "queue: the ticket's players cannot be stored")
+	}
+	if t.Latencies != nil {
+		l, err := json.Marshal(t.Latencies)
+		if err != nil {
+			return nil, apperr.Wrap(apperr.Invalid, err, "queue: the ticket's latencies cannot be stored")
+		}
+		req.latencies = new(string(l))
+		req.t.Latencies = cloneMap(t.Latencies)
+	}
+	if t.IdempotencyKey != "" {
+		req.key, req.hash = &req.t.IdempotencyKey, req.t.BodyHash[:]
+	}
+	return req, nil
+}
+
+func cloneMap(m map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// submit hands req to the committer and waits for its batch.
+func (s *QueueStore) submit(ctx context.Context, req *createRequest) (createOutcome, error) {
+	closed := apperr.New(apperr.Unavailable, "queue: the store is closed")
+	select {
+	case s.creates <- req:
+	case <-ctx.Done():
+		return createOutcome{}, mapError(ctx.Err(), "queue: create ticket")
+	case <-s.stop:
+		return createOutcome{}, closed
+	}
+	select {
+	case out := <-req.done:
+		return out, out.err
+	case <-ctx.Done():
+		return createOutcome{}, mapError(ctx.Err(), "queue: create ticket")
+	case <-s.committerDone:
+		select { // the committer answers before it ends
+		case out := <-req.done:
+			return out, out.err
+		default:
+			return createOutcome{}, closed
+		}
+	}
+}
+
+// whyTaken finds out, from what is committed, why t was not stored: the stored ticket of its
+// idempotency key (a replay, or a Conflict if the body differs), a searching ticket holding
+// one of its players, or a ticket with its id. If none of them is there any more (the
+// searching ticket ended since), it says to try again.
+func (s *QueueStore) whyTaken(ctx context.Context, t queue.Ticket) (_ queue.Ticket, replayed bool, _ error, again bool) {
+	if t.IdempotencyKey != "" {
+		stored, err := scanTicket(s.pool.QueryRow(ctx, `SELECT `+ticketColumns+`
+FROM queue_tickets AS t WHERE t.queue = $1 AND t.idempotency_key = $2`, t.Queue, t.IdempotencyKey))
+		switch {
+		case err == nil && stored.BodyHash == t.BodyHash:
+			return stored, true, nil, false
+		case err == nil:
+			return queue.Ticket{}, false, apperr.New(apperr.Conflict,
+				"the Idempotency-Key %q was used for another ticket body", t.IdempotencyKey), false
+		case !errors.Is(err, pgx.ErrNoRows):
+			return queue.Ticket{}, false, mapError(err, "queue: create ticket"), false
+		}
+	}
+	ids := make([]string, len(t.Players))
+	for i, p := range t.Players {
+		ids[i] = p.ID
+	}
+	var player, holder string
+	err := s.pool.QueryRow(ctx, `
+SELECT player_id, ticket_id FROM queue_searching
+WHERE queue = $1 AND player_id = ANY($2::text[]) AND ticket_id <> $3
+ORDER BY player_id LIMIT 1`, t.Queue, ids, t.ID).Scan(&player, &holder)
+	switch {
+	case err == nil:
+		return queue.Ticket{}, false, queue.ErrSearching(player, holder), false
+	case !errors.Is(err, pgx.ErrNoRows):
+		return queue.Ticket{}, false, mapError(err, "queue: create ticket"), false
+	}
+	var exists bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queue_tickets WHERE id = $1)`, t.ID).Scan(&exists); err != nil {
+		return queue.Ticket{}, false, mapError(err, "queue: create ticket"), false
+	}
+	if exists {
+		return queue.Ticket{}, false, apperr.New(apperr.Conflict, "ticket %q exists", t.ID), false
+	}
+	return queue.Ticket{}, false, nil, true
+}
+
+// runCommitter commits the creates: each batch is what arrived while the previous one was
+// committed, at most maxCreateBatch. When the store closes it finishes its batch and fails
+// the calls still queued.
+func (s *QueueStore) runCommitter() {
+	defer close(s.committerDone)
+	var pending []*createRequest
+	for {
+		if len(pending) == 0 {
+			select {
+			case r := <-s.creates:
+				pending = append(pending, r)
+			case <-s.stop:
+				s.failQueued(nil)
+				return
+			}
+		}
+	gather:
+		for len(pending) < maxCreateBatch {
+			select {
+			case r := <-s.creates:
+				pending = append(pending, r)
+			default:
+				break gather
+			}
+		}
+		var batch []*createRequest
+		batch, pending = splitBatch(pending)
+		s.commitCreates(batch)
+		select {
+		case <-s.stop:
+			s.failQueued(pending)
+			return
+		default:
+		}
+	}
+}
+
+// failQueued answers the calls that will not be committed.
+func (s *QueueStore) failQueued(pending []*createRequest) {
+	closed := createOutcome{err: apperr.New(apperr.Unavailable, "queue: the store is closed")}
+	for _, r := range pending {
+		r.done <- closed
+	}
+	for {
+		select {
+		case r := <-s.creates:
+			r.done <- closed
+		default:
+			return
+		}
+	}
+}
+
+// splitBatch takes the next batch from pending, in order: at most maxCreateBatch calls whose
+// callers still wait, no two of which share a player in a queue, an idempotency key in a
+// queue or a ticket id. A call that shares one with an earlier call waits for the next batch,
+// which then sees the earlier one committed (or not) and answers it as if the two had come
+// one after the other.
+func splitBatch(pending []*createRequest) (batch, rest []*createRequest) {
+	type key struct{ kind, queue, name string }
+	taken := make(map[key]bool)
+	for _, r := range pending {
+		if r.ctx.Err() != nil {
+			continue // its caller has its answer already
+		}
+		keys := []key{{"id", "", r.t.ID}}
+		if r.key != nil {
+			keys = append(keys, key{"idempotency", r.t.Queue, *r.key})
+		}
+		for _, p := range r.t.Players {
+			keys = append(keys, key{"player", r.t.Queue, p.ID})
+		}
+		if len(batch) == maxCreateBatch || slices.ContainsFunc(keys, func(k key) bool { return taken[k] }) {
+			rest = append(rest, r)
+			continue
+		}
+		for _, k := range keys {
+			taken[k] = true
+		}
+		batch = append(batch, r)
+	}
+	return batch, rest
+}
+
+// commitCreates runs one batch's transaction, again after a deadlock or a serialization
+// failure, and answers every call in it.
+func (s *QueueStore) commitCreates(batch []*createRequest) {
+	if len(batch) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), createTimeout)
+	defer cancel()
+	n := len(batch)
+	var (
+		ids, queues, players                    = make([]string, n), make([]string, n), make([]string, n)
+		latencies, keys                         = make([]*string, n), make([]*string, n)
+		created, expires                        = make([]time.Time, n), make([]time.Time, n)
+		hashes                                  = make([][]byte, n)
+		claimQueues, claimPlayers, claimTickets []string
+		queueNames                              []string
+		live                                    = make(map[string]bool)    // queue names
+		stored                                  = make(map[string]bool, n) // ticket ids
+	)
+	for i, r := range batch {
+		t := &r.t
+		ids[i], queues[i], players[i] = t.ID, t.Queue, string(r.players)
+		latencies[i], keys[i], hashes[i] = r.latencies, r.key, r.hash
+		created[i], expires[i] = t.CreatedAt, t.ExpiresAt
+		for _, p := range t.Players {
+			claimQueues = append(claimQueues, t.Queue)
+			claimPlayers = append(claimPlayers, p.ID)
+			claimTickets = append(claimTickets, t.ID)
+		}
+		queueNames = append(queueNames, t.Queue)
+	}
+	slices.Sort(queueNames)
+	queueNames = slices.Compact(queueNames)
+
+	commitErr := s.inTx(ctx, "queue: create tickets", func(conn *pgxpool.Conn) error {
+		clear(live)
+		clear(stored)
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		b.Queue(sqlShareQueues, queueNames).Query(func(rows pgx.Rows) error {
+			var name string
+			_, err := pgx.ForEachRow(rows, []any{&name}, func() error {
+				live[name] = true
+				return nil
+			})
+			return err
+		})
+		b.Queue(sqlCreateTickets, ids, queues, players, latencies, created, expires, keys, hashes,
+			claimQueues, claimPlayers, claimTickets).Query(func(rows pgx.Rows) error {
+			var id string
+			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+				stored[id] = true
+				return nil
+			})
+			return err
+		})
+		b.Queue(sqlReturnClaims, ids)
+		b.Queue("COMMIT")
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		return committed(conn)
+	})
+	if commitErr == nil {
+		s.commits.Add(1)
+		s.committed.Add(uint64(len(stored)))
+	}
+	for _, r := range batch {
+		out := createOutcome{err: commitErr}
+		if commitErr == nil {
+			// A queue made between the lock and the insert may have tickets stored: stored wins.
+			out = createOutcome{stored: stored[r.t.ID], noQueue: !live[r.t.Queue]}
+		}
+		r.done <- out
+	}
+}
+
+// committed checks that the transaction the batch ended with COMMIT did commit: a COMMIT of
+// a transaction that failed answers ROLLBACK without an error.
+func committed(conn *pgxpool.Conn) error {
+	if st := conn.Conn().PgConn().TxStatus(); st != 'I' {
+		return fmt.Errorf("db: the transaction is still open after COMMIT (status %q)", st)
+	}
+	return nil
+}
+
+// inTx runs fn on a connection of the pool, again (after a short random pause) when it fails
+// with a deadlock or a serialization failure; whatever transaction fn leaves open is rolled
+// back. Its error is mapped to the domain's.
+func (s *QueueStore) inTx(ctx context.Context, what string, fn func(conn *pgxpool.Conn) error) error {
+	for attempt := 1; ; attempt++ {
+		err := func() error {
+			conn, err := s.pool.Acquire(ctx)
+			if err != nil {
+				return err
+			}
+			defer release(ctx, conn)
+			return fn(conn)
+		}()
+		if err == nil || attempt == maxAttempts || !retryable(err) {
+			return mapError(err, what)
+		}
+		t := time.NewTimer(time.Duration(rand.IntN(attempt*2000)) * time.Microsecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return mapError(ctx.Err(), what)
+		case <-t.C:
+		}
+	}
+}
+
+// --- ending tickets: cancels, ticks, deleted queues ----------------------------------------
+
+// finish is the end of a set of searching tickets of one queue, in the order their events
+// are numbered.
+type finish struct {
+	queue       string
+	at          time.Time
+	rows        []pgtype.TID // where the locked tickets are
+	ids         []string
+	statuses    []string // matched, expired or cancelled: also the event's type
+	reasons     []string
+	assignments []*string // JSON, matched only
+	matchIDs    []string  // matched only, else ""
+	teams       []int32   // matched only
+}
+
+func (f *finish) add(row pgtype.TID, id string, status queue.Status, reason string, a *queue.Assignment) error {
+	var doc *string
+	matchID, team := "", int32(0)
+	if a != nil {
+		b, err := json.Marshal(assignmentJSON(*a))
+		if err != nil {
+			return err
+		}
+		doc, matchID, team = new(string(b)), a.MatchID, int32(a.Team)
+	}
+	f.rows = append(f.rows, row)
+	f.ids = append(f.ids, id)
+	f.statuses = append(f.statuses, string(status))
+	f.reasons = append(f.reasons, reason)
+	f.assignments = append(f.assignments, doc)
+	f.matchIDs = append(f.matchIDs, matchID)
+	f.teams = append(f.teams, team)
+	return nil
+}
+
+// The statements that end tickets, in the order write sends them. The caller holds the
+// queue's row lock and the tickets' (FOR UPDATE), and has checked that they are searching.
+const (
+	// The tickets are found by the address (ctid) of the rows the transaction locked, which
+	// stays theirs while it holds the lock: one direct read per ticket, whatever the planner
+	// thinks of the table's size (a join on id was planned as a scan of the whole table while
+	// its statistics were behind).
+	sqlFinishTickets = `
+UPDATE queue_tickets AS t
+SET status = u.status, reason = u.reason, assignment = u.assignment::jsonb, updated_at = $2,
+    changed_xid = pg_current_xact_id()
+FROM unnest($1::tid[], $3::text[], $4::text[], $5::text[]) AS u(row, status, reason, assignment)
+WHERE t.ctid = u.row AND t.status = 'searching'`
+
+	sqlEndSearching = `DELETE FROM queue_searching WHERE ticket_id = ANY($1::text[])`
+
+	// The events take the queue's next numbers: the row stays locked until COMMIT, so the
+	// events of two transactions are numbered in the order they commit, and a reader that
+	// has seen Seq n has seen every event up to n.
+	sqlAppendEvents = `
+WITH seq AS (
+    UPDATE queues SET event_seq = event_seq + cardinality($2::text[])
+    WHERE name = $1
+    RETURNING event_seq - cardinality($2::text[]) AS base
+)
+INSERT INTO queue_events (queue, seq, type, ticket_id, match_id, team, reason, at)
+SELECT $1, seq.base + e.n, e.type, e.ticket_id, nullif(e.match_id, ''),
+       CASE WHEN e.type = 'matched' THEN e.team END, e.reason, $7
+FROM seq, unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[]) WITH ORDINALITY
+    AS e(ticket_id, type, match_id, team, reason, n)`
+
+	// Delivered at COMMIT to every replica's listener (queue_notify.go), with the queue's last
+	// Seq as this transaction leaves it.
+	sqlNotify = `SELECT pg_notify('` + eventsChannel + `', name || ' ' || event_seq) FROM queues WHERE name = $1`
+)
+
+// write adds f's statements to b, each checking that it wrote a row per ticket.
+func (f *finish) write(b *pgx.Batch) {
+	n := int64(len(f.ids))
+	b.Queue(sqlFinishTickets, f.rows, f.at, f.statuses, f.reasons, f.assignments).Exec(rowsWere(n, "tickets ended"))
+	b.Queue(sqlEndSearching, f.ids)
+	b.Queue(sqlAppendEvents, f.queue, f.ids, f.statuses, f.matchIDs, f.teams, f.reasons, f.at).Exec(rowsWere(n, "events appended"))
+	b.Queue(sqlNotify, f.queue)
+}
+
+// rowsWere checks a statement's row count.
+func rowsWere(want int64, what string) func(pgconn.CommandTag) error {
+	return func(tag pgconn.CommandTag) error {
+		if got := tag.RowsAffected(); got != want {
+			return fmt.Errorf("db: %d %s, want %d", got, what, want)
+		}
+		return nil
+	}
+}
+
+const (
+	// The ticket's queue's row (a ticket never changes queue), then the ticket: the order of
+	// the migration's comment.
+	sqlLockTicketQueue = `
+SELECT 1 FROM queues WHERE name = (SELECT queue FROM queue_tickets WHERE id = $1) FOR NO KEY UPDATE`
+	sqlLockTicket = `SELECT ` + ticketColumns + `, t.ctid FROM queue_tickets AS t WHERE t.id = $1 FOR UPDATE`
+)
+
+// CancelTicket implements queue.Store. One transaction in two round trips: the locks and the
+// ticket, then, if it is searching, its end and COMMIT.
+func (s *QueueStore) CancelTicket(ctx context.Context, id string, at time.Time) (queue.Ticket, error) {
+	var t queue.Ticket
+	err := s.inTx(ctx, "queue: cancel ticket", func(conn *pgxpool.Conn) error {
+		var found bool
+		var row pgtype.TID
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		b.Queue(sqlLockTicketQueue, id)
+		b.Queue(sqlLockTicket, id).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var err error
+				if t, err = scanTicket(rows, &row); err != nil {
+					return err
+				}
+				found = true
+			}
+			return rows.Err()
+		})
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		switch {
+		case !found:
+			return apperr.New(apperr.NotFound, "no ticket %q", id)
+		case t.Status == queue.Cancelled:
+			return nil
+		case t.Status != queue.Searching:
+			return apperr.New(apperr.Conflict, "ticket %q is %s: only a searching ticket can be cancelled", id, t.Status)
+		}
+		at = at.Truncate(time.Microsecond)
+		f := finish{queue: t.Queue, at: at}
+		if err := f.add(row, id, queue.Cancelled, "cancelled", nil); err != nil {
+			return err
+		}
+		b = &pgx.Batch{}
+		f.write(b)
+		b.Queue("COMMIT")
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		if err := committed(conn); err != nil {
+			return err
+		}
+		t.Status, t.Reason, t.UpdatedAt = queue.Cancelled, "cancelled", at
+		return nil
+	})
+	if err != nil {
+		return queue.Ticket{}, err
+	}
+	return t, nil
+}
+
+const (
+	// The queue's row, even a deleted queue's: a tick that was under way when its queue was
+	// deleted finds its tickets cancelled and changes nothing.
+	sqlLockQueue = `SELECT 1 FROM queues WHERE name = $1 FOR NO KEY UPDATE`
+
+	// The tick's tickets of the queue, locked one by one in the order of their ids (the
+	// caller sorts them): one primary-key lookup each, whatever the statistics say.
+	sqlLockTickets = `
+SELECT t.ctid, t.id, t.status
+FROM unnest($1::text[]) AS u(id)
+CROSS JOIN LATERAL (
+    SELECT ctid, id, status FROM queue_tickets WHERE id = u.id AND queue = $2 FOR UPDATE
+) AS t`
+
+	sqlInsertMatches = `
+INSERT INTO queue_matches (id, queue, created_at, region, teams, pairs, skill_difference, average_difference)
+SELECT u.id, $1, u.created_at, u.region, u.teams::jsonb, u.pairs::jsonb, u.skill, u.average
+FROM unnest($2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[])
+    AS u(id, created_at, region, teams, pairs, skill, average)`
+)
+
+// matchRow is a match as queue_matches stores it.
+type matchRow struct {
+	teams, pairs string
+}
+
+func newMatchRow(m queue.Match) (matchRow, error) {
+	teams := make([]matchTeamJSON, len(m.Teams))
+	for i, t := range m.Teams {
+		teams[i].RatingTotal = t.RatingTotal
+		teams[i].Players = make([]matchPlayerJSON, len(t.Players))
+		for j, p := range t.Players {
+			teams[i].Players[j] = matchPlayerJSON(p)
+		}
+	}
+	pairs := make([]pairJSON, len(m.Pairs))
+	for i, p := range m.Pairs {
+		pairs[i] = pairJSON(p)
+	}
+	tb, err := json.Marshal(teams)
+	if err != nil {
+		return matchRow{}, err
+	}
+	pb, err := json.Marshal(pairs)
+	return matchRow{string(tb), string(pb)}, err
+}
+
+// CommitTick implements queue.Store. One transaction in two round trips:
+//
+//  1. BEGIN; the queue's row lock; the tick's tickets of the queue, locked by id, with their
+//     status.
+//  2. The matches whose tickets are all searching (and not taken by an earlier match or
+//     expiry of the tick); every ticket they and the expiries end, with its searching
+//     players and its event; the notification; COMMIT.
+//
+// A tick that ends nothing rolls back after the first; one without matches or expiries only
+// checks that the queue exists.
+func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.TickWrite) (queue.TickCommitted, error) {
+	var ids []string
+	for _, m := range w.Matches {
+		ids = append(ids, m.Tickets()...)
+	}
+	for _, e := range w.Expired {
+		ids = append(ids, e.TicketID)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	rows := make([]matchRow, len(w.Matches))
+	for i, m := range w.Matches {
+		var err error
+		if rows[i], err = newMatchRow(m); err != nil {
+			return queue.TickCommitted{}, apperr.Wrap(apperr.Invalid, err, "queue: match "+m.ID+" cannot be stored")
+		}
+	}
+	at := w.At.Truncate(time.Microsecond)
+	if len(ids) == 0 && len(w.Matches) == 0 { // a quiet tick: no lock, no transaction
+		var exists bool
+		err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queues WHERE name = $1)`, queueName).Scan(&exists)
+		if err == nil && !exists {
+			return queue.TickCommitted{}, noQueue(queueName)
+		}
+		return queue.TickCommitted{}, mapError(err, "queue: commit tick")
+	}
+
+	var done queue.TickCommitted
+	err := s.inTx(ctx, "queue: commit tick", func(conn *pgxpool.Conn) error {
+		done = queue.TickCommitted{}
+		var found bool
+		searching := make(map[string]pgtype.TID, len(ids)) // the tickets still searching, by id
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		b.Queue(sqlLockQueue, queueName).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				found = true
+			}
+			return rows.Err()
+		})
+		b.Queue(sqlLockTickets, ids, queueName).Query(func(rows pgx.Rows) error {
+			var row pgtype.TID
+			var id, status string
+			_, err := pgx.ForEachRow(rows, []any{&row, &id, &status}, func() error {
+				if status == string(queue.Searching) {
+					searching[id] = row
+				}
+				return nil
+			})
+			return err
+		})
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		if !found {
+			return noQueue(queueName)
+		}
+
+		f := finish{queue: queueName, at: at}
+		var (
+			mids, regions, teams, pairs []string
+			created                     []time.Time
+			skill, average              []float64
+		)
+		for i, m := range w.Matches {
+			tickets := m.Tickets()
+			if len(tickets) == 0 || slices.ContainsFunc(tickets, func(id string) bool { _, ok := searching[id]; return !ok }) {
+				done.Dropped = append(done.Dropped, m.ID)
+				continue
+			}
+			assigned := queue.Assignments(m)
+			for _, id := range tickets {
+				a := assigned[id]
+				if err := f.add(searching[id], id, queue.Matched, "", &a); err != nil {
+					return err
+				}
+				delete(searching, id)
+			}
+			mids, regions, teams, pairs = append(mids, m.ID), append(regions, m.Region), append(teams, rows[i].teams), append(pairs, rows[i].pairs)
+			created, skill, average = append(created, m.CreatedAt), append(skill, m.SkillDifference), append(average, m.AverageDifference)
+			done.Matches = append(done.Matches, m.ID)
+		}
+		for _, e := range w.Expired {
+			row, ok := searching[e.TicketID]
+			if !ok {
+				continue
+			}
+			if err := f.add(row, e.TicketID, queue.Expired, e.Reason, nil); err != nil {
+				return err
+			}
+			delete(searching, e.TicketID)
+			done.Expired = append(done.Expired, e.TicketID)
+		}
+		if len(f.ids) == 0 {
+			return nil // nothing to write: the transaction is rolled back
+		}
+
+		b = &pgx.Batch{}
+		if len(mids) > 0 {
+			b.Queue(sqlInsertMatches, queueName, mids, created, regions, teams, pairs, skill, average).
+				Exec(rowsWere(int64(len(mids)), "matches stored"))
+		}
+		f.write(b)
+		b.Queue("COMMIT")
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		return committed(conn)
+	})
+	if err != nil {
+		return queue.TickCommitted{}, err
+	}
+	return done, nil
+}
+
+// sqlLockSearching locks the searching tickets of a queue, one by one in the order of their
+// ids.
+const sqlLockSearching = `
+SELECT t.ctid, t.id
+FROM (SELECT DISTINCT ticket_id FROM queue_searching WHERE queue = $1 ORDER BY ticket_id) AS s
+CROSS JOIN LATERAL (SELECT ctid, id FROM queue_tickets WHERE id = s.ticket_id FOR UPDATE) AS t`
+
+// DeleteQueue implements queue.Store. The queue's row is locked FOR UPDATE, which waits for
+// the batches creating tickets in it and keeps new ones out; its searching tickets are
+// cancelled, by id, and the row becomes a tombstone.
+func (s *QueueStore) DeleteQueue(ctx context.Context, name string, at time.Time) error {
+	at = at.Truncate(time.Microsecond)
+	return s.inTx(ctx, "queue: delete queue", func(conn *pgxpool.Conn) error {
+		var found bool
+		f := finish{queue: name, at: at}
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		b.Queue(`SELECT 1 FROM queues WHERE name = $1 AND deleted_at IS NULL FOR UPDATE`, name).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				found = true
+			}
+			return rows.Err()
+		})
+		b.Queue(sqlLockSearching, name).Query(func(rows pgx.Rows) error {
+			var row pgtype.TID
+			var id string
+			_, err := pgx.ForEachRow(rows, []any{&row, &id}, func() error {
+				return f.add(row, id, queue.Cancelled, "queue deleted", nil)
+			})
+			return err
+		})
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		if !found {
+			return noQueue(name)
+		}
+		b = &pgx.Batch{}
+		if len(f.ids) > 0 {
+			f.write(b)
+		}
+		b.Queue(`UPDATE queues SET deleted_at = $2 WHERE name = $1`, name, at)
+		b.Queue("COMMIT")
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		return committed(conn)
+	})
+}

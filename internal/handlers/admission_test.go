@@ -1,0 +1,127 @@
+package handlers
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"matchmaker/internal/apperr"
+)
+
+func TestAdmissionChargesBySize(t *testing.T) {
+	t.Parallel()
+	a := newAdmitter(Admission{Budget: 100 << 20, Wait: 10 * time.Millisecond}, 8<<20)
+	if got := a.cost(1000); got != minRequestCost {
+		t.Errorf("a small body costs %d, want the minimum %d", got, minRequestCost)
+	}
+	if got := a.cost(1 << 20); got != 12<<20 {
+		t.Errorf("a 1 MiB body costs %d, want 12 MiB", got)
+	}
+	if got := a.cost(-1); got != 96<<20 {
+		t.Errorf("an unknown length costs %d, want the largest body's 96 MiB", got)
+	}
+	if got := newAdmitter(Admission{Budget: 50 << 20}, 8<<20).cost(8 << 20); got != 50<<20 {
+		t.Errorf("a charge above the budget is %d, want the whole budget (the largest request can run alone)", got)
+	}
+	release, err := a.admit(context.Background(), 8<<20) // 96 MiB
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.admit(context.Background(), 1<<20); apperr.CodeOf(err) != apperr.Unavailable { // 12 more
+		t.Fatalf("over the budget: %v, want Unavailable after the wait", err)
+	}
+	release()
+	if release, err := a.admit(context.Background(), 1<<20); err != nil {
+		t.Fatalf("room again: %v", err)
+	} else {
+		release()
+	}
+	if newAdmitter(Admission{}, 8<<20) != nil {
+		t.Fatal("a zero budget must mean no admission control")
+	}
+}
+
+// 32 concurrent maximum-size matchmakes (100,000 players) against a 256 MiB budget: every
+// answer is a 200 or a 503 problem, and the heap stays far below the 1.46 GB the burst took
+// without admission control.
+func TestAdmissionKeepsABurstOfLargeRequestsInBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a burst of 32 100,000-player requests")
+	}
+	const budget = 256 << 20
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(budget + 128<<20))
+	limits := DefaultLimits()
+	limits.Admission = Admission{Budget: budget, Wait: 2 * time.Second}
+	srv := httptest.NewServer(NewServer(Deps{Logger: slog.New(slog.DiscardHandler), Limits: limits}))
+	defer srv.Close()
+	body := thesisQueueBody(100_000)
+
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	base := sample[0].Value.Uint64()
+	var peak uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+		}
+	}()
+	var wg sync.WaitGroup
+	codes := make([]int, 32)
+	for i := range codes {
+		wg.Go(func() {
+			resp, err := http.Post(srv.URL+"/v1/matchmake", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes[i] = resp.StatusCode
+			if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Content-Type") != "application/problem+json" {
+				t.Errorf("a 503 that is not a problem: %v", resp.Header)
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	ok, refused := 0, 0
+	for _, c := range codes {
+		switch c {
+		case http.StatusOK:
+			ok++
+		case http.StatusServiceUnavailable:
+			refused++
+		default:
+			t.Errorf("status %d", c)
+		}
+	}
+	grew := int64(peak) - int64(base)
+	t.Logf("32 concurrent 100,000-player matchmakes: %d answered, %d refused (503); heap objects peaked %d MiB above the %d MiB before",
+		ok, refused, grew>>20, base>>20)
+	if ok == 0 {
+		t.Fatal("nothing was admitted")
+	}
+	if grew > 2*budget {
+		t.Fatalf("the heap grew %d MiB for a %d MiB budget", grew>>20, budget>>20)
+	}
+}

@@ -1,0 +1,214 @@
+package handlers
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/queue"
+)
+
+// This file holds the queue administration endpoints (scope admin): PUT, GET and DELETE
+// /v1/queues/{name}, and GET /v1/queues.
+
+type queueRequest struct {
+	Context      *contextJSON    `json:"context"`
+	TeamSize     *int            `json:"team_size"`
+	Teams        *int            `json:"teams"`
+	Strategy     *string         `json:"strategy"`
+	Expansions   *expansionsJSON `json:"expansions"`
+	Regions      []string        `json:"regions"`
+	TicketTTLS   *int            `json:"ticket_ttl_s"`
+	MaxPartySize *int            `json:"max_party_size"`
+	TickMS       *int            `json:"tick_ms"`
+	Webhook      *webhookJSON    `json:"webhook"`
+}
+
+type expansionsJSON struct {
+	Interval     []stepJSON `json:"interval"`
+	MaxLatencyMS []stepJSON `json:"max_latency_ms"`
+}
+
+type stepJSON struct {
+	AfterS float64 `json:"after_s"`
+	Value  float64 `json:"value"`
+}
+
+type webhookJSON struct {
+	URL    string `json:"url"`
+	Secret string `json:"secret"`
+}
+
+// queueJSON is a queue as the API shows it. The webhook's secret is never shown.
+type queueJSON struct {
+	Name         string             `json:"name"`
+	Context      contextJSON        `json:"context"`
+	TeamSize     int                `json:"team_size"`
+	Teams        int                `json:"teams"`
+	Strategy     queue.Strategy     `json:"strategy"`
+	Expansions   expansionsJSON     `json:"expansions"`
+	Regions      []string           `json:"regions"`
+	TicketTTLS   int                `json:"ticket_ttl_s"`
+	MaxPartySize int                `json:"max_party_size"`
+	TickMS       int64              `json:"tick_ms"`
+	Webhook      *webhookPublicJSON `json:"webhook,omitempty"`
+	CreatedAt    time.Time          `json:"created_at"`
+	UpdatedAt    time.Time          `json:"updated_at"`
+}
+
+type webhookPublicJSON struct {
+	URL string `json:"url"`
+}
+
+type queuesResponse struct {
+	Queues []queueJSON `json:"queues"`
+}
+
+// definition turns the request into a queue of the given name: what it leaves out takes
+// queue.DefaultQueue's values, except max_party_size, which defaults to team_size.
+func (req *queueRequest) definition(name string) queue.Queue {
+	q := queue.DefaultQueue(name)
+	if req.Context != nil {
+		q.GameType, q.Mutators = req.Context.GameType, req.Context.Mutators
+	}
+	setIf(&q.TeamSize, req.TeamSize)
+	q.MaxPartySize = q.TeamSize
+	setIf(&q.MaxPartySize, req.MaxPartySize)
+	setIf(&q.Teams, req.Teams)
+	if req.Strategy != nil {
+		q.Strategy = queue.Strategy(*req.Strategy)
+	}
+	if e := req.Expansions; e != nil {
+		if e.Interval != nil {
+			q.Expansions.Interval = steps(e.Interval)
+		}
+		q.Expansions.MaxLatencyMS = steps(e.MaxLatencyMS)
+	}
+	q.Regions = req.Regions
+	if req.TicketTTLS != nil {
+		q.TicketTTL = time.Duration(*req.TicketTTLS) * time.Second
+	}
+	if req.TickMS != nil {
+		q.Tick = time.Duration(*req.TickMS) * time.Millisecond
+	}
+	if w := req.Webhook; w != nil {
+		q.Webhook = &queue.Webhook{URL: w.URL, Secret: w.Secret}
+	}
+	return q
+}
+
+func steps(in []stepJSON) []queue.Step {
+	if in == nil {
+		return nil
+	}
+	out := make([]queue.Step, len(in))
+	for i, s := range in {
+		out[i] = queue.Step{AfterS: s.AfterS, Value: s.Value}
+	}
+	return out
+}
+
+func stepsJSON(in []queue.Step) []stepJSON {
+	out := make([]stepJSON, len(in))
+	for i, s := range in {
+		out[i] = stepJSON{AfterS: s.AfterS, Value: s.Value}
+	}
+	return out
+}
+
+func newQueueJSON(q queue.Queue) queueJSON {
+	out := queueJSON{
+		Name:         q.Name,
+		Context:      contextJSON{GameType: q.GameType, Mutators: orEmpty(q.Mutators)},
+		TeamSize:     q.TeamSize,
+		Teams:        q.Teams,
+		Strategy:     q.Strategy,
+		Expansions:   expansionsJSON{Interval: stepsJSON(q.Expansions.Interval), MaxLatencyMS: stepsJSON(q.Expansions.MaxLatencyMS)},
+		Regions:      orEmpty(q.Regions),
+		TicketTTLS:   int(q.TicketTTL / time.Second),
+		MaxPartySize: q.MaxPartySize,
+		TickMS:       q.Tick.Milliseconds(),
+		CreatedAt:    q.CreatedAt,
+		UpdatedAt:    q.UpdatedAt,
+	}
+	if q.Webhook != nil {
+		out.Webhook = &webhookPublicJSON{URL: q.Webhook.URL}
+	}
+	return out
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// handlePutQueue answers PUT /v1/queues/{name}: 201 with the queue when it is new, 200 when
+// it replaced a definition (its searching tickets stay and follow the new one).
+func handlePutQueue(logger *slog.Logger, svc *queue.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[queueRequest](r)
+		var q queue.Queue
+		var created bool
+		if err == nil {
+			if req.Context == nil {
+				err = apperr.Field("context", "is required: the rating context the queue's players are rated in")
+			} else {
+				q, created, err = svc.PutQueue(r.Context(), req.definition(chi.URLParam(r, "name")))
+			}
+		}
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		status := http.StatusOK
+		if created {
+			status = http.StatusCreated
+		}
+		respond(w, r, logger, status, newQueueJSON(q))
+	})
+}
+
+// handleGetQueue answers GET /v1/queues/{name}.
+func handleGetQueue(logger *slog.Logger, svc *queue.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := svc.GetQueue(r.Context(), chi.URLParam(r, "name"))
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		respond(w, r, logger, http.StatusOK, newQueueJSON(q))
+	})
+}
+
+// handleListQueues answers GET /v1/queues.
+func handleListQueues(logger *slog.Logger, svc *queue.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		qs, err := svc.ListQueues(r.Context())
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		resp := queuesResponse{Queues: make([]queueJSON, len(qs))}
+		for i, q := range qs {
+			resp.Queues[i] = newQueueJSON(q)
+		}
+		respond(w, r, logger, http.StatusOK, resp)
+	})
+}
+
+// handleDeleteQueue answers DELETE /v1/queues/{name}: 204; its searching tickets are
+// cancelled.
+func handleDeleteQueue(logger *slog.Logger, svc *queue.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := svc.DeleteQueue(r.Context(), chi.URLParam(r, "name")); err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}

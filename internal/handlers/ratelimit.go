@@ -1,0 +1,177 @@
+package handlers
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"matchmaker/internal/apperr"
+)
+
+// RateLimit is a token bucket: PerSecond requests a second on average, Burst at once.
+type RateLimit struct {
+	PerSecond float64
+	Burst     int
+}
+
+// RateLimits is a bucket per caller and route class (the scope the route needs). A caller is
+// its API key; without one (open endpoints, auth off), its remote IP address. A class with no
+// entry is not limited.
+type RateLimits map[Scope]RateLimit
+
+// DefaultRateLimits are generous per game server: they stop a runaway loop, not a busy
+// server. Operators tune them with MATCHMAKER_RATE_LIMITS.
+func DefaultRateLimits() RateLimits {
+	return RateLimits{
+		ScopeMatch:   {PerSecond: 500, Burst: 1000},
+		ScopeResults: {PerSecond: 500, Burst: 1000},
+		ScopeRead:    {PerSecond: 1000, Burst: 2000},
+		ScopeAdmin:   {PerSecond: 20, Burst: 40},
+	}
+}
+
+// ParseRateLimits reads MATCHMAKER_RATE_LIMITS: comma-separated SCOPE=RATE/s[:BURST] entries,
+// e.g. "match=200/s:400,results=100/s,admin=off". Scopes not named keep their defaults; "off"
+// removes a class's limit; the burst defaults to twice the rate.
+func ParseRateLimits(s string) (RateLimits, error) {
+	limits := DefaultRateLimits()
+	for entry := range strings.SplitSeq(s, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		name, spec, ok := strings.Cut(entry, "=")
+		scope := Scope(strings.TrimSpace(name))
+		if !ok || !slicesContains(allScopes, scope) {
+			return nil, fmt.Errorf("rate limit %q: want SCOPE=RATE/s[:BURST] with SCOPE one of read, match, results, admin", entry)
+		}
+		if spec == "off" {
+			delete(limits, scope)
+			continue
+		}
+		rateSpec, burstSpec, hasBurst := strings.Cut(spec, ":")
+		perSecond, err := strconv.ParseFloat(strings.TrimSuffix(rateSpec, "/s"), 64)
+		if err != nil || !strings.HasSuffix(rateSpec, "/s") || !(perSecond > 0) || math.IsInf(perSecond, 0) {
+			return nil, fmt.Errorf("rate limit %q: the rate must be a positive number followed by /s", entry)
+		}
+		burst := int(math.Ceil(2 * perSecond))
+		if hasBurst {
+			if burst, err = strconv.Atoi(burstSpec); err != nil || burst < 1 {
+				return nil, fmt.Errorf("rate limit %q: the burst must be a whole number from 1", entry)
+			}
+		}
+		limits[scope] = RateLimit{PerSecond: perSecond, Burst: burst}
+	}
+	return limits, nil
+}
+
+func slicesContains(list []Scope, s Scope) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// limiter holds the buckets. Buckets idle for longer than it takes to refill are dropped by a
+// sweep at most once a minute, so a stream of one-off callers cannot grow it without bound.
+type limiter struct {
+	limits RateLimits
+	mu     sync.Mutex
+	bucket map[bucketKey]*bucketEntry
+	swept  time.Time
+	now    func() time.Time
+}
+
+type bucketKey struct {
+	caller string
+	scope  Scope
+}
+
+type bucketEntry struct {
+	lim  *rate.Limiter
+	used time.Time
+}
+
+func newLimiter(limits RateLimits) *limiter {
+	return &limiter{limits: limits, bucket: make(map[bucketKey]*bucketEntry), now: time.Now}
+}
+
+// take spends a token of caller's bucket for scope; when there is none it says how long until
+// there is. remaining is what is left of the burst after the take.
+func (l *limiter) take(caller string, scope Scope) (ok bool, limit RateLimit, remaining int, retryAfter time.Duration) {
+	limit, limited := l.limits[scope]
+	if !limited {
+		return true, limit, 0, 0
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.swept) > time.Minute {
+		for k, e := range l.bucket {
+			if now.Sub(e.used) > time.Duration(float64(l.limits[k.scope].Burst)/l.limits[k.scope].PerSecond*float64(time.Second))+time.Minute {
+				delete(l.bucket, k)
+			}
+		}
+		l.swept = now
+	}
+	key := bucketKey{caller, scope}
+	e, found := l.bucket[key]
+	if !found {
+		e = &bucketEntry{lim: rate.NewLimiter(rate.Limit(limit.PerSecond), limit.Burst)}
+		l.bucket[key] = e
+	}
+	e.used = now
+	r := e.lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, limit, 0, d
+	}
+	return true, limit, int(e.lim.TokensAt(now)), 0
+}
+
+// callerOf is who a request's bucket belongs to: its API key's name (set by requireScope),
+// else its remote address.
+func callerOf(r *http.Request) string {
+	if name, ok := r.Context().Value(keyNameKey).(string); ok {
+		return "key:" + name
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "ip:" + host
+}
+
+// withRateLimit answers 429 with Retry-After when the caller's bucket for scope is empty, and
+// tells every limited answer its budget (RateLimit-Limit, -Remaining, -Reset: the IETF draft's
+// fields).
+func withRateLimit(l *limiter, scope Scope, d Deps) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ok, limit, remaining, wait := l.take(callerOf(r), scope)
+			if limit.PerSecond > 0 {
+				h := w.Header()
+				h.Set("RateLimit-Limit", strconv.Itoa(limit.Burst))
+				h.Set("RateLimit-Remaining", strconv.Itoa(remaining))
+				h.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			}
+			if !ok {
+				w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
+				writeError(w, r, d.Logger, apperr.New(apperr.TooManyRequests,
+					"the %s rate limit of %g requests a second (burst %d) is used up; retry after the Retry-After seconds",
+					scope, limit.PerSecond, limit.Burst))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

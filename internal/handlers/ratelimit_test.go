@@ -1,0 +1,69 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestParseRateLimits(t *testing.T) {
+	t.Parallel()
+	got, err := ParseRateLimits(" match=200/s:400, results=2.5/s, admin=off ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[ScopeMatch] != (RateLimit{200, 400}) || got[ScopeResults] != (RateLimit{2.5, 5}) ||
+		got[ScopeRead] != DefaultRateLimits()[ScopeRead] {
+		t.Fatalf("parsed %+v", got)
+	}
+	if _, limited := got[ScopeAdmin]; limited {
+		t.Fatal("admin=off must remove the admin limit")
+	}
+	for _, bad := range []string{"match", "play=1/s", "match=0/s", "match=-1/s", "match=10", "match=10/s:0", "match=x/s", "match=Inf/s"} {
+		if _, err := ParseRateLimits(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+// A caller that uses up its bucket gets 429 with Retry-After and the budget headers; other
+// callers and other route classes keep theirs; the bucket refills with time.
+func TestRateLimitsArePerCallerAndRouteClass(t *testing.T) {
+	t.Parallel()
+	keys, err := ParseAPIKeys("a:read+match:" + HashKey("ka") + ",b:read+match:" + HashKey("kb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewServer(Deps{Auth: &Auth{Keys: keys}, RateLimits: RateLimits{ScopeRead: {PerSecond: 10, Burst: 2}}})
+	read := func(key string) *http.Response {
+		return exchange(t, h, http.MethodGet, "/v1/players/alice/ratings", "", "", "Authorization", "Bearer "+key)
+	}
+	for i, want := range []int{200, 200, 429} {
+		resp := read("ka")
+		if resp.StatusCode != want {
+			t.Fatalf("request %d: %d, want %d", i, resp.StatusCode, want)
+		}
+		if resp.Header.Get("RateLimit-Limit") != "2" {
+			t.Fatalf("RateLimit-Limit %q", resp.Header.Get("RateLimit-Limit"))
+		}
+		if want == 429 {
+			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || s < 1 {
+				t.Fatalf("Retry-After %q", resp.Header.Get("Retry-After"))
+			}
+			if p := readProblem(t, resp); p.Status != 429 {
+				t.Fatalf("problem %+v", p)
+			}
+		}
+	}
+	if resp := read("kb"); resp.StatusCode != 200 {
+		t.Fatalf("another key: %d", resp.StatusCode)
+	}
+	if resp := exchange(t, h, http.MethodPost, "/v1/matchmake", "application/json", `{"players":[]}`, "Authorization", "Bearer ka"); resp.StatusCode != 200 {
+		t.Fatalf("another route class: %d", resp.StatusCode)
+	}
+	time.Sleep(150 * time.Millisecond) // 10/s refills one token in 100 ms
+	if resp := read("ka"); resp.StatusCode != 200 {
+		t.Fatalf("after the refill: %d", resp.StatusCode)
+	}
+}

@@ -1,0 +1,312 @@
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/queue"
+)
+
+// This file holds the ticket endpoints (scope match): POST /v1/queues/{name}/tickets,
+// GET and DELETE /v1/tickets/{id}, the queue's event stream, and GET /v1/matches/{id}
+// (scope read).
+
+type ticketRequest struct {
+	Players     []ticketPlayerJSON `json:"players"`
+	LatenciesMS map[string]float64 `json:"latencies_ms"`
+	TTLS        *int               `json:"ttl_s"`
+}
+
+type ticketPlayerJSON struct {
+	ID     string         `json:"id"`
+	Rating optionalNumber `json:"rating"`
+}
+
+type ticketJSON struct {
+	ID          string              `json:"id"`
+	Queue       string              `json:"queue"`
+	Status      queue.Status        `json:"status"`
+	Players     []ticketPlayerOut   `json:"players"`
+	LatenciesMS map[string]float64  `json:"latencies_ms,omitempty"`
+	CreatedAt   time.Time           `json:"created_at"`
+	ExpiresAt   time.Time           `json:"expires_at"`
+	UpdatedAt   time.Time           `json:"updated_at"`
+	Reason      string              `json:"reason,omitempty"`
+	Assignment  *ticketAssignedJSON `json:"assignment,omitempty"`
+}
+
+type ticketPlayerOut struct {
+	ID           string             `json:"id"`
+	Rating       float64            `json:"rating"`
+	RatingSource queue.RatingSource `json:"rating_source"`
+}
+
+type ticketAssignedJSON struct {
+	MatchID string             `json:"match_id"`
+	Team    int                `json:"team"`
+	Region  string             `json:"region,omitempty"`
+	Teams   []assignedTeamJSON `json:"teams"`
+}
+
+type assignedTeamJSON struct {
+	Players []string `json:"players"`
+}
+
+func newTicketJSON(t queue.Ticket) ticketJSON {
+	out := ticketJSON{ID: t.ID, Queue: t.Queue, Status: t.Status, Players: make([]ticketPlayerOut, len(t.Players)),
+		LatenciesMS: t.Latencies, CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, UpdatedAt: t.UpdatedAt, Reason: t.Reason}
+	for i, p := range t.Players {
+		out.Players[i] = ticketPlayerOut{ID: p.ID, Rating: p.Rating, RatingSource: p.Source}
+	}
+	if a := t.Assignment; a != nil {
+		out.Assignment = &ticketAssignedJSON{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: make([]assignedTeamJSON, len(a.Teams))}
+		for i, ids := range a.Teams {
+			out.Assignment.Teams[i] = assignedTeamJSON{Players: ids}
+		}
+	}
+	return out
+}
+
+// handleCreateTicket answers POST /v1/queues/{name}/tickets: 201 with the searching ticket,
+// committed to the store. A retry with the same Idempotency-Key and request answers the
+// first ticket (200, Idempotent-Replayed); a player already searching is a 409 naming the
+// ticket that holds him.
+func handleCreateTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[ticketRequest](r)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		nt := queue.NewTicket{Queue: chi.URLParam(r, "name"), Latencies: req.LatenciesMS,
+			IdempotencyKey: r.Header.Get("Idempotency-Key"), Players: make([]queue.NewPlayer, len(req.Players))}
+		for i, p := range req.Players {
+			nt.Players[i].ID = p.ID
+			if p.Rating.Set {
+				v := p.Rating.Value
+				nt.Players[i].Rating = &v
+			}
+		}
+		if req.TTLS != nil {
+			if *req.TTLS <= 0 {
+				writeError(w, r, logger, apperr.Field("ttl_s", "must be at least 1 (leave it out for the queue's ticket_ttl_s)"))
+				return
+			}
+			nt.TTL = time.Duration(*req.TTLS) * time.Second
+		}
+		t, replayed, err := svc.CreateTicket(r.Context(), nt)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		status := http.StatusCreated
+		if replayed {
+			status = http.StatusOK
+			w.Header().Set("Idempotent-Replayed", "true")
+		}
+		w.Header().Set("Location", "/v1/tickets/"+t.ID)
+		respond(w, r, logger, status, newTicketJSON(t))
+	})
+}
+
+// handleGetTicket answers GET /v1/tickets/{id}, and with ?wait_s=N (0..60) long-polls: it
+// answers when the ticket stops searching or N seconds pass, whichever is first.
+func handleGetTicket(logger *slog.Logger, svc *queue.Service, streams context.Context) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathParam(r, "id")
+		var wait time.Duration
+		if err == nil {
+			wait, err = waitParam(r, svc.MaxWait())
+		}
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		ctx, done := streamContext(r, streams)
+		defer done()
+		t, err := svc.GetTicket(ctx, id, wait)
+		if err != nil && streams.Err() != nil && r.Context().Err() == nil {
+			t, err = svc.GetTicket(r.Context(), id, 0) // the server is stopping: answer what it is now
+		}
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		respond(w, r, logger, http.StatusOK, newTicketJSON(t))
+	})
+}
+
+// waitParam reads ?wait_s=N, 0..most seconds.
+func waitParam(r *http.Request, most time.Duration) (time.Duration, error) {
+	v := r.URL.Query().Get("wait_s")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(n >= 0 && n <= most.Seconds()) {
+		return 0, apperr.Field("wait_s", "must be a number of seconds from 0 to %g", most.Seconds())
+	}
+	return time.Duration(n * float64(time.Second)), nil
+}
+
+// handleCancelTicket answers DELETE /v1/tickets/{id}: 204 once the ticket is cancelled
+// (again 204 if it already was); a matched or expired ticket is a 409.
+func handleCancelTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathParam(r, "id")
+		if err == nil {
+			_, err = svc.CancelTicket(r.Context(), id)
+		}
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+type matchOutJSON struct {
+	ID                string             `json:"id"`
+	Queue             string             `json:"queue"`
+	CreatedAt         time.Time          `json:"created_at"`
+	Region            string             `json:"region,omitempty"`
+	Teams             []matchTeamOutJSON `json:"teams"`
+	Tickets           []string           `json:"tickets"`
+	Pairs             []pairJSON         `json:"pairs"`
+	SkillDifference   float64            `json:"skill_difference"`
+	AverageDifference float64            `json:"average_difference"`
+}
+
+type matchTeamOutJSON struct {
+	Players     []matchPlayerJSON `json:"players"`
+	RatingTotal float64           `json:"rating_total"`
+}
+
+type matchPlayerJSON struct {
+	ID       string  `json:"id"`
+	TicketID string  `json:"ticket_id"`
+	Rating   float64 `json:"rating"`
+}
+
+// handleGetMatch answers GET /v1/matches/{id}: a match the queue made.
+func handleGetMatch(logger *slog.Logger, svc *queue.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathParam(r, "id")
+		var m queue.Match
+		if err == nil {
+			m, err = svc.GetMatch(r.Context(), id)
+		}
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		out := matchOutJSON{ID: m.ID, Queue: m.Queue, CreatedAt: m.CreatedAt, Region: m.Region, Tickets: m.Tickets(),
+			Teams: make([]matchTeamOutJSON, len(m.Teams)), Pairs: make([]pairJSON, len(m.Pairs)),
+			SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference}
+		for i, t := range m.Teams {
+			team := matchTeamOutJSON{RatingTotal: t.RatingTotal, Players: make([]matchPlayerJSON, len(t.Players))}
+			for j, p := range t.Players {
+				team.Players[j] = matchPlayerJSON{ID: p.ID, TicketID: p.TicketID, Rating: p.Rating}
+			}
+			out.Teams[i] = team
+		}
+		for i, p := range m.Pairs {
+			out.Pairs[i] = pairJSON{Players: p.Players, Difference: p.Difference, Interval: p.Interval}
+		}
+		respond(w, r, logger, http.StatusOK, out)
+	})
+}
+
+// handleQueueEvents answers GET /v1/queues/{name}/events with Server-Sent Events: each
+// ticket change of the queue as "id: SEQ", "event: matched|expired|cancelled" and "data:" its
+// JSON, from after the Last-Event-ID header (or ?after=SEQ; from now on when neither is
+// given), until the client goes away or the server shuts down. A comment line every 15 s keeps
+// proxies from closing an idle stream.
+func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.Context) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, done := streamContext(r, streams)
+		defer done()
+		name := chi.URLParam(r, "name")
+		after, err := lastEventID(r)
+		if err == nil {
+			_, err = svc.GetQueue(r.Context(), name)
+		}
+		if err == nil && after < 0 {
+			after, err = svc.EventHead(r.Context(), name)
+		}
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		rc := http.NewResponseController(w)
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Accel-Buffering", "no")
+		w.WriteHeader(http.StatusOK)
+		var buf []byte
+		for {
+			// The server's write timeout is for ordinary answers; a stream extends it per write.
+			_ = rc.SetWriteDeadline(time.Now().Add(time.Minute))
+			evs, err := svc.Events(ctx, name, after, 100, 15*time.Second)
+			if ctx.Err() != nil {
+				return // the client went away, or the server is stopping: the client resumes elsewhere
+			}
+			if err != nil {
+				logger.WarnContext(r.Context(), "event stream: the store failed", "queue", name, "err", err)
+				return // the client reconnects with Last-Event-ID
+			}
+			buf = buf[:0]
+			if len(evs) == 0 {
+				buf = append(buf, ": keep-alive\n\n"...)
+			}
+			for _, e := range evs {
+				buf = append(buf, "id: "...)
+				buf = strconv.AppendInt(buf, e.Seq, 10)
+				buf = append(buf, "\nevent: "...)
+				buf = append(buf, e.Type...)
+				buf = append(buf, "\ndata: "...)
+				buf = append(buf, queue.EncodeEvent(e)...)
+				buf = append(buf, "\n\n"...)
+				after = e.Seq
+			}
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
+			if err := rc.Flush(); err != nil {
+				return
+			}
+		}
+	})
+}
+
+// streamContext is the request's context, ended also by streams (the server's shutdown).
+func streamContext(r *http.Request, streams context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(streams, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// lastEventID is where a stream resumes: the Last-Event-ID header, else ?after=, else -1
+// (from now on).
+func lastEventID(r *http.Request) (int64, error) {
+	v, field := r.Header.Get("Last-Event-ID"), "Last-Event-ID"
+	if v == "" {
+		v, field = r.URL.Query().Get("after"), "after"
+	}
+	if v == "" {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return 0, apperr.Field(field, "must be an event id (a whole number from 0)")
+	}
+	return n, nil
+}

@@ -1,0 +1,7 @@
+package pairing
+
+// SortIndex fills order, which must have len(keys) elements, with 0..len(keys)-1 sorted by
+// (keys[i], i): the queue's own index sort (a radix sort from radixMin keys on), for other
+// packages that order players or tickets the same way. The keys must be finite; -0 and +0
+// are equal.
+func SortIndex(keys []float64, order []int32) { sortQueue(keys, order) }

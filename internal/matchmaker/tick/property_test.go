@@ -1,0 +1,357 @@
+package tick
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// check verifies what must hold of any pass, whatever the queue:
+//   - every ticket is matched at most once and never when expired; Expired lists exactly the
+//     tickets with now >= ExpiresAt, by index, with ReasonTTL;
+//   - every match has teams of TeamSize, holds every player of its tickets exactly once,
+//     each party on one team, the anchor (Tickets[0]) on team 0;
+//   - the pairs are the teams sorted by rating and paired in order, with their differences
+//     and intervals; the skill differences are those of the teams;
+//   - mutual acceptance, exactly the pairs it is required of: every other ticket of a match
+//     accepts and is accepted by the match's anchor at now;
+//   - latency: Region is "" when latency is off or no ticket of the match has data; else
+//     every ticket accepts it at its current limit, and no region all of them accept has
+//     a smaller worst latency (or an equal one and an earlier name);
+//   - the teams are the most even split of the match's tickets (brute force, up to rounding);
+//   - the oldest live ticket is matched if any valid match for it existed among the live
+//     tickets; more: no ticket left waiting could anchor a valid match among the tickets
+//     left waiting (each had its turn as anchor with all of them still there).
+//
+// The brute forces run on up to bruteSplitMax tickets of a match and bruteLiveMax live
+// tickets.
+func check(tk []Ticket, now float64, cfg Config, res Result) error {
+	w := newWorld(tk, now, cfg)
+	t := cfg.TeamSize
+	var wantExpired []Expiry
+	for i, x := range tk {
+		if now >= x.ExpiresAt {
+			wantExpired = append(wantExpired, Expiry{Ticket: i, Reason: ReasonTTL})
+		}
+	}
+	if !slices.Equal(res.Expired, wantExpired) {
+		return fmt.Errorf("expired %v, want %v", res.Expired, wantExpired)
+	}
+	in := make([]int, len(tk))
+	for mi, m := range res.Matches {
+		if len(m.Tickets) == 0 {
+			return fmt.Errorf("match %d has no tickets", mi)
+		}
+		for _, i := range m.Tickets {
+			if i < 0 || i >= len(tk) {
+				return fmt.Errorf("match %d: ticket %d out of range", mi, i)
+			}
+			if now >= tk[i].ExpiresAt {
+				return fmt.Errorf("match %d holds expired ticket %d", mi, i)
+			}
+			in[i]++
+			if in[i] > 1 {
+				return fmt.Errorf("ticket %d in two matches", i)
+			}
+		}
+		if err := checkTeams(w, m); err != nil {
+			return fmt.Errorf("match %d: %v", mi, err)
+		}
+		a := m.Tickets[0]
+		for _, i := range m.Tickets[1:] {
+			if !w.accepts(a, i) {
+				return fmt.Errorf("match %d: tickets %d (anchor) and %d do not accept each other: difference %g, intervals %g and %g",
+					mi, a, i, w.diff(a, i), w.interval(a), w.interval(i))
+			}
+		}
+		if err := checkRegion(w, m); err != nil {
+			return fmt.Errorf("match %d: %v", mi, err)
+		}
+		if len(m.Tickets) > bruteSplitMax {
+			// too many for the brute force
+		} else if best := w.bestSplit(m.Tickets); m.SkillDifference > best+1e-9*(1+math.Abs(best)+sumAbs(w, m.Tickets)) {
+			return fmt.Errorf("match %d: skill difference %g, the best split %g", mi, m.SkillDifference, best)
+		}
+		if m.AverageDifference != m.SkillDifference/float64(t) {
+			return fmt.Errorf("match %d: average difference %g, skill difference %g", mi, m.AverageDifference, m.SkillDifference)
+		}
+	}
+	var left []int
+	for _, i := range w.live {
+		if in[i] == 0 {
+			left = append(left, i)
+		}
+	}
+	if len(w.live) > bruteLiveMax {
+		return nil
+	}
+	if len(w.live) > 0 && in[w.live[0]] == 0 && w.anyMatch(w.live[0], w.live) {
+		return fmt.Errorf("the oldest ticket %d waits although a match for it existed", w.live[0])
+	}
+	for _, i := range left {
+		if w.anyMatch(i, left) {
+			return fmt.Errorf("ticket %d waits although it can anchor a match among the tickets left", i)
+		}
+	}
+	return nil
+}
+
+const (
+	bruteSplitMax = 16
+	bruteLiveMax  = 12
+)
+
+func sumAbs(w *world, s []int) float64 {
+	x := 0.0
+	for _, i := range s {
+		for _, r := range w.tk[i].Ratings {
+			x += math.Abs(r)
+		}
+	}
+	return x
+}
+
+func checkTeams(w *world, m Match) error {
+	t := w.t
+	if len(m.Teams[0]) != t || len(m.Teams[1]) != t || len(m.Pairs) != t {
+		return fmt.Errorf("teams of %d and %d, %d pairs, want %d", len(m.Teams[0]), len(m.Teams[1]), len(m.Pairs), t)
+	}
+	side := map[int]int{}
+	seen := map[Slot]bool{}
+	var tot [2]float64
+	for s, team := range m.Teams {
+		for i, x := range team {
+			if !slices.Contains(m.Tickets, x.Ticket) || x.Player < 0 || x.Player >= len(w.tk[x.Ticket].Ratings) {
+				return fmt.Errorf("team %d holds %+v, not a player of the match's tickets", s, x)
+			}
+			if seen[x] {
+				return fmt.Errorf("player %+v twice", x)
+			}
+			seen[x] = true
+			if o, ok := side[x.Ticket]; ok && o != s {
+				return fmt.Errorf("ticket %d's party split across the teams", x.Ticket)
+			}
+			side[x.Ticket] = s
+			r := w.tk[x.Ticket].Ratings[x.Player]
+			tot[s] += r
+			if i > 0 && r < w.tk[team[i-1].Ticket].Ratings[team[i-1].Player] {
+				return fmt.Errorf("team %d not sorted by rating", s)
+			}
+			if m.Pairs[i].Players[s] != x {
+				return fmt.Errorf("pair %d is %v, team %d's player %d is %+v", i, m.Pairs[i].Players, s, i, x)
+			}
+		}
+	}
+	if side[m.Tickets[0]] != 0 {
+		return fmt.Errorf("the anchor %d is not on team 0", m.Tickets[0])
+	}
+	if w.players(m.Tickets) != 2*t {
+		return fmt.Errorf("tickets of %d players", w.players(m.Tickets))
+	}
+	for i, pr := range m.Pairs {
+		a, b := pr.Players[0], pr.Players[1]
+		if d := math.Abs(w.tk[a.Ticket].Ratings[a.Player] - w.tk[b.Ticket].Ratings[b.Player]); pr.Difference != d {
+			return fmt.Errorf("pair %d: difference %g, ratings differ by %g", i, pr.Difference, d)
+		}
+		if iv := min(w.interval(a.Ticket), w.interval(b.Ticket)); pr.Interval != iv {
+			return fmt.Errorf("pair %d: interval %g, want %g", i, pr.Interval, iv)
+		}
+	}
+	if sd := math.Abs(tot[0] - tot[1]); m.SkillDifference != sd {
+		return fmt.Errorf("skill difference %g, team totals differ by %g", m.SkillDifference, sd)
+	}
+	return nil
+}
+
+func checkRegion(w *world, m Match) error {
+	data := slices.ContainsFunc(m.Tickets, func(i int) bool { return len(w.tk[i].Latencies) > 0 })
+	if len(w.cfg.MaxLatency) == 0 || !data {
+		if m.Region != "" {
+			return fmt.Errorf("region %q, want none", m.Region)
+		}
+		if len(w.okRegions(m.Tickets)) == 0 {
+			return fmt.Errorf("no region for its tickets")
+		}
+		return nil
+	}
+	for _, i := range m.Tickets {
+		if !w.usable(i, m.Region) {
+			return fmt.Errorf("region %q: ticket %d does not accept it (limit %g, latencies %v)",
+				m.Region, i, w.stepAt(w.cfg.MaxLatency, i), w.tk[i].Latencies)
+		}
+	}
+	got := w.worst(m.Tickets, m.Region)
+	for _, r := range w.okRegions(m.Tickets) {
+		if x := w.worst(m.Tickets, r); x < got || x == got && r < m.Region {
+			return fmt.Errorf("region %q (worst %g ms), but %q has %g ms", m.Region, got, r, x)
+		}
+	}
+	return nil
+}
+
+// randomQueue draws a small queue: team sizes 1..5, parties, ratings with ties (small
+// integers) or without, waits and expiries around now (some exactly at it), intervals of
+// 1-3 steps, and in half the cases latencies to 0-3 regions with some tickets without data.
+func randomQueue(rng *rand.Rand, maxTickets int) ([]Ticket, float64, Config) {
+	cfg := Config{TeamSize: 1 + rng.IntN(4), Strategy: RatingWindow}
+	if rng.IntN(6) == 0 {
+		cfg.TeamSize = 5
+	}
+	if rng.IntN(2) == 0 {
+		cfg.Strategy = GreedyPairs
+	}
+	now := float64(rng.IntN(100))
+	steps := func(scale float64) []Step {
+		s := []Step{{0, scale * float64(rng.IntN(4))}}
+		for range rng.IntN(3) {
+			last := s[len(s)-1]
+			s = append(s, Step{last.AfterS + float64(1+rng.IntN(20)), last.Value + scale*float64(rng.IntN(4))})
+		}
+		return s
+	}
+	cfg.Interval = steps(10)
+	regions := []string{"asia", "eu", "us"}[:rng.IntN(4)]
+	latency := rng.IntN(2) == 0
+	if latency {
+		cfg.MaxLatency = steps(40)
+	}
+	ties := rng.IntN(2) == 0
+	n := rng.IntN(maxTickets + 1)
+	tk := make([]Ticket, n)
+	for i := range tk {
+		size := 1
+		if rng.IntN(3) == 0 {
+			size = 1 + rng.IntN(cfg.TeamSize)
+		}
+		for range size {
+			r := 1000 + 40*rng.NormFloat64()
+			if ties {
+				r = float64(990 + 5*rng.IntN(5))
+			}
+			tk[i].Ratings = append(tk[i].Ratings, r)
+		}
+		tk[i].WaitingSince = now - float64(rng.IntN(60))
+		if rng.IntN(8) == 0 {
+			tk[i].WaitingSince = now + 1 // a clock ahead of the caller's
+		}
+		tk[i].ExpiresAt = math.Inf(1)
+		if rng.IntN(6) == 0 {
+			tk[i].ExpiresAt = now + float64(rng.IntN(3)-1) // expired before, at or after now
+		}
+		if latency && rng.IntN(4) != 0 {
+			for _, r := range regions {
+				if rng.IntN(4) != 0 {
+					tk[i].Latencies = append(tk[i].Latencies, RegionLatency{r, float64(10 * rng.IntN(15))})
+				}
+			}
+		}
+	}
+	if rng.IntN(3) == 0 { // arrival order; otherwise shuffled
+		slices.SortStableFunc(tk, func(a, b Ticket) int { return cmp.Compare(a.WaitingSince, b.WaitingSince) })
+	}
+	return tk, now, cfg
+}
+
+func randFor(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x71c4)) }
+
+// Random small queues keep every rule, with both strategies, and agree with the reference.
+func TestRandomQueuesKeepTheRulesAndMatchTheReference(t *testing.T) {
+	t.Parallel()
+	cases := 4000
+	if testing.Short() {
+		cases = 500
+	}
+	for seed := range uint64(cases) {
+		tk, now, cfg := randomQueue(randFor(seed), 11)
+		if err := againstTheReference(tk, now, cfg); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+}
+
+// againstTheReference runs a pass, checks it, compares its matches and regions with the
+// reference's and a second run's.
+func againstTheReference(tk []Ticket, now float64, cfg Config) error {
+	res, err := Run(tk, now, cfg)
+	if err != nil {
+		return fmt.Errorf("%v\n%s", err, describe(tk, now, cfg))
+	}
+	if err := check(tk, now, cfg, res); err != nil {
+		return fmt.Errorf("%v\n%s%+v", err, describe(tk, now, cfg), res)
+	}
+	want, regions := ref(tk, now, cfg)
+	var got [][]int
+	var gotRegions []string
+	for _, m := range res.Matches {
+		got = append(got, m.Tickets)
+		gotRegions = append(gotRegions, m.Region)
+	}
+	if !reflect.DeepEqual(got, want) || !slices.Equal(gotRegions, regions) {
+		return fmt.Errorf("matches %v in %q, the reference %v in %q\n%s", got, gotRegions, want, regions, describe(tk, now, cfg))
+	}
+	if again, _ := Run(tk, now, cfg); !reflect.DeepEqual(res, again) {
+		return fmt.Errorf("a second run differs")
+	}
+	return nil
+}
+
+// Teams of 6 to 12 (head counts over several words from 8 on) from parties, against the
+// reference.
+func TestLargeTeamsMatchTheReference(t *testing.T) {
+	t.Parallel()
+	cases := 1500
+	if testing.Short() {
+		cases = 200
+	}
+	for seed := range uint64(cases) {
+		rng := rand.New(rand.NewPCG(seed, 0x1a7e))
+		tk, now, cfg := randomQueue(rng, 10)
+		cfg.TeamSize = 6 + rng.IntN(7)
+		for i := range tk {
+			for range rng.IntN(cfg.TeamSize) {
+				if len(tk[i].Ratings) < cfg.TeamSize {
+					tk[i].Ratings = append(tk[i].Ratings, tk[i].Ratings[0]+float64(rng.IntN(30)))
+				}
+			}
+		}
+		if err := againstTheReference(tk, now, cfg); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+}
+
+// The benchmarks' queue, large enough for the radix sorts (by rating, and by age when it
+// comes shuffled) and the pooled buffers, keeps the rules check can afford at that size
+// (all but the brute forces over the live tickets).
+func TestTheIssuesQueueKeepsTheRules(t *testing.T) {
+	t.Parallel()
+	n := 20_000
+	if testing.Short() {
+		n = 3_000
+	}
+	for _, regions := range []bool{false, true} {
+		for _, s := range []string{RatingWindow, GreedyPairs} {
+			tk, now := benchQueue(uint64(n), n, regions)
+			tk[7].ExpiresAt = now // and one expiry
+			// With regions, out of arrival order: the pass sorts by age.
+			if regions {
+				rand.New(rand.NewPCG(1, 2)).Shuffle(len(tk), func(i, j int) { tk[i], tk[j] = tk[j], tk[i] })
+			}
+			cfg := benchConfig(s, regions)
+			res, err := Run(tk, now, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Matches) < n/10 {
+				t.Fatalf("%s, regions %v: %d matches from %d tickets", s, regions, len(res.Matches), n)
+			}
+			if err := check(tk, now, cfg, res); err != nil {
+				t.Fatalf("%s, regions %v: %v", s, regions, err)
+			}
+		}
+	}
+}

@@ -1,0 +1,415 @@
+package tick
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// The reference: the rules of Run written the plain way, for small queues. It scans every
+// ticket for every decision, places head counts and splits by enumerating subsets, and
+// shares no code with the fast version but the exported types and Validate.
+
+// world is a queue seen at one instant, everything computed from the definitions.
+type world struct {
+	tk      []Ticket
+	now     float64
+	cfg     Config
+	t       int
+	live    []int // input indices of the tickets that have not expired, oldest first
+	regions []string
+}
+
+func newWorld(tk []Ticket, now float64, cfg Config) *world {
+	w := &world{tk: tk, now: now, cfg: cfg, t: cfg.TeamSize}
+	for i, t := range tk {
+		if now < t.ExpiresAt {
+			w.live = append(w.live, i)
+		}
+		if len(cfg.MaxLatency) > 0 {
+			for _, l := range t.Latencies {
+				if now < t.ExpiresAt && !slices.Contains(w.regions, l.Region) {
+					w.regions = append(w.regions, l.Region)
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(w.live, func(a, b int) int { return cmp.Compare(tk[a].WaitingSince, tk[b].WaitingSince) })
+	slices.Sort(w.regions)
+	return w
+}
+
+// stepAt is the value of the last step whose AfterS is at most the ticket's wait (the
+// first always holds).
+func (w *world) stepAt(steps []Step, i int) float64 {
+	wait := w.now - w.tk[i].WaitingSince
+	v := math.NaN()
+	for j, s := range steps {
+		if j == 0 || s.AfterS <= wait {
+			v = s.Value
+		}
+	}
+	return v
+}
+
+func (w *world) interval(i int) float64 { return w.stepAt(w.cfg.Interval, i) }
+
+func (w *world) mean(i int) float64 {
+	s := 0.0
+	for _, r := range w.tk[i].Ratings {
+		s += r
+	}
+	return s / float64(len(w.tk[i].Ratings))
+}
+
+func (w *world) diff(i, j int) float64 { return math.Abs(w.mean(i) - w.mean(j)) }
+
+// accepts: each of the two tickets' current intervals covers their rating difference.
+func (w *world) accepts(i, j int) bool {
+	d := w.diff(i, j)
+	return d <= w.interval(i) && d <= w.interval(j)
+}
+
+// latencyTo is ticket i's latency to region r, ok false without one.
+func (w *world) latencyTo(i int, r string) (float64, bool) {
+	for _, l := range w.tk[i].Latencies {
+		if l.Region == r {
+			return l.MS, true
+		}
+	}
+	return 0, false
+}
+
+// usable: ticket i accepts region r now (no data: any region).
+func (w *world) usable(i int, r string) bool {
+	if len(w.cfg.MaxLatency) == 0 || len(w.tk[i].Latencies) == 0 {
+		return true
+	}
+	ms, ok := w.latencyTo(i, r)
+	return ok && ms <= w.stepAt(w.cfg.MaxLatency, i)
+}
+
+// okRegions lists the regions every ticket of s accepts; with latency off, or when no
+// region is known at all, one unnamed region.
+func (w *world) okRegions(s []int) []string {
+	if len(w.cfg.MaxLatency) == 0 || len(w.regions) == 0 {
+		return []string{""}
+	}
+	var out []string
+	for _, r := range w.regions {
+		if !slices.ContainsFunc(s, func(i int) bool { return !w.usable(i, r) }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// worst is the largest latency to r among the tickets of s with data.
+func (w *world) worst(s []int, r string) float64 {
+	m := 0.0
+	for _, i := range s {
+		if ms, ok := w.latencyTo(i, r); ok {
+			m = max(m, ms)
+		}
+	}
+	return m
+}
+
+// bestRegion is the region of a match: "" when no ticket has data (or latency is off),
+// else the region every ticket accepts with the smallest worst latency, first by name.
+func (w *world) bestRegion(s []int) string {
+	if !slices.ContainsFunc(s, func(i int) bool { return len(w.tk[i].Latencies) > 0 }) || len(w.cfg.MaxLatency) == 0 {
+		return ""
+	}
+	best, bw := "", math.Inf(1)
+	for _, r := range w.okRegions(s) {
+		if x := w.worst(s, r); x < bw {
+			best, bw = r, x
+		}
+	}
+	return best
+}
+
+func (w *world) players(s []int) int {
+	n := 0
+	for _, i := range s {
+		n += len(w.tk[i].Ratings)
+	}
+	return n
+}
+
+// placeable: the tickets of s can go to two teams, parties whole, none over TeamSize; with
+// full, both exactly TeamSize.
+func (w *world) placeable(s []int, full bool) bool {
+	for m := 0; m < 1<<len(s); m++ {
+		var n [2]int
+		for b, i := range s {
+			n[m>>b&1] += len(w.tk[i].Ratings)
+		}
+		if n[0] <= w.t && n[1] <= w.t && (!full || n[0] == w.t && n[1] == w.t) {
+			return true
+		}
+	}
+	return false
+}
+
+// isMatch: s (the anchor first) is a valid match: every other ticket accepts and is
+// accepted by the anchor, the players split into two full teams with parties whole, and
+// some region is acceptable to all.
+func (w *world) isMatch(s []int) bool {
+	for _, i := range s[1:] {
+		if !w.accepts(s[0], i) {
+			return false
+		}
+	}
+	return w.players(s) == 2*w.t && w.placeable(s, true) && len(w.okRegions(s)) > 0
+}
+
+// anyMatch reports whether some valid match anchored at a exists among pool.
+func (w *world) anyMatch(a int, pool []int) bool {
+	var cand []int
+	for _, i := range pool {
+		if i != a && w.accepts(a, i) {
+			cand = append(cand, i)
+		}
+	}
+	for m := 0; m < 1<<len(cand); m++ {
+		s := []int{a}
+		for b, i := range cand {
+			if m>>b&1 != 0 {
+				s = append(s, i)
+			}
+		}
+		if w.isMatch(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// bestSplit is the least |difference of team totals| over every split of the match's
+// tickets into two teams of TeamSize, parties whole.
+func (w *world) bestSplit(s []int) float64 {
+	best := math.Inf(1)
+	for m := 0; m < 1<<len(s); m++ {
+		var n [2]int
+		var tot [2]float64
+		for b, i := range s {
+			for _, r := range w.tk[i].Ratings {
+				n[m>>b&1]++
+				tot[m>>b&1] += r
+			}
+		}
+		if n[0] == w.t && n[1] == w.t {
+			best = min(best, math.Abs(tot[0]-tot[1]))
+		}
+	}
+	return best
+}
+
+// ref runs the whole pass the plain way and returns the tickets of each match, the anchor
+// first and the others in the order chosen, with its region.
+func ref(tk []Ticket, now float64, cfg Config) (matches [][]int, regions []string) {
+	w := newWorld(tk, now, cfg)
+	free := map[int]bool{}
+	for _, i := range w.live {
+		free[i] = true
+	}
+	pool := func() []int {
+		var out []int
+		for _, i := range w.live {
+			if free[i] {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	for _, a := range w.live {
+		if !free[a] {
+			continue
+		}
+		var s []int
+		if cfg.Strategy == GreedyPairs {
+			s = w.refGreedy(a, pool())
+		}
+		if s == nil {
+			s = w.refWindow(a, pool())
+		}
+		if s == nil {
+			continue
+		}
+		for _, i := range s {
+			free[i] = false
+		}
+		matches = append(matches, s)
+		regions = append(regions, w.bestRegion(s))
+	}
+	return matches, regions
+}
+
+// rankOf is the place of ticket i in age order.
+func (w *world) rankOf(i int) int { return slices.Index(w.live, i) }
+
+// nearestFirst sorts tickets by distance from x's rating, the older first on a tie.
+func (w *world) nearestFirst(x int, s []int) {
+	slices.SortStableFunc(s, func(i, j int) int {
+		if c := cmp.Compare(w.diff(x, i), w.diff(x, j)); c != 0 {
+			return c
+		}
+		return cmp.Compare(w.rankOf(i), w.rankOf(j))
+	})
+}
+
+// refWindow: the anchor's acceptable candidates sharing a region with it, nearest first;
+// the shortest prefix with a valid match in some region; in each such region the match
+// keeps the prefix's last ticket and each earlier one that still allows a match, nearest
+// first; among regions, the smallest worst latency, then the first by name.
+func (w *world) refWindow(a int, pool []int) []int {
+	var cand []int
+	for _, i := range pool {
+		if i != a && w.accepts(a, i) && len(w.okRegions([]int{a, i})) > 0 {
+			cand = append(cand, i)
+		}
+	}
+	w.nearestFirst(a, cand)
+	for k := 1; k <= len(cand); k++ {
+		var best []int
+		bw := math.Inf(1)
+		for _, r := range w.okRegions([]int{a}) {
+			var in []int // the prefix's tickets that accept r
+			for _, i := range cand[:k] {
+				if len(w.okRegions([]int{i})) > 0 && slices.Contains(w.okRegions([]int{a, i}), r) {
+					in = append(in, i)
+				}
+			}
+			if len(in) == 0 || in[len(in)-1] != cand[k-1] {
+				continue
+			}
+			s := w.keepNearest(a, in)
+			if s == nil {
+				continue
+			}
+			lat := 0.0
+			if r != "" {
+				lat = w.worst(s, r)
+			}
+			if lat < bw {
+				best, bw = s, lat
+			}
+		}
+		if best != nil {
+			return best
+		}
+	}
+	return nil
+}
+
+// keepNearest: the match of anchor a from in, whose last ticket it must hold, each earlier
+// ticket kept, in order, when some completion from the later ones still gives a match;
+// nil if no match holds the last one.
+func (w *world) keepNearest(a int, in []int) []int {
+	last := in[len(in)-1]
+	s := []int{a}
+	completes := func(s []int, rest []int) bool {
+		for m := 0; m < 1<<len(rest); m++ {
+			x := slices.Clone(s)
+			for b, i := range rest {
+				if m>>b&1 != 0 {
+					x = append(x, i)
+				}
+			}
+			x = append(x, last)
+			if w.players(x) == 2*w.t && w.placeable(x, true) {
+				return true
+			}
+		}
+		return false
+	}
+	if !completes(s, in[:len(in)-1]) {
+		return nil
+	}
+	for j, i := range in[:len(in)-1] {
+		if completes(append(slices.Clone(s), i), in[j+1:len(in)-1]) {
+			s = append(s, i)
+		}
+	}
+	return append(s, last)
+}
+
+// refGreedy: the thesis's rule within the anchor's acceptable tickets, as documented on Run.
+func (w *world) refGreedy(a int, pool []int) []int {
+	s := []int{a}
+	regions := w.okRegions([]int{a})
+	shared := func(x []int) bool {
+		for _, r := range regions {
+			if slices.Contains(w.okRegions(x), r) {
+				return true
+			}
+		}
+		return false
+	}
+	// fits: after adding x, the teams can still be filled, and are full at 2 x TeamSize.
+	fits := func(x []int) bool {
+		n := w.players(x)
+		return n <= 2*w.t && w.placeable(x, n == 2*w.t)
+	}
+	opponent := func(sub int, with []int) int {
+		var c []int
+		for _, i := range pool {
+			if i != a && i != sub && !slices.Contains(with, i) && w.accepts(a, i) && w.accepts(sub, i) {
+				c = append(c, i)
+			}
+		}
+		w.nearestFirst(sub, c)
+		for _, i := range c {
+			x := append(slices.Clone(with), i)
+			if shared(x) && fits(x) {
+				return i
+			}
+		}
+		return -1
+	}
+	o := opponent(a, s)
+	if o < 0 {
+		return nil
+	}
+	s = append(s, o)
+	regions = w.okRegions(s)
+	aside := map[int]bool{}
+	for w.players(s) < 2*w.t {
+		sub := -1
+		for _, i := range pool { // oldest first
+			if !aside[i] && !slices.Contains(s, i) && w.diff(a, i) <= w.interval(a) {
+				sub = i
+				break
+			}
+		}
+		if sub < 0 {
+			return nil
+		}
+		aside[sub] = true
+		with := append(slices.Clone(s), sub)
+		if !w.accepts(a, sub) || !shared(with) || !fits(with) {
+			continue
+		}
+		if w.players(with) == 2*w.t { // the sub-anchor completes the match alone
+			s = with
+			continue
+		}
+		if o := opponent(sub, with); o >= 0 {
+			s = append(with, o)
+			regions = w.okRegions(s)
+		}
+	}
+	return s
+}
+
+// describe prints a queue for a failure message.
+func describe(tk []Ticket, now float64, cfg Config) string {
+	s := fmt.Sprintf("now %g, cfg %+v\n", now, cfg)
+	for i, t := range tk {
+		s += fmt.Sprintf("  %d: %v since %g expires %g lat %v\n", i, t.Ratings, t.WaitingSince, t.ExpiresAt, t.Latencies)
+	}
+	return s
+}

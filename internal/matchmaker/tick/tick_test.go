@@ -1,0 +1,398 @@
+package tick
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+
+	"matchmaker/internal/apperr"
+)
+
+// solo is a ticket of one player waiting since since, never expiring.
+func solo(rating, since float64) Ticket {
+	return Ticket{Ratings: []float64{rating}, WaitingSince: since, ExpiresAt: math.Inf(1)}
+}
+
+func party(since float64, ratings ...float64) Ticket {
+	return Ticket{Ratings: ratings, WaitingSince: since, ExpiresAt: math.Inf(1)}
+}
+
+// matchedTickets lists each match's tickets.
+func matchedTickets(res Result) [][]int {
+	out := [][]int{}
+	for _, m := range res.Matches {
+		out = append(out, m.Tickets)
+	}
+	return out
+}
+
+func run(t *testing.T, tk []Ticket, now float64, cfg Config) Result {
+	t.Helper()
+	res, err := Run(tk, now, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := check(tk, now, cfg, res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// A ticket's interval is the value of the last step whose after_s its own wait has
+// reached; two tickets match only when both intervals cover their difference.
+func TestIntervalsWidenByEachTicketsOwnWait(t *testing.T) {
+	t.Parallel()
+	cfg := Config{TeamSize: 1, Interval: []Step{{0, 10}, {10, 20}, {30, 50}}}
+	const now = 100.0
+	tests := []struct {
+		name         string
+		waitA, waitB float64 // seconds each has waited at now
+		diff         float64
+		match        bool
+	}{
+		{"both at the first step, within", 0, 0, 10, true},
+		{"both at the first step, beyond", 0, 0, 11, false},
+		{"the older one widened, the younger not", 15, 0, 15, false},
+		{"both widened", 15, 10, 15, true},
+		{"a step holds from exactly its after_s", 10, 10, 20, true},
+		{"and not a moment before", 10, 9.5, 20, false},
+		{"the last step holds for ever", 1000, 30, 50, true},
+		{"a wait from the future counts as none", -5, 0, 10, true},
+		{"a wait from the future does not widen", -5, 30, 11, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tk := []Ticket{solo(1000, now-tt.waitA), solo(1000+tt.diff, now-tt.waitB)}
+			got := len(run(t, tk, now, cfg).Matches) == 1
+			if got != tt.match {
+				t.Fatalf("matched %v, want %v", got, tt.match)
+			}
+		})
+	}
+}
+
+// A ticket expires when now reaches its ExpiresAt: it is reported and never matched, even
+// with a perfect opponent waiting.
+func TestTicketsExpireAtExpiresAt(t *testing.T) {
+	t.Parallel()
+	cfg := Config{TeamSize: 1, Interval: []Step{{0, 10}}}
+	const now = 50.0
+	tests := []struct {
+		name    string
+		expires float64
+		expired bool
+	}{
+		{"past", now - 1, true},
+		{"exactly now", now, true},
+		{"a moment later", math.Nextafter(now, math.Inf(1)), false},
+		{"never", math.Inf(1), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := solo(1000, 0)
+			a.ExpiresAt = tt.expires
+			res := run(t, []Ticket{a, solo(1000, 1)}, now, cfg)
+			var want []Expiry
+			matches := [][]int{{0, 1}}
+			if tt.expired {
+				want = []Expiry{{Ticket: 0, Reason: ReasonTTL}}
+				matches = [][]int{}
+			}
+			if !slices.Equal(res.Expired, want) || !reflect.DeepEqual(matchedTickets(res), matches) {
+				t.Fatalf("expired %v, matches %v; want %v, %v", res.Expired, matchedTickets(res), want, matches)
+			}
+		})
+	}
+}
+
+// The oldest ticket anchors first, and rating_window takes the nearest acceptable tickets.
+func TestTheOldestAnchorsAndTakesTheNearest(t *testing.T) {
+	t.Parallel()
+	cfg := Config{TeamSize: 1, Interval: []Step{{0, 100}}}
+	tk := []Ticket{solo(1050, 2), solo(1000, 0), solo(1005, 1), solo(1200, 3)}
+	res := run(t, tk, 10, cfg)
+	// Ticket 1 (1000) waited longest: it takes 1005; then 1050 waits, 1200 is beyond it.
+	if want := [][]int{{1, 2}}; !reflect.DeepEqual(matchedTickets(res), want) {
+		t.Fatalf("matches %v, want %v", matchedTickets(res), want)
+	}
+	m := res.Matches[0]
+	want := Pair{Players: [2]Slot{{1, 0}, {2, 0}}, Difference: 5, Interval: 100}
+	if m.Pairs[0] != want || m.SkillDifference != 5 || m.AverageDifference != 5 || m.Region != "" {
+		t.Fatalf("match %+v, want the pair %+v", m, want)
+	}
+}
+
+// A party plays on one team, and the teams are the most even split of the tickets; each
+// player faces the opponent of the same rank on the other team.
+func TestPartiesStayTogetherAndTheSplitIsEven(t *testing.T) {
+	t.Parallel()
+	cfg := Config{TeamSize: 3, Interval: []Step{{0, 100}}}
+	tk := []Ticket{
+		party(0, 1100, 900), // mean 1000
+		solo(1010, 1),
+		solo(980, 2),
+		solo(1025, 3),
+		solo(995, 4),
+	}
+	res := run(t, tk, 10, cfg)
+	if len(res.Matches) != 1 {
+		t.Fatalf("%d matches, want 1", len(res.Matches))
+	}
+	m := res.Matches[0]
+	// The party (2000) with 1010 makes 3010 against 980+995+1025 = 3000: the most even of
+	// the splits that keep the party whole (with 995: 2995 against 3015).
+	if want := []Slot{{0, 1}, {1, 0}, {0, 0}}; !slices.Equal(m.Teams[0], want) {
+		t.Fatalf("team 0 %v, want %v (sorted by rating: 900, 1010, 1100)", m.Teams[0], want)
+	}
+	if want := []Slot{{2, 0}, {4, 0}, {3, 0}}; !slices.Equal(m.Teams[1], want) {
+		t.Fatalf("team 1 %v, want %v (980, 995, 1025)", m.Teams[1], want)
+	}
+	if m.SkillDifference != 10 || m.AverageDifference != 10.0/3 || m.Pairs[0].Difference != 80 {
+		t.Fatalf("skill difference %g, average %g, first pair %+v; want 10, 10/3 and 900 against 980",
+			m.SkillDifference, m.AverageDifference, m.Pairs[0])
+	}
+}
+
+// The two strategies choose different tickets from the same queue: rating_window the
+// anchor's nearest, greedy_pairs the thesis's pairs (the anchor and its nearest, then the
+// oldest ticket left and its own nearest).
+func TestStrategiesChooseTheirOwnWay(t *testing.T) {
+	t.Parallel()
+	tk := []Ticket{solo(1000, 0), solo(1040, 1), solo(1001, 2), solo(1002, 3), solo(1039, 4)}
+	tests := []struct {
+		strategy string
+		want     []int
+	}{
+		{RatingWindow, []int{0, 2, 3, 4}}, // 1000 and its nearest: 1001, 1002, 1039
+		{"", []int{0, 2, 3, 4}},           // the default
+		{GreedyPairs, []int{0, 2, 1, 4}},  // 1000 takes 1001; 1040, the oldest left, takes 1039
+	}
+	for _, tt := range tests {
+		t.Run(tt.strategy, func(t *testing.T) {
+			t.Parallel()
+			cfg := Config{TeamSize: 2, Strategy: tt.strategy, Interval: []Step{{0, 100}}}
+			res := run(t, tk, 10, cfg)
+			if want := [][]int{tt.want}; !reflect.DeepEqual(matchedTickets(res), want) {
+				t.Fatalf("matches %v, want %v", matchedTickets(res), want)
+			}
+		})
+	}
+}
+
+// With latencies, a match is played where every ticket is within its current limit, the
+// region with the smallest worst latency; a ticket without data accepts any region.
+func TestTheRegionIsWithinEveryTicketsLimit(t *testing.T) {
+	t.Parallel()
+	cfg := Config{TeamSize: 1, Interval: []Step{{0, 100}}, MaxLatency: []Step{{0, 50}, {20, 100}}}
+	lat := func(t Ticket, l ...RegionLatency) Ticket { t.Latencies = l; return t }
+	tests := []struct {
+		name    string
+		tickets []Ticket
+		matches [][]int
+		region  string
+	}{
+		{"the smallest worst latency", []Ticket{
+			lat(solo(1000, 10), RegionLatency{"eu", 40}, RegionLatency{"us", 30}),
+			lat(solo(1000, 10), RegionLatency{"eu", 20}, RegionLatency{"us", 45}),
+		}, [][]int{{0, 1}}, "eu"},
+		{"only where both are within their limits", []Ticket{
+			lat(solo(1000, 10), RegionLatency{"eu", 60}, RegionLatency{"us", 30}),
+			lat(solo(1000, 10), RegionLatency{"eu", 20}, RegionLatency{"us", 45}),
+		}, [][]int{{0, 1}}, "us"},
+		{"a limit widens with the ticket's wait", []Ticket{
+			lat(solo(1000, -20), RegionLatency{"eu", 60}), // waited 30 s: 100 ms
+			lat(solo(1000, 10), RegionLatency{"eu", 20}),
+		}, [][]int{{0, 1}}, "eu"},
+		{"no region in common", []Ticket{
+			lat(solo(1000, 10), RegionLatency{"eu", 20}),
+			lat(solo(1000, 10), RegionLatency{"us", 20}),
+		}, [][]int{}, ""},
+		{"no data: any region will do", []Ticket{
+			solo(1000, 10),
+			lat(solo(1000, 10), RegionLatency{"us", 20}),
+		}, [][]int{{0, 1}}, "us"},
+		{"no data at all: no region named", []Ticket{solo(1000, 10), solo(1000, 10)}, [][]int{{0, 1}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := run(t, tt.tickets, 20, cfg)
+			if !reflect.DeepEqual(matchedTickets(res), tt.matches) {
+				t.Fatalf("matches %v, want %v", matchedTickets(res), tt.matches)
+			}
+			if len(res.Matches) > 0 && res.Matches[0].Region != tt.region {
+				t.Fatalf("region %q, want %q", res.Matches[0].Region, tt.region)
+			}
+		})
+	}
+}
+
+// Without MaxLatency, latencies are not considered.
+func TestLatencyOffIgnoresLatencies(t *testing.T) {
+	t.Parallel()
+	a, b := solo(1000, 0), solo(1000, 0)
+	a.Latencies = []RegionLatency{{"eu", 500}}
+	b.Latencies = []RegionLatency{{"us", 500}}
+	res := run(t, []Ticket{a, b}, 1, Config{TeamSize: 1, Interval: []Step{{0, 10}}})
+	if len(res.Matches) != 1 || res.Matches[0].Region != "" {
+		t.Fatalf("matches %+v, want one without a region", res.Matches)
+	}
+}
+
+// Invalid input is one apperr.Invalid error naming every field at fault in the package's
+// terms.
+func TestInvalidInputNamesEveryField(t *testing.T) {
+	t.Parallel()
+	ok := Config{TeamSize: 2, Interval: []Step{{0, 10}}}
+	good := solo(1000, 0)
+	nan := math.NaN()
+	tests := []struct {
+		name    string
+		cfg     Config
+		now     float64
+		tickets []Ticket
+		fields  []string
+	}{
+		{"team size 0", Config{TeamSize: 0, Interval: ok.Interval}, 0, nil, []string{"team_size"}},
+		{"team size 17", Config{TeamSize: 17, Interval: ok.Interval}, 0, nil, []string{"team_size"}},
+		{"unknown strategy", Config{TeamSize: 2, Strategy: "fifo", Interval: ok.Interval}, 0, nil, []string{"strategy"}},
+		{"no interval", Config{TeamSize: 2}, 0, nil, []string{"interval"}},
+		{"first step not at 0", Config{TeamSize: 2, Interval: []Step{{5, 10}}}, 0, nil, []string{"interval[0].after_s"}},
+		{"steps out of order", Config{TeamSize: 2, Interval: []Step{{0, 10}, {10, 20}, {10, 30}}}, 0, nil, []string{"interval[2].after_s"}},
+		{"a narrowing step", Config{TeamSize: 2, Interval: []Step{{0, 10}, {10, 5}}}, 0, nil, []string{"interval[1].value"}},
+		{"values not finite", Config{TeamSize: 2, Interval: []Step{{0, math.Inf(1)}, {nan, nan}}}, 0, nil,
+			[]string{"interval[0].value", "interval[1].after_s", "interval[1].value"}},
+		{"a negative latency limit", Config{TeamSize: 2, Interval: ok.Interval, MaxLatency: []Step{{0, -1}}}, 0, nil, []string{"max_latency[0].value"}},
+		{"latency steps out of order", Config{TeamSize: 2, Interval: ok.Interval, MaxLatency: []Step{{1, 50}}}, 0, nil, []string{"max_latency[0].after_s"}},
+		{"now not finite", ok, math.Inf(-1), nil, []string{"now"}},
+		{"tickets", ok, 0, []Ticket{
+			good,
+			{Ratings: nil, ExpiresAt: 1},
+			{Ratings: []float64{1, 2, 3}, ExpiresAt: 1},
+			{Ratings: []float64{1, nan}, WaitingSince: math.Inf(1), ExpiresAt: nan},
+			{Ratings: []float64{1}, ExpiresAt: 1, Latencies: []RegionLatency{{"us", 1}, {"eu", -1}, {"", 2}}},
+			{Ratings: []float64{1}, ExpiresAt: 1, Backfill: &Backfill{OpenSlots: [2]int{1, 0}}},
+		}, []string{"tickets[1].ratings", "tickets[2].ratings", "tickets[3].ratings[1]", "tickets[3].waiting_since",
+			"tickets[3].expires_at", "tickets[4].latencies[1].region", "tickets[4].latencies[1].ms",
+			"tickets[4].latencies[2].region", "tickets[5].backfill"}},
+		{"an expired ticket is checked too", ok, 10, []Ticket{{Ratings: []float64{nan}, ExpiresAt: 1}}, []string{"tickets[0].ratings[0]"}},
+		{"a bad config and a bad ticket", Config{TeamSize: 2}, 0, []Ticket{{ExpiresAt: 1}}, []string{"interval", "tickets[0].ratings"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Run(tt.tickets, tt.now, tt.cfg)
+			slices.Sort(tt.fields)
+			if got := faultFields(t, err); !slices.Equal(got, tt.fields) {
+				t.Fatalf("fields %v, want %v (%v)", got, tt.fields, err)
+			}
+		})
+	}
+}
+
+// faultFields are the fields an apperr.Invalid error names, sorted.
+func faultFields(t *testing.T, err error) []string {
+	t.Helper()
+	var e *apperr.Error
+	if !errors.As(err, &e) || e.Code != apperr.Invalid {
+		t.Fatalf("error %v, want an apperr.Invalid", err)
+	}
+	var out []string
+	for _, f := range e.Fields {
+		out = append(out, f.Field)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A pass holds at most MaxRegions region names; the first beyond is named.
+func TestTooManyRegionsIsInvalid(t *testing.T) {
+	t.Parallel()
+	cfg := Config{TeamSize: 1, Interval: []Step{{0, 10}}, MaxLatency: []Step{{0, 50}}}
+	var tk []Ticket
+	for i := range MaxRegions + 1 {
+		x := solo(1000, float64(i))
+		x.Latencies = []RegionLatency{{"r" + strconv.Itoa(i), 10}}
+		tk = append(tk, x)
+	}
+	if _, err := Run(tk[:MaxRegions], 100, cfg); err != nil {
+		t.Fatalf("%d regions: %v", MaxRegions, err)
+	}
+	_, err := Run(tk, 100, cfg)
+	if got, want := faultFields(t, err), []string{"tickets[64].latencies[0].region"}; !slices.Equal(got, want) {
+		t.Fatalf("fields %v, want %v", got, want)
+	}
+}
+
+// Config.Validate and Ticket.Validate apply Run's rules to one config or ticket, the
+// ticket's fields named as in a ticket.
+func TestValidateAppliesRunsRules(t *testing.T) {
+	t.Parallel()
+	if err := (Config{TeamSize: 5, Interval: []Step{{0, 25}, {10, 50}}, MaxLatency: []Step{{0, 60}}}).Validate(); err != nil {
+		t.Fatalf("a valid config: %v", err)
+	}
+	if got := faultFields(t, Config{TeamSize: 5}.Validate()); !slices.Equal(got, []string{"interval"}) {
+		t.Fatalf("fields %v", got)
+	}
+	if err := solo(1000, 0).Validate(1); err != nil {
+		t.Fatalf("a valid ticket: %v", err)
+	}
+	bad := party(0, 1, 2, 3)
+	bad.Latencies = []RegionLatency{{"eu", math.NaN()}}
+	if got, want := faultFields(t, bad.Validate(2)), []string{"latencies[0].ms", "ratings"}; !slices.Equal(got, want) {
+		t.Fatalf("fields %v, want %v", got, want)
+	}
+}
+
+// Run reads its input and never writes it, and passes run at once give each its own
+// answer (the buffers a pass keeps are its own while it runs).
+func TestRunLeavesItsInputAndRunsConcurrently(t *testing.T) {
+	t.Parallel()
+	type pass struct {
+		tk  []Ticket
+		now float64
+		cfg Config
+		res Result
+	}
+	var passes []pass
+	for seed := range uint64(40) {
+		tk, now, cfg := randomQueue(randFor(seed), 30)
+		before := cloneTickets(tk)
+		res, err := Run(tk, now, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(tk, before) {
+			t.Fatalf("seed %d: Run changed its input", seed)
+		}
+		passes = append(passes, pass{tk, now, cfg, res})
+	}
+	var wg sync.WaitGroup
+	for i := range passes {
+		wg.Go(func() {
+			for range 5 {
+				res, err := Run(passes[i].tk, passes[i].now, passes[i].cfg)
+				if err != nil || !reflect.DeepEqual(res, passes[i].res) {
+					t.Errorf("pass %d: concurrent runs differ (%v)", i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func cloneTickets(tk []Ticket) []Ticket {
+	out := slices.Clone(tk)
+	for i := range out {
+		out[i].Ratings = slices.Clone(tk[i].Ratings)
+		out[i].Latencies = slices.Clone(tk[i].Latencies)
+	}
+	return out
+}

@@ -1,0 +1,201 @@
+package tick
+
+import (
+	"math"
+	"math/bits"
+)
+
+// ratingWindow serves anchor a by the nearest-tickets rule and reports whether it made a
+// match. The acceptable candidates are walked outward from the anchor, nearest first;
+// per region the anchor accepts, dp holds the head counts the candidates walked so far can
+// reach with the anchor, and the walk stops at the first candidate that completes a match
+// in some region, or when both sides are beyond the anchor's interval.
+func (p *pass) ratingWindow(a int32) bool {
+	an := &p.nodes[a]
+	ra, iva, ma, sa := an.key, an.iv, an.mask, int(an.size)
+	for m := ma; m != 0; m &= m - 1 {
+		p.dp[bits.TrailingZeros64(m)] = p.hs.one(sa)
+	}
+	w := p.walk[:0]
+	o := p.outward(a)
+	for {
+		dl, dh := math.Inf(1), math.Inf(1)
+		if o.l >= 0 {
+			dl = dist(ra, p.nodes[o.l].key)
+		}
+		if o.h >= 0 {
+			dh = dist(ra, p.nodes[o.h].key)
+		}
+		if dl > iva && dh > iva {
+			p.walk = w
+			return false
+		}
+		c, d := o.step(p, dl, dh)
+		cn := &p.nodes[c]
+		m := cn.mask & ma
+		if d > cn.iv || m == 0 {
+			continue
+		}
+		w = append(w, c)
+		var done uint64
+		for ; m != 0; m &= m - 1 {
+			r := bits.TrailingZeros64(m)
+			p.hs.add(&p.dp[r], int(cn.size))
+			if p.hs.complete(&p.dp[r]) {
+				done |= 1 << r
+			}
+		}
+		if done != 0 {
+			p.walk = w
+			p.finish(a, w, done)
+			return true
+		}
+	}
+}
+
+// cursor walks the unmatched positions outward from a centre: nearest first, and among
+// the equally near, oldest first. To the right, positions in a run of equal ratings are
+// in age order already; to the left they are walked backward, so the cursor jumps to the
+// start of each run (l) and walks it forward to its end (lEnd) before the next run left.
+type cursor struct {
+	l, lEnd, lNext int32 // -1: nothing left on that side
+	h              int32
+}
+
+func (p *pass) outward(centre int32) cursor {
+	o := cursor{h: p.nodes[centre].next}
+	o.enterLeft(p, p.nodes[centre].prev)
+	return o
+}
+
+// enterLeft starts the run of equal ratings that ends at position e.
+func (o *cursor) enterLeft(p *pass, e int32) {
+	o.l, o.lEnd = e, e
+	if e < 0 {
+		return
+	}
+	for s := p.nodes[e].prev; s >= 0 && p.nodes[s].key == p.nodes[e].key; s = p.nodes[s].prev {
+		o.l = s
+	}
+	o.lNext = p.nodes[o.l].prev
+}
+
+// step takes the nearer of the two sides' next positions, at distances dl and dh (+Inf
+// for a side that is done), the older one on a tie, and returns it with its distance.
+func (o *cursor) step(p *pass, dl, dh float64) (int32, float64) {
+	if dl < dh || dl == dh && o.l >= 0 && p.nodes[o.l].rank < p.nodes[o.h].rank {
+		c := o.l
+		if c == o.lEnd {
+			o.enterLeft(p, o.lNext)
+		} else {
+			o.l = p.nodes[c].next
+		}
+		return c, dl
+	}
+	c := o.h
+	o.h = p.nodes[c].next
+	return c, dh
+}
+
+// finish makes the match of anchor a from the walked candidates w, whose last one
+// completed a match in the regions of done.
+func (p *pass) finish(a int32, w []int32, done uint64) {
+	if done&(done-1) == 0 { // one region: the usual case
+		p.choose(a, w, bits.TrailingZeros64(done))
+		p.makeMatch(p.chosen)
+		return
+	}
+	worst := math.Inf(1)
+	for m := done; m != 0; m &= m - 1 {
+		p.choose(a, w, bits.TrailingZeros64(m))
+		if _, wl := p.region(p.chosen, 1<<bits.TrailingZeros64(m)); wl < worst {
+			worst = wl
+			p.best = append(p.best[:0], p.chosen...)
+		}
+	}
+	p.makeMatch(p.best)
+}
+
+// choose sets p.chosen to the anchor and the tickets of w it takes in region r: the last
+// one of w, and each earlier one accepted in r, nearest first, when a match can still be
+// completed with it. need[i] holds the head counts from which the tickets w[i:] (the last
+// one included) can complete a match.
+func (p *pass) choose(a int32, w []int32, r int) {
+	// Usually every ticket walked is in region r and they make 2 x TeamSize players with the
+	// anchor: then the match is all of them (no other subset has that many players).
+	n := int(p.nodes[a].size)
+	for _, c := range w {
+		if p.nodes[c].mask>>r&1 == 0 {
+			n = -1
+			break
+		}
+		n += int(p.nodes[c].size)
+	}
+	if n == 2*p.t {
+		p.chosen = append(append(p.chosen[:0], a), w...)
+		return
+	}
+	k := len(w)
+	p.need = resize(p.need, k+1)
+	need := p.need
+	need[k] = p.hs.target()
+	for i := k - 1; i >= 0; i-- {
+		c := w[i]
+		if p.nodes[c].mask>>r&1 == 0 {
+			need[i] = need[i+1]
+			continue
+		}
+		p.hs.unplace(&need[i], &need[i+1], int(p.nodes[c].size))
+		if i < k-1 { // the last one is taken: no state skips it
+			for x := range p.hs.words {
+				need[i][x] |= need[i+1][x]
+			}
+		}
+	}
+	cur := p.hs.one(int(p.nodes[a].size))
+	p.chosen = append(p.chosen[:0], a)
+	for i, c := range w {
+		if p.nodes[c].mask>>r&1 == 0 {
+			continue
+		}
+		var n heads
+		p.hs.place(&n, &cur, int(p.nodes[c].size))
+		for x := range p.hs.words {
+			n[x] &= need[i+1][x]
+		}
+		if !p.hs.empty(&n) {
+			cur = n
+			p.chosen = append(p.chosen, c)
+		}
+	}
+}
+
+// region returns the region among those of mask that every ticket of c accepts with the
+// smallest worst latency (the first by name on a tie), and that latency: -1 with a latency
+// of 0 when no ticket of c has data, and with +Inf when no region of mask will do.
+func (p *pass) region(c []int32, mask uint64) (int, float64) {
+	if !p.latency {
+		return -1, 0
+	}
+	var worst [MaxRegions]float64
+	data := false
+	for _, pos := range c {
+		mask &= p.nodes[pos].mask
+		n := &p.nodes[pos]
+		for _, l := range p.lat[n.lat : n.lat+int32(n.nlat)] {
+			worst[l.region] = max(worst[l.region], l.ms)
+		}
+		data = data || n.nlat > 0
+	}
+	if !data {
+		return -1, 0
+	}
+	best, bw := -1, math.Inf(1)
+	for m := mask; m != 0; m &= m - 1 {
+		r := bits.TrailingZeros64(m)
+		if worst[r] < bw {
+			best, bw = r, worst[r]
+		}
+	}
+	return best, bw
+}

@@ -1,0 +1,271 @@
+// Package league simulates a league of team matches with hidden true skills, for measuring
+// rating models against a known truth. Outcomes are drawn from a logistic truth of the NS2
+// model's own form (time-weighted skills with per-side offsets, commanders, a side bias per
+// map, an empty slot worth Presence), with late joiners, early leavers and substitutes, skills
+// that drift, and optionally a stream of newcomers, teams of uneven size, or fixed teams.
+package league
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"matchmaker/internal/ratings"
+)
+
+// Config describes a league. Every probability is per slot or per match as named.
+type Config struct {
+	Seed       uint64
+	Players    int    // pool size
+	Matches    int    // matches simulated
+	TeamSize   int    // players per team in an even match
+	GameType   string // context.game_type of every result
+	Sides      [2]string
+	SkillSD    float64 // true skills ~ N(0, SkillSD^2), in the NS2 model's logit units
+	OffsetSD   float64 // true side offsets ~ N(0, OffsetSD^2)
+	CommandSD  float64 // true commander skills ~ N(0, CommandSD^2); 0: nobody commands
+	Drift      float64 // a player's skill takes a N(0, Drift^2) step after each match
+	Maps       int
+	SideBias   float64 // Sides[0]'s advantage in logit units on an average map
+	MapBiasSD  float64 // per-map deviation of that advantage
+	RoundS     float64 // the truth's median round length (its participation weighting)
+	Presence   float64 // the truth's B: an average player's worth over an empty slot
+	Substitute float64 // probability a starter leaves early
+	Replace    float64 // probability a leaver is replaced
+	LateStart  float64 // probability a slot's starter joins late
+	// Newcomers is the probability that a slot goes to a new player, who takes the place of
+	// the pool member it would have gone to for good: a player then plays about 1/Newcomers
+	// matches.
+	Newcomers float64
+	// Uneven is the probability that a match has teams of different sizes: one team one or
+	// two players short (4v3, 5v3 in a 4v4 league), or one player over.
+	Uneven float64
+	// Rosters, when positive, splits the pool into that many fixed teams of TeamSize (Players
+	// must be Rosters * TeamSize), and every match is between two of them. Newcomers then
+	// replaces a roster's player for good, a transfer.
+	Rosters int
+}
+
+// Default is the league the NS2 model's defaults were tuned on: 200 regulars in 5v5 NS2
+// matches (marines against aliens, commanders, per-side offsets, substitutes), 6000 matches.
+func Default(seed uint64) Config {
+	return Config{
+		Seed: seed, Players: 200, Matches: 6000, TeamSize: 5, GameType: "ns2", Sides: [2]string{"aliens", "marines"},
+		SkillSD: 2, OffsetSD: 0.5, CommandSD: 1, Drift: 0.03,
+		Maps: 8, SideBias: 0.25, MapBiasSD: 0.3, RoundS: 1500, Presence: 4,
+		Substitute: 0.15, Replace: 0.7, LateStart: 0.05,
+	}
+}
+
+// Newcomers is a public-server league unlike the one the defaults were tuned on: 4v4 without
+// commanders or per-side offsets, a player plays about five matches before leaving for good,
+// a third of the matches have uneven teams, and an extra player is worth twice as much.
+func Newcomers(seed uint64) Config {
+	return Config{
+		Seed: seed, Players: 200, Matches: 6000, TeamSize: 4, GameType: "tdm", Sides: [2]string{"blue", "red"},
+		SkillSD: 2, Drift: 0.03,
+		Maps: 6, SideBias: 0.1, MapBiasSD: 0.2, RoundS: 900, Presence: 8,
+		Substitute: 0.1, Replace: 0.5, LateStart: 0.05,
+		Newcomers: 0.2, Uneven: 0.35,
+	}
+}
+
+// Pro is a league of 24 fixed teams of five, as in professional play: the same five play
+// together match after match, a team's lineup changes by a transfer now and then, sides
+// (blue, red) and maps matter a little, and form drifts.
+func Pro(seed uint64) Config {
+	return Config{
+		Seed: seed, Players: 120, Matches: 6000, TeamSize: 5, GameType: "moba", Sides: [2]string{"blue", "red"},
+		SkillSD: 2, Drift: 0.05, Maps: 1, SideBias: 0.2, RoundS: 1800, Presence: 4,
+		Substitute: 0.02, Replace: 1, Newcomers: 0.01, Rosters: 24,
+	}
+}
+
+// ByName returns a named league: "default", "newcomers" or "pro".
+func ByName(name string, seed uint64) (Config, error) {
+	switch name {
+	case "default":
+		return Default(seed), nil
+	case "newcomers":
+		return Newcomers(seed), nil
+	case "pro":
+		return Pro(seed), nil
+	}
+	return Config{}, fmt.Errorf("unknown league %q (want default, newcomers or pro)", name)
+}
+
+// Match is one simulated result with the truth's probability that team 0 wins.
+type Match struct {
+	Result ratings.Result
+	PTrue  float64
+}
+
+type truth struct {
+	skill, offset, command float64
+	likesCommand           bool
+}
+
+// Simulate plays the league. The same Config gives the same matches.
+func Simulate(cfg Config) []Match {
+	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
+	pool := make([]truth, cfg.Players)
+	for i := range pool {
+		pool[i] = truth{rng.NormFloat64() * cfg.SkillSD, rng.NormFloat64() * cfg.OffsetSD,
+			rng.NormFloat64() * cfg.CommandSD, rng.Float64() < 0.2}
+	}
+	ids := make([]string, cfg.Players) // pool slot -> the id of the player holding it now
+	for i := range ids {
+		ids[i] = fmt.Sprintf("p%03d", i)
+	}
+	newcomers := 0
+	mapBias := make([]float64, cfg.Maps)
+	for i := range mapBias {
+		mapBias[i] = cfg.SideBias + rng.NormFloat64()*cfg.MapBiasSD
+	}
+	out := make([]Match, 0, cfg.Matches)
+	for len(out) < cfg.Matches {
+		dur := 600 + rng.Float64()*1800
+		mapIdx := rng.IntN(cfg.Maps)
+		perm := rng.Perm(cfg.Players)
+		sizes := [2]int{cfg.TeamSize, cfg.TeamSize}
+		if cfg.Uneven > 0 && rng.Float64() < cfg.Uneven {
+			// One team short by one or two, or over by one.
+			sizes[rng.IntN(2)] += []int{-1, -2, 1}[rng.IntN(3)]
+		}
+		next := sizes[0] + sizes[1] // the next unused index in perm, for substitutes
+		if cfg.Rosters > 0 {
+			// The two rosters' slots first, in order; the rest of the pool after them.
+			a := rng.IntN(cfg.Rosters)
+			b := (a + 1 + rng.IntN(cfg.Rosters-1)) % cfg.Rosters
+			lineup := make([]int, 0, cfg.Players)
+			for _, r := range []int{a, b} {
+				for s := range cfg.TeamSize {
+					lineup = append(lineup, r*cfg.TeamSize+s)
+				}
+			}
+			for _, pi := range perm {
+				if pi/cfg.TeamSize != a && pi/cfg.TeamSize != b {
+					lineup = append(lineup, pi)
+				}
+			}
+			perm = lineup
+		}
+		flip := rng.IntN(2) == 0
+		sides := [2]string{cfg.Sides[1], cfg.Sides[0]}
+		if flip {
+			sides = cfg.Sides
+		}
+		r := ratings.Result{MatchID: fmt.Sprintf("m%d", len(out)), GameType: cfg.GameType,
+			Map: fmt.Sprintf("%s_map%d", cfg.GameType, mapIdx), DurationS: dur}
+		who := map[string]int{} // id -> pool slot, for lookups only
+		var played []int        // pool slots in order, for the drift (no map-order randomness)
+		take := func(slot int) string {
+			if cfg.Newcomers > 0 && rng.Float64() < cfg.Newcomers {
+				pool[slot] = truth{skill: rng.NormFloat64() * cfg.SkillSD, offset: rng.NormFloat64() * cfg.OffsetSD,
+					command: rng.NormFloat64() * cfg.CommandSD, likesCommand: rng.Float64() < 0.2}
+				ids[slot] = fmt.Sprintf("n%05d", newcomers)
+				newcomers++
+			}
+			who[ids[slot]] = slot
+			played = append(played, slot)
+			return ids[slot]
+		}
+		start := 0
+		for ti := range 2 {
+			team := ratings.Team{Side: sides[ti]}
+			var fullTimers []int // indexes into team.Players
+			for s := range sizes[ti] {
+				pi := perm[start+s]
+				joined := 0.0
+				if rng.Float64() < cfg.LateStart {
+					joined = rng.Float64() * 0.3 * dur
+				}
+				left := dur
+				if rng.Float64() < cfg.Substitute {
+					left = joined + (0.1+0.8*rng.Float64())*(dur-joined)
+					if rng.Float64() < cfg.Replace && next < len(perm) {
+						sub := perm[next]
+						next++
+						team.Players = append(team.Players, ratings.Player{ID: take(sub), JoinedS: left, LeftS: dur})
+					}
+				}
+				if joined == 0 && left == dur {
+					fullTimers = append(fullTimers, len(team.Players))
+				}
+				team.Players = append(team.Players, ratings.Player{ID: take(pi), JoinedS: joined, LeftS: left})
+			}
+			start += sizes[ti]
+			if cfg.CommandSD > 0 && len(fullTimers) > 0 {
+				c := fullTimers[rng.IntN(len(fullTimers))]
+				if rng.Float64() < 0.8 { // most often one who likes commanding, if any
+					var likers []int
+					for _, ft := range fullTimers {
+						if pool[who[team.Players[ft].ID]].likesCommand {
+							likers = append(likers, ft)
+						}
+					}
+					if len(likers) > 0 {
+						c = likers[rng.IntN(len(likers))]
+					}
+				}
+				team.Players[c].CommanderS = dur * (0.6 + 0.4*rng.Float64())
+			}
+			r.Teams = append(r.Teams, team)
+		}
+		p := cfg.pTrue(&r, pool, who, mapBias[mapIdx], flip)
+		w := 1
+		if rng.Float64() < p {
+			w = 0
+		}
+		r.Winner = &w
+		out = append(out, Match{Result: r, PTrue: p})
+		for _, pi := range played {
+			pool[pi].skill += rng.NormFloat64() * cfg.Drift
+		}
+	}
+	return out
+}
+
+// pTrue is the truth's probability that team 0 wins: the NS2 model's form with a fixed round
+// length and the true values. Sides[0] is the side whose offset adds (sigma = +1).
+func (cfg Config) pTrue(r *ratings.Result, pool []truth, who map[string]int, bias float64, team0IsSide0 bool) float64 {
+	var sumT, sumC, x, y float64
+	for ti, team := range r.Teams {
+		ts := 1.0
+		if ti == 1 {
+			ts = -1
+		}
+		sigma := 1.0
+		if team.Side != cfg.Sides[0] {
+			sigma = -1
+		}
+		for _, p := range team.Players {
+			tr := pool[who[p.ID]]
+			t := ratings.Participation(p.JoinedS, p.LeftS, cfg.RoundS)
+			c := ratings.Participation(p.JoinedS, p.JoinedS+p.CommanderS, cfg.RoundS)
+			sumT += t
+			sumC += c
+			x += ts * t * (cfg.Presence + tr.skill + sigma*tr.offset)
+			y += ts * c * tr.command
+		}
+	}
+	logit := x / sumT
+	if sumC > 0 {
+		logit += y / sumC
+	}
+	if team0IsSide0 {
+		logit += bias
+	} else {
+		logit -= bias
+	}
+	return 1 / (1 + math.Exp2(-logit*math.Log2E)) // as the ratings package's sigmoid
+}
+
+// Results lists the matches' results, in order.
+func Results(ms []Match) []ratings.Result {
+	out := make([]ratings.Result, len(ms))
+	for i, m := range ms {
+		out[i] = m.Result
+	}
+	return out
+}

@@ -1,0 +1,35 @@
+package sim
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkRun times one configuration of each preset, 10,000 matches a run, and reports
+// the time per match.
+func BenchmarkRun(b *testing.B) {
+	for _, tc := range []struct{ preset, configuration string }{
+		{"thesis", "thesis default"}, {"thesis", "learned rating"},
+		{"live", "thesis default"}, {"live", "learned rating"},
+	} {
+		b.Run(tc.preset+"/"+tc.configuration, func(b *testing.B) {
+			sc, err := Preset(tc.preset)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sc.Matches = 10_000
+			var cf Configuration
+			for _, c := range sc.Configurations {
+				if c.Name == tc.configuration {
+					cf = c
+				}
+			}
+			for b.Loop() {
+				if _, err := Run(context.Background(), &sc, cf, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sc.Matches), "ns/match")
+		})
+	}
+}

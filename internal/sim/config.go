@@ -1,0 +1,284 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"matchmaker/internal/apperr"
+	"math"
+	"time"
+
+	"matchmaker/internal/matchmaker/pairing"
+	"matchmaker/internal/matchmaker/skill"
+	"matchmaker/internal/ratings"
+)
+
+// Scenario is everything a run needs but the queue's settings: the population, how tickets
+// arrive, how matches are played, and the Configurations of the queue to compare. It is the
+// JSON of `api simulate -config FILE`.
+type Scenario struct {
+	Seed    uint64 `json:"seed"`
+	Matches int    `json:"matches"` // matches to make per configuration
+	// TickS is the queue's tick (a queue's tick_ms / 1000).
+	TickS float64 `json:"tick_s"`
+	// MaxDays bounds the simulated time, in case the queue cannot make Matches matches.
+	MaxDays  float64 `json:"max_days"`
+	TeamSize int     `json:"team_size"`
+	Rounds   int     `json:"rounds"`  // rounds a match (the thesis: 11)
+	RoundS   float64 `json:"round_s"` // simulated seconds a round (the thesis: 43 to 49)
+	// OutcomeWeights are the outcome model's weights; omitted: ThesisWeights.
+	OutcomeWeights *Coefficients    `json:"outcome_weights,omitempty"`
+	Population     PopulationConfig `json:"population"`
+	Arrivals       ArrivalConfig    `json:"arrivals"`
+	Configurations []Configuration  `json:"configurations"`
+	// Sweep lists factors by which every configuration with a clock-based widening is also
+	// run with its expansion reached that many times later: the points of the
+	// wait-versus-one-sided trade-off curve. Empty: no sweep.
+	Sweep []float64 `json:"sweep,omitempty"`
+}
+
+// Coefficients are eq. 6.5's importance coefficients (or the outcome model's weights) in JSON.
+type Coefficients struct {
+	Accuracy     float64 `json:"accuracy"`
+	ReactionTime float64 `json:"reaction_time"`
+	Awareness    float64 `json:"awareness"`
+	Movement     float64 `json:"movement"`
+}
+
+// Configuration is one setting of the queue to compare.
+type Configuration struct {
+	Name string `json:"name"`
+	// Matcher is "pairing" (the player-to-player pairing, see Pairing) or "none" (Random).
+	Matcher string `json:"matcher"`
+	// Strategy of the pairing: "greedy_pairs" (the thesis) or "rating_window".
+	Strategy string `json:"strategy,omitempty"`
+	// Rating is what the queue sees: "performance" (eq. 6.5 with Coefficients, the thesis)
+	// or "learned" (the service's rating model learning from the results).
+	Rating string `json:"rating,omitempty"`
+	// Coefficients of eq. 6.5 for the performance rating; omitted: 0.5 each.
+	Coefficients *Coefficients `json:"coefficients,omitempty"`
+	// Expansions in a queue definition's form; or Widening; neither: ThesisWidening.
+	Expansions *Expansions `json:"expansions,omitempty"`
+	Widening   *Widening   `json:"widening,omitempty"`
+	// TicketTTLS is how long a ticket waits before it expires; 0: never.
+	TicketTTLS float64 `json:"ticket_ttl_s,omitzero"`
+}
+
+// Expansions is a queue definition's expansions field (its interval part).
+type Expansions struct {
+	Interval []Step `json:"interval"`
+}
+
+// ThesisDefault and ThesisOptimised are the thesis's coefficients: 0.5 each, and eq. 8.1's.
+var (
+	ThesisDefault   = Coefficients{Accuracy: 0.5, ReactionTime: 0.5, Awareness: 0.5, Movement: 0.5}
+	ThesisOptimised = Coefficients{Accuracy: 0.7072, ReactionTime: 0.544, Awareness: 0.272, Movement: 0.2}
+)
+
+// coefficients returns the configuration's eq. 6.5 coefficients.
+func (c Configuration) coefficients() skill.Coefficients {
+	if c.Coefficients == nil {
+		return skill.Coefficients(ThesisDefault)
+	}
+	return skill.Coefficients(*c.Coefficients)
+}
+
+// expansion returns the configuration's interval expansion.
+func (c Configuration) expansion() Expansion {
+	switch {
+	case c.Expansions != nil:
+		return Expansion{Steps: c.Expansions.Interval}
+	case c.Widening != nil:
+		return Expansion{Widening: *c.Widening}
+	}
+	return Expansion{Widening: ThesisWidening}
+}
+
+func (c Configuration) validate(teamSize int) error {
+	name := fmt.Sprintf("configuration %q", c.Name)
+	if c.Name == "" {
+		return errors.New("every configuration needs a name")
+	}
+	switch c.Matcher {
+	case "none":
+	case "pairing":
+		if c.Expansions != nil && c.Widening != nil {
+			return fmt.Errorf("%s: give expansions or widening, not both", name)
+		}
+		if c.Expansions != nil && len(c.Expansions.Interval) == 0 {
+			return fmt.Errorf("%s: expansions.interval must list at least one step", name)
+		}
+		if err := c.expansion().validate(name); err != nil {
+			return err
+		}
+		if _, err := NewPairing(teamSize, c.strategy(), c.expansion(), 0); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	default:
+		return fmt.Errorf("%s: matcher must be \"pairing\" or \"none\", got %q", name, c.Matcher)
+	}
+	switch c.Rating {
+	case "", "performance":
+		if err := c.coefficients().Validate(); err != nil {
+			return fmt.Errorf("%s: %w", name, apperr.Rename(err, func(f string) string { return "coefficients." + f }))
+		}
+	case "learned":
+		if c.Coefficients != nil {
+			return fmt.Errorf("%s: coefficients apply to the performance rating, not the learned one", name)
+		}
+	default:
+		return fmt.Errorf("%s: rating must be \"performance\" or \"learned\", got %q", name, c.Rating)
+	}
+	if !(c.TicketTTLS >= 0 && c.TicketTTLS <= 1e9) {
+		return fmt.Errorf("%s: ticket_ttl_s must be between 0 (never) and 1e9", name)
+	}
+	return nil
+}
+
+func (c Configuration) strategy() pairing.Strategy {
+	if c.Strategy == "" {
+		return pairing.GreedyPairs
+	}
+	return pairing.Strategy(c.Strategy)
+}
+
+// Validate checks the scenario; it fills nothing in, so a file says everything it runs.
+func (sc *Scenario) Validate() error {
+	if sc.Matches < 1 || sc.Matches > 100_000_000 {
+		return fmt.Errorf("matches must be between 1 and 1e8, got %d", sc.Matches)
+	}
+	if !(sc.TickS >= 0.001 && sc.TickS <= 3600) {
+		return fmt.Errorf("tick_s must be between 0.001 and 3600, got %g", sc.TickS)
+	}
+	if !(sc.MaxDays > 0 && sc.MaxDays <= 10000) {
+		return fmt.Errorf("max_days must be in (0, 10000], got %g", sc.MaxDays)
+	}
+	if sc.TeamSize < 1 || sc.TeamSize > pairing.MaxTeamSize {
+		return fmt.Errorf("team_size must be between 1 and %d, got %d", pairing.MaxTeamSize, sc.TeamSize)
+	}
+	if sc.Rounds < 1 || sc.Rounds > 1000 {
+		return fmt.Errorf("rounds must be between 1 and 1000, got %d", sc.Rounds)
+	}
+	if !(sc.RoundS > 0 && float64(sc.Rounds)*sc.RoundS <= ratings.MaxDurationS) {
+		return fmt.Errorf("round_s must be positive and a match at most %d s", ratings.MaxDurationS)
+	}
+	if w := sc.OutcomeWeights; w != nil {
+		for _, v := range []float64{w.Accuracy, w.ReactionTime, w.Awareness, w.Movement} {
+			if !(math.Abs(v) <= 100) {
+				return errors.New("outcome_weights must be finite, at most 100 in size")
+			}
+		}
+	}
+	if err := sc.Population.validate(); err != nil {
+		return err
+	}
+	if sc.Population.Players < 2*sc.TeamSize {
+		return fmt.Errorf("population.players must be at least 2 x team_size (%d)", 2*sc.TeamSize)
+	}
+	if err := sc.Arrivals.validate(sc.TeamSize); err != nil {
+		return err
+	}
+	if len(sc.Configurations) == 0 {
+		return errors.New("configurations: list at least one")
+	}
+	names := map[string]bool{}
+	for _, c := range sc.Configurations {
+		if err := c.validate(sc.TeamSize); err != nil {
+			return err
+		}
+		if names[c.Name] {
+			return fmt.Errorf("configuration %q is listed twice", c.Name)
+		}
+		names[c.Name] = true
+	}
+	for _, f := range sc.Sweep {
+		if !(f >= 0.01 && f <= 100) {
+			return fmt.Errorf("sweep factors must be between 0.01 and 100, got %g", f)
+		}
+	}
+	return nil
+}
+
+// weights returns the outcome model's weights.
+func (sc *Scenario) weights() skill.Coefficients {
+	if sc.OutcomeWeights == nil {
+		return ThesisWeights
+	}
+	return skill.Coefficients(*sc.OutcomeWeights)
+}
+
+// ReadScenario decodes a scenario from JSON, rejecting unknown fields, and validates it.
+func ReadScenario(r io.Reader) (Scenario, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var sc Scenario
+	if err := dec.Decode(&sc); err != nil {
+		return Scenario{}, fmt.Errorf("scenario: %w", err)
+	}
+	if dec.More() {
+		return Scenario{}, errors.New("scenario: trailing data after the JSON object")
+	}
+	return sc, sc.Validate()
+}
+
+// JSON is the scenario as indented JSON (what -print-config shows and -config reads).
+func (sc Scenario) JSON() []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(sc); err != nil { // plain data: cannot fail
+		panic(err)
+	}
+	return b.Bytes()
+}
+
+// Preset returns a built-in scenario:
+//
+//   - "thesis": the thesis's test (Tables 8.3 and 8.4), repeated: 500 players of uniform
+//     stats queue at once, are drained into 50 matches, play 11 rounds each; the next 500
+//     (drawn again from a population of 10,000) queue 10 minutes later. No matchmaking, the
+//     default and the optimised coefficients with the thesis's interval, and the learned
+//     rating model in their place.
+//   - "live": a queue that runs all day: 4 tickets a second on average, twice as many at the
+//     evening peak as at the morning trough, parties of 1 to 5, tickets expire after 300 s;
+//     the interval widens by 25 every 5 s from 25. A sweep of the widening speed draws the
+//     wait-versus-one-sided curve.
+func Preset(name string) (Scenario, error) {
+	sc := Scenario{
+		Seed: 1, Matches: 10_000, TickS: 1, MaxDays: 365,
+		TeamSize: 5, Rounds: 11, RoundS: 45,
+		Population: PopulationConfig{Players: 10_000, Accuracy: Uniform01, ReactionTime: Uniform01,
+			Awareness: Uniform01, Movement: Uniform01},
+	}
+	def, opt := ThesisDefault, ThesisOptimised
+	switch name {
+	case "thesis":
+		sc.Arrivals = ArrivalConfig{Bursts: []Burst{{AtS: 0, EveryS: 600, Tickets: 500}}}
+		sc.Configurations = []Configuration{
+			{Name: "no matchmaking", Matcher: "none"},
+			{Name: "thesis default", Matcher: "pairing", Coefficients: &def},
+			{Name: "thesis optimised", Matcher: "pairing", Coefficients: &opt},
+			{Name: "learned rating", Matcher: "pairing", Rating: "learned"},
+		}
+	case "live":
+		sc.Population.Players = 20_000
+		sc.Arrivals = ArrivalConfig{RatePerS: 1, DailyAmplitude: 1.0 / 3, PeakHour: 20,
+			PartySizes: []float64{70, 18, 7, 3, 2}}
+		w := Widening{Initial: 25, Step: 25, EverySeconds: 5}
+		sc.Configurations = []Configuration{
+			{Name: "no matchmaking", Matcher: "none", TicketTTLS: 300},
+			{Name: "thesis default", Matcher: "pairing", Coefficients: &def, Widening: &w, TicketTTLS: 300},
+			{Name: "thesis optimised", Matcher: "pairing", Coefficients: &opt, Widening: &w, TicketTTLS: 300},
+			{Name: "learned rating", Matcher: "pairing", Rating: "learned", Widening: &w, TicketTTLS: 300},
+		}
+		sc.Sweep = []float64{0.25, 0.5, 2, 4, 8}
+	default:
+		return Scenario{}, fmt.Errorf("unknown preset %q (want thesis or live)", name)
+	}
+	return sc, sc.Validate()
+}
+
+// tick is the scenario's tick as a Duration.
+func (sc *Scenario) tick() time.Duration { return seconds(sc.TickS) }

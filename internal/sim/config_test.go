@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestPresetsRoundTripThroughJSON(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"thesis", "live"} {
+		sc, err := Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadScenario(bytes.NewReader(sc.JSON()))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, sc.JSON())
+		}
+		if !reflect.DeepEqual(sc, back) {
+			t.Errorf("%s: the JSON reads back as\n%+v\nnot\n%+v", name, back, sc)
+		}
+	}
+	if _, err := Preset("nope"); err == nil {
+		t.Error("unknown preset: no error")
+	}
+}
+
+func TestReadScenarioRejectsMistakes(t *testing.T) {
+	t.Parallel()
+	sc, _ := Preset("live")
+	good := string(sc.JSON())
+	for _, tc := range []struct {
+		name, from, to, want string
+	}{
+		{"unknown field", `"seed": 1,`, `"seed": 1, "sead": 2,`, "unknown field"},
+		{"no matches", `"matches": 10000`, `"matches": 0`, "matches"},
+		{"bad matcher", `"matcher": "none"`, `"matcher": "nobody"`, "matcher"},
+		{"coefficient over 1", `"accuracy": 0.7072`, `"accuracy": 1.5`, "coefficients.accuracy"},
+		{"bad distribution", `"kind": "uniform"`, `"kind": "zipf"`, "kind"},
+		{"team too large", `"team_size": 5`, `"team_size": 17`, "team_size"},
+		{"party larger than a team", `"party_sizes": [`, `"party_sizes": [1, 1, 1, 1, 1, 1, `, "party"},
+		{"trailing data", "\n}\n", "\n}\n{}", "trailing"},
+	} {
+		in := strings.Replace(good, tc.from, tc.to, 1)
+		if in == good {
+			t.Fatalf("%s: %q is not in the preset's JSON", tc.name, tc.from)
+		}
+		if _, err := ReadScenario(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestConfigurationValidation(t *testing.T) {
+	t.Parallel()
+	w := Widening{Initial: 25, Step: 25, EverySeconds: 5}
+	c := Coefficients{Accuracy: 1}
+	for _, tc := range []struct {
+		cf Configuration
+		ok bool
+	}{
+		{Configuration{Name: "a", Matcher: "pairing"}, true},
+		{Configuration{Name: "a", Matcher: "pairing", Widening: &w, Expansions: &Expansions{Interval: []Step{{0, 1}}}}, false},
+		{Configuration{Name: "a", Matcher: "pairing", Expansions: &Expansions{}}, false},
+		{Configuration{Name: "a", Matcher: "pairing", Expansions: &Expansions{Interval: []Step{{5, 1}}}}, false},
+		{Configuration{Name: "a", Matcher: "pairing", Expansions: &Expansions{Interval: []Step{{0, 10}, {5, 5}}}}, false},
+		{Configuration{Name: "a", Matcher: "pairing", Strategy: "rating_window"}, true},
+		{Configuration{Name: "a", Matcher: "pairing", Strategy: "best"}, false},
+		{Configuration{Name: "a", Matcher: "pairing", Rating: "learned", Coefficients: &c}, false},
+		{Configuration{Name: "a", Matcher: "pairing", Rating: "elo"}, false},
+		{Configuration{Name: "a", Matcher: "none", TicketTTLS: -1}, false},
+		{Configuration{Matcher: "none"}, false},
+	} {
+		if err := tc.cf.validate(5); (err == nil) != tc.ok {
+			t.Errorf("%+v: validate = %v, want ok %v", tc.cf, err, tc.ok)
+		}
+	}
+}

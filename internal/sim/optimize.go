@@ -1,0 +1,358 @@
+package sim
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// SearchOptions configure CompassSearch.
+type SearchOptions struct {
+	Lo, Hi   []float64 // bounds of each coordinate
+	Step     []float64 // initial step of each coordinate
+	MinStep  []float64 // a coordinate is no longer polled once its step is below this
+	MaxEvals int       // stop after this many evaluations (0: no limit)
+	Workers  int       // evaluations run at once
+}
+
+// SearchResult is where CompassSearch stopped.
+type SearchResult struct {
+	X     []float64
+	F     float64
+	Evals int
+}
+
+// CompassSearch minimises f within the box [Lo, Hi] by compass (coordinate) search with a
+// complete poll: from the current point it evaluates one step up and one step down along
+// every coordinate (clamped to the box), moves to the best of them if it improves on the
+// current value, and otherwise halves every step; it stops when every step is below its
+// MinStep or after MaxEvals evaluations. It needs no derivative and no smoothness: it only
+// compares values, which suits an objective measured by simulation with common random
+// numbers (piecewise constant, flat in places). See Kolda, Lewis and Torczon, "Optimization
+// by direct search" (SIAM Review, 2003), for its convergence. The polls of one iteration run
+// concurrently (f must be safe for that); ties go to the earlier poll, so the search is
+// deterministic. A point is never evaluated twice.
+func CompassSearch(ctx context.Context, f func(x []float64) float64, x0 []float64, o SearchOptions) (SearchResult, error) {
+	n := len(x0)
+	if len(o.Lo) != n || len(o.Hi) != n || len(o.Step) != n || len(o.MinStep) != n {
+		return SearchResult{}, errors.New("compass search: bounds and steps must have one entry per coordinate")
+	}
+	clamp := func(i int, v float64) float64 { return min(max(v, o.Lo[i]), o.Hi[i]) }
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = clamp(i, x0[i])
+	}
+	seen := map[string]float64{}
+	evals := 0
+	eval := func(points [][]float64) []float64 {
+		out := make([]float64, len(points))
+		var todo []int
+		for k, p := range points {
+			if v, ok := seen[pointKey(p)]; ok {
+				out[k] = v
+			} else {
+				todo = append(todo, k)
+			}
+		}
+		sem := make(chan struct{}, max(o.Workers, 1))
+		var wg sync.WaitGroup
+		for _, k := range todo {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				out[k] = f(points[k])
+			})
+		}
+		wg.Wait()
+		for _, k := range todo {
+			seen[pointKey(points[k])] = out[k]
+		}
+		evals += len(todo)
+		return out
+	}
+	fx := eval([][]float64{x})[0]
+	step := append([]float64(nil), o.Step...)
+	for o.MaxEvals == 0 || evals < o.MaxEvals {
+		if err := ctx.Err(); err != nil {
+			return SearchResult{X: x, F: fx, Evals: evals}, err
+		}
+		var polls [][]float64
+		for i := range n {
+			if step[i] < o.MinStep[i] {
+				continue
+			}
+			for _, dir := range []float64{1, -1} {
+				y := append([]float64(nil), x...)
+				if y[i] = clamp(i, x[i]+dir*step[i]); y[i] != x[i] {
+					polls = append(polls, y)
+				}
+			}
+		}
+		if len(polls) == 0 {
+			break
+		}
+		fs := eval(polls)
+		best := -1
+		for k, v := range fs {
+			if v < fx && (best < 0 || v < fs[best]) {
+				best = k
+			}
+		}
+		if best >= 0 {
+			x, fx = polls[best], fs[best]
+			continue
+		}
+		for i := range step {
+			step[i] /= 2
+		}
+	}
+	return SearchResult{X: x, F: fx, Evals: evals}, nil
+}
+
+func pointKey(x []float64) string {
+	var b []byte
+	for _, v := range x {
+		b = strconv.AppendFloat(b, v, 'g', -1, 64)
+		b = append(b, ',')
+	}
+	return string(b)
+}
+
+// OptimizeOptions configure Optimize.
+type OptimizeOptions struct {
+	// Base is the configuration the search starts from; it keeps everything the search
+	// does not change (matcher, strategy, rating, time to live, EverySeconds).
+	Base Configuration
+	// WaitBudgetS is the median wait (seconds) the result must stay within.
+	WaitBudgetS float64
+	// Penalty is what a median wait 100% over the budget costs, in share of one-sided
+	// matches (default 10: 1% over the budget costs as much as 10% more one-sided matches,
+	// so the budget acts as a constraint that the search can still see across).
+	Penalty  float64
+	MaxEvals int
+	Workers  int
+}
+
+// Evaluation is one configuration the optimiser ran.
+type Evaluation struct {
+	Configuration Configuration
+	Summary       Summary
+	Objective     float64
+}
+
+// SearchedName names the optimiser's best configuration.
+const SearchedName = "found by search"
+
+// Optimum is the optimiser's answer.
+type Optimum struct {
+	Best        Evaluation // named SearchedName
+	Start       Evaluation
+	Evaluations []Evaluation // best first (by objective, then name)
+	Parameters  []string     // the coordinates searched
+	Base        string       // the configuration the search started from
+	WaitBudgetS float64
+}
+
+// Optimize searches the coefficients of eq. 6.5 (for the performance rating) and the
+// widening's Initial and Step (for a widening on the clock) of o.Base for the fewest
+// one-sided matches with a median wait within o.WaitBudgetS:
+//
+//	minimise  one-sided share + Penalty x max(0, median wait / budget - 1)
+//
+// by CompassSearch from o.Base's values: coefficients in [0,1] (first steps 0.25, down to
+// 0.01), Initial in [0, 1000] and Step in [1, 1000] (first steps half the start value, at
+// least 10, down to 1). Every candidate runs the scenario with the same seed: common random
+// numbers, so two candidates differ only by what the queue does with the same players and
+// arrivals.
+func Optimize(ctx context.Context, sc *Scenario, o OptimizeOptions, progress func(evals int)) (*Optimum, error) {
+	if !(o.WaitBudgetS > 0) {
+		return nil, errors.New("optimize: the wait budget must be positive")
+	}
+	if o.Penalty == 0 {
+		o.Penalty = 10
+	}
+	base := o.Base
+	if err := base.validate(sc.TeamSize); err != nil {
+		return nil, err
+	}
+	if base.Matcher != "pairing" {
+		return nil, fmt.Errorf("optimize: configuration %q does no matchmaking: nothing to search", base.Name)
+	}
+	var names []string
+	var x0, lo, hi, step, minStep []float64
+	if base.Rating != "learned" {
+		c := Coefficients(base.coefficients())
+		names = append(names, "accuracy", "reaction_time", "awareness", "movement")
+		x0 = append(x0, c.Accuracy, c.ReactionTime, c.Awareness, c.Movement)
+		for range 4 {
+			lo, hi, step, minStep = append(lo, 0), append(hi, 1), append(step, 0.25), append(minStep, 0.01)
+		}
+	}
+	if base.Matcher == "pairing" && base.Expansions == nil && base.expansion().Widening.EverySeconds > 0 {
+		w := base.expansion().Widening
+		names = append(names, "initial", "step")
+		x0 = append(x0, w.Initial, w.Step)
+		lo, hi = append(lo, 0, 1), append(hi, 1000, 1000)
+		step = append(step, max(w.Initial/2, 10), max(w.Step/2, 10))
+		minStep = append(minStep, 1, 1)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("optimize: configuration %q has nothing to search (it needs the performance rating, or a widening with every_s > 0 in place of explicit expansions)", base.Name)
+	}
+	at := func(x []float64) Configuration {
+		cf := base
+		k := 0
+		if base.Rating != "learned" {
+			cf.Coefficients = &Coefficients{Accuracy: x[0], ReactionTime: x[1], Awareness: x[2], Movement: x[3]}
+			k = 4
+		}
+		if k < len(x) {
+			w := base.expansion().Widening
+			w.Initial, w.Step = x[k], x[k+1]
+			if w.Max > 0 && w.Max < w.Initial {
+				w.Max = w.Initial
+			}
+			cf.Widening = &w
+		}
+		parts := make([]string, len(x))
+		for i, v := range x {
+			parts[i] = names[i] + "=" + strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		cf.Name = base.Name + " [" + strings.Join(parts, " ") + "]"
+		return cf
+	}
+	var mu sync.Mutex
+	var evals []Evaluation
+	var runErr error
+	objective := func(x []float64) float64 {
+		cf := at(x)
+		res, err := Run(ctx, sc, cf, nil)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			runErr = cmpErr(runErr, err)
+			return math.Inf(1)
+		}
+		s := Summarize(res)
+		e := Evaluation{Configuration: cf, Summary: s, Objective: s.OneSided + o.Penalty*max(0, s.WaitMedian/o.WaitBudgetS-1)}
+		evals = append(evals, e)
+		if progress != nil {
+			progress(len(evals))
+		}
+		return e.Objective
+	}
+	r, err := CompassSearch(ctx, objective, x0, SearchOptions{Lo: lo, Hi: hi, Step: step, MinStep: minStep, MaxEvals: o.MaxEvals, Workers: o.Workers})
+	if err := errors.Join(err, runErr); err != nil {
+		return nil, err
+	}
+	// The name holds the point, so it finds a point's evaluation.
+	opt := &Optimum{Parameters: names, Base: base.Name, WaitBudgetS: o.WaitBudgetS}
+	byName := map[string]Evaluation{}
+	for _, e := range evals {
+		byName[e.Configuration.Name] = e
+	}
+	opt.Start, opt.Best = byName[at(clampAll(x0, lo, hi)).Name], byName[at(r.X).Name]
+	opt.Best.Configuration.Name = SearchedName
+	opt.Evaluations = sortedEvaluations(evals)
+	return opt, nil
+}
+
+// cmpErr keeps the first error.
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+func clampAll(x, lo, hi []float64) []float64 {
+	out := make([]float64, len(x))
+	for i := range x {
+		out[i] = min(max(x[i], lo[i]), hi[i])
+	}
+	return out
+}
+
+// sortedEvaluations orders evaluations by objective, then name: a listing that does not
+// depend on which of a poll's runs finished first.
+func sortedEvaluations(evals []Evaluation) []Evaluation {
+	out := slices.Clone(evals)
+	slices.SortFunc(out, func(a, b Evaluation) int {
+		return cmp.Or(cmp.Compare(a.Objective, b.Objective), strings.Compare(a.Configuration.Name, b.Configuration.Name))
+	})
+	return out
+}
+
+// QueueSnippet is a configuration as the fields of a queue definition, ready to paste:
+// "strategy", "expansions" {"interval": steps}, "ticket_ttl_s", and (for the performance
+// rating) "coefficients", the eq. 6.5 coefficients that turn players' stats into the
+// ratings the tickets carry. A widening without a limit is listed until it covers the whole
+// rating scale or the ticket expires.
+func QueueSnippet(cf Configuration) []byte {
+	scale := 2000.0 // the learned rating's weight x 20
+	var b strings.Builder
+	b.WriteString("{\n")
+	if cf.Rating != "learned" {
+		c := Coefficients(cf.coefficients())
+		scale = 1000 * (c.Accuracy + c.ReactionTime + c.Awareness + c.Movement)
+		fmt.Fprintf(&b, "  \"coefficients\": %s,\n", mustJSON(c))
+	}
+	fmt.Fprintf(&b, "  \"strategy\": %s,\n", mustJSON(cf.strategy()))
+	b.WriteString("  \"expansions\": {\"interval\": [")
+	for i, st := range cf.expansion().Schedule(math.Ceil(scale), cf.TicketTTLS) {
+		sep := ", "
+		switch {
+		case i == 0:
+			sep = "\n    "
+		case i%4 == 0:
+			sep = ",\n    "
+		}
+		b.WriteString(sep + mustJSON(st))
+	}
+	b.WriteString("\n  ]}")
+	if cf.TicketTTLS > 0 {
+		fmt.Fprintf(&b, ",\n  \"ticket_ttl_s\": %s", mustJSON(cf.TicketTTLS))
+	}
+	b.WriteString("\n}\n")
+	return []byte(b.String())
+}
+
+// mustJSON is a plain value's compact JSON, with a space after each colon and comma.
+func mustJSON(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil { // plain data: cannot fail
+		panic(err)
+	}
+	return strings.NewReplacer(`":`, `": `, `,"`, `, "`).Replace(string(raw))
+}
+
+// point lists the searched parameters of a configuration, formatted, in Parameters order.
+func (o *Optimum) point(cf Configuration) []string {
+	var out []string
+	for _, name := range o.Parameters {
+		var v float64
+		switch name {
+		case "accuracy":
+			v = cf.Coefficients.Accuracy
+		case "reaction_time":
+			v = cf.Coefficients.ReactionTime
+		case "awareness":
+			v = cf.Coefficients.Awareness
+		case "movement":
+			v = cf.Coefficients.Movement
+		case "initial":
+			v = cf.Widening.Initial
+		case "step":
+			v = cf.Widening.Step
+		}
+		out = append(out, strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return out
+}
