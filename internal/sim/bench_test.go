@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -9,10 +10,10 @@ import (
 // the time per match.
 func BenchmarkRun(b *testing.B) {
 	for _, tc := range []struct{ preset, configuration string }{
-		{"thesis", "thesis default"}, {"thesis", "learned rating"},
+		{"thesis", "pairing: thesis default"}, {"thesis", "tick: thesis default"}, {"thesis", "tick: learned rating"},
 		{"live", "thesis default"}, {"live", "learned rating"},
 	} {
-		b.Run(tc.preset+"/"+tc.configuration, func(b *testing.B) {
+		b.Run(tc.preset+"/"+strings.ReplaceAll(tc.configuration, ": ", "_"), func(b *testing.B) {
 			sc, err := Preset(tc.preset)
 			if err != nil {
 				b.Fatal(err)
@@ -23,6 +24,9 @@ func BenchmarkRun(b *testing.B) {
 				if c.Name == tc.configuration {
 					cf = c
 				}
+			}
+			if cf.Name == "" {
+				b.Fatalf("preset %s has no configuration %q", tc.preset, tc.configuration)
 			}
 			for b.Loop() {
 				if _, err := Run(context.Background(), &sc, cf, nil); err != nil {
