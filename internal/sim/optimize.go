@@ -295,9 +295,9 @@ func sortedEvaluations(evals []Evaluation) []Evaluation {
 
 // QueueSnippet is a configuration of a scenario as a queue definition, the body of
 // PUT /v1/queues/{name}: its team size, strategy, expansions.interval (the steps the tick
-// matcher runs, Configuration.steps), ticket_ttl_s (a time to live of 0, never, becomes the
-// longest a queue allows, 86400), the largest party the arrivals make as max_party_size, and
-// tick_ms. Its context is "sim": the studio puts its game's. A queue has no coefficients: it
+// matcher runs, Configuration.steps), ticket_ttl_s (in whole seconds; a time to live of 0,
+// never, or of more than a day becomes a day, the longest a queue allows), the largest party
+// the arrivals make as max_party_size, and the scenario's tick as tick_ms. Its context is "sim": the studio puts its game's. A queue has no coefficients: it
 // matches the ratings its tickets carry, and TicketRatings says how to compute them.
 func QueueSnippet(sc *Scenario, cf Configuration) []byte {
 	ttl := int(math.Ceil(cf.TicketTTLS))
@@ -319,7 +319,7 @@ func QueueSnippet(sc *Scenario, cf Configuration) []byte {
 		b.WriteString(sep + mustJSON(st))
 	}
 	fmt.Fprintf(&b, "\n  ]},\n  \"ticket_ttl_s\": %d,\n  \"max_party_size\": %d,\n  \"tick_ms\": %d\n}\n",
-		ttl, max(len(sc.Arrivals.PartySizes), 1), int(math.Round(1000*sc.TickS)))
+		ttl, sc.Arrivals.maxPartySize(), int(math.Round(1000*sc.TickS)))
 	return []byte(b.String())
 }
 
