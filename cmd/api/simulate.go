@@ -27,9 +27,9 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	seed := fs.Uint64("seed", 0, "random seed: the same seed gives the same report (default: the scenario's)")
 	matches := fs.Int("matches", 0, "matches per configuration (default: the scenario's)")
 	out := fs.String("out", "", "directory for report.csv, timeline.csv, sweep.csv, optimise.csv and simulation.svg/.png")
-	optimize := fs.Bool("optimize", false, "search eq. 6.5's coefficients and the widening for the fewest one-sided matches within -wait-budget")
+	optimize := fs.Bool("optimize", false, "search eq. 6.5's coefficients and the expansion schedule for the fewest one-sided matches within -wait-budget")
 	budget := fs.Duration("wait-budget", 10*time.Second, "the median wait the optimiser must stay within")
-	from := fs.String("optimize-from", "", "the configuration the search starts from (default: the first pairing one with the performance rating)")
+	from := fs.String("optimize-from", "", "the configuration the search starts from (default: the first with the performance rating on the tick matcher, else on the pairing)")
 	maxEvals := fs.Int("max-evals", 200, "the optimiser's limit of runs")
 	optMatches := fs.Int("optimize-matches", 0, "matches per optimiser run (default: -matches)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "runs at once")
@@ -112,8 +112,10 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(&report, "\noptimised from %q (%d runs of %d matches, median wait budget %g s): one-sided %.1f%%, median wait %.1f s (start: %.1f%%, %.1f s)\n",
 			opt.Base, len(opt.Evaluations), opt.Start.Summary.Matches, opt.WaitBudgetS,
 			100*s.OneSided, s.WaitMedian, 100*opt.Start.Summary.OneSided, opt.Start.Summary.WaitMedian)
-		report.WriteString("as a queue definition's fields (the coefficients turn players' stats into the tickets' ratings):\n\n")
-		report.Write(sim.QueueSnippet(opt.Best.Configuration))
+		report.WriteString("as a queue definition (the body of PUT /v1/queues/{name}; put your game's context):\n\n")
+		report.Write(sim.QueueSnippet(&sc, opt.Best.Configuration))
+		report.WriteString("\n")
+		report.WriteString(sim.TicketRatings(opt.Best.Configuration))
 	}
 	if _, err := stdout.Write(report.Bytes()); err != nil {
 		return err
@@ -142,17 +144,26 @@ func loadScenario(path, preset string) (sim.Scenario, string, error) {
 	return sc, filepath.Base(path), nil
 }
 
-// optimiseFrom picks the configuration the search starts from.
+// optimiseFrom picks the configuration the search starts from: the one named, else the
+// first with the performance rating (which has coefficients to search) on the queue's pass,
+// else on the pairing adapter.
 func optimiseFrom(sc sim.Scenario, name string) (sim.Configuration, error) {
-	for _, cf := range sc.Configurations {
-		if name == cf.Name || name == "" && cf.Matcher == "pairing" && cf.Rating != "learned" {
-			return cf, nil
+	if name != "" {
+		for _, cf := range sc.Configurations {
+			if cf.Name == name {
+				return cf, nil
+			}
+		}
+		return sim.Configuration{}, fmt.Errorf("simulate: -optimize-from %q: no such configuration", name)
+	}
+	for _, matcher := range []string{"tick", "pairing"} {
+		for _, cf := range sc.Configurations {
+			if cf.Matcher == matcher && cf.Rating != "learned" {
+				return cf, nil
+			}
 		}
 	}
-	if name == "" {
-		return sim.Configuration{}, errors.New("simulate: -optimize needs a pairing configuration with the performance rating (or -optimize-from)")
-	}
-	return sim.Configuration{}, fmt.Errorf("simulate: -optimize-from %q: no such configuration", name)
+	return sim.Configuration{}, errors.New("simulate: -optimize needs a tick or pairing configuration with the performance rating (or -optimize-from)")
 }
 
 func countFactorOne(points []sim.SweepPoint) int {

@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"matchmaker/client"
 	"matchmaker/internal/sim"
 )
 
@@ -57,22 +61,57 @@ func TestSimulateWritesTheSameReportForTheSameSeed(t *testing.T) {
 	}
 }
 
+// TestSimulateOptimisesAndPrintsAQueueDefinition runs the optimiser from the live preset's
+// default (the tick matcher) and PUTs the queue definition it prints to the running program,
+// which takes it as it is: the queue it answers runs the steps the simulator ran.
 func TestSimulateOptimisesAndPrintsAQueueDefinition(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	out, errs, err := simulateCmd(t, "-preset", "live", "-matches", "200", "-optimize", "-wait-budget", "8s",
-		"-max-evals", "10", "-optimize-from", "thesis optimised", "-out", dir)
+		"-max-evals", "10", "-out", dir)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errs)
 	}
-	for _, want := range []string{`optimised from "thesis optimised"`, `"coefficients": {"accuracy": `, `"expansions": {"interval": [`,
-		`{"after_s": 0, "value": `, `"strategy": "greedy_pairs"`, "found by search"} {
+	for _, want := range []string{`optimised from "thesis default"`, "PUT /v1/queues/{name}", `"expansions": {"interval": [`,
+		`{"after_s": 0, "value": `, `"strategy": "rating_window"`, "found by search", `with these coefficients, {"accuracy": `,
+		"rating = 1000 x ((1 - accuracy) x "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report does not say %q:\n%s", want, out)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "optimise.csv")); err != nil {
 		t.Error(err)
+	}
+
+	// The definition: from the line "{" to the line "}" after the heading.
+	_, def, _ := strings.Cut(out, "PUT /v1/queues/{name}")
+	start, end := strings.Index(def, "\n{\n"), strings.Index(def, "\n}\n")
+	if start < 0 || end < start {
+		t.Fatalf("no queue definition in the report:\n%s", out)
+	}
+	def = def[start+1 : end+2]
+	var printed struct {
+		Expansions struct{ Interval []client.Step }
+	}
+	if err := json.Unmarshal([]byte(def), &printed); err != nil {
+		t.Fatalf("%v\n%s", err, def)
+	}
+	p := startProgram(t, map[string]string{"MATCHMAKER_AUTH": "off"})
+	defer p.stop()
+	c, err := client.New(p.base, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := c.PutQueueWithBodyWithResponse(ctx, "searched", "application/json", strings.NewReader(def))
+	if err != nil || resp.JSON201 == nil {
+		t.Fatalf("PUT the printed definition: %v %d %s\n%s", err, resp.StatusCode(), resp.Body, def)
+	}
+	q := resp.JSON201
+	if got := *q.Expansions.Interval; !reflect.DeepEqual(got, printed.Expansions.Interval) || q.TeamSize != 5 ||
+		q.Strategy != "rating_window" || q.TicketTtlS != 300 || q.MaxPartySize != 5 || q.TickMs != 1000 {
+		t.Errorf("the queue %+v (interval %v) is not the definition printed:\n%s", q, got, def)
 	}
 }
 

@@ -64,6 +64,17 @@ func (c ArrivalConfig) validate(teamSize int) error {
 	return nil
 }
 
+// maxPartySize is the largest party size with a positive weight (1 without PartySizes).
+func (c ArrivalConfig) maxPartySize() int {
+	n := 1
+	for i, w := range c.PartySizes {
+		if w > 0 {
+			n = i + 1
+		}
+	}
+	return n
+}
+
 // arrival is one ticket's arrival: its time and party size.
 type arrival struct {
 	at   time.Duration

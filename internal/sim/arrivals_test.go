@@ -99,3 +99,15 @@ func TestArrivalConfigValidation(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxPartySize(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		sizes []float64
+		want  int
+	}{{nil, 1}, {[]float64{1}, 1}, {[]float64{70, 18, 7, 3, 2}, 5}, {[]float64{1, 2, 0, 0}, 2}, {[]float64{0, 1}, 2}} {
+		if got := (ArrivalConfig{PartySizes: tc.sizes}).maxPartySize(); got != tc.want {
+			t.Errorf("party sizes %v: largest %d, want %d", tc.sizes, got, tc.want)
+		}
+	}
+}

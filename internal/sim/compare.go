@@ -84,7 +84,7 @@ func Compare(ctx context.Context, sc *Scenario, workers int, progress func(done,
 
 // sweepable reports whether a configuration's widening runs on the clock.
 func sweepable(cf Configuration) bool {
-	if cf.Matcher != "pairing" {
+	if cf.Matcher == "none" {
 		return false
 	}
 	e := cf.expansion()

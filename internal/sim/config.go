@@ -12,6 +12,7 @@ import (
 
 	"matchmaker/internal/matchmaker/pairing"
 	"matchmaker/internal/matchmaker/skill"
+	"matchmaker/internal/matchmaker/tick"
 	"matchmaker/internal/ratings"
 )
 
@@ -50,16 +51,20 @@ type Coefficients struct {
 // Configuration is one setting of the queue to compare.
 type Configuration struct {
 	Name string `json:"name"`
-	// Matcher is "pairing" (the player-to-player pairing, see Pairing) or "none" (Random).
+	// Matcher is "tick" (the queue's own pass, see QueuePass), "pairing" (the
+	// /v1/matchmake pairing over the queue, which splits parties; see Pairing) or "none"
+	// (no matchmaking, see Random).
 	Matcher string `json:"matcher"`
-	// Strategy of the pairing: "greedy_pairs" (the thesis) or "rating_window".
+	// Strategy of the tick or the pairing: "greedy_pairs" (the thesis; also when empty) or
+	// "rating_window" (the queue's default).
 	Strategy string `json:"strategy,omitempty"`
 	// Rating is what the queue sees: "performance" (eq. 6.5 with Coefficients, the thesis)
 	// or "learned" (the service's rating model learning from the results).
 	Rating string `json:"rating,omitempty"`
 	// Coefficients of eq. 6.5 for the performance rating; omitted: 0.5 each.
 	Coefficients *Coefficients `json:"coefficients,omitempty"`
-	// Expansions in a queue definition's form; or Widening; neither: ThesisWidening.
+	// Expansions in a queue definition's form (at most 32 steps); or Widening, which the
+	// tick matcher runs as the steps Expansion.Schedule lists; neither: ThesisWidening.
 	Expansions *Expansions `json:"expansions,omitempty"`
 	Widening   *Widening   `json:"widening,omitempty"`
 	// TicketTTLS is how long a ticket waits before it expires; 0: never.
@@ -96,29 +101,29 @@ func (c Configuration) expansion() Expansion {
 	return Expansion{Widening: ThesisWidening}
 }
 
+// ratingScale is how far apart two of the ratings the queue sees can be: eq. 6.5 rates
+// from 0 to 1000 x the sum of the coefficients; the learned rating (weight x 20) from 0 to
+// 2000.
+func (c Configuration) ratingScale() float64 {
+	if c.Rating == "learned" {
+		return 100 * storedRatingScale
+	}
+	k := c.coefficients()
+	return 1000 * (k.Accuracy + k.ReactionTime + k.Awareness + k.Movement)
+}
+
+// steps is the configuration's interval as a queue definition's steps: what the tick
+// matcher runs and QueueSnippet prints.
+func (c Configuration) steps() []Step {
+	return c.expansion().Schedule(math.Ceil(c.ratingScale()), c.TicketTTLS)
+}
+
 func (c Configuration) validate(teamSize int) error {
 	name := fmt.Sprintf("configuration %q", c.Name)
 	if c.Name == "" {
 		return errors.New("every configuration needs a name")
 	}
-	switch c.Matcher {
-	case "none":
-	case "pairing":
-		if c.Expansions != nil && c.Widening != nil {
-			return fmt.Errorf("%s: give expansions or widening, not both", name)
-		}
-		if c.Expansions != nil && len(c.Expansions.Interval) == 0 {
-			return fmt.Errorf("%s: expansions.interval must list at least one step", name)
-		}
-		if err := c.expansion().validate(name); err != nil {
-			return err
-		}
-		if _, err := NewPairing(teamSize, c.strategy(), c.expansion(), 0); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-	default:
-		return fmt.Errorf("%s: matcher must be \"pairing\" or \"none\", got %q", name, c.Matcher)
-	}
+	// The rating and the time to live first: the tick's steps are listed from them.
 	switch c.Rating {
 	case "", "performance":
 		if err := c.coefficients().Validate(); err != nil {
@@ -133,6 +138,30 @@ func (c Configuration) validate(teamSize int) error {
 	}
 	if !(c.TicketTTLS >= 0 && c.TicketTTLS <= 1e9) {
 		return fmt.Errorf("%s: ticket_ttl_s must be between 0 (never) and 1e9", name)
+	}
+	switch c.Matcher {
+	case "none":
+	case "tick", "pairing":
+		if c.Expansions != nil && c.Widening != nil {
+			return fmt.Errorf("%s: give expansions or widening, not both", name)
+		}
+		if c.Expansions != nil && len(c.Expansions.Interval) == 0 {
+			return fmt.Errorf("%s: expansions.interval must list at least one step", name)
+		}
+		if err := c.expansion().validate(name); err != nil {
+			return err
+		}
+		var err error
+		if c.Matcher == "tick" {
+			_, err = NewQueuePass(teamSize, string(c.strategy()), c.steps(), 0)
+		} else {
+			_, err = NewPairing(teamSize, c.strategy(), c.expansion(), 0)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	default:
+		return fmt.Errorf("%s: matcher must be \"tick\", \"pairing\" or \"none\", got %q", name, c.Matcher)
 	}
 	return nil
 }
@@ -238,13 +267,16 @@ func (sc Scenario) JSON() []byte {
 //
 //   - "thesis": the thesis's test (Tables 8.3 and 8.4), repeated: 500 players of uniform
 //     stats queue at once, are drained into 50 matches, play 11 rounds each; the next 500
-//     (drawn again from a population of 10,000) queue 10 minutes later. No matchmaking, the
-//     default and the optimised coefficients with the thesis's interval, and the learned
-//     rating model in their place.
-//   - "live": a queue that runs all day: 4 tickets a second on average, twice as many at the
-//     evening peak as at the morning trough, parties of 1 to 5, tickets expire after 300 s;
-//     the interval widens by 25 every 5 s from 25. A sweep of the widening speed draws the
-//     wait-versus-one-sided curve.
+//     (drawn again from a population of 10,000) queue 10 minutes later. No matchmaking,
+//     then the default and the optimised coefficients and the learned rating model, each
+//     with the thesis's interval and greedy pairing, once through the pairing adapter
+//     ("pairing: ...", the thesis's algorithm) and once through the queue's pass
+//     ("tick: ...", what a queue does on the same test).
+//   - "live": a queue that runs all day, on the queue's pass: 1 ticket a second on
+//     average, twice as many at the evening peak as at the morning trough, parties of 1
+//     to 5, tickets expire after 300 s; the rating_window strategy (the queue's default),
+//     the interval from 25, 25 wider every 5 s (32 steps, up to 800 after 155 s). A sweep
+//     of the widening speed draws the wait-versus-one-sided curve.
 func Preset(name string) (Scenario, error) {
 	sc := Scenario{
 		Seed: 1, Matches: 10_000, TickS: 1, MaxDays: 365,
@@ -256,22 +288,29 @@ func Preset(name string) (Scenario, error) {
 	switch name {
 	case "thesis":
 		sc.Arrivals = ArrivalConfig{Bursts: []Burst{{AtS: 0, EveryS: 600, Tickets: 500}}}
-		sc.Configurations = []Configuration{
-			{Name: "no matchmaking", Matcher: "none"},
-			{Name: "thesis default", Matcher: "pairing", Coefficients: &def},
-			{Name: "thesis optimised", Matcher: "pairing", Coefficients: &opt},
-			{Name: "learned rating", Matcher: "pairing", Rating: "learned"},
+		sc.Configurations = []Configuration{{Name: "no matchmaking", Matcher: "none"}}
+		for _, c := range []Configuration{
+			{Name: "thesis default", Coefficients: &def},
+			{Name: "thesis optimised", Coefficients: &opt},
+			{Name: "learned rating", Rating: "learned"},
+		} {
+			for _, m := range []string{"pairing", "tick"} {
+				cf := c
+				cf.Name, cf.Matcher = m+": "+c.Name, m
+				sc.Configurations = append(sc.Configurations, cf)
+			}
 		}
 	case "live":
 		sc.Population.Players = 20_000
 		sc.Arrivals = ArrivalConfig{RatePerS: 1, DailyAmplitude: 1.0 / 3, PeakHour: 20,
 			PartySizes: []float64{70, 18, 7, 3, 2}}
 		w := Widening{Initial: 25, Step: 25, EverySeconds: 5}
+		rw := tick.RatingWindow
 		sc.Configurations = []Configuration{
 			{Name: "no matchmaking", Matcher: "none", TicketTTLS: 300},
-			{Name: "thesis default", Matcher: "pairing", Coefficients: &def, Widening: &w, TicketTTLS: 300},
-			{Name: "thesis optimised", Matcher: "pairing", Coefficients: &opt, Widening: &w, TicketTTLS: 300},
-			{Name: "learned rating", Matcher: "pairing", Rating: "learned", Widening: &w, TicketTTLS: 300},
+			{Name: "thesis default", Matcher: "tick", Strategy: rw, Coefficients: &def, Widening: &w, TicketTTLS: 300},
+			{Name: "thesis optimised", Matcher: "tick", Strategy: rw, Coefficients: &opt, Widening: &w, TicketTTLS: 300},
+			{Name: "learned rating", Matcher: "tick", Strategy: rw, Rating: "learned", Widening: &w, TicketTTLS: 300},
 		}
 		sc.Sweep = []float64{0.25, 0.5, 2, 4, 8}
 	default:

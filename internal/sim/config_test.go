@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -72,9 +73,26 @@ func TestConfigurationValidation(t *testing.T) {
 		{Configuration{Name: "a", Matcher: "pairing", Rating: "elo"}, false},
 		{Configuration{Name: "a", Matcher: "none", TicketTTLS: -1}, false},
 		{Configuration{Matcher: "none"}, false},
+		{Configuration{Name: "a", Matcher: "tick"}, true},
+		{Configuration{Name: "a", Matcher: "tick", Strategy: "rating_window", Widening: &w, TicketTTLS: 300}, true},
+		{Configuration{Name: "a", Matcher: "tick", Strategy: "best"}, false},
+		{Configuration{Name: "a", Matcher: "tick", Expansions: &Expansions{Interval: []Step{{0, 10}, {5, 5}}}}, false},
+		{Configuration{Name: "a", Matcher: "tick", Expansions: &Expansions{Interval: steps(32)}}, true},
+		{Configuration{Name: "a", Matcher: "tick", Expansions: &Expansions{Interval: steps(33)}}, false},
+		{Configuration{Name: "a", Matcher: "pairing", Expansions: &Expansions{Interval: steps(33)}}, false},
+		{Configuration{Name: "a", Matcher: "tick", Coefficients: &Coefficients{Accuracy: math.NaN()}}, false},
 	} {
 		if err := tc.cf.validate(5); (err == nil) != tc.ok {
 			t.Errorf("%+v: validate = %v, want ok %v", tc.cf, err, tc.ok)
 		}
 	}
+}
+
+// steps is a valid schedule of n steps, one a second.
+func steps(n int) []Step {
+	out := make([]Step, n)
+	for i := range out {
+		out[i] = Step{AfterS: float64(i), Value: float64(25 * (i + 1))}
+	}
+	return out
 }

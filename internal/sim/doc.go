@@ -12,14 +12,18 @@
 //     Poisson rate with a daily curve, plus bursts (the thesis's 500 players queued at once
 //     is a burst);
 //   - a Matcher, called every tick with the waiting tickets and the simulated clock: the
-//     seam where the queue pass plugs in (see Matcher);
+//     queue's own pass, matchmaker/tick (QueuePass, the "tick" matcher: parties whole on one
+//     team, each ticket's interval grown by its own wait through a queue definition's
+//     steps), the /v1/matchmake pairing over the queue (Pairing), or no matchmaking (Random);
 //   - the outcome model, which plays every match as 11 rounds (as in the thesis);
 //   - a Rater that gives the queue its ratings and learns from results: the thesis's
 //     performance rating (eq. 6.5, fixed stats times coefficients), or the service's learned
 //     rating model (internal/ratings), whose predictions are scored by log loss over time;
 //   - a Summary per configuration (wait, rating differences, one-sided matches, log loss),
 //     written as a table or CSV; Optimize, a search over the coefficients and the expansion
-//     schedule; and Plot, the picture. Run plays one configuration, Compare a Scenario's.
+//     schedule, whose answer QueueSnippet prints as a queue definition (and TicketRatings
+//     says how to compute the ratings its tickets carry); and Plot, the picture. Run plays
+//     one configuration, Compare a Scenario's.
 //
 // # The outcome model
 //

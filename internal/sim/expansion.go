@@ -41,6 +41,9 @@ func (e Expansion) validate(name string) error {
 			if !(s.AfterS >= 0 && s.AfterS <= 1e9 && s.Value >= 0 && s.Value <= 1e12) {
 				return fmt.Errorf("%s.expansions.interval[%d]: after_s and value must be finite and non-negative", name, i)
 			}
+			if i == maxSteps {
+				return fmt.Errorf("%s.expansions.interval: a queue definition holds at most %d steps", name, maxSteps)
+			}
 			if i == 0 && s.AfterS != 0 {
 				return fmt.Errorf("%s.expansions.interval[0].after_s must be 0", name)
 			}
@@ -82,10 +85,13 @@ func (e Expansion) At(wait time.Duration) float64 {
 	return v
 }
 
-// Schedule lists the expansion as a queue definition's steps. A Widening without Max is
-// listed until its value reaches limit (wider than any two ratings differ), up to a step at
-// or after untilS seconds (the ticket's time to live; 0: no bound), and for at most 200
-// steps; a thesis Widening (EverySeconds 0) is one step of value limit.
+// Schedule lists the expansion as a queue definition's steps (what the queue pass runs).
+// Explicit Steps are themselves. A Widening is listed from 0, one step every EverySeconds,
+// until its value reaches Max, or limit when it has none (wider than any two ratings
+// differ), until a step at or after untilS seconds (the ticket's time to live; 0: no
+// bound), and for at most 32 steps (a queue definition's limit): the last step holds from
+// then on. A thesis Widening (EverySeconds 0, no limit from the start) is one step of value
+// limit.
 func (e Expansion) Schedule(limit, untilS float64) []Step {
 	if len(e.Steps) > 0 {
 		return e.Steps
@@ -99,7 +105,7 @@ func (e Expansion) Schedule(limit, untilS float64) []Step {
 		top = w.Max
 	}
 	var steps []Step
-	for k := 0; k < 200; k++ {
+	for k := range maxSteps {
 		at := w.EverySeconds * float64(k)
 		v := min(w.Initial+w.Step*float64(k), top)
 		steps = append(steps, Step{AfterS: at, Value: v})

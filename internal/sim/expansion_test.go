@@ -43,6 +43,11 @@ func TestExpansionScheduleIsAQueueDefinition(t *testing.T) {
 	if want := []Step{{0, 25}, {10, 75}, {20, 125}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Schedule until 15 s = %v, want %v", got, want)
 	}
+	// A queue definition holds 32 steps: the live preset's widening stops at 800 after 155 s.
+	got = Expansion{Widening: Widening{Initial: 25, Step: 25, EverySeconds: 5}}.Schedule(2000, 300)
+	if len(got) != 32 || got[31] != (Step{155, 800}) {
+		t.Errorf("Schedule of a long widening = %v, want 32 steps to {155 800}", got)
+	}
 	if got := (Expansion{Widening: ThesisWidening}).Schedule(2000, 0); !reflect.DeepEqual(got, []Step{{0, 2000}}) {
 		t.Errorf("thesis Schedule = %v, want one step covering the scale", got)
 	}

@@ -27,11 +27,8 @@ type Match struct {
 // twice or both matched and expired. A ticket whose players are only partly matched keeps
 // its other players (the pairing adapter can split parties; the simulator counts it).
 //
-// This is the seam for the queue pass matchmaker/tick, a pure function of (tickets, now,
-// config): an adapter converts each Ticket to the tick's ticket (players with their ratings,
-// created at epoch+Created), calls the pass with epoch+now, and maps its matches back to
-// population indices (each team's players in the order of the pass's pairs) and its expired
-// tickets back to indices into waiting.
+// QueuePass is the queue's own pass (matchmaker/tick) behind this interface; Pairing the
+// /v1/matchmake pairing over the queue; Random no matchmaking.
 type Matcher interface {
 	Tick(waiting []Ticket, now time.Duration) (matches []Match, expired []int)
 }

@@ -161,10 +161,13 @@ type Optimum struct {
 }
 
 // Optimize searches the coefficients of eq. 6.5 (for the performance rating) and the
-// widening's Initial and Step (for a widening on the clock) of o.Base for the fewest
-// one-sided matches with a median wait within o.WaitBudgetS:
+// expansion schedule (for a widening on the clock) of o.Base for the fewest one-sided
+// matches with a median wait within o.WaitBudgetS. The schedule is searched as the steps of
+// a queue definition: an initial interval (Widening.Initial), grown by Widening.Step at
+// every step, one step every EverySeconds (the base's, not searched), up to 32 steps
+// (Expansion.Schedule). It minimises
 //
-//	minimise  one-sided share + Penalty x max(0, median wait / budget - 1)
+//	one-sided share + Penalty x max(0, median wait / budget - 1)
 //
 // by CompassSearch from o.Base's values: coefficients in [0,1] (first steps 0.25, down to
 // 0.01), Initial in [0, 1000] and Step in [1, 1000] (first steps half the start value, at
@@ -182,7 +185,7 @@ func Optimize(ctx context.Context, sc *Scenario, o OptimizeOptions, progress fun
 	if err := base.validate(sc.TeamSize); err != nil {
 		return nil, err
 	}
-	if base.Matcher != "pairing" {
+	if base.Matcher == "none" {
 		return nil, fmt.Errorf("optimize: configuration %q does no matchmaking: nothing to search", base.Name)
 	}
 	var names []string
@@ -195,7 +198,7 @@ func Optimize(ctx context.Context, sc *Scenario, o OptimizeOptions, progress fun
 			lo, hi, step, minStep = append(lo, 0), append(hi, 1), append(step, 0.25), append(minStep, 0.01)
 		}
 	}
-	if base.Matcher == "pairing" && base.Expansions == nil && base.expansion().Widening.EverySeconds > 0 {
+	if base.Expansions == nil && base.expansion().Widening.EverySeconds > 0 {
 		w := base.expansion().Widening
 		names = append(names, "initial", "step")
 		x0 = append(x0, w.Initial, w.Step)
@@ -290,23 +293,22 @@ func sortedEvaluations(evals []Evaluation) []Evaluation {
 	return out
 }
 
-// QueueSnippet is a configuration as the fields of a queue definition, ready to paste:
-// "strategy", "expansions" {"interval": steps}, "ticket_ttl_s", and (for the performance
-// rating) "coefficients", the eq. 6.5 coefficients that turn players' stats into the
-// ratings the tickets carry. A widening without a limit is listed until it covers the whole
-// rating scale or the ticket expires.
-func QueueSnippet(cf Configuration) []byte {
-	scale := 2000.0 // the learned rating's weight x 20
-	var b strings.Builder
-	b.WriteString("{\n")
-	if cf.Rating != "learned" {
-		c := Coefficients(cf.coefficients())
-		scale = 1000 * (c.Accuracy + c.ReactionTime + c.Awareness + c.Movement)
-		fmt.Fprintf(&b, "  \"coefficients\": %s,\n", mustJSON(c))
+// QueueSnippet is a configuration of a scenario as a queue definition, the body of
+// PUT /v1/queues/{name}: its team size, strategy, expansions.interval (the steps the tick
+// matcher runs, Configuration.steps), ticket_ttl_s (in whole seconds; a time to live of 0,
+// never, or of more than a day becomes a day, the longest a queue allows), the largest party
+// the arrivals make as max_party_size, and the scenario's tick as tick_ms. Its context is "sim": the studio puts its game's. A queue has no coefficients: it
+// matches the ratings its tickets carry, and TicketRatings says how to compute them.
+func QueueSnippet(sc *Scenario, cf Configuration) []byte {
+	ttl := int(math.Ceil(cf.TicketTTLS))
+	if ttl <= 0 || ttl > maxTicketTTLS {
+		ttl = maxTicketTTLS
 	}
-	fmt.Fprintf(&b, "  \"strategy\": %s,\n", mustJSON(cf.strategy()))
+	var b strings.Builder
+	fmt.Fprintf(&b, "{\n  \"context\": {\"game_type\": \"sim\"},\n  \"team_size\": %d,\n  \"strategy\": %s,\n",
+		sc.TeamSize, mustJSON(cf.strategy()))
 	b.WriteString("  \"expansions\": {\"interval\": [")
-	for i, st := range cf.expansion().Schedule(math.Ceil(scale), cf.TicketTTLS) {
+	for i, st := range cf.steps() {
 		sep := ", "
 		switch {
 		case i == 0:
@@ -316,12 +318,32 @@ func QueueSnippet(cf Configuration) []byte {
 		}
 		b.WriteString(sep + mustJSON(st))
 	}
-	b.WriteString("\n  ]}")
-	if cf.TicketTTLS > 0 {
-		fmt.Fprintf(&b, ",\n  \"ticket_ttl_s\": %s", mustJSON(cf.TicketTTLS))
-	}
-	b.WriteString("\n}\n")
+	fmt.Fprintf(&b, "\n  ]},\n  \"ticket_ttl_s\": %d,\n  \"max_party_size\": %d,\n  \"tick_ms\": %d\n}\n",
+		ttl, sc.Arrivals.maxPartySize(), int(math.Round(1000*sc.TickS)))
 	return []byte(b.String())
+}
+
+// maxTicketTTLS is the longest ticket_ttl_s a queue definition takes (queue.MaxTicketTTL).
+const maxTicketTTLS = 86400
+
+// TicketRatings says, for a queue running the configuration, what rating each player of a
+// ticket carries (players[].rating of POST /v1/queues/{name}/tickets): eq. 6.5 on the
+// player's stats with the configuration's coefficients, or, for the learned rating, none, so
+// that the queue takes the player's stored rating in its context.
+func TicketRatings(cf Configuration) string {
+	if cf.Rating == "learned" {
+		return "Tickets carry no \"rating\": the queue takes each player's stored rating in its context,\n" +
+			"learned from the results posted to /v1/results (the simulator's learned rating is that model's).\n"
+	}
+	c := Coefficients(cf.coefficients())
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return fmt.Sprintf("A queue has no coefficients: it matches the \"rating\" each ticket's players carry, and its\n"+
+		"interval is in the same units. Send every player's rating as eq. 6.5 on his stats (each in [0,1])\n"+
+		"with these coefficients, %s:\n\n"+
+		"  rating = 1000 x ((1 - accuracy) x %s + (1 - reaction_time) x %s + awareness x %s + movement x %s)\n\n"+
+		"(POST /v1/matchmake computes the same from \"stats\" and \"coefficients\"). A player sent without a\n"+
+		"rating gets his stored one, or 1000, on another scale: rate every player.\n",
+		mustJSON(c), num(c.Accuracy), num(c.ReactionTime), num(c.Awareness), num(c.Movement))
 }
 
 // mustJSON is a plain value's compact JSON, with a space after each colon and comma.

@@ -1,10 +1,13 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -122,27 +125,40 @@ func TestOptimizeImprovesOnTheStart(t *testing.T) {
 	}
 	t.Logf("start %.3f (one-sided %.3f, wait %.1f s), best %.3f (one-sided %.3f, wait %.1f s) after %d runs\n%s",
 		o.Start.Objective, o.Start.Summary.OneSided, o.Start.Summary.WaitMedian,
-		o.Best.Objective, o.Best.Summary.OneSided, o.Best.Summary.WaitMedian, len(o.Evaluations), QueueSnippet(o.Best.Configuration))
+		o.Best.Objective, o.Best.Summary.OneSided, o.Best.Summary.WaitMedian, len(o.Evaluations), QueueSnippet(&sc, o.Best.Configuration))
 
+	// The snippet is a whole queue definition; the coefficients are for the tickets' ratings.
+	dec := json.NewDecoder(bytes.NewReader(QueueSnippet(&sc, o.Best.Configuration)))
+	dec.DisallowUnknownFields()
 	var q struct {
-		Coefficients *Coefficients `json:"coefficients"`
-		Strategy     string        `json:"strategy"`
-		Expansions   Expansions    `json:"expansions"`
-		TicketTTLS   float64       `json:"ticket_ttl_s"`
+		Context struct {
+			GameType string `json:"game_type"`
+		} `json:"context"`
+		TeamSize     int        `json:"team_size"`
+		Strategy     string     `json:"strategy"`
+		Expansions   Expansions `json:"expansions"`
+		TicketTTLS   int        `json:"ticket_ttl_s"`
+		MaxPartySize int        `json:"max_party_size"`
+		TickMS       int        `json:"tick_ms"`
 	}
-	if err := json.Unmarshal(QueueSnippet(o.Best.Configuration), &q); err != nil {
+	if err := dec.Decode(&q); err != nil {
 		t.Fatal(err)
 	}
 	best := o.Best.Configuration
-	if *q.Coefficients != *best.Coefficients || q.Strategy != "greedy_pairs" || q.TicketTTLS != 300 {
+	if q.Context.GameType == "" || q.TeamSize != 5 || q.Strategy != "rating_window" || q.TicketTTLS != 300 || q.MaxPartySize != 5 || q.TickMS != 1000 {
 		t.Errorf("snippet %+v, configuration %+v", q, best)
 	}
 	steps := q.Expansions.Interval
-	if len(steps) == 0 || steps[0] != (Step{0, best.Widening.Initial}) {
+	if len(steps) == 0 || len(steps) > maxSteps || steps[0] != (Step{0, best.Widening.Initial}) {
 		t.Fatalf("snippet steps %v for %+v", steps, *best.Widening)
 	}
-	if err := (Expansion{Steps: steps}).validate("snippet"); err != nil {
-		t.Errorf("the snippet's steps are not a valid expansion: %v", err)
+	if want := best.steps(); !reflect.DeepEqual(steps, want) {
+		t.Errorf("snippet steps %v, the tick matcher ran %v", steps, want)
+	}
+	c := *best.Coefficients
+	if r := TicketRatings(best); !strings.Contains(r, mustJSON(c)) ||
+		!strings.Contains(r, "(1 - accuracy) x "+strconv.FormatFloat(c.Accuracy, 'g', -1, 64)+" ") {
+		t.Errorf("the ticket ratings do not give the coefficients %+v:\n%s", c, r)
 	}
 }
 
@@ -153,6 +169,8 @@ func TestOptimizeNeedsSomethingToSearch(t *testing.T) {
 		{Name: "learned thesis", Matcher: "pairing", Rating: "learned"},
 		{Name: "no matchmaking", Matcher: "none"},
 		{Name: "steps", Matcher: "pairing", Rating: "learned", Expansions: &Expansions{Interval: []Step{{0, 25}}}},
+		{Name: "tick steps", Matcher: "tick", Rating: "learned", Expansions: &Expansions{Interval: []Step{{0, 25}}}},
+		{Name: "tick thesis", Matcher: "tick", Rating: "learned"},
 	} {
 		if _, err := Optimize(context.Background(), &sc, OptimizeOptions{Base: base, WaitBudgetS: 10}, nil); err == nil {
 			t.Errorf("%s: no error", base.Name)

@@ -9,10 +9,11 @@ import (
 	"matchmaker/internal/matchmaker/pairing"
 )
 
-// Pairing is a Matcher on the /v1/matchmake algorithm (pairing.Make), standing in
-// for the queue pass matchmaker/tick until it exists. Every waiting ticket's players become
-// solo queue entries in arrival order (so a party may be split), and the interval widens
-// with each player's wait:
+// Pairing is a Matcher on the /v1/matchmake algorithm (pairing.Make): the thesis's
+// algorithm over the queue, beside the queue's own pass (QueuePass). Every waiting ticket's
+// players become solo queue entries in arrival order (so a party may be split), and the
+// interval widens with each player's wait (Expansion.At: a Widening without the 32-step
+// limit of a queue definition):
 //
 //   - one MakeMatches call per tick, its interval limited to the widest any waiting player
 //     has earned (the oldest ticket's);

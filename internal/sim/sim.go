@@ -151,6 +151,12 @@ func newRun(sc *Scenario, cf Configuration) (*run, error) {
 	switch cf.Matcher {
 	case "none":
 		r.matcher = &Random{TeamSize: sc.TeamSize, TTL: ttl, Rng: stream(sc.Seed, streamMatcher)}
+	case "tick":
+		m, err := NewQueuePass(sc.TeamSize, string(cf.strategy()), cf.steps(), ttl)
+		if err != nil {
+			return nil, err
+		}
+		r.matcher = m
 	default:
 		m, err := NewPairing(sc.TeamSize, cf.strategy(), cf.expansion(), ttl)
 		if err != nil {

@@ -1,0 +1,86 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"matchmaker/internal/matchmaker/tick"
+)
+
+// maxSteps is the most steps a queue definition's expansions.interval holds
+// (queue.MaxExpansionStep; a test keeps them equal): a schedule the simulator runs through
+// the queue pass must be one the queue accepts.
+const maxSteps = 32
+
+// QueuePass is a Matcher on the queue's own pass, matchmaker/tick.Run, as the queue service
+// runs it every tick_ms: each waiting Ticket becomes a tick ticket (its players' ratings,
+// waiting since its creation, expiring TTL later), the pass runs at the simulated time with
+// the queue's expansion steps, and its matches come back as population indices, each team
+// in the order of the pass's pairs, its expiries as indices into waiting.
+//
+// So the simulator plays what a queue with this definition would do: each ticket's interval
+// grows by its own wait through the steps, the oldest ticket anchors, tickets accept each
+// other mutually (a party by its mean rating), a party plays whole on one team, and the
+// teams are the most even split of the chosen tickets.
+//
+// Times are seconds on the simulated clock (at most MaxDays, about 3e7 s: float64 keeps
+// them to a few nanoseconds). A QueuePass keeps its ticket buffer between ticks: one queue
+// uses it at a time.
+type QueuePass struct {
+	cfg tick.Config
+	ttl time.Duration
+	in  []tick.Ticket
+}
+
+// NewQueuePass checks the queue's rules as the pass will get them: team size, strategy
+// (tick.RatingWindow or tick.GreedyPairs) and the interval's steps (at most maxSteps, the
+// first at 0, after_s increasing, values never decreasing). ttl 0: tickets never expire.
+func NewQueuePass(teamSize int, strategy string, interval []Step, ttl time.Duration) (*QueuePass, error) {
+	if len(interval) > maxSteps {
+		return nil, fmt.Errorf("interval: a queue definition holds at most %d steps, got %d", maxSteps, len(interval))
+	}
+	cfg := tick.Config{TeamSize: teamSize, Strategy: strategy, Interval: make([]tick.Step, len(interval))}
+	for i, s := range interval {
+		cfg.Interval[i] = tick.Step{AfterS: s.AfterS, Value: s.Value}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &QueuePass{cfg: cfg, ttl: ttl}, nil
+}
+
+// Tick implements Matcher.
+func (m *QueuePass) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
+	in := m.in[:0]
+	for _, t := range waiting {
+		expires := math.Inf(1)
+		if m.ttl > 0 {
+			expires = (t.Created + m.ttl).Seconds()
+		}
+		// The pass leaves its input untouched, so the ticket's ratings are lent, not copied.
+		in = append(in, tick.Ticket{Ratings: t.Ratings, WaitingSince: t.Created.Seconds(), ExpiresAt: expires})
+	}
+	m.in = in
+	res, err := tick.Run(in, now.Seconds(), m.cfg)
+	clear(in) // drop the lent ratings
+	if err != nil {
+		// NewQueuePass checked the config; ratings and times are finite: a bug.
+		panic(fmt.Sprintf("sim: tick.Run: %v", err))
+	}
+	matches := make([]Match, len(res.Matches))
+	for i, mt := range res.Matches {
+		for side, slots := range mt.Teams {
+			team := make([]int, len(slots))
+			for k, s := range slots {
+				team[k] = waiting[s.Ticket].Players[s.Player]
+			}
+			matches[i].Teams[side] = team
+		}
+	}
+	var expired []int
+	for _, e := range res.Expired {
+		expired = append(expired, e.Ticket)
+	}
+	return matches, expired
+}
