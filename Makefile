@@ -1,5 +1,5 @@
 # The test command of the README. Fuzz tests run their seed corpus here; `make fuzz` explores.
-.PHONY: test test-short run lint bench fuzz
+.PHONY: test test-short test-fault run lint bench fuzz
 
 test:
 	go test -race -count=1 ./...
@@ -7,6 +7,11 @@ test:
 # The quick loop while editing: no race detector, the long property runs cut short.
 test-short:
 	go test -short -count=1 ./...
+
+# The fault suite alone: the store and the whole program on a private Postgres (package
+# db/pgfault) that is frozen, stopped and restarted under load. It is part of `make test` too.
+test-fault:
+	go test -race -count=1 -run 'Fault' -v ./db/... ./cmd/api
 
 run:
 	go run ./cmd/api

@@ -4647,6 +4647,7 @@ type GetReadinessResponse200Headers struct {
 
 // GetReadinessResponse503Headers the declared response headers of an HTTP 503 response for GetReadiness
 type GetReadinessResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -4734,6 +4735,7 @@ type GetBotMeanResponse429Headers struct {
 
 // GetBotMeanResponse503Headers the declared response headers of an HTTP 503 response for GetBotMean
 type GetBotMeanResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -4857,6 +4859,7 @@ type GetLeaderboardResponse429Headers struct {
 
 // GetLeaderboardResponse503Headers the declared response headers of an HTTP 503 response for GetLeaderboard
 type GetLeaderboardResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -4985,6 +4988,7 @@ type GetMatchResponse429Headers struct {
 
 // GetMatchResponse503Headers the declared response headers of an HTTP 503 response for GetMatch
 type GetMatchResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -5132,6 +5136,7 @@ type MatchmakeResponse500Headers struct {
 
 // MatchmakeResponse503Headers the declared response headers of an HTTP 503 response for Matchmake
 type MatchmakeResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -5277,6 +5282,7 @@ type ListMutatorsResponse429Headers struct {
 
 // ListMutatorsResponse503Headers the declared response headers of an HTTP 503 response for ListMutators
 type ListMutatorsResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -5401,6 +5407,7 @@ type SetMutatorResponse429Headers struct {
 
 // SetMutatorResponse503Headers the declared response headers of an HTTP 503 response for SetMutator
 type SetMutatorResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -5542,6 +5549,7 @@ type GetPlayerRatingsResponse429Headers struct {
 
 // GetPlayerRatingsResponse503Headers the declared response headers of an HTTP 503 response for GetPlayerRatings
 type GetPlayerRatingsResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -5660,6 +5668,7 @@ type ListQueuesResponse429Headers struct {
 
 // ListQueuesResponse503Headers the declared response headers of an HTTP 503 response for ListQueues
 type ListQueuesResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -5779,6 +5788,7 @@ type DeleteQueueResponse429Headers struct {
 
 // DeleteQueueResponse503Headers the declared response headers of an HTTP 503 response for DeleteQueue
 type DeleteQueueResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -5909,6 +5919,7 @@ type GetQueueResponse429Headers struct {
 
 // GetQueueResponse503Headers the declared response headers of an HTTP 503 response for GetQueue
 type GetQueueResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -6056,6 +6067,7 @@ type PutQueueResponse429Headers struct {
 
 // PutQueueResponse503Headers the declared response headers of an HTTP 503 response for PutQueue
 type PutQueueResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -6211,6 +6223,7 @@ type StreamQueueEventsResponse429Headers struct {
 
 // StreamQueueEventsResponse503Headers the declared response headers of an HTTP 503 response for StreamQueueEvents
 type StreamQueueEventsResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -6363,6 +6376,7 @@ type CreateTicketResponse429Headers struct {
 
 // CreateTicketResponse503Headers the declared response headers of an HTTP 503 response for CreateTicket
 type CreateTicketResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -6531,6 +6545,7 @@ type GetRatingsResponse429Headers struct {
 
 // GetRatingsResponse503Headers the declared response headers of an HTTP 503 response for GetRatings
 type GetRatingsResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -6654,6 +6669,7 @@ type RebuildRatingsResponse429Headers struct {
 
 // RebuildRatingsResponse503Headers the declared response headers of an HTTP 503 response for RebuildRatings
 type RebuildRatingsResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -6793,6 +6809,7 @@ type RecordResultResponse429Headers struct {
 
 // RecordResultResponse503Headers the declared response headers of an HTTP 503 response for RecordResult
 type RecordResultResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -6958,6 +6975,7 @@ type SplitTeamsResponse500Headers struct {
 
 // SplitTeamsResponse503Headers the declared response headers of an HTTP 503 response for SplitTeams
 type SplitTeamsResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -7123,6 +7141,7 @@ type TeamAdvantageResponse500Headers struct {
 
 // TeamAdvantageResponse503Headers the declared response headers of an HTTP 503 response for TeamAdvantage
 type TeamAdvantageResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -7288,6 +7307,7 @@ type AssignJoinerResponse500Headers struct {
 
 // AssignJoinerResponse503Headers the declared response headers of an HTTP 503 response for AssignJoiner
 type AssignJoinerResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -7453,6 +7473,7 @@ type RebalanceTeamsResponse500Headers struct {
 
 // RebalanceTeamsResponse503Headers the declared response headers of an HTTP 503 response for RebalanceTeams
 type RebalanceTeamsResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -7613,6 +7634,7 @@ type CancelTicketResponse429Headers struct {
 
 // CancelTicketResponse503Headers the declared response headers of an HTTP 503 response for CancelTicket
 type CancelTicketResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -7752,6 +7774,7 @@ type GetTicketResponse429Headers struct {
 
 // GetTicketResponse503Headers the declared response headers of an HTTP 503 response for GetTicket
 type GetTicketResponse503Headers struct {
+	RetryAfter int
 	XRequestId *string
 }
 
@@ -8756,6 +8779,13 @@ func ParseGetReadinessResponse(rsp *http.Response) (*GetReadinessResponse, error
 		response.Headers200 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetReadinessResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -8915,6 +8945,13 @@ func ParseGetBotMeanResponse(rsp *http.Response) (*GetBotMeanResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetBotMeanResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9074,6 +9111,13 @@ func ParseGetLeaderboardResponse(rsp *http.Response) (*GetLeaderboardResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetLeaderboardResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9250,6 +9294,13 @@ func ParseGetMatchResponse(rsp *http.Response) (*GetMatchResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetMatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9460,6 +9511,13 @@ func ParseMatchmakeResponse(rsp *http.Response) (*MatchmakeResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers MatchmakeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9602,6 +9660,13 @@ func ParseListMutatorsResponse(rsp *http.Response) (*ListMutatorsResponse, error
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListMutatorsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9795,6 +9860,13 @@ func ParseSetMutatorResponse(rsp *http.Response) (*SetMutatorResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers SetMutatorResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9954,6 +10026,13 @@ func ParseGetPlayerRatingsResponse(rsp *http.Response) (*GetPlayerRatingsRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetPlayerRatingsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10096,6 +10175,13 @@ func ParseListQueuesResponse(rsp *http.Response) (*ListQueuesResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListQueuesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10268,6 +10354,13 @@ func ParseDeleteQueueResponse(rsp *http.Response) (*DeleteQueueResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers DeleteQueueResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10444,6 +10537,13 @@ func ParseGetQueueResponse(rsp *http.Response) (*GetQueueResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetQueueResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10654,6 +10754,13 @@ func ParsePutQueueResponse(rsp *http.Response) (*PutQueueResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PutQueueResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10823,6 +10930,13 @@ func ParseStreamQueueEventsResponse(rsp *http.Response) (*StreamQueueEventsRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers StreamQueueEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11081,6 +11195,13 @@ func ParseCreateTicketResponse(rsp *http.Response) (*CreateTicketResponse, error
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateTicketResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11240,6 +11361,13 @@ func ParseGetRatingsResponse(rsp *http.Response) (*GetRatingsResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetRatingsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11399,6 +11527,13 @@ func ParseRebuildRatingsResponse(rsp *http.Response) (*RebuildRatingsResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RebuildRatingsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11616,6 +11751,13 @@ func ParseRecordResultResponse(rsp *http.Response) (*RecordResultResponse, error
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RecordResultResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11826,6 +11968,13 @@ func ParseSplitTeamsResponse(rsp *http.Response) (*SplitTeamsResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers SplitTeamsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12036,6 +12185,13 @@ func ParseTeamAdvantageResponse(rsp *http.Response) (*TeamAdvantageResponse, err
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers TeamAdvantageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12246,6 +12402,13 @@ func ParseAssignJoinerResponse(rsp *http.Response) (*AssignJoinerResponse, error
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers AssignJoinerResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12456,6 +12619,13 @@ func ParseRebalanceTeamsResponse(rsp *http.Response) (*RebalanceTeamsResponse, e
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers RebalanceTeamsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12645,6 +12815,13 @@ func ParseCancelTicketResponse(rsp *http.Response) (*CancelTicketResponse, error
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CancelTicketResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12821,6 +12998,13 @@ func ParseGetTicketResponse(rsp *http.Response) (*GetTicketResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetTicketResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -76,9 +76,10 @@ func retryable(err error) bool {
 		case "40001", "40P01":
 			return true
 		case "23505":
-			// Two transactions inserted the same new match id at once. Run again: the loser
-			// finds the winner's match and replays or conflicts as it should.
-			return pe.ConstraintName == "matches_pkey"
+			// Two transactions inserted the same new match id, or the same newcomer's rating
+			// row, at once. Run again: the loser finds the winner's match and replays or
+			// conflicts as it should, or finds the row and locks it.
+			return pe.ConstraintName == "matches_pkey" || pe.ConstraintName == "ratings_pkey"
 		}
 	}
 	return false

@@ -41,6 +41,9 @@ func MigrateCount(ctx context.Context, url string) (int, error) {
 	if err != nil {
 		return 0, apperr.Wrap(apperr.Invalid, err, "db: the database URL cannot be parsed")
 	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout // a server that never answers fails the connect
+	}
 	sqlDB := stdlib.OpenDB(*cfg)
 	defer sqlDB.Close()
 	if err := sqlDB.PingContext(ctx); err != nil {

@@ -438,7 +438,7 @@ func (s *QueueStore) inTx(ctx context.Context, what string, fn func(conn *pgxpoo
 			if err != nil {
 				return err
 			}
-			defer release(ctx, conn)
+			defer release(ctx, conn, DefaultTimeout)
 			return fn(conn)
 		}()
 		if err == nil || attempt == maxAttempts || !retryable(err) {

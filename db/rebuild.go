@@ -33,7 +33,9 @@ func (e errReplay) Error() string { return e.err.Error() }
 // exclusively (so it waits for the results of that game type under way and holds off new
 // ones until it commits), reads the policy and the history in the order it was accepted,
 // replays it, deletes the game type's ratings and bias cells and copies in the new ones.
-func (s *Store) Rebuild(ctx context.Context, gameType string, replay ratings.ReplayFunc, progress func(ratings.Progress)) (ratings.RebuildReport, error) {
+func (s *Store) Rebuild(ctx context.Context, gameType string, replay ratings.ReplayFunc, progress func(ratings.Progress)) (_ ratings.RebuildReport, err error) {
+	ctx, done := s.calls.start(ctx, opRebuild)
+	defer done(&err)
 	gc, err := ratings.NewContext(gameType, nil)
 	if err != nil {
 		return ratings.RebuildReport{}, err
@@ -60,7 +62,12 @@ func (s *Store) rebuild(ctx context.Context, gameType string, replay ratings.Rep
 	if err != nil {
 		return rep, err
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	defer func() {
+		// The rollback's own deadline: ctx may be the reason it is needed.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.calls.opts.Timeout)
+		_ = tx.Rollback(rctx)
+		cancel()
+	}()
 
 	if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, gameType); err != nil {
 		return rep, err

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,7 +17,14 @@ import (
 
 // Store is the Postgres ratings.Store. Its methods are safe for concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
+	pool    *pgxpool.Pool
+	calls   *calls
+	sockets *sockets
+
+	// queue holds the results waiting for a committer (commit.go); stopped closes when the
+	// committers have stopped.
+	queue   *jobQueue
+	stopped <-chan struct{}
 
 	// statuses caches the mutator statuses last read or written. RecordResult guesses a
 	// result's context from it so that the first round trip can already lock the ratings; the
@@ -24,6 +32,15 @@ type Store struct {
 	// guess was wrong.
 	mu       sync.RWMutex
 	statuses map[string]ratings.MutatorStatus
+
+	// known holds rating rows the store has seen exist (bounded by knownRowsMax). A batch
+	// inserts rows only for the participants it does not know, before it locks them: once
+	// the players are rated, that INSERT ... ON CONFLICT DO NOTHING of every row (a fifth of
+	// the database's time per result) is skipped.
+	known struct {
+		sync.Mutex
+		rows map[rowKey]struct{}
+	}
 
 	// shards is how many rows each bias cell is spread over (see the migration).
 	shards int
@@ -44,9 +61,15 @@ const DefaultMaxConns = 16
 const defaultBiasShards = 64
 
 // Open connects to the database at url (a postgres:// URL or a key=value string; pgxpool's
-// pool_* parameters are honoured) and checks that it answers. It does not migrate: call
-// Migrate first. A database that cannot be reached is an apperr.Unavailable error.
+// pool_* parameters are honoured) with the default Options and checks that it answers. It
+// does not migrate: call Migrate first. A database that cannot be reached is an
+// apperr.Unavailable error.
 func Open(ctx context.Context, url string) (*Store, error) {
+	return OpenWith(ctx, url, Options{})
+}
+
+// OpenWith is Open with the given deadlines. The first Ping has the call deadline too.
+func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err, "db: the database URL cannot be parsed")
@@ -54,19 +77,65 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = max(DefaultMaxConns, int32(4*runtime.GOMAXPROCS(0)))
 	}
+	if cfg.ConnConfig.ConnectTimeout <= 0 {
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
+	socks := newSockets()
+	cfg.ConnConfig.DialFunc = socks.dial
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, mapError(err, "open")
 	}
-	if err := pool.Ping(ctx); err != nil {
+	s := &Store{pool: pool, calls: newCalls(o), sockets: socks,
+		statuses: make(map[string]ratings.MutatorStatus), shards: defaultBiasShards}
+	if err := s.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, mapError(err, "open")
+		return nil, err
 	}
-	return &Store{pool: pool, statuses: make(map[string]ratings.MutatorStatus), shards: defaultBiasShards}, nil
+	s.known.rows = make(map[rowKey]struct{})
+	if n := s.calls.opts.Committers; n > 0 {
+		s.queue = newQueue()
+		s.stopped = s.startCommitters(n)
+	} else {
+		stopped := make(chan struct{})
+		close(stopped)
+		s.stopped = stopped
+	}
+	return s, nil
 }
 
-// Close closes the pool, waiting for the connections in use to be returned.
-func (s *Store) Close() { s.pool.Close() }
+// Close closes the store, waiting for the calls in flight however long they take.
+func (s *Store) Close() { _ = s.Shutdown(context.Background()) }
+
+// Shutdown closes the store. New calls fail at once (Unavailable); the calls in flight may
+// finish until ctx ends. Then Shutdown stops waiting: it cancels the calls left, closes every
+// socket the store opened (whatever pgx is waiting for on it) and returns an error that says
+// what it abandoned. (pgxpool's Close alone waits for every connection in use to come back,
+// which a call stuck on a frozen server never does before its deadline.)
+func (s *Store) Shutdown(ctx context.Context) error {
+	closed := make(chan struct{})
+	go func() {
+		if s.queue != nil {
+			s.queue.close() // the results queued already are written first
+		}
+		<-s.stopped
+		s.pool.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		return nil
+	case <-ctx.Done():
+	}
+	running, inUse := s.calls.running(), s.pool.Stat().AcquiredConns()
+	s.calls.abortNow()
+	n := s.sockets.closeAll()
+	select {
+	case <-closed:
+	case <-time.After(100 * time.Millisecond): // the pool's goroutines end on their own
+	}
+	return fmt.Errorf("db: the shutdown deadline passed: abandoned the calls in flight (%s) and %d connections in use; closed %d sockets", running, inUse, n)
+}
 
 // Pool is the store's connection pool, for health checks and metrics.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
@@ -75,7 +144,9 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 func (s *Store) Name() string { return "postgres" }
 
 // Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *Store) Ping(ctx context.Context) (err error) {
+	ctx, done := s.calls.start(ctx, opPing)
+	defer done(&err)
 	return mapError(s.pool.Ping(ctx), "ping")
 }
 
@@ -93,7 +164,9 @@ CROSS JOIN LATERAL (
 ) AS r`
 
 // Ratings implements ratings.Store.
-func (s *Store) Ratings(ctx context.Context, c ratings.Context, ps []ratings.Participant) (map[ratings.Participant]ratings.Rating, error) {
+func (s *Store) Ratings(ctx context.Context, c ratings.Context, ps []ratings.Participant) (_ map[ratings.Participant]ratings.Rating, err error) {
+	ctx, done := s.calls.start(ctx, opRatings)
+	defer done(&err)
 	out := make(map[ratings.Participant]ratings.Rating, len(ps))
 	if len(ps) == 0 {
 		return out, nil
@@ -129,7 +202,9 @@ WHERE participant_id = $1 AND NOT is_bot
 ORDER BY context_key`
 
 // PlayerRatings implements ratings.Store; the list is sorted by context key.
-func (s *Store) PlayerRatings(ctx context.Context, playerID string) ([]ratings.ContextRating, error) {
+func (s *Store) PlayerRatings(ctx context.Context, playerID string) (_ []ratings.ContextRating, err error) {
+	ctx, done := s.calls.start(ctx, opPlayerRatings)
+	defer done(&err)
 	rows, err := s.pool.Query(ctx, sqlPlayerRatings, playerID)
 	if err != nil {
 		return nil, mapError(err, "player ratings")
@@ -161,7 +236,9 @@ ORDER BY skill DESC, participant_id
 LIMIT $2`
 
 // Leaderboard implements ratings.Store.
-func (s *Store) Leaderboard(ctx context.Context, c ratings.Context, limit int) ([]ratings.RatedParticipant, error) {
+func (s *Store) Leaderboard(ctx context.Context, c ratings.Context, limit int) (_ []ratings.RatedParticipant, err error) {
+	ctx, done := s.calls.start(ctx, opLeaderboard)
+	defer done(&err)
 	out := []ratings.RatedParticipant{}
 	if limit <= 0 {
 		return out, nil
@@ -189,7 +266,9 @@ SELECT skill FROM ratings WHERE context_key = $1 AND is_bot ORDER BY participant
 
 // BotMean implements ratings.Store. The weights are computed and summed in Go, in the order
 // of the bots' names, exactly as the in-memory store does.
-func (s *Store) BotMean(ctx context.Context, c ratings.Context) (float64, int, error) {
+func (s *Store) BotMean(ctx context.Context, c ratings.Context) (_ float64, _ int, err error) {
+	ctx, done := s.calls.start(ctx, opBotMean)
+	defer done(&err)
 	rows, err := s.pool.Query(ctx, sqlBotSkills, c.Key())
 	if err != nil {
 		return 0, 0, mapError(err, "bot mean")
@@ -207,7 +286,9 @@ func (s *Store) BotMean(ctx context.Context, c ratings.Context) (float64, int, e
 const sqlPolicy = `SELECT name, status FROM mutators ORDER BY name`
 
 // Policy implements ratings.Store.
-func (s *Store) Policy(ctx context.Context) (*ratings.MutatorPolicy, error) {
+func (s *Store) Policy(ctx context.Context) (_ *ratings.MutatorPolicy, err error) {
+	ctx, done := s.calls.start(ctx, opPolicy)
+	defer done(&err)
 	return s.policy(ctx, s.pool)
 }
 
@@ -282,7 +363,9 @@ ON CONFLICT (name) DO UPDATE SET status = excluded.status, updated_at = now()
 RETURNING name, status`
 
 // SetMutator implements ratings.Store.
-func (s *Store) SetMutator(ctx context.Context, name string, affectsGameplay bool) (ratings.MutatorInfo, error) {
+func (s *Store) SetMutator(ctx context.Context, name string, affectsGameplay bool) (_ ratings.MutatorInfo, err error) {
+	ctx, done := s.calls.start(ctx, opSetMutator)
+	defer done(&err)
 	var check ratings.MutatorPolicy
 	if err := check.Set(name, affectsGameplay); err != nil {
 		return ratings.MutatorInfo{}, err

@@ -6,7 +6,9 @@
 #  1. Maximum throughput: 16 connections as fast as answers come back, DURATION seconds. This
 #     also brings the database to a steady state (every pool player rated, the first
 #     checkpoint's full-page writes behind it), as a running service's database is.
-#  2. Sustained fixed load: RATE results/s for DURATION seconds (open loop, tools/loadgen).
+#  2. Sustained fixed load: RATE results/s for DURATION seconds (open loop, tools/loadgen),
+#     with what the database's sessions wait for and how many results share a transaction
+#     and a WAL flush.
 #  3. Stress: as 1, with players shared between concurrent results (row-lock waits).
 #  4. The ceiling: pgbench TPC-B on the same server, 16 clients, 30 s.
 # Needs a local Postgres the current user can create databases on (PGURL, default the trust
@@ -49,8 +51,28 @@ echo "== maximum throughput: 16 connections for ${DURATION}s"
 max=$(lg -duration "${DURATION}s")
 echo "$max"
 echo "== fixed load: $RATE results/s for ${DURATION}s, 16 connections"
+# Where the time goes: what the database's sessions wait for (sampled every 0.2 s), and how
+# many results share a transaction (group commit) and a WAL flush.
+counters() {
+  psql -tA "$PGURL/$db" -c "SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()),
+    (SELECT count(*) FROM matches), (SELECT wal_sync FROM pg_stat_wal)" | tr '|' ' '
+}
+read -r c0 m0 s0 < <(counters)
+( end=$((SECONDS + DURATION + 2))
+  while [ $SECONDS -lt $end ]; do
+    psql -tA "$PGURL/postgres" -c "SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') FROM pg_stat_activity
+      WHERE datname = '$db' AND state = 'active' AND pid <> pg_backend_pid()"
+    sleep 0.2
+  done ) >"$tmp/waits" &
+sampler=$!
 fixed=$(lg -rate "$RATE" -duration "${DURATION}s")
+wait "$sampler"
+read -r c1 m1 s1 < <(counters)
 echo "$fixed"
+waits=$(sort "$tmp/waits" | uniq -c | sort -rn | head -6 | awk '{printf "%s %s, ", $2, $1}')
+commits="$((m1 - m0)) results in $((c1 - c0)) transactions and $((s1 - s0)) WAL flushes (the server's, all databases)"
+echo "$commits"
+echo "waits of the active sessions (samples): $waits"
 echo "== stress: players shared between concurrent results, 16 connections for ${DURATION}s"
 stress=$(lg -overlap -duration "${DURATION}s")
 echo "$stress"
@@ -67,5 +89,7 @@ echo "pgbench tps: $tpcb"
 echo
 echo "max:         $max"
 echo "fixed load:  $fixed"
+echo "             $commits"
+echo "             waits: $waits"
 echo "stress:      $stress"
 echo "pgbench TPC-B: $tpcb tps"

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"matchmaker/db"
 	"matchmaker/internal/handlers"
 	"matchmaker/internal/matchmaker/teams"
 )
@@ -36,6 +37,14 @@ type config struct {
 	Limits          handlers.Limits
 	// RebuildGameType is the game type `api rebuild` recomputes.
 	RebuildGameType string
+
+	// The rating store's deadlines (Postgres only): every call, a rebuild, and how long
+	// start-up waits for the database.
+	StoreTimeout        time.Duration
+	StoreRebuildTimeout time.Duration
+	StoreStartupTimeout time.Duration
+	// StoreCommitters is how many batches of results the Postgres store writes at once.
+	StoreCommitters int
 }
 
 // parseConfig reads the environment through getenv, then the flags in args.
@@ -66,6 +75,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 				Wait:   env.duration("MATCHMAKER_ADMISSION_WAIT", limits.Admission.Wait),
 			},
 		},
+
+		StoreTimeout:        env.duration("MATCHMAKER_STORE_TIMEOUT", db.DefaultTimeout),
+		StoreRebuildTimeout: env.duration("MATCHMAKER_STORE_REBUILD_TIMEOUT", db.DefaultRebuildTimeout),
+		StoreStartupTimeout: env.duration("MATCHMAKER_STORE_STARTUP_TIMEOUT", 30*time.Second),
+		StoreCommitters:     env.integer("MATCHMAKER_STORE_COMMITTERS", db.DefaultCommitters),
 	}
 	rateLimits, err := handlers.ParseRateLimits(getenv("MATCHMAKER_RATE_LIMITS"))
 	if err != nil {
@@ -115,10 +129,17 @@ func (c config) validate() error {
 	}
 	for name, d := range map[string]time.Duration{"MATCHMAKER_SHUTDOWN_TIMEOUT": c.ShutdownTimeout,
 		"MATCHMAKER_READ_TIMEOUT": c.ReadTimeout, "MATCHMAKER_WRITE_TIMEOUT": c.WriteTimeout,
-		"MATCHMAKER_IDLE_TIMEOUT": c.IdleTimeout} {
+		"MATCHMAKER_IDLE_TIMEOUT": c.IdleTimeout, "MATCHMAKER_STORE_TIMEOUT": c.StoreTimeout,
+		"MATCHMAKER_STORE_REBUILD_TIMEOUT": c.StoreRebuildTimeout} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive", name))
 		}
+	}
+	if c.StoreCommitters < 0 || c.StoreCommitters > 64 {
+		errs = append(errs, errors.New("MATCHMAKER_STORE_COMMITTERS must be from 0 (no group commit) to 64"))
+	}
+	if c.StoreStartupTimeout < 0 {
+		errs = append(errs, errors.New("MATCHMAKER_STORE_STARTUP_TIMEOUT must not be negative (0 tries once)"))
 	}
 	if c.DatabaseURL != "" {
 		if _, err := url.Parse(c.DatabaseURL); err != nil && !strings.Contains(c.DatabaseURL, "=") {
@@ -126,6 +147,15 @@ func (c config) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// storeOptions are the Postgres store's deadlines.
+func (c config) storeOptions() db.Options {
+	committers := c.StoreCommitters
+	if committers == 0 {
+		committers = -1 // no group commit
+	}
+	return db.Options{Timeout: c.StoreTimeout, RebuildTimeout: c.StoreRebuildTimeout, Committers: committers}
 }
 
 // logValue lists the configuration for the start-up log with the secrets masked.
@@ -144,6 +174,11 @@ func (c config) logValue() slog.Value {
 		slog.Int("max_team_players", c.Limits.MaxTeamPlayers),
 		slog.Int("heavy_searches", c.Limits.HeavySearches),
 		slog.Int64("memory_budget", c.Limits.Admission.Budget),
+		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
+		slog.String("store_timeout", c.StoreTimeout.String()),
+		slog.String("store_rebuild_timeout", c.StoreRebuildTimeout.String()),
+		slog.String("store_startup_timeout", c.StoreStartupTimeout.String()),
+		slog.Int("store_committers", c.StoreCommitters),
 	)
 }
 

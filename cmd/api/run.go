@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,7 +45,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "serve":
 		return serve(ctx, cfg, logger)
 	case "migrate":
-		return migrate(ctx, cfg, stdout)
+		return migrate(ctx, cfg, stdout, logger)
 	case "rebuild":
 		return rebuild(ctx, cfg, stdout, stderr)
 	case "healthcheck":
@@ -59,7 +58,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // openStores opens the rating and queue stores the configuration asks for: Postgres (migrated
 // first when MATCHMAKER_MIGRATE is on) or, without DATABASE_URL, the in-memory stores. close
 // closes the queue store, then the pool.
-func openStores(ctx context.Context, cfg config, logger *slog.Logger) (ratings.Store, queue.Store, func(), error) {
+func openStores(ctx context.Context, cfg config, logger *slog.Logger) (ratings.Store, queue.Store, func(context.Context) error, error) {
 	rs, closeRatings, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return nil, nil, nil, err
@@ -70,44 +69,70 @@ func openStores(ctx context.Context, cfg config, logger *slog.Logger) (ratings.S
 	}
 	qs, err := db.NewQueueStore(ctx, pg.Pool())
 	if err != nil {
-		closeRatings()
+		_ = closeRatings(ctx)
 		return nil, nil, nil, fmt.Errorf("open the queue store: %w", err)
 	}
-	return rs, qs, func() { qs.Close(); closeRatings() }, nil
+	return rs, qs, func(ctx context.Context) error {
+		// The queue store's own connections go first; a database that does not answer cannot
+		// hold the shutdown past its deadline (its sockets' goodbyes are bounded, and the
+		// wait here ends with ctx).
+		closed := make(chan struct{})
+		go func() { qs.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-ctx.Done():
+			logger.Error("queue store: closing abandoned at the shutdown deadline")
+		}
+		return closeRatings(ctx)
+	}, nil
 }
 
 // openStore opens the rating store the configuration asks for: Postgres (migrated first when
-// MATCHMAKER_MIGRATE is on) or, without DATABASE_URL, the in-memory store.
-func openStore(ctx context.Context, cfg config, logger *slog.Logger) (ratings.Store, func(), error) {
+// MATCHMAKER_MIGRATE is on) or, without DATABASE_URL, the in-memory store. It waits for a
+// database that is not there yet at most MATCHMAKER_STORE_STARTUP_TIMEOUT, logging each
+// attempt, and then fails: the process exits rather than hangs without a listener. The
+// returned function closes the store within its context's deadline (see closeStore).
+func openStore(ctx context.Context, cfg config, logger *slog.Logger) (ratings.Store, func(context.Context) error, error) {
 	if cfg.DatabaseURL == "" {
 		logger.Warn("DATABASE_URL is not set: ratings and tickets are kept IN MEMORY and LOST when the process exits; " +
 			"set DATABASE_URL to a Postgres database to keep them")
-		return ratings.NewMemoryStore(nil), func() {}, nil
+		return ratings.NewMemoryStore(nil), func(context.Context) error { return nil }, nil
 	}
-	if cfg.Migrate {
-		n, err := db.MigrateCount(ctx, cfg.DatabaseURL)
-		if err != nil {
-			return nil, nil, fmt.Errorf("migrate: %w", err)
-		}
-		logger.Info("migrations applied", "count", n)
-	}
-	store, err := db.Open(ctx, cfg.DatabaseURL)
+	store, n, err := db.Connect(ctx, cfg.DatabaseURL, cfg.storeOptions(),
+		db.Startup{Within: cfg.StoreStartupTimeout, Migrate: cfg.Migrate, Logger: logger})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database: %w", err)
 	}
+	if cfg.Migrate {
+		logger.Info("migrations applied", "count", n)
+	}
 	logger.Info("rating store: postgres", "database_url", maskURL(cfg.DatabaseURL))
-	return store, store.Close, nil
+	return store, store.Shutdown, nil
+}
+
+// closeStore closes the store last, after the servers have drained, within what is left of
+// the shutdown deadline: past it, the store abandons the calls still stuck on the database
+// (a frozen one) instead of waiting for them, and that is logged.
+func closeStore(ctx context.Context, shutdown func(context.Context) error, logger *slog.Logger) error {
+	if err := shutdown(ctx); err != nil {
+		logger.Error("rating store closed by force", "err", err.Error())
+		return fmt.Errorf("store shutdown: %w", err)
+	}
+	return nil
 }
 
 // migrate applies the embedded migrations (the Kubernetes migration Job runs this).
-func migrate(ctx context.Context, cfg config, stdout io.Writer) error {
+func migrate(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger) error {
 	if cfg.DatabaseURL == "" {
 		return errors.New("migrate needs DATABASE_URL (or -database-url)")
 	}
-	n, err := db.MigrateCount(ctx, cfg.DatabaseURL)
+	// Like the service's start-up, it waits a bounded time for a database that is not there yet.
+	store, n, err := db.Connect(ctx, cfg.DatabaseURL, cfg.storeOptions(),
+		db.Startup{Within: cfg.StoreStartupTimeout, Migrate: true, Logger: logger})
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	store.Close()
 	fmt.Fprintf(stdout, "applied %d migration(s); the schema is up to date\n", n)
 	return nil
 }
@@ -169,16 +194,25 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	rawStore, queueStore, closeStores, err := openStores(ctx, cfg, logger)
+	rawStore, queueStore, storeClose, err := openStores(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	// The stores close last, after both servers have drained and the queue loop stopped.
-	defer closeStores()
+	// The stores close last, after both servers have drained and the queue loop stopped
+	// (below); this is for the returns before that.
+	storeOpen := true
+	defer func() {
+		if storeOpen {
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+			defer cancel()
+			_ = closeStore(ctx, storeClose, logger)
+		}
+	}()
 	// One service over one metered store for every transport, so HTTP and line-protocol
 	// calls are timed alike and follow the same rules.
 	storeCalls := metrics.NewStoreCalls(registry)
 	svc := ratings.NewService(ratings.Metered(rawStore, storeCalls.Observer(rawStore.Name())), ratings.DefaultModel())
+	queueStore = queue.Guarded(queueStore, cfg.StoreTimeout, storeCalls.Observer("queue-"+queueStore.Name()))
 	queues := queue.NewService(queue.Deps{Store: queueStore, Ratings: svc, Matcher: queue.TickPass{},
 		Config: queue.Config{Retention: cfg.QueueRetention}, Logger: logger, Metrics: queue.NewMetrics(registry)})
 	// Event streams and long-polls end when the shutdown starts, so that the drain is not held
@@ -197,15 +231,29 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	})
 	// The tick loop of the queues this replica leads; it resigns them when it stops.
 	loopCtx, stopLoop := context.WithCancel(context.Background())
-	loopDone := make(chan error, 1)
-	go func() { loopDone <- queues.Run(loopCtx) }()
-	stopQueues := sync.OnceFunc(func() { stopLoop(); <-loopDone })
-	defer stopQueues()
+	loopDone := make(chan struct{})
+	go func() { _ = queues.Run(loopCtx); close(loopDone) }()
+	// Stopping the loop waits for a tick in flight and the resignations, at most until ctx ends.
+	stopQueues := func(ctx context.Context) bool {
+		stopLoop()
+		select {
+		case <-loopDone:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		stopQueues(ctx)
+	}()
 
 	listener, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	listener = handlers.ProblemListener(listener) // net/http's own 400s and 431s as problem+json
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -268,7 +316,16 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 	}
-	stopQueues()
+	if !stopQueues(shutdownCtx) {
+		logger.Error("queue loop: abandoned at the shutdown deadline (a tick or a resignation did not end)")
+	}
+	storeOpen = false
+	if err := closeStore(shutdownCtx, storeClose, logger); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		_ = srv.Close() // the requests still running when the deadline passed
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

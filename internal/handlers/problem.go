@@ -41,6 +41,11 @@ var problemKinds = map[apperr.Code]problemKind{
 	apperr.Internal:        {http.StatusInternalServerError, "internal", "Internal error"},
 }
 
+// retryAfterSeconds is the Retry-After of every 503: an outage of the database that outlasts
+// the store's deadline (seconds) is not over in less, and a client that waits this long
+// before its retry does not pile onto a database that is coming back.
+const retryAfterSeconds = "2"
+
 // writeError answers with the problem document for err. Only internal errors and outages are
 // logged: a client's mistake is the client's to read, not ours to page on.
 func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
@@ -68,8 +73,11 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 			logger.WarnContext(r.Context(), "dependency unavailable", "err", err, "request_id", p.RequestID)
 		}
 	}
-	if code == apperr.Unauthorized {
+	switch code {
+	case apperr.Unauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="matchmaker"`)
+	case apperr.Unavailable:
+		w.Header().Set("Retry-After", retryAfterSeconds)
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")

@@ -16,6 +16,7 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		writeError(w, req, d.Logger, apperr.New(apperr.NotFound, "no route for %s %s", req.Method, req.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Allow", allowedMethods(r, req))
 		writeError(w, req, d.Logger, apperr.New(apperr.NotAllowed, "%s is not allowed on %s", req.Method, req.URL.Path))
 	})
 

@@ -1,0 +1,381 @@
+package main
+
+// The fault suite: the whole program on a Postgres of the test's own (package pgfault), under
+// a steady load of writes and reads, while the database is frozen, stopped and brought back.
+// Run it alone with `make test-fault`.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"matchmaker/db/pgfault"
+)
+
+// faultTimeout is the store's call deadline in the fault tests: every request must be answered
+// within it and faultSlack, whatever the database does.
+const (
+	faultTimeout = time.Second
+	faultSlack   = 100 * time.Millisecond
+)
+
+// exchange is one request the load sent and what came of it.
+type exchange struct {
+	kind       string // the writeLoad's or the reader's name
+	method     string
+	path, body string
+	start      time.Time
+	took       time.Duration
+	status     int // 0: no answer (the client gave up or the connection broke)
+	retryAfter string
+	replayed   bool // answered as a replay of an earlier request with the same body
+	err        error
+}
+
+// A writeLoad is one kind of write the fault tests keep up during the faults: how to make its
+// n-th request on a worker, and how to check at the end that every write the service
+// acknowledged is stored exactly once. Ticket creations (POST /v1/queues/{name}/tickets, not
+// built yet) join resultWrites in writeLoads with their own request and check, and then go
+// through every fault below.
+type writeLoad struct {
+	name    string
+	request func(worker, n int) (path, body string)
+	// verify gets every request sent, each retried until it was acknowledged (so all of them
+	// were), and the database.
+	verify func(t *testing.T, conn *pgx.Conn, sent []exchange)
+}
+
+func writeLoads() []writeLoad {
+	return []writeLoad{resultWrites()}
+}
+
+// resultWrites posts 2v2 results; each worker has its own four players, as a player is in one
+// match at a time, so results of different workers share no player and commit together.
+func resultWrites() writeLoad {
+	return writeLoad{
+		name: "results",
+		request: func(worker, n int) (string, string) {
+			p := func(i int) string { return fmt.Sprintf("w%d-p%d", worker, i) }
+			return "/v1/results", fmt.Sprintf(`{"match_id":"w%d-m%d","context":{"game_type":"ctf"},"map":"face","duration_s":600,
+				"teams":[{"side":"red","players":[{"id":%q},{"id":%q}]},{"side":"blue","players":[{"id":%q},{"id":%q}]}],
+				"winner":%d}`, worker, n, p(0), p(1), p(2), p(3), n%2)
+		},
+		verify: func(t *testing.T, conn *pgx.Conn, sent []exchange) {
+			ctx := context.Background()
+			var stored, distinct int
+			if err := conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT match_id) FROM matches`).Scan(&stored, &distinct); err != nil {
+				t.Fatal(err)
+			}
+			ids := map[string]bool{}
+			games := map[string]int{}
+			for _, e := range sent {
+				id := e.body[strings.Index(e.body, `"match_id":"`)+12:]
+				id = id[:strings.IndexByte(id, '"')]
+				if ids[id] {
+					continue
+				}
+				ids[id] = true
+				w := strings.SplitN(id, "-", 2)[0]
+				for i := range 4 {
+					games[fmt.Sprintf("%s-p%d", w, i)]++
+				}
+			}
+			if stored != len(ids) || distinct != len(ids) {
+				t.Errorf("%d results acknowledged, %d rows stored (%d distinct match ids)", len(ids), stored, distinct)
+			}
+			// Every result moved each of its players once: no update lost, none applied twice.
+			rows, err := conn.Query(ctx, `SELECT participant_id, games FROM ratings WHERE NOT is_bot`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int{}
+			var id string
+			var n int64
+			if _, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error { got[id] = int(n); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			for p, want := range games {
+				if got[p] != want {
+					t.Errorf("player %s: %d games stored, %d acknowledged", p, got[p], want)
+				}
+			}
+		},
+	}
+}
+
+// load keeps workers writing (each load in writeLoads) and a reader reading until stopped.
+type load struct {
+	base   string
+	client *http.Client
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	done   []exchange
+}
+
+func startLoad(base string, writers int) *load {
+	l := &load{base: base, stop: make(chan struct{}),
+		// Far above the bound the test asserts: a request that hangs shows as one with no answer.
+		client: &http.Client{Timeout: 10 * time.Second}}
+	for _, wl := range writeLoads() {
+		for w := range writers {
+			l.wg.Go(func() {
+				for n := 0; !l.stopped(); n++ {
+					path, body := wl.request(w, n)
+					l.record(l.send(wl.name, http.MethodPost, path, body))
+				}
+			})
+		}
+	}
+	l.wg.Go(func() {
+		for !l.stopped() {
+			l.record(l.send("reads", http.MethodGet, "/v1/players/w0-p0/ratings", ""))
+			l.record(l.send("reads", http.MethodGet, "/v1/leaderboard?game_type=ctf&limit=5", ""))
+		}
+	})
+	return l
+}
+
+func (l *load) stopped() bool {
+	select {
+	case <-l.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (l *load) send(kind, method, path, body string) exchange {
+	e := exchange{kind: kind, method: method, path: path, body: body, start: time.Now()}
+	req, _ := http.NewRequest(method, l.base+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := l.client.Do(req)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		e.status, e.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
+		e.replayed = resp.Header.Get("Idempotent-Replayed") == "true"
+	}
+	e.took, e.err = time.Since(e.start), err
+	if err == nil && e.status == http.StatusServiceUnavailable {
+		time.Sleep(20 * time.Millisecond) // a client that waits a little before the next write
+	}
+	return e
+}
+
+func (l *load) record(e exchange) {
+	l.mu.Lock()
+	l.done = append(l.done, e)
+	l.mu.Unlock()
+}
+
+// since returns the exchanges that started at or after t.
+func (l *load) since(t time.Time) []exchange {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []exchange
+	for _, e := range l.done {
+		if !e.start.Before(t) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (l *load) finish() []exchange {
+	close(l.stop)
+	l.wg.Wait()
+	return l.since(time.Time{})
+}
+
+// checkBounded fails the test for every exchange that took longer than the bound or got no
+// answer, and for every 503 without Retry-After; it returns how many were 503s.
+func checkBounded(t *testing.T, phase string, es []exchange) (unavailable int) {
+	t.Helper()
+	bound := faultTimeout + faultSlack
+	var worst time.Duration
+	for _, e := range es {
+		worst = max(worst, e.took)
+		switch {
+		case e.status == 0:
+			t.Errorf("%s: %s %s got no answer after %v: %v", phase, e.method, e.path, e.took, e.err)
+		case e.took > bound:
+			t.Errorf("%s: %s %s answered %d after %v, over the bound of %v", phase, e.method, e.path, e.status, e.took, bound)
+		case e.status == http.StatusServiceUnavailable:
+			unavailable++
+			if e.retryAfter == "" {
+				t.Errorf("%s: a 503 without Retry-After", phase)
+			}
+		case e.status >= 500:
+			t.Errorf("%s: %s %s answered %d", phase, e.method, e.path, e.status)
+		}
+	}
+	t.Logf("%s: %d requests, %d answered 503, slowest %v (bound %v)", phase, len(es), unavailable, worst.Round(time.Millisecond), bound)
+	return unavailable
+}
+
+// awaitRecovery waits until a write of every load has succeeded since t, and returns how long
+// after t the last of them did.
+func awaitRecovery(t *testing.T, l *load, phase string, t0 time.Time, within time.Duration) time.Duration {
+	t.Helper()
+	deadline := t0.Add(within)
+	for {
+		var last time.Time
+		recovered := 0
+		for _, wl := range writeLoads() {
+			for _, e := range l.since(t0) {
+				if e.kind == wl.name && e.status == http.StatusCreated {
+					if end := e.start.Add(e.took); end.After(last) {
+						last = end
+					}
+					recovered++
+					break
+				}
+			}
+		}
+		if recovered == len(writeLoads()) {
+			return last.Sub(t0)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: writes did not succeed again within %v, without restarting the service", phase, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// durations of the fault phases: shorter with -short, long enough either way for many
+// requests to meet the fault (several deadlines' worth).
+func phase(long time.Duration) time.Duration {
+	if testing.Short() {
+		return long / 2
+	}
+	return long
+}
+
+// TestFaultFreezeAndStopUnderLoad: the whole program under a load of writes and reads while
+// its database is frozen (SIGSTOP: it accepts connections and answers nothing), then thawed,
+// then stopped and started again. Every request is answered within the store's deadline and
+// a little, 503s with Retry-After while the database is away; writes succeed again after it
+// comes back without a restart; and at the end every acknowledged write is stored exactly
+// once (every request is retried until acknowledged, a 503 whose commit got through being
+// answered as a replay).
+func TestFaultFreezeAndStopUnderLoad(t *testing.T) {
+	t.Parallel()
+	srv := pgfault.Start(t)
+	p := startProgram(t, map[string]string{
+		"DATABASE_URL":                srv.URL(),
+		"MATCHMAKER_AUTH":             "off",
+		"MATCHMAKER_STORE_TIMEOUT":    faultTimeout.String(),
+		"MATCHMAKER_SHUTDOWN_TIMEOUT": "5s",
+		// The load is one caller far over any sane rate; the limits are tested on their own.
+		"MATCHMAKER_RATE_LIMITS": "read=off,match=off,results=off,admin=off",
+	})
+	defer p.stop()
+	l := startLoad(p.base, 8)
+	time.Sleep(phase(time.Second))
+
+	checkBounded(t, "before the faults", l.since(time.Time{}))
+
+	srv.Freeze()
+	frozen := time.Now()
+	time.Sleep(phase(4 * time.Second))
+	srv.Thaw()
+	thawed := time.Now()
+	if n := checkBounded(t, "frozen", l.since(frozen)); n == 0 {
+		t.Error("frozen: no request answered 503: the load did not meet the fault")
+	}
+	t.Logf("frozen: writes recovered %v after the thaw", awaitRecovery(t, l, "thawed", thawed, 10*time.Second).Round(time.Millisecond))
+
+	time.Sleep(phase(time.Second))
+	srv.Stop()
+	stopped := time.Now()
+	time.Sleep(phase(2 * time.Second))
+	srv.Start()
+	started := time.Now()
+	if n := checkBounded(t, "stopped", l.since(stopped)); n == 0 {
+		t.Error("stopped: no request answered 503: the load did not meet the fault")
+	}
+	t.Logf("stopped: writes recovered %v after the restart", awaitRecovery(t, l, "restarted", started, 10*time.Second).Round(time.Millisecond))
+	time.Sleep(phase(time.Second))
+
+	all := l.finish()
+	checkBounded(t, "the whole run", all)
+
+	// Every write not acknowledged is sent again until it is: the same body, so a result whose
+	// commit went through before its 503 is answered as a replay, not stored twice.
+	var sent []exchange
+	retried, replayed := 0, 0
+	for _, e := range all {
+		if e.kind == "reads" {
+			continue
+		}
+		if e.status != http.StatusCreated {
+			retried++
+		}
+		for e.status != http.StatusCreated {
+			if e.status != 0 && e.status != http.StatusServiceUnavailable {
+				t.Fatalf("%s %s answered %d on its retry", e.method, e.path, e.status)
+			}
+			e = l.send(e.kind, e.method, e.path, e.body)
+			if e.replayed {
+				replayed++
+			}
+		}
+		sent = append(sent, e)
+	}
+	t.Logf("%d writes acknowledged; %d retried after the faults, of which %d had been stored before their 503 (replays)", len(sent), retried, replayed)
+	conn, err := pgx.Connect(context.Background(), srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, wl := range writeLoads() {
+		var mine []exchange
+		for _, e := range sent {
+			if e.kind == wl.name {
+				mine = append(mine, e)
+			}
+		}
+		wl.verify(t, conn, mine)
+	}
+}
+
+// TestFaultShutdownUnderLoadWithAFrozenDatabase: SIGTERM (run's context cancelled) while
+// requests are stuck on a frozen database, with a store deadline longer than the shutdown
+// timeout: run returns within MATCHMAKER_SHUTDOWN_TIMEOUT and a second, and logs what it
+// abandoned.
+func TestFaultShutdownUnderLoadWithAFrozenDatabase(t *testing.T) {
+	t.Parallel()
+	const shutdownTimeout = 2 * time.Second
+	srv := pgfault.Start(t)
+	p := startProgram(t, map[string]string{
+		"DATABASE_URL":                srv.URL(),
+		"MATCHMAKER_AUTH":             "off",
+		"MATCHMAKER_STORE_TIMEOUT":    "30s",
+		"MATCHMAKER_SHUTDOWN_TIMEOUT": shutdownTimeout.String(),
+	})
+	l := startLoad(p.base, 8)
+	time.Sleep(phase(time.Second))
+	srv.Freeze()
+	defer srv.Thaw()
+	time.Sleep(500 * time.Millisecond) // requests pile up on the frozen database
+
+	start := time.Now()
+	err := p.stop()
+	took := time.Since(start)
+	t.Logf("run returned %v after the signal: %v", took.Round(time.Millisecond), err)
+	if took > shutdownTimeout+time.Second {
+		t.Errorf("shutdown took %v, over MATCHMAKER_SHUTDOWN_TIMEOUT (%v) + 1s", took, shutdownTimeout)
+	}
+	if err == nil || !strings.Contains(err.Error(), "abandoned") {
+		t.Errorf("run returned %v, want an error that says what the shutdown abandoned", err)
+	}
+	l.finish()
+}

@@ -1,0 +1,83 @@
+package pgfault_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"matchmaker/db/pgfault"
+)
+
+// ping connects and runs a statement within d.
+func ping(url string, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, "SELECT 1")
+	return err
+}
+
+func TestFaultServerStopsFreezesAndComesBack(t *testing.T) {
+	s := pgfault.Start(t)
+	if err := ping(s.URL(), 10*time.Second); err != nil {
+		t.Fatalf("a started server: %v", err)
+	}
+
+	// A connection opened before the freeze hangs on its next statement.
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	s.Freeze()
+	if !s.Frozen() {
+		t.Fatal("Frozen() = false after Freeze")
+	}
+	qctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = conn.Exec(qctx, "SELECT 1")
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a statement on a frozen server: %v, want it to run out of time", err)
+	}
+	if err := ping(s.URL(), 300*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("connecting to a frozen server: %v, want it to run out of time", err)
+	}
+	s.Thaw()
+	if err := ping(s.URL(), 10*time.Second); err != nil {
+		t.Fatalf("a thawed server: %v", err)
+	}
+
+	s.Stop()
+	if err := ping(s.URL(), 2*time.Second); err == nil {
+		t.Fatal("a stopped server answered")
+	}
+	s.Start()
+	s.Exec("CREATE TABLE kept (n int)")
+	if err := ping(s.URL(), 10*time.Second); err != nil {
+		t.Fatalf("a restarted server: %v", err)
+	}
+}
+
+func TestMissingBinariesSkipOrFail(t *testing.T) {
+	if os.Getenv(pgfault.EnvRequire) == "1" {
+		t.Skip("with " + pgfault.EnvRequire + "=1 missing binaries fail the test; that is what this checks without it")
+	}
+	t.Setenv(pgfault.EnvBin, t.TempDir())
+	skipped := false
+	t.Run("start", func(t *testing.T) {
+		defer func() { skipped = t.Skipped() }()
+		pgfault.Start(t)
+	})
+	if !skipped {
+		t.Fatal("Start without binaries did not skip the test")
+	}
+}

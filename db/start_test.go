@@ -1,0 +1,98 @@
+package db_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"matchmaker/db"
+	"matchmaker/db/pgfault"
+	"matchmaker/internal/apperr"
+)
+
+// syncBuffer is a log destination safe for the logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestFaultConnectWaitsForADatabaseThatStartsLate: the server is down when Connect begins and
+// comes up a second later; Connect logs the failed attempts, then migrates and returns a
+// working store.
+func TestFaultConnectWaitsForADatabaseThatStartsLate(t *testing.T) {
+	t.Parallel()
+	srv := pgfault.Start(t)
+	srv.Stop()
+	var logs syncBuffer
+	started := make(chan struct{})
+	go func() {
+		time.Sleep(time.Second)
+		srv.Start()
+		close(started)
+	}()
+	s, n, err := db.Connect(context.Background(), srv.URL(), db.Options{Timeout: time.Second},
+		db.Startup{Within: 30 * time.Second, Migrate: true, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	<-started
+	if err != nil {
+		t.Fatalf("Connect: %v\n%s", err, logs.String())
+	}
+	defer s.Close()
+	if want := migrationCount(t); n != want {
+		t.Errorf("applied %d migrations, want all %d", n, want)
+	}
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), `"msg":"database not ready, retrying","attempt":1`) ||
+		!strings.Contains(logs.String(), `"msg":"database ready"`) {
+		t.Errorf("the log does not tell the attempts:\n%s", logs.String())
+	}
+}
+
+// TestFaultConnectGivesUpOnASilentDatabase: a frozen server accepts TCP connections and never
+// answers; Connect gives up once its time has passed, with Unavailable.
+func TestFaultConnectGivesUpOnASilentDatabase(t *testing.T) {
+	t.Parallel()
+	srv := pgfault.Start(t)
+	srv.Freeze()
+	defer srv.Thaw()
+	var logs syncBuffer
+	start := time.Now()
+	_, _, err := db.Connect(context.Background(), srv.URL(), db.Options{Timeout: 300 * time.Millisecond},
+		db.Startup{Within: 2 * time.Second, Migrate: true, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	took := time.Since(start)
+	if apperr.CodeOf(err) != apperr.Unavailable || !strings.Contains(err.Error(), "not ready after") {
+		t.Fatalf("Connect to a frozen server: %v", err)
+	}
+	if took > 2500*time.Millisecond {
+		t.Errorf("Connect took %v with 2s to try", took)
+	}
+	if c := strings.Count(logs.String(), "database not ready"); c < 2 {
+		t.Errorf("%d attempts logged in 2s, want several:\n%s", c, logs.String())
+	}
+}
+
+func TestConnectFailsAtOnceOnAMalformedURL(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	_, _, err := db.Connect(context.Background(), "postgres://a b@/", db.Options{}, db.Startup{Within: time.Minute})
+	if apperr.CodeOf(err) != apperr.Invalid || time.Since(start) > time.Second {
+		t.Fatalf("Connect with a malformed URL: %v after %v", err, time.Since(start))
+	}
+}

@@ -1,0 +1,133 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"matchmaker/internal/apperr"
+)
+
+// Guarded wraps store so that every call has a deadline and is observed. A call that has not
+// finished after timeout ends with apperr.Unavailable (an HTTP 503 with Retry-After), so a
+// database that stops answering never hangs a request; observe (nil: none) is told of every
+// call with its operation, error and time, as ratings.Metered does for the rating store.
+// WaitEvents is a wait the caller bounds itself, Purge is bounded by the purge loop (it may
+// delete a large backlog), and Lead and Resign keep their own bounds (leadership lives on a
+// connection of its own), so those four pass through unbounded.
+func Guarded(store Store, timeout time.Duration, observe func(op string, err error, elapsed time.Duration)) Store {
+	if observe == nil {
+		observe = func(string, error, time.Duration) {}
+	}
+	return &guarded{Store: store, timeout: timeout, observe: observe}
+}
+
+type guarded struct {
+	Store
+	timeout time.Duration
+	observe func(string, error, time.Duration)
+}
+
+// call bounds ctx for op; the returned function, deferred with the address of the named
+// error result, turns a deadline into Unavailable and reports the call.
+func (g *guarded) call(ctx context.Context, op string) (context.Context, func(*error)) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	return ctx, func(err *error) {
+		if *err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && apperr.CodeOf(*err) != apperr.Unavailable {
+			*err = apperr.Wrap(apperr.Unavailable, *err, "queue store: "+op+": the database did not answer within "+g.timeout.String())
+		}
+		cancel()
+		g.observe(op, *err, time.Since(start))
+	}
+}
+
+func (g *guarded) PutQueue(ctx context.Context, q Queue) (_ Queue, _ bool, err error) {
+	ctx, done := g.call(ctx, "put_queue")
+	defer done(&err)
+	return g.Store.PutQueue(ctx, q)
+}
+
+func (g *guarded) GetQueue(ctx context.Context, name string) (_ Queue, err error) {
+	ctx, done := g.call(ctx, "get_queue")
+	defer done(&err)
+	return g.Store.GetQueue(ctx, name)
+}
+
+func (g *guarded) ListQueues(ctx context.Context) (_ []Queue, err error) {
+	ctx, done := g.call(ctx, "list_queues")
+	defer done(&err)
+	return g.Store.ListQueues(ctx)
+}
+
+func (g *guarded) DeleteQueue(ctx context.Context, name string, at time.Time) (err error) {
+	ctx, done := g.call(ctx, "delete_queue")
+	defer done(&err)
+	return g.Store.DeleteQueue(ctx, name, at)
+}
+
+func (g *guarded) CreateTicket(ctx context.Context, t Ticket) (_ Ticket, _ bool, err error) {
+	ctx, done := g.call(ctx, "create_ticket")
+	defer done(&err)
+	return g.Store.CreateTicket(ctx, t)
+}
+
+func (g *guarded) GetTicket(ctx context.Context, id string) (_ Ticket, err error) {
+	ctx, done := g.call(ctx, "get_ticket")
+	defer done(&err)
+	return g.Store.GetTicket(ctx, id)
+}
+
+func (g *guarded) CancelTicket(ctx context.Context, id string, at time.Time) (_ Ticket, err error) {
+	ctx, done := g.call(ctx, "cancel_ticket")
+	defer done(&err)
+	return g.Store.CancelTicket(ctx, id, at)
+}
+
+func (g *guarded) Changes(ctx context.Context, queue string, since Cursor) (_ []Ticket, _ Cursor, err error) {
+	ctx, done := g.call(ctx, "changes")
+	defer done(&err)
+	return g.Store.Changes(ctx, queue, since)
+}
+
+func (g *guarded) CommitTick(ctx context.Context, queue string, w TickWrite) (_ TickCommitted, err error) {
+	ctx, done := g.call(ctx, "commit_tick")
+	defer done(&err)
+	return g.Store.CommitTick(ctx, queue, w)
+}
+
+func (g *guarded) GetMatch(ctx context.Context, id string) (_ Match, err error) {
+	ctx, done := g.call(ctx, "get_match")
+	defer done(&err)
+	return g.Store.GetMatch(ctx, id)
+}
+
+func (g *guarded) Events(ctx context.Context, queue string, after int64, limit int) (_ []Event, err error) {
+	ctx, done := g.call(ctx, "events")
+	defer done(&err)
+	return g.Store.Events(ctx, queue, after, limit)
+}
+
+func (g *guarded) EventHead(ctx context.Context, queue string) (_ int64, err error) {
+	ctx, done := g.call(ctx, "event_head")
+	defer done(&err)
+	return g.Store.EventHead(ctx, queue)
+}
+
+func (g *guarded) WebhookCursor(ctx context.Context, queue string) (_ int64, err error) {
+	ctx, done := g.call(ctx, "webhook_cursor")
+	defer done(&err)
+	return g.Store.WebhookCursor(ctx, queue)
+}
+
+func (g *guarded) SetWebhookCursor(ctx context.Context, queue string, seq int64) (err error) {
+	ctx, done := g.call(ctx, "set_webhook_cursor")
+	defer done(&err)
+	return g.Store.SetWebhookCursor(ctx, queue, seq)
+}
+
+func (g *guarded) Ping(ctx context.Context) (err error) {
+	ctx, done := g.call(ctx, "ping")
+	defer done(&err)
+	return g.Store.Ping(ctx)
+}
