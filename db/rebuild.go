@@ -126,23 +126,30 @@ func (s *Store) rebuild(ctx context.Context, gameType string, replay ratings.Rep
 		key := cs.Context.Key()
 		for _, p := range cs.State.Participants() {
 			r := cs.State.Ratings[p]
-			ratingRows = append(ratingRows, []any{key, p.Bot, p.ID, gameType, r.Skill, r.Offset, r.Commander, r.SkillG, r.CommanderG, int64(r.Games)})
+			ratingRows = append(ratingRows, []any{key, p.Bot, p.ID, gameType, r.Skill, r.Offset, r.Commander, r.SkillG, r.CommanderG, int64(r.Games),
+				r.Sigma, r.OffsetSigma, r.CommanderSigma})
+		}
+		cell := func(key string, k ratings.BiasKey, c ratings.BiasCell) []any {
+			t := c.Terms
+			return []any{key, k.SideA, k.SideB, k.Map, int32(k.Size), int16(0), gameType, c.Wins, c.Games,
+				t.Presence, t.PresenceWeight, t.Newcomer, t.NewcomerWeight, t.Scale, t.ScaleWeight}
 		}
 		for _, e := range cs.State.Bias.Entries() {
-			biasRows = append(biasRows, []any{key, e.Key.SideA, e.Key.SideB, e.Key.Map, int32(e.Key.Size), int16(0), gameType, e.Wins, e.Games})
+			biasRows = append(biasRows, cell(key, e.Key, e.BiasCell))
 		}
 		for _, pair := range cs.State.Bias.Pairs() { // each pair's total: map '', size 0
-			t := cs.State.Bias.Total(pair)
-			biasRows = append(biasRows, []any{key, pair.SideA, pair.SideB, "", int32(0), int16(0), gameType, t.Wins, t.Games})
+			biasRows = append(biasRows, cell(key, ratings.BiasKey{SideA: pair.SideA, SideB: pair.SideB}, cs.State.Bias.Total(pair)))
 		}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ratings"},
-		[]string{"context_key", "is_bot", "participant_id", "game_type", "skill", "side_offset", "commander", "skill_g", "commander_g", "games"},
+		[]string{"context_key", "is_bot", "participant_id", "game_type", "skill", "side_offset", "commander", "skill_g", "commander_g", "games",
+			"sigma", "offset_sigma", "commander_sigma"},
 		pgx.CopyFromRows(ratingRows)); err != nil {
 		return rep, err
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"bias_cells"},
-		[]string{"context_key", "side_a", "side_b", "map", "size", "shard", "game_type", "wins", "games"},
+		[]string{"context_key", "side_a", "side_b", "map", "size", "shard", "game_type", "wins", "games",
+			"presence", "presence_weight", "newcomer", "newcomer_weight", "scale", "scale_weight"},
 		pgx.CopyFromRows(biasRows)); err != nil {
 		return rep, err
 	}

@@ -57,7 +57,7 @@ WHERE r.context_key = u.context_key AND r.is_bot = u.is_bot AND r.participant_id
 	// join, so each row is one primary-key lookup whatever the statistics say. A participant
 	// without a row is a newcomer: its row is inserted with the writes (see sqlWriteResults).
 	sqlLockRatings = `
-SELECT r.context_key, r.is_bot, r.participant_id, r.skill, r.side_offset, r.commander, r.skill_g, r.commander_g, r.games
+SELECT r.context_key, r.is_bot, r.participant_id, ` + ratingColumns + `
 FROM unnest($1::text[], $2::boolean[], $3::text[]) AS u(context_key, is_bot, participant_id)
 CROSS JOIN LATERAL (
     SELECT * FROM ratings
@@ -69,10 +69,12 @@ CROSS JOIN LATERAL (
 	// '' and size 0), each the sum of its shards: two short index ranges per cell however many
 	// maps and sizes the pair has.
 	sqlBiasCells = `
-SELECT u.n, c.map, c.size, c.wins, c.games
+SELECT u.n, c.map, c.size, c.wins, c.games, c.presence, c.presence_weight, c.newcomer, c.newcomer_weight, c.scale, c.scale_weight
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[]) WITH ORDINALITY AS u(context_key, side_a, side_b, map, size, n)
 CROSS JOIN LATERAL (
-    SELECT b.map, b.size, sum(b.wins) AS wins, sum(b.games) AS games
+    SELECT b.map, b.size, sum(b.wins) AS wins, sum(b.games) AS games,
+        sum(b.presence) AS presence, sum(b.presence_weight) AS presence_weight, sum(b.newcomer) AS newcomer,
+        sum(b.newcomer_weight) AS newcomer_weight, sum(b.scale) AS scale, sum(b.scale_weight) AS scale_weight
     FROM bias_cells AS b
     WHERE b.context_key = u.context_key AND b.side_a = u.side_a AND b.side_b = u.side_b
       AND ((b.map = u.map AND b.size = u.size) OR (b.map = '' AND b.size = 0))
@@ -96,35 +98,50 @@ CROSS JOIN LATERAL (
 	// connection's shard.
 	sqlWriteResults = `
 WITH updated AS (
-    INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
+    INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
+        sigma, offset_sigma, commander_sigma)
     SELECT u.*
-    FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[])
-      AS u(context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
+    FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[],
+        $11::float8[], $12::float8[], $13::float8[])
+      AS u(context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
+        sigma, offset_sigma, commander_sigma)
     ON CONFLICT (context_key, is_bot, participant_id) DO UPDATE
     SET skill = excluded.skill, side_offset = excluded.side_offset, commander = excluded.commander,
-        skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games, updated_at = now()
+        skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games,
+        sigma = excluded.sigma, offset_sigma = excluded.offset_sigma, commander_sigma = excluded.commander_sigma, updated_at = now()
     RETURNING 1
 ), created AS (
-    INSERT INTO ratings (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games)
-    SELECT u.context_key, u.game_type, u.is_bot, u.participant_id, u.skill, u.side_offset, u.commander, u.skill_g, u.commander_g, u.games
-    FROM unnest($26::text[], $27::text[], $28::boolean[], $29::text[], $30::float8[], $31::float8[], $32::float8[], $33::float8[], $34::float8[], $35::bigint[])
-      WITH ORDINALITY AS u(context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games, n)
+    INSERT INTO ratings (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
+        sigma, offset_sigma, commander_sigma)
+    SELECT u.context_key, u.game_type, u.is_bot, u.participant_id, u.skill, u.side_offset, u.commander, u.skill_g, u.commander_g, u.games,
+        u.sigma, u.offset_sigma, u.commander_sigma
+    FROM unnest($35::text[], $36::text[], $37::boolean[], $38::text[], $39::float8[], $40::float8[], $41::float8[], $42::float8[], $43::float8[], $44::bigint[],
+        $45::float8[], $46::float8[], $47::float8[])
+      WITH ORDINALITY AS u(context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
+        sigma, offset_sigma, commander_sigma, n)
     ORDER BY u.n
     RETURNING 1
 ), stored AS (
     INSERT INTO matches (match_id, game_type, context_key, body_hash, result, response)
     SELECT u.match_id, u.game_type, u.context_key, u.body_hash, u.result::json, u.response
-    FROM unnest($11::text[], $12::text[], $13::text[], $14::bytea[], $15::text[], $16::bytea[]) WITH ORDINALITY
+    FROM unnest($14::text[], $15::text[], $16::text[], $17::bytea[], $18::text[], $19::bytea[]) WITH ORDINALITY
       AS u(match_id, game_type, context_key, body_hash, result, response, n)
     ORDER BY u.n
     RETURNING 1
 ), bumped AS (
-    INSERT INTO bias_cells AS b (context_key, side_a, side_b, map, size, shard, game_type, wins, games)
-    SELECT u.context_key, u.side_a, u.side_b, u.map, u.size, pg_backend_pid() % $17, u.game_type, u.wins, u.games
-    FROM unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::integer[], $23::text[], $24::float8[], $25::float8[])
-      AS u(context_key, side_a, side_b, map, size, game_type, wins, games)
+    INSERT INTO bias_cells AS b (context_key, side_a, side_b, map, size, shard, game_type, wins, games,
+        presence, presence_weight, newcomer, newcomer_weight, scale, scale_weight)
+    SELECT u.context_key, u.side_a, u.side_b, u.map, u.size, pg_backend_pid() % $20, u.game_type, u.wins, u.games,
+        u.presence, u.presence_weight, u.newcomer, u.newcomer_weight, u.scale, u.scale_weight
+    FROM unnest($21::text[], $22::text[], $23::text[], $24::text[], $25::integer[], $26::text[], $27::float8[], $28::float8[],
+        $29::float8[], $30::float8[], $31::float8[], $32::float8[], $33::float8[], $34::float8[])
+      AS u(context_key, side_a, side_b, map, size, game_type, wins, games,
+        presence, presence_weight, newcomer, newcomer_weight, scale, scale_weight)
     ON CONFLICT (context_key, side_a, side_b, map, size, shard)
-    DO UPDATE SET wins = b.wins + excluded.wins, games = b.games + excluded.games
+    DO UPDATE SET wins = b.wins + excluded.wins, games = b.games + excluded.games,
+        presence = b.presence + excluded.presence, presence_weight = b.presence_weight + excluded.presence_weight,
+        newcomer = b.newcomer + excluded.newcomer, newcomer_weight = b.newcomer_weight + excluded.newcomer_weight,
+        scale = b.scale + excluded.scale, scale_weight = b.scale_weight + excluded.scale_weight
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM created), (SELECT count(*) FROM stored), (SELECT count(*) FROM bumped)`
@@ -402,7 +419,7 @@ func (s *Store) writeBatch(ctx context.Context, b *batch) error {
 		var k rowKey
 		var r ratings.Rating
 		var games int64
-		_, err := pgx.ForEachRow(rs, []any{&k.ctx, &k.p.Bot, &k.p.ID, &r.Skill, &r.Offset, &r.Commander, &r.SkillG, &r.CommanderG, &games}, func() error {
+		_, err := pgx.ForEachRow(rs, append([]any{&k.ctx, &k.p.Bot, &k.p.ID}, ratingDest(&r, &games)...), func() error {
 			r.Games = int(games)
 			b.locked[k] = r
 			return nil
@@ -415,7 +432,8 @@ func (s *Store) writeBatch(ctx context.Context, b *batch) error {
 		var m string
 		var size int32
 		var c ratings.BiasCell
-		_, err := pgx.ForEachRow(rs, []any{&n, &m, &size, &c.Wins, &c.Games}, func() error {
+		_, err := pgx.ForEachRow(rs, []any{&n, &m, &size, &c.Wins, &c.Games, &c.Terms.Presence, &c.Terms.PresenceWeight,
+			&c.Terms.Newcomer, &c.Terms.NewcomerWeight, &c.Terms.Scale, &c.Terms.ScaleWeight}, func() error {
 			k := cells[n-1]
 			if m == "" {
 				k = k.pair()
@@ -652,7 +670,14 @@ func safeApply(apply ratings.ApplyFunc, c ratings.Context, prior map[ratings.Par
 }
 
 func addCell(a, b ratings.BiasCell) ratings.BiasCell {
-	return ratings.BiasCell{Wins: a.Wins + b.Wins, Games: a.Games + b.Games}
+	t := a.Terms
+	t.Presence += b.Terms.Presence
+	t.PresenceWeight += b.Terms.PresenceWeight
+	t.Newcomer += b.Terms.Newcomer
+	t.NewcomerWeight += b.Terms.NewcomerWeight
+	t.Scale += b.Terms.Scale
+	t.ScaleWeight += b.Terms.ScaleWeight
+	return ratings.BiasCell{Wins: a.Wins + b.Wins, Games: a.Games + b.Games, Terms: t}
 }
 
 // batchWrites are the arguments of sqlWriteResults, and how many rows it must touch.
@@ -687,18 +712,24 @@ func (b *batch) writes(applied []*batchJob, shards int) batchWrites {
 	}
 	bumps = uniqueCells(bumps)
 	bctx, bsa, bsb, bmap, bsize := cellArrays(bumps)
-	bgame, wins, bgames := make([]string, len(bumps)), make([]float64, len(bumps)), make([]float64, len(bumps))
+	nb := len(bumps)
+	bgame, wins, bgames := make([]string, nb), make([]float64, nb), make([]float64, nb)
+	terms := [6][]float64{make([]float64, nb), make([]float64, nb), make([]float64, nb), make([]float64, nb), make([]float64, nb), make([]float64, nb)}
 	for i, k := range bumps {
-		bgame[i], wins[i], bgames[i] = b.gameType[k.ctx], b.bumps[k].Wins, b.bumps[k].Games
+		c := b.bumps[k]
+		bgame[i], wins[i], bgames[i] = b.gameType[k.ctx], c.Wins, c.Games
+		t := c.Terms
+		terms[0][i], terms[1][i], terms[2][i], terms[3][i], terms[4][i], terms[5][i] = t.Presence, t.PresenceWeight, t.Newcomer, t.NewcomerWeight, t.Scale, t.ScaleWeight
 	}
 	args := b.ratingArrays(existing)
-	args = append(args, mids, mgame, mctx, mhash, mdoc, mresp, shards, bctx, bsa, bsb, bmap, bsize, bgame, wins, bgames)
+	args = append(args, mids, mgame, mctx, mhash, mdoc, mresp, shards, bctx, bsa, bsb, bmap, bsize, bgame, wins, bgames,
+		terms[0], terms[1], terms[2], terms[3], terms[4], terms[5])
 	args = append(args, b.ratingArrays(created)...)
 	return batchWrites{args: args, ratings: len(existing) + len(created), bumps: len(bumps)}
 }
 
-// ratingArrays are the ten arrays of sqlWriteResults that give rows' ratings as the batch
-// left them.
+// ratingArrays are the thirteen arrays of sqlWriteResults that give rows' ratings as the
+// batch left them.
 func (b *batch) ratingArrays(keys []rowKey) []any {
 	n := len(keys)
 	var (
@@ -706,13 +737,15 @@ func (b *batch) ratingArrays(keys []rowKey) []any {
 		bots                            = make([]bool, n)
 		skill, off, cmdr, skillG, cmdrG = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 		played                          = make([]int64, n)
+		sigma, offSigma, cmdrSigma      = make([]float64, n), make([]float64, n), make([]float64, n)
 	)
 	for i, k := range keys {
 		a := b.current[k]
 		ctxs[i], games[i], bots[i], ids[i] = k.ctx, b.gameType[k.ctx], k.p.Bot, k.p.ID
 		skill[i], off[i], cmdr[i], skillG[i], cmdrG[i], played[i] = a.Skill, a.Offset, a.Commander, a.SkillG, a.CommanderG, int64(a.Games)
+		sigma[i], offSigma[i], cmdrSigma[i] = a.Sigma, a.OffsetSigma, a.CommanderSigma
 	}
-	return []any{ctxs, games, bots, ids, skill, off, cmdr, skillG, cmdrG, played}
+	return []any{ctxs, games, bots, ids, skill, off, cmdr, skillG, cmdrG, played, sigma, offSigma, cmdrSigma}
 }
 
 // rowArrays splits rows into the arrays the SQL unnests.

@@ -152,10 +152,18 @@ func (s *Store) Ping(ctx context.Context) (err error) {
 
 // --- reads --------------------------------------------------------------------------------
 
+// ratingColumns are a rating row's columns of ratings.Rating, in the order ratingDest scans.
+const ratingColumns = `skill, side_offset, commander, skill_g, commander_g, games, sigma, offset_sigma, commander_sigma`
+
+// ratingDest is where a row's ratingColumns are scanned to: r, and games (then r.Games).
+func ratingDest(r *ratings.Rating, games *int64) []any {
+	return []any{&r.Skill, &r.Offset, &r.Commander, &r.SkillG, &r.CommanderG, games, &r.Sigma, &r.OffsetSigma, &r.CommanderSigma}
+}
+
 // One primary-key lookup per participant (OFFSET 0 keeps the subquery from being flattened
 // into a join that would read the whole context).
 const sqlRatings = `
-SELECT r.is_bot, r.participant_id, r.skill, r.side_offset, r.commander, r.skill_g, r.commander_g, r.games
+SELECT r.is_bot, r.participant_id, ` + ratingColumns + `
 FROM unnest($2::boolean[], $3::text[]) AS u(is_bot, participant_id)
 CROSS JOIN LATERAL (
     SELECT * FROM ratings
@@ -187,7 +195,7 @@ func scanRatings(rows pgx.Rows, m map[ratings.Participant]ratings.Rating) error 
 	var p ratings.Participant
 	var r ratings.Rating
 	var games int64
-	_, err := pgx.ForEachRow(rows, []any{&p.Bot, &p.ID, &r.Skill, &r.Offset, &r.Commander, &r.SkillG, &r.CommanderG, &games}, func() error {
+	_, err := pgx.ForEachRow(rows, append([]any{&p.Bot, &p.ID}, ratingDest(&r, &games)...), func() error {
 		r.Games = int(games)
 		m[p] = r
 		return nil
@@ -196,7 +204,7 @@ func scanRatings(rows pgx.Rows, m map[ratings.Participant]ratings.Rating) error 
 }
 
 const sqlPlayerRatings = `
-SELECT context_key, skill, side_offset, commander, skill_g, commander_g, games
+SELECT context_key, ` + ratingColumns + `
 FROM ratings
 WHERE participant_id = $1 AND NOT is_bot
 ORDER BY context_key`
@@ -213,7 +221,7 @@ func (s *Store) PlayerRatings(ctx context.Context, playerID string) (_ []ratings
 	var key string
 	var r ratings.Rating
 	var games int64
-	_, err = pgx.ForEachRow(rows, []any{&key, &r.Skill, &r.Offset, &r.Commander, &r.SkillG, &r.CommanderG, &games}, func() error {
+	_, err = pgx.ForEachRow(rows, append([]any{&key}, ratingDest(&r, &games)...), func() error {
 		c, err := ratings.ParseContextKey(key)
 		if err != nil {
 			return fmt.Errorf("stored context key %q: %w", key, err)
@@ -229,7 +237,7 @@ func (s *Store) PlayerRatings(ctx context.Context, playerID string) (_ []ratings
 }
 
 const sqlLeaderboard = `
-SELECT participant_id, skill, side_offset, commander, skill_g, commander_g, games
+SELECT participant_id, ` + ratingColumns + `
 FROM ratings
 WHERE context_key = $1 AND NOT is_bot
 ORDER BY skill DESC, participant_id
@@ -250,7 +258,7 @@ func (s *Store) Leaderboard(ctx context.Context, c ratings.Context, limit int) (
 	var rp ratings.RatedParticipant
 	var games int64
 	r := &rp.Rating
-	_, err = pgx.ForEachRow(rows, []any{&rp.Participant.ID, &r.Skill, &r.Offset, &r.Commander, &r.SkillG, &r.CommanderG, &games}, func() error {
+	_, err = pgx.ForEachRow(rows, append([]any{&rp.Participant.ID}, ratingDest(r, &games)...), func() error {
 		r.Games = int(games)
 		out = append(out, rp)
 		return nil

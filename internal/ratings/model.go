@@ -250,6 +250,7 @@ func (m NS2) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outc
 			a.SkillG += gs * gs
 			a.Skill += (m.Constant + m.Adagrad/math.Sqrt(a.SkillG+m.Epsilon)) * gs
 			a.Offset += m.OffsetRate * sigma0 * d * u.Share
+			a.Sigma = ns2Sigma(a.SkillG)
 		}
 		if u.CommandShare > 0 {
 			gc := tsign * d * u.CommandShare
@@ -261,6 +262,19 @@ func (m NS2) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outc
 	}
 	return Outcome{WinProbability: [2]float64{served, 1 - served}, Bias: f, Updates: ups, BiasUpdate: entry}, nil
 }
+
+// NS2PriorSigma is the standard deviation of a newcomer's skill that NS2's uncertainty starts
+// from: the spread of skills the defaults were tuned for (the league's N(0, 2^2)), and the
+// Kalman model's SkillSD.
+const NS2PriorSigma = 2.0
+
+// ns2Sigma is the uncertainty NS2 reports for a skill whose Adagrad accumulator is g: the
+// Laplace approximation 1 / sqrt(1/NS2PriorSigma^2 + g). The accumulator sums the squared
+// gradients (G - p)^2 w^2, whose expectation p (1 - p) w^2 is the Fisher information of the
+// skill in that match, so 1/NS2PriorSigma^2 + g estimates the posterior's precision. NS2 does
+// not read it back; it is what reads and the conservative leaderboard show, and what the
+// Kalman model starts from if a context switches to it without a rebuild.
+func ns2Sigma(g float64) float64 { return 1 / math.Sqrt(1/(NS2PriorSigma*NS2PriorSigma)+g) }
 
 // teamSize is the size of the larger team counted in presence: the sum of its participants'
 // (left_s - joined_s) / duration_s, rounded, at least 1. A player replaced at half time and

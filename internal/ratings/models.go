@@ -1,7 +1,9 @@
 package ratings
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"matchmaker/internal/apperr"
 )
@@ -22,6 +24,133 @@ type Model interface {
 
 // DefaultModel is the model a context uses unless it names another: NS2 with its defaults.
 func DefaultModel() Model { return DefaultNS2() }
+
+// ModelSet says which model each rating context learns with: a default, and overrides by game
+// type or by context key, the most specific one winning (the context's key, then its game
+// type, then the default). A context's ratings are only comparable with what its model
+// learnt: after changing a context's model, rebuild its game type (Service.Rebuild). A
+// ModelSet is read-only once built, and safe for concurrent use.
+type ModelSet struct {
+	def    Model
+	scoped map[string]Model // by context key or game type
+}
+
+// NewModelSet returns the set that gives every context def.
+func NewModelSet(def Model) *ModelSet { return &ModelSet{def: def, scoped: map[string]Model{}} }
+
+// Set makes scope learn with m: scope is a game type ("ctf": every context of it that no
+// context key names) or a context, written as a game type and its mutators joined by '+'
+// ("ctf+instagib+lowgrav", in any order and case: it is canonicalised). It is for building
+// the set, before any use.
+func (ms *ModelSet) Set(scope string, m Model) error {
+	c, err := ParseModelScope(scope)
+	if err != nil {
+		return err
+	}
+	ms.scoped[c.Key()] = m
+	return nil
+}
+
+// ParseModelScope reads a scope of ModelSet.Set: a game type, or a game type and mutators
+// joined by '+'.
+func ParseModelScope(scope string) (Context, error) {
+	parts := strings.Split(scope, "+")
+	c, err := NewContext(parts[0], parts[1:])
+	if err != nil {
+		return Context{}, apperr.New(apperr.Invalid, "scope %q: want a game type, or a game type and mutators joined by '+' (%v)", scope, err)
+	}
+	return c, nil
+}
+
+// For returns the model of context c.
+func (ms *ModelSet) For(c Context) Model {
+	if m, ok := ms.scoped[c.Key()]; ok {
+		return m
+	}
+	if m, ok := ms.scoped[c.GameType]; ok {
+		return m
+	}
+	return ms.def
+}
+
+// Default is the model of the contexts no scope names.
+func (ms *ModelSet) Default() Model { return ms.def }
+
+// String lists the set as ParseModelSet reads it: the default first, then the scopes in
+// order.
+func (ms *ModelSet) String() string {
+	keys := make([]string, 0, len(ms.scoped))
+	for k := range ms.scoped {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := []string{"default=" + ms.def.Name()}
+	for _, k := range keys {
+		c, _ := ParseContextKey(k)
+		out = append(out, strings.Join(append([]string{c.GameType}, c.Mutators...), "+")+"="+ms.scoped[k].Name())
+	}
+	return strings.Join(out, ",")
+}
+
+// ParseModelSet reads a model set written as comma-separated SCOPE=MODEL entries, SCOPE being
+// "default", a game type or a context (game type and mutators joined by '+'), MODEL a name
+// ModelByName knows: "default=ns2-kalman,ctf=ns2,ctf+instagib=openskill-pl". Contexts no entry
+// names use the default, which is DefaultModel unless the spec says otherwise. An empty spec
+// is the DefaultModel for everything. A scope given twice is an error.
+func ParseModelSet(spec string) (*ModelSet, error) {
+	ms := NewModelSet(DefaultModel())
+	seen := map[string]bool{}
+	var f apperr.Fields
+	for i, entry := range strings.Split(spec, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		field := fmt.Sprintf("entry %d (%q)", i+1, entry)
+		scope, name, ok := strings.Cut(entry, "=")
+		scope, name = strings.TrimSpace(scope), strings.TrimSpace(name)
+		if !ok || scope == "" || name == "" {
+			f.Add(field, "want SCOPE=MODEL")
+			continue
+		}
+		m, err := ModelByName(name)
+		if err != nil {
+			f.Add(field, "unknown model %q (want one of %s)", name, strings.Join(modelNames, ", "))
+			continue
+		}
+		key := "default"
+		if scope != "default" {
+			c, err := ParseModelScope(scope)
+			if err != nil {
+				f.Add(field, "%v", err)
+				continue
+			}
+			key = c.Key()
+		}
+		if seen[key] {
+			f.Add(field, "scope %q is given twice", key)
+			continue
+		}
+		seen[key] = true
+		if key == "default" {
+			ms.def = m
+		} else {
+			ms.scoped[key] = m
+		}
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	return ms, nil
+}
+
+// Replayer is the set's ReplayFunc: every context replayed with its own model, for Rebuild.
+func (ms *ModelSet) Replayer() ReplayFunc {
+	return func(policy *MutatorPolicy, history []Result) (map[string]*State, error) {
+		states, _, err := replayByContext(ms.For, policy, history)
+		return states, err
+	}
+}
 
 // modelNames lists the registry in the order ModelNames reports it.
 var modelNames = []string{"ns2", "ns2-kalman", "openskill-pl", "openskill-bt"}

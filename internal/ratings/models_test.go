@@ -3,6 +3,7 @@ package ratings_test
 import (
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"matchmaker/internal/apperr"
@@ -85,5 +86,57 @@ func TestReplayIsDeterministic(t *testing.T) {
 				t.Fatal("reversing the team lists changed the replay")
 			}
 		})
+	}
+}
+
+func TestParseModelSet(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		spec     string
+		want     string            // the set's String, "" for an error
+		contexts map[string]string // context key -> model name
+		errHas   string
+	}{
+		{spec: "", want: "default=" + ratings.DefaultModel().Name(), contexts: map[string]string{"ctf": ratings.DefaultModel().Name()}},
+		{spec: "default=ns2", want: "default=ns2", contexts: map[string]string{"ctf+instagib": "ns2"}},
+		{spec: " default = ns2-kalman , CTF=ns2 ,ctf+LowGrav+instagib=openskill-pl", want: "default=ns2-kalman,ctf=ns2,ctf+instagib+lowgrav=openskill-pl",
+			contexts: map[string]string{"ctf": "ns2", "ctf+instagib": "ns2", "ctf+instagib,lowgrav": "openskill-pl", "tdm": "ns2-kalman", "tdm+instagib,lowgrav": "ns2-kalman"}},
+		{spec: "tdm=openskill-bt", want: "default=" + ratings.DefaultModel().Name() + ",tdm=openskill-bt", contexts: map[string]string{"tdm+x": "openskill-bt"}},
+		{spec: "default=elo", errHas: `unknown model "elo"`},
+		{spec: "ctf", errHas: "want SCOPE=MODEL"},
+		{spec: "=ns2", errHas: "want SCOPE=MODEL"},
+		{spec: "ctf=", errHas: "want SCOPE=MODEL"},
+		{spec: "c tf=ns2", errHas: "scope"},
+		{spec: "ctf+=ns2", errHas: "scope"},
+		{spec: "ctf=ns2,CTF=ns2-kalman", errHas: "given twice"},
+		{spec: "ctf+a+b=ns2,ctf+b+a=ns2", errHas: "given twice"},
+		{spec: "default=ns2,default=ns2", errHas: "given twice"},
+	} {
+		ms, err := ratings.ParseModelSet(tc.spec)
+		if tc.errHas != "" {
+			if err == nil || apperr.CodeOf(err) != apperr.Invalid || !strings.Contains(err.Error(), tc.errHas) {
+				t.Errorf("ParseModelSet(%q) = %v, want an Invalid error with %q", tc.spec, err, tc.errHas)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseModelSet(%q): %v", tc.spec, err)
+			continue
+		}
+		if got := ms.String(); got != tc.want {
+			t.Errorf("ParseModelSet(%q).String() = %q, want %q", tc.spec, got, tc.want)
+		}
+		if again, err := ratings.ParseModelSet(ms.String()); err != nil || again.String() != ms.String() {
+			t.Errorf("ParseModelSet(%q) does not read its own String: %v %v", ms.String(), again, err)
+		}
+		for key, name := range tc.contexts {
+			c, err := ratings.ParseContextKey(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ms.For(c).Name(); got != name {
+				t.Errorf("ParseModelSet(%q).For(%s) = %s, want %s", tc.spec, key, got, name)
+			}
+		}
 	}
 }

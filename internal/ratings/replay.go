@@ -67,7 +67,13 @@ func Replay(m Model, results []Result) (State, error) {
 // re-splits the history), in order. It also returns the mutators the policy does not classify,
 // sorted, for the caller to record. The map is keyed by Context.Key.
 func ReplayByContext(m Model, policy *MutatorPolicy, results []Result) (map[string]*State, []string, error) {
+	return replayByContext(func(Context) Model { return m }, policy, results)
+}
+
+// replayByContext is ReplayByContext with each context's model given by pick.
+func replayByContext(pick func(Context) Model, policy *MutatorPolicy, results []Result) (map[string]*State, []string, error) {
 	states := make(map[string]*State)
+	models := make(map[string]Model)
 	var unknown []string
 	for i, r := range results {
 		c, unk, err := policy.Context(r.GameType, r.Mutators)
@@ -79,8 +85,9 @@ func ReplayByContext(m Model, policy *MutatorPolicy, results []Result) (map[stri
 		if s == nil {
 			s = &State{}
 			states[c.Key()] = s
+			models[c.Key()] = pick(c)
 		}
-		if _, err := s.Apply(m, r); err != nil {
+		if _, err := s.Apply(models[c.Key()], r); err != nil {
 			return nil, nil, replayError(i, r, err)
 		}
 	}

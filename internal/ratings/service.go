@@ -18,14 +18,23 @@ import (
 // replay), and checks ids before any store call. Adapters decode, call a method, and render
 // what it returns; none of them touches the Store.
 type Service struct {
-	store Store
-	model Model
+	store  Store
+	models *ModelSet
 }
 
-// NewService returns the service over store, learning with model.
+// NewService returns the service over store, learning with model in every context.
 func NewService(store Store, model Model) *Service {
-	return &Service{store: store, model: model}
+	return NewServiceWithModels(store, NewModelSet(model))
 }
+
+// NewServiceWithModels returns the service over store, each context learning with the model
+// the set gives it.
+func NewServiceWithModels(store Store, models *ModelSet) *Service {
+	return &Service{store: store, models: models}
+}
+
+// Model is the model context c learns with.
+func (s *Service) Model(c Context) Model { return s.models.For(c) }
 
 // StoreName says which store is behind the service ("memory" or "postgres").
 func (s *Service) StoreName() string { return s.store.Name() }
@@ -59,7 +68,8 @@ type Receipt struct {
 }
 
 // Record learns from one finished match: it validates the result, then, in one store
-// transaction, reads the participants' ratings, applies the model and stores the new ratings
+// transaction, reads the participants' ratings, applies the context's model (known only once
+// the store has resolved the context) and stores the new ratings
 // with the result as history. The same match id with the same result (by meaning: see
 // Result.Fingerprint) is a replay that changes nothing; with another result it is a Conflict.
 func (s *Service) Record(ctx context.Context, r Result) (Receipt, error) {
@@ -69,7 +79,7 @@ func (s *Service) Record(ctx context.Context, r Result) (Receipt, error) {
 	var outcome Outcome
 	rec, err := s.store.RecordResult(ctx, RecordRequest{Result: r, BodyHash: r.Fingerprint()},
 		func(c Context, prior map[Participant]Rating, bias BiasTable) (Outcome, []byte, error) {
-			o, err := s.model.Apply(prior, bias, r)
+			o, err := s.models.For(c).Apply(prior, bias, r)
 			if err != nil {
 				return Outcome{}, nil, err
 			}
@@ -303,13 +313,13 @@ func (s *Service) SetMutator(ctx context.Context, name string, affectsGameplay b
 	return s.store.SetMutator(ctx, name, affectsGameplay)
 }
 
-// Rebuild recomputes every context of a game type from the stored history with the service's
-// model; progress, if not nil, is told how far it has got.
+// Rebuild recomputes every context of a game type from the stored history, each with the
+// model it uses now; progress, if not nil, is told how far it has got.
 func (s *Service) Rebuild(ctx context.Context, gameType string, progress func(Progress)) (RebuildReport, error) {
 	if err := ValidateName(gameType); err != nil {
 		return RebuildReport{}, apperr.Field("game_type", "%s", err)
 	}
-	return s.store.Rebuild(ctx, gameType, Replayer(s.model), progress)
+	return s.store.Rebuild(ctx, gameType, s.models.Replayer(), progress)
 }
 
 // checkParticipants applies the id rule to every participant, before any store call.

@@ -3,6 +3,8 @@ package ratings_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -226,4 +228,67 @@ func TestServiceReplaysResultsRecordedBeforeTheService(t *testing.T) {
 		ups[1].Participant != (ratings.Participant{ID: "Jakob", Bot: true}) || ups[1].Team != 1 {
 		t.Fatalf("replay of a round-1 result: %+v", got)
 	}
+}
+
+// Each context learns with the model the set gives it, when a result is recorded and when its
+// game type is rebuilt: the stored ratings are those of each context's own model, replayed.
+func TestServiceLearnsEachContextWithItsModel(t *testing.T) {
+	models, err := ratings.ParseModelSet("default=ns2,tdm=ns2-kalman,tdm+instagib=openskill-pl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := ratings.NewMemoryStore(nil)
+	svc := ratings.NewServiceWithModels(store, models)
+	ctx := context.Background()
+	if _, err := svc.SetMutator(ctx, "instagib", true); err != nil {
+		t.Fatal(err)
+	}
+	ref := map[string]*ratings.State{}
+	want := map[string]string{"ctf": "ns2", "tdm": "ns2-kalman", "tdm+instagib": "openskill-pl"}
+	for i := range 30 {
+		r := ctfResult(fmt.Sprintf("m%d", i), i%2)
+		r.GameType = []string{"ctf", "tdm", "tdm"}[i%3]
+		if i%3 == 2 {
+			r.Mutators = []string{"instagib"}
+		}
+		rc, err := svc.Record(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := rc.Context.Key()
+		if svc.Model(rc.Context).Name() != want[key] {
+			t.Fatalf("context %s learns with %s, want %s", key, svc.Model(rc.Context).Name(), want[key])
+		}
+		m, _ := ratings.ModelByName(want[key])
+		if ref[key] == nil {
+			ref[key] = &ratings.State{}
+		}
+		o, err := ref[key].Apply(m, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.WinProbability != rc.Outcome.WinProbability || !reflect.DeepEqual(o.Updates, rc.Outcome.Updates) {
+			t.Fatalf("%s in %s: receipt %+v, want %s's %+v", r.MatchID, key, rc.Outcome, want[key], o)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		for key, s := range ref {
+			c, _ := ratings.ParseContextKey(key)
+			got, err := store.Ratings(ctx, c, s.Participants())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, s.Ratings) {
+				t.Fatalf("%s: %s holds %+v, want %+v", when, key, got, s.Ratings)
+			}
+		}
+	}
+	check("recorded")
+	for _, g := range []string{"tdm", "ctf"} {
+		if _, err := svc.Rebuild(ctx, g, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("rebuilt")
 }

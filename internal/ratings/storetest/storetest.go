@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) ratings.Store) {
 		{"Name", testName},
 		{"Ping", testPing},
 		{"RecordAndRead", testRecordAndRead},
+		{"EveryField", testEveryField},
 		{"ReplaySameBody", testReplaySameBody},
 		{"ConflictOtherBody", testConflictOtherBody},
 		{"EmptyResponse", testEmptyResponse},
@@ -265,6 +266,9 @@ func sameBits(a, b ratings.Rating) bool {
 		math.Float64bits(a.Commander) == math.Float64bits(b.Commander) &&
 		math.Float64bits(a.SkillG) == math.Float64bits(b.SkillG) &&
 		math.Float64bits(a.CommanderG) == math.Float64bits(b.CommanderG) &&
+		math.Float64bits(a.Sigma) == math.Float64bits(b.Sigma) &&
+		math.Float64bits(a.OffsetSigma) == math.Float64bits(b.OffsetSigma) &&
+		math.Float64bits(a.CommanderSigma) == math.Float64bits(b.CommanderSigma) &&
 		a.Games == b.Games
 }
 
@@ -417,6 +421,120 @@ func testRecordAndRead(t *testing.T, st ratings.Store) {
 	m2.winner = 1
 	recordBoth(t, st, f, m2.result())
 	assertRef(t, st, f)
+}
+
+// testEveryField checks that a store keeps every field of a rating and of a bias cell, bit for
+// bit, whether or not the default model uses it: crafted values go in through a rebuild, come
+// out of every read, and are what apply is given.
+func testEveryField(t *testing.T, st ratings.Store) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 11))
+	num := func() float64 { return (rng.Float64() - 0.5) * math.Pow(10, float64(rng.IntN(7)-3)) }
+	pos := func() float64 { return math.Abs(num()) }
+	rating := func() ratings.Rating {
+		return ratings.Rating{Skill: num(), Offset: num(), Commander: num(), SkillG: pos(), CommanderG: pos(), Games: 1 + rng.IntN(1000),
+			Sigma: pos(), OffsetSigma: pos(), CommanderSigma: pos()}
+	}
+	m := fiveVFive("every-1", 0)
+	m.teams[1][4] = "bot:Jakob"
+	r := m.result()
+	state := &ratings.State{Ratings: map[ratings.Participant]ratings.Rating{}}
+	for _, p := range ratings.ResultParticipants(r) {
+		state.Ratings[p] = rating()
+	}
+	key := ratings.ResultBiasKey(r)
+	terms := func() ratings.Terms {
+		return ratings.Terms{Presence: num(), PresenceWeight: pos(), Newcomer: num(), NewcomerWeight: pos(), Scale: num(), ScaleWeight: pos()}
+	}
+	cell := ratings.BiasCell{Wins: 12.5, Games: 31, Terms: terms()}
+	other := key
+	other.Map = "elsewhere"
+	for _, e := range []ratings.BiasEntry{{Key: key, BiasCell: cell}, {Key: other, BiasCell: ratings.BiasCell{Wins: 3, Games: 4, Terms: terms()}}} {
+		if err := state.Bias.Set(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed(t, st, "tdm", map[string]*ratings.State{"tdm": state})
+
+	c := mustContext(t, "tdm")
+	ps := ratings.ResultParticipants(r)
+	got, err := st.Ratings(ctx, c, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if !sameBits(got[p], state.Ratings[p]) {
+			t.Fatalf("Ratings: %v is %+v, stored %+v", p, got[p], state.Ratings[p])
+		}
+	}
+	pr, err := st.PlayerRatings(ctx, "p00")
+	if err != nil || len(pr) != 1 || !sameBits(pr[0].Rating, state.Ratings[ratings.Participant{ID: "p00"}]) {
+		t.Fatalf("PlayerRatings: %+v (%v), stored %+v", pr, err, state.Ratings[ratings.Participant{ID: "p00"}])
+	}
+	lb, err := st.Leaderboard(ctx, c, 100)
+	if err != nil || len(lb) != 9 {
+		t.Fatalf("Leaderboard: %d entries (%v), want 9", len(lb), err)
+	}
+	for _, e := range lb {
+		if !sameBits(e.Rating, state.Ratings[e.Participant]) {
+			t.Fatalf("Leaderboard: %v is %+v, stored %+v", e.Participant, e.Rating, state.Ratings[e.Participant])
+		}
+	}
+
+	// apply sees the same ratings, cell and side pair total; what it returns is kept whole.
+	want := rating()
+	update := ratings.BiasCell{Wins: 1, Games: 1, Terms: terms()}
+	_, err = st.RecordResult(ctx, request(r), func(_ ratings.Context, prior map[ratings.Participant]ratings.Rating, bias ratings.BiasTable) (ratings.Outcome, []byte, error) {
+		for _, p := range ps {
+			if !sameBits(prior[p], state.Ratings[p]) {
+				return ratings.Outcome{}, nil, fmt.Errorf("apply was given %v %+v, stored %+v", p, prior[p], state.Ratings[p])
+			}
+		}
+		if g, w := bias.Cell(key), state.Bias.Cell(key); g != w {
+			return ratings.Outcome{}, nil, fmt.Errorf("apply was given the cell %+v, stored %+v", g, w)
+		}
+		if g, w := bias.Total(key), state.Bias.Total(key); g != w {
+			return ratings.Outcome{}, nil, fmt.Errorf("apply was given the total %+v, stored %+v", g, w)
+		}
+		o := ratings.Outcome{WinProbability: [2]float64{0.5, 0.5}, BiasUpdate: ratings.BiasEntry{Key: key, BiasCell: update}}
+		for _, p := range ps {
+			o.Updates = append(o.Updates, ratings.Update{Participant: p, Before: prior[p], After: want})
+		}
+		return o, []byte("ok"), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = st.Ratings(ctx, c, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if !sameBits(got[p], want) {
+			t.Fatalf("after a result: %v is %+v, apply returned %+v", p, got[p], want)
+		}
+	}
+	// The next result sees the bias update added to the cell and to the side pair's total.
+	state.Bias.Record(ratings.BiasEntry{Key: key, BiasCell: update})
+	m.id = "every-2"
+	r2 := m.result()
+	_, err = st.RecordResult(ctx, request(r2), func(_ ratings.Context, _ map[ratings.Participant]ratings.Rating, bias ratings.BiasTable) (ratings.Outcome, []byte, error) {
+		if g, w := bias.Cell(key), state.Bias.Cell(key); g != w {
+			return ratings.Outcome{}, nil, fmt.Errorf("after a bias update, apply was given the cell %+v, want %+v", g, w)
+		}
+		// A total is a sum whose order a store may choose: equal to rounding.
+		g, w := bias.Total(key), state.Bias.Total(key)
+		near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(b)) }
+		if g.Wins != w.Wins || g.Games != w.Games || !near(g.Terms.Presence, w.Terms.Presence) || !near(g.Terms.PresenceWeight, w.Terms.PresenceWeight) ||
+			!near(g.Terms.Newcomer, w.Terms.Newcomer) || !near(g.Terms.NewcomerWeight, w.Terms.NewcomerWeight) ||
+			!near(g.Terms.Scale, w.Terms.Scale) || !near(g.Terms.ScaleWeight, w.Terms.ScaleWeight) {
+			return ratings.Outcome{}, nil, fmt.Errorf("after a bias update, apply was given the total %+v, want %+v", g, w)
+		}
+		return ratings.Outcome{WinProbability: [2]float64{0.5, 0.5}}, []byte("ok"), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func testReplaySameBody(t *testing.T, st ratings.Store) {

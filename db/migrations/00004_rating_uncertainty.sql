@@ -1,0 +1,38 @@
+-- What the models with uncertainty need (ratings.Kalman, ratings.WengLin; issue 12):
+--  - per rating, the standard deviations of skill, side offset and commander skill
+--    (ratings.Rating.Sigma, OffsetSigma, CommanderSigma). 0 means the model's prior: a rating
+--    stored before this migration is read as uncertain as a newcomer around its own means;
+--  - per bias cell (and shard, and side pair total), the additive statistics from which the
+--    models learn their context-wide terms (ratings.Terms): what an average participant is
+--    worth over nobody, the mean skill of a newcomer, and the temperature that calibrates the
+--    served win probability. Like wins and games they are sums over the matches recorded, so
+--    shards add up and concurrent results never wait on each other for them.
+--
+-- The new columns have constant defaults, so adding them rewrites nothing; the CHECKs scan
+-- the tables once. No index covers them: results' updates of ratings stay HOT.
+
+-- +goose Up
+ALTER TABLE ratings
+    ADD COLUMN sigma           double precision NOT NULL DEFAULT 0 CHECK (sigma >= 0 AND sigma < 'Infinity'),
+    ADD COLUMN offset_sigma    double precision NOT NULL DEFAULT 0 CHECK (offset_sigma >= 0 AND offset_sigma < 'Infinity'),
+    ADD COLUMN commander_sigma double precision NOT NULL DEFAULT 0 CHECK (commander_sigma >= 0 AND commander_sigma < 'Infinity');
+
+-- Every rating stored before this migration was learnt by the NS2 model (the only one the
+-- service ran), whose uncertainty is the Laplace approximation 1 / sqrt(1 / 2^2 + skill_g)
+-- (ratings.NS2.Apply writes it from now on): the veterans' leaderboard places by a
+-- conservative estimate do not wait for their next match.
+UPDATE ratings SET sigma = 1 / sqrt(0.25 + skill_g) WHERE skill_g > 0;
+
+ALTER TABLE bias_cells
+    ADD COLUMN presence        double precision NOT NULL DEFAULT 0 CHECK (presence > '-Infinity' AND presence < 'Infinity'),
+    ADD COLUMN presence_weight double precision NOT NULL DEFAULT 0 CHECK (presence_weight >= 0 AND presence_weight < 'Infinity'),
+    ADD COLUMN newcomer        double precision NOT NULL DEFAULT 0 CHECK (newcomer > '-Infinity' AND newcomer < 'Infinity'),
+    ADD COLUMN newcomer_weight double precision NOT NULL DEFAULT 0 CHECK (newcomer_weight >= 0 AND newcomer_weight < 'Infinity'),
+    ADD COLUMN scale           double precision NOT NULL DEFAULT 0 CHECK (scale > '-Infinity' AND scale < 'Infinity'),
+    ADD COLUMN scale_weight    double precision NOT NULL DEFAULT 0 CHECK (scale_weight >= 0 AND scale_weight < 'Infinity');
+
+-- +goose Down
+ALTER TABLE bias_cells
+    DROP COLUMN presence, DROP COLUMN presence_weight, DROP COLUMN newcomer,
+    DROP COLUMN newcomer_weight, DROP COLUMN scale, DROP COLUMN scale_weight;
+ALTER TABLE ratings DROP COLUMN sigma, DROP COLUMN offset_sigma, DROP COLUMN commander_sigma;
