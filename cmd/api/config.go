@@ -15,6 +15,7 @@ import (
 	"matchmaker/db"
 	"matchmaker/internal/handlers"
 	"matchmaker/internal/matchmaker/teams"
+	"matchmaker/internal/ratings"
 )
 
 // config is everything an operator can set. Environment variables give the values; flags,
@@ -25,6 +26,8 @@ type config struct {
 	Migrate         bool
 	APIKeys         string
 	RateLimits      handlers.RateLimits
+	// RatingModels gives each rating context its model (MATCHMAKER_RATING_MODELS).
+	RatingModels *ratings.ModelSet
 	Auth            bool
 	LegacyAddr      string
 	DebugAddr       string
@@ -86,6 +89,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		env.errs = append(env.errs, fmt.Errorf("MATCHMAKER_RATE_LIMITS: %w", err))
 	}
 	cfg.RateLimits = rateLimits
+	models, err := ratings.ParseModelSet(getenv("MATCHMAKER_RATING_MODELS"))
+	if err != nil {
+		env.errs = append(env.errs, fmt.Errorf("MATCHMAKER_RATING_MODELS: %w (e.g. default=ns2-kalman,ctf=ns2,ctf+instagib=openskill-pl)", err))
+	}
+	cfg.RatingModels = models
 	if err := errors.Join(env.errs...); err != nil {
 		return config{}, err
 	}
@@ -166,6 +174,7 @@ func (c config) logValue() slog.Value {
 		slog.Bool("migrate", c.Migrate),
 		slog.Int("api_keys", countKeys(c.APIKeys)),
 		slog.Bool("auth", c.Auth),
+		slog.String("rating_models", c.RatingModels.String()),
 		slog.String("legacy_addr", c.LegacyAddr),
 		slog.String("debug_addr", c.DebugAddr),
 		slog.String("log_level", c.LogLevel.String()),

@@ -37,7 +37,7 @@ func rebuild(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 
 	show := newProgressPrinter(stderr)
 	start := time.Now()
-	svc := ratings.NewService(store, ratings.DefaultModel())
+	svc := ratings.NewServiceWithModels(store, cfg.RatingModels)
 	report, err := svc.Rebuild(ctx, cfg.RebuildGameType, show.update)
 	show.done()
 	if err != nil {

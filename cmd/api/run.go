@@ -211,7 +211,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	// One service over one metered store for every transport, so HTTP and line-protocol
 	// calls are timed alike and follow the same rules.
 	storeCalls := metrics.NewStoreCalls(registry)
-	svc := ratings.NewService(ratings.Metered(rawStore, storeCalls.Observer(rawStore.Name())), ratings.DefaultModel())
+	svc := ratings.NewServiceWithModels(ratings.Metered(rawStore, storeCalls.Observer(rawStore.Name())), cfg.RatingModels)
 	queueStore = queue.Guarded(queueStore, cfg.StoreTimeout, storeCalls.Observer("queue-"+queueStore.Name()))
 	queues := queue.NewService(queue.Deps{Store: queueStore, Ratings: svc, Matcher: queue.TickPass{},
 		Config: queue.Config{Retention: cfg.QueueRetention}, Logger: logger, Metrics: queue.NewMetrics(registry)})

@@ -121,6 +121,8 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"unknown command", nil, []string{"launch"}, "launch"},
 		{"malformed API keys", map[string]string{"MATCHMAKER_API_KEYS": "ci:read:nothex"}, nil, "MATCHMAKER_API_KEYS"},
 		{"malformed rate limits", map[string]string{"MATCHMAKER_RATE_LIMITS": "match=fast"}, nil, "MATCHMAKER_RATE_LIMITS"},
+		{"unknown rating model", map[string]string{"MATCHMAKER_RATING_MODELS": "default=elo"}, nil, `MATCHMAKER_RATING_MODELS: entry 1 ("default=elo"): unknown model "elo"`},
+		{"malformed rating scope", map[string]string{"MATCHMAKER_RATING_MODELS": "ctf=ns2,c tf=ns2"}, nil, `MATCHMAKER_RATING_MODELS: entry 2`},
 		{"malformed memory budget", map[string]string{"MATCHMAKER_MEMORY_BUDGET": "lots"}, nil, "MATCHMAKER_MEMORY_BUDGET"},
 	}
 	for _, tt := range tests {
@@ -141,6 +143,21 @@ func TestSizesReadWithUnits(t *testing.T) {
 		cfg, err := parseConfig(nil, func(k string) string { return env[k] }, io.Discard)
 		if err != nil || cfg.Limits.Admission.Budget != want {
 			t.Errorf("%q: %d, %v; want %d", v, cfg.Limits.Admission.Budget, err, want)
+		}
+	}
+}
+
+func TestRatingModelsConfigured(t *testing.T) {
+	t.Parallel()
+	for spec, want := range map[string]string{
+		"":                                   "default=ns2-kalman",
+		"ctf=ns2, ctf+InstaGib=openskill-pl": "default=ns2-kalman,ctf=ns2,ctf+instagib=openskill-pl",
+		"default=ns2":                        "default=ns2",
+	} {
+		env := map[string]string{"MATCHMAKER_RATING_MODELS": spec}
+		cfg, err := parseConfig(nil, func(k string) string { return env[k] }, io.Discard)
+		if err != nil || cfg.RatingModels.String() != want {
+			t.Errorf("%q: %v, %v; want %s", spec, cfg.RatingModels, err, want)
 		}
 	}
 }

@@ -333,6 +333,14 @@ func (s *MemoryStore) Rebuild(ctx context.Context, gameType string, replay Repla
 			}
 			t.Record(e)
 		}
+		// The pairs' totals as the replay summed them, result by result: what recording the
+		// same results one at a time would have left (adding the cells together instead
+		// could differ in the last bits of the terms).
+		for _, k := range st.State.Bias.Pairs() {
+			if t := mc.bias[sidePair{k.SideA, k.SideB}]; t != nil {
+				_ = t.SetTotal(k, st.State.Bias.Total(k)) // checked by RebuildContexts
+			}
+		}
 		s.contexts[st.Context.Key()] = mc
 	}
 	tell("writing", rep.Ratings, rep.Ratings)

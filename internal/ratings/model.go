@@ -76,9 +76,9 @@ type NS2 struct {
 	// BiasPrior is k, the pseudo-games of the smoothing of the bias table (BiasTable.F).
 	BiasPrior float64
 	// ScalePrior, when positive, calibrates the served win probability with a learnt
-	// temperature (calibrate.go) of this prior weight, as the other models do. It is 0 in
-	// DefaultNS2, which serves sigmoid(x) as it always has: the stores do not keep the
-	// temperature's statistics (BiasCell.Terms) yet, and NS2 is what they replay.
+	// temperature (calibrate.go) of this prior weight, as the other models do
+	// (DefaultScalePrior in DefaultNS2); 0 serves the seed's sigmoid(x). It changes what is
+	// served, never what is learnt: the gradients use sigmoid(x).
 	ScalePrior float64
 }
 
@@ -124,7 +124,7 @@ const (
 // DefaultNS2 returns the NS2 model with the default parameters.
 func DefaultNS2() NS2 {
 	return NS2{BaseSkill: DefaultBaseSkill, Constant: DefaultConstant, Adagrad: DefaultAdagrad, Epsilon: DefaultEpsilon,
-		OffsetRate: DefaultOffsetRate, BiasPrior: DefaultBiasPrior}
+		OffsetRate: DefaultOffsetRate, BiasPrior: DefaultBiasPrior, ScalePrior: DefaultScalePrior}
 }
 
 // Validate checks the parameters: finite, RoundS >= 0, Constant, Adagrad and ScalePrior >= 0,

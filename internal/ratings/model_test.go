@@ -179,7 +179,7 @@ func TestWeight(t *testing.T) {
 }
 
 func TestApplyIgnoresListOrder(t *testing.T) {
-	m := DefaultModel()
+	m := DefaultNS2()
 	r := handResult()
 	prior := map[Participant]Rating{{ID: "alice"}: {Skill: 1.3, SkillG: 0.2}, {ID: "dave"}: {Skill: -0.4}}
 	want, err := m.Apply(prior, BiasTable{}, r)
@@ -202,7 +202,7 @@ func TestApplyIgnoresListOrder(t *testing.T) {
 }
 
 func TestSwappingTeamsMirrorsTheOutcome(t *testing.T) {
-	m := DefaultModel()
+	m := DefaultNS2()
 	var bias BiasTable
 	k, _ := NewBiasKey("aliens", "marines", "ns2_summit", 2)
 	bias.Record(BiasEntry{k, BiasCell{Wins: 30, Games: 40}})
@@ -229,6 +229,10 @@ func TestSwappingTeamsMirrorsTheOutcome(t *testing.T) {
 		near(t, u.Participant.String()+" offset", v.Offset, u.After.Offset)
 		near(t, u.Participant.String()+" commander", v.Commander, u.After.Commander)
 	}
+	// The terms are computed from the mirrored logit: equal to rounding.
+	near(t, "scale term", b.BiasUpdate.Terms.Scale, a.BiasUpdate.Terms.Scale)
+	near(t, "scale weight", b.BiasUpdate.Terms.ScaleWeight, a.BiasUpdate.Terms.ScaleWeight)
+	a.BiasUpdate.Terms, b.BiasUpdate.Terms = Terms{}, Terms{}
 	if a.BiasUpdate != b.BiasUpdate {
 		t.Errorf("bias updates differ: %+v vs %+v", a.BiasUpdate, b.BiasUpdate)
 	}
@@ -239,7 +243,7 @@ func TestEvenDrawChangesNoSkill(t *testing.T) {
 		{Side: "red", Players: []Player{{ID: "a", LeftS: 900}, {ID: "b", LeftS: 900}}},
 		{Side: "blue", Players: []Player{{ID: "c", LeftS: 900}, {Bot: "b", LeftS: 900}}},
 	}}
-	o, err := DefaultModel().Apply(nil, BiasTable{}, r)
+	o, err := DefaultNS2().Apply(nil, BiasTable{}, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +276,7 @@ func TestTheBiggerTeamIsTheFavourite(t *testing.T) {
 		{Side: "marines", Players: full("a", "b", "c", "d", "e")},
 		{Side: "aliens", Players: full("f", "g", "h", "i")},
 	}}
-	o, err := DefaultModel().Apply(nil, BiasTable{}, r)
+	o, err := DefaultNS2().Apply(nil, BiasTable{}, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +315,7 @@ func TestShiftedTimesDoNotUnderflow(t *testing.T) {
 func TestZeroLengthStayMovesNothingButCountsAGame(t *testing.T) {
 	r := handResult()
 	r.Teams[1].Players = append(r.Teams[1].Players, Player{ID: "erin", JoinedS: 600, LeftS: 600})
-	o, err := DefaultModel().Apply(nil, BiasTable{}, r)
+	o, err := DefaultNS2().Apply(nil, BiasTable{}, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +329,7 @@ func TestZeroLengthStayMovesNothingButCountsAGame(t *testing.T) {
 func TestApplyRejectsBadInput(t *testing.T) {
 	r := handResult()
 	r.Winner = intp(2)
-	if _, err := DefaultModel().Apply(nil, BiasTable{}, r); apperr.CodeOf(err) != apperr.Invalid {
+	if _, err := DefaultNS2().Apply(nil, BiasTable{}, r); apperr.CodeOf(err) != apperr.Invalid {
 		t.Errorf("invalid result: err = %v, want invalid", err)
 	}
 	bad := DefaultNS2()

@@ -1,6 +1,7 @@
 package ratings
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,8 +23,9 @@ type Model interface {
 	Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outcome, error)
 }
 
-// DefaultModel is the model a context uses unless it names another: NS2 with its defaults.
-func DefaultModel() Model { return DefaultNS2() }
+// DefaultModel is the model a context uses unless it names another: ns2-kalman with its
+// defaults (why: the package documentation).
+func DefaultModel() Model { return DefaultKalman() }
 
 // ModelSet says which model each rating context learns with: a default, and overrides by game
 // type or by context key, the most specific one winning (the context's key, then its game
@@ -57,7 +59,7 @@ func ParseModelScope(scope string) (Context, error) {
 	parts := strings.Split(scope, "+")
 	c, err := NewContext(parts[0], parts[1:])
 	if err != nil {
-		return Context{}, apperr.New(apperr.Invalid, "scope %q: want a game type, or a game type and mutators joined by '+' (%v)", scope, err)
+		return Context{}, apperr.New(apperr.Invalid, "scope %q: want a game type, or a game type and mutators joined by '+', each of letters, digits, '_', '.' and '-'", scope)
 	}
 	return c, nil
 }
@@ -79,6 +81,9 @@ func (ms *ModelSet) Default() Model { return ms.def }
 // String lists the set as ParseModelSet reads it: the default first, then the scopes in
 // order.
 func (ms *ModelSet) String() string {
+	if ms == nil {
+		return "default=" + DefaultModel().Name()
+	}
 	keys := make([]string, 0, len(ms.scoped))
 	for k := range ms.scoped {
 		keys = append(keys, k)
@@ -100,35 +105,37 @@ func (ms *ModelSet) String() string {
 func ParseModelSet(spec string) (*ModelSet, error) {
 	ms := NewModelSet(DefaultModel())
 	seen := map[string]bool{}
-	var f apperr.Fields
+	var faults []string
 	for i, entry := range strings.Split(spec, ",") {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
 			continue
 		}
-		field := fmt.Sprintf("entry %d (%q)", i+1, entry)
+		fault := func(format string, args ...any) {
+			faults = append(faults, fmt.Sprintf("entry %d (%q): ", i+1, entry)+fmt.Sprintf(format, args...))
+		}
 		scope, name, ok := strings.Cut(entry, "=")
 		scope, name = strings.TrimSpace(scope), strings.TrimSpace(name)
 		if !ok || scope == "" || name == "" {
-			f.Add(field, "want SCOPE=MODEL")
+			fault("want SCOPE=MODEL")
 			continue
 		}
 		m, err := ModelByName(name)
 		if err != nil {
-			f.Add(field, "unknown model %q (want one of %s)", name, strings.Join(modelNames, ", "))
+			fault("unknown model %q (want one of %s)", name, strings.Join(modelNames, ", "))
 			continue
 		}
 		key := "default"
 		if scope != "default" {
 			c, err := ParseModelScope(scope)
 			if err != nil {
-				f.Add(field, "%v", err)
+				fault("scope %q: want a game type, or a game type and mutators joined by '+', each of letters, digits, '_', '.' and '-'", scope)
 				continue
 			}
 			key = c.Key()
 		}
 		if seen[key] {
-			f.Add(field, "scope %q is given twice", key)
+			fault("scope %q is given twice", key)
 			continue
 		}
 		seen[key] = true
@@ -138,8 +145,8 @@ func ParseModelSet(spec string) (*ModelSet, error) {
 			ms.scoped[key] = m
 		}
 	}
-	if err := f.Err(); err != nil {
-		return nil, err
+	if len(faults) > 0 {
+		return nil, errors.New(strings.Join(faults, "; ")) // configuration, not a request
 	}
 	return ms, nil
 }

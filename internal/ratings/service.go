@@ -28,8 +28,11 @@ func NewService(store Store, model Model) *Service {
 }
 
 // NewServiceWithModels returns the service over store, each context learning with the model
-// the set gives it.
+// the set gives it (nil: DefaultModel everywhere).
 func NewServiceWithModels(store Store, models *ModelSet) *Service {
+	if models == nil {
+		models = NewModelSet(DefaultModel())
+	}
 	return &Service{store: store, models: models}
 }
 

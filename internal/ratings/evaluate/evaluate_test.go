@@ -181,7 +181,7 @@ func TestPrepareSkipsWhatTheServiceRejects(t *testing.T) {
 	if _, err := Prepare(h, 1); err == nil {
 		t.Error("burn-in 1: want an error")
 	}
-	reports, err := rp.RunAll([]ratings.Model{ratings.DefaultModel()})
+	reports, err := rp.RunAll([]ratings.Model{ratings.DefaultNS2()})
 	if err != nil || len(reports) != 1 || reports[0].N != 8 || reports[0].Model != "ns2" {
 		t.Errorf("reports %+v, %v", reports, err)
 	}
