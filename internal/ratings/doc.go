@@ -2,16 +2,17 @@
 // plus gameplay mutators), behind the Store interface the service keeps them in. It knows
 // nothing of HTTP or SQL. Its models (Model; ModelByName):
 //
+//   - "ns2-kalman", the default (DefaultModel): the NS2 prediction with a Gaussian belief
+//     over every term (Kalman).
 //   - "ns2": the NS2 logistic team model of the seed (NS2): time-weighted participation, a
 //     side/map/size bias table, Adagrad plus a constant learning rate, per-side offsets,
-//     commander skill. The default until the stores keep uncertainties.
-//   - "ns2-kalman": the same prediction with a Gaussian belief over every term (Kalman),
-//     meant to become the default.
+//     commander skill.
 //   - "openskill-pl", "openskill-bt": OpenSkill's Weng-Lin models (WengLin), held to the npm
 //     reference by a fixture.
 //
 // Every model serves a calibrated win probability: its own logit times a temperature learnt
-// per context (calibrate.go); NS2 does so only once the stores keep the statistics.
+// per context (calibrate.go), whose statistics the stores keep in the bias table. A ModelSet
+// gives each context its model (MATCHMAKER_RATING_MODELS).
 //
 // # Why ns2-kalman
 //
