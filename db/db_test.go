@@ -211,7 +211,7 @@ func TestClosedStoreIsUnavailable(t *testing.T) {
 	_, errs["RecordResult"] = s.RecordResult(ctx, request(r), apply(r, nil))
 	_, errs["Ratings"] = s.Ratings(ctx, c, []ratings.Participant{{ID: "p0"}})
 	_, errs["PlayerRatings"] = s.PlayerRatings(ctx, "p0")
-	_, errs["Leaderboard"] = s.Leaderboard(ctx, c, 10)
+	_, errs["Leaderboard"] = s.Leaderboard(ctx, c, 10, ratings.Ranking{})
 	_, _, errs["BotMean"] = s.BotMean(ctx, c)
 	_, errs["Policy"] = s.Policy(ctx)
 	_, errs["SetMutator"] = s.SetMutator(ctx, "instagib", true)

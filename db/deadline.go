@@ -61,6 +61,7 @@ const (
 	opPlayerRatings
 	opLeaderboard
 	opBotMean
+	opBias
 	opPolicy
 	opSetMutator
 	opRebuild
@@ -68,7 +69,7 @@ const (
 	numOps
 )
 
-var opNames = [numOps]string{"record result", "ratings", "player ratings", "leaderboard", "bot mean",
+var opNames = [numOps]string{"record result", "ratings", "player ratings", "leaderboard", "bot mean", "bias",
 	"policy", "set mutator", "rebuild", "ping"}
 
 func (o op) String() string { return opNames[o] }

@@ -47,7 +47,7 @@ func storeCalls(s *db.Store) map[string]func(ctx context.Context, n int) error {
 			return err
 		},
 		"Leaderboard": func(ctx context.Context, n int) error {
-			_, err := s.Leaderboard(ctx, c, 10)
+			_, err := s.Leaderboard(ctx, c, 10, ratings.Ranking{})
 			return err
 		},
 		"Policy": func(ctx context.Context, n int) error {

@@ -236,22 +236,24 @@ func (s *Store) PlayerRatings(ctx context.Context, playerID string) (_ []ratings
 	return out, nil
 }
 
+// The order is ratings.Ranking.Score: skill less $3 standard deviations, $4 standing for a
+// sigma of 0. With $3 = 0 it is the skill (x - 0 * s = x for finite s).
 const sqlLeaderboard = `
 SELECT participant_id, ` + ratingColumns + `
 FROM ratings
 WHERE context_key = $1 AND NOT is_bot
-ORDER BY skill DESC, participant_id
+ORDER BY skill - $3::float8 * (CASE WHEN sigma > 0 THEN sigma ELSE $4::float8 END) DESC, participant_id
 LIMIT $2`
 
 // Leaderboard implements ratings.Store.
-func (s *Store) Leaderboard(ctx context.Context, c ratings.Context, limit int) (_ []ratings.RatedParticipant, err error) {
+func (s *Store) Leaderboard(ctx context.Context, c ratings.Context, limit int, by ratings.Ranking) (_ []ratings.RatedParticipant, err error) {
 	ctx, done := s.calls.start(ctx, opLeaderboard)
 	defer done(&err)
 	out := []ratings.RatedParticipant{}
 	if limit <= 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, sqlLeaderboard, c.Key(), limit)
+	rows, err := s.pool.Query(ctx, sqlLeaderboard, c.Key(), limit, by.K, by.PriorSigma)
 	if err != nil {
 		return nil, mapError(err, "leaderboard")
 	}
@@ -267,6 +269,53 @@ func (s *Store) Leaderboard(ctx context.Context, c ratings.Context, limit int) (
 		return nil, mapError(err, "leaderboard")
 	}
 	return out, nil
+}
+
+// The cell and the side pair's total (map '' and size 0), each the sum of its shards.
+const sqlBias = `
+SELECT map, size, sum(wins), sum(games), sum(presence), sum(presence_weight), sum(newcomer), sum(newcomer_weight),
+    sum(scale), sum(scale_weight)
+FROM bias_cells
+WHERE context_key = $1 AND side_a = $2 AND side_b = $3 AND ((map = $4 AND size = $5) OR (map = '' AND size = 0))
+GROUP BY map, size`
+
+// Bias implements ratings.Store.
+func (s *Store) Bias(ctx context.Context, c ratings.Context, k ratings.BiasKey) (_ ratings.BiasTable, err error) {
+	ctx, done := s.calls.start(ctx, opBias)
+	defer done(&err)
+	rows, err := s.pool.Query(ctx, sqlBias, c.Key(), k.SideA, k.SideB, k.Map, int32(k.Size))
+	if err != nil {
+		return ratings.BiasTable{}, mapError(err, "bias")
+	}
+	var cell, total ratings.BiasCell
+	var hasCell, hasTotal bool
+	var m string
+	var size int32
+	var b ratings.BiasCell
+	_, err = pgx.ForEachRow(rows, []any{&m, &size, &b.Wins, &b.Games, &b.Terms.Presence, &b.Terms.PresenceWeight,
+		&b.Terms.Newcomer, &b.Terms.NewcomerWeight, &b.Terms.Scale, &b.Terms.ScaleWeight}, func() error {
+		if m == "" {
+			total, hasTotal = b, true
+		} else {
+			cell, hasCell = b, true
+		}
+		return nil
+	})
+	if err != nil {
+		return ratings.BiasTable{}, mapError(err, "bias")
+	}
+	var t ratings.BiasTable
+	if hasCell {
+		if err := t.Set(ratings.BiasEntry{Key: k, BiasCell: cell}); err != nil {
+			return ratings.BiasTable{}, mapError(err, "bias")
+		}
+	}
+	if hasTotal {
+		if err := t.SetTotal(k, total); err != nil { // after Set, which adds the cell to the total
+			return ratings.BiasTable{}, mapError(err, "bias")
+		}
+	}
+	return t, nil
 }
 
 const sqlBotSkills = `

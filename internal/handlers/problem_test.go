@@ -19,7 +19,7 @@ func (downStore) Ping(context.Context) error { return errDown }
 func (downStore) RecordResult(context.Context, ratings.RecordRequest, ratings.ApplyFunc) (ratings.Recorded, error) {
 	return ratings.Recorded{}, errDown
 }
-func (downStore) Leaderboard(context.Context, ratings.Context, int) ([]ratings.RatedParticipant, error) {
+func (downStore) Leaderboard(context.Context, ratings.Context, int, ratings.Ranking) ([]ratings.RatedParticipant, error) {
 	return nil, errDown
 }
 

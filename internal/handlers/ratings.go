@@ -207,7 +207,7 @@ func handleLeaderboard(logger *slog.Logger, svc *ratings.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
-		top, err := svc.Leaderboard(r.Context(), c, limit)
+		top, err := svc.Leaderboard(r.Context(), c, limit, ratings.LeaderboardBySkill)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return

@@ -2,6 +2,7 @@ package ratings
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -222,13 +223,13 @@ func (b BiasTable) Entries() []BiasEntry {
 	return out
 }
 
-// Clone returns an independent copy.
+// Clone returns an independent copy, totals included as they are (adding the cells up again
+// could change the last bits of the terms' sums).
 func (b BiasTable) Clone() BiasTable {
-	var c BiasTable
-	for _, e := range b.Entries() {
-		c.Record(e)
+	if b.cells == nil && b.totals == nil {
+		return BiasTable{}
 	}
-	return c
+	return BiasTable{cells: maps.Clone(b.cells), totals: maps.Clone(b.totals)}
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

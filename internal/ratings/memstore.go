@@ -180,7 +180,7 @@ func (s *MemoryStore) PlayerRatings(ctx context.Context, playerID string) ([]Con
 }
 
 // Leaderboard implements Store.Leaderboard.
-func (s *MemoryStore) Leaderboard(ctx context.Context, c Context, limit int) ([]RatedParticipant, error) {
+func (s *MemoryStore) Leaderboard(ctx context.Context, c Context, limit int, by Ranking) ([]RatedParticipant, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -199,7 +199,9 @@ func (s *MemoryStore) Leaderboard(ctx context.Context, c Context, limit int) ([]
 		}
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(all, compareLeaderboard)
+	slices.SortFunc(all, func(a, b RatedParticipant) int {
+		return cmp.Or(cmp.Compare(by.Score(b.Rating), by.Score(a.Rating)), cmp.Compare(a.Participant.ID, b.Participant.ID))
+	})
 	if len(all) > limit {
 		all = all[:limit:limit]
 	}
@@ -209,9 +211,31 @@ func (s *MemoryStore) Leaderboard(ctx context.Context, c Context, limit int) ([]
 	return all, nil
 }
 
-// compareLeaderboard orders by skill, highest first, then by id.
-func compareLeaderboard(a, b RatedParticipant) int {
-	return cmp.Or(cmp.Compare(b.Rating.Skill, a.Rating.Skill), cmp.Compare(a.Participant.ID, b.Participant.ID))
+// Bias implements Store.Bias.
+func (s *MemoryStore) Bias(ctx context.Context, c Context, k BiasKey) (BiasTable, error) {
+	if err := ctx.Err(); err != nil {
+		return BiasTable{}, err
+	}
+	var out BiasTable
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	mc := s.contexts[c.Key()]
+	if mc == nil {
+		return out, nil
+	}
+	t := mc.bias[sidePair{k.SideA, k.SideB}]
+	if t == nil {
+		return out, nil
+	}
+	if cell, ok := t.cells[k]; ok {
+		if err := out.Set(BiasEntry{Key: k, BiasCell: cell}); err != nil {
+			return BiasTable{}, err
+		}
+	}
+	if err := out.SetTotal(k, t.Total(k)); err != nil {
+		return BiasTable{}, err
+	}
+	return out, nil
 }
 
 // BotMean implements Store.BotMean. The weights are summed in the order of the bots' names, so

@@ -42,9 +42,14 @@ func (m *meteredStore) PlayerRatings(ctx context.Context, id string) (out []Cont
 	return m.Store.PlayerRatings(ctx, id)
 }
 
-func (m *meteredStore) Leaderboard(ctx context.Context, c Context, limit int) (out []RatedParticipant, err error) {
+func (m *meteredStore) Leaderboard(ctx context.Context, c Context, limit int, by Ranking) (out []RatedParticipant, err error) {
 	defer m.time("leaderboard")(&err)
-	return m.Store.Leaderboard(ctx, c, limit)
+	return m.Store.Leaderboard(ctx, c, limit, by)
+}
+
+func (m *meteredStore) Bias(ctx context.Context, c Context, k BiasKey) (t BiasTable, err error) {
+	defer m.time("bias")(&err)
+	return m.Store.Bias(ctx, c, k)
 }
 
 func (m *meteredStore) BotMean(ctx context.Context, c Context) (mean float64, count int, err error) {

@@ -21,6 +21,9 @@ type Model interface {
 	// bias table's entry for the match; the caller stores them. An invalid result is an
 	// apperr.Invalid error naming every fault.
 	Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outcome, error)
+	// PriorSigma is the standard deviation of a newcomer's skill, in the units of
+	// Rating.Skill: the uncertainty of a rating whose Sigma is 0.
+	PriorSigma() float64
 }
 
 // DefaultModel is the model a context uses unless it names another: ns2-kalman with its
@@ -229,3 +232,12 @@ func prepare(m interface{ Validate() error }, prior map[Participant]Rating, r *R
 	}
 	return order, ups, nil
 }
+
+// PriorSigma is NS2PriorSigma (see ns2Sigma).
+func (NS2) PriorSigma() float64 { return NS2PriorSigma }
+
+// PriorSigma is SkillSD.
+func (m Kalman) PriorSigma() float64 { return m.SkillSD }
+
+// PriorSigma is the prior's Sigma.
+func (m WengLin) PriorSigma() float64 { return m.Sigma }

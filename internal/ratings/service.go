@@ -290,12 +290,49 @@ func (s *Service) PlayerRatings(ctx context.Context, playerID string) ([]Context
 // MaxLeaderboard is the most entries one leaderboard read returns.
 const MaxLeaderboard = 1000
 
-// Leaderboard returns the top players (not bots) of context c, highest skill first.
-func (s *Service) Leaderboard(ctx context.Context, c Context, limit int) ([]RatedParticipant, error) {
+// ConservativeK is how many standard deviations the conservative leaderboard takes off each
+// skill (LeaderboardConservative): the skill lies above skill - 3 sigma with probability
+// 99.9%, TrueSkill's and OpenSkill's choice for their leaderboards. In ns2-kalman's units a
+// newcomer (sigma 2) starts 6 logits down, as far below the average as the best of a league
+// whose skills spread by 2 are above it; the README's measurement (TestConservativeLeaderboard)
+// compares k = 0 to 3.
+const ConservativeK = 3
+
+// LeaderboardRank says how a leaderboard is ordered.
+type LeaderboardRank int
+
+const (
+	// LeaderboardBySkill orders by the skill's mean: the best estimate, which a newcomer
+	// with a lucky start can top.
+	LeaderboardBySkill LeaderboardRank = iota
+	// LeaderboardConservative orders by skill - ConservativeK sigma: a place is earned by
+	// games as well as by wins.
+	LeaderboardConservative
+)
+
+// Ranking is the store's ordering of a leaderboard of context c.
+func (s *Service) Ranking(c Context, rank LeaderboardRank) Ranking {
+	if rank != LeaderboardConservative {
+		return Ranking{}
+	}
+	return Ranking{K: ConservativeK, PriorSigma: s.models.For(c).PriorSigma()}
+}
+
+// Uncertainty is the standard deviation of a rating's skill in context c: its Sigma, or the
+// context's model's prior for a rating that has none.
+func (s *Service) Uncertainty(c Context, r Rating) float64 {
+	if r.Sigma > 0 {
+		return r.Sigma
+	}
+	return s.models.For(c).PriorSigma()
+}
+
+// Leaderboard returns the top players (not bots) of context c, highest first by rank.
+func (s *Service) Leaderboard(ctx context.Context, c Context, limit int, rank LeaderboardRank) ([]RatedParticipant, error) {
 	if limit < 1 || limit > MaxLeaderboard {
 		return nil, apperr.Field("limit", "must be an integer from 1 to %d", MaxLeaderboard)
 	}
-	return s.store.Leaderboard(ctx, c, limit)
+	return s.store.Leaderboard(ctx, c, limit, s.Ranking(c, rank))
 }
 
 // Mutators lists every mutator seen or classified, by name.

@@ -37,9 +37,13 @@ type Store interface {
 	Ratings(ctx context.Context, c Context, ps []Participant) (map[Participant]Rating, error)
 	// PlayerRatings returns the player's rating in every context it has one, by context key.
 	PlayerRatings(ctx context.Context, playerID string) ([]ContextRating, error)
-	// Leaderboard returns the top players (not bots) of context c by skill, highest first,
-	// ties by id; at most limit of them.
-	Leaderboard(ctx context.Context, c Context, limit int) ([]RatedParticipant, error)
+	// Leaderboard returns the top players (not bots) of context c by Ranking.Score, highest
+	// first, ties by id; at most limit of them.
+	Leaderboard(ctx context.Context, c Context, limit int, by Ranking) ([]RatedParticipant, error)
+	// Bias returns what the bias table of context c holds for a match filed under k: k's cell
+	// and its side pair's total, as a BiasTable (the one RecordResult would give apply, but
+	// for results not committed yet).
+	Bias(ctx context.Context, c Context, k BiasKey) (BiasTable, error)
 	// BotMean returns the mean weight (Rating.Weight) of the bots rated in context c and how
 	// many there are; with none it returns 50 and 0.
 	BotMean(ctx context.Context, c Context) (mean float64, count int, err error)
@@ -98,6 +102,30 @@ type RebuildReport struct {
 	Results  int // results replayed
 	Contexts int // contexts written
 	Ratings  int // ratings written
+}
+
+// Ranking orders a leaderboard: by Score, the skill less K standard deviations. The zero
+// Ranking orders by skill.
+type Ranking struct {
+	// K is how many standard deviations are taken off: 0 ranks by skill, K > 0 by a
+	// conservative estimate, below which the skill lies with probability Phi(-K).
+	K float64
+	// PriorSigma stands for the standard deviation of a rating whose Sigma is 0 (the model's
+	// prior: ratings stored before the model kept one).
+	PriorSigma float64
+}
+
+// Score is the rating's place on the leaderboard: Skill - K sigma. The product is rounded
+// before the subtraction (no fused multiply-add), so that every store computes the same bits.
+func (r Ranking) Score(rt Rating) float64 {
+	if r.K == 0 {
+		return rt.Skill
+	}
+	s := rt.Sigma
+	if s <= 0 {
+		s = r.PriorSigma
+	}
+	return rt.Skill - float64(r.K*s)
 }
 
 // ContextRating is a rating in a named context.

@@ -52,6 +52,8 @@ func Run(t *testing.T, open func(t *testing.T) ratings.Store) {
 		{"RebuildReplacesContexts", testRebuildReplacesContexts},
 		{"RebuildFailureChangesNothing", testRebuildFailure},
 		{"Leaderboard", testLeaderboard},
+		{"LeaderboardConservative", testLeaderboardConservative},
+		{"Bias", testBias},
 		{"BotMean", testBotMean},
 		{"PlayerRatings", testPlayerRatings},
 		{"RatingsBatch", testRatingsBatch},
@@ -267,7 +269,9 @@ func recordBoth(t *testing.T, st ratings.Store, f *ref, r ratings.Result) rating
 // what a model computed to 1e-9, relative; what a store was given to keep, bit for bit.
 const tolerance = 1e-9
 
-func near(a, b float64) bool { return a == b || math.Abs(a-b) <= tolerance*max(1, math.Abs(a), math.Abs(b)) }
+func near(a, b float64) bool {
+	return a == b || math.Abs(a-b) <= tolerance*max(1, math.Abs(a), math.Abs(b))
+}
 
 // sameRating reports whether two ratings are equal to rounding, with the same games.
 func sameRating(a, b ratings.Rating) bool {
@@ -361,7 +365,7 @@ func assertRef(t *testing.T, st ratings.Store, f *ref) {
 				playerContexts[p.ID] = append(playerContexts[p.ID], key)
 			}
 		}
-		lb, err := st.Leaderboard(ctx, c, players+10)
+		lb, err := st.Leaderboard(ctx, c, players+10, ratings.Ranking{})
 		if err != nil {
 			t.Fatalf("Leaderboard(%s): %v", key, err)
 		}
@@ -529,7 +533,7 @@ func testEveryField(t *testing.T, st ratings.Store) {
 	if err != nil || len(pr) != 1 || !sameBits(pr[0].Rating, state.Ratings[ratings.Participant{ID: "p00"}]) {
 		t.Fatalf("PlayerRatings: %+v (%v), stored %+v", pr, err, state.Ratings[ratings.Participant{ID: "p00"}])
 	}
-	lb, err := st.Leaderboard(ctx, c, 100)
+	lb, err := st.Leaderboard(ctx, c, 100, ratings.Ranking{})
 	if err != nil || len(lb) != 9 {
 		t.Fatalf("Leaderboard: %d entries (%v), want 9", len(lb), err)
 	}
@@ -1074,7 +1078,7 @@ func testRebuildReplacesContexts(t *testing.T, st ratings.Store) {
 	}
 	assertRef(t, st, f)
 	gone := mustContext(t, "tdm", "instagib")
-	if lb, err := st.Leaderboard(ctx, gone, 100); err != nil || len(lb) != 0 {
+	if lb, err := st.Leaderboard(ctx, gone, 100, ratings.Ranking{}); err != nil || len(lb) != 0 {
 		t.Fatalf("context tdm+instagib survived its rebuild: %v %v", lb, err)
 	}
 	if _, n, err := st.BotMean(ctx, gone); err != nil || n != 0 {
@@ -1174,7 +1178,7 @@ func testLeaderboard(t *testing.T, st ratings.Store) {
 		{10, []string{"Zed", "alf", "c", "d", "e"}},
 		{1, []string{"Zed"}},
 	} {
-		lb, err := st.Leaderboard(ctx, c, tc.limit)
+		lb, err := st.Leaderboard(ctx, c, tc.limit, ratings.Ranking{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1185,9 +1189,92 @@ func testLeaderboard(t *testing.T, st ratings.Store) {
 			t.Fatalf("leader's rating %+v", lb[0].Rating)
 		}
 	}
-	lb, err := st.Leaderboard(ctx, mustContext(t, "ctf"), 10)
+	lb, err := st.Leaderboard(ctx, mustContext(t, "ctf"), 10, ratings.Ranking{})
 	if err != nil || len(lb) != 0 {
 		t.Fatalf("Leaderboard of an empty context: %v %v", lb, err)
+	}
+}
+
+// testLeaderboardConservative: ordered by skill less K sigma, a rating without a sigma
+// taking the prior's, ties by id; K = 0 is the skill alone.
+func testLeaderboardConservative(t *testing.T, st ratings.Store) {
+	ctx := context.Background()
+	rt := func(skill, sigma float64) ratings.Rating { return ratings.Rating{Skill: skill, Sigma: sigma, Games: 3} }
+	seed(t, st, "tdm", map[string]*ratings.State{"tdm": {Ratings: map[ratings.Participant]ratings.Rating{
+		{ID: "lucky"}:          rt(4, 1.75),      // 4 - 3 x 1.75 = -1.25 (dyadic numbers: exact scores)
+		{ID: "vet"}:            rt(2, 0.25),      // 1.25
+		{ID: "steady"}:         rt(1.5, 0.125),   // 1.125
+		{ID: "old"}:            rt(3, 0),         // no sigma: the prior's 2, 3 - 6 = -3
+		{ID: "tie-b"}:          rt(1.625, 0.125), // 1.25, tied with vet: by id
+		{ID: "Bot", Bot: true}: rt(9, 0.01),
+	}}})
+	c := mustContext(t, "tdm")
+	for _, tc := range []struct {
+		by   ratings.Ranking
+		want []string
+	}{
+		{ratings.Ranking{}, []string{"lucky", "old", "vet", "tie-b", "steady"}},
+		{ratings.Ranking{PriorSigma: 2}, []string{"lucky", "old", "vet", "tie-b", "steady"}},
+		{ratings.Ranking{K: 3, PriorSigma: 2}, []string{"tie-b", "vet", "steady", "lucky", "old"}},
+		{ratings.Ranking{K: 1, PriorSigma: 0.5}, []string{"old", "lucky", "vet", "tie-b", "steady"}},
+	} {
+		lb, err := st.Leaderboard(ctx, c, 10, tc.by)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range lb {
+			got = append(got, e.Participant.ID)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Leaderboard(%+v) = %q, want %q", tc.by, got, tc.want)
+		}
+		for i := 1; i < len(lb); i++ {
+			if tc.by.Score(lb[i].Rating) > tc.by.Score(lb[i-1].Rating) {
+				t.Errorf("Leaderboard(%+v): %v above %v", tc.by, lb[i-1], lb[i])
+			}
+		}
+	}
+	if lb, err := st.Leaderboard(ctx, c, 2, ratings.Ranking{K: 3, PriorSigma: 2}); err != nil || len(lb) != 2 || lb[1].Participant.ID != "vet" {
+		t.Errorf("the top 2: %v, %v", lb, err)
+	}
+}
+
+// testBias: Bias returns the cell and the side pair's total that apply is given.
+func testBias(t *testing.T, st ratings.Store) {
+	ctx := context.Background()
+	f := newRef()
+	c := mustContext(t, "tdm")
+	for i, mapName := range []string{"a", "b", "a", "a"} {
+		m := fiveVFive(fmt.Sprintf("bias-%d", i), 0)
+		m.mapName, m.winner = mapName, i%2
+		recordBoth(t, st, f, m.result())
+	}
+	r := fiveVFive("bias-next", 0)
+	r.mapName = "a"
+	key := ratings.ResultBiasKey(r.result())
+	var given ratings.BiasTable
+	_, err := st.RecordResult(ctx, request(r.result()), func(_ ratings.Context, _ map[ratings.Participant]ratings.Rating, bias ratings.BiasTable) (ratings.Outcome, []byte, error) {
+		given = bias
+		return ratings.Outcome{}, nil, errors.New("only looking")
+	})
+	if err == nil {
+		t.Fatal("apply's error was not returned")
+	}
+	got, err := st.Bias(ctx, c, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Cell(key) != given.Cell(key) || got.Total(key) != given.Total(key) || got.Cell(key).Games != 3 || got.Total(key).Games != 4 {
+		t.Fatalf("Bias: cell %+v total %+v; apply was given %+v and %+v", got.Cell(key), got.Total(key), given.Cell(key), given.Total(key))
+	}
+	other := key
+	other.Map = "never"
+	if got, err := st.Bias(ctx, c, other); err != nil || got.Cell(other).Games != 0 || got.Total(other).Games != 4 {
+		t.Fatalf("Bias of a map never played: %+v %+v (%v)", got.Cell(other), got.Total(other), err)
+	}
+	if got, err := st.Bias(ctx, mustContext(t, "ctf"), key); err != nil || got.Len() != 0 || got.Total(key).Games != 0 {
+		t.Fatalf("Bias of an empty context: %+v (%v)", got, err)
 	}
 }
 
