@@ -56,6 +56,24 @@ func (e HealthStore) Valid() bool {
 	}
 }
 
+// Defines values for LeaderboardRankedBy.
+const (
+	LeaderboardRankedByConservative LeaderboardRankedBy = "conservative"
+	LeaderboardRankedByRating       LeaderboardRankedBy = "rating"
+)
+
+// Valid indicates whether the value is a known member of the LeaderboardRankedBy enum.
+func (e LeaderboardRankedBy) Valid() bool {
+	switch e {
+	case LeaderboardRankedByConservative:
+		return true
+	case LeaderboardRankedByRating:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MatchmakeOutcomeStrategy.
 const (
 	MatchmakeOutcomeStrategyGreedyPairs  MatchmakeOutcomeStrategy = "greedy_pairs"
@@ -107,6 +125,30 @@ func (e MutatorStatus) Valid() bool {
 	case Neutral:
 		return true
 	case Unknown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PredictResponseModel.
+const (
+	Ns2         PredictResponseModel = "ns2"
+	Ns2Kalman   PredictResponseModel = "ns2-kalman"
+	OpenskillBt PredictResponseModel = "openskill-bt"
+	OpenskillPl PredictResponseModel = "openskill-pl"
+)
+
+// Valid indicates whether the value is a known member of the PredictResponseModel enum.
+func (e PredictResponseModel) Valid() bool {
+	switch e {
+	case Ns2:
+		return true
+	case Ns2Kalman:
+		return true
+	case OpenskillBt:
+		return true
+	case OpenskillPl:
 		return true
 	default:
 		return false
@@ -302,6 +344,24 @@ func (e TicketPlayerRatingSource) Valid() bool {
 	}
 }
 
+// Defines values for GetLeaderboardParamsRank.
+const (
+	GetLeaderboardParamsRankConservative GetLeaderboardParamsRank = "conservative"
+	GetLeaderboardParamsRankRating       GetLeaderboardParamsRank = "rating"
+)
+
+// Valid indicates whether the value is a known member of the GetLeaderboardParamsRank enum.
+func (e GetLeaderboardParamsRank) Valid() bool {
+	switch e {
+	case GetLeaderboardParamsRankConservative:
+		return true
+	case GetLeaderboardParamsRankRating:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for QueueEventParamsXMatchmakerEvent.
 const (
 	QueueEventParamsXMatchmakerEventCancelled QueueEventParamsXMatchmakerEvent = "cancelled"
@@ -432,7 +492,12 @@ type BatchRating struct {
 	Id     *string `json:"id,omitempty"`
 	Known  bool    `json:"known"`
 	Rating float64 `json:"rating"`
-	Weight float64 `json:"weight"`
+
+	// Uncertainty The standard deviation of `rating`, in its units, as the context's model knows it: a
+	// newcomer's is the model's prior (2 for `ns2-kalman` and `ns2`), and it shrinks with
+	// games (`ns2`'s is the Laplace approximation from its learning-rate accumulator).
+	Uncertainty Uncertainty `json:"uncertainty"`
+	Weight      float64     `json:"weight"`
 }
 
 // BatchRatings defines model for BatchRatings.
@@ -552,17 +617,31 @@ type Interval struct {
 // Leaderboard defines model for Leaderboard.
 type Leaderboard struct {
 	// Context A rating context as resolved by the mutator policy.
-	Context ContextOut         `json:"context"`
-	Players []LeaderboardEntry `json:"players"`
+	Context ContextOut `json:"context"`
+
+	// K The standard deviations `conservative` takes off (3 when ranked by it, else 0).
+	K        float64             `json:"k"`
+	Players  []LeaderboardEntry  `json:"players"`
+	RankedBy LeaderboardRankedBy `json:"ranked_by"`
 }
+
+// LeaderboardRankedBy defines model for Leaderboard.RankedBy.
+type LeaderboardRankedBy string
 
 // LeaderboardEntry defines model for LeaderboardEntry.
 type LeaderboardEntry struct {
-	Games  int64   `json:"games"`
-	Id     string  `json:"id"`
-	Rank   int32   `json:"rank"`
-	Rating float64 `json:"rating"`
-	Weight float64 `json:"weight"`
+	// Conservative rating - k x uncertainty (the board's `k`); what `rank=conservative` orders by.
+	Conservative float64 `json:"conservative"`
+	Games        int64   `json:"games"`
+	Id           string  `json:"id"`
+	Rank         int32   `json:"rank"`
+	Rating       float64 `json:"rating"`
+
+	// Uncertainty The standard deviation of `rating`, in its units, as the context's model knows it: a
+	// newcomer's is the model's prior (2 for `ns2-kalman` and `ns2`), and it shrinks with
+	// games (`ns2`'s is the Laplace approximation from its learning-rate accumulator).
+	Uncertainty Uncertainty `json:"uncertainty"`
+	Weight      float64     `json:"weight"`
 }
 
 // Match defines model for Match.
@@ -679,6 +758,86 @@ type PlayerStats struct {
 	Awareness    float64 `json:"awareness"`
 	Movement     float64 `json:"movement"`
 	ReactionTime float64 `json:"reaction_time"`
+}
+
+// PredictRating defines model for PredictRating.
+type PredictRating struct {
+	Games int64   `json:"games"`
+	Id    *string `json:"id,omitempty"`
+
+	// Known Whether a rating is stored; if not, the newcomer's is given.
+	Known bool    `json:"known"`
+	Name  *string `json:"name,omitempty"`
+
+	// Rating The skill the model used, in model units.
+	Rating float64 `json:"rating"`
+
+	// Uncertainty The standard deviation of `rating`, in its units, as the context's model knows it: a
+	// newcomer's is the model's prior (2 for `ns2-kalman` and `ns2`), and it shrinks with
+	// games (`ns2`'s is the Laplace approximation from its learning-rate accumulator).
+	Uncertainty Uncertainty `json:"uncertainty"`
+	Weight      float64     `json:"weight"`
+}
+
+// PredictRequest defines model for PredictRequest.
+type PredictRequest struct {
+	Context Context `json:"context"`
+
+	// Map The map, as in a result; optional.
+	Map   *string       `json:"map,omitempty"`
+	Teams []PredictTeam `json:"teams"`
+}
+
+// PredictResponse defines model for PredictResponse.
+type PredictResponse struct {
+	// Context A rating context as resolved by the mutator policy.
+	Context ContextOut `json:"context"`
+
+	// DrawProbability The probability of a draw, for a model that predicts draws (none today).
+	DrawProbability *float64 `json:"draw_probability,omitempty"`
+
+	// Model The context's rating model.
+	Model PredictResponseModel `json:"model"`
+
+	// Quality 1 - |p0 - p1|, 1 for an even match.
+	Quality float64          `json:"quality"`
+	Teams   []PredictTeamOut `json:"teams"`
+}
+
+// PredictResponseModel The context's rating model.
+type PredictResponseModel string
+
+// PredictTeam A proposed team; at least one player or bot, at most 256 together, each at most once in the request.
+type PredictTeam struct {
+	Bots *[]struct {
+		// Name A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
+		// no control characters. The same rule holds on every endpoint and on the line protocol.
+		//
+		//
+		// Example: alice
+		Name ID `json:"name"`
+	} `json:"bots,omitempty"`
+	Players *[]struct {
+		// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
+		// no control characters. The same rule holds on every endpoint and on the line protocol.
+		//
+		//
+		// Example: alice
+		Id ID `json:"id"`
+	} `json:"players,omitempty"`
+
+	// Side The team's side, as in a result (on both teams or neither).
+	Side *string `json:"side,omitempty"`
+}
+
+// PredictTeamOut defines model for PredictTeamOut.
+type PredictTeamOut struct {
+	// Bots In the request's order.
+	Bots []PredictRating `json:"bots"`
+
+	// Players In the request's order.
+	Players        []PredictRating `json:"players"`
+	WinProbability float64         `json:"win_probability"`
 }
 
 // Problem An RFC 9457 problem document.
@@ -824,7 +983,12 @@ type Rating struct {
 
 	// Rating Skill in model units (logits; 0 is average).
 	Rating float64 `json:"rating"`
-	Weight float64 `json:"weight"`
+
+	// Uncertainty The standard deviation of `rating`, in its units, as the context's model knows it: a
+	// newcomer's is the model's prior (2 for `ns2-kalman` and `ns2`), and it shrinks with
+	// games (`ns2`'s is the Laplace approximation from its learning-rate accumulator).
+	Uncertainty Uncertainty `json:"uncertainty"`
+	Weight      float64     `json:"weight"`
 }
 
 // RatingUpdate defines model for RatingUpdate.
@@ -1175,6 +1339,11 @@ type TicketRequestPlayer struct {
 	Rating *float64 `json:"rating,omitempty"`
 }
 
+// Uncertainty The standard deviation of `rating`, in its units, as the context's model knows it: a
+// newcomer's is the model's prior (2 for `ns2-kalman` and `ns2`), and it shrinks with
+// games (`ns2`'s is the Laplace approximation from its learning-rate accumulator).
+type Uncertainty = float64
+
 // UnmatchedPlayer defines model for UnmatchedPlayer.
 type UnmatchedPlayer struct {
 	Id     string  `json:"id"`
@@ -1248,8 +1417,14 @@ type GetLeaderboardParams struct {
 
 	// Mutators The mutators running, comma-separated; only those that affect gameplay select the context.
 	Mutators *Mutators `form:"mutators,omitempty" json:"mutators,omitempty"`
-	Limit    *int32    `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Rank What orders the board.
+	Rank  *GetLeaderboardParamsRank `form:"rank,omitempty" json:"rank,omitempty"`
+	Limit *int32                    `form:"limit,omitempty" json:"limit,omitempty"`
 }
+
+// GetLeaderboardParamsRank defines parameters for GetLeaderboard.
+type GetLeaderboardParamsRank string
 
 // StreamQueueEventsParams defines parameters for StreamQueueEvents.
 type StreamQueueEventsParams struct {
@@ -1307,6 +1482,9 @@ type MatchmakeJSONRequestBody = MatchmakeRequest
 
 // SetMutatorJSONRequestBody defines body for SetMutator for application/json ContentType.
 type SetMutatorJSONRequestBody = MutatorRequest
+
+// PredictMatchJSONRequestBody defines body for PredictMatch for application/json ContentType.
+type PredictMatchJSONRequestBody = PredictRequest
 
 // PutQueueJSONRequestBody defines body for PutQueue for application/json ContentType.
 type PutQueueJSONRequestBody = QueueDefinition
@@ -1441,7 +1619,12 @@ type ClientInterface interface {
 
 	// GetLeaderboard Top players of a context
 	//
-	// Players (not bots) by rating, highest first. Needs `read` when keys are configured.
+	// Players (not bots), highest first: by `rating` (the default), or with
+	// `rank=conservative` by `conservative` = rating - 3 x uncertainty, a value the skill
+	// lies above with probability 99.9% (TrueSkill's and OpenSkill's leaderboard rule). A
+	// newcomer starts far down the conservative board (`ns2-kalman`: 0 - 3 x 2 = -6) and
+	// climbs as games make it certain, so one lucky streak does not top it. Ties by id.
+	// Needs `read` when keys are configured.
 	//
 	// Corresponds with GET /v1/leaderboard (the `GetLeaderboard` operationId).
 	GetLeaderboard(ctx context.Context, params *GetLeaderboardParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1540,6 +1723,58 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/players/{id}/ratings (the `GetPlayerRatings` operationId).
 	GetPlayerRatings(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PredictMatchWithBody Predict a match before it is played
+	//
+	// Proposed teams of players and bots in a rating context: each team's win probability,
+	// the match's quality and every participant's rating and uncertainty, by the context's
+	// model from the stored ratings, exactly as `POST /v1/results` would predict this match
+	// before learning from it (everyone playing throughout, no commanders). Nothing is
+	// written. Needs a key with the `match` scope, like `/v1/teams/advantage`.
+	//
+	// `win_probability` is calibrated (a stated 70% wins 70% of such matches; a draw counts
+	// as half a win). `quality` is 1 - |p0 - p1|: 1 for an even match, 0 for a foregone one;
+	// it comes from the served probability, which leans towards 1/2 the less is known of the
+	// players, so read it with their `uncertainty`. `draw_probability` is absent: no model
+	// served today predicts draws.
+	//
+	// `side` (on both teams or neither) and `map` are optional, as the model's side, map and
+	// size bias needs them: without `map` the sides' record over every map counts; without
+	// sides no side bias does, nor anything the model learns per pair of sides (its
+	// calibration included). A participant without a stored rating is a newcomer: `known`
+	// false, the model's newcomer rating (for `ns2-kalman`, the context's learnt mean skill
+	// of newcomers) and its prior uncertainty.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/predict (the `PredictMatch` operationId).
+	PredictMatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PredictMatch Predict a match before it is played
+	//
+	// Proposed teams of players and bots in a rating context: each team's win probability,
+	// the match's quality and every participant's rating and uncertainty, by the context's
+	// model from the stored ratings, exactly as `POST /v1/results` would predict this match
+	// before learning from it (everyone playing throughout, no commanders). Nothing is
+	// written. Needs a key with the `match` scope, like `/v1/teams/advantage`.
+	//
+	// `win_probability` is calibrated (a stated 70% wins 70% of such matches; a draw counts
+	// as half a win). `quality` is 1 - |p0 - p1|: 1 for an even match, 0 for a foregone one;
+	// it comes from the served probability, which leans towards 1/2 the less is known of the
+	// players, so read it with their `uncertainty`. `draw_probability` is absent: no model
+	// served today predicts draws.
+	//
+	// `side` (on both teams or neither) and `map` are optional, as the model's side, map and
+	// size bias needs them: without `map` the sides' record over every map counts; without
+	// sides no side bias does, nor anything the model learns per pair of sides (its
+	// calibration included). A participant without a stored rating is a newcomer: `known`
+	// false, the model's newcomer rating (for `ns2-kalman`, the context's learnt mean skill
+	// of newcomers) and its prior uncertainty.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/predict (the `PredictMatch` operationId).
+	PredictMatch(ctx context.Context, body PredictMatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListQueues Every queue
 	//
@@ -1649,8 +1884,9 @@ type ClientInterface interface {
 	// RecordResultWithBody Learn from a finished match
 	//
 	// In one transaction, the ratings of every participant in the match's rating context
-	// move by the model's update (the NS2 logistic team model), and the match is stored as
-	// history. `match_id` is the idempotency key: the same id with the same body answers the
+	// move by the context's model's update (`ns2-kalman` unless `MATCHMAKER_RATING_MODELS`
+	// names another), and the match is stored as history. `win_probability` is the model's
+	// calibrated pre-match prediction, the one `POST /v1/predict` gives for these teams. `match_id` is the idempotency key: the same id with the same body answers the
 	// first response again (with `Idempotent-Replayed: true`) and changes nothing; the same
 	// id with another body is a 409. Needs a key with the `results` scope.
 	//
@@ -1666,8 +1902,9 @@ type ClientInterface interface {
 	// RecordResult Learn from a finished match
 	//
 	// In one transaction, the ratings of every participant in the match's rating context
-	// move by the model's update (the NS2 logistic team model), and the match is stored as
-	// history. `match_id` is the idempotency key: the same id with the same body answers the
+	// move by the context's model's update (`ns2-kalman` unless `MATCHMAKER_RATING_MODELS`
+	// names another), and the match is stored as history. `win_probability` is the model's
+	// calibrated pre-match prediction, the one `POST /v1/predict` gives for these teams. `match_id` is the idempotency key: the same id with the same body answers the
 	// first response again (with `Idempotent-Replayed: true`) and changes nothing; the same
 	// id with another body is a 409. Needs a key with the `results` scope.
 	//
@@ -2002,7 +2239,12 @@ func (c *Client) GetBotMean(ctx context.Context, params *GetBotMeanParams, reqEd
 
 // GetLeaderboard Top players of a context
 //
-// Players (not bots) by rating, highest first. Needs `read` when keys are configured.
+// Players (not bots), highest first: by `rating` (the default), or with
+// `rank=conservative` by `conservative` = rating - 3 x uncertainty, a value the skill
+// lies above with probability 99.9% (TrueSkill's and OpenSkill's leaderboard rule). A
+// newcomer starts far down the conservative board (`ns2-kalman`: 0 - 3 x 2 = -6) and
+// climbs as games make it certain, so one lucky streak does not top it. Ties by id.
+// Needs `read` when keys are configured.
 //
 // Corresponds with GET /v1/leaderboard (the `GetLeaderboard` operationId).
 func (c *Client) GetLeaderboard(ctx context.Context, params *GetLeaderboardParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2172,6 +2414,78 @@ func (c *Client) SetMutator(ctx context.Context, name string, body SetMutatorJSO
 // Corresponds with GET /v1/players/{id}/ratings (the `GetPlayerRatings` operationId).
 func (c *Client) GetPlayerRatings(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPlayerRatingsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PredictMatchWithBody Predict a match before it is played
+//
+// Proposed teams of players and bots in a rating context: each team's win probability,
+// the match's quality and every participant's rating and uncertainty, by the context's
+// model from the stored ratings, exactly as `POST /v1/results` would predict this match
+// before learning from it (everyone playing throughout, no commanders). Nothing is
+// written. Needs a key with the `match` scope, like `/v1/teams/advantage`.
+//
+// `win_probability` is calibrated (a stated 70% wins 70% of such matches; a draw counts
+// as half a win). `quality` is 1 - |p0 - p1|: 1 for an even match, 0 for a foregone one;
+// it comes from the served probability, which leans towards 1/2 the less is known of the
+// players, so read it with their `uncertainty`. `draw_probability` is absent: no model
+// served today predicts draws.
+//
+// `side` (on both teams or neither) and `map` are optional, as the model's side, map and
+// size bias needs them: without `map` the sides' record over every map counts; without
+// sides no side bias does, nor anything the model learns per pair of sides (its
+// calibration included). A participant without a stored rating is a newcomer: `known`
+// false, the model's newcomer rating (for `ns2-kalman`, the context's learnt mean skill
+// of newcomers) and its prior uncertainty.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/predict (the `PredictMatch` operationId).
+func (c *Client) PredictMatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPredictMatchRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PredictMatch Predict a match before it is played
+//
+// Proposed teams of players and bots in a rating context: each team's win probability,
+// the match's quality and every participant's rating and uncertainty, by the context's
+// model from the stored ratings, exactly as `POST /v1/results` would predict this match
+// before learning from it (everyone playing throughout, no commanders). Nothing is
+// written. Needs a key with the `match` scope, like `/v1/teams/advantage`.
+//
+// `win_probability` is calibrated (a stated 70% wins 70% of such matches; a draw counts
+// as half a win). `quality` is 1 - |p0 - p1|: 1 for an even match, 0 for a foregone one;
+// it comes from the served probability, which leans towards 1/2 the less is known of the
+// players, so read it with their `uncertainty`. `draw_probability` is absent: no model
+// served today predicts draws.
+//
+// `side` (on both teams or neither) and `map` are optional, as the model's side, map and
+// size bias needs them: without `map` the sides' record over every map counts; without
+// sides no side bias does, nor anything the model learns per pair of sides (its
+// calibration included). A participant without a stored rating is a newcomer: `known`
+// false, the model's newcomer rating (for `ns2-kalman`, the context's learnt mean skill
+// of newcomers) and its prior uncertainty.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/predict (the `PredictMatch` operationId).
+func (c *Client) PredictMatch(ctx context.Context, body PredictMatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPredictMatchRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2390,8 +2704,9 @@ func (c *Client) RebuildRatings(ctx context.Context, params *RebuildRatingsParam
 // RecordResultWithBody Learn from a finished match
 //
 // In one transaction, the ratings of every participant in the match's rating context
-// move by the model's update (the NS2 logistic team model), and the match is stored as
-// history. `match_id` is the idempotency key: the same id with the same body answers the
+// move by the context's model's update (`ns2-kalman` unless `MATCHMAKER_RATING_MODELS`
+// names another), and the match is stored as history. `win_probability` is the model's
+// calibrated pre-match prediction, the one `POST /v1/predict` gives for these teams. `match_id` is the idempotency key: the same id with the same body answers the
 // first response again (with `Idempotent-Replayed: true`) and changes nothing; the same
 // id with another body is a 409. Needs a key with the `results` scope.
 //
@@ -2417,8 +2732,9 @@ func (c *Client) RecordResultWithBody(ctx context.Context, contentType string, b
 // RecordResult Learn from a finished match
 //
 // In one transaction, the ratings of every participant in the match's rating context
-// move by the model's update (the NS2 logistic team model), and the match is stored as
-// history. `match_id` is the idempotency key: the same id with the same body answers the
+// move by the context's model's update (`ns2-kalman` unless `MATCHMAKER_RATING_MODELS`
+// names another), and the match is stored as history. `win_probability` is the model's
+// calibrated pre-match prediction, the one `POST /v1/predict` gives for these teams. `match_id` is the idempotency key: the same id with the same body answers the
 // first response again (with `Idempotent-Replayed: true`) and changes nothing; the same
 // id with another body is a 409. Needs a key with the `results` scope.
 //
@@ -2995,6 +3311,18 @@ func NewGetLeaderboardRequest(server string, params *GetLeaderboardParams) (*htt
 
 		}
 
+		if params.Rank != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "rank", *params.Rank, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
@@ -3199,6 +3527,46 @@ func NewGetPlayerRatingsRequest(server string, id ID) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewPredictMatchRequest calls the generic PredictMatch builder with application/json body
+func NewPredictMatchRequest(server string, body PredictMatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPredictMatchRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPredictMatchRequestWithBody constructs an http.Request for the PredictMatch method, with any body, and a specified content type
+func NewPredictMatchRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/predict")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4003,7 +4371,12 @@ type ClientWithResponsesInterface interface {
 
 	// GetLeaderboardWithResponse Top players of a context
 	//
-	// Players (not bots) by rating, highest first. Needs `read` when keys are configured.
+	// Players (not bots), highest first: by `rating` (the default), or with
+	// `rank=conservative` by `conservative` = rating - 3 x uncertainty, a value the skill
+	// lies above with probability 99.9% (TrueSkill's and OpenSkill's leaderboard rule). A
+	// newcomer starts far down the conservative board (`ns2-kalman`: 0 - 3 x 2 = -6) and
+	// climbs as games make it certain, so one lucky streak does not top it. Ties by id.
+	// Needs `read` when keys are configured.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4110,6 +4483,58 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/players/{id}/ratings (the `GetPlayerRatings` operationId).
 	GetPlayerRatingsWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetPlayerRatingsResponse, error)
+
+	// PredictMatchWithBodyWithResponse Predict a match before it is played
+	//
+	// Proposed teams of players and bots in a rating context: each team's win probability,
+	// the match's quality and every participant's rating and uncertainty, by the context's
+	// model from the stored ratings, exactly as `POST /v1/results` would predict this match
+	// before learning from it (everyone playing throughout, no commanders). Nothing is
+	// written. Needs a key with the `match` scope, like `/v1/teams/advantage`.
+	//
+	// `win_probability` is calibrated (a stated 70% wins 70% of such matches; a draw counts
+	// as half a win). `quality` is 1 - |p0 - p1|: 1 for an even match, 0 for a foregone one;
+	// it comes from the served probability, which leans towards 1/2 the less is known of the
+	// players, so read it with their `uncertainty`. `draw_probability` is absent: no model
+	// served today predicts draws.
+	//
+	// `side` (on both teams or neither) and `map` are optional, as the model's side, map and
+	// size bias needs them: without `map` the sides' record over every map counts; without
+	// sides no side bias does, nor anything the model learns per pair of sides (its
+	// calibration included). A participant without a stored rating is a newcomer: `known`
+	// false, the model's newcomer rating (for `ns2-kalman`, the context's learnt mean skill
+	// of newcomers) and its prior uncertainty.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/predict (the `PredictMatch` operationId).
+	PredictMatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PredictMatchResponse, error)
+
+	// PredictMatchWithResponse Predict a match before it is played
+	//
+	// Proposed teams of players and bots in a rating context: each team's win probability,
+	// the match's quality and every participant's rating and uncertainty, by the context's
+	// model from the stored ratings, exactly as `POST /v1/results` would predict this match
+	// before learning from it (everyone playing throughout, no commanders). Nothing is
+	// written. Needs a key with the `match` scope, like `/v1/teams/advantage`.
+	//
+	// `win_probability` is calibrated (a stated 70% wins 70% of such matches; a draw counts
+	// as half a win). `quality` is 1 - |p0 - p1|: 1 for an even match, 0 for a foregone one;
+	// it comes from the served probability, which leans towards 1/2 the less is known of the
+	// players, so read it with their `uncertainty`. `draw_probability` is absent: no model
+	// served today predicts draws.
+	//
+	// `side` (on both teams or neither) and `map` are optional, as the model's side, map and
+	// size bias needs them: without `map` the sides' record over every map counts; without
+	// sides no side bias does, nor anything the model learns per pair of sides (its
+	// calibration included). A participant without a stored rating is a newcomer: `known`
+	// false, the model's newcomer rating (for `ns2-kalman`, the context's learnt mean skill
+	// of newcomers) and its prior uncertainty.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/predict (the `PredictMatch` operationId).
+	PredictMatchWithResponse(ctx context.Context, body PredictMatchJSONRequestBody, reqEditors ...RequestEditorFn) (*PredictMatchResponse, error)
 
 	// ListQueuesWithResponse Every queue
 	//
@@ -4231,8 +4656,9 @@ type ClientWithResponsesInterface interface {
 	// RecordResultWithBodyWithResponse Learn from a finished match
 	//
 	// In one transaction, the ratings of every participant in the match's rating context
-	// move by the model's update (the NS2 logistic team model), and the match is stored as
-	// history. `match_id` is the idempotency key: the same id with the same body answers the
+	// move by the context's model's update (`ns2-kalman` unless `MATCHMAKER_RATING_MODELS`
+	// names another), and the match is stored as history. `win_probability` is the model's
+	// calibrated pre-match prediction, the one `POST /v1/predict` gives for these teams. `match_id` is the idempotency key: the same id with the same body answers the
 	// first response again (with `Idempotent-Replayed: true`) and changes nothing; the same
 	// id with another body is a 409. Needs a key with the `results` scope.
 	//
@@ -4248,8 +4674,9 @@ type ClientWithResponsesInterface interface {
 	// RecordResultWithResponse Learn from a finished match
 	//
 	// In one transaction, the ratings of every participant in the match's rating context
-	// move by the model's update (the NS2 logistic team model), and the match is stored as
-	// history. `match_id` is the idempotency key: the same id with the same body answers the
+	// move by the context's model's update (`ns2-kalman` unless `MATCHMAKER_RATING_MODELS`
+	// names another), and the match is stored as history. `win_probability` is the model's
+	// calibrated pre-match prediction, the one `POST /v1/predict` gives for these teams. `match_id` is the idempotency key: the same id with the same body answers the
 	// first response again (with `Idempotent-Replayed: true`) and changes nothing; the same
 	// id with another body is a 409. Needs a key with the `results` scope.
 	//
@@ -5635,6 +6062,158 @@ func (r GetPlayerRatingsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetPlayerRatingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PredictMatchResponse200Headers the declared response headers of an HTTP 200 response for PredictMatch
+type PredictMatchResponse200Headers struct {
+	XRequestId *string
+}
+
+// PredictMatchResponse400Headers the declared response headers of an HTTP 400 response for PredictMatch
+type PredictMatchResponse400Headers struct {
+	XRequestId *string
+}
+
+// PredictMatchResponse401Headers the declared response headers of an HTTP 401 response for PredictMatch
+type PredictMatchResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// PredictMatchResponse403Headers the declared response headers of an HTTP 403 response for PredictMatch
+type PredictMatchResponse403Headers struct {
+	XRequestId *string
+}
+
+// PredictMatchResponse413Headers the declared response headers of an HTTP 413 response for PredictMatch
+type PredictMatchResponse413Headers struct {
+	XRequestId *string
+}
+
+// PredictMatchResponse415Headers the declared response headers of an HTTP 415 response for PredictMatch
+type PredictMatchResponse415Headers struct {
+	XRequestId *string
+}
+
+// PredictMatchResponse429Headers the declared response headers of an HTTP 429 response for PredictMatch
+type PredictMatchResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// PredictMatchResponse503Headers the declared response headers of an HTTP 503 response for PredictMatch
+type PredictMatchResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type PredictMatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PredictResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PredictMatchResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PredictMatchResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PredictMatchResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PredictMatchResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PredictMatchResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *PredictMatchResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PredictMatchResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PredictMatchResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PredictMatchResponse) GetJSON200() *PredictResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PredictMatchResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PredictMatchResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PredictMatchResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PredictMatchResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PredictMatchResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PredictMatchResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PredictMatchResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PredictMatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PredictMatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PredictMatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PredictMatchResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7950,7 +8529,12 @@ func (c *ClientWithResponses) GetBotMeanWithResponse(ctx context.Context, params
 
 // GetLeaderboardWithResponse Top players of a context
 //
-// Players (not bots) by rating, highest first. Needs `read` when keys are configured.
+// Players (not bots), highest first: by `rating` (the default), or with
+// `rank=conservative` by `conservative` = rating - 3 x uncertainty, a value the skill
+// lies above with probability 99.9% (TrueSkill's and OpenSkill's leaderboard rule). A
+// newcomer starts far down the conservative board (`ns2-kalman`: 0 - 3 x 2 = -6) and
+// climbs as games make it certain, so one lucky streak does not top it. Ties by id.
+// Needs `read` when keys are configured.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8104,6 +8688,70 @@ func (c *ClientWithResponses) GetPlayerRatingsWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseGetPlayerRatingsResponse(rsp)
+}
+
+// PredictMatchWithBodyWithResponse Predict a match before it is played
+//
+// Proposed teams of players and bots in a rating context: each team's win probability,
+// the match's quality and every participant's rating and uncertainty, by the context's
+// model from the stored ratings, exactly as `POST /v1/results` would predict this match
+// before learning from it (everyone playing throughout, no commanders). Nothing is
+// written. Needs a key with the `match` scope, like `/v1/teams/advantage`.
+//
+// `win_probability` is calibrated (a stated 70% wins 70% of such matches; a draw counts
+// as half a win). `quality` is 1 - |p0 - p1|: 1 for an even match, 0 for a foregone one;
+// it comes from the served probability, which leans towards 1/2 the less is known of the
+// players, so read it with their `uncertainty`. `draw_probability` is absent: no model
+// served today predicts draws.
+//
+// `side` (on both teams or neither) and `map` are optional, as the model's side, map and
+// size bias needs them: without `map` the sides' record over every map counts; without
+// sides no side bias does, nor anything the model learns per pair of sides (its
+// calibration included). A participant without a stored rating is a newcomer: `known`
+// false, the model's newcomer rating (for `ns2-kalman`, the context's learnt mean skill
+// of newcomers) and its prior uncertainty.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/predict (the `PredictMatch` operationId).
+func (c *ClientWithResponses) PredictMatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PredictMatchResponse, error) {
+	rsp, err := c.PredictMatchWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePredictMatchResponse(rsp)
+}
+
+// PredictMatchWithResponse Predict a match before it is played
+//
+// Proposed teams of players and bots in a rating context: each team's win probability,
+// the match's quality and every participant's rating and uncertainty, by the context's
+// model from the stored ratings, exactly as `POST /v1/results` would predict this match
+// before learning from it (everyone playing throughout, no commanders). Nothing is
+// written. Needs a key with the `match` scope, like `/v1/teams/advantage`.
+//
+// `win_probability` is calibrated (a stated 70% wins 70% of such matches; a draw counts
+// as half a win). `quality` is 1 - |p0 - p1|: 1 for an even match, 0 for a foregone one;
+// it comes from the served probability, which leans towards 1/2 the less is known of the
+// players, so read it with their `uncertainty`. `draw_probability` is absent: no model
+// served today predicts draws.
+//
+// `side` (on both teams or neither) and `map` are optional, as the model's side, map and
+// size bias needs them: without `map` the sides' record over every map counts; without
+// sides no side bias does, nor anything the model learns per pair of sides (its
+// calibration included). A participant without a stored rating is a newcomer: `known`
+// false, the model's newcomer rating (for `ns2-kalman`, the context's learnt mean skill
+// of newcomers) and its prior uncertainty.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/predict (the `PredictMatch` operationId).
+func (c *ClientWithResponses) PredictMatchWithResponse(ctx context.Context, body PredictMatchJSONRequestBody, reqEditors ...RequestEditorFn) (*PredictMatchResponse, error) {
+	rsp, err := c.PredictMatch(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePredictMatchResponse(rsp)
 }
 
 // ListQueuesWithResponse Every queue
@@ -8286,8 +8934,9 @@ func (c *ClientWithResponses) RebuildRatingsWithResponse(ctx context.Context, pa
 // RecordResultWithBodyWithResponse Learn from a finished match
 //
 // In one transaction, the ratings of every participant in the match's rating context
-// move by the model's update (the NS2 logistic team model), and the match is stored as
-// history. `match_id` is the idempotency key: the same id with the same body answers the
+// move by the context's model's update (`ns2-kalman` unless `MATCHMAKER_RATING_MODELS`
+// names another), and the match is stored as history. `win_probability` is the model's
+// calibrated pre-match prediction, the one `POST /v1/predict` gives for these teams. `match_id` is the idempotency key: the same id with the same body answers the
 // first response again (with `Idempotent-Replayed: true`) and changes nothing; the same
 // id with another body is a 409. Needs a key with the `results` scope.
 //
@@ -8309,8 +8958,9 @@ func (c *ClientWithResponses) RecordResultWithBodyWithResponse(ctx context.Conte
 // RecordResultWithResponse Learn from a finished match
 //
 // In one transaction, the ratings of every participant in the match's rating context
-// move by the model's update (the NS2 logistic team model), and the match is stored as
-// history. `match_id` is the idempotency key: the same id with the same body answers the
+// move by the context's model's update (`ns2-kalman` unless `MATCHMAKER_RATING_MODELS`
+// names another), and the match is stored as history. `win_probability` is the model's
+// calibrated pre-match prediction, the one `POST /v1/predict` gives for these teams. `match_id` is the idempotency key: the same id with the same body answers the
 // first response again (with `Idempotent-Replayed: true`) and changes nothing; the same
 // id with another body is a 409. Needs a key with the `results` scope.
 //
@@ -10026,6 +10676,206 @@ func ParseGetPlayerRatingsResponse(rsp *http.Response) (*GetPlayerRatingsRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetPlayerRatingsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePredictMatchResponse parses an HTTP response from a PredictMatchWithResponse call
+func ParsePredictMatchResponse(rsp *http.Response) (*PredictMatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PredictMatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PredictResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PredictMatchResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PredictMatchResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PredictMatchResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PredictMatchResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers PredictMatchResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers PredictMatchResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers PredictMatchResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PredictMatchResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -11,9 +11,10 @@ import (
 )
 
 type ratingJSON struct {
-	Context   contextOut `json:"context"`
-	Rating    float64    `json:"rating"`
-	Commander float64    `json:"commander"`
+	Context     contextOut `json:"context"`
+	Rating      float64    `json:"rating"`
+	Uncertainty float64    `json:"uncertainty"`
+	Commander   float64    `json:"commander"`
 	Weight    float64    `json:"weight"`
 	Games     int        `json:"games"`
 }
@@ -24,12 +25,13 @@ type playerRatingsResponse struct {
 }
 
 type batchRating struct {
-	ID     string  `json:"id,omitempty"`
-	Bot    string  `json:"bot,omitempty"`
-	Known  bool    `json:"known"`
-	Rating float64 `json:"rating"`
-	Weight float64 `json:"weight"`
-	Games  int     `json:"games"`
+	ID          string  `json:"id,omitempty"`
+	Bot         string  `json:"bot,omitempty"`
+	Known       bool    `json:"known"`
+	Rating      float64 `json:"rating"`
+	Uncertainty float64 `json:"uncertainty"`
+	Weight      float64 `json:"weight"`
+	Games       int     `json:"games"`
 }
 
 type batchRatingsResponse struct {
@@ -38,16 +40,20 @@ type batchRatingsResponse struct {
 }
 
 type leaderboardEntry struct {
-	Rank   int     `json:"rank"`
-	ID     string  `json:"id"`
-	Rating float64 `json:"rating"`
-	Weight float64 `json:"weight"`
-	Games  int     `json:"games"`
+	Rank         int     `json:"rank"`
+	ID           string  `json:"id"`
+	Rating       float64 `json:"rating"`
+	Uncertainty  float64 `json:"uncertainty"`
+	Conservative float64 `json:"conservative"`
+	Weight       float64 `json:"weight"`
+	Games        int     `json:"games"`
 }
 
 type leaderboardResponse struct {
-	Context contextOut         `json:"context"`
-	Players []leaderboardEntry `json:"players"`
+	Context  contextOut         `json:"context"`
+	RankedBy string             `json:"ranked_by"`
+	K        float64            `json:"k"`
+	Players  []leaderboardEntry `json:"players"`
 }
 
 type botMeanResponse struct {
@@ -103,8 +109,9 @@ func renameFields(err error, from, to string) error {
 	return &out
 }
 
-func ratingOf(c ratings.Context, r ratings.Rating) ratingJSON {
-	return ratingJSON{Context: newContextOut(c), Rating: r.Skill, Commander: r.Commander, Weight: r.Weight(), Games: r.Games}
+func ratingOf(svc *ratings.Service, c ratings.Context, r ratings.Rating) ratingJSON {
+	return ratingJSON{Context: newContextOut(c), Rating: r.Skill, Uncertainty: svc.Uncertainty(c, r), Commander: r.Commander,
+		Weight: r.Weight(), Games: r.Games}
 }
 
 // handlePlayerRatings answers GET /v1/players/{id}/ratings: the player's rating in every
@@ -123,7 +130,7 @@ func handlePlayerRatings(logger *slog.Logger, svc *ratings.Service) http.Handler
 		}
 		resp := playerRatingsResponse{ID: id, Ratings: make([]ratingJSON, len(list))}
 		for i, cr := range list {
-			resp.Ratings[i] = ratingOf(cr.Context, cr.Rating)
+			resp.Ratings[i] = ratingOf(svc, cr.Context, cr.Rating)
 		}
 		respond(w, r, logger, http.StatusOK, resp)
 	})
@@ -174,7 +181,8 @@ func handleBatchRatings(logger *slog.Logger, svc *ratings.Service) http.Handler 
 		resp := batchRatingsResponse{Context: newContextOut(c), Ratings: make([]batchRating, len(ps))}
 		for i, p := range ps {
 			wt := weights[i]
-			br := batchRating{Known: wt.Rated, Rating: wt.Rating.Skill, Weight: wt.Value, Games: wt.Rating.Games}
+			br := batchRating{Known: wt.Rated, Rating: wt.Rating.Skill, Uncertainty: svc.Uncertainty(c, wt.Rating), Weight: wt.Value,
+				Games: wt.Rating.Games}
 			if p.Bot {
 				br.Bot = p.ID
 			} else {
@@ -186,7 +194,11 @@ func handleBatchRatings(logger *slog.Logger, svc *ratings.Service) http.Handler 
 	})
 }
 
-// handleLeaderboard answers GET /v1/leaderboard?game_type=...&limit=N: the top players.
+// leaderboardRanks are the values of the leaderboard's rank parameter.
+var leaderboardRanks = map[string]ratings.LeaderboardRank{"rating": ratings.LeaderboardBySkill, "conservative": ratings.LeaderboardConservative}
+
+// handleLeaderboard answers GET /v1/leaderboard?game_type=...&limit=N&rank=rating|conservative:
+// the top players.
 func handleLeaderboard(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var fields apperr.Fields
@@ -203,19 +215,28 @@ func handleLeaderboard(logger *slog.Logger, svc *ratings.Service) http.Handler {
 			}
 			limit = n
 		}
+		rankBy := r.URL.Query().Get("rank")
+		if rankBy == "" {
+			rankBy = "rating"
+		}
+		rank, ok := leaderboardRanks[rankBy]
+		if !ok {
+			fields.Add("rank", "must be rating or conservative")
+		}
 		if err := fields.Err(); err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		top, err := svc.Leaderboard(r.Context(), c, limit, ratings.LeaderboardBySkill)
+		top, err := svc.Leaderboard(r.Context(), c, limit, rank)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		resp := leaderboardResponse{Context: newContextOut(c), Players: make([]leaderboardEntry, len(top))}
+		by := svc.Ranking(c, rank)
+		resp := leaderboardResponse{Context: newContextOut(c), RankedBy: rankBy, K: by.K, Players: make([]leaderboardEntry, len(top))}
 		for i, rp := range top {
 			resp.Players[i] = leaderboardEntry{Rank: i + 1, ID: rp.Participant.ID, Rating: rp.Rating.Skill,
-				Weight: rp.Rating.Weight(), Games: rp.Rating.Games}
+				Uncertainty: svc.Uncertainty(c, rp.Rating), Conservative: by.Score(rp.Rating), Weight: rp.Rating.Weight(), Games: rp.Rating.Games}
 		}
 		respond(w, r, logger, http.StatusOK, resp)
 	})

@@ -190,6 +190,74 @@ func TestReadsShowWhatResultsTaught(t *testing.T) {
 	}
 }
 
+// Every read carries the uncertainty; the conservative leaderboard keeps a lucky newcomer,
+// who tops the board by rating after three wins over a veteran, below the veterans.
+func TestConservativeLeaderboardKeepsALuckyNewcomerDown(t *testing.T) {
+	t.Parallel()
+	h, _ := openServer(t)
+	duel := func(id, winner, loser string) {
+		body := fmt.Sprintf(`{"match_id":%q,"context":{"game_type":"duel"},"map":"m","duration_s":600,"teams":[
+			{"side":"a","players":[{"id":%q}]},{"side":"b","players":[{"id":%q}]}],"winner":0}`, id, winner, loser)
+		if resp := postResult(t, h, body); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("%s: %+v", id, readProblem(t, resp))
+		}
+	}
+	vets := []string{"v0", "v1", "v2", "v3", "v4", "v5"}
+	n := 0
+	for r := range 8 { // veterans as good as each other: each wins half their duels
+		for i := range vets {
+			for j := i + 1; j < len(vets); j++ {
+				n++
+				if (i+j+r)%2 == 0 {
+					duel(fmt.Sprintf("d%d", n), vets[i], vets[j])
+				} else {
+					duel(fmt.Sprintf("d%d", n), vets[j], vets[i])
+				}
+			}
+		}
+	}
+	for i := range 3 {
+		duel(fmt.Sprintf("lucky%d", i), "lucky", "v0")
+	}
+	get := func(path string) leaderboardResponse {
+		var board leaderboardResponse
+		decodeJSON(t, exchange(t, h, http.MethodGet, path, "", ""), &board)
+		return board
+	}
+	byRating, conservative := get("/v1/leaderboard?game_type=duel&limit=7"), get("/v1/leaderboard?game_type=duel&limit=7&rank=conservative")
+	if byRating.RankedBy != "rating" || byRating.K != 0 || conservative.RankedBy != "conservative" || conservative.K != ratings.ConservativeK {
+		t.Fatalf("ranked by %s (k %v) and %s (k %v)", byRating.RankedBy, byRating.K, conservative.RankedBy, conservative.K)
+	}
+	ids := func(b leaderboardResponse) (out []string) {
+		for _, e := range b.Players {
+			out = append(out, e.ID)
+			if e.Uncertainty <= 0 || e.Conservative != e.Rating-b.K*e.Uncertainty {
+				t.Errorf("%s: uncertainty %v, conservative %v, rating %v, k %v", e.ID, e.Uncertainty, e.Conservative, e.Rating, b.K)
+			}
+		}
+		return out
+	}
+	top, safe := ids(byRating), ids(conservative)
+	if top[0] != "lucky" {
+		t.Fatalf("by rating %q: want the lucky newcomer first (else the test shows nothing)", top)
+	}
+	if safe[len(safe)-1] != "lucky" {
+		t.Errorf("conservative board %q: want the newcomer last", safe)
+	}
+	lucky, vet := byRating.Players[0], byRating.Players[1]
+	if lucky.Uncertainty <= vet.Uncertainty {
+		t.Errorf("the newcomer after 3 games is not less certain than a veteran after 40: %+v, %+v", lucky, vet)
+	}
+	var player playerRatingsResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/players/lucky/ratings", "", ""), &player)
+	var batch batchRatingsResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/ratings?game_type=duel&ids=lucky,nobody", "", ""), &batch)
+	if player.Ratings[0].Uncertainty != lucky.Uncertainty || batch.Ratings[0].Uncertainty != lucky.Uncertainty ||
+		batch.Ratings[1].Uncertainty != ratings.DefaultKalman().SkillSD {
+		t.Errorf("uncertainties: player %+v, batch %+v, leaderboard %+v", player.Ratings, batch.Ratings, lucky)
+	}
+}
+
 // A path segment is unescaped once: a%2Fb is the player "a/b" and %41lice is "Alice".
 func TestPlayerRatingsUnescapeTheIDOnce(t *testing.T) {
 	t.Parallel()
@@ -222,6 +290,7 @@ func TestReadsRejectBadQueries(t *testing.T) {
 		{"/v1/ratings?game_type=ctf&mutators=instagib,bad%20one&ids=a", "mutators"},
 		{"/v1/leaderboard?game_type=ctf&limit=0", "limit"},
 		{"/v1/leaderboard?game_type=ctf&limit=x", "limit"},
+		{"/v1/leaderboard?game_type=ctf&rank=best", "rank"},
 		{"/v1/bots/mean", "game_type"},
 		{"/v1/players/" + strings.Repeat("x", 129) + "/ratings", "id"},
 		{"/v1/players/a%00b/ratings", "id"},
