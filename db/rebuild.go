@@ -126,8 +126,8 @@ func (s *Store) rebuild(ctx context.Context, gameType string, replay ratings.Rep
 		key := cs.Context.Key()
 		for _, p := range cs.State.Participants() {
 			r := cs.State.Ratings[p]
-			ratingRows = append(ratingRows, []any{key, p.Bot, p.ID, gameType, r.Skill, r.Offset, r.Commander, r.SkillG, r.CommanderG, int64(r.Games),
-				r.Sigma, r.OffsetSigma, r.CommanderSigma})
+			ratingRows = append(ratingRows, []any{key, p.Bot, p.ID, gameType, r.Skill, ratingValue(r.Offset), ratingValue(r.Commander),
+				ratingValue(r.SkillG), ratingValue(r.CommanderG), int64(r.Games), ratingValue(r.Sigma), ratingValue(r.OffsetSigma), ratingValue(r.CommanderSigma)})
 		}
 		cell := func(key string, k ratings.BiasKey, c ratings.BiasCell) []any {
 			t := c.Terms

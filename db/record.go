@@ -733,19 +733,26 @@ func (b *batch) writes(applied []*batchJob, shards int) batchWrites {
 func (b *batch) ratingArrays(keys []rowKey) []any {
 	n := len(keys)
 	var (
-		ctxs, games, ids                = make([]string, n), make([]string, n), make([]string, n)
-		bots                            = make([]bool, n)
-		skill, off, cmdr, skillG, cmdrG = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-		played                          = make([]int64, n)
-		sigma, offSigma, cmdrSigma      = make([]float64, n), make([]float64, n), make([]float64, n)
+		ctxs, games, ids = make([]string, n), make([]string, n), make([]string, n)
+		bots             = make([]bool, n)
+		skill            = make([]float64, n)
+		played           = make([]int64, n)
+		// The numbers written as NULL when zero (ratingValue): off, cmdr, skillG, cmdrG,
+		// sigma, offSigma, cmdrSigma.
+		nullable = [7][]*float64{}
 	)
+	for j := range nullable {
+		nullable[j] = make([]*float64, n)
+	}
 	for i, k := range keys {
 		a := b.current[k]
 		ctxs[i], games[i], bots[i], ids[i] = k.ctx, b.gameType[k.ctx], k.p.Bot, k.p.ID
-		skill[i], off[i], cmdr[i], skillG[i], cmdrG[i], played[i] = a.Skill, a.Offset, a.Commander, a.SkillG, a.CommanderG, int64(a.Games)
-		sigma[i], offSigma[i], cmdrSigma[i] = a.Sigma, a.OffsetSigma, a.CommanderSigma
+		skill[i], played[i] = a.Skill, int64(a.Games)
+		for j, x := range [7]float64{a.Offset, a.Commander, a.SkillG, a.CommanderG, a.Sigma, a.OffsetSigma, a.CommanderSigma} {
+			nullable[j][i] = ratingValue(x)
+		}
 	}
-	return []any{ctxs, games, bots, ids, skill, off, cmdr, skillG, cmdrG, played, sigma, offSigma, cmdrSigma}
+	return []any{ctxs, games, bots, ids, skill, nullable[0], nullable[1], nullable[2], nullable[3], played, nullable[4], nullable[5], nullable[6]}
 }
 
 // rowArrays splits rows into the arrays the SQL unnests.

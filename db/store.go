@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -153,7 +154,19 @@ func (s *Store) Ping(ctx context.Context) (err error) {
 // --- reads --------------------------------------------------------------------------------
 
 // ratingColumns are a rating row's columns of ratings.Rating, in the order ratingDest scans.
-const ratingColumns = `skill, side_offset, commander, skill_g, commander_g, games, sigma, offset_sigma, commander_sigma`
+// All but skill and games may be NULL, which is 0 (see ratingValue and migration 00004).
+const ratingColumns = `skill, coalesce(side_offset, 0), coalesce(commander, 0), coalesce(skill_g, 0), coalesce(commander_g, 0), games,
+    coalesce(sigma, 0), coalesce(offset_sigma, 0), coalesce(commander_sigma, 0)`
+
+// ratingValue is how a rating's number other than skill is written: NULL for +0.0, which
+// takes no room in the row (a -0.0 is kept as it is, so that what is read back has the same
+// bits).
+func ratingValue(x float64) *float64 {
+	if math.Float64bits(x) == 0 {
+		return nil
+	}
+	return &x
+}
 
 // ratingDest is where a row's ratingColumns are scanned to: r, and games (then r.Games).
 func ratingDest(r *ratings.Rating, games *int64) []any {
@@ -271,7 +284,7 @@ func (s *Store) Leaderboard(ctx context.Context, c ratings.Context, limit int, b
 	return out, nil
 }
 
-// The cell and the side pair's total (map '' and size 0), each the sum of its shards.
+// The cell and the side pair's total (map ” and size 0), each the sum of its shards.
 const sqlBias = `
 SELECT map, size, sum(wins), sum(games), sum(presence), sum(presence_weight), sum(newcomer), sum(newcomer_weight),
     sum(scale), sum(scale_weight)

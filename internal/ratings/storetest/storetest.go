@@ -504,6 +504,9 @@ func testEveryField(t *testing.T, st ratings.Store) {
 	for _, p := range ratings.ResultParticipants(r) {
 		state.Ratings[p] = rating()
 	}
+	// Zeros of both signs, which a store may keep in its own way, read back with their bits.
+	negZero := math.Copysign(0, -1)
+	state.Ratings[ratings.Participant{ID: "p01"}] = ratings.Rating{Skill: negZero, Offset: negZero, Commander: 0, SkillG: 0, Games: 1, Sigma: negZero}
 	key := ratings.ResultBiasKey(r)
 	terms := func() ratings.Terms {
 		return ratings.Terms{Presence: num(), PresenceWeight: pos(), Newcomer: num(), NewcomerWeight: pos(), Scale: num(), ScaleWeight: pos()}
