@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"matchmaker/internal/apperr"
@@ -739,10 +740,10 @@ func (b *batch) ratingArrays(keys []rowKey) []any {
 		played           = make([]int64, n)
 		// The numbers written as NULL when zero (ratingValue): off, cmdr, skillG, cmdrG,
 		// sigma, offSigma, cmdrSigma.
-		nullable = [7][]*float64{}
+		nullable = [7][]pgtype.Float8{}
 	)
 	for j := range nullable {
-		nullable[j] = make([]*float64, n)
+		nullable[j] = make([]pgtype.Float8, n)
 	}
 	for i, k := range keys {
 		a := b.current[k]

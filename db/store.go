@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"matchmaker/internal/apperr"
@@ -161,11 +162,8 @@ const ratingColumns = `skill, coalesce(side_offset, 0), coalesce(commander, 0), 
 // ratingValue is how a rating's number other than skill is written: NULL for +0.0, which
 // takes no room in the row (a -0.0 is kept as it is, so that what is read back has the same
 // bits).
-func ratingValue(x float64) *float64 {
-	if math.Float64bits(x) == 0 {
-		return nil
-	}
-	return &x
+func ratingValue(x float64) pgtype.Float8 {
+	return pgtype.Float8{Float64: x, Valid: math.Float64bits(x) != 0}
 }
 
 // ratingDest is where a row's ratingColumns are scanned to: r, and games (then r.Games).
