@@ -100,24 +100,30 @@ func transactions(t *testing.T, s *db.Store, ids []string) int {
 }
 
 // snapshot is every stored rating, bit for bit.
-func snapshot(t *testing.T, s *db.Store) map[string][6]uint64 {
+func snapshot(t *testing.T, s *db.Store) map[string][9]uint64 {
 	t.Helper()
-	rows, err := s.Pool().Query(context.Background(),
-		`SELECT context_key || '/' || participant_id, skill, side_offset, commander, skill_g, commander_g, games FROM ratings`)
+	rows, err := s.Pool().Query(context.Background(), `
+SELECT context_key || '/' || participant_id, skill, coalesce(side_offset, 0), coalesce(commander, 0), coalesce(skill_g, 0),
+    coalesce(commander_g, 0), coalesce(sigma, 0), coalesce(offset_sigma, 0), coalesce(commander_sigma, 0), games
+FROM ratings`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	out := map[string][6]uint64{}
+	out := map[string][9]uint64{}
 	for rows.Next() {
 		var k string
-		var f [5]float64
+		var f [8]float64
 		var g int64
-		if err := rows.Scan(&k, &f[0], &f[1], &f[2], &f[3], &f[4], &g); err != nil {
+		if err := rows.Scan(&k, &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &g); err != nil {
 			t.Fatal(err)
 		}
-		out[k] = [6]uint64{math.Float64bits(f[0]), math.Float64bits(f[1]), math.Float64bits(f[2]),
-			math.Float64bits(f[3]), math.Float64bits(f[4]), uint64(g)}
+		var v [9]uint64
+		for i, x := range f {
+			v[i] = math.Float64bits(x)
+		}
+		v[8] = uint64(g)
+		out[k] = v
 	}
 	return out
 }

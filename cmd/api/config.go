@@ -21,13 +21,13 @@ import (
 // config is everything an operator can set. Environment variables give the values; flags,
 // where they exist, override them.
 type config struct {
-	Addr            string
-	DatabaseURL     string
-	Migrate         bool
-	APIKeys         string
-	RateLimits      handlers.RateLimits
+	Addr        string
+	DatabaseURL string
+	Migrate     bool
+	APIKeys     string
+	RateLimits  handlers.RateLimits
 	// RatingModels gives each rating context its model (MATCHMAKER_RATING_MODELS).
-	RatingModels *ratings.ModelSet
+	RatingModels    *ratings.ModelSet
 	Auth            bool
 	LegacyAddr      string
 	DebugAddr       string

@@ -38,7 +38,7 @@ type predictResponse struct {
 }
 
 type predictTeamJSON struct {
-	WinProbability float64              `json:"win_probability"`
+	WinProbability float64             `json:"win_probability"`
 	Players        []predictRatingJSON `json:"players"`
 	Bots           []predictRatingJSON `json:"bots"`
 }

@@ -15,8 +15,8 @@ type ratingJSON struct {
 	Rating      float64    `json:"rating"`
 	Uncertainty float64    `json:"uncertainty"`
 	Commander   float64    `json:"commander"`
-	Weight    float64    `json:"weight"`
-	Games     int        `json:"games"`
+	Weight      float64    `json:"weight"`
+	Games       int        `json:"games"`
 }
 
 type playerRatingsResponse struct {

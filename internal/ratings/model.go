@@ -144,9 +144,10 @@ type Rating struct {
 	SkillG     float64 // Adagrad accumulator of Skill: the sum of squared gradients
 	CommanderG float64 // Adagrad accumulator of Commander
 	Games      int     // results this participant was listed in
-	// Sigma is the standard deviation of Skill, in the model's units, for the models that keep
-	// one (NS2 does not). 0 means the model's prior: a newcomer, or a rating stored before
-	// the field existed, which then starts as uncertain as a newcomer around its Skill.
+	// Sigma is the standard deviation of Skill, in the model's units (NS2 writes its Laplace
+	// approximation, ns2Sigma, and never reads it). 0 means the model's prior: a newcomer, or a
+	// rating stored before the field existed, which then starts as uncertain as a newcomer
+	// around its Skill.
 	Sigma float64
 	// OffsetSigma and CommanderSigma are the standard deviations of Offset and Commander, for
 	// the models that keep them; 0 means the prior's.
