@@ -425,3 +425,55 @@ FROM matches`).Scan(&id, &bot, &joined)
 		t.Fatalf("history %#v\nwant %#v", got, r)
 	}
 }
+
+// TestMigrationKeepsNS2Ratings: migration 00004 gives every rating stored before it (all NS2's)
+// the uncertainty NS2 writes from then on, and the store reads them as NS2 left them; going
+// down keeps them too.
+func TestMigrationKeepsNS2Ratings(t *testing.T) {
+	ctx := context.Background()
+	url := dbtest.URL(t)
+	sqlDB, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sqlDB.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, db.Migrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlDB.ExecContext(ctx, `
+INSERT INTO ratings (context_key, is_bot, participant_id, game_type, skill, side_offset, commander, skill_g, commander_g, games)
+VALUES ('tdm', false, 'vet', 'tdm', 1.25, 0.5, 0, 0.75, 0, 40), ('tdm', true, 'new', 'tdm', 0, 0, 0, 0, 0, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := db.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, _ := ratings.NewContext("tdm", nil)
+	got, err := s.Ratings(ctx, c, []ratings.Participant{{ID: "vet"}, {ID: "new", Bot: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ratings.Rating{Skill: 1.25, Offset: 0.5, SkillG: 0.75, Games: 40, Sigma: 1}
+	if v := got[ratings.Participant{ID: "vet"}]; v != want {
+		t.Errorf("the veteran reads %+v, want %+v (sigma 1/sqrt(1/4 + 0.75) = 1)", v, want)
+	}
+	if v := got[ratings.Participant{ID: "new", Bot: true}]; v != (ratings.Rating{}) {
+		t.Errorf("a rating without games reads %+v, want the zero rating", v)
+	}
+	if _, err := p.DownTo(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	var offset, commander float64
+	if err := sqlDB.QueryRowContext(ctx, `SELECT side_offset, commander FROM ratings WHERE participant_id = 'vet'`).Scan(&offset, &commander); err != nil || offset != 0.5 || commander != 0 {
+		t.Errorf("after going down: offset %v, commander %v (%v)", offset, commander, err)
+	}
+}
