@@ -1866,7 +1866,8 @@ type ClientInterface interface {
 	// GetRatings Ratings of many participants in one context
 	//
 	// Every id asked for comes back, in order; one without a rating has `known: false` and
-	// the default (rating 0, weight 50). Needs `read` when keys are configured.
+	// the default (rating 0, weight 50; a bot's weight is the mean rated bot's) with the
+	// model's prior `uncertainty`. Needs `read` when keys are configured.
 	//
 	// Corresponds with GET /v1/ratings (the `GetRatings` operationId).
 	GetRatings(ctx context.Context, params *GetRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2666,7 +2667,8 @@ func (c *Client) CreateTicket(ctx context.Context, name QueueName, params *Creat
 // GetRatings Ratings of many participants in one context
 //
 // Every id asked for comes back, in order; one without a rating has `known: false` and
-// the default (rating 0, weight 50). Needs `read` when keys are configured.
+// the default (rating 0, weight 50; a bot's weight is the mean rated bot's) with the
+// model's prior `uncertainty`. Needs `read` when keys are configured.
 //
 // Corresponds with GET /v1/ratings (the `GetRatings` operationId).
 func (c *Client) GetRatings(ctx context.Context, params *GetRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4634,7 +4636,8 @@ type ClientWithResponsesInterface interface {
 	// GetRatingsWithResponse Ratings of many participants in one context
 	//
 	// Every id asked for comes back, in order; one without a rating has `known: false` and
-	// the default (rating 0, weight 50). Needs `read` when keys are configured.
+	// the default (rating 0, weight 50; a bot's weight is the mean rated bot's) with the
+	// model's prior `uncertainty`. Needs `read` when keys are configured.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8900,7 +8903,8 @@ func (c *ClientWithResponses) CreateTicketWithResponse(ctx context.Context, name
 // GetRatingsWithResponse Ratings of many participants in one context
 //
 // Every id asked for comes back, in order; one without a rating has `known: false` and
-// the default (rating 0, weight 50). Needs `read` when keys are configured.
+// the default (rating 0, weight 50; a bot's weight is the mean rated bot's) with the
+// model's prior `uncertainty`. Needs `read` when keys are configured.
 //
 // Returns a wrapper object for the known response body format(s).
 //
