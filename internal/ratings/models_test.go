@@ -140,3 +140,25 @@ func TestParseModelSet(t *testing.T) {
 		}
 	}
 }
+
+func TestModelSetSet(t *testing.T) {
+	t.Parallel()
+	ms := ratings.NewModelSet(ratings.DefaultNS2())
+	if err := ms.Set("CTF+LowGrav+InstaGib", ratings.DefaultKalman()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ms.Set("ctf", ratings.DefaultWengLin(true)); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "c tf", "ctf+", "+x"} {
+		if err := ms.Set(bad, ratings.DefaultNS2()); err == nil {
+			t.Errorf("Set(%q): no error", bad)
+		}
+	}
+	if got := ms.String(); got != "default=ns2,ctf=openskill-pl,ctf+instagib+lowgrav=ns2-kalman" {
+		t.Errorf("String() = %q", got)
+	}
+	if ms.Default().Name() != "ns2" {
+		t.Errorf("Default() = %s", ms.Default().Name())
+	}
+}
