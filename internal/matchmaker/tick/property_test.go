@@ -12,7 +12,8 @@ import (
 
 // check verifies what must hold of any pass, whatever the queue:
 //   - every ticket is matched at most once and never when expired; Expired lists exactly the
-//     tickets with now >= ExpiresAt, by index, with ReasonTTL;
+//     tickets with now >= ExpiresAt (ReasonTTL) or, latency considered, with no region
+//     within the widest limit (ReasonNoRegion), by index;
 //   - every match has teams of TeamSize, holds every player of its tickets exactly once,
 //     each party on one team, the anchor (Tickets[0]) on team 0;
 //   - the pairs are the teams sorted by rating and paired in order, with their differences
@@ -34,8 +35,8 @@ func check(tk []Ticket, now float64, cfg Config, res Result) error {
 	t := cfg.TeamSize
 	var wantExpired []Expiry
 	for i, x := range tk {
-		if now >= x.ExpiresAt {
-			wantExpired = append(wantExpired, Expiry{Ticket: i, Reason: ReasonTTL})
+		if why := refExpiry(x, now, cfg); why != "" {
+			wantExpired = append(wantExpired, Expiry{Ticket: i, Reason: why})
 		}
 	}
 	if !slices.Equal(res.Expired, wantExpired) {
@@ -50,7 +51,7 @@ func check(tk []Ticket, now float64, cfg Config, res Result) error {
 			if i < 0 || i >= len(tk) {
 				return fmt.Errorf("match %d: ticket %d out of range", mi, i)
 			}
-			if now >= tk[i].ExpiresAt {
+			if refExpiry(tk[i], now, cfg) != "" {
 				return fmt.Errorf("match %d holds expired ticket %d", mi, i)
 			}
 			in[i]++

@@ -24,12 +24,13 @@ type world struct {
 func newWorld(tk []Ticket, now float64, cfg Config) *world {
 	w := &world{tk: tk, now: now, cfg: cfg, t: cfg.TeamSize}
 	for i, t := range tk {
-		if now < t.ExpiresAt {
+		live := refExpiry(t, now, cfg) == ""
+		if live {
 			w.live = append(w.live, i)
 		}
 		if len(cfg.MaxLatency) > 0 {
 			for _, l := range t.Latencies {
-				if now < t.ExpiresAt && !slices.Contains(w.regions, l.Region) {
+				if live && !slices.Contains(w.regions, l.Region) {
 					w.regions = append(w.regions, l.Region)
 				}
 			}
@@ -38,6 +39,24 @@ func newWorld(tk []Ticket, now float64, cfg Config) *world {
 	slices.SortStableFunc(w.live, func(a, b int) int { return cmp.Compare(tk[a].WaitingSince, tk[b].WaitingSince) })
 	slices.Sort(w.regions)
 	return w
+}
+
+// refExpiry is why a ticket leaves the pass unmatched: its TTL, or latency considered and
+// no region it measured within the last step's limit; "" when it stays.
+func refExpiry(t Ticket, now float64, cfg Config) string {
+	if now >= t.ExpiresAt {
+		return ReasonTTL
+	}
+	if len(cfg.MaxLatency) == 0 || len(t.Latencies) == 0 {
+		return ""
+	}
+	widest := cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
+	for _, l := range t.Latencies {
+		if l.MS <= widest {
+			return ""
+		}
+	}
+	return ReasonNoRegion
 }
 
 // stepAt is the value of the last step whose AfterS is at most the ticket's wait (the

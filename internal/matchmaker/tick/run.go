@@ -15,7 +15,9 @@ import (
 // keeps no state: the same input gives the same result.
 //
 // Expiry: a ticket expires when now >= ExpiresAt (a ticket lives in [WaitingSince,
-// ExpiresAt)); it is reported in Expired and never matched.
+// ExpiresAt)); it is reported in Expired (ReasonTTL) and never matched. With latency
+// considered, a ticket whose every measured region is beyond the widest limit (the last
+// MaxLatency step) can never match: it is reported at once (ReasonNoRegion).
 //
 // Expansions: a ticket's wait is now - WaitingSince (in float64; 0 when negative), and its
 // current interval and latency limit are the values of the last steps whose AfterS <= wait.
@@ -232,9 +234,13 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 		}
 		pairing.SortIndex(p.since, age)
 	}
+	widest := -1.0 // the widest latency limit: a ticket with data and no region within it never matches
+	if p.latency {
+		widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
+	}
 	live := 0
 	for _, i := range age {
-		if now >= tickets[i].ExpiresAt {
+		if gone(&tickets[i], now, widest) != "" {
 			continue
 		}
 		age[live] = i
@@ -244,9 +250,9 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 	if live < n {
 		p.expired = make([]Expiry, 0, n-live)
 		for i := range tickets {
-			if now >= tickets[i].ExpiresAt {
+			if why := gone(&tickets[i], now, widest); why != "" {
 				tickets[i].addFaults(f, i, p.t)
-				p.expired = append(p.expired, Expiry{Ticket: i, Reason: ReasonTTL})
+				p.expired = append(p.expired, Expiry{Ticket: i, Reason: why})
 			}
 		}
 	}
@@ -359,6 +365,24 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 	p.dp = resize(p.dp, max(len(p.regionNames), 1))
 	p.made, p.ids, p.slots, p.pairs = p.made[:0], p.ids[:0], p.slots[:0], p.pairs[:0]
 	return nil
+}
+
+// gone says why a ticket leaves the pass unmatched: ReasonTTL when its ExpiresAt has come,
+// ReasonNoRegion when latency is considered (widest >= 0, the last step's limit) and every
+// region it measured is beyond even that limit; "" while it may still match.
+func gone(t *Ticket, now, widest float64) string {
+	if now >= t.ExpiresAt {
+		return ReasonTTL
+	}
+	if widest < 0 || len(t.Latencies) == 0 {
+		return ""
+	}
+	for _, l := range t.Latencies {
+		if l.MS <= widest || l.MS != l.MS { // NaN: invalid, reported with the live tickets
+			return ""
+		}
+	}
+	return ReasonNoRegion
 }
 
 // names sorts the regions seen (ids in order of first sight), so that a region's id is its

@@ -23,8 +23,15 @@ const (
 	MaxRegions = 64
 )
 
-// ReasonTTL is the Expiry reason of a ticket whose ExpiresAt has come.
-const ReasonTTL = "ttl"
+// The reasons of an Expiry.
+const (
+	// ReasonTTL: the ticket's ExpiresAt has come.
+	ReasonTTL = "ttl"
+	// ReasonNoRegion: latency is considered and every region the ticket measured is beyond
+	// its widest limit (the last max_latency step): no wait would make it playable, so it
+	// leaves at once rather than at its TTL.
+	ReasonNoRegion = "no_region"
+)
 
 // Ticket is one waiting ticket: a player, or a party that plays on one team.
 type Ticket struct {
@@ -108,7 +115,7 @@ type Match struct {
 // Expiry is a ticket that leaves the pass unmatched, and why.
 type Expiry struct {
 	Ticket int    // input index
-	Reason string // ReasonTTL ("no_region" will be the next issue's)
+	Reason string // ReasonTTL or ReasonNoRegion
 }
 
 // Result is what a pass decided. A ticket in neither list keeps waiting.

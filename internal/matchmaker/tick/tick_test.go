@@ -396,3 +396,33 @@ func cloneTickets(tk []Ticket) []Ticket {
 	}
 	return out
 }
+
+// A ticket whose every region is beyond the widest latency limit can never be matched: it
+// expires at once with ReasonNoRegion, not at its TTL; one within the widest limit waits
+// for its limit to widen; one without data accepts any region; and without a latency
+// schedule latencies are ignored.
+func TestTicketsWithNoRegionExpire(t *testing.T) {
+	t.Parallel()
+	widening := Config{TeamSize: 1, Interval: []Step{{0, 100}}, MaxLatency: []Step{{0, 50}, {20, 120}}}
+	lat := func(l ...RegionLatency) Ticket { x := solo(1000, 0); x.Latencies = l; return x }
+	tests := []struct {
+		name string
+		cfg  Config
+		tk   Ticket
+		want []Expiry
+	}{
+		{"every region beyond the widest limit", widening, lat(RegionLatency{"eu", 121}, RegionLatency{"us", 300}), []Expiry{{0, ReasonNoRegion}}},
+		{"one region within the widest limit", widening, lat(RegionLatency{"eu", 120}, RegionLatency{"us", 300}), nil},
+		{"no latency data", widening, solo(1000, 0), nil},
+		{"latency not considered", Config{TeamSize: 1, Interval: []Step{{0, 100}}}, lat(RegionLatency{"eu", 5000}), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := run(t, []Ticket{tt.tk}, 1, tt.cfg)
+			if !slices.Equal(res.Expired, tt.want) {
+				t.Fatalf("expired %v, want %v", res.Expired, tt.want)
+			}
+		})
+	}
+}
