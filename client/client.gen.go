@@ -1118,7 +1118,7 @@ type Ticket struct {
 	Players     []TicketPlayer      `json:"players"`
 	Queue       string              `json:"queue"`
 
-	// Reason Why the ticket expired or was cancelled (`ttl`, `cancelled`, `queue deleted`).
+	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `cancelled`; `queue deleted`).
 	Reason *string      `json:"reason,omitempty"`
 	Status TicketStatus `json:"status"`
 

@@ -13,7 +13,9 @@ func searching(id string, at time.Time, lat map[string]float64, players ...queue
 		CreatedAt: at, ExpiresAt: at.Add(time.Hour), UpdatedAt: at}
 }
 
-func pl(id string, r float64) queue.Player { return queue.Player{ID: id, Rating: r, Source: queue.RatingInline} }
+func pl(id string, r float64) queue.Player {
+	return queue.Player{ID: id, Rating: r, Source: queue.RatingInline}
+}
 
 // The production pass plays a match in a region every ticket accepts at its current limit,
 // and expires at once (reason no_region) a ticket whose every region is beyond the widest
