@@ -90,7 +90,7 @@ func Run(tickets []Ticket, now float64, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	p.run()
-	return Result{Matches: p.result(), Expired: p.expired}, nil
+	return Result{Fills: p.fills, Matches: p.result(), Expired: p.expired}, nil
 }
 
 // passes keep a pass's buffers from one call to the next: the queue service runs a pass
@@ -100,7 +100,7 @@ var passes = sync.Pool{New: func() any { return new(pass) }}
 // release drops what the pass holds of the caller's (the result, region names) and pools
 // it.
 func (p *pass) release() {
-	p.expired, p.regionNames = nil, nil
+	p.expired, p.regionNames, p.in, p.interval, p.fills = nil, nil, nil, nil, nil
 	passes.Put(p)
 }
 
@@ -130,6 +130,11 @@ const (
 // are then gathered by position.
 type pass struct {
 	t           int
+	in          []Ticket // the caller's, during Run
+	now         float64
+	interval    []Step
+	bf          []int32 // live backfill tickets (input indices), oldest first
+	fills       []Fill
 	greedy      bool
 	latency     bool
 	regionNames []string // sorted: a region's id is its index
@@ -239,15 +244,21 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 		widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
 	}
 	live := 0
+	p.bf = p.bf[:0]
 	for _, i := range age {
 		if gone(&tickets[i], now, widest) != "" {
+			continue
+		}
+		if tickets[i].Backfill != nil { // served apart, first; never a candidate
+			tickets[i].addFaults(f, int(i), p.t)
+			p.bf = append(p.bf, i)
 			continue
 		}
 		age[live] = i
 		live++
 	}
 	p.age = age[:live]
-	if live < n {
+	if live+len(p.bf) < n {
 		p.expired = make([]Expiry, 0, n-live)
 		for i := range tickets {
 			if why := gone(&tickets[i], now, widest); why != "" {
@@ -362,6 +373,7 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 		p.tree.init(p.rank)
 	}
 
+	p.in, p.now, p.interval = tickets, now, cfg.Interval
 	p.dp = resize(p.dp, max(len(p.regionNames), 1))
 	p.made, p.ids, p.slots, p.pairs = p.made[:0], p.ids[:0], p.slots[:0], p.pairs[:0]
 	return nil
@@ -409,6 +421,7 @@ func (p *pass) names(ids map[string]int, rename *[MaxRegions]uint8) uint64 {
 
 // run is the anchor loop.
 func (p *pass) run() {
+	p.serveBackfills()
 	for k, a := range p.posOf {
 		if p.taken[k] || p.nodes[a].mask == 0 || !p.sizeFeasible(int(p.nodes[a].size)) {
 			continue
