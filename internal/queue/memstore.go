@@ -441,7 +441,25 @@ func cloneTicket(t Ticket) Ticket {
 		for i := range a.Teams {
 			a.Teams[i] = slices.Clone(a.Teams[i])
 		}
+		a.Joined = slices.Clone(a.Joined)
+		for i := range a.Joined {
+			a.Joined[i] = slices.Clone(a.Joined[i])
+		}
 		t.Assignment = &a
+	}
+	if b := t.Backfill; b != nil {
+		c := *b
+		c.Teams = slices.Clone(b.Teams)
+		for i := range c.Teams {
+			c.Teams[i].Players = slices.Clone(c.Teams[i].Players)
+			c.Teams[i].Bots = slices.Clone(c.Teams[i].Bots)
+		}
+		c.OpenSlots = slices.Clone(b.OpenSlots)
+		if b.Bots != nil {
+			r := *b.Bots
+			c.Bots = &r
+		}
+		t.Backfill = &c
 	}
 	return t
 }

@@ -63,6 +63,8 @@ func (m *Metrics) ticketCreated(queue string) {
 	}
 }
 
+func (m *Metrics) backfillCreated(queue string) {}
+
 func (m *Metrics) leading(queue string, yes bool) {
 	if m == nil {
 		return

@@ -178,18 +178,28 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool,
 		CreatedAt: now, ExpiresAt: now.Add(ttl), UpdatedAt: now,
 		IdempotencyKey: nt.IdempotencyKey, BodyHash: nt.fingerprint(),
 	}
+	return s.store1(ctx, t, func(player string) string {
+		if i := slices.IndexFunc(nt.Players, func(p NewPlayer) bool { return p.ID == player }); i >= 0 {
+			return "players[" + strconv.Itoa(i) + "].id"
+		}
+		return "players"
+	})
+}
+
+// store1 stores a new ticket; a player already searching is a Conflict naming the field
+// fieldOf gives for him.
+func (s *Service) store1(ctx context.Context, t Ticket, fieldOf func(player string) string) (Ticket, bool, error) {
 	stored, replayed, err := s.store.CreateTicket(ctx, t)
 	var se *SearchingError
 	if errors.As(err, &se) {
-		field := "players"
-		if i := slices.IndexFunc(nt.Players, func(p NewPlayer) bool { return p.ID == se.PlayerID }); i >= 0 {
-			field = "players[" + strconv.Itoa(i) + "].id"
-		}
 		return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: se.Error(), Err: err,
-			Fields: []apperr.FieldError{{Field: field, Message: "is already searching in ticket " + se.TicketID}}}
+			Fields: []apperr.FieldError{{Field: fieldOf(se.PlayerID), Message: "is already searching in ticket " + se.TicketID}}}
 	}
 	if err == nil && !replayed {
-		s.metrics.ticketCreated(q.Name)
+		s.metrics.ticketCreated(t.Queue)
+		if t.Backfill != nil {
+			s.metrics.backfillCreated(t.Queue)
+		}
 	}
 	return stored, replayed, err
 }

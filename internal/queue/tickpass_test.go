@@ -45,3 +45,42 @@ func TestTickPassRegions(t *testing.T) {
 		t.Fatalf("assignments %+v", a)
 	}
 }
+
+// The production pass serves a backfill first: the joiner nearest the match's rating goes to
+// the team with the open slot, the fill carries the running match's id, and each ticket's
+// assignment lists who joined; a backfill the queue no longer admits expires as invalid.
+func TestTickPassBackfill(t *testing.T) {
+	t.Parallel()
+	q := queue.DefaultQueue("q")
+	q.TeamSize, q.MaxPartySize = 2, 2
+	t0 := queuetest.T0
+	bf := searching("bf", t0, nil, pl("r1", 1000), pl("b1", 1010), pl("b2", 990))
+	bf.Backfill = &queue.Backfill{MatchID: "running", OpenSlots: []int{1, 0},
+		Teams: []queue.BackfillTeam{{Players: []string{"r1"}}, {Players: []string{"b1", "b2"}}}}
+	old := searching("old", t0.Add(-time.Minute), nil, pl("o1", 1000)) // oldest, but the backfill is served first
+	near := searching("near", t0.Add(time.Second), nil, pl("n1", 1001))
+	party := searching("party", t0.Add(time.Second), nil, pl("p1", 1000), pl("p2", 1000)) // too large for one slot
+	w, err := queue.TickPass{}.Match(q, []queue.Ticket{old, bf, near, party}, t0.Add(2*time.Second))
+	if err != nil || len(w.Matches) != 1 {
+		t.Fatalf("%+v %v", w, err)
+	}
+	m := w.Matches[0]
+	if m.BackfillOf != "running" || m.BackfillTicket != "bf" || len(m.Teams[0].Players) != 2 || len(m.Teams[1].Players) != 2 {
+		t.Fatalf("fill %+v", m)
+	}
+	// old (1000) and near (1001) are both within 25 of 1000 (the match's mean): old is
+	// nearer.
+	a := queue.Assignments(m)
+	if got := a["old"]; got.MatchID != "running" || got.Team != 0 || len(got.Joined) != 2 || got.Joined[0][0] != "o1" {
+		t.Fatalf("joiner's assignment %+v", got)
+	}
+	if got := a["bf"]; got.MatchID != "running" || got.Joined[0][0] != "o1" || len(got.Joined[1]) != 0 {
+		t.Fatalf("backfill's assignment %+v", got)
+	}
+	// A queue whose team size shrank below the match's players expires the backfill.
+	q.TeamSize, q.MaxPartySize = 1, 1
+	w, err = queue.TickPass{}.Match(q, []queue.Ticket{bf, near}, t0.Add(2*time.Second))
+	if err != nil || len(w.Matches) != 0 || len(w.Expired) != 1 || w.Expired[0] != (queue.Expiry{TicketID: "bf", Reason: queue.ReasonInvalid}) {
+		t.Fatalf("%+v %v", w, err)
+	}
+}
