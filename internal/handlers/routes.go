@@ -50,6 +50,7 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		r.With(read).Method(http.MethodGet, "/mutators", handleListMutators(d.Logger, d.Ratings))
 
 		r.With(match).Method(http.MethodPost, "/queues/{name}/tickets", handleCreateTicket(d.Logger, d.Queue))
+		r.With(match).Method(http.MethodPost, "/queues/{name}/backfill", handleCreateBackfill(d.Logger, d.Queue))
 		r.With(match).Method(http.MethodGet, "/queues/{name}/events", handleQueueEvents(d.Logger, d.Queue, d.Streams))
 		r.With(match).Method(http.MethodGet, "/tickets/{id}", handleGetTicket(d.Logger, d.Queue, d.Streams))
 		r.With(match).Method(http.MethodDelete, "/tickets/{id}", handleCancelTicket(d.Logger, d.Queue))
