@@ -674,3 +674,41 @@ func (b backfillJSON) backfill() *queue.Backfill {
 	}
 	return out
 }
+
+// PublishStats implements queue.Store: an upsert, if the queue exists.
+func (s *QueueStore) PublishStats(ctx context.Context, queueName string, st queue.Stats) error {
+	b, err := queue.EncodeStats(st)
+	if err != nil {
+		return apperr.Wrap(apperr.Invalid, err, "queue: the stats cannot be stored")
+	}
+	tag, err := s.pool.Exec(ctx, `
+INSERT INTO queue_stats (queue, at, stats)
+SELECT $1, $2, $3::jsonb WHERE EXISTS (SELECT 1 FROM queues WHERE name = $1 AND deleted_at IS NULL)
+ON CONFLICT (queue) DO UPDATE SET at = excluded.at, stats = excluded.stats`, queueName, st.At, string(b))
+	if err != nil {
+		return mapError(err, "queue: publish stats")
+	}
+	if tag.RowsAffected() == 0 {
+		return noQueue(queueName)
+	}
+	return nil
+}
+
+// LatestStats implements queue.Store.
+func (s *QueueStore) LatestStats(ctx context.Context, queueName string) (queue.Stats, bool, error) {
+	var b []byte
+	err := s.pool.QueryRow(ctx, `
+SELECT s.stats FROM queue_stats AS s JOIN queues AS q ON q.name = s.queue AND q.deleted_at IS NULL
+WHERE s.queue = $1`, queueName).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return queue.Stats{}, false, nil
+	}
+	if err != nil {
+		return queue.Stats{}, false, mapError(err, "queue: latest stats")
+	}
+	st, err := queue.DecodeStats(b)
+	if err != nil {
+		return queue.Stats{}, false, mapError(fmt.Errorf("stored stats of queue %q: %w", queueName, err), "queue: latest stats")
+	}
+	return st, true, nil
+}

@@ -8,7 +8,18 @@
 -- carry) and backfill_ticket set. Both columns are read and written whole with their row:
 -- no index.
 
+-- queue_stats holds each queue's latest stats snapshot (queue.Stats, GET
+-- /v1/queues/{name}/stats), written by the queue's leader every 2 s, read by the other
+-- replicas (each caches it for 1 s): a replica that does not lead a queue answers its stats
+-- without scanning its tickets. A table of its own rather than a column of queues, whose row
+-- ticks and cancels lock.
+
 -- +goose Up
+CREATE TABLE queue_stats (
+    queue text COLLATE "C" PRIMARY KEY,
+    at    timestamptz NOT NULL,
+    stats jsonb NOT NULL -- the Go struct's JSON (queue.EncodeStats): a cache, rewritten every few seconds
+);
 -- {"match_id", "teams": [{"players": [id...], "bots": [rating...]}], "open_slots": [n...],
 --  "region", "bots": {"mean_rating", "target_players", "recommended_min", "recommended_max"}}
 ALTER TABLE queue_tickets ADD COLUMN backfill jsonb;
@@ -17,5 +28,6 @@ ALTER TABLE queue_matches ADD COLUMN backfill_of text COLLATE "C",
                           ADD CHECK ((backfill_of IS NULL) = (backfill_ticket IS NULL));
 
 -- +goose Down
+DROP TABLE queue_stats;
 ALTER TABLE queue_matches DROP COLUMN backfill_ticket, DROP COLUMN backfill_of;
 ALTER TABLE queue_tickets DROP COLUMN backfill;

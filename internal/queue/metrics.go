@@ -65,6 +65,8 @@ func (m *Metrics) ticketCreated(queue string) {
 
 func (m *Metrics) backfillCreated(queue string) {}
 
+func (m *Metrics) bands(queue string, st *Stats) {}
+
 func (m *Metrics) leading(queue string, yes bool) {
 	if m == nil {
 		return

@@ -242,6 +242,10 @@ type Ticket struct {
 	// Reason says why a ticket expired or was cancelled ("ttl", "queue deleted", ...).
 	Reason     string
 	Assignment *Assignment // set when matched
+	// EstimatedWait is how much longer a searching ticket is expected to wait, set by the
+	// Service on the tickets it answers (Stats.Estimate); nil without recent waits. Not
+	// stored.
+	EstimatedWait *time.Duration
 	// Backfill, when set, makes this a backfill ticket: a running match asks for players.
 	// Players are then the match's players still in it (all teams), which no other
 	// searching ticket of the queue may hold.

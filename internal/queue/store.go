@@ -82,6 +82,13 @@ type Store interface {
 	// matches, and events already past every webhook cursor.
 	Purge(ctx context.Context, before time.Time) (PurgeReport, error)
 
+	// PublishStats keeps st as the queue's latest stats snapshot, replacing the previous one;
+	// the queue's leader writes it every StatsPublish so that the other replicas can answer
+	// GET /v1/queues/{name}/stats. LatestStats returns it, ok false when none was published
+	// (or the queue does not exist).
+	PublishStats(ctx context.Context, queue string, st Stats) error
+	LatestStats(ctx context.Context, queue string) (st Stats, ok bool, err error)
+
 	// Ping reports whether the store can be reached; Name says which it is.
 	Ping(ctx context.Context) error
 	Name() string

@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"ConcurrentCreates", testConcurrentCreates},
 		{"CancelRacingATick", testCancelRacingATick},
 		{"BackfillTicketsAndFills", testBackfill},
+		{"StatsPublishedAndRead", testStats},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -699,5 +700,42 @@ func must2(t *testing.T) func(a []queue.Ticket, b queue.Cursor, err error) ([]qu
 			t.Fatal(err)
 		}
 		return a, b
+	}
+}
+
+// The leader's stats snapshot is kept per queue, the last one wins, and a queue that does not
+// exist (or was deleted) has none.
+func testStats(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	putQueue(t, st, Queue("q"))
+	if _, ok, err := st.LatestStats(c, "q"); ok || err != nil {
+		t.Fatalf("before any: ok %v, %v", ok, err)
+	}
+	snap := queue.Stats{Queue: "q", At: at(5), Source: "leader", SearchingTickets: 3, SearchingPlayers: 4,
+		OldestWait: 7 * time.Second, MatchesLastHour: 2, Wait: queue.WaitSummary{Samples: 1, Quantiles: make([]float64, 21)},
+		Bands: make([]queue.BandStats, len(queue.Bands))}
+	snap.Bands[3].SearchingPlayers = 4
+	snap.Wait.Quantiles[20] = 12.5
+	if err := st.PublishStats(c, "q", snap); err != nil {
+		t.Fatal(err)
+	}
+	snap.SearchingTickets = 5
+	if err := st.PublishStats(c, "q", snap); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := st.LatestStats(c, "q")
+	if err != nil || !ok || got.SearchingTickets != 5 || got.OldestWait != 7*time.Second || !got.At.Equal(at(5)) ||
+		got.Bands[3].SearchingPlayers != 4 || got.Bands[3].Name != queue.Bands[3].Name || got.Wait.Quantiles[20] != 12.5 {
+		t.Fatalf("read back %+v ok %v, %v", got, ok, err)
+	}
+	wantCode(t, st.PublishStats(c, "nope", snap), apperr.NotFound)
+	if _, ok, err := st.LatestStats(c, "nope"); ok || err != nil {
+		t.Fatalf("no such queue: ok %v, %v", ok, err)
+	}
+	if err := st.DeleteQueue(c, "q", at(6)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := st.LatestStats(c, "q"); ok {
+		t.Fatal("a deleted queue's stats")
 	}
 }
