@@ -22,7 +22,7 @@ type MemoryStore struct {
 	matches   map[string]Match
 	version   uint64 // bumped at every ticket change: the Changes cursor
 	resigned  map[string]bool
-	wakeEvent chan struct{} // closed and replaced when any event is appended
+	wakeEvent chan struct{}     // closed and replaced when any event is appended
 	stats     map[string][]byte // queue -> its latest stats, encoded (a copy by construction)
 }
 
