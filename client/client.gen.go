@@ -185,6 +185,27 @@ func (e QueueEventType) Valid() bool {
 	}
 }
 
+// Defines values for QueueStatsSource.
+const (
+	Leader QueueStatsSource = "leader"
+	None   QueueStatsSource = "none"
+	Store  QueueStatsSource = "store"
+)
+
+// Valid indicates whether the value is a known member of the QueueStatsSource enum.
+func (e QueueStatsSource) Valid() bool {
+	switch e {
+	case Leader:
+		return true
+	case None:
+		return true
+	case Store:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RebalanceMoveKind.
 const (
 	Place RebalanceMoveKind = "place"
@@ -865,6 +886,68 @@ type QueueMatchTeam struct {
 	RatingTotal float64            `json:"rating_total"`
 }
 
+// QueueStats defines model for QueueStats.
+type QueueStats struct {
+	// At When the leader took the snapshot.
+	At        time.Time        `json:"at"`
+	Backfills QueueStatsCounts `json:"backfills"`
+	Bands     []QueueStatsBand `json:"bands"`
+	Expired   QueueStatsCounts `json:"expired"`
+	Matches   QueueStatsCounts `json:"matches"`
+
+	// MeanQuality Mean `average_difference` of the matches of the last 10 minutes; absent without any.
+	MeanQuality *float64 `json:"mean_quality,omitempty"`
+
+	// OldestWaitS How long the oldest searching ticket (backfills included) has waited; 0 with none.
+	OldestWaitS        float64 `json:"oldest_wait_s"`
+	QualitySamples     int     `json:"quality_samples"`
+	Queue              string  `json:"queue"`
+	SearchingBackfills int     `json:"searching_backfills"`
+	SearchingPlayers   int     `json:"searching_players"`
+
+	// SearchingTickets Searching tickets, backfill tickets not included.
+	SearchingTickets int `json:"searching_tickets"`
+
+	// Source `leader`: this replica leads the queue; `store`: the snapshot the leader published (at most about 3 s old); `none`: no leader has published one yet (every count 0).
+	Source QueueStatsSource `json:"source"`
+
+	// WaitS Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+	WaitS QueueStatsWait `json:"wait_s"`
+}
+
+// QueueStatsSource `leader`: this replica leads the queue; `store`: the snapshot the leader published (at most about 3 s old); `none`: no leader has published one yet (every count 0).
+type QueueStatsSource string
+
+// QueueStatsBand defines model for QueueStatsBand.
+type QueueStatsBand struct {
+	// Band Ratings in [min, max) on the matchmaking scale.
+	Band string `json:"band"`
+
+	// Max Absent for the highest band.
+	Max *float64 `json:"max,omitempty"`
+
+	// Min Absent for the lowest band.
+	Min              *float64 `json:"min,omitempty"`
+	SearchingPlayers int      `json:"searching_players"`
+	SearchingTickets int      `json:"searching_tickets"`
+
+	// WaitS Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+	WaitS QueueStatsWait `json:"wait_s"`
+}
+
+// QueueStatsCounts defines model for QueueStatsCounts.
+type QueueStatsCounts struct {
+	LastHour   int `json:"last_hour"`
+	LastMinute int `json:"last_minute"`
+}
+
+// QueueStatsWait Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+type QueueStatsWait struct {
+	Median  *float64 `json:"median,omitempty"`
+	P90     *float64 `json:"p90,omitempty"`
+	Samples int      `json:"samples"`
+}
+
 // QueuedPlayer defines model for QueuedPlayer.
 type QueuedPlayer struct {
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
@@ -1181,13 +1264,16 @@ type Ticket struct {
 	Assignment *TicketAssignment `json:"assignment,omitempty"`
 
 	// Backfill A backfill ticket's request, its players' ratings in the ticket's `players`.
-	Backfill    *Backfill           `json:"backfill,omitempty"`
-	CreatedAt   time.Time           `json:"created_at"`
-	ExpiresAt   time.Time           `json:"expires_at"`
-	Id          string              `json:"id"`
-	LatenciesMs *map[string]float64 `json:"latencies_ms,omitempty"`
-	Players     []TicketPlayer      `json:"players"`
-	Queue       string              `json:"queue"`
+	Backfill  *Backfill `json:"backfill,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// EstimatedWaitS For a searching ticket, how much longer it is expected to wait, from the waits of the tickets of its rating band matched in the last 10 minutes (of the whole queue when its band has fewer than 10) — the median of those longer than its wait so far, minus that wait; absent without such waits. See `/v1/queues/{name}/stats`.
+	EstimatedWaitS *float64            `json:"estimated_wait_s,omitempty"`
+	ExpiresAt      time.Time           `json:"expires_at"`
+	Id             string              `json:"id"`
+	LatenciesMs    *map[string]float64 `json:"latencies_ms,omitempty"`
+	Players        []TicketPlayer      `json:"players"`
+	Queue          string              `json:"queue"`
 
 	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `cancelled`; `queue deleted`).
 	Reason *string      `json:"reason,omitempty"`
@@ -1730,6 +1816,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/queues/{name}/events (the `StreamQueueEvents` operationId).
 	StreamQueueEvents(ctx context.Context, name QueueName, params *StreamQueueEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetQueueStats How the queue is doing, and how long it makes players wait
+	//
+	// What is searching now (in all and per rating band), the matches, backfill fills and
+	// expiries of the last minute and hour, the waits of the tickets matched in the last 10
+	// minutes (median and p90, in all and per band) and the mean `average_difference` of
+	// their matches. Rating bands are fixed, on the matchmaking scale (average 1000): below
+	// 700, 700-800, ..., 1200-1300, 1300 and above (a party's band is its mean rating's;
+	// backfill tickets are counted apart). The replica that leads the queue answers from
+	// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
+	// second); another replica answers the snapshot the leader publishes every 2 s
+	// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
+	// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
+	// scope.
+	//
+	// Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
+	GetQueueStats(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateTicketWithBody Put a player or a party in the queue
 	//
@@ -2490,6 +2593,33 @@ func (c *Client) CreateBackfill(ctx context.Context, name QueueName, params *Cre
 // Corresponds with GET /v1/queues/{name}/events (the `StreamQueueEvents` operationId).
 func (c *Client) StreamQueueEvents(ctx context.Context, name QueueName, params *StreamQueueEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamQueueEventsRequest(c.Server, name, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetQueueStats How the queue is doing, and how long it makes players wait
+//
+// What is searching now (in all and per rating band), the matches, backfill fills and
+// expiries of the last minute and hour, the waits of the tickets matched in the last 10
+// minutes (median and p90, in all and per band) and the mean `average_difference` of
+// their matches. Rating bands are fixed, on the matchmaking scale (average 1000): below
+// 700, 700-800, ..., 1200-1300, 1300 and above (a party's band is its mean rating's;
+// backfill tickets are counted apart). The replica that leads the queue answers from
+// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
+// second); another replica answers the snapshot the leader publishes every 2 s
+// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
+// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
+// scope.
+//
+// Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
+func (c *Client) GetQueueStats(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetQueueStatsRequest(c.Server, name)
 	if err != nil {
 		return nil, err
 	}
@@ -3682,6 +3812,40 @@ func NewStreamQueueEventsRequest(server string, name QueueName, params *StreamQu
 	return req, nil
 }
 
+// NewGetQueueStatsRequest constructs an http.Request for the GetQueueStats method
+func NewGetQueueStatsRequest(server string, name QueueName) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/queues/%s/stats", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCreateTicketRequest calls the generic CreateTicket builder with application/json body
 func NewCreateTicketRequest(server string, name QueueName, params *CreateTicketParams, body CreateTicketJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4486,6 +4650,25 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/queues/{name}/events (the `StreamQueueEvents` operationId).
 	StreamQueueEventsWithResponse(ctx context.Context, name QueueName, params *StreamQueueEventsParams, reqEditors ...RequestEditorFn) (*StreamQueueEventsResponse, error)
+
+	// GetQueueStatsWithResponse How the queue is doing, and how long it makes players wait
+	//
+	// What is searching now (in all and per rating band), the matches, backfill fills and
+	// expiries of the last minute and hour, the waits of the tickets matched in the last 10
+	// minutes (median and p90, in all and per band) and the mean `average_difference` of
+	// their matches. Rating bands are fixed, on the matchmaking scale (average 1000): below
+	// 700, 700-800, ..., 1200-1300, 1300 and above (a party's band is its mean rating's;
+	// backfill tickets are counted apart). The replica that leads the queue answers from
+	// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
+	// second); another replica answers the snapshot the leader publishes every 2 s
+	// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
+	// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
+	// scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
+	GetQueueStatsWithResponse(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*GetQueueStatsResponse, error)
 
 	// CreateTicketWithBodyWithResponse Put a player or a party in the queue
 	//
@@ -6822,6 +7005,144 @@ func (r StreamQueueEventsResponse) ContentType() string {
 	return ""
 }
 
+// GetQueueStatsResponse200Headers the declared response headers of an HTTP 200 response for GetQueueStats
+type GetQueueStatsResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetQueueStatsResponse400Headers the declared response headers of an HTTP 400 response for GetQueueStats
+type GetQueueStatsResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetQueueStatsResponse401Headers the declared response headers of an HTTP 401 response for GetQueueStats
+type GetQueueStatsResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// GetQueueStatsResponse403Headers the declared response headers of an HTTP 403 response for GetQueueStats
+type GetQueueStatsResponse403Headers struct {
+	XRequestId *string
+}
+
+// GetQueueStatsResponse404Headers the declared response headers of an HTTP 404 response for GetQueueStats
+type GetQueueStatsResponse404Headers struct {
+	XRequestId *string
+}
+
+// GetQueueStatsResponse429Headers the declared response headers of an HTTP 429 response for GetQueueStats
+type GetQueueStatsResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// GetQueueStatsResponse503Headers the declared response headers of an HTTP 503 response for GetQueueStats
+type GetQueueStatsResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type GetQueueStatsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *QueueStats
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetQueueStatsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetQueueStatsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetQueueStatsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetQueueStatsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetQueueStatsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetQueueStatsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetQueueStatsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetQueueStatsResponse) GetJSON200() *QueueStats {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetQueueStatsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetQueueStatsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetQueueStatsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetQueueStatsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetQueueStatsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetQueueStatsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetQueueStatsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetQueueStatsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetQueueStatsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetQueueStatsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateTicketResponse200Headers the declared response headers of an HTTP 200 response for CreateTicket
 type CreateTicketResponse200Headers struct {
 	IdempotentReplayed *string
@@ -8772,6 +9093,31 @@ func (c *ClientWithResponses) StreamQueueEventsWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseStreamQueueEventsResponse(rsp)
+}
+
+// GetQueueStatsWithResponse How the queue is doing, and how long it makes players wait
+//
+// What is searching now (in all and per rating band), the matches, backfill fills and
+// expiries of the last minute and hour, the waits of the tickets matched in the last 10
+// minutes (median and p90, in all and per band) and the mean `average_difference` of
+// their matches. Rating bands are fixed, on the matchmaking scale (average 1000): below
+// 700, 700-800, ..., 1200-1300, 1300 and above (a party's band is its mean rating's;
+// backfill tickets are counted apart). The replica that leads the queue answers from
+// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
+// second); another replica answers the snapshot the leader publishes every 2 s
+// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
+// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
+// scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
+func (c *ClientWithResponses) GetQueueStatsWithResponse(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*GetQueueStatsResponse, error) {
+	rsp, err := c.GetQueueStats(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetQueueStatsResponse(rsp)
 }
 
 // CreateTicketWithBodyWithResponse Put a player or a party in the queue
@@ -11760,6 +12106,189 @@ func ParseStreamQueueEventsResponse(rsp *http.Response) (*StreamQueueEventsRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers StreamQueueEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetQueueStatsResponse parses an HTTP response from a GetQueueStatsWithResponse call
+func ParseGetQueueStatsResponse(rsp *http.Response) (*GetQueueStatsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetQueueStatsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest QueueStats
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetQueueStatsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetQueueStatsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetQueueStatsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetQueueStatsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetQueueStatsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetQueueStatsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetQueueStatsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

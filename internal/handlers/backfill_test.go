@@ -136,3 +136,42 @@ func FuzzBackfill(f *testing.F) {
 		}
 	})
 }
+
+// GET /v1/queues/{name}/stats answers the leader's counters, per band, with the waits of the
+// matches made; the tickets created afterwards carry an estimated wait.
+func TestQueueStats(t *testing.T) {
+	t.Parallel()
+	h := tickServer(t)
+	exchange(t, h, http.MethodPut, "/v1/queues/duel", "application/json", duelQueue)
+	var a ticketJSON
+	decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/queues/duel/tickets", "application/json", `{"players":[{"id":"a","rating":1010}]}`), &a)
+	exchange(t, h, http.MethodPost, "/v1/queues/duel/tickets", "application/json", `{"players":[{"id":"b","rating":1020}]}`)
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/tickets/"+a.ID+"?wait_s=5", "", ""), &a)
+	if a.Status != queue.Matched {
+		t.Fatalf("not matched: %+v", a)
+	}
+	var st queueStatsJSON
+	deadline := time.Now().Add(5 * time.Second)
+	for st.Matches.LastMinute == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond) // the snapshot is rebuilt every second
+		decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/queues/duel/stats", "", ""), &st)
+	}
+	if st.Source != "leader" || st.Matches.LastMinute != 1 || st.Matches.LastHour != 1 || st.WaitS.Samples != 2 ||
+		st.WaitS.Median == nil || len(st.Bands) != len(queue.Bands) || st.Bands[4].WaitS.Samples != 2 || st.QualitySamples != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	var c ticketJSON
+	decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/queues/duel/tickets", "application/json", `{"players":[{"id":"c","rating":1030}]}`), &c)
+	if c.EstimatedWaitS == nil {
+		t.Fatalf("no estimate: %+v", c)
+	}
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/tickets/"+c.ID, "", ""), &c)
+	if c.EstimatedWaitS == nil {
+		t.Fatalf("no estimate on GET: %+v", c)
+	}
+	for path, status := range map[string]int{"/v1/queues/nope/stats": 404, "/v1/queues/a%20b/stats": 400} {
+		if resp := exchange(t, h, http.MethodGet, path, "", ""); resp.StatusCode != status {
+			t.Errorf("%s: %d, want %d", path, resp.StatusCode, status)
+		}
+	}
+}

@@ -41,6 +41,8 @@ type ticketJSON struct {
 	Reason      string              `json:"reason,omitempty"`
 	Assignment  *ticketAssignedJSON `json:"assignment,omitempty"`
 	Backfill    *backfillJSON       `json:"backfill,omitempty"`
+	// EstimatedWaitS: how much longer a searching ticket is expected to wait.
+	EstimatedWaitS *float64 `json:"estimated_wait_s,omitempty"`
 }
 
 type ticketPlayerOut struct {
@@ -78,6 +80,9 @@ func newTicketJSON(t queue.Ticket) ticketJSON {
 		}
 	}
 	out.Backfill = newBackfillJSON(t.Backfill)
+	if t.EstimatedWait != nil {
+		out.EstimatedWaitS = new(t.EstimatedWait.Seconds())
+	}
 	return out
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"matchmaker/internal/apperr"
 	"matchmaker/internal/queue"
+	"matchmaker/internal/ratings"
 )
 
 func backfillReq(queueName string) queue.NewBackfill {
@@ -89,6 +90,49 @@ func TestCreateBackfillRejectsBadRequests(t *testing.T) {
 		}
 	}
 	if _, _, err := f.svc.CreateBackfill(ctx, backfillReq("nowhere")); apperr.CodeOf(err) != apperr.NotFound {
+		t.Fatalf("no such queue: %v", err)
+	}
+}
+
+// A replica that does not lead the queue answers the stats the leader published to the
+// store (source "store"), and "none" before any; both count the same.
+func TestStatsOnAReplicaThatDoesNotLead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := queue.NewMemoryStore()
+	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
+	leader := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: queue.TickPass{},
+		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
+	other := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: queue.TickPass{}}) // never runs
+	q := queue.DefaultQueue("duel")
+	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, 50*time.Millisecond
+	if _, _, err := leader.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := other.Stats(ctx, "duel"); err != nil || st.Source != "none" {
+		t.Fatalf("before any: %+v %v", st, err)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if _, _, err := leader.CreateTicket(ctx, queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: id, Rating: rating(1000)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runService(t, leader)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := other.Stats(ctx, "duel")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Source == "store" && st.MatchesLastMinute == 1 && st.SearchingTickets == 1 && st.Bands[4].SearchingPlayers == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the other replica's stats: %+v", st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := other.Stats(ctx, "nope"); apperr.CodeOf(err) != apperr.NotFound {
 		t.Fatalf("no such queue: %v", err)
 	}
 }
