@@ -271,6 +271,7 @@ func (r *runner) committed(queue string, w TickWrite, done TickCommitted, now ti
 		}
 		r.track.matched(now, m.AverageDifference, m.BackfillOf != "", samples)
 		r.s.metrics.matched(queue, m, waits)
+		r.s.metrics.waited(queue, samples)
 	}
 	reasons := make(map[string]string, len(w.Expired))
 	for _, e := range w.Expired {
