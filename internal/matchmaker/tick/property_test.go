@@ -507,7 +507,8 @@ func TestTheIssuesQueueKeepsTheRules(t *testing.T) {
 	for _, regions := range []bool{false, true} {
 		for _, s := range []string{RatingWindow, GreedyPairs} {
 			tk, now := benchQueue(uint64(n), n, regions)
-			tk[7].ExpiresAt = now // and one expiry
+			tk[7].ExpiresAt = now                              // and one expiry
+			tk = benchBackfills(tk, uint64(n), n/100, regions) // and the backfill benchmark's tickets
 			// With regions, out of arrival order: the pass sorts by age.
 			if regions {
 				rand.New(rand.NewPCG(1, 2)).Shuffle(len(tk), func(i, j int) { tk[i], tk[j] = tk[j], tk[i] })
@@ -517,8 +518,8 @@ func TestTheIssuesQueueKeepsTheRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Matches) < n/10 {
-				t.Fatalf("%s, regions %v: %d matches from %d tickets", s, regions, len(res.Matches), n)
+			if len(res.Matches) < n/10 || len(res.Fills) < n/200 {
+				t.Fatalf("%s, regions %v: %d matches and %d fills from %d tickets", s, regions, len(res.Matches), len(res.Fills), n)
 			}
 			if err := check(tk, now, cfg, res); err != nil {
 				t.Fatalf("%s, regions %v: %v", s, regions, err)
