@@ -55,6 +55,12 @@ import (
 // the smallest worst latency of its tickets wins (then the first by name), and the same
 // rule picks Match.Region among all regions every ticket of the match accepts.
 //
+// Backfill: before any anchor, the backfill tickets (Ticket.Backfill) are served, oldest
+// first, each as backfill (backfill.go) describes: the acceptable tickets nearest the match's
+// mean rating, placed by teams.Assign among the teams with open slots, until the slots are
+// full. A backfill ticket is never an anchor nor a candidate; Result.Fills lists what each
+// got, and a backfill that got nobody keeps waiting.
+//
 // Teams: the most even split of the match's tickets, parties whole (the least |difference
 // of team totals| over every split, the anchor's team being team 0; sums in float64, so
 // "least" holds up to rounding), then each team sorted by rating and paired in order.
