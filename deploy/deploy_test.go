@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -279,4 +280,57 @@ func loadYAML(t *testing.T, path string) []map[string]any {
 		t.Fatalf("%s: no apiVersion or kind", path)
 	}
 	return []map[string]any{doc}
+}
+
+// TestKubernetesConnectionsFitPostgres: at the autoscaler's maximum, the replicas' pools and
+// the queue store's two connections each stay within Postgres's default max_connections (100,
+// less the 3 reserved for superusers), and every pool outnumbers its committers.
+func TestKubernetesConnectionsFitPostgres(t *testing.T) {
+	var deployment struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Containers []struct {
+						Env []struct{ Name, Value string }
+					}
+				}
+			}
+		}
+	}
+	var hpa struct {
+		Spec struct{ MaxReplicas int }
+	}
+	decodeYAML(t, filepath.Join("k8s", "deployment.yaml"), &deployment)
+	decodeYAML(t, filepath.Join("k8s", "hpa.yaml"), &hpa)
+	env := map[string]int{}
+	for _, c := range deployment.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if n, err := strconv.Atoi(e.Value); err == nil {
+				env[e.Name] = n
+			}
+		}
+	}
+	pool, committers := env["MATCHMAKER_DB_MAX_CONNS"], env["MATCHMAKER_STORE_COMMITTERS"]
+	if pool == 0 || committers == 0 || hpa.Spec.MaxReplicas == 0 {
+		t.Fatalf("the manifests must size the pool (%d), the committers (%d) and the replicas (%d) explicitly",
+			pool, committers, hpa.Spec.MaxReplicas)
+	}
+	if pool <= committers {
+		t.Errorf("a pool of %d leaves no connection for reads beside %d committers", pool, committers)
+	}
+	if total := hpa.Spec.MaxReplicas * (pool + 2); total > 97 {
+		t.Errorf("%d replicas x (%d pooled + 2) = %d connections, over Postgres's default 97 for users",
+			hpa.Spec.MaxReplicas, pool, total)
+	}
+}
+
+func decodeYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 }

@@ -131,6 +131,7 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"unknown command", nil, []string{"launch"}, "launch"},
 		{"malformed API keys", map[string]string{"MATCHMAKER_API_KEYS": "ci:read:nothex"}, nil, "MATCHMAKER_API_KEYS"},
 		{"malformed rate limits", map[string]string{"MATCHMAKER_RATE_LIMITS": "match=fast"}, nil, "MATCHMAKER_RATE_LIMITS"},
+		{"pool no larger than its committers", map[string]string{"MATCHMAKER_DB_MAX_CONNS": "4", "MATCHMAKER_STORE_COMMITTERS": "4"}, nil, "MATCHMAKER_DB_MAX_CONNS"},
 		{"malformed memory budget", map[string]string{"MATCHMAKER_MEMORY_BUDGET": "lots"}, nil, "MATCHMAKER_MEMORY_BUDGET"},
 	}
 	for _, tt := range tests {

@@ -38,6 +38,10 @@ type Config struct {
 	QueueRefresh time.Duration
 	// WebhookTimeout bounds one webhook delivery. Default 5 s.
 	WebhookTimeout time.Duration
+	// CreateTimeout bounds a ticket creation's store work as a whole (the queue's definition,
+	// stored ratings, the commit), so that a database that stops answering midway costs the
+	// client one deadline, not one per call. Zero: only the store's own per-call bounds.
+	CreateTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -159,6 +163,11 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool,
 		if err := ratings.ValidateID(nt.IdempotencyKey); err != nil {
 			return Ticket{}, false, apperr.Field("Idempotency-Key", "%s", err)
 		}
+	}
+	if s.cfg.CreateTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.CreateTimeout)
+		defer cancel()
 	}
 	q, err := s.store.GetQueue(ctx, nt.Queue)
 	if err != nil {
