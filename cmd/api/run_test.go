@@ -31,6 +31,13 @@ type program struct {
 
 func startProgram(t *testing.T, env map[string]string, args ...string) program {
 	t.Helper()
+	return startProgramLogging(t, env, nil, args...)
+}
+
+// startProgramLogging is startProgram that also hands each line the program logs to onLog
+// (when not nil), as it is written.
+func startProgramLogging(t *testing.T, env map[string]string, onLog func(line []byte), args ...string) program {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	getenv := func(k string) string {
 		if k == "MATCHMAKER_ADDR" && env[k] == "" {
@@ -49,6 +56,9 @@ func startProgram(t *testing.T, env map[string]string, args ...string) program {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
+			if onLog != nil {
+				onLog(sc.Bytes())
+			}
 			var line struct{ Msg, Addr string }
 			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Addr != "" {
 				addrs <- [2]string{line.Msg, line.Addr}

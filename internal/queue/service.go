@@ -197,6 +197,12 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool,
 		return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: se.Error(), Err: err,
 			Fields: []apperr.FieldError{{Field: field, Message: "is already searching in ticket " + se.TicketID}}}
 	}
+	var conflict *apperr.Error
+	if nt.IdempotencyKey != "" && errors.As(err, &conflict) && conflict.Code == apperr.Conflict && len(conflict.Fields) == 0 {
+		// The store's other conflict: the key was used for another request.
+		return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: conflict.Message, Err: err,
+			Fields: []apperr.FieldError{{Field: "Idempotency-Key", Message: "was used for another ticket request"}}}
+	}
 	if err == nil && !replayed {
 		s.metrics.ticketCreated(q.Name)
 	}
