@@ -39,6 +39,10 @@ type Config struct {
 	QueueRefresh time.Duration
 	// WebhookTimeout bounds one webhook delivery. Default 5 s.
 	WebhookTimeout time.Duration
+	// CreateTimeout bounds a ticket creation's store work as a whole (the queue's definition,
+	// stored ratings, the commit), so that a database that stops answering midway costs the
+	// client one deadline, not one per call. Zero: only the store's own per-call bounds.
+	CreateTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -170,6 +174,11 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool,
 			return Ticket{}, false, apperr.Field("Idempotency-Key", "%s", err)
 		}
 	}
+	if s.cfg.CreateTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.CreateTimeout)
+		defer cancel()
+	}
 	q, err := s.store.GetQueue(ctx, nt.Queue)
 	if err != nil {
 		return Ticket{}, false, err
@@ -204,6 +213,12 @@ func (s *Service) store1(ctx context.Context, t Ticket, fieldOf func(player stri
 	if errors.As(err, &se) {
 		return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: se.Error(), Err: err,
 			Fields: []apperr.FieldError{{Field: fieldOf(se.PlayerID), Message: "is already searching in ticket " + se.TicketID}}}
+	}
+	var conflict *apperr.Error
+	if t.IdempotencyKey != "" && errors.As(err, &conflict) && conflict.Code == apperr.Conflict && len(conflict.Fields) == 0 {
+		// The store's other conflict: the key was used for another request.
+		return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: conflict.Message, Err: err,
+			Fields: []apperr.FieldError{{Field: "Idempotency-Key", Message: "was used for another ticket request"}}}
 	}
 	if err == nil && !replayed {
 		s.metrics.ticketCreated(t.Queue)

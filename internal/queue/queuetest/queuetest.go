@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"CancelRacingATick", testCancelRacingATick},
 		{"BackfillTicketsAndFills", testBackfill},
 		{"StatsPublishedAndRead", testStats},
+		{"ExpiryRacingAMatch", testExpiryRacingAMatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -737,5 +738,75 @@ func testStats(t *testing.T, st queue.Store) {
 	}
 	if _, ok, _ := st.LatestStats(c, "q"); ok {
 		t.Fatal("a deleted queue's stats")
+	}
+}
+
+// A ticket expiring while its match forms: a tick that matches tickets (an old leader's, still
+// writing) races one that expires some of them (the new leader's, at a later now). Each
+// ticket ends exactly once: a match is stored whole with its tickets matched and the expiry
+// of its ticket has no effect, or the ticket expired and its match is dropped whole, the
+// match's other ticket still searching.
+func testExpiryRacingAMatch(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	putQueue(t, st, Queue("q"))
+	const n = 40
+	var tickets []queue.Ticket
+	for i := range n {
+		tickets = append(tickets, create(t, st, Ticket("q", fmt.Sprintf("t%02d", i), i, fmt.Sprintf("p%02d", i))))
+	}
+	var matches []queue.Match
+	var expiries []queue.Expiry
+	for i := 0; i < n; i += 2 {
+		matches = append(matches, Match2v2(fmt.Sprintf("m%02d", i), tickets[i], tickets[i+1]))
+		expiries = append(expiries, queue.Expiry{TicketID: tickets[i].ID, Reason: "ttl"})
+	}
+	var wg sync.WaitGroup
+	var matched, expired queue.TickCommitted
+	var matchErr, expireErr error
+	wg.Go(func() { matched, matchErr = st.CommitTick(c, "q", queue.TickWrite{At: at(100), Matches: matches}) })
+	wg.Go(func() { expired, expireErr = st.CommitTick(c, "q", queue.TickWrite{At: at(101), Expired: expiries}) })
+	wg.Wait()
+	if err := cmpOr(matchErr, expireErr); err != nil {
+		t.Fatal(err)
+	}
+	stored, gone := map[string]bool{}, map[string]bool{}
+	for _, id := range matched.Matches {
+		stored[id] = true
+	}
+	for _, id := range expired.Expired {
+		gone[id] = true
+	}
+	if len(matched.Matches)+len(matched.Dropped) != n/2 || len(matched.Matches)+len(expired.Expired) != n/2 {
+		t.Fatalf("%d matches stored, %d dropped, %d tickets expired: each of the %d pairs ends one way",
+			len(matched.Matches), len(matched.Dropped), len(expired.Expired), n/2)
+	}
+	for i := 0; i < n; i += 2 {
+		m := fmt.Sprintf("m%02d", i)
+		a := must[queue.Ticket](t)(st.GetTicket(c, tickets[i].ID))
+		b := must[queue.Ticket](t)(st.GetTicket(c, tickets[i+1].ID))
+		switch {
+		case stored[m] && gone[a.ID]:
+			t.Fatalf("%s was both matched in %s and expired", a.ID, m)
+		case stored[m] && (a.Status != queue.Matched || b.Status != queue.Matched):
+			t.Fatalf("match %s stored, its tickets %s and %s", m, a.Status, b.Status)
+		case !stored[m] && (a.Status != queue.Expired || a.Reason != "ttl" || b.Status != queue.Searching):
+			t.Fatalf("match %s dropped, its tickets %s (%s) and %s: want expired and searching", m, a.Status, a.Reason, b.Status)
+		}
+	}
+	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 1000))
+	perTicket := map[string]int{}
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d: seqs must count up without gaps", i, e.Seq)
+		}
+		perTicket[e.TicketID]++
+	}
+	for id, k := range perTicket {
+		if k != 1 {
+			t.Fatalf("ticket %s has %d events, want exactly one", id, k)
+		}
+	}
+	if len(evs) != 2*len(matched.Matches)+len(expired.Expired) {
+		t.Fatalf("%d events for %d matches and %d expiries", len(evs), len(matched.Matches), len(expired.Expired))
 	}
 }
