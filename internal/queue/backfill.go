@@ -89,7 +89,7 @@ func (s *Service) CreateBackfill(ctx context.Context, nb NewBackfill) (Ticket, b
 		CreatedAt: now, ExpiresAt: now.Add(cmp.Or(nb.TTL, q.TicketTTL)), UpdatedAt: now,
 		IdempotencyKey: nb.IdempotencyKey, BodyHash: nb.fingerprint(),
 	}
-	return s.estimated(ctx)(s.store1(ctx, t, nb.field))
+	return s.estimated(ctx)(s.storeTicket(ctx, t, nb.field))
 }
 
 // field is the request's path of a player's id.

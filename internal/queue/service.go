@@ -197,7 +197,7 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool,
 		CreatedAt: now, ExpiresAt: now.Add(ttl), UpdatedAt: now,
 		IdempotencyKey: nt.IdempotencyKey, BodyHash: nt.fingerprint(),
 	}
-	return s.estimated(ctx)(s.store1(ctx, t, func(player string) string {
+	return s.estimated(ctx)(s.storeTicket(ctx, t, func(player string) string {
 		if i := slices.IndexFunc(nt.Players, func(p NewPlayer) bool { return p.ID == player }); i >= 0 {
 			return "players[" + strconv.Itoa(i) + "].id"
 		}
@@ -205,9 +205,9 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool,
 	}))
 }
 
-// store1 stores a new ticket; a player already searching is a Conflict naming the field
+// storeTicket stores a new ticket; a player already searching is a Conflict naming the field
 // fieldOf gives for him.
-func (s *Service) store1(ctx context.Context, t Ticket, fieldOf func(player string) string) (Ticket, bool, error) {
+func (s *Service) storeTicket(ctx context.Context, t Ticket, fieldOf func(player string) string) (Ticket, bool, error) {
 	stored, replayed, err := s.store.CreateTicket(ctx, t)
 	var se *SearchingError
 	if errors.As(err, &se) {
