@@ -25,6 +25,10 @@ type Options struct {
 	// of its own (see commit.go). Default DefaultCommitters; negative turns group commit
 	// off: each result is written in a transaction of its own, by its caller.
 	Committers int
+	// MaxConns is the pool's size when the URL sets no pool_max_conns. Default
+	// DefaultMaxConns, whatever the machine's cores: a replica's share of the database's
+	// max_connections is the operator's choice, not the node's.
+	MaxConns int
 }
 
 const (
@@ -48,6 +52,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Committers == 0 {
 		o.Committers = DefaultCommitters
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
 	}
 	return o
 }

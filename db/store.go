@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -77,7 +76,7 @@ func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 		return nil, apperr.Wrap(apperr.Invalid, err, "db: the database URL cannot be parsed")
 	}
 	if !strings.Contains(url, "pool_max_conns") {
-		cfg.MaxConns = max(DefaultMaxConns, int32(4*runtime.GOMAXPROCS(0)))
+		cfg.MaxConns = int32(o.withDefaults().MaxConns)
 	}
 	if cfg.ConnConfig.ConnectTimeout <= 0 {
 		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout

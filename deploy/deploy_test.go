@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,6 +26,7 @@ import (
 	"matchmaker/internal/handlers"
 	"matchmaker/internal/lineproto"
 	"matchmaker/internal/metrics"
+	"matchmaker/internal/queue"
 	"matchmaker/internal/ratings"
 )
 
@@ -155,28 +157,83 @@ func exportedMetrics(t *testing.T) map[string]bool {
 
 var metricName = regexp.MustCompile(`\bmatchmaker_[a-z0-9_]+`)
 
+// describedNames returns the names of the metrics register registers, read from the
+// collectors' descriptions: labelled metrics count before any series exists.
+func describedNames(t *testing.T, register func(prometheus.Registerer)) map[string]bool {
+	t.Helper()
+	var d described
+	register(&d)
+	names := map[string]bool{}
+	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
+	for _, c := range d.collectors {
+		ch := make(chan *prometheus.Desc, 64)
+		go func() { c.Describe(ch); close(ch) }()
+		for desc := range ch {
+			if m := fqName.FindStringSubmatch(desc.String()); m != nil {
+				names[m[1]] = true
+			}
+		}
+	}
+	if len(names) == 0 {
+		t.Fatal("no metric described")
+	}
+	return names
+}
+
+// described is a Registerer that keeps what is registered on it.
+type described struct{ collectors []prometheus.Collector }
+
+func (d *described) Register(c prometheus.Collector) error {
+	d.collectors = append(d.collectors, c)
+	return nil
+}
+func (d *described) MustRegister(cs ...prometheus.Collector) {
+	d.collectors = append(d.collectors, cs...)
+}
+func (d *described) Unregister(prometheus.Collector) bool { return false }
+
+// Every dashboard's panels and variables query only metrics the service exports: those of
+// the HTTP handlers, the stores and the line protocol, and the queue's (labelled by queue).
 func TestDashboardQueriesOnlyExportedMetrics(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("grafana", "dashboards", "matchmaker.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dash struct {
-		UID    string `json:"uid"`
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-	}
-	if err := json.Unmarshal(raw, &dash); err != nil {
-		t.Fatalf("dashboard JSON: %v", err)
-	}
 	exported := exportedMetrics(t)
-	queried := 0
-	for _, p := range dash.Panels {
-		for _, target := range p.Targets {
-			for _, name := range metricName.FindAllString(target.Expr, -1) {
+	for name := range describedNames(t, func(r prometheus.Registerer) { queue.NewMetrics(r) }) {
+		exported[name] = true
+	}
+	files, err := filepath.Glob(filepath.Join("grafana", "dashboards", "*.json"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("dashboards: %v %v", files, err)
+	}
+	uids := map[string]string{}
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dash struct {
+			UID    string `json:"uid"`
+			Panels []struct {
+				Title   string `json:"title"`
+				Targets []struct {
+					Expr string `json:"expr"`
+				} `json:"targets"`
+			} `json:"panels"`
+			Templating struct {
+				List []struct {
+					Name       string `json:"name"`
+					Definition string `json:"definition"`
+				} `json:"list"`
+			} `json:"templating"`
+		}
+		if err := json.Unmarshal(raw, &dash); err != nil {
+			t.Fatalf("%s: dashboard JSON: %v", file, err)
+		}
+		if dash.UID == "" || uids[dash.UID] != "" {
+			t.Errorf("%s: uid %q is empty or also %s's", file, dash.UID, uids[dash.UID])
+		}
+		uids[dash.UID] = file
+		queried := 0
+		check := func(where, expr string) {
+			for _, name := range metricName.FindAllString(expr, -1) {
 				queried++
 				base := name
 				for _, suffix := range []string{"_bucket", "_count", "_sum"} {
@@ -185,13 +242,21 @@ func TestDashboardQueriesOnlyExportedMetrics(t *testing.T) {
 					}
 				}
 				if !exported[base] {
-					t.Errorf("panel %q queries %s, which the service does not export", p.Title, name)
+					t.Errorf("%s: %s queries %s, which the service does not export", file, where, name)
 				}
 			}
 		}
-	}
-	if queried < 10 {
-		t.Fatalf("the dashboard names only %d metrics", queried)
+		for _, p := range dash.Panels {
+			for _, target := range p.Targets {
+				check("panel "+strconv.Quote(p.Title), target.Expr)
+			}
+		}
+		for _, v := range dash.Templating.List {
+			check("variable "+v.Name, v.Definition)
+		}
+		if queried < 5 {
+			t.Errorf("%s names only %d metrics", file, queried)
+		}
 	}
 }
 
@@ -279,4 +344,57 @@ func loadYAML(t *testing.T, path string) []map[string]any {
 		t.Fatalf("%s: no apiVersion or kind", path)
 	}
 	return []map[string]any{doc}
+}
+
+// TestKubernetesConnectionsFitPostgres: at the autoscaler's maximum, the replicas' pools and
+// the queue store's two connections each stay within Postgres's default max_connections (100,
+// less the 3 reserved for superusers), and every pool outnumbers its committers.
+func TestKubernetesConnectionsFitPostgres(t *testing.T) {
+	var deployment struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Containers []struct {
+						Env []struct{ Name, Value string }
+					}
+				}
+			}
+		}
+	}
+	var hpa struct {
+		Spec struct{ MaxReplicas int }
+	}
+	decodeYAML(t, filepath.Join("k8s", "deployment.yaml"), &deployment)
+	decodeYAML(t, filepath.Join("k8s", "hpa.yaml"), &hpa)
+	env := map[string]int{}
+	for _, c := range deployment.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if n, err := strconv.Atoi(e.Value); err == nil {
+				env[e.Name] = n
+			}
+		}
+	}
+	pool, committers := env["MATCHMAKER_DB_MAX_CONNS"], env["MATCHMAKER_STORE_COMMITTERS"]
+	if pool == 0 || committers == 0 || hpa.Spec.MaxReplicas == 0 {
+		t.Fatalf("the manifests must size the pool (%d), the committers (%d) and the replicas (%d) explicitly",
+			pool, committers, hpa.Spec.MaxReplicas)
+	}
+	if pool <= committers {
+		t.Errorf("a pool of %d leaves no connection for reads beside %d committers", pool, committers)
+	}
+	if total := hpa.Spec.MaxReplicas * (pool + 2); total > 97 {
+		t.Errorf("%d replicas x (%d pooled + 2) = %d connections, over Postgres's default 97 for users",
+			hpa.Spec.MaxReplicas, pool, total)
+	}
+}
+
+func decodeYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 }

@@ -48,6 +48,8 @@ type config struct {
 	StoreStartupTimeout time.Duration
 	// StoreCommitters is how many batches of results the Postgres store writes at once.
 	StoreCommitters int
+	// StoreMaxConns is the Postgres pool's size when DATABASE_URL sets no pool_max_conns.
+	StoreMaxConns int
 }
 
 // parseConfig reads the environment through getenv, then the flags in args.
@@ -83,6 +85,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		StoreRebuildTimeout: env.duration("MATCHMAKER_STORE_REBUILD_TIMEOUT", db.DefaultRebuildTimeout),
 		StoreStartupTimeout: env.duration("MATCHMAKER_STORE_STARTUP_TIMEOUT", 30*time.Second),
 		StoreCommitters:     env.integer("MATCHMAKER_STORE_COMMITTERS", db.DefaultCommitters),
+		StoreMaxConns:       env.integer("MATCHMAKER_DB_MAX_CONNS", db.DefaultMaxConns),
 	}
 	rateLimits, err := handlers.ParseRateLimits(getenv("MATCHMAKER_RATE_LIMITS"))
 	if err != nil {
@@ -146,6 +149,13 @@ func (c config) validate() error {
 	if c.StoreCommitters < 0 || c.StoreCommitters > 64 {
 		errs = append(errs, errors.New("MATCHMAKER_STORE_COMMITTERS must be from 0 (no group commit) to 64"))
 	}
+	if c.StoreMaxConns < 1 || c.StoreMaxConns > 1000 {
+		errs = append(errs, errors.New("MATCHMAKER_DB_MAX_CONNS must be from 1 to 1000"))
+	} else if c.StoreMaxConns <= c.StoreCommitters {
+		// Each committer holds a connection while it writes a batch; reads need one more.
+		errs = append(errs, fmt.Errorf("MATCHMAKER_DB_MAX_CONNS (%d) must exceed MATCHMAKER_STORE_COMMITTERS (%d): each committer holds a connection",
+			c.StoreMaxConns, c.StoreCommitters))
+	}
 	if c.StoreStartupTimeout < 0 {
 		errs = append(errs, errors.New("MATCHMAKER_STORE_STARTUP_TIMEOUT must not be negative (0 tries once)"))
 	}
@@ -163,7 +173,8 @@ func (c config) storeOptions() db.Options {
 	if committers == 0 {
 		committers = -1 // no group commit
 	}
-	return db.Options{Timeout: c.StoreTimeout, RebuildTimeout: c.StoreRebuildTimeout, Committers: committers}
+	return db.Options{Timeout: c.StoreTimeout, RebuildTimeout: c.StoreRebuildTimeout, Committers: committers,
+		MaxConns: c.StoreMaxConns}
 }
 
 // logValue lists the configuration for the start-up log with the secrets masked.
@@ -188,6 +199,7 @@ func (c config) logValue() slog.Value {
 		slog.String("store_rebuild_timeout", c.StoreRebuildTimeout.String()),
 		slog.String("store_startup_timeout", c.StoreStartupTimeout.String()),
 		slog.Int("store_committers", c.StoreCommitters),
+		slog.Int("db_max_conns", c.StoreMaxConns),
 	)
 }
 

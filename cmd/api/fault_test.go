@@ -31,6 +31,7 @@ type exchange struct {
 	kind       string // the writeLoad's or the reader's name
 	method     string
 	path, body string
+	key        string // the Idempotency-Key header, if any
 	start      time.Time
 	took       time.Duration
 	status     int // 0: no answer (the client gave up or the connection broke)
@@ -41,19 +42,69 @@ type exchange struct {
 
 // A writeLoad is one kind of write the fault tests keep up during the faults: how to make its
 // n-th request on a worker, and how to check at the end that every write the service
-// acknowledged is stored exactly once. Ticket creations (POST /v1/queues/{name}/tickets, not
-// built yet) join resultWrites in writeLoads with their own request and check, and then go
-// through every fault below.
+// acknowledged is stored exactly once.
 type writeLoad struct {
-	name    string
-	request func(worker, n int) (path, body string)
+	name string
+	// setup, if any, is a PUT the load needs before its first write (a queue to join).
+	setup struct{ path, body string }
+	// request makes the n-th write of a worker, with its Idempotency-Key if it needs one
+	// to be retried safely.
+	request func(worker, n int) (path, body, key string)
 	// verify gets every request sent, each retried until it was acknowledged (so all of them
 	// were), and the database.
 	verify func(t *testing.T, conn *pgx.Conn, sent []exchange)
 }
 
 func writeLoads() []writeLoad {
-	return []writeLoad{resultWrites()}
+	return []writeLoad{resultWrites(), ticketWrites()}
+}
+
+// acknowledged says whether a write's answer means it is stored: 201, or the 200 of a
+// ticket creation answered as a replay of an earlier one.
+func (e exchange) acknowledged() bool {
+	return e.status == http.StatusCreated || (e.status == http.StatusOK && e.replayed)
+}
+
+// ticketWrites joins a queue of 1v1 matches, one player a ticket, with the player's name as
+// the Idempotency-Key: the queue's leader meanwhile matches them, on the same database.
+func ticketWrites() writeLoad {
+	wl := writeLoad{
+		name: "tickets",
+		request: func(worker, n int) (string, string, string) {
+			id := fmt.Sprintf("w%d-t%d", worker, n)
+			return "/v1/queues/fault/tickets", fmt.Sprintf(`{"players":[{"id":%q,"rating":%d}]}`, id, 1000+n%7*10), id
+		},
+		verify: func(t *testing.T, conn *pgx.Conn, sent []exchange) {
+			ids := map[string]bool{}
+			for _, e := range sent {
+				ids[e.key] = true
+			}
+			rows, err := conn.Query(context.Background(), `SELECT players->0->>'id' FROM queue_tickets WHERE queue = 'fault'`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored := map[string]int{}
+			var id string
+			if _, err := pgx.ForEachRow(rows, []any{&id}, func() error { stored[id]++; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			for id := range ids {
+				if stored[id] != 1 {
+					t.Errorf("ticket of %s: acknowledged, stored %d times", id, stored[id])
+				}
+			}
+			for id := range stored {
+				if !ids[id] {
+					t.Errorf("ticket of %s stored but never acknowledged", id)
+				}
+			}
+			t.Logf("%d tickets acknowledged, each stored once", len(ids))
+		},
+	}
+	wl.setup.path = "/v1/queues/fault"
+	wl.setup.body = `{"context":{"game_type":"ctf"},"team_size":1,"tick_ms":100,
+		"expansions":{"interval":[{"after_s":0,"value":100}]}}`
+	return wl
 }
 
 // resultWrites posts 2v2 results; each worker has its own four players, as a player is in one
@@ -61,11 +112,11 @@ func writeLoads() []writeLoad {
 func resultWrites() writeLoad {
 	return writeLoad{
 		name: "results",
-		request: func(worker, n int) (string, string) {
+		request: func(worker, n int) (string, string, string) {
 			p := func(i int) string { return fmt.Sprintf("w%d-p%d", worker, i) }
 			return "/v1/results", fmt.Sprintf(`{"match_id":"w%d-m%d","context":{"game_type":"ctf"},"map":"face","duration_s":600,
 				"teams":[{"side":"red","players":[{"id":%q},{"id":%q}]},{"side":"blue","players":[{"id":%q},{"id":%q}]}],
-				"winner":%d}`, worker, n, p(0), p(1), p(2), p(3), n%2)
+				"winner":%d}`, worker, n, p(0), p(1), p(2), p(3), n%2), ""
 		},
 		verify: func(t *testing.T, conn *pgx.Conn, sent []exchange) {
 			ctx := context.Background()
@@ -125,19 +176,24 @@ func startLoad(base string, writers int) *load {
 		// Far above the bound the test asserts: a request that hangs shows as one with no answer.
 		client: &http.Client{Timeout: 10 * time.Second}}
 	for _, wl := range writeLoads() {
+		if wl.setup.path != "" {
+			if e := l.send(wl.name, http.MethodPut, wl.setup.path, wl.setup.body, ""); e.status/100 != 2 {
+				panic(fmt.Sprintf("PUT %s answered %d: %v", wl.setup.path, e.status, e.err))
+			}
+		}
 		for w := range writers {
 			l.wg.Go(func() {
 				for n := 0; !l.stopped(); n++ {
-					path, body := wl.request(w, n)
-					l.record(l.send(wl.name, http.MethodPost, path, body))
+					path, body, key := wl.request(w, n)
+					l.record(l.send(wl.name, http.MethodPost, path, body, key))
 				}
 			})
 		}
 	}
 	l.wg.Go(func() {
 		for !l.stopped() {
-			l.record(l.send("reads", http.MethodGet, "/v1/players/w0-p0/ratings", ""))
-			l.record(l.send("reads", http.MethodGet, "/v1/leaderboard?game_type=ctf&limit=5", ""))
+			l.record(l.send("reads", http.MethodGet, "/v1/players/w0-p0/ratings", "", ""))
+			l.record(l.send("reads", http.MethodGet, "/v1/leaderboard?game_type=ctf&limit=5", "", ""))
 		}
 	})
 	return l
@@ -152,10 +208,13 @@ func (l *load) stopped() bool {
 	}
 }
 
-func (l *load) send(kind, method, path, body string) exchange {
-	e := exchange{kind: kind, method: method, path: path, body: body, start: time.Now()}
+func (l *load) send(kind, method, path, body, key string) exchange {
+	e := exchange{kind: kind, method: method, path: path, body: body, key: key, start: time.Now()}
 	req, _ := http.NewRequest(method, l.base+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
 	resp, err := l.client.Do(req)
 	if err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
@@ -183,6 +242,20 @@ func (l *load) since(t time.Time) []exchange {
 	var out []exchange
 	for _, e := range l.done {
 		if !e.start.Before(t) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// during returns the exchanges that were in flight at some moment between from and to: those
+// that met a fault, whenever they started.
+func (l *load) during(from, to time.Time) []exchange {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []exchange
+	for _, e := range l.done {
+		if e.start.Before(to) && e.start.Add(e.took).After(from) {
 			out = append(out, e)
 		}
 	}
@@ -231,7 +304,7 @@ func awaitRecovery(t *testing.T, l *load, phase string, t0 time.Time, within tim
 		recovered := 0
 		for _, wl := range writeLoads() {
 			for _, e := range l.since(t0) {
-				if e.kind == wl.name && e.status == http.StatusCreated {
+				if e.kind == wl.name && e.acknowledged() {
 					if end := e.start.Add(e.took); end.After(last) {
 						last = end
 					}
@@ -288,10 +361,11 @@ func TestFaultFreezeAndStopUnderLoad(t *testing.T) {
 	time.Sleep(phase(4 * time.Second))
 	srv.Thaw()
 	thawed := time.Now()
-	if n := checkBounded(t, "frozen", l.since(frozen)); n == 0 {
+	recovered := awaitRecovery(t, l, "thawed", thawed, 10*time.Second)
+	if n := checkBounded(t, "frozen", l.during(frozen, thawed)); n == 0 {
 		t.Error("frozen: no request answered 503: the load did not meet the fault")
 	}
-	t.Logf("frozen: writes recovered %v after the thaw", awaitRecovery(t, l, "thawed", thawed, 10*time.Second).Round(time.Millisecond))
+	t.Logf("frozen: writes recovered %v after the thaw", recovered.Round(time.Millisecond))
 
 	time.Sleep(phase(time.Second))
 	srv.Stop()
@@ -299,10 +373,11 @@ func TestFaultFreezeAndStopUnderLoad(t *testing.T) {
 	time.Sleep(phase(2 * time.Second))
 	srv.Start()
 	started := time.Now()
-	if n := checkBounded(t, "stopped", l.since(stopped)); n == 0 {
+	recovered = awaitRecovery(t, l, "restarted", started, 10*time.Second)
+	if n := checkBounded(t, "stopped", l.during(stopped, started)); n == 0 {
 		t.Error("stopped: no request answered 503: the load did not meet the fault")
 	}
-	t.Logf("stopped: writes recovered %v after the restart", awaitRecovery(t, l, "restarted", started, 10*time.Second).Round(time.Millisecond))
+	t.Logf("stopped: writes recovered %v after the restart", recovered.Round(time.Millisecond))
 	time.Sleep(phase(time.Second))
 
 	all := l.finish()
@@ -316,14 +391,14 @@ func TestFaultFreezeAndStopUnderLoad(t *testing.T) {
 		if e.kind == "reads" {
 			continue
 		}
-		if e.status != http.StatusCreated {
+		if !e.acknowledged() {
 			retried++
 		}
-		for e.status != http.StatusCreated {
+		for !e.acknowledged() {
 			if e.status != 0 && e.status != http.StatusServiceUnavailable {
 				t.Fatalf("%s %s answered %d on its retry", e.method, e.path, e.status)
 			}
-			e = l.send(e.kind, e.method, e.path, e.body)
+			e = l.send(e.kind, e.method, e.path, e.body, e.key)
 			if e.replayed {
 				replayed++
 			}

@@ -31,6 +31,13 @@ type program struct {
 
 func startProgram(t *testing.T, env map[string]string, args ...string) program {
 	t.Helper()
+	return startProgramLogging(t, env, nil, args...)
+}
+
+// startProgramLogging is startProgram that also hands each line the program logs to onLog
+// (when not nil), as it is written.
+func startProgramLogging(t *testing.T, env map[string]string, onLog func(line []byte), args ...string) program {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	getenv := func(k string) string {
 		if k == "MATCHMAKER_ADDR" && env[k] == "" {
@@ -49,6 +56,9 @@ func startProgram(t *testing.T, env map[string]string, args ...string) program {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
+			if onLog != nil {
+				onLog(sc.Bytes())
+			}
 			var line struct{ Msg, Addr string }
 			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Addr != "" {
 				addrs <- [2]string{line.Msg, line.Addr}
@@ -123,6 +133,7 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"malformed rate limits", map[string]string{"MATCHMAKER_RATE_LIMITS": "match=fast"}, nil, "MATCHMAKER_RATE_LIMITS"},
 		{"unknown rating model", map[string]string{"MATCHMAKER_RATING_MODELS": "default=elo"}, nil, `MATCHMAKER_RATING_MODELS: entry 1 ("default=elo"): unknown model "elo"`},
 		{"malformed rating scope", map[string]string{"MATCHMAKER_RATING_MODELS": "ctf=ns2,c tf=ns2"}, nil, `MATCHMAKER_RATING_MODELS: entry 2`},
+		{"pool no larger than its committers", map[string]string{"MATCHMAKER_DB_MAX_CONNS": "4", "MATCHMAKER_STORE_COMMITTERS": "4"}, nil, "MATCHMAKER_DB_MAX_CONNS"},
 		{"malformed memory budget", map[string]string{"MATCHMAKER_MEMORY_BUDGET": "lots"}, nil, "MATCHMAKER_MEMORY_BUDGET"},
 	}
 	for _, tt := range tests {

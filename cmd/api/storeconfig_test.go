@@ -15,17 +15,19 @@ func TestStoreSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := db.Options{Timeout: db.DefaultTimeout, RebuildTimeout: db.DefaultRebuildTimeout, Committers: db.DefaultCommitters}
+	want := db.Options{Timeout: db.DefaultTimeout, RebuildTimeout: db.DefaultRebuildTimeout, Committers: db.DefaultCommitters,
+		MaxConns: db.DefaultMaxConns}
 	if got := cfg.storeOptions(); got != want || cfg.StoreStartupTimeout != 30*time.Second {
 		t.Fatalf("defaults: %+v, start-up %v", got, cfg.StoreStartupTimeout)
 	}
 	env := map[string]string{"MATCHMAKER_STORE_TIMEOUT": "750ms", "MATCHMAKER_STORE_REBUILD_TIMEOUT": "1h",
-		"MATCHMAKER_STORE_STARTUP_TIMEOUT": "0", "MATCHMAKER_STORE_COMMITTERS": "2"}
+		"MATCHMAKER_STORE_STARTUP_TIMEOUT": "0", "MATCHMAKER_STORE_COMMITTERS": "2",
+		"MATCHMAKER_DB_MAX_CONNS": "6"}
 	cfg, err = parseConfig(nil, func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = db.Options{Timeout: 750 * time.Millisecond, RebuildTimeout: time.Hour, Committers: 2}
+	want = db.Options{Timeout: 750 * time.Millisecond, RebuildTimeout: time.Hour, Committers: 2, MaxConns: 6}
 	if got := cfg.storeOptions(); got != want || cfg.StoreStartupTimeout != 0 {
 		t.Fatalf("set: %+v, start-up %v", got, cfg.StoreStartupTimeout)
 	}
@@ -39,6 +41,8 @@ func TestRunRejectsBadStoreSettings(t *testing.T) {
 		{"MATCHMAKER_STORE_STARTUP_TIMEOUT", "-5s"},
 		{"MATCHMAKER_STORE_COMMITTERS", "-1"},
 		{"MATCHMAKER_STORE_COMMITTERS", "1000"},
+		{"MATCHMAKER_DB_MAX_CONNS", "0"},
+		{"MATCHMAKER_DB_MAX_CONNS", "5000"},
 	} {
 		getenv := func(k string) string {
 			if k == tc.name {

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"context"
+	"log/slog"
+	"net/http"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -74,4 +76,24 @@ func (a *admitter) admit(ctx context.Context, contentLength int64) (release func
 		}
 	}
 	return func() { a.sem.Release(n) }, nil
+}
+
+// withAdmission charges a request that is not a compute request (a ticket creation) to the
+// same budget, so that a flood of them queues or is refused with the compute requests rather
+// than beside them.
+func withAdmission(a *admitter, logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if a == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			release, err := a.admit(r.Context(), r.ContentLength)
+			if err != nil {
+				writeError(w, r, logger, err)
+				return
+			}
+			defer release()
+			next.ServeHTTP(w, r)
+		})
+	}
 }

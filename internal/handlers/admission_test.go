@@ -125,3 +125,39 @@ func TestAdmissionKeepsABurstOfLargeRequestsInBudget(t *testing.T) {
 		t.Fatalf("the heap grew %d MiB for a %d MiB budget", grew>>20, budget>>20)
 	}
 }
+
+// A ticket creation is charged to the compute requests' budget: with the budget held, it
+// waits, then gets 503 with Retry-After; with room, it reaches its handler.
+func TestAdmissionCoversTicketCreation(t *testing.T) {
+	t.Parallel()
+	a := newAdmitter(Admission{Budget: minRequestCost, Wait: 20 * time.Millisecond}, 1<<20)
+	reached := 0
+	create := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached++
+		w.WriteHeader(http.StatusCreated)
+	})
+	h := withAdmission(a, slog.New(slog.DiscardHandler))(create)
+	post := func() *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/queues/duel/tickets", strings.NewReader(`{"players":[{"id":"ann"}]}`)))
+		return rec
+	}
+	release, err := a.admit(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := post(); rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" || reached != 0 {
+		t.Fatalf("with the budget held: %d, Retry-After %q, handler reached %d times", rec.Code, rec.Header().Get("Retry-After"), reached)
+	}
+	release()
+	if rec := post(); rec.Code != http.StatusCreated || reached != 1 {
+		t.Fatalf("with room: %d, handler reached %d times", rec.Code, reached)
+	}
+	release, _ = a.admit(context.Background(), 10)
+	defer release()
+	rec := httptest.NewRecorder()
+	withAdmission(nil, nil)(create).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/queues/duel/tickets", nil))
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("with no admission control: %d", rec.Code)
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"matchmaker/internal/apperr"
 	"matchmaker/internal/queue"
+	"matchmaker/internal/ratings"
 )
 
 // silentStore never answers, as a frozen database would not: its calls end only with their
@@ -33,5 +34,47 @@ func TestGuardedStoreBoundsEveryCall(t *testing.T) {
 	}
 	if len(seen) != 1 || seen[0] != "get_ticket:unavailable" {
 		t.Fatalf("observed %v", seen)
+	}
+}
+
+// slowStore answers its queue definitions after a delay and never commits a ticket: a
+// database that froze between the two calls of a creation.
+type slowStore struct {
+	queue.Store
+	delay time.Duration
+}
+
+func (s slowStore) GetQueue(ctx context.Context, name string) (queue.Queue, error) {
+	time.Sleep(s.delay)
+	return s.Store.GetQueue(ctx, name)
+}
+
+func (slowStore) CreateTicket(ctx context.Context, t queue.Ticket) (queue.Ticket, bool, error) {
+	<-ctx.Done()
+	return queue.Ticket{}, false, ctx.Err()
+}
+
+// A ticket creation's deadline covers all of its store calls: a slow first call leaves the
+// commit only what remains, so the client waits one deadline, not one per call.
+func TestCreateTicketHasOneDeadline(t *testing.T) {
+	t.Parallel()
+	const timeout = 200 * time.Millisecond
+	mem := queue.NewMemoryStore()
+	q := queue.DefaultQueue("duel")
+	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
+	if _, _, err := mem.PutQueue(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	st := queue.Guarded(slowStore{Store: mem, delay: timeout * 3 / 4}, timeout, nil)
+	svc := queue.NewService(queue.Deps{Store: st, Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
+		Matcher: pairInOrder{}, Config: queue.Config{CreateTimeout: timeout}})
+	start := time.Now()
+	_, _, err := svc.CreateTicket(context.Background(), queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: "ann", Rating: rating(1000)}}})
+	took := time.Since(start)
+	if apperr.CodeOf(err) != apperr.Unavailable {
+		t.Fatalf("err = %v, want Unavailable", err)
+	}
+	if took > timeout+timeout/2 {
+		t.Fatalf("the creation took %v: each call got its own %v", took, timeout)
 	}
 }

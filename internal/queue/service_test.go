@@ -194,8 +194,10 @@ func TestCreateTicketIsIdempotentByKey(t *testing.T) {
 	}
 	other := req
 	other.Players = []queue.NewPlayer{{ID: "a"}, {ID: "b", Rating: rating(1200)}}
-	if _, _, err := f.svc.CreateTicket(ctx, other); apperr.CodeOf(err) != apperr.Conflict {
-		t.Fatalf("the key with another request: %v, want a conflict", err)
+	_, _, err = f.svc.CreateTicket(ctx, other)
+	var e *apperr.Error
+	if !errors.As(err, &e) || e.Code != apperr.Conflict || len(e.Fields) != 1 || e.Fields[0].Field != "Idempotency-Key" {
+		t.Fatalf("the key with another request: %v, want a conflict naming Idempotency-Key", err)
 	}
 }
 

@@ -31,6 +31,7 @@ func main() {
 	warmup := flag.Duration("warmup", 2*time.Second, "load before measuring")
 	resultsPool := flag.Int("results-pool", 0, "instead of -body, send a fresh 5v5 /v1/results body per request, players drawn from a pool of this many")
 	overlap := flag.Bool("overlap", false, "with -results-pool, let concurrent results share players (a lock-contention stress test); by default each connection draws from its own part of the pool, as a player plays one match at a time")
+	tickets := flag.Bool("tickets", false, "instead of -body, send a fresh ticket per request (POST /v1/queues/{name}/tickets): new players each, 80% solo and 20% parties of 2-5, ratings normal around 1000 (sd 200)")
 	auth := flag.String("auth", "", "Authorization header value, e.g. \"Bearer dev-key\"")
 	flag.Parse()
 	var bodies func(worker int) []byte
@@ -40,6 +41,9 @@ func main() {
 			os.Exit(2)
 		}
 		bodies = resultBodies(*resultsPool, *conns, *overlap)
+	}
+	if *tickets {
+		bodies = ticketBodies()
 	}
 	if err := run(*target, *bodyFile, bodies, *auth, *conns, *rate, *duration, *warmup); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
@@ -86,6 +90,37 @@ func resultBodies(pool, conns int, overlap bool) func(worker int) []byte {
 			b.WriteString("]}")
 		}
 		fmt.Fprintf(&b, `],"winner":%d}`, rng.IntN(2))
+		return b.Bytes()
+	}
+}
+
+// ticketBodies returns a generator of tickets of players never seen before (a player searches
+// in one ticket at a time), as the tick benchmarks' queue has them: 80% solo, 20% parties of
+// 2-5 around their own level.
+func ticketBodies() func(worker int) []byte {
+	var seq atomic.Int64
+	run := time.Now().UnixNano()
+	return func(int) []byte {
+		n := seq.Add(1)
+		rng := rand.New(rand.NewPCG(uint64(run), uint64(n)))
+		size := 1
+		if rng.IntN(5) == 0 {
+			size = 2 + rng.IntN(4)
+		}
+		level := 1000 + 200*rng.NormFloat64()
+		var b bytes.Buffer
+		b.WriteString(`{"players":[`)
+		for k := range size {
+			if k > 0 {
+				b.WriteString(",")
+			}
+			r := level
+			if size > 1 {
+				r += 50 * rng.NormFloat64()
+			}
+			fmt.Fprintf(&b, `{"id":"t%d-%d-%d","rating":%.1f}`, run%1000000, n, k, r)
+		}
+		b.WriteString(`],"ttl_s":120}`)
 		return b.Bytes()
 	}
 }
