@@ -293,8 +293,8 @@ const MaxLeaderboard = 1000
 // ConservativeK is how many standard deviations the conservative leaderboard takes off each
 // skill (LeaderboardConservative): the skill lies above skill - 3 sigma with probability
 // 99.9%, TrueSkill's and OpenSkill's choice for their leaderboards. In ns2-kalman's units a
-// newcomer (sigma 2) starts 6 logits down, as far below the average as the best of a league
-// whose skills spread by 2 are above it. TestConservativeK measures k = 0 to 4 by how the
+// newcomer (sigma 2) starts at -6, three standard deviations below the average of a league
+// whose skills spread by 2, and climbs as games make it certain. TestConservativeK measures k = 0 to 4 by how the
 // board's top players do afterwards (the README has the table).
 const ConservativeK = 3
 
