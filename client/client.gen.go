@@ -185,6 +185,27 @@ func (e QueueEventType) Valid() bool {
 	}
 }
 
+// Defines values for QueueStatsSource.
+const (
+	Leader QueueStatsSource = "leader"
+	None   QueueStatsSource = "none"
+	Store  QueueStatsSource = "store"
+)
+
+// Valid indicates whether the value is a known member of the QueueStatsSource enum.
+func (e QueueStatsSource) Valid() bool {
+	switch e {
+	case Leader:
+		return true
+	case None:
+		return true
+	case Store:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RebalanceMoveKind.
 const (
 	Place RebalanceMoveKind = "place"
@@ -423,6 +444,68 @@ type AssignResponse struct {
 // AssignedTeam defines model for AssignedTeam.
 type AssignedTeam struct {
 	Players []string `json:"players"`
+}
+
+// Backfill A backfill ticket's request, its players' ratings in the ticket's `players`.
+type Backfill struct {
+	Bots *struct {
+		MeanRating  float64 `json:"mean_rating"`
+		Recommended struct {
+			Max int32 `json:"max"`
+			Min int32 `json:"min"`
+		} `json:"recommended"`
+		TargetPlayers int32 `json:"target_players"`
+	} `json:"bots,omitempty"`
+	MatchId   string  `json:"match_id"`
+	OpenSlots []int32 `json:"open_slots"`
+	Region    *string `json:"region,omitempty"`
+	Teams     []struct {
+		Bots    []float64 `json:"bots"`
+		Players []string  `json:"players"`
+	} `json:"teams"`
+}
+
+// BackfillBots The server's bot rule (the Ideal Bot Counter of `/v1/teams/assign`), with the mean bot on the matchmaking scale. With it, a join counts the bots it removes from the team joined (at the mean of that team's bots) or adds to the other (at `mean_rating`).
+type BackfillBots struct {
+	// MeanRating The rating of a bot not known yet.
+	MeanRating  *float64 `json:"mean_rating,omitempty"`
+	Recommended *struct {
+		Max *int32 `json:"max,omitempty"`
+		Min *int32 `json:"min,omitempty"`
+	} `json:"recommended,omitempty"`
+	TargetPlayers int32 `json:"target_players"`
+}
+
+// BackfillRequest defines model for BackfillRequest.
+type BackfillRequest struct {
+	// Bots The server's bot rule (the Ideal Bot Counter of `/v1/teams/assign`), with the mean bot on the matchmaking scale. With it, a join counts the bots it removes from the team joined (at the mean of that team's bots) or adds to the other (at `mean_rating`).
+	Bots *BackfillBots `json:"bots,omitempty"`
+
+	// MatchId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
+	// no control characters. The same rule holds on every endpoint and on the line protocol.
+	//
+	//
+	// Example: alice
+	MatchId ID `json:"match_id"`
+
+	// OpenSlots Players wanted per team; a team's players and open slots are at most the queue's `team_size`, and at least one slot is open.
+	OpenSlots []int32 `json:"open_slots"`
+
+	// Region Where the match is played (one of the queue's `regions`); joiners must accept it at their current latency limit. Without it, any region.
+	Region *string `json:"region,omitempty"`
+
+	// Teams The match's two teams as they are; at least one player in all.
+	Teams []BackfillRequestTeam `json:"teams"`
+
+	// TtlS How long the backfill may wait; defaults to the queue's `ticket_ttl_s`.
+	TtlS *int32 `json:"ttl_s,omitempty"`
+}
+
+// BackfillRequestTeam defines model for BackfillRequestTeam.
+type BackfillRequestTeam struct {
+	// Bots The team's bots' ratings, on the matchmaking scale (0..1e9).
+	Bots    *[]float64            `json:"bots,omitempty"`
+	Players []TicketRequestPlayer `json:"players"`
 }
 
 // BatchRating defines model for BatchRating.
@@ -773,15 +856,21 @@ type QueueList struct {
 
 // QueueMatch defines model for QueueMatch.
 type QueueMatch struct {
-	AverageDifference float64          `json:"average_difference"`
-	CreatedAt         time.Time        `json:"created_at"`
-	Id                string           `json:"id"`
-	Pairs             []MatchPair      `json:"pairs"`
-	Queue             string           `json:"queue"`
-	Region            *string          `json:"region,omitempty"`
-	SkillDifference   float64          `json:"skill_difference"`
-	Teams             []QueueMatchTeam `json:"teams"`
-	Tickets           []string         `json:"tickets"`
+	AverageDifference float64 `json:"average_difference"`
+
+	// BackfillOf For a backfill's fill, the running match the players joined (the joiners' `match_id`); the match's teams are the match's players after the join, and `pairs` is empty.
+	BackfillOf *string `json:"backfill_of,omitempty"`
+
+	// BackfillTicket For a backfill's fill, the backfill ticket.
+	BackfillTicket  *string          `json:"backfill_ticket,omitempty"`
+	CreatedAt       time.Time        `json:"created_at"`
+	Id              string           `json:"id"`
+	Pairs           []MatchPair      `json:"pairs"`
+	Queue           string           `json:"queue"`
+	Region          *string          `json:"region,omitempty"`
+	SkillDifference float64          `json:"skill_difference"`
+	Teams           []QueueMatchTeam `json:"teams"`
+	Tickets         []string         `json:"tickets"`
 }
 
 // QueueMatchPlayer defines model for QueueMatchPlayer.
@@ -795,6 +884,68 @@ type QueueMatchPlayer struct {
 type QueueMatchTeam struct {
 	Players     []QueueMatchPlayer `json:"players"`
 	RatingTotal float64            `json:"rating_total"`
+}
+
+// QueueStats defines model for QueueStats.
+type QueueStats struct {
+	// At When the leader took the snapshot.
+	At        time.Time        `json:"at"`
+	Backfills QueueStatsCounts `json:"backfills"`
+	Bands     []QueueStatsBand `json:"bands"`
+	Expired   QueueStatsCounts `json:"expired"`
+	Matches   QueueStatsCounts `json:"matches"`
+
+	// MeanQuality Mean `average_difference` of the matches of the last 10 minutes; absent without any.
+	MeanQuality *float64 `json:"mean_quality,omitempty"`
+
+	// OldestWaitS How long the oldest searching ticket (backfills included) has waited; 0 with none.
+	OldestWaitS        float64 `json:"oldest_wait_s"`
+	QualitySamples     int     `json:"quality_samples"`
+	Queue              string  `json:"queue"`
+	SearchingBackfills int     `json:"searching_backfills"`
+	SearchingPlayers   int     `json:"searching_players"`
+
+	// SearchingTickets Searching tickets, backfill tickets not included.
+	SearchingTickets int `json:"searching_tickets"`
+
+	// Source `leader`: this replica leads the queue; `store`: the snapshot the leader published (at most about 3 s old); `none`: no leader has published one yet (every count 0).
+	Source QueueStatsSource `json:"source"`
+
+	// WaitS Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+	WaitS QueueStatsWait `json:"wait_s"`
+}
+
+// QueueStatsSource `leader`: this replica leads the queue; `store`: the snapshot the leader published (at most about 3 s old); `none`: no leader has published one yet (every count 0).
+type QueueStatsSource string
+
+// QueueStatsBand defines model for QueueStatsBand.
+type QueueStatsBand struct {
+	// Band Ratings in [min, max) on the matchmaking scale.
+	Band string `json:"band"`
+
+	// Max Absent for the highest band.
+	Max *float64 `json:"max,omitempty"`
+
+	// Min Absent for the lowest band.
+	Min              *float64 `json:"min,omitempty"`
+	SearchingPlayers int      `json:"searching_players"`
+	SearchingTickets int      `json:"searching_tickets"`
+
+	// WaitS Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+	WaitS QueueStatsWait `json:"wait_s"`
+}
+
+// QueueStatsCounts defines model for QueueStatsCounts.
+type QueueStatsCounts struct {
+	LastHour   int `json:"last_hour"`
+	LastMinute int `json:"last_minute"`
+}
+
+// QueueStatsWait Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+type QueueStatsWait struct {
+	Median  *float64 `json:"median,omitempty"`
+	P90     *float64 `json:"p90,omitempty"`
+	Samples int      `json:"samples"`
 }
 
 // QueuedPlayer defines model for QueuedPlayer.
@@ -1110,15 +1261,21 @@ type TeamsResponseSelection string
 
 // Ticket defines model for Ticket.
 type Ticket struct {
-	Assignment  *TicketAssignment   `json:"assignment,omitempty"`
-	CreatedAt   time.Time           `json:"created_at"`
-	ExpiresAt   time.Time           `json:"expires_at"`
-	Id          string              `json:"id"`
-	LatenciesMs *map[string]float64 `json:"latencies_ms,omitempty"`
-	Players     []TicketPlayer      `json:"players"`
-	Queue       string              `json:"queue"`
+	Assignment *TicketAssignment `json:"assignment,omitempty"`
 
-	// Reason Why the ticket expired or was cancelled (`ttl`, `cancelled`, `queue deleted`).
+	// Backfill A backfill ticket's request, its players' ratings in the ticket's `players`.
+	Backfill  *Backfill `json:"backfill,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// EstimatedWaitS For a searching ticket, how much longer it is expected to wait, from the waits of the tickets of its rating band matched in the last 10 minutes (of the whole queue when its band has fewer than 10) — the median of those longer than its wait so far, minus that wait; absent without such waits. See `/v1/queues/{name}/stats`.
+	EstimatedWaitS *float64            `json:"estimated_wait_s,omitempty"`
+	ExpiresAt      time.Time           `json:"expires_at"`
+	Id             string              `json:"id"`
+	LatenciesMs    *map[string]float64 `json:"latencies_ms,omitempty"`
+	Players        []TicketPlayer      `json:"players"`
+	Queue          string              `json:"queue"`
+
+	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `cancelled`; `queue deleted`).
 	Reason *string      `json:"reason,omitempty"`
 	Status TicketStatus `json:"status"`
 
@@ -1131,6 +1288,9 @@ type TicketStatus string
 
 // TicketAssignment defines model for TicketAssignment.
 type TicketAssignment struct {
+	// Joined For a backfill ticket and its joiners, the players that joined the running match (`match_id`), by team. A backfill ticket's `team` is then 0 (its players are on every team).
+	Joined *[]AssignedTeam `json:"joined,omitempty"`
+
 	// MatchId The match; post its result to `/v1/results` under this id.
 	MatchId string  `json:"match_id"`
 	Region  *string `json:"region,omitempty"`
@@ -1251,6 +1411,12 @@ type GetLeaderboardParams struct {
 	Limit    *int32    `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// CreateBackfillParams defines parameters for CreateBackfill.
+type CreateBackfillParams struct {
+	// IdempotencyKey Makes retries safe; an id (see `ID`).
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // StreamQueueEventsParams defines parameters for StreamQueueEvents.
 type StreamQueueEventsParams struct {
 	// After Resume after this event id (when the client cannot set Last-Event-ID).
@@ -1310,6 +1476,9 @@ type SetMutatorJSONRequestBody = MutatorRequest
 
 // PutQueueJSONRequestBody defines body for PutQueue for application/json ContentType.
 type PutQueueJSONRequestBody = QueueDefinition
+
+// CreateBackfillJSONRequestBody defines body for CreateBackfill for application/json ContentType.
+type CreateBackfillJSONRequestBody = BackfillRequest
 
 // CreateTicketJSONRequestBody defines body for CreateTicket for application/json ContentType.
 type CreateTicketJSONRequestBody = TicketRequest
@@ -1588,6 +1757,54 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/queues/{name} (the `PutQueue` operationId).
 	PutQueue(ctx context.Context, name QueueName, body PutQueueJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CreateBackfillWithBody Ask for players for a running match that lost some
+	//
+	// A backfill ticket: the match's two teams as they are (the players still in it, with
+	// inline ratings or their stored ones in the queue's context, and its bots' ratings),
+	// the players wanted per team (`open_slots`), optionally the match's `region` and the
+	// server's bot rule. At every tick backfill tickets are served first, oldest first: the
+	// searching tickets nearest the match's mean rating that accept it (each one's interval
+	// and the backfill's own, which widen with their waits; the region at the ticket's
+	// current latency limit) join, each party whole on the team the late-joiner rule of
+	// `/v1/teams/assign` chooses among the teams with room (counting the bots its join
+	// removes or adds under `bots`), until the slots are full. A team never gets more than
+	// its open slots; two backfill tickets never match each other. The backfill ticket is
+	// matched as soon as one ticket joins; its assignment and its joiners' carry the
+	// running match's id (`match_id`) and list who joined which team (`joined`). It is
+	// cancelled (`DELETE /v1/tickets/{id}`) and expires like any ticket. The match's
+	// players are the ticket's players: none of them may be searching in the queue (409),
+	// nor start until the backfill ends. `Idempotency-Key` as for tickets. Needs the
+	// `match` scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/queues/{name}/backfill (the `CreateBackfill` operationId).
+	CreateBackfillWithBody(ctx context.Context, name QueueName, params *CreateBackfillParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateBackfill Ask for players for a running match that lost some
+	//
+	// A backfill ticket: the match's two teams as they are (the players still in it, with
+	// inline ratings or their stored ones in the queue's context, and its bots' ratings),
+	// the players wanted per team (`open_slots`), optionally the match's `region` and the
+	// server's bot rule. At every tick backfill tickets are served first, oldest first: the
+	// searching tickets nearest the match's mean rating that accept it (each one's interval
+	// and the backfill's own, which widen with their waits; the region at the ticket's
+	// current latency limit) join, each party whole on the team the late-joiner rule of
+	// `/v1/teams/assign` chooses among the teams with room (counting the bots its join
+	// removes or adds under `bots`), until the slots are full. A team never gets more than
+	// its open slots; two backfill tickets never match each other. The backfill ticket is
+	// matched as soon as one ticket joins; its assignment and its joiners' carry the
+	// running match's id (`match_id`) and list who joined which team (`joined`). It is
+	// cancelled (`DELETE /v1/tickets/{id}`) and expires like any ticket. The match's
+	// players are the ticket's players: none of them may be searching in the queue (409),
+	// nor start until the backfill ends. `Idempotency-Key` as for tickets. Needs the
+	// `match` scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/queues/{name}/backfill (the `CreateBackfill` operationId).
+	CreateBackfill(ctx context.Context, name QueueName, params *CreateBackfillParams, body CreateBackfillJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StreamQueueEvents The queue's ticket changes, as Server-Sent Events
 	//
 	// Each change of a ticket of the queue as an SSE event: `id:` its sequence number
@@ -1599,6 +1816,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/queues/{name}/events (the `StreamQueueEvents` operationId).
 	StreamQueueEvents(ctx context.Context, name QueueName, params *StreamQueueEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetQueueStats How the queue is doing, and how long it makes players wait
+	//
+	// What is searching now (in all and per rating band), the matches, backfill fills and
+	// expiries of the last minute and hour, the waits of the tickets matched in the last 10
+	// minutes (median and p90, in all and per band) and the mean `average_difference` of
+	// their matches. Rating bands are fixed, on the matchmaking scale (average 1000): below
+	// 700, 700-800, ..., 1200-1300, 1300 and above (a party's band is its mean rating's;
+	// backfill tickets are counted apart). The replica that leads the queue answers from
+	// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
+	// second); another replica answers the snapshot the leader publishes every 2 s
+	// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
+	// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
+	// scope.
+	//
+	// Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
+	GetQueueStats(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateTicketWithBody Put a player or a party in the queue
 	//
@@ -2279,6 +2513,74 @@ func (c *Client) PutQueue(ctx context.Context, name QueueName, body PutQueueJSON
 	return c.Client.Do(req)
 }
 
+// CreateBackfillWithBody Ask for players for a running match that lost some
+//
+// A backfill ticket: the match's two teams as they are (the players still in it, with
+// inline ratings or their stored ones in the queue's context, and its bots' ratings),
+// the players wanted per team (`open_slots`), optionally the match's `region` and the
+// server's bot rule. At every tick backfill tickets are served first, oldest first: the
+// searching tickets nearest the match's mean rating that accept it (each one's interval
+// and the backfill's own, which widen with their waits; the region at the ticket's
+// current latency limit) join, each party whole on the team the late-joiner rule of
+// `/v1/teams/assign` chooses among the teams with room (counting the bots its join
+// removes or adds under `bots`), until the slots are full. A team never gets more than
+// its open slots; two backfill tickets never match each other. The backfill ticket is
+// matched as soon as one ticket joins; its assignment and its joiners' carry the
+// running match's id (`match_id`) and list who joined which team (`joined`). It is
+// cancelled (`DELETE /v1/tickets/{id}`) and expires like any ticket. The match's
+// players are the ticket's players: none of them may be searching in the queue (409),
+// nor start until the backfill ends. `Idempotency-Key` as for tickets. Needs the
+// `match` scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/queues/{name}/backfill (the `CreateBackfill` operationId).
+func (c *Client) CreateBackfillWithBody(ctx context.Context, name QueueName, params *CreateBackfillParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateBackfillRequestWithBody(c.Server, name, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateBackfill Ask for players for a running match that lost some
+//
+// A backfill ticket: the match's two teams as they are (the players still in it, with
+// inline ratings or their stored ones in the queue's context, and its bots' ratings),
+// the players wanted per team (`open_slots`), optionally the match's `region` and the
+// server's bot rule. At every tick backfill tickets are served first, oldest first: the
+// searching tickets nearest the match's mean rating that accept it (each one's interval
+// and the backfill's own, which widen with their waits; the region at the ticket's
+// current latency limit) join, each party whole on the team the late-joiner rule of
+// `/v1/teams/assign` chooses among the teams with room (counting the bots its join
+// removes or adds under `bots`), until the slots are full. A team never gets more than
+// its open slots; two backfill tickets never match each other. The backfill ticket is
+// matched as soon as one ticket joins; its assignment and its joiners' carry the
+// running match's id (`match_id`) and list who joined which team (`joined`). It is
+// cancelled (`DELETE /v1/tickets/{id}`) and expires like any ticket. The match's
+// players are the ticket's players: none of them may be searching in the queue (409),
+// nor start until the backfill ends. `Idempotency-Key` as for tickets. Needs the
+// `match` scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/queues/{name}/backfill (the `CreateBackfill` operationId).
+func (c *Client) CreateBackfill(ctx context.Context, name QueueName, params *CreateBackfillParams, body CreateBackfillJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateBackfillRequest(c.Server, name, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // StreamQueueEvents The queue's ticket changes, as Server-Sent Events
 //
 // Each change of a ticket of the queue as an SSE event: `id:` its sequence number
@@ -2291,6 +2593,33 @@ func (c *Client) PutQueue(ctx context.Context, name QueueName, body PutQueueJSON
 // Corresponds with GET /v1/queues/{name}/events (the `StreamQueueEvents` operationId).
 func (c *Client) StreamQueueEvents(ctx context.Context, name QueueName, params *StreamQueueEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamQueueEventsRequest(c.Server, name, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetQueueStats How the queue is doing, and how long it makes players wait
+//
+// What is searching now (in all and per rating band), the matches, backfill fills and
+// expiries of the last minute and hour, the waits of the tickets matched in the last 10
+// minutes (median and p90, in all and per band) and the mean `average_difference` of
+// their matches. Rating bands are fixed, on the matchmaking scale (average 1000): below
+// 700, 700-800, ..., 1200-1300, 1300 and above (a party's band is its mean rating's;
+// backfill tickets are counted apart). The replica that leads the queue answers from
+// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
+// second); another replica answers the snapshot the leader publishes every 2 s
+// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
+// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
+// scope.
+//
+// Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
+func (c *Client) GetQueueStats(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetQueueStatsRequest(c.Server, name)
 	if err != nil {
 		return nil, err
 	}
@@ -3345,6 +3674,68 @@ func NewPutQueueRequestWithBody(server string, name QueueName, contentType strin
 	return req, nil
 }
 
+// NewCreateBackfillRequest calls the generic CreateBackfill builder with application/json body
+func NewCreateBackfillRequest(server string, name QueueName, params *CreateBackfillParams, body CreateBackfillJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateBackfillRequestWithBody(server, name, params, "application/json", bodyReader)
+}
+
+// NewCreateBackfillRequestWithBody constructs an http.Request for the CreateBackfill method, with any body, and a specified content type
+func NewCreateBackfillRequestWithBody(server string, name QueueName, params *CreateBackfillParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/queues/%s/backfill", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewStreamQueueEventsRequest constructs an http.Request for the StreamQueueEvents method
 func NewStreamQueueEventsRequest(server string, name QueueName, params *StreamQueueEventsParams) (*http.Request, error) {
 	var err error
@@ -3416,6 +3807,40 @@ func NewStreamQueueEventsRequest(server string, name QueueName, params *StreamQu
 			req.Header.Set("Last-Event-ID", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetQueueStatsRequest constructs an http.Request for the GetQueueStats method
+func NewGetQueueStatsRequest(server string, name QueueName) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/queues/%s/stats", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -4164,6 +4589,54 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/queues/{name} (the `PutQueue` operationId).
 	PutQueueWithResponse(ctx context.Context, name QueueName, body PutQueueJSONRequestBody, reqEditors ...RequestEditorFn) (*PutQueueResponse, error)
 
+	// CreateBackfillWithBodyWithResponse Ask for players for a running match that lost some
+	//
+	// A backfill ticket: the match's two teams as they are (the players still in it, with
+	// inline ratings or their stored ones in the queue's context, and its bots' ratings),
+	// the players wanted per team (`open_slots`), optionally the match's `region` and the
+	// server's bot rule. At every tick backfill tickets are served first, oldest first: the
+	// searching tickets nearest the match's mean rating that accept it (each one's interval
+	// and the backfill's own, which widen with their waits; the region at the ticket's
+	// current latency limit) join, each party whole on the team the late-joiner rule of
+	// `/v1/teams/assign` chooses among the teams with room (counting the bots its join
+	// removes or adds under `bots`), until the slots are full. A team never gets more than
+	// its open slots; two backfill tickets never match each other. The backfill ticket is
+	// matched as soon as one ticket joins; its assignment and its joiners' carry the
+	// running match's id (`match_id`) and list who joined which team (`joined`). It is
+	// cancelled (`DELETE /v1/tickets/{id}`) and expires like any ticket. The match's
+	// players are the ticket's players: none of them may be searching in the queue (409),
+	// nor start until the backfill ends. `Idempotency-Key` as for tickets. Needs the
+	// `match` scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/queues/{name}/backfill (the `CreateBackfill` operationId).
+	CreateBackfillWithBodyWithResponse(ctx context.Context, name QueueName, params *CreateBackfillParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateBackfillResponse, error)
+
+	// CreateBackfillWithResponse Ask for players for a running match that lost some
+	//
+	// A backfill ticket: the match's two teams as they are (the players still in it, with
+	// inline ratings or their stored ones in the queue's context, and its bots' ratings),
+	// the players wanted per team (`open_slots`), optionally the match's `region` and the
+	// server's bot rule. At every tick backfill tickets are served first, oldest first: the
+	// searching tickets nearest the match's mean rating that accept it (each one's interval
+	// and the backfill's own, which widen with their waits; the region at the ticket's
+	// current latency limit) join, each party whole on the team the late-joiner rule of
+	// `/v1/teams/assign` chooses among the teams with room (counting the bots its join
+	// removes or adds under `bots`), until the slots are full. A team never gets more than
+	// its open slots; two backfill tickets never match each other. The backfill ticket is
+	// matched as soon as one ticket joins; its assignment and its joiners' carry the
+	// running match's id (`match_id`) and list who joined which team (`joined`). It is
+	// cancelled (`DELETE /v1/tickets/{id}`) and expires like any ticket. The match's
+	// players are the ticket's players: none of them may be searching in the queue (409),
+	// nor start until the backfill ends. `Idempotency-Key` as for tickets. Needs the
+	// `match` scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/queues/{name}/backfill (the `CreateBackfill` operationId).
+	CreateBackfillWithResponse(ctx context.Context, name QueueName, params *CreateBackfillParams, body CreateBackfillJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateBackfillResponse, error)
+
 	// StreamQueueEventsWithResponse The queue's ticket changes, as Server-Sent Events
 	//
 	// Each change of a ticket of the queue as an SSE event: `id:` its sequence number
@@ -4177,6 +4650,25 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/queues/{name}/events (the `StreamQueueEvents` operationId).
 	StreamQueueEventsWithResponse(ctx context.Context, name QueueName, params *StreamQueueEventsParams, reqEditors ...RequestEditorFn) (*StreamQueueEventsResponse, error)
+
+	// GetQueueStatsWithResponse How the queue is doing, and how long it makes players wait
+	//
+	// What is searching now (in all and per rating band), the matches, backfill fills and
+	// expiries of the last minute and hour, the waits of the tickets matched in the last 10
+	// minutes (median and p90, in all and per band) and the mean `average_difference` of
+	// their matches. Rating bands are fixed, on the matchmaking scale (average 1000): below
+	// 700, 700-800, ..., 1200-1300, 1300 and above (a party's band is its mean rating's;
+	// backfill tickets are counted apart). The replica that leads the queue answers from
+	// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
+	// second); another replica answers the snapshot the leader publishes every 2 s
+	// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
+	// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
+	// scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
+	GetQueueStatsWithResponse(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*GetQueueStatsResponse, error)
 
 	// CreateTicketWithBodyWithResponse Put a player or a party in the queue
 	//
@@ -6186,6 +6678,202 @@ func (r PutQueueResponse) ContentType() string {
 	return ""
 }
 
+// CreateBackfillResponse200Headers the declared response headers of an HTTP 200 response for CreateBackfill
+type CreateBackfillResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// CreateBackfillResponse201Headers the declared response headers of an HTTP 201 response for CreateBackfill
+type CreateBackfillResponse201Headers struct {
+	Location   *string
+	XRequestId *string
+}
+
+// CreateBackfillResponse400Headers the declared response headers of an HTTP 400 response for CreateBackfill
+type CreateBackfillResponse400Headers struct {
+	XRequestId *string
+}
+
+// CreateBackfillResponse401Headers the declared response headers of an HTTP 401 response for CreateBackfill
+type CreateBackfillResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// CreateBackfillResponse403Headers the declared response headers of an HTTP 403 response for CreateBackfill
+type CreateBackfillResponse403Headers struct {
+	XRequestId *string
+}
+
+// CreateBackfillResponse404Headers the declared response headers of an HTTP 404 response for CreateBackfill
+type CreateBackfillResponse404Headers struct {
+	XRequestId *string
+}
+
+// CreateBackfillResponse409Headers the declared response headers of an HTTP 409 response for CreateBackfill
+type CreateBackfillResponse409Headers struct {
+	XRequestId *string
+}
+
+// CreateBackfillResponse413Headers the declared response headers of an HTTP 413 response for CreateBackfill
+type CreateBackfillResponse413Headers struct {
+	XRequestId *string
+}
+
+// CreateBackfillResponse415Headers the declared response headers of an HTTP 415 response for CreateBackfill
+type CreateBackfillResponse415Headers struct {
+	XRequestId *string
+}
+
+// CreateBackfillResponse429Headers the declared response headers of an HTTP 429 response for CreateBackfill
+type CreateBackfillResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// CreateBackfillResponse503Headers the declared response headers of an HTTP 503 response for CreateBackfill
+type CreateBackfillResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type CreateBackfillResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Ticket
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Ticket
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateBackfillResponse200Headers
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateBackfillResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateBackfillResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateBackfillResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateBackfillResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateBackfillResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateBackfillResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateBackfillResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateBackfillResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateBackfillResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateBackfillResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateBackfillResponse) GetJSON200() *Ticket {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateBackfillResponse) GetJSON201() *Ticket {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateBackfillResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateBackfillResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateBackfillResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateBackfillResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateBackfillResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateBackfillResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateBackfillResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateBackfillResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateBackfillResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateBackfillResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateBackfillResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateBackfillResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateBackfillResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // StreamQueueEventsResponse200Headers the declared response headers of an HTTP 200 response for StreamQueueEvents
 type StreamQueueEventsResponse200Headers struct {
 	XRequestId *string
@@ -6311,6 +6999,144 @@ func (r StreamQueueEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StreamQueueEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetQueueStatsResponse200Headers the declared response headers of an HTTP 200 response for GetQueueStats
+type GetQueueStatsResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetQueueStatsResponse400Headers the declared response headers of an HTTP 400 response for GetQueueStats
+type GetQueueStatsResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetQueueStatsResponse401Headers the declared response headers of an HTTP 401 response for GetQueueStats
+type GetQueueStatsResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// GetQueueStatsResponse403Headers the declared response headers of an HTTP 403 response for GetQueueStats
+type GetQueueStatsResponse403Headers struct {
+	XRequestId *string
+}
+
+// GetQueueStatsResponse404Headers the declared response headers of an HTTP 404 response for GetQueueStats
+type GetQueueStatsResponse404Headers struct {
+	XRequestId *string
+}
+
+// GetQueueStatsResponse429Headers the declared response headers of an HTTP 429 response for GetQueueStats
+type GetQueueStatsResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// GetQueueStatsResponse503Headers the declared response headers of an HTTP 503 response for GetQueueStats
+type GetQueueStatsResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type GetQueueStatsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *QueueStats
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetQueueStatsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetQueueStatsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetQueueStatsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetQueueStatsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetQueueStatsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetQueueStatsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetQueueStatsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetQueueStatsResponse) GetJSON200() *QueueStats {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetQueueStatsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetQueueStatsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetQueueStatsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetQueueStatsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetQueueStatsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetQueueStatsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetQueueStatsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetQueueStatsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetQueueStatsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetQueueStatsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8189,6 +9015,66 @@ func (c *ClientWithResponses) PutQueueWithResponse(ctx context.Context, name Que
 	return ParsePutQueueResponse(rsp)
 }
 
+// CreateBackfillWithBodyWithResponse Ask for players for a running match that lost some
+//
+// A backfill ticket: the match's two teams as they are (the players still in it, with
+// inline ratings or their stored ones in the queue's context, and its bots' ratings),
+// the players wanted per team (`open_slots`), optionally the match's `region` and the
+// server's bot rule. At every tick backfill tickets are served first, oldest first: the
+// searching tickets nearest the match's mean rating that accept it (each one's interval
+// and the backfill's own, which widen with their waits; the region at the ticket's
+// current latency limit) join, each party whole on the team the late-joiner rule of
+// `/v1/teams/assign` chooses among the teams with room (counting the bots its join
+// removes or adds under `bots`), until the slots are full. A team never gets more than
+// its open slots; two backfill tickets never match each other. The backfill ticket is
+// matched as soon as one ticket joins; its assignment and its joiners' carry the
+// running match's id (`match_id`) and list who joined which team (`joined`). It is
+// cancelled (`DELETE /v1/tickets/{id}`) and expires like any ticket. The match's
+// players are the ticket's players: none of them may be searching in the queue (409),
+// nor start until the backfill ends. `Idempotency-Key` as for tickets. Needs the
+// `match` scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/queues/{name}/backfill (the `CreateBackfill` operationId).
+func (c *ClientWithResponses) CreateBackfillWithBodyWithResponse(ctx context.Context, name QueueName, params *CreateBackfillParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateBackfillResponse, error) {
+	rsp, err := c.CreateBackfillWithBody(ctx, name, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateBackfillResponse(rsp)
+}
+
+// CreateBackfillWithResponse Ask for players for a running match that lost some
+//
+// A backfill ticket: the match's two teams as they are (the players still in it, with
+// inline ratings or their stored ones in the queue's context, and its bots' ratings),
+// the players wanted per team (`open_slots`), optionally the match's `region` and the
+// server's bot rule. At every tick backfill tickets are served first, oldest first: the
+// searching tickets nearest the match's mean rating that accept it (each one's interval
+// and the backfill's own, which widen with their waits; the region at the ticket's
+// current latency limit) join, each party whole on the team the late-joiner rule of
+// `/v1/teams/assign` chooses among the teams with room (counting the bots its join
+// removes or adds under `bots`), until the slots are full. A team never gets more than
+// its open slots; two backfill tickets never match each other. The backfill ticket is
+// matched as soon as one ticket joins; its assignment and its joiners' carry the
+// running match's id (`match_id`) and list who joined which team (`joined`). It is
+// cancelled (`DELETE /v1/tickets/{id}`) and expires like any ticket. The match's
+// players are the ticket's players: none of them may be searching in the queue (409),
+// nor start until the backfill ends. `Idempotency-Key` as for tickets. Needs the
+// `match` scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/queues/{name}/backfill (the `CreateBackfill` operationId).
+func (c *ClientWithResponses) CreateBackfillWithResponse(ctx context.Context, name QueueName, params *CreateBackfillParams, body CreateBackfillJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateBackfillResponse, error) {
+	rsp, err := c.CreateBackfill(ctx, name, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateBackfillResponse(rsp)
+}
+
 // StreamQueueEventsWithResponse The queue's ticket changes, as Server-Sent Events
 //
 // Each change of a ticket of the queue as an SSE event: `id:` its sequence number
@@ -8207,6 +9093,31 @@ func (c *ClientWithResponses) StreamQueueEventsWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseStreamQueueEventsResponse(rsp)
+}
+
+// GetQueueStatsWithResponse How the queue is doing, and how long it makes players wait
+//
+// What is searching now (in all and per rating band), the matches, backfill fills and
+// expiries of the last minute and hour, the waits of the tickets matched in the last 10
+// minutes (median and p90, in all and per band) and the mean `average_difference` of
+// their matches. Rating bands are fixed, on the matchmaking scale (average 1000): below
+// 700, 700-800, ..., 1200-1300, 1300 and above (a party's band is its mean rating's;
+// backfill tickets are counted apart). The replica that leads the queue answers from
+// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
+// second); another replica answers the snapshot the leader publishes every 2 s
+// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
+// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
+// scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
+func (c *ClientWithResponses) GetQueueStatsWithResponse(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*GetQueueStatsResponse, error) {
+	rsp, err := c.GetQueueStats(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetQueueStatsResponse(rsp)
 }
 
 // CreateTicketWithBodyWithResponse Put a player or a party in the queue
@@ -10774,6 +11685,271 @@ func ParsePutQueueResponse(rsp *http.Response) (*PutQueueResponse, error) {
 	return response, nil
 }
 
+// ParseCreateBackfillResponse parses an HTTP response from a CreateBackfillWithResponse call
+func ParseCreateBackfillResponse(rsp *http.Response) (*CreateBackfillResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateBackfillResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Ticket
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Ticket
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateBackfillResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 201:
+		var headers CreateBackfillResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateBackfillResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateBackfillResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateBackfillResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateBackfillResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateBackfillResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateBackfillResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateBackfillResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateBackfillResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateBackfillResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseStreamQueueEventsResponse parses an HTTP response from a StreamQueueEventsWithResponse call
 func ParseStreamQueueEventsResponse(rsp *http.Response) (*StreamQueueEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10930,6 +12106,189 @@ func ParseStreamQueueEventsResponse(rsp *http.Response) (*StreamQueueEventsRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers StreamQueueEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetQueueStatsResponse parses an HTTP response from a GetQueueStatsWithResponse call
+func ParseGetQueueStatsResponse(rsp *http.Response) (*GetQueueStatsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetQueueStatsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest QueueStats
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetQueueStatsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetQueueStatsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetQueueStatsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetQueueStatsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetQueueStatsResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetQueueStatsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetQueueStatsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

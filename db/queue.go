@@ -262,7 +262,7 @@ func noQueue(name string) error { return apperr.New(apperr.NotFound, "no queue %
 // --- reads --------------------------------------------------------------------------------
 
 const ticketColumns = `t.id, t.queue, t.status, t.players, t.latencies, t.created_at, t.expires_at, t.updated_at,
-    t.reason, t.assignment, t.idempotency_key, t.body_hash`
+    t.reason, t.assignment, t.idempotency_key, t.body_hash, t.backfill`
 
 // GetTicket implements queue.Store.
 func (s *QueueStore) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
@@ -277,11 +277,11 @@ func (s *QueueStore) GetTicket(ctx context.Context, id string) (queue.Ticket, er
 func scanTicket(row pgx.Row, extra ...any) (queue.Ticket, error) {
 	var t queue.Ticket
 	var status string
-	var players, latencies, assignment []byte
+	var players, latencies, assignment, backfill []byte
 	var key *string
 	var hash []byte
 	dst := append([]any{&t.ID, &t.Queue, &status, &players, &latencies, &t.CreatedAt, &t.ExpiresAt, &t.UpdatedAt,
-		&t.Reason, &assignment, &key, &hash}, extra...)
+		&t.Reason, &assignment, &key, &hash, &backfill}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return queue.Ticket{}, err
 	}
@@ -307,6 +307,13 @@ func scanTicket(row pgx.Row, extra ...any) (queue.Ticket, error) {
 		qa := queue.Assignment(a)
 		t.Assignment = &qa
 	}
+	if backfill != nil {
+		var b backfillJSON
+		if err := json.Unmarshal(backfill, &b); err != nil {
+			return queue.Ticket{}, fmt.Errorf("stored backfill of ticket %q: %w", t.ID, err)
+		}
+		t.Backfill = b.backfill()
+	}
 	if key != nil {
 		t.IdempotencyKey = *key
 		copy(t.BodyHash[:], hash)
@@ -315,7 +322,8 @@ func scanTicket(row pgx.Row, extra ...any) (queue.Ticket, error) {
 }
 
 const sqlGetMatch = `
-SELECT id, queue, created_at, region, teams, pairs, skill_difference, average_difference
+SELECT id, queue, created_at, region, teams, pairs, skill_difference, average_difference,
+       coalesce(backfill_of, ''), coalesce(backfill_ticket, '')
 FROM queue_matches WHERE id = $1`
 
 // GetMatch implements queue.Store.
@@ -323,7 +331,7 @@ func (s *QueueStore) GetMatch(ctx context.Context, id string) (queue.Match, erro
 	var m queue.Match
 	var teams, pairs []byte
 	err := s.pool.QueryRow(ctx, sqlGetMatch, id).Scan(&m.ID, &m.Queue, &m.CreatedAt, &m.Region, &teams, &pairs,
-		&m.SkillDifference, &m.AverageDifference)
+		&m.SkillDifference, &m.AverageDifference, &m.BackfillOf, &m.BackfillTicket)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return queue.Match{}, apperr.New(apperr.NotFound, "no match %q", id)
 	}
@@ -589,6 +597,24 @@ type (
 		Team    int        `json:"team"`
 		Region  string     `json:"region"`
 		Teams   [][]string `json:"teams"`
+		Joined  [][]string `json:"joined,omitempty"`
+	}
+	backfillJSON struct {
+		MatchID   string             `json:"match_id"`
+		Teams     []backfillTeamJSON `json:"teams"`
+		OpenSlots []int              `json:"open_slots"`
+		Region    string             `json:"region,omitempty"`
+		Bots      *botRuleJSON       `json:"bots,omitempty"`
+	}
+	backfillTeamJSON struct {
+		Players []string  `json:"players"`
+		Bots    []float64 `json:"bots,omitempty"`
+	}
+	botRuleJSON struct {
+		MeanRating     float64 `json:"mean_rating"`
+		TargetPlayers  int     `json:"target_players"`
+		RecommendedMin int     `json:"recommended_min"`
+		RecommendedMax int     `json:"recommended_max"`
 	}
 	matchPlayerJSON struct {
 		ID       string  `json:"id"`
@@ -623,4 +649,66 @@ func (l stepsJSONList) steps() []queue.Step {
 		out[i] = queue.Step(s)
 	}
 	return out
+}
+
+func newBackfillJSON(b *queue.Backfill) backfillJSON {
+	out := backfillJSON{MatchID: b.MatchID, OpenSlots: b.OpenSlots, Region: b.Region,
+		Teams: make([]backfillTeamJSON, len(b.Teams))}
+	for i, t := range b.Teams {
+		out.Teams[i] = backfillTeamJSON(t)
+	}
+	if b.Bots != nil {
+		out.Bots = new(botRuleJSON(*b.Bots))
+	}
+	return out
+}
+
+func (b backfillJSON) backfill() *queue.Backfill {
+	out := &queue.Backfill{MatchID: b.MatchID, OpenSlots: b.OpenSlots, Region: b.Region,
+		Teams: make([]queue.BackfillTeam, len(b.Teams))}
+	for i, t := range b.Teams {
+		out.Teams[i] = queue.BackfillTeam(t)
+	}
+	if b.Bots != nil {
+		out.Bots = new(queue.BotRule(*b.Bots))
+	}
+	return out
+}
+
+// PublishStats implements queue.Store: an upsert, if the queue exists.
+func (s *QueueStore) PublishStats(ctx context.Context, queueName string, st queue.Stats) error {
+	b, err := queue.EncodeStats(st)
+	if err != nil {
+		return apperr.Wrap(apperr.Invalid, err, "queue: the stats cannot be stored")
+	}
+	tag, err := s.pool.Exec(ctx, `
+INSERT INTO queue_stats (queue, at, stats)
+SELECT $1, $2, $3::jsonb WHERE EXISTS (SELECT 1 FROM queues WHERE name = $1 AND deleted_at IS NULL)
+ON CONFLICT (queue) DO UPDATE SET at = excluded.at, stats = excluded.stats`, queueName, st.At, string(b))
+	if err != nil {
+		return mapError(err, "queue: publish stats")
+	}
+	if tag.RowsAffected() == 0 {
+		return noQueue(queueName)
+	}
+	return nil
+}
+
+// LatestStats implements queue.Store.
+func (s *QueueStore) LatestStats(ctx context.Context, queueName string) (queue.Stats, bool, error) {
+	var b []byte
+	err := s.pool.QueryRow(ctx, `
+SELECT s.stats FROM queue_stats AS s JOIN queues AS q ON q.name = s.queue AND q.deleted_at IS NULL
+WHERE s.queue = $1`, queueName).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return queue.Stats{}, false, nil
+	}
+	if err != nil {
+		return queue.Stats{}, false, mapError(err, "queue: latest stats")
+	}
+	st, err := queue.DecodeStats(b)
+	if err != nil {
+		return queue.Stats{}, false, mapError(fmt.Errorf("stored stats of queue %q: %w", queueName, err), "queue: latest stats")
+	}
+	return st, true, nil
 }

@@ -34,6 +34,7 @@ type createRequest struct {
 	t         queue.Ticket
 	players   []byte  // the players as stored
 	latencies *string // nil: any region
+	backfill  *string // nil: an ordinary ticket
 	key       *string // the idempotency key, nil for none
 	hash      []byte  // with a key
 	done      chan createOutcome
@@ -73,8 +74,8 @@ ORDER BY name FOR KEY SHARE`
 WITH ticket AS (
     SELECT *
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
-                $7::text[], $8::bytea[])
-      AS u(id, queue, players, latencies, created_at, expires_at, idempotency_key, body_hash)
+                $7::text[], $8::bytea[], $12::text[])
+      AS u(id, queue, players, latencies, created_at, expires_at, idempotency_key, body_hash, backfill)
 ), live AS (
     SELECT ticket.* FROM ticket JOIN queues AS q ON q.name = ticket.queue AND q.deleted_at IS NULL
 ), claim AS (
@@ -88,9 +89,9 @@ WITH ticket AS (
     RETURNING ticket_id, player_id
 ), stored AS (
     INSERT INTO queue_tickets (id, queue, status, players, latencies, created_at, expires_at, updated_at,
-                               idempotency_key, body_hash, changed_xid)
+                               idempotency_key, body_hash, changed_xid, backfill)
     SELECT id, queue, 'searching', players::jsonb, latencies::jsonb, created_at, expires_at, created_at,
-           idempotency_key, body_hash, pg_current_xact_id()
+           idempotency_key, body_hash, pg_current_xact_id(), backfill::jsonb
     FROM live
     WHERE id NOT IN (
         SELECT ticket_id FROM claim WHERE (ticket_id, player_id) NOT IN (SELECT ticket_id, player_id FROM claimed)
@@ -175,6 +176,14 @@ func newCreateRequest(ctx context.Context, t queue.Ticket) (*createRequest, erro
 		}
 		req.latencies = new(string(l))
 		req.t.Latencies = cloneMap(t.Latencies)
+	}
+	if t.Backfill != nil {
+		b, err := json.Marshal(newBackfillJSON(t.Backfill))
+		if err != nil {
+			return nil, apperr.Wrap(apperr.Invalid, err, "queue: the ticket's backfill cannot be stored")
+		}
+		req.backfill = new(string(b))
+		req.t.Backfill = newBackfillJSON(t.Backfill).backfill() // a copy
 	}
 	if t.IdempotencyKey != "" {
 		req.key, req.hash = &req.t.IdempotencyKey, req.t.BodyHash[:]
@@ -353,7 +362,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 	n := len(batch)
 	var (
 		ids, queues, players                    = make([]string, n), make([]string, n), make([]string, n)
-		latencies, keys                         = make([]*string, n), make([]*string, n)
+		latencies, keys, backfills              = make([]*string, n), make([]*string, n), make([]*string, n)
 		created, expires                        = make([]time.Time, n), make([]time.Time, n)
 		hashes                                  = make([][]byte, n)
 		claimQueues, claimPlayers, claimTickets []string
@@ -364,7 +373,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 	for i, r := range batch {
 		t := &r.t
 		ids[i], queues[i], players[i] = t.ID, t.Queue, string(r.players)
-		latencies[i], keys[i], hashes[i] = r.latencies, r.key, r.hash
+		latencies[i], keys[i], hashes[i], backfills[i] = r.latencies, r.key, r.hash, r.backfill
 		created[i], expires[i] = t.CreatedAt, t.ExpiresAt
 		for _, p := range t.Players {
 			claimQueues = append(claimQueues, t.Queue)
@@ -390,7 +399,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 			return err
 		})
 		b.Queue(sqlCreateTickets, ids, queues, players, latencies, created, expires, keys, hashes,
-			claimQueues, claimPlayers, claimTickets).Query(func(rows pgx.Rows) error {
+			claimQueues, claimPlayers, claimTickets, backfills).Query(func(rows pgx.Rows) error {
 			var id string
 			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
 				stored[id] = true
@@ -622,10 +631,13 @@ CROSS JOIN LATERAL (
 ) AS t`
 
 	sqlInsertMatches = `
-INSERT INTO queue_matches (id, queue, created_at, region, teams, pairs, skill_difference, average_difference)
-SELECT u.id, $1, u.created_at, u.region, u.teams::jsonb, u.pairs::jsonb, u.skill, u.average
-FROM unnest($2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[])
-    AS u(id, created_at, region, teams, pairs, skill, average)`
+INSERT INTO queue_matches (id, queue, created_at, region, teams, pairs, skill_difference, average_difference,
+                           backfill_of, backfill_ticket)
+SELECT u.id, $1, u.created_at, u.region, u.teams::jsonb, u.pairs::jsonb, u.skill, u.average,
+       nullif(u.backfill_of, ''), nullif(u.backfill_ticket, '')
+FROM unnest($2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[],
+            $9::text[], $10::text[])
+    AS u(id, created_at, region, teams, pairs, skill, average, backfill_of, backfill_ticket)`
 )
 
 // matchRow is a match as queue_matches stores it.
@@ -725,6 +737,7 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 		f := finish{queue: queueName, at: at}
 		var (
 			mids, regions, teams, pairs []string
+			backfillOf, backfillTicket  []string
 			created                     []time.Time
 			skill, average              []float64
 		)
@@ -744,6 +757,7 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 			}
 			mids, regions, teams, pairs = append(mids, m.ID), append(regions, m.Region), append(teams, rows[i].teams), append(pairs, rows[i].pairs)
 			created, skill, average = append(created, m.CreatedAt), append(skill, m.SkillDifference), append(average, m.AverageDifference)
+			backfillOf, backfillTicket = append(backfillOf, m.BackfillOf), append(backfillTicket, m.BackfillTicket)
 			done.Matches = append(done.Matches, m.ID)
 		}
 		for _, e := range w.Expired {
@@ -763,7 +777,7 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 
 		b = &pgx.Batch{}
 		if len(mids) > 0 {
-			b.Queue(sqlInsertMatches, queueName, mids, created, regions, teams, pairs, skill, average).
+			b.Queue(sqlInsertMatches, queueName, mids, created, regions, teams, pairs, skill, average, backfillOf, backfillTicket).
 				Exec(rowsWere(int64(len(mids)), "matches stored"))
 		}
 		f.write(b)

@@ -51,10 +51,12 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 
 		admitted := withAdmission(gate.admission, d.Logger)
 		r.With(match, admitted).Method(http.MethodPost, "/queues/{name}/tickets", handleCreateTicket(d.Logger, d.Queue))
+		r.With(match, admitted).Method(http.MethodPost, "/queues/{name}/backfill", handleCreateBackfill(d.Logger, d.Queue))
 		r.With(match).Method(http.MethodGet, "/queues/{name}/events", handleQueueEvents(d.Logger, d.Queue, d.Streams))
 		r.With(match).Method(http.MethodGet, "/tickets/{id}", handleGetTicket(d.Logger, d.Queue, d.Streams))
 		r.With(match).Method(http.MethodDelete, "/tickets/{id}", handleCancelTicket(d.Logger, d.Queue))
 		r.With(read).Method(http.MethodGet, "/matches/{id}", handleGetMatch(d.Logger, d.Queue))
+		r.With(read).Method(http.MethodGet, "/queues/{name}/stats", handleQueueStats(d.Logger, d.Queue))
 
 		r.With(admin).Method(http.MethodGet, "/queues", handleListQueues(d.Logger, d.Queue))
 		r.With(admin).Method(http.MethodPut, "/queues/{name}", handlePutQueue(d.Logger, d.Queue))

@@ -40,6 +40,9 @@ type ticketJSON struct {
 	UpdatedAt   time.Time           `json:"updated_at"`
 	Reason      string              `json:"reason,omitempty"`
 	Assignment  *ticketAssignedJSON `json:"assignment,omitempty"`
+	Backfill    *backfillJSON       `json:"backfill,omitempty"`
+	// EstimatedWaitS: how much longer a searching ticket is expected to wait.
+	EstimatedWaitS *float64 `json:"estimated_wait_s,omitempty"`
 }
 
 type ticketPlayerOut struct {
@@ -53,6 +56,8 @@ type ticketAssignedJSON struct {
 	Team    int                `json:"team"`
 	Region  string             `json:"region,omitempty"`
 	Teams   []assignedTeamJSON `json:"teams"`
+	// Joined, for a backfill and its joiners: the players that joined, by team.
+	Joined []assignedTeamJSON `json:"joined,omitempty"`
 }
 
 type assignedTeamJSON struct {
@@ -70,6 +75,13 @@ func newTicketJSON(t queue.Ticket) ticketJSON {
 		for i, ids := range a.Teams {
 			out.Assignment.Teams[i] = assignedTeamJSON{Players: ids}
 		}
+		for _, ids := range a.Joined {
+			out.Assignment.Joined = append(out.Assignment.Joined, assignedTeamJSON{Players: nonNil(ids)})
+		}
+	}
+	out.Backfill = newBackfillJSON(t.Backfill)
+	if t.EstimatedWait != nil {
+		out.EstimatedWaitS = new(t.EstimatedWait.Seconds())
 	}
 	return out
 }
@@ -182,6 +194,9 @@ type matchOutJSON struct {
 	Pairs             []pairJSON         `json:"pairs"`
 	SkillDifference   float64            `json:"skill_difference"`
 	AverageDifference float64            `json:"average_difference"`
+	// A backfill's fill: the running match it joined players to, and the backfill ticket.
+	BackfillOf     string `json:"backfill_of,omitempty"`
+	BackfillTicket string `json:"backfill_ticket,omitempty"`
 }
 
 type matchTeamOutJSON struct {
@@ -209,7 +224,8 @@ func handleGetMatch(logger *slog.Logger, svc *queue.Service) http.Handler {
 		}
 		out := matchOutJSON{ID: m.ID, Queue: m.Queue, CreatedAt: m.CreatedAt, Region: m.Region, Tickets: m.Tickets(),
 			Teams: make([]matchTeamOutJSON, len(m.Teams)), Pairs: make([]pairJSON, len(m.Pairs)),
-			SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference}
+			SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference,
+			BackfillOf: m.BackfillOf, BackfillTicket: m.BackfillTicket}
 		for i, t := range m.Teams {
 			team := matchTeamOutJSON{RatingTotal: t.RatingTotal, Players: make([]matchPlayerJSON, len(t.Players))}
 			for j, p := range t.Players {
@@ -309,4 +325,11 @@ func lastEventID(r *http.Request) (int64, error) {
 		return 0, apperr.Field(field, "must be an event id (a whole number from 0)")
 	}
 	return n, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

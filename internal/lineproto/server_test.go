@@ -486,9 +486,9 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 	st := newStore(t)
 	w := want{t, st}
 	cfg := DefaultConfig()
-	// Ten times the busy client's pause: a loaded machine (CI shares two cores) can hold a
-	// goroutine back for a good part of a 150 ms timeout.
-	cfg.IdleTimeout = 500 * time.Millisecond
+	// Forty times the busy client's pause: a loaded machine (CI shares two cores) held the
+	// busy client's goroutine back for 917 ms once, past a 500 ms timeout.
+	cfg.IdleTimeout = 2 * time.Second
 	_, addr := start(t, st, cfg, nil)
 
 	idle := dial(t, addr)
@@ -498,7 +498,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 	// A client that keeps talking outlives the timeout several times over.
 	busy := dial(t, addr)
 	busy.mustSend("GAME ctf")
-	for time.Since(began) < 1500*time.Millisecond {
+	for time.Since(began) < 2*cfg.IdleTimeout+cfg.IdleTimeout/2 {
 		time.Sleep(50 * time.Millisecond)
 		busy.expect("MEANBOT", w.meanBot(w.context("ctf")))
 	}

@@ -131,3 +131,15 @@ func (g *guarded) Ping(ctx context.Context) (err error) {
 	defer done(&err)
 	return g.Store.Ping(ctx)
 }
+
+func (g *guarded) PublishStats(ctx context.Context, queue string, st Stats) (err error) {
+	ctx, done := g.call(ctx, "publish_stats")
+	defer done(&err)
+	return g.Store.PublishStats(ctx, queue, st)
+}
+
+func (g *guarded) LatestStats(ctx context.Context, queue string) (_ Stats, _ bool, err error) {
+	ctx, done := g.call(ctx, "latest_stats")
+	defer done(&err)
+	return g.Store.LatestStats(ctx, queue)
+}

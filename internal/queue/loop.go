@@ -18,8 +18,9 @@ import (
 func (s *Service) Run(ctx context.Context) error {
 	runners := map[string]*runner{}
 	defer func() {
-		for _, r := range runners {
+		for name, r := range runners {
 			r.stop()
+			s.runners.Delete(name)
 		}
 	}()
 	refresh := time.NewTicker(s.cfg.QueueRefresh)
@@ -58,11 +59,13 @@ func (s *Service) syncRunners(ctx context.Context, runners map[string]*runner) {
 			continue
 		}
 		runners[q.Name] = s.startRunner(ctx, q)
+		s.runners.Store(q.Name, runners[q.Name])
 	}
 	for name, r := range runners {
 		if !live[name] {
 			r.stop()
 			delete(runners, name)
+			s.runners.Delete(name)
 			s.metrics.forget(name)
 		}
 	}
@@ -91,6 +94,8 @@ type runner struct {
 	leading atomic.Bool
 	cursor  Cursor
 	waiting map[string]Ticket // the queue's searching tickets, while leading
+	track   *tracker          // their counters and the recent history, while leading
+	stats   atomic.Pointer[Stats]
 }
 
 func (s *Service) startRunner(parent context.Context, q Queue) *runner {
@@ -149,7 +154,8 @@ func (r *runner) tick(parent context.Context, q Queue) {
 			log.Warn("queue: no longer leading", "err", err)
 		}
 		r.leading.Store(false)
-		r.waiting, r.cursor = nil, 0
+		r.waiting, r.cursor, r.track = nil, 0, nil
+		r.stats.Store(nil)
 		r.s.metrics.leading(q.Name, false)
 		return
 	}
@@ -192,6 +198,30 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		players += len(t.Players)
 	}
 	r.s.metrics.ticked(q.Name, time.Since(start), len(r.waiting), players)
+	var oldest time.Time
+	if len(list) > 0 {
+		oldest = list[0].CreatedAt
+	}
+	r.snapshot(ctx, q.Name, now, oldest)
+}
+
+// snapshot rebuilds the queue's stats from the counters, at most every StatsRefresh, and
+// publishes them to the store every StatsPublish for the replicas that do not lead it.
+func (r *runner) snapshot(ctx context.Context, queue string, now, oldest time.Time) {
+	k := r.track
+	if !k.last.IsZero() && now.Sub(k.last) < StatsRefresh && now.After(k.last) {
+		return
+	}
+	k.last = now
+	st := k.snapshot(queue, now, oldest)
+	r.stats.Store(st)
+	r.s.metrics.bands(queue, st)
+	if k.lastPub.IsZero() || now.Sub(k.lastPub) >= StatsPublish || !now.After(k.lastPub) {
+		k.lastPub = now
+		if err := r.s.store.PublishStats(ctx, queue, *st); err != nil {
+			r.s.logger.Debug("queue: cannot publish the stats", "queue", queue, "err", err)
+		}
+	}
 }
 
 // load brings the in-memory view up to date with the queue's changes since the last tick.
@@ -202,12 +232,15 @@ func (r *runner) load(ctx context.Context, q Queue) error {
 	}
 	if r.waiting == nil {
 		r.waiting = make(map[string]Ticket, len(changes))
+		r.track = newTracker()
 	}
 	for _, t := range changes {
 		if t.Status == Searching {
 			r.waiting[t.ID] = t
-		} else {
+			r.track.add(t)
+		} else if old, ok := r.waiting[t.ID]; ok {
 			delete(r.waiting, t.ID)
+			r.track.remove(old) // cancelled, or ended by another leader
 		}
 	}
 	r.cursor = cur
@@ -225,19 +258,30 @@ func (r *runner) committed(queue string, w TickWrite, done TickCommitted, now ti
 			continue
 		}
 		var waits []time.Duration
+		var samples []waitSample
 		for _, id := range m.Tickets() {
 			if t, ok := r.waiting[id]; ok {
-				waits = append(waits, now.Sub(t.CreatedAt))
+				wait := now.Sub(t.CreatedAt)
+				waits = append(waits, wait)
 				delete(r.waiting, id)
+				if band, ok := r.track.remove(t); ok {
+					samples = append(samples, waitSample{at: now, band: band, s: wait.Seconds()})
+				}
 			}
 		}
+		r.track.matched(now, m.AverageDifference, m.BackfillOf != "", samples)
 		r.s.metrics.matched(queue, m, waits)
+		r.s.metrics.waited(queue, samples)
 	}
 	reasons := make(map[string]string, len(w.Expired))
 	for _, e := range w.Expired {
 		reasons[e.TicketID] = e.Reason
 	}
 	for _, id := range done.Expired {
+		if t, ok := r.waiting[id]; ok {
+			r.track.remove(t)
+			r.track.expired(now)
+		}
 		delete(r.waiting, id)
 		r.s.metrics.expiredTicket(queue, reasons[id])
 	}

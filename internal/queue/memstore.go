@@ -22,7 +22,8 @@ type MemoryStore struct {
 	matches   map[string]Match
 	version   uint64 // bumped at every ticket change: the Changes cursor
 	resigned  map[string]bool
-	wakeEvent chan struct{} // closed and replaced when any event is appended
+	wakeEvent chan struct{}     // closed and replaced when any event is appended
+	stats     map[string][]byte // queue -> its latest stats, encoded (a copy by construction)
 }
 
 type memQueue struct {
@@ -50,7 +51,34 @@ func NewMemoryStore() *MemoryStore {
 		matches:   make(map[string]Match),
 		resigned:  make(map[string]bool),
 		wakeEvent: make(chan struct{}),
+		stats:     make(map[string][]byte),
 	}
+}
+
+func (s *MemoryStore) PublishStats(ctx context.Context, queue string, st Stats) error {
+	b, err := EncodeStats(st)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.queue(queue); err != nil {
+		return err
+	}
+	s.stats[queue] = b
+	return nil
+}
+
+func (s *MemoryStore) LatestStats(ctx context.Context, queue string) (Stats, bool, error) {
+	s.mu.Lock()
+	b, ok := s.stats[queue]
+	_, err := s.queue(queue)
+	s.mu.Unlock()
+	if !ok || err != nil {
+		return Stats{}, false, nil
+	}
+	st, err := DecodeStats(b)
+	return st, err == nil, err
 }
 
 func (s *MemoryStore) Name() string                   { return "memory" }
@@ -441,7 +469,25 @@ func cloneTicket(t Ticket) Ticket {
 		for i := range a.Teams {
 			a.Teams[i] = slices.Clone(a.Teams[i])
 		}
+		a.Joined = slices.Clone(a.Joined)
+		for i := range a.Joined {
+			a.Joined[i] = slices.Clone(a.Joined[i])
+		}
 		t.Assignment = &a
+	}
+	if b := t.Backfill; b != nil {
+		c := *b
+		c.Teams = slices.Clone(b.Teams)
+		for i := range c.Teams {
+			c.Teams[i].Players = slices.Clone(c.Teams[i].Players)
+			c.Teams[i].Bots = slices.Clone(c.Teams[i].Bots)
+		}
+		c.OpenSlots = slices.Clone(b.OpenSlots)
+		if b.Bots != nil {
+			r := *b.Bots
+			c.Bots = &r
+		}
+		t.Backfill = &c
 	}
 	return t
 }

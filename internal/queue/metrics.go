@@ -22,6 +22,10 @@ type Metrics struct {
 	wait      *prometheus.HistogramVec
 	quality   *prometheus.HistogramVec
 	webhooks  *prometheus.CounterVec
+	byBand    *prometheus.GaugeVec
+	bandWait  *prometheus.HistogramVec
+	backfills *prometheus.CounterVec
+	joiners   *prometheus.CounterVec
 }
 
 // waitBuckets are seconds a ticket waited: from a tick to the longest TTL.
@@ -52,14 +56,53 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: []float64{0.1, 0.5, 1, 2, 5, 10, 25, 50, 100, 250}}, byQueue),
 		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_webhook_deliveries_total",
 			Help: "Webhook deliveries, by outcome (delivered, failed)."}, []string{"queue", "outcome"}),
+		byBand: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "matchmaker_queue_searching_players_by_band",
+			Help: "Players in the queue's searching tickets by rating band (queue.Bands; backfills not included), as its leader counted them at its last stats snapshot."},
+			[]string{"queue", "band"}),
+		bandWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "matchmaker_queue_band_wait_seconds",
+			Help: "How long matched tickets waited, by rating band (backfill tickets not included).", Buckets: waitBuckets},
+			[]string{"queue", "band"}),
+		backfills: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_backfills_total",
+			Help: "Backfill tickets, by event: created, filled (players joined its match)."}, []string{"queue", "event"}),
+		joiners: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_backfill_joiners_total",
+			Help: "Players who joined running matches through backfill tickets."}, byQueue),
 	}
-	reg.MustRegister(m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks)
+	reg.MustRegister(m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
+		m.byBand, m.bandWait, m.backfills, m.joiners)
 	return m
 }
 
 func (m *Metrics) ticketCreated(queue string) {
 	if m != nil {
 		m.created.WithLabelValues(queue).Inc()
+	}
+}
+
+func (m *Metrics) backfillCreated(queue string) {
+	if m != nil {
+		m.backfills.WithLabelValues(queue, "created").Inc()
+	}
+}
+
+// bands sets the players searching per band from a stats snapshot.
+func (m *Metrics) bands(queue string, st *Stats) {
+	if m == nil {
+		return
+	}
+	for _, b := range st.Bands {
+		m.byBand.WithLabelValues(queue, b.Name).Set(float64(b.SearchingPlayers))
+	}
+}
+
+// waited records the waits of a match's tickets by band (backfills, band -1, are not).
+func (m *Metrics) waited(queue string, samples []waitSample) {
+	if m == nil {
+		return
+	}
+	for _, w := range samples {
+		if w.band >= 0 {
+			m.bandWait.WithLabelValues(queue, Bands[w.band].Name).Observe(w.s)
+		}
 	}
 }
 
@@ -86,6 +129,17 @@ func (m *Metrics) ticked(queue string, elapsed time.Duration, searching, players
 
 func (m *Metrics) matched(queue string, match Match, waits []time.Duration) {
 	if m == nil {
+		return
+	}
+	if match.BackfillOf != "" { // a fill: not a match of the queue's own
+		m.backfills.WithLabelValues(queue, "filled").Inc()
+		for _, t := range match.Teams {
+			for _, p := range t.Players {
+				if p.TicketID != match.BackfillTicket {
+					m.joiners.WithLabelValues(queue).Inc()
+				}
+			}
+		}
 		return
 	}
 	m.matches.WithLabelValues(queue).Inc()
@@ -119,7 +173,8 @@ func (m *Metrics) forget(queue string) {
 	}
 	l := prometheus.Labels{"queue": queue}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks} {
+		m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
+		m.byBand, m.bandWait, m.backfills, m.joiners} {
 		v.DeletePartialMatch(l)
 	}
 }

@@ -242,10 +242,48 @@ type Ticket struct {
 	// Reason says why a ticket expired or was cancelled ("ttl", "queue deleted", ...).
 	Reason     string
 	Assignment *Assignment // set when matched
+	// EstimatedWait is how much longer a searching ticket is expected to wait, set by the
+	// Service on the tickets it answers (Stats.Estimate); nil without recent waits. Not
+	// stored.
+	EstimatedWait *time.Duration
+	// Backfill, when set, makes this a backfill ticket: a running match asks for players.
+	// Players are then the match's players still in it (all teams), which no other
+	// searching ticket of the queue may hold.
+	Backfill *Backfill
 	// IdempotencyKey and BodyHash make creation retries safe: the same key with the same
 	// hash is the same ticket, with another hash a conflict.
 	IdempotencyKey string
 	BodyHash       [32]byte
+}
+
+// Backfill is what a backfill ticket asks: players for a running match that lost some.
+type Backfill struct {
+	MatchID string         // the running match (the game server's id, or one the queue made)
+	Teams   []BackfillTeam // the match's teams as they are, Teams players of the ticket's Players
+	// OpenSlots are the players wanted per team: a team never gets more.
+	OpenSlots []int
+	// Region is where the match is played; joiners must accept it at their current latency
+	// limit. "": any region.
+	Region string
+	// Bots is the server's bot rule (the seed's Ideal Bot Counter), on the matchmaking
+	// scale; with it a join counts the bots it removes or adds. nil: bots stay as they are.
+	Bots *BotRule
+}
+
+// BackfillTeam is one team of a running match: its players' ids (their ratings are the
+// ticket's Players') and its bots' ratings.
+type BackfillTeam struct {
+	Players []string
+	Bots    []float64
+}
+
+// BotRule is a game server's bot rule, as /v1/teams/assign takes it, with ratings on the
+// matchmaking scale.
+type BotRule struct {
+	MeanRating     float64 // of a bot not known yet
+	TargetPlayers  int
+	RecommendedMin int
+	RecommendedMax int
 }
 
 // Assignment is what a matched ticket is told: its match, which team it is on, where the
@@ -255,6 +293,10 @@ type Assignment struct {
 	Team    int
 	Region  string
 	Teams   [][]string // player ids, by team
+	// Joined, for a backfill and its joiners, lists the players that joined, by team (MatchID
+	// is then the running match's id, and a backfill ticket's Team is 0: its players are on
+	// every team).
+	Joined [][]string
 }
 
 // Match is a match the queue made. Its id is the match_id a game server posts to
@@ -270,6 +312,11 @@ type Match struct {
 	// the team averages| (the thesis's measure of a match's fairness).
 	SkillDifference   float64
 	AverageDifference float64
+	// BackfillOf, for a backfill's fill, is the running match's id, and BackfillTicket the
+	// backfill ticket, whose players are the match's: the other players joined. Its Pairs are
+	// empty.
+	BackfillOf     string
+	BackfillTicket string
 }
 
 // MatchTeam is one team of a match: its players, with their tickets and ratings.

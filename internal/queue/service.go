@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"matchmaker/internal/apperr"
@@ -63,6 +64,15 @@ type Service struct {
 	logger  *slog.Logger
 	metrics *Metrics
 	webhook *http.Client
+
+	runners sync.Map // queue name -> *runner, while Run runs
+	cacheMu sync.Mutex
+	cache   map[string]cachedStats // the store's snapshots of queues led elsewhere
+}
+
+type cachedStats struct {
+	read  time.Time
+	stats Stats
 }
 
 // Deps is what a Service needs. Store, Ratings and Matcher are required.
@@ -81,7 +91,7 @@ type Deps struct {
 // NewService returns the service.
 func NewService(d Deps) *Service {
 	s := &Service{store: d.Store, ratings: d.Ratings, matcher: d.Matcher, cfg: d.Config.withDefaults(),
-		now: d.Now, logger: d.Logger, metrics: d.Metrics, webhook: d.WebhookClient}
+		now: d.Now, logger: d.Logger, metrics: d.Metrics, webhook: d.WebhookClient, cache: make(map[string]cachedStats)}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -187,24 +197,34 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool,
 		CreatedAt: now, ExpiresAt: now.Add(ttl), UpdatedAt: now,
 		IdempotencyKey: nt.IdempotencyKey, BodyHash: nt.fingerprint(),
 	}
+	return s.estimated(ctx)(s.storeTicket(ctx, t, func(player string) string {
+		if i := slices.IndexFunc(nt.Players, func(p NewPlayer) bool { return p.ID == player }); i >= 0 {
+			return "players[" + strconv.Itoa(i) + "].id"
+		}
+		return "players"
+	}))
+}
+
+// storeTicket stores a new ticket; a player already searching is a Conflict naming the field
+// fieldOf gives for him.
+func (s *Service) storeTicket(ctx context.Context, t Ticket, fieldOf func(player string) string) (Ticket, bool, error) {
 	stored, replayed, err := s.store.CreateTicket(ctx, t)
 	var se *SearchingError
 	if errors.As(err, &se) {
-		field := "players"
-		if i := slices.IndexFunc(nt.Players, func(p NewPlayer) bool { return p.ID == se.PlayerID }); i >= 0 {
-			field = "players[" + strconv.Itoa(i) + "].id"
-		}
 		return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: se.Error(), Err: err,
-			Fields: []apperr.FieldError{{Field: field, Message: "is already searching in ticket " + se.TicketID}}}
+			Fields: []apperr.FieldError{{Field: fieldOf(se.PlayerID), Message: "is already searching in ticket " + se.TicketID}}}
 	}
 	var conflict *apperr.Error
-	if nt.IdempotencyKey != "" && errors.As(err, &conflict) && conflict.Code == apperr.Conflict && len(conflict.Fields) == 0 {
+	if t.IdempotencyKey != "" && errors.As(err, &conflict) && conflict.Code == apperr.Conflict && len(conflict.Fields) == 0 {
 		// The store's other conflict: the key was used for another request.
 		return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: conflict.Message, Err: err,
 			Fields: []apperr.FieldError{{Field: "Idempotency-Key", Message: "was used for another ticket request"}}}
 	}
 	if err == nil && !replayed {
-		s.metrics.ticketCreated(q.Name)
+		s.metrics.ticketCreated(t.Queue)
+		if t.Backfill != nil {
+			s.metrics.backfillCreated(t.Queue)
+		}
 	}
 	return stored, replayed, err
 }
@@ -317,8 +337,17 @@ func (s *Service) resolveRatings(ctx context.Context, q Queue, in []NewPlayer) (
 }
 
 // GetTicket returns a ticket. With wait > 0 and the ticket searching, it waits until the
-// ticket's status changes or wait passes (at most MaxWait), then answers what it is.
+// ticket's status changes or wait passes (at most MaxWait), then answers what it is. A
+// searching ticket carries its EstimatedWait.
 func (s *Service) GetTicket(ctx context.Context, id string, wait time.Duration) (Ticket, error) {
+	t, err := s.getTicket(ctx, id, wait)
+	if err == nil {
+		s.estimate(ctx, &t)
+	}
+	return t, err
+}
+
+func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration) (Ticket, error) {
 	if err := ratings.ValidateID(id); err != nil {
 		return Ticket{}, apperr.Field("id", "%s", err)
 	}

@@ -82,6 +82,13 @@ type Store interface {
 	// matches, and events already past every webhook cursor.
 	Purge(ctx context.Context, before time.Time) (PurgeReport, error)
 
+	// PublishStats keeps st as the queue's latest stats snapshot, replacing the previous one;
+	// the queue's leader writes it every StatsPublish so that the other replicas can answer
+	// GET /v1/queues/{name}/stats. LatestStats returns it, ok false when none was published
+	// (or the queue does not exist).
+	PublishStats(ctx context.Context, queue string, st Stats) error
+	LatestStats(ctx context.Context, queue string) (st Stats, ok bool, err error)
+
 	// Ping reports whether the store can be reached; Name says which it is.
 	Ping(ctx context.Context) error
 	Name() string
@@ -134,7 +141,8 @@ func ErrSearching(playerID, ticketID string) error {
 }
 
 // Assignments returns what each ticket of m is told when the match is stored: its team, the
-// match's region and everyone's ids by team.
+// match's region and everyone's ids by team; for a backfill's fill, the running match's id
+// and who joined which team.
 func Assignments(m Match) map[string]Assignment {
 	teams := make([][]string, len(m.Teams))
 	for i, t := range m.Teams {
@@ -143,10 +151,27 @@ func Assignments(m Match) map[string]Assignment {
 			teams[i][j] = p.ID
 		}
 	}
+	id := m.ID
+	var joined [][]string
+	if m.BackfillOf != "" {
+		id, joined = m.BackfillOf, make([][]string, len(m.Teams))
+		for i, t := range m.Teams {
+			joined[i] = []string{}
+			for _, p := range t.Players {
+				if p.TicketID != m.BackfillTicket {
+					joined[i] = append(joined[i], p.ID)
+				}
+			}
+		}
+	}
 	out := make(map[string]Assignment)
 	for i, t := range m.Teams {
 		for _, p := range t.Players {
-			out[p.TicketID] = Assignment{MatchID: m.ID, Team: i, Region: m.Region, Teams: teams}
+			team := i
+			if p.TicketID == m.BackfillTicket && m.BackfillOf != "" {
+				team = 0
+			}
+			out[p.TicketID] = Assignment{MatchID: id, Team: team, Region: m.Region, Teams: teams, Joined: joined}
 		}
 	}
 	return out

@@ -1,9 +1,11 @@
 package queue
 
 import (
+	"math"
 	"slices"
 	"time"
 
+	"matchmaker/internal/matchmaker/teams"
 	"matchmaker/internal/matchmaker/tick"
 )
 
@@ -26,9 +28,26 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 		}
 	}
 	secs := func(t time.Time) float64 { return t.Sub(epoch).Seconds() }
-	in := make([]tick.Ticket, len(waiting))
+	in := make([]tick.Ticket, 0, len(waiting))
+	index := make([]int, 0, len(waiting)) // waiting's index of each of in's tickets
+	var invalid []Expiry
 	for i, t := range waiting {
-		tt := tick.Ticket{WaitingSince: secs(t.CreatedAt), ExpiresAt: secs(t.ExpiresAt), Ratings: make([]float64, len(t.Players))}
+		tt := tick.Ticket{WaitingSince: secs(t.CreatedAt), ExpiresAt: secs(t.ExpiresAt)}
+		if t.Backfill != nil {
+			tt.Backfill = tickBackfill(t)
+			if t.Backfill.Region != "" {
+				tt.Latencies = []tick.RegionLatency{{Region: t.Backfill.Region}}
+			}
+			// A backfill the queue's definition no longer admits (its team size changed)
+			// would fail the whole pass: it leaves alone.
+			if tt.Validate(q.TeamSize) != nil {
+				invalid = append(invalid, Expiry{TicketID: t.ID, Reason: ReasonInvalid})
+				continue
+			}
+			in, index = append(in, tt), append(index, i)
+			continue
+		}
+		tt.Ratings = make([]float64, len(t.Players))
 		for j, p := range t.Players {
 			tt.Ratings[j] = p.Rating
 		}
@@ -39,7 +58,7 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 				}
 			}
 		}
-		in[i] = tt
+		in, index = append(in, tt), append(index, i)
 	}
 	cfg := tick.Config{TeamSize: q.TeamSize, Strategy: string(q.Strategy),
 		Interval: tickSteps(q.Expansions.Interval), MaxLatency: tickSteps(q.Expansions.MaxLatencyMS)}
@@ -47,28 +66,95 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 	if err != nil {
 		return TickWrite{}, err
 	}
-	w := TickWrite{At: now, Matches: make([]Match, len(out.Matches))}
-	for i, m := range out.Matches {
+	w := TickWrite{At: now, Matches: make([]Match, 0, len(out.Fills)+len(out.Matches)), Expired: invalid}
+	for _, f := range out.Fills {
+		w.Matches = append(w.Matches, fillMatch(q, waiting, index, f, now))
+	}
+	for _, m := range out.Matches {
 		match := Match{ID: newID("mt-"), CreatedAt: now, Region: m.Region, Teams: make([]MatchTeam, 2),
 			SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference}
 		for team, slots := range m.Teams {
 			for _, s := range slots {
-				t := waiting[s.Ticket]
+				t := waiting[index[s.Ticket]]
 				p := t.Players[s.Player]
 				match.Teams[team].Players = append(match.Teams[team].Players, MatchPlayer{ID: p.ID, TicketID: t.ID, Rating: p.Rating})
 				match.Teams[team].RatingTotal += p.Rating
 			}
 		}
 		for _, p := range m.Pairs {
-			a, b := waiting[p.Players[0].Ticket].Players[p.Players[0].Player], waiting[p.Players[1].Ticket].Players[p.Players[1].Player]
+			a, b := waiting[index[p.Players[0].Ticket]].Players[p.Players[0].Player], waiting[index[p.Players[1].Ticket]].Players[p.Players[1].Player]
 			match.Pairs = append(match.Pairs, Pair{Players: [2]string{a.ID, b.ID}, Difference: p.Difference, Interval: p.Interval})
 		}
-		w.Matches[i] = match
+		w.Matches = append(w.Matches, match)
 	}
 	for _, e := range out.Expired {
-		w.Expired = append(w.Expired, Expiry{TicketID: waiting[e.Ticket].ID, Reason: e.Reason})
+		w.Expired = append(w.Expired, Expiry{TicketID: waiting[index[e.Ticket]].ID, Reason: e.Reason})
 	}
 	return w, nil
+}
+
+// ReasonInvalid is the expiry reason of a backfill ticket the queue's definition no longer
+// admits (its team_size shrank below the match's players and open slots).
+const ReasonInvalid = "invalid"
+
+// tickBackfill is a backfill ticket as the pass takes it: each team's players' ratings (the
+// ticket's Players, by id) and bots, the open slots, the bot rule.
+func tickBackfill(t Ticket) *tick.Backfill {
+	rating := make(map[string]float64, len(t.Players))
+	for _, p := range t.Players {
+		rating[p.ID] = p.Rating
+	}
+	b := &tick.Backfill{}
+	for k, team := range t.Backfill.Teams {
+		if k >= 2 {
+			break
+		}
+		for _, id := range team.Players {
+			b.Teams[k].Players = append(b.Teams[k].Players, rating[id])
+		}
+		b.Teams[k].Bots = team.Bots
+		if k < len(t.Backfill.OpenSlots) {
+			b.OpenSlots[k] = t.Backfill.OpenSlots[k]
+		}
+	}
+	if r := t.Backfill.Bots; r != nil {
+		b.Bots = &teams.BotRule{MeanWeight: r.MeanRating, TargetPlayers: r.TargetPlayers,
+			RecommendedMin: r.RecommendedMin, RecommendedMax: r.RecommendedMax}
+	}
+	return b
+}
+
+// fillMatch is a fill as the store keeps it: a match with BackfillOf, its teams the running
+// match's players (of the backfill ticket) followed by the joiners, no pairs.
+func fillMatch(q Queue, waiting []Ticket, index []int, f tick.Fill, now time.Time) Match {
+	bf := waiting[index[f.Ticket]]
+	m := Match{ID: newID("mt-"), CreatedAt: now, Region: f.Region, Teams: make([]MatchTeam, 2),
+		BackfillOf: bf.Backfill.MatchID, BackfillTicket: bf.ID}
+	rating := make(map[string]float64, len(bf.Players))
+	for _, p := range bf.Players {
+		rating[p.ID] = p.Rating
+	}
+	add := func(k int, p MatchPlayer) {
+		m.Teams[k].Players = append(m.Teams[k].Players, p)
+		m.Teams[k].RatingTotal += p.Rating
+	}
+	for k, team := range bf.Backfill.Teams {
+		if k >= 2 { // the service admits two
+			break
+		}
+		for _, id := range team.Players {
+			add(k, MatchPlayer{ID: id, TicketID: bf.ID, Rating: rating[id]})
+		}
+	}
+	for _, j := range f.Joiners {
+		t := waiting[index[j.Ticket]]
+		for _, p := range t.Players {
+			add(j.Team, MatchPlayer{ID: p.ID, TicketID: t.ID, Rating: p.Rating})
+		}
+	}
+	m.SkillDifference = math.Abs(m.Teams[0].RatingTotal - m.Teams[1].RatingTotal)
+	m.AverageDifference = m.SkillDifference / float64(q.TeamSize)
+	return m
 }
 
 func tickSteps(in []Step) []tick.Step {

@@ -20,6 +20,12 @@ type AssignOptions struct {
 	// always goes to one of the teams with the fewest humans, as a split would.
 	MaxHumansPerTeam int
 	Objective        Objective // "objective", default as for Split
+	// Humans is how many players the joiner brings (a party that joins one team, its
+	// weight their sum); 0 means 1. The bot rule and the cap count them all.
+	Humans int
+	// Closed marks teams that take no joiner (a running match's team without an open slot
+	// for him); they still count in the balance. Missing entries are open.
+	Closed []bool
 }
 
 // AssignChoice is what joining one team would give.
@@ -55,7 +61,11 @@ func Assign(teams []Roster, joiner float64, opt AssignOptions) (AssignResult, er
 		opt.Bots.validate(&f, "bots")
 		allPositive = allPositive && opt.Bots.MeanWeight > 0
 	}
-	humans := 1
+	size := max(opt.Humans, 1)
+	if opt.Humans < 0 {
+		f.Add("humans", "must not be negative")
+	}
+	humans := size
 	for _, t := range teams {
 		humans += len(t.Players)
 	}
@@ -78,19 +88,23 @@ func Assign(teams []Roster, joiner float64, opt AssignOptions) (AssignResult, er
 	if r.MaxHumans == 0 {
 		r.MaxHumans = DefaultMaxHumans(humans, nt)
 	}
+	closed := func(j int) bool { return j < len(opt.Closed) && opt.Closed[j] }
 	fewest := math.MaxInt
-	for _, t := range teams {
+	for j, t := range teams {
 		r.Before = append(r.Before, t.Total())
-		fewest = min(fewest, len(t.Players))
+		if !closed(j) {
+			fewest = min(fewest, len(t.Players))
+		}
 	}
 	best, bestScore := -1, math.Inf(1)
 	for j := range teams {
-		c := assignTry(teams, joiner, j, opt.Bots)
+		c := assignTry(teams, joiner, size, j, opt.Bots)
 		if opt.Bots != nil {
-			c.Allowed = len(teams[j].Players)+1 <= r.MaxHumans
+			c.Allowed = len(teams[j].Players)+size <= r.MaxHumans
 		} else {
 			c.Allowed = len(teams[j].Players) == fewest
 		}
+		c.Allowed = c.Allowed && !closed(j)
 		r.Choices = append(r.Choices, c)
 		if !c.Allowed {
 			continue
@@ -103,19 +117,22 @@ func Assign(teams []Roster, joiner float64, opt AssignOptions) (AssignResult, er
 	if opt.Bots == nil {
 		r.MaxHumans = 0
 	}
+	if best < 0 {
+		return AssignResult{}, apperr.New(apperr.Invalid, "no team can take the joiner: every team is closed or at the cap")
+	}
 	r.AssignChoice = r.Choices[best]
 	return r, nil
 }
 
-// assignTry is the state after the joiner joins team j.
-func assignTry(teams []Roster, joiner float64, j int, bots *BotRule) AssignChoice {
+// assignTry is the state after the joiner (size humans) joins team j.
+func assignTry(teams []Roster, joiner float64, size, j int, bots *BotRule) AssignChoice {
 	nt := len(teams)
 	c := AssignChoice{Team: j, BotChange: make([]int, nt), Totals: make([]float64, nt)}
 	largest := 0
 	for k, t := range teams {
 		h := len(t.Players)
 		if k == j {
-			h++
+			h += size
 		}
 		largest = max(largest, h)
 	}
@@ -128,7 +145,7 @@ func assignTry(teams []Roster, joiner float64, j int, bots *BotRule) AssignChoic
 		h := len(t.Players)
 		if k == j {
 			c.Totals[k] += joiner
-			h++
+			h += size
 		}
 		if bots == nil {
 			continue

@@ -124,3 +124,41 @@ func TestAssignValidation(t *testing.T) {
 		})
 	}
 }
+
+// A party joins one team as one joiner of its total weight and head count: with bots, a
+// party of two displaces two of Red's bots (Red 50 + bots 80, 80, 80; Blue 60, 60, 60 + bot
+// 40; 4 a team): on Red, 290+60-160 = 190 against 220; on Blue it would make Blue 5 humans,
+// over the cap of 4, so Red it is.
+func TestAssignPlacesAPartyAsOne(t *testing.T) {
+	teams := []Roster{
+		{Players: []float64{50}, Bots: []float64{80, 80, 80}},
+		{Players: []float64{60, 60, 60}, Bots: []float64{40}},
+	}
+	rule := &BotRule{MeanWeight: 45, TargetPlayers: 8, RecommendedMin: 8, RecommendedMax: 8}
+	r, err := Assign(teams, 60, AssignOptions{Bots: rule, Humans: 2, MaxHumansPerTeam: 4, Objective: Difference})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Team != 0 || !slices.Equal(r.BotChange, []int{-2, 0}) || !slices.Equal(r.Totals, []float64{190, 220}) {
+		t.Fatalf("joined %d bots %v totals %v, want Red, [-2 0], [190 220]", r.Team, r.BotChange, r.Totals)
+	}
+	if r.Choices[1].Allowed {
+		t.Fatal("Blue would hold 5 humans over the cap of 4")
+	}
+}
+
+// A closed team takes no joiner but counts in the balance, and without bots the fewest
+// humans are counted among the open teams; with every team closed there is no answer.
+func TestAssignSkipsClosedTeams(t *testing.T) {
+	teams := []Roster{{Players: []float64{100}}, {Players: []float64{20, 20}}}
+	r, err := Assign(teams, 60, AssignOptions{Closed: []bool{true, false}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Team != 1 || r.Choices[0].Allowed || !slices.Equal(r.Totals, []float64{100, 100}) {
+		t.Fatalf("joined %d totals %v choices %+v, want Blue at 100/100", r.Team, r.Totals, r.Choices)
+	}
+	if _, err := Assign(teams, 60, AssignOptions{Closed: []bool{true, true}}); err == nil {
+		t.Fatal("every team closed: want an error")
+	}
+}

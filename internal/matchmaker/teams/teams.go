@@ -50,6 +50,10 @@ func (r BotRule) MinPlayers(largest, teams int) int {
 }
 
 // validate records the rule's faults under prefix (the option's name, "bots").
+// Check adds the rule's faults to f, named prefix.mean_weight and so on, for a caller that
+// takes a rule of its own (a queue's backfill).
+func (r BotRule) Check(f *apperr.Fields, prefix string) { r.validate(f, prefix) }
+
 func (r BotRule) validate(f *apperr.Fields, prefix string) {
 	checkWeight(f, prefix+".mean_weight", r.MeanWeight)
 	if r.TargetPlayers < 0 || r.TargetPlayers > MaxBots {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+
+	"matchmaker/internal/matchmaker/teams"
 )
 
 // benchRegions are the regions of the latency benchmarks.
@@ -121,4 +123,81 @@ func benchRun(b *testing.B, tk []Ticket, now float64, cfg Config) {
 	}
 	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(matches), "matches")
+}
+
+// benchBackfills adds to the queue n backfill tickets, in arrival order among the
+// others: 5v5 matches that lost one to three players (a random team each, sometimes both),
+// their players rated like the queue's, half of them with bots and the server's bot rule,
+// with regions a home region each.
+func benchBackfills(tk []Ticket, seed uint64, n int, regions bool) []Ticket {
+	rng := rand.New(rand.NewPCG(seed, 0xbacf))
+	out := make([]Ticket, 0, len(tk)+n)
+	every := len(tk) / n
+	for i, t := range tk {
+		out = append(out, t)
+		if i%every != every-1 || len(out) >= len(tk)+n {
+			continue
+		}
+		b := &Backfill{}
+		lost := 1 + rng.IntN(3)
+		for k := range 2 {
+			for range 5 {
+				b.Teams[k].Players = append(b.Teams[k].Players, max(0, 1000+200*rng.NormFloat64()))
+			}
+		}
+		for range lost {
+			k := rng.IntN(2)
+			if len(b.Teams[k].Players) > 0 {
+				b.Teams[k].Players = b.Teams[k].Players[1:]
+				b.OpenSlots[k]++
+			}
+		}
+		if rng.IntN(2) == 0 {
+			b.Bots = &teams.BotRule{MeanWeight: 1000, TargetPlayers: 10, RecommendedMin: 8, RecommendedMax: 12}
+			for k := range 2 {
+				for range b.OpenSlots[k] {
+					b.Teams[k].Bots = append(b.Teams[k].Bots, 900+200*rng.Float64())
+				}
+			}
+		}
+		x := Ticket{WaitingSince: t.WaitingSince, ExpiresAt: t.ExpiresAt, Backfill: b}
+		if regions {
+			x.Latencies = []RegionLatency{{Region: benchRegions[rng.IntN(len(benchRegions))]}}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// BenchmarkBackfill is the figure: 1,000 running matches each with a backfill ticket
+// and 100,000 searching tickets, one whole pass per iteration (the backfills served first,
+// then the anchors); fills are reported beside the matches.
+func BenchmarkBackfill(b *testing.B) {
+	for _, regions := range []bool{false, true} {
+		name := "backfills=1000/tickets=100000"
+		if regions {
+			name = "regions/" + name
+		}
+		b.Run(name, func(b *testing.B) {
+			tk, now := benchQueue(1, 100_000, regions)
+			tk = benchBackfills(tk, 2, 1_000, regions)
+			cfg := benchConfig(RatingWindow, regions)
+			var fills, joiners int
+			b.ReportAllocs()
+			cpu := cpuTime()
+			for b.Loop() {
+				res, err := Run(tk, now, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				fills, joiners = len(res.Fills), 0
+				for _, f := range res.Fills {
+					joiners += len(f.Joiners)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(fills), "fills")
+			b.ReportMetric(float64(joiners), "joiners")
+		})
+	}
 }

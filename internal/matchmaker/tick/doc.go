@@ -4,7 +4,8 @@
 //
 // What it decides, and nothing else (storage, leadership, events and webhooks belong to the
 // queue service):
-//   - expiry: tickets whose ExpiresAt has come leave the pass as expired;
+//   - expiry: tickets whose ExpiresAt has come leave the pass as expired, and so do, with
+//     latency considered, tickets with no region within even the widest limit;
 //   - expansions by wait: each ticket's rating interval and latency limit grow with how long
 //     it has waited, by the queue's steps; the oldest ticket anchors first, and a ticket is
 //     acceptable to it when each one's current interval covers their rating difference
@@ -14,10 +15,10 @@
 //   - parties: a match is 2 x team_size players of whole tickets, a party on one team; the
 //     teams are the most even split of the chosen tickets (exact, parties as groups), every
 //     player paired with the nearest-rated opponent as in the pairing package;
-//   - backfill (the next issue; Ticket.Backfill is reserved for it and rejected until
-//     then): tickets for running matches that lost players will be served first, joiners
-//     placed by the late-joiner rule (teams.Assign), and two backfill tickets never match
-//     each other.
+//   - backfill: tickets for running matches that lost players (Ticket.Backfill) are served
+//     first, oldest first, each taking the acceptable tickets nearest its match's rating
+//     that fit its open slots, placed by the late-joiner rule (teams.Assign); two backfill
+//     tickets never match each other, and a team never gets more than its open slots.
 //
 // Tickets are referred to by their index in Run's input, players by Slot (ticket, index in
 // the ticket). Invalid input is one apperr.Invalid error naming each fault in this

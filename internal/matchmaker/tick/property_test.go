@@ -8,11 +8,14 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"matchmaker/internal/matchmaker/teams"
 )
 
 // check verifies what must hold of any pass, whatever the queue:
 //   - every ticket is matched at most once and never when expired; Expired lists exactly the
-//     tickets with now >= ExpiresAt, by index, with ReasonTTL;
+//     tickets with now >= ExpiresAt (ReasonTTL) or, latency considered, with no region
+//     within the widest limit (ReasonNoRegion), by index;
 //   - every match has teams of TeamSize, holds every player of its tickets exactly once,
 //     each party on one team, the anchor (Tickets[0]) on team 0;
 //   - the pairs are the teams sorted by rating and paired in order, with their differences
@@ -34,14 +37,17 @@ func check(tk []Ticket, now float64, cfg Config, res Result) error {
 	t := cfg.TeamSize
 	var wantExpired []Expiry
 	for i, x := range tk {
-		if now >= x.ExpiresAt {
-			wantExpired = append(wantExpired, Expiry{Ticket: i, Reason: ReasonTTL})
+		if why := refExpiry(x, now, cfg); why != "" {
+			wantExpired = append(wantExpired, Expiry{Ticket: i, Reason: why})
 		}
 	}
 	if !slices.Equal(res.Expired, wantExpired) {
 		return fmt.Errorf("expired %v, want %v", res.Expired, wantExpired)
 	}
 	in := make([]int, len(tk))
+	if err := checkFills(w, res.Fills, in); err != nil {
+		return err
+	}
 	for mi, m := range res.Matches {
 		if len(m.Tickets) == 0 {
 			return fmt.Errorf("match %d has no tickets", mi)
@@ -50,8 +56,8 @@ func check(tk []Ticket, now float64, cfg Config, res Result) error {
 			if i < 0 || i >= len(tk) {
 				return fmt.Errorf("match %d: ticket %d out of range", mi, i)
 			}
-			if now >= tk[i].ExpiresAt {
-				return fmt.Errorf("match %d holds expired ticket %d", mi, i)
+			if refExpiry(tk[i], now, cfg) != "" || tk[i].Backfill != nil {
+				return fmt.Errorf("match %d holds expired or backfill ticket %d", mi, i)
 			}
 			in[i]++
 			if in[i] > 1 {
@@ -89,13 +95,94 @@ func check(tk []Ticket, now float64, cfg Config, res Result) error {
 	if len(w.live) > bruteLiveMax {
 		return nil
 	}
-	if len(w.live) > 0 && in[w.live[0]] == 0 && w.anyMatch(w.live[0], w.live) {
-		return fmt.Errorf("the oldest ticket %d waits although a match for it existed", w.live[0])
+	var pool []int // the tickets the anchors had: those the backfills left
+	for _, i := range w.live {
+		if !slices.ContainsFunc(res.Fills, func(f Fill) bool {
+			return slices.ContainsFunc(f.Joiners, func(j Joiner) bool { return j.Ticket == i })
+		}) {
+			pool = append(pool, i)
+		}
+	}
+	if len(pool) > 0 && in[pool[0]] == 0 && w.anyMatch(pool[0], pool) {
+		return fmt.Errorf("the oldest ticket %d waits although a match for it existed", pool[0])
 	}
 	for _, i := range left {
 		if w.anyMatch(i, left) {
 			return fmt.Errorf("ticket %d waits although it can anchor a match among the tickets left", i)
 		}
+	}
+	return nil
+}
+
+// checkFills verifies the backfills, counting each joiner in in:
+//   - a fill is of a live backfill ticket, once, in age order; its joiners are live
+//     ordinary tickets, each in one fill at most (and so, with check, in no match);
+//   - no team gets more players than its open slots; a joiner's whole party is on its team
+//     (Teams are the match's players with the joiners' ratings appended in order);
+//   - every joiner is joinable (mutual acceptance, region, weights);
+//   - brute force, maximality: a fill with room left for a ticket of s players has no
+//     joinable ticket of s players that was free when it was served (in no earlier fill),
+//     and a backfill without a fill had none of any size that fits.
+func checkFills(w *world, fills []Fill, in []int) error {
+	served := map[int]bool{}
+	earlier := map[int]bool{} // joiners of the fills before
+	k := 0
+	for _, b := range w.bf {
+		var f *Fill
+		if k < len(fills) && fills[k].Ticket == b {
+			f = &fills[k]
+			k++
+		}
+		bf := w.tk[b].Backfill
+		room := bf.OpenSlots
+		if f != nil {
+			if served[b] {
+				return fmt.Errorf("backfill %d served twice", b)
+			}
+			served[b] = true
+			want := [2][]float64{slices.Clone(bf.Teams[0].Players), slices.Clone(bf.Teams[1].Players)}
+			for _, j := range f.Joiners {
+				i := j.Ticket
+				if i < 0 || i >= len(w.tk) || !slices.Contains(w.live, i) {
+					return fmt.Errorf("fill of %d: joiner %d is not a live ordinary ticket", b, i)
+				}
+				if in[i]++; in[i] > 1 {
+					return fmt.Errorf("ticket %d joins twice", i)
+				}
+				if !w.joinable(b, i) {
+					return fmt.Errorf("fill of %d: joiner %d is not joinable", b, i)
+				}
+				room[j.Team] -= len(w.tk[i].Ratings)
+				if room[j.Team] < 0 {
+					return fmt.Errorf("fill of %d: team %d overfilled", b, j.Team)
+				}
+				want[j.Team] = append(want[j.Team], w.tk[i].Ratings...)
+			}
+			for t := range 2 {
+				if !slices.Equal(f.Teams[t].Players, want[t]) {
+					return fmt.Errorf("fill of %d: team %d is %v, want %v", b, t, f.Teams[t].Players, want[t])
+				}
+			}
+			if len(f.Joiners) == 0 || f.Region != w.bfRegion(b) {
+				return fmt.Errorf("fill of %d: %d joiners, region %q", b, len(f.Joiners), f.Region)
+			}
+		}
+		for _, i := range w.live {
+			if earlier[i] || f != nil && slices.ContainsFunc(f.Joiners, func(j Joiner) bool { return j.Ticket == i }) {
+				continue
+			}
+			if s := len(w.tk[i].Ratings); (s <= room[0] || s <= room[1]) && w.joinable(b, i) {
+				return fmt.Errorf("backfill %d has room %v, and joinable ticket %d of %d players was free", b, room, i, s)
+			}
+		}
+		if f != nil {
+			for _, j := range f.Joiners {
+				earlier[j.Ticket] = true
+			}
+		}
+	}
+	if k != len(fills) {
+		return fmt.Errorf("fills %+v: not of the live backfill tickets in age order", fills)
 	}
 	return nil
 }
@@ -256,6 +343,87 @@ func randomQueue(rng *rand.Rand, maxTickets int) ([]Ticket, float64, Config) {
 	return tk, now, cfg
 }
 
+// withBackfills adds 1-3 backfill tickets to a random queue: matches of 1..2t-1 players
+// rated around the queue's ratings, open slots up to each team's size, in half the cases a
+// region (one the tickets know, or not), in a third a bot rule with bots.
+func withBackfills(rng *rand.Rand, tk []Ticket, now float64, cfg Config) []Ticket {
+	t := cfg.TeamSize
+	for range 1 + rng.IntN(3) {
+		b := &Backfill{}
+		for k := range 2 {
+			for range rng.IntN(t + 1) {
+				b.Teams[k].Players = append(b.Teams[k].Players, float64(960+10*rng.IntN(9)))
+			}
+		}
+		switch len(b.Teams[0].Players) + len(b.Teams[1].Players) {
+		case 0:
+			b.Teams[0].Players = []float64{1000}
+		case 2 * t:
+			b.Teams[1].Players = b.Teams[1].Players[1:]
+		}
+		for k := range 2 {
+			b.OpenSlots[k] = rng.IntN(t - len(b.Teams[k].Players) + 1)
+		}
+		if b.OpenSlots[0]+b.OpenSlots[1] == 0 {
+			k := 0
+			if len(b.Teams[0].Players) == t {
+				k = 1
+			}
+			b.OpenSlots[k] = 1
+		}
+		if rng.IntN(3) == 0 {
+			b.Bots = &BotRuleForTest
+			for k := range 2 {
+				for range rng.IntN(3) {
+					b.Teams[k].Bots = append(b.Teams[k].Bots, float64(900+50*rng.IntN(4)))
+				}
+			}
+		}
+		x := Ticket{WaitingSince: now - float64(rng.IntN(60)), ExpiresAt: math.Inf(1), Backfill: b}
+		if rng.IntN(8) == 0 {
+			x.ExpiresAt = now
+		}
+		if rng.IntN(2) == 0 {
+			x.Latencies = []RegionLatency{{[]string{"asia", "eu", "us", "mars"}[rng.IntN(4)], 0}}
+		}
+		at := rng.IntN(len(tk) + 1)
+		tk = slices.Insert(tk, at, x)
+	}
+	return tk
+}
+
+// BotRuleForTest keeps 4 players a team at most (and at least the largest team).
+var BotRuleForTest = teams.BotRule{MeanWeight: 950, TargetPlayers: 8, RecommendedMin: 2, RecommendedMax: 8}
+
+// Random small queues with backfill tickets: the backfills never overfill, keep parties
+// whole, take no player twice, take every joinable ticket that fits (brute force), and
+// agree with the reference, fills and matches.
+func TestRandomBackfillsKeepTheRulesAndMatchTheReference(t *testing.T) {
+	t.Parallel()
+	cases := 4000
+	if testing.Short() {
+		cases = 600
+	}
+	filled := 0
+	for seed := range uint64(cases) {
+		rng := rand.New(rand.NewPCG(seed, 0xbac4))
+		tk, now, cfg := randomQueue(rng, 10)
+		tk = withBackfills(rng, tk, now, cfg)
+		res, err := Run(tk, now, cfg)
+		if err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, describe(tk, now, cfg))
+		}
+		filled += len(res.Fills)
+		if err := againstTheReference(tk, now, cfg); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+	if filled < cases/4 {
+		t.Fatalf("only %d fills in %d cases: the test hardly tests", filled, cases)
+	}
+	t.Logf("%d fills in %d cases", filled, cases)
+}
+
 func randFor(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x71c4)) }
 
 // Random small queues keep every rule, with both strategies, and agree with the reference.
@@ -283,7 +451,10 @@ func againstTheReference(tk []Ticket, now float64, cfg Config) error {
 	if err := check(tk, now, cfg, res); err != nil {
 		return fmt.Errorf("%v\n%s%+v", err, describe(tk, now, cfg), res)
 	}
-	want, regions := ref(tk, now, cfg)
+	want, regions, wantFills := ref(tk, now, cfg)
+	if !reflect.DeepEqual(res.Fills, wantFills) {
+		return fmt.Errorf("fills %+v, the reference %+v\n%s", res.Fills, wantFills, describe(tk, now, cfg))
+	}
 	var got [][]int
 	var gotRegions []string
 	for _, m := range res.Matches {
@@ -336,7 +507,8 @@ func TestTheIssuesQueueKeepsTheRules(t *testing.T) {
 	for _, regions := range []bool{false, true} {
 		for _, s := range []string{RatingWindow, GreedyPairs} {
 			tk, now := benchQueue(uint64(n), n, regions)
-			tk[7].ExpiresAt = now // and one expiry
+			tk[7].ExpiresAt = now                              // and one expiry
+			tk = benchBackfills(tk, uint64(n), n/100, regions) // and the backfill benchmark's tickets
 			// With regions, out of arrival order: the pass sorts by age.
 			if regions {
 				rand.New(rand.NewPCG(1, 2)).Shuffle(len(tk), func(i, j int) { tk[i], tk[j] = tk[j], tk[i] })
@@ -346,8 +518,8 @@ func TestTheIssuesQueueKeepsTheRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Matches) < n/10 {
-				t.Fatalf("%s, regions %v: %d matches from %d tickets", s, regions, len(res.Matches), n)
+			if len(res.Matches) < n/10 || len(res.Fills) < n/200 {
+				t.Fatalf("%s, regions %v: %d matches and %d fills from %d tickets", s, regions, len(res.Matches), len(res.Fills), n)
 			}
 			if err := check(tk, now, cfg, res); err != nil {
 				t.Fatalf("%s, regions %v: %v", s, regions, err)

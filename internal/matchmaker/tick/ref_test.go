@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"matchmaker/internal/matchmaker/teams"
 )
 
 // The reference: the rules of Run written the plain way, for small queues. It scans every
@@ -17,27 +19,52 @@ type world struct {
 	now     float64
 	cfg     Config
 	t       int
-	live    []int // input indices of the tickets that have not expired, oldest first
+	live    []int // input indices of the tickets that have not expired, oldest first, but
+	bf      []int // the backfill tickets among them, apart
 	regions []string
 }
 
 func newWorld(tk []Ticket, now float64, cfg Config) *world {
 	w := &world{tk: tk, now: now, cfg: cfg, t: cfg.TeamSize}
 	for i, t := range tk {
-		if now < t.ExpiresAt {
+		live := refExpiry(t, now, cfg) == ""
+		if live && t.Backfill != nil {
+			w.bf = append(w.bf, i)
+			continue
+		}
+		if live {
 			w.live = append(w.live, i)
 		}
 		if len(cfg.MaxLatency) > 0 {
 			for _, l := range t.Latencies {
-				if now < t.ExpiresAt && !slices.Contains(w.regions, l.Region) {
+				if live && !slices.Contains(w.regions, l.Region) {
 					w.regions = append(w.regions, l.Region)
 				}
 			}
 		}
 	}
 	slices.SortStableFunc(w.live, func(a, b int) int { return cmp.Compare(tk[a].WaitingSince, tk[b].WaitingSince) })
+	slices.SortStableFunc(w.bf, func(a, b int) int { return cmp.Compare(tk[a].WaitingSince, tk[b].WaitingSince) })
 	slices.Sort(w.regions)
 	return w
+}
+
+// refExpiry is why a ticket leaves the pass unmatched: its TTL, or latency considered and
+// no region it measured within the last step's limit; "" when it stays.
+func refExpiry(t Ticket, now float64, cfg Config) string {
+	if now >= t.ExpiresAt {
+		return ReasonTTL
+	}
+	if len(cfg.MaxLatency) == 0 || len(t.Latencies) == 0 {
+		return ""
+	}
+	widest := cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
+	for _, l := range t.Latencies {
+		if l.MS <= widest {
+			return ""
+		}
+	}
+	return ReasonNoRegion
 }
 
 // stepAt is the value of the last step whose AfterS is at most the ticket's wait (the
@@ -210,11 +237,16 @@ func (w *world) bestSplit(s []int) float64 {
 
 // ref runs the whole pass the plain way and returns the tickets of each match, the anchor
 // first and the others in the order chosen, with its region.
-func ref(tk []Ticket, now float64, cfg Config) (matches [][]int, regions []string) {
+func ref(tk []Ticket, now float64, cfg Config) (matches [][]int, regions []string, fills []Fill) {
 	w := newWorld(tk, now, cfg)
 	free := map[int]bool{}
 	for _, i := range w.live {
 		free[i] = true
+	}
+	for _, b := range w.bf {
+		if f, ok := w.refFill(b, free); ok {
+			fills = append(fills, f)
+		}
 	}
 	pool := func() []int {
 		var out []int
@@ -245,7 +277,106 @@ func ref(tk []Ticket, now float64, cfg Config) (matches [][]int, regions []strin
 		matches = append(matches, s)
 		regions = append(regions, w.bestRegion(s))
 	}
-	return matches, regions
+	return matches, regions, fills
+}
+
+// bfRating is a backfill ticket's rating: the mean of its match's players.
+func (w *world) bfRating(b int) float64 {
+	s, n := 0.0, 0
+	for _, r := range w.tk[b].Backfill.Teams {
+		for _, x := range r.Players {
+			s += x
+			n++
+		}
+	}
+	return s / float64(n)
+}
+
+func (w *world) bfRegion(b int) string {
+	if l := w.tk[b].Latencies; len(l) > 0 {
+		return l[0].Region
+	}
+	return ""
+}
+
+// joinable: ticket i may join backfill b's match, room aside: the two accept each other
+// by b's rating, i accepts b's region (or, b naming none, some region) and its ratings are
+// weights.
+func (w *world) joinable(b, i int) bool {
+	d := math.Abs(w.bfRating(b) - w.mean(i))
+	if d > w.interval(b) || d > w.interval(i) {
+		return false
+	}
+	for _, r := range w.tk[i].Ratings {
+		if r < 0 || r > teams.MaxWeight {
+			return false
+		}
+	}
+	if r := w.bfRegion(b); r != "" && len(w.cfg.MaxLatency) > 0 {
+		return w.usable(i, r)
+	}
+	if len(w.cfg.MaxLatency) == 0 || len(w.tk[i].Latencies) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(w.tk[i].Latencies, func(l RegionLatency) bool { return w.usable(i, l.Region) })
+}
+
+// refFill serves backfill b the plain way: every free joinable ticket, nearest b's rating
+// first (the older first on a tie), placed by teams.Assign among the teams with room.
+func (w *world) refFill(b int, free map[int]bool) (Fill, bool) {
+	bf := w.tk[b].Backfill
+	ra := w.bfRating(b)
+	var cand []int
+	for _, i := range w.live {
+		if free[i] && w.joinable(b, i) {
+			cand = append(cand, i)
+		}
+	}
+	slices.SortStableFunc(cand, func(i, j int) int {
+		return cmp.Or(cmp.Compare(math.Abs(ra-w.mean(i)), math.Abs(ra-w.mean(j))), cmp.Compare(w.rankOf(i), w.rankOf(j)))
+	})
+	f := Fill{Ticket: b, Region: w.bfRegion(b)}
+	for k, r := range bf.Teams {
+		f.Teams[k] = teams.Roster{Players: slices.Clone(r.Players), Bots: slices.Clone(r.Bots)}
+	}
+	room := bf.OpenSlots
+	for _, i := range cand {
+		size := len(w.tk[i].Ratings)
+		if size > room[0] && size > room[1] {
+			continue
+		}
+		total := 0.0
+		for _, r := range w.tk[i].Ratings {
+			total += r
+		}
+		res, err := teams.Assign(f.Teams[:], total, teams.AssignOptions{Bots: bf.Bots, Humans: size, MaxHumansPerTeam: w.t,
+			Closed: []bool{room[0] < size, room[1] < size}})
+		if err != nil {
+			continue
+		}
+		f.Teams[res.Team].Players = append(f.Teams[res.Team].Players, w.tk[i].Ratings...)
+		for k, c := range res.BotChange {
+			if c > 0 {
+				for range c {
+					f.Teams[k].Bots = append(f.Teams[k].Bots, bf.Bots.MeanWeight)
+				}
+			} else if c < 0 {
+				mean := 0.0
+				for _, x := range f.Teams[k].Bots {
+					mean += x
+				}
+				mean /= float64(len(f.Teams[k].Bots))
+				f.Teams[k].Bots = f.Teams[k].Bots[:len(f.Teams[k].Bots)+c]
+				for j := range f.Teams[k].Bots {
+					f.Teams[k].Bots[j] = mean
+				}
+			}
+		}
+		room[res.Team] -= size
+		f.Joiners = append(f.Joiners, Joiner{Ticket: i, Team: res.Team})
+		free[i] = false
+	}
+	return f, len(f.Joiners) > 0
 }
 
 // rankOf is the place of ticket i in age order.
@@ -410,6 +541,9 @@ func describe(tk []Ticket, now float64, cfg Config) string {
 	s := fmt.Sprintf("now %g, cfg %+v\n", now, cfg)
 	for i, t := range tk {
 		s += fmt.Sprintf("  %d: %v since %g expires %g lat %v\n", i, t.Ratings, t.WaitingSince, t.ExpiresAt, t.Latencies)
+		if b := t.Backfill; b != nil {
+			s += fmt.Sprintf("     backfill %+v open %v bots %+v\n", b.Teams, b.OpenSlots, b.Bots)
+		}
 	}
 	return s
 }

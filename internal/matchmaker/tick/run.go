@@ -15,7 +15,9 @@ import (
 // keeps no state: the same input gives the same result.
 //
 // Expiry: a ticket expires when now >= ExpiresAt (a ticket lives in [WaitingSince,
-// ExpiresAt)); it is reported in Expired and never matched.
+// ExpiresAt)); it is reported in Expired (ReasonTTL) and never matched. With latency
+// considered, a ticket whose every measured region is beyond the widest limit (the last
+// MaxLatency step) can never match: it is reported at once (ReasonNoRegion).
 //
 // Expansions: a ticket's wait is now - WaitingSince (in float64; 0 when negative), and its
 // current interval and latency limit are the values of the last steps whose AfterS <= wait.
@@ -53,6 +55,12 @@ import (
 // the smallest worst latency of its tickets wins (then the first by name), and the same
 // rule picks Match.Region among all regions every ticket of the match accepts.
 //
+// Backfill: before any anchor, the backfill tickets (Ticket.Backfill) are served, oldest
+// first, each as backfill (backfill.go) describes: the acceptable tickets nearest the match's
+// mean rating, placed by teams.Assign among the teams with open slots, until the slots are
+// full. A backfill ticket is never an anchor nor a candidate; Result.Fills lists what each
+// got, and a backfill that got nobody keeps waiting.
+//
 // Teams: the most even split of the match's tickets, parties whole (the least |difference
 // of team totals| over every split, the anchor's team being team 0; sums in float64, so
 // "least" holds up to rounding), then each team sorted by rating and paired in order.
@@ -88,7 +96,7 @@ func Run(tickets []Ticket, now float64, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	p.run()
-	return Result{Matches: p.result(), Expired: p.expired}, nil
+	return Result{Fills: p.fills, Matches: p.result(), Expired: p.expired}, nil
 }
 
 // passes keep a pass's buffers from one call to the next: the queue service runs a pass
@@ -98,7 +106,7 @@ var passes = sync.Pool{New: func() any { return new(pass) }}
 // release drops what the pass holds of the caller's (the result, region names) and pools
 // it.
 func (p *pass) release() {
-	p.expired, p.regionNames = nil, nil
+	p.expired, p.regionNames, p.in, p.interval, p.fills = nil, nil, nil, nil, nil
 	passes.Put(p)
 }
 
@@ -128,6 +136,11 @@ const (
 // are then gathered by position.
 type pass struct {
 	t           int
+	in          []Ticket // the caller's, during Run
+	now         float64
+	interval    []Step
+	bf          []int32 // live backfill tickets (input indices), oldest first
+	fills       []Fill
 	greedy      bool
 	latency     bool
 	regionNames []string // sorted: a region's id is its index
@@ -232,21 +245,31 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 		}
 		pairing.SortIndex(p.since, age)
 	}
+	widest := -1.0 // the widest latency limit: a ticket with data and no region within it never matches
+	if p.latency {
+		widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
+	}
 	live := 0
+	p.bf = p.bf[:0]
 	for _, i := range age {
-		if now >= tickets[i].ExpiresAt {
+		if gone(&tickets[i], now, widest) != "" {
+			continue
+		}
+		if tickets[i].Backfill != nil { // served apart, first; never a candidate
+			tickets[i].addFaults(f, int(i), p.t)
+			p.bf = append(p.bf, i)
 			continue
 		}
 		age[live] = i
 		live++
 	}
 	p.age = age[:live]
-	if live < n {
+	if live+len(p.bf) < n {
 		p.expired = make([]Expiry, 0, n-live)
 		for i := range tickets {
-			if now >= tickets[i].ExpiresAt {
+			if why := gone(&tickets[i], now, widest); why != "" {
 				tickets[i].addFaults(f, i, p.t)
-				p.expired = append(p.expired, Expiry{Ticket: i, Reason: ReasonTTL})
+				p.expired = append(p.expired, Expiry{Ticket: i, Reason: why})
 			}
 		}
 	}
@@ -356,9 +379,28 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 		p.tree.init(p.rank)
 	}
 
+	p.in, p.now, p.interval = tickets, now, cfg.Interval
 	p.dp = resize(p.dp, max(len(p.regionNames), 1))
 	p.made, p.ids, p.slots, p.pairs = p.made[:0], p.ids[:0], p.slots[:0], p.pairs[:0]
 	return nil
+}
+
+// gone says why a ticket leaves the pass unmatched: ReasonTTL when its ExpiresAt has come,
+// ReasonNoRegion when latency is considered (widest >= 0, the last step's limit) and every
+// region it measured is beyond even that limit; "" while it may still match.
+func gone(t *Ticket, now, widest float64) string {
+	if now >= t.ExpiresAt {
+		return ReasonTTL
+	}
+	if widest < 0 || len(t.Latencies) == 0 {
+		return ""
+	}
+	for _, l := range t.Latencies {
+		if l.MS <= widest || l.MS != l.MS { // NaN: invalid, reported with the live tickets
+			return ""
+		}
+	}
+	return ReasonNoRegion
 }
 
 // names sorts the regions seen (ids in order of first sight), so that a region's id is its
@@ -385,6 +427,7 @@ func (p *pass) names(ids map[string]int, rename *[MaxRegions]uint8) uint64 {
 
 // run is the anchor loop.
 func (p *pass) run() {
+	p.serveBackfills()
 	for k, a := range p.posOf {
 		if p.taken[k] || p.nodes[a].mask == 0 || !p.sizeFeasible(int(p.nodes[a].size)) {
 			continue

@@ -6,6 +6,7 @@ import (
 
 	"matchmaker/internal/apperr"
 	"matchmaker/internal/matchmaker/pairing"
+	"matchmaker/internal/matchmaker/teams"
 )
 
 // The strategies, named as pairing's.
@@ -23,8 +24,15 @@ const (
 	MaxRegions = 64
 )
 
-// ReasonTTL is the Expiry reason of a ticket whose ExpiresAt has come.
-const ReasonTTL = "ttl"
+// The reasons of an Expiry.
+const (
+	// ReasonTTL: the ticket's ExpiresAt has come.
+	ReasonTTL = "ttl"
+	// ReasonNoRegion: latency is considered and every region the ticket measured is beyond
+	// its widest limit (the last max_latency step): no wait would make it playable, so it
+	// leaves at once rather than at its TTL.
+	ReasonNoRegion = "no_region"
+)
 
 // Ticket is one waiting ticket: a player, or a party that plays on one team.
 type Ticket struct {
@@ -34,18 +42,24 @@ type Ticket struct {
 	// Latencies to the regions the player or party measured, sorted by Region without
 	// repeats. Empty means no data: the ticket accepts any region.
 	Latencies []RegionLatency
-	// Backfill is reserved for the next issue: a running match that lost players asks for
-	// joiners. Such tickets will be served before the oldest ordinary ticket (a loop of
-	// their own ahead of the anchor loop), their joiners placed by the late-joiner rule
-	// (teams.Assign), and two of them never matched with each other. Until then Run rejects
-	// a ticket that sets it.
+	// Backfill, when set, makes this a backfill ticket: a running match that lost players
+	// asks for joiners. Ratings are then empty (the match's players are in Backfill.Teams)
+	// and Latencies hold at most the match's region (any ms: the match is played there).
+	// See Run for how backfill tickets are served.
 	Backfill *Backfill
 }
 
 // Backfill describes a running match's request for players; see Ticket.Backfill.
 type Backfill struct {
-	Teams     [2][]float64 // ratings of the players still in the match, per team
-	OpenSlots [2]int       // players wanted per team
+	// Teams are the players still in the match (their ratings, all in [0,
+	// teams.MaxWeight]) and its bots, per team.
+	Teams [2]teams.Roster
+	// OpenSlots are the players wanted per team; a team never gets more, and never more
+	// than TeamSize players in all.
+	OpenSlots [2]int
+	// Bots is the server's bot rule: with it a joiner's team may lose a bot, or the other
+	// gain one, as teams.Assign counts it. nil: the bots stay as they are.
+	Bots *teams.BotRule
 }
 
 // RegionLatency is a ticket's measured round trip to one region.
@@ -108,11 +122,28 @@ type Match struct {
 // Expiry is a ticket that leaves the pass unmatched, and why.
 type Expiry struct {
 	Ticket int    // input index
-	Reason string // ReasonTTL ("no_region" will be the next issue's)
+	Reason string // ReasonTTL or ReasonNoRegion
 }
 
-// Result is what a pass decided. A ticket in neither list keeps waiting.
+// Fill is what a backfill ticket got: the tickets that join its running match, and where.
+type Fill struct {
+	Ticket  int      // the backfill ticket's input index
+	Joiners []Joiner // in the order they were placed
+	// Teams are the match's teams after the joins: its players, the joiners' ratings
+	// appended, and its bots as the bot rule leaves them.
+	Teams  [2]teams.Roster
+	Region string // the match's region, as the backfill ticket gave it ("" for none)
+}
+
+// Joiner is a ticket that joins a running match, all its players on Team.
+type Joiner struct {
+	Ticket int // input index
+	Team   int
+}
+
+// Result is what a pass decided. A ticket in none of the lists keeps waiting.
 type Result struct {
+	Fills   []Fill   // in the age order of their backfill tickets, made before any match
 	Matches []Match  // in the order they were made, which is their anchors' age order
 	Expired []Expiry // by input index
 }
@@ -181,7 +212,15 @@ func (t Ticket) addFaults(f *apperr.Fields, ticket, teamSize int) {
 		}
 		return "tickets[" + strconv.Itoa(ticket) + "]." + field
 	}
-	if len(t.Ratings) == 0 || len(t.Ratings) > teamSize {
+	if b := t.Backfill; b != nil {
+		b.addFaults(f, at, teamSize)
+		if len(t.Ratings) > 0 {
+			f.Add(at("ratings"), "must be empty for a backfill ticket: its players are in backfill.teams")
+		}
+		if len(t.Latencies) > 1 {
+			f.Add(at("latencies"), "must hold at most the match's region for a backfill ticket")
+		}
+	} else if len(t.Ratings) == 0 || len(t.Ratings) > teamSize {
 		f.Add(at("ratings"), "must hold 1 to team_size (%d) players", teamSize)
 	}
 	for i, r := range t.Ratings {
@@ -208,8 +247,42 @@ func (t Ticket) addFaults(f *apperr.Fields, ticket, teamSize int) {
 			f.Add(at(latencyField(i, "ms")), "must be a finite number between 0 and %g", MaxMagnitude)
 		}
 	}
-	if t.Backfill != nil {
-		f.Add(at("backfill"), "is not supported yet")
+}
+
+func (b *Backfill) addFaults(f *apperr.Fields, at func(string) string, teamSize int) {
+	open, players := 0, 0
+	for i, r := range b.Teams {
+		players += len(r.Players)
+		team := func(field string) string { return at("backfill.teams[" + strconv.Itoa(i) + "]." + field) }
+		for j, w := range r.Players {
+			if !(w >= 0 && w <= teams.MaxWeight) {
+				f.Add(team("players["+strconv.Itoa(j)+"]"), "must be a finite number between 0 and %g", float64(teams.MaxWeight))
+			}
+		}
+		for j, w := range r.Bots {
+			if !(w >= 0 && w <= teams.MaxWeight) {
+				f.Add(team("bots["+strconv.Itoa(j)+"]"), "must be a finite number between 0 and %g", float64(teams.MaxWeight))
+			}
+		}
+		n := b.OpenSlots[i]
+		switch {
+		case n < 0:
+			f.Add(at("backfill.open_slots["+strconv.Itoa(i)+"]"), "must not be negative")
+		case len(r.Players)+n > teamSize:
+			f.Add(at("backfill.open_slots["+strconv.Itoa(i)+"]"), "must leave the team at most team_size (%d) players: it has %d",
+				teamSize, len(r.Players))
+		default:
+			open += n
+		}
+	}
+	if open == 0 && b.OpenSlots[0] >= 0 && b.OpenSlots[1] >= 0 {
+		f.Add(at("backfill.open_slots"), "must ask for at least one player")
+	}
+	if players == 0 {
+		f.Add(at("backfill.teams"), "must hold at least one player still in the match")
+	}
+	if b.Bots != nil {
+		b.Bots.Check(f, at("backfill.bots"))
 	}
 }
 

@@ -2,6 +2,7 @@ package tick
 
 import (
 	"errors"
+	"matchmaker/internal/matchmaker/teams"
 	"math"
 	"reflect"
 	"slices"
@@ -278,9 +279,16 @@ func TestInvalidInputNamesEveryField(t *testing.T) {
 			{Ratings: []float64{1, nan}, WaitingSince: math.Inf(1), ExpiresAt: nan},
 			{Ratings: []float64{1}, ExpiresAt: 1, Latencies: []RegionLatency{{"us", 1}, {"eu", -1}, {"", 2}}},
 			{Ratings: []float64{1}, ExpiresAt: 1, Backfill: &Backfill{OpenSlots: [2]int{1, 0}}},
+			{ExpiresAt: 1, Latencies: []RegionLatency{{"eu", 0}, {"us", 0}}, Backfill: &Backfill{
+				Teams:     [2]teams.Roster{{Players: []float64{-1}}, {Players: []float64{1, 1}, Bots: []float64{nan}}},
+				OpenSlots: [2]int{-1, 1}, Bots: &teams.BotRule{MeanWeight: -1}}},
+			{ExpiresAt: 1, Backfill: &Backfill{Teams: [2]teams.Roster{{Players: []float64{1}}}}},
 		}, []string{"tickets[1].ratings", "tickets[2].ratings", "tickets[3].ratings[1]", "tickets[3].waiting_since",
 			"tickets[3].expires_at", "tickets[4].latencies[1].region", "tickets[4].latencies[1].ms",
-			"tickets[4].latencies[2].region", "tickets[5].backfill"}},
+			"tickets[4].latencies[2].region", "tickets[5].ratings", "tickets[5].backfill.teams",
+			"tickets[6].latencies", "tickets[6].backfill.teams[0].players[0]", "tickets[6].backfill.teams[1].bots[0]",
+			"tickets[6].backfill.open_slots[0]", "tickets[6].backfill.open_slots[1]", "tickets[6].backfill.bots.mean_weight",
+			"tickets[7].backfill.open_slots"}},
 		{"an expired ticket is checked too", ok, 10, []Ticket{{Ratings: []float64{nan}, ExpiresAt: 1}}, []string{"tickets[0].ratings[0]"}},
 		{"a bad config and a bad ticket", Config{TeamSize: 2}, 0, []Ticket{{ExpiresAt: 1}}, []string{"interval", "tickets[0].ratings"}},
 	}
@@ -395,4 +403,34 @@ func cloneTickets(tk []Ticket) []Ticket {
 		out[i].Latencies = slices.Clone(tk[i].Latencies)
 	}
 	return out
+}
+
+// A ticket whose every region is beyond the widest latency limit can never be matched: it
+// expires at once with ReasonNoRegion, not at its TTL; one within the widest limit waits
+// for its limit to widen; one without data accepts any region; and without a latency
+// schedule latencies are ignored.
+func TestTicketsWithNoRegionExpire(t *testing.T) {
+	t.Parallel()
+	widening := Config{TeamSize: 1, Interval: []Step{{0, 100}}, MaxLatency: []Step{{0, 50}, {20, 120}}}
+	lat := func(l ...RegionLatency) Ticket { x := solo(1000, 0); x.Latencies = l; return x }
+	tests := []struct {
+		name string
+		cfg  Config
+		tk   Ticket
+		want []Expiry
+	}{
+		{"every region beyond the widest limit", widening, lat(RegionLatency{"eu", 121}, RegionLatency{"us", 300}), []Expiry{{0, ReasonNoRegion}}},
+		{"one region within the widest limit", widening, lat(RegionLatency{"eu", 120}, RegionLatency{"us", 300}), nil},
+		{"no latency data", widening, solo(1000, 0), nil},
+		{"latency not considered", Config{TeamSize: 1, Interval: []Step{{0, 100}}}, lat(RegionLatency{"eu", 5000}), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := run(t, []Ticket{tt.tk}, 1, tt.cfg)
+			if !slices.Equal(res.Expired, tt.want) {
+				t.Fatalf("expired %v, want %v", res.Expired, tt.want)
+			}
+		})
+	}
 }

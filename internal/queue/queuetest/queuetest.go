@@ -38,6 +38,8 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"Purge", testPurge},
 		{"ConcurrentCreates", testConcurrentCreates},
 		{"CancelRacingATick", testCancelRacingATick},
+		{"BackfillTicketsAndFills", testBackfill},
+		{"StatsPublishedAndRead", testStats},
 		{"ExpiryRacingAMatch", testExpiryRacingAMatch},
 	}
 	for _, tt := range tests {
@@ -612,6 +614,130 @@ func testCancelRacingATick(t *testing.T, st queue.Store) {
 		if n != 1 {
 			t.Fatalf("ticket %s has %d events, want exactly one", id, n)
 		}
+	}
+}
+
+// BackfillTicket is a backfill ticket for running match matchID of a 2v2: players r1 and
+// b1, b2 still in it, one slot open on team 0, bots and a bot rule.
+func BackfillTicket(queueName, id, matchID string, s int) queue.Ticket {
+	t := Ticket(queueName, id, s, "r1", "b1", "b2")
+	t.Backfill = &queue.Backfill{MatchID: matchID, OpenSlots: []int{1, 0}, Region: "eu",
+		Teams: []queue.BackfillTeam{{Players: []string{"r1"}, Bots: []float64{900.5}}, {Players: []string{"b1", "b2"}}},
+		Bots:  &queue.BotRule{MeanRating: 950, TargetPlayers: 4, RecommendedMin: 2, RecommendedMax: 6}}
+	return t
+}
+
+// A backfill ticket is stored and read back whole (by GetTicket and Changes), holds its
+// match's players like any ticket's, and a fill (a match with BackfillOf) ends it and its
+// joiners: their assignments carry the running match's id and who joined which team, the
+// fill is readable by its own id, and the players are free again.
+func testBackfill(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	putQueue(t, st, Queue("q"))
+	bf := create(t, st, BackfillTicket("q", "tbf", "running-1", 1))
+	got := must[queue.Ticket](t)(st.GetTicket(c, "tbf"))
+	want := BackfillTicket("q", "tbf", "running-1", 1)
+	if b := got.Backfill; b == nil || b.MatchID != "running-1" || !slices.Equal(b.OpenSlots, want.Backfill.OpenSlots) ||
+		b.Region != "eu" || len(b.Teams) != 2 || !slices.Equal(b.Teams[0].Players, []string{"r1"}) ||
+		!slices.Equal(b.Teams[0].Bots, []float64{900.5}) || !slices.Equal(b.Teams[1].Players, []string{"b1", "b2"}) ||
+		len(b.Teams[1].Bots) != 0 || b.Bots == nil || *b.Bots != *want.Backfill.Bots {
+		t.Fatalf("stored backfill %+v", got.Backfill)
+	}
+	if bf.Backfill == nil || bf.Backfill.MatchID != "running-1" {
+		t.Fatalf("created backfill %+v", bf.Backfill)
+	}
+	changes, _ := must2(t)(st.Changes(c, "q", 0))
+	if len(changes) != 1 || changes[0].Backfill == nil || changes[0].Backfill.MatchID != "running-1" {
+		t.Fatalf("changes %+v", changes)
+	}
+	// The match's players are held.
+	_, _, err := st.CreateTicket(c, Ticket("q", "tr", 2, "r1"))
+	var se *queue.SearchingError
+	if !errors.As(err, &se) || se.TicketID != "tbf" {
+		t.Fatalf("a match's player searching: %v", err)
+	}
+	create(t, st, Ticket("q", "tj", 3, "j1"))
+	fill := queue.Match{ID: "fill-1", CreatedAt: at(10), Region: "eu", BackfillOf: "running-1", BackfillTicket: "tbf",
+		Teams: []queue.MatchTeam{
+			{Players: []queue.MatchPlayer{{ID: "r1", TicketID: "tbf", Rating: 1000}, {ID: "j1", TicketID: "tj", Rating: 1000}}, RatingTotal: 2000},
+			{Players: []queue.MatchPlayer{{ID: "b1", TicketID: "tbf", Rating: 1010}, {ID: "b2", TicketID: "tbf", Rating: 1020}}, RatingTotal: 2030},
+		}, SkillDifference: 30, AverageDifference: 15}
+	done := must[queue.TickCommitted](t)(st.CommitTick(c, "q", queue.TickWrite{At: at(10), Matches: []queue.Match{fill}}))
+	if !slices.Equal(done.Matches, []string{"fill-1"}) {
+		t.Fatalf("committed %+v", done)
+	}
+	for id, team := range map[string]int{"tbf": 0, "tj": 0} {
+		tk := must[queue.Ticket](t)(st.GetTicket(c, id))
+		a := tk.Assignment
+		if tk.Status != queue.Matched || a == nil || a.MatchID != "running-1" || a.Team != team || len(a.Joined) != 2 ||
+			!slices.Equal(a.Joined[0], []string{"j1"}) || len(a.Joined[1]) != 0 || !slices.Equal(a.Teams[0], []string{"r1", "j1"}) {
+			t.Fatalf("ticket %s: %+v %+v", id, tk, a)
+		}
+	}
+	if tk := must[queue.Ticket](t)(st.GetTicket(c, "tj")); tk.Backfill != nil {
+		t.Fatalf("a joiner's ticket has a backfill: %+v", tk.Backfill)
+	}
+	m := must[queue.Match](t)(st.GetMatch(c, "fill-1"))
+	if m.BackfillOf != "running-1" || m.BackfillTicket != "tbf" || len(m.Pairs) != 0 || m.Teams[0].Players[1].TicketID != "tj" {
+		t.Fatalf("fill %+v", m)
+	}
+	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10))
+	if len(evs) != 2 || evs[0].MatchID != "running-1" || evs[1].MatchID != "running-1" {
+		t.Fatalf("events %+v", evs)
+	}
+	create(t, st, Ticket("q", "tr2", 12, "r1")) // free again
+	must[queue.Ticket](t)(st.CancelTicket(c, "tr2", at(12)))
+	// A backfill ticket is cancelled like any.
+	create(t, st, BackfillTicket("q", "tbf2", "running-2", 13))
+	if tk := must[queue.Ticket](t)(st.CancelTicket(c, "tbf2", at(14))); tk.Status != queue.Cancelled || tk.Backfill == nil {
+		t.Fatalf("cancelled backfill %+v", tk)
+	}
+}
+
+func must2(t *testing.T) func(a []queue.Ticket, b queue.Cursor, err error) ([]queue.Ticket, queue.Cursor) {
+	return func(a []queue.Ticket, b queue.Cursor, err error) ([]queue.Ticket, queue.Cursor) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a, b
+	}
+}
+
+// The leader's stats snapshot is kept per queue, the last one wins, and a queue that does not
+// exist (or was deleted) has none.
+func testStats(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	putQueue(t, st, Queue("q"))
+	if _, ok, err := st.LatestStats(c, "q"); ok || err != nil {
+		t.Fatalf("before any: ok %v, %v", ok, err)
+	}
+	snap := queue.Stats{Queue: "q", At: at(5), Source: "leader", SearchingTickets: 3, SearchingPlayers: 4,
+		OldestWait: 7 * time.Second, MatchesLastHour: 2, Wait: queue.WaitSummary{Samples: 1, Quantiles: make([]float64, 21)},
+		Bands: make([]queue.BandStats, len(queue.Bands))}
+	snap.Bands[3].SearchingPlayers = 4
+	snap.Wait.Quantiles[20] = 12.5
+	if err := st.PublishStats(c, "q", snap); err != nil {
+		t.Fatal(err)
+	}
+	snap.SearchingTickets = 5
+	if err := st.PublishStats(c, "q", snap); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := st.LatestStats(c, "q")
+	if err != nil || !ok || got.SearchingTickets != 5 || got.OldestWait != 7*time.Second || !got.At.Equal(at(5)) ||
+		got.Bands[3].SearchingPlayers != 4 || got.Bands[3].Name != queue.Bands[3].Name || got.Wait.Quantiles[20] != 12.5 {
+		t.Fatalf("read back %+v ok %v, %v", got, ok, err)
+	}
+	wantCode(t, st.PublishStats(c, "nope", snap), apperr.NotFound)
+	if _, ok, err := st.LatestStats(c, "nope"); ok || err != nil {
+		t.Fatalf("no such queue: ok %v, %v", ok, err)
+	}
+	if err := st.DeleteQueue(c, "q", at(6)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := st.LatestStats(c, "q"); ok {
+		t.Fatal("a deleted queue's stats")
 	}
 }
 

@@ -1,0 +1,133 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"matchmaker/internal/queue"
+	"matchmaker/internal/ratings"
+)
+
+// queueMetrics runs a queue service with its metrics until a match, a fill and an expiry
+// have given every labelled queue series one, and returns the metric families exported.
+func queueMetrics(t *testing.T) map[string]bool {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	var now atomic.Int64
+	now.Store(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC).UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
+	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
+	svc := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: rs, Matcher: queue.TickPass{}, Now: clock,
+		Metrics: queue.NewMetrics(reg), Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q := queue.DefaultQueue("demo")
+	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, 50*time.Millisecond
+	if _, _, err := svc.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	r := func(x float64) *float64 { return &x }
+	create := func(id string, rating float64, ttl time.Duration) {
+		if _, _, err := svc.CreateTicket(ctx, queue.NewTicket{Queue: "demo", TTL: ttl,
+			Players: []queue.NewPlayer{{ID: id, Rating: r(rating)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("a", 1000, 0)
+	create("b", 1000, 0)
+	create("lonely", 1900, 2*time.Second)
+	if _, _, err := svc.CreateBackfill(ctx, queue.NewBackfill{Queue: "demo", MatchID: "running", OpenSlots: []int{0, 1},
+		Teams: []queue.NewBackfillTeam{{Players: []queue.NewPlayer{{ID: "r", Rating: r(500)}}}, {}}}); err != nil {
+		t.Fatal(err)
+	}
+	create("joiner", 510, 0)
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	want := []string{"matchmaker_queue_matches_total", "matchmaker_queue_backfills_total", "matchmaker_queue_backfill_joiners_total",
+		"matchmaker_queue_expired_tickets_total", "matchmaker_queue_band_wait_seconds", "matchmaker_queue_searching_players_by_band",
+		"matchmaker_queue_wait_seconds", "matchmaker_queue_searching_tickets"}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		now.Add(int64(100 * time.Millisecond)) // the lonely ticket's TTL passes after 2 s of fake time
+		time.Sleep(20 * time.Millisecond)
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]bool{}
+		for _, f := range families {
+			names[f.GetName()] = true
+		}
+		missing := ""
+		for _, w := range want {
+			if !names[w] {
+				missing = w
+			}
+		}
+		if missing == "" {
+			return names
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue never exported %s", missing)
+		}
+	}
+}
+
+// The backfill dashboard queries only metrics the queue exports, and has the panels the issue
+// asks for: waiting players by band, wait percentiles, backfills, expiries by reason.
+func TestQueueBackfillDashboardQueriesOnlyExportedMetrics(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("grafana", "dashboards", "queue-backfill.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		UID    string `json:"uid"`
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("dashboard JSON: %v", err)
+	}
+	exported := queueMetrics(t)
+	var titles []string
+	for _, p := range dash.Panels {
+		titles = append(titles, p.Title)
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q has no query", p.Title)
+		}
+		for _, target := range p.Targets {
+			for _, name := range metricName.FindAllString(target.Expr, -1) {
+				base := name
+				for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+					if b, ok := strings.CutSuffix(name, suffix); ok && exported[b] {
+						base = b
+					}
+				}
+				if !exported[base] {
+					t.Errorf("panel %q queries %s, which the queue does not export", p.Title, name)
+				}
+			}
+		}
+	}
+	for _, want := range []string{"Searching players by rating band", "Wait percentiles", "Backfills", "Expiries by reason"} {
+		if !strings.Contains(strings.Join(titles, "|"), want) {
+			t.Errorf("no panel %q in %v", want, titles)
+		}
+	}
+	if dash.UID == "matchmaker" || dash.UID == "" {
+		t.Errorf("uid %q: the dashboard needs its own", dash.UID)
+	}
+}

@@ -1,0 +1,99 @@
+package handlers
+
+import (
+	"log/slog"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"matchmaker/internal/queue"
+)
+
+// This file holds GET /v1/queues/{name}/stats (scope read).
+
+type queueStatsJSON struct {
+	Queue              string          `json:"queue"`
+	At                 time.Time       `json:"at"`
+	Source             string          `json:"source"`
+	SearchingTickets   int             `json:"searching_tickets"`
+	SearchingPlayers   int             `json:"searching_players"`
+	SearchingBackfills int             `json:"searching_backfills"`
+	OldestWaitS        float64         `json:"oldest_wait_s"`
+	Matches            countsJSON      `json:"matches"`
+	Backfills          countsJSON      `json:"backfills"`
+	Expired            countsJSON      `json:"expired"`
+	WaitS              waitJSON        `json:"wait_s"`
+	MeanQuality        *float64        `json:"mean_quality,omitempty"`
+	QualitySamples     int             `json:"quality_samples"`
+	Bands              []bandStatsJSON `json:"bands"`
+}
+
+type countsJSON struct {
+	LastMinute int `json:"last_minute"`
+	LastHour   int `json:"last_hour"`
+}
+
+type waitJSON struct {
+	Samples int      `json:"samples"`
+	Median  *float64 `json:"median,omitempty"`
+	P90     *float64 `json:"p90,omitempty"`
+}
+
+type bandStatsJSON struct {
+	Band             string   `json:"band"`
+	Min              *float64 `json:"min,omitempty"` // absent: open below
+	Max              *float64 `json:"max,omitempty"` // absent: open above
+	SearchingTickets int      `json:"searching_tickets"`
+	SearchingPlayers int      `json:"searching_players"`
+	WaitS            waitJSON `json:"wait_s"`
+}
+
+func newWaitJSON(w queue.WaitSummary) waitJSON {
+	out := waitJSON{Samples: w.Samples}
+	if m, ok := w.Median(); ok {
+		out.Median = &m
+	}
+	if p, ok := w.P90(); ok {
+		out.P90 = &p
+	}
+	return out
+}
+
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// handleQueueStats answers GET /v1/queues/{name}/stats: what is searching now (in all and
+// per rating band), the matches, fills and expiries of the last minute and hour, the waits
+// of the tickets matched in the last 10 minutes and the mean quality of their matches. The
+// leader answers from its counters; another replica from the snapshot the leader publishes
+// every 2 s (source says which).
+func handleQueueStats(logger *slog.Logger, svc *queue.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st, err := svc.Stats(r.Context(), chi.URLParam(r, "name"))
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		out := queueStatsJSON{Queue: st.Queue, At: st.At, Source: st.Source, SearchingTickets: st.SearchingTickets,
+			SearchingPlayers: st.SearchingPlayers, SearchingBackfills: st.SearchingBackfills, OldestWaitS: st.OldestWait.Seconds(),
+			Matches:        countsJSON{st.MatchesLastMinute, st.MatchesLastHour},
+			Backfills:      countsJSON{st.BackfillsLastMinute, st.BackfillsLastHour},
+			Expired:        countsJSON{st.ExpiredLastMinute, st.ExpiredLastHour},
+			WaitS:          newWaitJSON(st.Wait),
+			QualitySamples: st.QualitySamples, Bands: make([]bandStatsJSON, len(st.Bands))}
+		if st.QualitySamples > 0 {
+			out.MeanQuality = &st.MeanQuality
+		}
+		for i, b := range st.Bands {
+			out.Bands[i] = bandStatsJSON{Band: b.Name, Min: finite(b.Min), Max: finite(b.Max), SearchingTickets: b.SearchingTickets,
+				SearchingPlayers: b.SearchingPlayers, WaitS: newWaitJSON(b.Wait)}
+		}
+		respond(w, r, logger, http.StatusOK, out)
+	})
+}

@@ -1,0 +1,233 @@
+package queue
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/matchmaker/teams"
+	"matchmaker/internal/ratings"
+)
+
+// NewBackfill is a request for a backfill ticket (POST /v1/queues/{name}/backfill): a
+// running match that lost players asks the queue for joiners.
+type NewBackfill struct {
+	Queue   string
+	MatchID string
+	// Teams are the match's two teams as they are: the players still in it (rated inline,
+	// else by their stored rating in the queue's context, else the default) and its bots.
+	Teams     []NewBackfillTeam
+	OpenSlots []int  // players wanted per team
+	Region    string // where the match is played; "": any
+	Bots      *BotRule
+	TTL       time.Duration // 0: the queue's ticket_ttl_s
+	// IdempotencyKey makes retries safe, as for tickets.
+	IdempotencyKey string
+}
+
+// NewBackfillTeam is a team of a running match.
+type NewBackfillTeam struct {
+	Players []NewPlayer
+	Bots    []float64 // the bots' ratings, on the matchmaking scale
+}
+
+// CreateBackfill validates a backfill request against its queue, resolves its players'
+// ratings, and stores the backfill ticket searching. The match's players are the ticket's
+// players: none of them may be searching in the queue (a Conflict naming
+// teams[i].players[j].id), and none can start searching until the backfill ends. At every
+// tick the leader serves backfill tickets first (see matchmaker/tick): joiners go to the team
+// the late-joiner rule (teams.Assign) chooses among the teams with open slots. Faults name the
+// fields of the request's body: match_id, teams[i].players[j].id, open_slots[i], region,
+// bots.mean_rating, ttl_s...
+func (s *Service) CreateBackfill(ctx context.Context, nb NewBackfill) (Ticket, bool, error) {
+	if err := ratings.ValidateName(nb.Queue); err != nil {
+		return Ticket{}, false, apperr.Field("name", "%s", err)
+	}
+	if nb.IdempotencyKey != "" {
+		if err := ratings.ValidateID(nb.IdempotencyKey); err != nil {
+			return Ticket{}, false, apperr.Field("Idempotency-Key", "%s", err)
+		}
+	}
+	q, err := s.store.GetQueue(ctx, nb.Queue)
+	if err != nil {
+		return Ticket{}, false, err
+	}
+	if err := nb.validate(q); err != nil {
+		return Ticket{}, false, err
+	}
+	var all []NewPlayer
+	b := &Backfill{MatchID: nb.MatchID, OpenSlots: slices.Clone(nb.OpenSlots), Region: nb.Region, Bots: nb.Bots,
+		Teams: make([]BackfillTeam, len(nb.Teams))}
+	for i, t := range nb.Teams {
+		all = append(all, t.Players...)
+		b.Teams[i].Players = make([]string, len(t.Players))
+		for j, p := range t.Players {
+			b.Teams[i].Players[j] = p.ID
+		}
+		b.Teams[i].Bots = slices.Clone(t.Bots)
+	}
+	players, err := s.resolveRatings(ctx, q, all)
+	if err != nil {
+		return Ticket{}, false, err
+	}
+	// The late-joiner rule weighs teams by their ratings: a stored rating below 0 cannot be
+	// placed against (inline ones are refused by validate).
+	for _, p := range players {
+		if p.Rating < 0 {
+			return Ticket{}, false, apperr.Field(nb.field(p.ID), "has a stored rating below 0 (%g): give one inline", p.Rating)
+		}
+	}
+	now := s.now().UTC()
+	t := Ticket{
+		ID: newID("tk-"), Queue: q.Name, Status: Searching, Players: players, Backfill: b,
+		CreatedAt: now, ExpiresAt: now.Add(cmp.Or(nb.TTL, q.TicketTTL)), UpdatedAt: now,
+		IdempotencyKey: nb.IdempotencyKey, BodyHash: nb.fingerprint(),
+	}
+	return s.estimated(ctx)(s.storeTicket(ctx, t, nb.field))
+}
+
+// field is the request's path of a player's id.
+func (nb *NewBackfill) field(player string) string {
+	for i, t := range nb.Teams {
+		if j := slices.IndexFunc(t.Players, func(p NewPlayer) bool { return p.ID == player }); j >= 0 {
+			return "teams[" + strconv.Itoa(i) + "].players[" + strconv.Itoa(j) + "].id"
+		}
+	}
+	return "teams"
+}
+
+// validate checks a backfill request against its queue, every fault at once.
+func (nb *NewBackfill) validate(q Queue) error {
+	var f apperr.Fields
+	if err := ratings.ValidateID(nb.MatchID); err != nil {
+		f.Add("match_id", "%s", err)
+	}
+	if len(nb.Teams) != q.Teams {
+		f.Add("teams", "must list the match's %d teams", q.Teams)
+	}
+	if len(nb.OpenSlots) != q.Teams {
+		f.Add("open_slots", "must give one count per team (%d)", q.Teams)
+	}
+	seen := map[string]string{}
+	players, open := 0, 0
+	for i, t := range nb.Teams {
+		at := "teams[" + strconv.Itoa(i) + "]"
+		players += len(t.Players)
+		if len(t.Players) > q.TeamSize {
+			f.Add(at+".players", "must hold at most team_size (%d) players", q.TeamSize)
+		}
+		for j, p := range t.Players {
+			path := at + ".players[" + strconv.Itoa(j) + "]"
+			if err := ratings.ValidateID(p.ID); err != nil {
+				f.Add(path+".id", "%s", err)
+			} else if other, dup := seen[p.ID]; dup {
+				f.Add(path+".id", "repeats %s: a player is in a match once", other)
+			} else {
+				seen[p.ID] = path + ".id"
+			}
+			if p.Rating != nil && !(*p.Rating >= 0 && *p.Rating <= MaxRating) {
+				f.Add(path+".rating", "must be a finite number between 0 and %g", float64(MaxRating))
+			}
+		}
+		if len(t.Bots) > teams.MaxBots {
+			f.Add(at+".bots", "must hold at most %d bots", teams.MaxBots)
+		}
+		for j, w := range t.Bots {
+			if !(w >= 0 && w <= MaxRating) {
+				f.Add(at+".bots["+strconv.Itoa(j)+"]", "must be a finite number between 0 and %g", float64(MaxRating))
+			}
+		}
+		if i < len(nb.OpenSlots) {
+			n := nb.OpenSlots[i]
+			switch {
+			case n < 0:
+				f.Add("open_slots["+strconv.Itoa(i)+"]", "must not be negative")
+			case len(t.Players)+n > q.TeamSize:
+				f.Add("open_slots["+strconv.Itoa(i)+"]", "must leave the team at most team_size (%d) players: it has %d",
+					q.TeamSize, len(t.Players))
+			default:
+				open += n
+			}
+		}
+	}
+	if players == 0 && len(nb.Teams) == q.Teams {
+		f.Add("teams", "must hold at least one player still in the match")
+	}
+	if open == 0 && len(nb.OpenSlots) == q.Teams && !slices.ContainsFunc(nb.OpenSlots, func(n int) bool { return n < 0 }) {
+		f.Add("open_slots", "must ask for at least one player")
+	}
+	if nb.Region != "" {
+		if err := ratings.ValidateName(nb.Region); err != nil {
+			f.Add("region", "%s", err)
+		} else if len(q.Regions) > 0 && !slices.Contains(q.Regions, nb.Region) {
+			f.Add("region", "%q is not one of the queue's regions %v", nb.Region, q.Regions)
+		}
+	}
+	if r := nb.Bots; r != nil {
+		if !(r.MeanRating >= 0 && r.MeanRating <= MaxRating) {
+			f.Add("bots.mean_rating", "must be a finite number between 0 and %g", float64(MaxRating))
+		}
+		if r.TargetPlayers < 0 || r.TargetPlayers > teams.MaxBots {
+			f.Add("bots.target_players", "must be 0..%d", teams.MaxBots)
+		}
+		if r.RecommendedMin < 0 || r.RecommendedMin > teams.MaxBots {
+			f.Add("bots.recommended.min", "must be 0..%d", teams.MaxBots)
+		}
+		if r.RecommendedMax < 0 || r.RecommendedMax > teams.MaxBots {
+			f.Add("bots.recommended.max", "must be 0..%d", teams.MaxBots)
+		} else if r.RecommendedMax < r.RecommendedMin {
+			f.Add("bots.recommended.max", "must be at least recommended.min (%d)", r.RecommendedMin)
+		}
+	}
+	if nb.TTL != 0 && (nb.TTL < time.Second || nb.TTL > MaxTicketTTL) {
+		f.Add("ttl_s", "must be 1..%d seconds", int(MaxTicketTTL.Seconds()))
+	}
+	return f.Err()
+}
+
+// fingerprint identifies a backfill request by its meaning, for Idempotency-Key retries:
+// a team's players are a set.
+func (nb *NewBackfill) fingerprint() [32]byte {
+	b := []byte("backfill")
+	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
+	num := func(x float64) { b = binary.BigEndian.AppendUint64(b, math.Float64bits(x)) }
+	str(nb.Queue)
+	str(nb.MatchID)
+	str(nb.Region)
+	for i, t := range nb.Teams {
+		b = binary.AppendUvarint(b, uint64(i))
+		players := slices.Clone(t.Players)
+		slices.SortFunc(players, func(a, b NewPlayer) int { return cmp.Compare(a.ID, b.ID) })
+		for _, p := range players {
+			str(p.ID)
+			if p.Rating != nil {
+				b = append(b, 1)
+				num(*p.Rating)
+			} else {
+				b = append(b, 0)
+			}
+		}
+		b = append(b, 0xff)
+		for _, w := range t.Bots {
+			num(w)
+		}
+		b = append(b, 0xfe)
+	}
+	for _, n := range nb.OpenSlots {
+		b = binary.AppendVarint(b, int64(n))
+	}
+	if r := nb.Bots; r != nil {
+		num(r.MeanRating)
+		b = binary.AppendVarint(b, int64(r.TargetPlayers))
+		b = binary.AppendVarint(b, int64(r.RecommendedMin))
+		b = binary.AppendVarint(b, int64(r.RecommendedMax))
+	}
+	b = binary.AppendVarint(b, int64(nb.TTL))
+	return sha256.Sum256(b)
+}

@@ -1,0 +1,448 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/ratings"
+)
+
+// Band is a rating band of the stats: ratings in [Min, Max) on the matchmaking scale (an
+// average player 1000, a stored weight times 20). A party's band is its mean rating's.
+type Band struct {
+	Name     string
+	Min, Max float64 // -Inf and +Inf at the ends
+}
+
+// Bands are the stats' rating bands: 100 wide around the average, where most players are
+// (the scale's standard deviation is about 100-150), open at both ends: below 700, 700-800,
+// ..., 1200-1300, 1300 and above. Fixed, so that dashboards and estimates agree across
+// queues and replicas.
+var Bands = func() []Band {
+	out := []Band{{Name: "<700", Min: math.Inf(-1), Max: 700}}
+	for lo := 700.0; lo < 1300; lo += 100 {
+		out = append(out, Band{Name: strconv.Itoa(int(lo)) + "-" + strconv.Itoa(int(lo+100)), Min: lo, Max: lo + 100})
+	}
+	return append(out, Band{Name: ">=1300", Min: 1300, Max: math.Inf(1)})
+}()
+
+// BandOf returns the index in Bands of a rating.
+func BandOf(rating float64) int {
+	for i, b := range Bands {
+		if rating < b.Max {
+			return i
+		}
+	}
+	return len(Bands) - 1 // NaN never reaches here: ratings are validated finite
+}
+
+// The windows of the stats.
+const (
+	WaitWindow   = 10 * time.Minute // waits and quality of recent matches
+	StatsRefresh = time.Second      // the leader rebuilds its snapshot at most this often
+	// StatsPublish is how often the leader writes its snapshot to the store, where the other
+	// replicas read it (cached for StatsRefresh).
+	StatsPublish = 2 * time.Second
+)
+
+// Stats is a queue's state as its leader sees it: what is searching now, what happened in the
+// last minute and hour, and how long the tickets matched in the last WaitWindow waited.
+type Stats struct {
+	Queue string
+	At    time.Time // when the leader took it
+	// Source is "leader" when this replica leads the queue and answered from its own view,
+	// "store" when it answered the leader's last published snapshot (up to StatsPublish +
+	// StatsRefresh old), "none" when no leader has published one yet.
+	Source string
+
+	SearchingTickets   int // backfill tickets not included
+	SearchingPlayers   int
+	SearchingBackfills int
+	OldestWait         time.Duration // of the searching tickets, backfills included
+
+	MatchesLastMinute, MatchesLastHour     int // fills not included
+	BackfillsLastMinute, BackfillsLastHour int // fills made
+	ExpiredLastMinute, ExpiredLastHour     int
+
+	Wait           WaitSummary // of the tickets matched in the last WaitWindow (backfills not included)
+	MeanQuality    float64     // mean average_difference of the matches of the last WaitWindow
+	QualitySamples int
+
+	Bands []BandStats // one per Bands entry, in order
+}
+
+// BandStats is one rating band's part of the stats.
+type BandStats struct {
+	Band
+	SearchingTickets int
+	SearchingPlayers int
+	Wait             WaitSummary
+}
+
+// WaitSummary summarises waits in seconds: Quantiles are the 0th, 5th, ..., 100th
+// percentiles (21 values, empty without samples).
+type WaitSummary struct {
+	Samples   int
+	Quantiles []float64
+}
+
+// Median and P90 of the waits, false without samples.
+func (w WaitSummary) Median() (float64, bool) { return w.q(10) }
+func (w WaitSummary) P90() (float64, bool)    { return w.q(18) }
+
+func (w WaitSummary) q(i int) (float64, bool) {
+	if len(w.Quantiles) != quantiles {
+		return 0, false
+	}
+	return w.Quantiles[i], true
+}
+
+const quantiles = 21
+
+// minSamples is how many waits a band needs for its own estimate; with fewer, the queue's.
+const minSamples = 10
+
+// summarise returns the quantiles of waits, which it sorts.
+func summarise(waits []float64) WaitSummary {
+	if len(waits) == 0 {
+		return WaitSummary{}
+	}
+	slices.Sort(waits)
+	out := WaitSummary{Samples: len(waits), Quantiles: make([]float64, quantiles)}
+	for i := range quantiles {
+		out.Quantiles[i] = quantileSorted(waits, float64(i)/(quantiles-1))
+	}
+	return out
+}
+
+// quantileSorted is the p-quantile of sorted xs, interpolated between ranks.
+func quantileSorted(xs []float64, p float64) float64 {
+	pos := p * float64(len(xs)-1)
+	lo := int(pos)
+	if lo >= len(xs)-1 {
+		return xs[len(xs)-1]
+	}
+	f := pos - float64(lo)
+	return xs[lo] + f*(xs[lo+1]-xs[lo])
+}
+
+// Estimate is how much longer a ticket of rating that has waited waited so far will wait,
+// from the recent waits of its band (of the queue's when its band has fewer than 10): the
+// median of the waits that were longer than waited, minus waited. The quantiles are a step
+// function of 5% steps, interpolated linearly: the conditional median is the quantile at
+// (F(waited) + 1) / 2. false when there are no recent waits, or the ticket has waited longer
+// than every recent one.
+func (s *Stats) Estimate(rating float64, waited time.Duration) (time.Duration, bool) {
+	w := s.Wait
+	if len(s.Bands) == len(Bands) {
+		if b := s.Bands[BandOf(rating)].Wait; b.Samples >= minSamples {
+			w = b
+		}
+	}
+	if len(w.Quantiles) != quantiles {
+		return 0, false
+	}
+	x := waited.Seconds()
+	f := cdf(w.Quantiles, x)
+	if f >= 1 {
+		return 0, false
+	}
+	m := quantileOf(w.Quantiles, (f+1)/2)
+	return time.Duration(math.Max(m-x, 0) * float64(time.Second)), true
+}
+
+// cdf is the fraction of waits at or below x, by the quantiles (piecewise linear).
+func cdf(q []float64, x float64) float64 {
+	n := len(q) - 1
+	if x < q[0] {
+		return 0
+	}
+	if x >= q[n] {
+		return 1
+	}
+	i := 0
+	for i < n && q[i+1] <= x {
+		i++
+	}
+	f := 0.0
+	if q[i+1] > q[i] {
+		f = (x - q[i]) / (q[i+1] - q[i])
+	}
+	return (float64(i) + f) / float64(n)
+}
+
+// quantileOf interpolates the quantiles at p.
+func quantileOf(q []float64, p float64) float64 {
+	n := len(q) - 1
+	pos := p * float64(n)
+	i := int(pos)
+	if i >= n {
+		return q[n]
+	}
+	return q[i] + (pos-float64(i))*(q[i+1]-q[i])
+}
+
+// tracker keeps the counters of one queue the replica leads, updated as tickets come and go
+// (the leader's view), so that a snapshot never scans the tickets.
+type tracker struct {
+	band     map[string]int8 // searching ticket -> band (-1: backfill)
+	tickets  []int           // per band
+	players  []int
+	backfill int
+	seconds  [3600]second // ring by second of the hour
+	waits    []waitSample
+	quality  []qualitySample
+	last     time.Time // of the last snapshot
+	lastPub  time.Time // of the last publication
+}
+
+type second struct {
+	start                   int64 // unix second
+	matches, fills, expired int32
+}
+
+type waitSample struct {
+	at   time.Time
+	band int8 // -1: a backfill's wait, not summarised
+	s    float64
+}
+
+type qualitySample struct {
+	at time.Time
+	q  float64
+}
+
+func newTracker() *tracker {
+	return &tracker{band: make(map[string]int8), tickets: make([]int, len(Bands)), players: make([]int, len(Bands))}
+}
+
+// bandOfTicket is a ticket's band, -1 for a backfill.
+func bandOfTicket(t Ticket) int8 {
+	if t.Backfill != nil || len(t.Players) == 0 {
+		return -1
+	}
+	s := 0.0
+	for _, p := range t.Players {
+		s += p.Rating
+	}
+	return int8(BandOf(s / float64(len(t.Players))))
+}
+
+// add counts a ticket that started searching (once per id).
+func (k *tracker) add(t Ticket) {
+	if _, ok := k.band[t.ID]; ok {
+		return
+	}
+	b := bandOfTicket(t)
+	k.band[t.ID] = b
+	if b < 0 {
+		k.backfill++
+		return
+	}
+	k.tickets[b]++
+	k.players[b] += len(t.Players)
+}
+
+// remove uncounts a ticket that stopped searching, and returns its band (false if it was not
+// counted).
+func (k *tracker) remove(t Ticket) (int8, bool) {
+	b, ok := k.band[t.ID]
+	if !ok {
+		return 0, false
+	}
+	delete(k.band, t.ID)
+	if b < 0 {
+		k.backfill--
+	} else {
+		k.tickets[b]--
+		k.players[b] -= len(t.Players)
+	}
+	return b, true
+}
+
+// at returns the bucket of t's second, cleared if it held an older second.
+func (k *tracker) at(t time.Time) *second {
+	u := t.Unix()
+	m := &k.seconds[u%3600]
+	if m.start != u {
+		*m = second{start: u}
+	}
+	return m
+}
+
+// matched records a match (a fill with fill) made at now and its tickets' waits.
+func (k *tracker) matched(now time.Time, quality float64, fill bool, waits []waitSample) {
+	m := k.at(now)
+	if fill {
+		m.fills++
+	} else {
+		m.matches++
+		k.quality = append(k.quality, qualitySample{now, quality})
+	}
+	k.waits = append(k.waits, waits...)
+}
+
+func (k *tracker) expired(now time.Time) { k.at(now).expired++ }
+
+// snapshot builds the stats at now; oldest is the oldest searching ticket's creation (zero:
+// none).
+func (k *tracker) snapshot(queue string, now, oldest time.Time) *Stats {
+	cut := now.Add(-WaitWindow)
+	i := 0
+	for i < len(k.waits) && k.waits[i].at.Before(cut) {
+		i++
+	}
+	k.waits = slices.Delete(k.waits, 0, i)
+	i = 0
+	for i < len(k.quality) && k.quality[i].at.Before(cut) {
+		i++
+	}
+	k.quality = slices.Delete(k.quality, 0, i)
+
+	s := &Stats{Queue: queue, At: now, Source: "leader", SearchingBackfills: k.backfill, Bands: make([]BandStats, len(Bands))}
+	if !oldest.IsZero() {
+		s.OldestWait = max(now.Sub(oldest), 0)
+	}
+	u := now.Unix()
+	for _, m := range k.seconds {
+		if m.start > u || m.start <= u-3600 {
+			continue
+		}
+		s.MatchesLastHour += int(m.matches)
+		s.BackfillsLastHour += int(m.fills)
+		s.ExpiredLastHour += int(m.expired)
+		if m.start > u-60 {
+			s.MatchesLastMinute += int(m.matches)
+			s.BackfillsLastMinute += int(m.fills)
+			s.ExpiredLastMinute += int(m.expired)
+		}
+	}
+	byBand := make([][]float64, len(Bands))
+	var all []float64
+	for _, w := range k.waits {
+		if w.band >= 0 {
+			byBand[w.band] = append(byBand[w.band], w.s)
+			all = append(all, w.s)
+		}
+	}
+	for b := range Bands {
+		s.Bands[b] = BandStats{Band: Bands[b], SearchingTickets: k.tickets[b], SearchingPlayers: k.players[b],
+			Wait: summarise(byBand[b])}
+		s.SearchingTickets += k.tickets[b]
+		s.SearchingPlayers += k.players[b]
+	}
+	s.Wait = summarise(all)
+	for _, q := range k.quality {
+		s.MeanQuality += q.q
+	}
+	if s.QualitySamples = len(k.quality); s.QualitySamples > 0 {
+		s.MeanQuality /= float64(s.QualitySamples)
+	}
+	return s
+}
+
+// EncodeStats is a snapshot as stores keep it: JSON of the Go struct (a cache the leader
+// rewrites every few seconds, never data to migrate), the bands by position.
+func EncodeStats(st Stats) ([]byte, error) {
+	st.Bands = slices.Clone(st.Bands)
+	for i := range st.Bands {
+		st.Bands[i].Band = Band{} // their bounds are Bands', and JSON has no infinity
+	}
+	return json.Marshal(st)
+}
+
+// DecodeStats reads what EncodeStats wrote.
+func DecodeStats(b []byte) (Stats, error) {
+	var st Stats
+	if err := json.Unmarshal(b, &st); err != nil {
+		return Stats{}, err
+	}
+	if len(st.Bands) != len(Bands) {
+		st.Bands = nil // written with other bands: the queue's totals still hold
+	}
+	for i := range st.Bands {
+		st.Bands[i].Band = Bands[i]
+	}
+	return st, nil
+}
+
+// Stats returns a queue's stats (GET /v1/queues/{name}/stats). The replica that leads the
+// queue answers from its own view, rebuilt from counters at most every StatsRefresh; the
+// others answer the snapshot the leader publishes to the store every StatsPublish, read at
+// most once per StatsRefresh per queue: no request scans the queue's tickets.
+func (s *Service) Stats(ctx context.Context, name string) (Stats, error) {
+	if err := ratings.ValidateName(name); err != nil {
+		return Stats{}, apperr.Field("name", "%s", err)
+	}
+	if _, err := s.store.GetQueue(ctx, name); err != nil {
+		return Stats{}, err
+	}
+	return s.statsOf(ctx, name)
+}
+
+func (s *Service) statsOf(ctx context.Context, name string) (Stats, error) {
+	if v, ok := s.runners.Load(name); ok {
+		if r := v.(*runner); r.leading.Load() {
+			if st := r.stats.Load(); st != nil {
+				return *st, nil
+			}
+		}
+	}
+	now := s.now()
+	s.cacheMu.Lock()
+	c, ok := s.cache[name]
+	s.cacheMu.Unlock()
+	if ok && now.Sub(c.read) < StatsRefresh && !now.Before(c.read) {
+		return c.stats, nil
+	}
+	st, found, err := s.store.LatestStats(ctx, name)
+	if err != nil {
+		return Stats{}, err
+	}
+	if found {
+		st.Source = "store"
+	} else {
+		st = Stats{Queue: name, At: now.UTC(), Source: "none"}
+	}
+	s.cacheMu.Lock()
+	if len(s.cache) > 10_000 { // queue names are admin-made; this only bounds a leak
+		clear(s.cache)
+	}
+	s.cache[name] = cachedStats{read: now, stats: st}
+	s.cacheMu.Unlock()
+	return st, nil
+}
+
+// estimate sets t.EstimatedWait if t is searching and its queue has recent waits. The
+// stats cannot be read: no estimate, the ticket is still answered.
+func (s *Service) estimate(ctx context.Context, t *Ticket) {
+	if t.Status != Searching || len(t.Players) == 0 {
+		return
+	}
+	st, err := s.statsOf(ctx, t.Queue)
+	if err != nil {
+		return
+	}
+	sum := 0.0
+	for _, p := range t.Players {
+		sum += p.Rating
+	}
+	if d, ok := st.Estimate(sum/float64(len(t.Players)), max(s.now().Sub(t.CreatedAt), 0)); ok {
+		t.EstimatedWait = &d
+	}
+}
+
+// estimated returns a pass-through of a create's results that adds the estimate.
+func (s *Service) estimated(ctx context.Context) func(Ticket, bool, error) (Ticket, bool, error) {
+	return func(t Ticket, replayed bool, err error) (Ticket, bool, error) {
+		if err == nil {
+			s.estimate(ctx, &t)
+		}
+		return t, replayed, err
+	}
+}
