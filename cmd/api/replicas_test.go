@@ -31,7 +31,7 @@ import (
 // with the same Idempotency-Key); and another replica leads and ticks within two tick
 // intervals of the kill.
 func TestReplicasSurviveTheLeadersDeath(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its load would starve the fault tests' (and theirs its timings).
 	tickets := 20000
 	if testing.Short() {
 		tickets = 2000

@@ -28,7 +28,7 @@ import (
 // stream resumed on the new replica with Last-Event-ID sees every event exactly once, and the
 // webhook outbox delivers every event, the ones written before the death included.
 func TestARestartLosesNoTicketAndNoEvent(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its load would starve the fault tests' (and theirs its timings).
 	const secret = "restart-test-secret-0123"
 	dbURL := dbtest.URL(t)
 

@@ -24,7 +24,7 @@ import (
 func TestQualityOverTimeAgainstMatchmake(t *testing.T) {
 	t.Parallel()
 	matches := 4000
-	if testing.Short() {
+	if testing.Short() || raceDetector {
 		matches = 800
 	}
 	steps := &Expansions{Interval: []Step{{0, 25}, {10, 50}, {30, 150}}}
