@@ -54,7 +54,7 @@ func (s *Service) CreateBackfill(ctx context.Context, nb NewBackfill) (Ticket, b
 			return Ticket{}, false, apperr.Field("Idempotency-Key", "%s", err)
 		}
 	}
-	q, err := s.store.GetQueue(ctx, nb.Queue)
+	q, err := s.definition(ctx, nb.Queue)
 	if err != nil {
 		return Ticket{}, false, err
 	}
