@@ -74,8 +74,8 @@ type Service struct {
 
 	runners     sync.Map // queue name -> *runner, while Run runs
 	definitions definitions
-	cacheMu sync.Mutex
-	cache   map[string]cachedStats // the store's snapshots of queues led elsewhere
+	cacheMu     sync.Mutex
+	cache       map[string]cachedStats // the store's snapshots of queues led elsewhere
 }
 
 type cachedStats struct {
