@@ -1452,6 +1452,9 @@ type TicketStatus string
 
 // TicketAssignment defines model for TicketAssignment.
 type TicketAssignment struct {
+	// FillId For a backfill ticket and its joiners, the id of the fill (`GET /v1/matches/{id}`, with `backfill_of` the running match). Results are still posted under `match_id`.
+	FillId *string `json:"fill_id,omitempty"`
+
 	// Joined For a backfill ticket and its joiners, the players that joined the running match (`match_id`), by team. A backfill ticket's `team` is then 0 (its players are on every team).
 	Joined *[]AssignedTeam `json:"joined,omitempty"`
 

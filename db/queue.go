@@ -598,6 +598,7 @@ type (
 		Region  string     `json:"region"`
 		Teams   [][]string `json:"teams"`
 		Joined  [][]string `json:"joined,omitempty"`
+		FillID  string     `json:"fill_id,omitempty"`
 	}
 	backfillJSON struct {
 		MatchID   string             `json:"match_id"`

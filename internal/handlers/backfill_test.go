@@ -62,8 +62,14 @@ func TestBackfillFromCreationToFill(t *testing.T) {
 		t.Fatalf("joiner %+v %+v", got, a)
 	}
 	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/tickets/"+bf.ID, "", ""), &got)
-	if got.Status != queue.Matched || got.Assignment.MatchID != "running-1" || got.Assignment.Joined[0].Players[0] != "j1" {
+	if got.Status != queue.Matched || got.Assignment.MatchID != "running-1" || got.Assignment.Joined[0].Players[0] != "j1" ||
+		got.Assignment.FillID == "" || got.Assignment.FillID != a.FillID {
 		t.Fatalf("backfill %+v %+v", got, got.Assignment)
+	}
+	var fill matchOutJSON
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/matches/"+a.FillID, "", ""), &fill)
+	if fill.ID != a.FillID || fill.BackfillOf != "running-1" || fill.BackfillTicket != bf.ID {
+		t.Fatalf("the fill read by its id: %+v", fill)
 	}
 }
 

@@ -58,6 +58,8 @@ type ticketAssignedJSON struct {
 	Teams   []assignedTeamJSON `json:"teams"`
 	// Joined, for a backfill and its joiners: the players that joined, by team.
 	Joined []assignedTeamJSON `json:"joined,omitempty"`
+	// FillID, for a backfill and its joiners: the fill's id, for GET /v1/matches/{id}.
+	FillID string `json:"fill_id,omitempty"`
 }
 
 type assignedTeamJSON struct {
@@ -71,7 +73,8 @@ func newTicketJSON(t queue.Ticket) ticketJSON {
 		out.Players[i] = ticketPlayerOut{ID: p.ID, Rating: p.Rating, RatingSource: p.Source}
 	}
 	if a := t.Assignment; a != nil {
-		out.Assignment = &ticketAssignedJSON{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: make([]assignedTeamJSON, len(a.Teams))}
+		out.Assignment = &ticketAssignedJSON{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: make([]assignedTeamJSON, len(a.Teams)),
+			FillID: a.FillID}
 		for i, ids := range a.Teams {
 			out.Assignment.Teams[i] = assignedTeamJSON{Players: ids}
 		}

@@ -297,6 +297,9 @@ type Assignment struct {
 	// is then the running match's id, and a backfill ticket's Team is 0: its players are on
 	// every team).
 	Joined [][]string
+	// FillID, for a backfill and its joiners, is the fill's own id (the Match with
+	// BackfillOf), by which GetMatch finds it.
+	FillID string
 }
 
 // Match is a match the queue made. Its id is the match_id a game server posts to

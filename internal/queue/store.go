@@ -151,10 +151,10 @@ func Assignments(m Match) map[string]Assignment {
 			teams[i][j] = p.ID
 		}
 	}
-	id := m.ID
+	id, fill := m.ID, ""
 	var joined [][]string
 	if m.BackfillOf != "" {
-		id, joined = m.BackfillOf, make([][]string, len(m.Teams))
+		id, fill, joined = m.BackfillOf, m.ID, make([][]string, len(m.Teams))
 		for i, t := range m.Teams {
 			joined[i] = []string{}
 			for _, p := range t.Players {
@@ -171,7 +171,7 @@ func Assignments(m Match) map[string]Assignment {
 			if p.TicketID == m.BackfillTicket && m.BackfillOf != "" {
 				team = 0
 			}
-			out[p.TicketID] = Assignment{MatchID: id, Team: team, Region: m.Region, Teams: teams, Joined: joined}
+			out[p.TicketID] = Assignment{MatchID: id, Team: team, Region: m.Region, Teams: teams, Joined: joined, FillID: fill}
 		}
 	}
 	return out

@@ -669,7 +669,7 @@ func testBackfill(t *testing.T, st queue.Store) {
 	for id, team := range map[string]int{"tbf": 0, "tj": 0} {
 		tk := must[queue.Ticket](t)(st.GetTicket(c, id))
 		a := tk.Assignment
-		if tk.Status != queue.Matched || a == nil || a.MatchID != "running-1" || a.Team != team || len(a.Joined) != 2 ||
+		if tk.Status != queue.Matched || a == nil || a.MatchID != "running-1" || a.FillID != "fill-1" || a.Team != team || len(a.Joined) != 2 ||
 			!slices.Equal(a.Joined[0], []string{"j1"}) || len(a.Joined[1]) != 0 || !slices.Equal(a.Teams[0], []string{"r1", "j1"}) {
 			t.Fatalf("ticket %s: %+v %+v", id, tk, a)
 		}
