@@ -107,6 +107,8 @@ type auditRow struct {
 	got, split, choice float64 // team-average differences
 	walked             float64 // the best match of the candidates the pass walked (nearest first until one completes)
 	nwalked            int
+	walked4            float64 // the same with the 4 next nearest candidates too
+	iv                 float64 // the anchor's interval
 	anchorSize         int
 	largest            int // the largest ticket of the match
 }
@@ -167,6 +169,7 @@ func (m *partyAudit) audit(mt tick.Match, gone []bool, now float64) auditRow {
 
 	a := mt.Tickets[0]
 	ra, iva := mean(m.in[a].Ratings), m.iv(a, now)
+	row.iv = iva
 	type cand struct {
 		d, total float64
 		size     int
@@ -196,6 +199,7 @@ func (m *partyAudit) audit(mt tick.Match, gone []bool, now float64) auditRow {
 	for k := 2; k <= len(sizes); k++ {
 		if d := bestAssignment(sizes[:k], totals[:k], t); !math.IsInf(d, 1) {
 			row.walked, row.nwalked = d/float64(t), k-1
+			row.walked4 = bestAssignment(sizes[:min(k+4, len(sizes))], totals[:min(k+4, len(sizes))], t) / float64(t)
 			break
 		}
 	}
@@ -302,12 +306,13 @@ func TestQualityPartiesWhereTheEvennessGoes(t *testing.T) {
 			if err := r.loop(context.Background(), nil); err != nil {
 				t.Fatal(err)
 			}
-			var got, split, choice, walked []float64
+			var got, split, choice, walked, walked4 []float64
 			nw := 0
 			splitLoses, choiceLoses := 0, 0
 			for _, x := range au.made {
 				got, split, choice, walked = append(got, x.got), append(split, x.split), append(choice, x.choice), append(walked, x.walked)
 				nw = max(nw, x.nwalked)
+				walked4 = append(walked4, x.walked4)
 				if x.got > x.split+1e-9 {
 					splitLoses++
 				}
@@ -320,29 +325,30 @@ func TestQualityPartiesWhereTheEvennessGoes(t *testing.T) {
 			}
 			n := len(au.made)
 			var by [6]struct {
-				n           int
-				got, choice float64
+				n               int
+				got, choice, iv float64
 			}
 			for _, x := range au.made {
 				b := &by[x.largest]
 				b.n++
 				b.got += x.got
 				b.choice += x.choice
+				b.iv += x.iv
 			}
 			var parts []string
 			for size := 2; size <= 5; size++ {
 				b := by[size]
-				parts = append(parts, fmt.Sprintf("%d: %d, %.2f / %.2f", size, b.n, b.got/float64(b.n), b.choice/float64(b.n)))
+				parts = append(parts, fmt.Sprintf("%d, %.2f / %.2f, %.0f", b.n, b.got/float64(b.n), b.choice/float64(b.n), b.iv/float64(b.n)))
 			}
 			bySize = append(bySize, fmt.Sprintf("| %g/s | %s | %s |", rate, s, strings.Join(parts, " | ")))
-			rows = append(rows, fmt.Sprintf("| %g/s | %s | %d | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f (at most %d) | %.2f / %.2f | %d | %d | %d |",
-				rate, s, n, meanOf(got), medianOf(got), meanOf(split), medianOf(split), meanOf(walked), medianOf(walked), nw, meanOf(choice), medianOf(choice),
+			rows = append(rows, fmt.Sprintf("| %g/s | %s | %d | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f (at most %d) | %.2f / %.2f | %.2f / %.2f | %d | %d | %d |",
+				rate, s, n, meanOf(got), medianOf(got), meanOf(split), medianOf(split), meanOf(walked), medianOf(walked), nw, meanOf(walked4), medianOf(walked4), meanOf(choice), medianOf(choice),
 				splitLoses, choiceLoses, au.capped))
 		}
 	}
-	t.Logf("4000 matches a run; matches with a party:\n| arrivals | strategy | matches | pass: mean / median | best split of its tickets | best match of the walked candidates | best choice for its anchor | split loses | choice loses | candidates capped at 22 |\n|---|---|---|---|---|---|---|---|---|---|\n%s",
+	t.Logf("4000 matches a run; matches with a party:\n| arrivals | strategy | matches | pass: mean / median | best split of its tickets | best match of the walked candidates | the same with 4 more | best choice for its anchor | split loses | choice loses | candidates capped at 22 |\n|---|---|---|---|---|---|---|---|---|---|---|\n%s",
 		strings.Join(rows, "\n"))
-	t.Logf("by the largest party of the match: matches, mean of the pass / of the best choice\n| arrivals | strategy | 2 | 3 | 4 | 5 |\n|---|---|---|---|---|---|\n%s",
+	t.Logf("by the largest party of the match: matches, mean of the pass / of the best choice, the anchor's mean interval\n| arrivals | strategy | 2 | 3 | 4 | 5 |\n|---|---|---|---|---|---|\n%s",
 		strings.Join(bySize, "\n"))
 }
 
