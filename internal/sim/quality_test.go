@@ -274,7 +274,12 @@ func bestAssignment(sizes []int, totals []float64, t int) float64 {
 }
 
 // TestQualityPartiesWhereTheEvennessGoes answers where the queue's pass loses evenness with
-// parties: in the split of the tickets it chose, or in the choice of tickets.
+// parties (the README's figures beside quality over time): in the split of the tickets it
+// chose (never: the split is exact, asserted), or in the choice of tickets (a little: the
+// best choice within the same tolerances, by brute force over every ticket waiting when the
+// anchor was served, is 11-13% more even on the mean). The rest is the price of whole
+// parties: a party of 4 or 5 leaves one or two splits, and the few tickets within the
+// anchor's tolerances rarely hold a complement that evens it.
 func TestQualityPartiesWhereTheEvennessGoes(t *testing.T) {
 	if testing.Short() || raceDetector {
 		t.Skip("a measurement: seconds of brute force")
@@ -314,7 +319,8 @@ func TestQualityPartiesWhereTheEvennessGoes(t *testing.T) {
 				nw = max(nw, x.nwalked)
 				walked4 = append(walked4, x.walked4)
 				if x.got > x.split+1e-9 {
-					splitLoses++
+					splitLoses++ // the pass's split is exact: it must never lose to the brute force
+					t.Errorf("%g/s, %s: the pass's teams differ by %g, the best split of its tickets by %g", rate, s, x.got, x.split)
 				}
 				if x.split > x.choice+1e-9 {
 					choiceLoses++
