@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"matchmaker/internal/ratings"
 	"matchmaker/internal/sim"
 )
 
@@ -26,6 +27,8 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	configPath := fs.String("config", "", "scenario JSON file (start from -print-config); replaces -preset")
 	seed := fs.Uint64("seed", 0, "random seed: the same seed gives the same report (default: the scenario's)")
 	matches := fs.Int("matches", 0, "matches per configuration (default: the scenario's)")
+	model := fs.String("model", "", "rating model of the learned-rating configurations: "+strings.Join(ratings.ModelNames(), ", ")+
+		" (default: the scenario's; the presets' is the service's default, "+ratings.DefaultModel().Name()+")")
 	out := fs.String("out", "", "directory for report.csv, timeline.csv, sweep.csv, optimise.csv and simulation.svg/.png")
 	optimize := fs.Bool("optimize", false, "search eq. 6.5's coefficients and the expansion schedule for the fewest one-sided matches within -wait-budget")
 	budget := fs.Duration("wait-budget", 10*time.Second, "the median wait the optimiser must stay within")
@@ -51,6 +54,8 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			sc.Seed = *seed
 		case "matches":
 			sc.Matches = *matches
+		case "model":
+			sc.RatingModel = *model
 		}
 	})
 	if err := sc.Validate(); err != nil {
@@ -98,6 +103,9 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var report bytes.Buffer
 	fmt.Fprintf(&report, "scenario %s, seed %d: %d players, %d matches per configuration, %dv%d, %d rounds a match\n\n",
 		source, sc.Seed, sc.Population.Players, sc.Matches, sc.TeamSize, sc.TeamSize, sc.Rounds)
+	if name, ok := sc.LearnedModel(); ok {
+		fmt.Fprintf(&report, "learned rating: the %s model\n\n", name)
+	}
 	if err := sim.WriteTable(&report, c.Summaries); err != nil {
 		return err
 	}

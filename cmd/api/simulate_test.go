@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"matchmaker/client"
+	"matchmaker/internal/ratings"
 	"matchmaker/internal/sim"
 )
 
@@ -38,7 +39,7 @@ func TestSimulateWritesTheSameReportForTheSameSeed(t *testing.T) {
 	if out1 != out2 {
 		t.Fatalf("same seed, different reports:\n%s\n---\n%s", out1, out2)
 	}
-	for _, want := range []string{"scenario preset live, seed 5", "no matchmaking", "thesis default", "thesis optimised",
+	for _, want := range []string{"scenario preset live, seed 5", "learned rating: the " + ratings.DefaultModel().Name() + " model", "no matchmaking", "thesis default", "thesis optimised",
 		"learned rating", "one-sided", "the widening reached later"} {
 		if !strings.Contains(out1, want) {
 			t.Errorf("the report does not say %q:\n%s", want, out1)
@@ -145,9 +146,51 @@ func TestSimulateRejectsBadInput(t *testing.T) {
 		{"extra"},
 		{"-optimize", "-optimize-from", "no such configuration"},
 		{"-optimize", "-optimize-from", "no matchmaking"},
+		{"-model", "elo"},
 	} {
 		if _, _, err := simulateCmd(t, args...); err == nil {
 			t.Errorf("simulate %q: no error", args)
 		}
 	}
+}
+
+// TestSimulateModelFlag: -model picks the learned rating's model, names it in the report and
+// refuses a name the service does not know, listing the ones it does.
+func TestSimulateModelFlag(t *testing.T) {
+	t.Parallel()
+	args := []string{"-matches", "200", "-workers", "2"}
+	def, errs, err := simulateCmd(t, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errs)
+	}
+	ns2, errs, err := simulateCmd(t, append(args, "-model", "ns2")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errs)
+	}
+	if !strings.Contains(ns2, "learned rating: the ns2 model") {
+		t.Errorf("the report does not name the ns2 model:\n%s", ns2)
+	}
+	if def == ns2 {
+		t.Error("-model ns2 gave the default model's report")
+	}
+	// The rows without the learned rating do not depend on the model.
+	for _, row := range []string{"no matchmaking", "pairing: thesis default", "tick: thesis optimised"} {
+		if a, b := lineWith(def, row), lineWith(ns2, row); a == "" || a != b {
+			t.Errorf("row %q changed with the model:\n%s\n%s", row, a, b)
+		}
+	}
+	_, _, err = simulateCmd(t, "-model", "elo")
+	if err == nil || !strings.Contains(err.Error(), "elo") || !strings.Contains(err.Error(), "ns2-kalman") {
+		t.Errorf("-model elo: error %v, want one naming it and the models there are", err)
+	}
+}
+
+// lineWith is the first line of s that contains sub, or "".
+func lineWith(s, sub string) string {
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, sub) {
+			return line
+		}
+	}
+	return ""
 }

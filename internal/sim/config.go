@@ -8,6 +8,7 @@ import (
 	"io"
 	"matchmaker/internal/apperr"
 	"math"
+	"strings"
 	"time"
 
 	"matchmaker/internal/matchmaker/pairing"
@@ -34,6 +35,11 @@ type Scenario struct {
 	Population     PopulationConfig `json:"population"`
 	Arrivals       ArrivalConfig    `json:"arrivals"`
 	Configurations []Configuration  `json:"configurations"`
+	// RatingModel is the model of the configurations with the learned rating: a name
+	// ratings.ModelByName knows ("ns2", "ns2-kalman", "openskill-pl", "openskill-bt");
+	// empty: the service's default (ratings.DefaultModel, what a context uses unless
+	// MATCHMAKER_RATING_MODELS names another).
+	RatingModel string `json:"rating_model,omitempty"`
 	// Sweep lists factors by which every configuration with a clock-based widening is also
 	// run with its expansion reached that many times later: the points of the
 	// wait-versus-one-sided trade-off curve. Empty: no sweep.
@@ -200,6 +206,11 @@ func (sc *Scenario) Validate() error {
 			}
 		}
 	}
+	if sc.RatingModel != "" {
+		if _, err := ratings.ModelByName(sc.RatingModel); err != nil {
+			return fmt.Errorf("rating_model: unknown rating model %q (want one of %s)", sc.RatingModel, strings.Join(ratings.ModelNames(), ", "))
+		}
+	}
 	if err := sc.Population.validate(); err != nil {
 		return err
 	}
@@ -228,6 +239,28 @@ func (sc *Scenario) Validate() error {
 		}
 	}
 	return nil
+}
+
+// ratingModel returns the learned rating's model: the named one, else the service's default.
+func (sc *Scenario) ratingModel() ratings.Model {
+	if sc.RatingModel == "" {
+		return ratings.DefaultModel()
+	}
+	m, err := ratings.ModelByName(sc.RatingModel)
+	if err != nil { // Validate refuses an unknown name
+		panic(err)
+	}
+	return m
+}
+
+// LearnedModel names the model of the learned rating, if a configuration has it.
+func (sc *Scenario) LearnedModel() (string, bool) {
+	for _, c := range sc.Configurations {
+		if c.Rating == "learned" {
+			return sc.ratingModel().Name(), true
+		}
+	}
+	return "", false
 }
 
 // weights returns the outcome model's weights.
@@ -280,7 +313,7 @@ func (sc Scenario) JSON() []byte {
 func Preset(name string) (Scenario, error) {
 	sc := Scenario{
 		Seed: 1, Matches: 10_000, TickS: 1, MaxDays: 365,
-		TeamSize: 5, Rounds: 11, RoundS: 45,
+		TeamSize: 5, Rounds: 11, RoundS: 45, RatingModel: ratings.DefaultModel().Name(),
 		Population: PopulationConfig{Players: 10_000, Accuracy: Uniform01, ReactionTime: Uniform01,
 			Awareness: Uniform01, Movement: Uniform01},
 	}

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"matchmaker/internal/ratings"
 )
 
 func TestPresetsRoundTripThroughJSON(t *testing.T) {
@@ -43,6 +45,7 @@ func TestReadScenarioRejectsMistakes(t *testing.T) {
 		{"team too large", `"team_size": 5`, `"team_size": 17`, "team_size"},
 		{"party larger than a team", `"party_sizes": [`, `"party_sizes": [1, 1, 1, 1, 1, 1, `, "party"},
 		{"trailing data", "\n}\n", "\n}\n{}", "trailing"},
+		{"unknown rating model", `"rating_model": "ns2-kalman"`, `"rating_model": "elo"`, "rating_model"},
 	} {
 		in := strings.Replace(good, tc.from, tc.to, 1)
 		if in == good {
@@ -95,4 +98,42 @@ func steps(n int) []Step {
 		out[i] = Step{AfterS: float64(i), Value: float64(25 * (i + 1))}
 	}
 	return out
+}
+
+// TestRatingModelIsTheServicesDefault: the presets name the service's default model, and a
+// scenario that names none runs it too.
+func TestRatingModelIsTheServicesDefault(t *testing.T) {
+	t.Parallel()
+	want := ratings.DefaultModel().Name()
+	for _, name := range []string{"thesis", "live"} {
+		sc, err := Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.RatingModel != want {
+			t.Errorf("%s: rating_model %q, want the service's default %q", name, sc.RatingModel, want)
+		}
+		sc.RatingModel = ""
+		if err := sc.Validate(); err != nil {
+			t.Fatalf("%s without rating_model: %v", name, err)
+		}
+		if got, ok := sc.LearnedModel(); !ok || got != want {
+			t.Errorf("%s without rating_model: LearnedModel = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+	for _, name := range ratings.ModelNames() {
+		sc, _ := Preset("thesis")
+		sc.RatingModel = name
+		if err := sc.Validate(); err != nil {
+			t.Errorf("rating_model %q: %v", name, err)
+		}
+		if got, _ := sc.LearnedModel(); got != name {
+			t.Errorf("rating_model %q runs %q", name, got)
+		}
+	}
+	sc, _ := Preset("thesis")
+	sc.Configurations = sc.Configurations[:1]
+	if got, ok := sc.LearnedModel(); ok {
+		t.Errorf("no learned configuration, yet LearnedModel = %q", got)
+	}
 }

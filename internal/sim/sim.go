@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/stat"
-
-	"matchmaker/internal/ratings"
 )
 
 // Result is what happened in one run of one configuration.
@@ -165,7 +163,7 @@ func newRun(sc *Scenario, cf Configuration) (*run, error) {
 		r.matcher = m
 	}
 	if cf.Rating == "learned" {
-		r.rater = NewLearned(len(pop), simModel())
+		r.rater = NewLearned(len(pop), sc.ratingModel())
 	} else {
 		r.rater = NewPerformance(pop, cf.coefficients())
 	}
@@ -402,14 +400,4 @@ func (r *run) compact(gone []bool) {
 	}
 	clear(r.waiting[k:])
 	r.waiting, r.meta = r.waiting[:k], r.meta[:k]
-}
-
-// simModel is the learned rating's model: NS2 serving its uncalibrated probability, the
-// service's default when the README's simulator figures were measured. (The service's
-// default is ns2-kalman since issue 12; the simulator keeps NS2 until its figures are
-// measured again.)
-func simModel() ratings.Model {
-	m := ratings.DefaultNS2()
-	m.ScalePrior = 0
-	return m
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"matchmaker/internal/matchmaker/skill"
+	"matchmaker/internal/ratings"
 )
 
 // smallScenario is a live queue small enough for a test: parties, a daily curve, every kind
@@ -61,6 +62,38 @@ func TestSameSeedSameReport(t *testing.T) {
 	}
 	if bytes.Equal(a, reportBytes(t, other)) {
 		t.Fatal("another seed gave the same report")
+	}
+}
+
+// TestLearnedRatingRunsTheScenariosModel: the learned configuration learns with the model
+// the scenario names, so the models give different reports, and no name is the service's
+// default.
+func TestLearnedRatingRunsTheScenariosModel(t *testing.T) {
+	t.Parallel()
+	sc := smallScenario(400)
+	sc.Sweep = nil
+	for _, cf := range sc.Configurations {
+		if cf.Rating == "learned" {
+			sc.Configurations = []Configuration{cf}
+		}
+	}
+	ctx := context.Background()
+	reports := map[string][]byte{}
+	for _, name := range append([]string{""}, ratings.ModelNames()...) {
+		sc.RatingModel = name
+		c, err := Compare(ctx, &sc, 2, nil)
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		reports[name] = reportBytes(t, c)
+	}
+	if !bytes.Equal(reports[""], reports[ratings.DefaultModel().Name()]) {
+		t.Error("no rating_model did not run the service's default")
+	}
+	for _, name := range ratings.ModelNames() {
+		if name != ratings.DefaultModel().Name() && bytes.Equal(reports[name], reports[ratings.DefaultModel().Name()]) {
+			t.Errorf("%s gave the same report as the default model", name)
+		}
 	}
 }
 
