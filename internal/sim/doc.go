@@ -18,7 +18,8 @@
 //   - the outcome model, which plays every match as 11 rounds (as in the thesis);
 //   - a Rater that gives the queue its ratings and learns from results: the thesis's
 //     performance rating (eq. 6.5, fixed stats times coefficients), or the service's learned
-//     rating model (internal/ratings), whose predictions are scored by log loss over time;
+//     rating model (internal/ratings; the scenario's rating_model, else the service's default,
+//     ratings.DefaultModel), whose predictions are scored by log loss over time;
 //   - a Summary per configuration (wait, rating differences, one-sided matches, log loss),
 //     written as a table or CSV; Optimize, a search over the coefficients and the expansion
 //     schedule, whose answer QueueSnippet prints as a queue definition (and TicketRatings
