@@ -58,6 +58,9 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			sc.RatingModel = *model
 		}
 	})
+	if _, err := ratings.ModelByName(sc.RatingModel); *model != "" && err != nil {
+		return fmt.Errorf("simulate: -model %q: not one of the service's rating models (%s)", *model, strings.Join(ratings.ModelNames(), ", "))
+	}
 	if err := sc.Validate(); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}

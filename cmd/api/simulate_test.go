@@ -180,7 +180,7 @@ func TestSimulateModelFlag(t *testing.T) {
 		}
 	}
 	_, _, err = simulateCmd(t, "-model", "elo")
-	if err == nil || !strings.Contains(err.Error(), "elo") || !strings.Contains(err.Error(), "ns2-kalman") {
+	if err == nil || !strings.Contains(err.Error(), `-model "elo"`) || !strings.Contains(err.Error(), "ns2-kalman") {
 		t.Errorf("-model elo: error %v, want one naming it and the models there are", err)
 	}
 }
