@@ -36,7 +36,7 @@ func TestReplicasSurviveTheLeadersDeath(t *testing.T) {
 	if testing.Short() {
 		tickets = 2000
 	}
-	const tick = 250 * time.Millisecond
+	const tick = time.Second // the queue's default tick_ms
 	dbURL := dbtest.URL(t)
 
 	var mu sync.Mutex
