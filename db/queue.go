@@ -525,13 +525,24 @@ WITH cur AS (
     SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin,
            EXISTS (SELECT 1 FROM queues WHERE name = $1) AS queue_exists
 )
-SELECT ` + ticketColumns + `, cur.xmin, cur.queue_exists
+SELECT ` + changesColumns + `, cur.xmin, cur.queue_exists
 FROM cur
 LEFT JOIN LATERAL (
     SELECT * FROM queue_tickets WHERE queue = $1 AND changed_xid >= $2::xid8
 ) AS t ON true
 ORDER BY t.created_at, t.id`
 )
+
+// changesColumns are ticketColumns as Changes since a cursor reads them: a ticket no longer
+// searching comes without its players, latencies, assignment and backfill, which its reader
+// drops unread (the leader only removes the ticket from its view). About half of what a
+// tick's load reads is the tickets the previous tick matched, and their JSON was most of the
+// load's time, which stalls the creations that run beside it (README, "Ticket queue").
+const changesColumns = `t.id, t.queue, t.status,
+    CASE WHEN t.status = 'searching' THEN t.players ELSE '[]'::jsonb END,
+    CASE WHEN t.status = 'searching' THEN t.latencies END,
+    t.created_at, t.expires_at, t.updated_at, t.reason, NULL::jsonb, t.idempotency_key, t.body_hash,
+    CASE WHEN t.status = 'searching' THEN t.backfill END`
 
 // Changes implements queue.Store.
 func (s *QueueStore) Changes(ctx context.Context, queueName string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {

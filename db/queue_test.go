@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -632,6 +633,42 @@ func TestQueueChangesSeeEveryEnd(t *testing.T) {
 	for id, w := range want {
 		if latest[id] != w {
 			t.Fatalf("changes %v, want %v", latest, want)
+		}
+	}
+}
+
+// Changes since a cursor sends a searching ticket whole and an ended one without its JSON
+// (players, assignment), which the leader does not read.
+func TestQueueChangesSendEndedTicketsBare(t *testing.T) {
+	t.Parallel()
+	qs, _ := openQueueStore(t)
+	ctx := testCtx(t)
+	mustPut(t, qs, queuetest.Queue("q"))
+	a := mustCreate(t, qs, queuetest.Ticket("q", "a", 1, "a1", "a2"))
+	b := mustCreate(t, qs, queuetest.Ticket("q", "b", 1, "b1", "b2"))
+	_, cur, err := qs.Changes(ctx, "q", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := qs.CommitTick(ctx, "q", queue.TickWrite{At: queuetest.T0.Add(time.Minute),
+		Matches: []queue.Match{queuetest.Match2v2("m", a, b)}}); err != nil {
+		t.Fatal(err)
+	}
+	c := mustCreate(t, qs, queuetest.Ticket("q", "c", 2, "c1", "c2"))
+	got, _, err := qs.Changes(ctx, "q", cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]queue.Ticket{}
+	for _, tk := range got {
+		seen[tk.ID] = tk
+	}
+	if g := seen["c"]; g.Status != queue.Searching || !reflect.DeepEqual(g.Players, c.Players) {
+		t.Fatalf("the searching ticket: %+v, want its players %+v", g, c.Players)
+	}
+	for _, id := range []string{"a", "b"} {
+		if g, ok := seen[id]; !ok || g.Status != queue.Matched || len(g.Players) != 0 || g.Assignment != nil || g.Queue != "q" {
+			t.Fatalf("the matched ticket %s: %+v (seen %v), want its id, queue and status only", id, g, ok)
 		}
 	}
 }

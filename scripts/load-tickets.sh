@@ -13,7 +13,9 @@
 #  it (its top printed).
 # Needs a local Postgres the current user can create databases on (PGURL, default the trust
 # setup of the development machine). The database it creates is dropped at the end.
-# Usage: scripts/load-tickets.sh     (RATE=5000 DURATION=30 CONNS=32 TICK_MS=1000 PROFILE=1 to change)
+#  With SLOWEST=N, the fixed load's N slowest requests are printed too, each with the time
+#  (UTC) it was due: stalls show as clusters of them, to line up with the queue's ticks.
+# Usage: scripts/load-tickets.sh     (RATE=5000 DURATION=30 CONNS=32 TICK_MS=1000 PROFILE=1 SLOWEST=40 to change)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RATE=${RATE:-5000}
@@ -94,10 +96,13 @@ read -r c0 t0 s0 < <(counters)
     sleep 0.2
   done ) >"$tmp/waits" &
 sampler=$!
-fixed=$(lg -rate "$RATE" -duration "${DURATION}s")
+fixed=$(lg -rate "$RATE" -duration "${DURATION}s" -slowest "${SLOWEST:-0}")
 wait "$sampler"
+slow=$(grep '^slow ' <<<"$fixed" || true)
+fixed=$(grep -v '^slow ' <<<"$fixed")
 read -r c1 t1 s1 < <(counters)
 echo "$fixed"
+[ -n "$slow" ] && echo "$slow"
 waits=$(sort "$tmp/waits" | uniq -c | sort -rn | head -6 | awk '{printf "%s %s, ", $2, $1}')
 commits="$((t1 - t0)) tickets in $((c1 - c0)) transactions (every kind, ticks' included) and $((s1 - s0)) WAL flushes (the server's, all databases)"
 echo "$commits"

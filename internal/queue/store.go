@@ -46,6 +46,8 @@ type Store interface {
 	// Changes returns the queue's tickets created or changed since the cursor, and the cursor
 	// to pass next time. The zero cursor returns every searching ticket. A ticket may come
 	// back more than once; the caller keeps the searching ones, by id, and drops the others.
+	// A ticket that is no longer searching may come with its id, queue, status, times and
+	// reason only: no players, latencies, assignment or backfill.
 	// It is how the leader keeps its in-memory view without scanning the queue every tick.
 	Changes(ctx context.Context, queue string, since Cursor) ([]Ticket, Cursor, error)
 	// CommitTick writes one tick's outcome in one transaction. Each match whose tickets are

@@ -7,6 +7,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -33,6 +34,7 @@ func main() {
 	overlap := flag.Bool("overlap", false, "with -results-pool, let concurrent results share players (a lock-contention stress test); by default each connection draws from its own part of the pool, as a player plays one match at a time")
 	tickets := flag.Bool("tickets", false, "instead of -body, send a fresh ticket per request (POST /v1/queues/{name}/tickets): new players each, 80% solo and 20% parties of 2-5, ratings normal around 1000 (sd 200)")
 	auth := flag.String("auth", "", "Authorization header value, e.g. \"Bearer dev-key\"")
+	slowest := flag.Int("slowest", 0, "also print the due times (UTC) and latencies of the N slowest requests, to line them up with the server's logs")
 	flag.Parse()
 	var bodies func(worker int) []byte
 	if *resultsPool > 0 {
@@ -45,7 +47,7 @@ func main() {
 	if *tickets {
 		bodies = ticketBodies()
 	}
-	if err := run(*target, *bodyFile, bodies, *auth, *conns, *rate, *duration, *warmup); err != nil {
+	if err := run(*target, *bodyFile, bodies, *auth, *conns, *rate, *duration, *warmup, *slowest); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
 	}
@@ -125,7 +127,7 @@ func ticketBodies() func(worker int) []byte {
 	}
 }
 
-func run(target, bodyFile string, bodies func(worker int) []byte, auth string, conns int, rate float64, duration, warmup time.Duration) error {
+func run(target, bodyFile string, bodies func(worker int) []byte, auth string, conns int, rate float64, duration, warmup time.Duration, slowest int) error {
 	u, err := url.Parse(target)
 	if err != nil {
 		return err
@@ -148,6 +150,7 @@ func run(target, bodyFile string, bodies func(worker int) []byte, auth string, c
 	var (
 		mu        sync.Mutex
 		latencies []time.Duration
+		samples   []sample // with slowest: every request's due time and latency
 		errs      atomic.Int64
 		measuring atomic.Bool
 	)
@@ -172,6 +175,9 @@ func run(target, bodyFile string, bodies func(worker int) []byte, auth string, c
 		d := time.Since(due)
 		mu.Lock()
 		latencies = append(latencies, d)
+		if slowest > 0 {
+			samples = append(samples, sample{due, d})
+		}
 		mu.Unlock()
 	}
 
@@ -234,5 +240,24 @@ func run(target, bodyFile string, bodies func(worker int) []byte, auth string, c
 		len(latencies), errs.Load(), float64(len(latencies))/duration.Seconds(),
 		q(0.50).Round(time.Microsecond), q(0.90).Round(time.Microsecond), q(0.99).Round(time.Microsecond),
 		q(0.999).Round(time.Microsecond), q(1).Round(time.Microsecond))
+	if slowest > 0 {
+		printSlowest(os.Stdout, samples, slowest)
+	}
 	return nil
+}
+
+// sample is one answered request: when it was due and how long its answer took from then.
+type sample struct {
+	due     time.Time
+	latency time.Duration
+}
+
+// printSlowest prints the n slowest requests in the order they were due, one line each.
+func printSlowest(w io.Writer, samples []sample, n int) {
+	slices.SortFunc(samples, func(a, b sample) int { return cmp.Compare(b.latency, a.latency) })
+	samples = samples[:min(n, len(samples))]
+	slices.SortFunc(samples, func(a, b sample) int { return a.due.Compare(b.due) })
+	for _, s := range samples {
+		fmt.Fprintf(w, "slow %s %v\n", s.due.UTC().Format("15:04:05.000"), s.latency.Round(time.Microsecond))
+	}
 }
