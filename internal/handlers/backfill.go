@@ -140,12 +140,6 @@ func handleCreateBackfill(logger *slog.Logger, svc *queue.Service) http.Handler 
 			writeError(w, r, logger, err)
 			return
 		}
-		status := http.StatusCreated
-		if replayed {
-			status = http.StatusOK
-			w.Header().Set("Idempotent-Replayed", "true")
-		}
-		w.Header().Set("Location", "/v1/tickets/"+t.ID)
-		respond(w, r, logger, status, newTicketJSON(t))
+		respondCreatedTicket(w, r, logger, t, replayed)
 	})
 }

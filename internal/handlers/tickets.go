@@ -121,14 +121,20 @@ func handleCreateTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
-		status := http.StatusCreated
-		if replayed {
-			status = http.StatusOK
-			w.Header().Set("Idempotent-Replayed", "true")
-		}
-		w.Header().Set("Location", "/v1/tickets/"+t.ID)
-		respond(w, r, logger, status, newTicketJSON(t))
+		respondCreatedTicket(w, r, logger, t, replayed)
 	})
+}
+
+// respondCreatedTicket answers a ticket or backfill creation: 201 with the ticket and its
+// Location, or 200 and Idempotent-Replayed for a retry that found the first one.
+func respondCreatedTicket(w http.ResponseWriter, r *http.Request, logger *slog.Logger, t queue.Ticket, replayed bool) {
+	status := http.StatusCreated
+	if replayed {
+		status = http.StatusOK
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	w.Header().Set("Location", "/v1/tickets/"+t.ID)
+	respond(w, r, logger, status, newTicketJSON(t))
 }
 
 // handleGetTicket answers GET /v1/tickets/{id}, and with ?wait_s=N (0..60) long-polls: it

@@ -202,17 +202,7 @@ func (nb *NewBackfill) fingerprint() [32]byte {
 	str(nb.Region)
 	for i, t := range nb.Teams {
 		b = binary.AppendUvarint(b, uint64(i))
-		players := slices.Clone(t.Players)
-		slices.SortFunc(players, func(a, b NewPlayer) int { return cmp.Compare(a.ID, b.ID) })
-		for _, p := range players {
-			str(p.ID)
-			if p.Rating != nil {
-				b = append(b, 1)
-				num(*p.Rating)
-			} else {
-				b = append(b, 0)
-			}
-		}
+		b = appendPlayerSet(b, t.Players)
 		b = append(b, 0xff)
 		for _, w := range t.Bots {
 			num(w)

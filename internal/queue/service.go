@@ -348,17 +348,7 @@ func (nt *NewTicket) fingerprint() [32]byte {
 	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
 	num := func(x float64) { b = binary.BigEndian.AppendUint64(b, math.Float64bits(x)) }
 	str(nt.Queue)
-	players := slices.Clone(nt.Players)
-	slices.SortFunc(players, func(a, b NewPlayer) int { return cmp.Compare(a.ID, b.ID) })
-	for _, p := range players {
-		str(p.ID)
-		if p.Rating != nil {
-			b = append(b, 1)
-			num(*p.Rating)
-		} else {
-			b = append(b, 0)
-		}
-	}
+	b = appendPlayerSet(b, nt.Players)
 	regions := make([]string, 0, len(nt.Latencies))
 	for r := range nt.Latencies {
 		regions = append(regions, r)
@@ -370,6 +360,24 @@ func (nt *NewTicket) fingerprint() [32]byte {
 	}
 	b = binary.AppendVarint(b, int64(nt.TTL))
 	return sha256.Sum256(b)
+}
+
+// appendPlayerSet appends players to a fingerprint as a set: by id, each with its inline
+// rating or a mark for none.
+func appendPlayerSet(b []byte, players []NewPlayer) []byte {
+	players = slices.Clone(players)
+	slices.SortFunc(players, func(a, b NewPlayer) int { return cmp.Compare(a.ID, b.ID) })
+	for _, p := range players {
+		b = binary.AppendUvarint(b, uint64(len(p.ID)))
+		b = append(b, p.ID...)
+		if p.Rating == nil {
+			b = append(b, 0)
+			continue
+		}
+		b = append(b, 1)
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(*p.Rating))
+	}
+	return b
 }
 
 // resolveRatings gives each player its inline rating, else its stored one in the queue's
