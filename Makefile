@@ -1,16 +1,22 @@
 # The test command of the README. Fuzz tests run their seed corpus here; `make fuzz` explores.
 .PHONY: test test-short test-fault run lint bench fuzz
 
+# gotestsum (a tool of go.mod) runs go test and ends with a summary: every skipped test with
+# the reason it gave (no TEST_DATABASE_URL, no Postgres binaries, ...), every failure, and the
+# counts.
+GOTESTSUM = go tool gotestsum --format standard-quiet --format-icons text --
+
 # The fault tests run after the rest, on their own: they bound every request's latency to the
 # store's deadline + 100 ms, which the other packages' CPU-bound property tests, run beside
-# them on two cores, could stretch.
+# them on two cores, could stretch. They run even when the rest failed; make fails if either did.
 test:
-	go test -race -count=1 -skip '^TestFault' ./...
-	go test -race -count=1 -run '^TestFault' ./db/... ./cmd/api
+	@$(GOTESTSUM) -race -count=1 -skip '^TestFault' ./...; rest=$$?; \
+	$(GOTESTSUM) -race -count=1 -run '^TestFault' ./db/... ./cmd/api; fault=$$?; \
+	exit $$(( rest | fault ))
 
 # The quick loop while editing: no race detector, the long property runs cut short.
 test-short:
-	go test -short -count=1 ./...
+	@$(GOTESTSUM) -short -count=1 ./...
 
 # The fault suite alone: the store and the whole program on a private Postgres (package
 # db/pgfault) that is frozen, stopped and restarted under load. It is part of `make test` too.

@@ -1,6 +1,7 @@
 package db_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ func openStoreWith(t *testing.T, o db.Options) *db.Store {
 	if err := db.Migrate(ctx, url); err != nil {
 		t.Fatal(err)
 	}
+	o.MaxConns = cmp.Or(o.MaxConns, testMaxConns)
 	s, err := db.OpenWith(ctx, url, o)
 	if err != nil {
 		t.Fatal(err)

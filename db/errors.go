@@ -50,6 +50,11 @@ func mapError(err error, what string) error {
 		}
 		return apperr.Wrap(apperr.Internal, err, msg)
 	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		// Often a wait for one of the pool's connections, or a statement that ran long: the
+		// database may well be up.
+		return apperr.Wrap(apperr.Unavailable, err, msg+": no answer within the call's deadline")
+	}
 	if unreachable(err) {
 		return apperr.Wrap(apperr.Unavailable, err, msg+": the database cannot be reached")
 	}

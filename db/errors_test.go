@@ -55,6 +55,9 @@ func TestMapError(t *testing.T) {
 			t.Errorf("SQLSTATE %s says %q, want it to say %q", code, msg, says)
 		}
 	}
+	if msg := mapError(fmt.Errorf("acquiring a connection: %w", context.DeadlineExceeded), "purge").Error(); !strings.Contains(msg, "deadline") || strings.Contains(msg, "cannot be reached") {
+		t.Errorf("a deadline says %q: it should name the deadline, not an unreachable database", msg)
+	}
 	if mapError(nil, "x") != nil {
 		t.Fatal("mapError(nil) != nil")
 	}

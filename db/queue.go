@@ -445,47 +445,6 @@ func (s *QueueStore) SetWebhookCursor(ctx context.Context, queueName string, seq
 	return nil
 }
 
-// --- purge --------------------------------------------------------------------------------
-
-// Purge's statements, sent together (one implicit transaction). Events go in a prefix per
-// queue, so that the remaining ones still count up without gaps: up to the first that is not
-// older than $1 (found by walking the queue's events in order: the ones to delete, and one)
-// and, while the queue has a webhook, up to its cursor. A deleted queue's webhook sends no
-// more, so its outbox is not kept.
-const (
-	sqlPurgeTickets = `DELETE FROM queue_tickets WHERE status <> 'searching' AND updated_at < $1`
-	sqlPurgeMatches = `DELETE FROM queue_matches WHERE created_at < $1`
-	sqlPurgeEvents  = `
-DELETE FROM queue_events AS e
-USING (
-    SELECT q.name, least(
-        coalesce((SELECT x.seq - 1 FROM queue_events AS x
-                  WHERE x.queue = q.name AND x.at >= $1
-                  ORDER BY x.seq LIMIT 1), q.event_seq),
-        CASE WHEN q.webhook_url IS NULL OR q.deleted_at IS NOT NULL THEN q.event_seq ELSE q.webhook_seq END
-    ) AS upto
-    FROM queues AS q
-) AS p
-WHERE e.queue = p.name AND e.seq <= p.upto`
-)
-
-// Purge implements queue.Store. Queues are never purged: a deleted queue's row stays (see
-// the migration), so that its events keep their numbers.
-func (s *QueueStore) Purge(ctx context.Context, before time.Time) (queue.PurgeReport, error) {
-	var r queue.PurgeReport
-	count := func(n *int) func(pgconn.CommandTag) error {
-		return func(tag pgconn.CommandTag) error { *n = int(tag.RowsAffected()); return nil }
-	}
-	b := &pgx.Batch{}
-	b.Queue(sqlPurgeTickets, before).Exec(count(&r.Tickets))
-	b.Queue(sqlPurgeMatches, before).Exec(count(&r.Matches))
-	b.Queue(sqlPurgeEvents, before).Exec(count(&r.Events))
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return queue.PurgeReport{}, mapError(err, "queue: purge")
-	}
-	return r, nil
-}
-
 // --- changes ------------------------------------------------------------------------------
 
 // Changes reads by transaction id, not by a sequence: a sequence number is taken when a

@@ -45,7 +45,7 @@ func openReplicas(tb testing.TB, n int) ([]*db.QueueStore, *pgxpool.Pool) {
 	var out []*db.QueueStore
 	var pool *pgxpool.Pool
 	for range n {
-		s, err := db.Open(ctx, url)
+		s, err := db.OpenWith(ctx, url, db.Options{MaxConns: testMaxConns})
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -11,6 +11,12 @@ import (
 )
 
 // openStore returns a store on a fresh, migrated database of the test's own.
+// testMaxConns is the pool size of the tests' stores. The package's tests run two at a time
+// beside another package's on a server that other runs share (max_connections 100 by
+// default): with the service's default of 16 a connection each, the package peaked at 40
+// connections and runs failed with "too many clients already".
+const testMaxConns = 6
+
 func openStore(tb testing.TB) (*db.Store, string) {
 	tb.Helper()
 	url := dbtest.URL(tb)
@@ -18,7 +24,7 @@ func openStore(tb testing.TB) (*db.Store, string) {
 	if err := db.Migrate(ctx, url); err != nil {
 		tb.Fatalf("Migrate: %v", err)
 	}
-	s, err := db.Open(ctx, url)
+	s, err := db.OpenWith(ctx, url, db.Options{MaxConns: testMaxConns})
 	if err != nil {
 		tb.Fatalf("Open: %v", err)
 	}

@@ -77,7 +77,7 @@ func (s *Service) purge(ctx context.Context) {
 	r, err := s.store.Purge(pctx, s.now().Add(-s.cfg.Retention))
 	switch {
 	case err != nil && ctx.Err() == nil:
-		s.logger.Warn("queue: purge failed", "err", err)
+		s.logger.Warn("queue: purge failed", "err", err, "tickets", r.Tickets, "matches", r.Matches, "events", r.Events)
 	case r.Tickets+r.Matches+r.Events > 0:
 		s.logger.Info("queue: purged", "tickets", r.Tickets, "matches", r.Matches, "events", r.Events)
 	}
