@@ -983,7 +983,7 @@ type QueueDefinition struct {
 	TickMs     *int32                   `json:"tick_ms,omitempty"`
 	TicketTtlS *int32                   `json:"ticket_ttl_s,omitempty"`
 
-	// Webhook Where the queue's events are POSTed, signed with `X-Matchmaker-Signature` (`sha256=` and the hex HMAC-SHA256 of the body with `secret`), retried with backoff until a 2xx; `X-Matchmaker-Delivery` (`queue:seq`) is the same on every retry.
+	// Webhook Where the queue's events are POSTed, signed with `X-Matchmaker-Signature` (`t=<unix seconds>,v1=<hex HMAC-SHA256 with secret of "<t>.<delivery>.<body>">`), retried with backoff until a 2xx or dead-lettered; `X-Matchmaker-Delivery` (`queue:seq`) is the same on every retry.
 	Webhook *Webhook `json:"webhook,omitempty"`
 }
 
@@ -1513,7 +1513,7 @@ type UnmatchedPlayer struct {
 	Rating float64 `json:"rating"`
 }
 
-// Webhook Where the queue's events are POSTed, signed with `X-Matchmaker-Signature` (`sha256=` and the hex HMAC-SHA256 of the body with `secret`), retried with backoff until a 2xx; `X-Matchmaker-Delivery` (`queue:seq`) is the same on every retry.
+// Webhook Where the queue's events are POSTed, signed with `X-Matchmaker-Signature` (`t=<unix seconds>,v1=<hex HMAC-SHA256 with secret of "<t>.<delivery>.<body>">`), retried with backoff until a 2xx or dead-lettered; `X-Matchmaker-Delivery` (`queue:seq`) is the same on every retry.
 type Webhook struct {
 	Secret string `json:"secret"`
 	Url    string `json:"url"`
@@ -1635,7 +1635,7 @@ type GetTicketParams struct {
 
 // QueueEventParams defines parameters for QueueEvent.
 type QueueEventParams struct {
-	// XMatchmakerSignature `sha256=` and the hex HMAC-SHA256 of the body with the webhook's secret.
+	// XMatchmakerSignature `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the webhook's secret of the timestamp, the `X-Matchmaker-Delivery` id and the body joined by dots (`<t>.<delivery>.<body>`). Refuse a timestamp far from your clock; the Go client's `VerifyWebhook` checks both.
 	XMatchmakerSignature string                           `json:"X-Matchmaker-Signature"`
 	XMatchmakerEvent     QueueEventParamsXMatchmakerEvent `json:"X-Matchmaker-Event"`
 

@@ -34,10 +34,13 @@ type config struct {
 	LogLevel        slog.Level
 	ShutdownTimeout time.Duration
 	QueueRetention  time.Duration
-	ReadTimeout     time.Duration
-	WriteTimeout    time.Duration
-	IdleTimeout     time.Duration
-	Limits          handlers.Limits
+	// WebhookMaxAttempts and WebhookMaxAge: when a webhook event is given up on.
+	WebhookMaxAttempts int
+	WebhookMaxAge      time.Duration
+	ReadTimeout        time.Duration
+	WriteTimeout       time.Duration
+	IdleTimeout        time.Duration
+	Limits             handlers.Limits
 	// RebuildGameType is the game type `api rebuild` recomputes.
 	RebuildGameType string
 
@@ -57,19 +60,21 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	env := envReader{getenv: getenv}
 	limits := handlers.DefaultLimits()
 	cfg := config{
-		Addr:            env.str("MATCHMAKER_ADDR", ":8080"),
-		DatabaseURL:     env.str("DATABASE_URL", ""),
-		Migrate:         env.boolean("MATCHMAKER_MIGRATE", true),
-		APIKeys:         env.str("MATCHMAKER_API_KEYS", ""),
-		Auth:            env.onOff("MATCHMAKER_AUTH", true),
-		LegacyAddr:      env.str("MATCHMAKER_LEGACY_ADDR", ""),
-		DebugAddr:       env.str("MATCHMAKER_DEBUG_ADDR", ""),
-		LogLevel:        env.level("MATCHMAKER_LOG_LEVEL", slog.LevelInfo),
-		ShutdownTimeout: env.duration("MATCHMAKER_SHUTDOWN_TIMEOUT", 15*time.Second),
-		QueueRetention:  env.duration("MATCHMAKER_QUEUE_RETENTION", time.Hour),
-		ReadTimeout:     env.duration("MATCHMAKER_READ_TIMEOUT", 30*time.Second),
-		WriteTimeout:    env.duration("MATCHMAKER_WRITE_TIMEOUT", 60*time.Second),
-		IdleTimeout:     env.duration("MATCHMAKER_IDLE_TIMEOUT", 120*time.Second),
+		Addr:               env.str("MATCHMAKER_ADDR", ":8080"),
+		DatabaseURL:        env.str("DATABASE_URL", ""),
+		Migrate:            env.boolean("MATCHMAKER_MIGRATE", true),
+		APIKeys:            env.str("MATCHMAKER_API_KEYS", ""),
+		Auth:               env.onOff("MATCHMAKER_AUTH", true),
+		LegacyAddr:         env.str("MATCHMAKER_LEGACY_ADDR", ""),
+		DebugAddr:          env.str("MATCHMAKER_DEBUG_ADDR", ""),
+		LogLevel:           env.level("MATCHMAKER_LOG_LEVEL", slog.LevelInfo),
+		ShutdownTimeout:    env.duration("MATCHMAKER_SHUTDOWN_TIMEOUT", 15*time.Second),
+		QueueRetention:     env.duration("MATCHMAKER_QUEUE_RETENTION", time.Hour),
+		WebhookMaxAttempts: env.integer("MATCHMAKER_WEBHOOK_MAX_ATTEMPTS", 20),
+		WebhookMaxAge:      env.duration("MATCHMAKER_WEBHOOK_MAX_AGE", time.Hour),
+		ReadTimeout:        env.duration("MATCHMAKER_READ_TIMEOUT", 30*time.Second),
+		WriteTimeout:       env.duration("MATCHMAKER_WRITE_TIMEOUT", 60*time.Second),
+		IdleTimeout:        env.duration("MATCHMAKER_IDLE_TIMEOUT", 120*time.Second),
 		Limits: handlers.Limits{
 			MaxBodyBytes:        int64(env.integer("MATCHMAKER_MAX_BODY_BYTES", int(limits.MaxBodyBytes))),
 			MaxMatchmakePlayers: env.integer("MATCHMAKER_MAX_MATCHMAKE_PLAYERS", limits.MaxMatchmakePlayers),
@@ -131,6 +136,12 @@ func (c config) validate() error {
 	}
 	if c.Limits.Admission.Budget > 0 && c.Limits.Admission.Wait <= 0 {
 		errs = append(errs, errors.New("MATCHMAKER_ADMISSION_WAIT must be positive"))
+	}
+	if c.WebhookMaxAttempts < 1 || c.WebhookMaxAttempts > 1000 {
+		errs = append(errs, errors.New("MATCHMAKER_WEBHOOK_MAX_ATTEMPTS must be from 1 to 1000"))
+	}
+	if c.WebhookMaxAge < time.Minute || c.WebhookMaxAge > 7*24*time.Hour {
+		errs = append(errs, errors.New("MATCHMAKER_WEBHOOK_MAX_AGE must be from 1m to 168h"))
 	}
 	if c.QueueRetention < 10*time.Minute {
 		errs = append(errs, errors.New("MATCHMAKER_QUEUE_RETENTION must be at least 10m: event streams resume for that long"))

@@ -135,6 +135,8 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"malformed rating scope", map[string]string{"MATCHMAKER_RATING_MODELS": "ctf=ns2,c tf=ns2"}, nil, `MATCHMAKER_RATING_MODELS: entry 2`},
 		{"pool no larger than its committers", map[string]string{"MATCHMAKER_DB_MAX_CONNS": "4", "MATCHMAKER_STORE_COMMITTERS": "4"}, nil, "MATCHMAKER_DB_MAX_CONNS"},
 		{"malformed memory budget", map[string]string{"MATCHMAKER_MEMORY_BUDGET": "lots"}, nil, "MATCHMAKER_MEMORY_BUDGET"},
+		{"webhook attempts out of range", map[string]string{"MATCHMAKER_WEBHOOK_MAX_ATTEMPTS": "0"}, nil, "MATCHMAKER_WEBHOOK_MAX_ATTEMPTS"},
+		{"webhook age out of range", map[string]string{"MATCHMAKER_WEBHOOK_MAX_AGE": "1s"}, nil, "MATCHMAKER_WEBHOOK_MAX_AGE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

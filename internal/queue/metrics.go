@@ -55,7 +55,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Difference of the two teams' average ratings per match the queue made.",
 			Buckets: []float64{0.1, 0.5, 1, 2, 5, 10, 25, 50, 100, 250}}, byQueue),
 		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_webhook_deliveries_total",
-			Help: "Webhook deliveries, by outcome (delivered, failed)."}, []string{"queue", "outcome"}),
+			Help: "Webhook deliveries, by outcome (delivered, failed, dead_letter: given up on)."}, []string{"queue", "outcome"}),
 		byBand: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "matchmaker_queue_searching_players_by_band",
 			Help: "Players in the queue's searching tickets by rating band (queue.Bands; backfills not included), as its leader counted them at its last stats snapshot."},
 			[]string{"queue", "band"}),
@@ -155,13 +155,9 @@ func (m *Metrics) expiredTicket(queue, reason string) {
 	}
 }
 
-func (m *Metrics) webhook(queue string, delivered bool) {
+func (m *Metrics) webhook(queue, outcome string) {
 	if m == nil {
 		return
-	}
-	outcome := "failed"
-	if delivered {
-		outcome = "delivered"
 	}
 	m.webhooks.WithLabelValues(queue, outcome).Inc()
 }

@@ -39,6 +39,14 @@ type Config struct {
 	QueueRefresh time.Duration
 	// WebhookTimeout bounds one webhook delivery. Default 5 s.
 	WebhookTimeout time.Duration
+	// WebhookBackoff is the pause after a failed delivery, doubled after each failure of the
+	// same event up to 60 times it. Default 1 s.
+	WebhookBackoff time.Duration
+	// An event that failed WebhookMaxAttempts times (default 20), or that fails once older
+	// than WebhookMaxAge (default 1 h, on the service's clock), is dead-lettered: logged,
+	// counted, and passed over.
+	WebhookMaxAttempts int
+	WebhookMaxAge      time.Duration
 	// CreateTimeout bounds a ticket creation's store work as a whole (the queue's definition,
 	// stored ratings, the commit), so that a database that stops answering midway costs the
 	// client one deadline, not one per call. Zero: only the store's own per-call bounds.
@@ -56,6 +64,9 @@ func (c Config) withDefaults() Config {
 	c.Retention = max(cmp.Or(c.Retention, time.Hour), 10*time.Minute)
 	c.QueueRefresh = cmp.Or(c.QueueRefresh, 2*time.Second)
 	c.WebhookTimeout = cmp.Or(c.WebhookTimeout, 5*time.Second)
+	c.WebhookBackoff = cmp.Or(c.WebhookBackoff, time.Second)
+	c.WebhookMaxAttempts = cmp.Or(c.WebhookMaxAttempts, 20)
+	c.WebhookMaxAge = cmp.Or(c.WebhookMaxAge, time.Hour)
 	c.DefinitionTTL = cmp.Or(c.DefinitionTTL, time.Second)
 	return c
 }

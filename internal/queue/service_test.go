@@ -2,7 +2,6 @@ package queue_test
 
 import (
 	"context"
-	"crypto/hmac"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"matchmaker/client"
 	"matchmaker/internal/apperr"
 	"matchmaker/internal/queue"
 	"matchmaker/internal/queue/queuetest"
@@ -302,8 +302,8 @@ func TestWebhooksAreSignedAndRetried(t *testing.T) {
 	failures := 2
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if !hmac.Equal([]byte(r.Header.Get(queue.SignatureHeader)), []byte(queue.Sign(secret, body))) {
-			t.Errorf("bad signature %q", r.Header.Get(queue.SignatureHeader))
+		if err := client.VerifyWebhook(secret, r.Header, body, queuetest.T0, time.Hour); err != nil {
+			t.Errorf("signature %q: %v", r.Header.Get(queue.SignatureHeader), err)
 		}
 		mu.Lock()
 		defer mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,10 +15,14 @@ import (
 	"time"
 )
 
-// Webhook deliveries carry these headers. The signature is HMAC-SHA256 of the body with the
-// queue's webhook secret, hex-encoded: a receiver recomputes it and compares in constant time.
+// Webhook deliveries carry these headers. The signature is HMAC-SHA256, with the queue's
+// webhook secret, of the timestamp, the delivery id and the body joined by dots
+// ("1700000000.duel:42.{...}"), hex-encoded: "t=<unix seconds>,v1=<hex>". A receiver
+// recomputes it, compares in constant time, and refuses a timestamp far from its clock, so a
+// recorded delivery cannot be replayed later nor its id swapped (client.VerifyWebhook does
+// all three).
 const (
-	SignatureHeader = "X-Matchmaker-Signature" // "sha256=" + hex
+	SignatureHeader = "X-Matchmaker-Signature" // "t=" + unix seconds + ",v1=" + hex
 	EventHeader     = "X-Matchmaker-Event"     // matched, expired, cancelled
 	DeliveryHeader  = "X-Matchmaker-Delivery"  // queue:seq, the same on every retry
 )
@@ -49,53 +54,71 @@ func EncodeEvent(e Event) []byte {
 	return b
 }
 
-// Sign is the signature header's value for body under secret.
-func Sign(secret string, body []byte) string {
+// Sign is the signature header's value for a delivery of body with the given id, signed at
+// unix time at under secret.
+func Sign(secret string, at int64, delivery string, body []byte) string {
 	mac := hmac.New(sha256.New, []byte(secret))
+	ts := strconv.FormatInt(at, 10)
+	mac.Write([]byte(ts + "." + delivery + "."))
 	mac.Write(body)
-	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
 }
 
 // deliverLoop posts the queue's events to its webhook while this replica leads the queue: the
-// events after the webhook cursor, in order, each retried with backoff (1 s doubling to a
-// minute) until the receiver answers 2xx. The cursor is kept in the store, so the outbox
-// survives restarts and leader changes; delivery is at least once (a receiver dedupes by
-// X-Matchmaker-Delivery).
+// events after the webhook cursor, in order. A failed delivery is retried with backoff
+// (WebhookBackoff doubling to 60 times it); the queue's ticks wake the loop, but none of
+// them brings the retry forward or pushes it back. The cursor is kept in the store, so the
+// outbox survives restarts and leader changes; delivery is at least once (a receiver dedupes
+// by X-Matchmaker-Delivery). An event the receiver refuses for good (a 4xx other than 408,
+// 425 and 429), or that failed WebhookMaxAttempts times, or is older than WebhookMaxAge when
+// it fails, is dead-lettered: logged, counted, and passed over, so one bad event does not
+// hold back every later one, nor keep the purge from the queue's events.
 func (r *runner) deliverLoop(ctx context.Context) {
-	backoff := time.Duration(0)
+	var retryAt time.Time // zero: no failure pending
+	var head failingEvent
 	for {
 		wait := time.Second
-		if backoff > 0 {
-			wait = backoff
+		if !retryAt.IsZero() {
+			wait = max(time.Until(retryAt), 0)
 		}
+		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return
 		case <-r.kick:
-			if backoff > 0 {
+			timer.Stop()
+			if !retryAt.IsZero() && time.Now().Before(retryAt) {
 				continue // a failing receiver is not hammered at every tick
 			}
-		case <-time.After(wait):
+		case <-timer.C:
 		}
 		q := r.def.Load()
 		if !r.leading.Load() || q.Webhook == nil {
-			backoff = 0
+			retryAt, head = time.Time{}, failingEvent{}
 			continue
 		}
-		if err := r.s.deliverWebhooks(ctx, *q); err != nil {
-			backoff = min(max(2*backoff, time.Second), time.Minute)
+		if err := r.s.deliverWebhooks(ctx, *q, &head); err != nil {
+			backoff := min(r.s.cfg.WebhookBackoff<<min(head.attempts-1, 16), 60*r.s.cfg.WebhookBackoff)
+			retryAt = time.Now().Add(backoff)
 			if ctx.Err() == nil {
-				r.s.logger.Warn("queue: webhook delivery failed; retrying", "queue", q.Name, "err", err, "retry_in", backoff.String())
+				r.s.logger.Warn("queue: webhook delivery failed; retrying", "queue", q.Name, "err", err, "attempt", head.attempts, "retry_in", backoff.String())
 			}
 			continue
 		}
-		backoff = 0
+		retryAt = time.Time{}
 	}
 }
 
+// failingEvent counts the failed attempts at the event at the head of the outbox.
+type failingEvent struct {
+	seq      int64
+	attempts int
+}
+
 // deliverWebhooks posts every event after the queue's webhook cursor, advancing it after each
-// acknowledged one; it stops at the first failure.
-func (s *Service) deliverWebhooks(ctx context.Context, q Queue) error {
+// acknowledged or dead-lettered one; it stops at the first failure to retry.
+func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEvent) error {
 	cursor, err := s.store.WebhookCursor(ctx, q.Name)
 	if err != nil {
 		return err
@@ -107,9 +130,19 @@ func (s *Service) deliverWebhooks(ctx context.Context, q Queue) error {
 		}
 		for _, e := range evs {
 			err := s.post(ctx, q.Webhook, e)
-			s.metrics.webhook(q.Name, err == nil)
+			s.metrics.webhook(q.Name, webhookOutcome(err))
 			if err != nil {
-				return fmt.Errorf("event %d: %w", e.Seq, err)
+				if head.seq != e.Seq {
+					*head = failingEvent{seq: e.Seq}
+				}
+				head.attempts++
+				why := s.deadLetter(err, e, head.attempts)
+				if why == "" {
+					return fmt.Errorf("event %d: %w", e.Seq, err)
+				}
+				s.metrics.webhook(q.Name, "dead_letter")
+				s.logger.Error("queue: webhook event dead-lettered: the receiver never took it",
+					"queue", q.Name, "seq", e.Seq, "type", e.Type, "ticket_id", e.TicketID, "attempts", head.attempts, "why", why, "err", err)
 			}
 			if err := s.store.SetWebhookCursor(ctx, q.Name, e.Seq); err != nil {
 				return err
@@ -117,6 +150,44 @@ func (s *Service) deliverWebhooks(ctx context.Context, q Queue) error {
 			cursor = e.Seq
 		}
 	}
+}
+
+// deadLetter says why a failed event is given up on, or "" to retry it.
+func (s *Service) deadLetter(err error, e Event, attempts int) string {
+	var refused *refusedError
+	switch {
+	case errors.As(err, &refused) && refused.permanent():
+		return "refused"
+	case attempts >= s.cfg.WebhookMaxAttempts:
+		return "attempts"
+	case s.now().Sub(e.At) >= s.cfg.WebhookMaxAge:
+		return "age"
+	}
+	return ""
+}
+
+func webhookOutcome(err error) string {
+	if err != nil {
+		return "failed"
+	}
+	return "delivered"
+}
+
+// refusedError is a receiver's answer other than 2xx.
+type refusedError struct{ status int }
+
+func (e *refusedError) Error() string {
+	return "the receiver answered " + strconv.Itoa(e.status) + " " + http.StatusText(e.status)
+}
+
+// permanent: a 4xx says the request itself is wrong, and sending it again will not help;
+// 408, 425 and 429 say "later".
+func (e *refusedError) permanent() bool {
+	switch e.status {
+	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
+		return false
+	}
+	return e.status >= 400 && e.status <= 499
 }
 
 func (s *Service) post(ctx context.Context, w *Webhook, e Event) error {
@@ -127,11 +198,12 @@ func (s *Service) post(ctx context.Context, w *Webhook, e Event) error {
 	if err != nil {
 		return err
 	}
+	delivery := e.Queue + ":" + strconv.FormatInt(e.Seq, 10)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "matchmaker-webhook")
-	req.Header.Set(SignatureHeader, Sign(w.Secret, body))
+	req.Header.Set(SignatureHeader, Sign(w.Secret, s.now().Unix(), delivery, body))
 	req.Header.Set(EventHeader, string(e.Type))
-	req.Header.Set(DeliveryHeader, e.Queue+":"+strconv.FormatInt(e.Seq, 10))
+	req.Header.Set(DeliveryHeader, delivery)
 	resp, err := s.webhook.Do(req)
 	if err != nil {
 		return err
@@ -139,7 +211,7 @@ func (s *Service) post(ctx context.Context, w *Webhook, e Event) error {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("the receiver answered %s", resp.Status)
+		return &refusedError{status: resp.StatusCode}
 	}
 	return nil
 }

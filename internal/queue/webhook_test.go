@@ -1,0 +1,186 @@
+package queue_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"matchmaker/client"
+	"matchmaker/internal/queue"
+	"matchmaker/internal/queue/queuetest"
+)
+
+// receiver is a webhook receiver that answers each delivery with answer(seq, attempt) and
+// records the events it acknowledged.
+type receiver struct {
+	mu       sync.Mutex
+	attempts map[int64]int
+	acked    []int64
+}
+
+func newReceiver(t *testing.T, secret string, answer func(seq int64, attempt int) int) (*receiver, string) {
+	rc := &receiver{attempts: map[int64]int{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := client.VerifyWebhook(secret, r.Header, body, queuetest.T0, time.Hour); err != nil {
+			t.Errorf("delivery %s: %v", r.Header.Get(queue.DeliveryHeader), err)
+		}
+		var ev struct{ Seq int64 }
+		if err := json.Unmarshal(body, &ev); err != nil {
+			t.Error(err)
+		}
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		rc.attempts[ev.Seq]++
+		status := answer(ev.Seq, rc.attempts[ev.Seq])
+		if status/100 == 2 {
+			rc.acked = append(rc.acked, ev.Seq)
+		}
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(srv.Close)
+	return rc, srv.URL
+}
+
+func (rc *receiver) snapshot() ([]int64, map[int64]int) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	attempts := make(map[int64]int, len(rc.attempts))
+	for k, v := range rc.attempts {
+		attempts[k] = v
+	}
+	return append([]int64(nil), rc.acked...), attempts
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A queue that matches at every tick wakes the deliverer at every tick; the retry of a failed
+// delivery still comes when its backoff is over, not never (each wake-up used to start the
+// backoff again, so a busy queue's receiver that failed once was never called again).
+func TestWebhookRetriesWhileTheQueueIsBusy(t *testing.T) {
+	t.Parallel()
+	const secret = "a-secret-of-16-bytes-or-more"
+	rc, url := newReceiver(t, secret, func(seq int64, attempt int) int {
+		if seq == 1 && attempt <= 2 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	})
+	// The backoff (200 ms, then 400) is longer than the 50 ms between the ticks that match.
+	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 200 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.queue(t, func(q *queue.Queue) { q.Webhook = &queue.Webhook{URL: url, Secret: secret} })
+	runService(t, f.svc)
+	var feeding sync.WaitGroup
+	feeding.Go(func() {
+		for i := 0; ctx.Err() == nil && i < 2000; i++ {
+			_, _, _ = f.svc.CreateTicket(ctx, solo("duel", fmt.Sprintf("p%d", i)))
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	defer feeding.Wait()
+	defer cancel()
+	waitUntil(t, "the first event was not delivered on its third attempt", func() bool {
+		acked, attempts := rc.snapshot()
+		return len(acked) > 0 && acked[0] == 1 && attempts[1] == 3
+	})
+}
+
+// A receiver that refuses an event for good (a 4xx) or keeps failing it does not hold back the
+// events after it: the event is dead-lettered and the cursor moves on.
+func TestWebhookDeadLetters(t *testing.T) {
+	t.Parallel()
+	const secret = "a-secret-of-16-bytes-or-more"
+	for _, tc := range []struct {
+		name         string
+		answer       int
+		wantAttempts int
+	}{
+		{"a 400 at once", http.StatusBadRequest, 1},
+		{"a 410 at once", http.StatusGone, 1},
+		{"a 503 after the attempts", http.StatusServiceUnavailable, 3},
+		{"a 429 after the attempts", http.StatusTooManyRequests, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rc, url := newReceiver(t, secret, func(seq int64, attempt int) int {
+				if seq == 1 {
+					return tc.answer
+				}
+				return http.StatusNoContent
+			})
+			f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 10 * time.Millisecond, WebhookMaxAttempts: 3})
+			ctx := context.Background()
+			f.queue(t, func(q *queue.Queue) { q.Webhook = &queue.Webhook{URL: url, Secret: secret} })
+			for _, id := range []string{"a", "b", "c"} {
+				tk, _, err := f.svc.CreateTicket(ctx, solo("duel", id))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if id == "a" {
+					if _, err := f.svc.CancelTicket(ctx, tk.ID); err != nil { // event 1
+						t.Fatal(err)
+					}
+				}
+			}
+			runService(t, f.svc) // b and c match: events 2 and 3
+			waitUntil(t, "events 2 and 3 were not delivered", func() bool {
+				acked, _ := rc.snapshot()
+				return len(acked) == 2
+			})
+			acked, attempts := rc.snapshot()
+			if acked[0] != 2 || acked[1] != 3 || attempts[1] != tc.wantAttempts {
+				t.Fatalf("acknowledged %v, event 1 tried %d times; want 2 and 3 after %d tries of 1", acked, attempts[1], tc.wantAttempts)
+			}
+			waitUntil(t, "the cursor did not reach 3", func() bool {
+				cur, _ := f.store.WebhookCursor(ctx, "duel")
+				return cur == 3
+			})
+		})
+	}
+}
+
+// An event that fails once it is older than WebhookMaxAge is dead-lettered at that failure.
+func TestWebhookDeadLettersOldEvents(t *testing.T) {
+	t.Parallel()
+	const secret = "a-secret-of-16-bytes-or-more"
+	rc, url := newReceiver(t, secret, func(seq int64, attempt int) int {
+		if seq == 1 {
+			return http.StatusBadGateway
+		}
+		return http.StatusOK
+	})
+	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 10 * time.Millisecond, WebhookMaxAge: time.Minute})
+	ctx := context.Background()
+	f.queue(t, func(q *queue.Queue) { q.Webhook = &queue.Webhook{URL: url, Secret: secret} })
+	tk, _, _ := f.svc.CreateTicket(ctx, solo("duel", "a"))
+	if _, err := f.svc.CancelTicket(ctx, tk.ID); err != nil {
+		t.Fatal(err)
+	}
+	runService(t, f.svc)
+	waitUntil(t, "event 1 was not retried", func() bool { _, a := rc.snapshot(); return a[1] >= 3 })
+	if cur, _ := f.store.WebhookCursor(ctx, "duel"); cur != 0 {
+		t.Fatalf("cursor %d while event 1 is young: it must be retried, not given up", cur)
+	}
+	f.clock.add(2 * time.Minute)
+	waitUntil(t, "the cursor did not pass the old event", func() bool {
+		cur, _ := f.store.WebhookCursor(ctx, "duel")
+		return cur == 1
+	})
+}
