@@ -106,14 +106,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return config{}, err
 	}
 
-	fs := flag.NewFlagSet("api", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "HTTP listen address (MATCHMAKER_ADDR)")
-	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "Postgres URL; empty uses the in-memory store (DATABASE_URL)")
-	fs.BoolVar(&cfg.Migrate, "migrate", cfg.Migrate, "apply migrations at start-up (MATCHMAKER_MIGRATE)")
-	fs.StringVar(&cfg.LegacyAddr, "legacy-addr", cfg.LegacyAddr, "TCP address of the line protocol; empty is off (MATCHMAKER_LEGACY_ADDR)")
-	fs.TextVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error (MATCHMAKER_LOG_LEVEL)")
-	fs.StringVar(&cfg.RebuildGameType, "game-type", "", "the game type to rebuild (api rebuild only)")
+	fs := cfg.flagSet(stderr)
+	// -h and -help answer flag.ErrHelp without a word: run prints the whole usage (usage).
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -121,6 +116,20 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	return cfg, cfg.validate()
+}
+
+// flagSet is the flags of serve, migrate, rebuild and healthcheck, each overriding the
+// value already in c (its environment variable's, or the default).
+func (c *config) flagSet(output io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("api", flag.ContinueOnError)
+	fs.SetOutput(output)
+	fs.StringVar(&c.Addr, "addr", c.Addr, "HTTP listen address (MATCHMAKER_ADDR)")
+	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "Postgres URL; empty uses the in-memory store (DATABASE_URL)")
+	fs.BoolVar(&c.Migrate, "migrate", c.Migrate, "apply migrations at start-up (MATCHMAKER_MIGRATE)")
+	fs.StringVar(&c.LegacyAddr, "legacy-addr", c.LegacyAddr, "TCP address of the line protocol; empty is off (MATCHMAKER_LEGACY_ADDR)")
+	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (MATCHMAKER_LOG_LEVEL)")
+	fs.StringVar(&c.RebuildGameType, "game-type", "", "the game type to rebuild (api rebuild only)")
+	return fs
 }
 
 func (c config) validate() error {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,16 +27,24 @@ import (
 // environment and output, so a test can start the real server with its own.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	command, rest := "serve", args[1:]
+	if len(rest) > 0 && isHelp(rest[0]) {
+		usage(stdout)
+		return nil
+	}
 	if len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
 		command, rest = rest[0], rest[1:]
 	}
 	switch command { // their own flags, no server configuration
 	case "evaluate":
-		return evaluateCommand(rest, stdout, stderr)
+		return helpIsNoError(evaluateCommand(rest, stdout, stderr))
 	case "simulate":
-		return simulate(ctx, rest, stdout, stderr)
+		return helpIsNoError(simulate(ctx, rest, stdout, stderr))
 	}
 	cfg, err := parseConfig(rest, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) { // api serve -h, api migrate --help, ...
+		usage(stdout)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -51,8 +60,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "healthcheck":
 		return healthcheck(ctx, cfg.Addr)
 	default:
-		return fmt.Errorf("unknown command %q (want serve, migrate, rebuild, healthcheck, evaluate or simulate)", command)
+		return fmt.Errorf("unknown command %q (want serve, migrate, rebuild, healthcheck, evaluate or simulate; api --help lists them)", command)
 	}
+}
+
+// helpIsNoError turns the flag.ErrHelp of `api evaluate -h` (its usage already printed) into
+// success: asking for help is not a failure.
+func helpIsNoError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
 }
 
 // openStores opens the rating and queue stores the configuration asks for: Postgres (migrated

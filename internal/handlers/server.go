@@ -32,7 +32,7 @@ type Limits struct {
 // count, is what bounds concurrent 38 MB searches.
 const DefaultHeavySearches = 2
 
-// DefaultLimits are the documented defaults (README, "Configuration").
+// DefaultLimits are the documented defaults (docs/operations.md, "Configuration").
 func DefaultLimits() Limits {
 	return Limits{
 		MaxBodyBytes:        8 << 20,

@@ -23,7 +23,7 @@ import (
 //   - the win probability is the model's own likelihood, the logistic form
 //     1 / (1 + exp(-(mu_0 - mu_1) / c)), c = sqrt(sigma_0^2 + sigma_1^2 + 2 beta^2), rather
 //     than the package's predictWin (a normal CDF with a narrower spread), which scores far
-//     worse on every data set in the README; and what is served is calibrated by a learnt
+//     worse on every data set in docs/ratings.md; and what is served is calibrated by a learnt
 //     temperature (calibrate.go): Weng-Lin's ratings are overconfident, on every data set;
 //     the fixture's reference has none of this.
 //

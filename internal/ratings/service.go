@@ -295,7 +295,7 @@ const MaxLeaderboard = 1000
 // 99.9%, TrueSkill's and OpenSkill's choice for their leaderboards. In ns2-kalman's units a
 // newcomer (sigma 2) starts at -6, three standard deviations below the average of a league
 // whose skills spread by 2, and climbs as games make it certain. TestConservativeK measures k = 0 to 4 by how the
-// board's top players do afterwards (the README has the table).
+// board's top players do afterwards (docs/ratings.md has the table).
 const ConservativeK = 3
 
 // LeaderboardRank says how a leaderboard is ordered.

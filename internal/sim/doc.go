@@ -61,6 +61,6 @@
 // (awareness helps accuracy more than movement does): it averages them.
 //
 // The one choice the tables do not make is the scale, which rests on the +1/2 correction of
-// the 20-0 tests; with +1 instead the weights shrink by about 16%. The README compares the
+// the 20-0 tests; with +1 instead the weights shrink by about 16%. docs/simulator.md compares the
 // one-sided shares this gives with the thesis's Table 8.4.
 package sim

@@ -19,7 +19,7 @@ import (
 // expiring after 300 s, ticked every second. The queue's own pass (matchmaker/tick) and the
 // /v1/matchmake algorithm (matchmaker/pairing, run over the same waiting tickets every tick:
 // the Pairing matcher) play the same arrivals (common random numbers: one seed). The table
-// is the README's.
+// is in docs/performance.md.
 //
 // With solo tickets the queue's pass must make matches at least as even as the pairing. With
 // parties the two solve different problems: the pairing treats a party's players as solo
@@ -274,7 +274,7 @@ func bestAssignment(sizes []int, totals []float64, t int) float64 {
 }
 
 // TestQualityPartiesWhereTheEvennessGoes answers where the queue's pass loses evenness with
-// parties (the README's figures beside quality over time): in the split of the tickets it
+// parties (docs/performance.md, beside quality over time): in the split of the tickets it
 // chose (never: the split is exact, asserted), or in the choice of tickets (a little: the
 // best choice within the same tolerances, by brute force over every ticket waiting when the
 // anchor was served, is 11-13% more even on the mean). The rest is the price of whole

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"matchmaker/internal/handlers"
+)
+
+// isHelp reports whether arg asks for the usage: -h, -help, --help or the word help.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
+}
+
+// usage writes `api --help`: the subcommands, the flags of the service's commands and every
+// environment variable the program reads, with its default. The defaults come from
+// parseConfig itself, so they cannot drift from what the program does; TestHelp checks that
+// every variable the code reads is listed.
+func usage(w io.Writer) {
+	def, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
+	if err != nil { // the defaults are valid; a test holds them to it
+		def = config{}
+	}
+	fmt.Fprint(w, `Matchmaker: an HTTP/JSON matchmaking service for team games.
+
+Usage:
+  api [serve] [flags]            run the service (the default command)
+  api migrate [flags]            apply the database migrations and exit (needs DATABASE_URL)
+  api rebuild -game-type T       recompute a game type's ratings from its stored results (needs DATABASE_URL)
+  api healthcheck                ask /healthz on MATCHMAKER_ADDR's port; exit 0 if it answers 200
+  api evaluate [flags]           score the rating models on a history of results (api evaluate -h)
+  api simulate [flags]           simulate a queue before changing its settings (api simulate -h)
+  api help, api -h, api --help   this text
+
+Flags of serve, migrate, rebuild and healthcheck (each overrides its environment variable):
+`)
+	fs := def.flagSet(w)
+	fs.PrintDefaults()
+
+	var limits []string
+	for _, scope := range []handlers.Scope{handlers.ScopeMatch, handlers.ScopeResults, handlers.ScopeRead, handlers.ScopeAdmin} {
+		if l, ok := handlers.DefaultRateLimits()[scope]; ok {
+			limits = append(limits, fmt.Sprintf("%s=%g/s:%d", scope, l.PerSecond, l.Burst))
+		}
+	}
+	or := func(v, unset string) string {
+		if v == "" {
+			return unset
+		}
+		return v
+	}
+	vars := [][3]string{
+		{"MATCHMAKER_ADDR", def.Addr, "HTTP listen address"},
+		{"DATABASE_URL", "unset", "Postgres URL; unset keeps ratings and tickets in memory, lost on exit"},
+		{"MATCHMAKER_MIGRATE", fmt.Sprint(def.Migrate), "apply migrations at start-up"},
+		{"MATCHMAKER_API_KEYS", "unset", "API keys, NAME:SCOPES:SHA256HEX,... with scopes read+match+results+admin"},
+		{"MATCHMAKER_AUTH", "on", "off opens every endpoint (development only)"},
+		{"MATCHMAKER_RATE_LIMITS", strings.Join(limits, ","), "token buckets per caller and scope, SCOPE=RATE/s[:BURST] or SCOPE=off"},
+		{"MATCHMAKER_RATING_MODELS", def.RatingModels.String(), "the rating model per context, SCOPE=MODEL,... (rebuild after a change)"},
+		{"MATCHMAKER_QUEUE_RETENTION", def.QueueRetention.String(), "how long queue events are kept for resuming streams (at least 10m)"},
+		{"MATCHMAKER_LEGACY_ADDR", or(def.LegacyAddr, "unset"), "TCP address of the line protocol; unset is off"},
+		{"MATCHMAKER_LOG_LEVEL", strings.ToLower(def.LogLevel.String()), "debug, info, warn or error (JSON logs on stdout)"},
+		{"MATCHMAKER_DEBUG_ADDR", or(def.DebugAddr, "unset"), "address of a private listener serving /debug/pprof/"},
+		{"MATCHMAKER_SHUTDOWN_TIMEOUT", def.ShutdownTimeout.String(), "the whole shutdown on SIGINT/SIGTERM"},
+		{"MATCHMAKER_STORE_TIMEOUT", def.StoreTimeout.String(), "deadline of every Postgres call (then 503 with Retry-After)"},
+		{"MATCHMAKER_STORE_STARTUP_TIMEOUT", def.StoreStartupTimeout.String(), "how long start-up waits for the database (0 tries once)"},
+		{"MATCHMAKER_STORE_REBUILD_TIMEOUT", def.StoreRebuildTimeout.String(), "deadline of a rebuild"},
+		{"MATCHMAKER_DB_MAX_CONNS", fmt.Sprint(def.StoreMaxConns), "the Postgres pool's size per replica"},
+		{"MATCHMAKER_STORE_COMMITTERS", fmt.Sprint(def.StoreCommitters), "batches of results written at once (0: a transaction per result)"},
+		{"MATCHMAKER_READ_TIMEOUT", def.ReadTimeout.String(), "time to read a whole request"},
+		{"MATCHMAKER_WRITE_TIMEOUT", def.WriteTimeout.String(), "time to write a whole response"},
+		{"MATCHMAKER_IDLE_TIMEOUT", def.IdleTimeout.String(), "keep-alive idle time"},
+		{"MATCHMAKER_MAX_BODY_BYTES", fmt.Sprint(def.Limits.MaxBodyBytes), "request body limit"},
+		{"MATCHMAKER_MAX_MATCHMAKE_PLAYERS", fmt.Sprint(def.Limits.MaxMatchmakePlayers), "players in one /v1/matchmake queue"},
+		{"MATCHMAKER_MAX_TEAM_PLAYERS", fmt.Sprint(def.Limits.MaxTeamPlayers), "humans in one team request"},
+		{"MATCHMAKER_MEMORY_BUDGET", fmt.Sprint(def.Limits.Admission.Budget), "bytes compute requests may hold together (0: no admission control)"},
+		{"MATCHMAKER_ADMISSION_WAIT", def.Limits.Admission.Wait.String(), "how long a request waits for room in the budget"},
+		{"MATCHMAKER_HEAVY_SEARCHES", fmt.Sprint(def.Limits.HeavySearches), "heavy team searches running at once"},
+		{"GOGC", fmt.Sprint(defaultGCPercent), "Go's GC target (Go's own default is 100)"},
+		{"GOMEMLIMIT", "unset", "Go's soft memory limit; set it below a container's memory limit"},
+	}
+	fmt.Fprint(w, "\nEnvironment (serve, migrate, rebuild, healthcheck; evaluate and simulate read none):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, v := range vars {
+		fmt.Fprintf(tw, "  %s\t%s\t(default %s)\n", v[0], v[2], v[1])
+	}
+	tw.Flush()
+	fmt.Fprint(w, "\nEvery variable in full: docs/operations.md#configuration. The service: README.md and docs/.\n")
+}
