@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -64,6 +65,8 @@ Flags of serve, migrate, rebuild and healthcheck (each overrides its environment
 		{"MATCHMAKER_RATE_LIMITS", strings.Join(limits, ","), "token buckets per caller and scope, SCOPE=RATE/s[:BURST] or SCOPE=off"},
 		{"MATCHMAKER_RATING_MODELS", def.RatingModels.String(), "the rating model per context, SCOPE=MODEL,... (rebuild after a change)"},
 		{"MATCHMAKER_QUEUE_RETENTION", def.QueueRetention.String(), "how long queue events are kept for resuming streams (at least 10m)"},
+		{"MATCHMAKER_WEBHOOK_MAX_ATTEMPTS", strconv.Itoa(def.WebhookMaxAttempts), "failed deliveries of one webhook event before it is dead-lettered"},
+		{"MATCHMAKER_WEBHOOK_MAX_AGE", def.WebhookMaxAge.String(), "a webhook event failing past this age is dead-lettered"},
 		{"MATCHMAKER_LEGACY_ADDR", or(def.LegacyAddr, "unset"), "TCP address of the line protocol; unset is off"},
 		{"MATCHMAKER_LOG_LEVEL", strings.ToLower(def.LogLevel.String()), "debug, info, warn or error (JSON logs on stdout)"},
 		{"MATCHMAKER_DEBUG_ADDR", or(def.DebugAddr, "unset"), "address of a private listener serving /debug/pprof/"},
