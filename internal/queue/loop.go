@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"matchmaker/internal/matchmaker/tick"
 )
 
 // Run ticks the queues this replica leads until ctx ends. Every replica runs it: for each
@@ -177,8 +179,9 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	slices.SortFunc(list, func(a, b Ticket) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
 	w, err := r.s.matcher.Match(q, list, now)
 	if err != nil {
-		log.Error("queue: the matching pass failed", "err", err)
-		return
+		// Tickets still expire: a pass that fails every tick must not keep them forever.
+		log.Error("queue: the matching pass failed; expiring only", "err", err)
+		w = TickWrite{Expired: expiredByTTL(list, now)}
 	}
 	if len(w.Matches)+len(w.Expired) > 0 {
 		w.At = now
@@ -285,4 +288,15 @@ func (r *runner) committed(queue string, w TickWrite, done TickCommitted, now ti
 		delete(r.waiting, id)
 		r.s.metrics.expiredTicket(queue, reasons[id])
 	}
+}
+
+// expiredByTTL is the expiry part of a pass alone: the tickets whose time is up.
+func expiredByTTL(waiting []Ticket, now time.Time) []Expiry {
+	var out []Expiry
+	for _, t := range waiting {
+		if !now.Before(t.ExpiresAt) {
+			out = append(out, Expiry{TicketID: t.ID, Reason: tick.ReasonTTL})
+		}
+	}
+	return out
 }

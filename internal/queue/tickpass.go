@@ -58,6 +58,12 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 				}
 			}
 		}
+		// A ticket the definition no longer admits (a party larger than a shrunk team_size)
+		// would fail the whole pass, and with it every match and expiry of the queue.
+		if tt.Validate(q.TeamSize) != nil {
+			invalid = append(invalid, Expiry{TicketID: t.ID, Reason: ReasonInvalid})
+			continue
+		}
 		in, index = append(in, tt), append(index, i)
 	}
 	cfg := tick.Config{TeamSize: q.TeamSize, Strategy: string(q.Strategy),
@@ -93,8 +99,8 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 	return w, nil
 }
 
-// ReasonInvalid is the expiry reason of a backfill ticket the queue's definition no longer
-// admits (its team_size shrank below the match's players and open slots).
+// ReasonInvalid is the expiry reason of a ticket the queue's definition no longer admits: its
+// team_size shrank below a party, or below a backfill's players and open slots.
 const ReasonInvalid = "invalid"
 
 // tickBackfill is a backfill ticket as the pass takes it: each team's players' ratings (the
