@@ -2049,8 +2049,11 @@ type ClientInterface interface {
 	// (increasing by one per event in the queue), `event:` `matched`, `expired` or
 	// `cancelled`, and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 	// header (or `?after=`), for as long as events are kept (at least 10 minutes); with
-	// neither, the stream starts from now on. A comment line every 15 s keeps idle streams
-	// open. Needs the `match` scope.
+	// neither, the stream starts from now on, and `after=0` from the oldest event kept. A
+	// resume point outside the events kept (purged, or past the newest) is a 410 whose
+	// detail and `errors` name the oldest and newest ids kept: read your tickets, then
+	// resume from the newest. A comment line every 15 s keeps idle streams open. Needs the
+	// `match` scope.
 	//
 	// Corresponds with GET /v1/queues/{name}/events (the `StreamQueueEvents` operationId).
 	StreamQueueEvents(ctx context.Context, name QueueName, params *StreamQueueEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2905,8 +2908,11 @@ func (c *Client) CreateBackfill(ctx context.Context, name QueueName, params *Cre
 // (increasing by one per event in the queue), `event:` `matched`, `expired` or
 // `cancelled`, and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 // header (or `?after=`), for as long as events are kept (at least 10 minutes); with
-// neither, the stream starts from now on. A comment line every 15 s keeps idle streams
-// open. Needs the `match` scope.
+// neither, the stream starts from now on, and `after=0` from the oldest event kept. A
+// resume point outside the events kept (purged, or past the newest) is a 410 whose
+// detail and `errors` name the oldest and newest ids kept: read your tickets, then
+// resume from the newest. A comment line every 15 s keeps idle streams open. Needs the
+// `match` scope.
 //
 // Corresponds with GET /v1/queues/{name}/events (the `StreamQueueEvents` operationId).
 func (c *Client) StreamQueueEvents(ctx context.Context, name QueueName, params *StreamQueueEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5073,8 +5079,11 @@ type ClientWithResponsesInterface interface {
 	// (increasing by one per event in the queue), `event:` `matched`, `expired` or
 	// `cancelled`, and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 	// header (or `?after=`), for as long as events are kept (at least 10 minutes); with
-	// neither, the stream starts from now on. A comment line every 15 s keeps idle streams
-	// open. Needs the `match` scope.
+	// neither, the stream starts from now on, and `after=0` from the oldest event kept. A
+	// resume point outside the events kept (purged, or past the newest) is a 410 whose
+	// detail and `errors` name the oldest and newest ids kept: read your tickets, then
+	// resume from the newest. A comment line every 15 s keeps idle streams open. Needs the
+	// `match` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7485,6 +7494,11 @@ type StreamQueueEventsResponse404Headers struct {
 	XRequestId *string
 }
 
+// StreamQueueEventsResponse410Headers the declared response headers of an HTTP 410 response for StreamQueueEvents
+type StreamQueueEventsResponse410Headers struct {
+	XRequestId *string
+}
+
 // StreamQueueEventsResponse429Headers the declared response headers of an HTTP 429 response for StreamQueueEvents
 type StreamQueueEventsResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -7511,6 +7525,8 @@ type StreamQueueEventsResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON410 the response for an HTTP 410 `application/problem+json` response
+	ApplicationproblemJSON410 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -7525,6 +7541,8 @@ type StreamQueueEventsResponse struct {
 	Headers403 *StreamQueueEventsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *StreamQueueEventsResponse404Headers
+	// Headers410 the parsed response headers for an HTTP 410 response
+	Headers410 *StreamQueueEventsResponse410Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *StreamQueueEventsResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -7549,6 +7567,11 @@ func (r StreamQueueEventsResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r StreamQueueEventsResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
+func (r StreamQueueEventsResponse) GetApplicationproblemJSON410() *Problem {
+	return r.ApplicationproblemJSON410
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -9735,8 +9758,11 @@ func (c *ClientWithResponses) CreateBackfillWithResponse(ctx context.Context, na
 // (increasing by one per event in the queue), `event:` `matched`, `expired` or
 // `cancelled`, and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 // header (or `?after=`), for as long as events are kept (at least 10 minutes); with
-// neither, the stream starts from now on. A comment line every 15 s keeps idle streams
-// open. Needs the `match` scope.
+// neither, the stream starts from now on, and `after=0` from the oldest event kept. A
+// resume point outside the events kept (purged, or past the newest) is a 410 whose
+// detail and `errors` name the oldest and newest ids kept: read your tickets, then
+// resume from the newest. A comment line every 15 s keeps idle streams open. Needs the
+// `match` scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12849,6 +12875,13 @@ func ParseStreamQueueEventsResponse(rsp *http.Response) (*StreamQueueEventsRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON410 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12923,6 +12956,16 @@ func ParseStreamQueueEventsResponse(rsp *http.Response) (*StreamQueueEventsRespo
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 410:
+		var headers StreamQueueEventsResponse410Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers410 = &headers
 	case rsp.StatusCode == 429:
 		var headers StreamQueueEventsResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {

@@ -22,6 +22,7 @@ const (
 	TooLarge        Code = "too_large"         // the input is over a configured limit
 	Unsupported     Code = "unsupported"       // the input is in a format the service does not read
 	NotAllowed      Code = "not_allowed"       // the operation does not exist on that resource
+	Gone            Code = "gone"              // the thing asked for existed but is no longer kept
 	Unavailable     Code = "unavailable"       // a dependency (the database) cannot be reached
 	TooManyRequests Code = "too_many_requests" // the caller used up its rate limit
 	Internal        Code = "internal"          // a bug; never caused by the input

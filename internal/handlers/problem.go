@@ -36,6 +36,7 @@ var problemKinds = map[apperr.Code]problemKind{
 	apperr.TooLarge:        {http.StatusRequestEntityTooLarge, "too-large", "Request too large"},
 	apperr.Unsupported:     {http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type"},
 	apperr.NotAllowed:      {http.StatusMethodNotAllowed, "method-not-allowed", "Method not allowed"},
+	apperr.Gone:            {http.StatusGone, "gone", "Gone"},
 	apperr.Unavailable:     {http.StatusServiceUnavailable, "unavailable", "Service unavailable"},
 	apperr.TooManyRequests: {http.StatusTooManyRequests, "too-many-requests", "Too many requests"},
 	apperr.Internal:        {http.StatusInternalServerError, "internal", "Internal error"},

@@ -259,9 +259,12 @@ func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.
 		ctx, done := streamContext(r, streams)
 		defer done()
 		name := chi.URLParam(r, "name")
-		after, err := lastEventID(r)
+		after, field, err := lastEventID(r)
 		if err == nil {
 			_, err = svc.GetQueue(r.Context(), name)
+		}
+		if err == nil {
+			err = svc.CheckResume(r.Context(), name, after, field)
 		}
 		if err == nil && after < 0 {
 			after, err = svc.EventHead(r.Context(), name)
@@ -319,21 +322,21 @@ func streamContext(r *http.Request, streams context.Context) (context.Context, c
 	return ctx, func() { stop(); cancel() }
 }
 
-// lastEventID is where a stream resumes: the Last-Event-ID header, else ?after=, else -1
-// (from now on).
-func lastEventID(r *http.Request) (int64, error) {
+// lastEventID is where a stream resumes, and the field that said so: the Last-Event-ID
+// header, else ?after=, else -1 (from now on).
+func lastEventID(r *http.Request) (int64, string, error) {
 	v, field := r.Header.Get("Last-Event-ID"), "Last-Event-ID"
 	if v == "" {
 		v, field = r.URL.Query().Get("after"), "after"
 	}
 	if v == "" {
-		return -1, nil
+		return -1, field, nil
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil || n < 0 {
-		return 0, apperr.Field(field, "must be an event id (a whole number from 0)")
+		return 0, field, apperr.Field(field, "must be an event id (a whole number from 0)")
 	}
-	return n, nil
+	return n, field, nil
 }
 
 func nonNil(s []string) []string {

@@ -259,3 +259,51 @@ func TestQueueEventsStreamAndResume(t *testing.T) {
 		t.Fatalf("resumed after 2: %v", rest)
 	}
 }
+
+// A stream cannot resume from an event that is no longer kept (the client was away longer
+// than the retention) nor from one past the newest: a 410 names the events kept, where the
+// stream used to resume silently from the oldest kept one and the client never learned of
+// the changes it missed.
+func TestQueueEventsResumeOutsideTheKeptEventsIsGone(t *testing.T) {
+	t.Parallel()
+	store := queue.NewMemoryStore()
+	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
+	qs := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: pairTwo{}})
+	h := NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Off: true}})
+	exchange(t, h, http.MethodPut, "/v1/queues/duel", "application/json", duelQueue)
+	cancelOne := func(p string) {
+		var tk ticketJSON
+		decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/queues/duel/tickets", "application/json", `{"players":[{"id":"`+p+`"}]}`), &tk)
+		if resp := exchange(t, h, http.MethodDelete, "/v1/tickets/"+tk.ID, "", ""); resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("cancel: %d", resp.StatusCode)
+		}
+	}
+	for _, p := range []string{"a", "b", "c", "d"} { // events 1..4, purged below
+		cancelOne(p)
+	}
+	if _, err := store.Purge(context.Background(), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	cancelOne("e") // event 5, kept
+	cancelOne("f") // event 6
+	for _, tc := range []struct {
+		header, query, field, detail string
+	}{
+		{"2", "", "Last-Event-ID", "events 5 to 6 are kept"},
+		{"", "1", "after", "events 5 to 6 are kept"},
+		{"9", "", "Last-Event-ID", "events 5 to 6 are kept"},
+	} {
+		path, headers := "/v1/queues/duel/events", []string{}
+		if tc.query != "" {
+			path += "?after=" + tc.query
+		}
+		if tc.header != "" {
+			headers = append(headers, "Last-Event-ID", tc.header)
+		}
+		resp := exchange(t, h, http.MethodGet, path, "", "", headers...)
+		p := readProblem(t, resp)
+		if resp.StatusCode != http.StatusGone || len(p.Errors) != 1 || p.Errors[0].Field != tc.field || !strings.Contains(p.Detail, tc.detail) {
+			t.Errorf("resume %+v: %d %+v", tc, resp.StatusCode, p)
+		}
+	}
+}

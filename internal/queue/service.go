@@ -8,6 +8,7 @@ import (
 	"encoding/base32"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -511,6 +512,42 @@ func (s *Service) Events(ctx context.Context, queue string, after int64, limit i
 		return nil, nil
 	}
 	return s.store.Events(ctx, queue, after, limit)
+}
+
+// CheckResume says whether a stream can resume after the event after (its Last-Event-ID,
+// named field): a Gone error naming the oldest and newest events kept when the events right
+// after it were purged (the client was away longer than the retention) or never existed, so
+// that the client reads its tickets instead of missing their changes. after 0 is "from the
+// oldest kept event", always possible.
+func (s *Service) CheckResume(ctx context.Context, queue string, after int64, field string) error {
+	if after <= 0 {
+		return nil
+	}
+	head, err := s.store.EventHead(ctx, queue)
+	if err != nil || after == head {
+		return err
+	}
+	if after < head {
+		evs, err := s.store.Events(ctx, queue, after, 1)
+		if err != nil || (len(evs) > 0 && evs[0].Seq == after+1) {
+			return err
+		}
+	}
+	first, err := s.store.Events(ctx, queue, 0, 1)
+	if err != nil {
+		return err
+	}
+	oldest := head + 1
+	if len(first) > 0 {
+		oldest = first[0].Seq
+	}
+	kept := fmt.Sprintf("events %d to %d are kept", oldest, head)
+	if oldest > head {
+		kept = fmt.Sprintf("no event is kept; the newest was %d", head)
+	}
+	return &apperr.Error{Code: apperr.Gone,
+		Message: fmt.Sprintf("%s %d is outside the queue's kept events (%s): read your tickets (GET /v1/tickets/{id}), then resume from %d", field, after, kept, head),
+		Fields:  []apperr.FieldError{{Field: field, Message: kept}}}
 }
 
 // EventHead returns the Seq of the queue's newest event: an event stream that starts "from
