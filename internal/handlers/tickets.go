@@ -150,6 +150,11 @@ func handleGetTicket(logger *slog.Logger, svc *queue.Service, streams context.Co
 			writeError(w, r, logger, err)
 			return
 		}
+		if wait > 0 {
+			// The server's write timeout (60 s by default) would cut off a wait as long as the
+			// longest allowed: the answer gets the wait and some seconds to be written.
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + 10*time.Second))
+		}
 		ctx, done := streamContext(r, streams)
 		defer done()
 		t, err := svc.GetTicket(ctx, id, wait)
@@ -279,6 +284,10 @@ func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.
 		h.Set("Cache-Control", "no-store")
 		h.Set("X-Accel-Buffering", "no")
 		w.WriteHeader(http.StatusOK)
+		// The client sees the stream open now, not at its first event or keep-alive (15 s).
+		if err := rc.Flush(); err != nil {
+			return
+		}
 		var buf []byte
 		for {
 			// The server's write timeout is for ordinary answers; a stream extends it per write.

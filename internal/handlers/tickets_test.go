@@ -307,3 +307,40 @@ func TestQueueEventsResumeOutsideTheKeptEventsIsGone(t *testing.T) {
 		}
 	}
 }
+
+// A long-poll as long as the server's write timeout still answers (the write deadline is the
+// wait's), and an event stream's headers reach the client at once, before any event.
+func TestLongWaitsAnswerAndStreamsOpenAtOnce(t *testing.T) {
+	t.Parallel()
+	h, _ := queueServer(t)
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.WriteTimeout = 500 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	exchange(t, h, http.MethodPut, "/v1/queues/duel", "application/json", duelQueue)
+	var tk ticketJSON
+	decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/queues/duel/tickets", "application/json", `{"players":[{"id":"alone"}]}`), &tk)
+
+	resp, err := http.Get(srv.URL + "/v1/tickets/" + tk.ID + "?wait_s=1")
+	if err != nil {
+		t.Fatalf("a 1 s long-poll behind a 0.5 s write timeout: %v", err)
+	}
+	var got ticketJSON
+	decodeJSON(t, resp, &got)
+	if got.Status != "searching" {
+		t.Fatalf("long-poll answered %+v", got)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/v1/queues/duel/events", nil)
+	start := time.Now()
+	stream, err := http.DefaultClient.Do(req) // returns with the headers
+	if err != nil {
+		t.Fatalf("the stream's headers did not come within 5 s (the keep-alive is at 15 s): %v", err)
+	}
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK || time.Since(start) > 4*time.Second {
+		t.Fatalf("stream: %d after %v", stream.StatusCode, time.Since(start))
+	}
+}

@@ -464,6 +464,9 @@ func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration) 
 			return s.store.GetTicket(ctx, id) // the wait is over: answer what the ticket is
 		}
 		news, err := s.store.Events(wctx, t.Queue, after, 1000)
+		if err != nil && wctx.Err() != nil && ctx.Err() == nil {
+			return s.store.GetTicket(ctx, id) // the wait ran out during the read: answer, not 503
+		}
 		if err != nil {
 			return Ticket{}, err
 		}
