@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,7 +39,18 @@ type createRequest struct {
 	key       *string // the idempotency key, nil for none
 	hash      []byte  // with a key
 	done      chan createOutcome
+	// state says who decides the call's answer: while pending, a caller that gives up
+	// abandons it (and the committer leaves it out); once the committer takes it into a
+	// transaction, the caller waits for that transaction's outcome, so that no caller is told
+	// "unavailable" of a ticket that was stored and may be matched.
+	state atomic.Int32
 }
+
+const (
+	requestPending int32 = iota
+	requestCommitting
+	requestAbandoned
+)
 
 // createOutcome is what the batch did with one ticket.
 type createOutcome struct {
@@ -199,9 +211,13 @@ func cloneMap(m map[string]float64) map[string]float64 {
 	return out
 }
 
-// submit hands req to the committer and waits for its batch.
+// submit hands req to the committer and waits for its batch. A caller whose context ends
+// before the batch takes its call gets the context's error, and the ticket is not stored; once
+// the batch has taken it, the caller waits for the batch (at most createTimeout) and gets its
+// outcome.
 func (s *QueueStore) submit(ctx context.Context, req *createRequest) (createOutcome, error) {
 	closed := apperr.New(apperr.Unavailable, "queue: the store is closed")
+	req.state.Store(requestPending)
 	select {
 	case s.creates <- req:
 	case <-ctx.Done():
@@ -209,17 +225,24 @@ func (s *QueueStore) submit(ctx context.Context, req *createRequest) (createOutc
 	case <-s.stop:
 		return createOutcome{}, closed
 	}
-	select {
-	case out := <-req.done:
-		return out, out.err
-	case <-ctx.Done():
-		return createOutcome{}, mapError(ctx.Err(), "queue: create ticket")
-	case <-s.committerDone:
-		select { // the committer answers before it ends
+	var gaveUp <-chan struct{} = ctx.Done()
+	for {
+		select {
 		case out := <-req.done:
 			return out, out.err
-		default:
-			return createOutcome{}, closed
+		case <-gaveUp:
+			if req.state.CompareAndSwap(requestPending, requestAbandoned) {
+				return createOutcome{}, mapError(ctx.Err(), "queue: create ticket")
+			}
+			gaveUp = nil // the batch has it: its outcome is the answer
+			continue
+		case <-s.committerDone:
+			select { // the committer answers before it ends
+			case out := <-req.done:
+				return out, out.err
+			default:
+				return createOutcome{}, closed
+			}
 		}
 	}
 }
@@ -329,7 +352,7 @@ func splitBatch(pending []*createRequest) (batch, rest []*createRequest) {
 	type key struct{ kind, queue, name string }
 	taken := make(map[key]bool)
 	for _, r := range pending {
-		if r.ctx.Err() != nil {
+		if r.state.Load() == requestAbandoned {
 			continue // its caller has its answer already
 		}
 		keys := []key{{"id", "", r.t.ID}}
@@ -354,6 +377,13 @@ func splitBatch(pending []*createRequest) (batch, rest []*createRequest) {
 // commitCreates runs one batch's transaction, again after a deadlock or a serialization
 // failure, and answers every call in it.
 func (s *QueueStore) commitCreates(batch []*createRequest) {
+	batch = slices.DeleteFunc(batch, func(r *createRequest) bool {
+		if err := r.ctx.Err(); err != nil && r.state.CompareAndSwap(requestPending, requestAbandoned) {
+			r.done <- createOutcome{err: mapError(err, "queue: create ticket")} // too late for it
+			return true
+		}
+		return !r.state.CompareAndSwap(requestPending, requestCommitting) // its caller gave up
+	})
 	if len(batch) == 0 {
 		return
 	}
