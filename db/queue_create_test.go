@@ -2,62 +2,75 @@ package db_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
 	"matchmaker/internal/queue/queuetest"
 )
 
-// A creation's answer is what happened to its ticket. A caller that gives up before its batch
-// starts gets an error and its ticket is never stored; one whose batch is already committing
-// when it gives up waits for that batch and is told the ticket was stored. (Callers used to
-// be told "unavailable" of tickets their batch then committed, and that were matched.)
+// A creation's answer is what happened to its ticket, whenever its caller gives up: an error
+// means the ticket was not stored, a ticket means it was, and no caller waits past its own
+// deadline. (Callers used to be told "unavailable" of tickets that their batch, bound by a
+// deadline of its own, committed seconds later, and that were then matched.) Here the queue's
+// row is locked, as a deletion locks it, while callers with deadlines from 100 to 700 ms
+// create tickets; the lock goes at 400 ms.
 func TestQueueCreateAnswersWhatHappened(t *testing.T) {
 	t.Parallel()
 	qs, s := openQueueStore(t)
 	ctx := testCtx(t)
 	mustPut(t, qs, queuetest.Queue("q"))
-	release := holdQueue(t, s.Pool(), "q") // the next batch waits for the queue's row
-
-	type answer struct {
-		t   queue.Ticket
-		err error
+	release := holdQueue(t, s.Pool(), "q")
+	const callers = 40
+	errs := make([]error, callers)
+	late := make([]time.Duration, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			deadline := time.Now().Add(100*time.Millisecond + time.Duration(i)*15*time.Millisecond)
+			c, cancel := context.WithDeadline(ctx, deadline)
+			defer cancel()
+			_, _, errs[i] = qs.CreateTicket(c, queuetest.Ticket("q", fmt.Sprintf("t%02d", i), 1, fmt.Sprintf("p%02d", i)))
+			late[i] = time.Since(deadline)
+		})
+		time.Sleep(5 * time.Millisecond)
 	}
-	committing, queued := make(chan answer, 1), make(chan answer, 1)
-	go func() {
-		c, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		defer cancel()
-		tk, _, err := qs.CreateTicket(c, queuetest.Ticket("q", "committing", 1, "alice"))
-		committing <- answer{tk, err}
-	}()
-	waitFor(t, 10*time.Second, "the first batch waits for the lock", func() bool { return lockWaiters(t, s.Pool()) == 1 })
-	go func() {
-		c, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		defer cancel()
-		tk, _, err := qs.CreateTicket(c, queuetest.Ticket("q", "queued", 1, "bob"))
-		queued <- answer{tk, err}
-	}()
-	// The queued call's deadline passes while it waits for the next batch: it is answered.
-	if a := <-queued; apperr.CodeOf(a.err) != apperr.Unavailable {
-		t.Fatalf("the call that gave up before its batch: %+v, want Unavailable", a)
-	}
-	// The committing call's deadline, set before the queued one's, has passed too.
-	time.Sleep(50 * time.Millisecond) // room for a wrong answer to arrive
-	select {
-	case a := <-committing:
-		t.Fatalf("the call whose batch is committing answered before its batch: %+v", a)
-	default:
-	}
+	time.Sleep(400*time.Millisecond - callers*5*time.Millisecond)
 	release()
-	if a := <-committing; a.err != nil || a.t.ID != "committing" {
-		t.Fatalf("the call whose batch committed: %+v, want its ticket", a)
+	wg.Wait()
+
+	stored := map[string]bool{}
+	rows, err := s.Pool().Query(ctx, `SELECT id FROM queue_tickets`)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The committer reaches the queued call's request only now, and leaves it out.
-	mustCreate(t, qs, queuetest.Ticket("q", "after", 1, "carol"))
-	var ids string
-	if err := s.Pool().QueryRow(ctx, `SELECT string_agg(id, ',' ORDER BY id) FROM queue_tickets`).Scan(&ids); err != nil || ids != "after,committing" {
-		t.Fatalf("stored tickets %q (%v), want after and committing: never the one whose caller was told it failed", ids, err)
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		stored[id] = true
+	}
+	answeredOK := 0
+	for i, err := range errs {
+		id := fmt.Sprintf("t%02d", i)
+		switch {
+		case err == nil && !stored[id]:
+			t.Errorf("%s: created, but not stored", id)
+		case err != nil && stored[id]:
+			t.Errorf("%s: answered %v, but stored (and so matchable)", id, err)
+		case err != nil && apperr.CodeOf(err) != apperr.Unavailable:
+			t.Errorf("%s: %v, want Unavailable", id, err)
+		case err == nil:
+			answeredOK++
+		}
+		if late[i] > 500*time.Millisecond {
+			t.Errorf("%s answered %v after its deadline", id, late[i])
+		}
+	}
+	if answeredOK == 0 || answeredOK == callers {
+		t.Fatalf("%d of %d created: the test wants both outcomes", answeredOK, callers)
 	}
 }

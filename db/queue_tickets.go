@@ -25,8 +25,8 @@ import (
 // the previous commit ran, up to this many.
 const maxCreateBatch = 256
 
-// createTimeout bounds one batch's transaction; it is not any caller's context, since the
-// batch belongs to all of them.
+// createTimeout bounds one batch's transaction when its callers set no earlier deadline; it is
+// not any caller's context, since the batch belongs to all of them.
 const createTimeout = 10 * time.Second
 
 // createRequest is one CreateTicket call waiting for the committer.
@@ -213,8 +213,8 @@ func cloneMap(m map[string]float64) map[string]float64 {
 
 // submit hands req to the committer and waits for its batch. A caller whose context ends
 // before the batch takes its call gets the context's error, and the ticket is not stored; once
-// the batch has taken it, the caller waits for the batch (at most createTimeout) and gets its
-// outcome.
+// the batch has taken it, the caller waits for the batch and gets its outcome, which comes by
+// the caller's own deadline (the batch's is the earliest of its callers').
 func (s *QueueStore) submit(ctx context.Context, req *createRequest) (createOutcome, error) {
 	closed := apperr.New(apperr.Unavailable, "queue: the store is closed")
 	req.state.Store(requestPending)
@@ -387,7 +387,15 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 	if len(batch) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), createTimeout)
+	// The batch ends by the earliest of its callers' deadlines: a caller whose call it has
+	// taken waits for it (see submit), and none must wait past its own deadline.
+	deadline := time.Now().Add(createTimeout)
+	for _, r := range batch {
+		if d, ok := r.ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	n := len(batch)
 	var (
