@@ -98,6 +98,14 @@ func dedicatedConfig(pool *pgxpool.Pool) *pgx.ConnConfig {
 		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3},
 	}
 	cfg.DialFunc = d.DialContext
+	// The server's side of the same: a host cut off from the network, or whose process hangs
+	// with its socket open, loses its sessions (the leadership connection's, and with it its
+	// locks) in about 30 s, where the server's defaults (7200 s idle, 9 probes 75 s apart) kept
+	// its queues from every other replica for over two hours.
+	cfg.RuntimeParams["tcp_keepalives_idle"] = "15"
+	cfg.RuntimeParams["tcp_keepalives_interval"] = "5"
+	cfg.RuntimeParams["tcp_keepalives_count"] = "3"
+	cfg.RuntimeParams["tcp_user_timeout"] = "30000" // ms: unacknowledged data
 	return cfg
 }
 
@@ -435,12 +443,18 @@ func (s *QueueStore) WebhookCursor(ctx context.Context, queueName string) (int64
 // SetWebhookCursor implements queue.Store. The cursor never goes back: acknowledgements may
 // arrive out of order.
 func (s *QueueStore) SetWebhookCursor(ctx context.Context, queueName string, seq int64) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE queues SET webhook_seq = greatest(webhook_seq, $2) WHERE name = $1`, queueName, seq)
-	if err != nil {
-		return mapError(err, "queue: set webhook cursor")
-	}
-	if tag.RowsAffected() == 0 {
+	var fenced bool
+	err := s.pool.QueryRow(ctx, `
+UPDATE queues AS q SET webhook_seq = CASE WHEN $3::bigint IS NULL OR q.leader_epoch = $3 THEN greatest(q.webhook_seq, $2) ELSE q.webhook_seq END
+WHERE q.name = $1
+RETURNING NOT ($3::bigint IS NULL OR q.leader_epoch = $3)`, queueName, seq, s.fence(queueName)).Scan(&fenced)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
 		return noQueue(queueName)
+	case err != nil:
+		return mapError(err, "queue: set webhook cursor")
+	case fenced:
+		return deposed(queueName)
 	}
 	return nil
 }
@@ -652,14 +666,22 @@ func (s *QueueStore) PublishStats(ctx context.Context, queueName string, st queu
 	if err != nil {
 		return apperr.Wrap(apperr.Invalid, err, "queue: the stats cannot be stored")
 	}
+	mine := s.fence(queueName)
 	tag, err := s.pool.Exec(ctx, `
 INSERT INTO queue_stats (queue, at, stats)
-SELECT $1, $2, $3::jsonb WHERE EXISTS (SELECT 1 FROM queues WHERE name = $1 AND deleted_at IS NULL)
-ON CONFLICT (queue) DO UPDATE SET at = excluded.at, stats = excluded.stats`, queueName, st.At, string(b))
+SELECT $1, $2, $3::jsonb WHERE EXISTS (
+    SELECT 1 FROM queues WHERE name = $1 AND deleted_at IS NULL AND ($4::bigint IS NULL OR leader_epoch = $4))
+ON CONFLICT (queue) DO UPDATE SET at = excluded.at, stats = excluded.stats`, queueName, st.At, string(b), mine)
 	if err != nil {
 		return mapError(err, "queue: publish stats")
 	}
 	if tag.RowsAffected() == 0 {
+		if mine != nil {
+			var live bool
+			if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queues WHERE name = $1 AND deleted_at IS NULL)`, queueName).Scan(&live); err == nil && live {
+				return deposed(queueName)
+			}
+		}
 		return noQueue(queueName)
 	}
 	return nil

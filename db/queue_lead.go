@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 	"sync"
 	"time"
@@ -25,6 +26,14 @@ const sqlTryLead = `SELECT pg_try_advisory_lock(3, $1)`
 
 const sqlResign = `SELECT pg_advisory_unlock(3, $1)`
 
+// sqlTakeEpoch counts the queue's leader epoch up as this process takes the queue (see the
+// migration 00005); a queue not yet stored has none.
+const sqlTakeEpoch = `UPDATE queues SET leader_epoch = leader_epoch + 1 WHERE name = $1 RETURNING leader_epoch`
+
+// lostEpoch marks a queue whose leadership this process lost without resigning: its writes
+// are refused until it leads the queue again.
+const lostEpoch = -1
+
 // leadTimeout bounds one round trip on the leadership connection. The caller's context does
 // not cancel it: pgx closes a connection whose query is cancelled, and with it every lock the
 // process holds.
@@ -43,6 +52,9 @@ type leader struct {
 	connCfg *pgx.ConnConfig
 	conn    *pgx.Conn                 // nil while down
 	held    map[int32]map[string]bool // lock key -> the queues led under it
+	// epochs is the leader epoch this process took for each queue it leads or led (lostEpoch
+	// once the lock is gone); a queue it never led has none, and its writes are not fenced.
+	epochs  map[string]int64
 	backoff time.Duration
 	retryAt time.Time // no reconnection before
 }
@@ -73,6 +85,37 @@ func (l *leader) drop() {
 		cancel()
 	}
 	l.conn, l.held = nil, nil
+	for q := range l.epochs {
+		l.epochs[q] = lostEpoch
+	}
+}
+
+// take records that this process leads queueName under key from now on, with a new epoch.
+// The caller holds mu and the lock.
+func (l *leader) take(ctx context.Context, key int32, queueName string) error {
+	var epoch int64
+	err := l.conn.QueryRow(ctx, sqlTakeEpoch, queueName).Scan(&epoch)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	if l.held[key] == nil {
+		l.held[key] = make(map[string]bool)
+	}
+	l.held[key][queueName] = true
+	if l.epochs == nil {
+		l.epochs = make(map[string]int64)
+	}
+	l.epochs[queueName] = epoch
+	return nil
+}
+
+// epoch is the epoch this process's writes to queueName must find: ok false when it never
+// led the queue (its writes are not fenced).
+func (l *leader) epoch(queueName string) (epoch int64, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	epoch, ok = l.epochs[queueName]
+	return epoch, ok
 }
 
 func (l *leader) close() {
@@ -101,8 +144,11 @@ func (s *QueueStore) Lead(ctx context.Context, queueName string) (bool, error) {
 	defer cancel()
 	key := lockKey(queueName)
 	if queues, ok := l.held[key]; ok && l.conn != nil {
-		if err := l.conn.Ping(qctx); err == nil {
-			queues[queueName] = true
+		err := l.conn.Ping(qctx)
+		if err == nil && !queues[queueName] {
+			err = l.take(qctx, key, queueName) // another queue's lock, this queue's first lead
+		}
+		if err == nil {
 			return true, nil
 		}
 		l.drop()
@@ -121,7 +167,10 @@ func (s *QueueStore) Lead(ctx context.Context, queueName string) (bool, error) {
 		return false, mapError(err, "queue: lead")
 	}
 	if got {
-		l.held[key] = map[string]bool{queueName: true}
+		if err := l.take(qctx, key, queueName); err != nil {
+			l.drop()
+			return false, mapError(err, "queue: lead")
+		}
 	}
 	return got, nil
 }
@@ -138,6 +187,7 @@ func (s *QueueStore) Resign(ctx context.Context, queueName string) error {
 		return nil
 	}
 	delete(queues, queueName)
+	delete(l.epochs, queueName)
 	if len(queues) > 0 {
 		return nil
 	}
@@ -148,4 +198,19 @@ func (s *QueueStore) Resign(ctx context.Context, queueName string) error {
 		l.drop() // the lock goes with the connection
 	}
 	return nil
+}
+
+// fence is the epoch condition of a leader's write to queueName: nil (no condition) when this
+// process never led the queue.
+func (s *QueueStore) fence(queueName string) *int64 {
+	if epoch, ok := s.lead.epoch(queueName); ok {
+		return &epoch
+	}
+	return nil
+}
+
+// deposed is the error of a leader's write refused because another process leads the queue
+// now.
+func deposed(queueName string) error {
+	return apperr.New(apperr.Conflict, "queue: this replica no longer leads queue %q: another one took it over", queueName)
 }

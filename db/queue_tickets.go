@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -39,16 +40,17 @@ type createRequest struct {
 	key       *string // the idempotency key, nil for none
 	hash      []byte  // with a key
 	done      chan createOutcome
-	// state says who decides the call's answer: while pending, a caller that gives up
-	// abandons it (and the committer leaves it out); once the committer takes it into a
-	// transaction, the caller waits for that transaction's outcome, so that no caller is told
-	// "unavailable" of a ticket that was stored and may be matched.
+	// state says who answers the call, and so whether a ticket whose caller was told the
+	// creation failed must be cancelled: see submit and commitCreates.
 	state atomic.Int32
 }
 
+// The states of a createRequest. pending -> committing (a batch took it) -> answered (the
+// batch sent its outcome); pending or committing -> abandoned (its caller gave up first).
 const (
 	requestPending int32 = iota
 	requestCommitting
+	requestAnswered
 	requestAbandoned
 )
 
@@ -211,10 +213,10 @@ func cloneMap(m map[string]float64) map[string]float64 {
 	return out
 }
 
-// submit hands req to the committer and waits for its batch. A caller whose context ends
-// before the batch takes its call gets the context's error, and the ticket is not stored; once
-// the batch has taken it, the caller waits for the batch and gets its outcome, which comes by
-// the caller's own deadline (the batch's is the earliest of its callers').
+// submit hands req to the committer and waits for its batch, at most until ctx ends: then it
+// answers the context's error, and the batch leaves the ticket out or, if it was already
+// committing it, cancels it once stored (commitCreates), so that an error always means a
+// ticket that will not be matched.
 func (s *QueueStore) submit(ctx context.Context, req *createRequest) (createOutcome, error) {
 	closed := apperr.New(apperr.Unavailable, "queue: the store is closed")
 	req.state.Store(requestPending)
@@ -225,24 +227,21 @@ func (s *QueueStore) submit(ctx context.Context, req *createRequest) (createOutc
 	case <-s.stop:
 		return createOutcome{}, closed
 	}
-	var gaveUp <-chan struct{} = ctx.Done()
-	for {
-		select {
+	select {
+	case out := <-req.done:
+		return out, out.err
+	case <-ctx.Done():
+		if req.state.CompareAndSwap(requestPending, requestAbandoned) || req.state.CompareAndSwap(requestCommitting, requestAbandoned) {
+			return createOutcome{}, mapError(ctx.Err(), "queue: create ticket")
+		}
+		out := <-req.done // answered meanwhile
+		return out, out.err
+	case <-s.committerDone:
+		select { // the committer answers before it ends
 		case out := <-req.done:
 			return out, out.err
-		case <-gaveUp:
-			if req.state.CompareAndSwap(requestPending, requestAbandoned) {
-				return createOutcome{}, mapError(ctx.Err(), "queue: create ticket")
-			}
-			gaveUp = nil // the batch has it: its outcome is the answer
-			continue
-		case <-s.committerDone:
-			select { // the committer answers before it ends
-			case out := <-req.done:
-				return out, out.err
-			default:
-				return createOutcome{}, closed
-			}
+		default:
+			return createOutcome{}, closed
 		}
 	}
 }
@@ -378,22 +377,24 @@ func splitBatch(pending []*createRequest) (batch, rest []*createRequest) {
 // failure, and answers every call in it.
 func (s *QueueStore) commitCreates(batch []*createRequest) {
 	batch = slices.DeleteFunc(batch, func(r *createRequest) bool {
-		if err := r.ctx.Err(); err != nil && r.state.CompareAndSwap(requestPending, requestAbandoned) {
-			r.done <- createOutcome{err: mapError(err, "queue: create ticket")} // too late for it
-			return true
-		}
 		return !r.state.CompareAndSwap(requestPending, requestCommitting) // its caller gave up
 	})
 	if len(batch) == 0 {
 		return
 	}
-	// The batch ends by the earliest of its callers' deadlines: a caller whose call it has
-	// taken waits for it (see submit), and none must wait past its own deadline.
-	deadline := time.Now().Add(createTimeout)
+	// The batch ends by the latest of its callers' deadlines: the others have given up by then
+	// (and their tickets are cancelled if stored), and no caller is failed by another's.
+	var deadline time.Time
 	for _, r := range batch {
-		if d, ok := r.ctx.Deadline(); ok && d.Before(deadline) {
-			deadline = d
+		d, ok := r.ctx.Deadline()
+		if !ok {
+			deadline = time.Time{}
+			break
 		}
+		deadline = later(deadline, d)
+	}
+	if limit := time.Now().Add(createTimeout); deadline.IsZero() || deadline.After(limit) {
+		deadline = limit
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
@@ -456,13 +457,59 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 		s.commits.Add(1)
 		s.committed.Add(uint64(len(stored)))
 	}
+	var abandoned []string // stored, though their callers were told it failed
 	for _, r := range batch {
 		out := createOutcome{err: commitErr}
 		if commitErr == nil {
 			// A queue made between the lock and the insert may have tickets stored: stored wins.
 			out = createOutcome{stored: stored[r.t.ID], noQueue: !live[r.t.Queue]}
 		}
-		r.done <- out
+		if r.state.CompareAndSwap(requestCommitting, requestAnswered) {
+			r.done <- out
+		} else if out.stored {
+			abandoned = append(abandoned, r.t.ID)
+		}
+	}
+	var pe *pgconn.PgError
+	if commitErr != nil && !errors.As(commitErr, &pe) {
+		abandoned = ids // no answer came: the COMMIT may have been carried out
+	}
+	if len(abandoned) > 0 {
+		s.cancelIfStored(abandoned)
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// ReasonCreationFailed is the reason of a ticket cancelled because its creation answered an
+// error although its batch committed.
+const ReasonCreationFailed = "creation_failed"
+
+// cancelIfStored cancels those of ids that are stored and searching although their callers
+// were told the creation failed: they gave up while the batch was committing, or the batch's
+// answer never came (its deadline ran out during its round trip, or the connection broke) and
+// its COMMIT may have been carried out. Such a ticket must not be matched. The callers are
+// answered first, so that none waits for this.
+func (s *QueueStore) cancelIfStored(ids []string) {
+	ctx, cancel := context.WithTimeout(s.bg, 5*time.Second)
+	defer cancel()
+	var found []string
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(array_agg(id), '{}') FROM queue_tickets WHERE id = ANY($1) AND status = 'searching'`, ids).Scan(&found)
+	if err != nil {
+		slog.Warn("queue: cannot check the tickets of a batch whose commit did not answer", "tickets", len(ids), "err", err)
+		return
+	}
+	for _, id := range found {
+		if _, err := s.cancelTicket(ctx, id, time.Now(), ReasonCreationFailed); err != nil {
+			slog.Warn("queue: a ticket whose creation failed was stored and cannot be cancelled", "ticket_id", id, "err", err)
+			continue
+		}
+		slog.Warn("queue: a ticket whose creation answered an error was stored after all; cancelled it", "ticket_id", id)
 	}
 }
 
@@ -603,6 +650,10 @@ SELECT 1 FROM queues WHERE name = (SELECT queue FROM queue_tickets WHERE id = $1
 // CancelTicket implements queue.Store. One transaction in two round trips: the locks and the
 // ticket, then, if it is searching, its end and COMMIT.
 func (s *QueueStore) CancelTicket(ctx context.Context, id string, at time.Time) (queue.Ticket, error) {
+	return s.cancelTicket(ctx, id, at, "cancelled")
+}
+
+func (s *QueueStore) cancelTicket(ctx context.Context, id string, at time.Time, reason string) (queue.Ticket, error) {
 	var t queue.Ticket
 	err := s.inTx(ctx, "queue: cancel ticket", func(conn *pgxpool.Conn) error {
 		var found bool
@@ -633,7 +684,7 @@ func (s *QueueStore) CancelTicket(ctx context.Context, id string, at time.Time) 
 		}
 		at = at.Truncate(time.Microsecond)
 		f := finish{queue: t.Queue, at: at}
-		if err := f.add(row, id, queue.Cancelled, "cancelled", nil); err != nil {
+		if err := f.add(row, id, queue.Cancelled, reason, nil); err != nil {
 			return err
 		}
 		b = &pgx.Batch{}
@@ -645,7 +696,7 @@ func (s *QueueStore) CancelTicket(ctx context.Context, id string, at time.Time) 
 		if err := committed(conn); err != nil {
 			return err
 		}
-		t.Status, t.Reason, t.UpdatedAt = queue.Cancelled, "cancelled", at
+		t.Status, t.Reason, t.UpdatedAt = queue.Cancelled, reason, at
 		return nil
 	})
 	if err != nil {
@@ -657,7 +708,7 @@ func (s *QueueStore) CancelTicket(ctx context.Context, id string, at time.Time) 
 const (
 	// The queue's row, even a deleted queue's: a tick that was under way when its queue was
 	// deleted finds its tickets cancelled and changes nothing.
-	sqlLockQueue = `SELECT 1 FROM queues WHERE name = $1 FOR NO KEY UPDATE`
+	sqlLockQueue = `SELECT leader_epoch FROM queues WHERE name = $1 FOR NO KEY UPDATE`
 
 	// The tick's tickets of the queue, locked one by one in the order of their ids (the
 	// caller sorts them): one primary-key lookup each, whatever the statistics say.
@@ -745,12 +796,16 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 	err := s.inTx(ctx, "queue: commit tick", func(conn *pgxpool.Conn) error {
 		done = queue.TickCommitted{}
 		var found bool
+		var epoch int64
 		searching := make(map[string]pgtype.TID, len(ids)) // the tickets still searching, by id
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
 		b.Queue(sqlLockQueue, queueName).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
 				found = true
+				if err := rows.Scan(&epoch); err != nil {
+					return err
+				}
 			}
 			return rows.Err()
 		})
@@ -770,6 +825,9 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 		}
 		if !found {
 			return noQueue(queueName)
+		}
+		if mine := s.fence(queueName); mine != nil && *mine != epoch {
+			return deposed(queueName)
 		}
 
 		f := finish{queue: queueName, at: at}

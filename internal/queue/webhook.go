@@ -2,6 +2,7 @@ package queue
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -99,7 +100,7 @@ func (r *runner) deliverLoop(ctx context.Context) {
 			continue
 		}
 		if err := r.s.deliverWebhooks(ctx, *q, &head); err != nil {
-			backoff := min(r.s.cfg.WebhookBackoff<<min(head.attempts-1, 16), 60*r.s.cfg.WebhookBackoff)
+			backoff := min(r.s.cfg.WebhookBackoff<<min(max(head.attempts-1, 0), 16), 60*r.s.cfg.WebhookBackoff)
 			retryAt = time.Now().Add(backoff)
 			if ctx.Err() == nil {
 				r.s.logger.Warn("queue: webhook delivery failed; retrying", "queue", q.Name, "err", err, "attempt", head.attempts, "retry_in", backoff.String())
@@ -109,6 +110,8 @@ func (r *runner) deliverLoop(ctx context.Context) {
 		retryAt = time.Time{}
 	}
 }
+
+var errNotLeading = errors.New("this replica no longer leads the queue")
 
 // failingEvent counts the failed attempts at the event at the head of the outbox.
 type failingEvent struct {
@@ -127,6 +130,11 @@ func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEve
 		evs, err := s.store.Events(ctx, q.Name, cursor, 100)
 		if err != nil || len(evs) == 0 {
 			return err
+		}
+		// A replica deposed since its last tick (its lock's session ended, another leads)
+		// must not post what the new leader posts too.
+		if lead, err := s.store.Lead(ctx, q.Name); err != nil || !lead {
+			return cmp.Or(err, errNotLeading)
 		}
 		for _, e := range evs {
 			err := s.post(ctx, q.Webhook, e)
