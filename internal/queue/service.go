@@ -84,6 +84,7 @@ type Service struct {
 	metrics *Metrics
 	webhook *http.Client
 
+	feeds       *feeds   // the queues' events, read once for every waiter of this replica
 	runners     sync.Map // queue name -> *runner, while Run runs
 	definitions definitions
 	cacheMu     sync.Mutex
@@ -111,7 +112,8 @@ type Deps struct {
 // NewService returns the service.
 func NewService(d Deps) *Service {
 	s := &Service{store: d.Store, ratings: d.Ratings, matcher: d.Matcher, cfg: d.Config.withDefaults(),
-		now: d.Now, logger: d.Logger, metrics: d.Metrics, webhook: d.WebhookClient, cache: make(map[string]cachedStats)}
+		now: d.Now, logger: d.Logger, metrics: d.Metrics, webhook: d.WebhookClient, cache: make(map[string]cachedStats),
+		feeds: newFeeds(d.Store)}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -447,36 +449,28 @@ func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration) 
 	}
 	wctx, cancel := context.WithTimeout(ctx, min(wait, s.cfg.MaxWait))
 	defer cancel()
-	// The head is read after the ticket: an event between the two reads is seen by the
-	// re-read below, and every later one wakes the wait.
-	after, err := s.store.EventHead(ctx, t.Queue)
+	f, err := s.feeds.acquire(wctx, t.Queue)
 	if err != nil {
+		if ctx.Err() == nil && wctx.Err() != nil {
+			return s.store.GetTicket(ctx, id)
+		}
 		return Ticket{}, err
 	}
+	defer s.feeds.release(f)
+	// The ticket is read again after the watch begins: a change before it is in what the read
+	// returns, and every later one is an event the feed hands the watch.
+	changed := s.feeds.watchTicket(f, id)
 	if t, err = s.store.GetTicket(ctx, id); err != nil || t.Status != Searching {
 		return t, err
 	}
-	for {
-		if err := s.store.WaitEvents(wctx, t.Queue, after); err != nil {
-			if ctx.Err() != nil {
-				return Ticket{}, apperr.Wrap(apperr.Unavailable, ctx.Err(), "the request ended while waiting")
-			}
-			return s.store.GetTicket(ctx, id) // the wait is over: answer what the ticket is
-		}
-		news, err := s.store.Events(wctx, t.Queue, after, 1000)
-		if err != nil && wctx.Err() != nil && ctx.Err() == nil {
-			return s.store.GetTicket(ctx, id) // the wait ran out during the read: answer, not 503
-		}
-		if err != nil {
-			return Ticket{}, err
-		}
-		for _, e := range news {
-			after = e.Seq
-			if e.TicketID == id {
-				return s.store.GetTicket(ctx, id)
-			}
+	select {
+	case <-changed:
+	case <-wctx.Done():
+		if ctx.Err() != nil {
+			return Ticket{}, apperr.Wrap(apperr.Unavailable, ctx.Err(), "the request ended while waiting")
 		}
 	}
+	return s.store.GetTicket(ctx, id)
 }
 
 // CancelTicket cancels a searching ticket (a cancelled one stays so; a matched one is a
@@ -497,24 +491,43 @@ func (s *Service) GetMatch(ctx context.Context, id string) (Match, error) {
 }
 
 // Events returns up to limit events of a queue after seq, waiting up to wait for the first
-// one when there is none yet. It is the body of an SSE stream.
+// one when there is none yet. It is the body of an SSE stream: it reads from the queue's feed
+// (shared by every waiter of this replica), or from the store when the stream is further
+// behind than the feed keeps.
 func (s *Service) Events(ctx context.Context, queue string, after int64, limit int, wait time.Duration) ([]Event, error) {
 	if err := ratings.ValidateName(queue); err != nil {
 		return nil, apperr.Field("name", "%s", err)
 	}
-	evs, err := s.store.Events(ctx, queue, after, limit)
-	if err != nil || len(evs) > 0 || wait <= 0 {
-		return evs, err
+	if wait <= 0 {
+		return s.store.Events(ctx, queue, after, limit)
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if err := s.store.WaitEvents(wctx, queue, after); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	f, err := s.feeds.acquire(wctx, queue)
+	if err != nil {
+		if ctx.Err() == nil && wctx.Err() != nil {
+			return nil, nil
 		}
-		return nil, nil
+		return nil, err
 	}
-	return s.store.Events(ctx, queue, after, limit)
+	defer s.feeds.release(f)
+	for {
+		evs, covered, moved := s.feeds.since(f, after, limit)
+		if !covered {
+			return s.store.Events(ctx, queue, after, limit)
+		}
+		if len(evs) > 0 {
+			return evs, nil
+		}
+		select {
+		case <-moved:
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, nil
+		}
+	}
 }
 
 // CheckResume says whether a stream can resume after the event after (its Last-Event-ID,

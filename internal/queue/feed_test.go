@@ -1,0 +1,120 @@
+package queue_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"matchmaker/internal/queue"
+	"matchmaker/internal/ratings"
+)
+
+// countingStore counts the store's event reads.
+type countingStore struct {
+	*queue.MemoryStore
+	events, heads atomic.Int64
+}
+
+func (c *countingStore) Events(ctx context.Context, q string, after int64, limit int) ([]queue.Event, error) {
+	c.events.Add(1)
+	return c.MemoryStore.Events(ctx, q, after, limit)
+}
+
+func (c *countingStore) EventHead(ctx context.Context, q string) (int64, error) {
+	c.heads.Add(1)
+	return c.MemoryStore.EventHead(ctx, q)
+}
+
+// Two hundred long-polls and ten event streams wait on one queue while ten events that
+// concern none of them happen: the store is read once per event batch, not once per waiter
+// (each waiter used to read the queue's new events itself: 4,070 transactions for this);
+// then the ticket of one long-poll changes, and that long-poll answers at once.
+func TestWaitersShareOneReadOfTheEvents(t *testing.T) {
+	t.Parallel()
+	store := &countingStore{MemoryStore: queue.NewMemoryStore()}
+	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{},
+		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q := queue.DefaultQueue("duel")
+	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
+	if _, _, err := svc.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	const polls, streams, noise = 200, 10, 10
+	ids := make([]string, polls)
+	for i := range ids {
+		tk, _, err := svc.CreateTicket(ctx, solo("duel", fmt.Sprintf("waiter-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = tk.ID
+	}
+	answered := make(chan queue.Ticket, polls)
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			tk, err := svc.GetTicket(ctx, id, 30*time.Second)
+			if err == nil && tk.Status != queue.Searching {
+				answered <- tk
+			}
+		})
+	}
+	streamed := make(chan int, streams)
+	for range streams {
+		wg.Go(func() {
+			got, after := 0, int64(0)
+			for got < noise && ctx.Err() == nil {
+				evs, err := svc.Events(ctx, "duel", after, 100, 30*time.Second)
+				if err != nil {
+					return
+				}
+				got += len(evs)
+				if len(evs) > 0 {
+					after = evs[len(evs)-1].Seq
+				}
+			}
+			streamed <- got
+		})
+	}
+	time.Sleep(200 * time.Millisecond) // the waiters are in
+	before := store.events.Load()
+	for i := range noise {
+		tk, _, err := svc.CreateTicket(ctx, solo("duel", fmt.Sprintf("noise-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.CancelTicket(ctx, tk.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range streams {
+		if got := <-streamed; got != noise {
+			t.Fatalf("a stream saw %d events, want %d", got, noise)
+		}
+	}
+	if reads := store.events.Load() - before; reads > 2*noise {
+		t.Fatalf("%d reads of the events for %d events and %d waiters: the reads grow with the waiters", reads, noise, polls+streams)
+	}
+	start := time.Now()
+	if _, err := svc.CancelTicket(ctx, ids[7]); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case tk := <-answered:
+		if tk.ID != ids[7] || tk.Status != queue.Cancelled {
+			t.Fatalf("answered %+v", tk)
+		}
+		t.Logf("the long-poll answered %v after its ticket changed", time.Since(start))
+	case <-time.After(5 * time.Second):
+		t.Fatal("the long-poll of the changed ticket did not answer within 5 s")
+	}
+	if len(answered) != 0 {
+		t.Fatalf("%d other long-polls answered", len(answered))
+	}
+	cancel()
+	wg.Wait()
+}
