@@ -84,6 +84,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 				Budget: env.bytes("MATCHMAKER_MEMORY_BUDGET", limits.Admission.Budget),
 				Wait:   env.duration("MATCHMAKER_ADMISSION_WAIT", limits.Admission.Wait),
 			},
+			Waiters: handlers.WaitLimits{
+				PerReplica: env.integer("MATCHMAKER_MAX_WAITERS", limits.Waiters.PerReplica),
+				PerCaller:  env.integer("MATCHMAKER_MAX_WAITERS_PER_KEY", limits.Waiters.PerCaller),
+			},
 		},
 
 		StoreTimeout:        env.duration("MATCHMAKER_STORE_TIMEOUT", db.DefaultTimeout),
@@ -145,6 +149,9 @@ func (c config) validate() error {
 	}
 	if c.Limits.Admission.Budget > 0 && c.Limits.Admission.Wait <= 0 {
 		errs = append(errs, errors.New("MATCHMAKER_ADMISSION_WAIT must be positive"))
+	}
+	if w := c.Limits.Waiters; w.PerReplica < 1 || w.PerCaller < 1 || w.PerCaller > w.PerReplica {
+		errs = append(errs, errors.New("MATCHMAKER_MAX_WAITERS and MATCHMAKER_MAX_WAITERS_PER_KEY must be at least 1, the second at most the first"))
 	}
 	if c.WebhookMaxAttempts < 1 || c.WebhookMaxAttempts > 1000 {
 		errs = append(errs, errors.New("MATCHMAKER_WEBHOOK_MAX_ATTEMPTS must be from 1 to 1000"))

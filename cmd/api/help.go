@@ -85,6 +85,8 @@ Flags of serve, migrate, rebuild and healthcheck (each overrides its environment
 		{"MATCHMAKER_MEMORY_BUDGET", fmt.Sprint(def.Limits.Admission.Budget), "bytes compute requests may hold together (0: no admission control)"},
 		{"MATCHMAKER_ADMISSION_WAIT", def.Limits.Admission.Wait.String(), "how long a request waits for room in the budget"},
 		{"MATCHMAKER_HEAVY_SEARCHES", fmt.Sprint(def.Limits.HeavySearches), "heavy team searches running at once"},
+		{"MATCHMAKER_MAX_WAITERS", strconv.Itoa(def.Limits.Waiters.PerReplica), "event streams and long-polls one replica holds open (then 503)"},
+		{"MATCHMAKER_MAX_WAITERS_PER_KEY", strconv.Itoa(def.Limits.Waiters.PerCaller), "event streams and long-polls one API key holds open on a replica (then 429)"},
 		{"GOGC", fmt.Sprint(defaultGCPercent), "Go's GC target (Go's own default is 100)"},
 		{"GOMEMLIMIT", "unset", "Go's soft memory limit; set it below a container's memory limit"},
 	}

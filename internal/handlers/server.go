@@ -26,6 +26,8 @@ type Limits struct {
 	HeavySearches int
 	// Admission bounds the memory compute requests hold at once; the zero value admits all.
 	Admission Admission
+	// Waiters bounds the event streams and long-polls held open.
+	Waiters WaitLimits
 }
 
 // DefaultHeavySearches is small on purpose: a container's memory limit, not the host's core
@@ -40,6 +42,7 @@ func DefaultLimits() Limits {
 		MaxTeamPlayers:      256,
 		HeavySearches:       DefaultHeavySearches,
 		Admission:           Admission{Budget: 256 << 20, Wait: 5 * time.Second},
+		Waiters:             WaitLimits{PerReplica: DefaultWaitersPerReplica, PerCaller: DefaultWaitersPerCaller},
 	}
 }
 

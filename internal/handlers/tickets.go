@@ -139,7 +139,7 @@ func respondCreatedTicket(w http.ResponseWriter, r *http.Request, logger *slog.L
 
 // handleGetTicket answers GET /v1/tickets/{id}, and with ?wait_s=N (0..60) long-polls: it
 // answers when the ticket stops searching or N seconds pass, whichever is first.
-func handleGetTicket(logger *slog.Logger, svc *queue.Service, streams context.Context) http.Handler {
+func handleGetTicket(logger *slog.Logger, svc *queue.Service, streams context.Context, waits *waiters) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathParam(r, "id")
 		var wait time.Duration
@@ -151,6 +151,12 @@ func handleGetTicket(logger *slog.Logger, svc *queue.Service, streams context.Co
 			return
 		}
 		if wait > 0 {
+			leave, err := waits.enter(w, r)
+			if err != nil {
+				writeError(w, r, logger, err)
+				return
+			}
+			defer leave()
 			// The server's write timeout (60 s by default) would cut off a wait as long as the
 			// longest allowed: the answer gets the wait and some seconds to be written.
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + 10*time.Second))
@@ -259,8 +265,14 @@ func handleGetMatch(logger *slog.Logger, svc *queue.Service) http.Handler {
 // JSON, from after the Last-Event-ID header (or ?after=SEQ; from now on when neither is
 // given), until the client goes away or the server shuts down. A comment line every 15 s keeps
 // proxies from closing an idle stream.
-func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.Context) http.Handler {
+func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.Context, waits *waiters) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leave, err := waits.enter(w, r)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		defer leave()
 		ctx, done := streamContext(r, streams)
 		defer done()
 		name := chi.URLParam(r, "name")

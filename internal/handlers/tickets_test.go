@@ -3,6 +3,7 @@ package handlers
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"net/http"
@@ -342,5 +343,72 @@ func TestLongWaitsAnswerAndStreamsOpenAtOnce(t *testing.T) {
 	defer stream.Body.Close()
 	if stream.StatusCode != http.StatusOK || time.Since(start) > 4*time.Second {
 		t.Fatalf("stream: %d after %v", stream.StatusCode, time.Since(start))
+	}
+}
+
+// Event streams and long-polls are capped per caller (429) and per replica (503), both with
+// Retry-After; a wait that ends gives its place back.
+func TestWaitsAreCapped(t *testing.T) {
+	t.Parallel()
+	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
+	qs := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: rs, Matcher: pairTwo{}})
+	limits := DefaultLimits()
+	limits.Waiters = WaitLimits{PerReplica: 3, PerCaller: 2}
+	keys := []APIKey{{Name: "a", Scopes: []Scope{ScopeAdmin, ScopeMatch}, Hash: sha256.Sum256([]byte("key-a"))},
+		{Name: "b", Scopes: []Scope{ScopeMatch}, Hash: sha256.Sum256([]byte("key-b"))}}
+	srv := httptest.NewServer(NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Keys: keys}, Limits: limits}))
+	defer srv.Close()
+	call := func(key, path string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	put, _ := http.NewRequest(http.MethodPut, srv.URL+"/v1/queues/duel", strings.NewReader(duelQueue))
+	put.Header.Set("Authorization", "Bearer key-a")
+	put.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(put); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("put queue: %v %v", resp, err)
+	}
+	var open []*http.Response
+	defer func() {
+		for _, r := range open {
+			r.Body.Close()
+		}
+	}()
+	for _, key := range []string{"key-a", "key-a", "key-b"} {
+		resp := call(key, "/v1/queues/duel/events")
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("stream %d for %s: %d", len(open), key, resp.StatusCode)
+		}
+		open = append(open, resp)
+	}
+	for _, tc := range []struct {
+		key    string
+		status int
+	}{{"key-a", http.StatusTooManyRequests}, {"key-b", http.StatusServiceUnavailable}} {
+		resp := call(tc.key, "/v1/queues/duel/events")
+		validateResponse(t, resp.Request, resp)
+		if p := readProblem(t, resp); resp.StatusCode != tc.status || resp.Header.Get("Retry-After") == "" || p.Status != tc.status {
+			t.Fatalf("a stream past the cap for %s: %d %+v (Retry-After %q), want %d", tc.key, resp.StatusCode, p, resp.Header.Get("Retry-After"), tc.status)
+		}
+	}
+	open[2].Body.Close() // b's stream ends: its place is free again
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp := call("key-b", "/v1/queues/duel/events")
+		if resp.StatusCode == http.StatusOK {
+			open = append(open, resp)
+			break
+		}
+		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("after a stream ended, a new one still gets %d", resp.StatusCode)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
