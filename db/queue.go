@@ -32,7 +32,12 @@ import (
 // do not deadlock one another; a deadlock or serialization failure, which that order should
 // rule out, is retried all the same.
 type QueueStore struct {
-	pool    *pgxpool.Pool
+	pool *pgxpool.Pool
+	// work is the queue's own work (the leader's loads, ticks, cursors, stats, the purge, the
+	// create batches, the definitions' refresh), on a few connections that clients' reads
+	// cannot take: thousands of long-polls waiting for the pool starved the leader ("cannot
+	// write the tick").
+	work    *pgxpool.Pool
 	connCfg *pgx.ConnConfig // for the dedicated connections: dedicatedConfig
 
 	creates chan *createRequest
@@ -70,14 +75,24 @@ func NewQueueStore(ctx context.Context, pool *pgxpool.Pool) (*QueueStore, error)
 		committerDone: make(chan struct{}),
 	}
 	s.bg, s.cancelBG = context.WithCancel(context.WithoutCancel(ctx))
+	wcfg := pool.Config()
+	wcfg.MaxConns, wcfg.MinConns = workConns, 0
+	work, err := pgxpool.NewWithConfig(ctx, wcfg)
+	if err != nil {
+		s.cancelBG()
+		return nil, mapError(err, "queue: work connections")
+	}
+	s.work = work
 	s.lead.connCfg = s.connCfg
 	if err := s.lead.connect(ctx); err != nil {
+		s.work.Close()
 		s.cancelBG()
 		return nil, err
 	}
 	conn, err := s.listen(ctx)
 	if err != nil {
 		s.lead.close()
+		s.work.Close()
 		s.cancelBG()
 		return nil, err
 	}
@@ -119,8 +134,13 @@ func (s *QueueStore) Close() {
 		s.stopped.Wait()
 		s.lead.close()
 		s.notify.wakeAll()
+		s.work.Close()
 	})
 }
+
+// workConns is the size of the queue's own pool (QueueStore.work): the committer's batch, a
+// tick's commit and the leader's reads of a few queues at once.
+const workConns = 4
 
 // Name is "postgres".
 func (s *QueueStore) Name() string { return "postgres" }
@@ -173,7 +193,7 @@ func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, 
 	for attempt := 1; ; attempt++ {
 		var stored queue.Queue
 		var created bool
-		err := s.inTx(ctx, "queue: put queue", func(conn *pgxpool.Conn) error {
+		err := s.inTx(ctx, s.pool, "queue: put queue", func(conn *pgxpool.Conn) error {
 			var found, deleted bool
 			b := &pgx.Batch{}
 			b.Queue("BEGIN")
@@ -225,7 +245,7 @@ func (s *QueueStore) GetQueue(ctx context.Context, name string) (queue.Queue, er
 
 // ListQueues implements queue.Store.
 func (s *QueueStore) ListQueues(ctx context.Context) ([]queue.Queue, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+queueColumns+` FROM queues WHERE deleted_at IS NULL ORDER BY name`)
+	rows, err := s.work.Query(ctx, `SELECT `+queueColumns+` FROM queues WHERE deleted_at IS NULL ORDER BY name`)
 	if err != nil {
 		return nil, mapError(err, "queue: list queues")
 	}
@@ -433,7 +453,7 @@ func (s *QueueStore) EventHead(ctx context.Context, queueName string) (int64, er
 // WebhookCursor implements queue.Store.
 func (s *QueueStore) WebhookCursor(ctx context.Context, queueName string) (int64, error) {
 	var seq int64
-	err := s.pool.QueryRow(ctx, `SELECT webhook_seq FROM queues WHERE name = $1`, queueName).Scan(&seq)
+	err := s.work.QueryRow(ctx, `SELECT webhook_seq FROM queues WHERE name = $1`, queueName).Scan(&seq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, noQueue(queueName)
 	}
@@ -444,7 +464,7 @@ func (s *QueueStore) WebhookCursor(ctx context.Context, queueName string) (int64
 // arrive out of order.
 func (s *QueueStore) SetWebhookCursor(ctx context.Context, queueName string, seq int64) error {
 	var fenced bool
-	err := s.pool.QueryRow(ctx, `
+	err := s.work.QueryRow(ctx, `
 UPDATE queues AS q SET webhook_seq = CASE WHEN $3::bigint IS NULL OR q.leader_epoch = $3 THEN greatest(q.webhook_seq, $2) ELSE q.webhook_seq END
 WHERE q.name = $1
 RETURNING NOT ($3::bigint IS NULL OR q.leader_epoch = $3)`, queueName, seq, s.fence(queueName)).Scan(&fenced)
@@ -522,9 +542,9 @@ func (s *QueueStore) Changes(ctx context.Context, queueName string, since queue.
 	var rows pgx.Rows
 	var err error
 	if since == 0 {
-		rows, err = s.pool.Query(ctx, sqlChangesAll, queueName)
+		rows, err = s.work.Query(ctx, sqlChangesAll, queueName)
 	} else {
-		rows, err = s.pool.Query(ctx, sqlChangesSince, queueName, uint64(since))
+		rows, err = s.work.Query(ctx, sqlChangesSince, queueName, uint64(since))
 	}
 	if err != nil {
 		return nil, since, mapError(err, "queue: changes")
@@ -667,7 +687,7 @@ func (s *QueueStore) PublishStats(ctx context.Context, queueName string, st queu
 		return apperr.Wrap(apperr.Invalid, err, "queue: the stats cannot be stored")
 	}
 	mine := s.fence(queueName)
-	tag, err := s.pool.Exec(ctx, `
+	tag, err := s.work.Exec(ctx, `
 INSERT INTO queue_stats (queue, at, stats)
 SELECT $1, $2, $3::jsonb WHERE EXISTS (
     SELECT 1 FROM queues WHERE name = $1 AND deleted_at IS NULL AND ($4::bigint IS NULL OR leader_epoch = $4))
@@ -678,7 +698,7 @@ ON CONFLICT (queue) DO UPDATE SET at = excluded.at, stats = excluded.stats`, que
 	if tag.RowsAffected() == 0 {
 		if mine != nil {
 			var live bool
-			if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queues WHERE name = $1 AND deleted_at IS NULL)`, queueName).Scan(&live); err == nil && live {
+			if err := s.work.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queues WHERE name = $1 AND deleted_at IS NULL)`, queueName).Scan(&live); err == nil && live {
 				return deposed(queueName)
 			}
 		}

@@ -55,7 +55,7 @@ FROM queues AS q`
 // say) it returns what it deleted so far with the error.
 func (s *QueueStore) Purge(ctx context.Context, before time.Time) (queue.PurgeReport, error) {
 	var r queue.PurgeReport
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := s.work.Acquire(ctx)
 	if err != nil {
 		return r, mapError(err, "queue: purge")
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"matchmaker/internal/queue"
 	"matchmaker/internal/queue/queuetest"
 )
 
@@ -86,5 +87,36 @@ func TestQueuePurgeOneProcessAtATime(t *testing.T) {
 	other.Release()
 	if r, err := qs.Purge(ctx, queuetest.T0.Add(time.Hour)); err != nil || r.Tickets != 1 || r.Events != 1 {
 		t.Fatalf("purge once the lock is free: %+v, %v; want the ticket and its event", r, err)
+	}
+}
+
+// The queue's own work does not wait for the pool that clients' reads use: with every one of
+// the pool's connections held (as thousands of long-polls held them), a ticket is still
+// created, the leader still loads and commits its tick, and the purge still runs.
+func TestQueueWorkIsNotStarvedByTheClientsPool(t *testing.T) {
+	t.Parallel()
+	qs, s := openQueueStore(t)
+	ctx := testCtx(t)
+	mustPut(t, qs, queuetest.Queue("q"))
+	for range s.Pool().Config().MaxConns {
+		c, err := s.Pool().Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Release()
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	x := mustCreate(t, qs, queuetest.Ticket("q", "x", 1, "x1", "x2"))
+	y := mustCreate(t, qs, queuetest.Ticket("q", "y", 2, "y1", "y2"))
+	if _, _, err := qs.Changes(wctx, "q", 0); err != nil {
+		t.Fatalf("the leader's load with the pool taken: %v", err)
+	}
+	w := queue.TickWrite{At: queuetest.T0, Matches: []queue.Match{queuetest.Match2v2("m", x, y)}}
+	if done, err := qs.CommitTick(wctx, "q", w); err != nil || len(done.Matches) != 1 {
+		t.Fatalf("the tick's commit with the pool taken: %+v %v", done, err)
+	}
+	if _, err := qs.Purge(wctx, queuetest.T0); err != nil {
+		t.Fatalf("the purge with the pool taken: %v", err)
 	}
 }

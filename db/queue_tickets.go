@@ -424,7 +424,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 	slices.Sort(queueNames)
 	queueNames = slices.Compact(queueNames)
 
-	commitErr := s.inTx(ctx, "queue: create tickets", func(conn *pgxpool.Conn) error {
+	commitErr := s.inTx(ctx, s.work, "queue: create tickets", func(conn *pgxpool.Conn) error {
 		clear(live)
 		clear(stored)
 		b := &pgx.Batch{}
@@ -499,7 +499,7 @@ func (s *QueueStore) cancelIfStored(ids []string) {
 	ctx, cancel := context.WithTimeout(s.bg, 5*time.Second)
 	defer cancel()
 	var found []string
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(array_agg(id), '{}') FROM queue_tickets WHERE id = ANY($1) AND status = 'searching'`, ids).Scan(&found)
+	err := s.work.QueryRow(ctx, `SELECT coalesce(array_agg(id), '{}') FROM queue_tickets WHERE id = ANY($1) AND status = 'searching'`, ids).Scan(&found)
 	if err != nil {
 		slog.Warn("queue: cannot check the tickets of a batch whose commit did not answer", "tickets", len(ids), "err", err)
 		return
@@ -525,10 +525,10 @@ func committed(conn *pgxpool.Conn) error {
 // inTx runs fn on a connection of the pool, again (after a short random pause) when it fails
 // with a deadlock or a serialization failure; whatever transaction fn leaves open is rolled
 // back. Its error is mapped to the domain's.
-func (s *QueueStore) inTx(ctx context.Context, what string, fn func(conn *pgxpool.Conn) error) error {
+func (s *QueueStore) inTx(ctx context.Context, pool *pgxpool.Pool, what string, fn func(conn *pgxpool.Conn) error) error {
 	for attempt := 1; ; attempt++ {
 		err := func() error {
-			conn, err := s.pool.Acquire(ctx)
+			conn, err := pool.Acquire(ctx)
 			if err != nil {
 				return err
 			}
@@ -655,7 +655,7 @@ func (s *QueueStore) CancelTicket(ctx context.Context, id string, at time.Time) 
 
 func (s *QueueStore) cancelTicket(ctx context.Context, id string, at time.Time, reason string) (queue.Ticket, error) {
 	var t queue.Ticket
-	err := s.inTx(ctx, "queue: cancel ticket", func(conn *pgxpool.Conn) error {
+	err := s.inTx(ctx, s.pool, "queue: cancel ticket", func(conn *pgxpool.Conn) error {
 		var found bool
 		var row pgtype.TID
 		b := &pgx.Batch{}
@@ -785,7 +785,7 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 	at := w.At.Truncate(time.Microsecond)
 	if len(ids) == 0 && len(w.Matches) == 0 { // a quiet tick: no lock, no transaction
 		var exists bool
-		err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queues WHERE name = $1)`, queueName).Scan(&exists)
+		err := s.work.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queues WHERE name = $1)`, queueName).Scan(&exists)
 		if err == nil && !exists {
 			return queue.TickCommitted{}, noQueue(queueName)
 		}
@@ -793,7 +793,7 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 	}
 
 	var done queue.TickCommitted
-	err := s.inTx(ctx, "queue: commit tick", func(conn *pgxpool.Conn) error {
+	err := s.inTx(ctx, s.work, "queue: commit tick", func(conn *pgxpool.Conn) error {
 		done = queue.TickCommitted{}
 		var found bool
 		var epoch int64
@@ -901,7 +901,7 @@ CROSS JOIN LATERAL (SELECT ctid, id FROM queue_tickets WHERE id = s.ticket_id FO
 // cancelled, by id, and the row becomes a tombstone.
 func (s *QueueStore) DeleteQueue(ctx context.Context, name string, at time.Time) error {
 	at = at.Truncate(time.Microsecond)
-	return s.inTx(ctx, "queue: delete queue", func(conn *pgxpool.Conn) error {
+	return s.inTx(ctx, s.pool, "queue: delete queue", func(conn *pgxpool.Conn) error {
 		var found bool
 		f := finish{queue: name, at: at}
 		b := &pgx.Batch{}
