@@ -54,6 +54,8 @@ func (s *Service) CreateBackfill(ctx context.Context, nb NewBackfill) (Ticket, b
 			return Ticket{}, false, apperr.Field("Idempotency-Key", "%s", err)
 		}
 	}
+	ctx, cancel := s.createContext(ctx)
+	defer cancel()
 	q, err := s.definition(ctx, nb.Queue)
 	if err != nil {
 		return Ticket{}, false, err

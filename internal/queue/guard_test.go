@@ -78,3 +78,27 @@ func TestCreateTicketHasOneDeadline(t *testing.T) {
 		t.Fatalf("the creation took %v: each call got its own %v", took, timeout)
 	}
 }
+
+// A backfill's creation has the same one deadline as a ticket's.
+func TestCreateBackfillHasOneDeadline(t *testing.T) {
+	t.Parallel()
+	const timeout = 200 * time.Millisecond
+	mem := queue.NewMemoryStore()
+	q := queue.DefaultQueue("duel")
+	q.GameType, q.TeamSize, q.MaxPartySize, q.Regions = "ctf", 3, 3, []string{"eu"}
+	if _, _, err := mem.PutQueue(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	st := queue.Guarded(slowStore{Store: mem, delay: timeout * 3 / 4}, timeout, nil)
+	svc := queue.NewService(queue.Deps{Store: st, Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
+		Matcher: pairInOrder{}, Config: queue.Config{CreateTimeout: timeout}})
+	start := time.Now()
+	_, _, err := svc.CreateBackfill(context.Background(), backfillReq("duel"))
+	took := time.Since(start)
+	if apperr.CodeOf(err) != apperr.Unavailable {
+		t.Fatalf("err = %v, want Unavailable", err)
+	}
+	if took > timeout+timeout/2 {
+		t.Fatalf("the backfill's creation took %v: each call got its own %v", took, timeout)
+	}
+}

@@ -65,19 +65,6 @@ type Expansions struct {
 	MaxLatencyMS []Step
 }
 
-// Current returns the value of the schedule after waiting waitS seconds, and false before its
-// first step (or when it is empty).
-func Current(steps []Step, waitS float64) (float64, bool) {
-	v, ok := 0.0, false
-	for _, s := range steps {
-		if s.AfterS > waitS {
-			break
-		}
-		v, ok = s.Value, true
-	}
-	return v, ok
-}
-
 // Webhook is where a queue's events are POSTed, signed with Secret.
 type Webhook struct {
 	URL    string

@@ -258,11 +258,8 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool,
 			return Ticket{}, false, apperr.Field("Idempotency-Key", "%s", err)
 		}
 	}
-	if s.cfg.CreateTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.cfg.CreateTimeout)
-		defer cancel()
-	}
+	ctx, cancel := s.createContext(ctx)
+	defer cancel()
 	q, err := s.definition(ctx, nt.Queue)
 	if err != nil {
 		return Ticket{}, false, err
@@ -528,6 +525,14 @@ func (s *Service) Events(ctx context.Context, queue string, after int64, limit i
 			return nil, nil
 		}
 	}
+}
+
+// createContext bounds a creation's store work as a whole by Config.CreateTimeout.
+func (s *Service) createContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.cfg.CreateTimeout > 0 {
+		return context.WithTimeout(ctx, s.cfg.CreateTimeout)
+	}
+	return ctx, func() {}
 }
 
 // CheckResume says whether a stream can resume after the event after (its Last-Event-ID,
