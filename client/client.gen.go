@@ -1439,7 +1439,7 @@ type Ticket struct {
 	Players        []TicketPlayer      `json:"players"`
 	Queue          string              `json:"queue"`
 
-	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it can no longer hold the ticket, e.g. a party larger than a shrunk `team_size`; `cancelled`; `queue deleted`; `creation_failed` when the creation answered an error (its deadline passed while the ticket was being stored; such a ticket is cancelled at once, never matched).
+	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it can no longer hold the ticket, e.g. a party larger than a shrunk `team_size`; `cancelled`; `queue deleted`; `creation_failed` when its creation, without an Idempotency-Key, answered an error as the ticket was being stored; such a ticket is cancelled at once rather than matched).
 	Reason *string      `json:"reason,omitempty"`
 	Status TicketStatus `json:"status"`
 

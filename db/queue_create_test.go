@@ -9,13 +9,15 @@ import (
 
 	"matchmaker/db"
 	"matchmaker/internal/apperr"
+	"matchmaker/internal/queue"
 	"matchmaker/internal/queue/queuetest"
 )
 
 // A creation's answer is what happened to its ticket, whenever its caller gives up: a ticket
-// means it was stored, an error that it cannot be matched (not stored, or, when the batch's
-// deadline ran out with its COMMIT in flight, cancelled at once), and no caller waits long
-// past its own deadline. (Callers used to be told "unavailable" of tickets that their batch, bound by a
+// means it was stored; an error, for a call without an idempotency key, that it cannot be
+// matched (not stored, or cancelled at once when its batch stored it as its caller gave up);
+// for a call with a key, that a retry with the key finds the ticket or makes it. No caller
+// waits long past its own deadline. (Callers used to be told "unavailable" of tickets that their batch, bound by a
 // deadline of its own, committed seconds later, and that were then matched.) Here the queue's
 // row is locked, as a deletion locks it, while callers with deadlines from 100 to 700 ms
 // create tickets; the lock goes at 400 ms.
@@ -34,7 +36,7 @@ func TestQueueCreateAnswersWhatHappened(t *testing.T) {
 			deadline := time.Now().Add(100*time.Millisecond + time.Duration(i)*15*time.Millisecond)
 			c, cancel := context.WithDeadline(ctx, deadline)
 			defer cancel()
-			_, _, errs[i] = qs.CreateTicket(c, queuetest.Ticket("q", fmt.Sprintf("t%02d", i), 1, fmt.Sprintf("p%02d", i)))
+			_, _, errs[i] = qs.CreateTicket(c, ticketFor(i))
 			late[i] = time.Since(deadline)
 		})
 		time.Sleep(5 * time.Millisecond)
@@ -65,7 +67,7 @@ func TestQueueCreateAnswersWhatHappened(t *testing.T) {
 			}
 		}
 		for i, err := range errs {
-			if err != nil && stored[fmt.Sprintf("t%02d", i)] {
+			if err != nil && !keyed(i) && stored[fmt.Sprintf("t%02d", i)] {
 				return false
 			}
 		}
@@ -81,6 +83,12 @@ func TestQueueCreateAnswersWhatHappened(t *testing.T) {
 			t.Errorf("%s: %v, want Unavailable", id, err)
 		case err == nil:
 			answeredOK++
+		case keyed(i):
+			// The retry with the same key finds the ticket if its batch stored it, or makes it.
+			tk, _, err := qs.CreateTicket(ctx, ticketFor(i))
+			if err != nil || tk.Status != queue.Searching {
+				t.Errorf("%s: the retry with its key: %+v %v", id, tk, err)
+			}
 		}
 		if late[i] > 500*time.Millisecond {
 			t.Errorf("%s answered %v after its deadline", id, late[i])
@@ -89,4 +97,15 @@ func TestQueueCreateAnswersWhatHappened(t *testing.T) {
 	if answeredOK == 0 || answeredOK == callers {
 		t.Fatalf("%d of %d created: the test wants both outcomes", answeredOK, callers)
 	}
+}
+
+// keyed says which of the test's callers send an idempotency key: every other one.
+func keyed(i int) bool { return i%2 == 1 }
+
+func ticketFor(i int) queue.Ticket {
+	t := queuetest.Ticket("q", fmt.Sprintf("t%02d", i), 1, fmt.Sprintf("p%02d", i))
+	if keyed(i) {
+		t.IdempotencyKey, t.BodyHash = fmt.Sprintf("key-%02d", i), [32]byte{byte(i)}
+	}
+	return t
 }

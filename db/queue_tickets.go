@@ -457,22 +457,27 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 		s.commits.Add(1)
 		s.committed.Add(uint64(len(stored)))
 	}
-	var abandoned []string // stored, though their callers were told it failed
+	// The tickets that may be stored though their callers were told the creation failed:
+	// those whose callers gave up while the batch committed them, and every one of a batch
+	// whose answer never came (its COMMIT may have been carried out). A call with an
+	// idempotency key is left alone: its retry finds the ticket, as its key promises; one
+	// without has no way to, and its ticket is cancelled rather than matched.
+	var pe *pgconn.PgError
+	unanswered := commitErr != nil && !errors.As(commitErr, &pe)
+	var abandoned []string
 	for _, r := range batch {
 		out := createOutcome{err: commitErr}
 		if commitErr == nil {
 			// A queue made between the lock and the insert may have tickets stored: stored wins.
 			out = createOutcome{stored: stored[r.t.ID], noQueue: !live[r.t.Queue]}
 		}
-		if r.state.CompareAndSwap(requestCommitting, requestAnswered) {
+		answered := r.state.CompareAndSwap(requestCommitting, requestAnswered)
+		if answered {
 			r.done <- out
-		} else if out.stored {
+		}
+		if r.key == nil && ((!answered && out.stored) || unanswered) {
 			abandoned = append(abandoned, r.t.ID)
 		}
-	}
-	var pe *pgconn.PgError
-	if commitErr != nil && !errors.As(commitErr, &pe) {
-		abandoned = ids // no answer came: the COMMIT may have been carried out
 	}
 	if len(abandoned) > 0 {
 		s.cancelIfStored(abandoned)
