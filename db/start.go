@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"matchmaker/internal/apperr"
 )
 
@@ -30,11 +32,12 @@ const (
 
 // Connect opens the store at url (OpenWith) and migrates it if st.Migrate, trying again with
 // a growing pause while the database cannot be reached (apperr.Unavailable: refused, silent,
-// starting up, rejecting the credentials), until st.Within has passed. Each attempt is bounded
+// starting up), until st.Within has passed. Each attempt is bounded
 // by the call deadline (and opening a connection by its connect_timeout), so a database that
 // accepts connections but never answers is an attempt that fails, not a start-up that hangs.
 // It returns the store and how many migrations it applied; an error that no retry can cure
-// (a malformed URL, a failed migration) ends it at once.
+// (a malformed URL, a database that does not exist, a refused user or password, a failed
+// migration) ends it at once.
 func Connect(ctx context.Context, url string, o Options, st Startup) (*Store, int, error) {
 	if st.Within > 0 {
 		var cancel context.CancelFunc
@@ -51,7 +54,7 @@ func Connect(ctx context.Context, url string, o Options, st Startup) (*Store, in
 			}
 			return s, n, nil
 		}
-		if apperr.CodeOf(err) != apperr.Unavailable {
+		if apperr.CodeOf(err) != apperr.Unavailable || refusedForGood(err) {
 			return nil, 0, err
 		}
 		deadline, bounded := ctx.Deadline()
@@ -90,4 +93,19 @@ func connectOnce(ctx context.Context, url string, o Options, migrate bool) (*Sto
 		return nil, 0, fmt.Errorf("db: migrate: %w", err)
 	}
 	return s, n, nil
+}
+
+// refusedForGood reports a server that answers, and says no: the database named does not
+// exist, or the user or password is refused. Waiting does not change that answer (it used to be
+// retried for 27 s before the error).
+func refusedForGood(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "3D000", "28000", "28P01": // invalid_catalog_name, invalid_authorization_specification, invalid_password
+		return true
+	}
+	return false
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"matchmaker/db"
+	"matchmaker/db/dbtest"
 	"matchmaker/db/pgfault"
 	"matchmaker/internal/apperr"
 )
@@ -94,5 +95,30 @@ func TestConnectFailsAtOnceOnAMalformedURL(t *testing.T) {
 	_, _, err := db.Connect(context.Background(), "postgres://a b@/", db.Options{}, db.Startup{Within: time.Minute})
 	if apperr.CodeOf(err) != apperr.Invalid || time.Since(start) > time.Second {
 		t.Fatalf("Connect with a malformed URL: %v after %v", err, time.Since(start))
+	}
+}
+
+// A server that answers and refuses (no such database, a user it does not know) is reported at
+// once, with what it said: waiting would not change its answer.
+func TestConnectFailsAtOnceWhenTheServerRefuses(t *testing.T) {
+	t.Parallel()
+	admin := dbtest.URL(t) // a server that answers
+	missing, err := dbtest.WithDatabase(admin, "mm_no_such_database")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknownUser := strings.Replace(admin, "postgres://postgres@", "postgres://mm_no_such_user@", 1)
+	if unknownUser == admin {
+		t.Skip("TEST_DATABASE_URL names no user postgres to swap for an unknown one")
+	}
+	for name, tc := range map[string]struct{ url, says string }{
+		"no such database": {missing, "does not exist"},
+		"unknown user":     {unknownUser, "user or password"},
+	} {
+		start := time.Now()
+		_, _, err := db.Connect(context.Background(), tc.url, db.Options{}, db.Startup{Within: 30 * time.Second})
+		if err == nil || !strings.Contains(err.Error(), tc.says) || time.Since(start) > 5*time.Second {
+			t.Errorf("%s: %v after %v; want at once, saying %q", name, err, time.Since(start), tc.says)
+		}
 	}
 }
