@@ -6,8 +6,10 @@ import (
 )
 
 // makeMatch records the match of the tickets at positions c (the anchor first): the most
-// even split, the pairs, the region; and takes the tickets out of the pass.
-func (p *pass) makeMatch(c []int32) {
+// even split, the pairs, the region; and takes the tickets out of the pass. With rules
+// judged on the match (distance, team_balance) it first checks them, and a match that
+// breaks one is not made: it reports whether the match was made.
+func (p *pass) makeMatch(c []int32) bool {
 	sp := &p.sp
 	sp.sizes, sp.totals = sp.sizes[:0], sp.totals[:0]
 	for _, pos := range c {
@@ -59,13 +61,24 @@ func (p *pass) makeMatch(c []int32) {
 			Interval: min(x.iv, y.iv)})
 	}
 	m.skill = math.Abs(tot0 - tot1)
+	if p.matchLevel {
+		p.picks++
+		if !p.matchRulesHold(c, m.skill/float64(t)) {
+			p.ids, p.slots, p.pairs = p.ids[:m.ids], p.slots[:m.slots], p.pairs[:m.pairs]
+			return false
+		}
+	}
 	if r, _ := p.region(c, math.MaxUint64); r >= 0 {
 		m.region = int8(r)
+	}
+	if p.ruled {
+		m.attrs = p.matchAttributes(c)
 	}
 	p.made = append(p.made, m)
 	for _, pos := range c {
 		p.take(pos)
 	}
+	return true
 }
 
 // made is a match made, its parts in the pass's arrays until result copies them out.
@@ -74,6 +87,7 @@ type made struct {
 	tickets           int32
 	region            int8 // -1: none
 	skill             float64
+	attrs             map[string]Value
 }
 
 // result copies the matches out of the pass's arrays (which it keeps for the next pass)
@@ -90,6 +104,7 @@ func (p *pass) result() []Match {
 			Pairs:             span(pairs, m.pairs, t),
 			SkillDifference:   m.skill,
 			AverageDifference: m.skill / float64(t),
+			Attributes:        m.attrs,
 		}
 		if m.region >= 0 {
 			x.Region = p.regionNames[m.region]

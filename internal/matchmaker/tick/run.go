@@ -82,6 +82,7 @@ func Run(tickets []Ticket, now float64, cfg Config) (Result, error) {
 		teamSize := min(max(cfg.TeamSize, 1), MaxTeamSize) // checks parties even when team_size is wrong
 		for i := range tickets {
 			tickets[i].addFaults(&f, i, teamSize)
+			cfg.addAttributeFaultsOf(&f, &tickets[i], i)
 		}
 		return Result{}, f.Err()
 	}
@@ -96,7 +97,7 @@ func Run(tickets []Ticket, now float64, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	p.run()
-	return Result{Fills: p.fills, Matches: p.result(), Expired: p.expired}, nil
+	return Result{Fills: p.fills, Matches: p.result(), Expired: p.expired, Waiting: p.resultWaits()}, nil
 }
 
 // passes keep a pass's buffers from one call to the next: the queue service runs a pass
@@ -107,7 +108,23 @@ var passes = sync.Pool{New: func() any { return new(pass) }}
 // it.
 func (p *pass) release() {
 	p.expired, p.regionNames, p.in, p.interval, p.fills = nil, nil, nil, nil, nil
+	for i := range p.rules {
+		p.rules[i].rule, p.rules[i].names, p.rules[i].attr = nil, nil, Attribute{}
+	}
+	p.dims = p.dims[:0]
 	passes.Put(p)
+}
+
+// resultWaits copies out the waits of the tickets that still wait: an anchor that found
+// no match may have been taken into a later anchor's.
+func (p *pass) resultWaits() []Wait {
+	var out []Wait
+	for i, x := range p.waits {
+		if p.nodes[p.waitPos[i]].state != matched {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // resize returns s with length n, reusing its array when it is large enough (the caller
@@ -177,6 +194,23 @@ type pass struct {
 	touched []int32
 	sp      splitter
 	members [2][]member
+
+	// rules: what the pass read of each, and the classes of the anchor being served
+	ruled        bool // the config has rules
+	matchLevel   bool // some rule is judged on the match (distance, team_balance)
+	rules        []ruleData
+	dims         []dim
+	inner        int    // classes per region of the anchor (1: the classes are the regions)
+	classRegions []int8 // with inner > 1, the anchor's regions by id: class k is in classRegions[k/inner]
+	sets         []uint64
+	zeroRule     int // the rule that rules out the anchor, when anchorClasses returns 0
+	wmask        []uint64
+	rej          []rejection
+	tries        []try
+	picks        int  // matches an anchor's walk picked
+	turnedDown   Wait // the first match of the anchor's walk a rule turned down
+	waits        []Wait
+	waitPos      []int32 // the position of each wait's ticket
 
 	// the result: the matches made and their parts, copied out at the end
 	made    []made
@@ -257,6 +291,7 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 		}
 		if tickets[i].Backfill != nil { // served apart, first; never a candidate
 			tickets[i].addFaults(f, int(i), p.t)
+			cfg.addAttributeFaultsOf(f, &tickets[i], int(i))
 			p.bf = append(p.bf, i)
 			continue
 		}
@@ -269,6 +304,7 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 		for i := range tickets {
 			if why := gone(&tickets[i], now, widest); why != "" {
 				tickets[i].addFaults(f, i, p.t)
+				cfg.addAttributeFaultsOf(f, &tickets[i], i)
 				p.expired = append(p.expired, Expiry{Ticket: i, Reason: why})
 			}
 		}
@@ -285,9 +321,13 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 		ids = make(map[string]int)
 	}
 	players := 0
+	attributes := len(cfg.Rules) > 0 || len(cfg.Attributes) > 0
 	for k, i := range p.age {
 		t := &tickets[i]
 		t.addFaults(f, int(i), p.t)
+		if attributes {
+			cfg.addAttributeFaultsOf(f, t, int(i))
+		}
 		s := 0.0
 		for _, r := range t.Ratings {
 			s += r
@@ -380,7 +420,9 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 	}
 
 	p.in, p.now, p.interval = tickets, now, cfg.Interval
-	p.dp = resize(p.dp, max(len(p.regionNames), 1))
+	p.dp = resize(p.dp, MaxClasses)
+	p.waits, p.waitPos = p.waits[:0], p.waitPos[:0]
+	p.readRules(tickets, &cfg)
 	p.made, p.ids, p.slots, p.pairs = p.made[:0], p.ids[:0], p.slots[:0], p.pairs[:0]
 	return nil
 }
@@ -429,7 +471,15 @@ func (p *pass) names(ids map[string]int, rename *[MaxRegions]uint8) uint64 {
 func (p *pass) run() {
 	p.serveBackfills()
 	for k, a := range p.posOf {
-		if p.taken[k] || p.nodes[a].mask == 0 || !p.sizeFeasible(int(p.nodes[a].size)) {
+		if p.taken[k] {
+			continue
+		}
+		if p.nodes[a].mask == 0 {
+			p.wait(a, Wait{Rule: WaitLatency, Kind: WaitLatency})
+			continue
+		}
+		if !p.sizeFeasible(int(p.nodes[a].size)) {
+			p.wait(a, Wait{Rule: WaitInterval, Kind: WaitInterval})
 			continue
 		}
 		if p.greedy && p.greedyPairs(a) {
