@@ -171,19 +171,25 @@ func (x *dim) mask(c int32) uint64 {
 		}
 		return 0
 	}
-	// The ref values c's list holds, as bits of ref's indices: both are ascending.
+	// The ref values c's list holds, as bits of ref's indices.
 	var in uint64
-	list, ref := x.d.list(c), x.ref
-	for i, j := 0, 0; i < len(list) && j < len(ref); {
-		switch {
-		case list[i] < ref[j]:
-			i++
-		case list[i] > ref[j]:
-			j++
-		default:
-			in |= 1 << j
-			i++
-			j++
+	if set := x.d.set; set != nil { // every value's rank is below 64: lists are bit sets
+		for k, id := range x.ref {
+			in |= set[c] >> id & 1 << k
+		}
+	} else { // both ascending
+		list, ref := x.d.list(c), x.ref
+		for i, j := 0, 0; i < len(list) && j < len(ref); {
+			switch {
+			case list[i] < ref[j]:
+				i++
+			case list[i] > ref[j]:
+				j++
+			default:
+				in |= 1 << j
+				i++
+				j++
+			}
 		}
 	}
 	if x.sets == nil {

@@ -87,7 +87,7 @@ type made struct {
 	tickets           int32
 	region            int8 // -1: none
 	skill             float64
-	attrs             map[string]Value
+	attrs             [2]int32 // its attributes are p.attrs[attrs[0]:attrs[1]]
 }
 
 // result copies the matches out of the pass's arrays (which it keeps for the next pass)
@@ -96,6 +96,12 @@ type made struct {
 func (p *pass) result() []Match {
 	t := int32(p.t)
 	ids, slots, pairs := slices.Clone(p.ids), slices.Clone(p.slots), slices.Clone(p.pairs)
+	attrs, lists := slices.Clone(p.attrs), slices.Clone(p.attrList)
+	for i, x := range p.attrs { // their lists share one array too (p.attrList grew meanwhile)
+		if n := len(x.Value.List); n > 0 {
+			attrs[i].Value.List = span(lists, p.attrAt[i], int32(n))
+		}
+	}
 	out := make([]Match, len(p.made))
 	for i, m := range p.made {
 		x := Match{
@@ -104,7 +110,9 @@ func (p *pass) result() []Match {
 			Pairs:             span(pairs, m.pairs, t),
 			SkillDifference:   m.skill,
 			AverageDifference: m.skill / float64(t),
-			Attributes:        m.attrs,
+		}
+		if m.attrs[1] > m.attrs[0] {
+			x.Attributes = span(attrs, m.attrs[0], m.attrs[1]-m.attrs[0])
 		}
 		if m.region >= 0 {
 			x.Region = p.regionNames[m.region]
@@ -144,6 +152,15 @@ func (p *pass) take(pos int32) {
 	}
 	if nx >= 0 {
 		p.nodes[nx].prev = pv
+	}
+	if p.part >= 0 {
+		pv, nx := p.pprev[pos], p.pnext[pos]
+		if pv >= 0 {
+			p.pnext[pv] = nx
+		}
+		if nx >= 0 {
+			p.pprev[nx] = pv
+		}
 	}
 	s := int(p.nodes[pos].size)
 	p.count[s]--

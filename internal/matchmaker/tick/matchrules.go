@@ -45,24 +45,27 @@ func (p *pass) matchRulesHold(c []int32, avgDiff float64) bool {
 	return true
 }
 
-// matchAttributes is what the match's equal and intersect rules agreed on (Match.Attributes).
-func (p *pass) matchAttributes(c []int32) map[string]Value {
-	var out map[string]Value
+// matchAttributes appends to p.attrs what the match's equal and intersect rules agreed on
+// (Match.Attributes) and returns where they are.
+func (p *pass) matchAttributes(c []int32) [2]int32 {
+	from := int32(len(p.attrs))
 	for i := range p.rules {
 		d := &p.rules[i]
 		if !d.rule.classified() {
 			continue
 		}
-		judged := c[:0:0]
+		judged := p.judged[:0]
 		for _, pos := range c {
 			if d.bound[pos] {
 				judged = append(judged, pos)
 			}
 		}
+		p.judged = judged
 		if len(judged) == 0 {
 			judged = c
 		}
 		var v Value
+		listAt := len(p.attrList)
 		switch d.rule.Kind {
 		case RuleEqual:
 			id := d.id[judged[0]]
@@ -75,23 +78,27 @@ func (p *pass) matchAttributes(c []int32) map[string]Value {
 				v = StringValue(d.names[id])
 			}
 		case RuleIntersect:
-			common := slices.Clone(d.list(judged[0]))
-			for _, pos := range judged[1:] {
-				common = slices.DeleteFunc(common, func(id int32) bool {
+			for _, id := range d.list(judged[0]) {
+				if !slices.ContainsFunc(judged[1:], func(pos int32) bool {
 					_, ok := slices.BinarySearch(d.list(pos), id)
 					return !ok
-				})
+				}) {
+					p.attrList = append(p.attrList, d.names[id]) // ranks ascending: the values sorted
+				}
 			}
-			list := make([]string, len(common))
-			for j, id := range common {
-				list[j] = d.names[id] // ranks ascending: the values sorted
+			v = ListValue(noValues...)
+			if len(p.attrList) > listAt {
+				v.List = p.attrList[listAt:len(p.attrList):len(p.attrList)]
 			}
-			v = ListValue(list...)
 		}
-		if out == nil {
-			out = make(map[string]Value, len(p.rules))
+		if slices.ContainsFunc(p.attrs[from:], func(a MatchAttribute) bool { return a.Name == d.rule.Attribute }) {
+			continue // two rules on one attribute: the first one's
 		}
-		out[d.rule.Attribute] = v
+		p.attrs = append(p.attrs, MatchAttribute{d.rule.Attribute, v})
+		p.attrAt = append(p.attrAt, int32(listAt))
 	}
-	return out
+	return [2]int32{from, int32(len(p.attrs))}
 }
+
+// noValues is the list of an intersect whose tickets, none bound, have no value in common.
+var noValues = []string{}

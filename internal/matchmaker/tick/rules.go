@@ -115,7 +115,7 @@ func (c Config) addRuleFaults(f *apperr.Fields) {
 			f.Add(at+".max_items", "must be between 1 and %d, for a string_list only", MaxListItems)
 		}
 		if a.Default != nil {
-			addValueFaults(f, at+".default", *a.Default, a)
+			addValueFaults(f, func() string { return at + ".default" }, *a.Default, a)
 		}
 	}
 	if len(c.Rules) > MaxRules {
@@ -176,28 +176,29 @@ func (c Config) addRuleFaults(f *apperr.Fields) {
 	}
 }
 
-// addValueFaults checks a value against its declaration, naming field.
-func addValueFaults(f *apperr.Fields, field string, v Value, a Attribute) {
+// addValueFaults checks a value against its declaration. The field's name is built only
+// for a fault: a pass checks every ticket's values.
+func addValueFaults(f *apperr.Fields, field func() string, v Value, a Attribute) {
 	if v.Type != a.Type {
-		f.Add(field, "must be a %s", a.Type)
+		f.Add(field(), "must be a %s", a.Type)
 		return
 	}
 	switch v.Type {
 	case TypeNumber:
 		if !(math.Abs(v.Num) <= MaxMagnitude) {
-			f.Add(field, "must be a finite number between %g and %g", -MaxMagnitude, MaxMagnitude)
+			f.Add(field(), "must be a finite number between %g and %g", -MaxMagnitude, MaxMagnitude)
 		}
 	case TypeStringList:
 		if len(v.List) > a.maxItems() {
-			f.Add(field, "must hold at most %d values", a.maxItems())
+			f.Add(field(), "must hold at most %d values", a.maxItems())
 		}
 		for j, s := range v.List {
 			if s == "" {
-				f.Add(field+"["+strconv.Itoa(j)+"]", "must not be empty")
+				f.Add(field()+"["+strconv.Itoa(j)+"]", "must not be empty")
 			}
 			for _, x := range v.List[:j] {
 				if x == s {
-					f.Add(field+"["+strconv.Itoa(j)+"]", "must not repeat a value: %q is listed before", s)
+					f.Add(field()+"["+strconv.Itoa(j)+"]", "must not repeat a value: %q is listed before", s)
 					break
 				}
 			}
@@ -215,7 +216,7 @@ func (c Config) addAttributeFaults(f *apperr.Fields, t *Ticket, at func(string) 
 			f.Add(at("attributes."+name), "is not an attribute the queue declares")
 			continue
 		}
-		addValueFaults(f, at("attributes."+name), v, a)
+		addValueFaults(f, func() string { return at("attributes." + name) }, v, a)
 	}
 	if t.Backfill != nil {
 		return // a backfill ticket is the running match's: the rules judge its joiners

@@ -261,8 +261,8 @@ func (w *world) sharesClass(s []int) bool {
 }
 
 // expectAttributes is Match.Attributes by the definition.
-func (w *world) expectAttributes(s []int) map[string]Value {
-	var out map[string]Value
+func (w *world) expectAttributes(s []int) []MatchAttribute {
+	var out []MatchAttribute
 	for _, r := range w.cfg.Rules {
 		if !r.classified() {
 			continue
@@ -283,10 +283,9 @@ func (w *world) expectAttributes(s []int) map[string]Value {
 				v.List = []string{}
 			}
 		}
-		if out == nil {
-			out = map[string]Value{}
+		if !slices.ContainsFunc(out, func(a MatchAttribute) bool { return a.Name == r.Attribute }) {
+			out = append(out, MatchAttribute{r.Attribute, v})
 		}
-		out[r.Attribute] = v
 	}
 	return out
 }

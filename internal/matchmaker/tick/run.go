@@ -108,10 +108,15 @@ var passes = sync.Pool{New: func() any { return new(pass) }}
 // it.
 func (p *pass) release() {
 	p.expired, p.regionNames, p.in, p.interval, p.fills = nil, nil, nil, nil, nil
-	for i := range p.rules {
-		p.rules[i].rule, p.rules[i].names, p.rules[i].attr = nil, nil, Attribute{}
+	for i := range p.rules { // what the pass holds of the caller's
+		d := &p.rules[i]
+		d.rule, d.names, d.attr = nil, nil, Attribute{}
+		clear(d.strs.names)
 	}
 	p.dims = p.dims[:0]
+	clear(p.attrs)
+	clear(p.attrList)
+	p.read = p.read[:0]
 	passes.Put(p)
 }
 
@@ -196,8 +201,10 @@ type pass struct {
 	members [2][]member
 
 	// rules: what the pass read of each, and the classes of the anchor being served
-	ruled        bool // the config has rules
-	matchLevel   bool // some rule is judged on the match (distance, team_balance)
+	ruled        bool    // the config has rules
+	part         int     // the rule whose value partitions the walks (partition), -1: none
+	pprev, pnext []int32 // with part, the links of the unmatched positions of one value
+	matchLevel   bool    // some rule is judged on the match (distance, team_balance)
 	rules        []ruleData
 	dims         []dim
 	inner        int    // classes per region of the anchor (1: the classes are the regions)
@@ -211,6 +218,12 @@ type pass struct {
 	turnedDown   Wait // the first match of the anchor's walk a rule turned down
 	waits        []Wait
 	waitPos      []int32 // the position of each wait's ticket
+	judged       []int32 // scratch of matchAttributes
+	read         []readAttr
+	attrs        []MatchAttribute // of the matches made
+	attrList     []string         // their lists
+	attrAt       []int32          // where each one's list starts in attrList
+	vals         []Value          // by rank, the values of read
 
 	// the result: the matches made and their parts, copied out at the end
 	made    []made
@@ -322,11 +335,14 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 	}
 	players := 0
 	attributes := len(cfg.Rules) > 0 || len(cfg.Attributes) > 0
+	if attributes {
+		p.declare(&cfg)
+	}
 	for k, i := range p.age {
 		t := &tickets[i]
 		t.addFaults(f, int(i), p.t)
 		if attributes {
-			cfg.addAttributeFaultsOf(f, t, int(i))
+			p.readAttributes(f, &cfg, t, int(i))
 		}
 		s := 0.0
 		for _, r := range t.Ratings {
@@ -424,6 +440,7 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 	p.waits, p.waitPos = p.waits[:0], p.waitPos[:0]
 	p.readRules(tickets, &cfg)
 	p.made, p.ids, p.slots, p.pairs = p.made[:0], p.ids[:0], p.slots[:0], p.pairs[:0]
+	p.attrs, p.attrList, p.attrAt = p.attrs[:0], p.attrList[:0], p.attrAt[:0]
 	return nil
 }
 

@@ -126,11 +126,28 @@ type Match struct {
 	Region            string
 	SkillDifference   float64 // |difference of the team totals|
 	AverageDifference float64 // |difference of the team averages| = SkillDifference / TeamSize
-	// Attributes holds, by attribute, what the match's equal and intersect rules agreed on:
-	// for equal the one value of the tickets the rule binds, for intersect the values
-	// common to their lists, sorted (when the rule binds none of the tickets: of all of
-	// them; an equal rule whose tickets then differ reports nothing). nil without such rules.
-	Attributes map[string]Value
+	// Attributes are what the match's equal and intersect rules agreed on, in the rules'
+	// order, one per attribute (the first rule's): for equal the one value of the tickets
+	// the rule binds, for intersect the values common to their lists, sorted (when the rule
+	// binds none of the tickets: of all of them; an equal rule whose tickets then differ
+	// reports nothing). nil without such rules.
+	Attributes []MatchAttribute
+}
+
+// MatchAttribute is an attribute's value agreed in a match.
+type MatchAttribute struct {
+	Name  string
+	Value Value
+}
+
+// Attribute returns the match's value of the attribute name, ok false without one.
+func (m Match) Attribute(name string) (Value, bool) {
+	for _, a := range m.Attributes {
+		if a.Name == name {
+			return a.Value, true
+		}
+	}
+	return Value{}, false
 }
 
 // Expiry is a ticket that leaves the pass unmatched, and why.

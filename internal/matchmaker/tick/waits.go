@@ -13,15 +13,17 @@ import (
 // cannot make a match by their head counts alone; if they can, the rule whose classes
 // (classes.go) they share none of, or when each rule alone leaves a match, the last such
 // rule (they fail together); and for an anchor whose search found matches that a rule
-// judged on the match turned down, the rule that turned down the first.
+// judged on the match turned down, the rule that turned down the first. An equal rule that
+// partitions the walks (an equal rule binding at any wait, the first such) is named instead
+// of the interval: the walk met only the candidates of the anchor's value.
 type Wait struct {
 	Ticket    int    // input index
 	Rule      string // WaitInterval, WaitLatency or a Rule's Name
 	Kind      string // WaitInterval, WaitLatency or the rule's Kind
 	Attribute string // the rule's attribute, if it reads one
 	// Candidates are the tickets the rule was left to judge: those within the anchor's
-	// interval that passed the rules before it; for a match turned down, the match's
-	// tickets beside the anchor.
+	// interval that passed the rules before it; for an equal rule, those of them with the
+	// anchor's value; for a match turned down, the match's tickets beside the anchor.
 	Candidates int
 	// Found: the rule turned down a match the search found, whose spread (a distance
 	// rule's values, or the teams' average ratings) was Value, over Tolerance.
@@ -48,7 +50,7 @@ func (w Wait) Detail() string {
 		}
 		return "no region common to " + n
 	case RuleEqual:
-		return fmt.Sprintf("too few of %s with the same %s", n, w.Attribute)
+		return fmt.Sprintf("only %s with the same %s", n, w.Attribute)
 	case RuleIntersect:
 		if w.Candidates == 0 {
 			return fmt.Sprintf("the ticket's %s hold fewer values than the rule's min_common", w.Attribute)
@@ -133,7 +135,16 @@ func (p *pass) explain(a int32, w []int32, wm []uint64, rej []rejection) {
 	judged := len(w) + len(rej) // candidates stage s judged
 	for s := range stages {
 		if !p.hs.complete(&dp[s]) {
-			p.wait(a, p.stageWait(s, judged))
+			switch {
+			case s == stageInterval && p.part >= 0:
+				// The walk met the candidates of the anchor's value only (partition): too
+				// few of them is the rule's doing as much as the interval's.
+				p.wait(a, p.stageWait(stageRules+p.part, judged-counts[s]))
+			case s >= stageRules && p.rules[s-stageRules].rule.Kind == RuleEqual:
+				p.wait(a, p.stageWait(s, judged-counts[s]))
+			default:
+				p.wait(a, p.stageWait(s, judged))
+			}
 			return
 		}
 		judged -= counts[s]

@@ -29,7 +29,7 @@ func (p *pass) ratingWindow(a int32) bool {
 		p.dp[bits.TrailingZeros64(m)] = p.hs.one(sa)
 	}
 	w, wm, rej := p.walk[:0], p.wmask[:0], p.rej[:0]
-	o := p.outward(a)
+	o := p.outwardIn(a, p.part >= 0)
 	for {
 		dl, dh := math.Inf(1), math.Inf(1)
 		if o.l >= 0 {
@@ -96,15 +96,34 @@ const maxPicks = 8
 // the equally near, oldest first. To the right, positions in a run of equal ratings are
 // in age order already; to the left they are walked backward, so the cursor jumps to the
 // start of each run (l) and walks it forward to its end (lEnd) before the next run left.
+// With part, it walks the links of the centre's partition (pass.part) only.
 type cursor struct {
 	l, lEnd, lNext int32 // -1: nothing left on that side
 	h              int32
+	part           bool
 }
 
-func (p *pass) outward(centre int32) cursor {
-	o := cursor{h: p.nodes[centre].next}
-	o.enterLeft(p, p.nodes[centre].prev)
+func (p *pass) outward(centre int32) cursor { return p.outwardIn(centre, false) }
+
+func (p *pass) outwardIn(centre int32, part bool) cursor {
+	o := cursor{part: part}
+	o.h = o.next(p, centre)
+	o.enterLeft(p, o.prev(p, centre))
 	return o
+}
+
+func (o *cursor) next(p *pass, i int32) int32 {
+	if o.part {
+		return p.pnext[i]
+	}
+	return p.nodes[i].next
+}
+
+func (o *cursor) prev(p *pass, i int32) int32 {
+	if o.part {
+		return p.pprev[i]
+	}
+	return p.nodes[i].prev
 }
 
 // enterLeft starts the run of equal ratings that ends at position e.
@@ -113,10 +132,10 @@ func (o *cursor) enterLeft(p *pass, e int32) {
 	if e < 0 {
 		return
 	}
-	for s := p.nodes[e].prev; s >= 0 && p.nodes[s].key == p.nodes[e].key; s = p.nodes[s].prev {
+	for s := o.prev(p, e); s >= 0 && p.nodes[s].key == p.nodes[e].key; s = o.prev(p, s) {
 		o.l = s
 	}
-	o.lNext = p.nodes[o.l].prev
+	o.lNext = o.prev(p, o.l)
 }
 
 // step takes the nearer of the two sides' next positions, at distances dl and dh (+Inf
@@ -127,12 +146,12 @@ func (o *cursor) step(p *pass, dl, dh float64) (int32, float64) {
 		if c == o.lEnd {
 			o.enterLeft(p, o.lNext)
 		} else {
-			o.l = p.nodes[c].next
+			o.l = o.next(p, c)
 		}
 		return c, dl
 	}
 	c := o.h
-	o.h = p.nodes[c].next
+	o.h = o.next(p, c)
 	return c, dh
 }
 
