@@ -55,18 +55,44 @@ import (
 // the smallest worst latency of its tickets wins (then the first by name), and the same
 // rule picks Match.Region among all regions every ticket of the match accepts.
 //
+// Rules (Config.Rules; see Rule): a rule binds a ticket until its wait reaches the rule's
+// OptionalAfterS, and a match satisfies it when the tickets it still binds satisfy it
+// together, a tolerance being the smallest of their current values. The search is
+// complete for the rules that hold of a match exactly when its tickets share a class
+// (classes.go: latency's regions, equal, intersect), and for the pairwise part of
+// distance: a candidate is acceptable when, besides the interval, it shares a class with
+// the anchor, has the anchor's value of each equal rule binding both, and is within the
+// smaller tolerance of the anchor's value of each distance rule binding both; the walk
+// above runs per class, so if a match for the anchor exists among the tickets of one of
+// its first MaxClasses classes, one is found. The rules judged on the match as a whole,
+// distance (the spread of the values) and team_balance (the teams' average difference,
+// after the split), are checked on the match picked: one that breaks either is turned down
+// and the walk goes on (the next class's pick, then the next candidate's), at most maxPicks
+// picks an anchor. So with a distance or team_balance rule an anchor may wait although a
+// match for it exists (its picks hold the nearest tickets in rating, which may be what
+// breaks the rule); it then waits on that rule (Result.Waiting, Found). Among classes whose
+// picks complete at the same candidate, the one whose region has the smallest worst
+// latency wins, then the first class. Match.Attributes report what equal and intersect
+// rules agreed on. Without rules a pass is what it was before rules existed.
+//
+// Waiting: each ticket that anchored a search and is left waiting has a Wait naming the
+// rule that stopped it (see Wait).
+//
 // Backfill: before any anchor, the backfill tickets (Ticket.Backfill) are served, oldest
 // first, each as backfill (backfill.go) describes: the acceptable tickets nearest the match's
 // mean rating, placed by teams.Assign among the teams with open slots, until the slots are
 // full. A backfill ticket is never an anchor nor a candidate; Result.Fills lists what each
-// got, and a backfill that got nobody keeps waiting.
+// got, and a backfill that got nobody keeps waiting. The rules do not apply to backfills
+// yet: a backfill ticket gives no attributes and its joiners are chosen by the interval
+// and latency only.
 //
 // Teams: the most even split of the match's tickets, parties whole (the least |difference
 // of team totals| over every split, the anchor's team being team 0; sums in float64, so
 // "least" holds up to rounding), then each team sorted by rating and paired in order.
 //
 // Errors: an apperr.Invalid error naming every invalid field of cfg (see Config.Validate),
-// now, and of the tickets as tickets[i].field (see Ticket.Validate); a pass with more than
+// now, and of the tickets as tickets[i].field (see Ticket.Validate and
+// Config.ValidateTicket for attributes); a pass with more than
 // MaxRegions region names is invalid too (tickets[i].latencies[j].region).
 //
 // Cost: O(N log N) with a radix sort for N tickets, plus for each anchor the tickets within
