@@ -149,7 +149,16 @@ func (p *pass) release() {
 // resultWaits copies out the waits of the tickets that still wait: an anchor that found
 // no match may have been taken into a later anchor's.
 func (p *pass) resultWaits() []Wait {
-	var out []Wait
+	n := 0
+	for _, pos := range p.waitPos {
+		if p.nodes[pos].state != matched {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Wait, 0, n)
 	for i, x := range p.waits {
 		if p.nodes[p.waitPos[i]].state != matched {
 			out = append(out, x)
