@@ -96,6 +96,8 @@ type runner struct {
 	waiting map[string]Ticket // the queue's searching tickets, while leading
 	track   *tracker          // their counters and the recent history, while leading
 	stats   atomic.Pointer[Stats]
+	// waitingOn is why each ticket left searching by the last pass waits, while leading.
+	waitingOn atomic.Pointer[map[string]WaitingOn]
 }
 
 func (s *Service) startRunner(parent context.Context, q Queue) *runner {
@@ -156,6 +158,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		r.leading.Store(false)
 		r.waiting, r.cursor, r.track = nil, 0, nil
 		r.stats.Store(nil)
+		r.waitingOn.Store(nil)
 		r.s.metrics.leading(q.Name, false)
 		return
 	}
@@ -180,6 +183,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		log.Error("queue: the matching pass failed", "err", err)
 		return
 	}
+	r.waitingOn.Store(&w.Waiting)
 	if len(w.Matches)+len(w.Expired) > 0 {
 		w.At = now
 		done, err := r.s.store.CommitTick(ctx, q.Name, w)

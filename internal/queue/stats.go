@@ -424,6 +424,7 @@ func (s *Service) estimate(ctx context.Context, t *Ticket) {
 	if t.Status != Searching || len(t.Players) == 0 {
 		return
 	}
+	s.explainWait(t)
 	st, err := s.statsOf(ctx, t.Queue)
 	if err != nil {
 		return

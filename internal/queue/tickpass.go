@@ -47,6 +47,7 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 			in, index = append(in, tt), append(index, i)
 			continue
 		}
+		tt.Attributes = t.Attributes
 		tt.Ratings = make([]float64, len(t.Players))
 		for j, p := range t.Players {
 			tt.Ratings[j] = p.Rating
@@ -60,9 +61,7 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 		}
 		in, index = append(in, tt), append(index, i)
 	}
-	cfg := tick.Config{TeamSize: q.TeamSize, Strategy: string(q.Strategy),
-		Interval: tickSteps(q.Expansions.Interval), MaxLatency: tickSteps(q.Expansions.MaxLatencyMS)}
-	out, err := tick.Run(in, secs(now), cfg)
+	out, err := tick.Run(in, secs(now), q.tickConfig())
 	if err != nil {
 		return TickWrite{}, err
 	}
@@ -72,7 +71,7 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 	}
 	for _, m := range out.Matches {
 		match := Match{ID: newID("mt-"), CreatedAt: now, Region: m.Region, Teams: make([]MatchTeam, 2),
-			SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference}
+			SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference, Attributes: m.Attributes}
 		for team, slots := range m.Teams {
 			for _, s := range slots {
 				t := waiting[index[s.Ticket]]
@@ -89,6 +88,12 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 	}
 	for _, e := range out.Expired {
 		w.Expired = append(w.Expired, Expiry{TicketID: waiting[index[e.Ticket]].ID, Reason: e.Reason})
+	}
+	if len(out.Waiting) > 0 {
+		w.Waiting = make(map[string]WaitingOn, len(out.Waiting))
+		for _, x := range out.Waiting {
+			w.Waiting[waiting[index[x.Ticket]].ID] = WaitingOn{Rule: x.Rule, Detail: x.Detail()}
+		}
 	}
 	return w, nil
 }

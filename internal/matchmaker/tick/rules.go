@@ -261,3 +261,19 @@ func (c *Config) addAttributeFaultsOf(f *apperr.Fields, t *Ticket, ticket int) {
 		return "tickets[" + strconv.Itoa(ticket) + "]." + field
 	})
 }
+
+// ValidateRules reports the faults of c's attributes and rules alone (attributes.<name>.*,
+// rules[i].*), for a service that checks the rest of its definition itself.
+func (c Config) ValidateRules() error {
+	var f apperr.Fields
+	c.addRuleFaults(&f)
+	return f.Err()
+}
+
+// ValidateAttributes reports the faults of a ticket's attributes against c's declarations
+// and rules (attributes.<name>), as Run would.
+func (c Config) ValidateAttributes(attrs map[string]Value) error {
+	var f apperr.Fields
+	c.addAttributeFaults(&f, &Ticket{Attributes: attrs}, func(field string) string { return field })
+	return f.Err()
+}
