@@ -564,19 +564,19 @@ type AttributeDeclaration struct {
 // AttributeDeclarationType defines model for AttributeDeclaration.Type.
 type AttributeDeclarationType string
 
+// AttributeNumber defines model for AttributeNumber.
+type AttributeNumber = float64
+
+// AttributeString defines model for AttributeString.
+type AttributeString = string
+
+// AttributeStringList defines model for AttributeStringList.
+type AttributeStringList = []string
+
 // AttributeValue An attribute's value, of the type its declaration says.
 type AttributeValue struct {
 	union json.RawMessage
 }
-
-// AttributeValue0 defines model for AttributeValue.0.
-type AttributeValue0 = string
-
-// AttributeValue1 defines model for AttributeValue.1.
-type AttributeValue1 = float64
-
-// AttributeValue2 defines model for AttributeValue.2.
-type AttributeValue2 = []string
 
 // Backfill A backfill ticket's request, its players' ratings in the ticket's `players`.
 type Backfill struct {
@@ -1813,22 +1813,22 @@ type RebalanceTeamsJSONRequestBody = RebalanceRequest
 // QueueEventJSONRequestBody defines body for QueueEvent for application/json ContentType.
 type QueueEventJSONRequestBody = QueueEvent
 
-// AsAttributeValue0 returns the union data inside the AttributeValue as a AttributeValue0
-func (t AttributeValue) AsAttributeValue0() (AttributeValue0, error) {
-	var body AttributeValue0
+// AsAttributeString returns the union data inside the AttributeValue as a AttributeString
+func (t AttributeValue) AsAttributeString() (AttributeString, error) {
+	var body AttributeString
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromAttributeValue0 overwrites any union data inside the AttributeValue as the provided AttributeValue0
-func (t *AttributeValue) FromAttributeValue0(v AttributeValue0) error {
+// FromAttributeString overwrites any union data inside the AttributeValue as the provided AttributeString
+func (t *AttributeValue) FromAttributeString(v AttributeString) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeAttributeValue0 performs a merge with any union data inside the AttributeValue, using the provided AttributeValue0
-func (t *AttributeValue) MergeAttributeValue0(v AttributeValue0) error {
+// MergeAttributeString performs a merge with any union data inside the AttributeValue, using the provided AttributeString
+func (t *AttributeValue) MergeAttributeString(v AttributeString) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -1839,22 +1839,22 @@ func (t *AttributeValue) MergeAttributeValue0(v AttributeValue0) error {
 	return err
 }
 
-// AsAttributeValue1 returns the union data inside the AttributeValue as a AttributeValue1
-func (t AttributeValue) AsAttributeValue1() (AttributeValue1, error) {
-	var body AttributeValue1
+// AsAttributeNumber returns the union data inside the AttributeValue as a AttributeNumber
+func (t AttributeValue) AsAttributeNumber() (AttributeNumber, error) {
+	var body AttributeNumber
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromAttributeValue1 overwrites any union data inside the AttributeValue as the provided AttributeValue1
-func (t *AttributeValue) FromAttributeValue1(v AttributeValue1) error {
+// FromAttributeNumber overwrites any union data inside the AttributeValue as the provided AttributeNumber
+func (t *AttributeValue) FromAttributeNumber(v AttributeNumber) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeAttributeValue1 performs a merge with any union data inside the AttributeValue, using the provided AttributeValue1
-func (t *AttributeValue) MergeAttributeValue1(v AttributeValue1) error {
+// MergeAttributeNumber performs a merge with any union data inside the AttributeValue, using the provided AttributeNumber
+func (t *AttributeValue) MergeAttributeNumber(v AttributeNumber) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -1865,22 +1865,22 @@ func (t *AttributeValue) MergeAttributeValue1(v AttributeValue1) error {
 	return err
 }
 
-// AsAttributeValue2 returns the union data inside the AttributeValue as a AttributeValue2
-func (t AttributeValue) AsAttributeValue2() (AttributeValue2, error) {
-	var body AttributeValue2
+// AsAttributeStringList returns the union data inside the AttributeValue as a AttributeStringList
+func (t AttributeValue) AsAttributeStringList() (AttributeStringList, error) {
+	var body AttributeStringList
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromAttributeValue2 overwrites any union data inside the AttributeValue as the provided AttributeValue2
-func (t *AttributeValue) FromAttributeValue2(v AttributeValue2) error {
+// FromAttributeStringList overwrites any union data inside the AttributeValue as the provided AttributeStringList
+func (t *AttributeValue) FromAttributeStringList(v AttributeStringList) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeAttributeValue2 performs a merge with any union data inside the AttributeValue, using the provided AttributeValue2
-func (t *AttributeValue) MergeAttributeValue2(v AttributeValue2) error {
+// MergeAttributeStringList performs a merge with any union data inside the AttributeValue, using the provided AttributeStringList
+func (t *AttributeValue) MergeAttributeStringList(v AttributeStringList) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
