@@ -319,6 +319,9 @@ func (w *world) joinable(b, i int) bool {
 			return false
 		}
 	}
+	if !w.keepsBackfillRules(b, i) {
+		return false
+	}
 	if r := w.bfRegion(b); r != "" && len(w.cfg.MaxLatency) > 0 {
 		return w.usable(i, r)
 	}

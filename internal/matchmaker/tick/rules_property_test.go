@@ -56,9 +56,6 @@ func withRules(rng *rand.Rand, tk []Ticket, cfg Config) ([]Ticket, Config) {
 	modes := []string{"a", "b", "c"}[:2+rng.IntN(3)/2]
 	maps := []string{"m1", "m2", "m3", "m4", "m5"}
 	for i := range tk {
-		if tk[i].Backfill != nil {
-			continue
-		}
 		attrs := map[string]Value{
 			"mode":  StringValue(modes[rng.IntN(len(modes))]),
 			"plat":  NumberValue(float64(1 + rng.IntN(2))),
@@ -70,7 +67,9 @@ func withRules(rng *rand.Rand, tk []Ticket, cfg Config) ([]Ticket, Config) {
 		}
 		attrs["maps"] = ListValue(list...)
 		for name := range attrs {
-			if cfg.Attributes[name].Default != nil && rng.IntN(3) == 0 {
+			// A backfill ticket gives what its match agreed on, some of it; a ticket may
+			// leave out what has a default.
+			if tk[i].Backfill != nil && rng.IntN(2) == 0 || cfg.Attributes[name].Default != nil && rng.IntN(3) == 0 {
 				delete(attrs, name)
 			}
 		}
@@ -89,11 +88,11 @@ func TestRandomRuledQueuesKeepTheRulesAndMatchTheReference(t *testing.T) {
 	if testing.Short() {
 		cases = 600
 	}
-	var matches, waits, turnedDown int
+	var matches, waits, turnedDown, fills int
 	for seed := range uint64(cases) {
 		rng := rand.New(rand.NewPCG(seed, 0x4a1e5))
 		tk, now, cfg := randomQueue(rng, 11)
-		if rng.IntN(4) == 0 {
+		if rng.IntN(3) == 0 {
 			tk = withBackfills(rng, tk, now, cfg)
 		}
 		tk, cfg = withRules(rng, tk, cfg)
@@ -102,6 +101,7 @@ func TestRandomRuledQueuesKeepTheRulesAndMatchTheReference(t *testing.T) {
 		}
 		res, _ := Run(tk, now, cfg)
 		matches += len(res.Matches)
+		fills += len(res.Fills)
 		for _, x := range res.Waiting {
 			if x.Rule != WaitInterval && x.Rule != WaitLatency {
 				waits++
@@ -111,9 +111,10 @@ func TestRandomRuledQueuesKeepTheRulesAndMatchTheReference(t *testing.T) {
 			}
 		}
 	}
-	if matches < cases/4 || waits < cases/4 || turnedDown < cases/50 {
-		t.Fatalf("%d matches, %d tickets waiting on a rule, %d on a match turned down in %d cases: the test hardly tests",
-			matches, waits, turnedDown, cases)
+	if matches < cases/4 || waits < cases/4 || turnedDown < cases/50 || fills < cases/10 {
+		t.Fatalf("%d matches, %d fills, %d tickets waiting on a rule, %d on a match turned down in %d cases: the test hardly tests",
+			matches, fills, waits, turnedDown, cases)
 	}
-	t.Logf("%d matches, %d tickets waiting on a rule, %d on a match turned down, in %d cases", matches, waits, turnedDown, cases)
+	t.Logf("%d matches, %d fills, %d tickets waiting on a rule, %d on a match turned down, in %d cases",
+		matches, fills, waits, turnedDown, cases)
 }

@@ -289,3 +289,37 @@ func (w *world) expectAttributes(s []int) []MatchAttribute {
 	}
 	return out
 }
+
+// keepsBackfillRules: ticket i keeps backfill b's rules, by their definition for a
+// backfill (backfill_rules.go): each equal, intersect or distance rule binding both, whose
+// attribute b gives.
+func (w *world) keepsBackfillRules(b, i int) bool {
+	for _, r := range w.cfg.Rules {
+		v, ok := w.tk[b].Attributes[r.Attribute]
+		if !ok || r.Kind == RuleTeamBalance || !w.binds(r, b) || !w.binds(r, i) {
+			continue
+		}
+		x := w.val(r.Attribute, i)
+		switch r.Kind {
+		case RuleEqual:
+			if !sameValue(x, v) {
+				return false
+			}
+		case RuleIntersect:
+			common := 0
+			for _, s := range x.List {
+				if slices.Contains(v.List, s) {
+					common++
+				}
+			}
+			if common < r.minCommon() {
+				return false
+			}
+		case RuleDistance:
+			if math.Abs(x.Num-v.Num) > min(w.tol(r, i), w.stepAt(r.Expansions, b)) {
+				return false
+			}
+		}
+	}
+	return true
+}

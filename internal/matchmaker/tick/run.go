@@ -82,9 +82,9 @@ import (
 // first, each as backfill (backfill.go) describes: the acceptable tickets nearest the match's
 // mean rating, placed by teams.Assign among the teams with open slots, until the slots are
 // full. A backfill ticket is never an anchor nor a candidate; Result.Fills lists what each
-// got, and a backfill that got nobody keeps waiting. The rules do not apply to backfills
-// yet: a backfill ticket gives no attributes and its joiners are chosen by the interval
-// and latency only.
+// got, and a backfill that got nobody keeps waiting. With rules, a backfill ticket's
+// attributes are its running match's values, and its joiners keep its equal, intersect and
+// distance rules with it (backfill_rules.go).
 //
 // Teams: the most even split of the match's tickets, parties whole (the least |difference
 // of team totals| over every split, the anchor's team being team 0; sums in float64, so
