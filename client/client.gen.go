@@ -610,6 +610,9 @@ type BackfillBots struct {
 
 // BackfillRequest defines model for BackfillRequest.
 type BackfillRequest struct {
+	// Attributes The running match's values of the queue's attributes (e.g. the `attributes` its match reported), each optional. A joiner keeps the queue's `equal`, `intersect` and `distance` rules with them, as a ticket does with a match's oldest ticket; the late-joiner rule keeps the teams even.
+	Attributes *map[string]AttributeValue `json:"attributes,omitempty"`
+
 	// Bots The server's bot rule (the Ideal Bot Counter of `/v1/teams/assign`), with the mean bot on the matchmaking scale. With it, a join counts the bots it removes from the team joined (at the mean of that team's bots) or adds to the other (at `mean_rating`).
 	Bots *BackfillBots `json:"bots,omitempty"`
 

@@ -63,6 +63,7 @@ func TestQueueRulesOverHTTP(t *testing.T) {
 		{"POST", "/v1/queues/ranked/tickets", `{"players":[{"id":"a"}],"attributes":{"maps":["dust"],"level":3,"crossplay":"on"}}`, "attributes.crossplay"},
 		{"POST", "/v1/queues/ranked/tickets", `{"players":[{"id":"a"}],"attributes":{"maps":["dust",3],"level":3}}`, "attributes.maps"},
 		{"POST", "/v1/queues/ranked/tickets", `{"players":[{"id":"a"}],"attributes":{"maps":["dust"]}}`, "attributes.level"},
+		{"POST", "/v1/queues/ranked/backfill", `{"match_id":"m","teams":[{"players":[{"id":"x"}]},{"players":[]}],"open_slots":[0,1],"attributes":{"mode":3}}`, "attributes.mode"},
 	} {
 		resp := exchange(t, h, tt.method, tt.path, "application/json", tt.body)
 		if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || !hasField(p, tt.field) {
@@ -112,5 +113,18 @@ func TestQueueRulesOverHTTP(t *testing.T) {
 	}
 	if got.Status != "searching" || got.WaitingOn.Rule != "interval" || got.WaitingOn.Detail == "" {
 		t.Fatalf("carol waits on %+v", got.WaitingOn)
+	}
+
+	// A backfill's attributes are optional, each; a casual carol does not join a ranked match.
+	resp := exchange(t, h, http.MethodPost, "/v1/queues/ranked/backfill", "application/json",
+		`{"match_id":"m","teams":[{"players":[{"id":"x"}]},{"players":[]}],"open_slots":[0,1],"attributes":{"mode":"ranked"}}`)
+	var bf ticketJSON
+	if decodeJSON(t, resp, &bf); resp.StatusCode != http.StatusCreated || bf.Attributes["mode"].Str != "ranked" {
+		t.Fatalf("backfill: %d %+v", resp.StatusCode, bf)
+	}
+	time.Sleep(150 * time.Millisecond) // a few ticks
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/tickets/"+carol.ID, "", ""), &got)
+	if got.Status != "searching" {
+		t.Fatalf("carol joined a ranked match: %+v", got)
 	}
 }

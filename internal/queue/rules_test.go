@@ -204,3 +204,48 @@ func TestTheLeaderSaysWhyATicketWaits(t *testing.T) {
 	}
 	t.Fatal("no ticket said why it waits")
 }
+
+// A backfill ticket's attributes bind its joiners: the nearest ticket of another mode is
+// passed over for one of the match's mode.
+func TestTickPassBackfillKeepsTheRules(t *testing.T) {
+	t.Parallel()
+	q := queue.DefaultQueue("q")
+	q.TeamSize, q.MaxPartySize = 2, 2
+	withRules(&q)
+	t0 := queuetest.T0
+	bf := searching("bf", t0, nil, pl("r1", 1000), pl("b1", 1010), pl("b2", 990))
+	bf.Backfill = &queue.Backfill{MatchID: "running", OpenSlots: []int{1, 0},
+		Teams: []queue.BackfillTeam{{Players: []string{"r1"}}, {Players: []string{"b1", "b2"}}}}
+	bf.Attributes = map[string]tick.Value{"mode": tick.StringValue("ranked")}
+	maps := map[string]tick.Value{"maps": tick.ListValue("dust")}
+	casual := searching("casual", t0.Add(-time.Minute), nil, pl("c1", 1000)) // the nearest and oldest, casual by default
+	casual.Attributes = maps
+	ranked := searching("ranked", t0.Add(time.Second), nil, pl("k1", 1010))
+	ranked.Attributes = map[string]tick.Value{"mode": tick.StringValue("ranked"), "maps": tick.ListValue("nuke")}
+	w, err := queue.TickPass{}.Match(q, []queue.Ticket{casual, bf, ranked}, t0.Add(2*time.Second))
+	if err != nil || len(w.Matches) != 1 || w.Matches[0].BackfillOf != "running" {
+		t.Fatalf("%+v %v", w, err)
+	}
+	if a := queue.Assignments(w.Matches[0]); a["ranked"].MatchID != "running" || a["casual"].MatchID != "" {
+		t.Fatalf("assignments %+v", a)
+	}
+}
+
+// A backfill's attributes are checked (each optional) and stored.
+func TestCreateBackfillAttributes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, queue.Config{})
+	ctx := context.Background()
+	f.queue(t, func(q *queue.Queue) { q.TeamSize, q.MaxPartySize = 2, 2; withRules(q) })
+	nb := queue.NewBackfill{Queue: "duel", MatchID: "running", OpenSlots: []int{1, 0},
+		Teams:      []queue.NewBackfillTeam{{Players: []queue.NewPlayer{{ID: "r1"}}}, {Players: []queue.NewPlayer{{ID: "b1"}, {ID: "b2"}}}},
+		Attributes: map[string]tick.Value{"mode": tick.NumberValue(1)}}
+	if _, _, err := f.svc.CreateBackfill(ctx, nb); !slices.Contains(fieldsOf(err), "attributes.mode") {
+		t.Fatalf("a mode of the wrong type: %v", err)
+	}
+	nb.Attributes = map[string]tick.Value{"mode": tick.StringValue("ranked")} // no maps: optional for a backfill
+	tk, _, err := f.svc.CreateBackfill(ctx, nb)
+	if err != nil || tk.Attributes["mode"].Str != "ranked" {
+		t.Fatalf("%+v %v", tk.Attributes, err)
+	}
+}

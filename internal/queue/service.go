@@ -342,7 +342,7 @@ func (nt *NewTicket) validate(q Queue) error {
 		f.Add("ttl_s", "must be 1..%d seconds", int(MaxTicketTTL.Seconds()))
 	}
 	if len(nt.Attributes) > 0 || len(q.Rules) > 0 {
-		f.Include(q.tickConfig().ValidateAttributes(nt.Attributes)) // attributes.<name>
+		f.Include(q.tickConfig().ValidateAttributes(nt.Attributes, false)) // attributes.<name>
 	}
 	return f.Err()
 }

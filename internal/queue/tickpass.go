@@ -32,7 +32,7 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 	index := make([]int, 0, len(waiting)) // waiting's index of each of in's tickets
 	var invalid []Expiry
 	for i, t := range waiting {
-		tt := tick.Ticket{WaitingSince: secs(t.CreatedAt), ExpiresAt: secs(t.ExpiresAt)}
+		tt := tick.Ticket{WaitingSince: secs(t.CreatedAt), ExpiresAt: secs(t.ExpiresAt), Attributes: t.Attributes}
 		if t.Backfill != nil {
 			tt.Backfill = tickBackfill(t)
 			if t.Backfill.Region != "" {
@@ -47,7 +47,6 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 			in, index = append(in, tt), append(index, i)
 			continue
 		}
-		tt.Attributes = t.Attributes
 		tt.Ratings = make([]float64, len(t.Players))
 		for j, p := range t.Players {
 			tt.Ratings[j] = p.Rating

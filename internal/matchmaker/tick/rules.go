@@ -271,9 +271,14 @@ func (c Config) ValidateRules() error {
 }
 
 // ValidateAttributes reports the faults of a ticket's attributes against c's declarations
-// and rules (attributes.<name>), as Run would.
-func (c Config) ValidateAttributes(attrs map[string]Value) error {
+// and rules (attributes.<name>), as Run would; with backfill, of a backfill ticket's (whose
+// attributes are all optional).
+func (c Config) ValidateAttributes(attrs map[string]Value, backfill bool) error {
 	var f apperr.Fields
-	c.addAttributeFaults(&f, &Ticket{Attributes: attrs}, func(field string) string { return field })
+	t := &Ticket{Attributes: attrs}
+	if backfill {
+		t.Backfill = &Backfill{}
+	}
+	c.addAttributeFaults(&f, t, func(field string) string { return field })
 	return f.Err()
 }
