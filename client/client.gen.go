@@ -1156,6 +1156,9 @@ type QueueStats struct {
 
 	// WaitS Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
 	WaitS QueueStatsWait `json:"wait_s"`
+
+	// WaitingOn The tickets the leader's last tick left waiting, by the rule that stopped them (`interval`, `latency` or one of the queue's rules); absent before a tick. Each ticket's own reason is its `waiting_on`.
+	WaitingOn *map[string]int `json:"waiting_on,omitempty"`
 }
 
 // QueueStatsSource `leader`: this replica leads the queue; `store`: the snapshot the leader published (at most about 3 s old); `none`: no leader has published one yet (every count 0).

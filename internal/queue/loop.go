@@ -184,6 +184,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		return
 	}
 	r.waitingOn.Store(&w.Waiting)
+	r.s.metrics.ruleBlocks(q.Name, w.Waiting)
 	if len(w.Matches)+len(w.Expired) > 0 {
 		w.At = now
 		done, err := r.s.store.CommitTick(ctx, q.Name, w)
@@ -218,6 +219,12 @@ func (r *runner) snapshot(ctx context.Context, queue string, now, oldest time.Ti
 	}
 	k.last = now
 	st := k.snapshot(queue, now, oldest)
+	if w := r.waitingOn.Load(); w != nil {
+		st.WaitingOn = make(map[string]int)
+		for _, x := range *w {
+			st.WaitingOn[x.Rule]++
+		}
+	}
 	r.stats.Store(st)
 	r.s.metrics.bands(queue, st)
 	if k.lastPub.IsZero() || now.Sub(k.lastPub) >= StatsPublish || !now.After(k.lastPub) {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"matchmaker/internal/apperr"
 	"matchmaker/internal/matchmaker/tick"
 	"matchmaker/internal/queue"
@@ -163,13 +165,15 @@ func TestTickPassRules(t *testing.T) {
 	}
 }
 
-// The leader serves why a searching ticket waits.
+// The leader serves why a searching ticket waits, counts the tickets waiting on each rule
+// in its stats, and counts the blocks per rule in matchmaker_queue_rule_blocks_total.
 func TestTheLeaderSaysWhyATicketWaits(t *testing.T) {
 	t.Parallel()
 	store := queue.NewMemoryStore()
 	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond})
+	reg := prometheus.NewRegistry()
 	svc := queue.NewService(queue.Deps{Store: store, Ratings: f.ratings, Matcher: queue.TickPass{},
-		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}, Now: f.clock.now})
+		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}, Now: f.clock.now, Metrics: queue.NewMetrics(reg)})
 	ctx := context.Background()
 	q := queue.DefaultQueue("duel")
 	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, 50*time.Millisecond
@@ -177,32 +181,61 @@ func TestTheLeaderSaysWhyATicketWaits(t *testing.T) {
 	if _, _, err := svc.PutQueue(ctx, q); err != nil {
 		t.Fatal(err)
 	}
+	var ids []string
 	for _, p := range []struct{ id, mode string }{{"alice", "ranked"}, {"bob", "casual"}} {
 		nt := solo("duel", p.id)
 		nt.Attributes = map[string]tick.Value{"mode": tick.StringValue(p.mode), "maps": tick.ListValue("dust")}
-		if _, _, err := svc.CreateTicket(ctx, nt); err != nil {
+		tk, _, err := svc.CreateTicket(ctx, nt)
+		if err != nil {
 			t.Fatal(err)
 		}
+		ids = append(ids, tk.ID)
 	}
 	runService(t, svc)
 	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		tks, _, _ := store.Changes(ctx, "duel", 0)
-		for _, tk := range tks {
-			got, err := svc.GetTicket(ctx, tk.ID, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.WaitingOn != nil {
-				if got.WaitingOn.Rule != "mode" || got.WaitingOn.Detail != "only 0 candidates with the same mode" {
-					t.Fatalf("waiting on %+v", got.WaitingOn)
-				}
-				return
-			}
+	for {
+		st, err := svc.Stats(ctx, "duel")
+		if err != nil {
+			t.Fatal(err)
 		}
+		if st.WaitingOn["mode"] == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stats waiting on %v, want mode: 2", st.WaitingOn)
+		}
+		f.clock.add(time.Second) // the stats are rebuilt at most every StatsRefresh of the service's clock
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatal("no ticket said why it waits")
+	for _, id := range ids {
+		got, err := svc.GetTicket(ctx, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.WaitingOn == nil || got.WaitingOn.Rule != "mode" || got.WaitingOn.Detail != "only 0 candidates with the same mode" {
+			t.Fatalf("ticket %s waiting on %+v", id, got.WaitingOn)
+		}
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := 0.0
+	for _, mf := range families {
+		if mf.GetName() != "matchmaker_queue_rule_blocks_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "rule" && l.GetValue() == "mode" {
+					blocks += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	if blocks < 2 {
+		t.Fatalf("matchmaker_queue_rule_blocks_total{rule=mode} = %g, want at least a tick's 2", blocks)
+	}
 }
 
 // A backfill ticket's attributes bind its joiners: the nearest ticket of another mode is
