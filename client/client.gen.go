@@ -1380,9 +1380,10 @@ type ResultTeam struct {
 // match reports them). `distance`: the largest minus the smallest value of `attribute` at
 // most the tolerance. `team_balance`: the teams' average ratings differ by at most the
 // tolerance. The search finds a match for the oldest ticket whenever one keeps its
-// `equal` and `intersect` rules (and the interval and latency); a match that breaks a
-// `distance` or `team_balance` rule is turned down, and the ticket then waits on that
-// rule.
+// `equal` and `intersect` rules (and the interval and latency), and, for `distance`,
+// whenever one's values lie within three quarters of its tolerance; a match picked that
+// breaks a `team_balance` rule (or a `distance` rule the oldest ticket is no longer
+// bound by) is turned down, and the ticket then waits on that rule.
 type Rule struct {
 	// Attribute The declared attribute the rule reads (not for `team_balance`).
 	Attribute *string `json:"attribute,omitempty"`

@@ -17,6 +17,15 @@ import (
 //     the classes whose values its list holds. With fewer values than min_common there, one
 //     class that only tickets the rule does not bind are in.
 //
+// and, not exactly but soundly, distance with the anchor bound: for each tolerance T its
+// expansions take that is at most the anchor's (in the steps' order), windows of width T
+// that hold the anchor's value, starting at x - T + j*T/distanceWindows for j = 0 ..
+// distanceWindows (one window for T = 0); a ticket is in a window when its value is in it
+// and its own tolerance is at least T. Tickets that share a window keep the rule; a match
+// that keeps it with a spread of at most (1 - 1/distanceWindows) x the smallest tolerance
+// of its bound tickets has its bound values in one window, so the search finds such
+// matches. (With the anchor not bound, distance is judged on the match found.)
+//
 // A ticket the rule does not bind is in every class of the rule. An anchor's classes are
 // the product of its regions' and its rules' classes, regions first, then the rules in
 // their order, each rule's values in order (sets of values in lexicographic order of
@@ -34,24 +43,36 @@ type dim struct {
 	sets []uint64
 	// unboundOnly: the one class only tickets the rule does not bind are in.
 	unboundOnly bool
+	// distance: class k holds the tickets whose tolerance is at least wins[k].t and value is
+	// in [wins[k].lo, wins[k].hi].
+	wins []window
 }
+
+// window is a class of a distance rule.
+type window struct{ t, lo, hi float64 }
+
+// distanceWindows is how many steps a distance rule's windows slide by across their width.
+const distanceWindows = 4
 
 // anchorClasses sets the classes of anchor a (p.dims, p.classRegions, p.inner) and
 // returns the mask of the anchor's classes, 0 when it can have no match (a bound intersect
 // rule whose list holds fewer than min_common values: p.zeroRule names it).
 func (p *pass) anchorClasses(a int32) uint64 {
-	p.dims = p.dims[:0]
+	p.dims, p.sets, p.wins = p.dims[:0], p.sets[:0], p.wins[:0] // the dimensions' parts are slices of sets and wins
 	inner := 1
 	for i := range p.rules {
 		d := &p.rules[i]
-		if !d.rule.classified() {
+		bound := d.bound[a]
+		if !d.rule.classified() && !(d.rule.Kind == RuleDistance && bound) {
 			continue
 		}
-		bound := d.bound[a]
 		x := dim{d: d}
 		switch {
 		case d.rule.Kind == RuleEqual && bound:
 			continue // a filter: see admits
+		case d.rule.Kind == RuleDistance:
+			x.wins = p.windows(d, a)
+			x.count = len(x.wins)
 		case d.rule.Kind == RuleEqual:
 			x.count = min(len(d.names)+len(d.nums), MaxClasses)
 		default:
@@ -71,8 +92,9 @@ func (p *pass) anchorClasses(a int32) uint64 {
 			case m == 1:
 				x.count = len(x.ref)
 			default:
-				x.sets = combinations(p.sets[:0], len(x.ref), m, MaxClasses)
-				p.sets = x.sets
+				from := len(p.sets)
+				p.sets = combinations(p.sets, len(x.ref), m, MaxClasses)
+				x.sets = p.sets[from:]
 				x.count = len(x.sets)
 			}
 		}
@@ -171,6 +193,16 @@ func (x *dim) mask(c int32) uint64 {
 		}
 		return 0
 	}
+	if x.wins != nil {
+		var r uint64
+		v, tol := x.d.num[c], x.d.tol[c]
+		for k, w := range x.wins {
+			if tol >= w.t && w.lo <= v && v <= w.hi {
+				r |= 1 << k
+			}
+		}
+		return r
+	}
 	// The ref values c's list holds, as bits of ref's indices.
 	var in uint64
 	if set := x.d.set; set != nil { // every value's rank is below 64: lists are bit sets
@@ -225,7 +257,7 @@ func combinations(out []uint64, n, m, limit int) []uint64 {
 	for i := range idx {
 		idx[i] = i
 	}
-	for len(out) < limit {
+	for from := len(out); len(out)-from < limit; {
 		var s uint64
 		for _, i := range idx {
 			s |= 1 << i
@@ -253,3 +285,29 @@ var ranks = func() (r [MaxListItems]int32) {
 	}
 	return r
 }()
+
+// windows are the classes of distance rule d for the anchor a, which it binds: see the
+// package's classes above.
+func (p *pass) windows(d *ruleData, a int32) []window {
+	from := len(p.wins)
+	out := p.wins
+	x, tol := d.num[a], d.tol[a]
+	for i, s := range d.rule.Expansions {
+		t := s.Value
+		if t > tol || i > 0 && t == d.rule.Expansions[i-1].Value {
+			continue
+		}
+		for j := range distanceWindows + 1 {
+			lo := x - t + float64(j)*t/distanceWindows
+			out = append(out, window{t, lo, lo + t})
+			if t == 0 || len(out)-from == MaxClasses {
+				break
+			}
+		}
+		if len(out)-from == MaxClasses {
+			break
+		}
+	}
+	p.wins = out
+	return out[from:]
+}

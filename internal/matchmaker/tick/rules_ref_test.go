@@ -136,6 +136,7 @@ type classKey struct {
 	value       Value
 	set         []string
 	unboundOnly bool
+	win         *window // distance, the anchor bound
 }
 
 // universe is the distinct values of attribute name among the live tickets, sorted (lists
@@ -189,6 +190,25 @@ func (w *world) classes(a int) []class {
 			for _, v := range w.universe(r.Attribute) {
 				keys = append(keys, classKey{rule: r, value: v})
 			}
+		case r.Kind == RuleDistance && w.binds(r, a):
+			// Windows of width T, each tolerance T of the expansions up to the anchor's, in
+			// the steps' order, that hold the anchor's value, sliding by T/distanceWindows.
+			x, tol := w.val(r.Attribute, a).Num, w.tol(r, a)
+			seen := map[float64]bool{}
+			for _, s := range r.Expansions {
+				t := s.Value
+				if t > tol || seen[t] {
+					continue
+				}
+				seen[t] = true
+				for j := 0; j <= distanceWindows; j++ {
+					lo := x - t + float64(j)*t/distanceWindows
+					keys = append(keys, classKey{rule: r, win: &window{t, lo, lo + t}})
+					if t == 0 {
+						break
+					}
+				}
+			}
 		case r.Kind == RuleIntersect:
 			var ref []string
 			if w.binds(r, a) {
@@ -236,6 +256,8 @@ func (w *world) inClass(a, i int, c class) bool {
 		v := w.val(k.rule.Attribute, i)
 		switch {
 		case k.unboundOnly:
+			return false
+		case k.win != nil && !(w.tol(k.rule, i) >= k.win.t && k.win.lo <= v.Num && v.Num <= k.win.hi):
 			return false
 		case k.rule.Kind == RuleEqual && !sameValue(v, k.value):
 			return false

@@ -153,22 +153,30 @@ func TestRulesOfEachKind(t *testing.T) {
 			matches: [][]int{{0, 1}},
 		},
 		{
-			// Each candidate is within 5 of the anchor 0, but 29 and 35 are 6 apart: both
-			// matches the window picks for 0 hold them (the nearest in rating) and are
-			// turned down, so 0 does not anchor a match although {0, 1, 3, 4} keeps the
-			// rule: the search's guarantee does not cover rules judged on the match. Ticket
-			// 1 anchors next (35 is too far from it) and takes 0.
+			// Each candidate is within 5 of the anchor 0, but 29 and 35 are 6 apart: the
+			// search keeps to a window of 5 around the anchor's 32 ([30.75, 35.75]) and
+			// leaves the nearest in rating, 29, out.
 			name: "distance: the spread of the whole match",
 			cfg:  ruled(2, levelRule),
 			tickets: []Ticket{with(1000, 90, level(32)), with(1001, 91, level(29)), with(1002, 92, level(35)),
 				with(1003, 93, level(31)), with(1020, 94, level(34))},
-			matches: [][]int{{1, 0, 3, 4}},
-			waits:   map[int]string{2: "interval: no candidate within the interval"},
+			matches: [][]int{{0, 2, 3, 4}},
+			waits:   map[int]string{1: "interval: no candidate within the interval"},
 		},
 		{
-			name:    "distance: a match turned down says so",
+			name:    "distance: no window holds the match",
 			cfg:     ruled(2, levelRule),
 			tickets: []Ticket{with(1000, 90, level(32)), with(1001, 91, level(29)), with(1002, 92, level(35)), with(1003, 93, level(31))},
+			matches: [][]int{},
+			waits:   map[int]string{0: "level: level too far apart among 3 candidates"},
+		},
+		{
+			// The anchor is past optional_after_s: the rule binds the others only, and the
+			// match the window picks for it is judged as a whole, and turned down.
+			name: "distance: a match turned down says so",
+			cfg: ruled(2, Rule{Name: "level", Kind: RuleDistance, Attribute: "level", Expansions: []Step{{0, 5}},
+				OptionalAfterS: after(50)}),
+			tickets: []Ticket{with(1000, 0, level(32)), with(1001, 91, level(29)), with(1002, 92, level(35)), with(1003, 93, level(31))},
 			matches: [][]int{},
 			waits:   map[int]string{0: "level: level spread 6 over the tolerance 5 in the match found"},
 		},

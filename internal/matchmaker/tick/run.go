@@ -57,23 +57,27 @@ import (
 //
 // Rules (Config.Rules; see Rule): a rule binds a ticket until its wait reaches the rule's
 // OptionalAfterS, and a match satisfies it when the tickets it still binds satisfy it
-// together, a tolerance being the smallest of their current values. The search is
-// complete for the rules that hold of a match exactly when its tickets share a class
-// (classes.go: latency's regions, equal, intersect), and for the pairwise part of
-// distance: a candidate is acceptable when, besides the interval, it shares a class with
-// the anchor, has the anchor's value of each equal rule binding both, and is within the
-// smaller tolerance of the anchor's value of each distance rule binding both; the walk
-// above runs per class, so if a match for the anchor exists among the tickets of one of
-// its first MaxClasses classes, one is found. The rules judged on the match as a whole,
-// distance (the spread of the values) and team_balance (the teams' average difference,
-// after the split), are checked on the match picked: one that breaks either is turned down
-// and the walk goes on (the next class's pick, then the next candidate's), at most maxPicks
-// picks an anchor. So with a distance or team_balance rule an anchor may wait although a
-// match for it exists (its picks hold the nearest tickets in rating, which may be what
-// breaks the rule); it then waits on that rule (Result.Waiting, Found). Among classes whose
-// picks complete at the same candidate, the one whose region has the smallest worst
-// latency wins, then the first class. Match.Attributes report what equal and intersect
-// rules agreed on. Without rules a pass is what it was before rules existed.
+// together, a tolerance being the smallest of their current values. The search turns the
+// rules into classes (classes.go), one set of head counts per class in the walk above, as
+// latency's regions always were: a candidate is acceptable when, besides the interval, it
+// has the anchor's value of each equal rule binding both, is within the smaller tolerance
+// of the anchor's value of each distance rule binding both, and shares a class with the
+// anchor; a match is the tickets of one class. The guarantee: if a match for the anchor
+// exists whose tickets share one of the anchor's first MaxClasses classes, one is found.
+// For latency, equal and intersect that is every match that keeps them (up to the
+// MaxClasses cut, reached only with many regions or values). For distance with the anchor
+// bound, the classes are windows of the rule's values around the anchor's, and a match
+// found keeps the rule; the matches in no window, whose spread exceeds (1 -
+// 1/distanceWindows) of their smallest tolerance, may be missed. The rules judged on the
+// match as a whole, team_balance (the teams' average difference after the split) and
+// distance when the anchor is past its optional_after_s, are checked on the match picked:
+// one that breaks either is turned down and the walk goes on (the next class's pick, then
+// the next candidate's), at most maxPicks picks an anchor, so with such a rule an anchor may
+// wait although a match for it exists (its picks hold the nearest tickets in rating, which
+// may be what breaks the rule); it then waits on that rule (Result.Waiting, Found). Among
+// classes whose picks complete at the same candidate, the one whose region has the smallest
+// worst latency wins, then the first class. Match.Attributes report what equal and
+// intersect rules agreed on. Without rules a pass is what it was before rules existed.
 //
 // Waiting: each ticket that anchored a search and is left waiting has a Wait naming the
 // rule that stopped it (see Wait).
@@ -245,6 +249,7 @@ type pass struct {
 	inner        int    // classes per region of the anchor (1: the classes are the regions)
 	classRegions []int8 // with inner > 1, the anchor's regions by id: class k is in classRegions[k/inner]
 	sets         []uint64
+	wins         []window
 	zeroRule     int // the rule that rules out the anchor, when anchorClasses returns 0
 	wmask        []uint64
 	rej          []rejection

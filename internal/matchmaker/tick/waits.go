@@ -60,7 +60,7 @@ func (w Wait) Detail() string {
 		if w.Found {
 			return fmt.Sprintf("%s spread %g over the tolerance %g in the match found", w.Attribute, w.Value, w.Tolerance)
 		}
-		return fmt.Sprintf("%s too far for %s", w.Attribute, n)
+		return fmt.Sprintf("%s too far apart among %s", w.Attribute, n)
 	case RuleTeamBalance:
 		return fmt.Sprintf("team averages differ by %g, over the tolerance %g in the match found", w.Value, w.Tolerance)
 	}
