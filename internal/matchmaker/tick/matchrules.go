@@ -2,6 +2,7 @@ package tick
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -78,12 +79,22 @@ func (p *pass) matchAttributes(c []int32) [2]int32 {
 				v = StringValue(d.names[id])
 			}
 		case RuleIntersect:
-			for _, id := range d.list(judged[0]) {
-				if !slices.ContainsFunc(judged[1:], func(pos int32) bool {
-					_, ok := slices.BinarySearch(d.list(pos), id)
-					return !ok
-				}) {
-					p.attrList = append(p.attrList, d.names[id]) // ranks ascending: the values sorted
+			if d.set != nil { // lists as bit sets: the common values are their intersection
+				common := ^uint64(0)
+				for _, pos := range judged {
+					common &= d.set[pos]
+				}
+				for ; common != 0; common &= common - 1 {
+					p.attrList = append(p.attrList, d.names[bits.TrailingZeros64(common)]) // ranks ascending: sorted
+				}
+			} else {
+				for _, id := range d.list(judged[0]) {
+					if !slices.ContainsFunc(judged[1:], func(pos int32) bool {
+						_, ok := slices.BinarySearch(d.list(pos), id)
+						return !ok
+					}) {
+						p.attrList = append(p.attrList, d.names[id]) // ranks ascending: the values sorted
+					}
 				}
 			}
 			v = ListValue(noValues...)

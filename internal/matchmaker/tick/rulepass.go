@@ -282,17 +282,27 @@ func (d *ruleData) list(pos int32) []int32 { return d.ids[d.off[pos]:d.off[pos+1
 type interner struct {
 	names []string
 	ids   map[string]int32 // once there are many
+	// first holds, by a value's first byte, one more than the id of the last value seen
+	// with it: a value is usually found at the first comparison.
+	first [256]int32
 }
 
 const internLinear = 32
 
 func (n *interner) id(s string) int32 {
 	if n.ids == nil {
+		if len(s) > 0 {
+			if i := n.first[s[0]] - 1; i >= 0 && n.names[i] == s {
+				return i
+			}
+		}
 		for i, x := range n.names {
 			if x == s {
+				n.remember(s, int32(i))
 				return int32(i)
 			}
 		}
+		n.remember(s, int32(len(n.names)))
 		n.names = append(n.names, s)
 		if len(n.names) == internLinear {
 			n.ids = make(map[string]int32, 2*internLinear)
@@ -309,4 +319,10 @@ func (n *interner) id(s string) int32 {
 		n.names = append(n.names, s)
 	}
 	return id
+}
+
+func (n *interner) remember(s string, id int32) {
+	if len(s) > 0 {
+		n.first[s[0]] = id + 1
+	}
 }

@@ -59,3 +59,10 @@ func TestTheRulesBenchmarksQueueKeepsTheRules(t *testing.T) {
 	}
 	t.Logf("%d matches, %d tickets waiting", len(res.Matches), len(res.Waiting))
 }
+
+// BenchmarkRulesLargeQueue is the same queue, mode and maps at 100,000 tickets (20% parties,
+// as the queue): a figure for the next slice's target, which adds roles.
+func BenchmarkRulesLargeQueue(b *testing.B) {
+	tk, now, cfg := benchRuledQueue(1, 100_000)
+	benchRun(b, tk, now, cfg)
+}
