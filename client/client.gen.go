@@ -1559,7 +1559,7 @@ type Ticket struct {
 	Players        []TicketPlayer      `json:"players"`
 	Queue          string              `json:"queue"`
 
-	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `cancelled`; `queue deleted`).
+	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it no longer admits the ticket, e.g. a rule now reads an attribute the ticket does not give; `cancelled`; `queue deleted`).
 	Reason *string      `json:"reason,omitempty"`
 	Status TicketStatus `json:"status"`
 

@@ -282,3 +282,23 @@ func TestCreateBackfillAttributes(t *testing.T) {
 		t.Fatalf("%+v %v", tk.Attributes, err)
 	}
 }
+
+// A ticket made before the queue's rules read an attribute it does not give leaves as
+// invalid, and the others are matched: one such ticket does not stop the queue.
+func TestTickPassExpiresTicketsTheRulesNoLongerAdmit(t *testing.T) {
+	t.Parallel()
+	q := queue.DefaultQueue("q")
+	q.TeamSize, q.MaxPartySize = 1, 1
+	withRules(&q)
+	t0 := queuetest.T0
+	old := searching("old", t0, nil, pl("o", 1000)) // no maps: made before the rules
+	a := searching("a", t0.Add(time.Second), nil, pl("a", 1000))
+	b := searching("b", t0.Add(2*time.Second), nil, pl("b", 1000))
+	a.Attributes = map[string]tick.Value{"maps": tick.ListValue("dust")}
+	b.Attributes = a.Attributes
+	w, err := queue.TickPass{}.Match(q, []queue.Ticket{old, a, b}, t0.Add(5*time.Second))
+	if err != nil || len(w.Matches) != 1 || !slices.Equal(w.Matches[0].Tickets(), []string{"a", "b"}) ||
+		len(w.Expired) != 1 || w.Expired[0] != (queue.Expiry{TicketID: "old", Reason: queue.ReasonInvalid}) {
+		t.Fatalf("%+v %v", w, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"matchmaker/internal/apperr"
 	"matchmaker/internal/matchmaker/teams"
 	"matchmaker/internal/matchmaker/tick"
 )
@@ -60,7 +61,24 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 		}
 		in, index = append(in, tt), append(index, i)
 	}
-	out, err := tick.Run(in, secs(now), q.tickConfig())
+	cfg := q.tickConfig()
+	out, err := tick.Run(in, secs(now), cfg)
+	if apperr.CodeOf(err) == apperr.Invalid {
+		// A ticket the queue's definition no longer admits (rules added that read an
+		// attribute it does not give, a party larger than a smaller team) would fail every
+		// pass: such tickets leave, and the others are matched. Checked only when the pass
+		// refuses its input, so a queue whose tickets are all valid pays nothing for it.
+		kept, keptIndex := in[:0:0], index[:0:0]
+		for k, tt := range in {
+			if cfg.ValidateTicket(tt) != nil {
+				invalid = append(invalid, Expiry{TicketID: waiting[index[k]].ID, Reason: ReasonInvalid})
+				continue
+			}
+			kept, keptIndex = append(kept, tt), append(keptIndex, index[k])
+		}
+		in, index = kept, keptIndex
+		out, err = tick.Run(in, secs(now), cfg)
+	}
 	if err != nil {
 		return TickWrite{}, err
 	}
@@ -97,8 +115,9 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 	return w, nil
 }
 
-// ReasonInvalid is the expiry reason of a backfill ticket the queue's definition no longer
-// admits (its team_size shrank below the match's players and open slots).
+// ReasonInvalid is the expiry reason of a ticket the queue's definition no longer admits: a
+// backfill whose team_size shrank below the match's players and open slots, a party larger
+// than the team_size, a ticket without an attribute a rule added since reads.
 const ReasonInvalid = "invalid"
 
 // tickBackfill is a backfill ticket as the pass takes it: each team's players' ratings (the
