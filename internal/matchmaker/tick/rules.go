@@ -72,7 +72,6 @@ type Value struct {
 func StringValue(s string) Value    { return Value{Type: TypeString, Str: s} }
 func NumberValue(x float64) Value   { return Value{Type: TypeNumber, Num: x} }
 func ListValue(xs ...string) Value  { return Value{Type: TypeStringList, List: xs} }
-func (v Value) isList() bool        { return v.Type == TypeStringList }
 func (a Attribute) maxItems() int   { return cmp.Or(a.MaxItems, MaxListItems) }
 func (r Rule) minCommon() int       { return cmp.Or(r.MinCommon, 1) }
 func (r Rule) hasTolerance() bool   { return r.Kind == RuleDistance || r.Kind == RuleTeamBalance }
