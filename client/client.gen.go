@@ -1385,7 +1385,7 @@ type ResultTeam struct {
 // breaks a `team_balance` rule (or a `distance` rule the oldest ticket is no longer
 // bound by) is turned down, and the ticket then waits on that rule.
 type Rule struct {
-	// Attribute The declared attribute the rule reads (not for `team_balance`).
+	// Attribute The declared attribute the rule reads (not for `team_balance`). A `distance` rule may read `rating`, reserved (not declared), the tickets' ratings (a party's mean), to bound the spread of the whole match's ratings where the interval is centred on the oldest ticket's.
 	Attribute *string `json:"attribute,omitempty"`
 
 	// Expansions For `distance` and `team_balance`, the tolerance by wait.

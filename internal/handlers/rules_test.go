@@ -29,7 +29,8 @@ const rankedQueue = `{"context":{"game_type":"ctf"},"team_size":1,"tick_ms":50,
  "rules":[{"name":"mode","type":"equal","attribute":"mode"},
           {"name":"maps","type":"intersect","attribute":"maps","min_common":1},
           {"name":"level","type":"distance","attribute":"level","expansions":[{"after_s":0,"value":5}],"optional_after_s":60},
-          {"name":"fair","type":"team_balance","expansions":[{"after_s":0,"value":200}]}]}`
+          {"name":"fair","type":"team_balance","expansions":[{"after_s":0,"value":200}]},
+          {"name":"spread","type":"distance","attribute":"rating","expansions":[{"after_s":0,"value":300}]}]}`
 
 // A queue with attributes and rules: its definition reads back as written, bad attributes
 // and rules are 400s naming the field, tickets carry their attributes, a match reports the
@@ -43,7 +44,7 @@ func TestQueueRulesOverHTTP(t *testing.T) {
 	}
 	var q queueJSON
 	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/queues/ranked", "", ""), &q)
-	if len(q.Rules) != 4 || q.Rules[1].MinCommon != 1 || q.Attributes["mode"].Default.Str != "casual" ||
+	if len(q.Rules) != 5 || q.Rules[1].MinCommon != 1 || q.Attributes["mode"].Default.Str != "casual" ||
 		q.Attributes["maps"].MaxItems != 3 || *q.Rules[2].OptionalAfterS != 60 {
 		t.Fatalf("definition: %+v", q)
 	}

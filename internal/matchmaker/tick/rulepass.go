@@ -208,6 +208,10 @@ func (p *pass) readRules(tickets []Ticket, cfg *Config) {
 		case RuleDistance:
 			d.num = resize(d.num, n)
 			for pos := range p.nodes {
+				if r.readsRating() {
+					d.num[pos] = p.nodes[pos].key // the ticket's (mean) rating
+					continue
+				}
 				d.num[pos] = d.numK[p.nodes[pos].rank]
 			}
 		}

@@ -31,6 +31,11 @@ const (
 	RuleTeamBalance = "team_balance"
 )
 
+// RatingAttribute is the reserved attribute a distance rule may read without a declaration:
+// a ticket's rating (a party's mean), so that the rule bounds the spread of the whole
+// match's ratings (FlexMatch's batchDistance), where the interval is anchor-centred.
+const RatingAttribute = "rating"
+
 // The names "why a ticket waits" gives the built-in rules: the rating interval
 // (Config.Interval) and latency (Config.MaxLatency). A Rule may not take them.
 const (
@@ -75,7 +80,8 @@ func ListValue(xs ...string) Value  { return Value{Type: TypeStringList, List: x
 func (a Attribute) maxItems() int   { return cmp.Or(a.MaxItems, MaxListItems) }
 func (r Rule) minCommon() int       { return cmp.Or(r.MinCommon, 1) }
 func (r Rule) hasTolerance() bool   { return r.Kind == RuleDistance || r.Kind == RuleTeamBalance }
-func (r Rule) readsAttribute() bool { return r.Kind != RuleTeamBalance }
+func (r Rule) readsAttribute() bool { return r.Kind != RuleTeamBalance && !r.readsRating() }
+func (r Rule) readsRating() bool    { return r.Kind == RuleDistance && r.Attribute == RatingAttribute }
 func (r Rule) classified() bool     { return r.Kind == RuleEqual || r.Kind == RuleIntersect }
 func (r Rule) bindsAt(wait float64) bool {
 	return r.OptionalAfterS == nil || wait < *r.OptionalAfterS
@@ -101,8 +107,11 @@ type Rule struct {
 func (c Config) addRuleFaults(f *apperr.Fields) {
 	for name, a := range c.Attributes {
 		at := "attributes." + name
-		if name == "" {
+		switch name {
+		case "":
 			f.Add("attributes", "must not have an empty name")
+		case RatingAttribute:
+			f.Add(at, "is reserved: a distance rule reads the tickets' ratings by that name")
 		}
 		switch a.Type {
 		case TypeString, TypeNumber, TypeStringList:
@@ -145,7 +154,9 @@ func (c Config) addRuleFaults(f *apperr.Fields) {
 			f.Add(at("type"), "must be %q, %q, %q or %q", RuleEqual, RuleIntersect, RuleDistance, RuleTeamBalance)
 			continue
 		}
-		if r.readsAttribute() {
+		if r.readsRating() {
+			// the reserved attribute: every ticket has a rating
+		} else if r.readsAttribute() {
 			a, ok := c.Attributes[r.Attribute]
 			switch {
 			case r.Attribute == "":

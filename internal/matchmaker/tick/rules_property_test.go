@@ -7,8 +7,8 @@ import (
 
 // withRules gives a random queue attributes and rules drawn so that each rule bites: a
 // mode (equal on a string, 2 values, 3 in a third of the cases), a platform (equal on a number), maps (intersect,
-// lists of 0-3 of 5 maps, min_common 1 or 2), a level (distance, 0..20) and a team
-// balance, each rule present in 2 cases of 5, with optional_after_s in a third of them;
+// lists of 0-3 of 5 maps, min_common 1 or 2), a level (distance, 0..20), a team balance
+// and the spread of the ratings (distance on the reserved rating), each rule present in 2 cases of 5, with optional_after_s in a third of them;
 // a default in some declarations, and then some tickets without the attribute.
 func withRules(rng *rand.Rand, tk []Ticket, cfg Config) ([]Ticket, Config) {
 	cfg.Attributes = map[string]Attribute{
@@ -46,6 +46,7 @@ func withRules(rng *rand.Rand, tk []Ticket, cfg Config) ([]Ticket, Config) {
 		{Name: "maps", Kind: RuleIntersect, Attribute: "maps", MinCommon: 1 + rng.IntN(2), OptionalAfterS: optional()},
 		{Name: "level", Kind: RuleDistance, Attribute: "level", Expansions: steps(3), OptionalAfterS: optional()},
 		{Name: "fair", Kind: RuleTeamBalance, Expansions: steps(15), OptionalAfterS: optional()},
+		{Name: "spread", Kind: RuleDistance, Attribute: RatingAttribute, Expansions: steps(20), OptionalAfterS: optional()},
 	}
 	rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
 	for _, r := range all {

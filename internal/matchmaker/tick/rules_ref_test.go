@@ -17,8 +17,12 @@ func (w *world) binds(r Rule, i int) bool {
 	return r.OptionalAfterS == nil || w.wait(i) < *r.OptionalAfterS
 }
 
-// val is ticket i's value of attribute name, its default when it gives none.
+// val is ticket i's value of attribute name, its default when it gives none; the reserved
+// rating is the ticket's (mean) rating.
 func (w *world) val(name string, i int) Value {
+	if name == RatingAttribute && w.tk[i].Backfill == nil {
+		return NumberValue(w.mean(i))
+	}
 	if v, ok := w.tk[i].Attributes[name]; ok {
 		return v
 	}

@@ -194,6 +194,23 @@ func TestRulesOfEachKind(t *testing.T) {
 			matches: [][]int{{0, 1}},
 		},
 		{
+			// The interval (100) is anchor-centred: without the rule the nearest three,
+			// 995, 1020 and 975, would join 1000 (a spread of 45). A distance rule on the
+			// reserved rating bounds the whole match's spread (40): 1030 is taken instead.
+			name: "distance on the rating: the spread of the whole match",
+			cfg: ruled(2, Rule{Name: "spread", Kind: RuleDistance, Attribute: RatingAttribute,
+				Expansions: []Step{{0, 40}}}),
+			tickets: []Ticket{with(1000, 0, nil), with(975, 1, nil), with(1030, 2, nil), with(1020, 3, nil), with(995, 4, nil)},
+			matches: [][]int{{0, 4, 3, 2}},
+			waits:   map[int]string{1: "interval: no candidate within the interval"},
+		},
+		{
+			name:    "the same queue without the rule",
+			cfg:     ruled(2),
+			tickets: []Ticket{with(1000, 0, nil), with(975, 1, nil), with(1030, 2, nil), with(1020, 3, nil), with(995, 4, nil)},
+			matches: [][]int{{0, 4, 3, 1}},
+		},
+		{
 			name:    "built-in: the interval",
 			cfg:     ruled(1),
 			tickets: []Ticket{solo(1000, 0), solo(1200, 0)},
@@ -290,6 +307,8 @@ func TestRulesConfigValidation(t *testing.T) {
 		{"an unknown kind", func(c *Config) { c.Rules[0].Kind = "same" }, "rules[0].type"},
 		{"a duplicate name", func(c *Config) { c.Rules[1].Name = "mode" }, "rules[1].name"},
 		{"a reserved name", func(c *Config) { c.Rules[0].Name = "interval" }, "rules[0].name"},
+		{"the reserved attribute declared", func(c *Config) { c.Attributes["rating"] = Attribute{Type: TypeNumber} }, "attributes.rating"},
+		{"the reserved attribute for equal", func(c *Config) { c.Rules[0].Attribute = "rating" }, "rules[0].attribute"},
 		{"no name", func(c *Config) { c.Rules[0].Name = "" }, "rules[0].name"},
 		{"expansions out of order", func(c *Config) { c.Rules[2].Expansions = []Step{{0, 5}, {30, 10}, {20, 20}} }, "rules[2].expansions[2].after_s"},
 		{"expansions narrowing", func(c *Config) { c.Rules[3].Expansions = []Step{{0, 20}, {30, 10}} }, "rules[3].expansions[1].value"},
