@@ -13,8 +13,9 @@ import (
 // the head counts the candidates walked so far can reach with the anchor, and a candidate
 // that completes a match in some class has the match of that prefix picked (finish). The
 // walk stops at the first pick made, after maxPicks picks the rules judged on the match
-// (distance, team_balance) turned down, or when both sides are beyond the anchor's
-// interval; an anchor left without a match says why (explain).
+// turned down (team_balance, and distance for an anchor past its optional_after_s), or
+// when both sides are beyond the anchor's interval; an anchor left without a match says
+// why (explain).
 func (p *pass) ratingWindow(a int32) bool {
 	an := &p.nodes[a]
 	ra, iva, ma, sa := an.key, an.iv, an.mask, int(an.size)
