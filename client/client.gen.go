@@ -20,6 +20,27 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AttributeDeclarationType.
+const (
+	Number     AttributeDeclarationType = "number"
+	String     AttributeDeclarationType = "string"
+	StringList AttributeDeclarationType = "string_list"
+)
+
+// Valid indicates whether the value is a known member of the AttributeDeclarationType enum.
+func (e AttributeDeclarationType) Valid() bool {
+	switch e {
+	case Number:
+		return true
+	case String:
+		return true
+	case StringList:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	HealthStatusOk          HealthStatus = "ok"
@@ -266,6 +287,30 @@ func (e RebalanceMoveKind) Valid() bool {
 	}
 }
 
+// Defines values for RuleType.
+const (
+	Distance    RuleType = "distance"
+	Equal       RuleType = "equal"
+	Intersect   RuleType = "intersect"
+	TeamBalance RuleType = "team_balance"
+)
+
+// Valid indicates whether the value is a known member of the RuleType enum.
+func (e RuleType) Valid() bool {
+	switch e {
+	case Distance:
+		return true
+	case Equal:
+		return true
+	case Intersect:
+		return true
+	case TeamBalance:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TeamObjective.
 const (
 	Difference TeamObjective = "difference"
@@ -506,6 +551,33 @@ type AssignedTeam struct {
 	Players []string `json:"players"`
 }
 
+// AttributeDeclaration defines model for AttributeDeclaration.
+type AttributeDeclaration struct {
+	// Default An attribute's value, of the type its declaration says.
+	Default *AttributeValue `json:"default,omitempty"`
+
+	// MaxItems For a `string_list`, the most values a ticket may list (default 64).
+	MaxItems *int32                   `json:"max_items,omitempty"`
+	Type     AttributeDeclarationType `json:"type"`
+}
+
+// AttributeDeclarationType defines model for AttributeDeclaration.Type.
+type AttributeDeclarationType string
+
+// AttributeNumber defines model for AttributeNumber.
+type AttributeNumber = float64
+
+// AttributeString defines model for AttributeString.
+type AttributeString = string
+
+// AttributeStringList defines model for AttributeStringList.
+type AttributeStringList = []string
+
+// AttributeValue An attribute's value, of the type its declaration says.
+type AttributeValue struct {
+	union json.RawMessage
+}
+
 // Backfill A backfill ticket's request, its players' ratings in the ticket's `players`.
 type Backfill struct {
 	Bots *struct {
@@ -538,6 +610,9 @@ type BackfillBots struct {
 
 // BackfillRequest defines model for BackfillRequest.
 type BackfillRequest struct {
+	// Attributes The running match's values of the queue's attributes (e.g. the `attributes` its match reported), each optional. A joiner keeps the queue's `equal`, `intersect` and `distance` rules with them, as a ticket does with a match's oldest ticket; the late-joiner rule keeps the teams even.
+	Attributes *map[string]AttributeValue `json:"attributes,omitempty"`
+
 	// Bots The server's bot rule (the Ideal Bot Counter of `/v1/teams/assign`), with the mean bot on the matchmaking scale. With it, a join counts the bots it removes from the team joined (at the mean of that team's bots) or adds to the other (at `mean_rating`).
 	Bots *BackfillBots `json:"bots,omitempty"`
 
@@ -939,8 +1014,9 @@ type Problem struct {
 
 // Queue defines model for Queue.
 type Queue struct {
-	Context   Context   `json:"context"`
-	CreatedAt time.Time `json:"created_at"`
+	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
+	Context    Context                          `json:"context"`
+	CreatedAt  time.Time                        `json:"created_at"`
 
 	// Expansions How a ticket's tolerances grow with its own wait. A ticket's current value is the last
 	// step whose `after_s` is at most its wait; the first step is at 0.
@@ -948,6 +1024,7 @@ type Queue struct {
 	MaxPartySize int32         `json:"max_party_size"`
 	Name         string        `json:"name"`
 	Regions      []string      `json:"regions"`
+	Rules        *[]Rule       `json:"rules,omitempty"`
 	Strategy     QueueStrategy `json:"strategy"`
 	TeamSize     int32         `json:"team_size"`
 	Teams        int32         `json:"teams"`
@@ -966,7 +1043,9 @@ type QueueStrategy string
 
 // QueueDefinition defines model for QueueDefinition.
 type QueueDefinition struct {
-	Context Context `json:"context"`
+	// Attributes The attributes tickets carry, by name (at most 32). An attribute a rule reads is required on every ticket unless it has a `default`.
+	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
+	Context    Context                          `json:"context"`
 
 	// Expansions How a ticket's tolerances grow with its own wait. A ticket's current value is the last
 	// step whose `after_s` is at most its wait; the first step is at 0.
@@ -976,7 +1055,10 @@ type QueueDefinition struct {
 	MaxPartySize *int32 `json:"max_party_size,omitempty"`
 
 	// Regions The regions tickets may give latencies for; empty allows any name.
-	Regions    *[]string                `json:"regions,omitempty"`
+	Regions *[]string `json:"regions,omitempty"`
+
+	// Rules The match rules beside the interval and latency, in the order `waiting_on` tries them.
+	Rules      *[]Rule                  `json:"rules,omitempty"`
 	Strategy   *QueueDefinitionStrategy `json:"strategy,omitempty"`
 	TeamSize   *int32                   `json:"team_size,omitempty"`
 	Teams      *QueueDefinitionTeams    `json:"teams,omitempty"`
@@ -1015,7 +1097,9 @@ type QueueList struct {
 
 // QueueMatch defines model for QueueMatch.
 type QueueMatch struct {
-	AverageDifference float64 `json:"average_difference"`
+	// Attributes What the match's `equal` and `intersect` rules agreed on, by attribute — for `equal` the one value of the tickets it binds, for `intersect` the values common to their lists, sorted (the map to play is among them).
+	Attributes        *map[string]AttributeValue `json:"attributes,omitempty"`
+	AverageDifference float64                    `json:"average_difference"`
 
 	// BackfillOf For a backfill's fill, the running match the players joined (the joiners' `match_id`); the match's teams are the match's players after the join, and `pairs` is empty.
 	BackfillOf *string `json:"backfill_of,omitempty"`
@@ -1072,6 +1156,9 @@ type QueueStats struct {
 
 	// WaitS Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
 	WaitS QueueStatsWait `json:"wait_s"`
+
+	// WaitingOn The tickets the leader's last tick left waiting, by the rule that stopped them (`interval`, `latency` or one of the queue's rules); absent before a tick. Each ticket's own reason is its `waiting_on`.
+	WaitingOn *map[string]int `json:"waiting_on,omitempty"`
 }
 
 // QueueStatsSource `leader`: this replica leads the queue; `store`: the snapshot the leader published (at most about 3 s old); `none`: no leader has published one yet (every count 0).
@@ -1286,6 +1373,38 @@ type ResultTeam struct {
 	Side string `json:"side"`
 }
 
+// Rule A match rule. It binds a ticket until the ticket has waited `optional_after_s`; a match
+// keeps it when the tickets it still binds keep it together, a tolerance being the smallest
+// of their current values. `equal`: one value of `attribute` (a string or a number) across
+// the match. `intersect`: the lists of `attribute` share at least `min_common` values (the
+// match reports them). `distance`: the largest minus the smallest value of `attribute` at
+// most the tolerance. `team_balance`: the teams' average ratings differ by at most the
+// tolerance. The search finds a match for the oldest ticket whenever one keeps its
+// `equal` and `intersect` rules (and the interval and latency), and, for `distance`,
+// whenever one's values lie within three quarters of its tolerance; a match picked that
+// breaks a `team_balance` rule (or a `distance` rule the oldest ticket is no longer
+// bound by) is turned down, and the ticket then waits on that rule.
+type Rule struct {
+	// Attribute The declared attribute the rule reads (not for `team_balance`). A `distance` rule may read `rating`, reserved (not declared), the tickets' ratings (a party's mean), to bound the spread of the whole match's ratings where the interval is centred on the oldest ticket's.
+	Attribute *string `json:"attribute,omitempty"`
+
+	// Expansions For `distance` and `team_balance`, the tolerance by wait.
+	Expansions *[]Step `json:"expansions,omitempty"`
+
+	// MinCommon For `intersect`, the values the lists share at least (default 1).
+	MinCommon *int32 `json:"min_common,omitempty"`
+
+	// Name Unique in the queue; not `interval` or `latency` (the built-in rules' names in `waiting_on`).
+	Name string `json:"name"`
+
+	// OptionalAfterS The wait from which the rule no longer binds a ticket.
+	OptionalAfterS *float64 `json:"optional_after_s,omitempty"`
+	Type           RuleType `json:"type"`
+}
+
+// RuleType defines model for Rule.Type.
+type RuleType string
+
 // SplitCandidate defines model for SplitCandidate.
 type SplitCandidate struct {
 	// Balance Smallest total / largest total (1 when every total is 0).
@@ -1425,7 +1544,8 @@ type TeamsResponseSelection string
 
 // Ticket defines model for Ticket.
 type Ticket struct {
-	Assignment *TicketAssignment `json:"assignment,omitempty"`
+	Assignment *TicketAssignment          `json:"assignment,omitempty"`
+	Attributes *map[string]AttributeValue `json:"attributes,omitempty"`
 
 	// Backfill A backfill ticket's request, its players' ratings in the ticket's `players`.
 	Backfill  *Backfill `json:"backfill,omitempty"`
@@ -1439,12 +1559,15 @@ type Ticket struct {
 	Players        []TicketPlayer      `json:"players"`
 	Queue          string              `json:"queue"`
 
-	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it can no longer hold the ticket, e.g. a party larger than a shrunk `team_size`; `cancelled`; `queue deleted`; `creation_failed` when its creation, without an Idempotency-Key, answered an error as the ticket was being stored; such a ticket is cancelled at once rather than matched).
+	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it no longer admits the ticket, e.g. a party larger than a shrunk `team_size`, or a rule that now reads an attribute the ticket does not give; `cancelled`; `queue deleted`; `creation_failed` when its creation, without an Idempotency-Key, answered an error as the ticket was being stored; such a ticket is cancelled at once rather than matched).
 	Reason *string      `json:"reason,omitempty"`
 	Status TicketStatus `json:"status"`
 
 	// UpdatedAt When the status last changed.
 	UpdatedAt time.Time `json:"updated_at"`
+
+	// WaitingOn Why a searching ticket still waits, from the last search it anchored on the replica that leads its queue.
+	WaitingOn *WaitingOn `json:"waiting_on,omitempty"`
 }
 
 // TicketStatus defines model for Ticket.Status.
@@ -1452,6 +1575,9 @@ type TicketStatus string
 
 // TicketAssignment defines model for TicketAssignment.
 type TicketAssignment struct {
+	// Attributes What the match's rules agreed on, by attribute (as the match's `attributes`).
+	Attributes *map[string]AttributeValue `json:"attributes,omitempty"`
+
 	// FillId For a backfill ticket and its joiners, the id of the fill (`GET /v1/matches/{id}`, with `backfill_of` the running match). Results are still posted under `match_id`.
 	FillId *string `json:"fill_id,omitempty"`
 
@@ -1479,6 +1605,9 @@ type TicketPlayerRatingSource string
 
 // TicketRequest defines model for TicketRequest.
 type TicketRequest struct {
+	// Attributes The party's values of the queue's declared attributes, e.g. `{"mode": "ranked", "maps": ["dust", "nuke"]}`. An undeclared attribute, a value of the wrong type or too many values is a 400 naming `attributes.<name>`.
+	Attributes *map[string]AttributeValue `json:"attributes,omitempty"`
+
 	// LatenciesMs The measured latency to each region, in ms (0..10000).
 	LatenciesMs *map[string]float64 `json:"latencies_ms,omitempty"`
 
@@ -1511,6 +1640,15 @@ type Uncertainty = float64
 type UnmatchedPlayer struct {
 	Id     string  `json:"id"`
 	Rating float64 `json:"rating"`
+}
+
+// WaitingOn Why a searching ticket still waits, from the last search it anchored on the replica that leads its queue.
+type WaitingOn struct {
+	// Detail The reason in words, e.g. "no maps common to 9 candidates".
+	Detail string `json:"detail"`
+
+	// Rule `interval`, `latency`, or the name of one of the queue's rules.
+	Rule string `json:"rule"`
 }
 
 // Webhook Where the queue's events are POSTed, signed with `X-Matchmaker-Signature` (`t=<unix seconds>,v1=<hex HMAC-SHA256 with secret of "<t>.<delivery>.<body>">`), retried with backoff until a 2xx or dead-lettered; `X-Matchmaker-Delivery` (`queue:seq`) is the same on every retry.
@@ -1681,6 +1819,94 @@ type RebalanceTeamsJSONRequestBody = RebalanceRequest
 
 // QueueEventJSONRequestBody defines body for QueueEvent for application/json ContentType.
 type QueueEventJSONRequestBody = QueueEvent
+
+// AsAttributeString returns the union data inside the AttributeValue as a AttributeString
+func (t AttributeValue) AsAttributeString() (AttributeString, error) {
+	var body AttributeString
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAttributeString overwrites any union data inside the AttributeValue as the provided AttributeString
+func (t *AttributeValue) FromAttributeString(v AttributeString) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAttributeString performs a merge with any union data inside the AttributeValue, using the provided AttributeString
+func (t *AttributeValue) MergeAttributeString(v AttributeString) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAttributeNumber returns the union data inside the AttributeValue as a AttributeNumber
+func (t AttributeValue) AsAttributeNumber() (AttributeNumber, error) {
+	var body AttributeNumber
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAttributeNumber overwrites any union data inside the AttributeValue as the provided AttributeNumber
+func (t *AttributeValue) FromAttributeNumber(v AttributeNumber) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAttributeNumber performs a merge with any union data inside the AttributeValue, using the provided AttributeNumber
+func (t *AttributeValue) MergeAttributeNumber(v AttributeNumber) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAttributeStringList returns the union data inside the AttributeValue as a AttributeStringList
+func (t AttributeValue) AsAttributeStringList() (AttributeStringList, error) {
+	var body AttributeStringList
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAttributeStringList overwrites any union data inside the AttributeValue as the provided AttributeStringList
+func (t *AttributeValue) FromAttributeStringList(v AttributeStringList) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAttributeStringList performs a merge with any union data inside the AttributeValue, using the provided AttributeStringList
+func (t *AttributeValue) MergeAttributeStringList(v AttributeStringList) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AttributeValue) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AttributeValue) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error

@@ -153,7 +153,7 @@ func (s *QueueStore) Ping(ctx context.Context) error {
 // --- queue definitions --------------------------------------------------------------------
 
 const queueColumns = `name, game_type, mutators, team_size, teams, strategy, expansions, regions,
-    ticket_ttl, max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at`
+    ticket_ttl, max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at, rules`
 
 // PutQueue's statements. A queue made again after its deletion is created anew (its
 // created_at, no tombstone) but keeps its event numbers and webhook cursor.
@@ -162,7 +162,7 @@ const (
 
 	sqlInsertQueue = `
 INSERT INTO queues (` + queueColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 RETURNING ` + queueColumns
 
 	sqlReplaceQueue = `
@@ -170,7 +170,7 @@ UPDATE queues AS q
 SET game_type = $2, mutators = $3, team_size = $4, teams = $5, strategy = $6, expansions = $7,
     regions = $8, ticket_ttl = $9, max_party_size = $10, tick = $11, webhook_url = $12,
     webhook_secret = $13, created_at = CASE WHEN q.deleted_at IS NULL THEN q.created_at ELSE $14 END,
-    updated_at = $15, deleted_at = NULL
+    updated_at = $15, rules = $16, deleted_at = NULL
 WHERE name = $1
 RETURNING ` + queueColumns
 )
@@ -188,8 +188,12 @@ func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, 
 	if q.Webhook != nil {
 		url, secret = &q.Webhook.URL, &q.Webhook.Secret
 	}
+	rules, err := queueRulesDoc(q)
+	if err != nil {
+		return queue.Queue{}, false, apperr.Wrap(apperr.Invalid, err, "queue: the rules cannot be stored")
+	}
 	args := []any{q.Name, q.GameType, notNil(q.Mutators), q.TeamSize, q.Teams, string(q.Strategy), string(exp),
-		notNil(q.Regions), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt}
+		notNil(q.Regions), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt, rules}
 	for attempt := 1; ; attempt++ {
 		var stored queue.Queue
 		var created bool
@@ -257,13 +261,16 @@ func (s *QueueStore) ListQueues(ctx context.Context) ([]queue.Queue, error) {
 func scanQueue(row pgx.Row, extra ...any) (queue.Queue, error) {
 	var q queue.Queue
 	var strategy string
-	var exp []byte
+	var exp, rules []byte
 	var teamSize, teams, party int16
 	var url, secret *string
 	dst := append([]any{&q.Name, &q.GameType, &q.Mutators, &teamSize, &teams, &strategy, &exp, &q.Regions,
-		&q.TicketTTL, &party, &q.Tick, &url, &secret, &q.CreatedAt, &q.UpdatedAt}, extra...)
+		&q.TicketTTL, &party, &q.Tick, &url, &secret, &q.CreatedAt, &q.UpdatedAt, &rules}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return queue.Queue{}, err
+	}
+	if err := readQueueRules(&q, rules); err != nil {
+		return queue.Queue{}, fmt.Errorf("stored rules of queue %q: %w", q.Name, err)
 	}
 	var e expansionsJSON
 	if err := json.Unmarshal(exp, &e); err != nil {
@@ -290,7 +297,7 @@ func noQueue(name string) error { return apperr.New(apperr.NotFound, "no queue %
 // --- reads --------------------------------------------------------------------------------
 
 const ticketColumns = `t.id, t.queue, t.status, t.players, t.latencies, t.created_at, t.expires_at, t.updated_at,
-    t.reason, t.assignment, t.idempotency_key, t.body_hash, t.backfill`
+    t.reason, t.assignment, t.idempotency_key, t.body_hash, t.backfill, t.attributes`
 
 // GetTicket implements queue.Store.
 func (s *QueueStore) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
@@ -305,13 +312,17 @@ func (s *QueueStore) GetTicket(ctx context.Context, id string) (queue.Ticket, er
 func scanTicket(row pgx.Row, extra ...any) (queue.Ticket, error) {
 	var t queue.Ticket
 	var status string
-	var players, latencies, assignment, backfill []byte
+	var players, latencies, assignment, backfill, attributes []byte
 	var key *string
 	var hash []byte
 	dst := append([]any{&t.ID, &t.Queue, &status, &players, &latencies, &t.CreatedAt, &t.ExpiresAt, &t.UpdatedAt,
-		&t.Reason, &assignment, &key, &hash, &backfill}, extra...)
+		&t.Reason, &assignment, &key, &hash, &backfill, &attributes}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return queue.Ticket{}, err
+	}
+	var err error
+	if t.Attributes, err = readTicketAttributes(attributes); err != nil {
+		return queue.Ticket{}, fmt.Errorf("stored attributes of ticket %q: %w", t.ID, err)
 	}
 	t.Status = queue.Status(status)
 	var ps []ticketPlayerJSON
@@ -332,8 +343,7 @@ func scanTicket(row pgx.Row, extra ...any) (queue.Ticket, error) {
 		if err := json.Unmarshal(assignment, &a); err != nil {
 			return queue.Ticket{}, fmt.Errorf("stored assignment of ticket %q: %w", t.ID, err)
 		}
-		qa := queue.Assignment(a)
-		t.Assignment = &qa
+		t.Assignment = a.assignment()
 	}
 	if backfill != nil {
 		var b backfillJSON
@@ -351,15 +361,15 @@ func scanTicket(row pgx.Row, extra ...any) (queue.Ticket, error) {
 
 const sqlGetMatch = `
 SELECT id, queue, created_at, region, teams, pairs, skill_difference, average_difference,
-       coalesce(backfill_of, ''), coalesce(backfill_ticket, '')
+       coalesce(backfill_of, ''), coalesce(backfill_ticket, ''), attributes
 FROM queue_matches WHERE id = $1`
 
 // GetMatch implements queue.Store.
 func (s *QueueStore) GetMatch(ctx context.Context, id string) (queue.Match, error) {
 	var m queue.Match
-	var teams, pairs []byte
+	var teams, pairs, attributes []byte
 	err := s.pool.QueryRow(ctx, sqlGetMatch, id).Scan(&m.ID, &m.Queue, &m.CreatedAt, &m.Region, &teams, &pairs,
-		&m.SkillDifference, &m.AverageDifference, &m.BackfillOf, &m.BackfillTicket)
+		&m.SkillDifference, &m.AverageDifference, &m.BackfillOf, &m.BackfillTicket, &attributes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return queue.Match{}, apperr.New(apperr.NotFound, "no match %q", id)
 	}
@@ -383,6 +393,13 @@ func (s *QueueStore) GetMatch(ctx context.Context, id string) (queue.Match, erro
 	}
 	for _, p := range ps {
 		m.Pairs = append(m.Pairs, queue.Pair(p))
+	}
+	if attributes != nil {
+		var as []matchAttributeJSON
+		if err := json.Unmarshal(attributes, &as); err != nil {
+			return queue.Match{}, mapError(fmt.Errorf("stored attributes of match %q: %w", id, err), "queue: get match")
+		}
+		m.Attributes = matchAttributes(as)
 	}
 	return m, nil
 }
@@ -535,7 +552,8 @@ const changesColumns = `t.id, t.queue, t.status,
     CASE WHEN t.status = 'searching' THEN t.players ELSE '[]'::jsonb END,
     CASE WHEN t.status = 'searching' THEN t.latencies END,
     t.created_at, t.expires_at, t.updated_at, t.reason, NULL::jsonb, t.idempotency_key, t.body_hash,
-    CASE WHEN t.status = 'searching' THEN t.backfill END`
+    CASE WHEN t.status = 'searching' THEN t.backfill END,
+    CASE WHEN t.status = 'searching' THEN t.attributes END`
 
 // Changes implements queue.Store.
 func (s *QueueStore) Changes(ctx context.Context, queueName string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {
@@ -597,12 +615,13 @@ type (
 		Source queue.RatingSource `json:"source"`
 	}
 	assignmentJSON struct {
-		MatchID string     `json:"match_id"`
-		Team    int        `json:"team"`
-		Region  string     `json:"region"`
-		Teams   [][]string `json:"teams"`
-		Joined  [][]string `json:"joined,omitempty"`
-		FillID  string     `json:"fill_id,omitempty"`
+		MatchID    string               `json:"match_id"`
+		Team       int                  `json:"team"`
+		Region     string               `json:"region"`
+		Teams      [][]string           `json:"teams"`
+		Joined     [][]string           `json:"joined,omitempty"`
+		FillID     string               `json:"fill_id,omitempty"`
+		Attributes []matchAttributeJSON `json:"attributes,omitempty"`
 	}
 	backfillJSON struct {
 		MatchID   string             `json:"match_id"`
@@ -654,6 +673,16 @@ func (l stepsJSONList) steps() []queue.Step {
 		out[i] = queue.Step(s)
 	}
 	return out
+}
+
+func newAssignmentJSON(a queue.Assignment) assignmentJSON {
+	return assignmentJSON{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: a.Teams, Joined: a.Joined,
+		FillID: a.FillID, Attributes: matchAttributesJSON(a.Attributes)}
+}
+
+func (a assignmentJSON) assignment() *queue.Assignment {
+	return &queue.Assignment{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: a.Teams, Joined: a.Joined,
+		FillID: a.FillID, Attributes: matchAttributes(a.Attributes)}
 }
 
 func newBackfillJSON(b *queue.Backfill) backfillJSON {

@@ -37,6 +37,7 @@ type createRequest struct {
 	players   []byte  // the players as stored
 	latencies *string // nil: any region
 	backfill  *string // nil: an ordinary ticket
+	attrs     *string // nil: no attributes
 	key       *string // the idempotency key, nil for none
 	hash      []byte  // with a key
 	done      chan createOutcome
@@ -88,8 +89,8 @@ ORDER BY name FOR KEY SHARE`
 WITH ticket AS (
     SELECT *
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
-                $7::text[], $8::bytea[], $12::text[])
-      AS u(id, queue, players, latencies, created_at, expires_at, idempotency_key, body_hash, backfill)
+                $7::text[], $8::bytea[], $12::text[], $13::text[])
+      AS u(id, queue, players, latencies, created_at, expires_at, idempotency_key, body_hash, backfill, attributes)
 ), live AS (
     SELECT ticket.* FROM ticket JOIN queues AS q ON q.name = ticket.queue AND q.deleted_at IS NULL
 ), claim AS (
@@ -103,9 +104,9 @@ WITH ticket AS (
     RETURNING ticket_id, player_id
 ), stored AS (
     INSERT INTO queue_tickets (id, queue, status, players, latencies, created_at, expires_at, updated_at,
-                               idempotency_key, body_hash, changed_xid, backfill)
+                               idempotency_key, body_hash, changed_xid, backfill, attributes)
     SELECT id, queue, 'searching', players::jsonb, latencies::jsonb, created_at, expires_at, created_at,
-           idempotency_key, body_hash, pg_current_xact_id(), backfill::jsonb
+           idempotency_key, body_hash, pg_current_xact_id(), backfill::jsonb, attributes::jsonb
     FROM live
     WHERE id NOT IN (
         SELECT ticket_id FROM claim WHERE (ticket_id, player_id) NOT IN (SELECT ticket_id, player_id FROM claimed)
@@ -198,6 +199,9 @@ func newCreateRequest(ctx context.Context, t queue.Ticket) (*createRequest, erro
 		}
 		req.backfill = new(string(b))
 		req.t.Backfill = newBackfillJSON(t.Backfill).backfill() // a copy
+	}
+	if req.attrs, err = ticketAttributesDoc(t.Attributes); err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err, "queue: the ticket's attributes cannot be stored")
 	}
 	if t.IdempotencyKey != "" {
 		req.key, req.hash = &req.t.IdempotencyKey, req.t.BodyHash[:]
@@ -402,6 +406,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 	var (
 		ids, queues, players                    = make([]string, n), make([]string, n), make([]string, n)
 		latencies, keys, backfills              = make([]*string, n), make([]*string, n), make([]*string, n)
+		attributes                              = make([]*string, n)
 		created, expires                        = make([]time.Time, n), make([]time.Time, n)
 		hashes                                  = make([][]byte, n)
 		claimQueues, claimPlayers, claimTickets []string
@@ -412,7 +417,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 	for i, r := range batch {
 		t := &r.t
 		ids[i], queues[i], players[i] = t.ID, t.Queue, string(r.players)
-		latencies[i], keys[i], hashes[i], backfills[i] = r.latencies, r.key, r.hash, r.backfill
+		latencies[i], keys[i], hashes[i], backfills[i], attributes[i] = r.latencies, r.key, r.hash, r.backfill, r.attrs
 		created[i], expires[i] = t.CreatedAt, t.ExpiresAt
 		for _, p := range t.Players {
 			claimQueues = append(claimQueues, t.Queue)
@@ -438,7 +443,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 			return err
 		})
 		b.Queue(sqlCreateTickets, ids, queues, players, latencies, created, expires, keys, hashes,
-			claimQueues, claimPlayers, claimTickets, backfills).Query(func(rows pgx.Rows) error {
+			claimQueues, claimPlayers, claimTickets, backfills, attributes).Query(func(rows pgx.Rows) error {
 			var id string
 			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
 				stored[id] = true
@@ -573,7 +578,7 @@ func (f *finish) add(row pgtype.TID, id string, status queue.Status, reason stri
 	var doc *string
 	matchID, team := "", int32(0)
 	if a != nil {
-		b, err := json.Marshal(assignmentJSON(*a))
+		b, err := json.Marshal(newAssignmentJSON(*a))
 		if err != nil {
 			return err
 		}
@@ -726,17 +731,18 @@ CROSS JOIN LATERAL (
 
 	sqlInsertMatches = `
 INSERT INTO queue_matches (id, queue, created_at, region, teams, pairs, skill_difference, average_difference,
-                           backfill_of, backfill_ticket)
+                           backfill_of, backfill_ticket, attributes)
 SELECT u.id, $1, u.created_at, u.region, u.teams::jsonb, u.pairs::jsonb, u.skill, u.average,
-       nullif(u.backfill_of, ''), nullif(u.backfill_ticket, '')
+       nullif(u.backfill_of, ''), nullif(u.backfill_ticket, ''), u.attributes::jsonb
 FROM unnest($2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[],
-            $9::text[], $10::text[])
-    AS u(id, created_at, region, teams, pairs, skill, average, backfill_of, backfill_ticket)`
+            $9::text[], $10::text[], $11::text[])
+    AS u(id, created_at, region, teams, pairs, skill, average, backfill_of, backfill_ticket, attributes)`
 )
 
 // matchRow is a match as queue_matches stores it.
 type matchRow struct {
 	teams, pairs string
+	attributes   *string // nil: none
 }
 
 func newMatchRow(m queue.Match) (matchRow, error) {
@@ -757,7 +763,18 @@ func newMatchRow(m queue.Match) (matchRow, error) {
 		return matchRow{}, err
 	}
 	pb, err := json.Marshal(pairs)
-	return matchRow{string(tb), string(pb)}, err
+	if err != nil {
+		return matchRow{}, err
+	}
+	row := matchRow{teams: string(tb), pairs: string(pb)}
+	if as := matchAttributesJSON(m.Attributes); as != nil {
+		ab, err := json.Marshal(as)
+		if err != nil {
+			return matchRow{}, err
+		}
+		row.attributes = new(string(ab))
+	}
+	return row, nil
 }
 
 // CommitTick implements queue.Store. One transaction in two round trips:
@@ -839,6 +856,7 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 		var (
 			mids, regions, teams, pairs []string
 			backfillOf, backfillTicket  []string
+			matchAttrs                  []*string
 			created                     []time.Time
 			skill, average              []float64
 		)
@@ -859,6 +877,7 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 			mids, regions, teams, pairs = append(mids, m.ID), append(regions, m.Region), append(teams, rows[i].teams), append(pairs, rows[i].pairs)
 			created, skill, average = append(created, m.CreatedAt), append(skill, m.SkillDifference), append(average, m.AverageDifference)
 			backfillOf, backfillTicket = append(backfillOf, m.BackfillOf), append(backfillTicket, m.BackfillTicket)
+			matchAttrs = append(matchAttrs, rows[i].attributes)
 			done.Matches = append(done.Matches, m.ID)
 		}
 		for _, e := range w.Expired {
@@ -878,7 +897,8 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 
 		b = &pgx.Batch{}
 		if len(mids) > 0 {
-			b.Queue(sqlInsertMatches, queueName, mids, created, regions, teams, pairs, skill, average, backfillOf, backfillTicket).
+			b.Queue(sqlInsertMatches, queueName, mids, created, regions, teams, pairs, skill, average, backfillOf, backfillTicket,
+				matchAttrs).
 				Exec(rowsWere(int64(len(mids)), "matches stored"))
 		}
 		f.write(b)

@@ -20,7 +20,9 @@ type backfillRequest struct {
 	OpenSlots []int                 `json:"open_slots"`
 	Region    string                `json:"region"`
 	Bots      *backfillBotsJSON     `json:"bots"`
-	TTLS      *int                  `json:"ttl_s"`
+	// Attributes: the running match's values, which its joiners keep by the queue's rules.
+	Attributes map[string]attributeValueJSON `json:"attributes"`
+	TTLS       *int                          `json:"ttl_s"`
 }
 
 type backfillTeamRequest struct {
@@ -83,7 +85,7 @@ func newBackfillJSON(b *queue.Backfill) *backfillJSON {
 // service cannot see once it is decoded) named.
 func (req *backfillRequest) newBackfill(queueName, key string) (queue.NewBackfill, error) {
 	nb := queue.NewBackfill{Queue: queueName, MatchID: req.MatchID, OpenSlots: req.OpenSlots, Region: req.Region,
-		IdempotencyKey: key, Teams: make([]queue.NewBackfillTeam, len(req.Teams))}
+		IdempotencyKey: key, Teams: make([]queue.NewBackfillTeam, len(req.Teams)), Attributes: ticketAttributes(req.Attributes)}
 	var f apperr.Fields
 	for i, t := range req.Teams {
 		nb.Teams[i].Bots = t.Bots

@@ -194,6 +194,9 @@ func typeMessage(e *jsonv2.SemanticError) string {
 	if t == reflect.TypeFor[optionalNumber]() {
 		t = reflect.TypeFor[float64]()
 	}
+	if t == reflect.TypeFor[attributeValueJSON]() {
+		return "must be a string, a number or a list of strings"
+	}
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}

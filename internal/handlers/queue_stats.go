@@ -28,6 +28,7 @@ type queueStatsJSON struct {
 	MeanQuality        *float64        `json:"mean_quality,omitempty"`
 	QualitySamples     int             `json:"quality_samples"`
 	Bands              []bandStatsJSON `json:"bands"`
+	WaitingOn          map[string]int  `json:"waiting_on,omitempty"`
 }
 
 type countsJSON struct {
@@ -86,7 +87,7 @@ func handleQueueStats(logger *slog.Logger, svc *queue.Service) http.Handler {
 			Backfills:      countsJSON{st.BackfillsLastMinute, st.BackfillsLastHour},
 			Expired:        countsJSON{st.ExpiredLastMinute, st.ExpiredLastHour},
 			WaitS:          newWaitJSON(st.Wait),
-			QualitySamples: st.QualitySamples, Bands: make([]bandStatsJSON, len(st.Bands))}
+			QualitySamples: st.QualitySamples, Bands: make([]bandStatsJSON, len(st.Bands)), WaitingOn: st.WaitingOn}
 		if st.QualitySamples > 0 {
 			out.MeanQuality = &st.MeanQuality
 		}

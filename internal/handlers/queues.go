@@ -15,16 +15,18 @@ import (
 // /v1/queues/{name}, and GET /v1/queues.
 
 type queueRequest struct {
-	Context      *contextJSON    `json:"context"`
-	TeamSize     *int            `json:"team_size"`
-	Teams        *int            `json:"teams"`
-	Strategy     *string         `json:"strategy"`
-	Expansions   *expansionsJSON `json:"expansions"`
-	Regions      []string        `json:"regions"`
-	TicketTTLS   *int            `json:"ticket_ttl_s"`
-	MaxPartySize *int            `json:"max_party_size"`
-	TickMS       *int            `json:"tick_ms"`
-	Webhook      *webhookJSON    `json:"webhook"`
+	Context      *contextJSON                 `json:"context"`
+	TeamSize     *int                         `json:"team_size"`
+	Teams        *int                         `json:"teams"`
+	Strategy     *string                      `json:"strategy"`
+	Expansions   *expansionsJSON              `json:"expansions"`
+	Regions      []string                     `json:"regions"`
+	TicketTTLS   *int                         `json:"ticket_ttl_s"`
+	MaxPartySize *int                         `json:"max_party_size"`
+	TickMS       *int                         `json:"tick_ms"`
+	Webhook      *webhookJSON                 `json:"webhook"`
+	Attributes   map[string]attributeDeclJSON `json:"attributes"`
+	Rules        []ruleJSON                   `json:"rules"`
 }
 
 type expansionsJSON struct {
@@ -44,19 +46,21 @@ type webhookJSON struct {
 
 // queueJSON is a queue as the API shows it. The webhook's secret is never shown.
 type queueJSON struct {
-	Name         string             `json:"name"`
-	Context      contextJSON        `json:"context"`
-	TeamSize     int                `json:"team_size"`
-	Teams        int                `json:"teams"`
-	Strategy     queue.Strategy     `json:"strategy"`
-	Expansions   expansionsJSON     `json:"expansions"`
-	Regions      []string           `json:"regions"`
-	TicketTTLS   int                `json:"ticket_ttl_s"`
-	MaxPartySize int                `json:"max_party_size"`
-	TickMS       int64              `json:"tick_ms"`
-	Webhook      *webhookPublicJSON `json:"webhook,omitempty"`
-	CreatedAt    time.Time          `json:"created_at"`
-	UpdatedAt    time.Time          `json:"updated_at"`
+	Name         string                       `json:"name"`
+	Context      contextJSON                  `json:"context"`
+	TeamSize     int                          `json:"team_size"`
+	Teams        int                          `json:"teams"`
+	Strategy     queue.Strategy               `json:"strategy"`
+	Expansions   expansionsJSON               `json:"expansions"`
+	Regions      []string                     `json:"regions"`
+	TicketTTLS   int                          `json:"ticket_ttl_s"`
+	MaxPartySize int                          `json:"max_party_size"`
+	TickMS       int64                        `json:"tick_ms"`
+	Webhook      *webhookPublicJSON           `json:"webhook,omitempty"`
+	Attributes   map[string]attributeDeclJSON `json:"attributes,omitempty"`
+	Rules        []ruleJSON                   `json:"rules,omitempty"`
+	CreatedAt    time.Time                    `json:"created_at"`
+	UpdatedAt    time.Time                    `json:"updated_at"`
 }
 
 type webhookPublicJSON struct {
@@ -97,6 +101,7 @@ func (req *queueRequest) definition(name string) queue.Queue {
 	if w := req.Webhook; w != nil {
 		q.Webhook = &queue.Webhook{URL: w.URL, Secret: w.Secret}
 	}
+	q.Attributes, q.Rules = attributeDecls(req.Attributes), rules(req.Rules)
 	return q
 }
 
@@ -131,6 +136,8 @@ func newQueueJSON(q queue.Queue) queueJSON {
 		TicketTTLS:   int(q.TicketTTL / time.Second),
 		MaxPartySize: q.MaxPartySize,
 		TickMS:       q.Tick.Milliseconds(),
+		Attributes:   attributeDeclsJSON(q.Attributes),
+		Rules:        rulesJSON(q.Rules),
 		CreatedAt:    q.CreatedAt,
 		UpdatedAt:    q.UpdatedAt,
 	}

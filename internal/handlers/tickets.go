@@ -19,9 +19,10 @@ import (
 // (scope read).
 
 type ticketRequest struct {
-	Players     []ticketPlayerJSON `json:"players"`
-	LatenciesMS map[string]float64 `json:"latencies_ms"`
-	TTLS        *int               `json:"ttl_s"`
+	Players     []ticketPlayerJSON            `json:"players"`
+	LatenciesMS map[string]float64            `json:"latencies_ms"`
+	Attributes  map[string]attributeValueJSON `json:"attributes"`
+	TTLS        *int                          `json:"ttl_s"`
 }
 
 type ticketPlayerJSON struct {
@@ -30,19 +31,22 @@ type ticketPlayerJSON struct {
 }
 
 type ticketJSON struct {
-	ID          string              `json:"id"`
-	Queue       string              `json:"queue"`
-	Status      queue.Status        `json:"status"`
-	Players     []ticketPlayerOut   `json:"players"`
-	LatenciesMS map[string]float64  `json:"latencies_ms,omitempty"`
-	CreatedAt   time.Time           `json:"created_at"`
-	ExpiresAt   time.Time           `json:"expires_at"`
-	UpdatedAt   time.Time           `json:"updated_at"`
-	Reason      string              `json:"reason,omitempty"`
-	Assignment  *ticketAssignedJSON `json:"assignment,omitempty"`
-	Backfill    *backfillJSON       `json:"backfill,omitempty"`
+	ID          string                        `json:"id"`
+	Queue       string                        `json:"queue"`
+	Status      queue.Status                  `json:"status"`
+	Players     []ticketPlayerOut             `json:"players"`
+	LatenciesMS map[string]float64            `json:"latencies_ms,omitempty"`
+	Attributes  map[string]attributeValueJSON `json:"attributes,omitempty"`
+	CreatedAt   time.Time                     `json:"created_at"`
+	ExpiresAt   time.Time                     `json:"expires_at"`
+	UpdatedAt   time.Time                     `json:"updated_at"`
+	Reason      string                        `json:"reason,omitempty"`
+	Assignment  *ticketAssignedJSON           `json:"assignment,omitempty"`
+	Backfill    *backfillJSON                 `json:"backfill,omitempty"`
 	// EstimatedWaitS: how much longer a searching ticket is expected to wait.
 	EstimatedWaitS *float64 `json:"estimated_wait_s,omitempty"`
+	// WaitingOn: why a searching ticket still waits (from the replica that leads its queue).
+	WaitingOn *waitingOnJSON `json:"waiting_on,omitempty"`
 }
 
 type ticketPlayerOut struct {
@@ -60,6 +64,8 @@ type ticketAssignedJSON struct {
 	Joined []assignedTeamJSON `json:"joined,omitempty"`
 	// FillID, for a backfill and its joiners: the fill's id, for GET /v1/matches/{id}.
 	FillID string `json:"fill_id,omitempty"`
+	// Attributes: what the match's rules agreed on (the map to play is among maps).
+	Attributes map[string]attributeValueJSON `json:"attributes,omitempty"`
 }
 
 type assignedTeamJSON struct {
@@ -68,13 +74,14 @@ type assignedTeamJSON struct {
 
 func newTicketJSON(t queue.Ticket) ticketJSON {
 	out := ticketJSON{ID: t.ID, Queue: t.Queue, Status: t.Status, Players: make([]ticketPlayerOut, len(t.Players)),
-		LatenciesMS: t.Latencies, CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, UpdatedAt: t.UpdatedAt, Reason: t.Reason}
+		LatenciesMS: t.Latencies, CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, UpdatedAt: t.UpdatedAt, Reason: t.Reason,
+		Attributes: ticketAttributesJSON(t.Attributes), WaitingOn: newWaitingOnJSON(t.WaitingOn)}
 	for i, p := range t.Players {
 		out.Players[i] = ticketPlayerOut{ID: p.ID, Rating: p.Rating, RatingSource: p.Source}
 	}
 	if a := t.Assignment; a != nil {
 		out.Assignment = &ticketAssignedJSON{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: make([]assignedTeamJSON, len(a.Teams)),
-			FillID: a.FillID}
+			FillID: a.FillID, Attributes: matchAttributesJSON(a.Attributes)}
 		for i, ids := range a.Teams {
 			out.Assignment.Teams[i] = assignedTeamJSON{Players: ids}
 		}
@@ -100,7 +107,7 @@ func handleCreateTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
-		nt := queue.NewTicket{Queue: chi.URLParam(r, "name"), Latencies: req.LatenciesMS,
+		nt := queue.NewTicket{Queue: chi.URLParam(r, "name"), Latencies: req.LatenciesMS, Attributes: ticketAttributes(req.Attributes),
 			IdempotencyKey: r.Header.Get("Idempotency-Key"), Players: make([]queue.NewPlayer, len(req.Players))}
 		for i, p := range req.Players {
 			nt.Players[i].ID = p.ID
@@ -217,6 +224,8 @@ type matchOutJSON struct {
 	// A backfill's fill: the running match it joined players to, and the backfill ticket.
 	BackfillOf     string `json:"backfill_of,omitempty"`
 	BackfillTicket string `json:"backfill_ticket,omitempty"`
+	// Attributes: what the match's rules agreed on, by attribute.
+	Attributes map[string]attributeValueJSON `json:"attributes,omitempty"`
 }
 
 type matchTeamOutJSON struct {
@@ -245,7 +254,7 @@ func handleGetMatch(logger *slog.Logger, svc *queue.Service) http.Handler {
 		out := matchOutJSON{ID: m.ID, Queue: m.Queue, CreatedAt: m.CreatedAt, Region: m.Region, Tickets: m.Tickets(),
 			Teams: make([]matchTeamOutJSON, len(m.Teams)), Pairs: make([]pairJSON, len(m.Pairs)),
 			SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference,
-			BackfillOf: m.BackfillOf, BackfillTicket: m.BackfillTicket}
+			BackfillOf: m.BackfillOf, BackfillTicket: m.BackfillTicket, Attributes: matchAttributesJSON(m.Attributes)}
 		for i, t := range m.Teams {
 			team := matchTeamOutJSON{RatingTotal: t.RatingTotal, Players: make([]matchPlayerJSON, len(t.Players))}
 			for j, p := range t.Players {

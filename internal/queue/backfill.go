@@ -12,6 +12,7 @@ import (
 
 	"matchmaker/internal/apperr"
 	"matchmaker/internal/matchmaker/teams"
+	"matchmaker/internal/matchmaker/tick"
 	"matchmaker/internal/ratings"
 )
 
@@ -26,7 +27,10 @@ type NewBackfill struct {
 	OpenSlots []int  // players wanted per team
 	Region    string // where the match is played; "": any
 	Bots      *BotRule
-	TTL       time.Duration // 0: the queue's ticket_ttl_s
+	// Attributes are the running match's values of the queue's attributes, which its
+	// joiners must keep by the queue's rules; each is optional.
+	Attributes map[string]tick.Value
+	TTL        time.Duration // 0: the queue's ticket_ttl_s
 	// IdempotencyKey makes retries safe, as for tickets.
 	IdempotencyKey string
 }
@@ -87,7 +91,7 @@ func (s *Service) CreateBackfill(ctx context.Context, nb NewBackfill) (Ticket, b
 	}
 	now := s.now().UTC()
 	t := Ticket{
-		ID: newID("tk-"), Queue: q.Name, Status: Searching, Players: players, Backfill: b,
+		ID: newID("tk-"), Queue: q.Name, Status: Searching, Players: players, Backfill: b, Attributes: nb.Attributes,
 		CreatedAt: now, ExpiresAt: now.Add(cmp.Or(nb.TTL, q.TicketTTL)), UpdatedAt: now,
 		IdempotencyKey: nb.IdempotencyKey, BodyHash: nb.fingerprint(),
 	}
@@ -190,6 +194,9 @@ func (nb *NewBackfill) validate(q Queue) error {
 	if nb.TTL != 0 && (nb.TTL < time.Second || nb.TTL > MaxTicketTTL) {
 		f.Add("ttl_s", "must be 1..%d seconds", int(MaxTicketTTL.Seconds()))
 	}
+	if len(nb.Attributes) > 0 {
+		f.Include(q.tickConfig().ValidateAttributes(nb.Attributes, true)) // attributes.<name>
+	}
 	return f.Err()
 }
 
@@ -221,5 +228,8 @@ func (nb *NewBackfill) fingerprint() [32]byte {
 		b = binary.AppendVarint(b, int64(r.RecommendedMax))
 	}
 	b = binary.AppendVarint(b, int64(nb.TTL))
+	if len(nb.Attributes) > 0 { // a request without attributes hashes as it did before them
+		b = appendAttributes(b, nb.Attributes)
+	}
 	return sha256.Sum256(b)
 }

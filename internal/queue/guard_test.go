@@ -54,51 +54,41 @@ func (slowStore) CreateTicket(ctx context.Context, t queue.Ticket) (queue.Ticket
 	return queue.Ticket{}, false, ctx.Err()
 }
 
-// A ticket creation's deadline covers all of its store calls: a slow first call leaves the
-// commit only what remains, so the client waits one deadline, not one per call.
-func TestCreateTicketHasOneDeadline(t *testing.T) {
+// A ticket creation's and a backfill's deadline covers all of their store calls: a slow first
+// call leaves the commit only what remains, so the client waits one deadline, not one per call.
+func TestCreationsHaveOneDeadline(t *testing.T) {
 	t.Parallel()
 	const timeout = 200 * time.Millisecond
-	mem := queue.NewMemoryStore()
-	q := queue.DefaultQueue("duel")
-	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
-	if _, _, err := mem.PutQueue(context.Background(), q); err != nil {
-		t.Fatal(err)
-	}
-	st := queue.Guarded(slowStore{Store: mem, delay: timeout * 3 / 4}, timeout, nil)
-	svc := queue.NewService(queue.Deps{Store: st, Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
-		Matcher: pairInOrder{}, Config: queue.Config{CreateTimeout: timeout}})
-	start := time.Now()
-	_, _, err := svc.CreateTicket(context.Background(), queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: "ann", Rating: rating(1000)}}})
-	took := time.Since(start)
-	if apperr.CodeOf(err) != apperr.Unavailable {
-		t.Fatalf("err = %v, want Unavailable", err)
-	}
-	if took > timeout+timeout/2 {
-		t.Fatalf("the creation took %v: each call got its own %v", took, timeout)
-	}
-}
-
-// A backfill's creation has the same one deadline as a ticket's.
-func TestCreateBackfillHasOneDeadline(t *testing.T) {
-	t.Parallel()
-	const timeout = 200 * time.Millisecond
-	mem := queue.NewMemoryStore()
-	q := queue.DefaultQueue("duel")
-	q.GameType, q.TeamSize, q.MaxPartySize, q.Regions = "ctf", 3, 3, []string{"eu"}
-	if _, _, err := mem.PutQueue(context.Background(), q); err != nil {
-		t.Fatal(err)
-	}
-	st := queue.Guarded(slowStore{Store: mem, delay: timeout * 3 / 4}, timeout, nil)
-	svc := queue.NewService(queue.Deps{Store: st, Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
-		Matcher: pairInOrder{}, Config: queue.Config{CreateTimeout: timeout}})
-	start := time.Now()
-	_, _, err := svc.CreateBackfill(context.Background(), backfillReq("duel"))
-	took := time.Since(start)
-	if apperr.CodeOf(err) != apperr.Unavailable {
-		t.Fatalf("err = %v, want Unavailable", err)
-	}
-	if took > timeout+timeout/2 {
-		t.Fatalf("the backfill's creation took %v: each call got its own %v", took, timeout)
+	for name, create := range map[string]func(*queue.Service) error{
+		"ticket": func(svc *queue.Service) error {
+			_, _, err := svc.CreateTicket(context.Background(), queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: "ann", Rating: rating(1000)}}})
+			return err
+		},
+		"backfill": func(svc *queue.Service) error {
+			_, _, err := svc.CreateBackfill(context.Background(), backfillReq("duel"))
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			mem := queue.NewMemoryStore()
+			q := queue.DefaultQueue("duel")
+			q.GameType, q.TeamSize, q.MaxPartySize, q.Regions = "ctf", 3, 3, []string{"eu"}
+			if _, _, err := mem.PutQueue(context.Background(), q); err != nil {
+				t.Fatal(err)
+			}
+			st := queue.Guarded(slowStore{Store: mem, delay: timeout * 3 / 4}, timeout, nil)
+			svc := queue.NewService(queue.Deps{Store: st, Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
+				Matcher: pairInOrder{}, Config: queue.Config{CreateTimeout: timeout}})
+			start := time.Now()
+			err := create(svc)
+			took := time.Since(start)
+			if apperr.CodeOf(err) != apperr.Unavailable {
+				t.Fatalf("err = %v, want Unavailable", err)
+			}
+			if took > timeout+timeout/2 {
+				t.Fatalf("the creation took %v: each call got its own %v", took, timeout)
+			}
+		})
 	}
 }

@@ -98,6 +98,8 @@ type runner struct {
 	waiting map[string]Ticket // the queue's searching tickets, while leading
 	track   *tracker          // their counters and the recent history, while leading
 	stats   atomic.Pointer[Stats]
+	// waitingOn is why each ticket left searching by the last pass waits, while leading.
+	waitingOn atomic.Pointer[map[string]WaitingOn]
 }
 
 func (s *Service) startRunner(parent context.Context, q Queue) *runner {
@@ -158,6 +160,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		r.leading.Store(false)
 		r.waiting, r.cursor, r.track = nil, 0, nil
 		r.stats.Store(nil)
+		r.waitingOn.Store(nil)
 		r.s.metrics.leading(q.Name, false)
 		return
 	}
@@ -183,6 +186,8 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		log.Error("queue: the matching pass failed; expiring only", "err", err)
 		w = TickWrite{Expired: expiredByTTL(list, now)}
 	}
+	r.waitingOn.Store(&w.Waiting)
+	r.s.metrics.ruleBlocks(q.Name, w.Waiting)
 	if len(w.Matches)+len(w.Expired) > 0 {
 		w.At = now
 		done, err := r.s.store.CommitTick(ctx, q.Name, w)
@@ -217,6 +222,12 @@ func (r *runner) snapshot(ctx context.Context, queue string, now, oldest time.Ti
 	}
 	k.last = now
 	st := k.snapshot(queue, now, oldest)
+	if w := r.waitingOn.Load(); w != nil {
+		st.WaitingOn = make(map[string]int)
+		for _, x := range *w {
+			st.WaitingOn[x.Rule]++
+		}
+	}
 	r.stats.Store(st)
 	r.s.metrics.bands(queue, st)
 	if k.lastPub.IsZero() || now.Sub(k.lastPub) >= StatsPublish || !now.After(k.lastPub) {

@@ -3,6 +3,7 @@ package queue
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -447,6 +448,8 @@ func cloneQueue(q Queue) Queue {
 	q.Regions = slices.Clone(q.Regions)
 	q.Expansions.Interval = slices.Clone(q.Expansions.Interval)
 	q.Expansions.MaxLatencyMS = slices.Clone(q.Expansions.MaxLatencyMS)
+	q.Attributes = maps.Clone(q.Attributes)
+	q.Rules = slices.Clone(q.Rules)
 	if q.Webhook != nil {
 		w := *q.Webhook
 		q.Webhook = &w
@@ -463,6 +466,7 @@ func cloneTicket(t Ticket) Ticket {
 		}
 		t.Latencies = l
 	}
+	t.Attributes = cloneAttributes(t.Attributes)
 	if t.Assignment != nil {
 		a := *t.Assignment
 		a.Teams = slices.Clone(a.Teams)
@@ -498,5 +502,6 @@ func cloneMatch(m Match) Match {
 		m.Teams[i].Players = slices.Clone(m.Teams[i].Players)
 	}
 	m.Pairs = slices.Clone(m.Pairs)
+	m.Attributes = slices.Clone(m.Attributes)
 	return m
 }

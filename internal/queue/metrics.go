@@ -26,6 +26,7 @@ type Metrics struct {
 	bandWait  *prometheus.HistogramVec
 	backfills *prometheus.CounterVec
 	joiners   *prometheus.CounterVec
+	blocks    *prometheus.CounterVec
 }
 
 // waitBuckets are seconds a ticket waited: from a tick to the longest TTL.
@@ -66,9 +67,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Backfill tickets, by event: created, filled (players joined its match)."}, []string{"queue", "event"}),
 		joiners: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_backfill_joiners_total",
 			Help: "Players who joined running matches through backfill tickets."}, byQueue),
+		blocks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_rule_blocks_total",
+			Help: "Tickets a tick left waiting, by the rule that stopped them (interval, latency or the queue's rule's name): its rate is how many tickets each rule holds back per second of ticks."},
+			[]string{"queue", "rule"}),
 	}
 	reg.MustRegister(m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
-		m.byBand, m.bandWait, m.backfills, m.joiners)
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks)
 	return m
 }
 
@@ -149,6 +153,20 @@ func (m *Metrics) matched(queue string, match Match, waits []time.Duration) {
 	}
 }
 
+// ruleBlocks counts the tickets a tick left waiting by the rule that stopped them.
+func (m *Metrics) ruleBlocks(queue string, waiting map[string]WaitingOn) {
+	if m == nil || len(waiting) == 0 {
+		return
+	}
+	counts := make(map[string]int)
+	for _, w := range waiting {
+		counts[w.Rule]++
+	}
+	for rule, n := range counts {
+		m.blocks.WithLabelValues(queue, rule).Add(float64(n))
+	}
+}
+
 func (m *Metrics) expiredTicket(queue, reason string) {
 	if m != nil {
 		m.expired.WithLabelValues(queue, reason).Inc()
@@ -170,7 +188,7 @@ func (m *Metrics) forget(queue string) {
 	l := prometheus.Labels{"queue": queue}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
-		m.byBand, m.bandWait, m.backfills, m.joiners} {
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks} {
 		v.DeletePartialMatch(l)
 	}
 }

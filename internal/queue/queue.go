@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"matchmaker/internal/apperr"
+	"matchmaker/internal/matchmaker/tick"
 	"matchmaker/internal/ratings"
 )
 
@@ -86,8 +87,13 @@ type Queue struct {
 	MaxPartySize int // players in one ticket, 1..TeamSize
 	Tick         time.Duration
 	Webhook      *Webhook // nil: no webhook
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// Attributes declares the attributes tickets carry, by name; Rules are the match rules
+	// beside the interval and latency (see rules.go). A queue without them matches as it
+	// did before rules existed.
+	Attributes map[string]tick.Attribute
+	Rules      []tick.Rule
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // DefaultQueue fills what a definition leaves out: 5v5, rating_window, a widening interval
@@ -154,6 +160,7 @@ func (q *Queue) Validate() error {
 			f.Add("webhook.secret", "must be at least %d bytes", MinWebhookSecret)
 		}
 	}
+	q.addRuleFaults(&f)
 	return f.Err()
 }
 
@@ -223,9 +230,11 @@ type Ticket struct {
 	Status    Status
 	Players   []Player
 	Latencies map[string]float64 // region -> ms; nil: any region
-	CreatedAt time.Time
-	ExpiresAt time.Time
-	UpdatedAt time.Time // when Status last changed
+	// Attributes are the party's values of the queue's declared attributes (nil: none).
+	Attributes map[string]tick.Value
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	UpdatedAt  time.Time // when Status last changed
 	// Reason says why a ticket expired or was cancelled ("ttl", "queue deleted", ...).
 	Reason     string
 	Assignment *Assignment // set when matched
@@ -233,6 +242,10 @@ type Ticket struct {
 	// Service on the tickets it answers (Stats.Estimate); nil without recent waits. Not
 	// stored.
 	EstimatedWait *time.Duration
+	// WaitingOn says why a searching ticket still waits, set by the Service on the tickets
+	// it answers from the replica that leads the queue; nil elsewhere or before its first
+	// search. Not stored.
+	WaitingOn *WaitingOn
 	// Backfill, when set, makes this a backfill ticket: a running match asks for players.
 	// Players are then the match's players still in it (all teams), which no other
 	// searching ticket of the queue may hold.
@@ -287,6 +300,8 @@ type Assignment struct {
 	// FillID, for a backfill and its joiners, is the fill's own id (the Match with
 	// BackfillOf), by which GetMatch finds it.
 	FillID string
+	// Attributes are the match's (Match.Attributes).
+	Attributes []tick.MatchAttribute
 }
 
 // Match is a match the queue made. Its id is the match_id a game server posts to
@@ -307,6 +322,10 @@ type Match struct {
 	// empty.
 	BackfillOf     string
 	BackfillTicket string
+	// Attributes are what the match's equal and intersect rules agreed on, in the rules'
+	// order: for equal the one value, for intersect the values common to its tickets' lists
+	// (the map to play is among them).
+	Attributes []tick.MatchAttribute
 }
 
 // MatchTeam is one team of a match: its players, with their tickets and ratings.

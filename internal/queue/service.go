@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"matchmaker/internal/apperr"
+	"matchmaker/internal/matchmaker/tick"
 	"matchmaker/internal/ratings"
 )
 
@@ -231,6 +232,8 @@ type NewTicket struct {
 	Players []NewPlayer
 	// Latencies is the measured latency to each region, in ms; nil when not given.
 	Latencies map[string]float64
+	// Attributes are the party's values of the queue's attributes; nil when not given.
+	Attributes map[string]tick.Value
 	// TTL is how long the ticket may wait; 0 is the queue's ticket_ttl_s.
 	TTL time.Duration
 	// IdempotencyKey makes retries safe (the Idempotency-Key header).
@@ -275,7 +278,7 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool,
 	ttl := cmp.Or(nt.TTL, q.TicketTTL)
 	t := Ticket{
 		ID: newID("tk-"), Queue: q.Name, Status: Searching, Players: players, Latencies: nt.Latencies,
-		CreatedAt: now, ExpiresAt: now.Add(ttl), UpdatedAt: now,
+		Attributes: nt.Attributes, CreatedAt: now, ExpiresAt: now.Add(ttl), UpdatedAt: now,
 		IdempotencyKey: nt.IdempotencyKey, BodyHash: nt.fingerprint(),
 	}
 	return s.estimated(ctx)(s.storeTicket(ctx, t, func(player string) string {
@@ -349,6 +352,9 @@ func (nt *NewTicket) validate(q Queue) error {
 	if nt.TTL != 0 && (nt.TTL < time.Second || nt.TTL > MaxTicketTTL) {
 		f.Add("ttl_s", "must be 1..%d seconds", int(MaxTicketTTL.Seconds()))
 	}
+	if len(nt.Attributes) > 0 || len(q.Rules) > 0 {
+		f.Include(q.tickConfig().ValidateAttributes(nt.Attributes, false)) // attributes.<name>
+	}
 	return f.Err()
 }
 
@@ -370,6 +376,9 @@ func (nt *NewTicket) fingerprint() [32]byte {
 		num(nt.Latencies[r])
 	}
 	b = binary.AppendVarint(b, int64(nt.TTL))
+	if len(nt.Attributes) > 0 { // a request without attributes hashes as it did before them
+		b = appendAttributes(b, nt.Attributes)
+	}
 	return sha256.Sum256(b)
 }
 

@@ -74,6 +74,10 @@ type Stats struct {
 	QualitySamples int
 
 	Bands []BandStats // one per Bands entry, in order
+
+	// WaitingOn counts the tickets the leader's last pass left waiting by the rule that
+	// stopped them ("interval", "latency" or a rule's name); nil before a pass.
+	WaitingOn map[string]int
 }
 
 // BandStats is one rating band's part of the stats.
@@ -424,6 +428,7 @@ func (s *Service) estimate(ctx context.Context, t *Ticket) {
 	if t.Status != Searching || len(t.Players) == 0 {
 		return
 	}
+	s.explainWait(t)
 	st, err := s.statsOf(ctx, t.Queue)
 	if err != nil {
 		return

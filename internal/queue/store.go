@@ -105,6 +105,9 @@ type TickWrite struct {
 	At      time.Time
 	Matches []Match
 	Expired []Expiry
+	// Waiting says, by ticket id, why each ticket left searching waits (kept by the leader,
+	// not stored).
+	Waiting map[string]WaitingOn
 }
 
 // Expiry is a searching ticket to expire, and why.
@@ -173,7 +176,8 @@ func Assignments(m Match) map[string]Assignment {
 			if p.TicketID == m.BackfillTicket && m.BackfillOf != "" {
 				team = 0
 			}
-			out[p.TicketID] = Assignment{MatchID: id, Team: team, Region: m.Region, Teams: teams, Joined: joined, FillID: fill}
+			out[p.TicketID] = Assignment{MatchID: id, Team: team, Region: m.Region, Teams: teams, Joined: joined, FillID: fill,
+				Attributes: m.Attributes}
 		}
 	}
 	return out

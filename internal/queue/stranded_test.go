@@ -15,16 +15,8 @@ import (
 // so that nothing in the queue was matched or expired again.
 func TestAShrunkQueueExpiresTheTicketsItStrands(t *testing.T) {
 	t.Parallel()
-	c := newClock()
-	svc := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Matcher: queue.TickPass{},
-		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
-		Config:  queue.Config{QueueRefresh: 20 * time.Millisecond}, Now: c.now})
+	svc, q, _ := arena(t, queue.TickPass{}, 5)
 	ctx := context.Background()
-	q := queue.DefaultQueue("arena")
-	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 5, 5, 50*time.Millisecond
-	if _, _, err := svc.PutQueue(ctx, q); err != nil {
-		t.Fatal(err)
-	}
 	party := queue.NewTicket{Queue: "arena"}
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
 		party.Players = append(party.Players, queue.NewPlayer{ID: id, Rating: rating(1000)})
@@ -62,16 +54,8 @@ func (failingMatcher) Match(queue.Queue, []queue.Ticket, time.Time) (queue.TickW
 // A pass that fails still lets the tickets whose time is up expire.
 func TestTicketsExpireWhenThePassFails(t *testing.T) {
 	t.Parallel()
-	c := newClock()
-	svc := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Matcher: failingMatcher{},
-		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
-		Config:  queue.Config{QueueRefresh: 20 * time.Millisecond}, Now: c.now})
+	svc, _, c := arena(t, failingMatcher{}, 1)
 	ctx := context.Background()
-	q := queue.DefaultQueue("arena")
-	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, 50*time.Millisecond
-	if _, _, err := svc.PutQueue(ctx, q); err != nil {
-		t.Fatal(err)
-	}
 	short, _, _ := svc.CreateTicket(ctx, queue.NewTicket{Queue: "arena", Players: []queue.NewPlayer{{ID: "x"}}, TTL: 10 * time.Second})
 	long, _, _ := svc.CreateTicket(ctx, queue.NewTicket{Queue: "arena", Players: []queue.NewPlayer{{ID: "y"}}, TTL: time.Hour})
 	runService(t, svc)
@@ -97,4 +81,20 @@ func waitForStatus(t *testing.T, svc *queue.Service, id string) queue.Ticket {
 			return tk
 		}
 	}
+}
+
+// arena is a service with matcher over a queue "arena" of teams of teamSize that ticks every
+// 50 ms, on a clock of the test's.
+func arena(t *testing.T, matcher queue.Matcher, teamSize int) (*queue.Service, queue.Queue, *clock) {
+	t.Helper()
+	c := newClock()
+	svc := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Matcher: matcher,
+		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
+		Config:  queue.Config{QueueRefresh: 20 * time.Millisecond}, Now: c.now})
+	q := queue.DefaultQueue("arena")
+	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", teamSize, teamSize, 50*time.Millisecond
+	if _, _, err := svc.PutQueue(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	return svc, q, c
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"matchmaker/internal/apperr"
 	"matchmaker/internal/matchmaker/teams"
 	"matchmaker/internal/matchmaker/tick"
 )
@@ -32,7 +33,7 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 	index := make([]int, 0, len(waiting)) // waiting's index of each of in's tickets
 	var invalid []Expiry
 	for i, t := range waiting {
-		tt := tick.Ticket{WaitingSince: secs(t.CreatedAt), ExpiresAt: secs(t.ExpiresAt)}
+		tt := tick.Ticket{WaitingSince: secs(t.CreatedAt), ExpiresAt: secs(t.ExpiresAt), Attributes: t.Attributes}
 		if t.Backfill != nil {
 			tt.Backfill = tickBackfill(t)
 			if t.Backfill.Region != "" {
@@ -58,17 +59,26 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 				}
 			}
 		}
-		// A ticket the definition no longer admits (a party larger than a shrunk team_size)
-		// would fail the whole pass, and with it every match and expiry of the queue.
-		if tt.Validate(q.TeamSize) != nil {
-			invalid = append(invalid, Expiry{TicketID: t.ID, Reason: ReasonInvalid})
-			continue
-		}
 		in, index = append(in, tt), append(index, i)
 	}
-	cfg := tick.Config{TeamSize: q.TeamSize, Strategy: string(q.Strategy),
-		Interval: tickSteps(q.Expansions.Interval), MaxLatency: tickSteps(q.Expansions.MaxLatencyMS)}
+	cfg := q.tickConfig()
 	out, err := tick.Run(in, secs(now), cfg)
+	if apperr.CodeOf(err) == apperr.Invalid {
+		// A ticket the queue's definition no longer admits (rules added that read an
+		// attribute it does not give, a party larger than a smaller team) would fail every
+		// pass: such tickets leave, and the others are matched. Checked only when the pass
+		// refuses its input, so a queue whose tickets are all valid pays nothing for it.
+		kept, keptIndex := in[:0:0], index[:0:0]
+		for k, tt := range in {
+			if cfg.ValidateTicket(tt) != nil {
+				invalid = append(invalid, Expiry{TicketID: waiting[index[k]].ID, Reason: ReasonInvalid})
+				continue
+			}
+			kept, keptIndex = append(kept, tt), append(keptIndex, index[k])
+		}
+		in, index = kept, keptIndex
+		out, err = tick.Run(in, secs(now), cfg)
+	}
 	if err != nil {
 		return TickWrite{}, err
 	}
@@ -78,7 +88,7 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 	}
 	for _, m := range out.Matches {
 		match := Match{ID: newID("mt-"), CreatedAt: now, Region: m.Region, Teams: make([]MatchTeam, 2),
-			SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference}
+			SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference, Attributes: m.Attributes}
 		for team, slots := range m.Teams {
 			for _, s := range slots {
 				t := waiting[index[s.Ticket]]
@@ -96,11 +106,18 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 	for _, e := range out.Expired {
 		w.Expired = append(w.Expired, Expiry{TicketID: waiting[index[e.Ticket]].ID, Reason: e.Reason})
 	}
+	if len(out.Waiting) > 0 {
+		w.Waiting = make(map[string]WaitingOn, len(out.Waiting))
+		for _, x := range out.Waiting {
+			w.Waiting[waiting[index[x.Ticket]].ID] = WaitingOn{Rule: x.Rule, Detail: x.Detail()}
+		}
+	}
 	return w, nil
 }
 
-// ReasonInvalid is the expiry reason of a ticket the queue's definition no longer admits: its
-// team_size shrank below a party, or below a backfill's players and open slots.
+// ReasonInvalid is the expiry reason of a ticket the queue's definition no longer admits: a
+// backfill whose team_size shrank below the match's players and open slots, a party larger
+// than the team_size, a ticket without an attribute a rule added since reads.
 const ReasonInvalid = "invalid"
 
 // tickBackfill is a backfill ticket as the pass takes it: each team's players' ratings (the

@@ -28,7 +28,8 @@ func (p *pass) serveBackfills() {
 // teams.Assign (the late-joiner rule of /v1/teams/assign) chooses among the teams with room,
 // the party as one joiner of its total weight and head count, with the bots its join
 // removes or adds by the backfill's bot rule. The walk ends when the slots are full or the
-// interval is passed. A backfill that found nobody keeps waiting.
+// interval is passed. A ticket must also keep the backfill's rules (backfill_rules.go). A
+// backfill that found nobody keeps waiting.
 func (p *pass) backfill(i int) (Fill, bool) {
 	t := &p.in[i]
 	b := t.Backfill
@@ -51,6 +52,7 @@ func (p *pass) backfill(i int) (Fill, bool) {
 		region = t.Latencies[0].Region
 	}
 	accepts := p.regionRule(region)
+	rules := p.backfillRules(t)
 
 	// The nearest unmatched positions on each side of the rating ra.
 	live := int32(len(p.nodes))
@@ -86,7 +88,7 @@ func (p *pass) backfill(i int) (Fill, bool) {
 		c, d := o.step(p, dl, dh)
 		cn := &p.nodes[c]
 		size := int(cn.size)
-		if d > cn.iv || !accepts(cn) || size > room[0] && size > room[1] || !p.weights(cn) {
+		if d > cn.iv || !accepts(cn) || size > room[0] && size > room[1] || !p.weights(cn) || !joins(rules, c) {
 			continue
 		}
 		closed[0], closed[1] = room[0] < size, room[1] < size

@@ -15,6 +15,10 @@
 //   - parties: a match is 2 x team_size players of whole tickets, a party on one team; the
 //     teams are the most even split of the chosen tickets (exact, parties as groups), every
 //     player paired with the nearest-rated opponent as in the pairing package;
+//   - rules: ticket attributes and a queue's rules (equal, intersect, distance,
+//     team_balance), each binding a ticket until its optional_after_s, with tolerances by
+//     wait; the matches report the values they agreed on, and each ticket left waiting
+//     says which rule stopped it (Result.Waiting);
 //   - backfill: tickets for running matches that lost players (Ticket.Backfill) are served
 //     first, oldest first, each taking the acceptable tickets nearest its match's rating
 //     that fit its open slots, placed by the late-joiner rule (teams.Assign); two backfill

@@ -68,6 +68,11 @@ func (p *pass) greedyPairs(a int32) bool {
 	t := p.t
 	cur := p.hs.one(int(p.nodes[a].size))
 	total, regions := int(p.nodes[a].size), p.nodes[a].mask
+	if p.ruled {
+		if regions = p.anchorClasses(a); regions == 0 {
+			return false
+		}
+	}
 	p.chosen = append(p.chosen[:0], a)
 	p.touched = append(p.touched[:0], a)
 	p.nodes[a].state = placed
@@ -84,7 +89,7 @@ func (p *pass) greedyPairs(a int32) bool {
 			p.tree.set(int(s), none)
 			p.touched = append(p.touched, s)
 			with += int(p.nodes[s].size)
-			if dist(ra, p.nodes[s].key) > p.nodes[s].iv || p.nodes[s].mask&regions == 0 || with > 2*t {
+			if dist(ra, p.nodes[s].key) > p.nodes[s].iv || p.classMask(a, s)&regions == 0 || with > 2*t {
 				continue
 			}
 			if p.hs.place(&sub, &cur, int(p.nodes[s].size)); p.hs.empty(&sub) {
@@ -98,7 +103,7 @@ func (p *pass) greedyPairs(a int32) bool {
 				continue
 			}
 		}
-		o, after := p.opponent(a, s, &sub, with, regions&p.nodes[s].mask)
+		o, after := p.opponent(a, s, &sub, with, regions&p.classMask(a, s))
 		if o < 0 {
 			if s == a {
 				break // the anchor found no opponent
@@ -111,19 +116,18 @@ func (p *pass) greedyPairs(a int32) bool {
 		p.place(o)
 		p.touched = append(p.touched, o)
 		cur, total = after, with+int(p.nodes[o].size)
-		regions &= p.nodes[s].mask & p.nodes[o].mask
+		regions &= p.classMask(a, s) & p.classMask(a, o)
 		s = -1
 	}
-	ok := total == 2*t
+	// makeMatch takes the match's tickets (marks them matched) or, turning the match down,
+	// leaves them placed: then every ticket touched is set back.
+	ok := total == 2*t && p.makeMatch(p.chosen)
 	for _, pos := range p.touched {
-		if ok && p.nodes[pos].state == placed {
-			continue // take, in makeMatch, marks it matched
+		if ok && p.nodes[pos].state == matched {
+			continue
 		}
 		p.nodes[pos].state = waiting
 		p.tree.set(int(pos), p.nodes[pos].rank)
-	}
-	if ok {
-		p.makeMatch(p.chosen)
 	}
 	return ok
 }
@@ -157,7 +161,7 @@ func (p *pass) opponent(a, s int32, cur *heads, players int, regions uint64) (in
 			return -1, heads{}
 		}
 		c, d := o.step(p, dl, dh)
-		if p.nodes[c].state != waiting || d > p.nodes[c].iv || p.nodes[c].mask&regions == 0 {
+		if p.nodes[c].state != waiting || d > p.nodes[c].iv || p.classMask(a, c)&regions == 0 {
 			continue
 		}
 		if da := dist(ra, p.nodes[c].key); da > iva || da > p.nodes[c].iv {
@@ -174,4 +178,14 @@ func (p *pass) opponent(a, s int32, cur *heads, players int, regions uint64) (in
 		}
 		return c, after
 	}
+}
+
+// classMask is the classes of anchor a that the ticket at c is in: its regions without
+// rules (the anchor's classes are the regions), else as classesOf says.
+func (p *pass) classMask(a, c int32) uint64 {
+	if !p.ruled {
+		return p.nodes[c].mask
+	}
+	m, _ := p.classesOf(a, c, p.nodes[c].mask&p.nodes[a].mask)
+	return m
 }

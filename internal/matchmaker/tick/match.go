@@ -6,8 +6,10 @@ import (
 )
 
 // makeMatch records the match of the tickets at positions c (the anchor first): the most
-// even split, the pairs, the region; and takes the tickets out of the pass.
-func (p *pass) makeMatch(c []int32) {
+// even split, the pairs, the region; and takes the tickets out of the pass. With rules
+// judged on the match (distance, team_balance) it first checks them, and a match that
+// breaks one is not made: it reports whether the match was made.
+func (p *pass) makeMatch(c []int32) bool {
 	sp := &p.sp
 	sp.sizes, sp.totals = sp.sizes[:0], sp.totals[:0]
 	for _, pos := range c {
@@ -59,13 +61,24 @@ func (p *pass) makeMatch(c []int32) {
 			Interval: min(x.iv, y.iv)})
 	}
 	m.skill = math.Abs(tot0 - tot1)
+	if p.matchLevel {
+		p.picks++
+		if !p.matchRulesHold(c, m.skill/float64(t)) {
+			p.ids, p.slots, p.pairs = p.ids[:m.ids], p.slots[:m.slots], p.pairs[:m.pairs]
+			return false
+		}
+	}
 	if r, _ := p.region(c, math.MaxUint64); r >= 0 {
 		m.region = int8(r)
+	}
+	if p.ruled {
+		m.attrs = p.matchAttributes(c)
 	}
 	p.made = append(p.made, m)
 	for _, pos := range c {
 		p.take(pos)
 	}
+	return true
 }
 
 // made is a match made, its parts in the pass's arrays until result copies them out.
@@ -74,6 +87,7 @@ type made struct {
 	tickets           int32
 	region            int8 // -1: none
 	skill             float64
+	attrs             [2]int32 // its attributes are p.attrs[attrs[0]:attrs[1]]
 }
 
 // result copies the matches out of the pass's arrays (which it keeps for the next pass)
@@ -82,6 +96,12 @@ type made struct {
 func (p *pass) result() []Match {
 	t := int32(p.t)
 	ids, slots, pairs := slices.Clone(p.ids), slices.Clone(p.slots), slices.Clone(p.pairs)
+	attrs, lists := slices.Clone(p.attrs), slices.Clone(p.attrList)
+	for i, x := range p.attrs { // their lists share one array too (p.attrList grew meanwhile)
+		if n := len(x.Value.List); n > 0 {
+			attrs[i].Value.List = span(lists, p.attrAt[i], int32(n))
+		}
+	}
 	out := make([]Match, len(p.made))
 	for i, m := range p.made {
 		x := Match{
@@ -90,6 +110,9 @@ func (p *pass) result() []Match {
 			Pairs:             span(pairs, m.pairs, t),
 			SkillDifference:   m.skill,
 			AverageDifference: m.skill / float64(t),
+		}
+		if m.attrs[1] > m.attrs[0] {
+			x.Attributes = span(attrs, m.attrs[0], m.attrs[1]-m.attrs[0])
 		}
 		if m.region >= 0 {
 			x.Region = p.regionNames[m.region]
@@ -129,6 +152,15 @@ func (p *pass) take(pos int32) {
 	}
 	if nx >= 0 {
 		p.nodes[nx].prev = pv
+	}
+	if p.part >= 0 {
+		pv, nx := p.pprev[pos], p.pnext[pos]
+		if pv >= 0 {
+			p.pnext[pv] = nx
+		}
+		if nx >= 0 {
+			p.pprev[nx] = pv
+		}
 	}
 	s := int(p.nodes[pos].size)
 	p.count[s]--

@@ -182,15 +182,20 @@ func (w *world) placeable(s []int, full bool) bool {
 }
 
 // isMatch: s (the anchor first) is a valid match: every other ticket accepts and is
-// accepted by the anchor, the players split into two full teams with parties whole, and
-// some region is acceptable to all.
+// accepted by the anchor, the players split into two full teams with parties whole, some
+// region is acceptable to all, no rule is broken, and (with rules) the tickets share one
+// of the anchor's classes: the search's guarantee holds within the first MaxClasses (see
+// classes.go), which for the small queues here are all of them.
 func (w *world) isMatch(s []int) bool {
 	for _, i := range s[1:] {
 		if !w.accepts(s[0], i) {
 			return false
 		}
 	}
-	return w.players(s) == 2*w.t && w.placeable(s, true) && len(w.okRegions(s)) > 0
+	if !(w.players(s) == 2*w.t && w.placeable(s, true) && len(w.okRegions(s)) > 0) {
+		return false
+	}
+	return len(w.cfg.Rules) == 0 || w.brokenRule(s) == "" && w.sharesClass(s)
 }
 
 // anyMatch reports whether some valid match anchored at a exists among pool.
@@ -263,7 +268,9 @@ func ref(tk []Ticket, now float64, cfg Config) (matches [][]int, regions []strin
 		}
 		var s []int
 		if cfg.Strategy == GreedyPairs {
-			s = w.refGreedy(a, pool())
+			if s = w.refGreedy(a, pool()); s != nil && w.hasMatchLevel() && w.matchLevelBroken(s) != "" {
+				s = nil
+			}
 		}
 		if s == nil {
 			s = w.refWindow(a, pool())
@@ -311,6 +318,9 @@ func (w *world) joinable(b, i int) bool {
 		if r < 0 || r > teams.MaxWeight {
 			return false
 		}
+	}
+	if !w.keepsBackfillRules(b, i) {
+		return false
 	}
 	if r := w.bfRegion(b); r != "" && len(w.cfg.MaxLatency) > 0 {
 		return w.usable(i, r)
@@ -392,25 +402,33 @@ func (w *world) nearestFirst(x int, s []int) {
 	})
 }
 
-// refWindow: the anchor's acceptable candidates sharing a region with it, nearest first;
-// the shortest prefix with a valid match in some region; in each such region the match
-// keeps the prefix's last ticket and each earlier one that still allows a match, nearest
-// first; among regions, the smallest worst latency, then the first by name.
+// refWindow: the anchor's acceptable candidates in some class of the anchor's (sharing a
+// region with it, without rules) and admitted by its rules, nearest first; the shortest
+// prefix with a valid match in some class; in each such class the match keeps the prefix's
+// last ticket and each earlier one that still allows a match, nearest first; among
+// classes, the smallest worst latency of the class's region, then the first class. With
+// rules judged on the match, a pick that breaks one is turned down and the next class's,
+// then the next prefix's, are tried, maxPicks picks at most.
 func (w *world) refWindow(a int, pool []int) []int {
+	classes := w.classes(a)
 	var cand []int
 	for _, i := range pool {
-		if i != a && w.accepts(a, i) && len(w.okRegions([]int{a, i})) > 0 {
+		if i != a && w.accepts(a, i) && w.admitsAll(a, i) && slices.ContainsFunc(classes, func(c class) bool { return w.inClass(a, i, c) }) {
 			cand = append(cand, i)
 		}
 	}
 	w.nearestFirst(a, cand)
+	picks := 0
 	for k := 1; k <= len(cand); k++ {
-		var best []int
-		bw := math.Inf(1)
-		for _, r := range w.okRegions([]int{a}) {
-			var in []int // the prefix's tickets that accept r
+		type try struct {
+			s   []int
+			lat float64
+		}
+		var tries []try
+		for _, c := range classes {
+			var in []int // the prefix's tickets in c
 			for _, i := range cand[:k] {
-				if len(w.okRegions([]int{i})) > 0 && slices.Contains(w.okRegions([]int{a, i}), r) {
+				if w.inClass(a, i, c) {
 					in = append(in, i)
 				}
 			}
@@ -422,15 +440,26 @@ func (w *world) refWindow(a int, pool []int) []int {
 				continue
 			}
 			lat := 0.0
-			if r != "" {
-				lat = w.worst(s, r)
+			if c.region != "" {
+				lat = w.worst(s, c.region)
 			}
-			if lat < bw {
-				best, bw = s, lat
+			tries = append(tries, try{s, lat})
+		}
+		slices.SortStableFunc(tries, func(x, y try) int { return cmp.Compare(x.lat, y.lat) })
+		for _, t := range tries {
+			if !w.hasMatchLevel() {
+				return t.s
+			}
+			if picks >= maxPicks {
+				return nil
+			}
+			picks++
+			if w.matchLevelBroken(t.s) == "" {
+				return t.s
 			}
 		}
-		if best != nil {
-			return best
+		if picks >= maxPicks {
+			return nil
 		}
 	}
 	return nil
@@ -471,14 +500,18 @@ func (w *world) keepNearest(a int, in []int) []int {
 // refGreedy: the thesis's rule within the anchor's acceptable tickets, as documented on Run.
 func (w *world) refGreedy(a int, pool []int) []int {
 	s := []int{a}
-	regions := w.okRegions([]int{a})
+	classes := w.classes(a)
+	if classes == nil {
+		return nil
+	}
+	// shared: the tickets of x are admitted by the anchor and share one of its classes.
 	shared := func(x []int) bool {
-		for _, r := range regions {
-			if slices.Contains(w.okRegions(x), r) {
-				return true
-			}
+		if slices.ContainsFunc(x, func(i int) bool { return !w.admitsAll(a, i) }) {
+			return false
 		}
-		return false
+		return slices.ContainsFunc(classes, func(c class) bool {
+			return !slices.ContainsFunc(x, func(i int) bool { return !w.inClass(a, i, c) })
+		})
 	}
 	// fits: after adding x, the teams can still be filled, and are full at 2 x TeamSize.
 	fits := func(x []int) bool {
@@ -506,7 +539,6 @@ func (w *world) refGreedy(a int, pool []int) []int {
 		return nil
 	}
 	s = append(s, o)
-	regions = w.okRegions(s)
 	aside := map[int]bool{}
 	for w.players(s) < 2*w.t {
 		sub := -1
@@ -530,7 +562,6 @@ func (w *world) refGreedy(a int, pool []int) []int {
 		}
 		if o := opponent(sub, with); o >= 0 {
 			s = append(with, o)
-			regions = w.okRegions(s)
 		}
 	}
 	return s

@@ -55,18 +55,48 @@ import (
 // the smallest worst latency of its tickets wins (then the first by name), and the same
 // rule picks Match.Region among all regions every ticket of the match accepts.
 //
+// Rules (Config.Rules; see Rule): a rule binds a ticket until its wait reaches the rule's
+// OptionalAfterS, and a match satisfies it when the tickets it still binds satisfy it
+// together, a tolerance being the smallest of their current values. The search turns the
+// rules into classes (classes.go), one set of head counts per class in the walk above, as
+// latency's regions always were: a candidate is acceptable when, besides the interval, it
+// has the anchor's value of each equal rule binding both, is within the smaller tolerance
+// of the anchor's value of each distance rule binding both, and shares a class with the
+// anchor; a match is the tickets of one class. The guarantee: if a match for the anchor
+// exists whose tickets share one of the anchor's first MaxClasses classes, one is found.
+// For latency, equal and intersect that is every match that keeps them (up to the
+// MaxClasses cut, reached only with many regions or values). For distance with the anchor
+// bound, the classes are windows of the rule's values around the anchor's, and a match
+// found keeps the rule; the matches in no window, whose spread exceeds (1 -
+// 1/distanceWindows) of their smallest tolerance, may be missed. The rules judged on the
+// match as a whole, team_balance (the teams' average difference after the split) and
+// distance when the anchor is past its optional_after_s, are checked on the match picked:
+// one that breaks either is turned down and the walk goes on (the next class's pick, then
+// the next candidate's), at most maxPicks picks an anchor, so with such a rule an anchor may
+// wait although a match for it exists (its picks hold the nearest tickets in rating, which
+// may be what breaks the rule); it then waits on that rule (Result.Waiting, Found). Among
+// classes whose picks complete at the same candidate, the one whose region has the smallest
+// worst latency wins, then the first class. Match.Attributes report what equal and
+// intersect rules agreed on. Without rules a pass is what it was before rules existed.
+//
+// Waiting: each ticket that anchored a search and is left waiting has a Wait naming the
+// rule that stopped it (see Wait).
+//
 // Backfill: before any anchor, the backfill tickets (Ticket.Backfill) are served, oldest
 // first, each as backfill (backfill.go) describes: the acceptable tickets nearest the match's
 // mean rating, placed by teams.Assign among the teams with open slots, until the slots are
 // full. A backfill ticket is never an anchor nor a candidate; Result.Fills lists what each
-// got, and a backfill that got nobody keeps waiting.
+// got, and a backfill that got nobody keeps waiting. With rules, a backfill ticket's
+// attributes are its running match's values, and its joiners keep its equal, intersect and
+// distance rules with it (backfill_rules.go).
 //
 // Teams: the most even split of the match's tickets, parties whole (the least |difference
 // of team totals| over every split, the anchor's team being team 0; sums in float64, so
 // "least" holds up to rounding), then each team sorted by rating and paired in order.
 //
 // Errors: an apperr.Invalid error naming every invalid field of cfg (see Config.Validate),
-// now, and of the tickets as tickets[i].field (see Ticket.Validate); a pass with more than
+// now, and of the tickets as tickets[i].field (see Ticket.Validate and
+// Config.ValidateTicket for attributes); a pass with more than
 // MaxRegions region names is invalid too (tickets[i].latencies[j].region).
 //
 // Cost: O(N log N) with a radix sort for N tickets, plus for each anchor the tickets within
@@ -82,6 +112,7 @@ func Run(tickets []Ticket, now float64, cfg Config) (Result, error) {
 		teamSize := min(max(cfg.TeamSize, 1), MaxTeamSize) // checks parties even when team_size is wrong
 		for i := range tickets {
 			tickets[i].addFaults(&f, i, teamSize)
+			cfg.addAttributeFaultsOf(&f, &tickets[i], i)
 		}
 		return Result{}, f.Err()
 	}
@@ -96,7 +127,7 @@ func Run(tickets []Ticket, now float64, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	p.run()
-	return Result{Fills: p.fills, Matches: p.result(), Expired: p.expired}, nil
+	return Result{Fills: p.fills, Matches: p.result(), Expired: p.expired, Waiting: p.resultWaits()}, nil
 }
 
 // passes keep a pass's buffers from one call to the next: the queue service runs a pass
@@ -107,7 +138,37 @@ var passes = sync.Pool{New: func() any { return new(pass) }}
 // it.
 func (p *pass) release() {
 	p.expired, p.regionNames, p.in, p.interval, p.fills = nil, nil, nil, nil, nil
+	for i := range p.rules { // what the pass holds of the caller's
+		d := &p.rules[i]
+		d.rule, d.names, d.attr = nil, nil, Attribute{}
+		clear(d.strs.names)
+	}
+	p.dims = p.dims[:0]
+	clear(p.attrs)
+	clear(p.attrList)
+	p.read = p.read[:0]
 	passes.Put(p)
+}
+
+// resultWaits copies out the waits of the tickets that still wait: an anchor that found
+// no match may have been taken into a later anchor's.
+func (p *pass) resultWaits() []Wait {
+	n := 0
+	for _, pos := range p.waitPos {
+		if p.nodes[pos].state != matched {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Wait, 0, n)
+	for i, x := range p.waits {
+		if p.nodes[p.waitPos[i]].state != matched {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // resize returns s with length n, reusing its array when it is large enough (the caller
@@ -177,6 +238,32 @@ type pass struct {
 	touched []int32
 	sp      splitter
 	members [2][]member
+
+	// rules: what the pass read of each, and the classes of the anchor being served
+	ruled        bool    // the config has rules
+	part         int     // the rule whose value partitions the walks (partition), -1: none
+	pprev, pnext []int32 // with part, the links of the unmatched positions of one value
+	matchLevel   bool    // some rule is judged on the match (distance, team_balance)
+	rules        []ruleData
+	dims         []dim
+	inner        int    // classes per region of the anchor (1: the classes are the regions)
+	classRegions []int8 // with inner > 1, the anchor's regions by id: class k is in classRegions[k/inner]
+	sets         []uint64
+	wins         []window
+	zeroRule     int // the rule that rules out the anchor, when anchorClasses returns 0
+	wmask        []uint64
+	rej          []rejection
+	tries        []try
+	picks        int  // matches an anchor's walk picked
+	turnedDown   Wait // the first match of the anchor's walk a rule turned down
+	waits        []Wait
+	waitPos      []int32 // the position of each wait's ticket
+	judged       []int32 // scratch of matchAttributes
+	read         []readAttr
+	attrs        []MatchAttribute // of the matches made
+	attrList     []string         // their lists
+	attrAt       []int32          // where each one's list starts in attrList
+	vals         []Value          // by rank, the values of read
 
 	// the result: the matches made and their parts, copied out at the end
 	made    []made
@@ -257,6 +344,7 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 		}
 		if tickets[i].Backfill != nil { // served apart, first; never a candidate
 			tickets[i].addFaults(f, int(i), p.t)
+			cfg.addAttributeFaultsOf(f, &tickets[i], int(i))
 			p.bf = append(p.bf, i)
 			continue
 		}
@@ -269,6 +357,7 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 		for i := range tickets {
 			if why := gone(&tickets[i], now, widest); why != "" {
 				tickets[i].addFaults(f, i, p.t)
+				cfg.addAttributeFaultsOf(f, &tickets[i], i)
 				p.expired = append(p.expired, Expiry{Ticket: i, Reason: why})
 			}
 		}
@@ -285,9 +374,16 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 		ids = make(map[string]int)
 	}
 	players := 0
+	attributes := len(cfg.Rules) > 0 || len(cfg.Attributes) > 0
+	if attributes {
+		p.declare(&cfg)
+	}
 	for k, i := range p.age {
 		t := &tickets[i]
 		t.addFaults(f, int(i), p.t)
+		if attributes {
+			p.readAttributes(f, &cfg, t, int(i))
+		}
 		s := 0.0
 		for _, r := range t.Ratings {
 			s += r
@@ -380,8 +476,11 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 	}
 
 	p.in, p.now, p.interval = tickets, now, cfg.Interval
-	p.dp = resize(p.dp, max(len(p.regionNames), 1))
+	p.dp = resize(p.dp, MaxClasses)
+	p.waits, p.waitPos = p.waits[:0], p.waitPos[:0]
+	p.readRules(tickets, &cfg)
 	p.made, p.ids, p.slots, p.pairs = p.made[:0], p.ids[:0], p.slots[:0], p.pairs[:0]
+	p.attrs, p.attrList, p.attrAt = p.attrs[:0], p.attrList[:0], p.attrAt[:0]
 	return nil
 }
 
@@ -429,7 +528,15 @@ func (p *pass) names(ids map[string]int, rename *[MaxRegions]uint8) uint64 {
 func (p *pass) run() {
 	p.serveBackfills()
 	for k, a := range p.posOf {
-		if p.taken[k] || p.nodes[a].mask == 0 || !p.sizeFeasible(int(p.nodes[a].size)) {
+		if p.taken[k] {
+			continue
+		}
+		if p.nodes[a].mask == 0 {
+			p.wait(a, Wait{Rule: WaitLatency, Kind: WaitLatency})
+			continue
+		}
+		if !p.sizeFeasible(int(p.nodes[a].size)) {
+			p.wait(a, Wait{Rule: WaitInterval, Kind: WaitInterval})
 			continue
 		}
 		if p.greedy && p.greedyPairs(a) {

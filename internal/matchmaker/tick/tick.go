@@ -47,6 +47,10 @@ type Ticket struct {
 	// and Latencies hold at most the match's region (any ms: the match is played there).
 	// See Run for how backfill tickets are served.
 	Backfill *Backfill
+	// Attributes are the party's values of the queue's declared attributes
+	// (Config.Attributes), one value for the whole ticket; an attribute it does not give
+	// takes the declaration's default.
+	Attributes map[string]Value
 }
 
 // Backfill describes a running match's request for players; see Ticket.Backfill.
@@ -84,6 +88,11 @@ type Config struct {
 	// MaxLatency is the latency (ms) a ticket accepts by wait, with the same rules; empty
 	// means latency is not considered.
 	MaxLatency []Step
+	// Attributes declares the attributes tickets carry, by name; Rules are the match rules
+	// beside the interval and latency, in the order "why a ticket waits" tries them. A
+	// config without rules matches as it did before rules existed.
+	Attributes map[string]Attribute
+	Rules      []Rule
 }
 
 // Slot is one player: the input index of its ticket and its index in the ticket's Ratings.
@@ -117,6 +126,28 @@ type Match struct {
 	Region            string
 	SkillDifference   float64 // |difference of the team totals|
 	AverageDifference float64 // |difference of the team averages| = SkillDifference / TeamSize
+	// Attributes are what the match's equal and intersect rules agreed on, in the rules'
+	// order, one per attribute (the first rule's): for equal the one value of the tickets
+	// the rule binds, for intersect the values common to their lists, sorted (when the rule
+	// binds none of the tickets: of all of them; an equal rule whose tickets then differ
+	// reports nothing). nil without such rules.
+	Attributes []MatchAttribute
+}
+
+// MatchAttribute is an attribute's value agreed in a match.
+type MatchAttribute struct {
+	Name  string
+	Value Value
+}
+
+// Attribute returns the match's value of the attribute name, ok false without one.
+func (m Match) Attribute(name string) (Value, bool) {
+	for _, a := range m.Attributes {
+		if a.Name == name {
+			return a.Value, true
+		}
+	}
+	return Value{}, false
 }
 
 // Expiry is a ticket that leaves the pass unmatched, and why.
@@ -146,11 +177,15 @@ type Result struct {
 	Fills   []Fill   // in the age order of their backfill tickets, made before any match
 	Matches []Match  // in the order they were made, which is their anchors' age order
 	Expired []Expiry // by input index
+	// Waiting says, for each ticket that anchored a search and found no match, the rule
+	// that stopped it, in the anchors' age order.
+	Waiting []Wait
 }
 
 // Validate reports every invalid field of the config as one apperr.Invalid error naming
 // team_size, strategy, interval, interval[i].after_s, interval[i].value and the same of
-// max_latency.
+// max_latency, attributes.<name>.type|max_items|default, and rules[i].name|type|attribute|
+// min_common|expansions[j].after_s|expansions[j].value|optional_after_s.
 func (c Config) Validate() error {
 	var f apperr.Fields
 	c.addFaults(&f)
@@ -158,6 +193,7 @@ func (c Config) Validate() error {
 }
 
 func (c Config) addFaults(f *apperr.Fields) {
+	c.addRuleFaults(f)
 	if c.TeamSize < 1 || c.TeamSize > MaxTeamSize {
 		f.Add("team_size", "must be between 1 and %d", MaxTeamSize)
 	}

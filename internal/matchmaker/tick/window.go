@@ -1,23 +1,36 @@
 package tick
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // ratingWindow serves anchor a by the nearest-tickets rule and reports whether it made a
 // match. The acceptable candidates are walked outward from the anchor, nearest first;
-// per region the anchor accepts, dp holds the head counts the candidates walked so far can
-// reach with the anchor, and the walk stops at the first candidate that completes a match
-// in some region, or when both sides are beyond the anchor's interval.
+// per class of the anchor (its regions, or with rules the classes of classes.go) dp holds
+// the head counts the candidates walked so far can reach with the anchor, and a candidate
+// that completes a match in some class has the match of that prefix picked (finish). The
+// walk stops at the first pick made, after maxPicks picks the rules judged on the match
+// turned down (team_balance, and distance for an anchor past its optional_after_s), or
+// when both sides are beyond the anchor's interval; an anchor left without a match says
+// why (explain).
 func (p *pass) ratingWindow(a int32) bool {
 	an := &p.nodes[a]
 	ra, iva, ma, sa := an.key, an.iv, an.mask, int(an.size)
+	p.picks, p.turnedDown = 0, Wait{}
+	if p.ruled {
+		if ma = p.anchorClasses(a); ma == 0 {
+			p.waitZero(a)
+			return false
+		}
+	}
 	for m := ma; m != 0; m &= m - 1 {
 		p.dp[bits.TrailingZeros64(m)] = p.hs.one(sa)
 	}
-	w := p.walk[:0]
-	o := p.outward(a)
+	w, wm, rej := p.walk[:0], p.wmask[:0], p.rej[:0]
+	o := p.outwardIn(a, p.part >= 0)
 	for {
 		dl, dh := math.Inf(1), math.Inf(1)
 		if o.l >= 0 {
@@ -27,45 +40,91 @@ func (p *pass) ratingWindow(a int32) bool {
 			dh = dist(ra, p.nodes[o.h].key)
 		}
 		if dl > iva && dh > iva {
-			p.walk = w
-			return false
+			break
 		}
 		c, d := o.step(p, dl, dh)
 		cn := &p.nodes[c]
-		m := cn.mask & ma
-		if d > cn.iv || m == 0 {
+		if d > cn.iv {
+			rej = append(rej, rejection{c, stageInterval})
 			continue
 		}
-		w = append(w, c)
+		m := cn.mask & an.mask
+		if m == 0 {
+			rej = append(rej, rejection{c, stageLatency})
+			continue
+		}
+		if p.ruled {
+			var r int
+			if m, r = p.classesOf(a, c, m); m == 0 {
+				rej = append(rej, rejection{c, stageRules + int32(r)})
+				continue
+			}
+		}
+		w, wm = append(w, c), append(wm, m)
 		var done uint64
 		for ; m != 0; m &= m - 1 {
 			r := bits.TrailingZeros64(m)
-			p.hs.add(&p.dp[r], int(cn.size))
-			if p.hs.complete(&p.dp[r]) {
+			var x heads
+			p.hs.place(&x, &p.dp[r], int(cn.size))
+			if p.hs.complete(&x) {
 				done |= 1 << r
+			}
+			for i := range p.hs.words {
+				p.dp[r][i] |= x[i]
 			}
 		}
 		if done != 0 {
-			p.walk = w
-			p.finish(a, w, done)
-			return true
+			if p.finish(a, w, wm, done) {
+				p.walk, p.wmask, p.rej = w, wm, rej
+				return true
+			}
+			if p.picks >= maxPicks {
+				break
+			}
 		}
 	}
+	p.walk, p.wmask, p.rej = w, wm, rej
+	p.explain(a, w, wm, rej)
+	return false
 }
+
+// maxPicks bounds the matches an anchor's walk picks and the rules judged on the match
+// turn down: each costs a split, and a walk past the first completion finds a pick in every
+// class at every step.
+const maxPicks = 8
 
 // cursor walks the unmatched positions outward from a centre: nearest first, and among
 // the equally near, oldest first. To the right, positions in a run of equal ratings are
 // in age order already; to the left they are walked backward, so the cursor jumps to the
 // start of each run (l) and walks it forward to its end (lEnd) before the next run left.
+// With part, it walks the links of the centre's partition (pass.part) only.
 type cursor struct {
 	l, lEnd, lNext int32 // -1: nothing left on that side
 	h              int32
+	part           bool
 }
 
-func (p *pass) outward(centre int32) cursor {
-	o := cursor{h: p.nodes[centre].next}
-	o.enterLeft(p, p.nodes[centre].prev)
+func (p *pass) outward(centre int32) cursor { return p.outwardIn(centre, false) }
+
+func (p *pass) outwardIn(centre int32, part bool) cursor {
+	o := cursor{part: part}
+	o.h = o.next(p, centre)
+	o.enterLeft(p, o.prev(p, centre))
 	return o
+}
+
+func (o *cursor) next(p *pass, i int32) int32 {
+	if o.part {
+		return p.pnext[i]
+	}
+	return p.nodes[i].next
+}
+
+func (o *cursor) prev(p *pass, i int32) int32 {
+	if o.part {
+		return p.pprev[i]
+	}
+	return p.nodes[i].prev
 }
 
 // enterLeft starts the run of equal ratings that ends at position e.
@@ -74,10 +133,10 @@ func (o *cursor) enterLeft(p *pass, e int32) {
 	if e < 0 {
 		return
 	}
-	for s := p.nodes[e].prev; s >= 0 && p.nodes[s].key == p.nodes[e].key; s = p.nodes[s].prev {
+	for s := o.prev(p, e); s >= 0 && p.nodes[s].key == p.nodes[e].key; s = o.prev(p, s) {
 		o.l = s
 	}
-	o.lNext = p.nodes[o.l].prev
+	o.lNext = o.prev(p, o.l)
 }
 
 // step takes the nearer of the two sides' next positions, at distances dl and dh (+Inf
@@ -88,44 +147,73 @@ func (o *cursor) step(p *pass, dl, dh float64) (int32, float64) {
 		if c == o.lEnd {
 			o.enterLeft(p, o.lNext)
 		} else {
-			o.l = p.nodes[c].next
+			o.l = o.next(p, c)
 		}
 		return c, dl
 	}
 	c := o.h
-	o.h = p.nodes[c].next
+	o.h = o.next(p, c)
 	return c, dh
 }
 
-// finish makes the match of anchor a from the walked candidates w, whose last one
-// completed a match in the regions of done.
-func (p *pass) finish(a int32, w []int32, done uint64) {
-	if done&(done-1) == 0 { // one region: the usual case
-		p.choose(a, w, bits.TrailingZeros64(done))
-		p.makeMatch(p.chosen)
-		return
+// finish makes the match of anchor a from the walked candidates w (in the classes wm),
+// whose last one completed a match in the classes of done: the pick of the class whose
+// region has the smallest worst latency, then the first class; with rules judged on the
+// match, the next class's pick when one is turned down. It reports whether a match was
+// made.
+func (p *pass) finish(a int32, w []int32, wm []uint64, done uint64) bool {
+	if done&(done-1) == 0 { // one class: the usual case
+		p.choose(a, w, wm, bits.TrailingZeros64(done))
+		return p.makeMatch(p.chosen)
 	}
-	worst := math.Inf(1)
+	if !p.matchLevel {
+		worst := math.Inf(1)
+		for m := done; m != 0; m &= m - 1 {
+			k := bits.TrailingZeros64(m)
+			p.choose(a, w, wm, k)
+			if _, wl := p.region(p.chosen, 1<<p.classRegion(k)); wl < worst {
+				worst = wl
+				p.best = append(p.best[:0], p.chosen...)
+			}
+		}
+		return p.makeMatch(p.best)
+	}
+	p.tries = p.tries[:0]
 	for m := done; m != 0; m &= m - 1 {
-		p.choose(a, w, bits.TrailingZeros64(m))
-		if _, wl := p.region(p.chosen, 1<<bits.TrailingZeros64(m)); wl < worst {
-			worst = wl
-			p.best = append(p.best[:0], p.chosen...)
+		k := bits.TrailingZeros64(m)
+		p.choose(a, w, wm, k)
+		_, wl := p.region(p.chosen, 1<<p.classRegion(k))
+		p.tries = append(p.tries, try{k, wl})
+	}
+	slices.SortStableFunc(p.tries, func(x, y try) int { return cmp.Compare(x.worst, y.worst) })
+	for _, t := range p.tries {
+		if p.picks >= maxPicks {
+			return false
+		}
+		p.choose(a, w, wm, t.class)
+		if p.makeMatch(p.chosen) {
+			return true
 		}
 	}
-	p.makeMatch(p.best)
+	return false
 }
 
-// choose sets p.chosen to the anchor and the tickets of w it takes in region r: the last
-// one of w, and each earlier one accepted in r, nearest first, when a match can still be
-// completed with it. need[i] holds the head counts from which the tickets w[i:] (the last
-// one included) can complete a match.
-func (p *pass) choose(a int32, w []int32, r int) {
-	// Usually every ticket walked is in region r and they make 2 x TeamSize players with the
+// try is a class whose pick finish may make, with its region's worst latency.
+type try struct {
+	class int
+	worst float64
+}
+
+// choose sets p.chosen to the anchor and the tickets of w it takes in class k: the last
+// one of w, and each earlier one in k, nearest first, when a match can still be completed
+// with it. need[i] holds the head counts from which the tickets w[i:] (the last one
+// included) can complete a match.
+func (p *pass) choose(a int32, w []int32, wm []uint64, k int) {
+	// Usually every ticket walked is in class k and they make 2 x TeamSize players with the
 	// anchor: then the match is all of them (no other subset has that many players).
 	n := int(p.nodes[a].size)
-	for _, c := range w {
-		if p.nodes[c].mask>>r&1 == 0 {
+	for i, c := range w {
+		if wm[i]>>k&1 == 0 {
 			n = -1
 			break
 		}
@@ -135,18 +223,18 @@ func (p *pass) choose(a int32, w []int32, r int) {
 		p.chosen = append(append(p.chosen[:0], a), w...)
 		return
 	}
-	k := len(w)
-	p.need = resize(p.need, k+1)
+	last := len(w)
+	p.need = resize(p.need, last+1)
 	need := p.need
-	need[k] = p.hs.target()
-	for i := k - 1; i >= 0; i-- {
+	need[last] = p.hs.target()
+	for i := last - 1; i >= 0; i-- {
 		c := w[i]
-		if p.nodes[c].mask>>r&1 == 0 {
+		if wm[i]>>k&1 == 0 {
 			need[i] = need[i+1]
 			continue
 		}
 		p.hs.unplace(&need[i], &need[i+1], int(p.nodes[c].size))
-		if i < k-1 { // the last one is taken: no state skips it
+		if i < last-1 { // the last one is taken: no state skips it
 			for x := range p.hs.words {
 				need[i][x] |= need[i+1][x]
 			}
@@ -155,7 +243,7 @@ func (p *pass) choose(a int32, w []int32, r int) {
 	cur := p.hs.one(int(p.nodes[a].size))
 	p.chosen = append(p.chosen[:0], a)
 	for i, c := range w {
-		if p.nodes[c].mask>>r&1 == 0 {
+		if wm[i]>>k&1 == 0 {
 			continue
 		}
 		var n heads

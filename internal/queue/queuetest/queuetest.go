@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"BackfillTicketsAndFills", testBackfill},
 		{"StatsPublishedAndRead", testStats},
 		{"ExpiryRacingAMatch", testExpiryRacingAMatch},
+		{"RulesAndAttributesRoundTrip", testRulesAndAttributes},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

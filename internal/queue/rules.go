@@ -1,0 +1,113 @@
+package queue
+
+import (
+	"cmp"
+	"encoding/binary"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/matchmaker/tick"
+	"matchmaker/internal/ratings"
+)
+
+// Match rules (DESIGN, "Match rules"): a queue declares the attributes its tickets carry
+// and the rules its matches keep; the pass (matchmaker/tick) enforces them. The domain
+// types are the pass's own (tick.Attribute, tick.Rule, tick.Value): a rule means one thing
+// in the queue and in the pass.
+
+// MaxAttributes bounds the attributes a queue declares.
+const MaxAttributes = 32
+
+// WaitingOn says why a searching ticket is still waiting: the rule that stopped the last
+// search it anchored on the leader ("interval", "latency" or a rule's name), in words.
+type WaitingOn struct {
+	Rule   string
+	Detail string
+}
+
+// tickConfig is the queue's configuration of the pass.
+func (q *Queue) tickConfig() tick.Config {
+	return tick.Config{TeamSize: q.TeamSize, Strategy: string(q.Strategy),
+		Interval: tickSteps(q.Expansions.Interval), MaxLatency: tickSteps(q.Expansions.MaxLatencyMS),
+		Attributes: q.Attributes, Rules: q.Rules}
+}
+
+// addRuleFaults checks the queue's attributes and rules: the pass's rules
+// (tick.Config.ValidateRules), the names as every name of the API, and the queue's limits.
+func (q *Queue) addRuleFaults(f *apperr.Fields) {
+	if len(q.Attributes) > MaxAttributes {
+		f.Add("attributes", "must declare at most %d attributes", MaxAttributes)
+	}
+	for _, name := range slices.Sorted(maps.Keys(q.Attributes)) {
+		if err := ratings.ValidateName(name); err != nil {
+			f.Add("attributes", "attribute %q: %s", name, err)
+		}
+	}
+	f.Include(q.tickConfig().ValidateRules())
+	for i, r := range q.Rules {
+		if err := ratings.ValidateName(r.Name); r.Name != "" && err != nil {
+			f.Add("rules["+strconv.Itoa(i)+"].name", "%s", err)
+		}
+		if len(r.Expansions) > MaxExpansionStep {
+			f.Add("rules["+strconv.Itoa(i)+"].expansions", "must have at most %d steps", MaxExpansionStep)
+		}
+	}
+}
+
+// appendAttributes appends a ticket's attributes to a fingerprint: by name, each value
+// with its type.
+func appendAttributes(b []byte, attrs map[string]tick.Value) []byte {
+	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
+	b = binary.AppendUvarint(b, uint64(len(attrs)))
+	for _, name := range slices.SortedFunc(maps.Keys(attrs), cmp.Compare) {
+		v := attrs[name]
+		str(name)
+		str(v.Type)
+		switch v.Type {
+		case tick.TypeString:
+			str(v.Str)
+		case tick.TypeNumber:
+			b = binary.BigEndian.AppendUint64(b, math.Float64bits(v.Num))
+		default:
+			b = binary.AppendUvarint(b, uint64(len(v.List)))
+			for _, s := range v.List {
+				str(s)
+			}
+		}
+	}
+	return b
+}
+
+// cloneAttributes copies a ticket's attributes (the lists included).
+func cloneAttributes(attrs map[string]tick.Value) map[string]tick.Value {
+	if attrs == nil {
+		return nil
+	}
+	out := make(map[string]tick.Value, len(attrs))
+	for k, v := range attrs {
+		v.List = slices.Clone(v.List)
+		out[k] = v
+	}
+	return out
+}
+
+// explainWait sets a searching ticket's WaitingOn from the last pass of its queue, when
+// this replica leads the queue (the pass's reasons are kept in the leader's memory only).
+func (s *Service) explainWait(t *Ticket) {
+	v, ok := s.runners.Load(t.Queue)
+	if !ok {
+		return
+	}
+	r := v.(*runner)
+	if !r.leading.Load() {
+		return
+	}
+	if m := r.waitingOn.Load(); m != nil {
+		if w, ok := (*m)[t.ID]; ok {
+			t.WaitingOn = &w
+		}
+	}
+}
