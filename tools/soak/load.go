@@ -318,7 +318,6 @@ arrivals:
 	for l.active.Load() > 0 && time.Now().Before(drainEnd) && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
-	sum.StillWaiting = l.waiting.Load()
 	stopLoad()
 	l.tickets.Wait()
 	// Results of matches seen up to here still go out, within a bound.

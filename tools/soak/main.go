@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -171,6 +172,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	raiseFileLimit()
+	stderr = &lockedWriter{w: stderr} // the progress lines and the log come from several goroutines
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "soak: "+format+"\n", a...) }
 
 	// Clean-up runs even when ctx is cancelled: it has contexts of its own.
@@ -278,6 +280,18 @@ func replicaEnv(c config, dbURL, key string) []string {
 		env = append(env, "MATCHMAKER_API_KEYS=soak:read+match+results+admin:"+sha256Hex(key))
 	}
 	return append(env, c.env...) // last: they win
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // raiseFileLimit lifts the soft limit on open files to the hard one: each waiting ticket

@@ -33,7 +33,7 @@ type summary struct {
 
 	// Waiting and what the clients saw.
 	PeakWaiting        int64            `json:"peak_waiting"`
-	StillWaiting       int64            `json:"still_waiting_at_end"` // their wait cut by the drain's end
+	StillWaiting       int64            `json:"still_waiting_at_end"` // created, their end not seen when the run ended
 	Outcomes           map[string]int64 `json:"outcomes"`             // tickets by the end a client saw
 	Matches            int              `json:"matches_seen"`
 	Results            map[string]int   `json:"results"` // matches by what became of their result
@@ -190,6 +190,7 @@ func (l *load) summarize(sum summary, arrivals time.Duration) summary {
 		sum.FailedByStatus[f.status]++
 	}
 	sum.FailedCreations = len(l.failed)
+	sum.StillWaiting = sum.Created - int64(len(l.outcomes)) // created, and no end seen
 	l.mu.Unlock()
 	sum.MatchToClient = newDist(perTicket)
 	sum.MatchToFirstClient = newDist(slices.Collect(maps.Values(first)))
@@ -305,7 +306,7 @@ func printTable(w io.Writer, s *summary) {
 	row("arrivals", "%d due in %.1f s; not sent (waiter cap): %d; abandoned (stream did not open): %d",
 		s.Due, s.ArrivalsS, s.NotSent, s.Abandoned)
 	row("creations", "%d answered 201 = %.1f/s; latency from due: %s", s.Created, s.CreatesPerS, s.CreateLatency)
-	row("waiting", "peak %d tickets at once; still waiting when the drain ended: %d", s.PeakWaiting, s.StillWaiting)
+	row("waiting", "peak %d tickets at once; still waiting when the run ended: %d", s.PeakWaiting, s.StillWaiting)
 	row("ends seen", "%s", countsString(s.Outcomes))
 	row("match -> client", "%s (every ticket; %d timed from GET /v1/matches created_at, %d from the ticket/event; %d differ by > 1 ms)",
 		s.MatchToClient, s.RefFromMatch, s.RefFromTicket, s.RefMismatches)
