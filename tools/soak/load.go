@@ -188,11 +188,11 @@ func (l *load) errorLocked(endpoint, status string) {
 	l.errCount.Add(1)
 }
 
-// defineQueue makes the run's 5v5 queue (DESIGN's expansions) through the first replica.
+// defineQueue makes the run's 5v5 queue (-interval: DESIGN's expansions by default) through
+// the first replica.
 func (l *load) defineQueue(ctx context.Context) error {
-	body := fmt.Sprintf(`{"context":{"game_type":"soak"},"team_size":5,
-"expansions":{"interval":[{"after_s":0,"value":25},{"after_s":10,"value":50},{"after_s":30,"value":150}]},
-"ticket_ttl_s":300,"tick_ms":%d}`, l.c.tickMS)
+	body := fmt.Sprintf(`{"context":{"game_type":"soak"},"team_size":5,"expansions":{"interval":%s},"ticket_ttl_s":300,"tick_ms":%d}`,
+		l.c.interval, l.c.tickMS)
 	st, b, _, err := l.do(ctx, "queue", http.MethodPut, l.reps[0].base+"/v1/queues/"+l.queue, []byte(body), l.c.timeout)
 	if err != nil {
 		return fmt.Errorf("PUT /v1/queues/%s: %w", l.queue, err)

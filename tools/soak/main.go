@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -56,6 +57,7 @@ type config struct {
 	parties    float64 // the share of arrivals that are parties of 2-5
 	ratingSD   float64
 	tickMS     int
+	interval   string // the queue's expansions.interval as JSON steps
 	dbConns    int
 	timeout    time.Duration // creations, matches and results
 	every      time.Duration // the sampling period
@@ -76,8 +78,7 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	var c config
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c config, err error) {
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&c.replicas, "replicas", 2, "replicas of cmd/api, on one database")
@@ -91,6 +92,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.Float64Var(&c.parties, "parties", 0.2, "the share of arrivals that are parties of 2-5 players")
 	fs.Float64Var(&c.ratingSD, "rating-sd", 200, "the standard deviation of ratings around 1000 (a party's players: 50 around its own level)")
 	fs.IntVar(&c.tickMS, "tick-ms", 1000, "the queue's tick_ms")
+	intervalSteps := fs.String("interval", "0:25,10:50,30:150", "the queue's rating interval as AFTER_S:VALUE steps (DESIGN's by default); e.g. 0:0,15:150 keeps nearly every ticket waiting 15 s, so that thousands wait at once")
 	fs.IntVar(&c.dbConns, "db-conns", 12, "MATCHMAKER_DB_MAX_CONNS of each replica (it opens two connections more)")
 	fs.DurationVar(&c.timeout, "timeout", 15*time.Second, "client timeout of a creation, a match read or a result (a long-poll gets wait-s + 15 s)")
 	fs.DurationVar(&c.every, "every", 5*time.Second, "how often the replicas and the database are sampled (and a progress line printed)")
@@ -144,6 +146,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	case c.every < 100*time.Millisecond || c.timeout <= 0:
 		return c, fmt.Errorf("%w: -every must be at least 100ms and -timeout positive", errUsage)
 	}
+	if c.interval, err = parseSteps(*intervalSteps); err != nil {
+		return c, fmt.Errorf("%w: -interval: %v", errUsage, err)
+	}
 	for _, kv := range c.env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
 			return c, fmt.Errorf("%w: -env %q is not KEY=VALUE", errUsage, kv)
@@ -161,6 +166,24 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		c.seed = uint64(time.Now().UnixNano())
 	}
 	return c, nil
+}
+
+// parseSteps turns "0:25,10:50" into the JSON steps [{"after_s":0,"value":25},...].
+func parseSteps(s string) (string, error) {
+	var steps []string
+	for part := range strings.SplitSeq(s, ",") {
+		a, v, ok := strings.Cut(strings.TrimSpace(part), ":")
+		after, err1 := strconv.ParseFloat(a, 64)
+		value, err2 := strconv.ParseFloat(v, 64)
+		if !ok || err1 != nil || err2 != nil || after < 0 || value < 0 {
+			return "", fmt.Errorf("%q is not AFTER_S:VALUE", part)
+		}
+		if len(steps) == 0 && after != 0 {
+			return "", fmt.Errorf("the first step is at 0")
+		}
+		steps = append(steps, fmt.Sprintf(`{"after_s":%g,"value":%g}`, after, value))
+	}
+	return "[" + strings.Join(steps, ",") + "]", nil
 }
 
 // run is the whole soak: database, replicas, queue, load, checks, clean-up and the summary.

@@ -124,6 +124,8 @@ func TestParseConfig(t *testing.T) {
 		{"-server-url", local, "-env", "NOEQUALS"},
 		{"-server-url", local, "-database-url", local},
 		{"-server-url", local, "extra"},
+		{"-server-url", local, "-interval", "5:25"},
+		{"-server-url", local, "-interval", "0:x"},
 	} {
 		if _, err := parseConfig(bad, env(nil), new(bytes.Buffer)); !errors.Is(err, errUsage) {
 			t.Errorf("%q: %v, want a usage error", bad, err)
@@ -131,6 +133,13 @@ func TestParseConfig(t *testing.T) {
 	}
 	if _, err := parseConfig([]string{"-database-url", "host=/var/run/postgresql dbname=x"}, env(nil), new(bytes.Buffer)); err != nil {
 		t.Errorf("a Unix socket is this machine: %v", err)
+	}
+}
+
+func TestParseSteps(t *testing.T) {
+	got, err := parseSteps("0:25,10:50,30:150")
+	if want := `[{"after_s":0,"value":25},{"after_s":10,"value":50},{"after_s":30,"value":150}]`; err != nil || got != want {
+		t.Errorf("got %s, %v; want %s", got, err, want)
 	}
 }
 

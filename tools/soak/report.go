@@ -73,25 +73,26 @@ type summary struct {
 }
 
 type settings struct {
-	Replicas   int      `json:"replicas"`
-	Rate       float64  `json:"rate"`
-	Duration   string   `json:"duration"`
-	Drain      string   `json:"drain"`
-	Wait       string   `json:"wait"`
-	WaitS      int      `json:"wait_s,omitempty"`
-	Backends   int      `json:"backends,omitempty"`
-	MaxWaiters int      `json:"max_waiters"`
-	Parties    float64  `json:"parties"`
-	RatingSD   float64  `json:"rating_sd"`
-	TickMS     int      `json:"tick_ms"`
-	DBConns    int      `json:"db_max_conns"`
-	Database   string   `json:"database"`
-	FreshDB    bool     `json:"fresh_database"`
-	Auth       string   `json:"auth"`
-	Queue      string   `json:"queue"`
-	Seed       uint64   `json:"seed"`
-	CPUs       int      `json:"cpus"`
-	Env        []string `json:"env,omitempty"`
+	Replicas   int             `json:"replicas"`
+	Rate       float64         `json:"rate"`
+	Duration   string          `json:"duration"`
+	Drain      string          `json:"drain"`
+	Wait       string          `json:"wait"`
+	WaitS      int             `json:"wait_s,omitempty"`
+	Backends   int             `json:"backends,omitempty"`
+	MaxWaiters int             `json:"max_waiters"`
+	Parties    float64         `json:"parties"`
+	RatingSD   float64         `json:"rating_sd"`
+	TickMS     int             `json:"tick_ms"`
+	Interval   json.RawMessage `json:"interval"`
+	DBConns    int             `json:"db_max_conns"`
+	Database   string          `json:"database"`
+	FreshDB    bool            `json:"fresh_database"`
+	Auth       string          `json:"auth"`
+	Queue      string          `json:"queue"`
+	Seed       uint64          `json:"seed"`
+	CPUs       int             `json:"cpus"`
+	Env        []string        `json:"env,omitempty"`
 }
 
 // dist is a distribution of durations, in milliseconds.
@@ -127,7 +128,7 @@ func (l *load) summarize(sum summary, arrivals time.Duration) summary {
 	}
 	sum.Settings = settings{Replicas: c.replicas, Rate: c.rate, Duration: c.duration.String(), Drain: c.drain.String(),
 		Wait: l.waitMode(), Backends: c.backends, MaxWaiters: c.maxWaiters, Parties: c.parties, RatingSD: c.ratingSD,
-		TickMS: c.tickMS, DBConns: c.dbConns, Database: l.db.name, FreshDB: l.db.fresh, Auth: auth, Queue: l.queue,
+		TickMS: c.tickMS, Interval: json.RawMessage(c.interval), DBConns: c.dbConns, Database: l.db.name, FreshDB: l.db.fresh, Auth: auth, Queue: l.queue,
 		Seed: c.seed, CPUs: runtime.NumCPU(), Env: c.env}
 	if c.wait == "longpoll" {
 		sum.Settings.WaitS = c.waitS
@@ -295,8 +296,8 @@ func printTable(w io.Writer, s *summary) {
 	fmt.Fprintf(w, "\n== soak summary%s\n", map[bool]string{true: " (INTERRUPTED: figures up to Ctrl-C)", false: ""}[s.Interrupted])
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, a...)) }
-	row("setup", "%d replicas, %.0f arrivals/s for %s (drain %s), %.0f%% parties of 2-5, ratings sd %.0f, 5v5, tick %d ms",
-		st.Replicas, st.Rate, st.Duration, st.Drain, 100*st.Parties, st.RatingSD, st.TickMS)
+	row("setup", "%d replicas, %.0f arrivals/s for %s (drain %s), %.0f%% parties of 2-5, ratings sd %.0f, 5v5, tick %d ms, interval %s",
+		st.Replicas, st.Rate, st.Duration, st.Drain, 100*st.Parties, st.RatingSD, st.TickMS, st.Interval)
 	row("", "wait %s, at most %d waiting; pool %d/replica; database %s%s; auth %s; %d CPUs; load average %s -> %s",
 		st.Wait, st.MaxWaiters, st.DBConns, st.Database, map[bool]string{true: " (fresh)", false: ""}[st.FreshDB], st.Auth,
 		st.CPUs, s.LoadAvgStart, s.LoadAvgEnd)
