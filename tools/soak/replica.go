@@ -202,7 +202,7 @@ func (r *replica) sampleQueue(queue string) replicaSample {
 		s.Goroutines = int64(m.value("go_goroutines", ""))
 		if queue != "" {
 			label := `queue="` + queue + `"`
-			s.Ticks = m.value("matchmaker_queue_tick_duration_seconds_count", label)
+			s.Ticks = max(0, m.value("matchmaker_queue_tick_duration_seconds_count", label)) // none yet: 0
 			s.Leader = m.value("matchmaker_queue_leader", label) == 1
 			s.Searching = m.value("matchmaker_queue_searching_tickets", label)
 		}

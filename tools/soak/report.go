@@ -25,7 +25,7 @@ type summary struct {
 	// Arrivals and creations.
 	ArrivalsS     float64 `json:"arrivals_s"` // how long arrivals were sent
 	Due           int64   `json:"arrivals_due"`
-	NotSent       int64   `json:"arrivals_not_sent"`  // -max-waiters reached
+	NotSent       int64   `json:"arrivals_not_sent"`  // -max-waiters tickets were in flight (being created or waiting)
 	Abandoned     int64   `json:"arrivals_abandoned"` // sse: the ticket's stream did not open
 	Created       int64   `json:"created"`
 	CreatesPerS   float64 `json:"creates_per_s"`
@@ -67,7 +67,9 @@ type summary struct {
 	DBTransactionsPeak  float64          `json:"db_transactions_per_s_peak"` // the busiest sampling period
 	Ticks               float64          `json:"ticks"`
 	TransactionsPerTick float64          `json:"db_transactions_per_tick"`
-	ReplicaCPUSeconds   []float64        `json:"replica_cpu_s"` // user + system during the arrivals
+	ReplicaCPUSeconds   []float64        `json:"replica_cpu_s"`     // user + system during the arrivals
+	SoakCPUSeconds      float64          `json:"soak_cpu_s"`        // the soak's own, during the arrivals
+	Unscraped           int              `json:"unscraped_metrics"` // samples of a replica whose /metrics did not answer (within 3 s)
 	Replicas            []replicaSummary `json:"replicas"`
 	Timeline            []sample         `json:"timeline"`
 }
@@ -235,6 +237,10 @@ func (l *load) windowStats(sum *summary) {
 	if n > 0 {
 		sum.DBConnectionsMean = float64(conns) / float64(n)
 	}
+	sum.SoakCPUSeconds = b.SoakCPU - a.SoakCPU
+	for _, s := range tl {
+		sum.Unscraped += s.Unscraped
+	}
 	for i := range a.Replicas {
 		cpu := -1.0
 		if a.Replicas[i].CPUSeconds >= 0 && b.Replicas[i].CPUSeconds >= 0 {
@@ -252,8 +258,10 @@ func (l *load) checkDatabase(logf func(string, ...any), sum *summary) {
 	defer cancel()
 	l.mu.Lock()
 	players := make([]string, len(l.failed))
+	got := make(map[string]string, len(l.failed)) // first player -> what the client got
 	for i, f := range l.failed {
 		players[i] = f.player
+		got[f.player] = f.status
 	}
 	l.mu.Unlock()
 	if len(players) > 0 {
@@ -267,7 +275,7 @@ func (l *load) checkDatabase(logf func(string, ...any), sum *summary) {
 			if sum.FailedStoredByStatus == nil {
 				sum.FailedStoredByStatus = map[string]int{}
 			}
-			k := t.Status
+			k := got[t.Player] + " -> " + t.Status
 			if t.Reason != "" {
 				k += " (" + t.Reason + ")"
 			}
@@ -304,7 +312,7 @@ func printTable(w io.Writer, s *summary) {
 	if len(st.Env) > 0 {
 		row("", "replica env: %s", strings.Join(st.Env, " "))
 	}
-	row("arrivals", "%d due in %.1f s; not sent (waiter cap): %d; abandoned (stream did not open): %d",
+	row("arrivals", "%d due in %.1f s; not sent (-max-waiters tickets in flight): %d; abandoned (their stream did not open): %d",
 		s.Due, s.ArrivalsS, s.NotSent, s.Abandoned)
 	row("creations", "%d answered 201 = %.1f/s; latency from due: %s", s.Created, s.CreatesPerS, s.CreateLatency)
 	row("waiting", "peak %d tickets at once; still waiting when the run ended: %d", s.PeakWaiting, s.StillWaiting)
@@ -353,6 +361,7 @@ func printTable(w io.Writer, s *summary) {
 			row("", "log: %s", topCounts(r.Warnings, 4))
 		}
 	}
+	row("soak itself", "CPU %.1f s during the arrivals; /metrics unanswered in %d replica samples", s.SoakCPUSeconds, s.Unscraped)
 	for _, n := range s.Notes {
 		row("note", "%s", n)
 	}

@@ -23,8 +23,10 @@ type sample struct {
 	Errors    int64           `json:"errors"`
 	Errors5xx int64           `json:"errors_5xx"`
 	DB        dbSample        `json:"db"`
-	Ticks     float64         `json:"ticks"`     // the queue's ticks, summed over the replicas' metrics
-	Searching float64         `json:"searching"` // the leader's searching tickets
+	Ticks     float64         `json:"ticks"`      // the queue's ticks, summed over the replicas' metrics
+	Unscraped int             `json:"unscraped"`  // replicas whose /metrics did not answer: their last ticks count is used
+	SoakCPU   float64         `json:"soak_cpu_s"` // the soak's own user + system time since it started
+	Searching float64         `json:"searching"`  // the leader's searching tickets
 	Replicas  []replicaSample `json:"replicas"`
 }
 
@@ -32,8 +34,9 @@ type sampler struct {
 	l   *load
 	out io.Writer
 
-	mu      sync.Mutex
-	samples []sample
+	mu        sync.Mutex
+	samples   []sample
+	lastTicks []float64 // per replica, the last ticks count read
 }
 
 func newSampler(l *load, out io.Writer) *sampler { return &sampler{l: l, out: out} }
@@ -75,15 +78,24 @@ func (s *sampler) take(mark string) sample {
 		wg.Go(func() { sm.Replicas[i] = r.sampleQueue(l.queue) })
 	}
 	wg.Wait()
-	for _, r := range sm.Replicas {
-		if r.Ticks > 0 {
-			sm.Ticks += r.Ticks
+	sm.SoakCPU = readCPU(os.Getpid())
+	s.mu.Lock()
+	if s.lastTicks == nil {
+		s.lastTicks = make([]float64, len(sm.Replicas))
+	}
+	// A counter: a replica that did not answer keeps its last count, and the ticks it made
+	// meanwhile count in the next sample that reads it.
+	for i, r := range sm.Replicas {
+		if r.Ticks >= 0 {
+			s.lastTicks[i] = r.Ticks
+		} else if r.Goroutines < 0 {
+			sm.Unscraped++
 		}
+		sm.Ticks += s.lastTicks[i]
 		if r.Leader {
 			sm.Searching = r.Searching
 		}
 	}
-	s.mu.Lock()
 	var prev *sample
 	if n := len(s.samples); n > 0 {
 		prev = &s.samples[n-1]
@@ -118,6 +130,9 @@ func progressLine(prev, cur *sample) string {
 				fmt.Fprintf(&b, " (%.0f/tick, %.0f ticks)", x/ticks, ticks)
 			}
 		}
+	}
+	if cur.Unscraped > 0 {
+		fmt.Fprintf(&b, " [/metrics of %d replicas unanswered]", cur.Unscraped)
 	}
 	fmt.Fprintf(&b, " | waiting %d searching %.0f matches %d results %d errors %d (5xx %d) db conns %d |",
 		cur.Waiting, cur.Searching, cur.Matches, cur.Posted, cur.Errors, cur.Errors5xx, cur.DB.Connections)
