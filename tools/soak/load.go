@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,7 @@ type load struct {
 	requests  map[string]int64            // by endpoint
 	errs      map[string]map[string]int64 // by endpoint, then status ("503", "timeout", "transport")
 	cut       map[string]int64            // requests the run's end cut off, by endpoint: not errors
+	details   map[string][]string         // by "endpoint status": the first distinct problem details
 	createLat []time.Duration             // answered 201, from when each was due
 	outcomes  []outcome
 	failed    []failedCreate
@@ -87,7 +89,7 @@ func newLoad(c config, reps []*replica, key string, db *database) *load {
 			DisableCompression: true,
 		}},
 		resultSem: make(chan struct{}, 64),
-		requests:  map[string]int64{}, errs: map[string]map[string]int64{}, cut: map[string]int64{},
+		requests:  map[string]int64{}, errs: map[string]map[string]int64{}, cut: map[string]int64{}, details: map[string][]string{},
 		matches: map[string]*matchInfo{},
 	}
 }
@@ -135,6 +137,9 @@ func (l *load) do(ctx context.Context, endpoint, method, url string, body []byte
 		return 0, nil, nil, err
 	}
 	l.count(endpoint, resp.StatusCode)
+	if resp.StatusCode >= 300 {
+		l.keepDetail(endpoint, resp.StatusCode, b)
+	}
 	return resp.StatusCode, b, resp.Header, nil
 }
 
@@ -163,6 +168,25 @@ func (l *load) countFailure(ctx, rctx context.Context, endpoint string, err erro
 		l.errorLocked(endpoint, "timeout")
 	default:
 		l.errorLocked(endpoint, "transport")
+	}
+}
+
+// keepDetail keeps the first three distinct problem details (or bodies) of each endpoint and
+// status, for the summary.
+func (l *load) keepDetail(endpoint string, status int, body []byte) {
+	var p struct{ Detail string }
+	detail := string(body)
+	if json.Unmarshal(body, &p) == nil && p.Detail != "" {
+		detail = p.Detail
+	}
+	if len(detail) > 200 {
+		detail = detail[:200] + "..."
+	}
+	k := endpoint + " " + strconv.Itoa(status)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.details[k]) < 3 && !slices.Contains(l.details[k], detail) {
+		l.details[k] = append(l.details[k], detail)
 	}
 }
 

@@ -48,7 +48,8 @@ type summary struct {
 	Requests  map[string]int64            `json:"requests"`
 	Errors    map[string]map[string]int64 `json:"errors"` // by endpoint, then status
 	Errors5xx int64                       `json:"errors_5xx"`
-	Cut       map[string]int64            `json:"cut,omitempty"` // requests cut off by the run's end: not errors
+	Cut       map[string]int64            `json:"cut,omitempty"`           // requests cut off by the run's end: not errors
+	Details   map[string][]string         `json:"error_details,omitempty"` // by "endpoint status": the first distinct problem details
 
 	// Creations answered an error, looked up in the database by their first player.
 	FailedCreations      int              `json:"failed_creations"`
@@ -154,6 +155,7 @@ func (l *load) summarize(sum summary, arrivals time.Duration) summary {
 		sum.Errors[k] = maps.Clone(v)
 	}
 	sum.Cut = maps.Clone(l.cut)
+	sum.Details = maps.Clone(l.details)
 	sum.Outcomes = map[string]int64{}
 	sum.Results = map[string]int{}
 	sum.Matches = len(l.matches)
@@ -330,6 +332,9 @@ func printTable(w io.Writer, s *summary) {
 		errs = append(errs, "none")
 	}
 	row("errors", "%s; 5xx in all: %d", strings.Join(errs, "; "), s.Errors5xx)
+	for _, k := range slices.Sorted(maps.Keys(s.Details)) {
+		row("", "%s: %q", k, s.Details[k])
+	}
 	if len(s.Cut) > 0 {
 		row("", "cut off by the run's end (not errors): %s", countsString(s.Cut))
 	}
