@@ -15,14 +15,14 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// A very short soak of the real binary, each way of waiting: 2 replicas on a fresh database
-// of TEST_DATABASE_URL's server, 20 arrivals/s for 3 s. The summary must be sane: tickets
+// A very short soak of the real binary, each way of waiting in turn: 2 replicas on a fresh
+// database of TEST_DATABASE_URL's server, 20 arrivals/s for 3 s. The summary must be sane: tickets
 // created and matched, every matched ticket's latency measured, a result posted for every
 // match seen, no 5xx and no failed creation, the database sampled, and the fresh database
 // gone afterwards.
 func TestSoakBriefly(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a soak of the whole program (about 15 s): not under -short")
+		t.Skip("two soaks of the whole program (about 25 s): not under -short")
 	}
 	server := os.Getenv("TEST_DATABASE_URL")
 	if server == "" {
@@ -38,14 +38,15 @@ func TestSoakBriefly(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/api: %v\n%s", err, out)
 	}
+	// One after the other: each holds 2 x (5 + 2) connections of a server that other test
+	// packages share.
 	for _, wait := range []string{"longpoll", "sse"} {
 		t.Run(wait, func(t *testing.T) {
-			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			var stdout, stderr bytes.Buffer
 			args := []string{"-bin", bin, "-server-url", server, "-wait", wait, "-rate", "20", "-duration", "3s",
-				"-drain", "5s", "-rating-sd", "30", "-tick-ms", "200", "-every", "1s", "-db-conns", "6", "-json"}
+				"-drain", "4s", "-rating-sd", "30", "-tick-ms", "200", "-every", "1s", "-db-conns", "5", "-json"}
 			err := run(ctx, args, func(string) string { return "" }, &stdout, &stderr)
 			t.Log(stderr.String())
 			if err != nil {
