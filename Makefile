@@ -26,7 +26,7 @@ test-fault:
 run:
 	go run ./cmd/api
 
-# The soak (tools/soak, docs/performance.md#soak): the real binary as game backends drive it,
+# The soak (tools/soak; docs/performance.md, "Soak"): the real binary as game backends drive it,
 # SOAK_REPLICAS replicas on one Postgres, SOAK_RATE arrivals/s (20% parties) for
 # SOAK_DURATION, every ticket waiting by SOAK_WAIT (longpoll or sse), a result per match;
 # then a summary. The database: DATABASE_URL as it is, or a fresh one made on
