@@ -1,5 +1,5 @@
 # The test command of the README. Fuzz tests run their seed corpus here; `make fuzz` explores.
-.PHONY: test test-short test-fault run lint bench fuzz
+.PHONY: test test-short test-fault run lint bench fuzz soak
 
 # gotestsum (a tool of go.mod) runs go test and ends with a summary: every skipped test with
 # the reason it gave (no TEST_DATABASE_URL, no Postgres binaries, ...), every failure, and the
@@ -25,6 +25,20 @@ test-fault:
 
 run:
 	go run ./cmd/api
+
+# The soak (tools/soak; docs/performance.md, "Soak"): the real binary as game backends drive it,
+# SOAK_REPLICAS replicas on one Postgres, SOAK_RATE arrivals/s (20% parties) for
+# SOAK_DURATION, every ticket waiting by SOAK_WAIT (longpoll or sse), a result per match;
+# then a summary. The database: DATABASE_URL as it is, or a fresh one made on
+# TEST_DATABASE_URL's server and dropped at the end. More flags: SOAK_FLAGS (go run
+# ./tools/soak -h), e.g. SOAK_FLAGS='-backends 8 -json'.
+SOAK_REPLICAS ?= 2
+SOAK_RATE ?= 300
+SOAK_DURATION ?= 10m
+SOAK_WAIT ?= longpoll
+SOAK_FLAGS ?=
+soak:
+	go run ./tools/soak -replicas $(SOAK_REPLICAS) -rate $(SOAK_RATE) -duration $(SOAK_DURATION) -wait $(SOAK_WAIT) $(SOAK_FLAGS)
 
 lint:
 	gofmt -l $$(git ls-files '*.go')

@@ -1,0 +1,582 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// load is the game backends: it sends the arrivals, waits for their matches, posts the
+// results, and counts what it sees.
+type load struct {
+	c       config
+	reps    []*replica
+	key     string
+	db      *database
+	queue   string
+	runID   string
+	client  *http.Client
+	backend []*backend // -wait sse -backends N: the shared streams
+
+	started     time.Time
+	due         atomic.Int64 // arrivals due
+	notSent     atomic.Int64 // not sent: -max-waiters reached
+	abandoned   atomic.Int64 // sse: the ticket's stream could not be opened, so it was not created
+	created     atomic.Int64
+	active      atomic.Int64 // tickets being created or waiting
+	waiting     atomic.Int64 // tickets created and waiting for their end
+	peakWaiting atomic.Int64
+	ended       atomic.Int64 // tickets whose end a client saw
+	posted      atomic.Int64 // results answered 201 (or 200: replayed)
+	errCount    atomic.Int64
+	err5xx      atomic.Int64
+
+	tickets   sync.WaitGroup
+	results   sync.WaitGroup
+	resultSem chan struct{}
+
+	mu        sync.Mutex
+	requests  map[string]int64            // by endpoint
+	errs      map[string]map[string]int64 // by endpoint, then status ("503", "timeout", "transport")
+	cut       map[string]int64            // requests the run's end cut off, by endpoint: not errors
+	details   map[string][]string         // by "endpoint status": the first distinct problem details
+	createLat []time.Duration             // answered 201, from when each was due
+	outcomes  []outcome
+	failed    []failedCreate
+	matches   map[string]*matchInfo
+
+	sampler *sampler
+}
+
+// outcome is a ticket's end, as its client saw it.
+type outcome struct {
+	status  string // matched, expired or cancelled
+	matchID string
+	at      time.Time // the ticket's updated_at (long-poll) or the event's at (SSE): the match's creation
+	seen    time.Time // when the client saw it
+}
+
+// matchInfo is a match some client saw; the first to see it posts its result.
+type matchInfo struct {
+	createdAt time.Time // from GET /v1/matches/{id}; zero if it could not be read
+	result    string    // posted, failed, not posted
+}
+
+// failedCreate is a creation answered an error (or none): its first player, to look the
+// ticket up in the database at the end.
+type failedCreate struct {
+	player string
+	status string
+}
+
+func newLoad(c config, reps []*replica, key string, db *database) *load {
+	conns := c.maxWaiters + 1000
+	return &load{c: c, reps: reps, key: key, db: db,
+		queue: "soak-" + randomHex(4), runID: randomHex(3),
+		client: &http.Client{Transport: &http.Transport{
+			MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: 90 * time.Second,
+			DisableCompression: true,
+		}},
+		resultSem: make(chan struct{}, 64),
+		requests:  map[string]int64{}, errs: map[string]map[string]int64{}, cut: map[string]int64{}, details: map[string][]string{},
+		matches: map[string]*matchInfo{},
+	}
+}
+
+func (l *load) waitMode() string {
+	switch {
+	case l.c.wait == "longpoll":
+		return fmt.Sprintf("longpoll (wait_s=%d, each ticket its own long-poll)", l.c.waitS)
+	case l.c.backends > 0:
+		return fmt.Sprintf("sse (%d shared streams, one per game backend)", l.c.backends)
+	default:
+		return "sse (a stream per ticket, filtered by its id)"
+	}
+}
+
+func (l *load) pick() *replica { return l.reps[rand.IntN(len(l.reps))] }
+
+// do sends one request and reads its answer, counting it under endpoint. An error is a
+// transport failure (counted as "timeout" or "transport", or as cut when ctx ended).
+func (l *load) do(ctx context.Context, endpoint, method, url string, body []byte, timeout time.Duration) (int, []byte, http.Header, error) {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(rctx, method, url, rd)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if l.key != "" {
+		req.Header.Set("Authorization", "Bearer "+l.key)
+	}
+	resp, err := l.client.Do(req)
+	var b []byte
+	if err == nil {
+		b, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if err != nil {
+		l.countFailure(ctx, rctx, endpoint, err)
+		return 0, nil, nil, err
+	}
+	l.count(endpoint, resp.StatusCode)
+	if resp.StatusCode >= 300 {
+		l.keepDetail(endpoint, resp.StatusCode, b)
+	}
+	return resp.StatusCode, b, resp.Header, nil
+}
+
+func (l *load) count(endpoint string, status int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.requests[endpoint]++
+	if status >= 200 && status < 300 {
+		return
+	}
+	l.errorLocked(endpoint, strconv.Itoa(status))
+	if status >= 500 {
+		l.err5xx.Add(1)
+	}
+}
+
+// countFailure counts a request that got no answer: cut off by the run's end, or an error.
+func (l *load) countFailure(ctx, rctx context.Context, endpoint string, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.requests[endpoint]++
+	switch {
+	case ctx.Err() != nil:
+		l.cut[endpoint]++
+	case rctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err):
+		l.errorLocked(endpoint, "timeout")
+	default:
+		l.errorLocked(endpoint, "transport")
+	}
+}
+
+// keepDetail keeps the first three distinct problem details (or bodies) of each endpoint and
+// status, for the summary.
+func (l *load) keepDetail(endpoint string, status int, body []byte) {
+	var p struct{ Detail string }
+	detail := string(body)
+	if json.Unmarshal(body, &p) == nil && p.Detail != "" {
+		detail = p.Detail
+	}
+	if len(detail) > 200 {
+		detail = detail[:200] + "..."
+	}
+	k := endpoint + " " + strconv.Itoa(status)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.details[k]) < 3 && !slices.Contains(l.details[k], detail) {
+		l.details[k] = append(l.details[k], detail)
+	}
+}
+
+// countBreak counts a stream that broke while it was read: "eof" when the service ended it,
+// else "broken" (the connection failed, or stayed silent past the keep-alives).
+func (l *load) countBreak(err error) {
+	status := "broken"
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		status = "eof"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.errorLocked("sse read", status)
+}
+
+func (l *load) errorLocked(endpoint, status string) {
+	m := l.errs[endpoint]
+	if m == nil {
+		m = map[string]int64{}
+		l.errs[endpoint] = m
+	}
+	m[status]++
+	l.errCount.Add(1)
+}
+
+// defineQueue makes the run's 5v5 queue (-interval: DESIGN's expansions by default) through
+// the first replica.
+func (l *load) defineQueue(ctx context.Context) error {
+	body := fmt.Sprintf(`{"context":{"game_type":"soak"},"team_size":5,"expansions":{"interval":%s},"ticket_ttl_s":300,"tick_ms":%d}`,
+		l.c.interval, l.c.tickMS)
+	st, b, _, err := l.do(ctx, "queue", http.MethodPut, l.reps[0].base+"/v1/queues/"+l.queue, []byte(body), l.c.timeout)
+	if err != nil {
+		return fmt.Errorf("PUT /v1/queues/%s: %w", l.queue, err)
+	}
+	if st != http.StatusCreated && st != http.StatusOK {
+		return fmt.Errorf("PUT /v1/queues/%s: %d %s", l.queue, st, b)
+	}
+	// Every replica reads the definitions every second or so; one of them leads the queue.
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range l.reps {
+			if r.sampleQueue(l.queue).Leader {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("no replica leads queue %s 20 s after its definition", l.queue)
+}
+
+// deleteQueue removes the queue (its searching tickets become cancelled).
+func (l *load) deleteQueue(logf func(string, ...any)) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, r := range l.reps {
+		st, b, _, err := l.do(ctx, "queue", http.MethodDelete, r.base+"/v1/queues/"+l.queue, nil, 10*time.Second)
+		if err == nil && (st == http.StatusNoContent || st == http.StatusOK || st == http.StatusNotFound) {
+			return
+		}
+		logf("DELETE /v1/queues/%s on replica %d: %d %s %v", l.queue, r.index, st, b, err)
+	}
+}
+
+// ticketBody is arrival n's ticket: new players (a player searches in one ticket at a time),
+// a party of 2-5 with probability -parties, ratings normal around 1000 (sd -rating-sd; a
+// party's players a quarter of it around the party's level). It returns the first player's
+// id too.
+func (l *load) ticketBody(n int64) ([]byte, string) {
+	rng := rand.New(rand.NewPCG(l.c.seed, uint64(n)))
+	size := 1
+	if rng.Float64() < l.c.parties {
+		size = 2 + rng.IntN(4)
+	}
+	level := 1000 + l.c.ratingSD*rng.NormFloat64()
+	var b bytes.Buffer
+	b.WriteString(`{"players":[`)
+	first := ""
+	for k := range size {
+		if k > 0 {
+			b.WriteString(",")
+		}
+		r := level
+		if size > 1 {
+			r += l.c.ratingSD / 4 * rng.NormFloat64()
+		}
+		id := fmt.Sprintf("s%s-%d-%d", l.runID, n, k)
+		if k == 0 {
+			first = id
+		}
+		fmt.Fprintf(&b, `{"id":%q,"rating":%.1f}`, id, r)
+	}
+	b.WriteString(`]}`)
+	return b.Bytes(), first
+}
+
+// run sends the arrivals for the duration, lets the waits drain, and returns the summary of
+// what the clients saw (the database's checks and the replicas' are added by the caller).
+func (l *load) run(ctx context.Context, logf func(string, ...any), progress io.Writer) summary {
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	resultsCtx, stopResults := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopResults()
+	context.AfterFunc(ctx, stopResults) // Ctrl-C stops the results too
+
+	sum := summary{LoadAvgStart: loadAvg()}
+	l.sampler = newSampler(l, progress)
+	if l.c.wait == "sse" && l.c.backends > 0 {
+		if err := l.startBackends(loadCtx); err != nil {
+			logf("%v", err)
+			sum.Notes = append(sum.Notes, err.Error())
+			return l.summarize(sum, 0)
+		}
+	}
+	l.started = time.Now()
+	l.sampler.take("start")
+	stopSampling := l.sampler.every(l.c.every)
+
+	// Open loop: arrival n is due at n/rate seconds, whatever the answers; each goes on its
+	// own, and its creation's latency counts from when it was due.
+	end := l.started.Add(l.c.duration)
+	var n int64
+arrivals:
+	for {
+		due := l.started.Add(time.Duration(float64(n) / l.c.rate * float64(time.Second)))
+		if !due.Before(end) {
+			break
+		}
+		if d := time.Until(due); d > 0 {
+			select {
+			case <-ctx.Done():
+				break arrivals
+			case <-time.After(d):
+			}
+		}
+		l.due.Add(1)
+		if l.active.Load() >= int64(l.c.maxWaiters) {
+			l.notSent.Add(1)
+		} else {
+			l.active.Add(1)
+			l.tickets.Add(1)
+			go l.ticket(loadCtx, resultsCtx, n, due)
+		}
+		n++
+	}
+	arrivalsEnd := time.Now()
+	l.sampler.take("arrivals end")
+	logf("arrivals done after %v; draining (at most %v)", arrivalsEnd.Sub(l.started).Round(time.Millisecond), l.c.drain)
+	drainEnd := time.Now().Add(l.c.drain)
+	for l.active.Load() > 0 && time.Now().Before(drainEnd) && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	stopLoad()
+	l.tickets.Wait()
+	// Results of matches seen up to here still go out, within a bound.
+	done := make(chan struct{})
+	go func() { l.results.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3*l.c.timeout + 5*time.Second):
+		logf("results still in flight %v after the end: abandoned", 3*l.c.timeout+5*time.Second)
+		stopResults()
+		<-done
+	}
+	stopSampling()
+	l.sampler.take("end")
+	return l.summarize(sum, arrivalsEnd.Sub(l.started))
+}
+
+// ticket is one arrival: its creation and its wait, as -wait says.
+func (l *load) ticket(ctx, resultsCtx context.Context, n int64, due time.Time) {
+	defer l.tickets.Done()
+	defer l.active.Add(-1)
+	body, first := l.ticketBody(n)
+	switch {
+	case l.c.wait == "longpoll":
+		id := l.create(ctx, body, first, due)
+		if id != "" {
+			l.startWaiting()
+			defer l.waiting.Add(-1)
+			l.longPoll(ctx, resultsCtx, id)
+		}
+	case l.c.backends > 0:
+		b := l.backend[n%int64(len(l.backend))]
+		id := l.create(ctx, body, first, due)
+		if id != "" {
+			l.startWaiting()
+			defer l.waiting.Add(-1)
+			b.wait(ctx, resultsCtx, id)
+		}
+	default:
+		l.sseTicket(ctx, resultsCtx, body, first, due)
+	}
+}
+
+func (l *load) startWaiting() {
+	w := l.waiting.Add(1)
+	for {
+		p := l.peakWaiting.Load()
+		if w <= p || l.peakWaiting.CompareAndSwap(p, w) {
+			return
+		}
+	}
+}
+
+// create posts the ticket to a replica; it returns the ticket's id, or "" when the creation
+// failed (kept, with its first player, for the database's check).
+func (l *load) create(ctx context.Context, body []byte, first string, due time.Time) string {
+	st, b, _, err := l.do(ctx, "create", http.MethodPost, l.pick().base+"/v1/queues/"+l.queue+"/tickets", body, l.c.timeout)
+	if err == nil && st == http.StatusCreated {
+		var t struct{ ID string }
+		if json.Unmarshal(b, &t) == nil && t.ID != "" {
+			lat := time.Since(due)
+			l.created.Add(1)
+			l.mu.Lock()
+			l.createLat = append(l.createLat, lat)
+			l.mu.Unlock()
+			return t.ID
+		}
+	}
+	status := strconv.Itoa(st)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		status = "cut"
+	case err != nil:
+		status = "no answer"
+	case st == http.StatusCreated:
+		status = "201 without an id"
+	}
+	l.mu.Lock()
+	l.failed = append(l.failed, failedCreate{player: first, status: status})
+	l.mu.Unlock()
+	return ""
+}
+
+// ticketJSON is what the soak reads of a ticket.
+type ticketJSON struct {
+	Status     string    `json:"status"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	Assignment *struct {
+		MatchID string `json:"match_id"`
+		Teams   []struct {
+			Players []string `json:"players"`
+		} `json:"teams"`
+	} `json:"assignment"`
+}
+
+// longPoll asks for the ticket with ?wait_s= until it is no longer searching (or the run
+// ends), as a game backend does; after an error it waits Retry-After (at most 5 s) or half a
+// second, and asks again.
+func (l *load) longPoll(ctx, resultsCtx context.Context, id string) {
+	q := "/v1/tickets/" + id + "?wait_s=" + strconv.Itoa(l.c.waitS)
+	timeout := time.Duration(l.c.waitS)*time.Second + 15*time.Second
+	for ctx.Err() == nil {
+		st, b, h, err := l.do(ctx, "longpoll", http.MethodGet, l.pick().base+q, nil, timeout)
+		seen := time.Now()
+		if err == nil && st == http.StatusOK {
+			var t ticketJSON
+			if json.Unmarshal(b, &t) == nil && t.Status != "" {
+				if t.Status == "searching" {
+					continue
+				}
+				o := outcome{status: t.Status, at: t.UpdatedAt, seen: seen}
+				var teams [][]string
+				if a := t.Assignment; a != nil {
+					o.matchID = a.MatchID
+					for _, tm := range a.Teams {
+						teams = append(teams, tm.Players)
+					}
+				}
+				l.finish(resultsCtx, o, teams)
+				return
+			}
+		}
+		backoff(ctx, h)
+	}
+}
+
+// backoff sleeps after a failed request: Retry-After (at most 5 s), else half a second, plus
+// up to 20% jitter.
+func backoff(ctx context.Context, h http.Header) {
+	d := 500 * time.Millisecond
+	if s, err := strconv.Atoi(h.Get("Retry-After")); err == nil && s >= 0 {
+		d = min(time.Duration(s)*time.Second, 5*time.Second)
+	}
+	d += time.Duration(rand.Int64N(int64(d)/5 + 1))
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// finish records a ticket's end; the first client to see a match posts its result.
+func (l *load) finish(resultsCtx context.Context, o outcome, teams [][]string) {
+	l.ended.Add(1)
+	first := false
+	l.mu.Lock()
+	l.outcomes = append(l.outcomes, o)
+	if o.status == "matched" && o.matchID != "" {
+		if _, ok := l.matches[o.matchID]; !ok {
+			l.matches[o.matchID] = &matchInfo{}
+			first = true
+		}
+	}
+	l.mu.Unlock()
+	if first {
+		l.results.Add(1)
+		go l.postResult(resultsCtx, o.matchID, teams)
+	}
+}
+
+// matchJSON is what the soak reads of GET /v1/matches/{id}.
+type matchJSON struct {
+	CreatedAt time.Time `json:"created_at"`
+	Teams     []struct {
+		Players []struct {
+			ID string `json:"id"`
+		} `json:"players"`
+	} `json:"teams"`
+}
+
+// postResult reads the match (its creation time is the latency's reference; its teams, the
+// result's) and posts a result for it, retrying a failure twice a second apart (the match id
+// is the idempotency key).
+func (l *load) postResult(ctx context.Context, id string, teams [][]string) {
+	defer l.results.Done()
+	select {
+	case l.resultSem <- struct{}{}:
+	case <-ctx.Done():
+		l.setResult(id, time.Time{}, "not posted (run ended)")
+		return
+	}
+	defer func() { <-l.resultSem }()
+	var created time.Time
+	st, b, _, err := l.do(ctx, "match", http.MethodGet, l.pick().base+"/v1/matches/"+id, nil, l.c.timeout)
+	if err == nil && st == http.StatusOK {
+		var m matchJSON
+		if json.Unmarshal(b, &m) == nil && len(m.Teams) == 2 {
+			created = m.CreatedAt
+			teams = teams[:0]
+			for _, t := range m.Teams {
+				var ids []string
+				for _, p := range t.Players {
+					ids = append(ids, p.ID)
+				}
+				teams = append(teams, ids)
+			}
+		}
+	}
+	if len(teams) != 2 {
+		l.setResult(id, created, "not posted (match unread)")
+		return
+	}
+	var body bytes.Buffer
+	fmt.Fprintf(&body, `{"match_id":%q,"context":{"game_type":"soak"},"map":"soak-map","duration_s":600,"teams":[`, id)
+	for t, ids := range teams {
+		if t > 0 {
+			body.WriteString(",")
+		}
+		fmt.Fprintf(&body, `{"side":%q,"players":[`, []string{"red", "blue"}[t])
+		for k, p := range ids {
+			if k > 0 {
+				body.WriteString(",")
+			}
+			fmt.Fprintf(&body, `{"id":%q}`, p)
+		}
+		body.WriteString("]}")
+	}
+	fmt.Fprintf(&body, `],"winner":%d}`, rand.IntN(2))
+	for attempt := 0; attempt < 3; attempt++ {
+		st, _, h, err := l.do(ctx, "result", http.MethodPost, l.pick().base+"/v1/results", body.Bytes(), l.c.timeout)
+		if err == nil && (st == http.StatusCreated || st == http.StatusOK) {
+			l.posted.Add(1)
+			l.setResult(id, created, "posted")
+			return
+		}
+		if ctx.Err() != nil || (err == nil && st < 500) {
+			break
+		}
+		backoff(ctx, h)
+	}
+	l.setResult(id, created, "failed")
+}
+
+func (l *load) setResult(id string, created time.Time, result string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.matches[id]
+	m.createdAt, m.result = created, result
+}

@@ -1,0 +1,373 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// stream is one connection to GET /v1/queues/{name}/events.
+type stream struct {
+	body     io.ReadCloser
+	br       *bufio.Reader
+	cancel   context.CancelFunc
+	watchdog *time.Timer
+	lastID   []byte // the id: of the last event read, for Last-Event-ID
+}
+
+// idle is how long a stream may stay silent before it is taken for dead: the service sends a
+// keep-alive comment every 15 s.
+const idle = 40 * time.Second
+
+// errGone is a 410: the resume point is no longer kept.
+var errGone = fmt.Errorf("410: resume point not kept")
+
+// openStream connects to the queue's events on r, from after lastID (from now on when it is
+// empty), and returns once the answer's headers are in (the service sends them at once).
+func (l *load) openStream(ctx context.Context, r *replica, lastID []byte) (*stream, error) {
+	sctx, cancel := context.WithCancel(ctx)
+	req, err := http.NewRequestWithContext(sctx, http.MethodGet, r.base+"/v1/queues/"+l.queue+"/events", nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if l.key != "" {
+		req.Header.Set("Authorization", "Bearer "+l.key)
+	}
+	if len(lastID) > 0 {
+		req.Header.Set("Last-Event-ID", string(lastID))
+	}
+	watchdog := time.AfterFunc(idle, cancel) // also bounds the wait for the headers
+	resp, err := l.client.Do(req)
+	if err != nil {
+		watchdog.Stop()
+		cancel()
+		l.countFailure(ctx, sctx, "sse", err)
+		return nil, err
+	}
+	l.count("sse", resp.StatusCode)
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		watchdog.Stop()
+		cancel()
+		if resp.StatusCode == http.StatusGone {
+			return nil, errGone
+		}
+		return nil, fmt.Errorf("events: %d %s", resp.StatusCode, bytes.TrimSpace(b))
+	}
+	return &stream{body: resp.Body, br: bufio.NewReaderSize(resp.Body, 32<<10), cancel: cancel, watchdog: watchdog,
+		lastID: append([]byte(nil), lastID...)}, nil
+}
+
+func (s *stream) close() {
+	s.watchdog.Stop()
+	s.cancel()
+	s.body.Close()
+}
+
+// next returns the next event's data line (valid until the next call) and when it was read.
+func (s *stream) next() ([]byte, time.Time, error) {
+	for {
+		line, err := s.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			return nil, time.Time{}, fmt.Errorf("events: a line longer than %d bytes", s.br.Size())
+		}
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		s.watchdog.Reset(idle)
+		line = bytes.TrimRight(line, "\r\n")
+		if v, ok := bytes.CutPrefix(line, []byte("id: ")); ok {
+			s.lastID = append(s.lastID[:0], v...)
+		} else if v, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			return v, time.Now(), nil
+		}
+	}
+}
+
+// eventJSON is what the soak reads of an event's data.
+type eventJSON struct {
+	Type     string    `json:"type"`
+	TicketID string    `json:"ticket_id"`
+	MatchID  string    `json:"match_id"`
+	At       time.Time `json:"at"`
+}
+
+// sseTicket is an arrival that waits on a stream of its own, as a game client does: it opens
+// the queue's stream (from now on), creates its ticket, and reads every event of the queue
+// until its ticket's. A broken stream resumes from its last event id; one that cannot
+// (no event read yet, or a 410) reopens from now on and reads the ticket once, so that an
+// end it missed is seen.
+func (l *load) sseTicket(ctx, resultsCtx context.Context, body []byte, first string, due time.Time) {
+	var s *stream
+	for attempt := 0; ; attempt++ {
+		var err error
+		if s, err = l.openStream(ctx, l.pick(), nil); err == nil {
+			break
+		}
+		if attempt == 2 || ctx.Err() != nil {
+			l.abandoned.Add(1)
+			return
+		}
+		backoff(ctx, nil)
+	}
+	id := l.create(ctx, body, first, due)
+	if id == "" {
+		s.close()
+		return
+	}
+	l.startWaiting()
+	defer l.waiting.Add(-1)
+	needle := []byte(`"ticket_id":"` + id + `"`)
+	for ctx.Err() == nil {
+		data, seen, err := s.next()
+		if err == nil {
+			if !bytes.Contains(data, needle) {
+				continue
+			}
+			var e eventJSON
+			if json.Unmarshal(data, &e) == nil && e.TicketID == id {
+				s.close()
+				l.finish(resultsCtx, outcome{status: e.Type, matchID: e.MatchID, at: e.At, seen: seen}, nil)
+				return
+			}
+			continue
+		}
+		// The stream broke: resume from its last event; when it cannot (no event read yet, or
+		// a 410), from now on, after reading the ticket once.
+		last := s.lastID
+		s.close()
+		s = nil
+		if ctx.Err() != nil {
+			return
+		}
+		l.countBreak(err)
+		for s == nil && ctx.Err() == nil {
+			if len(last) > 0 {
+				s, err = l.openStream(ctx, l.pick(), last)
+				if err == errGone {
+					last = nil
+					continue
+				}
+			} else {
+				s, err = l.openStream(ctx, l.pick(), nil)
+				if err == nil && l.readTicket(ctx, resultsCtx, id) {
+					s.close()
+					return
+				}
+			}
+			if err != nil {
+				backoff(ctx, nil)
+			}
+		}
+	}
+	if s != nil {
+		s.close()
+	}
+}
+
+// readTicket reads the ticket once (GET /v1/tickets/{id}); it records its end and reports
+// true if it is no longer searching.
+func (l *load) readTicket(ctx, resultsCtx context.Context, id string) bool {
+	st, b, _, err := l.do(ctx, "ticket", http.MethodGet, l.pick().base+"/v1/tickets/"+id, nil, l.c.timeout)
+	seen := time.Now()
+	if err != nil || st != http.StatusOK {
+		return false
+	}
+	var t ticketJSON
+	if json.Unmarshal(b, &t) != nil || t.Status == "" || t.Status == "searching" {
+		return false
+	}
+	o := outcome{status: t.Status, at: t.UpdatedAt, seen: seen}
+	var teams [][]string
+	if a := t.Assignment; a != nil {
+		o.matchID = a.MatchID
+		for _, tm := range a.Teams {
+			teams = append(teams, tm.Players)
+		}
+	}
+	l.finish(resultsCtx, o, teams)
+	return true
+}
+
+// backend is a game backend process with one stream for all its tickets (-backends N): it
+// hands each event to the ticket waiting for it.
+type backend struct {
+	l     *load
+	index int
+
+	mu      sync.Mutex
+	waiters map[string]chan note
+	early   map[string]note // events of tickets not (or never) registered here, kept 2 minutes
+	pruned  time.Time
+}
+
+// note is an event for a waiting ticket, or, with resync, word that events may have been
+// missed (the ticket reads itself).
+type note struct {
+	ev     eventJSON
+	seen   time.Time
+	resync bool
+}
+
+// startBackends opens the backends' streams, each to a replica in turn, and keeps them
+// reading until ctx ends.
+func (l *load) startBackends(ctx context.Context) error {
+	ready := make(chan error, l.c.backends)
+	for i := range l.c.backends {
+		b := &backend{l: l, index: i, waiters: map[string]chan note{}, early: map[string]note{}, pruned: time.Now()}
+		l.backend = append(l.backend, b)
+		go b.run(ctx, ready)
+	}
+	for range l.c.backends {
+		select {
+		case err := <-ready:
+			if err != nil {
+				return fmt.Errorf("a backend's stream did not open: %w", err)
+			}
+		case <-time.After(30 * time.Second):
+			return fmt.Errorf("the backends' streams did not open within 30 s")
+		}
+	}
+	return nil
+}
+
+func (b *backend) run(ctx context.Context, ready chan<- error) {
+	r := b.l.reps[b.index%len(b.l.reps)]
+	s, err := b.l.openStream(ctx, r, nil)
+	ready <- err
+	if err != nil {
+		return
+	}
+	for ctx.Err() == nil {
+		data, seen, err := s.next()
+		if err == nil {
+			b.dispatch(data, seen)
+			continue
+		}
+		last := s.lastID
+		s.close()
+		s = nil
+		if ctx.Err() != nil {
+			return
+		}
+		b.l.countBreak(err)
+		for s == nil && ctx.Err() == nil {
+			if len(last) > 0 {
+				s, err = b.l.openStream(ctx, r, last)
+				if err == errGone {
+					last = nil
+					continue
+				}
+			} else if s, err = b.l.openStream(ctx, r, nil); err == nil {
+				b.resync() // events may have been missed: every waiting ticket reads itself
+			}
+			if err != nil {
+				backoff(ctx, nil)
+			}
+		}
+	}
+	if s != nil {
+		s.close()
+	}
+}
+
+// ticketIDOf finds the ticket_id in an event's data without decoding it all.
+func ticketIDOf(data []byte) []byte {
+	const key = `"ticket_id":"`
+	i := bytes.Index(data, []byte(key))
+	if i < 0 {
+		return nil
+	}
+	rest := data[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return nil
+	}
+	return rest[:j]
+}
+
+func (b *backend) dispatch(data []byte, seen time.Time) {
+	id := ticketIDOf(data)
+	if id == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ch, waiting := b.waiters[string(id)]
+	var e eventJSON
+	if json.Unmarshal(data, &e) != nil {
+		return
+	}
+	n := note{ev: e, seen: seen}
+	if waiting {
+		delete(b.waiters, e.TicketID)
+		ch <- n
+		return
+	}
+	// A ticket of another backend, or one of ours whose 201 has not arrived yet.
+	b.early[e.TicketID] = n
+	if seen.Sub(b.pruned) > 10*time.Second {
+		for k, v := range b.early {
+			if seen.Sub(v.seen) > 2*time.Minute {
+				delete(b.early, k)
+			}
+		}
+		b.pruned = seen
+	}
+}
+
+// resync tells every waiting ticket to read itself: events may have been missed.
+func (b *backend) resync() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ch := range b.waiters {
+		select {
+		case ch <- note{resync: true}:
+		default:
+		}
+	}
+}
+
+// wait waits for the ticket's event on the backend's stream.
+func (b *backend) wait(ctx, resultsCtx context.Context, id string) {
+	ch := make(chan note, 2)
+	b.mu.Lock()
+	if n, ok := b.early[id]; ok {
+		delete(b.early, id)
+		ch <- n
+	} else {
+		b.waiters[id] = ch
+	}
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.waiters, id)
+		b.mu.Unlock()
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case n := <-ch:
+			if n.resync {
+				if b.l.readTicket(ctx, resultsCtx, id) {
+					return
+				}
+				b.mu.Lock()
+				b.waiters[id] = ch
+				b.mu.Unlock()
+				continue
+			}
+			b.l.finish(resultsCtx, outcome{status: n.ev.Type, matchID: n.ev.MatchID, at: n.ev.At, seen: n.seen}, nil)
+			return
+		}
+	}
+}
