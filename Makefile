@@ -7,7 +7,7 @@
 GOTESTSUM = go tool gotestsum --format standard-quiet --format-icons text --
 
 # The fault tests run after the rest, on their own: they bound every request's latency to the
-# store's deadline + 100 ms, which the other packages' CPU-bound property tests, run beside
+# store's deadline + 500 ms, which the other packages' CPU-bound property tests, run beside
 # them on two cores, could stretch. They run even when the rest failed; make fails if either did.
 test:
 	@$(GOTESTSUM) -race -count=1 -skip '^TestFault' ./...; rest=$$?; \

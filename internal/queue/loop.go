@@ -137,13 +137,39 @@ func (r *runner) resign() {
 		return
 	}
 	q := r.def.Load()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), resignWait)
 	defer cancel()
-	if err := r.s.store.Resign(ctx, q.Name); err != nil {
+	if _, err := abandonable(ctx, func() (bool, error) { return true, r.s.store.Resign(ctx, q.Name) }); err != nil {
 		r.s.logger.Warn("queue: resigning failed; the lock goes with the session", "queue", q.Name, "err", err)
 	}
 	r.leading.Store(false)
 	r.s.metrics.leading(q.Name, false)
+}
+
+// resignWait bounds a runner's resignation as it stops: a database that does not answer must
+// not hold up a shutdown, and a lock not given back goes with the store's session.
+const resignWait = 500 * time.Millisecond
+
+// abandonable runs a call on the leadership connection, which the store bounds by its own
+// timeout rather than by ctx (a cancelled round trip would close the connection, and every
+// lock of the process with it), and stops waiting for it when ctx ends: a frozen database held
+// a stopping runner, and with it the shutdown, for that whole timeout.
+func abandonable(ctx context.Context, call func() (bool, error)) (bool, error) {
+	type answer struct {
+		ok  bool
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		ok, err := call()
+		done <- answer{ok, err}
+	}()
+	select {
+	case a := <-done:
+		return a.ok, a.err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
 }
 
 // tick is one tick of the queue: lead or not, and if leading, load the changes since the last
@@ -152,7 +178,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	ctx, cancel := context.WithTimeout(parent, max(5*q.Tick, 5*time.Second))
 	defer cancel()
 	log := r.s.logger.With("queue", q.Name)
-	lead, err := r.s.store.Lead(ctx, q.Name)
+	lead, err := abandonable(ctx, func() (bool, error) { return r.s.store.Lead(ctx, q.Name) })
 	if err != nil || !lead {
 		if r.leading.Load() {
 			log.Warn("queue: no longer leading", "err", err)
