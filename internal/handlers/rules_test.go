@@ -1,28 +1,11 @@
 package handlers
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"testing"
 	"time"
-
-	"matchmaker/internal/queue"
-	"matchmaker/internal/ratings"
 )
-
-// rulesServer is a server with auth off whose queue service runs the production pass.
-func rulesServer(t *testing.T) http.Handler {
-	t.Helper()
-	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: rs, Matcher: queue.TickPass{},
-		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- qs.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Off: true}})
-}
 
 const rankedQueue = `{"context":{"game_type":"ctf"},"team_size":1,"tick_ms":50,
  "attributes":{"mode":{"type":"string","default":"casual"},"maps":{"type":"string_list","max_items":3},"level":{"type":"number"}},
@@ -38,7 +21,7 @@ const rankedQueue = `{"context":{"game_type":"ctf"},"team_size":1,"tick_ms":50,
 // says which rule keeps it waiting. Every answer is checked against the spec.
 func TestQueueRulesOverHTTP(t *testing.T) {
 	t.Parallel()
-	h := rulesServer(t)
+	h := tickServer(t)
 	if resp := exchange(t, h, http.MethodPut, "/v1/queues/ranked", "application/json", rankedQueue); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("create: %d %s", resp.StatusCode, readAll(t, resp))
 	}
