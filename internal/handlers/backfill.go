@@ -115,7 +115,7 @@ func (req *backfillRequest) newBackfill(queueName, key string) (queue.NewBackfil
 		if *req.TTLS <= 0 {
 			f.Add("ttl_s", "must be at least 1 (leave it out for the queue's ticket_ttl_s)")
 		} else {
-			nb.TTL = time.Duration(*req.TTLS) * time.Second
+			nb.TTL = durationOf(int64(*req.TTLS), time.Second)
 		}
 	}
 	return nb, f.Err()

@@ -93,10 +93,10 @@ func (req *queueRequest) definition(name string) queue.Queue {
 	}
 	q.Regions = req.Regions
 	if req.TicketTTLS != nil {
-		q.TicketTTL = time.Duration(*req.TicketTTLS) * time.Second
+		q.TicketTTL = durationOf(int64(*req.TicketTTLS), time.Second)
 	}
 	if req.TickMS != nil {
-		q.Tick = time.Duration(*req.TickMS) * time.Millisecond
+		q.Tick = durationOf(int64(*req.TickMS), time.Millisecond)
 	}
 	if w := req.Webhook; w != nil {
 		q.Webhook = &queue.Webhook{URL: w.URL, Secret: w.Secret}

@@ -121,7 +121,7 @@ func handleCreateTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
 				writeError(w, r, logger, apperr.Field("ttl_s", "must be at least 1 (leave it out for the queue's ticket_ttl_s)"))
 				return
 			}
-			nt.TTL = time.Duration(*req.TTLS) * time.Second
+			nt.TTL = durationOf(int64(*req.TTLS), time.Second)
 		}
 		t, replayed, err := svc.CreateTicket(r.Context(), nt)
 		if err != nil {
