@@ -252,6 +252,14 @@ func maskURL(raw string) string {
 	if _, has := u.User.Password(); has {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
+	// libpq and pgx also take the password (and a key file's passphrase) as query parameters.
+	q := u.Query()
+	for _, secret := range []string{"password", "sslpassword"} {
+		if q.Has(secret) {
+			q.Set(secret, "xxxxx")
+		}
+	}
+	u.RawQuery = q.Encode()
 	return u.String()
 }
 
