@@ -437,6 +437,20 @@ type ticketJSON struct {
 	} `json:"assignment"`
 }
 
+// ended is what a ticket no longer searching says, seen by its client at seen: its outcome
+// and its match's teams.
+func (t ticketJSON) ended(seen time.Time) (outcome, [][]string) {
+	o := outcome{status: t.Status, at: t.UpdatedAt, seen: seen}
+	var teams [][]string
+	if a := t.Assignment; a != nil {
+		o.matchID = a.MatchID
+		for _, tm := range a.Teams {
+			teams = append(teams, tm.Players)
+		}
+	}
+	return o, teams
+}
+
 // longPoll asks for the ticket with ?wait_s= until it is no longer searching (or the run
 // ends), as a game backend does; after an error it waits Retry-After (at most 5 s) or half a
 // second, and asks again.
@@ -452,14 +466,7 @@ func (l *load) longPoll(ctx, resultsCtx context.Context, id string) {
 				if t.Status == "searching" {
 					continue
 				}
-				o := outcome{status: t.Status, at: t.UpdatedAt, seen: seen}
-				var teams [][]string
-				if a := t.Assignment; a != nil {
-					o.matchID = a.MatchID
-					for _, tm := range a.Teams {
-						teams = append(teams, tm.Players)
-					}
-				}
+				o, teams := t.ended(seen)
 				l.finish(resultsCtx, o, teams)
 				return
 			}

@@ -185,14 +185,7 @@ func (l *load) readTicket(ctx, resultsCtx context.Context, id string) bool {
 	if json.Unmarshal(b, &t) != nil || t.Status == "" || t.Status == "searching" {
 		return false
 	}
-	o := outcome{status: t.Status, at: t.UpdatedAt, seen: seen}
-	var teams [][]string
-	if a := t.Assignment; a != nil {
-		o.matchID = a.MatchID
-		for _, tm := range a.Teams {
-			teams = append(teams, tm.Players)
-		}
-	}
+	o, teams := t.ended(seen)
 	l.finish(resultsCtx, o, teams)
 	return true
 }
