@@ -52,11 +52,24 @@ type leader struct {
 	connCfg *pgx.ConnConfig
 	conn    *pgx.Conn                 // nil while down
 	held    map[int32]map[string]bool // lock key -> the queues led under it
-	// epochs is the leader epoch this process took for each queue it leads or led (lostEpoch
-	// once the lock is gone); a queue it never led has none, and its writes are not fenced.
-	epochs  map[string]int64
 	backoff time.Duration
 	retryAt time.Time // no reconnection before
+
+	// epochs is the leader epoch this process took for each queue it leads or led (lostEpoch
+	// once the lock is gone); a queue it never led has none, and its writes are not fenced.
+	// Under a mutex of its own: every tick's commit reads it, and mu is held across the
+	// leadership connection's round trips (a ping of a frozen database: seconds).
+	epochMu sync.Mutex
+	epochs  map[string]int64
+}
+
+func (l *leader) setEpoch(queueName string, epoch int64) {
+	l.epochMu.Lock()
+	defer l.epochMu.Unlock()
+	if l.epochs == nil {
+		l.epochs = make(map[string]int64)
+	}
+	l.epochs[queueName] = epoch
 }
 
 func lockKey(queueName string) int32 {
@@ -85,6 +98,8 @@ func (l *leader) drop() {
 		cancel()
 	}
 	l.conn, l.held = nil, nil
+	l.epochMu.Lock()
+	defer l.epochMu.Unlock()
 	for q := range l.epochs {
 		l.epochs[q] = lostEpoch
 	}
@@ -102,18 +117,15 @@ func (l *leader) take(ctx context.Context, key int32, queueName string) error {
 		l.held[key] = make(map[string]bool)
 	}
 	l.held[key][queueName] = true
-	if l.epochs == nil {
-		l.epochs = make(map[string]int64)
-	}
-	l.epochs[queueName] = epoch
+	l.setEpoch(queueName, epoch)
 	return nil
 }
 
 // epoch is the epoch this process's writes to queueName must find: ok false when it never
 // led the queue (its writes are not fenced).
 func (l *leader) epoch(queueName string) (epoch int64, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.epochMu.Lock()
+	defer l.epochMu.Unlock()
 	epoch, ok = l.epochs[queueName]
 	return epoch, ok
 }
@@ -187,7 +199,9 @@ func (s *QueueStore) Resign(ctx context.Context, queueName string) error {
 		return nil
 	}
 	delete(queues, queueName)
+	l.epochMu.Lock()
 	delete(l.epochs, queueName)
+	l.epochMu.Unlock()
 	if len(queues) > 0 {
 		return nil
 	}
