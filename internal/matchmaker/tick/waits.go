@@ -63,6 +63,10 @@ func (w Wait) Detail() string {
 		return fmt.Sprintf("%s too far apart among %s", w.Attribute, n)
 	case RuleTeamBalance:
 		return fmt.Sprintf("team averages differ by %g, over the tolerance %g in the match found", w.Value, w.Tolerance)
+	case RulePartyMix:
+		return fmt.Sprintf("the teams' largest parties differ by %g players, over the %g allowed, in the match found", w.Value, w.Tolerance)
+	case WaitTeams:
+		return "the " + n + " that passed every rule cannot fill the teams (party sizes, role composition)"
 	}
 	return w.Rule
 }

@@ -1,0 +1,411 @@
+package tick
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+
+	"matchmaker/internal/apperr"
+)
+
+// runShaped is Run for a config with a Shape: any number of teams, each of its own size,
+// minimum size and role composition.
+//
+// Each live ticket, oldest first, anchors a search as in the two-team pass: the candidates
+// acceptable to it (mutual interval, a common region within every limit, its value of each
+// equal rule binding both, a list sharing min_common values for each intersect rule, a
+// distance rule's values within the smaller tolerance) are taken nearest in rating first,
+// each one kept when the group can still fill the shape with it: the rules hold among all
+// the tickets each binds, the parties pack into the teams, and the players' roles can meet
+// the compositions. A group as large as the shape is split into teams (split.go); a split
+// that breaks team_balance or party_mix drops the last ticket taken and the walk goes on.
+// When the walk ends short, a group that reaches every team's current minimum size (the
+// anchor's wait on MinSize) is split the same way, its teams short of their size by their
+// OpenSlots. An anchor with at most fallbackCandidates acceptable candidates that the walk
+// did not serve is searched exhaustively, so on small queues a match is missed only when
+// none exists; larger ones may wait where some other choice of candidates would have made a
+// match (their walk keeps the nearest in rating).
+func runShaped(tickets []Ticket, now float64, cfg *Config) (Result, error) {
+	var f apperr.Fields
+	s := &shaper{cfg: cfg, now: now, in: tickets}
+	s.read(&f)
+	if err := f.Err(); err != nil {
+		return Result{}, err
+	}
+	s.link()
+	s.split.info = newShapeInfo(cfg)
+	s.aggregateRoles()
+	for _, a := range s.byAge {
+		if !s.live[a].taken {
+			s.serve(a)
+		}
+	}
+	return s.result(), nil
+}
+
+// fallbackCandidates is the most acceptable candidates an unserved anchor is searched
+// exhaustively among (every subset, nearest first, within fallbackNodes steps).
+const (
+	fallbackCandidates = 14
+	fallbackNodes      = 1 << 15
+	maxTurnDowns       = 8 // splits a rule may turn down before an anchor gives up
+)
+
+// shaper is one shaped pass.
+type shaper struct {
+	cfg     *Config
+	now     float64
+	in      []Ticket
+	latency bool
+	regions []string // sorted; a region's id is its index
+	roles   []string
+	rules   []shapeRule
+	part    int // the rule whose value partitions the walks, -1: none
+
+	live  []sticket
+	byAge []int32 // live indices, oldest first
+
+	matches []Match
+	expired []Expiry
+	waits   []Wait
+	waitOf  []int32 // the live index of each wait's ticket
+
+	split splitState
+	// the compositions of every team together, for a walk's check (nil: none)
+	roleLo, roleHi []int
+	roleLoSum      int
+	rolePlayers    [][]uint8
+
+	// scratch of one anchor
+	mins      []int
+	cands     []int32 // its acceptable candidates, nearest first, up to fallbackCandidates+1
+	turned    Wait    // the first split a rule turned down
+	turnDowns int
+}
+
+// sticket is a live ticket of a shaped pass.
+type sticket struct {
+	in          int32
+	since       float64
+	mean, total float64
+	iv          float64
+	size        int
+	mask        uint64    // regions it accepts now
+	roles       [][]uint8 // per player, the role indices it plays in order; nil: any
+	prev, next  int32     // unmatched neighbours in rating, in its partition
+	taken       bool
+}
+
+// shapeRule is what the pass reads of one rule, by live index.
+type shapeRule struct {
+	rule  *Rule
+	bound []bool
+	id    []int32   // equal: the value's id
+	list  [][]int32 // intersect: value ids, ascending
+	set   []uint64  // intersect with at most 64 values: the list as bits
+	bits  bool
+	num   []float64 // distance
+	tol   []float64 // distance, team_balance
+	names []string  // equal (strings), intersect: by id
+	nums  []float64 // equal (numbers): by id
+}
+
+func (s *shaper) read(f *apperr.Fields) {
+	cfg := s.cfg
+	s.roles = cfg.Roles
+	s.latency = len(cfg.MaxLatency) > 0
+	widest := -1.0
+	if s.latency {
+		widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
+	}
+	regionID := map[string]int{}
+	for i := range s.in {
+		t := &s.in[i]
+		cfg.addTicketFaults(f, t, i)
+		for _, l := range t.Latencies {
+			if _, ok := regionID[l.Region]; !ok && l.Region != "" {
+				regionID[l.Region] = len(regionID)
+			}
+		}
+	}
+	if len(regionID) > MaxRegions {
+		f.Add("tickets", "must name at most %d regions in one pass", MaxRegions)
+	}
+	if f.Len() > 0 {
+		return
+	}
+	s.regions = make([]string, 0, len(regionID))
+	for r := range regionID {
+		s.regions = append(s.regions, r)
+	}
+	slices.Sort(s.regions)
+	kept := make([]int, 0, len(s.in))
+	for i := range s.in {
+		t := &s.in[i]
+		if why := gone(t, s.now, widest); why != "" {
+			s.expired = append(s.expired, Expiry{Ticket: i, Reason: why})
+			continue
+		}
+		kept = append(kept, i)
+		s.live = append(s.live, s.readTicket(t, i))
+	}
+	s.readRules(kept)
+	s.byAge = make([]int32, len(s.live))
+	for i := range s.byAge {
+		s.byAge[i] = int32(i)
+	}
+	slices.SortStableFunc(s.byAge, func(a, b int32) int { return cmp.Compare(s.live[a].since, s.live[b].since) })
+}
+
+func (s *shaper) readTicket(t *Ticket, i int) sticket {
+	wait := s.now - t.WaitingSince
+	x := sticket{in: int32(i), since: t.WaitingSince, size: len(t.Ratings), iv: current(s.cfg.Interval, wait)}
+	for _, r := range t.Ratings {
+		x.total += r
+	}
+	x.mean = x.total / float64(x.size)
+	x.mask = math.MaxUint64
+	if s.latency && len(t.Latencies) > 0 {
+		limit := current(s.cfg.MaxLatency, wait)
+		x.mask = 0
+		for _, l := range t.Latencies {
+			if l.MS <= limit {
+				r, _ := slices.BinarySearch(s.regions, l.Region)
+				x.mask |= 1 << r
+			}
+		}
+	}
+	if len(s.roles) > 0 {
+		x.roles = make([][]uint8, x.size)
+		for j := range x.size {
+			if j < len(t.Roles) {
+				for _, r := range t.Roles[j] {
+					x.roles[j] = append(x.roles[j], uint8(slices.Index(s.roles, r)))
+				}
+			}
+		}
+	}
+	return x
+}
+
+// readRules reads each rule's values of the live tickets (kept: their input indices).
+func (s *shaper) readRules(kept []int) {
+	s.part = -1
+	s.rules = make([]shapeRule, len(s.cfg.Rules))
+	for k := range s.cfg.Rules {
+		r := &s.cfg.Rules[k]
+		d := &s.rules[k]
+		d.rule = r
+		d.bound = make([]bool, len(kept))
+		attr := s.cfg.Attributes[r.Attribute]
+		value := func(t *Ticket) Value {
+			if v, ok := t.Attributes[r.Attribute]; ok {
+				return v
+			}
+			return *attr.Default // validated: a rule reads a given attribute or a default
+		}
+		strID, numID := map[string]int32{}, map[float64]int32{}
+		for j, i := range kept {
+			t := &s.in[i]
+			wait := s.now - t.WaitingSince
+			d.bound[j] = r.bindsAt(wait)
+			if r.hasTolerance() {
+				d.tol = append(d.tol, current(r.Expansions, wait))
+			}
+			switch r.Kind {
+			case RuleEqual:
+				v := value(t)
+				if v.Type == TypeNumber {
+					id, ok := numID[v.Num]
+					if !ok {
+						id = int32(len(d.nums))
+						numID[v.Num] = id
+						d.nums = append(d.nums, v.Num)
+					}
+					d.id = append(d.id, id)
+				} else {
+					d.id = append(d.id, intern(strID, &d.names, v.Str))
+				}
+			case RuleIntersect:
+				v := value(t)
+				ids := make([]int32, len(v.List))
+				for n, x := range v.List {
+					ids[n] = intern(strID, &d.names, x)
+				}
+				slices.Sort(ids)
+				d.list = append(d.list, ids)
+			case RuleDistance:
+				if r.readsRating() {
+					d.num = append(d.num, s.live[j].mean)
+				} else {
+					d.num = append(d.num, value(t).Num)
+				}
+			}
+		}
+		if r.Kind == RuleIntersect && len(d.names) <= 64 {
+			d.bits = true
+			d.set = make([]uint64, len(kept))
+			for j, ids := range d.list {
+				for _, id := range ids {
+					d.set[j] |= 1 << id
+				}
+			}
+		}
+		if s.part < 0 && r.Kind == RuleEqual && r.OptionalAfterS == nil {
+			s.part = k
+		}
+	}
+}
+
+func intern(ids map[string]int32, names *[]string, v string) int32 {
+	id, ok := ids[v]
+	if !ok {
+		id = int32(len(*names))
+		ids[v] = id
+		*names = append(*names, v)
+	}
+	return id
+}
+
+// link orders the live tickets by (partition value, mean rating, age) and links each to its
+// neighbours of the same partition value.
+func (s *shaper) link() {
+	order := make([]int32, len(s.live))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	partOf := func(i int32) int32 {
+		if s.part < 0 {
+			return 0
+		}
+		return s.rules[s.part].id[i]
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(partOf(a), partOf(b)), cmp.Compare(s.live[a].mean, s.live[b].mean),
+			cmp.Compare(s.live[a].since, s.live[b].since), cmp.Compare(a, b))
+	})
+	for k, i := range order {
+		s.live[i].prev, s.live[i].next = -1, -1
+		if k > 0 && partOf(order[k-1]) == partOf(i) {
+			s.live[i].prev = order[k-1]
+			s.live[order[k-1]].next = i
+		}
+	}
+}
+
+// take removes a ticket from the walks: matched.
+func (s *shaper) take(i int32) {
+	x := &s.live[i]
+	x.taken = true
+	if x.prev >= 0 {
+		s.live[x.prev].next = x.next
+	}
+	if x.next >= 0 {
+		s.live[x.next].prev = x.prev
+	}
+}
+
+// result copies out the waits of the tickets still waiting.
+func (s *shaper) result() Result {
+	r := Result{Matches: s.matches, Expired: s.expired}
+	for k, w := range s.waits {
+		if !s.live[s.waitOf[k]].taken {
+			r.Waiting = append(r.Waiting, w)
+		}
+	}
+	return r
+}
+
+// region returns the region of mask (regions every ticket accepts) with the smallest worst
+// latency of the group's tickets, "" when none of them has latency data.
+func (s *shaper) region(group []int32, mask uint64) string {
+	if !s.latency || len(s.regions) == 0 {
+		return ""
+	}
+	var worst [MaxRegions]float64
+	data := false
+	for _, i := range group {
+		for _, l := range s.in[s.live[i].in].Latencies {
+			r, _ := slices.BinarySearch(s.regions, l.Region)
+			worst[r] = max(worst[r], l.MS)
+			data = true
+		}
+	}
+	if !data {
+		return ""
+	}
+	best, bw := -1, math.Inf(1)
+	for m := mask; m != 0; m &= m - 1 {
+		r := bits.TrailingZeros64(m)
+		if r >= len(s.regions) {
+			break
+		}
+		if worst[r] < bw {
+			best, bw = r, worst[r]
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return s.regions[best]
+}
+
+// minSizes are the shape's current minimum team sizes at the anchor's wait, and their sum.
+func (s *shaper) minSizes(wait float64, out []int) ([]int, int) {
+	out, sum := out[:0], 0
+	for _, d := range s.cfg.Shape {
+		n := d.Size
+		if len(d.MinSize) > 0 {
+			v := d.MinSize[0].Value
+			for _, st := range d.MinSize[1:] {
+				if st.AfterS > wait {
+					break
+				}
+				v = st.Value
+			}
+			n = int(v)
+		}
+		out = append(out, n)
+		sum += n
+	}
+	return out, sum
+}
+
+func (s *shaper) capacity() int {
+	n := 0
+	for _, d := range s.cfg.Shape {
+		n += d.Size
+	}
+	return n
+}
+
+// addWait records why anchor a waits.
+func (s *shaper) addWait(a int32, w Wait) {
+	w.Ticket = int(s.live[a].in)
+	s.waits = append(s.waits, w)
+	s.waitOf = append(s.waitOf, a)
+}
+
+// ruleField names a rule for a Wait.
+func ruleWait(r *Rule) Wait { return Wait{Rule: r.Name, Kind: r.Kind, Attribute: r.Attribute} }
+
+// aggregateRoles sums the teams' compositions, for the walk's check of a group's roles.
+func (s *shaper) aggregateRoles() {
+	in := &s.split.info
+	if !slices.Contains(in.comp, true) {
+		return
+	}
+	s.roleLo, s.roleHi = make([]int, len(s.roles)), make([]int, len(s.roles))
+	for k := range in.sizes {
+		for r := range s.roles {
+			if in.comp[k] {
+				s.roleLo[r] += in.lo[k][r]
+				s.roleHi[r] += in.hi[k][r]
+			} else {
+				s.roleHi[r] += in.sizes[k]
+			}
+		}
+		s.roleLoSum += in.loSum[k]
+	}
+}
