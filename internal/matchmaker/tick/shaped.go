@@ -50,6 +50,10 @@ const (
 	fallbackCandidates = 14
 	fallbackNodes      = 1 << 15
 	maxTurnDowns       = 8 // splits a rule may turn down before an anchor gives up
+	// maxWalk bounds the candidates an anchor's walk looks at: in a large queue an anchor
+	// that cannot match (a role nobody plays with it) would otherwise walk its whole
+	// interval at every tick.
+	maxWalk = 256
 )
 
 // shaper is one shaped pass.
@@ -76,6 +80,11 @@ type shaper struct {
 	roleLo, roleHi []int
 	roleLoSum      int
 	rolePlayers    [][]uint8
+	roleOut        []int8
+	sizesBuf       []int
+	roomBuf        []int
+	walkGroup      group
+	keptBuf        []int32
 
 	// scratch of one anchor
 	mins      []int
@@ -93,6 +102,7 @@ type sticket struct {
 	size        int
 	mask        uint64    // regions it accepts now
 	roles       [][]uint8 // per player, the role indices it plays in order; nil: any
+	roleSig     uint64    // the roles its players play, as a set of sets: equal for equal tickets
 	prev, next  int32     // unmatched neighbours in rating, in its partition
 	taken       bool
 }
@@ -151,11 +161,6 @@ func (s *shaper) read(f *apperr.Fields) {
 		s.live = append(s.live, s.readTicket(t, i))
 	}
 	s.readRules(kept)
-	s.byAge = make([]int32, len(s.live))
-	for i := range s.byAge {
-		s.byAge[i] = int32(i)
-	}
-	slices.SortStableFunc(s.byAge, func(a, b int32) int { return cmp.Compare(s.live[a].since, s.live[b].since) })
 }
 
 func (s *shaper) readTicket(t *Ticket, i int) sticket {
@@ -185,6 +190,7 @@ func (s *shaper) readTicket(t *Ticket, i int) sticket {
 				}
 			}
 		}
+		x.roleSig = roleSignature(x.roles)
 	}
 	return x
 }
@@ -285,13 +291,43 @@ func (s *shaper) link() {
 		return cmp.Or(cmp.Compare(partOf(a), partOf(b)), cmp.Compare(s.live[a].mean, s.live[b].mean),
 			cmp.Compare(s.live[a].since, s.live[b].since), cmp.Compare(a, b))
 	})
+	// The tickets move to their place in that order, so that a walk reads neighbours in
+	// memory.
+	parts := make([]int32, len(order))
 	for k, i := range order {
-		s.live[i].prev, s.live[i].next = -1, -1
-		if k > 0 && partOf(order[k-1]) == partOf(i) {
-			s.live[i].prev = order[k-1]
-			s.live[order[k-1]].next = i
+		parts[k] = partOf(i)
+	}
+	s.live = permute(s.live, order)
+	for k := range s.rules {
+		d := &s.rules[k]
+		d.bound, d.id, d.list = permute(d.bound, order), permute(d.id, order), permute(d.list, order)
+		d.set, d.num, d.tol = permute(d.set, order), permute(d.num, order), permute(d.tol, order)
+	}
+	for k := range s.live {
+		s.live[k].prev, s.live[k].next = -1, -1
+		if k > 0 && parts[k-1] == parts[k] {
+			s.live[k].prev, s.live[k-1].next = int32(k-1), int32(k)
 		}
 	}
+	s.byAge = make([]int32, len(s.live))
+	for i := range s.byAge {
+		s.byAge[i] = int32(i)
+	}
+	slices.SortFunc(s.byAge, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(s.live[a].since, s.live[b].since), cmp.Compare(s.live[a].in, s.live[b].in))
+	})
+}
+
+// permute returns xs in the order of order (nil stays nil).
+func permute[T any](xs []T, order []int32) []T {
+	if xs == nil {
+		return nil
+	}
+	out := make([]T, len(order))
+	for k, i := range order {
+		out[k] = xs[i]
+	}
+	return out
 }
 
 // take removes a ticket from the walks: matched.
@@ -408,4 +444,27 @@ func (s *shaper) aggregateRoles() {
 		}
 		s.roleLoSum += in.loSum[k]
 	}
+}
+
+// roleSignature is a ticket's players' role sets, sorted, packed in one word (a hash
+// beyond four players).
+func roleSignature(roles [][]uint8) uint64 {
+	var masks [MaxTeamSize]uint64
+	for j, rs := range roles {
+		m := uint64(1)<<MaxRoles - 1 // any
+		if len(rs) > 0 {
+			m = 0
+			for _, r := range rs {
+				m |= 1 << r
+			}
+		}
+		masks[j] = m
+	}
+	ms := masks[:len(roles)]
+	slices.Sort(ms)
+	sig := uint64(len(ms))
+	for _, m := range ms {
+		sig = sig*0x100000001b3 ^ m
+	}
+	return sig
 }

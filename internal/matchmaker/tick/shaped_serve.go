@@ -17,12 +17,12 @@ func (s *shaper) serve(a int32) {
 	capacity := s.capacity()
 	mins, need := s.minSizes(s.now-x.since, s.mins)
 	s.mins = mins
-	g := s.newGroup(a)
+	g := s.resetGroup(&s.walkGroup, a)
 	s.cands = s.cands[:0]
 	s.turned, s.turnDowns = Wait{}, 0
 	var stages stageCount
 	left, right := x.prev, x.next
-	for left >= 0 || right >= 0 {
+	for walked := 0; (left >= 0 || right >= 0) && walked < maxWalk; walked++ {
 		c := s.nearer(a, &left, &right)
 		if c < 0 {
 			break
@@ -125,8 +125,10 @@ func (s *shaper) acceptable(a, c int32) int {
 
 // regroup is the group of the anchor and the tickets given.
 func (s *shaper) regroup(a int32, members []int32) *group {
-	g := s.newGroup(a)
-	for _, m := range members {
+	kept := append(s.keptBuf[:0], members...)
+	s.keptBuf = kept
+	g := s.resetGroup(&s.walkGroup, a)
+	for _, m := range kept {
 		s.add(g, m)
 	}
 	return g

@@ -17,15 +17,25 @@ type group struct {
 	any     []bool    // per rule: some ticket of the group is bound
 	lo, hi  []float64 // per rule: the distance values' range of the bound tickets
 	tol     []float64 // and their smallest tolerance
+	room    []int     // per team, the places a packing of the parties leaves
+	refused []uint64  // role signatures rolesCanFill refused since the group last grew
 }
 
 func (s *shaper) newGroup(a int32) *group {
+	return s.resetGroup(&group{}, a)
+}
+
+// resetGroup makes g the group of anchor a alone, reusing its arrays.
+func (s *shaper) resetGroup(g *group, a int32) *group {
 	n := len(s.rules)
-	g := &group{mask: math.MaxUint64, eq: make([]int32, n), common: make([]uint64, n), lists: make([][]int32, n),
-		any: make([]bool, n), lo: make([]float64, n), hi: make([]float64, n), tol: make([]float64, n)}
+	g.members, g.players, g.mask = g.members[:0], 0, math.MaxUint64
+	g.eq, g.common, g.lists, g.any = resize(g.eq, n), resize(g.common, n), resize(g.lists, n), resize(g.any, n)
+	g.lo, g.hi, g.tol = resize(g.lo, n), resize(g.hi, n), resize(g.tol, n)
 	for i := range n {
-		g.eq[i], g.lo[i], g.hi[i], g.tol[i] = -1, math.Inf(1), math.Inf(-1), math.Inf(1)
+		g.eq[i], g.common[i], g.lists[i], g.any[i] = -1, 0, nil, false
+		g.lo[i], g.hi[i], g.tol[i] = math.Inf(1), math.Inf(-1), math.Inf(1)
 	}
+	g.room = append(g.room[:0], s.split.info.sizes...)
 	s.add(g, a)
 	return g
 }
@@ -36,6 +46,7 @@ func (g *group) clone() *group {
 	c.eq, c.common, c.any = slices.Clone(g.eq), slices.Clone(g.common), slices.Clone(g.any)
 	c.lists = slices.Clone(g.lists)
 	c.lo, c.hi, c.tol = slices.Clone(g.lo), slices.Clone(g.hi), slices.Clone(g.tol)
+	c.room, c.refused = slices.Clone(g.room), slices.Clone(g.refused)
 	return &c
 }
 
@@ -44,7 +55,13 @@ func (s *shaper) add(g *group, i int32) {
 	x := &s.live[i]
 	g.members = append(g.members, i)
 	g.players += x.size
+	g.refused = g.refused[:0] // a larger group refuses differently
 	g.mask &= x.mask
+	if k := bestFit(g.room, x.size); k >= 0 {
+		g.room[k] -= x.size
+	} else { // fits found a packing the best fit did not
+		s.repack(g)
+	}
 	for k := range s.rules {
 		d := &s.rules[k]
 		if !d.bound[i] {
@@ -130,25 +147,51 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 // stageTeams is the stage of a candidate whose party or roles the teams cannot take.
 const stageTeams = math.MaxInt32
 
-// packs says whether the group's parties and x's pack into the teams' sizes.
+// packs says whether the group's parties and x's pack into the teams' sizes: at once when
+// the best fit of x into the group's packing finds room, else by trying every packing.
 func (s *shaper) packs(g *group, x *sticket) bool {
-	if x.size == 1 {
-		solos := true
-		for _, m := range g.members {
-			solos = solos && s.live[m].size == 1
-		}
-		if solos {
-			return true // the capacity check was enough
+	if bestFit(g.room, x.size) >= 0 {
+		return true
+	}
+	sizes := s.packSizes(g.members)
+	sizes = append(sizes, x.size)
+	return s.packAll(sizes) != nil
+}
+
+// bestFit is the team with the least room that takes a party of size, -1 for none.
+func bestFit(room []int, size int) int {
+	k := -1
+	for c, r := range room {
+		if r >= size && (k < 0 || r < room[k]) {
+			k = c
 		}
 	}
-	sizes := make([]int, 0, len(g.members)+1)
-	for _, m := range g.members {
+	return k
+}
+
+func (s *shaper) packSizes(members []int32) []int {
+	sizes := s.sizesBuf[:0]
+	for _, m := range members {
 		sizes = append(sizes, s.live[m].size)
 	}
-	sizes = append(sizes, x.size)
+	s.sizesBuf = sizes
+	return sizes
+}
+
+// repack sets the group's room from a packing of all its parties.
+func (s *shaper) repack(g *group) {
+	if room := s.packAll(s.packSizes(g.members)); room != nil {
+		copy(g.room, room)
+	}
+}
+
+// packAll tries every packing of the parties of sizes (largest first) into the teams and
+// returns the room the first one leaves, nil when none does (or 4,096 steps found none).
+func (s *shaper) packAll(sizes []int) []int {
 	slices.Sort(sizes)
 	slices.Reverse(sizes)
-	room := slices.Clone(s.split.info.sizes)
+	room := append(s.roomBuf[:0], s.split.info.sizes...)
+	s.roomBuf = room
 	nodes := 0
 	var fit func(j int) bool
 	fit = func(j int) bool {
@@ -163,15 +206,17 @@ func (s *shaper) packs(g *group, x *sticket) bool {
 				continue // the same room before k was tried
 			}
 			room[k] -= sizes[j]
-			ok := fit(j + 1)
-			room[k] += sizes[j]
-			if ok {
+			if fit(j + 1) {
 				return true
 			}
+			room[k] += sizes[j]
 		}
 		return false
 	}
-	return fit(0)
+	if !fit(0) {
+		return nil
+	}
+	return room
 }
 
 // rolesCanFill says whether, with x, the group's players can take roles that the shape's
@@ -180,15 +225,22 @@ func (s *shaper) rolesCanFill(g *group, x *sticket, capacity int) bool {
 	if s.roleLo == nil {
 		return true
 	}
+	if slices.Contains(g.refused, x.roleSig) {
+		return false // a ticket of the same roles was refused by this same group
+	}
 	players := s.rolePlayers[:0]
 	for _, m := range g.members {
 		players = append(players, s.live[m].roles...)
 	}
 	players = append(players, x.roles...)
 	s.rolePlayers = players
-	out := make([]int8, len(players))
-	all, covered := roleFit(players, s.roleLo, s.roleHi, out)
-	return all && s.roleLoSum-covered <= capacity-len(players)
+	s.roleOut = resize(s.roleOut, len(players))
+	all, covered := roleFit(players, s.roleLo, s.roleHi, s.roleOut)
+	ok := all && s.roleLoSum-covered <= capacity-len(players)
+	if !ok {
+		g.refused = append(g.refused, x.roleSig)
+	}
+	return ok
 }
 
 func bits64(x uint64) int {
