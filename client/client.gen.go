@@ -212,21 +212,6 @@ func (e QueueDefinitionStrategy) Valid() bool {
 	}
 }
 
-// Defines values for QueueDefinitionTeams.
-const (
-	N2 QueueDefinitionTeams = 2
-)
-
-// Valid indicates whether the value is a known member of the QueueDefinitionTeams enum.
-func (e QueueDefinitionTeams) Valid() bool {
-	switch e {
-	case N2:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for QueueEventType.
 const (
 	QueueEventTypeCancelled QueueEventType = "cancelled"
@@ -292,6 +277,7 @@ const (
 	Distance    RuleType = "distance"
 	Equal       RuleType = "equal"
 	Intersect   RuleType = "intersect"
+	PartyMix    RuleType = "party_mix"
 	TeamBalance RuleType = "team_balance"
 )
 
@@ -303,6 +289,8 @@ func (e RuleType) Valid() bool {
 	case Equal:
 		return true
 	case Intersect:
+		return true
+	case PartyMix:
 		return true
 	case TeamBalance:
 		return true
@@ -548,7 +536,15 @@ type AssignResponse struct {
 
 // AssignedTeam defines model for AssignedTeam.
 type AssignedTeam struct {
-	Players []string `json:"players"`
+	// Name A named team's name (the queue's `team_defs`).
+	Name *string `json:"name,omitempty"`
+
+	// OpenSlots The players the team lacks of its size, in a match that started short (`min_team_size`); left out when full.
+	OpenSlots *int32   `json:"open_slots,omitempty"`
+	Players   []string `json:"players"`
+
+	// Roles With the queue's `roles`, each player's role, by player id.
+	Roles *map[string]string `json:"roles,omitempty"`
 }
 
 // AttributeDeclaration defines model for AttributeDeclaration.
@@ -697,6 +693,12 @@ type Coefficients struct {
 	Awareness    *float64 `json:"awareness,omitempty"`
 	Movement     *float64 `json:"movement,omitempty"`
 	ReactionTime *float64 `json:"reaction_time,omitempty"`
+}
+
+// Composition How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none).
+type Composition map[string]struct {
+	Max int32 `json:"max"`
+	Min int32 `json:"min"`
 }
 
 // Context defines model for Context.
@@ -1015,22 +1017,28 @@ type Problem struct {
 // Queue defines model for Queue.
 type Queue struct {
 	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
-	Context    Context                          `json:"context"`
-	CreatedAt  time.Time                        `json:"created_at"`
+
+	// Composition How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none).
+	Composition *Composition `json:"composition,omitempty"`
+	Context     Context      `json:"context"`
+	CreatedAt   time.Time    `json:"created_at"`
 
 	// Expansions How a ticket's tolerances grow with its own wait. A ticket's current value is the last
 	// step whose `after_s` is at most its wait; the first step is at 0.
-	Expansions   Expansions    `json:"expansions"`
-	MaxPartySize int32         `json:"max_party_size"`
-	Name         string        `json:"name"`
-	Regions      []string      `json:"regions"`
-	Rules        *[]Rule       `json:"rules,omitempty"`
-	Strategy     QueueStrategy `json:"strategy"`
-	TeamSize     int32         `json:"team_size"`
-	Teams        int32         `json:"teams"`
-	TickMs       int64         `json:"tick_ms"`
-	TicketTtlS   int32         `json:"ticket_ttl_s"`
-	UpdatedAt    time.Time     `json:"updated_at"`
+	Expansions   Expansions        `json:"expansions"`
+	MaxPartySize int32             `json:"max_party_size"`
+	MinTeamSize  *[]Step           `json:"min_team_size,omitempty"`
+	Name         string            `json:"name"`
+	Regions      []string          `json:"regions"`
+	Roles        *[]string         `json:"roles,omitempty"`
+	Rules        *[]Rule           `json:"rules,omitempty"`
+	Strategy     QueueStrategy     `json:"strategy"`
+	TeamDefs     *[]TeamDefinition `json:"team_defs,omitempty"`
+	TeamSize     int32             `json:"team_size"`
+	Teams        int32             `json:"teams"`
+	TickMs       int64             `json:"tick_ms"`
+	TicketTtlS   int32             `json:"ticket_ttl_s"`
+	UpdatedAt    time.Time         `json:"updated_at"`
 
 	// Webhook The webhook's URL; its secret is never shown.
 	Webhook *struct {
@@ -1045,7 +1053,10 @@ type QueueStrategy string
 type QueueDefinition struct {
 	// Attributes The attributes tickets carry, by name (at most 32). An attribute a rule reads is required on every ticket unless it has a `default`.
 	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
-	Context    Context                          `json:"context"`
+
+	// Composition How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none).
+	Composition *Composition `json:"composition,omitempty"`
+	Context     Context      `json:"context"`
 
 	// Expansions How a ticket's tolerances grow with its own wait. A ticket's current value is the last
 	// step whose `after_s` is at most its wait; the first step is at 0.
@@ -1054,16 +1065,29 @@ type QueueDefinition struct {
 	// MaxPartySize Defaults to `team_size`.
 	MaxPartySize *int32 `json:"max_party_size,omitempty"`
 
+	// MinTeamSize The fewest players each team may start with, by the wait of the match's oldest ticket: steps whose values never increase, e.g. `[{"after_s": 0, "value": 5}, {"after_s": 90, "value": 4}]` lets a 5v5 start as 4v4 after 90 s (the match then says each team's `open_slots`).
+	MinTeamSize *[]Step `json:"min_team_size,omitempty"`
+
 	// Regions The regions tickets may give latencies for; empty allows any name.
 	Regions *[]string `json:"regions,omitempty"`
 
+	// Roles The roles players may list (`players[].roles` of a ticket), which a `composition` bounds.
+	Roles *[]string `json:"roles,omitempty"`
+
 	// Rules The match rules beside the interval and latency, in the order `waiting_on` tries them.
-	Rules      *[]Rule                  `json:"rules,omitempty"`
-	Strategy   *QueueDefinitionStrategy `json:"strategy,omitempty"`
-	TeamSize   *int32                   `json:"team_size,omitempty"`
-	Teams      *QueueDefinitionTeams    `json:"teams,omitempty"`
-	TickMs     *int32                   `json:"tick_ms,omitempty"`
-	TicketTtlS *int32                   `json:"ticket_ttl_s,omitempty"`
+	Rules    *[]Rule                  `json:"rules,omitempty"`
+	Strategy *QueueDefinitionStrategy `json:"strategy,omitempty"`
+
+	// TeamDefs Named teams, each of its own size, instead of `teams` x `team_size`, e.g. one monster against four hunters.
+	TeamDefs *[]TeamDefinition `json:"team_defs,omitempty"`
+
+	// TeamSize Players per team; with `team_defs`, the largest of their sizes (leave it out).
+	TeamSize *int32 `json:"team_size,omitempty"`
+
+	// Teams Teams in a match (8 teams of 1 is an 8-player free-for-all); with `team_defs`, their number (leave it out).
+	Teams      *int32 `json:"teams,omitempty"`
+	TickMs     *int32 `json:"tick_ms,omitempty"`
+	TicketTtlS *int32 `json:"ticket_ttl_s,omitempty"`
 
 	// Webhook Where the queue's events are POSTed, signed with `X-Matchmaker-Signature` (`t=<unix seconds>,v1=<hex HMAC-SHA256 with secret of "<t>.<delivery>.<body>">`), retried with backoff until a 2xx or dead-lettered; `X-Matchmaker-Delivery` (`queue:seq`) is the same on every retry.
 	Webhook *Webhook `json:"webhook,omitempty"`
@@ -1071,9 +1095,6 @@ type QueueDefinition struct {
 
 // QueueDefinitionStrategy defines model for QueueDefinition.Strategy.
 type QueueDefinitionStrategy string
-
-// QueueDefinitionTeams defines model for QueueDefinition.Teams.
-type QueueDefinitionTeams int32
 
 // QueueEvent A ticket change, as SSE `data:` and as a webhook's body.
 type QueueEvent struct {
@@ -1125,8 +1146,16 @@ type QueueMatchPlayer struct {
 
 // QueueMatchTeam defines model for QueueMatchTeam.
 type QueueMatchTeam struct {
+	// Name A named team's name (the queue's `team_defs`).
+	Name *string `json:"name,omitempty"`
+
+	// OpenSlots The players the team lacks of its size, in a match that started short (`min_team_size`); left out when full.
+	OpenSlots   *int32             `json:"open_slots,omitempty"`
 	Players     []QueueMatchPlayer `json:"players"`
 	RatingTotal float64            `json:"rating_total"`
+
+	// Roles With the queue's `roles`, each player's role, by player id.
+	Roles *map[string]string `json:"roles,omitempty"`
 }
 
 // QueueStats defines model for QueueStats.
@@ -1379,10 +1408,11 @@ type ResultTeam struct {
 // the match. `intersect`: the lists of `attribute` share at least `min_common` values (the
 // match reports them). `distance`: the largest minus the smallest value of `attribute` at
 // most the tolerance. `team_balance`: the teams' average ratings differ by at most the
-// tolerance. The search finds a match for the oldest ticket whenever one keeps its
-// `equal` and `intersect` rules (and the interval and latency), and, for `distance`,
+// tolerance. `party_mix`: the teams' largest parties differ by at most `max_difference`
+// players (premades against premades). The search finds a match for the oldest ticket
+// whenever one keeps its `equal` and `intersect` rules (and the interval and latency), and, for `distance`,
 // whenever one's values lie within three quarters of its tolerance; a match picked that
-// breaks a `team_balance` rule (or a `distance` rule the oldest ticket is no longer
+// breaks a `team_balance` or `party_mix` rule (or a `distance` rule the oldest ticket is no longer
 // bound by) is turned down, and the ticket then waits on that rule.
 type Rule struct {
 	// Attribute The declared attribute the rule reads (not for `team_balance`). A `distance` rule may read `rating`, reserved (not declared), the tickets' ratings (a party's mean), to bound the spread of the whole match's ratings where the interval is centred on the oldest ticket's.
@@ -1391,10 +1421,13 @@ type Rule struct {
 	// Expansions For `distance` and `team_balance`, the tolerance by wait.
 	Expansions *[]Step `json:"expansions,omitempty"`
 
+	// MaxDifference For `party_mix`, how many players the teams' largest parties may differ by (default 0).
+	MaxDifference *int32 `json:"max_difference,omitempty"`
+
 	// MinCommon For `intersect`, the values the lists share at least (default 1).
 	MinCommon *int32 `json:"min_common,omitempty"`
 
-	// Name Unique in the queue; not `interval` or `latency` (the built-in rules' names in `waiting_on`).
+	// Name Unique in the queue; not `interval`, `latency` or `teams` (the built-in rules' names in `waiting_on`).
 	Name string `json:"name"`
 
 	// OptionalAfterS The wait from which the rule no longer binds a ticket.
@@ -1444,6 +1477,17 @@ type TeamBot struct {
 	// Example: alice
 	Name   ID       `json:"name"`
 	Weight *float64 `json:"weight,omitempty"`
+}
+
+// TeamDefinition defines model for TeamDefinition.
+type TeamDefinition struct {
+	// Composition How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none).
+	Composition *Composition `json:"composition,omitempty"`
+
+	// MinSize The fewest players the team may start with, by wait (as `min_team_size`).
+	MinSize *[]Step `json:"min_size,omitempty"`
+	Name    *string `json:"name,omitempty"`
+	Size    int32   `json:"size"`
 }
 
 // TeamObjective `ratio`: maximise smaller total / larger total (the seed's); `difference`: minimise largest total - smallest.
@@ -1598,6 +1642,7 @@ type TicketPlayer struct {
 	Id           string                   `json:"id"`
 	Rating       float64                  `json:"rating"`
 	RatingSource TicketPlayerRatingSource `json:"rating_source"`
+	Roles        *[]string                `json:"roles,omitempty"`
 }
 
 // TicketPlayerRatingSource defines model for TicketPlayer.RatingSource.
@@ -1629,6 +1674,9 @@ type TicketRequestPlayer struct {
 
 	// Rating On the matchmaking scale (0..2000, average 1000); without it the stored rating in the queue's context, else 1000.
 	Rating *float64 `json:"rating,omitempty"`
+
+	// Roles The queue's roles the player plays, in order of preference; without them, any.
+	Roles *[]string `json:"roles,omitempty"`
 }
 
 // Uncertainty The standard deviation of `rating`, in its units, as the context's model knows it: a
@@ -1647,7 +1695,7 @@ type WaitingOn struct {
 	// Detail The reason in words, e.g. "no maps common to 9 candidates".
 	Detail string `json:"detail"`
 
-	// Rule `interval`, `latency`, or the name of one of the queue's rules.
+	// Rule `interval`, `latency`, `teams` (enough candidates passed every rule, but their parties or roles cannot fill the team shape), or the name of one of the queue's rules.
 	Rule string `json:"rule"`
 }
 

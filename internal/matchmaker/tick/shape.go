@@ -145,6 +145,15 @@ func (c *Config) addCompositionFaults(f *apperr.Fields, at func(string) string, 
 	}
 }
 
+// ValidateShape reports the faults of c's team shape and roles alone (teams,
+// teams[i].size|name|min_size[j].after_s|min_size[j].value|composition.<role>, roles[i],
+// strategy), for a service that checks the rest of its definition itself.
+func (c Config) ValidateShape() error {
+	var f apperr.Fields
+	c.addShapeFaults(&f)
+	return f.Err()
+}
+
 // addRoleFaults checks a ticket's roles: one list per player at most, each a queue role,
 // none twice.
 func (c *Config) addRoleFaults(f *apperr.Fields, t *Ticket, at func(string) string) {
