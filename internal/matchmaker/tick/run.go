@@ -542,7 +542,7 @@ func (p *pass) run() {
 			continue
 		}
 		if !p.sizeFeasible(int(p.nodes[a].size)) {
-			p.wait(a, Wait{Rule: WaitInterval, Kind: WaitInterval})
+			p.wait(a, Wait{Rule: WaitInterval, Kind: WaitInterval, Short: true})
 			continue
 		}
 		if p.greedy && p.greedyPairs(a) {

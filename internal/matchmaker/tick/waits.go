@@ -29,6 +29,9 @@ type Wait struct {
 	// rule's values, or the teams' average ratings) was Value, over Tolerance.
 	Found            bool
 	Value, Tolerance float64
+	// Short (interval): the queue's searching tickets, whatever their ratings, hold too
+	// few players of the sizes a match needs.
+	Short bool
 }
 
 // Detail is the reason in a sentence, e.g. "no maps common to 9 candidates". It is built
@@ -40,6 +43,9 @@ func (w Wait) Detail() string {
 	}
 	switch w.Kind {
 	case WaitInterval:
+		if w.Short {
+			return "too few players searching in the queue for a match"
+		}
 		if w.Candidates == 0 {
 			return "no candidate within the interval"
 		}
