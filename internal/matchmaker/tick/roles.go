@@ -10,63 +10,75 @@ package tick
 // maximum, for the players left. An augmenting path never lowers a role's count, so the
 // second phase keeps what the first met.
 func roleFit(players [][]uint8, lo, hi []int, out []int8) (all bool, covered int) {
-	n := len(lo)
-	var count [MaxRoles]int
-	var visited [MaxRoles]bool
+	f := roleFlow{players: players, out: out, roles: len(lo)}
 	for p := range players {
 		out[p] = -1
 	}
-	var augment func(p int, limit []int) bool
-	augment = func(p int, limit []int) bool {
-		try := func(r int) bool {
-			if visited[r] {
-				return false
-			}
-			visited[r] = true
-			if count[r] < limit[r] {
-				out[p] = int8(r)
-				count[r]++
-				return true
-			}
-			for q := range players {
-				if q != p && out[q] == int8(r) && augment(q, limit) {
-					out[p] = int8(r) // q moved away: its place is p's
-					return true
-				}
-			}
-			return false
+	f.limit = lo
+	for p := range players {
+		f.visited = [MaxRoles]bool{}
+		f.augment(p)
+	}
+	for r := range f.roles {
+		covered += f.count[r]
+	}
+	all = true
+	f.limit = hi
+	for p := range players {
+		if out[p] >= 0 {
+			continue
 		}
-		if len(players[p]) == 0 {
-			for r := range n {
-				if try(r) {
-					return true
-				}
-			}
-			return false
+		f.visited = [MaxRoles]bool{}
+		if !f.augment(p) {
+			all = false
 		}
-		for _, r := range players[p] {
-			if try(int(r)) {
+	}
+	return all, covered
+}
+
+// roleFlow is the state of roleFit's augmenting paths.
+type roleFlow struct {
+	players [][]uint8
+	out     []int8
+	roles   int
+	limit   []int
+	count   [MaxRoles]int
+	visited [MaxRoles]bool
+}
+
+// augment finds player p a role: one with room, or one whose player can move to another.
+func (f *roleFlow) augment(p int) bool {
+	if len(f.players[p]) == 0 {
+		for r := range f.roles {
+			if f.try(p, r) {
 				return true
 			}
 		}
 		return false
 	}
-	for p := range players {
-		visited = [MaxRoles]bool{}
-		augment(p, lo)
-	}
-	for r := range n {
-		covered += count[r]
-	}
-	all = true
-	for p := range players {
-		if out[p] >= 0 {
-			continue
-		}
-		visited = [MaxRoles]bool{}
-		if !augment(p, hi) {
-			all = false
+	for _, r := range f.players[p] {
+		if f.try(p, int(r)) {
+			return true
 		}
 	}
-	return all, covered
+	return false
+}
+
+func (f *roleFlow) try(p, r int) bool {
+	if f.visited[r] {
+		return false
+	}
+	f.visited[r] = true
+	if f.count[r] < f.limit[r] {
+		f.out[p] = int8(r)
+		f.count[r]++
+		return true
+	}
+	for q := range f.players {
+		if q != p && f.out[q] == int8(r) && f.augment(q) {
+			f.out[p] = int8(r) // q moved away: its place is p's
+			return true
+		}
+	}
+	return false
 }

@@ -266,9 +266,12 @@ func (c Config) ValidateTicket(t Ticket) error {
 }
 
 // addTicketFaults names the fields as Ticket.addFaults does.
-func (c Config) addTicketFaults(f *apperr.Fields, t *Ticket, ticket int) {
+func (c *Config) addTicketFaults(f *apperr.Fields, t *Ticket, ticket int) {
 	t.addFaults(f, ticket, min(max(c.largestTeam(), 1), MaxTeamSize))
 	c.addAttributeFaultsOf(f, t, ticket)
+	if len(t.Roles) == 0 && t.Backfill == nil {
+		return
+	}
 	at := func(field string) string {
 		if ticket < 0 {
 			return field

@@ -163,6 +163,9 @@ func (c *Config) addRoleFaults(f *apperr.Fields, t *Ticket, at func(string) stri
 	if len(t.Roles) > len(t.Ratings) {
 		f.Add(at("roles"), "must give at most one list per player (%d)", len(t.Ratings))
 	}
+	if c.shaped() && len(t.Roles) > 1 && len(c.Roles) > 0 && !c.partyFits(t.Roles) {
+		f.Add(at("roles"), "cannot all be played on one team: no team's composition takes this party's roles")
+	}
 	for i, rs := range t.Roles {
 		for j, r := range rs {
 			field := func() string { return at("roles[" + strconv.Itoa(i) + "][" + strconv.Itoa(j) + "]") }
@@ -174,6 +177,44 @@ func (c *Config) addRoleFaults(f *apperr.Fields, t *Ticket, at func(string) stri
 			}
 		}
 	}
+}
+
+// partyFits says whether a party with these roles (a list per player, none: any) can play
+// on one of the shape's teams: as many players as the team holds at most, each with a role
+// its composition still allows. A party that fits no team can never be matched.
+func (c *Config) partyFits(roles [][]string) bool {
+	if len(roles) > MaxTeamSize || len(c.Roles) > MaxRoles {
+		return false // refused by the checks of their own
+	}
+	var backing [MaxTeamSize][MaxRoles]uint8
+	var lists [MaxTeamSize][]uint8
+	players := lists[:len(roles)]
+	for j, rs := range roles {
+		players[j] = backing[j][:0]
+		for _, r := range rs {
+			if k := slices.Index(c.Roles, r); k >= 0 && len(players[j]) < MaxRoles {
+				players[j] = append(players[j], uint8(k))
+			}
+		}
+	}
+	var loA, hiA [MaxRoles]int
+	var outA [MaxTeamSize]int8
+	lo, hi, out := loA[:len(c.Roles)], hiA[:len(c.Roles)], outA[:len(roles)]
+	for _, d := range c.Shape {
+		if len(roles) > d.Size {
+			continue
+		}
+		for k, r := range c.Roles {
+			hi[k] = d.Size
+			if b, ok := d.Composition[r]; ok {
+				hi[k] = b.Max
+			}
+		}
+		if all, _ := roleFit(players, lo, hi, out); all {
+			return true
+		}
+	}
+	return false
 }
 
 // largestTeam is the most players a shape's team holds: a party may be no larger.

@@ -36,6 +36,19 @@ func runShaped(tickets []Ticket, now float64, cfg *Config) (Result, error) {
 	s.link()
 	s.split.info = newShapeInfo(cfg)
 	s.aggregateRoles()
+	if s.roleLo != nil {
+		parts := 1
+		if s.part >= 0 {
+			parts = len(s.rules[s.part].names) + len(s.rules[s.part].nums)
+		}
+		s.roleCount = make([][]int32, parts)
+		for p := range s.roleCount {
+			s.roleCount[p] = make([]int32, len(s.roles))
+		}
+		for i := range s.live {
+			s.countRoles(int32(i), 1)
+		}
+	}
 	for _, a := range s.byAge {
 		if !s.live[a].taken {
 			s.serve(a)
@@ -54,6 +67,9 @@ const (
 	// that cannot match (a role nobody plays with it) would otherwise walk its whole
 	// interval at every tick.
 	maxWalk = 256
+	// maxStall ends a walk whose group took none of its last maxStall candidates: what
+	// it lacks (a role, a party size) is not near the anchor.
+	maxStall = 96
 )
 
 // shaper is one shaped pass.
@@ -79,12 +95,25 @@ type shaper struct {
 	// the compositions of every team together, for a walk's check (nil: none)
 	roleLo, roleHi []int
 	roleLoSum      int
+	roleCount      [][]int32 // by partition value, by role: the searching players who play it
 	rolePlayers    [][]uint8
 	roleOut        []int8
 	sizesBuf       []int
 	roomBuf        []int
 	walkGroup      group
-	keptBuf        []int32
+	// the matches' parts, cut from arrays shared by many matches
+	ints arena[int]
+	// the tickets' roles as role indices
+	roleLists arena[[]uint8]
+	roleBytes arena[uint8]
+	listIDs   arena[int32] // the intersect rules' lists as value ids
+	stages    stageCount
+	teams     arena[Team]
+	slots     arena[Slot]
+	names     arena[string]
+	keptBuf   []int32
+
+	players int // the shape's players, Σ sizes (capacity)
 
 	// scratch of one anchor
 	mins      []int
@@ -151,6 +180,7 @@ func (s *shaper) read(f *apperr.Fields) {
 	}
 	slices.Sort(s.regions)
 	kept := make([]int, 0, len(s.in))
+	s.live = make([]sticket, 0, len(s.in))
 	for i := range s.in {
 		t := &s.in[i]
 		if why := gone(t, s.now, widest); why != "" {
@@ -182,12 +212,14 @@ func (s *shaper) readTicket(t *Ticket, i int) sticket {
 		}
 	}
 	if len(s.roles) > 0 {
-		x.roles = make([][]uint8, x.size)
+		x.roles = s.roleLists.take(x.size)
 		for j := range x.size {
-			if j < len(t.Roles) {
-				for _, r := range t.Roles[j] {
-					x.roles[j] = append(x.roles[j], uint8(slices.Index(s.roles, r)))
+			if j < len(t.Roles) && len(t.Roles[j]) > 0 {
+				rs := s.roleBytes.take(len(t.Roles[j]))
+				for k, r := range t.Roles[j] {
+					rs[k] = uint8(slices.Index(s.roles, r))
 				}
+				x.roles[j] = rs
 			}
 		}
 		x.roleSig = roleSignature(x.roles)
@@ -235,11 +267,11 @@ func (s *shaper) readRules(kept []int) {
 				}
 			case RuleIntersect:
 				v := value(t)
-				ids := make([]int32, len(v.List))
+				ids := s.listIDs.take(len(v.List))
 				for n, x := range v.List {
 					ids[n] = intern(strID, &d.names, x)
 				}
-				slices.Sort(ids)
+				sortSmall(ids)
 				d.list = append(d.list, ids)
 			case RuleDistance:
 				if r.readsRating() {
@@ -277,26 +309,38 @@ func intern(ids map[string]int32, names *[]string, v string) int32 {
 // link orders the live tickets by (partition value, mean rating, age) and links each to its
 // neighbours of the same partition value.
 func (s *shaper) link() {
-	order := make([]int32, len(s.live))
-	for i := range order {
-		order[i] = int32(i)
+	// Sort keys copied beside their index: the comparisons read one small struct each,
+	// not three arrays.
+	type key struct {
+		part        int32
+		idx         int32
+		mean, since float64
 	}
-	partOf := func(i int32) int32 {
-		if s.part < 0 {
-			return 0
+	keys := make([]key, len(s.live))
+	for i := range s.live {
+		keys[i] = key{idx: int32(i), mean: s.live[i].mean, since: s.live[i].since}
+		if s.part >= 0 {
+			keys[i].part = s.rules[s.part].id[i]
 		}
-		return s.rules[s.part].id[i]
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(partOf(a), partOf(b)), cmp.Compare(s.live[a].mean, s.live[b].mean),
-			cmp.Compare(s.live[a].since, s.live[b].since), cmp.Compare(a, b))
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.part != b.part {
+			return int(a.part - b.part)
+		}
+		if a.mean != b.mean {
+			return cmp.Compare(a.mean, b.mean)
+		}
+		if a.since != b.since {
+			return cmp.Compare(a.since, b.since)
+		}
+		return int(a.idx - b.idx)
 	})
+	order := make([]int32, len(keys))
+	for k, x := range keys {
+		order[k] = x.idx
+	}
 	// The tickets move to their place in that order, so that a walk reads neighbours in
 	// memory.
-	parts := make([]int32, len(order))
-	for k, i := range order {
-		parts[k] = partOf(i)
-	}
 	s.live = permute(s.live, order)
 	for k := range s.rules {
 		d := &s.rules[k]
@@ -305,17 +349,23 @@ func (s *shaper) link() {
 	}
 	for k := range s.live {
 		s.live[k].prev, s.live[k].next = -1, -1
-		if k > 0 && parts[k-1] == parts[k] {
+		if k > 0 && keys[k-1].part == keys[k].part {
 			s.live[k].prev, s.live[k-1].next = int32(k-1), int32(k)
 		}
 	}
+	// Age order: the live tickets were read in input order, which the queue service keeps
+	// by age; only when it is not are they sorted.
 	s.byAge = make([]int32, len(s.live))
-	for i := range s.byAge {
-		s.byAge[i] = int32(i)
+	for k, i := range order {
+		s.byAge[i] = int32(k)
 	}
-	slices.SortFunc(s.byAge, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(s.live[a].since, s.live[b].since), cmp.Compare(s.live[a].in, s.live[b].in))
-	})
+	aged := true
+	for k := 1; k < len(s.byAge) && aged; k++ {
+		aged = s.live[s.byAge[k-1]].since <= s.live[s.byAge[k]].since
+	}
+	if !aged {
+		slices.SortStableFunc(s.byAge, func(a, b int32) int { return cmp.Compare(s.live[a].since, s.live[b].since) })
+	}
 }
 
 // permute returns xs in the order of order (nil stays nil).
@@ -334,6 +384,7 @@ func permute[T any](xs []T, order []int32) []T {
 func (s *shaper) take(i int32) {
 	x := &s.live[i]
 	x.taken = true
+	s.countRoles(i, -1)
 	if x.prev >= 0 {
 		s.live[x.prev].next = x.next
 	}
@@ -409,11 +460,12 @@ func (s *shaper) minSizes(wait float64, out []int) ([]int, int) {
 }
 
 func (s *shaper) capacity() int {
-	n := 0
-	for _, d := range s.cfg.Shape {
-		n += d.Size
+	if s.players == 0 {
+		for _, d := range s.cfg.Shape {
+			s.players += d.Size
+		}
 	}
-	return n
+	return s.players
 }
 
 // addWait records why anchor a waits.
@@ -467,4 +519,28 @@ func roleSignature(roles [][]uint8) uint64 {
 		sig = sig*0x100000001b3 ^ m
 	}
 	return sig
+}
+
+// arena hands out slices cut from shared arrays, each capped at its length so that no
+// append reaches the next: a pass of 100,000 tickets makes 10,000 matches, each of a few
+// slices.
+type arena[T any] struct{ buf []T }
+
+const arenaChunk = 4096
+
+func (a *arena[T]) take(n int) []T {
+	if n > len(a.buf) {
+		a.buf = make([]T, max(n, arenaChunk))
+	}
+	out := a.buf[:n:n]
+	a.buf = a.buf[n:]
+	return out
+}
+
+// partOf is ticket i's value of the partitioning rule (0 without one).
+func (s *shaper) partOf(i int32) int32 {
+	if s.part < 0 {
+		return 0
+	}
+	return s.rules[s.part].id[i]
 }

@@ -34,9 +34,44 @@ func BenchmarkShaped30x3(b *testing.B) {
 }
 
 // benchRoleQueue is the rules benchmark's queue (4 modes, 3 of 8 maps) at n tickets, 5v5
-// with a 1 tank / 2 healers / 2 dps composition: each player lists one to three roles,
-// dps the most often (as players of role queues pick).
+// with a 1 tank / 2 healers / 2 dps composition: 20% of the players play tank only, 30%
+// healer only, 30% dps only, 20% all three (in their order of preference), so that the
+// roles the queue offers are about those its matches need.
 func benchRoleQueue(seed uint64, n int) ([]Ticket, float64, Config) {
+	return benchRoleQueueOf(seed, n, func(x int) []string {
+		switch {
+		case x < 2:
+			return []string{"tank"}
+		case x < 5:
+			return []string{"healer"}
+		case x < 8:
+			return []string{"dps"}
+		default:
+			return []string{"dps", "healer", "tank"}
+		}
+	})
+}
+
+// benchDPSHeavyQueue is benchRoleQueue where players pick as they do in games whose role
+// queues wait long for dps: 20% tank only, 20% healer or dps, 40% dps only, 20% any; the
+// healers run out and most tickets cannot be matched.
+func benchDPSHeavyQueue(seed uint64, n int) ([]Ticket, float64, Config) {
+	return benchRoleQueueOf(seed, n, func(x int) []string {
+		switch {
+		case x < 2:
+			return []string{"tank"}
+		case x < 4:
+			return []string{"healer", "dps"}
+		case x < 8:
+			return []string{"dps"}
+		default:
+			return []string{"dps", "tank", "healer"}
+		}
+	})
+}
+
+// benchRoleQueueOf gives each player the roles pick(a uniform 0..9) lists.
+func benchRoleQueueOf(seed uint64, n int, pick func(x int) []string) ([]Ticket, float64, Config) {
 	tk, now, cfg := benchRuledQueue(seed, n)
 	rng := rand.New(rand.NewPCG(seed, 0x201e5))
 	cfg.Roles = []string{"tank", "healer", "dps"}
@@ -44,17 +79,14 @@ func benchRoleQueue(seed uint64, n int) ([]Ticket, float64, Config) {
 	cfg.Shape = []TeamDef{{Size: 5, Composition: comp}, {Size: 5, Composition: comp}}
 	for i := range tk {
 		tk[i].Roles = make([][]string, len(tk[i].Ratings))
-		for p := range tk[i].Roles {
-			switch x := rng.IntN(10); {
-			case x < 2:
-				tk[i].Roles[p] = []string{"tank"}
-			case x < 4:
-				tk[i].Roles[p] = []string{"healer", "dps"}
-			case x < 8:
-				tk[i].Roles[p] = []string{"dps"}
-			default:
-				tk[i].Roles[p] = []string{"dps", "tank", "healer"}
+		// A party whose roles fit no team is refused by the service: its players pick again.
+		for try := 0; try == 0 || try < 20 && !cfg.partyFits(tk[i].Roles); try++ {
+			for p := range tk[i].Roles {
+				tk[i].Roles[p] = pick(rng.IntN(10))
 			}
+		}
+		if !cfg.partyFits(tk[i].Roles) {
+			tk[i].Roles = nil
 		}
 	}
 	return tk, now, cfg
@@ -64,6 +96,13 @@ func benchRoleQueue(seed uint64, n int) ([]Ticket, float64, Config) {
 // mode (equal, 4 modes), maps (intersect, 3 of 8) and a 1/2/2 role composition.
 func BenchmarkShapedRoles(b *testing.B) {
 	tk, now, cfg := benchRoleQueue(1, 100_000)
+	benchRun(b, tk, now, cfg)
+}
+
+// BenchmarkShapedRolesDPSHeavy is the same queue with most players on dps: most tickets
+// cannot be matched, and every one of them walks its candidates at each pass.
+func BenchmarkShapedRolesDPSHeavy(b *testing.B) {
+	tk, now, cfg := benchDPSHeavyQueue(1, 100_000)
 	benchRun(b, tk, now, cfg)
 }
 

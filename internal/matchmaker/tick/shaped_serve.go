@@ -20,9 +20,15 @@ func (s *shaper) serve(a int32) {
 	g := s.resetGroup(&s.walkGroup, a)
 	s.cands = s.cands[:0]
 	s.turned, s.turnDowns = Wait{}, 0
-	var stages stageCount
+	stages := &s.stages
+	stages.reset(stageRules + len(s.rules) + 1)
 	left, right := x.prev, x.next
-	for walked := 0; (left >= 0 || right >= 0) && walked < maxWalk; walked++ {
+	if r := s.scarceRole(a); r >= 0 {
+		s.addWait(a, Wait{Rule: WaitTeams, Kind: WaitTeams, Role: s.roles[r]})
+		return
+	}
+	walked, grew := 0, 0 // grew: when the group last took a ticket
+	for ; (left >= 0 || right >= 0) && walked < maxWalk && walked-grew < maxStall; walked++ {
 		c := s.nearer(a, &left, &right)
 		if c < 0 {
 			break
@@ -39,6 +45,7 @@ func (s *shaper) serve(a int32) {
 			continue
 		}
 		s.add(g, c)
+		grew = walked
 		if g.players < capacity {
 			continue
 		}
@@ -53,11 +60,12 @@ func (s *shaper) serve(a int32) {
 	if need < capacity && g.players >= need && s.tryMatch(g, mins, false) {
 		return
 	}
-	if len(s.cands) <= fallbackCandidates && s.exhaustive(a, capacity, need) {
+	if len(s.cands) <= fallbackCandidates && s.playersOf(a, s.cands) >= need && s.exhaustive(a, capacity, need) {
 		return
 	}
-	s.addWait(a, s.why(a, &stages, need))
+	s.addWait(a, s.why(a, stages, need))
 }
+
 
 // nearer returns the nearer in rating of the walk's next candidates on either side (the
 // older on a tie) and moves past it; a side ends beyond the anchor's interval.
@@ -189,20 +197,23 @@ func (s *shaper) exhaustive(a int32, capacity, need int) bool {
 // stageCount counts the candidates (and their players) each stage stopped, by stage + 1.
 type stageCount struct {
 	seen, seenPlayers int
-	by                map[int][2]int
+	by                [][2]int
+}
+
+func (c *stageCount) reset(stages int) {
+	c.seen, c.seenPlayers = 0, 0
+	c.by = resize(c.by, stages+1)
+	clear(c.by)
 }
 
 func (c *stageCount) add(stage, players int) {
 	c.seen++
 	c.seenPlayers += players
-	if stage == 0 {
+	if stage == 0 || stage >= len(c.by) {
 		return
 	}
-	if c.by == nil {
-		c.by = map[int][2]int{}
-	}
-	x := c.by[stage]
-	c.by[stage] = [2]int{x[0] + 1, x[1] + players}
+	c.by[stage][0]++
+	c.by[stage][1] += players
 }
 
 // why names the first stage after which the candidates left cannot fill the anchor's
@@ -238,8 +249,18 @@ func (s *shaper) why(a int32, c *stageCount, need int) Wait {
 
 // makeMatch records the group's match, split as team says, and takes its tickets.
 func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
-	m := Match{Tickets: make([]int, 0, len(g.members)), Shaped: make([]Team, len(s.cfg.Shape)), Exact: exact,
+	m := Match{Tickets: s.ints.take(len(g.members))[:0], Shaped: s.teams.take(len(s.cfg.Shape)), Exact: exact,
 		Region: s.region(g.members, g.mask), Attributes: s.attributes(g)}
+	var used [MaxTeams]int // each team's players, to cut its slots from one array
+	for mi, i := range g.members {
+		used[team[mi]] += s.live[i].size
+	}
+	for k := range m.Shaped {
+		m.Shaped[k].Players = s.slots.take(used[k])[:0]
+		if len(s.roles) > 0 {
+			m.Shaped[k].Roles = s.names.take(used[k])[:0]
+		}
+	}
 	var roles [][]int8
 	if len(s.roles) > 0 {
 		roles = make([][]int8, len(g.members))
@@ -327,4 +348,48 @@ func (s *shaper) attributes(g *group) []MatchAttribute {
 		}
 	}
 	return out
+}
+
+// playersOf is the players of anchor a and the tickets cs.
+func (s *shaper) playersOf(a int32, cs []int32) int {
+	n := s.live[a].size
+	for _, c := range cs {
+		n += s.live[c].size
+	}
+	return n
+}
+
+// scarceRole is a role that fewer searching players of the anchor's partition (its value
+// of the partitioning equal rule) play than the shape's compositions need, -1 for none:
+// then no walk can fill the teams.
+func (s *shaper) scarceRole(a int32) int {
+	if s.roleLo == nil {
+		return -1
+	}
+	counts := s.roleCount[s.partOf(a)]
+	for r, need := range s.roleLo {
+		if counts[r] < int32(need) {
+			return r
+		}
+	}
+	return -1
+}
+
+// countRoles adds d times ticket i's players to the role counts of its partition.
+func (s *shaper) countRoles(i int32, d int32) {
+	if s.roleLo == nil {
+		return
+	}
+	counts := s.roleCount[s.partOf(i)]
+	for _, rs := range s.live[i].roles {
+		if len(rs) == 0 {
+			for r := range counts {
+				counts[r] += d
+			}
+			continue
+		}
+		for _, r := range rs {
+			counts[r] += d
+		}
+	}
 }

@@ -207,8 +207,9 @@ func TestShapedValidation(t *testing.T) {
 }
 
 func TestShapedTicketValidation(t *testing.T) {
+	one := map[string]RoleRange{"tank": {0, 1}}
 	cfg := Config{TeamSize: 4, Interval: wide(), Roles: []string{"tank", "dps"},
-		Shape: []TeamDef{{Name: "monster", Size: 1}, {Name: "hunters", Size: 4}}}
+		Shape: []TeamDef{{Name: "monster", Size: 1, Composition: one}, {Name: "hunters", Size: 4, Composition: one}}}
 	cases := []struct {
 		name   string
 		ticket Ticket
@@ -218,6 +219,7 @@ func TestShapedTicketValidation(t *testing.T) {
 		{"unknown role", Ticket{Ratings: []float64{1}, Roles: [][]string{{"mage"}}}, "tickets[0].roles[0][0]"},
 		{"repeated role", Ticket{Ratings: []float64{1}, Roles: [][]string{{"tank", "tank"}}}, "tickets[0].roles[0][1]"},
 		{"more lists than players", Ticket{Ratings: []float64{1}, Roles: [][]string{{"tank"}, {"dps"}}}, "tickets[0].roles"},
+		{"a party no composition takes", Ticket{Ratings: []float64{1, 2}, Roles: [][]string{{"tank"}, {"tank"}}}, "tickets[0].roles"},
 		{"backfill", Ticket{Backfill: &Backfill{OpenSlots: [2]int{1, 0}, Teams: [2]teams.Roster{{Players: []float64{1}}}}}, "tickets[0].backfill"},
 	}
 	for _, c := range cases {

@@ -19,6 +19,11 @@ type group struct {
 	tol     []float64 // and their smallest tolerance
 	room    []int     // per team, the places a packing of the parties leaves
 	refused []uint64  // role signatures rolesCanFill refused since the group last grew
+	roles   [][]uint8 // with compositions, the roles of its players, in order
+	// an assignment of those roles (roleFit's), its count per role and the minimums it met
+	roleCounted bool
+	roleCount   [MaxRoles]int
+	roleCovered int
 }
 
 func (s *shaper) newGroup(a int32) *group {
@@ -28,7 +33,11 @@ func (s *shaper) newGroup(a int32) *group {
 // resetGroup makes g the group of anchor a alone, reusing its arrays.
 func (s *shaper) resetGroup(g *group, a int32) *group {
 	n := len(s.rules)
-	g.members, g.players, g.mask = g.members[:0], 0, math.MaxUint64
+	g.members, g.players, g.mask, g.roles = g.members[:0], 0, math.MaxUint64, g.roles[:0]
+	g.roleCounted = false
+	if want := s.capacity() + MaxTeamSize; s.roleLo != nil && cap(g.roles) < want {
+		g.roles = make([][]uint8, 0, want) // room for a candidate's past the group's: no copy per check
+	}
 	g.eq, g.common, g.lists, g.any = resize(g.eq, n), resize(g.common, n), resize(g.lists, n), resize(g.any, n)
 	g.lo, g.hi, g.tol = resize(g.lo, n), resize(g.hi, n), resize(g.tol, n)
 	for i := range n {
@@ -46,7 +55,7 @@ func (g *group) clone() *group {
 	c.eq, c.common, c.any = slices.Clone(g.eq), slices.Clone(g.common), slices.Clone(g.any)
 	c.lists = slices.Clone(g.lists)
 	c.lo, c.hi, c.tol = slices.Clone(g.lo), slices.Clone(g.hi), slices.Clone(g.tol)
-	c.room, c.refused = slices.Clone(g.room), slices.Clone(g.refused)
+	c.room, c.refused, c.roles = slices.Clone(g.room), slices.Clone(g.refused), slices.Clone(g.roles)
 	return &c
 }
 
@@ -56,6 +65,10 @@ func (s *shaper) add(g *group, i int32) {
 	g.members = append(g.members, i)
 	g.players += x.size
 	g.refused = g.refused[:0] // a larger group refuses differently
+	if s.roleLo != nil {
+		g.roles = append(g.roles, x.roles...)
+		s.countGroupRoles(g)
+	}
 	g.mask &= x.mask
 	if k := bestFit(g.room, x.size); k >= 0 {
 		g.room[k] -= x.size
@@ -228,12 +241,18 @@ func (s *shaper) rolesCanFill(g *group, x *sticket, capacity int) bool {
 	if slices.Contains(g.refused, x.roleSig) {
 		return false // a ticket of the same roles was refused by this same group
 	}
-	players := s.rolePlayers[:0]
-	for _, m := range g.members {
-		players = append(players, s.live[m].roles...)
+	if x.size == 1 && g.roleCounted {
+		// A solo takes a role with room in the group's own assignment: one whose minimum
+		// is not met yet (that minimum's deficit falls with the room), or one below its
+		// maximum while the room left still covers the deficit.
+		deficit, room := s.roleLoSum-g.roleCovered, capacity-len(g.roles)-1
+		for _, r := range soloRoles(x.roles[0], len(s.roles)) {
+			if g.roleCount[r] < s.roleLo[r] || g.roleCount[r] < s.roleHi[r] && deficit <= room {
+				return true
+			}
+		}
 	}
-	players = append(players, x.roles...)
-	s.rolePlayers = players
+	players := append(g.roles, x.roles...) // x's past the group's own, for this check only
 	s.roleOut = resize(s.roleOut, len(players))
 	all, covered := roleFit(players, s.roleLo, s.roleHi, s.roleOut)
 	ok := all && s.roleLoSum-covered <= capacity-len(players)
@@ -242,6 +261,34 @@ func (s *shaper) rolesCanFill(g *group, x *sticket, capacity int) bool {
 	}
 	return ok
 }
+
+// countGroupRoles assigns the group's players roles (roleFit) and keeps the counts, for
+// rolesCanFill's quick check of a solo.
+func (s *shaper) countGroupRoles(g *group) {
+	s.roleOut = resize(s.roleOut, len(g.roles))
+	all, covered := roleFit(g.roles, s.roleLo, s.roleHi, s.roleOut)
+	g.roleCounted, g.roleCovered, g.roleCount = all, covered, [MaxRoles]int{}
+	for _, r := range s.roleOut {
+		if r >= 0 {
+			g.roleCount[r]++
+		}
+	}
+}
+
+// soloRoles is a player's roles, or every role when he lists none.
+func soloRoles(rs []uint8, n int) []uint8 {
+	if len(rs) > 0 {
+		return rs
+	}
+	return allRoles[:n]
+}
+
+var allRoles = func() (out [MaxRoles]uint8) {
+	for i := range out {
+		out[i] = uint8(i)
+	}
+	return out
+}()
 
 func bits64(x uint64) int {
 	n := 0

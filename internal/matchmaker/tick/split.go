@@ -198,6 +198,9 @@ func (s *shaper) place(j int) {
 		}
 		sp.used[k] -= x.size
 		sp.sum[k] -= x.total
+		if sp.first && sp.found || sp.cut {
+			return
+		}
 	}
 }
 

@@ -32,6 +32,8 @@ type Wait struct {
 	// Short (interval): the queue's searching tickets, whatever their ratings, hold too
 	// few players of the sizes a match needs.
 	Short bool
+	// Role (teams): the role too few searching players play for the shape's compositions.
+	Role string
 }
 
 // Detail is the reason in a sentence, e.g. "no maps common to 9 candidates". It is built
@@ -72,6 +74,9 @@ func (w Wait) Detail() string {
 	case RulePartyMix:
 		return fmt.Sprintf("the teams' largest parties differ by %g players, over the %g allowed, in the match found", w.Value, w.Tolerance)
 	case WaitTeams:
+		if w.Role != "" {
+			return "too few players searching who play " + w.Role + " for the teams' compositions"
+		}
 		return "the " + n + " that passed every rule cannot fill the teams (party sizes, role composition)"
 	}
 	return w.Rule
