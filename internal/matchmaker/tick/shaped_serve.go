@@ -66,7 +66,6 @@ func (s *shaper) serve(a int32) {
 	s.addWait(a, s.why(a, stages, need))
 }
 
-
 // nearer returns the nearer in rating of the walk's next candidates on either side (the
 // older on a tie) and moves past it; a side ends beyond the anchor's interval.
 func (s *shaper) nearer(a int32, left, right *int32) int32 {
