@@ -75,6 +75,7 @@ func TestTeamShapesOverHTTP(t *testing.T) {
 	for _, tt := range []struct{ body, field string }{
 		{`{"players":[{"id":"x","roles":["mage"]}]}`, "players[0].roles[0]"},
 		{`{"players":[{"id":"x","roles":["tank","tank"]}]}`, "players[0].roles[1]"},
+		{`{"players":[{"id":"x","roles":["tank"]},{"id":"y","roles":["tank"]}]}`, "players"},
 	} {
 		resp := exchange(t, h, http.MethodPost, "/v1/queues/roles/tickets", "application/json", tt.body)
 		if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || !hasField(p, tt.field) {

@@ -115,8 +115,18 @@ func (q *Queue) addShapeFaults(f *apperr.Fields) {
 	}
 }
 
-// roleFaults checks a new ticket's players' roles against the queue's: players[i].roles[j].
+// addRoleFaults checks a new ticket's players' roles against the queue's
+// (players[i].roles[j]), and that the party's roles fit one team's composition (players).
 func (nt *NewTicket) addRoleFaults(f *apperr.Fields, q Queue) {
+	if len(nt.Players) > 1 && len(q.Roles) > 0 && q.Shaped() && f.Len() == 0 {
+		roles := make([][]string, len(nt.Players))
+		for i, p := range nt.Players {
+			roles[i] = p.Roles
+		}
+		if !q.tickConfig().PartyFits(roles) {
+			defer f.Add("players", "cannot all play on one team: no team's composition takes this party's roles")
+		}
+	}
 	for i, p := range nt.Players {
 		if len(p.Roles) > len(q.Roles) && len(q.Roles) > 0 {
 			f.Add("players["+strconv.Itoa(i)+"].roles", "must list at most the queue's %d roles", len(q.Roles))

@@ -217,6 +217,10 @@ func (c *Config) partyFits(roles [][]string) bool {
 	return false
 }
 
+// PartyFits says whether a party whose players list these roles can play on one of the
+// shape's teams (see partyFits): a service refuses a party that cannot.
+func (c Config) PartyFits(roles [][]string) bool { return c.partyFits(roles) }
+
 // largestTeam is the most players a shape's team holds: a party may be no larger.
 func (c *Config) largestTeam() int {
 	if !c.shaped() {
