@@ -1136,17 +1136,26 @@ type QueueStats struct {
 	Backfills QueueStatsCounts `json:"backfills"`
 	Bands     []QueueStatsBand `json:"bands"`
 	Expired   QueueStatsCounts `json:"expired"`
-	Matches   QueueStatsCounts `json:"matches"`
+
+	// ExpiredByReason Tickets expired in the last hour, by reason (`ttl`, `no_region`, `invalid`).
+	ExpiredByReason map[string]int   `json:"expired_by_reason"`
+	Matches         QueueStatsCounts `json:"matches"`
+
+	// MatchesPerMinute Matches made (fills not included) in each of the 60 minutes up to `at`, oldest first; the last entry is the 60 seconds ending at `at`.
+	MatchesPerMinute []int `json:"matches_per_minute"`
 
 	// MeanQuality Mean `average_difference` of the matches of the last 10 minutes; absent without any.
 	MeanQuality *float64 `json:"mean_quality,omitempty"`
 
 	// OldestWaitS How long the oldest searching ticket (backfills included) has waited; 0 with none.
-	OldestWaitS        float64 `json:"oldest_wait_s"`
-	QualitySamples     int     `json:"quality_samples"`
-	Queue              string  `json:"queue"`
-	SearchingBackfills int     `json:"searching_backfills"`
-	SearchingPlayers   int     `json:"searching_players"`
+	OldestWaitS    float64 `json:"oldest_wait_s"`
+	QualitySamples int     `json:"quality_samples"`
+	Queue          string  `json:"queue"`
+
+	// RecentMatches The queue's last 10 matches (fills not included), newest first, as the leader saw them made.
+	RecentMatches      []QueueStatsRecentMatch `json:"recent_matches"`
+	SearchingBackfills int                     `json:"searching_backfills"`
+	SearchingPlayers   int                     `json:"searching_players"`
 
 	// SearchingTickets Searching tickets, backfill tickets not included.
 	SearchingTickets int `json:"searching_tickets"`
@@ -1154,8 +1163,11 @@ type QueueStats struct {
 	// Source `leader`: this replica leads the queue; `store`: the snapshot the leader published (at most about 3 s old); `none`: no leader has published one yet (every count 0).
 	Source QueueStatsSource `json:"source"`
 
-	// WaitS Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+	// WaitS Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.
 	WaitS QueueStatsWait `json:"wait_s"`
+
+	// WaitSLastHour Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.
+	WaitSLastHour QueueStatsWait `json:"wait_s_last_hour"`
 
 	// WaitingOn The tickets the leader's last tick left waiting, by the rule that stopped them (`interval`, `latency` or one of the queue's rules); absent before a tick. Each ticket's own reason is its `waiting_on`.
 	WaitingOn *map[string]int `json:"waiting_on,omitempty"`
@@ -1177,7 +1189,7 @@ type QueueStatsBand struct {
 	SearchingPlayers int      `json:"searching_players"`
 	SearchingTickets int      `json:"searching_tickets"`
 
-	// WaitS Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+	// WaitS Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.
 	WaitS QueueStatsWait `json:"wait_s"`
 }
 
@@ -1187,7 +1199,28 @@ type QueueStatsCounts struct {
 	LastMinute int `json:"last_minute"`
 }
 
-// QueueStatsWait Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+// QueueStatsRecentMatch defines model for QueueStatsRecentMatch.
+type QueueStatsRecentMatch struct {
+	// AverageDifference |difference of the team average ratings| on the matchmaking scale: the match's fairness as the queue measured it.
+	AverageDifference float64   `json:"average_difference"`
+	CreatedAt         time.Time `json:"created_at"`
+	Id                string    `json:"id"`
+
+	// Region Absent when the queue does not consider latency.
+	Region *string                `json:"region,omitempty"`
+	Teams  []QueueStatsRecentTeam `json:"teams"`
+
+	// WinProbability Each team's probability of winning by the queue's rating model from the stored ratings, as POST /v1/predict answers it (players without a stored rating count as newcomers), asked once per match when the stats first show it; absent when the model could not be asked.
+	WinProbability *[]float64 `json:"win_probability,omitempty"`
+}
+
+// QueueStatsRecentTeam defines model for QueueStatsRecentTeam.
+type QueueStatsRecentTeam struct {
+	AverageRating float64  `json:"average_rating"`
+	Players       []string `json:"players"`
+}
+
+// QueueStatsWait Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.
 type QueueStatsWait struct {
 	Median  *float64 `json:"median,omitempty"`
 	P90     *float64 `json:"p90,omitempty"`
@@ -2295,8 +2328,10 @@ type ClientInterface interface {
 	// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
 	// second); another replica answers the snapshot the leader publishes every 2 s
 	// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
-	// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
-	// scope.
+	// ticket's `estimated_wait_s` comes from the same waits, of its band. And the hour, as
+	// the console at `/console` charts it: matches per minute, expiries by reason, the waits
+	// of the tickets matched in the hour, and the last 10 matches with their team average
+	// ratings and predicted win probabilities. Needs the `read` scope.
 	//
 	// Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
 	GetQueueStats(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3164,8 +3199,10 @@ func (c *Client) StreamQueueEvents(ctx context.Context, name QueueName, params *
 // counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
 // second); another replica answers the snapshot the leader publishes every 2 s
 // (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
-// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
-// scope.
+// ticket's `estimated_wait_s` comes from the same waits, of its band. And the hour, as
+// the console at `/console` charts it: matches per minute, expiries by reason, the waits
+// of the tickets matched in the hour, and the last 10 matches with their team average
+// ratings and predicted win probabilities. Needs the `read` scope.
 //
 // Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
 func (c *Client) GetQueueStats(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5327,8 +5364,10 @@ type ClientWithResponsesInterface interface {
 	// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
 	// second); another replica answers the snapshot the leader publishes every 2 s
 	// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
-	// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
-	// scope.
+	// ticket's `estimated_wait_s` comes from the same waits, of its band. And the hour, as
+	// the console at `/console` charts it: matches per minute, expiries by reason, the waits
+	// of the tickets matched in the hour, and the last 10 matches with their team average
+	// ratings and predicted win probabilities. Needs the `read` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10012,8 +10051,10 @@ func (c *ClientWithResponses) StreamQueueEventsWithResponse(ctx context.Context,
 // counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
 // second); another replica answers the snapshot the leader publishes every 2 s
 // (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
-// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
-// scope.
+// ticket's `estimated_wait_s` comes from the same waits, of its band. And the hour, as
+// the console at `/console` charts it: matches per minute, expiries by reason, the waits
+// of the tickets matched in the hour, and the last 10 matches with their team average
+// ratings and predicted win probabilities. Needs the `read` scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -78,6 +78,14 @@ type Stats struct {
 	// WaitingOn counts the tickets the leader's last pass left waiting by the rule that
 	// stopped them ("interval", "latency" or a rule's name); nil before a pass.
 	WaitingOn map[string]int
+
+	// The hour (statshour.go): matches in each of the 60 minutes up to At, oldest first;
+	// expiries by reason; the waits of the tickets matched, from a histogram; the last
+	// recentCount matches, newest first.
+	MatchesPerMinute []int
+	ExpiredByReason  map[string]int
+	HourWait         WaitSummary
+	Recent           []RecentMatch
 }
 
 // BandStats is one rating band's part of the stats.
@@ -201,6 +209,8 @@ type tracker struct {
 	seconds  [3600]second // ring by second of the hour
 	waits    []waitSample
 	quality  []qualitySample
+	minutes  [hourMinutes]minute // ring by minute of the hour
+	recent   []RecentMatch       // the last recentCount matches, oldest first
 	last     time.Time // of the last snapshot
 	lastPub  time.Time // of the last publication
 }
@@ -341,6 +351,7 @@ func (k *tracker) snapshot(queue string, now, oldest time.Time) *Stats {
 		s.SearchingPlayers += k.players[b]
 	}
 	s.Wait = summarise(all)
+	k.hour(s, now)
 	for _, q := range k.quality {
 		s.MeanQuality += q.q
 	}
@@ -383,10 +394,50 @@ func (s *Service) Stats(ctx context.Context, name string) (Stats, error) {
 	if err := ratings.ValidateName(name); err != nil {
 		return Stats{}, apperr.Field("name", "%s", err)
 	}
-	if _, err := s.store.GetQueue(ctx, name); err != nil {
+	q, err := s.store.GetQueue(ctx, name)
+	if err != nil {
 		return Stats{}, err
 	}
-	return s.statsOf(ctx, name)
+	st, err := s.statsOf(ctx, name)
+	if err != nil {
+		return Stats{}, err
+	}
+	st.Recent = s.predict(ctx, q, st.Recent)
+	return st, nil
+}
+
+// predict returns recent with each match's win probabilities, as POST /v1/predict would
+// answer them, asked once per match (a finished match's prediction is not asked again: the
+// ratings it would read have moved on with its own result). A match the model cannot be
+// asked about keeps none: the stats are answered all the same.
+func (s *Service) predict(ctx context.Context, q Queue, recent []RecentMatch) []RecentMatch {
+	if s.ratings == nil || len(recent) == 0 {
+		return recent
+	}
+	out := slices.Clone(recent) // recent is the snapshot's, shared with other readers
+	for i := range out {
+		m := &out[i]
+		s.cacheMu.Lock()
+		p, ok := s.predicted[m.ID]
+		s.cacheMu.Unlock()
+		if !ok && len(m.Teams) == 2 {
+			pred, err := s.ratings.Predict(ctx, ratings.Proposal{GameType: q.GameType, Mutators: q.Mutators,
+				Teams: []ratings.ProposedTeam{{Players: m.Teams[0]}, {Players: m.Teams[1]}}})
+			if err != nil {
+				s.logger.Debug("queue: cannot predict a recent match", "queue", q.Name, "match", m.ID, "err", err)
+				continue
+			}
+			p = pred.WinProbability[:]
+			s.cacheMu.Lock()
+			if len(s.predicted) > 10_000 { // ten per queue are asked; this only bounds a leak
+				clear(s.predicted)
+			}
+			s.predicted[m.ID] = p
+			s.cacheMu.Unlock()
+		}
+		m.WinProbability = p
+	}
+	return out
 }
 
 func (s *Service) statsOf(ctx context.Context, name string) (Stats, error) {
