@@ -116,7 +116,7 @@ func NewService(d Deps) *Service {
 	s := &Service{store: d.Store, ratings: d.Ratings, matcher: d.Matcher, cfg: d.Config.withDefaults(),
 		now: d.Now, logger: d.Logger, metrics: d.Metrics, webhook: d.WebhookClient, cache: make(map[string]cachedStats),
 		predicted: make(map[string][]float64),
-		feeds: newFeeds(d.Store)}
+		feeds:     newFeeds(d.Store)}
 	if s.now == nil {
 		s.now = time.Now
 	}

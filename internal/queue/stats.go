@@ -211,8 +211,8 @@ type tracker struct {
 	quality  []qualitySample
 	minutes  [hourMinutes]minute // ring by minute of the hour
 	recent   []RecentMatch       // the last recentCount matches, oldest first
-	last     time.Time // of the last snapshot
-	lastPub  time.Time // of the last publication
+	last     time.Time           // of the last snapshot
+	lastPub  time.Time           // of the last publication
 }
 
 type second struct {
