@@ -1596,6 +1596,9 @@ type Ticket struct {
 	Reason *string      `json:"reason,omitempty"`
 	Status TicketStatus `json:"status"`
 
+	// Tolerances For a searching ticket, what it accepts at its wait now, by the queue's expansion schedules as the tick applies them.
+	Tolerances *TicketTolerances `json:"tolerances,omitempty"`
+
 	// UpdatedAt When the status last changed.
 	UpdatedAt time.Time `json:"updated_at"`
 
@@ -1662,6 +1665,18 @@ type TicketRequestPlayer struct {
 
 	// Rating On the matchmaking scale (0..2000, average 1000); without it the stored rating in the queue's context, else 1000.
 	Rating *float64 `json:"rating,omitempty"`
+}
+
+// TicketTolerances For a searching ticket, what it accepts at its wait now, by the queue's expansion schedules as the tick applies them.
+type TicketTolerances struct {
+	// Interval The rating interval (`expansions.interval`'s current step).
+	Interval float64 `json:"interval"`
+
+	// MaxLatencyMs The latency it accepts in a match's region (`expansions.max_latency_ms`'s current step); absent when the queue does not consider latency.
+	MaxLatencyMs *float64 `json:"max_latency_ms,omitempty"`
+
+	// Rules The tolerance of each of the queue's rules that widens with the wait (`distance`, `team_balance`), by rule name.
+	Rules *map[string]float64 `json:"rules,omitempty"`
 }
 
 // Uncertainty The standard deviation of `rating`, in its units, as the context's model knows it: a
@@ -2650,7 +2665,7 @@ type ClientInterface interface {
 	//
 	// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
 	// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-	// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+	// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
 	//
 	// Corresponds with GET /v1/tickets/{id} (the `GetTicket` operationId).
 	GetTicket(ctx context.Context, id ID, params *GetTicketParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3681,7 +3696,7 @@ func (c *Client) CancelTicket(ctx context.Context, id ID, reqEditors ...RequestE
 //
 // `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
 // its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
 //
 // Corresponds with GET /v1/tickets/{id} (the `GetTicket` operationId).
 func (c *Client) GetTicket(ctx context.Context, id ID, params *GetTicketParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5694,7 +5709,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
 	// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-	// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+	// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10477,7 +10492,7 @@ func (c *ClientWithResponses) CancelTicketWithResponse(ctx context.Context, id I
 //
 // `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
 // its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
 //
 // Returns a wrapper object for the known response body format(s).
 //

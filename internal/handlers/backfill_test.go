@@ -208,6 +208,10 @@ func TestQueueStats(t *testing.T) {
 	if c.EstimatedWaitS == nil {
 		t.Fatalf("no estimate on GET: %+v", c)
 	}
+	// Its tolerances now: the default schedule's first interval, no latency limit, no rules.
+	if tol := c.Tolerances; c.Status != queue.Searching || tol == nil || tol.Interval != 25 || tol.MaxLatencyMS != nil || tol.Rules != nil {
+		t.Fatalf("tolerances of %+v: %+v", c, c.Tolerances)
+	}
 	for path, status := range map[string]int{"/v1/queues/nope/stats": 404, "/v1/queues/a%20b/stats": 400} {
 		if resp := exchange(t, h, http.MethodGet, path, "", ""); resp.StatusCode != status {
 			t.Errorf("%s: %d, want %d", path, resp.StatusCode, status)

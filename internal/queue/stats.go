@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"matchmaker/internal/apperr"
+	"matchmaker/internal/matchmaker/tick"
 	"matchmaker/internal/ratings"
 )
 
@@ -480,6 +481,7 @@ func (s *Service) estimate(ctx context.Context, t *Ticket) {
 		return
 	}
 	s.explainWait(t)
+	s.tolerate(ctx, t)
 	st, err := s.statsOf(ctx, t.Queue)
 	if err != nil {
 		return
@@ -491,6 +493,30 @@ func (s *Service) estimate(ctx context.Context, t *Ticket) {
 	if d, ok := st.Estimate(sum/float64(len(t.Players)), max(s.now().Sub(t.CreatedAt), 0)); ok {
 		t.EstimatedWait = &d
 	}
+}
+
+// tolerate sets a searching ticket's Tolerances from its queue's definition (the one read
+// within Config.DefinitionTTL) and its wait now; without the definition, none.
+func (s *Service) tolerate(ctx context.Context, t *Ticket) {
+	q, err := s.definition(ctx, t.Queue)
+	if err != nil {
+		return
+	}
+	wait := max(s.now().Sub(t.CreatedAt), 0).Seconds()
+	tol := &Tolerances{Interval: tick.Current(tickSteps(q.Expansions.Interval), wait)}
+	if len(q.Expansions.MaxLatencyMS) > 0 {
+		l := tick.Current(tickSteps(q.Expansions.MaxLatencyMS), wait)
+		tol.MaxLatencyMS = &l
+	}
+	for _, r := range q.Rules {
+		if len(r.Expansions) > 0 {
+			if tol.Rules == nil {
+				tol.Rules = make(map[string]float64)
+			}
+			tol.Rules[r.Name] = tick.Current(r.Expansions, wait)
+		}
+	}
+	t.Tolerances = tol
 }
 
 // estimated returns a pass-through of a create's results that adds the estimate.
