@@ -80,10 +80,11 @@ function categoryAxis(names) {
   };
 }
 
-function barSeries(label, color, size) {
+// barSeries is a bar per x: align -1 draws it left of x, 1 right of it, 0 centred on it.
+function barSeries(label, color, size, align) {
   return {
     label, stroke: color, fill: color + "cc", width: 1,
-    paths: uPlot.paths.bars({ size: [size, 60], align: 0 }),
+    paths: uPlot.paths.bars({ size: [size, 60], align }),
     points: { show: false },
   };
 }
@@ -113,7 +114,7 @@ function drawCharts(st) {
   const names = st.bands.map((b) => b.band);
   const idx = names.map((_, i) => i);
   draw("chart-bands", (data) => bandChart("chart-bands", names,
-    [barSeries("tickets", "#2f6fde", 0.4), barSeries("players", "#e0803a", 0.4)], data),
+    [barSeries("tickets", "#2f6fde", 0.35, -1), barSeries("players", "#e0803a", 0.35, 1)], data),
   [idx, st.bands.map((b) => b.searching_tickets), st.bands.map((b) => b.searching_players)]);
 
   const per = st.matches_per_minute;
@@ -122,13 +123,13 @@ function drawCharts(st) {
     width: chartWidth("chart-matches"), height: 220,
     scales: { x: { time: false }, y: { range: (u, lo, hi) => [0, Math.max(1, hi * 1.1)] } },
     axes: [{ values: (_, splits) => splits.map((m) => (m === 0 ? "now" : m + " min")) }, {}],
-    series: [{ label: "minute" }, barSeries("matches", "#2f6fde", 0.8)],
+    series: [{ label: "minute" }, barSeries("matches", "#2f6fde", 0.8, 0)],
     legend: { live: false },
   }, data, $("chart-matches")), [ago, per]);
 
   const nullable = (v) => (v === undefined ? null : v);
   draw("chart-waits", (data) => bandChart("chart-waits", names,
-    [barSeries("median", "#2f6fde", 0.4), barSeries("p90", "#e0803a", 0.4)], data),
+    [barSeries("median", "#2f6fde", 0.35, -1), barSeries("p90", "#e0803a", 0.35, 1)], data),
   [idx, st.bands.map((b) => nullable(b.wait_s.median)), st.bands.map((b) => nullable(b.wait_s.p90))]);
 }
 
