@@ -276,7 +276,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	// A ticket that waits, looked up.
 	do("look up a ticket", chromedp.SendKeys(chromedp.ID("ticket-id"), outlier), chromedp.Click(chromedp.ID("lookup")))
 	waitFor("the ticket", `document.getElementById("ticket-status").textContent === "searching"`)
-	var tk struct{ WaitingOn struct{ Rule, Detail string } `json:"waiting_on"` }
+	var tk struct {
+		WaitingOn struct{ Rule, Detail string } `json:"waiting_on"`
+	}
 	if status, b := api(http.MethodGet, "/v1/tickets/"+outlier, readKey, ""); status != http.StatusOK || json.Unmarshal(b, &tk) != nil || tk.WaitingOn.Rule == "" {
 		t.Fatalf("the ticket from the API: %d %s", status, b)
 	}
