@@ -55,6 +55,9 @@ const consoleQueue = `{"context":{"game_type":"ctf"},"team_size":2,"tick_ms":100
 // ticket looked up with its status, tolerances and what it waits on. No script error, no
 // content-security-policy violation. The page is saved as a screenshot.
 func TestConsoleInABrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the browser test starts Chromium")
+	}
 	browser := chromium(t)
 	const adminKey, readKey = "console-admin", "console-read"
 	hash := func(k string) string { s := sha256.Sum256([]byte(k)); return hex.EncodeToString(s[:]) }
