@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,9 +91,14 @@ func TestConsoleInABrowser(t *testing.T) {
 	if status, b := api(http.MethodPut, "/v1/queues/ranked", adminKey, consoleQueue); status != http.StatusCreated {
 		t.Fatalf("the queue: %d %s", status, b)
 	}
+	// ticket makes a ticket of one player, or of a party when id lists several ("a,b").
 	ticket := func(id string, rating float64, latencies, extra string) string {
+		var players []string
+		for _, p := range strings.Split(id, ",") {
+			players = append(players, fmt.Sprintf(`{"id":%q,"rating":%g}`, p, rating))
+		}
 		status, b := api(http.MethodPost, "/v1/queues/ranked/tickets", adminKey,
-			fmt.Sprintf(`{"players":[{"id":%q,"rating":%g}],"latencies_ms":%s%s}`, id, rating, latencies, extra))
+			fmt.Sprintf(`{"players":[%s],"latencies_ms":%s%s}`, strings.Join(players, ","), latencies, extra))
 		var tk struct{ ID string }
 		if err := json.Unmarshal(b, &tk); status != http.StatusCreated || err != nil {
 			t.Errorf("ticket %s: %d %s", id, status, b)
@@ -116,10 +122,10 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatalf("result %d: %d %s", g, status, b)
 		}
 	}
-	// Tickets that wait: too far from everyone for the interval, a mode nobody else plays,
+	// Tickets that wait: too far from everyone for the interval (one a party), a mode nobody else plays,
 	// too far from every region; and two that expire.
 	outlier := ticket("outlier-low", 320, near, "")
-	ticket("outlier-high", 1780, near, "")
+	ticket("outlier-high-1,outlier-high-2", 1780, near, "") // a party: players are not tickets
 	ticket("tournament", 1000, near, `,"attributes":{"mode":"tournament"}`)
 	ticket("far-away", 1000, `{"eu":400}`, "")
 	ticket("brief-1", 60, near, `,"ttl_s":1`)
@@ -144,6 +150,7 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	type stats struct {
 		SearchingTickets int `json:"searching_tickets"`
+		SearchingPlayers int `json:"searching_players"`
 		Matches          struct {
 			LastHour int `json:"last_hour"`
 		} `json:"matches"`
@@ -237,43 +244,66 @@ func TestConsoleInABrowser(t *testing.T) {
 	waitFor("a match row", `document.querySelector("#matches tr[data-match]") !== null`)
 	waitFor("the charts", `document.querySelectorAll(".chart canvas").length >= 3`)
 
-	// What the page shows is what the API says: the matches are the API's last ones.
-	st := readStats()
-	var shown []string
-	if err := json.Unmarshal([]byte(evalString(t, ctx, `JSON.stringify([...document.querySelectorAll("#matches tr[data-match]")].map(r => r.dataset.match))`)), &shown); err != nil {
-		t.Fatal(err)
+	// The page follows the flow: its newest match is a match the API serves.
+	newest := evalString(t, ctx, `document.querySelector("#matches tr[data-match]").dataset.match`)
+	if status, b := api(http.MethodGet, "/v1/matches/"+newest, readKey, ""); status != http.StatusOK {
+		t.Errorf("the page's newest match %s: %d %s", newest, status, b)
 	}
-	known := map[string]bool{}
-	for _, m := range st.RecentMatches {
-		known[m.ID] = true
-	}
-	if len(shown) == 0 || !known[shown[len(shown)-1]] {
-		t.Errorf("the page's matches %v are not among the API's last ones %+v", shown, st.RecentMatches)
-	}
-	row := evalString(t, ctx, `document.querySelector("#matches tr[data-match]").textContent`)
-	if !strings.Contains(row, "% / ") || !strings.Contains(row, "player-") {
-		t.Errorf("a match row shows no win probabilities or players: %q", row)
-	}
-	if status, b := api(http.MethodGet, "/v1/matches/"+shown[0], readKey, ""); status != http.StatusOK {
-		t.Errorf("the page's first match %s: %d %s", shown[0], status, b)
-	}
-	for rule := range st.WaitingOn {
-		waitFor("why tickets wait: "+rule, `document.querySelector("#waiting-on tbody").textContent.includes(`+strconv.Quote(rule)+`)`)
-	}
-	waitFor("the expiries", `/ttl\s*2/.test(document.querySelector("#expiries tbody").textContent)`)
 
-	// The searching count, once the flow stops and the queue settles, is the API's.
+	// Once the flow stops and the queue settles, what the page shows is what the API says:
+	// the searching count, the last matches (ids and win probabilities, in order), every rule
+	// holding tickets, and the expiries.
 	stopFlow()
+	type shown struct {
+		Searching string
+		Players   string
+		Matches   []string
+		Rows      []string
+	}
+	read := func() shown {
+		var s shown
+		js := `JSON.stringify({Searching: document.getElementById("searching-tickets").textContent,
+			Players: document.getElementById("searching-players").textContent,
+			Matches: [...document.querySelectorAll("#matches tr[data-match]")].map(r => r.dataset.match),
+			Rows: [...document.querySelectorAll("#matches tr[data-match]")].map(r => r.textContent)})`
+		if err := json.Unmarshal([]byte(evalString(t, ctx, js)), &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
 	deadline = time.Now().Add(30 * time.Second)
 	for {
-		want, got := strconv.Itoa(readStats().SearchingTickets), text("searching-tickets")
-		if got == want {
+		st, page := readStats(), read()
+		var want []string
+		for _, m := range st.RecentMatches {
+			want = append(want, m.ID)
+		}
+		if page.Searching == strconv.Itoa(st.SearchingTickets) && page.Players == strconv.Itoa(st.SearchingPlayers) &&
+			slices.Equal(page.Matches, want) {
+			for i, m := range st.RecentMatches {
+				if len(m.WinProbability) != 2 {
+					t.Fatalf("match %s has no win probabilities: %v", m.ID, m.WinProbability)
+				}
+				p := fmt.Sprintf("%.1f%% / %.1f%%", 100*m.WinProbability[0], 100*m.WinProbability[1])
+				if !strings.Contains(page.Rows[i], p) || !strings.Contains(page.Rows[i], "player-") {
+					t.Errorf("the page's row of %s, %q, lacks its players or the API's win probabilities %s", m.ID, page.Rows[i], p)
+				}
+			}
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the page shows %s searching tickets, the API %s", got, want)
+			t.Fatalf("the page shows %+v, the API %d tickets and %d players searching, and the matches %v", page,
+				st.SearchingTickets, st.SearchingPlayers, want)
 		}
 		time.Sleep(200 * time.Millisecond) // the page refreshes every 2 s
+	}
+	st := readStats()
+	for rule := range st.WaitingOn {
+		waitFor("why tickets wait: "+rule, `document.querySelector("#waiting-on tbody").textContent.includes(`+strconv.Quote(rule)+`)`)
+	}
+	for reason, n := range st.ExpiredByReason {
+		waitFor("the expiries: "+reason, `[...document.querySelectorAll("#expiries tbody tr")].some(r =>
+			r.cells[0].textContent === `+strconv.Quote(reason)+` && r.cells[1].textContent === "`+strconv.Itoa(n)+`")`)
 	}
 
 	// A ticket that waits, looked up.
