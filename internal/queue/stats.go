@@ -416,16 +416,20 @@ func (s *Service) predict(ctx context.Context, q Queue, recent []RecentMatch) []
 		return recent
 	}
 	out := slices.Clone(recent) // recent is the snapshot's, shared with other readers
+	failed := false
 	for i := range out {
 		m := &out[i]
 		s.cacheMu.Lock()
 		p, ok := s.predicted[m.ID]
 		s.cacheMu.Unlock()
-		if !ok && len(m.Teams) == 2 {
+		if !ok && len(m.Teams) == 2 && !failed {
 			pred, err := s.ratings.Predict(ctx, ratings.Proposal{GameType: q.GameType, Mutators: q.Mutators,
 				Teams: []ratings.ProposedTeam{{Players: m.Teams[0]}, {Players: m.Teams[1]}}})
 			if err != nil {
+				// The store is failing, or the model refuses these players: the others are not
+				// asked either, so a stats answer waits for one failed call at most.
 				s.logger.Debug("queue: cannot predict a recent match", "queue", q.Name, "match", m.ID, "err", err)
+				failed = true
 				continue
 			}
 			p = pred.WinProbability[:]
@@ -481,7 +485,7 @@ func (s *Service) estimate(ctx context.Context, t *Ticket) {
 		return
 	}
 	s.explainWait(t)
-	s.tolerate(ctx, t)
+	s.tolerate(t)
 	st, err := s.statsOf(ctx, t.Queue)
 	if err != nil {
 		return
@@ -495,12 +499,20 @@ func (s *Service) estimate(ctx context.Context, t *Ticket) {
 	}
 }
 
-// tolerate sets a searching ticket's Tolerances from its queue's definition (the one read
-// within Config.DefinitionTTL) and its wait now; without the definition, none.
-func (s *Service) tolerate(ctx context.Context, t *Ticket) {
-	q, err := s.definition(ctx, t.Queue)
-	if err != nil {
-		return
+// tolerate sets a searching ticket's Tolerances from its queue's definition as this replica
+// holds it (its tick loop's, else one read for a creation within Config.DefinitionTTL) and
+// its wait now. It never asks the store: without a definition at hand, none.
+func (s *Service) tolerate(t *Ticket) {
+	var q *Queue
+	if v, ok := s.runners.Load(t.Queue); ok {
+		q = v.(*runner).def.Load()
+	}
+	if q == nil {
+		d, ok, _ := s.definitions.get(t.Queue, s.cfg.DefinitionTTL)
+		if !ok {
+			return
+		}
+		q = &d
 	}
 	wait := max(s.now().Sub(t.CreatedAt), 0).Seconds()
 	tol := &Tolerances{Interval: tick.Current(tickSteps(q.Expansions.Interval), wait)}
