@@ -9,6 +9,7 @@ const REFRESH_MS = 2000;
 
 const $ = (id) => document.getElementById(id);
 let queueName = "";
+let ticketId = ""; // the ticket looked up, followed while it searches
 let timer = 0;
 let charts = {};
 
@@ -194,6 +195,7 @@ async function refresh() {
     $("main").hidden = false;
     render(st);
     say("Watching " + st.queue + ".");
+    if (ticketId && $("ticket-status").textContent === "searching") await lookup(ticketId, true);
   } catch (err) {
     say("Queue " + queueName + ": " + err.message, true);
   }
@@ -228,7 +230,9 @@ async function listQueues() {
 
 // ---- a ticket ----
 
-async function lookup(id) {
+// lookup shows a ticket; quiet, it leaves the status line to the queue (a refresh).
+async function lookup(id, quiet) {
+  ticketId = id;
   try {
     const t = await api("/v1/tickets/" + encodeURIComponent(id));
     $("ticket").hidden = false;
@@ -249,7 +253,7 @@ async function lookup(id) {
     $("ticket-waiting-on").textContent = t.waiting_on ? t.waiting_on.rule + ": " + t.waiting_on.detail : "-";
     const a = t.assignment;
     $("ticket-outcome").textContent = a ? "match " + a.match_id + ", team " + (a.team + 1) : (t.reason || "-");
-    say("Ticket " + t.id + " is " + t.status + ".");
+    if (!quiet) say("Ticket " + t.id + " is " + t.status + ".");
   } catch (err) {
     $("ticket").hidden = true;
     say("Ticket " + id + ": " + err.message, true);
