@@ -1165,17 +1165,26 @@ type QueueStats struct {
 	Backfills QueueStatsCounts `json:"backfills"`
 	Bands     []QueueStatsBand `json:"bands"`
 	Expired   QueueStatsCounts `json:"expired"`
-	Matches   QueueStatsCounts `json:"matches"`
+
+	// ExpiredByReason Tickets expired in the last hour, by reason (`ttl`, `no_region`, `invalid`).
+	ExpiredByReason map[string]int   `json:"expired_by_reason"`
+	Matches         QueueStatsCounts `json:"matches"`
+
+	// MatchesPerMinute Matches made (fills not included) in each of the 60 minutes up to `at`, oldest first; the last entry is the 60 seconds ending at `at`.
+	MatchesPerMinute []int `json:"matches_per_minute"`
 
 	// MeanQuality Mean `average_difference` of the matches of the last 10 minutes; absent without any.
 	MeanQuality *float64 `json:"mean_quality,omitempty"`
 
 	// OldestWaitS How long the oldest searching ticket (backfills included) has waited; 0 with none.
-	OldestWaitS        float64 `json:"oldest_wait_s"`
-	QualitySamples     int     `json:"quality_samples"`
-	Queue              string  `json:"queue"`
-	SearchingBackfills int     `json:"searching_backfills"`
-	SearchingPlayers   int     `json:"searching_players"`
+	OldestWaitS    float64 `json:"oldest_wait_s"`
+	QualitySamples int     `json:"quality_samples"`
+	Queue          string  `json:"queue"`
+
+	// RecentMatches The queue's last 10 matches (fills not included), newest first, as the leader saw them made.
+	RecentMatches      []QueueStatsRecentMatch `json:"recent_matches"`
+	SearchingBackfills int                     `json:"searching_backfills"`
+	SearchingPlayers   int                     `json:"searching_players"`
 
 	// SearchingTickets Searching tickets, backfill tickets not included.
 	SearchingTickets int `json:"searching_tickets"`
@@ -1183,8 +1192,11 @@ type QueueStats struct {
 	// Source `leader`: this replica leads the queue; `store`: the snapshot the leader published (at most about 3 s old); `none`: no leader has published one yet (every count 0).
 	Source QueueStatsSource `json:"source"`
 
-	// WaitS Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+	// WaitS Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.
 	WaitS QueueStatsWait `json:"wait_s"`
+
+	// WaitSLastHour Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.
+	WaitSLastHour QueueStatsWait `json:"wait_s_last_hour"`
 
 	// WaitingOn The tickets the leader's last tick left waiting, by the rule that stopped them (`interval`, `latency` or one of the queue's rules); absent before a tick. Each ticket's own reason is its `waiting_on`.
 	WaitingOn *map[string]int `json:"waiting_on,omitempty"`
@@ -1206,7 +1218,7 @@ type QueueStatsBand struct {
 	SearchingPlayers int      `json:"searching_players"`
 	SearchingTickets int      `json:"searching_tickets"`
 
-	// WaitS Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+	// WaitS Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.
 	WaitS QueueStatsWait `json:"wait_s"`
 }
 
@@ -1216,7 +1228,28 @@ type QueueStatsCounts struct {
 	LastMinute int `json:"last_minute"`
 }
 
-// QueueStatsWait Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+// QueueStatsRecentMatch defines model for QueueStatsRecentMatch.
+type QueueStatsRecentMatch struct {
+	// AverageDifference |difference of the team average ratings| on the matchmaking scale: the match's fairness as the queue measured it.
+	AverageDifference float64   `json:"average_difference"`
+	CreatedAt         time.Time `json:"created_at"`
+	Id                string    `json:"id"`
+
+	// Region Absent when the queue does not consider latency.
+	Region *string                `json:"region,omitempty"`
+	Teams  []QueueStatsRecentTeam `json:"teams"`
+
+	// WinProbability Each team's probability of winning by the queue's rating model from the stored ratings, as POST /v1/predict answers it (players without a stored rating count as newcomers), asked once per match when the stats first show it; absent when the model could not be asked.
+	WinProbability *[]float64 `json:"win_probability,omitempty"`
+}
+
+// QueueStatsRecentTeam defines model for QueueStatsRecentTeam.
+type QueueStatsRecentTeam struct {
+	AverageRating float64  `json:"average_rating"`
+	Players       []string `json:"players"`
+}
+
+// QueueStatsWait Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.
 type QueueStatsWait struct {
 	Median  *float64 `json:"median,omitempty"`
 	P90     *float64 `json:"p90,omitempty"`
@@ -1607,6 +1640,9 @@ type Ticket struct {
 	Reason *string      `json:"reason,omitempty"`
 	Status TicketStatus `json:"status"`
 
+	// Tolerances For a searching ticket, what it accepts at its wait now, by the queue's expansion schedules as the tick applies them.
+	Tolerances *TicketTolerances `json:"tolerances,omitempty"`
+
 	// UpdatedAt When the status last changed.
 	UpdatedAt time.Time `json:"updated_at"`
 
@@ -1677,6 +1713,18 @@ type TicketRequestPlayer struct {
 
 	// Roles The queue's roles the player plays, in order of preference; without them, any.
 	Roles *[]string `json:"roles,omitempty"`
+}
+
+// TicketTolerances For a searching ticket, what it accepts at its wait now, by the queue's expansion schedules as the tick applies them.
+type TicketTolerances struct {
+	// Interval The rating interval (`expansions.interval`'s current step).
+	Interval float64 `json:"interval"`
+
+	// MaxLatencyMs The latency it accepts in a match's region (`expansions.max_latency_ms`'s current step); absent when the queue does not consider latency.
+	MaxLatencyMs *float64 `json:"max_latency_ms,omitempty"`
+
+	// Rules The tolerance of each of the queue's rules that widens with the wait (`distance`, `team_balance`), by rule name.
+	Rules *map[string]float64 `json:"rules,omitempty"`
 }
 
 // Uncertainty The standard deviation of `rating`, in its units, as the context's model knows it: a
@@ -2343,8 +2391,10 @@ type ClientInterface interface {
 	// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
 	// second); another replica answers the snapshot the leader publishes every 2 s
 	// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
-	// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
-	// scope.
+	// ticket's `estimated_wait_s` comes from the same waits, of its band. And the hour, as
+	// the console at `/console` charts it: matches per minute, expiries by reason, the waits
+	// of the tickets matched in the hour, and the last 10 matches with their team average
+	// ratings and predicted win probabilities. Needs the `read` scope.
 	//
 	// Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
 	GetQueueStats(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2663,7 +2713,7 @@ type ClientInterface interface {
 	//
 	// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
 	// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-	// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+	// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
 	//
 	// Corresponds with GET /v1/tickets/{id} (the `GetTicket` operationId).
 	GetTicket(ctx context.Context, id ID, params *GetTicketParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3212,8 +3262,10 @@ func (c *Client) StreamQueueEvents(ctx context.Context, name QueueName, params *
 // counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
 // second); another replica answers the snapshot the leader publishes every 2 s
 // (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
-// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
-// scope.
+// ticket's `estimated_wait_s` comes from the same waits, of its band. And the hour, as
+// the console at `/console` charts it: matches per minute, expiries by reason, the waits
+// of the tickets matched in the hour, and the last 10 matches with their team average
+// ratings and predicted win probabilities. Needs the `read` scope.
 //
 // Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
 func (c *Client) GetQueueStats(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3692,7 +3744,7 @@ func (c *Client) CancelTicket(ctx context.Context, id ID, reqEditors ...RequestE
 //
 // `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
 // its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
 //
 // Corresponds with GET /v1/tickets/{id} (the `GetTicket` operationId).
 func (c *Client) GetTicket(ctx context.Context, id ID, params *GetTicketParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5375,8 +5427,10 @@ type ClientWithResponsesInterface interface {
 	// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
 	// second); another replica answers the snapshot the leader publishes every 2 s
 	// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
-	// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
-	// scope.
+	// ticket's `estimated_wait_s` comes from the same waits, of its band. And the hour, as
+	// the console at `/console` charts it: matches per minute, expiries by reason, the waits
+	// of the tickets matched in the hour, and the last 10 matches with their team average
+	// ratings and predicted win probabilities. Needs the `read` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5703,7 +5757,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
 	// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-	// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+	// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10060,8 +10114,10 @@ func (c *ClientWithResponses) StreamQueueEventsWithResponse(ctx context.Context,
 // counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
 // second); another replica answers the snapshot the leader publishes every 2 s
 // (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
-// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
-// scope.
+// ticket's `estimated_wait_s` comes from the same waits, of its band. And the hour, as
+// the console at `/console` charts it: matches per minute, expiries by reason, the waits
+// of the tickets matched in the hour, and the last 10 matches with their team average
+// ratings and predicted win probabilities. Needs the `read` scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10484,7 +10540,7 @@ func (c *ClientWithResponses) CancelTicketWithResponse(ctx context.Context, id I
 //
 // `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
 // its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -48,6 +48,14 @@ type ticketJSON struct {
 	EstimatedWaitS *float64 `json:"estimated_wait_s,omitempty"`
 	// WaitingOn: why a searching ticket still waits (from the replica that leads its queue).
 	WaitingOn *waitingOnJSON `json:"waiting_on,omitempty"`
+	// Tolerances: what a searching ticket accepts at its wait now.
+	Tolerances *tolerancesJSON `json:"tolerances,omitempty"`
+}
+
+type tolerancesJSON struct {
+	Interval     float64            `json:"interval"`
+	MaxLatencyMS *float64           `json:"max_latency_ms,omitempty"`
+	Rules        map[string]float64 `json:"rules,omitempty"`
 }
 
 type ticketPlayerOut struct {
@@ -112,6 +120,9 @@ func newTicketJSON(t queue.Ticket) ticketJSON {
 		}
 	}
 	out.Backfill = newBackfillJSON(t.Backfill)
+	if tol := t.Tolerances; tol != nil {
+		out.Tolerances = &tolerancesJSON{Interval: tol.Interval, MaxLatencyMS: tol.MaxLatencyMS, Rules: tol.Rules}
+	}
 	if t.EstimatedWait != nil {
 		out.EstimatedWaitS = new(t.EstimatedWait.Seconds())
 	}

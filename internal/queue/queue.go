@@ -253,6 +253,9 @@ type Ticket struct {
 	// it answers from the replica that leads the queue; nil elsewhere or before its first
 	// search. Not stored.
 	WaitingOn *WaitingOn
+	// Tolerances are a searching ticket's tolerances at its wait now, set by the Service on
+	// the tickets it answers; nil otherwise. Not stored.
+	Tolerances *Tolerances
 	// Backfill, when set, makes this a backfill ticket: a running match asks for players.
 	// Players are then the match's players still in it (all teams), which no other
 	// searching ticket of the queue may hold.
@@ -261,6 +264,15 @@ type Ticket struct {
 	// hash is the same ticket, with another hash a conflict.
 	IdempotencyKey string
 	BodyHash       [32]byte
+}
+
+// Tolerances are what a ticket accepts at its current wait, as the pass applies them: the
+// rating interval, the latency limit (nil: the queue does not consider latency), and each
+// widening rule's (distance, team_balance) by name.
+type Tolerances struct {
+	Interval     float64
+	MaxLatencyMS *float64
+	Rules        map[string]float64
 }
 
 // Backfill is what a backfill ticket asks: players for a running match that lost some.

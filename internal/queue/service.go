@@ -90,6 +90,7 @@ type Service struct {
 	definitions definitions
 	cacheMu     sync.Mutex
 	cache       map[string]cachedStats // the store's snapshots of queues led elsewhere
+	predicted   map[string][]float64   // match id -> its teams' win probabilities (Stats.Recent)
 }
 
 type cachedStats struct {
@@ -114,7 +115,8 @@ type Deps struct {
 func NewService(d Deps) *Service {
 	s := &Service{store: d.Store, ratings: d.Ratings, matcher: d.Matcher, cfg: d.Config.withDefaults(),
 		now: d.Now, logger: d.Logger, metrics: d.Metrics, webhook: d.WebhookClient, cache: make(map[string]cachedStats),
-		feeds: newFeeds(d.Store)}
+		predicted: make(map[string][]float64),
+		feeds:     newFeeds(d.Store)}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -344,6 +344,9 @@ func latencyField(i int, field string) string {
 	return "latencies[" + strconv.Itoa(i) + "]." + field
 }
 
+// Current is a tolerance after wait seconds, as the pass applies it (see current).
+func Current(steps []Step, wait float64) float64 { return current(steps, wait) }
+
 // current is the value of the last step whose AfterS <= wait. A negative wait (a ticket
 // stamped by a clock ahead of the caller's) counts as 0.
 func current(steps []Step, wait float64) float64 {
