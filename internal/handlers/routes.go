@@ -58,7 +58,7 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		r.With(match).Method(http.MethodPost, "/teams/rebalance", handleTeamsRebalance(d.Logger, d.Limits, d.Ratings, metrics, gate))
 		r.With(match).Method(http.MethodPost, "/teams/advantage", handleTeamsAdvantage(d.Logger, d.Limits, d.Ratings, metrics, gate))
 
-		r.With(results).Method(http.MethodPost, "/results", handleResults(d.Logger, d.Ratings, metrics))
+		r.With(results).Method(http.MethodPost, "/results", handleResults(d.Logger, d.Ratings, d.Queue, metrics))
 		// The match scope, as /teams/advantage: game servers and matchmakers ask it about the
 		// teams they propose; a dashboard's read key cannot run the model.
 		r.With(match).Method(http.MethodPost, "/predict", handlePredict(d.Logger, d.Ratings))
