@@ -255,3 +255,34 @@ func TestPartyMixOnTwoTeams(t *testing.T) {
 		t.Fatalf("two parties of 3: %d matches (%v), want 1", len(res.Matches), err)
 	}
 }
+
+// Why a ticket waits in a queue partitioned by an equal rule: the interval when tickets of
+// its value search but none is near enough, the rule when none of its value searches.
+func TestWaitsOnTheIntervalOrThePartitioningRule(t *testing.T) {
+	cfg := Config{TeamSize: 1, Interval: []Step{{0, 50}},
+		Attributes: map[string]Attribute{"mode": {Type: TypeString}},
+		Rules:      []Rule{{Name: "mode", Kind: RuleEqual, Attribute: "mode"}}}
+	mode := func(m string, rating float64, since float64) Ticket {
+		return Ticket{Ratings: []float64{rating}, WaitingSince: since, ExpiresAt: math.Inf(1),
+			Attributes: map[string]Value{"mode": StringValue(m)}}
+	}
+	tk := []Ticket{mode("ranked", 300, 0), mode("casual", 1000, 1), mode("ranked", 2000, 2)}
+	res, err := Run(tk, 10, cfg)
+	if err != nil || len(res.Matches) != 0 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	got := map[int]string{}
+	for _, w := range res.Waiting {
+		got[w.Ticket] = w.Rule + ": " + w.Detail()
+	}
+	want := map[int]string{
+		0: "interval: no candidate within the interval",
+		1: "mode: only 0 candidates with the same mode",
+		2: "interval: no candidate within the interval",
+	}
+	for i, w := range want {
+		if got[i] != w {
+			t.Errorf("ticket %d waits on %q, want %q", i, got[i], w)
+		}
+	}
+}

@@ -151,6 +151,10 @@ func (p *pass) explain(a int32, w []int32, wm []uint64, rej []rejection) {
 	for s := range stages {
 		if !p.hs.complete(&dp[s]) {
 			switch {
+			case s == stageInterval && p.part >= 0 && judged-counts[s] == 0 && p.partitionHasOthers(a):
+				// Tickets of the anchor's value search, and none is within the interval:
+				// the interval's doing, not the rule's.
+				p.wait(a, p.stageWait(s, judged))
 			case s == stageInterval && p.part >= 0:
 				// The walk met the candidates of the anchor's value only (partition): too
 				// few of them is the rule's doing as much as the interval's.
@@ -182,6 +186,10 @@ func (p *pass) explain(a int32, w []int32, wm []uint64, rej []rejection) {
 	}
 	p.wait(a, p.stageWait(lastStage, len(w)))
 }
+
+// partitionHasOthers: another unmatched ticket has the anchor's value of the
+// partitioning rule.
+func (p *pass) partitionHasOthers(a int32) bool { return p.pprev[a] >= 0 || p.pnext[a] >= 0 }
 
 // noClass reports whether no class of one rule (the classes of each candidate by mask)
 // holds a match of the anchor and the candidates w.
