@@ -182,7 +182,7 @@ func Optimize(ctx context.Context, sc *Scenario, o OptimizeOptions, progress fun
 		o.Penalty = 10
 	}
 	base := o.Base
-	if err := base.validate(sc.TeamSize); err != nil {
+	if err := base.validate(sc); err != nil {
 		return nil, err
 	}
 	if base.Matcher == "none" {
