@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,6 +112,12 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := sim.WriteTable(&report, c.Summaries); err != nil {
 		return err
+	}
+	if slices.ContainsFunc(c.Summaries, func(s sim.Summary) bool { return s.Rules }) {
+		report.WriteString("\nwhy tickets waited: in every pass, each ticket that anchored a search and found no match counts for the rule that\nstopped it (the leader's waiting_on); the shares over the run:\n\n")
+		if err := sim.WriteHeld(&report, c.Summaries); err != nil {
+			return err
+		}
 	}
 	if len(c.Sweep) > 0 {
 		report.WriteString("\nthe widening reached later (the wait-versus-one-sided trade-off):\n\n")

@@ -59,6 +59,14 @@ type Summary struct {
 	Rules     bool
 	HeldBy    string
 	HeldShare float64
+	// Held is every rule that held anchors with its share, the most first.
+	Held []Held
+}
+
+// Held is a rule and the share of the held anchors it held.
+type Held struct {
+	Rule  string
+	Share float64
 }
 
 // Summarize reports a run.
@@ -69,7 +77,10 @@ func Summarize(res *Result) Summary {
 		Truncated: res.Truncated, SimulatedS: res.SimulatedS,
 		WinnerRounds: make([]int, res.Rounds-res.Rounds/2), Rules: res.Rules,
 	}
-	s.HeldBy, s.HeldShare = heldMost(res.WaitingOn)
+	s.Held = held(res.WaitingOn)
+	if len(s.Held) > 0 {
+		s.HeldBy, s.HeldShare = s.Held[0].Rule, s.Held[0].Share
+	}
 	waits := slices.Clone(res.Waits)
 	slices.Sort(waits)
 	s.WaitMedian, s.WaitP90 = quantile(0.5, waits), quantile(0.9, waits)
@@ -105,18 +116,39 @@ func Summarize(res *Result) Summary {
 
 func predicted(m MatchRecord) float64 { return m.Predicted }
 
-// heldMost is the rule that held the most anchors and its share of them; the first by name
-// on a tie.
-func heldMost(counts map[string]int) (string, float64) {
-	best, n, total := "", 0, 0
-	for _, rule := range slices.Sorted(maps.Keys(counts)) {
-		c := counts[rule]
+// held lists the rules that held anchors with their shares, the most first, then by name.
+func held(counts map[string]int) []Held {
+	total := 0
+	for _, c := range counts {
 		total += c
-		if c > n {
-			best, n = rule, c
+	}
+	var out []Held
+	rules := slices.Sorted(maps.Keys(counts))
+	slices.SortStableFunc(rules, func(a, b string) int { return counts[b] - counts[a] })
+	for _, rule := range rules {
+		if counts[rule] > 0 {
+			out = append(out, Held{rule, ratio(counts[rule], total)})
 		}
 	}
-	return best, ratio(n, total)
+	return out
+}
+
+// WriteHeld writes, per configuration whose matcher says, the share of the anchors each
+// rule held: "mode + maps: mode 74.0%, maps 26.0%".
+func WriteHeld(w io.Writer, ss []Summary) error {
+	for _, s := range ss {
+		if len(s.Held) == 0 {
+			continue
+		}
+		parts := make([]string, len(s.Held))
+		for i, h := range s.Held {
+			parts[i] = h.Rule + " " + pct(h.Share)
+		}
+		if _, err := fmt.Fprintf(w, "  %s: %s\n", s.Name, strings.Join(parts, ", ")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // held formats HeldBy and its share, "-" for none.
