@@ -25,6 +25,7 @@ type MemoryStore struct {
 	contexts map[string]*memContext // by Context.Key
 	matches  map[string]*memMatch   // by match id
 	history  map[string][]*memMatch // by game type, in the order accepted
+	tunings  map[string]Tuning      // by Context.Key
 }
 
 // memContext is what the store knows of one rating context.
@@ -56,6 +57,7 @@ func NewMemoryStore(policy *MutatorPolicy) *MemoryStore {
 		contexts: make(map[string]*memContext),
 		matches:  make(map[string]*memMatch),
 		history:  make(map[string][]*memMatch),
+		tunings:  make(map[string]Tuning),
 	}
 }
 
@@ -298,6 +300,69 @@ func (s *MemoryStore) SetMutator(ctx context.Context, name string, affectsGamepl
 		return MutatorInfo{}, err
 	}
 	return MutatorInfo{Name: fold(name), Status: s.policy.Status(name)}, nil
+}
+
+// History implements Store.History. It holds the read lock throughout.
+func (s *MemoryStore) History(ctx context.Context, gameType string, fn func(Result) error) error {
+	gc, err := NewContext(gameType, nil)
+	if err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, m := range s.history[gc.GameType] {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(cloneResult(m.result)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Tunings implements Store.Tunings.
+func (s *MemoryStore) Tunings(ctx context.Context, gameType string) (map[string]Tuning, error) {
+	gc, err := NewContext(gameType, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[string]Tuning)
+	for k, t := range s.tunings {
+		if t.Context.GameType == gc.GameType {
+			t.Context.Mutators = slices.Clone(t.Context.Mutators)
+			out[k] = t
+		}
+	}
+	return out, ctx.Err()
+}
+
+// SaveTunings implements Store.SaveTunings.
+func (s *MemoryStore) SaveTunings(ctx context.Context, gameType string, ts []Tuning) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	gc, err := NewContext(gameType, nil)
+	if err != nil {
+		return err
+	}
+	if err := CheckTunings(gc.GameType, ts); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, t := range s.tunings {
+		if t.Context.GameType == gc.GameType {
+			delete(s.tunings, k)
+		}
+	}
+	for _, t := range ts {
+		t.Context.Mutators = slices.Clone(t.Context.Mutators)
+		s.tunings[t.Context.Key()] = t
+	}
+	return nil
 }
 
 // Rebuild implements Store.Rebuild. It holds the store's lock throughout, so it holds off

@@ -61,10 +61,29 @@ type Store interface {
 	// is told how far the store has got.
 	Rebuild(ctx context.Context, gameType string, replay ReplayFunc, progress func(Progress)) (RebuildReport, error)
 
+	// History calls fn with every stored result of a game type, in the order they were
+	// accepted, reading them as it goes (it does not hold them all); an error from fn stops
+	// it and is returned as it is. fn must not call back into the store.
+	History(ctx context.Context, gameType string, fn func(Result) error) error
+	// Tunings returns the tuned parameters stored for the contexts of a game type, by
+	// Context.Key.
+	Tunings(ctx context.Context, gameType string) (map[string]Tuning, error)
+	// SaveTunings replaces every tuning of a game type with ts (each of a context of it).
+	SaveTunings(ctx context.Context, gameType string, ts []Tuning) error
+
 	// Ping reports whether the store can be reached.
 	Ping(ctx context.Context) error
 	// Name says which implementation this is: "memory" or "postgres".
 	Name() string
+}
+
+// Tuning is a context's fitted hyperparameters (Tune), as stored: the model they are for,
+// the parameters, and the report of the fit.
+type Tuning struct {
+	Context Context
+	Model   string
+	Params  TunedParams
+	Report  TuneReport
 }
 
 // RecordRequest is one result to record.
