@@ -54,7 +54,7 @@ const (
 	TuneBurnin  = 0.2
 	TuneHoldout = 0.2
 	// maxTuneEvaluations bounds the search: each evaluation is one replay of the history.
-	maxTuneEvaluations = 60
+	maxTuneEvaluations = 100
 )
 
 // TuneReport is what Tune found for one context. Log losses are the mean over the scored
@@ -105,6 +105,9 @@ func Tune(m Kalman, history []Result) (TuneReport, error) {
 		for improved && rep.Evaluations < maxTuneEvaluations {
 			improved = false
 			for _, c := range coords {
+				if rep.Evaluations >= maxTuneEvaluations {
+					break
+				}
 				cands := []TunedParams{c.move(best, step), c.move(best, -step)}
 				losses := make([]float64, len(cands))
 				errs := make([]error, len(cands))
