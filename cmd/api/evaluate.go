@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"matchmaker/internal/ratings"
 	"matchmaker/internal/ratings/evaluate"
@@ -26,9 +27,12 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 	leagueName := fs.String("league", "", "replay a simulated league instead of -data: default, newcomers or pro")
 	seed := fs.Uint64("seed", 1, "seed of the simulated league")
 	export := fs.String("export", "", "with -league: write the league's results to this file as results-jsonl, and evaluate nothing")
+	matches := fs.Int("matches", 0, "with -league: simulate this many matches instead of the league's own number")
+	tune := fs.Bool("tune", false, "add the row of ns2-kalman tuned to each context of the history (what `api tune` fits), and the fits")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: api evaluate -data FILE [-format atp|results-jsonl] [-burnin 0.2] [-models a,b]\n"+
-			"       api evaluate -league default|newcomers|pro [-seed N] [-burnin 0.2] [-export FILE]")
+			"       api evaluate -league default|newcomers|pro [-seed N] [-matches N] [-burnin 0.2] [-export FILE]\n"+
+			"       add -tune for the row of ns2-kalman tuned to the history")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -55,6 +59,9 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 		cfg, err := league.ByName(*leagueName, *seed)
 		if err != nil {
 			return err
+		}
+		if *matches > 0 {
+			cfg.Matches = *matches
 		}
 		for _, m := range league.Simulate(cfg) {
 			history = append(history, m.Result)
@@ -90,6 +97,17 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var fits []evaluate.ContextTuning
+	if *tune {
+		start := time.Now()
+		tuned, f, err := rp.Tune(ratings.DefaultKalman())
+		if err != nil {
+			return err
+		}
+		fits = f
+		fmt.Fprintf(stdout, "tuned ns2-kalman to %d results in %s\n", rp.Len(), time.Since(start).Round(time.Millisecond))
+		ms = append(ms, tuned)
+	}
 	reports, err := rp.RunAll(ms)
 	if err != nil {
 		return err
@@ -106,7 +124,19 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%d results replayed (%d skipped as invalid or repeated), the first %d learnt from only\n",
 		rp.Len(), rp.Skipped, rp.Burnin)
 	evaluate.Print(stdout, reports)
+	for _, f := range fits {
+		printTuning(stdout, []ratings.ContextTuning{{Context: mustContextKey(f.Context), Model: "ns2-kalman", Report: f.Report}})
+	}
 	return nil
+}
+
+// mustContextKey reads a context key the replay made.
+func mustContextKey(key string) ratings.Context {
+	c, err := ratings.ParseContextKey(key)
+	if err != nil {
+		return ratings.Context{GameType: key}
+	}
+	return c
 }
 
 func writeResults(path string, results []ratings.Result) error {
