@@ -385,22 +385,23 @@ func (s *MemoryStore) Rebuild(ctx context.Context, gameType string, replay Repla
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ms := s.history[gameType]
-	history := make([]Result, len(ms))
-	for i, m := range ms {
-		history[i] = cloneResult(m.result)
-	}
-	tell("reading", len(history), len(history))
-	tell("replaying", 0, len(history))
-	states, err := replay(s.policy.Clone(), history)
+	tell("replaying", 0, len(ms))
+	states, err := replay(s.policy.Clone(), nil, func(yield func(Result) bool) {
+		for _, m := range ms {
+			if !yield(cloneResult(m.result)) {
+				return
+			}
+		}
+	})
 	if err != nil {
 		return RebuildReport{}, err
 	}
-	tell("replaying", len(history), len(history))
+	tell("replaying", len(ms), len(ms))
 	fresh, rep, err := RebuildContexts(gameType, states)
 	if err != nil {
 		return RebuildReport{}, err
 	}
-	rep.Results = len(history)
+	rep.Results = len(ms)
 
 	tell("writing", 0, rep.Ratings)
 	for key, mc := range s.contexts {

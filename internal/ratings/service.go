@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 
@@ -369,9 +370,8 @@ func (s *Service) Rebuild(ctx context.Context, gameType string, progress func(Pr
 	if err != nil {
 		return RebuildReport{}, err
 	}
-	return s.store.Rebuild(ctx, gameType, func(policy *MutatorPolicy, history []Result) (map[string]*State, error) {
-		states, _, err := replayByContext(pick, policy, history)
-		return states, err
+	return s.store.Rebuild(ctx, gameType, func(policy *MutatorPolicy, from map[string]*State, history iter.Seq[Result]) (map[string]*State, error) {
+		return replayStream(pick, policy, from, history)
 	}, progress)
 }
 

@@ -3,6 +3,7 @@ package ratings
 import (
 	"context"
 	"crypto/sha256"
+	"iter"
 )
 
 // Store keeps what the model learns: ratings per context, the side-bias table, the mutator
@@ -54,11 +55,16 @@ type Store interface {
 	// stored. It does not change stored ratings: a rebuild re-splits the history.
 	SetMutator(ctx context.Context, name string, affectsGameplay bool) (MutatorInfo, error)
 
-	// Rebuild recomputes every context of a game type from the stored history. Holding off
-	// results of that game type meanwhile, it reads the policy and the game type's results in
-	// the order they were accepted, calls replay, and replaces all of the game type's ratings
-	// and bias cells with what replay returns (keyed by Context.Key). progress, if not nil,
-	// is told how far the store has got.
+	// Rebuild recomputes every context of a game type from the stored history: it reads the
+	// policy and the game type's results in the order they were accepted, replays them
+	// through replay (as a stream: the history is never held whole), and replaces all of the
+	// game type's ratings and bias cells with the states replay returns (keyed by
+	// Context.Key). Results of the game type recorded while it runs are not lost: replay is
+	// called again with the states so far and those results, in the order they were
+	// accepted, so that the ratings it leaves are those of a rebuild that had come after
+	// them. (The Postgres store keeps taking results meanwhile, holding them off only for its
+	// last, short step; the in-memory store holds them off throughout.) progress, if not
+	// nil, is told how far the store has got.
 	Rebuild(ctx context.Context, gameType string, replay ReplayFunc, progress func(Progress)) (RebuildReport, error)
 
 	// History calls fn with every stored result of a game type, in the order they were
@@ -105,9 +111,10 @@ type Recorded struct {
 	Replayed bool
 }
 
-// ReplayFunc rebuilds states from a game type's history under a policy, like
-// ReplayByContext.
-type ReplayFunc func(policy *MutatorPolicy, history []Result) (map[string]*State, error)
+// ReplayFunc applies a game type's history, in order, under a policy, to the states from
+// (nil: none yet; replay may update them in place) and returns the states, like
+// ReplayByContext. It must not hold on to history's results beyond each one's step.
+type ReplayFunc func(policy *MutatorPolicy, from map[string]*State, history iter.Seq[Result]) (map[string]*State, error)
 
 // Progress reports a rebuild's phase and how much of it is done.
 type Progress struct {
@@ -161,8 +168,7 @@ type RatedParticipant struct {
 
 // Replayer is the model's ReplayFunc: ReplayByContext under the given policy, for Rebuild.
 func Replayer(m Model) ReplayFunc {
-	return func(policy *MutatorPolicy, history []Result) (map[string]*State, error) {
-		states, _, err := ReplayByContext(m, policy, history)
-		return states, err
+	return func(policy *MutatorPolicy, from map[string]*State, history iter.Seq[Result]) (map[string]*State, error) {
+		return replayStream(func(Context) Model { return m }, policy, from, history)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -171,10 +172,7 @@ func applyModel(r ratings.Result) ratings.ApplyFunc {
 }
 
 // replayModel is the ReplayFunc the service uses, with the default model.
-func replayModel(policy *ratings.MutatorPolicy, history []ratings.Result) (map[string]*ratings.State, error) {
-	states, _, err := ratings.ReplayByContext(ratings.DefaultModel(), policy, history)
-	return states, err
-}
+var replayModel = ratings.Replayer(ratings.DefaultModel())
 
 // --- the reference ------------------------------------------------------------------------
 
@@ -424,7 +422,7 @@ func wantCode(t *testing.T, err error, code apperr.Code) {
 // must be empty: the way to give participants exact ratings.
 func seed(t *testing.T, st ratings.Store, gameType string, states map[string]*ratings.State) {
 	t.Helper()
-	rep, err := st.Rebuild(context.Background(), gameType, func(*ratings.MutatorPolicy, []ratings.Result) (map[string]*ratings.State, error) {
+	rep, err := st.Rebuild(context.Background(), gameType, func(*ratings.MutatorPolicy, map[string]*ratings.State, iter.Seq[ratings.Result]) (map[string]*ratings.State, error) {
 		return states, nil
 	}, nil)
 	if err != nil {
@@ -1113,7 +1111,7 @@ func testRebuildFailure(t *testing.T, st ratings.Store) {
 	for _, r := range league(10, 2, "ns2") {
 		recordBoth(t, st, f, r)
 	}
-	_, err := st.Rebuild(ctx, "ns2", func(*ratings.MutatorPolicy, []ratings.Result) (map[string]*ratings.State, error) {
+	_, err := st.Rebuild(ctx, "ns2", func(*ratings.MutatorPolicy, map[string]*ratings.State, iter.Seq[ratings.Result]) (map[string]*ratings.State, error) {
 		return nil, errBoom
 	}, nil)
 	if !errors.Is(err, errBoom) {
@@ -1125,7 +1123,7 @@ func testRebuildFailure(t *testing.T, st ratings.Store) {
 		"malformed key":   {"ns2+b,a": {}},
 		"infinite rating": {"ns2": {Ratings: map[ratings.Participant]ratings.Rating{{ID: "x"}: {Skill: math.Inf(1)}}}},
 	} {
-		_, err := st.Rebuild(ctx, "ns2", func(*ratings.MutatorPolicy, []ratings.Result) (map[string]*ratings.State, error) {
+		_, err := st.Rebuild(ctx, "ns2", func(*ratings.MutatorPolicy, map[string]*ratings.State, iter.Seq[ratings.Result]) (map[string]*ratings.State, error) {
 			return states, nil
 		}, nil)
 		if err == nil {
@@ -1135,11 +1133,15 @@ func testRebuildFailure(t *testing.T, st ratings.Store) {
 	}
 	// The history it read is all there, in order.
 	var seen []string
-	_, err = st.Rebuild(ctx, "ns2", func(p *ratings.MutatorPolicy, h []ratings.Result) (map[string]*ratings.State, error) {
-		for _, r := range h {
-			seen = append(seen, r.MatchID)
-		}
-		return replayModel(p, h)
+	_, err = st.Rebuild(ctx, "ns2", func(p *ratings.MutatorPolicy, from map[string]*ratings.State, h iter.Seq[ratings.Result]) (map[string]*ratings.State, error) {
+		return replayModel(p, from, func(yield func(ratings.Result) bool) {
+			for r := range h {
+				seen = append(seen, r.MatchID)
+				if !yield(r) {
+					return
+				}
+			}
+		})
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
