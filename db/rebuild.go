@@ -366,7 +366,7 @@ func (rb *rebuilding) ratingArgs(rows []rowKey) []any {
 }
 
 // biasRows are the rebuilt bias cells of every context, each with its side pairs' totals as
-// the replay summed them (map '', size 0), in shard 0.
+// the replay summed them (map ”, size 0), in shard 0.
 func biasRows(gameType string, contexts []ratings.ContextState) [][]any {
 	var out [][]any
 	for _, cs := range contexts {
