@@ -81,9 +81,36 @@ func Pro(seed uint64) Config {
 	}
 }
 
-// ByName returns a named league: "default", "newcomers" or "pro".
+// Casual is a newcomer-heavy public league of 8v8: most players play fewer than six matches
+// (a slot goes to a new player three times in ten, so a player plays about three), teams are
+// even, no commanders or side offsets; sides and maps matter a little.
+func Casual(seed uint64) Config {
+	return Config{
+		Seed: seed, Players: 400, Matches: 6000, TeamSize: 8, GameType: "casual", Sides: [2]string{"blue", "red"},
+		SkillSD: 2, Drift: 0.03,
+		Maps: 6, SideBias: 0.1, MapBiasSD: 0.2, RoundS: 900, Presence: 4,
+		Substitute: 0.1, Replace: 0.7, LateStart: 0.05,
+		Newcomers: 0.3,
+	}
+}
+
+// Casual4 is Casual in 4v4.
+func Casual4(seed uint64) Config {
+	cfg := Casual(seed)
+	cfg.TeamSize, cfg.Players, cfg.GameType = 4, 200, "casual4"
+	return cfg
+}
+
+// Names lists the leagues ByName knows.
+func Names() []string { return []string{"default", "newcomers", "pro", "casual", "casual4"} }
+
+// ByName returns a named league (Names).
 func ByName(name string, seed uint64) (Config, error) {
 	switch name {
+	case "casual":
+		return Casual(seed), nil
+	case "casual4":
+		return Casual4(seed), nil
 	case "default":
 		return Default(seed), nil
 	case "newcomers":
@@ -91,7 +118,7 @@ func ByName(name string, seed uint64) (Config, error) {
 	case "pro":
 		return Pro(seed), nil
 	}
-	return Config{}, fmt.Errorf("unknown league %q (want default, newcomers or pro)", name)
+	return Config{}, fmt.Errorf("unknown league %q (want one of %v)", name, Names())
 }
 
 // Match is one simulated result with the truth's probability that team 0 wins.
