@@ -24,14 +24,14 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "", "format of -data: atp or results-jsonl (default: atp for a .csv file, else results-jsonl)")
 	burnin := fs.Float64("burnin", 0.2, "share of the results learnt from before scoring starts")
 	models := fs.String("models", strings.Join(ratings.ModelNames(), ","), "comma-separated rating models to compare")
-	leagueName := fs.String("league", "", "replay a simulated league instead of -data: default, newcomers or pro")
+	leagueName := fs.String("league", "", "replay a simulated league instead of -data: "+strings.Join(league.Names(), ", ")+", or all of them")
 	seed := fs.Uint64("seed", 1, "seed of the simulated league")
 	export := fs.String("export", "", "with -league: write the league's results to this file as results-jsonl, and evaluate nothing")
 	matches := fs.Int("matches", 0, "with -league: simulate this many matches instead of the league's own number")
 	tune := fs.Bool("tune", false, "add the row of ns2-kalman tuned to each context of the history (what `api tune` fits), and the fits")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: api evaluate -data FILE [-format atp|results-jsonl] [-burnin 0.2] [-models a,b]\n"+
-			"       api evaluate -league default|newcomers|pro [-seed N] [-matches N] [-burnin 0.2] [-export FILE]\n"+
+			"       api evaluate -league NAME|all [-seed N] [-matches N] [-burnin 0.2] [-export FILE]\n"+
 			"       add -tune for the row of ns2-kalman tuned to the history")
 		fs.PrintDefaults()
 	}
@@ -55,6 +55,22 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case *leagueName != "" && *data != "":
 		return errors.New("give -data or -league, not both")
+	case *leagueName == "all":
+		if *export != "" {
+			return errors.New("-export needs one league")
+		}
+		for i, name := range league.Names() {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "league %s, seed %d\n", name, *seed)
+			args := []string{"-league", name, "-seed", fmt.Sprint(*seed), "-burnin", fmt.Sprint(*burnin), "-models", *models,
+				"-matches", fmt.Sprint(*matches), fmt.Sprintf("-tune=%v", *tune)}
+			if err := evaluateCommand(args, stdout, stderr); err != nil {
+				return err
+			}
+		}
+		return nil
 	case *leagueName != "":
 		cfg, err := league.ByName(*leagueName, *seed)
 		if err != nil {
