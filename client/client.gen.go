@@ -2403,9 +2403,12 @@ type ClientInterface interface {
 	// RebuildRatings Recompute a game type's ratings from the stored history
 	//
 	// Replays every stored result of the game type, in the order they were accepted, under
-	// the current mutator policy, and replaces the game type's ratings with the outcome.
-	// Deterministic: the same history gives the same ratings. Results of that game type
-	// wait while it runs. Needs the `admin` scope.
+	// the current mutator policy and the game type's tunings, and replaces the game type's
+	// ratings with the outcome. Deterministic: the same history gives the same ratings.
+	// With Postgres, results of that game type keep being accepted while it runs (they wait
+	// only for its last step, which writes what they changed meanwhile); they are applied
+	// after the rebuilt history, in order, as if they had come after it. Needs the `admin`
+	// scope.
 	//
 	// Corresponds with POST /v1/ratings/rebuild (the `RebuildRatings` operationId).
 	RebuildRatings(ctx context.Context, params *RebuildRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3328,9 +3331,12 @@ func (c *Client) GetRatings(ctx context.Context, params *GetRatingsParams, reqEd
 // RebuildRatings Recompute a game type's ratings from the stored history
 //
 // Replays every stored result of the game type, in the order they were accepted, under
-// the current mutator policy, and replaces the game type's ratings with the outcome.
-// Deterministic: the same history gives the same ratings. Results of that game type
-// wait while it runs. Needs the `admin` scope.
+// the current mutator policy and the game type's tunings, and replaces the game type's
+// ratings with the outcome. Deterministic: the same history gives the same ratings.
+// With Postgres, results of that game type keep being accepted while it runs (they wait
+// only for its last step, which writes what they changed meanwhile); they are applied
+// after the rebuilt history, in order, as if they had come after it. Needs the `admin`
+// scope.
 //
 // Corresponds with POST /v1/ratings/rebuild (the `RebuildRatings` operationId).
 func (c *Client) RebuildRatings(ctx context.Context, params *RebuildRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5531,9 +5537,12 @@ type ClientWithResponsesInterface interface {
 	// RebuildRatingsWithResponse Recompute a game type's ratings from the stored history
 	//
 	// Replays every stored result of the game type, in the order they were accepted, under
-	// the current mutator policy, and replaces the game type's ratings with the outcome.
-	// Deterministic: the same history gives the same ratings. Results of that game type
-	// wait while it runs. Needs the `admin` scope.
+	// the current mutator policy and the game type's tunings, and replaces the game type's
+	// ratings with the outcome. Deterministic: the same history gives the same ratings.
+	// With Postgres, results of that game type keep being accepted while it runs (they wait
+	// only for its last step, which writes what they changed meanwhile); they are applied
+	// after the rebuilt history, in order, as if they had come after it. Needs the `admin`
+	// scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10382,9 +10391,12 @@ func (c *ClientWithResponses) GetRatingsWithResponse(ctx context.Context, params
 // RebuildRatingsWithResponse Recompute a game type's ratings from the stored history
 //
 // Replays every stored result of the game type, in the order they were accepted, under
-// the current mutator policy, and replaces the game type's ratings with the outcome.
-// Deterministic: the same history gives the same ratings. Results of that game type
-// wait while it runs. Needs the `admin` scope.
+// the current mutator policy and the game type's tunings, and replaces the game type's
+// ratings with the outcome. Deterministic: the same history gives the same ratings.
+// With Postgres, results of that game type keep being accepted while it runs (they wait
+// only for its last step, which writes what they changed meanwhile); they are applied
+// after the rebuilt history, in order, as if they had come after it. Needs the `admin`
+// scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //

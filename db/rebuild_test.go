@@ -43,8 +43,8 @@ func TestRebuildWhileResultsFlow(t *testing.T) {
 func testRebuildWhileResultsFlow(t *testing.T, n int, concurrent bool) {
 	st := rebuildUnderLoad(t, n, 200, concurrent)
 	t.Logf("%d results rebuilt in %s (%d replayed, %d posted meanwhile, %d answered before it ended); "+
-		"latency of the results posted meanwhile p50 %s, p99 %s, max %s; peak live heap %.1f MB over the test's own",
-		n, st.rebuild, st.replayed, st.posted, st.during, st.p50, st.p99, st.max, float64(st.peakHeap)/1e6)
+		"latency of the results posted meanwhile p50 %s, p99 %s, max %s (without a rebuild p50 %s, p99 %s); peak live heap %.1f MB over the test's own",
+		n, st.rebuild, st.replayed, st.posted, st.during, st.p50, st.p99, st.max, st.quietP50, st.quietP99, float64(st.peakHeap)/1e6)
 	if st.during < 5 {
 		t.Fatalf("only %d results were answered while the rebuild ran: results were held off", st.during)
 	}
@@ -73,6 +73,8 @@ func benchRebuildWhileResultsFlow(b *testing.B, n int, concurrent bool) {
 		b.ReportMetric(st.rebuild.Seconds(), "rebuild-s")
 		b.ReportMetric(float64(st.p50.Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(st.p99.Microseconds())/1000, "p99-ms")
+		b.ReportMetric(float64(st.quietP50.Microseconds())/1000, "quiet-p50-ms")
+		b.ReportMetric(float64(st.quietP99.Microseconds())/1000, "quiet-p99-ms")
 		b.ReportMetric(float64(st.max.Microseconds())/1000, "max-ms")
 		b.ReportMetric(float64(st.during), "answered-during")
 		b.ReportMetric(float64(st.peakHeap)/1e6, "peak-live-heap-MB")
@@ -84,7 +86,19 @@ type loadStats struct {
 	replayed       int // results the rebuild applied
 	posted, during int // results posted while it ran, and answered before it ended
 	p50, p99, max  time.Duration
-	peakHeap       uint64 // the heap's peak while the rebuild ran, over the test's own before it
+	peakHeap       uint64 // the live heap's peak while the rebuild ran, over the test's own before it
+	// quietP50 and quietP99 are the latencies of the same load for two seconds before it.
+	quietP50, quietP99 time.Duration
+}
+
+// quantiles are the median, the 99th percentile and the maximum.
+func quantiles(d []time.Duration) (p50, p99, most time.Duration) {
+	if len(d) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(d)
+	q := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))] }
+	return q(0.5), q(0.99), d[len(d)-1]
 }
 
 // rebuildUnderLoad stores n results of the NS2 league (200 regulars) as history, then
@@ -133,20 +147,7 @@ func rebuildUnderLoad(tb testing.TB, n int, rate float64, concurrent bool) loadS
 	}()
 
 	var st loadStats
-	var rebuildErr error
-	var rep ratings.RebuildReport
-	done := make(chan struct{})
 	start := time.Now()
-	go func() {
-		defer close(done)
-		rep, rebuildErr = svc.Rebuild(ctx, cfg.GameType, func(p ratings.Progress) {
-			if p.Done == p.Total && os.Getenv("REBUILD_TRACE") != "" {
-				tb.Logf("%8.3fs %s %d", time.Since(start).Seconds(), p.Phase, p.Done)
-			}
-		})
-		st.rebuild = time.Since(start)
-	}()
-	var latencies []time.Duration
 	trace := func(t0 time.Time) {
 		if d := time.Since(t0); d > 50*time.Millisecond && os.Getenv("REBUILD_TRACE") != "" {
 			tb.Logf("%8.3fs a result took %s", time.Since(start).Seconds(), d)
@@ -155,35 +156,40 @@ func rebuildUnderLoad(tb testing.TB, n int, rate float64, concurrent bool) loadS
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer tick.Stop()
 	next := 0
-	if !concurrent {
-		for after := -1; after != 0; {
-			<-tick.C
-			if next == len(all) {
-				tb.Fatalf("the rebuild outlasted %d posted results", next)
-			}
-			running := after < 0
-			t0 := time.Now()
-			if _, err := svc.Record(ctx, all[next]); err != nil {
-				tb.Fatalf("result %d during the rebuild: %v", next, err)
-			}
-			next++
-			select {
-			case <-done:
-				if after < 0 {
-					after = 20
+	// postUntil posts results until done is closed (then tail more, one after another),
+	// returning the latencies of those answered before it was.
+	postUntil := func(done <-chan struct{}, tail int) []time.Duration {
+		var latencies []time.Duration
+		if !concurrent {
+			for after := -1; after != 0; {
+				<-tick.C
+				if next == len(all) {
+					tb.Fatalf("the rebuild outlasted %d posted results", next)
 				}
-				after--
-				running = false
-			default:
+				running := after < 0
+				t0 := time.Now()
+				if _, err := svc.Record(ctx, all[next]); err != nil {
+					tb.Fatalf("result %d during the rebuild: %v", next, err)
+				}
+				next++
+				select {
+				case <-done:
+					if after < 0 {
+						after = tail + 1
+					}
+					after--
+					running = false
+				default:
+				}
+				if running {
+					latencies = append(latencies, time.Since(t0))
+					trace(t0)
+				}
 			}
-			if running {
-				latencies = append(latencies, time.Since(t0))
-				trace(t0)
-			}
+			return latencies
 		}
-	} else {
-		// Open loop: a result every tick whether or not the last one was answered, until the
-		// rebuild ends; then the ones under way are waited for.
+		// Open loop: a result every tick whether or not the last one was answered, until done;
+		// then the ones under way are waited for.
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		errs := make(chan error, len(all))
@@ -220,22 +226,40 @@ func rebuildUnderLoad(tb testing.TB, n int, rate float64, concurrent bool) loadS
 		for err := range errs {
 			tb.Fatal(err)
 		}
+		return latencies
 	}
+	// The same load without a rebuild first, for comparison: on a loaded machine the
+	// latencies are the machine's as much as the rebuild's.
+	quiet := make(chan struct{})
+	time.AfterFunc(2*time.Second, func() { close(quiet) })
+	st.quietP50, st.quietP99, _ = quantiles(postUntil(quiet, 0))
+	quietPosted := next
+
+	var rebuildErr error
+	var rep ratings.RebuildReport
+	done := make(chan struct{})
+	start = time.Now()
+	go func() {
+		defer close(done)
+		rep, rebuildErr = svc.Rebuild(ctx, cfg.GameType, func(p ratings.Progress) {
+			if p.Done == p.Total && os.Getenv("REBUILD_TRACE") != "" {
+				tb.Logf("%8.3fs %s %d", time.Since(start).Seconds(), p.Phase, p.Done)
+			}
+		})
+		st.rebuild = time.Since(start)
+	}()
+	latencies := postUntil(done, 20)
 	close(stopSampling)
 	<-sampled
 	if rebuildErr != nil {
 		tb.Fatal(rebuildErr)
 	}
 	st.peakHeap = peak.Load()
-	st.posted, st.during, st.replayed = next, len(latencies), rep.Results
-	if rep.Results < n || rep.Results > n+next {
-		tb.Fatalf("the rebuild replayed %d results, want %d to %d", rep.Results, n, n+next)
+	st.posted, st.during, st.replayed = next-quietPosted, len(latencies), rep.Results
+	if rep.Results < n+quietPosted || rep.Results > n+next {
+		tb.Fatalf("the rebuild replayed %d results, want %d to %d", rep.Results, n+quietPosted, n+next)
 	}
-	if len(latencies) > 0 {
-		slices.Sort(latencies)
-		q := func(p float64) time.Duration { return latencies[min(len(latencies)-1, int(p*float64(len(latencies))))] }
-		st.p50, st.p99, st.max = q(0.5), q(0.99), latencies[len(latencies)-1]
-	}
+	st.p50, st.p99, st.max = quantiles(latencies)
 
 	// The ratings are a quiet rebuild's of the history the rebuild found followed by the
 	// results posted meanwhile and after, in order: a replay of the whole stored history.
