@@ -45,6 +45,8 @@ type config struct {
 	RebuildGameType string
 	// TuneRebuild says whether `api tune` rebuilds the game type after storing its tuning.
 	TuneRebuild bool
+	// RebuildSolve makes `api rebuild` fit the skills to the whole history at once.
+	RebuildSolve bool
 
 	// The rating store's deadlines (Postgres only): every call, a rebuild, and how long
 	// start-up waits for the database.
@@ -136,6 +138,7 @@ func (c *config) flagSet(output io.Writer) *flag.FlagSet {
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (MATCHMAKER_LOG_LEVEL)")
 	fs.StringVar(&c.RebuildGameType, "game-type", "", "the game type to rebuild or tune (api rebuild and api tune only)")
 	fs.BoolVar(&c.TuneRebuild, "rebuild", false, "rebuild the game type with its new tuning (api tune only)")
+	fs.BoolVar(&c.RebuildSolve, "solve", false, "fit every skill to the whole history at once, the NS2 seed's MAP solve with a Gamma prior (api rebuild only)")
 	return fs
 }
 

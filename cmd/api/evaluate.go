@@ -27,6 +27,7 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 	leagueName := fs.String("league", "", "replay a simulated league instead of -data: "+strings.Join(league.Names(), ", ")+", or all of them")
 	seed := fs.Uint64("seed", 1, "seed of the simulated league")
 	export := fs.String("export", "", "with -league: write the league's results to this file as results-jsonl, and evaluate nothing")
+	solve := fs.Int("solve", 0, "add the row of the NS2 full-history MAP solve (Gamma prior), re-solved every N results (0: none)")
 	matches := fs.Int("matches", 0, "with -league: simulate this many matches instead of the league's own number")
 	tune := fs.Bool("tune", false, "add the row of ns2-kalman tuned to each context of the history (what `api tune` fits), and the fits")
 	fs.Usage = func() {
@@ -65,7 +66,7 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 			}
 			fmt.Fprintf(stdout, "league %s, seed %d\n", name, *seed)
 			args := []string{"-league", name, "-seed", fmt.Sprint(*seed), "-burnin", fmt.Sprint(*burnin), "-models", *models,
-				"-matches", fmt.Sprint(*matches), fmt.Sprintf("-tune=%v", *tune)}
+				"-matches", fmt.Sprint(*matches), fmt.Sprintf("-tune=%v", *tune), "-solve", fmt.Sprint(*solve)}
 			if err := evaluateCommand(args, stdout, stderr); err != nil {
 				return err
 			}
@@ -127,6 +128,15 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 	reports, err := rp.RunAll(ms)
 	if err != nil {
 		return err
+	}
+	if *solve > 0 {
+		start := time.Now()
+		r, err := rp.RunSolve(*solve, ratings.DefaultSolvePrior)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "solved the history every %d results in %s\n", *solve, time.Since(start).Round(time.Millisecond))
+		reports = append(reports, r)
 	}
 	if truth != nil && rp.Skipped == 0 {
 		var s evaluate.Score

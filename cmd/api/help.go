@@ -33,7 +33,9 @@ func usage(w io.Writer) {
 Usage:
   api [serve] [flags]            run the service (the default command)
   api migrate [flags]            apply the database migrations and exit (needs DATABASE_URL)
-  api rebuild -game-type T       recompute a game type's ratings from its stored results (needs DATABASE_URL)
+  api rebuild -game-type T [-solve]
+                                 recompute a game type's ratings from its stored results (needs DATABASE_URL);
+                                 -solve fits the skills to the whole history at once (docs/ratings.md)
   api tune -game-type T [-rebuild]
                                  fit the rating model's hyperparameters to each context of a game type
                                  and store them (needs DATABASE_URL; docs/ratings.md#tuning)

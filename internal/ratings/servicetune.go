@@ -3,6 +3,7 @@ package ratings
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 	"time"
@@ -180,4 +181,52 @@ func (s *Service) modelsOf(ctx context.Context, gameType string) (func(Context) 
 		return nil, err
 	}
 	return func(c Context) Model { return s.tunedModel(c, t) }, nil
+}
+
+// RebuildSolved is Rebuild with every skill of the game type fitted to its whole history at
+// once (Solve, with prior) instead of learnt result by result: the NS2 seed's full-history
+// solve. The context's model still learns everything else (bias table, side offsets,
+// commanders, the context-wide terms) and the results that come after; each skill and its
+// uncertainty are then the solve's. Unlike Rebuild it holds a context's history in memory.
+func (s *Service) RebuildSolved(ctx context.Context, gameType string, prior SolvePrior, progress func(Progress)) (RebuildReport, error) {
+	if err := ValidateName(gameType); err != nil {
+		return RebuildReport{}, apperr.Field("game_type", "%s", err)
+	}
+	s.tunings.forget(fold(gameType))
+	pick, err := s.modelsOf(ctx, gameType)
+	if err != nil {
+		return RebuildReport{}, err
+	}
+	return s.store.Rebuild(ctx, gameType, func(policy *MutatorPolicy, from map[string]*State, history iter.Seq[Result]) (map[string]*State, error) {
+		if from != nil { // the results recorded during the rebuild: learnt as they would be
+			return replayStream(pick, policy, from, history)
+		}
+		byContext := map[string][]Result{}
+		states, err := replayStream(pick, policy, nil, func(yield func(Result) bool) {
+			for r := range history {
+				if c, _, err := policy.Context(r.GameType, r.Mutators); err == nil {
+					byContext[c.Key()] = append(byContext[c.Key()], r)
+				}
+				if !yield(r) {
+					return
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		for key, st := range states {
+			solved, _, err := Solve(byContext[key], st.Bias, prior)
+			if err != nil {
+				return nil, err
+			}
+			for p, r := range st.Ratings {
+				if sv, ok := solved[p]; ok {
+					r.Skill, r.Sigma = sv.Skill, sv.Sigma
+					st.Ratings[p] = r
+				}
+			}
+		}
+		return states, nil
+	}, progress)
 }

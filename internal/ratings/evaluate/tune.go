@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"fmt"
 	"slices"
 
 	"matchmaker/internal/ratings"
@@ -59,3 +60,34 @@ func (m tunedModel) Apply(prior map[ratings.Participant]ratings.Rating, bias rat
 }
 
 func (m tunedModel) PriorSigma() float64 { return m.base.PriorSigma() }
+
+// RunSolve scores the full-history solve (ratings.SolvePredictions) as the other models are
+// scored: each context's results predicted from a solve of every result of the context
+// before their block of refit results.
+func (rp *Replay) RunSolve(refit int, prior ratings.SolvePrior) (Report, error) {
+	byContext := map[string][]int{}
+	for i := range rp.results {
+		byContext[rp.contexts[i]] = append(byContext[rp.contexts[i]], i)
+	}
+	p := make([]float64, len(rp.results))
+	for _, idx := range byContext {
+		h := make([]ratings.Result, len(idx))
+		for k, i := range idx {
+			h[k] = rp.results[i]
+		}
+		preds, err := ratings.SolvePredictions(h, refit, prior)
+		if err != nil {
+			return Report{}, err
+		}
+		for k, i := range idx {
+			p[i] = preds[k]
+		}
+	}
+	var s Score
+	for i, r := range rp.results {
+		if rp.Scored(i) {
+			s.Add(p[i], r.Score())
+		}
+	}
+	return Report{Model: fmt.Sprintf("ns2 MAP solve (every %d)", refit), Metrics: s.Metrics()}, nil
+}
