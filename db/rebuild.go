@@ -85,6 +85,11 @@ func (e errReplay) Error() string { return e.err.Error() }
 // to them: the game type ends exactly as if the rebuild had run alone and the results
 // recorded meanwhile had come after it, in order. (Their responses were computed from the
 // ratings as they were when they arrived.)
+//
+// The policy is read once, at the cut: a mutator reclassified while a rebuild runs takes
+// effect with the next one. A rebuild that fails before writing (the replay's error, a
+// state RebuildContexts refuses) changes nothing; one that fails while writing (the database
+// gone) leaves the game type's ratings part rebuilt, and is to be run again.
 func (s *Store) Rebuild(ctx context.Context, gameType string, replay ratings.ReplayFunc, progress func(ratings.Progress)) (_ ratings.RebuildReport, err error) {
 	ctx, done := s.calls.start(ctx, opRebuild)
 	defer done(&err)
