@@ -2424,7 +2424,9 @@ type ClientInterface interface {
 	// held-out tail better, keeps the defaults. Results are learnt with the new parameters
 	// from then on (on every replica within 10 s); the stored ratings move to them with a
 	// rebuild (`POST /v1/ratings/rebuild`). It replays the history up to about a hundred
-	// times: seconds for 100,000 results (docs/ratings.md#tuning). Needs the `admin` scope.
+	// times: one to two minutes for 100,000 results on a small machine (docs/ratings.md#tuning),
+	// longer than the server's write timeout (`MATCHMAKER_WRITE_TIMEOUT`, 60 s by default)
+	// allows a response to take; for large histories use `api tune`. Needs the `admin` scope.
 	//
 	// Corresponds with POST /v1/ratings/tune (the `TuneRatings` operationId).
 	TuneRatings(ctx context.Context, params *TuneRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3362,7 +3364,9 @@ func (c *Client) RebuildRatings(ctx context.Context, params *RebuildRatingsParam
 // held-out tail better, keeps the defaults. Results are learnt with the new parameters
 // from then on (on every replica within 10 s); the stored ratings move to them with a
 // rebuild (`POST /v1/ratings/rebuild`). It replays the history up to about a hundred
-// times: seconds for 100,000 results (docs/ratings.md#tuning). Needs the `admin` scope.
+// times: one to two minutes for 100,000 results on a small machine (docs/ratings.md#tuning),
+// longer than the server's write timeout (`MATCHMAKER_WRITE_TIMEOUT`, 60 s by default)
+// allows a response to take; for large histories use `api tune`. Needs the `admin` scope.
 //
 // Corresponds with POST /v1/ratings/tune (the `TuneRatings` operationId).
 func (c *Client) TuneRatings(ctx context.Context, params *TuneRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5560,7 +5564,9 @@ type ClientWithResponsesInterface interface {
 	// held-out tail better, keeps the defaults. Results are learnt with the new parameters
 	// from then on (on every replica within 10 s); the stored ratings move to them with a
 	// rebuild (`POST /v1/ratings/rebuild`). It replays the history up to about a hundred
-	// times: seconds for 100,000 results (docs/ratings.md#tuning). Needs the `admin` scope.
+	// times: one to two minutes for 100,000 results on a small machine (docs/ratings.md#tuning),
+	// longer than the server's write timeout (`MATCHMAKER_WRITE_TIMEOUT`, 60 s by default)
+	// allows a response to take; for large histories use `api tune`. Needs the `admin` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10420,7 +10426,9 @@ func (c *ClientWithResponses) RebuildRatingsWithResponse(ctx context.Context, pa
 // held-out tail better, keeps the defaults. Results are learnt with the new parameters
 // from then on (on every replica within 10 s); the stored ratings move to them with a
 // rebuild (`POST /v1/ratings/rebuild`). It replays the history up to about a hundred
-// times: seconds for 100,000 results (docs/ratings.md#tuning). Needs the `admin` scope.
+// times: one to two minutes for 100,000 results on a small machine (docs/ratings.md#tuning),
+// longer than the server's write timeout (`MATCHMAKER_WRITE_TIMEOUT`, 60 s by default)
+// allows a response to take; for large histories use `api tune`. Needs the `admin` scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
