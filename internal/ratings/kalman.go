@@ -79,8 +79,8 @@ func DefaultKalman() Kalman {
 // Name is "ns2-kalman".
 func (Kalman) Name() string { return "ns2-kalman" }
 
-// Validate checks the parameters: finite, and but for NewcomerSkill non-negative; SkillSD, the priors' weights and
-// BiasPrior positive.
+// Validate checks the parameters: finite, and but for NewcomerSkill non-negative; SkillSD,
+// the priors' weights and BiasPrior positive.
 func (m Kalman) Validate() error {
 	if !finite(m.NewcomerSkill) {
 		return apperr.Field("newcomer_skill", "must be a finite number")
