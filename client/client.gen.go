@@ -721,6 +721,35 @@ type ContextOut struct {
 	Mutators []string `json:"mutators"`
 }
 
+// ContextTuning defines model for ContextTuning.
+type ContextTuning struct {
+	// Accepted Whether the fit was stored; if not, `reason` says why and `params` are the defaults.
+	Accepted bool `json:"accepted"`
+
+	// Context The context's key (game type, then its gameplay mutators after a '+').
+	Context string `json:"context"`
+
+	// Default ns2-kalman's hyperparameters that tuning fits.
+	Default         TunedParams `json:"default"`
+	FitLogLossAfter float64     `json:"fit_log_loss_after"`
+
+	// FitLogLossBefore Mean log loss of the defaults' online predictions over the results the fit saw (after a fifth learnt from only).
+	FitLogLossBefore    float64 `json:"fit_log_loss_before"`
+	HeldOutLogLossAfter float64 `json:"held_out_log_loss_after"`
+
+	// HeldOutLogLossBefore The same over the held-out last fifth of the history.
+	HeldOutLogLossBefore float64 `json:"held_out_log_loss_before"`
+	Model                string  `json:"model"`
+
+	// Params ns2-kalman's hyperparameters that tuning fits.
+	Params TunedParams `json:"params"`
+	Reason *string     `json:"reason,omitempty"`
+
+	// Replays How many times the history was replayed.
+	Replays int64 `json:"replays"`
+	Results int64 `json:"results"`
+}
+
 // Distribution defines model for Distribution.
 type Distribution struct {
 	Max    float64 `json:"max"`
@@ -1727,6 +1756,34 @@ type TicketTolerances struct {
 	Rules *map[string]float64 `json:"rules,omitempty"`
 }
 
+// TuneReport defines model for TuneReport.
+type TuneReport struct {
+	Contexts  []ContextTuning `json:"contexts"`
+	ElapsedMs float64         `json:"elapsed_ms"`
+	GameType  string          `json:"game_type"`
+}
+
+// TunedParams ns2-kalman's hyperparameters that tuning fits.
+type TunedParams struct {
+	// BiasPrior The smoothing of the side/map/size bias table, in pseudo-games.
+	BiasPrior float64 `json:"bias_prior"`
+
+	// NewcomerSkill The prior of the newcomers' mean skill (logits).
+	NewcomerSkill float64 `json:"newcomer_skill"`
+
+	// Noise A match's performance noise beyond the ratings (standard deviation, logits).
+	Noise float64 `json:"noise"`
+
+	// OffsetSd The prior uncertainty of a player's side offset.
+	OffsetSd float64 `json:"offset_sd"`
+
+	// SkillDrift How much a skill's uncertainty grows before each match (standard deviation).
+	SkillDrift float64 `json:"skill_drift"`
+
+	// SkillSd A newcomer's skill uncertainty (standard deviation, logits).
+	SkillSd float64 `json:"skill_sd"`
+}
+
 // Uncertainty The standard deviation of `rating`, in its units, as the context's model knows it: a
 // newcomer's is the model's prior (2 for `ns2-kalman` and `ns2`), and it shrinks with
 // games (`ns2`'s is the Laplace approximation from its learning-rate accumulator).
@@ -1859,6 +1916,11 @@ type GetRatingsParams struct {
 
 // RebuildRatingsParams defines parameters for RebuildRatings.
 type RebuildRatingsParams struct {
+	GameType string `form:"game_type" json:"game_type"`
+}
+
+// TuneRatingsParams defines parameters for TuneRatings.
+type TuneRatingsParams struct {
 	GameType string `form:"game_type" json:"game_type"`
 }
 
@@ -2439,12 +2501,33 @@ type ClientInterface interface {
 	// RebuildRatings Recompute a game type's ratings from the stored history
 	//
 	// Replays every stored result of the game type, in the order they were accepted, under
-	// the current mutator policy, and replaces the game type's ratings with the outcome.
-	// Deterministic: the same history gives the same ratings. Results of that game type
-	// wait while it runs. Needs the `admin` scope.
+	// the current mutator policy and the game type's tunings, and replaces the game type's
+	// ratings with the outcome. Deterministic: the same history gives the same ratings.
+	// With Postgres, results of that game type keep being accepted while it runs (they wait
+	// only for its last step, which writes what they changed meanwhile); they are applied
+	// after the rebuilt history, in order, as if they had come after it. Needs the `admin`
+	// scope.
 	//
 	// Corresponds with POST /v1/ratings/rebuild (the `RebuildRatings` operationId).
 	RebuildRatings(ctx context.Context, params *RebuildRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TuneRatings Fit the rating model's hyperparameters to each context of a game type
+	//
+	// For every context of the game type that learns with `ns2-kalman`, fits a newcomer's
+	// prior (skill uncertainty and mean), the drift, the performance noise and the bias
+	// terms' strength to the context's stored history, by the log loss of its online
+	// predictions (each result predicted before it is learnt), holding out the last fifth
+	// of the history to check the fit. Accepted fits replace the game type's stored
+	// tunings; a context with too few results (2,000), or whose fit does not predict the
+	// held-out tail better, keeps the defaults. Results are learnt with the new parameters
+	// from then on (on every replica within 10 s); the stored ratings move to them with a
+	// rebuild (`POST /v1/ratings/rebuild`). It replays the history up to about a hundred
+	// times: one to two minutes for 100,000 results on a small machine (docs/ratings.md#tuning),
+	// longer than the server's write timeout (`MATCHMAKER_WRITE_TIMEOUT`, 60 s by default)
+	// allows a response to take; for large histories use `api tune`. Needs the `admin` scope.
+	//
+	// Corresponds with POST /v1/ratings/tune (the `TuneRatings` operationId).
+	TuneRatings(ctx context.Context, params *TuneRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RecordResultWithBody Learn from a finished match
 	//
@@ -3350,13 +3433,44 @@ func (c *Client) GetRatings(ctx context.Context, params *GetRatingsParams, reqEd
 // RebuildRatings Recompute a game type's ratings from the stored history
 //
 // Replays every stored result of the game type, in the order they were accepted, under
-// the current mutator policy, and replaces the game type's ratings with the outcome.
-// Deterministic: the same history gives the same ratings. Results of that game type
-// wait while it runs. Needs the `admin` scope.
+// the current mutator policy and the game type's tunings, and replaces the game type's
+// ratings with the outcome. Deterministic: the same history gives the same ratings.
+// With Postgres, results of that game type keep being accepted while it runs (they wait
+// only for its last step, which writes what they changed meanwhile); they are applied
+// after the rebuilt history, in order, as if they had come after it. Needs the `admin`
+// scope.
 //
 // Corresponds with POST /v1/ratings/rebuild (the `RebuildRatings` operationId).
 func (c *Client) RebuildRatings(ctx context.Context, params *RebuildRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRebuildRatingsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TuneRatings Fit the rating model's hyperparameters to each context of a game type
+//
+// For every context of the game type that learns with `ns2-kalman`, fits a newcomer's
+// prior (skill uncertainty and mean), the drift, the performance noise and the bias
+// terms' strength to the context's stored history, by the log loss of its online
+// predictions (each result predicted before it is learnt), holding out the last fifth
+// of the history to check the fit. Accepted fits replace the game type's stored
+// tunings; a context with too few results (2,000), or whose fit does not predict the
+// held-out tail better, keeps the defaults. Results are learnt with the new parameters
+// from then on (on every replica within 10 s); the stored ratings move to them with a
+// rebuild (`POST /v1/ratings/rebuild`). It replays the history up to about a hundred
+// times: one to two minutes for 100,000 results on a small machine (docs/ratings.md#tuning),
+// longer than the server's write timeout (`MATCHMAKER_WRITE_TIMEOUT`, 60 s by default)
+// allows a response to take; for large histories use `api tune`. Needs the `admin` scope.
+//
+// Corresponds with POST /v1/ratings/tune (the `TuneRatings` operationId).
+func (c *Client) TuneRatings(ctx context.Context, params *TuneRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTuneRatingsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4749,6 +4863,56 @@ func NewRebuildRatingsRequest(server string, params *RebuildRatingsParams) (*htt
 	return req, nil
 }
 
+// NewTuneRatingsRequest constructs an http.Request for the TuneRatings method
+func NewTuneRatingsRequest(server string, params *TuneRatingsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ratings/tune")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "game_type", params.GameType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewRecordResultRequest calls the generic RecordResult builder with application/json body
 func NewRecordResultRequest(server string, body RecordResultJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5479,14 +5643,37 @@ type ClientWithResponsesInterface interface {
 	// RebuildRatingsWithResponse Recompute a game type's ratings from the stored history
 	//
 	// Replays every stored result of the game type, in the order they were accepted, under
-	// the current mutator policy, and replaces the game type's ratings with the outcome.
-	// Deterministic: the same history gives the same ratings. Results of that game type
-	// wait while it runs. Needs the `admin` scope.
+	// the current mutator policy and the game type's tunings, and replaces the game type's
+	// ratings with the outcome. Deterministic: the same history gives the same ratings.
+	// With Postgres, results of that game type keep being accepted while it runs (they wait
+	// only for its last step, which writes what they changed meanwhile); they are applied
+	// after the rebuilt history, in order, as if they had come after it. Needs the `admin`
+	// scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/ratings/rebuild (the `RebuildRatings` operationId).
 	RebuildRatingsWithResponse(ctx context.Context, params *RebuildRatingsParams, reqEditors ...RequestEditorFn) (*RebuildRatingsResponse, error)
+
+	// TuneRatingsWithResponse Fit the rating model's hyperparameters to each context of a game type
+	//
+	// For every context of the game type that learns with `ns2-kalman`, fits a newcomer's
+	// prior (skill uncertainty and mean), the drift, the performance noise and the bias
+	// terms' strength to the context's stored history, by the log loss of its online
+	// predictions (each result predicted before it is learnt), holding out the last fifth
+	// of the history to check the fit. Accepted fits replace the game type's stored
+	// tunings; a context with too few results (2,000), or whose fit does not predict the
+	// held-out tail better, keeps the defaults. Results are learnt with the new parameters
+	// from then on (on every replica within 10 s); the stored ratings move to them with a
+	// rebuild (`POST /v1/ratings/rebuild`). It replays the history up to about a hundred
+	// times: one to two minutes for 100,000 results on a small machine (docs/ratings.md#tuning),
+	// longer than the server's write timeout (`MATCHMAKER_WRITE_TIMEOUT`, 60 s by default)
+	// allows a response to take; for large histories use `api tune`. Needs the `admin` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/ratings/tune (the `TuneRatings` operationId).
+	TuneRatingsWithResponse(ctx context.Context, params *TuneRatingsParams, reqEditors ...RequestEditorFn) (*TuneRatingsResponse, error)
 
 	// RecordResultWithBodyWithResponse Learn from a finished match
 	//
@@ -8523,6 +8710,130 @@ func (r RebuildRatingsResponse) ContentType() string {
 	return ""
 }
 
+// TuneRatingsResponse200Headers the declared response headers of an HTTP 200 response for TuneRatings
+type TuneRatingsResponse200Headers struct {
+	XRequestId *string
+}
+
+// TuneRatingsResponse400Headers the declared response headers of an HTTP 400 response for TuneRatings
+type TuneRatingsResponse400Headers struct {
+	XRequestId *string
+}
+
+// TuneRatingsResponse401Headers the declared response headers of an HTTP 401 response for TuneRatings
+type TuneRatingsResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// TuneRatingsResponse403Headers the declared response headers of an HTTP 403 response for TuneRatings
+type TuneRatingsResponse403Headers struct {
+	XRequestId *string
+}
+
+// TuneRatingsResponse429Headers the declared response headers of an HTTP 429 response for TuneRatings
+type TuneRatingsResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// TuneRatingsResponse503Headers the declared response headers of an HTTP 503 response for TuneRatings
+type TuneRatingsResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type TuneRatingsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TuneReport
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *TuneRatingsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *TuneRatingsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *TuneRatingsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *TuneRatingsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *TuneRatingsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TuneRatingsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TuneRatingsResponse) GetJSON200() *TuneReport {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r TuneRatingsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r TuneRatingsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r TuneRatingsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r TuneRatingsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r TuneRatingsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r TuneRatingsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TuneRatingsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TuneRatingsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TuneRatingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RecordResultResponse201Headers the declared response headers of an HTTP 201 response for RecordResult
 type RecordResultResponse201Headers struct {
 	IdempotentReplayed *string
@@ -10190,9 +10501,12 @@ func (c *ClientWithResponses) GetRatingsWithResponse(ctx context.Context, params
 // RebuildRatingsWithResponse Recompute a game type's ratings from the stored history
 //
 // Replays every stored result of the game type, in the order they were accepted, under
-// the current mutator policy, and replaces the game type's ratings with the outcome.
-// Deterministic: the same history gives the same ratings. Results of that game type
-// wait while it runs. Needs the `admin` scope.
+// the current mutator policy and the game type's tunings, and replaces the game type's
+// ratings with the outcome. Deterministic: the same history gives the same ratings.
+// With Postgres, results of that game type keep being accepted while it runs (they wait
+// only for its last step, which writes what they changed meanwhile); they are applied
+// after the rebuilt history, in order, as if they had come after it. Needs the `admin`
+// scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10203,6 +10517,32 @@ func (c *ClientWithResponses) RebuildRatingsWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseRebuildRatingsResponse(rsp)
+}
+
+// TuneRatingsWithResponse Fit the rating model's hyperparameters to each context of a game type
+//
+// For every context of the game type that learns with `ns2-kalman`, fits a newcomer's
+// prior (skill uncertainty and mean), the drift, the performance noise and the bias
+// terms' strength to the context's stored history, by the log loss of its online
+// predictions (each result predicted before it is learnt), holding out the last fifth
+// of the history to check the fit. Accepted fits replace the game type's stored
+// tunings; a context with too few results (2,000), or whose fit does not predict the
+// held-out tail better, keeps the defaults. Results are learnt with the new parameters
+// from then on (on every replica within 10 s); the stored ratings move to them with a
+// rebuild (`POST /v1/ratings/rebuild`). It replays the history up to about a hundred
+// times: one to two minutes for 100,000 results on a small machine (docs/ratings.md#tuning),
+// longer than the server's write timeout (`MATCHMAKER_WRITE_TIMEOUT`, 60 s by default)
+// allows a response to take; for large histories use `api tune`. Needs the `admin` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/ratings/tune (the `TuneRatings` operationId).
+func (c *ClientWithResponses) TuneRatingsWithResponse(ctx context.Context, params *TuneRatingsParams, reqEditors ...RequestEditorFn) (*TuneRatingsResponse, error) {
+	rsp, err := c.TuneRatings(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTuneRatingsResponse(rsp)
 }
 
 // RecordResultWithBodyWithResponse Learn from a finished match
@@ -14116,6 +14456,172 @@ func ParseRebuildRatingsResponse(rsp *http.Response) (*RebuildRatingsResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RebuildRatingsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseTuneRatingsResponse parses an HTTP response from a TuneRatingsWithResponse call
+func ParseTuneRatingsResponse(rsp *http.Response) (*TuneRatingsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TuneRatingsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TuneReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers TuneRatingsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers TuneRatingsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers TuneRatingsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers TuneRatingsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers TuneRatingsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers TuneRatingsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

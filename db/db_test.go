@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -117,7 +119,7 @@ func TestMigrateEmptyDatabaseAndAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"bias_cells", "goose_db_version", "matches", "mutators",
-		"queue_events", "queue_matches", "queue_searching", "queue_stats", "queue_tickets", "queues", "ratings"}
+		"queue_events", "queue_matches", "queue_searching", "queue_stats", "queue_tickets", "queues", "rating_tunings", "ratings"}
 	if fmt.Sprint(tables) != fmt.Sprint(want) {
 		t.Fatalf("tables %v, want %v", tables, want)
 	}
@@ -224,7 +226,7 @@ func TestClosedStoreIsUnavailable(t *testing.T) {
 	_, _, errs["BotMean"] = s.BotMean(ctx, c)
 	_, errs["Policy"] = s.Policy(ctx)
 	_, errs["SetMutator"] = s.SetMutator(ctx, "instagib", true)
-	_, errs["Rebuild"] = s.Rebuild(ctx, "tdm", func(*ratings.MutatorPolicy, []ratings.Result) (map[string]*ratings.State, error) {
+	_, errs["Rebuild"] = s.Rebuild(ctx, "tdm", func(*ratings.MutatorPolicy, map[string]*ratings.State, iter.Seq[ratings.Result]) (map[string]*ratings.State, error) {
 		return nil, nil
 	}, nil)
 	for name, err := range errs {
@@ -385,10 +387,7 @@ func TestBiasShards(t *testing.T) {
 	if rows < 1 || rows > 4 || wins != 0 || games != 64 {
 		t.Fatalf("bias cells: %d rows, %v wins, %v games; want 1 to 4 shards, 0 wins, 64 games", rows, wins, games)
 	}
-	if _, err := s.Rebuild(ctx, "tdm", func(p *ratings.MutatorPolicy, h []ratings.Result) (map[string]*ratings.State, error) {
-		states, _, err := ratings.ReplayByContext(ratings.DefaultModel(), p, h)
-		return states, err
-	}, nil); err != nil {
+	if _, err := s.Rebuild(ctx, "tdm", ratings.Replayer(ratings.DefaultModel()), nil); err != nil {
 		t.Fatal(err)
 	}
 	if rows, wins, games := cells(); rows != 1 || wins != 0 || games != 64 {
@@ -424,8 +423,8 @@ FROM matches`).Scan(&id, &bot, &joined)
 	}
 	// And exact: a rebuild gets back the very result.
 	var got []ratings.Result
-	if _, err := s.Rebuild(ctx, "tdm", func(p *ratings.MutatorPolicy, h []ratings.Result) (map[string]*ratings.State, error) {
-		got = h
+	if _, err := s.Rebuild(ctx, "tdm", func(_ *ratings.MutatorPolicy, _ map[string]*ratings.State, h iter.Seq[ratings.Result]) (map[string]*ratings.State, error) {
+		got = slices.Collect(h)
 		return nil, nil
 	}, nil); err != nil {
 		t.Fatal(err)

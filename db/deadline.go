@@ -72,12 +72,15 @@ const (
 	opPolicy
 	opSetMutator
 	opRebuild
+	opHistory
+	opTunings
+	opSaveTunings
 	opPing
 	numOps
 )
 
 var opNames = [numOps]string{"record result", "ratings", "player ratings", "leaderboard", "bot mean", "bias",
-	"policy", "set mutator", "rebuild", "ping"}
+	"policy", "set mutator", "rebuild", "history", "tunings", "save tunings", "ping"}
 
 func (o op) String() string { return opNames[o] }
 
@@ -104,7 +107,7 @@ func newCalls(o Options) *calls {
 // error it says, for one that ran out of time, that the database did not answer in time.
 func (c *calls) start(ctx context.Context, o op) (context.Context, func(*error)) {
 	d := c.opts.Timeout
-	if o == opRebuild {
+	if o == opRebuild || o == opHistory {
 		d = c.opts.RebuildTimeout
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, d, errTimedOut)

@@ -4,35 +4,92 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"matchmaker/internal/ratings"
 )
 
 const (
 	sqlLockGameTypeExclusive = `SELECT pg_advisory_xact_lock(2, hashtext($1))`
-	sqlCountHistory          = `SELECT count(*) FROM matches WHERE game_type = $1`
-	sqlHistory               = `SELECT result FROM matches WHERE game_type = $1 ORDER BY seq`
+	// The cut: how far the history goes, read under the exclusive lock (so every result up to
+	// it has committed, and every later one will be numbered after it).
+	sqlHistoryCut  = `SELECT coalesce(max(seq), 0), count(*) FROM matches WHERE game_type = $1`
+	sqlHistorySpan = `SELECT count(*) FROM matches WHERE game_type = $1 AND seq > $2 AND seq <= $3`
+	sqlHistory     = `SELECT result FROM matches WHERE game_type = $1 ORDER BY seq`
+	sqlHistoryFrom = `SELECT result FROM matches WHERE game_type = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`
 	// A game type's context keys are the game type itself and those that start with it and a
 	// '+' ("tdm+instagib"); in byte order they all sort before the game type and a ','.
-	sqlDeleteRatings = `
-DELETE FROM ratings
+	sqlGameTypeRatings = `
+SELECT context_key, is_bot, participant_id FROM ratings
 WHERE context_key = $1 OR (context_key > $1 || '+' AND context_key < $1 || ',')`
 	sqlDeleteBias = `
 DELETE FROM bias_cells
 WHERE context_key = $1 OR (context_key > $1 || '+' AND context_key < $1 || ',')`
+	sqlDeleteRatingRows = `
+DELETE FROM ratings AS r
+USING unnest($1::text[], $2::boolean[], $3::text[]) AS u(context_key, is_bot, participant_id)
+WHERE r.context_key = u.context_key AND r.is_bot = u.is_bot AND r.participant_id = u.participant_id`
+	// The rebuilt rows, in the order results lock them (no deadlock with a result).
+	sqlUpsertRatings = `
+INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
+    sigma, offset_sigma, commander_sigma)
+SELECT u.context_key, u.game_type, u.is_bot, u.participant_id, u.skill, u.side_offset, u.commander, u.skill_g, u.commander_g, u.games,
+    u.sigma, u.offset_sigma, u.commander_sigma
+FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[],
+    $11::float8[], $12::float8[], $13::float8[]) WITH ORDINALITY
+  AS u(context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
+    sigma, offset_sigma, commander_sigma, n)
+ORDER BY u.n
+ON CONFLICT (context_key, is_bot, participant_id) DO UPDATE
+SET skill = excluded.skill, side_offset = excluded.side_offset, commander = excluded.commander,
+    skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games,
+    sigma = excluded.sigma, offset_sigma = excluded.offset_sigma, commander_sigma = excluded.commander_sigma, updated_at = now()`
 )
+
+// RebuildBatch is how many rating rows a rebuild writes per statement (and transaction)
+// while results keep flowing: each batch holds its rows' locks until it commits, which a
+// result over one of them waits for.
+const RebuildBatch = 1000
+
+// catchUpPasses bounds the rounds in which a rebuild applies the results recorded meanwhile
+// without holding results off; what is left is applied in its last, locked step.
+const catchUpPasses = 3
 
 // errReplay carries the ReplayFunc's error out untouched.
 type errReplay struct{ err error }
 
 func (e errReplay) Error() string { return e.err.Error() }
 
-// Rebuild implements ratings.Store. In one transaction it takes the game type's advisory lock
-// exclusively (so it waits for the results of that game type under way and holds off new
-// ones until it commits), reads the policy and the history in the order it was accepted,
-// replays it, deletes the game type's ratings and bias cells and copies in the new ones.
+// Rebuild implements ratings.Store without stopping the game type's results for more than its
+// last step:
+//
+//  1. the cut: under the game type's advisory lock taken exclusively for a moment (it waits
+//     for the results under way, which hold it shared), the policy and the last sequence
+//     number of its history;
+//  2. the history up to the cut is streamed, row by row, into replay: memory grows with the
+//     participants and bias cells, not with the results;
+//  3. the rebuilt ratings are written in batches of RebuildBatch rows, each its own
+//     transaction, while results keep coming (they read and write the live rows as usual);
+//  4. up to catchUpPasses times, a new cut, and the results recorded since the last one are
+//     applied to the rebuilt states, in order, and the rows they touched written; then the
+//     game type's rows the rebuild does not have are deleted, in batches;
+//  5. under the exclusive lock, in one transaction: the last results, their rows, and the
+//     game type's bias cells replaced by the rebuilt ones.
+//
+// Every row a result wrote while the rebuild ran is a row of that result's participants, so
+// it is written again from the rebuilt states in step 4 or 5, after the result was applied
+// to them: the game type ends exactly as if the rebuild had run alone and the results
+// recorded meanwhile had come after it, in order. (Their responses were computed from the
+// ratings as they were when they arrived.)
+//
+// The policy is read once, at the cut: a mutator reclassified while a rebuild runs takes
+// effect with the next one. A rebuild that fails before writing (the replay's error, a
+// state RebuildContexts refuses) changes nothing; one that fails while writing (the database
+// gone) leaves the game type's ratings part rebuilt, and is to be run again.
 func (s *Store) Rebuild(ctx context.Context, gameType string, replay ratings.ReplayFunc, progress func(ratings.Progress)) (_ ratings.RebuildReport, err error) {
 	ctx, done := s.calls.start(ctx, opRebuild)
 	defer done(&err)
@@ -51,111 +108,306 @@ func (s *Store) Rebuild(ctx context.Context, gameType string, replay ratings.Rep
 	return rep, nil
 }
 
+// rebuilding is one rebuild's state between its steps.
+type rebuilding struct {
+	s        *Store
+	gameType string
+	replay   ratings.ReplayFunc
+	policy   *ratings.MutatorPolicy
+	states   map[string]*ratings.State
+	cut      int64 // the last sequence number applied
+	results  int
+	tell     func(phase string, done, total int)
+}
+
 func (s *Store) rebuild(ctx context.Context, gameType string, replay ratings.ReplayFunc, progress func(ratings.Progress)) (ratings.RebuildReport, error) {
-	var rep ratings.RebuildReport
-	tell := func(phase string, done, total int) {
+	rb := &rebuilding{s: s, gameType: gameType, replay: replay, tell: func(phase string, done, total int) {
 		if progress != nil {
 			progress(ratings.Progress{Phase: phase, Done: done, Total: total})
 		}
-	}
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return rep, err
-	}
-	defer func() {
-		// The rollback's own deadline: ctx may be the reason it is needed.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.calls.opts.Timeout)
-		_ = tx.Rollback(rctx)
-		cancel()
-	}()
-
-	if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, gameType); err != nil {
-		return rep, err
-	}
-	policy, err := s.policy(ctx, tx)
-	if err != nil {
-		return rep, err
-	}
+	}}
 	var total int
-	if err := tx.QueryRow(ctx, sqlCountHistory, gameType).Scan(&total); err != nil {
-		return rep, err
-	}
-	tell("reading", 0, total)
-	history := make([]ratings.Result, 0, total)
-	rows, err := tx.Query(ctx, sqlHistory, gameType)
-	if err != nil {
-		return rep, err
-	}
-	var raw []byte
-	if _, err := pgx.ForEachRow(rows, []any{&raw}, func() error {
-		var d resultDoc
-		if err := json.Unmarshal(raw, &d); err != nil {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, gameType); err != nil {
 			return err
 		}
-		history = append(history, d.result())
-		if n := len(history); n%1000 == 0 && n < total {
-			tell("reading", n, total)
+		var err error
+		if rb.policy, err = s.policy(ctx, tx); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, sqlHistoryCut, gameType).Scan(&rb.cut, &total)
+	})
+	if err != nil {
+		return ratings.RebuildReport{}, err
+	}
+
+	rb.tell("replaying", 0, total)
+	if err := rb.apply(ctx, s.pool, 0, rb.cut, total, "replaying", nil); err != nil {
+		return ratings.RebuildReport{}, err
+	}
+	if _, _, err := ratings.RebuildContexts(gameType, rb.states); err != nil {
+		return ratings.RebuildReport{}, err // checked before anything is written
+	}
+	if err := rb.writeAll(ctx); err != nil {
+		return ratings.RebuildReport{}, err
+	}
+
+	for range catchUpPasses {
+		cut, n, err := rb.nextCut(ctx)
+		if err != nil {
+			return ratings.RebuildReport{}, err
+		}
+		if n == 0 {
+			break
+		}
+		touched := map[rowKey]struct{}{}
+		if err := rb.apply(ctx, s.pool, rb.cut, cut, n, "catching up", touched); err != nil {
+			return ratings.RebuildReport{}, err
+		}
+		rb.cut = cut
+		if err := rb.writeRows(ctx, sortedRows(touched)); err != nil {
+			return ratings.RebuildReport{}, err
+		}
+	}
+
+	if err := rb.deleteStale(ctx); err != nil {
+		return ratings.RebuildReport{}, err
+	}
+
+	var rep ratings.RebuildReport
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, gameType); err != nil {
+			return err
+		}
+		var last int64
+		var n int
+		if err := tx.QueryRow(ctx, sqlHistoryCut, gameType).Scan(&last, &n); err != nil {
+			return err
+		}
+		touched := map[rowKey]struct{}{}
+		if last > rb.cut {
+			if err := tx.QueryRow(ctx, sqlHistorySpan, gameType, rb.cut, last).Scan(&n); err != nil {
+				return err
+			}
+			if err := rb.apply(ctx, tx, rb.cut, last, n, "catching up", touched); err != nil {
+				return err
+			}
+			rb.cut = last
+		}
+		contexts, r, err := ratings.RebuildContexts(gameType, rb.states)
+		if err != nil {
+			return err
+		}
+		rep = r
+		for _, batch := range chunk(sortedRows(touched), RebuildBatch) {
+			if _, err := tx.Exec(ctx, sqlUpsertRatings, rb.ratingArgs(batch)...); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, sqlDeleteBias, gameType); err != nil {
+			return err
+		}
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"bias_cells"},
+			[]string{"context_key", "side_a", "side_b", "map", "size", "shard", "game_type", "wins", "games",
+				"presence", "presence_weight", "newcomer", "newcomer_weight", "scale", "scale_weight"},
+			pgx.CopyFromRows(biasRows(gameType, contexts)))
+		return err
+	})
+	if err != nil {
+		return ratings.RebuildReport{}, err
+	}
+	rep.Results = rb.results
+	rb.tell("writing", rep.Ratings, rep.Ratings)
+	return rep, nil
+}
+
+// apply streams the results numbered (from, to] into the replay, telling progress under
+// phase against total, and adds the rows they touch to touched (if not nil).
+func (rb *rebuilding) apply(ctx context.Context, q querier, from, to int64, total int, phase string, touched map[rowKey]struct{}) error {
+	rows, err := q.Query(ctx, sqlHistoryFrom, rb.gameType, from, to)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var readErr error
+	n := 0
+	history := func(yield func(ratings.Result) bool) {
+		for rows.Next() {
+			var raw []byte
+			if readErr = rows.Scan(&raw); readErr != nil {
+				return
+			}
+			var d resultDoc
+			if readErr = json.Unmarshal(raw, &d); readErr != nil {
+				return
+			}
+			r := d.result()
+			if touched != nil {
+				if c, _, err := rb.policy.Context(r.GameType, r.Mutators); err == nil {
+					for _, p := range ratings.ResultParticipants(r) {
+						touched[rowKey{c.Key(), p}] = struct{}{}
+					}
+				}
+			}
+			if n++; n%1000 == 0 && n < total {
+				rb.tell(phase, n, total)
+			}
+			if !yield(r) {
+				return
+			}
+		}
+		readErr = rows.Err()
+	}
+	states, err := rb.replay(rb.policy, rb.states, iter.Seq[ratings.Result](history))
+	rows.Close()
+	switch {
+	case readErr != nil: // the replay stopped because the history could not be read
+		return readErr
+	case err != nil:
+		return errReplay{err}
+	case rows.Err() != nil:
+		return rows.Err()
+	}
+	rb.states = states
+	rb.results += n
+	rb.tell(phase, n, n)
+	return nil
+}
+
+// nextCut takes the exclusive lock for a moment, to read how far the history goes now, and
+// how many results came since the last cut.
+func (rb *rebuilding) nextCut(ctx context.Context) (cut int64, n int, err error) {
+	err = pgx.BeginFunc(ctx, rb.s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, rb.gameType); err != nil {
+			return err
+		}
+		var all int
+		if err := tx.QueryRow(ctx, sqlHistoryCut, rb.gameType).Scan(&cut, &all); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, sqlHistorySpan, rb.gameType, rb.cut, cut).Scan(&n)
+	})
+	return cut, n, err
+}
+
+// writeAll writes every rebuilt rating in batches, without holding results off.
+func (rb *rebuilding) writeAll(ctx context.Context) error {
+	want := map[rowKey]struct{}{}
+	for key, st := range rb.states {
+		for p := range st.Ratings {
+			want[rowKey{key, p}] = struct{}{}
+		}
+	}
+	all := sortedRows(want)
+	rb.tell("writing", 0, len(all))
+	for i, batch := range chunk(all, RebuildBatch) {
+		if _, err := rb.s.pool.Exec(ctx, sqlUpsertRatings, rb.ratingArgs(batch)...); err != nil {
+			return err
+		}
+		rb.tell("writing", min((i+1)*RebuildBatch, len(all)), len(all))
+	}
+	return nil
+}
+
+// deleteStale deletes, in batches and without holding results off, the game type's rows the
+// rebuilt states do not have (a context the policy no longer splits, say). A row a result
+// created since the last cut is deleted too, and written again by the last step.
+func (rb *rebuilding) deleteStale(ctx context.Context) error {
+	rows, err := rb.s.pool.Query(ctx, sqlGameTypeRatings, rb.gameType)
+	if err != nil {
+		return err
+	}
+	var stale []rowKey
+	var k rowKey
+	if _, err := pgx.ForEachRow(rows, []any{&k.ctx, &k.p.Bot, &k.p.ID}, func() error {
+		if st := rb.states[k.ctx]; st == nil {
+			stale = append(stale, k)
+		} else if _, ok := st.Ratings[k.p]; !ok {
+			stale = append(stale, k)
 		}
 		return nil
 	}); err != nil {
-		return rep, err
+		return err
 	}
-	tell("reading", len(history), len(history))
+	slices.SortFunc(stale, rowKey.compare)
+	for _, batch := range chunk(stale, RebuildBatch) {
+		ctxs, bots, ids := make([]string, len(batch)), make([]bool, len(batch)), make([]string, len(batch))
+		for i, k := range batch {
+			ctxs[i], bots[i], ids[i] = k.ctx, k.p.Bot, k.p.ID
+		}
+		if _, err := rb.s.pool.Exec(ctx, sqlDeleteRatingRows, ctxs, bots, ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-	tell("replaying", 0, len(history))
-	states, err := replay(policy, history)
-	if err != nil {
-		return rep, errReplay{err}
+// writeRows writes the rebuilt ratings of rows (sorted) in batches.
+func (rb *rebuilding) writeRows(ctx context.Context, rows []rowKey) error {
+	for _, batch := range chunk(rows, RebuildBatch) {
+		if _, err := rb.s.pool.Exec(ctx, sqlUpsertRatings, rb.ratingArgs(batch)...); err != nil {
+			return err
+		}
 	}
-	tell("replaying", len(history), len(history))
-	contexts, rep, err := ratings.RebuildContexts(gameType, states)
-	if err != nil {
-		return rep, err
-	}
-	rep.Results = len(history)
+	return nil
+}
 
-	tell("writing", 0, rep.Ratings)
-	if _, err := tx.Exec(ctx, sqlDeleteRatings, gameType); err != nil {
-		return rep, err
+// ratingArgs are sqlUpsertRatings' arguments for rows, each a rating of the rebuilt states.
+func (rb *rebuilding) ratingArgs(rows []rowKey) []any {
+	n := len(rows)
+	ctxs, games, bots, ids := make([]string, n), make([]string, n), make([]bool, n), make([]string, n)
+	skill := make([]float64, n)
+	offset, commander, skillG, commanderG := make([]pgtype.Float8, n), make([]pgtype.Float8, n), make([]pgtype.Float8, n), make([]pgtype.Float8, n)
+	played := make([]int64, n)
+	sigma, offsetSigma, commanderSigma := make([]pgtype.Float8, n), make([]pgtype.Float8, n), make([]pgtype.Float8, n)
+	for i, k := range rows {
+		r := rb.states[k.ctx].Ratings[k.p]
+		ctxs[i], games[i], bots[i], ids[i] = k.ctx, rb.gameType, k.p.Bot, k.p.ID
+		skill[i], offset[i], commander[i], skillG[i], commanderG[i] = r.Skill, ratingValue(r.Offset), ratingValue(r.Commander), ratingValue(r.SkillG), ratingValue(r.CommanderG)
+		played[i] = int64(r.Games)
+		sigma[i], offsetSigma[i], commanderSigma[i] = ratingValue(r.Sigma), ratingValue(r.OffsetSigma), ratingValue(r.CommanderSigma)
 	}
-	if _, err := tx.Exec(ctx, sqlDeleteBias, gameType); err != nil {
-		return rep, err
-	}
-	var ratingRows, biasRows [][]any
+	return []any{ctxs, games, bots, ids, skill, offset, commander, skillG, commanderG, played, sigma, offsetSigma, commanderSigma}
+}
+
+// biasRows are the rebuilt bias cells of every context, each with its side pairs' totals as
+// the replay summed them (map ”, size 0), in shard 0.
+func biasRows(gameType string, contexts []ratings.ContextState) [][]any {
+	var out [][]any
 	for _, cs := range contexts {
 		key := cs.Context.Key()
-		for _, p := range cs.State.Participants() {
-			r := cs.State.Ratings[p]
-			ratingRows = append(ratingRows, []any{key, p.Bot, p.ID, gameType, r.Skill, ratingValue(r.Offset), ratingValue(r.Commander),
-				ratingValue(r.SkillG), ratingValue(r.CommanderG), int64(r.Games), ratingValue(r.Sigma), ratingValue(r.OffsetSigma), ratingValue(r.CommanderSigma)})
-		}
-		cell := func(key string, k ratings.BiasKey, c ratings.BiasCell) []any {
+		cell := func(k ratings.BiasKey, c ratings.BiasCell) []any {
 			t := c.Terms
 			return []any{key, k.SideA, k.SideB, k.Map, int32(k.Size), int16(0), gameType, c.Wins, c.Games,
 				t.Presence, t.PresenceWeight, t.Newcomer, t.NewcomerWeight, t.Scale, t.ScaleWeight}
 		}
 		for _, e := range cs.State.Bias.Entries() {
-			biasRows = append(biasRows, cell(key, e.Key, e.BiasCell))
+			out = append(out, cell(e.Key, e.BiasCell))
 		}
-		for _, pair := range cs.State.Bias.Pairs() { // each pair's total: map '', size 0
-			biasRows = append(biasRows, cell(key, ratings.BiasKey{SideA: pair.SideA, SideB: pair.SideB}, cs.State.Bias.Total(pair)))
+		for _, pair := range cs.State.Bias.Pairs() {
+			out = append(out, cell(ratings.BiasKey{SideA: pair.SideA, SideB: pair.SideB}, cs.State.Bias.Total(pair)))
 		}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ratings"},
-		[]string{"context_key", "is_bot", "participant_id", "game_type", "skill", "side_offset", "commander", "skill_g", "commander_g", "games",
-			"sigma", "offset_sigma", "commander_sigma"},
-		pgx.CopyFromRows(ratingRows)); err != nil {
-		return rep, err
+	return out
+}
+
+// sortedRows lists a set of rows in the order results lock them.
+func sortedRows(set map[rowKey]struct{}) []rowKey {
+	out := make([]rowKey, 0, len(set))
+	for k := range set {
+		out = append(out, k)
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"bias_cells"},
-		[]string{"context_key", "side_a", "side_b", "map", "size", "shard", "game_type", "wins", "games",
-			"presence", "presence_weight", "newcomer", "newcomer_weight", "scale", "scale_weight"},
-		pgx.CopyFromRows(biasRows)); err != nil {
-		return rep, err
+	slices.SortFunc(out, rowKey.compare)
+	return out
+}
+
+// chunk splits rows into batches of at most n.
+func chunk[T any](rows []T, n int) [][]T {
+	var out [][]T
+	for len(rows) > 0 {
+		k := min(n, len(rows))
+		out = append(out, rows[:k])
+		rows = rows[k:]
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return rep, err
-	}
-	tell("writing", rep.Ratings, rep.Ratings)
-	return rep, nil
+	return out
 }

@@ -43,6 +43,10 @@ type config struct {
 	Limits             handlers.Limits
 	// RebuildGameType is the game type `api rebuild` recomputes.
 	RebuildGameType string
+	// TuneRebuild says whether `api tune` rebuilds the game type after storing its tuning.
+	TuneRebuild bool
+	// RebuildSolve makes `api rebuild` fit the skills to the whole history at once.
+	RebuildSolve bool
 
 	// The rating store's deadlines (Postgres only): every call, a rebuild, and how long
 	// start-up waits for the database.
@@ -132,7 +136,9 @@ func (c *config) flagSet(output io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.Migrate, "migrate", c.Migrate, "apply migrations at start-up (MATCHMAKER_MIGRATE)")
 	fs.StringVar(&c.LegacyAddr, "legacy-addr", c.LegacyAddr, "TCP address of the line protocol; empty is off (MATCHMAKER_LEGACY_ADDR)")
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (MATCHMAKER_LOG_LEVEL)")
-	fs.StringVar(&c.RebuildGameType, "game-type", "", "the game type to rebuild (api rebuild only)")
+	fs.StringVar(&c.RebuildGameType, "game-type", "", "the game type to rebuild or tune (api rebuild and api tune only)")
+	fs.BoolVar(&c.TuneRebuild, "rebuild", false, "rebuild the game type with its new tuning (api tune only)")
+	fs.BoolVar(&c.RebuildSolve, "solve", false, "fit every skill to the whole history at once, the NS2 seed's MAP solve with a Gamma prior (api rebuild only)")
 	return fs
 }
 

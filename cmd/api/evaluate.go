@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"matchmaker/internal/ratings"
 	"matchmaker/internal/ratings/evaluate"
@@ -23,12 +24,16 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "", "format of -data: atp or results-jsonl (default: atp for a .csv file, else results-jsonl)")
 	burnin := fs.Float64("burnin", 0.2, "share of the results learnt from before scoring starts")
 	models := fs.String("models", strings.Join(ratings.ModelNames(), ","), "comma-separated rating models to compare")
-	leagueName := fs.String("league", "", "replay a simulated league instead of -data: default, newcomers or pro")
+	leagueName := fs.String("league", "", "replay a simulated league instead of -data: "+strings.Join(league.Names(), ", ")+", or all of them")
 	seed := fs.Uint64("seed", 1, "seed of the simulated league")
 	export := fs.String("export", "", "with -league: write the league's results to this file as results-jsonl, and evaluate nothing")
+	solve := fs.Int("solve", 0, "add the row of the NS2 full-history MAP solve (Gamma prior), re-solved every N results (0: none)")
+	matches := fs.Int("matches", 0, "with -league: simulate this many matches instead of the league's own number")
+	tune := fs.Bool("tune", false, "add the row of ns2-kalman tuned to each context of the history (what `api tune` fits), and the fits")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: api evaluate -data FILE [-format atp|results-jsonl] [-burnin 0.2] [-models a,b]\n"+
-			"       api evaluate -league default|newcomers|pro [-seed N] [-burnin 0.2] [-export FILE]")
+			"       api evaluate -league NAME|all [-seed N] [-matches N] [-burnin 0.2] [-export FILE]\n"+
+			"       add -tune for the row of ns2-kalman tuned to the history")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -51,10 +56,29 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case *leagueName != "" && *data != "":
 		return errors.New("give -data or -league, not both")
+	case *leagueName == "all":
+		if *export != "" {
+			return errors.New("-export needs one league")
+		}
+		for i, name := range league.Names() {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "league %s, seed %d\n", name, *seed)
+			args := []string{"-league", name, "-seed", fmt.Sprint(*seed), "-burnin", fmt.Sprint(*burnin), "-models", *models,
+				"-matches", fmt.Sprint(*matches), fmt.Sprintf("-tune=%v", *tune), "-solve", fmt.Sprint(*solve)}
+			if err := evaluateCommand(args, stdout, stderr); err != nil {
+				return err
+			}
+		}
+		return nil
 	case *leagueName != "":
 		cfg, err := league.ByName(*leagueName, *seed)
 		if err != nil {
 			return err
+		}
+		if *matches > 0 {
+			cfg.Matches = *matches
 		}
 		for _, m := range league.Simulate(cfg) {
 			history = append(history, m.Result)
@@ -90,9 +114,29 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var fits []evaluate.ContextTuning
+	if *tune {
+		start := time.Now()
+		tuned, f, err := rp.Tune(ratings.DefaultKalman())
+		if err != nil {
+			return err
+		}
+		fits = f
+		fmt.Fprintf(stdout, "tuned ns2-kalman to %d results in %s\n", rp.Len(), time.Since(start).Round(time.Millisecond))
+		ms = append(ms, tuned)
+	}
 	reports, err := rp.RunAll(ms)
 	if err != nil {
 		return err
+	}
+	if *solve > 0 {
+		start := time.Now()
+		r, err := rp.RunSolve(*solve, ratings.DefaultSolvePrior)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "solved the history every %d results in %s\n", *solve, time.Since(start).Round(time.Millisecond))
+		reports = append(reports, r)
 	}
 	if truth != nil && rp.Skipped == 0 {
 		var s evaluate.Score
@@ -106,7 +150,19 @@ func evaluateCommand(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%d results replayed (%d skipped as invalid or repeated), the first %d learnt from only\n",
 		rp.Len(), rp.Skipped, rp.Burnin)
 	evaluate.Print(stdout, reports)
+	for _, f := range fits {
+		printTuning(stdout, []ratings.ContextTuning{{Context: mustContextKey(f.Context), Model: "ns2-kalman", Report: f.Report}})
+	}
 	return nil
+}
+
+// mustContextKey reads a context key the replay made.
+func mustContextKey(key string) ratings.Context {
+	c, err := ratings.ParseContextKey(key)
+	if err != nil {
+		return ratings.Context{GameType: key}
+	}
+	return c
 }
 
 func writeResults(path string, results []ratings.Result) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,5 +42,34 @@ func TestEvaluateLeagueAndItsExport(t *testing.T) {
 		if err := run(t.Context(), append([]string{"api", "evaluate"}, args...), noEnv, &out, &errOut); err == nil {
 			t.Errorf("%q: want an error", args)
 		}
+	}
+}
+
+// -tune adds the tuned row, which scores no worse than the untuned default it starts from
+// (its fit is kept only if it predicts the held-out tail better), and prints the fit.
+func TestEvaluateTune(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	args := []string{"api", "evaluate", "-league", "default", "-seed", "1", "-matches", "2500", "-models", "ns2-kalman", "-tune"}
+	if err := run(t.Context(), args, func(string) string { return "" }, &out, &errOut); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	logLoss := map[string]float64{}
+	for line := range strings.Lines(out.String()) {
+		f := strings.Fields(line)
+		if len(f) >= 6 && (f[0] == "ns2-kalman") {
+			name := f[0]
+			if f[1] == "(tuned)" {
+				name, f = "tuned", f[1:]
+			}
+			v, err := strconv.ParseFloat(f[3], 64)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			logLoss[name] = v
+		}
+	}
+	if len(logLoss) != 2 || logLoss["tuned"] > logLoss["ns2-kalman"] || !strings.Contains(out.String(), "ns2 (ns2-kalman, 2500 results") {
+		t.Fatalf("log losses %v in:\n%s", logLoss, out.String())
 	}
 }

@@ -33,13 +33,18 @@ func usage(w io.Writer) {
 Usage:
   api [serve] [flags]            run the service (the default command)
   api migrate [flags]            apply the database migrations and exit (needs DATABASE_URL)
-  api rebuild -game-type T       recompute a game type's ratings from its stored results (needs DATABASE_URL)
+  api rebuild -game-type T [-solve]
+                                 recompute a game type's ratings from its stored results (needs DATABASE_URL);
+                                 -solve fits the skills to the whole history at once (docs/ratings.md)
+  api tune -game-type T [-rebuild]
+                                 fit the rating model's hyperparameters to each context of a game type
+                                 and store them (needs DATABASE_URL; docs/ratings.md#tuning)
   api healthcheck                ask /healthz on MATCHMAKER_ADDR's port; exit 0 if it answers 200
   api evaluate [flags]           score the rating models on a history of results (api evaluate -h)
   api simulate [flags]           simulate a queue before changing its settings (api simulate -h)
   api help, api -h, api --help   this text
 
-Flags of serve, migrate, rebuild and healthcheck (each overrides its environment variable):
+Flags of serve, migrate, rebuild, tune and healthcheck (each overrides its environment variable):
 `)
 	fs := def.flagSet(w)
 	fs.PrintDefaults()
@@ -90,7 +95,7 @@ Flags of serve, migrate, rebuild and healthcheck (each overrides its environment
 		{"GOGC", fmt.Sprint(defaultGCPercent), "Go's GC target (Go's own default is 100)"},
 		{"GOMEMLIMIT", "unset", "Go's soft memory limit; set it below a container's memory limit"},
 	}
-	fmt.Fprint(w, "\nEnvironment (serve, migrate, rebuild, healthcheck; evaluate and simulate read none):\n")
+	fmt.Fprint(w, "\nEnvironment (serve, migrate, rebuild, tune, healthcheck; evaluate and simulate read none):\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, v := range vars {
 		fmt.Fprintf(tw, "  %s\t%s\t(default %s)\n", v[0], v[2], v[1])

@@ -75,6 +75,14 @@ func TestRunKeepsRatingsInPostgresAcrossRestarts(t *testing.T) {
 	if !strings.Contains(out.String(), "1 results replayed") || !strings.Contains(progress.String(), "replaying") {
 		t.Fatalf("rebuild output %q, progress %q", out.String(), progress.String())
 	}
+	out.Reset()
+	if err := run(context.Background(), []string{"api", "tune", "-game-type", "ctf", "-rebuild"}, getenv, &out, &progress); err != nil {
+		t.Fatalf("api tune: %v", err)
+	}
+	if !strings.Contains(out.String(), "ctf (ns2-kalman, 1 results, 1 replays): defaults kept: too few results") ||
+		!strings.Contains(out.String(), "1 results replayed") {
+		t.Fatalf("tune output %q", out.String())
+	}
 	third := startProgram(t, env)
 	defer third.stop()
 	_, rebuilt := call(third.base, http.MethodGet, "/v1/players/alice/ratings", "")
@@ -86,7 +94,7 @@ func TestRunKeepsRatingsInPostgresAcrossRestarts(t *testing.T) {
 func TestSubcommandsExplainWhatTheyNeed(t *testing.T) {
 	t.Parallel()
 	none := func(string) string { return "" }
-	for _, args := range [][]string{{"api", "migrate"}, {"api", "rebuild", "-game-type", "ctf"}} {
+	for _, args := range [][]string{{"api", "migrate"}, {"api", "rebuild", "-game-type", "ctf"}, {"api", "tune", "-game-type", "ctf"}} {
 		err := run(context.Background(), args, none, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") {
 			t.Errorf("%v without a database: %v", args, err)

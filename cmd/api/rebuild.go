@@ -38,7 +38,12 @@ func rebuild(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	show := newProgressPrinter(stderr)
 	start := time.Now()
 	svc := ratings.NewServiceWithModels(store, cfg.RatingModels)
-	report, err := svc.Rebuild(ctx, cfg.RebuildGameType, show.update)
+	var report ratings.RebuildReport
+	if cfg.RebuildSolve {
+		report, err = svc.RebuildSolved(ctx, cfg.RebuildGameType, ratings.DefaultSolvePrior, show.update)
+	} else {
+		report, err = svc.Rebuild(ctx, cfg.RebuildGameType, show.update)
+	}
 	show.done()
 	if err != nil {
 		return fmt.Errorf("rebuild %s: %w", cfg.RebuildGameType, err)

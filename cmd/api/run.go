@@ -57,10 +57,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrate(ctx, cfg, stdout, logger)
 	case "rebuild":
 		return rebuild(ctx, cfg, stdout, stderr)
+	case "tune":
+		return tune(ctx, cfg, stdout, stderr)
 	case "healthcheck":
 		return healthcheck(ctx, cfg.Addr)
 	default:
-		return fmt.Errorf("unknown command %q (want serve, migrate, rebuild, healthcheck, evaluate or simulate; api --help lists them)", command)
+		return fmt.Errorf("unknown command %q (want serve, migrate, rebuild, tune, healthcheck, evaluate or simulate; api --help lists them)", command)
 	}
 }
 

@@ -93,3 +93,59 @@ func handleRebuild(logger *slog.Logger, svc *ratings.Service) http.Handler {
 			Contexts: report.Contexts, Ratings: report.Ratings, ElapsedMS: float64(time.Since(start).Microseconds()) / 1000})
 	})
 }
+
+type tunedParamsJSON struct {
+	SkillSD       float64 `json:"skill_sd"`
+	NewcomerSkill float64 `json:"newcomer_skill"`
+	SkillDrift    float64 `json:"skill_drift"`
+	Noise         float64 `json:"noise"`
+	BiasPrior     float64 `json:"bias_prior"`
+	OffsetSD      float64 `json:"offset_sd"`
+}
+
+type contextTuningJSON struct {
+	Context       string          `json:"context"`
+	Model         string          `json:"model"`
+	Results       int             `json:"results"`
+	Replays       int             `json:"replays"`
+	Accepted      bool            `json:"accepted"`
+	Reason        string          `json:"reason,omitempty"`
+	FitBefore     float64         `json:"fit_log_loss_before"`
+	FitAfter      float64         `json:"fit_log_loss_after"`
+	HeldOutBefore float64         `json:"held_out_log_loss_before"`
+	HeldOutAfter  float64         `json:"held_out_log_loss_after"`
+	Default       tunedParamsJSON `json:"default"`
+	Params        tunedParamsJSON `json:"params"`
+}
+
+type tuneResponse struct {
+	GameType  string              `json:"game_type"`
+	Contexts  []contextTuningJSON `json:"contexts"`
+	ElapsedMS float64             `json:"elapsed_ms"`
+}
+
+// handleTune answers POST /v1/ratings/tune?game_type=...: each context's hyperparameters
+// fitted to its history and stored (ratings.Service.Tune).
+func handleTune(logger *slog.Logger, svc *ratings.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gameType := r.URL.Query().Get("game_type")
+		start := time.Now()
+		reports, err := svc.Tune(r.Context(), gameType)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		resp := tuneResponse{GameType: gameType, Contexts: make([]contextTuningJSON, len(reports))}
+		for i, ct := range reports {
+			rep := ct.Report
+			resp.Contexts[i] = contextTuningJSON{Context: ct.Context.Key(), Model: ct.Model, Results: rep.Results,
+				Replays: rep.Evaluations, Accepted: rep.Accepted, Reason: rep.Reason,
+				FitBefore: rep.FitBefore, FitAfter: rep.FitAfter, HeldOutBefore: rep.HeldOutBefore, HeldOutAfter: rep.HeldOutAfter,
+				Default: tunedParamsJSON(rep.Default), Params: tunedParamsJSON(rep.Params)}
+			logger.InfoContext(r.Context(), "ratings tuned", "context", ct.Context.Key(), "results", rep.Results,
+				"accepted", rep.Accepted, "held_out_log_loss_before", rep.HeldOutBefore, "held_out_log_loss_after", rep.HeldOutAfter)
+		}
+		resp.ElapsedMS = float64(time.Since(start).Microseconds()) / 1000
+		respond(w, r, logger, http.StatusOK, resp)
+	})
+}

@@ -1,6 +1,10 @@
 package ratings
 
-import "math"
+import (
+	"math"
+
+	"matchmaker/internal/apperr"
+)
 
 // Kalman is the NS2 model's prediction with a Gaussian belief over each of its terms, learnt
 // by assumed-density filtering: a Kalman filter for a logistic observation, Glicko or
@@ -54,8 +58,11 @@ type Kalman struct {
 	OffsetSD, OffsetDrift float64
 	// CommanderSD and CommanderDrift are the same for commander skills.
 	CommanderSD, CommanderDrift float64
-	// NewcomerPrior is the weight of the newcomers' mean skill's prior (0).
-	NewcomerPrior float64
+	// NewcomerSkill is the prior value of the newcomers' mean skill, NewcomerPrior its weight.
+	NewcomerSkill, NewcomerPrior float64
+	// Noise is the standard deviation of a match's performance beyond what the terms explain,
+	// in logits: its square is added to the logit's variance V (0: none but the logistic's).
+	Noise float64
 	// ScalePrior is the weight of the temperature's prior (1), in units of the current
 	// result's weight.
 	ScalePrior float64
@@ -72,14 +79,17 @@ func DefaultKalman() Kalman {
 // Name is "ns2-kalman".
 func (Kalman) Name() string { return "ns2-kalman" }
 
-// Validate checks the parameters: finite and non-negative; SkillSD, the priors' weights and
-// BiasPrior positive.
+// Validate checks the parameters: finite, and but for NewcomerSkill non-negative; SkillSD,
+// the priors' weights and BiasPrior positive.
 func (m Kalman) Validate() error {
+	if !finite(m.NewcomerSkill) {
+		return apperr.Field("newcomer_skill", "must be a finite number")
+	}
 	return validateParams(param{"round_s", m.RoundS, false}, param{"base_skill", m.BaseSkill, false},
 		param{"base_prior", m.BasePrior, true}, param{"skill_sd", m.SkillSD, true}, param{"skill_drift", m.SkillDrift, false},
 		param{"offset_sd", m.OffsetSD, false}, param{"offset_drift", m.OffsetDrift, false},
 		param{"commander_sd", m.CommanderSD, false}, param{"commander_drift", m.CommanderDrift, false},
-		param{"newcomer_prior", m.NewcomerPrior, true}, param{"scale_prior", m.ScalePrior, true},
+		param{"newcomer_prior", m.NewcomerPrior, true}, param{"noise", m.Noise, false}, param{"scale_prior", m.ScalePrior, true},
 		param{"bias_prior", m.BiasPrior, true})
 }
 
@@ -101,7 +111,7 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 	cell, pair := bias.Cell(entry.Key), bias.Total(entry.Key)
 	total := pair.Terms
 	base, baseVar := estimate(m.BaseSkill, m.BasePrior, total.Presence, total.PresenceWeight)
-	newcomer, newcomerVar := estimate(0, m.NewcomerPrior, total.Newcomer, total.NewcomerWeight)
+	newcomer, newcomerVar := estimate(m.NewcomerSkill, m.NewcomerPrior, total.Newcomer, total.NewcomerWeight)
 	temp, weight := temperature(pair, m.ScalePrior)
 
 	f, v := smoothed(cell, pair, m.BiasPrior)
@@ -132,7 +142,7 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 			v += k.x * k.x * k.v
 		}
 	}
-	v += presence*presence*baseVar + fresh*fresh*newcomerVar
+	v += presence*presence*baseVar + fresh*fresh*newcomerVar + m.Noise*m.Noise
 	z := mean / math.Sqrt(1+math.Pi*v/8)
 	p := sigmoid(z)
 	served := sigmoid(temp * z)

@@ -25,6 +25,7 @@ type MemoryStore struct {
 	contexts map[string]*memContext // by Context.Key
 	matches  map[string]*memMatch   // by match id
 	history  map[string][]*memMatch // by game type, in the order accepted
+	tunings  map[string]Tuning      // by Context.Key
 }
 
 // memContext is what the store knows of one rating context.
@@ -56,6 +57,7 @@ func NewMemoryStore(policy *MutatorPolicy) *MemoryStore {
 		contexts: make(map[string]*memContext),
 		matches:  make(map[string]*memMatch),
 		history:  make(map[string][]*memMatch),
+		tunings:  make(map[string]Tuning),
 	}
 }
 
@@ -300,6 +302,69 @@ func (s *MemoryStore) SetMutator(ctx context.Context, name string, affectsGamepl
 	return MutatorInfo{Name: fold(name), Status: s.policy.Status(name)}, nil
 }
 
+// History implements Store.History. It holds the read lock throughout.
+func (s *MemoryStore) History(ctx context.Context, gameType string, fn func(Result) error) error {
+	gc, err := NewContext(gameType, nil)
+	if err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, m := range s.history[gc.GameType] {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(cloneResult(m.result)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Tunings implements Store.Tunings.
+func (s *MemoryStore) Tunings(ctx context.Context, gameType string) (map[string]Tuning, error) {
+	gc, err := NewContext(gameType, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[string]Tuning)
+	for k, t := range s.tunings {
+		if t.Context.GameType == gc.GameType {
+			t.Context.Mutators = slices.Clone(t.Context.Mutators)
+			out[k] = t
+		}
+	}
+	return out, ctx.Err()
+}
+
+// SaveTunings implements Store.SaveTunings.
+func (s *MemoryStore) SaveTunings(ctx context.Context, gameType string, ts []Tuning) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	gc, err := NewContext(gameType, nil)
+	if err != nil {
+		return err
+	}
+	if err := CheckTunings(gc.GameType, ts); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, t := range s.tunings {
+		if t.Context.GameType == gc.GameType {
+			delete(s.tunings, k)
+		}
+	}
+	for _, t := range ts {
+		t.Context.Mutators = slices.Clone(t.Context.Mutators)
+		s.tunings[t.Context.Key()] = t
+	}
+	return nil
+}
+
 // Rebuild implements Store.Rebuild. It holds the store's lock throughout, so it holds off
 // every result (not only those of gameType) and every read.
 func (s *MemoryStore) Rebuild(ctx context.Context, gameType string, replay ReplayFunc, progress func(Progress)) (RebuildReport, error) {
@@ -320,22 +385,23 @@ func (s *MemoryStore) Rebuild(ctx context.Context, gameType string, replay Repla
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ms := s.history[gameType]
-	history := make([]Result, len(ms))
-	for i, m := range ms {
-		history[i] = cloneResult(m.result)
-	}
-	tell("reading", len(history), len(history))
-	tell("replaying", 0, len(history))
-	states, err := replay(s.policy.Clone(), history)
+	tell("replaying", 0, len(ms))
+	states, err := replay(s.policy.Clone(), nil, func(yield func(Result) bool) {
+		for _, m := range ms {
+			if !yield(cloneResult(m.result)) {
+				return
+			}
+		}
+	})
 	if err != nil {
 		return RebuildReport{}, err
 	}
-	tell("replaying", len(history), len(history))
+	tell("replaying", len(ms), len(ms))
 	fresh, rep, err := RebuildContexts(gameType, states)
 	if err != nil {
 		return RebuildReport{}, err
 	}
-	rep.Results = len(history)
+	rep.Results = len(ms)
 
 	tell("writing", 0, rep.Ratings)
 	for key, mc := range s.contexts {

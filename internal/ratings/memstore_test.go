@@ -14,3 +14,7 @@ func TestMemoryStoreContract(t *testing.T) {
 func BenchmarkRecordResultMemory(b *testing.B) {
 	storetest.BenchRecord(b, ratings.NewMemoryStore(nil), nil)
 }
+
+func TestTuneServiceMemory(t *testing.T) {
+	storetest.TuneService(t, ratings.NewMemoryStore(nil), 3000)
+}

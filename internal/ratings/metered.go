@@ -72,6 +72,21 @@ func (m *meteredStore) Rebuild(ctx context.Context, gameType string, replay Repl
 	return m.Store.Rebuild(ctx, gameType, replay, progress)
 }
 
+func (m *meteredStore) History(ctx context.Context, gameType string, fn func(Result) error) (err error) {
+	defer m.time("history")(&err)
+	return m.Store.History(ctx, gameType, fn)
+}
+
+func (m *meteredStore) Tunings(ctx context.Context, gameType string) (t map[string]Tuning, err error) {
+	defer m.time("tunings")(&err)
+	return m.Store.Tunings(ctx, gameType)
+}
+
+func (m *meteredStore) SaveTunings(ctx context.Context, gameType string, ts []Tuning) (err error) {
+	defer m.time("save_tunings")(&err)
+	return m.Store.SaveTunings(ctx, gameType, ts)
+}
+
 func (m *meteredStore) Ping(ctx context.Context) (err error) {
 	defer m.time("ping")(&err)
 	return m.Store.Ping(ctx)

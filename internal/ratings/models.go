@@ -3,6 +3,7 @@ package ratings
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -156,9 +157,8 @@ func ParseModelSet(spec string) (*ModelSet, error) {
 
 // Replayer is the set's ReplayFunc: every context replayed with its own model, for Rebuild.
 func (ms *ModelSet) Replayer() ReplayFunc {
-	return func(policy *MutatorPolicy, history []Result) (map[string]*State, error) {
-		states, _, err := replayByContext(ms.For, policy, history)
-		return states, err
+	return func(policy *MutatorPolicy, from map[string]*State, history iter.Seq[Result]) (map[string]*State, error) {
+		return replayStream(ms.For, policy, from, history)
 	}
 }
 

@@ -94,7 +94,11 @@ func (s *Service) Predict(ctx context.Context, p Proposal) (Prediction, error) {
 		}
 		bias = pair
 	}
-	m := s.models.For(c)
+	pick, err := s.modelsOf(ctx, c.GameType)
+	if err != nil {
+		return Prediction{}, err
+	}
+	m := pick(c)
 	o, err := m.Apply(stored, bias, r)
 	if err != nil {
 		return Prediction{}, err

@@ -2,6 +2,7 @@ package ratings
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 
 	"matchmaker/internal/apperr"
@@ -93,6 +94,40 @@ func replayByContext(pick func(Context) Model, policy *MutatorPolicy, results []
 	}
 	slices.Sort(unknown)
 	return states, slices.Compact(unknown), nil
+}
+
+// replayStream applies a history, in order, to the states from (nil: a new map), each
+// result to the context the policy gives it, with the model pick gives that context; it is a
+// rebuild's replay, which sees the history one result at a time.
+func replayStream(pick func(Context) Model, policy *MutatorPolicy, from map[string]*State, history iter.Seq[Result]) (map[string]*State, error) {
+	states := from
+	if states == nil {
+		states = make(map[string]*State)
+	}
+	models := make(map[string]Model)
+	i := 0
+	for r := range history {
+		c, _, err := policy.Context(r.GameType, r.Mutators)
+		if err != nil {
+			return nil, replayError(i, r, err)
+		}
+		key := c.Key()
+		m := models[key]
+		if m == nil {
+			m = pick(c)
+			models[key] = m
+		}
+		s := states[key]
+		if s == nil {
+			s = &State{}
+			states[key] = s
+		}
+		if _, err := s.Apply(m, r); err != nil {
+			return nil, replayError(i, r, err)
+		}
+		i++
+	}
+	return states, nil
 }
 
 func replayError(i int, r Result, err error) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 
@@ -18,8 +19,9 @@ import (
 // replay), and checks ids before any store call. Adapters decode, call a method, and render
 // what it returns; none of them touches the Store.
 type Service struct {
-	store  Store
-	models *ModelSet
+	store   Store
+	models  *ModelSet
+	tunings tuningCache
 }
 
 // NewService returns the service over store, learning with model in every context.
@@ -79,10 +81,14 @@ func (s *Service) Record(ctx context.Context, r Result) (Receipt, error) {
 	if err := r.Validate(); err != nil {
 		return Receipt{}, err
 	}
+	model, err := s.modelsOf(ctx, r.GameType)
+	if err != nil {
+		return Receipt{}, err
+	}
 	var outcome Outcome
 	rec, err := s.store.RecordResult(ctx, RecordRequest{Result: r, BodyHash: r.Fingerprint()},
 		func(c Context, prior map[Participant]Rating, bias BiasTable) (Outcome, []byte, error) {
-			o, err := s.models.For(c).Apply(prior, bias, r)
+			o, err := model(c).Apply(prior, bias, r)
 			if err != nil {
 				return Outcome{}, nil, err
 			}
@@ -354,12 +360,19 @@ func (s *Service) SetMutator(ctx context.Context, name string, affectsGameplay b
 }
 
 // Rebuild recomputes every context of a game type from the stored history, each with the
-// model it uses now; progress, if not nil, is told how far it has got.
+// model it uses now and its stored tuning; progress, if not nil, is told how far it has got.
 func (s *Service) Rebuild(ctx context.Context, gameType string, progress func(Progress)) (RebuildReport, error) {
 	if err := ValidateName(gameType); err != nil {
 		return RebuildReport{}, apperr.Field("game_type", "%s", err)
 	}
-	return s.store.Rebuild(ctx, gameType, s.models.Replayer(), progress)
+	s.tunings.forget(fold(gameType)) // the tunings as stored now, not as cached
+	pick, err := s.modelsOf(ctx, gameType)
+	if err != nil {
+		return RebuildReport{}, err
+	}
+	return s.store.Rebuild(ctx, gameType, func(policy *MutatorPolicy, from map[string]*State, history iter.Seq[Result]) (map[string]*State, error) {
+		return replayStream(pick, policy, from, history)
+	}, progress)
 }
 
 // checkParticipants applies the id rule to every participant, before any store call.

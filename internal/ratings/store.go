@@ -3,6 +3,7 @@ package ratings
 import (
 	"context"
 	"crypto/sha256"
+	"iter"
 )
 
 // Store keeps what the model learns: ratings per context, the side-bias table, the mutator
@@ -54,17 +55,41 @@ type Store interface {
 	// stored. It does not change stored ratings: a rebuild re-splits the history.
 	SetMutator(ctx context.Context, name string, affectsGameplay bool) (MutatorInfo, error)
 
-	// Rebuild recomputes every context of a game type from the stored history. Holding off
-	// results of that game type meanwhile, it reads the policy and the game type's results in
-	// the order they were accepted, calls replay, and replaces all of the game type's ratings
-	// and bias cells with what replay returns (keyed by Context.Key). progress, if not nil,
-	// is told how far the store has got.
+	// Rebuild recomputes every context of a game type from the stored history: it reads the
+	// policy and the game type's results in the order they were accepted, replays them
+	// through replay (as a stream: the history is never held whole), and replaces all of the
+	// game type's ratings and bias cells with the states replay returns (keyed by
+	// Context.Key). Results of the game type recorded while it runs are not lost: replay is
+	// called again with the states so far and those results, in the order they were
+	// accepted, so that the ratings it leaves are those of a rebuild that had come after
+	// them. (The Postgres store keeps taking results meanwhile, holding them off only for its
+	// last, short step; the in-memory store holds them off throughout.) progress, if not
+	// nil, is told how far the store has got.
 	Rebuild(ctx context.Context, gameType string, replay ReplayFunc, progress func(Progress)) (RebuildReport, error)
+
+	// History calls fn with every stored result of a game type, in the order they were
+	// accepted, reading them as it goes (it does not hold them all); an error from fn stops
+	// it and is returned as it is. fn must not call back into the store.
+	History(ctx context.Context, gameType string, fn func(Result) error) error
+	// Tunings returns the tuned parameters stored for the contexts of a game type, by
+	// Context.Key.
+	Tunings(ctx context.Context, gameType string) (map[string]Tuning, error)
+	// SaveTunings replaces every tuning of a game type with ts (each of a context of it).
+	SaveTunings(ctx context.Context, gameType string, ts []Tuning) error
 
 	// Ping reports whether the store can be reached.
 	Ping(ctx context.Context) error
 	// Name says which implementation this is: "memory" or "postgres".
 	Name() string
+}
+
+// Tuning is a context's fitted hyperparameters (Tune), as stored: the model they are for,
+// the parameters, and the report of the fit.
+type Tuning struct {
+	Context Context
+	Model   string
+	Params  TunedParams
+	Report  TuneReport
 }
 
 // RecordRequest is one result to record.
@@ -86,9 +111,10 @@ type Recorded struct {
 	Replayed bool
 }
 
-// ReplayFunc rebuilds states from a game type's history under a policy, like
-// ReplayByContext.
-type ReplayFunc func(policy *MutatorPolicy, history []Result) (map[string]*State, error)
+// ReplayFunc applies a game type's history, in order, under a policy, to the states from
+// (nil: none yet; replay may update them in place) and returns the states, like
+// ReplayByContext. It must not hold on to history's results beyond each one's step.
+type ReplayFunc func(policy *MutatorPolicy, from map[string]*State, history iter.Seq[Result]) (map[string]*State, error)
 
 // Progress reports a rebuild's phase and how much of it is done.
 type Progress struct {
@@ -142,8 +168,7 @@ type RatedParticipant struct {
 
 // Replayer is the model's ReplayFunc: ReplayByContext under the given policy, for Rebuild.
 func Replayer(m Model) ReplayFunc {
-	return func(policy *MutatorPolicy, history []Result) (map[string]*State, error) {
-		states, _, err := ReplayByContext(m, policy, history)
-		return states, err
+	return func(policy *MutatorPolicy, from map[string]*State, history iter.Seq[Result]) (map[string]*State, error) {
+		return replayStream(func(Context) Model { return m }, policy, from, history)
 	}
 }

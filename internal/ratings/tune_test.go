@@ -46,7 +46,7 @@ func tuneSets(t *testing.T) []tuneSet {
 		}
 		add("data", h)
 	}
-	for _, name := range []string{"default", "newcomers", "pro"} {
+	for _, name := range league.Names() {
 		for seed := uint64(1); seed <= 3; seed++ {
 			cfg, _ := league.ByName(name, seed)
 			h := league.Results(league.Simulate(cfg))
@@ -65,7 +65,7 @@ type tuneRow struct {
 // tuneTable replays every set through every model (two at a time) and prints, per model, the
 // accuracy, log loss and slope on the data file and averaged over each league's seeds.
 func tuneTable(t *testing.T, sets []tuneSet, rows []tuneRow) string {
-	return tuneTable2(t, sets, rows, "data", "default", "newcomers", "pro")
+	return tuneTable2(t, sets, rows, append([]string{"data"}, league.Names()...)...)
 }
 
 func tuneTable2(t *testing.T, sets []tuneSet, rows []tuneRow, groups ...string) string {
@@ -161,6 +161,10 @@ func TestTuneKalman(t *testing.T) {
 		vary("NewcomerPrior", []float64{0.3, 3, 1e9}, func(m *ratings.Kalman, v float64) { m.NewcomerPrior = v })
 		vary("ScalePrior", []float64{5, 100, 1e12}, func(m *ratings.Kalman, v float64) { m.ScalePrior = v })
 		vary("BiasPrior", []float64{20, 200}, func(m *ratings.Kalman, v float64) { m.BiasPrior = v })
+	}
+	if sweep := os.Getenv("RATINGS_SWEEP"); sweep == "noise" || sweep == "all" || sweep == "" {
+		vary("Noise", []float64{0.5, 1, 1.5}, func(m *ratings.Kalman, v float64) { m.Noise = v })
+		vary("NewcomerSkill", []float64{-1, 1}, func(m *ratings.Kalman, v float64) { m.NewcomerSkill = v })
 	}
 	t.Log("\n" + tuneTable(t, tuneSets(t), rows))
 }

@@ -40,6 +40,13 @@ type Config struct {
 	// Uneven is the probability that a match has teams of different sizes: one team one or
 	// two players short (4v3, 5v3 in a 4v4 league), or one player over.
 	Uneven float64
+	// Regulars, when positive, exempts the first Regulars slots of the pool from Newcomers:
+	// a core of regulars who play on, among players who come and go.
+	Regulars int
+	// NewcomerMean and NewcomerSD, when NewcomerSD is positive, draw the newcomers' true
+	// skills from N(NewcomerMean, NewcomerSD^2) instead of the pool's N(0, SkillSD^2): real
+	// newcomers are weaker than the players they meet, and alike.
+	NewcomerMean, NewcomerSD float64
 	// Rosters, when positive, splits the pool into that many fixed teams of TeamSize (Players
 	// must be Rosters * TeamSize), and every match is between two of them. Newcomers then
 	// replaces a roster's player for good, a transfer.
@@ -81,9 +88,37 @@ func Pro(seed uint64) Config {
 	}
 }
 
-// ByName returns a named league: "default", "newcomers" or "pro".
+// Casual is a newcomer-heavy public league of 8v8: a core of 100 regulars among 300 slots
+// that go to a new player three times in ten, so that most players play fewer than six
+// matches; teams are even, without commanders or side offsets; sides and maps matter a
+// little.
+func Casual(seed uint64) Config {
+	return Config{
+		Seed: seed, Players: 400, Matches: 6000, TeamSize: 8, GameType: "casual", Sides: [2]string{"blue", "red"},
+		SkillSD: 2, Drift: 0.03,
+		Maps: 6, SideBias: 0.1, MapBiasSD: 0.2, RoundS: 900, Presence: 4,
+		Substitute: 0.1, Replace: 0.7, LateStart: 0.05,
+		Newcomers: 0.3, Regulars: 100,
+	}
+}
+
+// Casual4 is Casual in 4v4.
+func Casual4(seed uint64) Config {
+	cfg := Casual(seed)
+	cfg.TeamSize, cfg.Players, cfg.Regulars, cfg.GameType = 4, 200, 50, "casual4"
+	return cfg
+}
+
+// Names lists the leagues ByName knows.
+func Names() []string { return []string{"default", "newcomers", "pro", "casual", "casual4"} }
+
+// ByName returns a named league (Names).
 func ByName(name string, seed uint64) (Config, error) {
 	switch name {
+	case "casual":
+		return Casual(seed), nil
+	case "casual4":
+		return Casual4(seed), nil
 	case "default":
 		return Default(seed), nil
 	case "newcomers":
@@ -91,7 +126,7 @@ func ByName(name string, seed uint64) (Config, error) {
 	case "pro":
 		return Pro(seed), nil
 	}
-	return Config{}, fmt.Errorf("unknown league %q (want default, newcomers or pro)", name)
+	return Config{}, fmt.Errorf("unknown league %q (want one of %v)", name, Names())
 }
 
 // Match is one simulated result with the truth's probability that team 0 wins.
@@ -160,8 +195,12 @@ func Simulate(cfg Config) []Match {
 		who := map[string]int{} // id -> pool slot, for lookups only
 		var played []int        // pool slots in order, for the drift (no map-order randomness)
 		take := func(slot int) string {
-			if cfg.Newcomers > 0 && rng.Float64() < cfg.Newcomers {
-				pool[slot] = truth{skill: rng.NormFloat64() * cfg.SkillSD, offset: rng.NormFloat64() * cfg.OffsetSD,
+			if cfg.Newcomers > 0 && slot >= cfg.Regulars && rng.Float64() < cfg.Newcomers {
+				skill := rng.NormFloat64() * cfg.SkillSD
+				if cfg.NewcomerSD > 0 {
+					skill = cfg.NewcomerMean + rng.NormFloat64()*cfg.NewcomerSD
+				}
+				pool[slot] = truth{skill: skill, offset: rng.NormFloat64() * cfg.OffsetSD,
 					command: rng.NormFloat64() * cfg.CommandSD, likesCommand: rng.Float64() < 0.2}
 				ids[slot] = fmt.Sprintf("n%05d", newcomers)
 				newcomers++

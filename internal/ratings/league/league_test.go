@@ -13,7 +13,7 @@ import (
 func TestLeaguesAreWhatTheySay(t *testing.T) {
 	t.Parallel()
 	uneven := map[string]int{} // matches whose teams differ in players present (in time)
-	for _, name := range []string{"default", "newcomers", "pro"} {
+	for _, name := range Names() {
 		cfg, err := ByName(name, 7)
 		if err != nil {
 			t.Fatal(err)
@@ -75,6 +75,18 @@ func TestLeaguesAreWhatTheySay(t *testing.T) {
 		case "newcomers":
 			if perPlayer > 8 || commanded != 0 {
 				t.Errorf("newcomers: %.1f matches a player, %d commanders", perPlayer, commanded)
+			}
+		case "casual", "casual4": // most players play fewer than six matches, beside regulars who play on
+			few, most := 0, 0
+			for _, n := range games {
+				if n < 6 {
+					few++
+				}
+				most = max(most, n)
+			}
+			if 4*few < 3*len(games) || most < 100 || commanded != 0 {
+				t.Errorf("%s: %d of %d players with fewer than six matches, at most %d matches a player, %d commanders",
+					name, few, len(games), most, commanded)
 			}
 		}
 	}

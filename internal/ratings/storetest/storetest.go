@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -61,6 +62,8 @@ func Run(t *testing.T, open func(t *testing.T) ratings.Store) {
 		{"ConcurrentReplays", testConcurrentReplays},
 		{"ConcurrentConflicts", testConcurrentConflicts},
 		{"ConcurrentRebuild", testConcurrentRebuild},
+		{"History", testHistory},
+		{"Tunings", testTunings},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,10 +172,7 @@ func applyModel(r ratings.Result) ratings.ApplyFunc {
 }
 
 // replayModel is the ReplayFunc the service uses, with the default model.
-func replayModel(policy *ratings.MutatorPolicy, history []ratings.Result) (map[string]*ratings.State, error) {
-	states, _, err := ratings.ReplayByContext(ratings.DefaultModel(), policy, history)
-	return states, err
-}
+var replayModel = ratings.Replayer(ratings.DefaultModel())
 
 // --- the reference ------------------------------------------------------------------------
 
@@ -422,7 +422,7 @@ func wantCode(t *testing.T, err error, code apperr.Code) {
 // must be empty: the way to give participants exact ratings.
 func seed(t *testing.T, st ratings.Store, gameType string, states map[string]*ratings.State) {
 	t.Helper()
-	rep, err := st.Rebuild(context.Background(), gameType, func(*ratings.MutatorPolicy, []ratings.Result) (map[string]*ratings.State, error) {
+	rep, err := st.Rebuild(context.Background(), gameType, func(*ratings.MutatorPolicy, map[string]*ratings.State, iter.Seq[ratings.Result]) (map[string]*ratings.State, error) {
 		return states, nil
 	}, nil)
 	if err != nil {
@@ -1111,7 +1111,7 @@ func testRebuildFailure(t *testing.T, st ratings.Store) {
 	for _, r := range league(10, 2, "ns2") {
 		recordBoth(t, st, f, r)
 	}
-	_, err := st.Rebuild(ctx, "ns2", func(*ratings.MutatorPolicy, []ratings.Result) (map[string]*ratings.State, error) {
+	_, err := st.Rebuild(ctx, "ns2", func(*ratings.MutatorPolicy, map[string]*ratings.State, iter.Seq[ratings.Result]) (map[string]*ratings.State, error) {
 		return nil, errBoom
 	}, nil)
 	if !errors.Is(err, errBoom) {
@@ -1123,7 +1123,7 @@ func testRebuildFailure(t *testing.T, st ratings.Store) {
 		"malformed key":   {"ns2+b,a": {}},
 		"infinite rating": {"ns2": {Ratings: map[ratings.Participant]ratings.Rating{{ID: "x"}: {Skill: math.Inf(1)}}}},
 	} {
-		_, err := st.Rebuild(ctx, "ns2", func(*ratings.MutatorPolicy, []ratings.Result) (map[string]*ratings.State, error) {
+		_, err := st.Rebuild(ctx, "ns2", func(*ratings.MutatorPolicy, map[string]*ratings.State, iter.Seq[ratings.Result]) (map[string]*ratings.State, error) {
 			return states, nil
 		}, nil)
 		if err == nil {
@@ -1133,11 +1133,15 @@ func testRebuildFailure(t *testing.T, st ratings.Store) {
 	}
 	// The history it read is all there, in order.
 	var seen []string
-	_, err = st.Rebuild(ctx, "ns2", func(p *ratings.MutatorPolicy, h []ratings.Result) (map[string]*ratings.State, error) {
-		for _, r := range h {
-			seen = append(seen, r.MatchID)
-		}
-		return replayModel(p, h)
+	_, err = st.Rebuild(ctx, "ns2", func(p *ratings.MutatorPolicy, from map[string]*ratings.State, h iter.Seq[ratings.Result]) (map[string]*ratings.State, error) {
+		return replayModel(p, from, func(yield func(ratings.Result) bool) {
+			for r := range h {
+				seen = append(seen, r.MatchID)
+				if !yield(r) {
+					return
+				}
+			}
+		})
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -1648,4 +1652,108 @@ func benchRecord(b *testing.B, st ratings.Store, pool int, shared bool, serverCP
 	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "results/s")
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+func testHistory(t *testing.T, st ratings.Store) {
+	ctx := context.Background()
+	f := newRef()
+	ns2, tdm := league(12, 3, "ns2"), league(5, 4, "tdm")
+	for i := range 12 {
+		recordBoth(t, st, f, ns2[i])
+		if i < len(tdm) {
+			recordBoth(t, st, f, tdm[i])
+		}
+	}
+	var got []ratings.Result
+	if err := st.History(ctx, "NS2", func(r ratings.Result) error { got = append(got, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(ns2) {
+		t.Fatalf("history of ns2: %d results, want %d", len(got), len(ns2))
+	}
+	for i := range got {
+		if got[i].MatchID != ns2[i].MatchID || hashOf(got[i]) != hashOf(ns2[i]) {
+			t.Fatalf("history[%d] = %+v, want %+v (in the order accepted)", i, got[i], ns2[i])
+		}
+	}
+	// The callback's error stops the read and comes back as it is.
+	stop := errors.New("enough")
+	n := 0
+	err := st.History(ctx, "ns2", func(ratings.Result) error {
+		if n++; n == 3 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 3 {
+		t.Fatalf("History with a failing callback: %v after %d results, want %v after 3", err, n, stop)
+	}
+	if err := st.History(ctx, "no such game", func(ratings.Result) error { return nil }); apperr.CodeOf(err) != apperr.Invalid {
+		t.Fatalf("History of an invalid game type: %v", err)
+	}
+}
+
+func testTunings(t *testing.T, st ratings.Store) {
+	ctx := context.Background()
+	got, err := st.Tunings(ctx, "ns2")
+	if err != nil || len(got) != 0 {
+		t.Fatalf("Tunings of an empty store: %v %v", got, err)
+	}
+	p := ratings.DefaultKalman().Tuned()
+	p.SkillSD, p.NewcomerSkill, p.Noise = 1.25, -0.5, 0.75
+	bare, insta := mustContext(t, "ns2"), mustContext(t, "ns2", "instagib")
+	rep := ratings.TuneReport{Results: 4000, Evaluations: 31, Accepted: true, Default: ratings.DefaultKalman().Tuned(), Params: p,
+		FitBefore: 0.65, FitAfter: 0.64, HeldOutBefore: 0.66, HeldOutAfter: 0.655}
+	first := []ratings.Tuning{
+		{Context: bare, Model: "ns2-kalman", Params: p, Report: rep},
+		{Context: insta, Model: "ns2-kalman", Params: ratings.DefaultKalman().Tuned()},
+	}
+	if err := st.SaveTunings(ctx, "ns2", first); err != nil {
+		t.Fatal(err)
+	}
+	other := []ratings.Tuning{{Context: mustContext(t, "tdm"), Model: "ns2-kalman", Params: p}}
+	if err := st.SaveTunings(ctx, "tdm", other); err != nil {
+		t.Fatal(err)
+	}
+	got, err = st.Tunings(ctx, "ns2")
+	if err != nil || len(got) != 2 || !sameTuning(got[bare.Key()], first[0]) || !sameTuning(got[insta.Key()], first[1]) {
+		t.Fatalf("Tunings(ns2) = %+v, %v; want %+v", got, err, first)
+	}
+	// Saving replaces the game type's set, and only its.
+	if err := st.SaveTunings(ctx, "ns2", first[1:]); err != nil {
+		t.Fatal(err)
+	}
+	got, err = st.Tunings(ctx, "ns2")
+	if err != nil || len(got) != 1 || !sameTuning(got[insta.Key()], first[1]) {
+		t.Fatalf("Tunings(ns2) after replacing: %+v, %v", got, err)
+	}
+	got, err = st.Tunings(ctx, "tdm")
+	if err != nil || len(got) != 1 || !sameTuning(got["tdm"], other[0]) {
+		t.Fatalf("Tunings(tdm) = %+v, %v; want %+v", got, err, other)
+	}
+	// What no model could use is refused, and changes nothing.
+	bad := p
+	bad.SkillSD = -1
+	for _, ts := range [][]ratings.Tuning{
+		{{Context: mustContext(t, "tdm"), Model: "ns2-kalman", Params: p}}, // another game type's context
+		{{Context: bare, Model: "ns2-kalman", Params: bad}},
+		{{Context: bare, Model: "ns2-kalman", Params: p}, {Context: bare, Model: "ns2-kalman", Params: p}},
+	} {
+		wantCode(t, st.SaveTunings(ctx, "ns2", ts), apperr.Invalid)
+	}
+	got, err = st.Tunings(ctx, "ns2")
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Tunings(ns2) after refused saves: %+v, %v", got, err)
+	}
+	if err := st.SaveTunings(ctx, "ns2", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = st.Tunings(ctx, "ns2"); err != nil || len(got) != 0 {
+		t.Fatalf("Tunings(ns2) after saving none: %+v, %v", got, err)
+	}
+}
+
+// sameTuning compares tunings exactly (their numbers survive a store bit for bit).
+func sameTuning(a, b ratings.Tuning) bool {
+	return a.Context.Equal(b.Context) && a.Model == b.Model && a.Params == b.Params && a.Report == b.Report
 }

@@ -1,0 +1,127 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"matchmaker/internal/ratings"
+)
+
+const (
+	sqlTunings = `SELECT context_key, model, params, report FROM rating_tunings WHERE game_type = $1`
+	// A game type's context keys: see sqlDeleteRatings.
+	sqlDeleteTunings = `
+DELETE FROM rating_tunings
+WHERE context_key = $1 OR (context_key > $1 || '+' AND context_key < $1 || ',')`
+	sqlInsertTuning = `
+INSERT INTO rating_tunings (context_key, game_type, model, params, report) VALUES ($1, $2, $3, $4, $5)`
+)
+
+// errCallback carries the caller's error out of History untouched.
+type errCallback struct{ err error }
+
+func (e errCallback) Error() string { return e.err.Error() }
+
+// History implements ratings.Store: the game type's results in the order accepted, read row
+// by row from one query (the whole history is never held).
+func (s *Store) History(ctx context.Context, gameType string, fn func(ratings.Result) error) (err error) {
+	ctx, done := s.calls.start(ctx, opHistory)
+	defer done(&err)
+	gc, err := ratings.NewContext(gameType, nil)
+	if err != nil {
+		return err
+	}
+	rows, err := s.pool.Query(ctx, sqlHistory, gc.GameType)
+	if err != nil {
+		return mapError(err, "history")
+	}
+	var raw []byte
+	_, err = pgx.ForEachRow(rows, []any{&raw}, func() error {
+		var d resultDoc
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return err
+		}
+		if err := fn(d.result()); err != nil {
+			return errCallback{err}
+		}
+		return nil
+	})
+	var ce errCallback
+	if errors.As(err, &ce) {
+		return ce.err
+	}
+	return mapError(err, "history")
+}
+
+// Tunings implements ratings.Store.
+func (s *Store) Tunings(ctx context.Context, gameType string) (_ map[string]ratings.Tuning, err error) {
+	ctx, done := s.calls.start(ctx, opTunings)
+	defer done(&err)
+	gc, err := ratings.NewContext(gameType, nil)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, sqlTunings, gc.GameType)
+	if err != nil {
+		return nil, mapError(err, "tunings")
+	}
+	out := map[string]ratings.Tuning{}
+	var key, model string
+	var params, report []byte
+	_, err = pgx.ForEachRow(rows, []any{&key, &model, &params, &report}, func() error {
+		c, err := ratings.ParseContextKey(key)
+		if err != nil {
+			return err
+		}
+		t := ratings.Tuning{Context: c, Model: model}
+		if err := json.Unmarshal(params, &t.Params); err != nil {
+			return err
+		}
+		if err := json.Unmarshal(report, &t.Report); err != nil {
+			return err
+		}
+		out[key] = t
+		return nil
+	})
+	if err != nil {
+		return nil, mapError(err, "tunings")
+	}
+	return out, nil
+}
+
+// SaveTunings implements ratings.Store: in one transaction, the game type's tunings deleted
+// and ts inserted.
+func (s *Store) SaveTunings(ctx context.Context, gameType string, ts []ratings.Tuning) (err error) {
+	ctx, done := s.calls.start(ctx, opSaveTunings)
+	defer done(&err)
+	gc, err := ratings.NewContext(gameType, nil)
+	if err != nil {
+		return err
+	}
+	if err := ratings.CheckTunings(gc.GameType, ts); err != nil {
+		return err
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, sqlDeleteTunings, gc.GameType); err != nil {
+			return err
+		}
+		for _, t := range ts {
+			params, err := json.Marshal(t.Params)
+			if err != nil {
+				return err
+			}
+			report, err := json.Marshal(t.Report)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, sqlInsertTuning, t.Context.Key(), gc.GameType, t.Model, params, report); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return mapError(err, "save tunings")
+}

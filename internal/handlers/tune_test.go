@@ -1,0 +1,62 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"matchmaker/internal/ratings"
+	"matchmaker/internal/ratings/league"
+)
+
+// POST /v1/ratings/tune fits each context of the game type and answers what it found, in the
+// spec's shape: accepted where the history is long enough and the defaults are off, defaults
+// kept where it is too short.
+func TestTuneFitsEachContext(t *testing.T) {
+	t.Parallel()
+	off := ratings.DefaultKalman()
+	off.SkillSD, off.SkillDrift, off.BiasPrior = 0.5, 0.01, 1000
+	store := ratings.NewMemoryStore(nil)
+	svc := ratings.NewService(store, off)
+	h := NewServer(Deps{Ratings: svc, Auth: &Auth{Off: true}})
+	for _, r := range league.Results(league.Simulate(league.Default(1)))[:ratings.MinTuneResults] {
+		if _, err := svc.Record(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if resp := postResult(t, h, resultBody("ctf-only", 0)); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /v1/results: %d", resp.StatusCode)
+	}
+
+	var got tuneResponse
+	decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/ratings/tune?game_type=ns2", "", ""), &got)
+	if len(got.Contexts) != 1 {
+		t.Fatalf("tune ns2: %+v", got)
+	}
+	c := got.Contexts[0]
+	if c.Context != "ns2" || c.Model != "ns2-kalman" || c.Results != ratings.MinTuneResults || !c.Accepted ||
+		!(c.HeldOutAfter < c.HeldOutBefore) || c.Params == c.Default || c.Default != tunedParamsJSON(off.Tuned()) {
+		t.Fatalf("tune ns2: %+v", c)
+	}
+	stored, err := svc.Tunings(context.Background(), "ns2")
+	if err != nil || tunedParamsJSON(stored["ns2"].Params) != c.Params {
+		t.Fatalf("stored tunings %+v %v, want %+v", stored, err, c.Params)
+	}
+
+	decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/ratings/tune?game_type=CTF", "", ""), &got)
+	if len(got.Contexts) != 1 || got.Contexts[0].Accepted || got.Contexts[0].Reason == "" || got.Contexts[0].Results != 1 {
+		t.Fatalf("tune ctf (one result): %+v", got)
+	}
+	for _, path := range []string{"/v1/ratings/tune", "/v1/ratings/tune?game_type=no%20such"} {
+		resp := exchange(t, h, http.MethodPost, path, "", "")
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("%s: %d, want 400", path, resp.StatusCode)
+		}
+		if p := readProblem(t, resp); !hasField(p, "game_type") {
+			t.Fatalf("%s: problem does not name game_type: %+v", path, p)
+		}
+	}
+	if resp := exchange(t, NewServer(Deps{}), http.MethodPost, "/v1/ratings/tune?game_type=ns2", "", ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no keys: %d, want 401", resp.StatusCode)
+	}
+}

@@ -1,0 +1,4 @@
+package ratings
+
+// OnlineLoss is onlineLoss for the external tests.
+var OnlineLoss = onlineLoss

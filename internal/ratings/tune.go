@@ -1,0 +1,210 @@
+package ratings
+
+import (
+	"math"
+	"sync"
+)
+
+// Tuning. ns2-kalman's defaults were chosen on a few leagues; the right belief in a newcomer,
+// drift, noise and bias strength differ by game. Tune fits them to one context's own history
+// by maximum likelihood of its online predictions: the history is replayed in order, every
+// result predicted (the served probability, temperature and all) before it is learnt, and the
+// mean log loss of those predictions is minimised over the parameters by a coordinate search
+// (each parameter stepped up and down in turn, steps halved when no step helps). The first
+// TuneBurnin of the results are learnt from only; the fit scores the results up to the last
+// TuneHoldout of the history, and the tail is held out: the fit is accepted only if the tuned
+// parameters also predict the held-out tail better than the context's untuned model did.
+
+// TunedParams are the hyperparameters of ns2-kalman that Tune fits per context.
+type TunedParams struct {
+	// SkillSD is a newcomer's skill uncertainty (Kalman.SkillSD), NewcomerSkill the prior of
+	// the newcomers' mean skill (Kalman.NewcomerSkill).
+	SkillSD       float64 `json:"skill_sd"`
+	NewcomerSkill float64 `json:"newcomer_skill"`
+	// SkillDrift is how much a skill's uncertainty grows before each match (Kalman.SkillDrift).
+	SkillDrift float64 `json:"skill_drift"`
+	// Noise is the performance noise of a match in logits (Kalman.Noise).
+	Noise float64 `json:"noise"`
+	// BiasPrior is the smoothing of the side/map/size bias table in pseudo-games
+	// (Kalman.BiasPrior: smaller trusts a cell's own win rate sooner), OffsetSD the prior
+	// uncertainty of a player's side offset (Kalman.OffsetSD): the bias terms' strength.
+	BiasPrior float64 `json:"bias_prior"`
+	OffsetSD  float64 `json:"offset_sd"`
+}
+
+// Tuned returns the parameters Tune fits, as m has them.
+func (m Kalman) Tuned() TunedParams {
+	return TunedParams{SkillSD: m.SkillSD, NewcomerSkill: m.NewcomerSkill, SkillDrift: m.SkillDrift,
+		Noise: m.Noise, BiasPrior: m.BiasPrior, OffsetSD: m.OffsetSD}
+}
+
+// WithTuned returns m with the fitted parameters p.
+func (m Kalman) WithTuned(p TunedParams) Kalman {
+	m.SkillSD, m.NewcomerSkill, m.SkillDrift, m.Noise, m.BiasPrior, m.OffsetSD =
+		p.SkillSD, p.NewcomerSkill, p.SkillDrift, p.Noise, p.BiasPrior, p.OffsetSD
+	return m
+}
+
+const (
+	// MinTuneResults is the smallest history Tune fits: with fewer results its held-out tail
+	// is too short to tell a better fit from luck, and the context keeps its model's defaults.
+	MinTuneResults = 2000
+	// TuneBurnin is the share of a history only learnt from, TuneHoldout the share at its end
+	// held out of the fit to check it.
+	TuneBurnin  = 0.2
+	TuneHoldout = 0.2
+	// maxTuneEvaluations bounds the search: each evaluation is one replay of the history.
+	maxTuneEvaluations = 100
+)
+
+// TuneReport is what Tune found for one context. Log losses are the mean over the scored
+// results of -ln(probability served to the outcome); Fit* over the results the search saw,
+// HeldOut* over the held-out tail.
+type TuneReport struct {
+	Results       int         `json:"results"`
+	Evaluations   int         `json:"evaluations"`
+	Accepted      bool        `json:"accepted"`
+	Reason        string      `json:"reason,omitempty"` // why not accepted
+	Default       TunedParams `json:"default"`
+	Params        TunedParams `json:"params"` // the fit; the defaults when not accepted
+	FitBefore     float64     `json:"fit_log_loss_before"`
+	FitAfter      float64     `json:"fit_log_loss_after"`
+	HeldOutBefore float64     `json:"held_out_log_loss_before"`
+	HeldOutAfter  float64     `json:"held_out_log_loss_after"`
+}
+
+// Tune fits m's TunedParams to one context's history (valid results, in the order they were
+// accepted) and reports the fit. A history shorter than MinTuneResults, or a fit that does
+// not predict the held-out tail better than m, is reported not accepted, with m's own
+// parameters. Tune is deterministic, and runs up to two replays at a time.
+func Tune(m Kalman, history []Result) (TuneReport, error) {
+	rep := TuneReport{Results: len(history), Default: m.Tuned(), Params: m.Tuned()}
+	if err := m.Validate(); err != nil {
+		return rep, err
+	}
+	burnin := int(TuneBurnin * float64(len(history)))
+	cut := len(history) - int(TuneHoldout*float64(len(history)))
+	score := func(p TunedParams) (fit, held float64, err error) {
+		return onlineLoss(m.WithTuned(p), history, burnin, cut)
+	}
+	fit, held, err := score(rep.Params)
+	if err != nil {
+		return rep, err
+	}
+	rep.Evaluations = 1
+	rep.FitBefore, rep.FitAfter, rep.HeldOutBefore, rep.HeldOutAfter = fit, fit, held, held
+	if len(history) < MinTuneResults {
+		rep.Reason = "too few results to tune"
+		return rep, nil
+	}
+
+	best, bestLoss := rep.Params, fit
+	coords := tuneCoords()
+	for step := 1.0; step > 1.0/16 && rep.Evaluations < maxTuneEvaluations; step /= 2 {
+		improved := true
+		for improved && rep.Evaluations < maxTuneEvaluations {
+			improved = false
+			for _, c := range coords {
+				if rep.Evaluations >= maxTuneEvaluations {
+					break
+				}
+				cands := []TunedParams{c.move(best, step), c.move(best, -step)}
+				losses := make([]float64, len(cands))
+				errs := make([]error, len(cands))
+				var wg sync.WaitGroup
+				for i, p := range cands {
+					wg.Go(func() { losses[i], _, errs[i] = score(p) })
+				}
+				wg.Wait()
+				rep.Evaluations += len(cands)
+				for i := range cands {
+					if errs[i] != nil {
+						return rep, errs[i]
+					}
+					if losses[i] < bestLoss-1e-6 {
+						best, bestLoss, improved = cands[i], losses[i], true
+					}
+				}
+			}
+		}
+	}
+	_, heldAfter, err := score(best)
+	if err != nil {
+		return rep, err
+	}
+	rep.Evaluations++
+	rep.FitAfter, rep.HeldOutAfter = bestLoss, heldAfter
+	if heldAfter >= held {
+		rep.Reason = "the fit does not predict the held-out tail better than the defaults"
+		return rep, nil
+	}
+	rep.Accepted, rep.Params = true, best
+	return rep, nil
+}
+
+// tuneCoord is one direction of the search: move returns p stepped by step (a signed
+// fraction of the coordinate's scale).
+type tuneCoord struct {
+	move func(p TunedParams, step float64) TunedParams
+}
+
+// tuneCoords are the search's directions. Scales are multiplicative (a step of 1 doubles or
+// halves) for the positive parameters, additive for the newcomers' mean and the noise, and
+// every value is kept in a range where the model stays sensible.
+func tuneCoords() []tuneCoord {
+	mul := func(get func(*TunedParams) *float64, lo, hi float64) tuneCoord {
+		return tuneCoord{func(p TunedParams, step float64) TunedParams {
+			x := get(&p)
+			*x = math.Min(math.Max(*x*math.Exp2(step), lo), hi)
+			return p
+		}}
+	}
+	add := func(get func(*TunedParams) *float64, scale, lo, hi float64) tuneCoord {
+		return tuneCoord{func(p TunedParams, step float64) TunedParams {
+			x := get(&p)
+			*x = math.Min(math.Max(*x+scale*step, lo), hi)
+			return p
+		}}
+	}
+	return []tuneCoord{
+		mul(func(p *TunedParams) *float64 { return &p.SkillSD }, 0.25, 8),
+		add(func(p *TunedParams) *float64 { return &p.NewcomerSkill }, 1, -4, 4),
+		mul(func(p *TunedParams) *float64 { return &p.SkillDrift }, 0.005, 1),
+		add(func(p *TunedParams) *float64 { return &p.Noise }, 0.5, 0, 4),
+		mul(func(p *TunedParams) *float64 { return &p.BiasPrior }, 2, 2000),
+		add(func(p *TunedParams) *float64 { return &p.OffsetSD }, 0.3, 0, 2),
+	}
+}
+
+// onlineLoss replays history through m as the service would learn it, one context, and
+// returns the mean log loss of the served predictions of the results in [burnin, cut) and in
+// [cut, len).
+func onlineLoss(m Model, history []Result, burnin, cut int) (fit, held float64, err error) {
+	var s State
+	var sumFit, sumHeld float64
+	for i, r := range history {
+		o, err := s.Apply(m, r)
+		if err != nil {
+			return 0, 0, replayError(i, r, err)
+		}
+		if i < burnin {
+			continue
+		}
+		g := r.Score()
+		p := min(max(o.WinProbability[0], 1e-12), 1-1e-12)
+		loss := -(g*math.Log(p) + (1-g)*math.Log(1-p))
+		if i < cut {
+			sumFit += loss
+		} else {
+			sumHeld += loss
+		}
+	}
+	return mean(sumFit, cut-burnin), mean(sumHeld, len(history)-cut), nil
+}
+
+func mean(sum float64, n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
