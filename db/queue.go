@@ -153,7 +153,7 @@ func (s *QueueStore) Ping(ctx context.Context) error {
 // --- queue definitions --------------------------------------------------------------------
 
 const queueColumns = `name, game_type, mutators, team_size, teams, strategy, expansions, regions,
-    ticket_ttl, max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at, rules`
+    ticket_ttl, max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at, rules, acceptance_timeout`
 
 // PutQueue's statements. A queue made again after its deletion is created anew (its
 // created_at, no tombstone) but keeps its event numbers and webhook cursor.
@@ -162,7 +162,7 @@ const (
 
 	sqlInsertQueue = `
 INSERT INTO queues (` + queueColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 RETURNING ` + queueColumns
 
 	sqlReplaceQueue = `
@@ -170,7 +170,7 @@ UPDATE queues AS q
 SET game_type = $2, mutators = $3, team_size = $4, teams = $5, strategy = $6, expansions = $7,
     regions = $8, ticket_ttl = $9, max_party_size = $10, tick = $11, webhook_url = $12,
     webhook_secret = $13, created_at = CASE WHEN q.deleted_at IS NULL THEN q.created_at ELSE $14 END,
-    updated_at = $15, rules = $16, deleted_at = NULL
+    updated_at = $15, rules = $16, acceptance_timeout = $17, deleted_at = NULL
 WHERE name = $1
 RETURNING ` + queueColumns
 )
@@ -193,7 +193,7 @@ func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, 
 		return queue.Queue{}, false, apperr.Wrap(apperr.Invalid, err, "queue: the rules cannot be stored")
 	}
 	args := []any{q.Name, q.GameType, notNil(q.Mutators), q.TeamSize, q.Teams, string(q.Strategy), string(exp),
-		notNil(q.Regions), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt, rules}
+		notNil(q.Regions), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt, rules, acceptanceTimeout(q)}
 	for attempt := 1; ; attempt++ {
 		var stored queue.Queue
 		var created bool
@@ -264,10 +264,14 @@ func scanQueue(row pgx.Row, extra ...any) (queue.Queue, error) {
 	var exp, rules []byte
 	var teamSize, teams, party int16
 	var url, secret *string
+	var acceptance *time.Duration
 	dst := append([]any{&q.Name, &q.GameType, &q.Mutators, &teamSize, &teams, &strategy, &exp, &q.Regions,
-		&q.TicketTTL, &party, &q.Tick, &url, &secret, &q.CreatedAt, &q.UpdatedAt, &rules}, extra...)
+		&q.TicketTTL, &party, &q.Tick, &url, &secret, &q.CreatedAt, &q.UpdatedAt, &rules, &acceptance}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return queue.Queue{}, err
+	}
+	if acceptance != nil {
+		q.Acceptance = &queue.Acceptance{Timeout: *acceptance}
 	}
 	if err := readQueueRules(&q, rules); err != nil {
 		return queue.Queue{}, fmt.Errorf("stored rules of queue %q: %w", q.Name, err)
@@ -297,7 +301,7 @@ func noQueue(name string) error { return apperr.New(apperr.NotFound, "no queue %
 // --- reads --------------------------------------------------------------------------------
 
 const ticketColumns = `t.id, t.queue, t.status, t.players, t.latencies, t.created_at, t.expires_at, t.updated_at,
-    t.reason, t.assignment, t.idempotency_key, t.body_hash, t.backfill, t.attributes`
+    t.reason, t.assignment, t.idempotency_key, t.body_hash, t.backfill, t.attributes, t.owner, t.proposal`
 
 // GetTicket implements queue.Store.
 func (s *QueueStore) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
@@ -312,15 +316,18 @@ func (s *QueueStore) GetTicket(ctx context.Context, id string) (queue.Ticket, er
 func scanTicket(row pgx.Row, extra ...any) (queue.Ticket, error) {
 	var t queue.Ticket
 	var status string
-	var players, latencies, assignment, backfill, attributes []byte
+	var players, latencies, assignment, backfill, attributes, proposal []byte
 	var key *string
 	var hash []byte
 	dst := append([]any{&t.ID, &t.Queue, &status, &players, &latencies, &t.CreatedAt, &t.ExpiresAt, &t.UpdatedAt,
-		&t.Reason, &assignment, &key, &hash, &backfill, &attributes}, extra...)
+		&t.Reason, &assignment, &key, &hash, &backfill, &attributes, &t.Owner, &proposal}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return queue.Ticket{}, err
 	}
 	var err error
+	if t.Proposal, err = readTicketProposal(proposal); err != nil {
+		return queue.Ticket{}, fmt.Errorf("stored proposal of ticket %q: %w", t.ID, err)
+	}
 	if t.Attributes, err = readTicketAttributes(attributes); err != nil {
 		return queue.Ticket{}, fmt.Errorf("stored attributes of ticket %q: %w", t.ID, err)
 	}
@@ -553,7 +560,7 @@ const changesColumns = `t.id, t.queue, t.status,
     CASE WHEN t.status = 'searching' THEN t.latencies END,
     t.created_at, t.expires_at, t.updated_at, t.reason, NULL::jsonb, t.idempotency_key, t.body_hash,
     CASE WHEN t.status = 'searching' THEN t.backfill END,
-    CASE WHEN t.status = 'searching' THEN t.attributes END`
+    CASE WHEN t.status = 'searching' THEN t.attributes END, t.owner, NULL::jsonb`
 
 // Changes implements queue.Store.
 func (s *QueueStore) Changes(ctx context.Context, queueName string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {

@@ -143,3 +143,27 @@ func (g *guarded) LatestStats(ctx context.Context, queue string) (_ Stats, _ boo
 	defer done(&err)
 	return g.Store.LatestStats(ctx, queue)
 }
+
+func (g *guarded) Propose(ctx context.Context, queue string, w ProposeWrite) (_ TickCommitted, err error) {
+	ctx, done := g.call(ctx, "propose")
+	defer done(&err)
+	return g.Store.Propose(ctx, queue, w)
+}
+
+func (g *guarded) GetProposal(ctx context.Context, id string) (_ Proposal, err error) {
+	ctx, done := g.call(ctx, "get_proposal")
+	defer done(&err)
+	return g.Store.GetProposal(ctx, id)
+}
+
+func (g *guarded) AnswerProposal(ctx context.Context, id, playerID string, accept bool, at time.Time) (_ Proposal, _ bool, err error) {
+	ctx, done := g.call(ctx, "answer_proposal")
+	defer done(&err)
+	return g.Store.AnswerProposal(ctx, id, playerID, accept, at)
+}
+
+func (g *guarded) ExpireProposals(ctx context.Context, queue string, at time.Time) (_ []Proposal, _ int, err error) {
+	ctx, done := g.call(ctx, "expire_proposals")
+	defer done(&err)
+	return g.Store.ExpireProposals(ctx, queue, at)
+}

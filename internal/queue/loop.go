@@ -100,6 +100,8 @@ type runner struct {
 	stats   atomic.Pointer[Stats]
 	// waitingOn is why each ticket left searching by the last pass waits, while leading.
 	waitingOn atomic.Pointer[map[string]WaitingOn]
+	// openProposals: the queue may have open proposals to expire (acceptance.go).
+	openProposals bool
 }
 
 func (s *Service) startRunner(parent context.Context, q Queue) *runner {
@@ -193,6 +195,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	if !r.leading.Load() {
 		log.Info("queue: leading")
 		r.leading.Store(true)
+		r.openProposals = true // a previous leader's, to expire
 		r.s.metrics.leading(q.Name, true)
 	}
 	start := time.Now()
@@ -201,6 +204,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		return
 	}
 	now := r.s.now().UTC()
+	r.expireProposals(ctx, q, now)
 	list := make([]Ticket, 0, len(r.waiting))
 	for _, t := range r.waiting {
 		list = append(list, t)
@@ -212,6 +216,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		log.Error("queue: the matching pass failed; expiring only", "err", err)
 		w = TickWrite{Expired: expiredByTTL(list, now)}
 	}
+	r.propose(ctx, q, &w, now)
 	r.waitingOn.Store(&w.Waiting)
 	r.s.metrics.ruleBlocks(q.Name, w.Waiting)
 	if len(w.Matches)+len(w.Expired) > 0 {

@@ -27,6 +27,7 @@ type Metrics struct {
 	backfills *prometheus.CounterVec
 	joiners   *prometheus.CounterVec
 	blocks    *prometheus.CounterVec
+	proposals *prometheus.CounterVec
 }
 
 // waitBuckets are seconds a ticket waited: from a tick to the longest TTL.
@@ -71,8 +72,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Tickets a tick left waiting, by the rule that stopped them (interval, latency or the queue's rule's name): its rate is how many tickets each rule holds back per second of ticks."},
 			[]string{"queue", "rule"}),
 	}
+	m.proposals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_proposals_total",
+		Help: "Ready checks by outcome: proposed (made by a tick), accepted, declined (a player declined or a ticket was cancelled) or timed_out."},
+		[]string{"queue", "outcome"})
 	reg.MustRegister(m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks)
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals)
 	return m
 }
 
@@ -188,7 +192,19 @@ func (m *Metrics) forget(queue string) {
 	l := prometheus.Labels{"queue": queue}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks} {
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals} {
 		v.DeletePartialMatch(l)
+	}
+}
+
+func (m *Metrics) proposed(queue string) {
+	if m != nil {
+		m.proposals.WithLabelValues(queue, "proposed").Inc()
+	}
+}
+
+func (m *Metrics) proposalResolved(queue string, state ProposalState) {
+	if m != nil {
+		m.proposals.WithLabelValues(queue, string(state)).Inc()
 	}
 }

@@ -87,6 +87,9 @@ type Queue struct {
 	MaxPartySize int // players in one ticket, 1..TeamSize
 	Tick         time.Duration
 	Webhook      *Webhook // nil: no webhook
+	// Acceptance, when set, makes the queue propose its matches for a ready check (see
+	// acceptance.go) instead of assigning them.
+	Acceptance *Acceptance
 	// Attributes declares the attributes tickets carry, by name; Rules are the match rules
 	// beside the interval and latency (see rules.go). A queue without them matches as it
 	// did before rules existed.
@@ -161,6 +164,7 @@ func (q *Queue) Validate() error {
 		}
 	}
 	q.addRuleFaults(&f)
+	q.addAcceptanceFaults(&f)
 	return f.Err()
 }
 
@@ -254,6 +258,11 @@ type Ticket struct {
 	// hash is the same ticket, with another hash a conflict.
 	IdempotencyKey string
 	BodyHash       [32]byte
+	// Owner is the API key that created the ticket (its name; "" without keys): only it, or
+	// an admin key, reads, cancels and answers for the ticket (owner.go).
+	Owner string
+	// Proposal is the ready check a proposed ticket is in (acceptance.go); nil otherwise.
+	Proposal *TicketProposal
 }
 
 // Backfill is what a backfill ticket asks: players for a running match that lost some.

@@ -42,6 +42,12 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"StatsPublishedAndRead", testStats},
 		{"ExpiryRacingAMatch", testExpiryRacingAMatch},
 		{"RulesAndAttributesRoundTrip", testRulesAndAttributes},
+		{"OwnerAndIdempotencyPerOwner", testOwner},
+		{"ProposeThenAllAccept", testProposeAccept},
+		{"ProposalDeclined", testProposalDeclined},
+		{"ProposalTimesOut", testProposalTimeout},
+		{"CancelDissolvesProposal", testCancelDissolves},
+		{"DeleteQueueWithAProposal", testDeleteQueueWithProposal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
