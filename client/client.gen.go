@@ -176,6 +176,51 @@ func (e PredictResponseModel) Valid() bool {
 	}
 }
 
+// Defines values for ProposalPlayersAnswer.
+const (
+	ProposalPlayersAnswerAccepted ProposalPlayersAnswer = "accepted"
+	ProposalPlayersAnswerDeclined ProposalPlayersAnswer = "declined"
+	ProposalPlayersAnswerPending  ProposalPlayersAnswer = "pending"
+)
+
+// Valid indicates whether the value is a known member of the ProposalPlayersAnswer enum.
+func (e ProposalPlayersAnswer) Valid() bool {
+	switch e {
+	case ProposalPlayersAnswerAccepted:
+		return true
+	case ProposalPlayersAnswerDeclined:
+		return true
+	case ProposalPlayersAnswerPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProposalStatus.
+const (
+	ProposalStatusAccepted ProposalStatus = "accepted"
+	ProposalStatusDeclined ProposalStatus = "declined"
+	ProposalStatusOpen     ProposalStatus = "open"
+	ProposalStatusTimedOut ProposalStatus = "timed_out"
+)
+
+// Valid indicates whether the value is a known member of the ProposalStatus enum.
+func (e ProposalStatus) Valid() bool {
+	switch e {
+	case ProposalStatusAccepted:
+		return true
+	case ProposalStatusDeclined:
+		return true
+	case ProposalStatusOpen:
+		return true
+	case ProposalStatusTimedOut:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for QueueStrategy.
 const (
 	QueueStrategyGreedyPairs  QueueStrategy = "greedy_pairs"
@@ -232,6 +277,8 @@ const (
 	QueueEventTypeCancelled QueueEventType = "cancelled"
 	QueueEventTypeExpired   QueueEventType = "expired"
 	QueueEventTypeMatched   QueueEventType = "matched"
+	QueueEventTypeProposed  QueueEventType = "proposed"
+	QueueEventTypeRequeued  QueueEventType = "requeued"
 )
 
 // Valid indicates whether the value is a known member of the QueueEventType enum.
@@ -242,6 +289,10 @@ func (e QueueEventType) Valid() bool {
 	case QueueEventTypeExpired:
 		return true
 	case QueueEventTypeMatched:
+		return true
+	case QueueEventTypeProposed:
+		return true
+	case QueueEventTypeRequeued:
 		return true
 	default:
 		return false
@@ -370,6 +421,7 @@ const (
 	TicketStatusCancelled TicketStatus = "cancelled"
 	TicketStatusExpired   TicketStatus = "expired"
 	TicketStatusMatched   TicketStatus = "matched"
+	TicketStatusProposed  TicketStatus = "proposed"
 	TicketStatusSearching TicketStatus = "searching"
 )
 
@@ -381,6 +433,8 @@ func (e TicketStatus) Valid() bool {
 	case TicketStatusExpired:
 		return true
 	case TicketStatusMatched:
+		return true
+	case TicketStatusProposed:
 		return true
 	case TicketStatusSearching:
 		return true
@@ -447,6 +501,24 @@ func (e QueueEventParamsXMatchmakerEvent) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// Acceptance The queue's ready check (FlexMatch's acceptance) — its ticks propose matches, the tickets become `proposed`, and each player must accept (`POST /v1/matches/{id}/acceptance`) within `timeout_s`. When all accept the tickets are `matched`; a decline, or the deadline with players silent, cancels the tickets of those who declined or did not answer (reason `declined`, `acceptance_timeout`) and puts the others back to `searching` with their wait kept (a `requeued` event). Backfill fills are not proposed.
+type Acceptance struct {
+	TimeoutS int32 `json:"timeout_s"`
+}
+
+// AcceptanceRequest defines model for AcceptanceRequest.
+type AcceptanceRequest struct {
+	// Accept true accepts the match, false declines it (the proposal fails at once).
+	Accept bool `json:"accept"`
+
+	// PlayerId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
+	// no control characters. The same rule holds on every endpoint and on the line protocol.
+	//
+	//
+	// Example: alice
+	PlayerId ID `json:"player_id"`
 }
 
 // AdvantageRequest defines model for AdvantageRequest.
@@ -1012,8 +1084,33 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// Proposal defines model for Proposal.
+type Proposal struct {
+	AcceptBy time.Time `json:"accept_by"`
+	MatchId  string    `json:"match_id"`
+	Players  []struct {
+		Answer   ProposalPlayersAnswer `json:"answer"`
+		Id       string                `json:"id"`
+		Team     int32                 `json:"team"`
+		TicketId string                `json:"ticket_id"`
+	} `json:"players"`
+	Queue      string     `json:"queue"`
+	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
+
+	// Status `declined` also when a ticket of it was cancelled.
+	Status ProposalStatus `json:"status"`
+}
+
+// ProposalPlayersAnswer defines model for Proposal.Players.Answer.
+type ProposalPlayersAnswer string
+
+// ProposalStatus `declined` also when a ticket of it was cancelled.
+type ProposalStatus string
+
 // Queue defines model for Queue.
 type Queue struct {
+	// Acceptance The queue's ready check (FlexMatch's acceptance) — its ticks propose matches, the tickets become `proposed`, and each player must accept (`POST /v1/matches/{id}/acceptance`) within `timeout_s`. When all accept the tickets are `matched`; a decline, or the deadline with players silent, cancels the tickets of those who declined or did not answer (reason `declined`, `acceptance_timeout`) and puts the others back to `searching` with their wait kept (a `requeued` event). Backfill fills are not proposed.
+	Acceptance *Acceptance                      `json:"acceptance,omitempty"`
 	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
 	Context    Context                          `json:"context"`
 	CreatedAt  time.Time                        `json:"created_at"`
@@ -1043,6 +1140,9 @@ type QueueStrategy string
 
 // QueueDefinition defines model for QueueDefinition.
 type QueueDefinition struct {
+	// Acceptance The queue's ready check (FlexMatch's acceptance) — its ticks propose matches, the tickets become `proposed`, and each player must accept (`POST /v1/matches/{id}/acceptance`) within `timeout_s`. When all accept the tickets are `matched`; a decline, or the deadline with players silent, cancels the tickets of those who declined or did not answer (reason `declined`, `acceptance_timeout`) and puts the others back to `searching` with their wait kept (a `requeued` event). Backfill fills are not proposed.
+	Acceptance *Acceptance `json:"acceptance,omitempty"`
+
 	// Attributes The attributes tickets carry, by name (at most 32). An attribute a rule reads is required on every ticket unless it has a `default`.
 	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
 	Context    Context                          `json:"context"`
@@ -1077,17 +1177,19 @@ type QueueDefinitionTeams int32
 
 // QueueEvent A ticket change, as SSE `data:` and as a webhook's body.
 type QueueEvent struct {
-	At       time.Time      `json:"at"`
-	MatchId  *string        `json:"match_id,omitempty"`
-	Queue    string         `json:"queue"`
-	Reason   *string        `json:"reason,omitempty"`
-	Seq      int64          `json:"seq"`
-	Team     *int32         `json:"team,omitempty"`
-	TicketId string         `json:"ticket_id"`
-	Type     QueueEventType `json:"type"`
+	At       time.Time `json:"at"`
+	MatchId  *string   `json:"match_id,omitempty"`
+	Queue    string    `json:"queue"`
+	Reason   *string   `json:"reason,omitempty"`
+	Seq      int64     `json:"seq"`
+	Team     *int32    `json:"team,omitempty"`
+	TicketId string    `json:"ticket_id"`
+
+	// Type `proposed`: the ticket is in a ready check (`match_id`, `team`); `requeued`: its ready check failed and it searches again (`match_id` the dissolved proposal, `reason` `declined`, `acceptance_timeout` or `cancelled`); a ticket a ready check cancels has reason `declined` or `acceptance_timeout`.
+	Type QueueEventType `json:"type"`
 }
 
-// QueueEventType defines model for QueueEvent.Type.
+// QueueEventType `proposed`: the ticket is in a ready check (`match_id`, `team`); `requeued`: its ready check failed and it searches again (`match_id` the dissolved proposal, `reason` `declined`, `acceptance_timeout` or `cancelled`); a ticket a ready check cancels has reason `declined` or `acceptance_timeout`.
 type QueueEventType string
 
 // QueueList defines model for QueueList.
@@ -1557,10 +1659,15 @@ type Ticket struct {
 	Id             string              `json:"id"`
 	LatenciesMs    *map[string]float64 `json:"latencies_ms,omitempty"`
 	Players        []TicketPlayer      `json:"players"`
-	Queue          string              `json:"queue"`
+
+	// Proposal The ready check a proposed ticket is in. Each player answers `POST /v1/matches/{match_id}/acceptance` before `accept_by`.
+	Proposal *TicketProposal `json:"proposal,omitempty"`
+	Queue    string          `json:"queue"`
 
 	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it no longer admits the ticket, e.g. a party larger than a shrunk `team_size`, or a rule that now reads an attribute the ticket does not give; `cancelled`; `queue deleted`; `creation_failed` when its creation, without an Idempotency-Key, answered an error as the ticket was being stored; such a ticket is cancelled at once rather than matched).
-	Reason *string      `json:"reason,omitempty"`
+	Reason *string `json:"reason,omitempty"`
+
+	// Status `proposed`: in a ready check (`proposal`), its players held; it becomes `matched` when every player accepted, or `searching` again (its `created_at`, so its wait, kept) or `cancelled` when the check fails.
 	Status TicketStatus `json:"status"`
 
 	// UpdatedAt When the status last changed.
@@ -1570,7 +1677,7 @@ type Ticket struct {
 	WaitingOn *WaitingOn `json:"waiting_on,omitempty"`
 }
 
-// TicketStatus defines model for Ticket.Status.
+// TicketStatus `proposed`: in a ready check (`proposal`), its players held; it becomes `matched` when every player accepted, or `searching` again (its `created_at`, so its wait, kept) or `cancelled` when the check fails.
 type TicketStatus string
 
 // TicketAssignment defines model for TicketAssignment.
@@ -1602,6 +1709,19 @@ type TicketPlayer struct {
 
 // TicketPlayerRatingSource defines model for TicketPlayer.RatingSource.
 type TicketPlayerRatingSource string
+
+// TicketProposal The ready check a proposed ticket is in. Each player answers `POST /v1/matches/{match_id}/acceptance` before `accept_by`.
+type TicketProposal struct {
+	AcceptBy time.Time `json:"accept_by"`
+
+	// MatchId The proposed match; its id if every player accepts.
+	MatchId string  `json:"match_id"`
+	Region  *string `json:"region,omitempty"`
+
+	// Team The index of the ticket's team in `teams`.
+	Team  int32          `json:"team"`
+	Teams []AssignedTeam `json:"teams"`
+}
 
 // TicketRequest defines model for TicketRequest.
 type TicketRequest struct {
@@ -1783,6 +1903,9 @@ type QueueEventParams struct {
 
 // QueueEventParamsXMatchmakerEvent defines parameters for QueueEvent.
 type QueueEventParamsXMatchmakerEvent string
+
+// AnswerProposalJSONRequestBody defines body for AnswerProposal for application/json ContentType.
+type AnswerProposalJSONRequestBody = AcceptanceRequest
 
 // MatchmakeJSONRequestBody defines body for Matchmake for application/json ContentType.
 type MatchmakeJSONRequestBody = MatchmakeRequest
@@ -2034,6 +2157,38 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/matches/{id} (the `GetMatch` operationId).
 	GetMatch(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AnswerProposalWithBody A player's answer to a proposed match's ready check
+	//
+	// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+	// before the proposal's `accept_by`. When every player accepted, the tickets become
+	// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+	// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+	// search again with their wait kept. Answering again while the proposal is open
+	// replaces the player's answer. Needs the `match` scope and the key that created the
+	// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+	// is a 404; a proposal already resolved is a 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+	AnswerProposalWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AnswerProposal A player's answer to a proposed match's ready check
+	//
+	// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+	// before the proposal's `accept_by`. When every player accepted, the tickets become
+	// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+	// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+	// search again with their wait kept. Answering again while the proposal is open
+	// replaces the player's answer. Needs the `match` scope and the key that created the
+	// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+	// is a 404; a proposal already resolved is a 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+	AnswerProposal(ctx context.Context, id ID, body AnswerProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// MatchmakeWithBody Player-to-player matches from a queue
 	//
 	// Takes the players in queue order (index 0 has waited longest) and returns NvN matches in
@@ -2272,8 +2427,8 @@ type ClientInterface interface {
 	// StreamQueueEvents The queue's ticket changes, as Server-Sent Events
 	//
 	// Each change of a ticket of the queue as an SSE event: `id:` its sequence number
-	// (increasing by one per event in the queue), `event:` `matched`, `expired` or
-	// `cancelled`, and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
+	// (increasing by one per event in the queue), `event:` `matched`, `expired`,
+	// `cancelled`, `proposed` or `requeued` (the ready check), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 	// header (or `?after=`), for as long as events are kept (at least 10 minutes); with
 	// neither, the stream starts from now on, and `after=0` from the oldest event kept. A
 	// resume point outside the events kept (purged, or past the newest) is a 410 whose
@@ -2606,16 +2761,18 @@ type ClientInterface interface {
 
 	// CancelTicket Cancel a searching ticket
 	//
-	// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Needs the `match` scope.
+	// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Cancelling a proposed ticket fails its ready check as a decline would (its other tickets search again, `requeued` with reason `cancelled`). Needs the `match` scope and the key that created the ticket (or an `admin` key); another key gets a 404.
 	//
 	// Corresponds with DELETE /v1/tickets/{id} (the `CancelTicket` operationId).
 	CancelTicket(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetTicket A ticket, optionally waiting for it to change
 	//
-	// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
-	// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-	// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+	// `status` is `searching`, `proposed` (in a ready check: its `proposal`), `matched`,
+	// `expired` or `cancelled`; a matched ticket carries its `assignment`. With `wait_s`, a
+	// searching or proposed ticket's answer waits until its status changes or `wait_s`
+	// passes (a long-poll). Needs the `match` scope; a ticket belongs to the API key that
+	// created it, and another key (unless it has the `admin` scope) gets a 404.
 	//
 	// Corresponds with GET /v1/tickets/{id} (the `GetTicket` operationId).
 	GetTicket(ctx context.Context, id ID, params *GetTicketParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2733,6 +2890,58 @@ func (c *Client) GetLeaderboard(ctx context.Context, params *GetLeaderboardParam
 // Corresponds with GET /v1/matches/{id} (the `GetMatch` operationId).
 func (c *Client) GetMatch(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMatchRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AnswerProposalWithBody A player's answer to a proposed match's ready check
+//
+// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+// before the proposal's `accept_by`. When every player accepted, the tickets become
+// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+// search again with their wait kept. Answering again while the proposal is open
+// replaces the player's answer. Needs the `match` scope and the key that created the
+// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+// is a 404; a proposal already resolved is a 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+func (c *Client) AnswerProposalWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAnswerProposalRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AnswerProposal A player's answer to a proposed match's ready check
+//
+// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+// before the proposal's `accept_by`. When every player accepted, the tickets become
+// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+// search again with their wait kept. Answering again while the proposal is open
+// replaces the player's answer. Needs the `match` scope and the key that created the
+// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+// is a 404; a proposal already resolved is a 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+func (c *Client) AnswerProposal(ctx context.Context, id ID, body AnswerProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAnswerProposalRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3131,8 +3340,8 @@ func (c *Client) CreateBackfill(ctx context.Context, name QueueName, params *Cre
 // StreamQueueEvents The queue's ticket changes, as Server-Sent Events
 //
 // Each change of a ticket of the queue as an SSE event: `id:` its sequence number
-// (increasing by one per event in the queue), `event:` `matched`, `expired` or
-// `cancelled`, and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
+// (increasing by one per event in the queue), `event:` `matched`, `expired`,
+// `cancelled`, `proposed` or `requeued` (the ready check), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 // header (or `?after=`), for as long as events are kept (at least 10 minutes); with
 // neither, the stream starts from now on, and `after=0` from the oldest event kept. A
 // resume point outside the events kept (purged, or past the newest) is a 410 whose
@@ -3625,7 +3834,7 @@ func (c *Client) RebalanceTeams(ctx context.Context, body RebalanceTeamsJSONRequ
 
 // CancelTicket Cancel a searching ticket
 //
-// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Needs the `match` scope.
+// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Cancelling a proposed ticket fails its ready check as a decline would (its other tickets search again, `requeued` with reason `cancelled`). Needs the `match` scope and the key that created the ticket (or an `admin` key); another key gets a 404.
 //
 // Corresponds with DELETE /v1/tickets/{id} (the `CancelTicket` operationId).
 func (c *Client) CancelTicket(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3642,9 +3851,11 @@ func (c *Client) CancelTicket(ctx context.Context, id ID, reqEditors ...RequestE
 
 // GetTicket A ticket, optionally waiting for it to change
 //
-// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
-// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+// `status` is `searching`, `proposed` (in a ready check: its `proposal`), `matched`,
+// `expired` or `cancelled`; a matched ticket carries its `assignment`. With `wait_s`, a
+// searching or proposed ticket's answer waits until its status changes or `wait_s`
+// passes (a long-poll). Needs the `match` scope; a ticket belongs to the API key that
+// created it, and another key (unless it has the `admin` scope) gets a 404.
 //
 // Corresponds with GET /v1/tickets/{id} (the `GetTicket` operationId).
 func (c *Client) GetTicket(ctx context.Context, id ID, params *GetTicketParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3945,6 +4156,53 @@ func NewGetMatchRequest(server string, id ID) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewAnswerProposalRequest calls the generic AnswerProposal builder with application/json body
+func NewAnswerProposalRequest(server string, id ID, body AnswerProposalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAnswerProposalRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAnswerProposalRequestWithBody constructs an http.Request for the AnswerProposal method, with any body, and a specified content type
+func NewAnswerProposalRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/matches/%s/acceptance", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -5054,6 +5312,38 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/matches/{id} (the `GetMatch` operationId).
 	GetMatchWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetMatchResponse, error)
 
+	// AnswerProposalWithBodyWithResponse A player's answer to a proposed match's ready check
+	//
+	// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+	// before the proposal's `accept_by`. When every player accepted, the tickets become
+	// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+	// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+	// search again with their wait kept. Answering again while the proposal is open
+	// replaces the player's answer. Needs the `match` scope and the key that created the
+	// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+	// is a 404; a proposal already resolved is a 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+	AnswerProposalWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AnswerProposalResponse, error)
+
+	// AnswerProposalWithResponse A player's answer to a proposed match's ready check
+	//
+	// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+	// before the proposal's `accept_by`. When every player accepted, the tickets become
+	// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+	// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+	// search again with their wait kept. Answering again while the proposal is open
+	// replaces the player's answer. Needs the `match` scope and the key that created the
+	// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+	// is a 404; a proposal already resolved is a 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+	AnswerProposalWithResponse(ctx context.Context, id ID, body AnswerProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerProposalResponse, error)
+
 	// MatchmakeWithBodyWithResponse Player-to-player matches from a queue
 	//
 	// Takes the players in queue order (index 0 has waited longest) and returns NvN matches in
@@ -5302,8 +5592,8 @@ type ClientWithResponsesInterface interface {
 	// StreamQueueEventsWithResponse The queue's ticket changes, as Server-Sent Events
 	//
 	// Each change of a ticket of the queue as an SSE event: `id:` its sequence number
-	// (increasing by one per event in the queue), `event:` `matched`, `expired` or
-	// `cancelled`, and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
+	// (increasing by one per event in the queue), `event:` `matched`, `expired`,
+	// `cancelled`, `proposed` or `requeued` (the ready check), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 	// header (or `?after=`), for as long as events are kept (at least 10 minutes); with
 	// neither, the stream starts from now on, and `after=0` from the oldest event kept. A
 	// resume point outside the events kept (purged, or past the newest) is a 410 whose
@@ -5644,7 +5934,7 @@ type ClientWithResponsesInterface interface {
 
 	// CancelTicketWithResponse Cancel a searching ticket
 	//
-	// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Needs the `match` scope.
+	// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Cancelling a proposed ticket fails its ready check as a decline would (its other tickets search again, `requeued` with reason `cancelled`). Needs the `match` scope and the key that created the ticket (or an `admin` key); another key gets a 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5653,9 +5943,11 @@ type ClientWithResponsesInterface interface {
 
 	// GetTicketWithResponse A ticket, optionally waiting for it to change
 	//
-	// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
-	// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-	// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+	// `status` is `searching`, `proposed` (in a ready check: its `proposal`), `matched`,
+	// `expired` or `cancelled`; a matched ticket carries its `assignment`. With `wait_s`, a
+	// searching or proposed ticket's answer waits until its status changes or `wait_s`
+	// passes (a long-poll). Needs the `match` scope; a ticket belongs to the API key that
+	// created it, and another key (unless it has the `admin` scope) gets a 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6243,6 +6535,186 @@ func (r GetMatchResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetMatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AnswerProposalResponse200Headers the declared response headers of an HTTP 200 response for AnswerProposal
+type AnswerProposalResponse200Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse400Headers the declared response headers of an HTTP 400 response for AnswerProposal
+type AnswerProposalResponse400Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse401Headers the declared response headers of an HTTP 401 response for AnswerProposal
+type AnswerProposalResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// AnswerProposalResponse403Headers the declared response headers of an HTTP 403 response for AnswerProposal
+type AnswerProposalResponse403Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse404Headers the declared response headers of an HTTP 404 response for AnswerProposal
+type AnswerProposalResponse404Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse409Headers the declared response headers of an HTTP 409 response for AnswerProposal
+type AnswerProposalResponse409Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse413Headers the declared response headers of an HTTP 413 response for AnswerProposal
+type AnswerProposalResponse413Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse415Headers the declared response headers of an HTTP 415 response for AnswerProposal
+type AnswerProposalResponse415Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse429Headers the declared response headers of an HTTP 429 response for AnswerProposal
+type AnswerProposalResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// AnswerProposalResponse503Headers the declared response headers of an HTTP 503 response for AnswerProposal
+type AnswerProposalResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type AnswerProposalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Proposal
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AnswerProposalResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AnswerProposalResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AnswerProposalResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AnswerProposalResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AnswerProposalResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AnswerProposalResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AnswerProposalResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *AnswerProposalResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AnswerProposalResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AnswerProposalResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AnswerProposalResponse) GetJSON200() *Proposal {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AnswerProposalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AnswerProposalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AnswerProposalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AnswerProposalResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9643,6 +10115,50 @@ func (c *ClientWithResponses) GetMatchWithResponse(ctx context.Context, id ID, r
 	return ParseGetMatchResponse(rsp)
 }
 
+// AnswerProposalWithBodyWithResponse A player's answer to a proposed match's ready check
+//
+// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+// before the proposal's `accept_by`. When every player accepted, the tickets become
+// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+// search again with their wait kept. Answering again while the proposal is open
+// replaces the player's answer. Needs the `match` scope and the key that created the
+// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+// is a 404; a proposal already resolved is a 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+func (c *ClientWithResponses) AnswerProposalWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AnswerProposalResponse, error) {
+	rsp, err := c.AnswerProposalWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAnswerProposalResponse(rsp)
+}
+
+// AnswerProposalWithResponse A player's answer to a proposed match's ready check
+//
+// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+// before the proposal's `accept_by`. When every player accepted, the tickets become
+// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+// search again with their wait kept. Answering again while the proposal is open
+// replaces the player's answer. Needs the `match` scope and the key that created the
+// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+// is a 404; a proposal already resolved is a 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+func (c *ClientWithResponses) AnswerProposalWithResponse(ctx context.Context, id ID, body AnswerProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerProposalResponse, error) {
+	rsp, err := c.AnswerProposal(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAnswerProposalResponse(rsp)
+}
+
 // MatchmakeWithBodyWithResponse Player-to-player matches from a queue
 //
 // Takes the players in queue order (index 0 has waited longest) and returns NvN matches in
@@ -9981,8 +10497,8 @@ func (c *ClientWithResponses) CreateBackfillWithResponse(ctx context.Context, na
 // StreamQueueEventsWithResponse The queue's ticket changes, as Server-Sent Events
 //
 // Each change of a ticket of the queue as an SSE event: `id:` its sequence number
-// (increasing by one per event in the queue), `event:` `matched`, `expired` or
-// `cancelled`, and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
+// (increasing by one per event in the queue), `event:` `matched`, `expired`,
+// `cancelled`, `proposed` or `requeued` (the ready check), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 // header (or `?after=`), for as long as events are kept (at least 10 minutes); with
 // neither, the stream starts from now on, and `after=0` from the oldest event kept. A
 // resume point outside the events kept (purged, or past the newest) is a 410 whose
@@ -10419,7 +10935,7 @@ func (c *ClientWithResponses) RebalanceTeamsWithResponse(ctx context.Context, bo
 
 // CancelTicketWithResponse Cancel a searching ticket
 //
-// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Needs the `match` scope.
+// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Cancelling a proposed ticket fails its ready check as a decline would (its other tickets search again, `requeued` with reason `cancelled`). Needs the `match` scope and the key that created the ticket (or an `admin` key); another key gets a 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10434,9 +10950,11 @@ func (c *ClientWithResponses) CancelTicketWithResponse(ctx context.Context, id I
 
 // GetTicketWithResponse A ticket, optionally waiting for it to change
 //
-// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
-// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+// `status` is `searching`, `proposed` (in a ready check: its `proposal`), `matched`,
+// `expired` or `cancelled`; a matched ticket carries its `assignment`. With `wait_s`, a
+// searching or proposed ticket's answer waits until its status changes or `wait_s`
+// passes (a long-poll). Needs the `match` scope; a ticket belongs to the API key that
+// created it, and another key (unless it has the `admin` scope) gets a 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11114,6 +11632,240 @@ func ParseGetMatchResponse(rsp *http.Response) (*GetMatchResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetMatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAnswerProposalResponse parses an HTTP response from a AnswerProposalWithResponse call
+func ParseAnswerProposalResponse(rsp *http.Response) (*AnswerProposalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AnswerProposalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Proposal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AnswerProposalResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers AnswerProposalResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AnswerProposalResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AnswerProposalResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers AnswerProposalResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers AnswerProposalResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers AnswerProposalResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers AnswerProposalResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers AnswerProposalResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AnswerProposalResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -27,6 +27,7 @@ type queueRequest struct {
 	Webhook      *webhookJSON                 `json:"webhook"`
 	Attributes   map[string]attributeDeclJSON `json:"attributes"`
 	Rules        []ruleJSON                   `json:"rules"`
+	Acceptance   *acceptanceJSON              `json:"acceptance"`
 }
 
 type expansionsJSON struct {
@@ -59,6 +60,7 @@ type queueJSON struct {
 	Webhook      *webhookPublicJSON           `json:"webhook,omitempty"`
 	Attributes   map[string]attributeDeclJSON `json:"attributes,omitempty"`
 	Rules        []ruleJSON                   `json:"rules,omitempty"`
+	Acceptance   *acceptanceJSON              `json:"acceptance,omitempty"`
 	CreatedAt    time.Time                    `json:"created_at"`
 	UpdatedAt    time.Time                    `json:"updated_at"`
 }
@@ -102,6 +104,7 @@ func (req *queueRequest) definition(name string) queue.Queue {
 		q.Webhook = &queue.Webhook{URL: w.URL, Secret: w.Secret}
 	}
 	q.Attributes, q.Rules = attributeDecls(req.Attributes), rules(req.Rules)
+	q.Acceptance = req.Acceptance.acceptance()
 	return q
 }
 
@@ -144,6 +147,7 @@ func newQueueJSON(q queue.Queue) queueJSON {
 	if q.Webhook != nil {
 		out.Webhook = &webhookPublicJSON{URL: q.Webhook.URL}
 	}
+	out.Acceptance = newAcceptanceJSON(q.Acceptance)
 	return out
 }
 

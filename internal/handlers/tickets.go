@@ -42,6 +42,7 @@ type ticketJSON struct {
 	UpdatedAt   time.Time                     `json:"updated_at"`
 	Reason      string                        `json:"reason,omitempty"`
 	Assignment  *ticketAssignedJSON           `json:"assignment,omitempty"`
+	Proposal    *ticketProposalJSON           `json:"proposal,omitempty"`
 	Backfill    *backfillJSON                 `json:"backfill,omitempty"`
 	// EstimatedWaitS: how much longer a searching ticket is expected to wait.
 	EstimatedWaitS *float64 `json:"estimated_wait_s,omitempty"`
@@ -90,6 +91,7 @@ func newTicketJSON(t queue.Ticket) ticketJSON {
 		}
 	}
 	out.Backfill = newBackfillJSON(t.Backfill)
+	out.Proposal = newTicketProposalJSON(t.Proposal)
 	if t.EstimatedWait != nil {
 		out.EstimatedWaitS = new(t.EstimatedWait.Seconds())
 	}
