@@ -500,7 +500,7 @@ func (s *Service) CancelTicket(ctx context.Context, id string) (Ticket, error) {
 		return Ticket{}, err
 	}
 	t, err := s.store.CancelTicket(ctx, id, s.now().UTC())
-	if err == nil && before.Status == Proposed && t.UpdatedAt.After(before.UpdatedAt) {
+	if err == nil && before.Status == Proposed && t.Reason == ReasonCancelled {
 		s.metrics.proposalResolved(t.Queue, ProposalDeclined) // the cancel dissolved its proposal
 	}
 	return t, err
