@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"ProposalTimesOut", testProposalTimeout},
 		{"CancelDissolvesProposal", testCancelDissolves},
 		{"DeleteQueueWithAProposal", testDeleteQueueWithProposal},
+		{"ProposalsAgainstAModel", testProposalModel},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
