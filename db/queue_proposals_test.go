@@ -1,0 +1,105 @@
+package db_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/queue"
+	"matchmaker/internal/queue/queuetest"
+)
+
+// A proposal's last answer on one replica and the leader's expiry of it on another, at its
+// deadline, race: exactly one of them resolves it, and its tickets end once.
+func TestQueueProposalIsResolvedOnceAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	stores, _ := openReplicas(t, 2)
+	a, b := stores[0], stores[1]
+	ctx := testCtx(t)
+	mustPut(t, a, queuetest.Queue("q"))
+	const rounds = 12
+	accepted, expired := 0, 0
+	for i := range rounds {
+		x := mustCreate(t, a, queuetest.Ticket("q", fmt.Sprintf("x%d", i), 1, fmt.Sprintf("x%d-1", i), fmt.Sprintf("x%d-2", i)))
+		y := mustCreate(t, a, queuetest.Ticket("q", fmt.Sprintf("y%d", i), 1, fmt.Sprintf("y%d-1", i), fmt.Sprintf("y%d-2", i)))
+		id := fmt.Sprintf("m%d", i)
+		deadline := queuetest.T0.Add(time.Duration(i+1) * time.Minute)
+		if _, err := a.Propose(ctx, "q", queue.ProposeWrite{At: deadline.Add(-20 * time.Second), AcceptBy: deadline,
+			Proposals: []queue.Match{queuetest.Match2v2(id, x, y)}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{x.Players[0].ID, x.Players[1].ID, y.Players[0].ID} {
+			if _, _, err := b.AnswerProposal(ctx, id, p, true, deadline.Add(-time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		var answered bool
+		var answerErr, expireErr error
+		var timedOut []queue.Proposal
+		wg.Go(func() {
+			_, answered, answerErr = a.AnswerProposal(ctx, id, y.Players[1].ID, true, deadline)
+		})
+		wg.Go(func() {
+			timedOut, _, expireErr = b.ExpireProposals(ctx, "q", deadline)
+		})
+		wg.Wait()
+		switch {
+		case expireErr != nil:
+			t.Fatalf("round %d: expiry: %v", i, expireErr)
+		case answerErr == nil && answered && len(timedOut) == 0:
+			accepted++
+		case apperr.CodeOf(answerErr) == apperr.Conflict && len(timedOut) == 1:
+			expired++
+		default:
+			t.Fatalf("round %d: the answer resolved %v (%v) and the expiry %d proposals", i, answered, answerErr, len(timedOut))
+		}
+		evs, err := a.Events(ctx, "q", 0, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends := map[string]int{}
+		for _, e := range evs {
+			if e.Type != queue.EventProposed {
+				ends[e.TicketID]++
+			}
+		}
+		if ends[x.ID] != 1 || ends[y.ID] != 1 {
+			t.Fatalf("round %d: ends of the tickets %v", i, ends)
+		}
+	}
+	t.Logf("of %d races, the answer won %d and the expiry %d", rounds, accepted, expired)
+}
+
+// A deposed leader's proposals and expiries are refused, as its commits are.
+func TestQueueDeposedLeaderProposesNothing(t *testing.T) {
+	t.Parallel()
+	stores, pool := openReplicas(t, 2)
+	a, b := stores[0], stores[1]
+	ctx := testCtx(t)
+	mustPut(t, a, queuetest.Queue("q"))
+	x := mustCreate(t, a, queuetest.Ticket("q", "x", 1, "x1", "x2"))
+	y := mustCreate(t, a, queuetest.Ticket("q", "y", 2, "y1", "y2"))
+	if ok, err := a.Lead(ctx, "q"); !ok || err != nil {
+		t.Fatalf("a leads: %v %v", ok, err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, a.LeaderPID()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "b takes the lead", func() bool { ok, _ := b.Lead(ctx, "q"); return ok })
+	w := queue.ProposeWrite{At: queuetest.T0, AcceptBy: queuetest.T0.Add(time.Minute), Proposals: []queue.Match{queuetest.Match2v2("m", x, y)}}
+	if _, err := a.Propose(ctx, "q", w); apperr.CodeOf(err) != apperr.Conflict {
+		t.Fatalf("the deposed leader's proposal: %v, want Conflict", err)
+	}
+	if done, err := b.Propose(ctx, "q", w); err != nil || len(done.Matches) != 1 {
+		t.Fatalf("the new leader's proposal: %+v %v", done, err)
+	}
+	if _, _, err := a.ExpireProposals(ctx, "q", queuetest.T0.Add(time.Hour)); apperr.CodeOf(err) != apperr.Conflict {
+		t.Fatalf("the deposed leader's expiry: %v, want Conflict", err)
+	}
+	if tk, err := b.GetTicket(ctx, "x"); err != nil || tk.Status != queue.Proposed {
+		t.Fatalf("x after the refused expiry: %+v %v", tk, err)
+	}
+}
