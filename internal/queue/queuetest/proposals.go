@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"matchmaker/internal/apperr"
 	"matchmaker/internal/queue"
@@ -14,6 +15,18 @@ import (
 func testOwner(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	putQueue(t, st, Queue("q"))
+	// A queue's ready check round-trips, and so does its removal.
+	ready := Queue("ready")
+	ready.Acceptance = &queue.Acceptance{Timeout: 20 * time.Second}
+	putQueue(t, st, ready)
+	if got := must[queue.Queue](t)(st.GetQueue(c, "ready")); got.Acceptance == nil || got.Acceptance.Timeout != 20*time.Second {
+		t.Fatalf("the stored acceptance: %+v", got.Acceptance)
+	}
+	ready.Acceptance = nil
+	putQueue(t, st, ready)
+	if got := must[queue.Queue](t)(st.GetQueue(c, "ready")); got.Acceptance != nil {
+		t.Fatalf("the acceptance after its removal: %+v", got.Acceptance)
+	}
 	a := Ticket("q", "t1", 1, "alice")
 	a.Owner, a.IdempotencyKey, a.BodyHash = "studio-a", "k1", [32]byte{1}
 	create(t, st, a)
