@@ -277,6 +277,7 @@ const (
 	QueueEventTypeCancelled QueueEventType = "cancelled"
 	QueueEventTypeExpired   QueueEventType = "expired"
 	QueueEventTypeMatched   QueueEventType = "matched"
+	QueueEventTypePlaced    QueueEventType = "placed"
 	QueueEventTypeProposed  QueueEventType = "proposed"
 	QueueEventTypeRequeued  QueueEventType = "requeued"
 )
@@ -289,6 +290,8 @@ func (e QueueEventType) Valid() bool {
 	case QueueEventTypeExpired:
 		return true
 	case QueueEventTypeMatched:
+		return true
+	case QueueEventTypePlaced:
 		return true
 	case QueueEventTypeProposed:
 		return true
@@ -771,6 +774,9 @@ type Coefficients struct {
 	ReactionTime *float64 `json:"reaction_time,omitempty"`
 }
 
+// Connection Where a match is played, as the studio's backend put it (`PUT /v1/matches/{id}/placement`) — an opaque object, e.g. `{"address": "10.0.0.7", "port": 7777}`.
+type Connection = map[string]interface{}
+
 // Context defines model for Context.
 type Context struct {
 	// GameType Example: ctf
@@ -974,6 +980,12 @@ type MutatorList struct {
 // MutatorRequest defines model for MutatorRequest.
 type MutatorRequest struct {
 	AffectsGameplay bool `json:"affects_gameplay"`
+}
+
+// PlacementRequest defines model for PlacementRequest.
+type PlacementRequest struct {
+	// Connection Where a match is played, as the studio's backend put it (`PUT /v1/matches/{id}/placement`) — an opaque object, e.g. `{"address": "10.0.0.7", "port": 7777}`.
+	Connection Connection `json:"connection"`
 }
 
 // PlayerRatings defines model for PlayerRatings.
@@ -1185,11 +1197,11 @@ type QueueEvent struct {
 	Team     *int32    `json:"team,omitempty"`
 	TicketId string    `json:"ticket_id"`
 
-	// Type `proposed`: the ticket is in a ready check (`match_id`, `team`); `requeued`: its ready check failed and it searches again (`match_id` the dissolved proposal, `reason` `declined`, `acceptance_timeout` or `cancelled`); a ticket a ready check cancels has reason `declined` or `acceptance_timeout`.
+	// Type `placed`: the matched ticket's match has a connection (`PUT /v1/matches/{id}/placement`), read it from the ticket's `assignment.connection`; `proposed`: the ticket is in a ready check (`match_id`, `team`); `requeued`: its ready check failed and it searches again (`match_id` the dissolved proposal, `reason` `declined`, `acceptance_timeout` or `cancelled`); a ticket a ready check cancels has reason `declined` or `acceptance_timeout`.
 	Type QueueEventType `json:"type"`
 }
 
-// QueueEventType `proposed`: the ticket is in a ready check (`match_id`, `team`); `requeued`: its ready check failed and it searches again (`match_id` the dissolved proposal, `reason` `declined`, `acceptance_timeout` or `cancelled`); a ticket a ready check cancels has reason `declined` or `acceptance_timeout`.
+// QueueEventType `placed`: the matched ticket's match has a connection (`PUT /v1/matches/{id}/placement`), read it from the ticket's `assignment.connection`; `proposed`: the ticket is in a ready check (`match_id`, `team`); `requeued`: its ready check failed and it searches again (`match_id` the dissolved proposal, `reason` `declined`, `acceptance_timeout` or `cancelled`); a ticket a ready check cancels has reason `declined` or `acceptance_timeout`.
 type QueueEventType string
 
 // QueueList defines model for QueueList.
@@ -1207,7 +1219,10 @@ type QueueMatch struct {
 	BackfillOf *string `json:"backfill_of,omitempty"`
 
 	// BackfillTicket For a backfill's fill, the backfill ticket.
-	BackfillTicket  *string          `json:"backfill_ticket,omitempty"`
+	BackfillTicket *string `json:"backfill_ticket,omitempty"`
+
+	// Connection Where a match is played, as the studio's backend put it (`PUT /v1/matches/{id}/placement`) — an opaque object, e.g. `{"address": "10.0.0.7", "port": 7777}`.
+	Connection      *Connection      `json:"connection,omitempty"`
 	CreatedAt       time.Time        `json:"created_at"`
 	Id              string           `json:"id"`
 	Pairs           []MatchPair      `json:"pairs"`
@@ -1685,6 +1700,9 @@ type TicketAssignment struct {
 	// Attributes What the match's rules agreed on, by attribute (as the match's `attributes`).
 	Attributes *map[string]AttributeValue `json:"attributes,omitempty"`
 
+	// Connection Where a match is played, as the studio's backend put it (`PUT /v1/matches/{id}/placement`) — an opaque object, e.g. `{"address": "10.0.0.7", "port": 7777}`.
+	Connection *Connection `json:"connection,omitempty"`
+
 	// FillId For a backfill ticket and its joiners, the id of the fill (`GET /v1/matches/{id}`, with `backfill_of` the running match). Results are still posted under `match_id`.
 	FillId *string `json:"fill_id,omitempty"`
 
@@ -1906,6 +1924,9 @@ type QueueEventParamsXMatchmakerEvent string
 
 // AnswerProposalJSONRequestBody defines body for AnswerProposal for application/json ContentType.
 type AnswerProposalJSONRequestBody = AcceptanceRequest
+
+// PlaceMatchJSONRequestBody defines body for PlaceMatch for application/json ContentType.
+type PlaceMatchJSONRequestBody = PlacementRequest
 
 // MatchmakeJSONRequestBody defines body for Matchmake for application/json ContentType.
 type MatchmakeJSONRequestBody = MatchmakeRequest
@@ -2189,6 +2210,40 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
 	AnswerProposal(ctx context.Context, id ID, body AnswerProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PlaceMatchWithBody Where a match is played
+	//
+	// The studio's backend, once it has a game server for a match, puts the server's
+	// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+	// clients need to join (an address, a port, a token). The match and the assignment of
+	// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+	// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+	// events learns where to go. Placing again replaces the connection. Needs the `match`
+	// scope and the key that created the match's tickets (or an `admin` key): an unknown
+	// match, or another key's, is a 404; a backfill's fill (its players join a running
+	// match) is a 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+	PlaceMatchWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PlaceMatch Where a match is played
+	//
+	// The studio's backend, once it has a game server for a match, puts the server's
+	// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+	// clients need to join (an address, a port, a token). The match and the assignment of
+	// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+	// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+	// events learns where to go. Placing again replaces the connection. Needs the `match`
+	// scope and the key that created the match's tickets (or an `admin` key): an unknown
+	// match, or another key's, is a 404; a backfill's fill (its players join a running
+	// match) is a 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+	PlaceMatch(ctx context.Context, id ID, body PlaceMatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// MatchmakeWithBody Player-to-player matches from a queue
 	//
 	// Takes the players in queue order (index 0 has waited longest) and returns NvN matches in
@@ -2428,7 +2483,8 @@ type ClientInterface interface {
 	//
 	// Each change of a ticket of the queue as an SSE event: `id:` its sequence number
 	// (increasing by one per event in the queue), `event:` `matched`, `expired`,
-	// `cancelled`, `proposed` or `requeued` (the ready check), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
+	// `cancelled`, `proposed` or `requeued` (the ready check), `placed` (a connection put on
+	// the ticket's match), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 	// header (or `?after=`), for as long as events are kept (at least 10 minutes); with
 	// neither, the stream starts from now on, and `after=0` from the oldest event kept. A
 	// resume point outside the events kept (purged, or past the newest) is a 410 whose
@@ -2952,6 +3008,60 @@ func (c *Client) AnswerProposal(ctx context.Context, id ID, body AnswerProposalJ
 	return c.Client.Do(req)
 }
 
+// PlaceMatchWithBody Where a match is played
+//
+// The studio's backend, once it has a game server for a match, puts the server's
+// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+// clients need to join (an address, a port, a token). The match and the assignment of
+// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+// events learns where to go. Placing again replaces the connection. Needs the `match`
+// scope and the key that created the match's tickets (or an `admin` key): an unknown
+// match, or another key's, is a 404; a backfill's fill (its players join a running
+// match) is a 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+func (c *Client) PlaceMatchWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPlaceMatchRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PlaceMatch Where a match is played
+//
+// The studio's backend, once it has a game server for a match, puts the server's
+// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+// clients need to join (an address, a port, a token). The match and the assignment of
+// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+// events learns where to go. Placing again replaces the connection. Needs the `match`
+// scope and the key that created the match's tickets (or an `admin` key): an unknown
+// match, or another key's, is a 404; a backfill's fill (its players join a running
+// match) is a 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+func (c *Client) PlaceMatch(ctx context.Context, id ID, body PlaceMatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPlaceMatchRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // MatchmakeWithBody Player-to-player matches from a queue
 //
 // Takes the players in queue order (index 0 has waited longest) and returns NvN matches in
@@ -3341,7 +3451,8 @@ func (c *Client) CreateBackfill(ctx context.Context, name QueueName, params *Cre
 //
 // Each change of a ticket of the queue as an SSE event: `id:` its sequence number
 // (increasing by one per event in the queue), `event:` `matched`, `expired`,
-// `cancelled`, `proposed` or `requeued` (the ready check), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
+// `cancelled`, `proposed` or `requeued` (the ready check), `placed` (a connection put on
+// the ticket's match), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 // header (or `?after=`), for as long as events are kept (at least 10 minutes); with
 // neither, the stream starts from now on, and `after=0` from the oldest event kept. A
 // resume point outside the events kept (purged, or past the newest) is a 410 whose
@@ -4198,6 +4309,53 @@ func NewAnswerProposalRequestWithBody(server string, id ID, contentType string, 
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPlaceMatchRequest calls the generic PlaceMatch builder with application/json body
+func NewPlaceMatchRequest(server string, id ID, body PlaceMatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPlaceMatchRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPlaceMatchRequestWithBody constructs an http.Request for the PlaceMatch method, with any body, and a specified content type
+func NewPlaceMatchRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/matches/%s/placement", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -5344,6 +5502,40 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
 	AnswerProposalWithResponse(ctx context.Context, id ID, body AnswerProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerProposalResponse, error)
 
+	// PlaceMatchWithBodyWithResponse Where a match is played
+	//
+	// The studio's backend, once it has a game server for a match, puts the server's
+	// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+	// clients need to join (an address, a port, a token). The match and the assignment of
+	// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+	// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+	// events learns where to go. Placing again replaces the connection. Needs the `match`
+	// scope and the key that created the match's tickets (or an `admin` key): an unknown
+	// match, or another key's, is a 404; a backfill's fill (its players join a running
+	// match) is a 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+	PlaceMatchWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PlaceMatchResponse, error)
+
+	// PlaceMatchWithResponse Where a match is played
+	//
+	// The studio's backend, once it has a game server for a match, puts the server's
+	// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+	// clients need to join (an address, a port, a token). The match and the assignment of
+	// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+	// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+	// events learns where to go. Placing again replaces the connection. Needs the `match`
+	// scope and the key that created the match's tickets (or an `admin` key): an unknown
+	// match, or another key's, is a 404; a backfill's fill (its players join a running
+	// match) is a 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+	PlaceMatchWithResponse(ctx context.Context, id ID, body PlaceMatchJSONRequestBody, reqEditors ...RequestEditorFn) (*PlaceMatchResponse, error)
+
 	// MatchmakeWithBodyWithResponse Player-to-player matches from a queue
 	//
 	// Takes the players in queue order (index 0 has waited longest) and returns NvN matches in
@@ -5593,7 +5785,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Each change of a ticket of the queue as an SSE event: `id:` its sequence number
 	// (increasing by one per event in the queue), `event:` `matched`, `expired`,
-	// `cancelled`, `proposed` or `requeued` (the ready check), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
+	// `cancelled`, `proposed` or `requeued` (the ready check), `placed` (a connection put on
+	// the ticket's match), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 	// header (or `?after=`), for as long as events are kept (at least 10 minutes); with
 	// neither, the stream starts from now on, and `after=0` from the oldest event kept. A
 	// resume point outside the events kept (purged, or past the newest) is a 410 whose
@@ -6715,6 +6908,186 @@ func (r AnswerProposalResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AnswerProposalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PlaceMatchResponse200Headers the declared response headers of an HTTP 200 response for PlaceMatch
+type PlaceMatchResponse200Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse400Headers the declared response headers of an HTTP 400 response for PlaceMatch
+type PlaceMatchResponse400Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse401Headers the declared response headers of an HTTP 401 response for PlaceMatch
+type PlaceMatchResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// PlaceMatchResponse403Headers the declared response headers of an HTTP 403 response for PlaceMatch
+type PlaceMatchResponse403Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse404Headers the declared response headers of an HTTP 404 response for PlaceMatch
+type PlaceMatchResponse404Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse409Headers the declared response headers of an HTTP 409 response for PlaceMatch
+type PlaceMatchResponse409Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse413Headers the declared response headers of an HTTP 413 response for PlaceMatch
+type PlaceMatchResponse413Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse415Headers the declared response headers of an HTTP 415 response for PlaceMatch
+type PlaceMatchResponse415Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse429Headers the declared response headers of an HTTP 429 response for PlaceMatch
+type PlaceMatchResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// PlaceMatchResponse503Headers the declared response headers of an HTTP 503 response for PlaceMatch
+type PlaceMatchResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type PlaceMatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *QueueMatch
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PlaceMatchResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PlaceMatchResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PlaceMatchResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PlaceMatchResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PlaceMatchResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PlaceMatchResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PlaceMatchResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *PlaceMatchResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PlaceMatchResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PlaceMatchResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PlaceMatchResponse) GetJSON200() *QueueMatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PlaceMatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PlaceMatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PlaceMatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PlaceMatchResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10159,6 +10532,52 @@ func (c *ClientWithResponses) AnswerProposalWithResponse(ctx context.Context, id
 	return ParseAnswerProposalResponse(rsp)
 }
 
+// PlaceMatchWithBodyWithResponse Where a match is played
+//
+// The studio's backend, once it has a game server for a match, puts the server's
+// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+// clients need to join (an address, a port, a token). The match and the assignment of
+// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+// events learns where to go. Placing again replaces the connection. Needs the `match`
+// scope and the key that created the match's tickets (or an `admin` key): an unknown
+// match, or another key's, is a 404; a backfill's fill (its players join a running
+// match) is a 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+func (c *ClientWithResponses) PlaceMatchWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PlaceMatchResponse, error) {
+	rsp, err := c.PlaceMatchWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePlaceMatchResponse(rsp)
+}
+
+// PlaceMatchWithResponse Where a match is played
+//
+// The studio's backend, once it has a game server for a match, puts the server's
+// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+// clients need to join (an address, a port, a token). The match and the assignment of
+// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+// events learns where to go. Placing again replaces the connection. Needs the `match`
+// scope and the key that created the match's tickets (or an `admin` key): an unknown
+// match, or another key's, is a 404; a backfill's fill (its players join a running
+// match) is a 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+func (c *ClientWithResponses) PlaceMatchWithResponse(ctx context.Context, id ID, body PlaceMatchJSONRequestBody, reqEditors ...RequestEditorFn) (*PlaceMatchResponse, error) {
+	rsp, err := c.PlaceMatch(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePlaceMatchResponse(rsp)
+}
+
 // MatchmakeWithBodyWithResponse Player-to-player matches from a queue
 //
 // Takes the players in queue order (index 0 has waited longest) and returns NvN matches in
@@ -10498,7 +10917,8 @@ func (c *ClientWithResponses) CreateBackfillWithResponse(ctx context.Context, na
 //
 // Each change of a ticket of the queue as an SSE event: `id:` its sequence number
 // (increasing by one per event in the queue), `event:` `matched`, `expired`,
-// `cancelled`, `proposed` or `requeued` (the ready check), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
+// `cancelled`, `proposed` or `requeued` (the ready check), `placed` (a connection put on
+// the ticket's match), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 // header (or `?after=`), for as long as events are kept (at least 10 minutes); with
 // neither, the stream starts from now on, and `after=0` from the oldest event kept. A
 // resume point outside the events kept (purged, or past the newest) is a 410 whose
@@ -11866,6 +12286,240 @@ func ParseAnswerProposalResponse(rsp *http.Response) (*AnswerProposalResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers AnswerProposalResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePlaceMatchResponse parses an HTTP response from a PlaceMatchWithResponse call
+func ParsePlaceMatchResponse(rsp *http.Response) (*PlaceMatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PlaceMatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest QueueMatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PlaceMatchResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PlaceMatchResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PlaceMatchResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PlaceMatchResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PlaceMatchResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PlaceMatchResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PlaceMatchResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers PlaceMatchResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers PlaceMatchResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PlaceMatchResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -368,45 +368,33 @@ func scanTicket(row pgx.Row, extra ...any) (queue.Ticket, error) {
 
 const sqlGetMatch = `
 SELECT id, queue, created_at, region, teams, pairs, skill_difference, average_difference,
-       coalesce(backfill_of, ''), coalesce(backfill_ticket, ''), attributes
+       coalesce(backfill_of, ''), coalesce(backfill_ticket, ''), attributes, connection
 FROM queue_matches WHERE id = $1`
 
 // GetMatch implements queue.Store.
 func (s *QueueStore) GetMatch(ctx context.Context, id string) (queue.Match, error) {
+	return s.getMatch(ctx, s.pool, id)
+}
+
+// getMatch reads a match with q (the pool, or a transaction's connection).
+func (s *QueueStore) getMatch(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, id string) (queue.Match, error) {
 	var m queue.Match
-	var teams, pairs, attributes []byte
-	err := s.pool.QueryRow(ctx, sqlGetMatch, id).Scan(&m.ID, &m.Queue, &m.CreatedAt, &m.Region, &teams, &pairs,
-		&m.SkillDifference, &m.AverageDifference, &m.BackfillOf, &m.BackfillTicket, &attributes)
+	var teams, pairs, attributes, connection []byte
+	err := q.QueryRow(ctx, sqlGetMatch, id).Scan(&m.ID, &m.Queue, &m.CreatedAt, &m.Region, &teams, &pairs,
+		&m.SkillDifference, &m.AverageDifference, &m.BackfillOf, &m.BackfillTicket, &attributes, &connection)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return queue.Match{}, apperr.New(apperr.NotFound, "no match %q", id)
 	}
 	if err != nil {
 		return queue.Match{}, mapError(err, "queue: get match")
 	}
-	var ts []matchTeamJSON
-	var ps []pairJSON
-	if err := json.Unmarshal(teams, &ts); err != nil {
-		return queue.Match{}, mapError(fmt.Errorf("stored teams of match %q: %w", id, err), "queue: get match")
+	if err := decodeMatchColumns(&m, teams, pairs, attributes); err != nil {
+		return queue.Match{}, mapError(fmt.Errorf("stored match %q: %w", id, err), "queue: get match")
 	}
-	if err := json.Unmarshal(pairs, &ps); err != nil {
-		return queue.Match{}, mapError(fmt.Errorf("stored pairs of match %q: %w", id, err), "queue: get match")
-	}
-	for _, t := range ts {
-		mt := queue.MatchTeam{RatingTotal: t.RatingTotal, Players: make([]queue.MatchPlayer, len(t.Players))}
-		for i, p := range t.Players {
-			mt.Players[i] = queue.MatchPlayer(p)
-		}
-		m.Teams = append(m.Teams, mt)
-	}
-	for _, p := range ps {
-		m.Pairs = append(m.Pairs, queue.Pair(p))
-	}
-	if attributes != nil {
-		var as []matchAttributeJSON
-		if err := json.Unmarshal(attributes, &as); err != nil {
-			return queue.Match{}, mapError(fmt.Errorf("stored attributes of match %q: %w", id, err), "queue: get match")
-		}
-		m.Attributes = matchAttributes(as)
+	if connection != nil {
+		m.Connection = connection
 	}
 	return m, nil
 }
@@ -629,6 +617,7 @@ type (
 		Joined     [][]string           `json:"joined,omitempty"`
 		FillID     string               `json:"fill_id,omitempty"`
 		Attributes []matchAttributeJSON `json:"attributes,omitempty"`
+		Connection json.RawMessage      `json:"connection,omitempty"`
 	}
 	backfillJSON struct {
 		MatchID   string             `json:"match_id"`
@@ -684,12 +673,12 @@ func (l stepsJSONList) steps() []queue.Step {
 
 func newAssignmentJSON(a queue.Assignment) assignmentJSON {
 	return assignmentJSON{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: a.Teams, Joined: a.Joined,
-		FillID: a.FillID, Attributes: matchAttributesJSON(a.Attributes)}
+		FillID: a.FillID, Attributes: matchAttributesJSON(a.Attributes), Connection: a.Connection}
 }
 
 func (a assignmentJSON) assignment() *queue.Assignment {
 	return &queue.Assignment{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: a.Teams, Joined: a.Joined,
-		FillID: a.FillID, Attributes: matchAttributes(a.Attributes)}
+		FillID: a.FillID, Attributes: matchAttributes(a.Attributes), Connection: a.Connection}
 }
 
 func newBackfillJSON(b *queue.Backfill) backfillJSON {

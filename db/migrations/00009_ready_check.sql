@@ -10,7 +10,8 @@
 -- proposal lives in queue_proposals with the columns of the match it becomes (copied into
 -- queue_matches when every player accepted) and the players' answers; its state changes from
 -- open exactly once, under its row lock, which is how two replicas never both resolve it.
--- 'placing' is admitted now for placement (DESIGN, "Placement"), which uses no other column.
+-- 'placing' is admitted now for an allocator's placement (DESIGN, "Placement"); a match placed
+-- by the studio keeps its connection in queue_matches and its tickets' assignments.
 --
 -- Adding nullable columns or ones with a constant default rewrites nothing; the new CHECKs
 -- scan the tables once.
@@ -29,14 +30,18 @@ ALTER TABLE queue_tickets ADD CONSTRAINT queue_tickets_proposal_check
 
 ALTER TABLE queue_events DROP CONSTRAINT queue_events_type_check;
 ALTER TABLE queue_events ADD CONSTRAINT queue_events_type_check
-    CHECK (type IN ('matched', 'expired', 'cancelled', 'proposed', 'requeued'));
+    CHECK (type IN ('matched', 'expired', 'cancelled', 'proposed', 'requeued', 'placed'));
 ALTER TABLE queue_events DROP CONSTRAINT queue_events_check;
 ALTER TABLE queue_events ADD CONSTRAINT queue_events_team_check
-    CHECK ((type IN ('matched', 'proposed')) = (team IS NOT NULL));
+    CHECK ((type IN ('matched', 'proposed', 'placed')) = (team IS NOT NULL));
 ALTER TABLE queue_events ADD CONSTRAINT queue_events_match_check
-    CHECK (type NOT IN ('matched', 'proposed', 'requeued') OR match_id IS NOT NULL);
+    CHECK (type NOT IN ('matched', 'proposed', 'requeued', 'placed') OR match_id IS NOT NULL);
 
 ALTER TABLE queues ADD COLUMN acceptance_timeout interval;
+
+-- Where a match is played, once placed (an opaque JSON object); its matched tickets carry it
+-- in their assignment's "connection".
+ALTER TABLE queue_matches ADD COLUMN connection jsonb;
 
 CREATE TABLE queue_proposals (
     id                 text COLLATE "C" PRIMARY KEY CHECK (octet_length(id) BETWEEN 1 AND 128),
@@ -59,9 +64,10 @@ CREATE INDEX queue_proposals_open ON queue_proposals (queue, accept_by) WHERE st
 CREATE INDEX queue_proposals_resolved ON queue_proposals (resolved_at) WHERE state <> 'open';
 
 -- +goose Down
+ALTER TABLE queue_matches DROP COLUMN connection;
 DROP TABLE queue_proposals;
 ALTER TABLE queues DROP COLUMN acceptance_timeout;
-DELETE FROM queue_events WHERE type IN ('proposed', 'requeued');
+DELETE FROM queue_events WHERE type IN ('proposed', 'requeued', 'placed');
 ALTER TABLE queue_events DROP CONSTRAINT queue_events_match_check;
 ALTER TABLE queue_events DROP CONSTRAINT queue_events_team_check;
 ALTER TABLE queue_events ADD CONSTRAINT queue_events_check

@@ -192,3 +192,47 @@ func TestBadAcceptanceNamesTheField(t *testing.T) {
 		}
 	}
 }
+
+func TestPlacementOverHTTP(t *testing.T) {
+	t.Parallel()
+	h := keyedQueueServer(t)
+	if resp := as(t, h, "key-ops", http.MethodPut, "/v1/queues/duel", duelQueue); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("put queue: %d", resp.StatusCode)
+	}
+	var a, b ticketJSON
+	decodeJSON(t, as(t, h, "key-a", http.MethodPost, "/v1/queues/duel/tickets", `{"players":[{"id":"alice"}]}`), &a)
+	decodeJSON(t, as(t, h, "key-a", http.MethodPost, "/v1/queues/duel/tickets", `{"players":[{"id":"bob"}]}`), &b)
+	ga := waitStatus(t, h, "key-a", a.ID, queue.Matched)
+	path := "/v1/matches/" + ga.Assignment.MatchID + "/placement"
+	for _, tc := range []struct {
+		key, body string
+		status    int
+		field     string
+	}{
+		{"key-a", `{}`, 400, "connection"},
+		{"key-a", `{"connection":"10.0.0.7"}`, 400, "connection"},
+		{"key-a", `{"connection":[1]}`, 400, "connection"},
+		{"key-a", `{"connection":{"a":"` + strings.Repeat("x", 5000) + `"}}`, 400, "connection"},
+		{"key-b", `{"connection":{"address":"10.0.0.7"}}`, 404, ""},
+		{"key-a", `{"connection":{"address":"10.0.0.7"}}`, 200, ""},
+	} {
+		resp := as(t, h, tc.key, http.MethodPut, path, tc.body)
+		if resp.StatusCode != tc.status {
+			t.Fatalf("%s %s: %d, want %d", tc.key, tc.body[:min(len(tc.body), 40)], resp.StatusCode, tc.status)
+		}
+		if tc.field != "" && !hasField(readProblem(t, resp), tc.field) {
+			t.Fatalf("%s: the problem does not name %s", tc.body, tc.field)
+		}
+	}
+	var m matchOutJSON
+	if decodeJSON(t, as(t, h, "key-a", http.MethodPut, path, `{"connection":{"address":"10.0.0.7","port":7777}}`), &m); string(m.Connection) != `{"address":"10.0.0.7","port":7777}` {
+		t.Fatalf("the placed match: %s", m.Connection)
+	}
+	var gb ticketJSON
+	if decodeJSON(t, as(t, h, "key-a", http.MethodGet, "/v1/tickets/"+b.ID, ""), &gb); string(gb.Assignment.Connection) != `{"address":"10.0.0.7","port":7777}` {
+		t.Fatalf("bob's assignment: %+v", gb.Assignment)
+	}
+	if resp := as(t, h, "key-a", http.MethodPut, "/v1/matches/nope/placement", `{"connection":{}}`); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("an unknown match: %d", resp.StatusCode)
+	}
+}

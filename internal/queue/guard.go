@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -166,4 +167,10 @@ func (g *guarded) ExpireProposals(ctx context.Context, queue string, at time.Tim
 	ctx, done := g.call(ctx, "expire_proposals")
 	defer done(&err)
 	return g.Store.ExpireProposals(ctx, queue, at)
+}
+
+func (g *guarded) PlaceMatch(ctx context.Context, id string, connection json.RawMessage, at time.Time) (_ Match, err error) {
+	ctx, done := g.call(ctx, "place_match")
+	defer done(&err)
+	return g.Store.PlaceMatch(ctx, id, connection, at)
 }

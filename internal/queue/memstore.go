@@ -494,6 +494,7 @@ func cloneTicket(t Ticket) Ticket {
 		for i := range a.Teams {
 			a.Teams[i] = slices.Clone(a.Teams[i])
 		}
+		a.Connection = slices.Clone(a.Connection)
 		a.Joined = slices.Clone(a.Joined)
 		for i := range a.Joined {
 			a.Joined[i] = slices.Clone(a.Joined[i])
@@ -532,5 +533,6 @@ func cloneMatch(m Match) Match {
 	}
 	m.Pairs = slices.Clone(m.Pairs)
 	m.Attributes = slices.Clone(m.Attributes)
+	m.Connection = slices.Clone(m.Connection)
 	return m
 }

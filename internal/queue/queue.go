@@ -14,6 +14,7 @@
 package queue
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/url"
@@ -311,6 +312,8 @@ type Assignment struct {
 	FillID string
 	// Attributes are the match's (Match.Attributes).
 	Attributes []tick.MatchAttribute
+	// Connection is where the match is played, once placed (placement.go); nil before.
+	Connection json.RawMessage
 }
 
 // Match is a match the queue made. Its id is the match_id a game server posts to
@@ -335,6 +338,8 @@ type Match struct {
 	// order: for equal the one value, for intersect the values common to its tickets' lists
 	// (the map to play is among them).
 	Attributes []tick.MatchAttribute
+	// Connection is where the match is played, once placed (placement.go); nil before.
+	Connection json.RawMessage
 }
 
 // MatchTeam is one team of a match: its players, with their tickets and ratings.

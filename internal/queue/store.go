@@ -95,8 +95,9 @@ type Store interface {
 	Ping(ctx context.Context) error
 	Name() string
 
-	// The ready checks (acceptance.go).
+	// The ready checks (acceptance.go) and placements (placement.go).
 	ProposalStore
+	PlacementStore
 }
 
 // Cursor is a position in a queue's changes, opaque to the caller.

@@ -1,7 +1,9 @@
 package queuetest
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -261,4 +263,42 @@ func changesAll(t *testing.T, st queue.Store) []queue.Ticket {
 	t.Helper()
 	ts, _ := must2(t)(st.Changes(ctx(t), "q", 0))
 	return ts
+}
+
+func sameJSON(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func testPlacement(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	putQueue(t, st, Queue("q"))
+	a := create(t, st, Ticket("q", "a", 1, "a1", "a2"))
+	b := create(t, st, Ticket("q", "b", 2, "b1", "b2"))
+	must[queue.TickCommitted](t)(st.CommitTick(c, "q", queue.TickWrite{At: at(5), Matches: []queue.Match{Match2v2("m1", a, b)}}))
+	_, err := st.PlaceMatch(c, "nope", []byte(`{"address":"x"}`), at(6))
+	wantCode(t, err, apperr.NotFound)
+	for i, conn := range []string{`{"address":"10.0.0.7","port":7777}`, `{"address":"10.0.0.8","port":7778,"token":"t"}`} {
+		m, err := st.PlaceMatch(c, "m1", []byte(conn), at(6+i))
+		if err != nil || !sameJSON(t, m.Connection, []byte(conn)) {
+			t.Fatalf("place %d: %s %v", i, m.Connection, err)
+		}
+		if got := must[queue.Match](t)(st.GetMatch(c, "m1")); !sameJSON(t, got.Connection, []byte(conn)) {
+			t.Fatalf("the stored match's connection %d: %s", i, got.Connection)
+		}
+		for _, id := range []string{"a", "b"} {
+			tk := must[queue.Ticket](t)(st.GetTicket(c, id))
+			if tk.Status != queue.Matched || tk.Assignment == nil || !sameJSON(t, tk.Assignment.Connection, []byte(conn)) || tk.Assignment.MatchID != "m1" {
+				t.Fatalf("%s after placement %d: %+v", id, i, tk.Assignment)
+			}
+		}
+	}
+	evs := must[[]queue.Event](t)(st.Events(c, "q", 2, 10))
+	if len(evs) != 4 || evs[0].Type != queue.EventPlaced || evs[0].MatchID != "m1" || evs[1].Team != 1 || evs[3].Seq != 6 {
+		t.Fatalf("events: %+v", evs)
+	}
 }

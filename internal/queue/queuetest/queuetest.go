@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"CancelDissolvesProposal", testCancelDissolves},
 		{"DeleteQueueWithAProposal", testDeleteQueueWithProposal},
 		{"ProposalsAgainstAModel", testProposalModel},
+		{"PlaceMatch", testPlacement},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
