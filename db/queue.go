@@ -153,7 +153,7 @@ func (s *QueueStore) Ping(ctx context.Context) error {
 // --- queue definitions --------------------------------------------------------------------
 
 const queueColumns = `name, game_type, mutators, team_size, teams, strategy, expansions, regions,
-    ticket_ttl, max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at, rules, acceptance_timeout`
+    ticket_ttl, max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at, rules, acceptance_timeout, allocator`
 
 // PutQueue's statements. A queue made again after its deletion is created anew (its
 // created_at, no tombstone) but keeps its event numbers and webhook cursor.
@@ -162,7 +162,7 @@ const (
 
 	sqlInsertQueue = `
 INSERT INTO queues (` + queueColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 RETURNING ` + queueColumns
 
 	sqlReplaceQueue = `
@@ -170,7 +170,7 @@ UPDATE queues AS q
 SET game_type = $2, mutators = $3, team_size = $4, teams = $5, strategy = $6, expansions = $7,
     regions = $8, ticket_ttl = $9, max_party_size = $10, tick = $11, webhook_url = $12,
     webhook_secret = $13, created_at = CASE WHEN q.deleted_at IS NULL THEN q.created_at ELSE $14 END,
-    updated_at = $15, rules = $16, acceptance_timeout = $17, deleted_at = NULL
+    updated_at = $15, rules = $16, acceptance_timeout = $17, allocator = $18, deleted_at = NULL
 WHERE name = $1
 RETURNING ` + queueColumns
 )
@@ -193,7 +193,7 @@ func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, 
 		return queue.Queue{}, false, apperr.Wrap(apperr.Invalid, err, "queue: the rules cannot be stored")
 	}
 	args := []any{q.Name, q.GameType, notNil(q.Mutators), q.TeamSize, q.Teams, string(q.Strategy), string(exp),
-		notNil(q.Regions), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt, rules, acceptanceTimeout(q)}
+		notNil(q.Regions), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt, rules, acceptanceTimeout(q), allocatorDoc(q)}
 	for attempt := 1; ; attempt++ {
 		var stored queue.Queue
 		var created bool
@@ -265,13 +265,21 @@ func scanQueue(row pgx.Row, extra ...any) (queue.Queue, error) {
 	var teamSize, teams, party int16
 	var url, secret *string
 	var acceptance *time.Duration
+	var allocator []byte
 	dst := append([]any{&q.Name, &q.GameType, &q.Mutators, &teamSize, &teams, &strategy, &exp, &q.Regions,
-		&q.TicketTTL, &party, &q.Tick, &url, &secret, &q.CreatedAt, &q.UpdatedAt, &rules, &acceptance}, extra...)
+		&q.TicketTTL, &party, &q.Tick, &url, &secret, &q.CreatedAt, &q.UpdatedAt, &rules, &acceptance, &allocator}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return queue.Queue{}, err
 	}
 	if acceptance != nil {
 		q.Acceptance = &queue.Acceptance{Timeout: *acceptance}
+	}
+	if allocator != nil {
+		var a allocatorJSON
+		if err := json.Unmarshal(allocator, &a); err != nil {
+			return queue.Queue{}, fmt.Errorf("stored allocator of queue %q: %w", q.Name, err)
+		}
+		q.Allocator = &queue.Allocator{URL: a.URL, Secret: a.Secret, Timeout: time.Duration(a.TimeoutMS) * time.Millisecond}
 	}
 	if err := readQueueRules(&q, rules); err != nil {
 		return queue.Queue{}, fmt.Errorf("stored rules of queue %q: %w", q.Name, err)

@@ -80,3 +80,22 @@ FROM seq, placed`, ids, id, string(connection), m.Queue, at)
 	m.Connection = connection
 	return m, nil
 }
+
+// allocatorJSON is a queue's allocator column.
+type allocatorJSON struct {
+	URL       string `json:"url"`
+	Secret    string `json:"secret"`
+	TimeoutMS int64  `json:"timeout_ms"`
+}
+
+// allocatorDoc is a queue's allocator column: NULL without one.
+func allocatorDoc(q queue.Queue) *string {
+	if q.Allocator == nil {
+		return nil
+	}
+	b, err := json.Marshal(allocatorJSON{URL: q.Allocator.URL, Secret: q.Allocator.Secret, TimeoutMS: q.Allocator.Timeout.Milliseconds()})
+	if err != nil {
+		panic(err) // strings and a number
+	}
+	return new(string(b))
+}

@@ -23,36 +23,45 @@ import (
 // an answer on one replica and the leader's expiry on another cannot both resolve it.
 
 const proposalColumns = `p.id, p.queue, p.created_at, p.accept_by, p.region, p.teams, p.pairs, p.skill_difference,
-    p.average_difference, p.attributes, p.answers, p.state, p.resolved_at`
+    p.average_difference, p.attributes, p.answers, p.state, p.resolved_at, p.place_for`
 
 const (
 	sqlInsertProposals = `
 INSERT INTO queue_proposals (id, queue, created_at, accept_by, region, teams, pairs, skill_difference,
-                             average_difference, attributes)
-SELECT u.id, $1, $2, $3, u.region, u.teams::jsonb, u.pairs::jsonb, u.skill, u.average, u.attributes::jsonb
+                             average_difference, attributes, state, place_for)
+SELECT u.id, $1, $2, $3, u.region, u.teams::jsonb, u.pairs::jsonb, u.skill, u.average, u.attributes::jsonb, $11, $12
 FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::float8[], $9::float8[], $10::text[])
     AS u(id, region, teams, pairs, skill, average, attributes)`
 
 	sqlProposeTickets = `
 UPDATE queue_tickets AS t
-SET status = 'proposed', proposal = u.proposal::jsonb, updated_at = $2, changed_xid = pg_current_xact_id()
+SET status = $4, proposal = u.proposal::jsonb, updated_at = $2, changed_xid = pg_current_xact_id()
 FROM unnest($1::tid[], $3::text[]) AS u(row, proposal)
 WHERE t.ctid = u.row AND t.status = 'searching'`
 
 	sqlRequeueTickets = `
 UPDATE queue_tickets AS t
 SET status = 'searching', proposal = NULL, updated_at = $2, changed_xid = pg_current_xact_id()
+WHERE t.ctid = ANY($1::tid[]) AND t.status IN ('proposed', 'placing')`
+
+	// Every player accepted: the allocator places the match until $3.
+	sqlPlaceTickets = `
+UPDATE queue_tickets AS t
+SET status = 'placing', proposal = jsonb_set(t.proposal, '{accept_by}', to_jsonb($3::timestamptz)), updated_at = $2,
+    changed_xid = pg_current_xact_id()
 WHERE t.ctid = ANY($1::tid[]) AND t.status = 'proposed'`
 
 	sqlUpdateProposals = `
 UPDATE queue_proposals AS p
-SET answers = u.answers::jsonb, state = u.state, resolved_at = CASE WHEN u.state = 'open' THEN NULL ELSE $2::timestamptz END
-FROM unnest($1::text[], $3::text[], $4::text[]) AS u(id, answers, state)
+SET answers = u.answers::jsonb, state = u.state, accept_by = u.accept_by,
+    resolved_at = CASE WHEN u.state IN ('open', 'placing') THEN NULL ELSE $2::timestamptz END
+FROM unnest($1::text[], $3::text[], $4::text[], $5::timestamptz[]) AS u(id, answers, state, accept_by)
 WHERE p.id = u.id`
 
 	sqlStoreAcceptedMatches = `
-INSERT INTO queue_matches (id, queue, created_at, region, teams, pairs, skill_difference, average_difference, attributes)
-SELECT id, queue, $2, region, teams, pairs, skill_difference, average_difference, attributes
+INSERT INTO queue_matches (id, queue, created_at, region, teams, pairs, skill_difference, average_difference, attributes,
+                           connection)
+SELECT id, queue, $2, region, teams, pairs, skill_difference, average_difference, attributes, $3::jsonb
 FROM queue_proposals WHERE id = ANY($1::text[])`
 
 	// The tickets of proposals, locked in the order of their ids (the caller sorts them), with
@@ -126,12 +135,18 @@ func (s *QueueStore) Propose(ctx context.Context, queueName string, w queue.Prop
 			return nil // rolled back
 		}
 		b := &pgx.Batch{}
-		b.Queue(sqlInsertProposals, queueName, at, acceptBy, pids, regions, teams, pairs, skill, average, attrs).
+		state, status := queue.ProposalOpen, queue.Proposed
+		if w.Placing {
+			state, status = queue.ProposalPlacing, queue.Placing
+		}
+		b.Queue(sqlInsertProposals, queueName, at, acceptBy, pids, regions, teams, pairs, skill, average, attrs, string(state), w.PlaceFor).
 			Exec(rowsWere(int64(len(pids)), "proposals stored"))
-		b.Queue(sqlProposeTickets, ticketRows, at, docs).Exec(rowsWere(int64(len(ticketRows)), "tickets proposed"))
-		b.Queue(sqlAppendEvents, queueName, evIDs, evTypes, evMatch, evTeams, evReasons, at).
-			Exec(rowsWere(int64(len(evIDs)), "events appended"))
-		b.Queue(sqlNotify, queueName)
+		b.Queue(sqlProposeTickets, ticketRows, at, docs, string(status)).Exec(rowsWere(int64(len(ticketRows)), "tickets proposed"))
+		if !w.Placing { // a placement has no event until it ends
+			b.Queue(sqlAppendEvents, queueName, evIDs, evTypes, evMatch, evTeams, evReasons, at).
+				Exec(rowsWere(int64(len(evIDs)), "events appended"))
+			b.Queue(sqlNotify, queueName)
+		}
 		b.Queue("COMMIT")
 		if err := conn.SendBatch(ctx, b).Close(); err != nil {
 			return err
@@ -235,7 +250,10 @@ func (s *QueueStore) AnswerProposal(ctx context.Context, id, playerID string, ac
 			return committed(conn)
 		}
 		p.State, p.ResolvedAt, resolved = o.State, at, true
-		return s.resolve(ctx, conn, p.Match.Queue, at, []queue.Proposal{p}, []queue.ProposalOutcome{o})
+		if o.State == queue.ProposalPlacing {
+			p.ResolvedAt, p.AcceptBy = time.Time{}, at.Add(p.PlaceFor)
+		}
+		return s.resolve(ctx, conn, p.Match.Queue, at, []queue.Proposal{p}, []queue.ProposalOutcome{o}, nil)
 	})
 	if err != nil {
 		return queue.Proposal{}, false, err
@@ -264,10 +282,10 @@ func (s *QueueStore) ExpireProposals(ctx context.Context, queueName string, at t
 			}
 			return rows.Err()
 		})
-		b.Queue(`SELECT count(*) FROM queue_proposals WHERE queue = $1 AND state = 'open' AND accept_by > $2`, queueName, at).
+		b.Queue(`SELECT count(*) FROM queue_proposals WHERE queue = $1 AND state IN ('open', 'placing') AND accept_by > $2`, queueName, at).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&open) })
 		b.Queue(`SELECT `+proposalColumns+` FROM queue_proposals AS p
-WHERE p.queue = $1 AND p.state = 'open' AND p.accept_by <= $2 ORDER BY p.id FOR UPDATE`, queueName, at).Query(func(rows pgx.Rows) error {
+WHERE p.queue = $1 AND p.state IN ('open', 'placing') AND p.accept_by <= $2 ORDER BY p.id FOR UPDATE`, queueName, at).Query(func(rows pgx.Rows) error {
 			var err error
 			ps, err = collectProposals(rows)
 			return err
@@ -286,10 +304,14 @@ WHERE p.queue = $1 AND p.state = 'open' AND p.accept_by <= $2 ORDER BY p.id FOR 
 		}
 		outcomes := make([]queue.ProposalOutcome, len(ps))
 		for i := range ps {
-			outcomes[i], _ = ps[i].Outcome(true, "")
+			if ps[i].State == queue.ProposalPlacing {
+				outcomes[i] = queue.ProposalOutcome{State: queue.ProposalFailed, Reason: queue.ReasonPlacementTimeout}
+			} else {
+				outcomes[i], _ = ps[i].Outcome(true, "")
+			}
 			ps[i].State, ps[i].ResolvedAt = outcomes[i].State, at
 		}
-		if err := s.resolve(ctx, conn, queueName, at, ps, outcomes); err != nil {
+		if err := s.resolve(ctx, conn, queueName, at, ps, outcomes, nil); err != nil {
 			return err
 		}
 		out = ps
@@ -321,7 +343,7 @@ func (s *QueueStore) dissolve(ctx context.Context, conn *pgxpool.Conn, t *queue.
 	o, _ := p.Outcome(false, t.ID)
 	o.Cancel[t.ID] = reason
 	p.State, p.ResolvedAt = o.State, at
-	if err := s.resolve(ctx, conn, t.Queue, at, []queue.Proposal{p}, []queue.ProposalOutcome{o}); err != nil {
+	if err := s.resolve(ctx, conn, t.Queue, at, []queue.Proposal{p}, []queue.ProposalOutcome{o}, nil); err != nil {
 		return err
 	}
 	t.Status, t.Reason, t.UpdatedAt, t.Proposal = queue.Cancelled, reason, at, nil
@@ -332,7 +354,7 @@ func (s *QueueStore) dissolve(ctx context.Context, conn *pgxpool.Conn, t *queue.
 // transaction holds the queue's row and the proposals'. It locks their tickets, and changes
 // those still proposed in them: an accepted proposal's match is stored and its tickets
 // matched; the others' tickets cancelled or requeued; each with its event.
-func (s *QueueStore) resolve(ctx context.Context, conn *pgxpool.Conn, queueName string, at time.Time, ps []queue.Proposal, outcomes []queue.ProposalOutcome) error {
+func (s *QueueStore) resolve(ctx context.Context, conn *pgxpool.Conn, queueName string, at time.Time, ps []queue.Proposal, outcomes []queue.ProposalOutcome, connection json.RawMessage) error {
 	var ids []string
 	for _, p := range ps {
 		ids = append(ids, p.Match.Tickets()...)
@@ -358,14 +380,24 @@ func (s *QueueStore) resolve(ctx context.Context, conn *pgxpool.Conn, queueName 
 		return err
 	}
 	f := finish{queue: queueName, at: at}
-	var requeue []pgtype.TID
+	var requeue, placing []pgtype.TID
+	var placeBy time.Time
 	var evIDs, evTypes, evMatch, evReasons, accepted []string
 	var evTeams []int32
 	for i, p := range ps {
 		o := outcomes[i]
 		inIt := func(id string) (locked, bool) {
 			t, ok := tickets[id]
-			return t, ok && t.status == string(queue.Proposed) && t.in == p.Match.ID
+			return t, ok && (t.status == string(queue.Proposed) || t.status == string(queue.Placing)) && t.in == p.Match.ID
+		}
+		if o.State == queue.ProposalPlacing {
+			for _, id := range p.Match.Tickets() {
+				if t, ok := inIt(id); ok {
+					placing = append(placing, t.row)
+				}
+			}
+			placeBy = p.AcceptBy
+			continue
 		}
 		if o.State == queue.ProposalAccepted {
 			accepted = append(accepted, p.Match.ID)
@@ -373,6 +405,7 @@ func (s *QueueStore) resolve(ctx context.Context, conn *pgxpool.Conn, queueName 
 			for _, id := range p.Match.Tickets() {
 				if t, ok := inIt(id); ok {
 					a := assigned[id]
+					a.Connection = connection
 					if err := f.add(t.row, id, queue.Matched, "", &a); err != nil {
 						return err
 					}
@@ -401,7 +434,14 @@ func (s *QueueStore) resolve(ctx context.Context, conn *pgxpool.Conn, queueName 
 		return err
 	}
 	if len(accepted) > 0 {
-		b.Queue(sqlStoreAcceptedMatches, accepted, at).Exec(rowsWere(int64(len(accepted)), "matches stored"))
+		var doc *string
+		if connection != nil {
+			doc = new(string(connection))
+		}
+		b.Queue(sqlStoreAcceptedMatches, accepted, at, doc).Exec(rowsWere(int64(len(accepted)), "matches stored"))
+	}
+	if len(placing) > 0 {
+		b.Queue(sqlPlaceTickets, placing, at, placeBy).Exec(rowsWere(int64(len(placing)), "tickets placing"))
 	}
 	if len(f.ids) > 0 {
 		f.write(b)
@@ -422,14 +462,15 @@ func (s *QueueStore) resolve(ctx context.Context, conn *pgxpool.Conn, queueName 
 // queueProposalUpdates adds the statement that writes ps' answers and states to b.
 func queueProposalUpdates(b *pgx.Batch, at time.Time, ps ...queue.Proposal) error {
 	ids, answers, states := make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps))
+	acceptBy := make([]time.Time, len(ps))
 	for i, p := range ps {
 		a, err := json.Marshal(p.Answers)
 		if err != nil {
 			return err
 		}
-		ids[i], answers[i], states[i] = p.Match.ID, string(a), string(p.State)
+		ids[i], answers[i], states[i], acceptBy[i] = p.Match.ID, string(a), string(p.State), p.AcceptBy
 	}
-	b.Queue(sqlUpdateProposals, ids, at, answers, states).Exec(rowsWere(int64(len(ps)), "proposals updated"))
+	b.Queue(sqlUpdateProposals, ids, at, answers, states, acceptBy).Exec(rowsWere(int64(len(ps)), "proposals updated"))
 	return nil
 }
 
@@ -443,7 +484,7 @@ func collectProposals(rows pgx.Rows) ([]queue.Proposal, error) {
 		var resolved *time.Time
 		m := &p.Match
 		if err := rows.Scan(&m.ID, &m.Queue, &m.CreatedAt, &p.AcceptBy, &m.Region, &teams, &pairs, &m.SkillDifference,
-			&m.AverageDifference, &attributes, &answers, &state, &resolved); err != nil {
+			&m.AverageDifference, &attributes, &answers, &state, &resolved, &p.PlaceFor); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -538,4 +579,59 @@ func acceptanceTimeout(q queue.Queue) *time.Duration {
 		return nil
 	}
 	return &q.Acceptance.Timeout
+}
+
+// PlacingProposals implements queue.AllocatorStore.
+func (s *QueueStore) PlacingProposals(ctx context.Context, queueName string) ([]queue.Proposal, error) {
+	rows, err := s.work.Query(ctx, `SELECT `+proposalColumns+` FROM queue_proposals AS p
+WHERE p.queue = $1 AND p.state = 'placing' ORDER BY p.id`, queueName)
+	if err != nil {
+		return nil, mapError(err, "queue: placing proposals")
+	}
+	ps, err := collectProposals(rows)
+	return ps, mapError(err, "queue: placing proposals")
+}
+
+// CompletePlacement implements queue.AllocatorStore.
+func (s *QueueStore) CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (queue.Proposal, error) {
+	return s.endPlacement(ctx, id, at, queue.ProposalOutcome{State: queue.ProposalAccepted}, connection)
+}
+
+// FailPlacement implements queue.AllocatorStore.
+func (s *QueueStore) FailPlacement(ctx context.Context, id, reason string, at time.Time) (queue.Proposal, error) {
+	return s.endPlacement(ctx, id, at, queue.ProposalOutcome{State: queue.ProposalFailed, Reason: reason}, nil)
+}
+
+// endPlacement resolves placing proposal id with o: the queue's row and the proposal's
+// locked, then its tickets, as an answer's.
+func (s *QueueStore) endPlacement(ctx context.Context, id string, at time.Time, o queue.ProposalOutcome, connection json.RawMessage) (queue.Proposal, error) {
+	at = at.Truncate(time.Microsecond)
+	var p queue.Proposal
+	err := s.inTx(ctx, s.pool, "queue: end placement", func(conn *pgxpool.Conn) error {
+		var ps []queue.Proposal
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		b.Queue(`SELECT 1 FROM queues WHERE name = (SELECT queue FROM queue_proposals WHERE id = $1) FOR NO KEY UPDATE`, id)
+		b.Queue(`SELECT `+proposalColumns+` FROM queue_proposals AS p WHERE p.id = $1 FOR UPDATE`, id).Query(func(rows pgx.Rows) error {
+			var err error
+			ps, err = collectProposals(rows)
+			return err
+		})
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		switch {
+		case len(ps) == 0:
+			return apperr.New(apperr.NotFound, "no proposal %q", id)
+		case ps[0].State != queue.ProposalPlacing:
+			return apperr.New(apperr.Conflict, "the match %q is not being placed (it is %s)", id, ps[0].State)
+		}
+		p = ps[0]
+		p.State, p.ResolvedAt = o.State, at
+		return s.resolve(ctx, conn, p.Match.Queue, at, []queue.Proposal{p}, []queue.ProposalOutcome{o}, connection)
+	})
+	if err != nil {
+		return queue.Proposal{}, err
+	}
+	return p, nil
 }

@@ -25,16 +25,16 @@ const (
 	sqlPurgeTickets = `
 DELETE FROM queue_tickets WHERE id IN (
     SELECT id FROM queue_tickets
-    WHERE status NOT IN ('searching', 'proposed') AND updated_at < $1
+    WHERE status NOT IN ('searching', 'proposed', 'placing') AND updated_at < $1
     ORDER BY updated_at LIMIT $2)
-AND status NOT IN ('searching', 'proposed')`
+AND status NOT IN ('searching', 'proposed', 'placing')`
 	// A proposal open an hour past its deadline belongs to a deleted queue (whose deletion
 	// cancelled its tickets): no leader will expire it.
 	sqlPurgeProposals = `
 DELETE FROM queue_proposals WHERE id IN (
-    (SELECT id FROM queue_proposals WHERE state <> 'open' AND resolved_at < $1 LIMIT $2)
+    (SELECT id FROM queue_proposals WHERE state NOT IN ('open', 'placing') AND resolved_at < $1 LIMIT $2)
     UNION ALL
-    (SELECT id FROM queue_proposals WHERE state = 'open' AND accept_by < $1 AND queue IN (
+    (SELECT id FROM queue_proposals WHERE state IN ('open', 'placing') AND accept_by < $1 AND queue IN (
         SELECT name FROM queues WHERE deleted_at IS NOT NULL) LIMIT $2))`
 	sqlPurgeMatches = `
 DELETE FROM queue_matches WHERE id IN (

@@ -606,7 +606,7 @@ UPDATE queue_tickets AS t
 SET status = u.status, reason = u.reason, assignment = u.assignment::jsonb, updated_at = $2,
     proposal = NULL, changed_xid = pg_current_xact_id()
 FROM unnest($1::tid[], $3::text[], $4::text[], $5::text[]) AS u(row, status, reason, assignment)
-WHERE t.ctid = u.row AND t.status IN ('searching', 'proposed')`
+WHERE t.ctid = u.row AND t.status IN ('searching', 'proposed', 'placing')`
 
 	sqlEndSearching = `DELETE FROM queue_searching WHERE ticket_id = ANY($1::text[])`
 

@@ -26,7 +26,7 @@ ALTER TABLE queue_tickets DROP CONSTRAINT queue_tickets_status_check;
 ALTER TABLE queue_tickets ADD CONSTRAINT queue_tickets_status_check
     CHECK (status IN ('searching', 'proposed', 'placing', 'matched', 'expired', 'cancelled'));
 ALTER TABLE queue_tickets ADD CONSTRAINT queue_tickets_proposal_check
-    CHECK ((status = 'proposed') = (proposal IS NOT NULL));
+    CHECK ((status IN ('proposed', 'placing')) = (proposal IS NOT NULL));
 
 ALTER TABLE queue_events DROP CONSTRAINT queue_events_type_check;
 ALTER TABLE queue_events ADD CONSTRAINT queue_events_type_check
@@ -38,6 +38,7 @@ ALTER TABLE queue_events ADD CONSTRAINT queue_events_match_check
     CHECK (type NOT IN ('matched', 'proposed', 'requeued', 'placed') OR match_id IS NOT NULL);
 
 ALTER TABLE queues ADD COLUMN acceptance_timeout interval;
+ALTER TABLE queues ADD COLUMN allocator jsonb; -- {"url", "secret", "timeout_ms"}; NULL: none
 
 -- Where a match is played, once placed (an opaque JSON object); its matched tickets carry it
 -- in their assignment's "connection".
@@ -55,17 +56,22 @@ CREATE TABLE queue_proposals (
     average_difference double precision NOT NULL,
     attributes         jsonb,
     answers            jsonb NOT NULL DEFAULT '{}', -- {"player id": true (accepted) | false (declined)}
-    state              text NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'accepted', 'declined', 'timed_out')),
+    -- open (players answering) -> placing (an allocator placing it; accept_by is then its
+    -- deadline) -> accepted; or declined, timed_out, failed (placement).
+    state              text NOT NULL DEFAULT 'open'
+        CHECK (state IN ('open', 'placing', 'accepted', 'declined', 'timed_out', 'failed')),
+    place_for          interval NOT NULL DEFAULT '0', -- the allocator's time once all accepted; 0: none
     resolved_at        timestamptz,
-    CHECK ((state = 'open') = (resolved_at IS NULL))
+    CHECK ((state IN ('open', 'placing')) = (resolved_at IS NULL))
 );
 -- The leader's expiry reads a queue's open proposals by deadline.
-CREATE INDEX queue_proposals_open ON queue_proposals (queue, accept_by) WHERE state = 'open';
-CREATE INDEX queue_proposals_resolved ON queue_proposals (resolved_at) WHERE state <> 'open';
+CREATE INDEX queue_proposals_open ON queue_proposals (queue, accept_by) WHERE state IN ('open', 'placing');
+CREATE INDEX queue_proposals_resolved ON queue_proposals (resolved_at) WHERE state NOT IN ('open', 'placing');
 
 -- +goose Down
 ALTER TABLE queue_matches DROP COLUMN connection;
 DROP TABLE queue_proposals;
+ALTER TABLE queues DROP COLUMN allocator;
 ALTER TABLE queues DROP COLUMN acceptance_timeout;
 DELETE FROM queue_events WHERE type IN ('proposed', 'requeued', 'placed');
 ALTER TABLE queue_events DROP CONSTRAINT queue_events_match_check;

@@ -74,12 +74,21 @@ const (
 	ProposalAccepted ProposalState = "accepted"
 	ProposalDeclined ProposalState = "declined"
 	ProposalTimedOut ProposalState = "timed_out"
+	// With an allocator (placement.go): accepted (or proposed without a ready check) and
+	// being placed, then accepted with the allocator's connection, or failed.
+	ProposalPlacing ProposalState = "placing"
+	ProposalFailed  ProposalState = "failed"
 )
 
 // Proposal is a match proposed for a ready check.
 type Proposal struct {
-	Match    Match // as the tick made it; stored as a match when accepted
+	Match Match // as the tick made it; stored as a match when accepted
+	// AcceptBy is the deadline of the proposal's current step: the players' answers while
+	// open, the allocator's while placing.
 	AcceptBy time.Time
+	// PlaceFor is how long the queue's allocator has to place the match once every player
+	// accepted; 0 without an allocator (the match is made at once).
+	PlaceFor time.Duration
 	// Answers are the players' answers so far, by player id: true accepted, false declined.
 	Answers    map[string]bool
 	State      ProposalState
@@ -124,6 +133,8 @@ func (p *Proposal) Outcome(timedOut bool, cancelled string) (o ProposalOutcome, 
 		o = ProposalOutcome{State: ProposalDeclined, Reason: ReasonCancelled}
 	case anyDeclined:
 		o = ProposalOutcome{State: ProposalDeclined, Reason: ReasonDeclined}
+	case allAccepted && p.PlaceFor > 0:
+		return ProposalOutcome{State: ProposalPlacing}, true
 	case allAccepted:
 		return ProposalOutcome{State: ProposalAccepted}, true
 	case timedOut:
@@ -154,10 +165,14 @@ func NewTicketProposal(m Match, id string, acceptBy time.Time) *TicketProposal {
 	return &TicketProposal{MatchID: m.ID, Team: a.Team, Region: m.Region, Teams: a.Teams, AcceptBy: acceptBy}
 }
 
-// ProposeWrite is the proposals a tick makes: the matches of a queue with a ready check.
+// ProposeWrite is the proposals a tick makes: the matches of a queue with a ready check, or
+// with an allocator. With Placing (an allocator and no ready check) they are placing at once
+// until AcceptBy; otherwise open until AcceptBy, and placing for PlaceFor once all accept.
 type ProposeWrite struct {
 	At        time.Time
 	AcceptBy  time.Time
+	PlaceFor  time.Duration
+	Placing   bool
 	Proposals []Match
 }
 
@@ -229,9 +244,16 @@ func (s *Service) Answer(ctx context.Context, id, playerID string, accept bool) 
 	return p, err
 }
 
-// proposalResolved counts a resolved proposal (and an accepted one's match).
+// proposalResolved counts a resolved ready check or placement (and the match made).
 func (s *Service) proposalResolved(p Proposal) {
-	s.metrics.proposalResolved(p.Match.Queue, p.State)
+	switch p.State {
+	case ProposalPlacing: // every player accepted: the allocator places it now
+		s.metrics.proposalResolved(p.Match.Queue, ProposalAccepted)
+	case ProposalFailed:
+		s.metrics.placement(p.Match.Queue, "failed")
+	default:
+		s.metrics.proposalResolved(p.Match.Queue, p.State)
+	}
 	if p.State == ProposalAccepted {
 		s.metrics.matched(p.Match.Queue, p.Match, nil)
 	}
@@ -240,7 +262,7 @@ func (s *Service) proposalResolved(p Proposal) {
 // propose writes the tick's matches of a queue with a ready check as proposals: fills of
 // backfills are not proposed (their match is running already) and go with the tick's commit.
 func (r *runner) propose(ctx context.Context, q Queue, w *TickWrite, now time.Time) {
-	if q.Acceptance == nil || len(w.Matches) == 0 {
+	if (q.Acceptance == nil && q.Allocator == nil) || len(w.Matches) == 0 {
 		return
 	}
 	var proposals []Match
@@ -254,7 +276,16 @@ func (r *runner) propose(ctx context.Context, q Queue, w *TickWrite, now time.Ti
 	if len(proposals) == 0 {
 		return
 	}
-	done, err := r.s.store.Propose(ctx, q.Name, ProposeWrite{At: now, AcceptBy: now.Add(q.Acceptance.Timeout), Proposals: proposals})
+	pw := ProposeWrite{At: now, Proposals: proposals}
+	if q.Allocator != nil {
+		pw.PlaceFor = q.Allocator.Timeout
+	}
+	if q.Acceptance != nil {
+		pw.AcceptBy = now.Add(q.Acceptance.Timeout)
+	} else {
+		pw.Placing, pw.AcceptBy = true, now.Add(q.Allocator.Timeout)
+	}
+	done, err := r.s.store.Propose(ctx, q.Name, pw)
 	if err != nil {
 		r.s.logger.Warn("queue: cannot write the tick's proposals; they are made again at the next tick", "queue", q.Name, "err", err)
 		return
@@ -267,7 +298,9 @@ func (r *runner) propose(ctx context.Context, q Queue, w *TickWrite, now time.Ti
 		if !stored[m.ID] {
 			continue
 		}
-		r.s.metrics.proposed(q.Name)
+		if !pw.Placing {
+			r.s.metrics.proposed(q.Name)
+		}
 		for _, id := range m.Tickets() {
 			if t, ok := r.waiting[id]; ok {
 				delete(r.waiting, id) // back by Changes if the proposal requeues it
@@ -282,7 +315,7 @@ func (r *runner) propose(ctx context.Context, q Queue, w *TickWrite, now time.Ti
 // leads it: at every tick of a queue with a ready check, and of any queue while some of its
 // proposals are open (a ready check removed from the definition, a leader that took over).
 func (r *runner) expireProposals(ctx context.Context, q Queue, now time.Time) {
-	if q.Acceptance == nil && !r.openProposals {
+	if q.Acceptance == nil && q.Allocator == nil && !r.openProposals {
 		return
 	}
 	resolved, open, err := r.s.store.ExpireProposals(ctx, q.Name, now)

@@ -174,3 +174,21 @@ func (g *guarded) PlaceMatch(ctx context.Context, id string, connection json.Raw
 	defer done(&err)
 	return g.Store.PlaceMatch(ctx, id, connection, at)
 }
+
+func (g *guarded) PlacingProposals(ctx context.Context, queue string) (_ []Proposal, err error) {
+	ctx, done := g.call(ctx, "placing_proposals")
+	defer done(&err)
+	return g.Store.PlacingProposals(ctx, queue)
+}
+
+func (g *guarded) CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (_ Proposal, err error) {
+	ctx, done := g.call(ctx, "complete_placement")
+	defer done(&err)
+	return g.Store.CompletePlacement(ctx, id, connection, at)
+}
+
+func (g *guarded) FailPlacement(ctx context.Context, id, reason string, at time.Time) (_ Proposal, err error) {
+	ctx, done := g.call(ctx, "fail_placement")
+	defer done(&err)
+	return g.Store.FailPlacement(ctx, id, reason, at)
+}

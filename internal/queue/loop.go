@@ -102,11 +102,15 @@ type runner struct {
 	waitingOn atomic.Pointer[map[string]WaitingOn]
 	// openProposals: the queue may have open proposals to expire (acceptance.go).
 	openProposals bool
+	// ctx is the runner's; allocating holds the ids of the matches it is placing
+	// (allocator.go).
+	ctx        context.Context
+	allocating sync.Map
 }
 
 func (s *Service) startRunner(parent context.Context, q Queue) *runner {
 	ctx, cancel := context.WithCancel(parent)
-	r := &runner{s: s, cancel: cancel, kick: make(chan struct{}, 1)}
+	r := &runner{s: s, cancel: cancel, kick: make(chan struct{}, 1), ctx: ctx}
 	r.def.Store(&q)
 	r.done.Go(func() { r.loop(ctx) })
 	r.done.Go(func() { r.deliverLoop(ctx) })
@@ -205,6 +209,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	}
 	now := r.s.now().UTC()
 	r.expireProposals(ctx, q, now)
+	r.placeMatches(ctx, q)
 	list := make([]Ticket, 0, len(r.waiting))
 	for _, t := range r.waiting {
 		list = append(list, t)

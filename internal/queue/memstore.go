@@ -226,7 +226,7 @@ func (s *MemoryStore) CancelTicket(ctx context.Context, id string, at time.Time)
 	case Proposed:
 		p := s.proposals[mt.t.Proposal.MatchID]
 		o, _ := p.Outcome(false, id)
-		s.resolve(p, o, at)
+		s.resolve(p, o, at, nil)
 		return cloneTicket(mt.t), nil
 	default:
 		return Ticket{}, apperr.New(apperr.Conflict, "ticket %q is %s: only a searching ticket can be cancelled", id, mt.t.Status)
@@ -426,7 +426,7 @@ func (s *MemoryStore) Purge(ctx context.Context, before time.Time) (PurgeReport,
 	defer s.mu.Unlock()
 	var r PurgeReport
 	for id, mt := range s.tickets {
-		if mt.t.Status != Searching && mt.t.Status != Proposed && mt.t.UpdatedAt.Before(before) {
+		if mt.t.Status != Searching && mt.t.Status != Proposed && mt.t.Status != Placing && mt.t.UpdatedAt.Before(before) {
 			if q := s.queues[mt.t.Queue]; q != nil && q.idem[idemKey(mt.t.Owner, mt.t.IdempotencyKey)] == id {
 				delete(q.idem, idemKey(mt.t.Owner, mt.t.IdempotencyKey))
 			}
@@ -435,7 +435,7 @@ func (s *MemoryStore) Purge(ctx context.Context, before time.Time) (PurgeReport,
 		}
 	}
 	for id, p := range s.proposals {
-		if q := s.queues[p.Match.Queue]; p.State != ProposalOpen && p.ResolvedAt.Before(before) ||
+		if q := s.queues[p.Match.Queue]; p.State != ProposalOpen && p.State != ProposalPlacing && p.ResolvedAt.Before(before) ||
 			p.AcceptBy.Before(before) && (q == nil || q.deleted) {
 			delete(s.proposals, id)
 		}

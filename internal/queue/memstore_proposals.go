@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"slices"
 	"time"
@@ -35,14 +36,20 @@ func (s *MemoryStore) Propose(ctx context.Context, queue string, w ProposeWrite)
 		}
 		m = cloneMatch(m)
 		m.Queue = queue
-		s.proposals[m.ID] = &Proposal{Match: m, AcceptBy: w.AcceptBy, Answers: map[string]bool{}, State: ProposalOpen}
+		state, status := ProposalOpen, Proposed
+		if w.Placing {
+			state, status = ProposalPlacing, Placing
+		}
+		s.proposals[m.ID] = &Proposal{Match: m, AcceptBy: w.AcceptBy, PlaceFor: w.PlaceFor, Answers: map[string]bool{}, State: state}
 		for _, id := range ids {
 			mt := s.tickets[id]
 			tp := NewTicketProposal(m, id, w.AcceptBy)
-			mt.t.Status, mt.t.UpdatedAt, mt.t.Proposal = Proposed, w.At, tp
+			mt.t.Status, mt.t.UpdatedAt, mt.t.Proposal = status, w.At, tp
 			s.version++
 			mt.version = s.version
-			s.appendEvent(q, Event{Queue: queue, Type: EventProposed, TicketID: id, MatchID: m.ID, Team: tp.Team, At: w.At})
+			if !w.Placing {
+				s.appendEvent(q, Event{Queue: queue, Type: EventProposed, TicketID: id, MatchID: m.ID, Team: tp.Team, At: w.At})
+			}
 		}
 		done.Matches = append(done.Matches, m.ID)
 	}
@@ -78,7 +85,7 @@ func (s *MemoryStore) AnswerProposal(ctx context.Context, id, playerID string, a
 	p.Answers[playerID] = accept
 	o, resolved := p.Outcome(false, "")
 	if resolved {
-		s.resolve(p, o, at)
+		s.resolve(p, o, at, nil)
 	}
 	return cloneProposal(*p), resolved, nil
 }
@@ -96,7 +103,7 @@ func (s *MemoryStore) ExpireProposals(ctx context.Context, queue string, at time
 	open := 0
 	for _, id := range slices.Sorted(maps.Keys(s.proposals)) {
 		p := s.proposals[id]
-		if p.Match.Queue != queue || p.State != ProposalOpen {
+		if p.Match.Queue != queue || p.State != ProposalOpen && p.State != ProposalPlacing {
 			continue
 		}
 		if p.AcceptBy.After(at) {
@@ -104,29 +111,46 @@ func (s *MemoryStore) ExpireProposals(ctx context.Context, queue string, at time
 			continue
 		}
 		o, _ := p.Outcome(true, "")
-		s.resolve(p, o, at)
+		if p.State == ProposalPlacing {
+			o = placementFailed(p, ReasonPlacementTimeout)
+		}
+		s.resolve(p, o, at, nil)
 		out = append(out, cloneProposal(*p))
 	}
 	return out, open, nil
 }
 
-// resolve carries out a proposal's outcome on those of its tickets still proposed in it. The
-// caller holds the lock.
-func (s *MemoryStore) resolve(p *Proposal, o ProposalOutcome, at time.Time) {
+// resolve carries out a proposal's outcome on those of its tickets still in it (proposed or
+// placing): an accepted one's match is stored (with connection, from an allocator), a placing
+// one's tickets wait for the allocator until AcceptBy. The caller holds the lock.
+func (s *MemoryStore) resolve(p *Proposal, o ProposalOutcome, at time.Time, connection json.RawMessage) {
 	p.State, p.ResolvedAt = o.State, at
 	q := s.queues[p.Match.Queue]
 	inIt := func(id string) (*memTicket, bool) {
 		mt, ok := s.tickets[id]
-		return mt, ok && mt.t.Status == Proposed && mt.t.Proposal != nil && mt.t.Proposal.MatchID == p.Match.ID
+		return mt, ok && (mt.t.Status == Proposed || mt.t.Status == Placing) && mt.t.Proposal != nil && mt.t.Proposal.MatchID == p.Match.ID
 	}
-	if o.State == ProposalAccepted {
+	switch o.State {
+	case ProposalPlacing:
+		p.ResolvedAt, p.AcceptBy = time.Time{}, at.Add(p.PlaceFor)
+		for _, id := range p.Match.Tickets() {
+			if mt, ok := inIt(id); ok {
+				mt.t.Status, mt.t.UpdatedAt = Placing, at
+				mt.t.Proposal.AcceptBy = p.AcceptBy
+				s.version++
+				mt.version = s.version
+			}
+		}
+		return
+	case ProposalAccepted:
 		m := cloneMatch(p.Match)
-		m.CreatedAt = at
+		m.CreatedAt, m.Connection = at, slices.Clone(connection)
 		s.matches[m.ID] = m
 		assigned := Assignments(m)
 		for _, id := range m.Tickets() {
 			if mt, ok := inIt(id); ok {
 				a := assigned[id]
+				a.Connection = slices.Clone(connection)
 				s.finish(q, mt, Matched, "", at, &a)
 			}
 		}
@@ -169,4 +193,55 @@ func cloneProposal(p Proposal) Proposal {
 	p.Match = cloneMatch(p.Match)
 	p.Answers = maps.Clone(p.Answers)
 	return p
+}
+
+// placementFailed is the outcome of a placement that failed: every ticket searches again.
+func placementFailed(p *Proposal, reason string) ProposalOutcome {
+	return ProposalOutcome{State: ProposalFailed, Requeue: p.Match.Tickets(), Reason: reason, Cancel: map[string]string{}}
+}
+
+func (s *MemoryStore) PlacingProposals(ctx context.Context, queue string) ([]Proposal, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Proposal
+	for _, id := range slices.Sorted(maps.Keys(s.proposals)) {
+		if p := s.proposals[id]; p.Match.Queue == queue && p.State == ProposalPlacing {
+			out = append(out, cloneProposal(*p))
+		}
+	}
+	return out, nil
+}
+
+// placing returns placing proposal id. The caller holds the lock.
+func (s *MemoryStore) placing(id string) (*Proposal, error) {
+	p, ok := s.proposals[id]
+	switch {
+	case !ok:
+		return nil, apperr.New(apperr.NotFound, "no proposal %q", id)
+	case p.State != ProposalPlacing:
+		return nil, apperr.New(apperr.Conflict, "the match %q is not being placed (it is %s)", id, p.State)
+	}
+	return p, nil
+}
+
+func (s *MemoryStore) CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (Proposal, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, err := s.placing(id)
+	if err != nil {
+		return Proposal{}, err
+	}
+	s.resolve(p, ProposalOutcome{State: ProposalAccepted}, at, connection)
+	return cloneProposal(*p), nil
+}
+
+func (s *MemoryStore) FailPlacement(ctx context.Context, id, reason string, at time.Time) (Proposal, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, err := s.placing(id)
+	if err != nil {
+		return Proposal{}, err
+	}
+	s.resolve(p, placementFailed(p, reason), at, nil)
+	return cloneProposal(*p), nil
 }

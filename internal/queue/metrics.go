@@ -28,6 +28,7 @@ type Metrics struct {
 	joiners   *prometheus.CounterVec
 	blocks    *prometheus.CounterVec
 	proposals *prometheus.CounterVec
+	placed    *prometheus.CounterVec
 }
 
 // waitBuckets are seconds a ticket waited: from a tick to the longest TTL.
@@ -75,8 +76,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.proposals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_proposals_total",
 		Help: "Ready checks by outcome: proposed (made by a tick), accepted, declined (a player declined or a ticket was cancelled) or timed_out."},
 		[]string{"queue", "outcome"})
+	m.placed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_placements_total",
+		Help: "Matches the queue's allocator placed (placed), or that went back to searching: failed (the allocator or the studio said so, or its deadline passed)."},
+		[]string{"queue", "outcome"})
 	reg.MustRegister(m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals)
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed)
 	return m
 }
 
@@ -192,7 +196,7 @@ func (m *Metrics) forget(queue string) {
 	l := prometheus.Labels{"queue": queue}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals} {
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed} {
 		v.DeletePartialMatch(l)
 	}
 }
@@ -206,5 +210,11 @@ func (m *Metrics) proposed(queue string) {
 func (m *Metrics) proposalResolved(queue string, state ProposalState) {
 	if m != nil {
 		m.proposals.WithLabelValues(queue, string(state)).Inc()
+	}
+}
+
+func (m *Metrics) placement(queue, outcome string) {
+	if m != nil {
+		m.placed.WithLabelValues(queue, outcome).Inc()
 	}
 }

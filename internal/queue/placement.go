@@ -1,9 +1,9 @@
 package queue
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"net/url"
 	"time"
 
 	"matchmaker/internal/apperr"
@@ -31,38 +31,98 @@ type PlacementStore interface {
 	PlaceMatch(ctx context.Context, id string, connection json.RawMessage, at time.Time) (Match, error)
 }
 
-// Place stores where match id is played (PUT /v1/matches/{id}/placement). The caller must own
-// every ticket of the match, or be an admin: otherwise, as for an unknown match, it is
+// Place stores where match id is played (PUT /v1/matches/{id}/placement): on a match being
+// placed (a queue with an allocator), it makes the match with that connection, as the
+// allocator's answer would; on a match made, it puts the connection on it. The caller must
+// own every ticket of the match, or be an admin: otherwise, as for an unknown match, it is
 // NotFound. connection must be a JSON object of at most MaxConnectionBytes.
 func (s *Service) Place(ctx context.Context, id string, connection json.RawMessage) (Match, error) {
 	var f apperr.Fields
 	if err := ratings.ValidateID(id); err != nil {
 		f.Add("id", "%s", err)
 	}
-	trimmed := bytes.TrimSpace(connection)
-	switch {
-	case len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed):
-		f.Add("connection", "must be a JSON object: where the match's players connect")
-	case len(trimmed) > MaxConnectionBytes:
-		f.Add("connection", "must be at most %d bytes", MaxConnectionBytes)
+	connection, err := checkConnection(connection)
+	if err != nil {
+		f.Add("connection", "%s: where the match's players connect", err)
 	}
 	if err := f.Err(); err != nil {
 		return Match{}, err
+	}
+	if p, err := s.store.GetProposal(ctx, id); err == nil && p.State == ProposalPlacing {
+		if err := s.ownsAll(ctx, id, p.Match); err != nil {
+			return Match{}, err
+		}
+		done, err := s.store.CompletePlacement(ctx, id, connection, s.now().UTC())
+		if err != nil {
+			return Match{}, err
+		}
+		s.placed(done)
+		return s.store.GetMatch(ctx, id)
 	}
 	m, err := s.store.GetMatch(ctx, id)
 	if err != nil {
 		return Match{}, err
 	}
-	for _, tid := range m.Tickets() {
-		if _, err := s.ownedTicket(ctx, tid); apperr.CodeOf(err) == apperr.NotFound {
-			return Match{}, apperr.New(apperr.NotFound, "no match %q", id)
-		} else if err != nil {
-			return Match{}, err
-		}
+	if err := s.ownsAll(ctx, id, m); err != nil {
+		return Match{}, err
 	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, trimmed); err != nil {
-		return Match{}, apperr.Field("connection", "must be a JSON object")
+	return s.store.PlaceMatch(ctx, id, connection, s.now().UTC())
+}
+
+// Placing is the status of a ticket whose match the queue's allocator is placing.
+const Placing Status = "placing"
+
+// Reasons of the requeued events of a placement that failed.
+const (
+	ReasonPlacementFailed  = "placement_failed"
+	ReasonPlacementTimeout = "placement_timeout"
+)
+
+// MaxPlacementTimeout bounds an allocator's timeout_s.
+const MaxPlacementTimeout = 600 * time.Second
+
+// Allocator is a queue's game-server allocator: the leader POSTs each match to URL, signed
+// with Secret as webhooks are, retrying with backoff until Timeout from when the match was
+// made, and stores the answer's connection (DESIGN, "Placement").
+type Allocator struct {
+	URL     string
+	Secret  string
+	Timeout time.Duration
+}
+
+func (q *Queue) addAllocatorFaults(f *apperr.Fields) {
+	a := q.Allocator
+	if a == nil {
+		return
 	}
-	return s.store.PlaceMatch(ctx, id, compact.Bytes(), s.now().UTC())
+	u, err := url.Parse(a.URL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		f.Add("allocator.url", "must be an absolute http or https URL")
+	case len(a.URL) > MaxWebhookURLLen:
+		f.Add("allocator.url", "must be at most %d bytes", MaxWebhookURLLen)
+	}
+	if len(a.Secret) < MinWebhookSecret {
+		f.Add("allocator.secret", "must be at least %d bytes", MinWebhookSecret)
+	}
+	if a.Timeout < time.Second || a.Timeout > MaxPlacementTimeout {
+		f.Add("allocator.timeout_s", "must be 1..%d seconds", int(MaxPlacementTimeout.Seconds()))
+	}
+}
+
+// AllocatorStore is the part of Store that keeps the placements an allocator makes: the
+// proposals in state placing (ProposalStore's, their tickets placing).
+//
+//   - PlacingProposals returns the queue's proposals being placed.
+//   - CompletePlacement stores the match of placing proposal id with connection: the
+//     proposal is accepted and its tickets matched with the connection in their assignment,
+//     with a matched event each. A proposal not placing is a Conflict.
+//   - FailPlacement ends placing proposal id without a match: its tickets go back to
+//     searching with a requeued event (reason). A proposal not placing is a Conflict.
+//
+// ExpireProposals fails the placing proposals past their AcceptBy (ReasonPlacementTimeout).
+type AllocatorStore interface {
+	PlacingProposals(ctx context.Context, queue string) ([]Proposal, error)
+	CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (Proposal, error)
+	FailPlacement(ctx context.Context, id, reason string, at time.Time) (Proposal, error)
 }

@@ -91,6 +91,9 @@ type Queue struct {
 	// Acceptance, when set, makes the queue propose its matches for a ready check (see
 	// acceptance.go) instead of assigning them.
 	Acceptance *Acceptance
+	// Allocator, when set, is where the queue's matches are placed before they are made
+	// (placement.go).
+	Allocator *Allocator
 	// Attributes declares the attributes tickets carry, by name; Rules are the match rules
 	// beside the interval and latency (see rules.go). A queue without them matches as it
 	// did before rules existed.
@@ -166,6 +169,7 @@ func (q *Queue) Validate() error {
 	}
 	q.addRuleFaults(&f)
 	q.addAcceptanceFaults(&f)
+	q.addAllocatorFaults(&f)
 	return f.Err()
 }
 

@@ -98,6 +98,7 @@ type Store interface {
 	// The ready checks (acceptance.go) and placements (placement.go).
 	ProposalStore
 	PlacementStore
+	AllocatorStore
 }
 
 // Cursor is a position in a queue's changes, opaque to the caller.

@@ -302,3 +302,101 @@ func testPlacement(t *testing.T, st queue.Store) {
 		t.Fatalf("events: %+v", evs)
 	}
 }
+
+func testAllocatorPlacement(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	putQueue(t, st, Queue("q"))
+	a := create(t, st, Ticket("q", "a", 1, "a1", "a2"))
+	b := create(t, st, Ticket("q", "b", 2, "b1", "b2"))
+	// Without a ready check, a match is placing at once.
+	done := must[queue.TickCommitted](t)(st.Propose(c, "q", queue.ProposeWrite{At: at(10), AcceptBy: at(40), PlaceFor: 30 * time.Second,
+		Placing: true, Proposals: []queue.Match{Match2v2("m1", a, b)}}))
+	if len(done.Matches) != 1 {
+		t.Fatalf("placing: %+v", done)
+	}
+	for _, id := range []string{"a", "b"} {
+		tk := must[queue.Ticket](t)(st.GetTicket(c, id))
+		if tk.Status != queue.Placing || tk.Proposal == nil || !tk.Proposal.AcceptBy.Equal(at(40)) {
+			t.Fatalf("%s while placing: %+v", id, tk)
+		}
+	}
+	if evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10)); len(evs) != 0 {
+		t.Fatalf("events of a placement under way: %+v", evs)
+	}
+	if ps := must[[]queue.Proposal](t)(st.PlacingProposals(c, "q")); len(ps) != 1 || ps[0].Match.ID != "m1" || ps[0].PlaceFor != 30*time.Second {
+		t.Fatalf("placing proposals: %+v", ps)
+	}
+	_, _, err := st.CreateTicket(c, Ticket("q", "x", 11, "a1"))
+	wantCode(t, err, apperr.Conflict)
+	_, err = st.CancelTicket(c, "a", at(11))
+	wantCode(t, err, apperr.Conflict)
+	_, _, err = st.AnswerProposal(c, "m1", "a1", true, at(11))
+	wantCode(t, err, apperr.Conflict)
+	conn := []byte(`{"address":"10.0.0.7","port":7777}`)
+	p, err := st.CompletePlacement(c, "m1", conn, at(12))
+	if err != nil || p.State != queue.ProposalAccepted {
+		t.Fatalf("placed: %+v %v", p, err)
+	}
+	for _, id := range []string{"a", "b"} {
+		tk := must[queue.Ticket](t)(st.GetTicket(c, id))
+		if tk.Status != queue.Matched || tk.Proposal != nil || tk.Assignment == nil || !sameJSON(t, tk.Assignment.Connection, conn) {
+			t.Fatalf("%s once placed: %+v %+v", id, tk, tk.Assignment)
+		}
+	}
+	if m := must[queue.Match](t)(st.GetMatch(c, "m1")); !sameJSON(t, m.Connection, conn) {
+		t.Fatalf("the placed match: %s", m.Connection)
+	}
+	if evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10)); len(evs) != 2 || evs[0].Type != queue.EventMatched {
+		t.Fatalf("events once placed: %+v", evs)
+	}
+	_, err = st.CompletePlacement(c, "m1", conn, at(13))
+	wantCode(t, err, apperr.Conflict)
+	if ps := must[[]queue.Proposal](t)(st.PlacingProposals(c, "q")); len(ps) != 0 {
+		t.Fatalf("placing proposals after: %+v", ps)
+	}
+
+	// With a ready check, placing once all accepted; a placement past its deadline fails and
+	// requeues everyone, one that fails requeues with its reason.
+	c1 := create(t, st, Ticket("q", "c", 20, "c1"))
+	d1 := create(t, st, Ticket("q", "d", 21, "d1"))
+	must[queue.TickCommitted](t)(st.Propose(c, "q", queue.ProposeWrite{At: at(22), AcceptBy: at(42), PlaceFor: 30 * time.Second,
+		Proposals: []queue.Match{Match2v2("m2", c1, d1)}}))
+	must[queue.Proposal](t)(func() (queue.Proposal, error) { p, _, err := st.AnswerProposal(c, "m2", "c1", true, at(23)); return p, err }())
+	p, resolved, err := st.AnswerProposal(c, "m2", "d1", true, at(24))
+	if err != nil || !resolved || p.State != queue.ProposalPlacing || !p.AcceptBy.Equal(at(54)) {
+		t.Fatalf("all accepted, placing: %+v %v %v", p, resolved, err)
+	}
+	if tk := must[queue.Ticket](t)(st.GetTicket(c, "c")); tk.Status != queue.Placing || !tk.Proposal.AcceptBy.Equal(at(54)) {
+		t.Fatalf("c placing: %+v", tk)
+	}
+	if res, open, err := st.ExpireProposals(c, "q", at(53)); err != nil || len(res) != 0 || open != 1 {
+		t.Fatalf("before the placement's deadline: %+v %d %v", res, open, err)
+	}
+	res, open, err := st.ExpireProposals(c, "q", at(54))
+	if err != nil || len(res) != 1 || res[0].State != queue.ProposalFailed || open != 0 {
+		t.Fatalf("at the placement's deadline: %+v %d %v", res, open, err)
+	}
+	for _, id := range []string{"c", "d"} {
+		if tk := must[queue.Ticket](t)(st.GetTicket(c, id)); tk.Status != queue.Searching || tk.Proposal != nil {
+			t.Fatalf("%s after the placement timed out: %+v", id, tk)
+		}
+	}
+	evs := must[[]queue.Event](t)(st.Events(c, "q", 2, 20))
+	if n := len(evs); n != 4 || evs[2].Type != queue.EventRequeued || evs[3].Reason != queue.ReasonPlacementTimeout {
+		t.Fatalf("events after the timeout: %+v", evs)
+	}
+	must[queue.TickCommitted](t)(st.Propose(c, "q", queue.ProposeWrite{At: at(60), AcceptBy: at(90), PlaceFor: 30 * time.Second,
+		Placing: true, Proposals: []queue.Match{Match2v2("m3", c1, d1)}}))
+	if p, err := st.FailPlacement(c, "m3", "placement_failed: no server", at(61)); err != nil || p.State != queue.ProposalFailed {
+		t.Fatalf("fail: %+v %v", p, err)
+	}
+	if tk := must[queue.Ticket](t)(st.GetTicket(c, "d")); tk.Status != queue.Searching {
+		t.Fatalf("d after the placement failed: %+v", tk)
+	}
+	evs = must[[]queue.Event](t)(st.Events(c, "q", 6, 20))
+	if len(evs) != 2 || evs[0].Reason != "placement_failed: no server" {
+		t.Fatalf("events after the failure: %+v", evs)
+	}
+	_, err = st.FailPlacement(c, "m3", "again", at(62))
+	wantCode(t, err, apperr.Conflict)
+}

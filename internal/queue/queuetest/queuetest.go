@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"DeleteQueueWithAProposal", testDeleteQueueWithProposal},
 		{"ProposalsAgainstAModel", testProposalModel},
 		{"PlaceMatch", testPlacement},
+		{"AllocatorPlacement", testAllocatorPlacement},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
