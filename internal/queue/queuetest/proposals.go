@@ -361,7 +361,10 @@ func testAllocatorPlacement(t *testing.T, st queue.Store) {
 	d1 := create(t, st, Ticket("q", "d", 21, "d1"))
 	must[queue.TickCommitted](t)(st.Propose(c, "q", queue.ProposeWrite{At: at(22), AcceptBy: at(42), PlaceFor: 30 * time.Second,
 		Proposals: []queue.Match{Match2v2("m2", c1, d1)}}))
-	must[queue.Proposal](t)(func() (queue.Proposal, error) { p, _, err := st.AnswerProposal(c, "m2", "c1", true, at(23)); return p, err }())
+	must[queue.Proposal](t)(func() (queue.Proposal, error) {
+		p, _, err := st.AnswerProposal(c, "m2", "c1", true, at(23))
+		return p, err
+	}())
 	p, resolved, err := st.AnswerProposal(c, "m2", "d1", true, at(24))
 	if err != nil || !resolved || p.State != queue.ProposalPlacing || !p.AcceptBy.Equal(at(54)) {
 		t.Fatalf("all accepted, placing: %+v %v %v", p, resolved, err)
