@@ -201,7 +201,9 @@ func (e ProposalPlayersAnswer) Valid() bool {
 const (
 	ProposalStatusAccepted ProposalStatus = "accepted"
 	ProposalStatusDeclined ProposalStatus = "declined"
+	ProposalStatusFailed   ProposalStatus = "failed"
 	ProposalStatusOpen     ProposalStatus = "open"
+	ProposalStatusPlacing  ProposalStatus = "placing"
 	ProposalStatusTimedOut ProposalStatus = "timed_out"
 )
 
@@ -212,7 +214,11 @@ func (e ProposalStatus) Valid() bool {
 		return true
 	case ProposalStatusDeclined:
 		return true
+	case ProposalStatusFailed:
+		return true
 	case ProposalStatusOpen:
+		return true
+	case ProposalStatusPlacing:
 		return true
 	case ProposalStatusTimedOut:
 		return true
@@ -424,6 +430,7 @@ const (
 	TicketStatusCancelled TicketStatus = "cancelled"
 	TicketStatusExpired   TicketStatus = "expired"
 	TicketStatusMatched   TicketStatus = "matched"
+	TicketStatusPlacing   TicketStatus = "placing"
 	TicketStatusProposed  TicketStatus = "proposed"
 	TicketStatusSearching TicketStatus = "searching"
 )
@@ -436,6 +443,8 @@ func (e TicketStatus) Valid() bool {
 	case TicketStatusExpired:
 		return true
 	case TicketStatusMatched:
+		return true
+	case TicketStatusPlacing:
 		return true
 	case TicketStatusProposed:
 		return true
@@ -490,6 +499,9 @@ const (
 	QueueEventParamsXMatchmakerEventCancelled QueueEventParamsXMatchmakerEvent = "cancelled"
 	QueueEventParamsXMatchmakerEventExpired   QueueEventParamsXMatchmakerEvent = "expired"
 	QueueEventParamsXMatchmakerEventMatched   QueueEventParamsXMatchmakerEvent = "matched"
+	QueueEventParamsXMatchmakerEventPlaced    QueueEventParamsXMatchmakerEvent = "placed"
+	QueueEventParamsXMatchmakerEventProposed  QueueEventParamsXMatchmakerEvent = "proposed"
+	QueueEventParamsXMatchmakerEventRequeued  QueueEventParamsXMatchmakerEvent = "requeued"
 )
 
 // Valid indicates whether the value is a known member of the QueueEventParamsXMatchmakerEvent enum.
@@ -500,6 +512,12 @@ func (e QueueEventParamsXMatchmakerEvent) Valid() bool {
 	case QueueEventParamsXMatchmakerEventExpired:
 		return true
 	case QueueEventParamsXMatchmakerEventMatched:
+		return true
+	case QueueEventParamsXMatchmakerEventPlaced:
+		return true
+	case QueueEventParamsXMatchmakerEventProposed:
+		return true
+	case QueueEventParamsXMatchmakerEventRequeued:
 		return true
 	default:
 		return false
@@ -555,6 +573,32 @@ type AdvantageTeam struct {
 
 	// WinProbability Bradley-Terry on the totals, total / sum of the totals.
 	WinProbability float64 `json:"win_probability"`
+}
+
+// Allocation What the allocator receives (POST, JSON). Answer a 2xx with `{"connection": {...}}` (a JSON object of at most 4096 bytes, stored as it is); any other answer is retried until `deadline`.
+type Allocation struct {
+	Attributes *[]struct {
+		Name  string      `json:"name"`
+		Value interface{} `json:"value"`
+	} `json:"attributes,omitempty"`
+	Deadline time.Time `json:"deadline"`
+	MatchId  string    `json:"match_id"`
+	Queue    string    `json:"queue"`
+	Region   *string   `json:"region,omitempty"`
+	Teams    []struct {
+		Players []struct {
+			Id       string  `json:"id"`
+			Rating   float64 `json:"rating"`
+			TicketId string  `json:"ticket_id"`
+		} `json:"players"`
+	} `json:"teams"`
+}
+
+// Allocator The queue's game-server allocator. Each match the queue makes (once every player accepted, with a ready check) is `placing` while the leader POSTs it to `url` (an `Allocation`, signed as webhooks are, `X-Matchmaker-Delivery` the match id on every retry) with retries and backoff; a 2xx answer `{"connection": {...}}` makes the match, its tickets `matched` with `assignment.connection`. The studio's backend may answer instead (`PUT /v1/matches/{id}/placement`). A placement not made within `timeout_s`, or failed, returns the players to `searching` with their wait kept (a `requeued` event, reason `placement_timeout` or `placement_failed: ...`).
+type Allocator struct {
+	Secret   string `json:"secret"`
+	TimeoutS *int32 `json:"timeout_s,omitempty"`
+	Url      string `json:"url"`
 }
 
 // AssignChoice defines model for AssignChoice.
@@ -982,10 +1026,11 @@ type MutatorRequest struct {
 	AffectsGameplay bool `json:"affects_gameplay"`
 }
 
-// PlacementRequest defines model for PlacementRequest.
+// PlacementRequest One of `connection` (the match is played there) or `failed` (a match being placed cannot be; its players search again).
 type PlacementRequest struct {
 	// Connection Where a match is played, as the studio's backend put it (`PUT /v1/matches/{id}/placement`) — an opaque object, e.g. `{"address": "10.0.0.7", "port": 7777}`.
-	Connection Connection `json:"connection"`
+	Connection *Connection `json:"connection,omitempty"`
+	Failed     *string     `json:"failed,omitempty"`
 }
 
 // PlayerRatings defines model for PlayerRatings.
@@ -1109,20 +1154,26 @@ type Proposal struct {
 	Queue      string     `json:"queue"`
 	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
 
-	// Status `declined` also when a ticket of it was cancelled.
+	// Status `declined` also when a ticket of it was cancelled; `placing` once every player accepted in a queue with an allocator, then `accepted` or `failed` (the placement).
 	Status ProposalStatus `json:"status"`
 }
 
 // ProposalPlayersAnswer defines model for Proposal.Players.Answer.
 type ProposalPlayersAnswer string
 
-// ProposalStatus `declined` also when a ticket of it was cancelled.
+// ProposalStatus `declined` also when a ticket of it was cancelled; `placing` once every player accepted in a queue with an allocator, then `accepted` or `failed` (the placement).
 type ProposalStatus string
 
 // Queue defines model for Queue.
 type Queue struct {
 	// Acceptance The queue's ready check (FlexMatch's acceptance) — its ticks propose matches, the tickets become `proposed`, and each player must accept (`POST /v1/matches/{id}/acceptance`) within `timeout_s`. When all accept the tickets are `matched`; a decline, or the deadline with players silent, cancels the tickets of those who declined or did not answer (reason `declined`, `acceptance_timeout`) and puts the others back to `searching` with their wait kept (a `requeued` event). Backfill fills are not proposed.
-	Acceptance *Acceptance                      `json:"acceptance,omitempty"`
+	Acceptance *Acceptance `json:"acceptance,omitempty"`
+
+	// Allocator The allocator's URL and timeout; its secret is never shown.
+	Allocator *struct {
+		TimeoutS int32  `json:"timeout_s"`
+		Url      string `json:"url"`
+	} `json:"allocator,omitempty"`
 	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
 	Context    Context                          `json:"context"`
 	CreatedAt  time.Time                        `json:"created_at"`
@@ -1154,6 +1205,9 @@ type QueueStrategy string
 type QueueDefinition struct {
 	// Acceptance The queue's ready check (FlexMatch's acceptance) — its ticks propose matches, the tickets become `proposed`, and each player must accept (`POST /v1/matches/{id}/acceptance`) within `timeout_s`. When all accept the tickets are `matched`; a decline, or the deadline with players silent, cancels the tickets of those who declined or did not answer (reason `declined`, `acceptance_timeout`) and puts the others back to `searching` with their wait kept (a `requeued` event). Backfill fills are not proposed.
 	Acceptance *Acceptance `json:"acceptance,omitempty"`
+
+	// Allocator The queue's game-server allocator. Each match the queue makes (once every player accepted, with a ready check) is `placing` while the leader POSTs it to `url` (an `Allocation`, signed as webhooks are, `X-Matchmaker-Delivery` the match id on every retry) with retries and backoff; a 2xx answer `{"connection": {...}}` makes the match, its tickets `matched` with `assignment.connection`. The studio's backend may answer instead (`PUT /v1/matches/{id}/placement`). A placement not made within `timeout_s`, or failed, returns the players to `searching` with their wait kept (a `requeued` event, reason `placement_timeout` or `placement_failed: ...`).
+	Allocator *Allocator `json:"allocator,omitempty"`
 
 	// Attributes The attributes tickets carry, by name (at most 32). An attribute a rule reads is required on every ticket unless it has a `default`.
 	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
@@ -1682,7 +1736,7 @@ type Ticket struct {
 	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it no longer admits the ticket, e.g. a party larger than a shrunk `team_size`, or a rule that now reads an attribute the ticket does not give; `cancelled`; `queue deleted`; `creation_failed` when its creation, without an Idempotency-Key, answered an error as the ticket was being stored; such a ticket is cancelled at once rather than matched).
 	Reason *string `json:"reason,omitempty"`
 
-	// Status `proposed`: in a ready check (`proposal`), its players held; it becomes `matched` when every player accepted, or `searching` again (its `created_at`, so its wait, kept) or `cancelled` when the check fails.
+	// Status `proposed`: in a ready check (`proposal`), its players held; it becomes `matched` when every player accepted, or `searching` again (its `created_at`, so its wait, kept) or `cancelled` when the check fails. `placing`: the queue's allocator is placing its match (`proposal`, whose `accept_by` is then the placement's deadline); it becomes `matched` with `assignment.connection`, or `searching` again.
 	Status TicketStatus `json:"status"`
 
 	// UpdatedAt When the status last changed.
@@ -1692,7 +1746,7 @@ type Ticket struct {
 	WaitingOn *WaitingOn `json:"waiting_on,omitempty"`
 }
 
-// TicketStatus `proposed`: in a ready check (`proposal`), its players held; it becomes `matched` when every player accepted, or `searching` again (its `created_at`, so its wait, kept) or `cancelled` when the check fails.
+// TicketStatus `proposed`: in a ready check (`proposal`), its players held; it becomes `matched` when every player accepted, or `searching` again (its `created_at`, so its wait, kept) or `cancelled` when the check fails. `placing`: the queue's allocator is placing its match (`proposal`, whose `accept_by` is then the placement's deadline); it becomes `matched` with `assignment.connection`, or `searching` again.
 type TicketStatus string
 
 // TicketAssignment defines model for TicketAssignment.
@@ -1909,6 +1963,15 @@ type GetTicketParams struct {
 	WaitS *float64 `form:"wait_s,omitempty" json:"wait_s,omitempty"`
 }
 
+// AllocationParams defines parameters for Allocation.
+type AllocationParams struct {
+	// XMatchmakerSignature As the webhook's, with the allocator's secret and the match id as the delivery id.
+	XMatchmakerSignature string `json:"X-Matchmaker-Signature"`
+
+	// XMatchmakerDelivery The match id, the same on every retry.
+	XMatchmakerDelivery string `json:"X-Matchmaker-Delivery"`
+}
+
 // QueueEventParams defines parameters for QueueEvent.
 type QueueEventParams struct {
 	// XMatchmakerSignature `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the webhook's secret of the timestamp, the `X-Matchmaker-Delivery` id and the body joined by dots (`<t>.<delivery>.<body>`). Refuse a timestamp far from your clock; the Go client's `VerifyWebhook` checks both.
@@ -1960,6 +2023,9 @@ type AssignJoinerJSONRequestBody = AssignRequest
 
 // RebalanceTeamsJSONRequestBody defines body for RebalanceTeams for application/json ContentType.
 type RebalanceTeamsJSONRequestBody = RebalanceRequest
+
+// AllocationJSONRequestBody defines body for Allocation for application/json ContentType.
+type AllocationJSONRequestBody = Allocation
 
 // QueueEventJSONRequestBody defines body for QueueEvent for application/json ContentType.
 type QueueEventJSONRequestBody = QueueEvent
@@ -2220,7 +2286,10 @@ type ClientInterface interface {
 	// events learns where to go. Placing again replaces the connection. Needs the `match`
 	// scope and the key that created the match's tickets (or an `admin` key): an unknown
 	// match, or another key's, is a 404; a backfill's fill (its players join a running
-	// match) is a 409.
+	// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+	// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+	// cannot be placed: 204, its players search again with their wait kept); a match not
+	// being placed cannot fail (409).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2237,7 +2306,10 @@ type ClientInterface interface {
 	// events learns where to go. Placing again replaces the connection. Needs the `match`
 	// scope and the key that created the match's tickets (or an `admin` key): an unknown
 	// match, or another key's, is a 404; a backfill's fill (its players join a running
-	// match) is a 409.
+	// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+	// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+	// cannot be placed: 204, its players search again with their wait kept); a match not
+	// being placed cannot fail (409).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3018,7 +3090,10 @@ func (c *Client) AnswerProposal(ctx context.Context, id ID, body AnswerProposalJ
 // events learns where to go. Placing again replaces the connection. Needs the `match`
 // scope and the key that created the match's tickets (or an `admin` key): an unknown
 // match, or another key's, is a 404; a backfill's fill (its players join a running
-// match) is a 409.
+// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+// cannot be placed: 204, its players search again with their wait kept); a match not
+// being placed cannot fail (409).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3045,7 +3120,10 @@ func (c *Client) PlaceMatchWithBody(ctx context.Context, id ID, contentType stri
 // events learns where to go. Placing again replaces the connection. Needs the `match`
 // scope and the key that created the match's tickets (or an `admin` key): an unknown
 // match, or another key's, is a 404; a backfill's fill (its players join a running
-// match) is a 409.
+// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+// cannot be placed: 204, its players search again with their wait kept); a match not
+// being placed cannot fail (409).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5512,7 +5590,10 @@ type ClientWithResponsesInterface interface {
 	// events learns where to go. Placing again replaces the connection. Needs the `match`
 	// scope and the key that created the match's tickets (or an `admin` key): an unknown
 	// match, or another key's, is a 404; a backfill's fill (its players join a running
-	// match) is a 409.
+	// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+	// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+	// cannot be placed: 204, its players search again with their wait kept); a match not
+	// being placed cannot fail (409).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5529,7 +5610,10 @@ type ClientWithResponsesInterface interface {
 	// events learns where to go. Placing again replaces the connection. Needs the `match`
 	// scope and the key that created the match's tickets (or an `admin` key): an unknown
 	// match, or another key's, is a 404; a backfill's fill (its players join a running
-	// match) is a 409.
+	// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+	// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+	// cannot be placed: 204, its players search again with their wait kept); a match not
+	// being placed cannot fail (409).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6919,6 +7003,11 @@ type PlaceMatchResponse200Headers struct {
 	XRequestId *string
 }
 
+// PlaceMatchResponse204Headers the declared response headers of an HTTP 204 response for PlaceMatch
+type PlaceMatchResponse204Headers struct {
+	XRequestId *string
+}
+
 // PlaceMatchResponse400Headers the declared response headers of an HTTP 400 response for PlaceMatch
 type PlaceMatchResponse400Headers struct {
 	XRequestId *string
@@ -6995,6 +7084,8 @@ type PlaceMatchResponse struct {
 	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PlaceMatchResponse200Headers
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *PlaceMatchResponse204Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *PlaceMatchResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -10542,7 +10633,10 @@ func (c *ClientWithResponses) AnswerProposalWithResponse(ctx context.Context, id
 // events learns where to go. Placing again replaces the connection. Needs the `match`
 // scope and the key that created the match's tickets (or an `admin` key): an unknown
 // match, or another key's, is a 404; a backfill's fill (its players join a running
-// match) is a 409.
+// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+// cannot be placed: 204, its players search again with their wait kept); a match not
+// being placed cannot fail (409).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10565,7 +10659,10 @@ func (c *ClientWithResponses) PlaceMatchWithBodyWithResponse(ctx context.Context
 // events learns where to go. Placing again replaces the connection. Needs the `match`
 // scope and the key that created the match's tickets (or an `admin` key): an unknown
 // match, or another key's, is a 404; a backfill's fill (its players join a running
-// match) is a 409.
+// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+// cannot be placed: 204, its players search again with their wait kept); a match not
+// being placed cannot fail (409).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12327,6 +12424,9 @@ func ParsePlaceMatchResponse(rsp *http.Response) (*PlaceMatchResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 204:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12403,6 +12503,16 @@ func ParsePlaceMatchResponse(rsp *http.Response) (*PlaceMatchResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 204:
+		var headers PlaceMatchResponse204Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers204 = &headers
 	case rsp.StatusCode == 400:
 		var headers PlaceMatchResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -16976,10 +17086,39 @@ func (p *CallbackInitiator) applyCallbackEditors(ctx context.Context, req *http.
 
 // CallbackInitiatorInterface is the interface specification for the callback initiator.
 type CallbackInitiatorInterface interface {
+	// AllocationWithBody fires the allocation callback with any body
+	AllocationWithBody(ctx context.Context, targetURL string, params *AllocationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	Allocation(ctx context.Context, targetURL string, params *AllocationParams, body AllocationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// QueueEventWithBody fires the queueEvent callback with any body
 	QueueEventWithBody(ctx context.Context, targetURL string, params *QueueEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	QueueEvent(ctx context.Context, targetURL string, params *QueueEventParams, body QueueEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *CallbackInitiator) AllocationWithBody(ctx context.Context, targetURL string, params *AllocationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAllocationCallbackRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyCallbackEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *CallbackInitiator) Allocation(ctx context.Context, targetURL string, params *AllocationParams, body AllocationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAllocationCallbackRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyCallbackEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
 }
 
 func (p *CallbackInitiator) QueueEventWithBody(ctx context.Context, targetURL string, params *QueueEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -17004,6 +17143,58 @@ func (p *CallbackInitiator) QueueEvent(ctx context.Context, targetURL string, pa
 		return nil, err
 	}
 	return p.Client.Do(req)
+}
+
+// NewAllocationCallbackRequest builds a application/json POST request for the allocation callback
+func NewAllocationCallbackRequest(targetURL string, params *AllocationParams, body AllocationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAllocationCallbackRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewAllocationCallbackRequestWithBody builds a POST request for the allocation callback with any body
+func NewAllocationCallbackRequestWithBody(targetURL string, params *AllocationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Matchmaker-Signature", params.XMatchmakerSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("X-Matchmaker-Signature", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Matchmaker-Delivery", params.XMatchmakerDelivery, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("X-Matchmaker-Delivery", headerParam1)
+
+	}
+	return req, nil
 }
 
 // NewQueueEventCallbackRequest builds a application/json POST request for the queueEvent callback

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -234,5 +235,57 @@ func TestPlacementOverHTTP(t *testing.T) {
 	}
 	if resp := as(t, h, "key-a", http.MethodPut, "/v1/matches/nope/placement", `{"connection":{}}`); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("an unknown match: %d", resp.StatusCode)
+	}
+}
+
+func TestAllocatorPlacementOverHTTP(t *testing.T) {
+	t.Parallel()
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no server free", http.StatusServiceUnavailable)
+	}))
+	defer busy.Close()
+	h := keyedQueueServer(t)
+	q := `{"context":{"game_type":"ctf"},"team_size":1,"tick_ms":50,"allocator":{"url":"` + busy.URL + `","secret":"0123456789abcdef","timeout_s":60}}`
+	if resp := as(t, h, "key-ops", http.MethodPut, "/v1/queues/duel", q); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("put queue: %d", resp.StatusCode)
+	}
+	body := readAll(t, as(t, h, "key-ops", http.MethodGet, "/v1/queues/duel", ""))
+	if strings.Contains(body, "0123456789abcdef") || !strings.Contains(body, `"timeout_s":60`) {
+		t.Fatalf("a queue shows its allocator, never its secret: %s", body)
+	}
+	var a ticketJSON
+	decodeJSON(t, as(t, h, "key-a", http.MethodPost, "/v1/queues/duel/tickets", `{"players":[{"id":"alice"}]}`), &a)
+	decodeJSON(t, as(t, h, "key-a", http.MethodPost, "/v1/queues/duel/tickets", `{"players":[{"id":"bob"}]}`), new(ticketJSON))
+	pa := waitStatus(t, h, "key-a", a.ID, queue.Placing)
+	path := "/v1/matches/" + pa.Proposal.MatchID + "/placement"
+	if resp := as(t, h, "key-b", http.MethodPut, path, `{"failed":"no server"}`); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("another key fails the placement: %d", resp.StatusCode)
+	}
+	if resp := as(t, h, "key-a", http.MethodPut, path, `{"failed":"no server","connection":{}}`); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("both failed and a connection: %d", resp.StatusCode)
+	}
+	if resp := as(t, h, "key-a", http.MethodPut, path, `{"failed":"no server in eu"}`); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("the studio fails the placement: %d", resp.StatusCode)
+	}
+	// The next tick matches them again, placing anew; the studio answers for the allocator.
+	pa = waitStatus(t, h, "key-a", a.ID, queue.Placing)
+	var m matchOutJSON
+	decodeJSON(t, as(t, h, "key-a", http.MethodPut, "/v1/matches/"+pa.Proposal.MatchID+"/placement", `{"connection":{"address":"10.0.0.7"}}`), &m)
+	ga := waitStatus(t, h, "key-a", a.ID, queue.Matched)
+	if string(ga.Assignment.Connection) != `{"address":"10.0.0.7"}` || string(m.Connection) != `{"address":"10.0.0.7"}` {
+		t.Fatalf("alice's assignment: %+v", ga.Assignment)
+	}
+	if resp := as(t, h, "key-a", http.MethodPut, "/v1/matches/"+pa.Proposal.MatchID+"/placement", `{"failed":"too late"}`); resp.StatusCode != http.StatusConflict {
+		t.Fatalf("failing a placed match: %d", resp.StatusCode)
+	}
+	for _, tc := range []struct{ body, field string }{
+		{`{"context":{"game_type":"ctf"},"allocator":{"url":"ftp://x","secret":"0123456789abcdef"}}`, "allocator.url"},
+		{`{"context":{"game_type":"ctf"},"allocator":{"url":"https://x.example","secret":"short"}}`, "allocator.secret"},
+		{`{"context":{"game_type":"ctf"},"allocator":{"url":"https://x.example","secret":"0123456789abcdef","timeout_s":0}}`, "allocator.timeout_s"},
+	} {
+		resp := as(t, h, "key-ops", http.MethodPut, "/v1/queues/q", tc.body)
+		if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || !hasField(p, tc.field) {
+			t.Errorf("%s: %d %+v, want 400 naming %s", tc.body, resp.StatusCode, p, tc.field)
+		}
 	}
 }

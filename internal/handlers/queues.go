@@ -28,6 +28,7 @@ type queueRequest struct {
 	Attributes   map[string]attributeDeclJSON `json:"attributes"`
 	Rules        []ruleJSON                   `json:"rules"`
 	Acceptance   *acceptanceJSON              `json:"acceptance"`
+	Allocator    *allocatorJSON               `json:"allocator"`
 }
 
 type expansionsJSON struct {
@@ -61,6 +62,7 @@ type queueJSON struct {
 	Attributes   map[string]attributeDeclJSON `json:"attributes,omitempty"`
 	Rules        []ruleJSON                   `json:"rules,omitempty"`
 	Acceptance   *acceptanceJSON              `json:"acceptance,omitempty"`
+	Allocator    *allocatorPublicJSON         `json:"allocator,omitempty"`
 	CreatedAt    time.Time                    `json:"created_at"`
 	UpdatedAt    time.Time                    `json:"updated_at"`
 }
@@ -104,7 +106,7 @@ func (req *queueRequest) definition(name string) queue.Queue {
 		q.Webhook = &queue.Webhook{URL: w.URL, Secret: w.Secret}
 	}
 	q.Attributes, q.Rules = attributeDecls(req.Attributes), rules(req.Rules)
-	q.Acceptance = req.Acceptance.acceptance()
+	q.Acceptance, q.Allocator = req.Acceptance.acceptance(), req.Allocator.allocator()
 	return q
 }
 
@@ -147,7 +149,7 @@ func newQueueJSON(q queue.Queue) queueJSON {
 	if q.Webhook != nil {
 		out.Webhook = &webhookPublicJSON{URL: q.Webhook.URL}
 	}
-	out.Acceptance = newAcceptanceJSON(q.Acceptance)
+	out.Acceptance, out.Allocator = newAcceptanceJSON(q.Acceptance), newAllocatorPublicJSON(q.Allocator)
 	return out
 }
 
