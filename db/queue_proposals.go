@@ -265,8 +265,15 @@ func (s *QueueStore) AnswerProposal(ctx context.Context, id, playerID string, ac
 func (s *QueueStore) ExpireProposals(ctx context.Context, queueName string, at time.Time) ([]queue.Proposal, int, error) {
 	at = at.Truncate(time.Microsecond)
 	var out []queue.Proposal
-	var open int
-	err := s.inTx(ctx, s.work, "queue: expire proposals", func(conn *pgxpool.Conn) error {
+	var open, due int
+	// Most ticks have nothing due: one read without a lock or a transaction says so.
+	err := s.work.QueryRow(ctx, `
+SELECT count(*) FILTER (WHERE accept_by > $2), count(*) FILTER (WHERE accept_by <= $2)
+FROM queue_proposals WHERE queue = $1 AND state IN ('open', 'placing')`, queueName, at).Scan(&open, &due)
+	if err != nil || due == 0 {
+		return nil, open, mapError(err, "queue: expire proposals")
+	}
+	err = s.inTx(ctx, s.work, "queue: expire proposals", func(conn *pgxpool.Conn) error {
 		out, open = nil, 0
 		var found bool
 		var epoch int64

@@ -99,18 +99,19 @@ func (r *runner) placeMatches(ctx context.Context, q Queue) {
 		}
 		r.done.Go(func() {
 			defer r.allocating.Delete(p.Match.ID)
-			r.s.allocate(r.ctx, *q.Allocator, p)
+			r.s.allocate(r.ctx, *q.Allocator, p, r.leading.Load)
 		})
 	}
 }
 
 // allocate posts p to the allocator until it answers a connection, p's deadline passes (the
-// leader's tick then fails the placement), or ctx ends.
-func (s *Service) allocate(ctx context.Context, a Allocator, p Proposal) {
+// leader's tick then fails the placement), ctx ends, or leading says this replica no longer
+// leads the queue (the new leader places it: the store takes one answer only).
+func (s *Service) allocate(ctx context.Context, a Allocator, p Proposal, leading func() bool) {
 	body := EncodeAllocation(p)
 	log := s.logger.With("queue", p.Match.Queue, "match_id", p.Match.ID)
 	backoff := 250 * time.Millisecond
-	for s.now().Before(p.AcceptBy) {
+	for s.now().Before(p.AcceptBy) && leading() {
 		connection, err := s.postAllocation(ctx, a, p.Match.ID, body)
 		if err == nil {
 			done, err := s.store.CompletePlacement(ctx, p.Match.ID, connection, s.now().UTC())

@@ -60,5 +60,6 @@ func (s *Service) ownedTicket(ctx context.Context, id string) (Ticket, error) {
 	return t, nil
 }
 
-// waitable says whether a long-poll waits on a ticket of this status: one that will change.
-func waitable(st Status) bool { return st == Searching || st == Proposed }
+// waitable says whether a long-poll waits on a ticket of this status: one that will change
+// (a placing ticket's next event is its match, or its return to searching).
+func waitable(st Status) bool { return st == Searching || st == Proposed || st == Placing }
