@@ -1,14 +1,17 @@
 package db_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"matchmaker/internal/apperr"
 	"matchmaker/internal/queue"
 	"matchmaker/internal/queue/queuetest"
+	"matchmaker/internal/ratings"
 )
 
 // A proposal's last answer on one replica and the leader's expiry of it on another, at its
@@ -101,5 +104,70 @@ func TestQueueDeposedLeaderProposesNothing(t *testing.T) {
 	}
 	if tk, err := b.GetTicket(ctx, "x"); err != nil || tk.Status != queue.Proposed {
 		t.Fatalf("x after the refused expiry: %+v %v", tk, err)
+	}
+}
+
+// The leader dies with a proposal open (its session ended, its loop stopped): the replica
+// that takes the queue over expires the proposal at its deadline, from the store.
+func TestQueueANewLeaderResolvesTheOpenProposals(t *testing.T) {
+	t.Parallel()
+	stores, pool := openReplicas(t, 2)
+	var ns atomic.Int64
+	ns.Store(queuetest.T0.UnixNano())
+	now := func() time.Time { return time.Unix(0, ns.Load()).UTC() }
+	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
+	service := func(st queue.Store) *queue.Service {
+		return queue.NewService(queue.Deps{Store: st, Ratings: rs, Matcher: queue.TickPass{}, Now: now,
+			Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
+	}
+	run := func(svc *queue.Service) (stop func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- svc.Run(ctx) }()
+		return func() { cancel(); <-done }
+	}
+	ctx := testCtx(t)
+	a := service(stores[0])
+	q := queue.DefaultQueue("duel")
+	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, 50*time.Millisecond
+	q.Acceptance = &queue.Acceptance{Timeout: 20 * time.Second}
+	if _, _, err := a.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	r := 1000.0
+	alice, _, err := a.CreateTicket(ctx, queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: "alice", Rating: &r}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, _, err := a.CreateTicket(ctx, queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: "bob", Rating: &r}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopA := run(a)
+	var proposal string
+	waitFor(t, 10*time.Second, "alice is proposed", func() bool {
+		tk, err := a.GetTicket(ctx, alice.ID, time.Second)
+		if err == nil && tk.Proposal != nil {
+			proposal = tk.Proposal.MatchID
+		}
+		return err == nil && tk.Status == queue.Proposed
+	})
+	if _, err := a.Answer(ctx, proposal, "alice", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, stores[0].LeaderPID()); err != nil {
+		t.Fatal(err)
+	}
+	stopA()
+	ns.Add(int64(21 * time.Second)) // past the proposal's deadline
+	b := service(stores[1])
+	stopB := run(b)
+	defer stopB()
+	waitFor(t, 10*time.Second, "bob's ticket is cancelled by the new leader", func() bool {
+		tk, err := b.GetTicket(ctx, bob.ID, time.Second)
+		return err == nil && tk.Status == queue.Cancelled && tk.Reason == queue.ReasonAcceptanceTimeout
+	})
+	if tk, err := b.GetTicket(ctx, alice.ID, 0); err != nil || tk.Status != queue.Searching || !tk.CreatedAt.Equal(alice.CreatedAt) {
+		t.Fatalf("alice after the new leader's expiry: %+v %v", tk, err)
 	}
 }
