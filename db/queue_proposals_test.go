@@ -171,3 +171,80 @@ func TestQueueANewLeaderResolvesTheOpenProposals(t *testing.T) {
 		t.Fatalf("alice after the new leader's expiry: %+v %v", tk, err)
 	}
 }
+
+// Answers, cancels and expiries of the same proposals race on two replicas: each proposal
+// resolves once, and each of its tickets ends it with exactly one event (matched, cancelled
+// or requeued) and a status that agrees with it.
+func TestQueueProposalRacesResolveOnce(t *testing.T) {
+	t.Parallel()
+	stores, _ := openReplicas(t, 2)
+	ctx := testCtx(t)
+	mustPut(t, stores[0], queuetest.Queue("q"))
+	const n = 16
+	deadline := queuetest.T0.Add(time.Minute)
+	var tickets []queue.Ticket
+	for i := range n {
+		x := mustCreate(t, stores[0], queuetest.Ticket("q", fmt.Sprintf("x%d", i), 1, fmt.Sprintf("x%d", i)))
+		y := mustCreate(t, stores[0], queuetest.Ticket("q", fmt.Sprintf("y%d", i), 1, fmt.Sprintf("y%d", i)))
+		if _, err := stores[0].Propose(ctx, "q", queue.ProposeWrite{At: queuetest.T0, AcceptBy: deadline,
+			Proposals: []queue.Match{queuetest.Match2v2(fmt.Sprintf("m%d", i), x, y)}}); err != nil {
+			t.Fatal(err)
+		}
+		tickets = append(tickets, x, y)
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		id := fmt.Sprintf("m%d", i)
+		x, y := fmt.Sprintf("x%d", i), fmt.Sprintf("y%d", i)
+		a, b := stores[i%2], stores[(i+1)%2]
+		wg.Go(func() { _, _, _ = a.AnswerProposal(ctx, id, x, true, deadline.Add(-time.Second)) })
+		wg.Go(func() { _, _, _ = b.AnswerProposal(ctx, id, y, i%3 != 0, deadline.Add(-time.Second)) })
+		if i%4 == 1 {
+			wg.Go(func() { _, _ = a.CancelTicket(ctx, y, deadline.Add(-time.Second)) })
+		}
+	}
+	wg.Go(func() {
+		if _, _, err := stores[1].ExpireProposals(ctx, "q", deadline); err != nil {
+			t.Error(err)
+		}
+	})
+	wg.Wait()
+	if _, _, err := stores[0].ExpireProposals(ctx, "q", deadline); err != nil { // whatever is left open
+		t.Fatal(err)
+	}
+	evs, err := stores[0].Events(ctx, "q", 0, 10_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := map[string][]queue.Event{}
+	for _, e := range evs {
+		if e.Type != queue.EventProposed {
+			ends[e.TicketID] = append(ends[e.TicketID], e)
+		}
+	}
+	for _, tk := range tickets {
+		got, err := stores[0].GetTicket(ctx, tk.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := ends[tk.ID]
+		if len(es) != 1 {
+			t.Fatalf("ticket %s ended its proposal %d times: %+v", tk.ID, len(es), es)
+		}
+		want := map[queue.EventType]queue.Status{queue.EventMatched: queue.Matched, queue.EventCancelled: queue.Cancelled,
+			queue.EventRequeued: queue.Searching}[es[0].Type]
+		if got.Status != want {
+			t.Fatalf("ticket %s is %s after a %s event", tk.ID, got.Status, es[0].Type)
+		}
+	}
+	for i := range n {
+		p, err := stores[1].GetProposal(ctx, fmt.Sprintf("m%d", i))
+		if err != nil || p.State == queue.ProposalOpen {
+			t.Fatalf("proposal m%d: %+v %v", i, p.State, err)
+		}
+		x, _ := stores[1].GetTicket(ctx, fmt.Sprintf("x%d", i))
+		if (p.State == queue.ProposalAccepted) != (x.Status == queue.Matched) {
+			t.Fatalf("proposal m%d is %s and its ticket x%d %s", i, p.State, i, x.Status)
+		}
+	}
+}
