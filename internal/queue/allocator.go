@@ -183,9 +183,11 @@ func checkConnection(c json.RawMessage) (json.RawMessage, error) {
 	return out.Bytes(), nil
 }
 
-// placed counts a placement that made its match.
+// placed counts a placement that made its match, and how long it took (it began PlaceFor
+// before its deadline).
 func (s *Service) placed(p Proposal) {
 	s.metrics.placement(p.Match.Queue, "placed")
+	s.metrics.placementTook(p.Match.Queue, p.ResolvedAt.Sub(p.AcceptBy.Add(-p.PlaceFor)))
 	s.metrics.matched(p.Match.Queue, p.Match, nil)
 }
 

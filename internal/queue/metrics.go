@@ -29,6 +29,7 @@ type Metrics struct {
 	blocks    *prometheus.CounterVec
 	proposals *prometheus.CounterVec
 	placed    *prometheus.CounterVec
+	placeTime *prometheus.HistogramVec
 }
 
 // waitBuckets are seconds a ticket waited: from a tick to the longest TTL.
@@ -79,8 +80,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.placed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_placements_total",
 		Help: "Matches the queue's allocator placed (placed), or that went back to searching: failed (the allocator or the studio said so, or its deadline passed)."},
 		[]string{"queue", "outcome"})
+	m.placeTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "matchmaker_queue_placement_seconds",
+		Help: "How long an allocator queue's placements took, from placing to the connection stored.", Buckets: waitBuckets},
+		[]string{"queue"})
 	reg.MustRegister(m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed)
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime)
 	return m
 }
 
@@ -196,7 +200,7 @@ func (m *Metrics) forget(queue string) {
 	l := prometheus.Labels{"queue": queue}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed} {
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime} {
 		v.DeletePartialMatch(l)
 	}
 }
@@ -216,5 +220,11 @@ func (m *Metrics) proposalResolved(queue string, state ProposalState) {
 func (m *Metrics) placement(queue, outcome string) {
 	if m != nil {
 		m.placed.WithLabelValues(queue, outcome).Inc()
+	}
+}
+
+func (m *Metrics) placementTook(queue string, d time.Duration) {
+	if m != nil {
+		m.placeTime.WithLabelValues(queue).Observe(max(d, 0).Seconds())
 	}
 }
