@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"math"
 	"slices"
 	"time"
 
@@ -304,11 +305,45 @@ func (r *runner) propose(ctx context.Context, q Queue, w *TickWrite, now time.Ti
 		for _, id := range m.Tickets() {
 			if t, ok := r.waiting[id]; ok {
 				delete(r.waiting, id) // back by Changes if the proposal requeues it
-				r.track.remove(t)
+				band, _ := r.track.remove(t)
+				r.held[id] = heldTicket{created: t.CreatedAt, band: band, match: m.ID, quality: m.AverageDifference}
 			}
 		}
 	}
 	r.openProposals = true
+}
+
+// heldTicket is a ticket this leader proposed (or is placing), until its match is made or it
+// leaves the proposal: what the stats count of it once matched.
+type heldTicket struct {
+	created time.Time
+	band    int8
+	match   string
+	quality float64
+}
+
+// heldChanged accounts for a change of a held ticket that Changes brought: matched, its wait
+// goes to the stats and the wait metrics, and its match (once) to the stats' matches; back
+// to searching or ended otherwise, it is no longer held. A new leader holds none: the
+// matches its predecessor proposed are not in its stats.
+func (r *runner) heldChanged(queue string, t Ticket, now time.Time, counted map[string]bool) {
+	h, ok := r.held[t.ID]
+	if !ok || t.Status == Proposed || t.Status == Placing {
+		return
+	}
+	delete(r.held, t.ID)
+	if t.Status != Matched {
+		return
+	}
+	wait := t.UpdatedAt.Sub(h.created)
+	samples := []waitSample{{at: now, band: h.band, s: wait.Seconds()}}
+	quality := math.NaN()
+	if !counted[h.match] {
+		counted[h.match], quality = true, h.quality
+	}
+	r.track.matchedLater(now, quality, samples)
+	r.s.metrics.waited(queue, samples)
+	r.s.metrics.waits(queue, wait)
 }
 
 // expireProposals resolves the queue's proposals past their deadline, while this replica
@@ -327,4 +362,15 @@ func (r *runner) expireProposals(ctx context.Context, q Queue, now time.Time) {
 		r.s.proposalResolved(p)
 	}
 	r.openProposals = open > 0
+}
+
+// matchedLater records in the stats a match made after its tick (a ready check's, an
+// allocator's): the match itself once (quality NaN for its other tickets) and each ticket's
+// wait.
+func (k *tracker) matchedLater(now time.Time, quality float64, waits []waitSample) {
+	if !math.IsNaN(quality) {
+		k.matched(now, quality, false, waits)
+		return
+	}
+	k.waits = append(k.waits, waits...)
 }

@@ -108,6 +108,22 @@ func TestReadyCheckTimesOutThenMatches(t *testing.T) {
 	if proposals(m, "proposed") != 2 || proposals(m, "accepted") != 1 {
 		t.Fatalf("proposals: proposed %v, accepted %v", proposals(m, "proposed"), proposals(m, "accepted"))
 	}
+	// The leader's stats count the match the ready check made, and both players' waits.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.clock.add(2 * time.Second) // past the stats' refresh
+		st, err := f.svc.Stats(ctx, "duel")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.MatchesLastMinute == 1 && st.Wait.Samples == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stats: %d matches, %d waits; want 1 and 2", st.MatchesLastMinute, st.Wait.Samples)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	// Every change is an event, for SSE, long-polls and webhooks alike.
 	evs, err := f.svc.Events(ctx, "duel", 0, 100, 0)
 	if err != nil {

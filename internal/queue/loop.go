@@ -106,6 +106,7 @@ type runner struct {
 	// (allocator.go).
 	ctx        context.Context
 	allocating sync.Map
+	held       map[string]heldTicket // while leading (acceptance.go)
 }
 
 func (s *Service) startRunner(parent context.Context, q Queue) *runner {
@@ -190,7 +191,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 			log.Warn("queue: no longer leading", "err", err)
 		}
 		r.leading.Store(false)
-		r.waiting, r.cursor, r.track = nil, 0, nil
+		r.waiting, r.cursor, r.track, r.held = nil, 0, nil, nil
 		r.stats.Store(nil)
 		r.waitingOn.Store(nil)
 		r.s.metrics.leading(q.Name, false)
@@ -283,8 +284,11 @@ func (r *runner) load(ctx context.Context, q Queue) error {
 	if r.waiting == nil {
 		r.waiting = make(map[string]Ticket, len(changes))
 		r.track = newTracker()
+		r.held = make(map[string]heldTicket)
 	}
+	counted := map[string]bool{}
 	for _, t := range changes {
+		r.heldChanged(q.Name, t, r.s.now().UTC(), counted)
 		if t.Status == Searching {
 			r.waiting[t.ID] = t
 			r.track.add(t)

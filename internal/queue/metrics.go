@@ -228,3 +228,10 @@ func (m *Metrics) placementTook(queue string, d time.Duration) {
 		m.placeTime.WithLabelValues(queue).Observe(max(d, 0).Seconds())
 	}
 }
+
+// waits observes a matched ticket's wait (one whose match a ready check or an allocator made).
+func (m *Metrics) waits(queue string, wait time.Duration) {
+	if m != nil {
+		m.wait.WithLabelValues(queue).Observe(wait.Seconds())
+	}
+}
