@@ -2590,8 +2590,11 @@ type ClientInterface interface {
 	// team. A player's rating is the one given, else his stored one in the queue's context,
 	// else the average (1000). The ticket is committed before the answer. With an
 	// `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-	// `Idempotent-Replayed`); the key with another request is a 409. A player already
-	// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+	// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+	// scoped per API key and queue. A player already searching (or in a ready check or a
+	// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+	// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+	// that creates it. Needs the `match` scope.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2604,8 +2607,11 @@ type ClientInterface interface {
 	// team. A player's rating is the one given, else his stored one in the queue's context,
 	// else the average (1000). The ticket is committed before the answer. With an
 	// `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-	// `Idempotent-Replayed`); the key with another request is a 409. A player already
-	// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+	// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+	// scoped per API key and queue. A player already searching (or in a ready check or a
+	// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+	// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+	// that creates it. Needs the `match` scope.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3584,8 +3590,11 @@ func (c *Client) GetQueueStats(ctx context.Context, name QueueName, reqEditors .
 // team. A player's rating is the one given, else his stored one in the queue's context,
 // else the average (1000). The ticket is committed before the answer. With an
 // `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-// `Idempotent-Replayed`); the key with another request is a 409. A player already
-// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+// scoped per API key and queue. A player already searching (or in a ready check or a
+// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+// that creates it. Needs the `match` scope.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3608,8 +3617,11 @@ func (c *Client) CreateTicketWithBody(ctx context.Context, name QueueName, param
 // team. A player's rating is the one given, else his stored one in the queue's context,
 // else the average (1000). The ticket is committed before the answer. With an
 // `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-// `Idempotent-Replayed`); the key with another request is a 409. A player already
-// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+// scoped per API key and queue. A player already searching (or in a ready check or a
+// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+// that creates it. Needs the `match` scope.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5908,8 +5920,11 @@ type ClientWithResponsesInterface interface {
 	// team. A player's rating is the one given, else his stored one in the queue's context,
 	// else the average (1000). The ticket is committed before the answer. With an
 	// `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-	// `Idempotent-Replayed`); the key with another request is a 409. A player already
-	// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+	// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+	// scoped per API key and queue. A player already searching (or in a ready check or a
+	// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+	// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+	// that creates it. Needs the `match` scope.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5922,8 +5937,11 @@ type ClientWithResponsesInterface interface {
 	// team. A player's rating is the one given, else his stored one in the queue's context,
 	// else the average (1000). The ticket is committed before the answer. With an
 	// `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-	// `Idempotent-Replayed`); the key with another request is a 409. A player already
-	// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+	// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+	// scoped per API key and queue. A player already searching (or in a ready check or a
+	// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+	// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+	// that creates it. Needs the `match` scope.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11065,8 +11083,11 @@ func (c *ClientWithResponses) GetQueueStatsWithResponse(ctx context.Context, nam
 // team. A player's rating is the one given, else his stored one in the queue's context,
 // else the average (1000). The ticket is committed before the answer. With an
 // `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-// `Idempotent-Replayed`); the key with another request is a 409. A player already
-// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+// scoped per API key and queue. A player already searching (or in a ready check or a
+// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+// that creates it. Needs the `match` scope.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11085,8 +11106,11 @@ func (c *ClientWithResponses) CreateTicketWithBodyWithResponse(ctx context.Conte
 // team. A player's rating is the one given, else his stored one in the queue's context,
 // else the average (1000). The ticket is committed before the answer. With an
 // `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-// `Idempotent-Replayed`); the key with another request is a 409. A player already
-// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+// scoped per API key and queue. A player already searching (or in a ready check or a
+// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+// that creates it. Needs the `match` scope.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
