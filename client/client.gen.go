@@ -1786,6 +1786,9 @@ type TicketPlayerRatingSource string
 type TicketProposal struct {
 	AcceptBy time.Time `json:"accept_by"`
 
+	// Attributes What the match's rules agreed on, by attribute (as the match's `attributes`).
+	Attributes *map[string]AttributeValue `json:"attributes,omitempty"`
+
 	// MatchId The proposed match; its id if every player accepts.
 	MatchId string  `json:"match_id"`
 	Region  *string `json:"region,omitempty"`

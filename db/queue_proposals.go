@@ -558,15 +558,17 @@ func proposalHas(p queue.Proposal, playerID string) bool {
 
 // ticketProposalJSON is a proposed ticket's proposal column, named as the API's fields.
 type ticketProposalJSON struct {
-	MatchID  string     `json:"match_id"`
-	Team     int        `json:"team"`
-	Region   string     `json:"region"`
-	Teams    [][]string `json:"teams"`
-	AcceptBy time.Time  `json:"accept_by"`
+	MatchID    string               `json:"match_id"`
+	Team       int                  `json:"team"`
+	Region     string               `json:"region"`
+	Teams      [][]string           `json:"teams"`
+	AcceptBy   time.Time            `json:"accept_by"`
+	Attributes []matchAttributeJSON `json:"attributes,omitempty"`
 }
 
 func newTicketProposalJSON(p *queue.TicketProposal) ticketProposalJSON {
-	return ticketProposalJSON{MatchID: p.MatchID, Team: p.Team, Region: p.Region, Teams: p.Teams, AcceptBy: p.AcceptBy}
+	return ticketProposalJSON{MatchID: p.MatchID, Team: p.Team, Region: p.Region, Teams: p.Teams, AcceptBy: p.AcceptBy,
+		Attributes: matchAttributesJSON(p.Attributes)}
 }
 
 func readTicketProposal(b []byte) (*queue.TicketProposal, error) {
@@ -577,7 +579,8 @@ func readTicketProposal(b []byte) (*queue.TicketProposal, error) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return nil, err
 	}
-	return &queue.TicketProposal{MatchID: j.MatchID, Team: j.Team, Region: j.Region, Teams: j.Teams, AcceptBy: j.AcceptBy}, nil
+	return &queue.TicketProposal{MatchID: j.MatchID, Team: j.Team, Region: j.Region, Teams: j.Teams, AcceptBy: j.AcceptBy,
+		Attributes: matchAttributes(j.Attributes)}, nil
 }
 
 // acceptanceTimeout is a queue's acceptance_timeout column: NULL without a ready check.

@@ -44,6 +44,8 @@ type ticketProposalJSON struct {
 	Region   string             `json:"region,omitempty"`
 	Teams    []assignedTeamJSON `json:"teams"`
 	AcceptBy time.Time          `json:"accept_by"`
+	// Attributes: what the match's rules agreed on (the map to play is among maps).
+	Attributes map[string]attributeValueJSON `json:"attributes,omitempty"`
 }
 
 func newTicketProposalJSON(p *queue.TicketProposal) *ticketProposalJSON {
@@ -51,7 +53,7 @@ func newTicketProposalJSON(p *queue.TicketProposal) *ticketProposalJSON {
 		return nil
 	}
 	out := &ticketProposalJSON{MatchID: p.MatchID, Team: p.Team, Region: p.Region, AcceptBy: p.AcceptBy,
-		Teams: make([]assignedTeamJSON, len(p.Teams))}
+		Teams: make([]assignedTeamJSON, len(p.Teams)), Attributes: matchAttributesJSON(p.Attributes)}
 	for i, ids := range p.Teams {
 		out.Teams[i] = assignedTeamJSON{Players: nonNil(ids)}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"matchmaker/internal/apperr"
+	"matchmaker/internal/matchmaker/tick"
 	"matchmaker/internal/ratings"
 )
 
@@ -64,6 +65,8 @@ type TicketProposal struct {
 	Region   string
 	Teams    [][]string
 	AcceptBy time.Time
+	// Attributes are what the match's rules agreed on (Match.Attributes).
+	Attributes []tick.MatchAttribute
 }
 
 // ProposalState is where a proposal is: open until every player accepted (accepted), one
@@ -163,7 +166,8 @@ func (p *Proposal) Outcome(timedOut bool, cancelled string) (o ProposalOutcome, 
 // NewTicketProposal is what ticket id of m is told of its proposal.
 func NewTicketProposal(m Match, id string, acceptBy time.Time) *TicketProposal {
 	a := Assignments(m)[id]
-	return &TicketProposal{MatchID: m.ID, Team: a.Team, Region: m.Region, Teams: a.Teams, AcceptBy: acceptBy}
+	return &TicketProposal{MatchID: m.ID, Team: a.Team, Region: m.Region, Teams: a.Teams, AcceptBy: acceptBy,
+		Attributes: m.Attributes}
 }
 
 // ProposeWrite is the proposals a tick makes: the matches of a queue with a ready check, or

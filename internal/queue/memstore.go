@@ -503,6 +503,7 @@ func cloneTicket(t Ticket) Ticket {
 	}
 	if p := t.Proposal; p != nil {
 		c := *p
+		c.Attributes = slices.Clone(p.Attributes)
 		c.Teams = slices.Clone(p.Teams)
 		for i := range c.Teams {
 			c.Teams[i] = slices.Clone(c.Teams[i])

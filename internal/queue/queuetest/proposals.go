@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"matchmaker/internal/apperr"
+	"matchmaker/internal/matchmaker/tick"
 	"matchmaker/internal/queue"
 )
 
@@ -61,6 +62,7 @@ func proposalFixture(t *testing.T, st queue.Store) (a, b queue.Ticket, m queue.M
 	a = create(t, st, Ticket("q", "a", 1, "a1", "a2"))
 	b = create(t, st, Ticket("q", "b", 2, "b1", "b2"))
 	m = Match2v2("m1", a, b)
+	m.Attributes = []tick.MatchAttribute{{Name: "maps", Value: tick.ListValue("dust", "nuke")}}
 	done, err := st.Propose(c, "q", queue.ProposeWrite{At: at(10), AcceptBy: at(30), Proposals: []queue.Match{m}})
 	if err != nil || !slices.Equal(done.Matches, []string{"m1"}) {
 		t.Fatalf("propose: %+v %v", done, err)
@@ -74,7 +76,8 @@ func testProposeAccept(t *testing.T, st queue.Store) {
 	for i, id := range []string{"a", "b"} {
 		tk := must[queue.Ticket](t)(st.GetTicket(c, id))
 		if tk.Status != queue.Proposed || tk.Proposal == nil || tk.Proposal.MatchID != "m1" || tk.Proposal.Team != i ||
-			!tk.Proposal.AcceptBy.Equal(at(30)) || len(tk.Proposal.Teams) != 2 || !tk.UpdatedAt.Equal(at(10)) {
+			!tk.Proposal.AcceptBy.Equal(at(30)) || len(tk.Proposal.Teams) != 2 || !tk.UpdatedAt.Equal(at(10)) ||
+			len(tk.Proposal.Attributes) != 1 || !slices.Equal(tk.Proposal.Attributes[0].Value.List, []string{"dust", "nuke"}) {
 			t.Fatalf("%s after the proposal: %+v %+v", id, tk, tk.Proposal)
 		}
 	}
