@@ -176,6 +176,57 @@ func (e PredictResponseModel) Valid() bool {
 	}
 }
 
+// Defines values for ProposalPlayersAnswer.
+const (
+	ProposalPlayersAnswerAccepted ProposalPlayersAnswer = "accepted"
+	ProposalPlayersAnswerDeclined ProposalPlayersAnswer = "declined"
+	ProposalPlayersAnswerPending  ProposalPlayersAnswer = "pending"
+)
+
+// Valid indicates whether the value is a known member of the ProposalPlayersAnswer enum.
+func (e ProposalPlayersAnswer) Valid() bool {
+	switch e {
+	case ProposalPlayersAnswerAccepted:
+		return true
+	case ProposalPlayersAnswerDeclined:
+		return true
+	case ProposalPlayersAnswerPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProposalStatus.
+const (
+	ProposalStatusAccepted ProposalStatus = "accepted"
+	ProposalStatusDeclined ProposalStatus = "declined"
+	ProposalStatusFailed   ProposalStatus = "failed"
+	ProposalStatusOpen     ProposalStatus = "open"
+	ProposalStatusPlacing  ProposalStatus = "placing"
+	ProposalStatusTimedOut ProposalStatus = "timed_out"
+)
+
+// Valid indicates whether the value is a known member of the ProposalStatus enum.
+func (e ProposalStatus) Valid() bool {
+	switch e {
+	case ProposalStatusAccepted:
+		return true
+	case ProposalStatusDeclined:
+		return true
+	case ProposalStatusFailed:
+		return true
+	case ProposalStatusOpen:
+		return true
+	case ProposalStatusPlacing:
+		return true
+	case ProposalStatusTimedOut:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for QueueStrategy.
 const (
 	QueueStrategyGreedyPairs  QueueStrategy = "greedy_pairs"
@@ -217,6 +268,9 @@ const (
 	QueueEventTypeCancelled QueueEventType = "cancelled"
 	QueueEventTypeExpired   QueueEventType = "expired"
 	QueueEventTypeMatched   QueueEventType = "matched"
+	QueueEventTypePlaced    QueueEventType = "placed"
+	QueueEventTypeProposed  QueueEventType = "proposed"
+	QueueEventTypeRequeued  QueueEventType = "requeued"
 )
 
 // Valid indicates whether the value is a known member of the QueueEventType enum.
@@ -227,6 +281,12 @@ func (e QueueEventType) Valid() bool {
 	case QueueEventTypeExpired:
 		return true
 	case QueueEventTypeMatched:
+		return true
+	case QueueEventTypePlaced:
+		return true
+	case QueueEventTypeProposed:
+		return true
+	case QueueEventTypeRequeued:
 		return true
 	default:
 		return false
@@ -358,6 +418,8 @@ const (
 	TicketStatusCancelled TicketStatus = "cancelled"
 	TicketStatusExpired   TicketStatus = "expired"
 	TicketStatusMatched   TicketStatus = "matched"
+	TicketStatusPlacing   TicketStatus = "placing"
+	TicketStatusProposed  TicketStatus = "proposed"
 	TicketStatusSearching TicketStatus = "searching"
 )
 
@@ -369,6 +431,10 @@ func (e TicketStatus) Valid() bool {
 	case TicketStatusExpired:
 		return true
 	case TicketStatusMatched:
+		return true
+	case TicketStatusPlacing:
+		return true
+	case TicketStatusProposed:
 		return true
 	case TicketStatusSearching:
 		return true
@@ -421,6 +487,9 @@ const (
 	QueueEventParamsXMatchmakerEventCancelled QueueEventParamsXMatchmakerEvent = "cancelled"
 	QueueEventParamsXMatchmakerEventExpired   QueueEventParamsXMatchmakerEvent = "expired"
 	QueueEventParamsXMatchmakerEventMatched   QueueEventParamsXMatchmakerEvent = "matched"
+	QueueEventParamsXMatchmakerEventPlaced    QueueEventParamsXMatchmakerEvent = "placed"
+	QueueEventParamsXMatchmakerEventProposed  QueueEventParamsXMatchmakerEvent = "proposed"
+	QueueEventParamsXMatchmakerEventRequeued  QueueEventParamsXMatchmakerEvent = "requeued"
 )
 
 // Valid indicates whether the value is a known member of the QueueEventParamsXMatchmakerEvent enum.
@@ -432,9 +501,33 @@ func (e QueueEventParamsXMatchmakerEvent) Valid() bool {
 		return true
 	case QueueEventParamsXMatchmakerEventMatched:
 		return true
+	case QueueEventParamsXMatchmakerEventPlaced:
+		return true
+	case QueueEventParamsXMatchmakerEventProposed:
+		return true
+	case QueueEventParamsXMatchmakerEventRequeued:
+		return true
 	default:
 		return false
 	}
+}
+
+// Acceptance The queue's ready check (FlexMatch's acceptance) — its ticks propose matches, the tickets become `proposed`, and each player must accept (`POST /v1/matches/{id}/acceptance`) within `timeout_s`. When all accept the tickets are `matched`; a decline, or the deadline with players silent, cancels the tickets of those who declined or did not answer (reason `declined`, `acceptance_timeout`) and puts the others back to `searching` with their wait kept (a `requeued` event). Backfill fills are not proposed.
+type Acceptance struct {
+	TimeoutS int32 `json:"timeout_s"`
+}
+
+// AcceptanceRequest defines model for AcceptanceRequest.
+type AcceptanceRequest struct {
+	// Accept true accepts the match, false declines it (the proposal fails at once).
+	Accept bool `json:"accept"`
+
+	// PlayerId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
+	// no control characters. The same rule holds on every endpoint and on the line protocol.
+	//
+	//
+	// Example: alice
+	PlayerId ID `json:"player_id"`
 }
 
 // AdvantageRequest defines model for AdvantageRequest.
@@ -468,6 +561,32 @@ type AdvantageTeam struct {
 
 	// WinProbability Bradley-Terry on the totals, total / sum of the totals.
 	WinProbability float64 `json:"win_probability"`
+}
+
+// Allocation What the allocator receives (POST, JSON). Answer a 2xx with `{"connection": {...}}` (a JSON object of at most 4096 bytes, stored as it is); any other answer is retried until `deadline`.
+type Allocation struct {
+	Attributes *[]struct {
+		Name  string      `json:"name"`
+		Value interface{} `json:"value"`
+	} `json:"attributes,omitempty"`
+	Deadline time.Time `json:"deadline"`
+	MatchId  string    `json:"match_id"`
+	Queue    string    `json:"queue"`
+	Region   *string   `json:"region,omitempty"`
+	Teams    []struct {
+		Players []struct {
+			Id       string  `json:"id"`
+			Rating   float64 `json:"rating"`
+			TicketId string  `json:"ticket_id"`
+		} `json:"players"`
+	} `json:"teams"`
+}
+
+// Allocator The queue's game-server allocator. Each match the queue makes (once every player accepted, with a ready check) is `placing` while the leader POSTs it to `url` (an `Allocation`, signed as webhooks are, `X-Matchmaker-Delivery` the match id on every retry) with retries and backoff; a 2xx answer `{"connection": {...}}` makes the match, its tickets `matched` with `assignment.connection`. The studio's backend may answer instead (`PUT /v1/matches/{id}/placement`). A placement not made within `timeout_s`, or failed, returns the players to `searching` with their wait kept (a `requeued` event, reason `placement_timeout` or `placement_failed: ...`).
+type Allocator struct {
+	Secret   string `json:"secret"`
+	TimeoutS *int32 `json:"timeout_s,omitempty"`
+	Url      string `json:"url"`
 }
 
 // AssignChoice defines model for AssignChoice.
@@ -700,6 +819,9 @@ type Composition map[string]struct {
 	Max int32 `json:"max"`
 	Min int32 `json:"min"`
 }
+
+// Connection Where a match is played, as the studio's backend put it (`PUT /v1/matches/{id}/placement`) — an opaque object, e.g. `{"address": "10.0.0.7", "port": 7777}`.
+type Connection = map[string]interface{}
 
 // Context defines model for Context.
 type Context struct {
@@ -935,6 +1057,13 @@ type MutatorRequest struct {
 	AffectsGameplay bool `json:"affects_gameplay"`
 }
 
+// PlacementRequest One of `connection` (the match is played there) or `failed` (a match being placed cannot be; its players search again).
+type PlacementRequest struct {
+	// Connection Where a match is played, as the studio's backend put it (`PUT /v1/matches/{id}/placement`) — an opaque object, e.g. `{"address": "10.0.0.7", "port": 7777}`.
+	Connection *Connection `json:"connection,omitempty"`
+	Failed     *string     `json:"failed,omitempty"`
+}
+
 // PlayerRatings defines model for PlayerRatings.
 type PlayerRatings struct {
 	Id      string   `json:"id"`
@@ -1043,8 +1172,39 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// Proposal defines model for Proposal.
+type Proposal struct {
+	AcceptBy time.Time `json:"accept_by"`
+	MatchId  string    `json:"match_id"`
+	Players  []struct {
+		Answer   ProposalPlayersAnswer `json:"answer"`
+		Id       string                `json:"id"`
+		Team     int32                 `json:"team"`
+		TicketId string                `json:"ticket_id"`
+	} `json:"players"`
+	Queue      string     `json:"queue"`
+	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
+
+	// Status `declined` also when a ticket of it was cancelled; `placing` once every player accepted in a queue with an allocator, then `accepted` or `failed` (the placement).
+	Status ProposalStatus `json:"status"`
+}
+
+// ProposalPlayersAnswer defines model for Proposal.Players.Answer.
+type ProposalPlayersAnswer string
+
+// ProposalStatus `declined` also when a ticket of it was cancelled; `placing` once every player accepted in a queue with an allocator, then `accepted` or `failed` (the placement).
+type ProposalStatus string
+
 // Queue defines model for Queue.
 type Queue struct {
+	// Acceptance The queue's ready check (FlexMatch's acceptance) — its ticks propose matches, the tickets become `proposed`, and each player must accept (`POST /v1/matches/{id}/acceptance`) within `timeout_s`. When all accept the tickets are `matched`; a decline, or the deadline with players silent, cancels the tickets of those who declined or did not answer (reason `declined`, `acceptance_timeout`) and puts the others back to `searching` with their wait kept (a `requeued` event). Backfill fills are not proposed.
+	Acceptance *Acceptance `json:"acceptance,omitempty"`
+
+	// Allocator The allocator's URL and timeout; its secret is never shown.
+	Allocator *struct {
+		TimeoutS int32  `json:"timeout_s"`
+		Url      string `json:"url"`
+	} `json:"allocator,omitempty"`
 	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
 
 	// Composition How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none).
@@ -1080,6 +1240,12 @@ type QueueStrategy string
 
 // QueueDefinition defines model for QueueDefinition.
 type QueueDefinition struct {
+	// Acceptance The queue's ready check (FlexMatch's acceptance) — its ticks propose matches, the tickets become `proposed`, and each player must accept (`POST /v1/matches/{id}/acceptance`) within `timeout_s`. When all accept the tickets are `matched`; a decline, or the deadline with players silent, cancels the tickets of those who declined or did not answer (reason `declined`, `acceptance_timeout`) and puts the others back to `searching` with their wait kept (a `requeued` event). Backfill fills are not proposed.
+	Acceptance *Acceptance `json:"acceptance,omitempty"`
+
+	// Allocator The queue's game-server allocator. Each match the queue makes (once every player accepted, with a ready check) is `placing` while the leader POSTs it to `url` (an `Allocation`, signed as webhooks are, `X-Matchmaker-Delivery` the match id on every retry) with retries and backoff; a 2xx answer `{"connection": {...}}` makes the match, its tickets `matched` with `assignment.connection`. The studio's backend may answer instead (`PUT /v1/matches/{id}/placement`). A placement not made within `timeout_s`, or failed, returns the players to `searching` with their wait kept (a `requeued` event, reason `placement_timeout` or `placement_failed: ...`).
+	Allocator *Allocator `json:"allocator,omitempty"`
+
 	// Attributes The attributes tickets carry, by name (at most 32). An attribute a rule reads is required on every ticket unless it has a `default`.
 	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
 
@@ -1127,17 +1293,19 @@ type QueueDefinitionStrategy string
 
 // QueueEvent A ticket change, as SSE `data:` and as a webhook's body.
 type QueueEvent struct {
-	At       time.Time      `json:"at"`
-	MatchId  *string        `json:"match_id,omitempty"`
-	Queue    string         `json:"queue"`
-	Reason   *string        `json:"reason,omitempty"`
-	Seq      int64          `json:"seq"`
-	Team     *int32         `json:"team,omitempty"`
-	TicketId string         `json:"ticket_id"`
-	Type     QueueEventType `json:"type"`
+	At       time.Time `json:"at"`
+	MatchId  *string   `json:"match_id,omitempty"`
+	Queue    string    `json:"queue"`
+	Reason   *string   `json:"reason,omitempty"`
+	Seq      int64     `json:"seq"`
+	Team     *int32    `json:"team,omitempty"`
+	TicketId string    `json:"ticket_id"`
+
+	// Type `placed`: the matched ticket's match has a connection (`PUT /v1/matches/{id}/placement`), read it from the ticket's `assignment.connection`; `proposed`: the ticket is in a ready check (`match_id`, `team`); `requeued`: its ready check failed and it searches again (`match_id` the dissolved proposal, `reason` `declined`, `acceptance_timeout` or `cancelled`); a ticket a ready check cancels has reason `declined` or `acceptance_timeout`.
+	Type QueueEventType `json:"type"`
 }
 
-// QueueEventType defines model for QueueEvent.Type.
+// QueueEventType `placed`: the matched ticket's match has a connection (`PUT /v1/matches/{id}/placement`), read it from the ticket's `assignment.connection`; `proposed`: the ticket is in a ready check (`match_id`, `team`); `requeued`: its ready check failed and it searches again (`match_id` the dissolved proposal, `reason` `declined`, `acceptance_timeout` or `cancelled`); a ticket a ready check cancels has reason `declined` or `acceptance_timeout`.
 type QueueEventType string
 
 // QueueList defines model for QueueList.
@@ -1155,7 +1323,10 @@ type QueueMatch struct {
 	BackfillOf *string `json:"backfill_of,omitempty"`
 
 	// BackfillTicket For a backfill's fill, the backfill ticket.
-	BackfillTicket  *string          `json:"backfill_ticket,omitempty"`
+	BackfillTicket *string `json:"backfill_ticket,omitempty"`
+
+	// Connection Where a match is played, as the studio's backend put it (`PUT /v1/matches/{id}/placement`) — an opaque object, e.g. `{"address": "10.0.0.7", "port": 7777}`.
+	Connection      *Connection      `json:"connection,omitempty"`
 	CreatedAt       time.Time        `json:"created_at"`
 	Id              string           `json:"id"`
 	Pairs           []MatchPair      `json:"pairs"`
@@ -1663,10 +1834,15 @@ type Ticket struct {
 	Id             string              `json:"id"`
 	LatenciesMs    *map[string]float64 `json:"latencies_ms,omitempty"`
 	Players        []TicketPlayer      `json:"players"`
-	Queue          string              `json:"queue"`
+
+	// Proposal The ready check a proposed ticket is in. Each player answers `POST /v1/matches/{match_id}/acceptance` before `accept_by`.
+	Proposal *TicketProposal `json:"proposal,omitempty"`
+	Queue    string          `json:"queue"`
 
 	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it no longer admits the ticket, e.g. a party larger than a shrunk `team_size`, or a rule that now reads an attribute the ticket does not give; `cancelled`; `queue deleted`; `creation_failed` when its creation, without an Idempotency-Key, answered an error as the ticket was being stored; such a ticket is cancelled at once rather than matched).
-	Reason *string      `json:"reason,omitempty"`
+	Reason *string `json:"reason,omitempty"`
+
+	// Status `proposed`: in a ready check (`proposal`), its players held; it becomes `matched` when every player accepted, or `searching` again (its `created_at`, so its wait, kept) or `cancelled` when the check fails. `placing`: the queue's allocator is placing its match (`proposal`, whose `accept_by` is then the placement's deadline); it becomes `matched` with `assignment.connection`, or `searching` again.
 	Status TicketStatus `json:"status"`
 
 	// Tolerances For a searching ticket, what it accepts at its wait now, by the queue's expansion schedules as the tick applies them.
@@ -1679,13 +1855,16 @@ type Ticket struct {
 	WaitingOn *WaitingOn `json:"waiting_on,omitempty"`
 }
 
-// TicketStatus defines model for Ticket.Status.
+// TicketStatus `proposed`: in a ready check (`proposal`), its players held; it becomes `matched` when every player accepted, or `searching` again (its `created_at`, so its wait, kept) or `cancelled` when the check fails. `placing`: the queue's allocator is placing its match (`proposal`, whose `accept_by` is then the placement's deadline); it becomes `matched` with `assignment.connection`, or `searching` again.
 type TicketStatus string
 
 // TicketAssignment defines model for TicketAssignment.
 type TicketAssignment struct {
 	// Attributes What the match's rules agreed on, by attribute (as the match's `attributes`).
 	Attributes *map[string]AttributeValue `json:"attributes,omitempty"`
+
+	// Connection Where a match is played, as the studio's backend put it (`PUT /v1/matches/{id}/placement`) — an opaque object, e.g. `{"address": "10.0.0.7", "port": 7777}`.
+	Connection *Connection `json:"connection,omitempty"`
 
 	// FillId For a backfill ticket and its joiners, the id of the fill (`GET /v1/matches/{id}`, with `backfill_of` the running match). Results are still posted under `match_id`.
 	FillId *string `json:"fill_id,omitempty"`
@@ -1712,6 +1891,22 @@ type TicketPlayer struct {
 
 // TicketPlayerRatingSource defines model for TicketPlayer.RatingSource.
 type TicketPlayerRatingSource string
+
+// TicketProposal The ready check a proposed ticket is in. Each player answers `POST /v1/matches/{match_id}/acceptance` before `accept_by`.
+type TicketProposal struct {
+	AcceptBy time.Time `json:"accept_by"`
+
+	// Attributes What the match's rules agreed on, by attribute (as the match's `attributes`).
+	Attributes *map[string]AttributeValue `json:"attributes,omitempty"`
+
+	// MatchId The proposed match; its id if every player accepts.
+	MatchId string  `json:"match_id"`
+	Region  *string `json:"region,omitempty"`
+
+	// Team The index of the ticket's team in `teams`.
+	Team  int32          `json:"team"`
+	Teams []AssignedTeam `json:"teams"`
+}
 
 // TicketRequest defines model for TicketRequest.
 type TicketRequest struct {
@@ -1929,6 +2124,15 @@ type GetTicketParams struct {
 	WaitS *float64 `form:"wait_s,omitempty" json:"wait_s,omitempty"`
 }
 
+// AllocationParams defines parameters for Allocation.
+type AllocationParams struct {
+	// XMatchmakerSignature As the webhook's, with the allocator's secret and the match id as the delivery id.
+	XMatchmakerSignature string `json:"X-Matchmaker-Signature"`
+
+	// XMatchmakerDelivery The match id, the same on every retry.
+	XMatchmakerDelivery string `json:"X-Matchmaker-Delivery"`
+}
+
 // QueueEventParams defines parameters for QueueEvent.
 type QueueEventParams struct {
 	// XMatchmakerSignature `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the webhook's secret of the timestamp, the `X-Matchmaker-Delivery` id and the body joined by dots (`<t>.<delivery>.<body>`). Refuse a timestamp far from your clock; the Go client's `VerifyWebhook` checks both.
@@ -1941,6 +2145,12 @@ type QueueEventParams struct {
 
 // QueueEventParamsXMatchmakerEvent defines parameters for QueueEvent.
 type QueueEventParamsXMatchmakerEvent string
+
+// AnswerProposalJSONRequestBody defines body for AnswerProposal for application/json ContentType.
+type AnswerProposalJSONRequestBody = AcceptanceRequest
+
+// PlaceMatchJSONRequestBody defines body for PlaceMatch for application/json ContentType.
+type PlaceMatchJSONRequestBody = PlacementRequest
 
 // MatchmakeJSONRequestBody defines body for Matchmake for application/json ContentType.
 type MatchmakeJSONRequestBody = MatchmakeRequest
@@ -1974,6 +2184,9 @@ type AssignJoinerJSONRequestBody = AssignRequest
 
 // RebalanceTeamsJSONRequestBody defines body for RebalanceTeams for application/json ContentType.
 type RebalanceTeamsJSONRequestBody = RebalanceRequest
+
+// AllocationJSONRequestBody defines body for Allocation for application/json ContentType.
+type AllocationJSONRequestBody = Allocation
 
 // QueueEventJSONRequestBody defines body for QueueEvent for application/json ContentType.
 type QueueEventJSONRequestBody = QueueEvent
@@ -2191,6 +2404,78 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/matches/{id} (the `GetMatch` operationId).
 	GetMatch(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AnswerProposalWithBody A player's answer to a proposed match's ready check
+	//
+	// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+	// before the proposal's `accept_by`. When every player accepted, the tickets become
+	// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+	// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+	// search again with their wait kept. Answering again while the proposal is open
+	// replaces the player's answer. Needs the `match` scope and the key that created the
+	// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+	// is a 404; a proposal already resolved is a 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+	AnswerProposalWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AnswerProposal A player's answer to a proposed match's ready check
+	//
+	// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+	// before the proposal's `accept_by`. When every player accepted, the tickets become
+	// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+	// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+	// search again with their wait kept. Answering again while the proposal is open
+	// replaces the player's answer. Needs the `match` scope and the key that created the
+	// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+	// is a 404; a proposal already resolved is a 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+	AnswerProposal(ctx context.Context, id ID, body AnswerProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PlaceMatchWithBody Where a match is played
+	//
+	// The studio's backend, once it has a game server for a match, puts the server's
+	// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+	// clients need to join (an address, a port, a token). The match and the assignment of
+	// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+	// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+	// events learns where to go. Placing again replaces the connection. Needs the `match`
+	// scope and the key that created the match's tickets (or an `admin` key): an unknown
+	// match, or another key's, is a 404; a backfill's fill (its players join a running
+	// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+	// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+	// cannot be placed: 204, its players search again with their wait kept); a match not
+	// being placed cannot fail (409).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+	PlaceMatchWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PlaceMatch Where a match is played
+	//
+	// The studio's backend, once it has a game server for a match, puts the server's
+	// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+	// clients need to join (an address, a port, a token). The match and the assignment of
+	// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+	// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+	// events learns where to go. Placing again replaces the connection. Needs the `match`
+	// scope and the key that created the match's tickets (or an `admin` key): an unknown
+	// match, or another key's, is a 404; a backfill's fill (its players join a running
+	// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+	// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+	// cannot be placed: 204, its players search again with their wait kept); a match not
+	// being placed cannot fail (409).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+	PlaceMatch(ctx context.Context, id ID, body PlaceMatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// MatchmakeWithBody Player-to-player matches from a queue
 	//
@@ -2430,8 +2715,9 @@ type ClientInterface interface {
 	// StreamQueueEvents The queue's ticket changes, as Server-Sent Events
 	//
 	// Each change of a ticket of the queue as an SSE event: `id:` its sequence number
-	// (increasing by one per event in the queue), `event:` `matched`, `expired` or
-	// `cancelled`, and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
+	// (increasing by one per event in the queue), `event:` `matched`, `expired`,
+	// `cancelled`, `proposed` or `requeued` (the ready check), `placed` (a connection put on
+	// the ticket's match), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 	// header (or `?after=`), for as long as events are kept (at least 10 minutes); with
 	// neither, the stream starts from now on, and `after=0` from the oldest event kept. A
 	// resume point outside the events kept (purged, or past the newest) is a 410 whose
@@ -2467,8 +2753,11 @@ type ClientInterface interface {
 	// team. A player's rating is the one given, else his stored one in the queue's context,
 	// else the average (1000). The ticket is committed before the answer. With an
 	// `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-	// `Idempotent-Replayed`); the key with another request is a 409. A player already
-	// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+	// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+	// scoped per API key and queue. A player already searching (or in a ready check or a
+	// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+	// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+	// that creates it. Needs the `match` scope.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2481,8 +2770,11 @@ type ClientInterface interface {
 	// team. A player's rating is the one given, else his stored one in the queue's context,
 	// else the average (1000). The ticket is committed before the answer. With an
 	// `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-	// `Idempotent-Replayed`); the key with another request is a 409. A player already
-	// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+	// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+	// scoped per API key and queue. A player already searching (or in a ready check or a
+	// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+	// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+	// that creates it. Needs the `match` scope.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2787,16 +3079,20 @@ type ClientInterface interface {
 
 	// CancelTicket Cancel a searching ticket
 	//
-	// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Needs the `match` scope.
+	// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Cancelling a proposed ticket fails its ready check as a decline would (its other tickets search again, `requeued` with reason `cancelled`). Needs the `match` scope and the key that created the ticket (or an `admin` key); another key gets a 404.
 	//
 	// Corresponds with DELETE /v1/tickets/{id} (the `CancelTicket` operationId).
 	CancelTicket(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetTicket A ticket, optionally waiting for it to change
 	//
-	// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
-	// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-	// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
+	// `status` is `searching`, `proposed` (in a ready check: its `proposal`), `placing` (a
+	// game server is being found), `matched`, `expired` or `cancelled`; a matched ticket
+	// carries its `assignment`. With `wait_s`, a searching or proposed ticket's answer waits
+	// until its status changes or `wait_s` passes (a long-poll). Needs the `match` scope; a
+	// ticket belongs to the API key that created it, and another `match` key gets a 404.
+	// An `admin` key reads every ticket, and so does a `read` key (the console's ticket
+	// lookup: it reads, it cannot cancel or accept).
 	//
 	// Corresponds with GET /v1/tickets/{id} (the `GetTicket` operationId).
 	GetTicket(ctx context.Context, id ID, params *GetTicketParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2914,6 +3210,118 @@ func (c *Client) GetLeaderboard(ctx context.Context, params *GetLeaderboardParam
 // Corresponds with GET /v1/matches/{id} (the `GetMatch` operationId).
 func (c *Client) GetMatch(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMatchRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AnswerProposalWithBody A player's answer to a proposed match's ready check
+//
+// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+// before the proposal's `accept_by`. When every player accepted, the tickets become
+// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+// search again with their wait kept. Answering again while the proposal is open
+// replaces the player's answer. Needs the `match` scope and the key that created the
+// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+// is a 404; a proposal already resolved is a 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+func (c *Client) AnswerProposalWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAnswerProposalRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AnswerProposal A player's answer to a proposed match's ready check
+//
+// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+// before the proposal's `accept_by`. When every player accepted, the tickets become
+// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+// search again with their wait kept. Answering again while the proposal is open
+// replaces the player's answer. Needs the `match` scope and the key that created the
+// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+// is a 404; a proposal already resolved is a 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+func (c *Client) AnswerProposal(ctx context.Context, id ID, body AnswerProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAnswerProposalRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PlaceMatchWithBody Where a match is played
+//
+// The studio's backend, once it has a game server for a match, puts the server's
+// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+// clients need to join (an address, a port, a token). The match and the assignment of
+// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+// events learns where to go. Placing again replaces the connection. Needs the `match`
+// scope and the key that created the match's tickets (or an `admin` key): an unknown
+// match, or another key's, is a 404; a backfill's fill (its players join a running
+// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+// cannot be placed: 204, its players search again with their wait kept); a match not
+// being placed cannot fail (409).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+func (c *Client) PlaceMatchWithBody(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPlaceMatchRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PlaceMatch Where a match is played
+//
+// The studio's backend, once it has a game server for a match, puts the server's
+// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+// clients need to join (an address, a port, a token). The match and the assignment of
+// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+// events learns where to go. Placing again replaces the connection. Needs the `match`
+// scope and the key that created the match's tickets (or an `admin` key): an unknown
+// match, or another key's, is a 404; a backfill's fill (its players join a running
+// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+// cannot be placed: 204, its players search again with their wait kept); a match not
+// being placed cannot fail (409).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+func (c *Client) PlaceMatch(ctx context.Context, id ID, body PlaceMatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPlaceMatchRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3312,8 +3720,9 @@ func (c *Client) CreateBackfill(ctx context.Context, name QueueName, params *Cre
 // StreamQueueEvents The queue's ticket changes, as Server-Sent Events
 //
 // Each change of a ticket of the queue as an SSE event: `id:` its sequence number
-// (increasing by one per event in the queue), `event:` `matched`, `expired` or
-// `cancelled`, and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
+// (increasing by one per event in the queue), `event:` `matched`, `expired`,
+// `cancelled`, `proposed` or `requeued` (the ready check), `placed` (a connection put on
+// the ticket's match), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 // header (or `?after=`), for as long as events are kept (at least 10 minutes); with
 // neither, the stream starts from now on, and `after=0` from the oldest event kept. A
 // resume point outside the events kept (purged, or past the newest) is a 410 whose
@@ -3369,8 +3778,11 @@ func (c *Client) GetQueueStats(ctx context.Context, name QueueName, reqEditors .
 // team. A player's rating is the one given, else his stored one in the queue's context,
 // else the average (1000). The ticket is committed before the answer. With an
 // `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-// `Idempotent-Replayed`); the key with another request is a 409. A player already
-// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+// scoped per API key and queue. A player already searching (or in a ready check or a
+// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+// that creates it. Needs the `match` scope.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3393,8 +3805,11 @@ func (c *Client) CreateTicketWithBody(ctx context.Context, name QueueName, param
 // team. A player's rating is the one given, else his stored one in the queue's context,
 // else the average (1000). The ticket is committed before the answer. With an
 // `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-// `Idempotent-Replayed`); the key with another request is a 409. A player already
-// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+// scoped per API key and queue. A player already searching (or in a ready check or a
+// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+// that creates it. Needs the `match` scope.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3839,7 +4254,7 @@ func (c *Client) RebalanceTeams(ctx context.Context, body RebalanceTeamsJSONRequ
 
 // CancelTicket Cancel a searching ticket
 //
-// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Needs the `match` scope.
+// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Cancelling a proposed ticket fails its ready check as a decline would (its other tickets search again, `requeued` with reason `cancelled`). Needs the `match` scope and the key that created the ticket (or an `admin` key); another key gets a 404.
 //
 // Corresponds with DELETE /v1/tickets/{id} (the `CancelTicket` operationId).
 func (c *Client) CancelTicket(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3856,9 +4271,13 @@ func (c *Client) CancelTicket(ctx context.Context, id ID, reqEditors ...RequestE
 
 // GetTicket A ticket, optionally waiting for it to change
 //
-// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
-// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
+// `status` is `searching`, `proposed` (in a ready check: its `proposal`), `placing` (a
+// game server is being found), `matched`, `expired` or `cancelled`; a matched ticket
+// carries its `assignment`. With `wait_s`, a searching or proposed ticket's answer waits
+// until its status changes or `wait_s` passes (a long-poll). Needs the `match` scope; a
+// ticket belongs to the API key that created it, and another `match` key gets a 404.
+// An `admin` key reads every ticket, and so does a `read` key (the console's ticket
+// lookup: it reads, it cannot cancel or accept).
 //
 // Corresponds with GET /v1/tickets/{id} (the `GetTicket` operationId).
 func (c *Client) GetTicket(ctx context.Context, id ID, params *GetTicketParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4159,6 +4578,100 @@ func NewGetMatchRequest(server string, id ID) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewAnswerProposalRequest calls the generic AnswerProposal builder with application/json body
+func NewAnswerProposalRequest(server string, id ID, body AnswerProposalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAnswerProposalRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAnswerProposalRequestWithBody constructs an http.Request for the AnswerProposal method, with any body, and a specified content type
+func NewAnswerProposalRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/matches/%s/acceptance", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPlaceMatchRequest calls the generic PlaceMatch builder with application/json body
+func NewPlaceMatchRequest(server string, id ID, body PlaceMatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPlaceMatchRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPlaceMatchRequestWithBody constructs an http.Request for the PlaceMatch method, with any body, and a specified content type
+func NewPlaceMatchRequestWithBody(server string, id ID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/matches/%s/placement", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -5318,6 +5831,78 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/matches/{id} (the `GetMatch` operationId).
 	GetMatchWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetMatchResponse, error)
 
+	// AnswerProposalWithBodyWithResponse A player's answer to a proposed match's ready check
+	//
+	// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+	// before the proposal's `accept_by`. When every player accepted, the tickets become
+	// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+	// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+	// search again with their wait kept. Answering again while the proposal is open
+	// replaces the player's answer. Needs the `match` scope and the key that created the
+	// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+	// is a 404; a proposal already resolved is a 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+	AnswerProposalWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AnswerProposalResponse, error)
+
+	// AnswerProposalWithResponse A player's answer to a proposed match's ready check
+	//
+	// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+	// before the proposal's `accept_by`. When every player accepted, the tickets become
+	// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+	// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+	// search again with their wait kept. Answering again while the proposal is open
+	// replaces the player's answer. Needs the `match` scope and the key that created the
+	// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+	// is a 404; a proposal already resolved is a 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+	AnswerProposalWithResponse(ctx context.Context, id ID, body AnswerProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerProposalResponse, error)
+
+	// PlaceMatchWithBodyWithResponse Where a match is played
+	//
+	// The studio's backend, once it has a game server for a match, puts the server's
+	// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+	// clients need to join (an address, a port, a token). The match and the assignment of
+	// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+	// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+	// events learns where to go. Placing again replaces the connection. Needs the `match`
+	// scope and the key that created the match's tickets (or an `admin` key): an unknown
+	// match, or another key's, is a 404; a backfill's fill (its players join a running
+	// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+	// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+	// cannot be placed: 204, its players search again with their wait kept); a match not
+	// being placed cannot fail (409).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+	PlaceMatchWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PlaceMatchResponse, error)
+
+	// PlaceMatchWithResponse Where a match is played
+	//
+	// The studio's backend, once it has a game server for a match, puts the server's
+	// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+	// clients need to join (an address, a port, a token). The match and the assignment of
+	// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+	// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+	// events learns where to go. Placing again replaces the connection. Needs the `match`
+	// scope and the key that created the match's tickets (or an `admin` key): an unknown
+	// match, or another key's, is a 404; a backfill's fill (its players join a running
+	// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+	// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+	// cannot be placed: 204, its players search again with their wait kept); a match not
+	// being placed cannot fail (409).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+	PlaceMatchWithResponse(ctx context.Context, id ID, body PlaceMatchJSONRequestBody, reqEditors ...RequestEditorFn) (*PlaceMatchResponse, error)
+
 	// MatchmakeWithBodyWithResponse Player-to-player matches from a queue
 	//
 	// Takes the players in queue order (index 0 has waited longest) and returns NvN matches in
@@ -5566,8 +6151,9 @@ type ClientWithResponsesInterface interface {
 	// StreamQueueEventsWithResponse The queue's ticket changes, as Server-Sent Events
 	//
 	// Each change of a ticket of the queue as an SSE event: `id:` its sequence number
-	// (increasing by one per event in the queue), `event:` `matched`, `expired` or
-	// `cancelled`, and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
+	// (increasing by one per event in the queue), `event:` `matched`, `expired`,
+	// `cancelled`, `proposed` or `requeued` (the ready check), `placed` (a connection put on
+	// the ticket's match), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 	// header (or `?after=`), for as long as events are kept (at least 10 minutes); with
 	// neither, the stream starts from now on, and `after=0` from the oldest event kept. A
 	// resume point outside the events kept (purged, or past the newest) is a 410 whose
@@ -5607,8 +6193,11 @@ type ClientWithResponsesInterface interface {
 	// team. A player's rating is the one given, else his stored one in the queue's context,
 	// else the average (1000). The ticket is committed before the answer. With an
 	// `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-	// `Idempotent-Replayed`); the key with another request is a 409. A player already
-	// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+	// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+	// scoped per API key and queue. A player already searching (or in a ready check or a
+	// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+	// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+	// that creates it. Needs the `match` scope.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5621,8 +6210,11 @@ type ClientWithResponsesInterface interface {
 	// team. A player's rating is the one given, else his stored one in the queue's context,
 	// else the average (1000). The ticket is committed before the answer. With an
 	// `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-	// `Idempotent-Replayed`); the key with another request is a 409. A player already
-	// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+	// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+	// scoped per API key and queue. A player already searching (or in a ready check or a
+	// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+	// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+	// that creates it. Needs the `match` scope.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5933,7 +6525,7 @@ type ClientWithResponsesInterface interface {
 
 	// CancelTicketWithResponse Cancel a searching ticket
 	//
-	// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Needs the `match` scope.
+	// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Cancelling a proposed ticket fails its ready check as a decline would (its other tickets search again, `requeued` with reason `cancelled`). Needs the `match` scope and the key that created the ticket (or an `admin` key); another key gets a 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5942,9 +6534,13 @@ type ClientWithResponsesInterface interface {
 
 	// GetTicketWithResponse A ticket, optionally waiting for it to change
 	//
-	// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
-	// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-	// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
+	// `status` is `searching`, `proposed` (in a ready check: its `proposal`), `placing` (a
+	// game server is being found), `matched`, `expired` or `cancelled`; a matched ticket
+	// carries its `assignment`. With `wait_s`, a searching or proposed ticket's answer waits
+	// until its status changes or `wait_s` passes (a long-poll). Needs the `match` scope; a
+	// ticket belongs to the API key that created it, and another `match` key gets a 404.
+	// An `admin` key reads every ticket, and so does a `read` key (the console's ticket
+	// lookup: it reads, it cannot cancel or accept).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6532,6 +7128,373 @@ func (r GetMatchResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetMatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AnswerProposalResponse200Headers the declared response headers of an HTTP 200 response for AnswerProposal
+type AnswerProposalResponse200Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse400Headers the declared response headers of an HTTP 400 response for AnswerProposal
+type AnswerProposalResponse400Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse401Headers the declared response headers of an HTTP 401 response for AnswerProposal
+type AnswerProposalResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// AnswerProposalResponse403Headers the declared response headers of an HTTP 403 response for AnswerProposal
+type AnswerProposalResponse403Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse404Headers the declared response headers of an HTTP 404 response for AnswerProposal
+type AnswerProposalResponse404Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse409Headers the declared response headers of an HTTP 409 response for AnswerProposal
+type AnswerProposalResponse409Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse413Headers the declared response headers of an HTTP 413 response for AnswerProposal
+type AnswerProposalResponse413Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse415Headers the declared response headers of an HTTP 415 response for AnswerProposal
+type AnswerProposalResponse415Headers struct {
+	XRequestId *string
+}
+
+// AnswerProposalResponse429Headers the declared response headers of an HTTP 429 response for AnswerProposal
+type AnswerProposalResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// AnswerProposalResponse503Headers the declared response headers of an HTTP 503 response for AnswerProposal
+type AnswerProposalResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type AnswerProposalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Proposal
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AnswerProposalResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AnswerProposalResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AnswerProposalResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AnswerProposalResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AnswerProposalResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AnswerProposalResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AnswerProposalResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *AnswerProposalResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AnswerProposalResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AnswerProposalResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AnswerProposalResponse) GetJSON200() *Proposal {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r AnswerProposalResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AnswerProposalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AnswerProposalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AnswerProposalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AnswerProposalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PlaceMatchResponse200Headers the declared response headers of an HTTP 200 response for PlaceMatch
+type PlaceMatchResponse200Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse204Headers the declared response headers of an HTTP 204 response for PlaceMatch
+type PlaceMatchResponse204Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse400Headers the declared response headers of an HTTP 400 response for PlaceMatch
+type PlaceMatchResponse400Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse401Headers the declared response headers of an HTTP 401 response for PlaceMatch
+type PlaceMatchResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// PlaceMatchResponse403Headers the declared response headers of an HTTP 403 response for PlaceMatch
+type PlaceMatchResponse403Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse404Headers the declared response headers of an HTTP 404 response for PlaceMatch
+type PlaceMatchResponse404Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse409Headers the declared response headers of an HTTP 409 response for PlaceMatch
+type PlaceMatchResponse409Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse413Headers the declared response headers of an HTTP 413 response for PlaceMatch
+type PlaceMatchResponse413Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse415Headers the declared response headers of an HTTP 415 response for PlaceMatch
+type PlaceMatchResponse415Headers struct {
+	XRequestId *string
+}
+
+// PlaceMatchResponse429Headers the declared response headers of an HTTP 429 response for PlaceMatch
+type PlaceMatchResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// PlaceMatchResponse503Headers the declared response headers of an HTTP 503 response for PlaceMatch
+type PlaceMatchResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type PlaceMatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *QueueMatch
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PlaceMatchResponse200Headers
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *PlaceMatchResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PlaceMatchResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PlaceMatchResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PlaceMatchResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PlaceMatchResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PlaceMatchResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PlaceMatchResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *PlaceMatchResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PlaceMatchResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PlaceMatchResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PlaceMatchResponse) GetJSON200() *QueueMatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON413() *TooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PlaceMatchResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PlaceMatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PlaceMatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PlaceMatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PlaceMatchResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10056,6 +11019,102 @@ func (c *ClientWithResponses) GetMatchWithResponse(ctx context.Context, id ID, r
 	return ParseGetMatchResponse(rsp)
 }
 
+// AnswerProposalWithBodyWithResponse A player's answer to a proposed match's ready check
+//
+// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+// before the proposal's `accept_by`. When every player accepted, the tickets become
+// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+// search again with their wait kept. Answering again while the proposal is open
+// replaces the player's answer. Needs the `match` scope and the key that created the
+// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+// is a 404; a proposal already resolved is a 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+func (c *ClientWithResponses) AnswerProposalWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AnswerProposalResponse, error) {
+	rsp, err := c.AnswerProposalWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAnswerProposalResponse(rsp)
+}
+
+// AnswerProposalWithResponse A player's answer to a proposed match's ready check
+//
+// In a queue with `acceptance`, each player of a proposed match accepts or declines it
+// before the proposal's `accept_by`. When every player accepted, the tickets become
+// `matched` (and the match readable at `GET /v1/matches/{id}`); a decline fails the
+// check at once: the decliner's ticket is cancelled (reason `declined`) and the others
+// search again with their wait kept. Answering again while the proposal is open
+// replaces the player's answer. Needs the `match` scope and the key that created the
+// player's ticket (or an `admin` key): an unknown proposal or player, or another key's,
+// is a 404; a proposal already resolved is a 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/matches/{id}/acceptance (the `AnswerProposal` operationId).
+func (c *ClientWithResponses) AnswerProposalWithResponse(ctx context.Context, id ID, body AnswerProposalJSONRequestBody, reqEditors ...RequestEditorFn) (*AnswerProposalResponse, error) {
+	rsp, err := c.AnswerProposal(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAnswerProposalResponse(rsp)
+}
+
+// PlaceMatchWithBodyWithResponse Where a match is played
+//
+// The studio's backend, once it has a game server for a match, puts the server's
+// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+// clients need to join (an address, a port, a token). The match and the assignment of
+// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+// events learns where to go. Placing again replaces the connection. Needs the `match`
+// scope and the key that created the match's tickets (or an `admin` key): an unknown
+// match, or another key's, is a 404; a backfill's fill (its players join a running
+// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+// cannot be placed: 204, its players search again with their wait kept); a match not
+// being placed cannot fail (409).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+func (c *ClientWithResponses) PlaceMatchWithBodyWithResponse(ctx context.Context, id ID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PlaceMatchResponse, error) {
+	rsp, err := c.PlaceMatchWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePlaceMatchResponse(rsp)
+}
+
+// PlaceMatchWithResponse Where a match is played
+//
+// The studio's backend, once it has a game server for a match, puts the server's
+// `connection` on it: an opaque JSON object (at most 4096 bytes) with whatever its
+// clients need to join (an address, a port, a token). The match and the assignment of
+// each of its matched tickets then carry it (`assignment.connection`), and each ticket
+// gets a `placed` event (SSE, webhook), so a client waiting on its ticket or the queue's
+// events learns where to go. Placing again replaces the connection. Needs the `match`
+// scope and the key that created the match's tickets (or an `admin` key): an unknown
+// match, or another key's, is a 404; a backfill's fill (its players join a running
+// match) is a 409. In a queue with an `allocator`, a match being placed (its tickets
+// `placing`) takes the connection as the allocator's answer would, or `failed` (why it
+// cannot be placed: 204, its players search again with their wait kept); a match not
+// being placed cannot fail (409).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/matches/{id}/placement (the `PlaceMatch` operationId).
+func (c *ClientWithResponses) PlaceMatchWithResponse(ctx context.Context, id ID, body PlaceMatchJSONRequestBody, reqEditors ...RequestEditorFn) (*PlaceMatchResponse, error) {
+	rsp, err := c.PlaceMatch(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePlaceMatchResponse(rsp)
+}
+
 // MatchmakeWithBodyWithResponse Player-to-player matches from a queue
 //
 // Takes the players in queue order (index 0 has waited longest) and returns NvN matches in
@@ -10394,8 +11453,9 @@ func (c *ClientWithResponses) CreateBackfillWithResponse(ctx context.Context, na
 // StreamQueueEventsWithResponse The queue's ticket changes, as Server-Sent Events
 //
 // Each change of a ticket of the queue as an SSE event: `id:` its sequence number
-// (increasing by one per event in the queue), `event:` `matched`, `expired` or
-// `cancelled`, and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
+// (increasing by one per event in the queue), `event:` `matched`, `expired`,
+// `cancelled`, `proposed` or `requeued` (the ready check), `placed` (a connection put on
+// the ticket's match), and `data:` a `QueueEvent` as JSON. Resumes after the `Last-Event-ID`
 // header (or `?after=`), for as long as events are kept (at least 10 minutes); with
 // neither, the stream starts from now on, and `after=0` from the oldest event kept. A
 // resume point outside the events kept (purged, or past the newest) is a 410 whose
@@ -10447,8 +11507,11 @@ func (c *ClientWithResponses) GetQueueStatsWithResponse(ctx context.Context, nam
 // team. A player's rating is the one given, else his stored one in the queue's context,
 // else the average (1000). The ticket is committed before the answer. With an
 // `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-// `Idempotent-Replayed`); the key with another request is a 409. A player already
-// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+// scoped per API key and queue. A player already searching (or in a ready check or a
+// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+// that creates it. Needs the `match` scope.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10467,8 +11530,11 @@ func (c *ClientWithResponses) CreateTicketWithBodyWithResponse(ctx context.Conte
 // team. A player's rating is the one given, else his stored one in the queue's context,
 // else the average (1000). The ticket is committed before the answer. With an
 // `Idempotency-Key`, a retry of the same request answers the same ticket (200,
-// `Idempotent-Replayed`); the key with another request is a 409. A player already
-// searching in the queue is a 409 naming the ticket that holds him. Needs the `match` scope.
+// `Idempotent-Replayed`); the key with another request is a 409. Idempotency keys are
+// scoped per API key and queue. A player already searching (or in a ready check or a
+// placement) in the queue is a 409 naming the ticket that holds him, unless that ticket
+// is another API key's: then the 409 does not name it. The ticket belongs to the API key
+// that creates it. Needs the `match` scope.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10863,7 +11929,7 @@ func (c *ClientWithResponses) RebalanceTeamsWithResponse(ctx context.Context, bo
 
 // CancelTicketWithResponse Cancel a searching ticket
 //
-// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Needs the `match` scope.
+// 204 when the ticket is cancelled (also when it already was); a matched or expired ticket is a 409. Cancelling a proposed ticket fails its ready check as a decline would (its other tickets search again, `requeued` with reason `cancelled`). Needs the `match` scope and the key that created the ticket (or an `admin` key); another key gets a 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10878,9 +11944,13 @@ func (c *ClientWithResponses) CancelTicketWithResponse(ctx context.Context, id I
 
 // GetTicketWithResponse A ticket, optionally waiting for it to change
 //
-// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
-// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
+// `status` is `searching`, `proposed` (in a ready check: its `proposal`), `placing` (a
+// game server is being found), `matched`, `expired` or `cancelled`; a matched ticket
+// carries its `assignment`. With `wait_s`, a searching or proposed ticket's answer waits
+// until its status changes or `wait_s` passes (a long-poll). Needs the `match` scope; a
+// ticket belongs to the API key that created it, and another `match` key gets a 404.
+// An `admin` key reads every ticket, and so does a `read` key (the console's ticket
+// lookup: it reads, it cannot cancel or accept).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11558,6 +12628,487 @@ func ParseGetMatchResponse(rsp *http.Response) (*GetMatchResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetMatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAnswerProposalResponse parses an HTTP response from a AnswerProposalWithResponse call
+func ParseAnswerProposalResponse(rsp *http.Response) (*AnswerProposalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AnswerProposalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Proposal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AnswerProposalResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers AnswerProposalResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AnswerProposalResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AnswerProposalResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers AnswerProposalResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers AnswerProposalResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers AnswerProposalResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers AnswerProposalResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers AnswerProposalResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AnswerProposalResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePlaceMatchResponse parses an HTTP response from a PlaceMatchWithResponse call
+func ParsePlaceMatchResponse(rsp *http.Response) (*PlaceMatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PlaceMatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest QueueMatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PlaceMatchResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 204:
+		var headers PlaceMatchResponse204Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers PlaceMatchResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PlaceMatchResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PlaceMatchResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PlaceMatchResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PlaceMatchResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PlaceMatchResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers PlaceMatchResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers PlaceMatchResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PlaceMatchResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -16180,10 +17731,39 @@ func (p *CallbackInitiator) applyCallbackEditors(ctx context.Context, req *http.
 
 // CallbackInitiatorInterface is the interface specification for the callback initiator.
 type CallbackInitiatorInterface interface {
+	// AllocationWithBody fires the allocation callback with any body
+	AllocationWithBody(ctx context.Context, targetURL string, params *AllocationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	Allocation(ctx context.Context, targetURL string, params *AllocationParams, body AllocationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// QueueEventWithBody fires the queueEvent callback with any body
 	QueueEventWithBody(ctx context.Context, targetURL string, params *QueueEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	QueueEvent(ctx context.Context, targetURL string, params *QueueEventParams, body QueueEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *CallbackInitiator) AllocationWithBody(ctx context.Context, targetURL string, params *AllocationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAllocationCallbackRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyCallbackEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *CallbackInitiator) Allocation(ctx context.Context, targetURL string, params *AllocationParams, body AllocationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAllocationCallbackRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyCallbackEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
 }
 
 func (p *CallbackInitiator) QueueEventWithBody(ctx context.Context, targetURL string, params *QueueEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -16208,6 +17788,58 @@ func (p *CallbackInitiator) QueueEvent(ctx context.Context, targetURL string, pa
 		return nil, err
 	}
 	return p.Client.Do(req)
+}
+
+// NewAllocationCallbackRequest builds a application/json POST request for the allocation callback
+func NewAllocationCallbackRequest(targetURL string, params *AllocationParams, body AllocationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAllocationCallbackRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewAllocationCallbackRequestWithBody builds a POST request for the allocation callback with any body
+func NewAllocationCallbackRequestWithBody(targetURL string, params *AllocationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Matchmaker-Signature", params.XMatchmakerSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("X-Matchmaker-Signature", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Matchmaker-Delivery", params.XMatchmakerDelivery, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("X-Matchmaker-Delivery", headerParam1)
+
+	}
+	return req, nil
 }
 
 // NewQueueEventCallbackRequest builds a application/json POST request for the queueEvent callback

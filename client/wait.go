@@ -24,9 +24,14 @@ var ErrTicketEnded = errors.New("the ticket ended without a match")
 // not know yet (one a newer service adds before matched) is followed as searching is.
 // Transient failures (a 503 or 429, a dropped connection) are retried with backoff until ctx
 // ends; any other answer is returned as an error.
-func WaitForMatch(ctx context.Context, c *ClientWithResponses, ticketID string) (*Ticket, error) {
+//
+// Statuses on the way (proposed: a ready check the players must answer with
+// POST /v1/matches/{id}/acceptance; placing: a game server being found) are handed to each
+// onChange function as the ticket enters them.
+func WaitForMatch(ctx context.Context, c *ClientWithResponses, ticketID string, onChange ...func(*Ticket)) (*Ticket, error) {
 	wait := longPoll.Seconds()
 	backoff := 100 * time.Millisecond
+	var last TicketStatus
 	for {
 		resp, err := c.GetTicketWithResponse(ctx, ticketID, &GetTicketParams{WaitS: &wait})
 		switch {
@@ -39,6 +44,12 @@ func WaitForMatch(ctx context.Context, c *ClientWithResponses, ticketID string) 
 				return t, nil
 			case TicketStatusExpired, TicketStatusCancelled:
 				return t, fmt.Errorf("ticket %s %s (%s): %w", ticketID, t.Status, reason(t), ErrTicketEnded)
+			}
+			if t.Status != last {
+				last = t.Status
+				for _, f := range onChange {
+					f(t)
+				}
 			}
 			backoff = 100 * time.Millisecond
 			continue

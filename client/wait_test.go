@@ -109,3 +109,54 @@ func TestWaitForMatchRetriesUnavailableAndStopsOnNotFound(t *testing.T) {
 		t.Fatalf("a ticket that does not exist: %v", err)
 	}
 }
+
+// In a queue with a ready check, WaitForMatch hands the proposed ticket to onChange, where
+// the backend asks its player; once both accepted it returns the matched ticket.
+func TestWaitForMatchThroughAReadyCheck(t *testing.T) {
+	t.Parallel()
+	c, err := client.New(queueService(t), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if resp, err := c.PutQueueWithResponse(ctx, "ready", client.QueueDefinition{
+		Context: client.Context{GameType: "ctf"}, TeamSize: new(int32(1)), TickMs: new(int32(50)),
+		Acceptance: &client.Acceptance{TimeoutS: 10}}); err != nil || resp.StatusCode() != http.StatusCreated {
+		t.Fatalf("queue: %v %v", err, resp)
+	}
+	players := []string{"alice", "bob"}
+	ids := make([]string, len(players))
+	for i, p := range players {
+		resp, err := c.CreateTicketWithResponse(ctx, "ready", &client.CreateTicketParams{},
+			client.TicketRequest{Players: []client.TicketRequestPlayer{{Id: p, Rating: new(1000.0)}}})
+		if err != nil || resp.JSON201 == nil {
+			t.Fatalf("ticket %s: %v %v", p, err, resp)
+		}
+		ids[i] = resp.JSON201.Id
+	}
+	type outcome struct {
+		tk       *client.Ticket
+		err      error
+		proposed bool
+	}
+	done := make(chan outcome, len(players))
+	for i, p := range players {
+		go func() {
+			var proposed bool
+			tk, err := client.WaitForMatch(ctx, c, ids[i], func(tk *client.Ticket) {
+				if tk.Status == client.TicketStatusProposed && tk.Proposal != nil {
+					proposed = true
+					c.AnswerProposalWithResponse(ctx, tk.Proposal.MatchId, client.AcceptanceRequest{PlayerId: p, Accept: true})
+				}
+			})
+			done <- outcome{tk, err, proposed}
+		}()
+	}
+	for range players {
+		o := <-done
+		if o.err != nil || o.tk.Status != client.TicketStatusMatched || !o.proposed {
+			t.Fatalf("WaitForMatch: %+v, %v (proposed seen: %v)", o.tk, o.err, o.proposed)
+		}
+	}
+}

@@ -153,7 +153,7 @@ func (s *QueueStore) Ping(ctx context.Context) error {
 // --- queue definitions --------------------------------------------------------------------
 
 const queueColumns = `name, game_type, mutators, team_size, teams, strategy, expansions, regions,
-    ticket_ttl, max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at, rules`
+    ticket_ttl, max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at, rules, acceptance_timeout, allocator`
 
 // PutQueue's statements. A queue made again after its deletion is created anew (its
 // created_at, no tombstone) but keeps its event numbers and webhook cursor.
@@ -162,7 +162,7 @@ const (
 
 	sqlInsertQueue = `
 INSERT INTO queues (` + queueColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 RETURNING ` + queueColumns
 
 	sqlReplaceQueue = `
@@ -170,7 +170,7 @@ UPDATE queues AS q
 SET game_type = $2, mutators = $3, team_size = $4, teams = $5, strategy = $6, expansions = $7,
     regions = $8, ticket_ttl = $9, max_party_size = $10, tick = $11, webhook_url = $12,
     webhook_secret = $13, created_at = CASE WHEN q.deleted_at IS NULL THEN q.created_at ELSE $14 END,
-    updated_at = $15, rules = $16, deleted_at = NULL
+    updated_at = $15, rules = $16, acceptance_timeout = $17, allocator = $18, deleted_at = NULL
 WHERE name = $1
 RETURNING ` + queueColumns
 )
@@ -193,7 +193,7 @@ func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, 
 		return queue.Queue{}, false, apperr.Wrap(apperr.Invalid, err, "queue: the rules cannot be stored")
 	}
 	args := []any{q.Name, q.GameType, notNil(q.Mutators), q.TeamSize, q.Teams, string(q.Strategy), string(exp),
-		notNil(q.Regions), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt, rules}
+		notNil(q.Regions), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt, rules, acceptanceTimeout(q), allocatorDoc(q)}
 	for attempt := 1; ; attempt++ {
 		var stored queue.Queue
 		var created bool
@@ -264,10 +264,22 @@ func scanQueue(row pgx.Row, extra ...any) (queue.Queue, error) {
 	var exp, rules []byte
 	var teamSize, teams, party int16
 	var url, secret *string
+	var acceptance *time.Duration
+	var allocator []byte
 	dst := append([]any{&q.Name, &q.GameType, &q.Mutators, &teamSize, &teams, &strategy, &exp, &q.Regions,
-		&q.TicketTTL, &party, &q.Tick, &url, &secret, &q.CreatedAt, &q.UpdatedAt, &rules}, extra...)
+		&q.TicketTTL, &party, &q.Tick, &url, &secret, &q.CreatedAt, &q.UpdatedAt, &rules, &acceptance, &allocator}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return queue.Queue{}, err
+	}
+	if acceptance != nil {
+		q.Acceptance = &queue.Acceptance{Timeout: *acceptance}
+	}
+	if allocator != nil {
+		var a allocatorJSON
+		if err := json.Unmarshal(allocator, &a); err != nil {
+			return queue.Queue{}, fmt.Errorf("stored allocator of queue %q: %w", q.Name, err)
+		}
+		q.Allocator = &queue.Allocator{URL: a.URL, Secret: a.Secret, Timeout: time.Duration(a.TimeoutMS) * time.Millisecond}
 	}
 	if err := readQueueRules(&q, rules); err != nil {
 		return queue.Queue{}, fmt.Errorf("stored rules of queue %q: %w", q.Name, err)
@@ -297,7 +309,7 @@ func noQueue(name string) error { return apperr.New(apperr.NotFound, "no queue %
 // --- reads --------------------------------------------------------------------------------
 
 const ticketColumns = `t.id, t.queue, t.status, t.players, t.latencies, t.created_at, t.expires_at, t.updated_at,
-    t.reason, t.assignment, t.idempotency_key, t.body_hash, t.backfill, t.attributes`
+    t.reason, t.assignment, t.idempotency_key, t.body_hash, t.backfill, t.attributes, t.owner, t.proposal`
 
 // GetTicket implements queue.Store.
 func (s *QueueStore) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
@@ -312,15 +324,18 @@ func (s *QueueStore) GetTicket(ctx context.Context, id string) (queue.Ticket, er
 func scanTicket(row pgx.Row, extra ...any) (queue.Ticket, error) {
 	var t queue.Ticket
 	var status string
-	var players, latencies, assignment, backfill, attributes []byte
+	var players, latencies, assignment, backfill, attributes, proposal []byte
 	var key *string
 	var hash []byte
 	dst := append([]any{&t.ID, &t.Queue, &status, &players, &latencies, &t.CreatedAt, &t.ExpiresAt, &t.UpdatedAt,
-		&t.Reason, &assignment, &key, &hash, &backfill, &attributes}, extra...)
+		&t.Reason, &assignment, &key, &hash, &backfill, &attributes, &t.Owner, &proposal}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return queue.Ticket{}, err
 	}
 	var err error
+	if t.Proposal, err = readTicketProposal(proposal); err != nil {
+		return queue.Ticket{}, fmt.Errorf("stored proposal of ticket %q: %w", t.ID, err)
+	}
 	if t.Attributes, err = readTicketAttributes(attributes); err != nil {
 		return queue.Ticket{}, fmt.Errorf("stored attributes of ticket %q: %w", t.ID, err)
 	}
@@ -361,46 +376,33 @@ func scanTicket(row pgx.Row, extra ...any) (queue.Ticket, error) {
 
 const sqlGetMatch = `
 SELECT id, queue, created_at, region, teams, pairs, skill_difference, average_difference,
-       coalesce(backfill_of, ''), coalesce(backfill_ticket, ''), attributes
+       coalesce(backfill_of, ''), coalesce(backfill_ticket, ''), attributes, connection
 FROM queue_matches WHERE id = $1`
 
 // GetMatch implements queue.Store.
 func (s *QueueStore) GetMatch(ctx context.Context, id string) (queue.Match, error) {
+	return s.getMatch(ctx, s.pool, id)
+}
+
+// getMatch reads a match with q (the pool, or a transaction's connection).
+func (s *QueueStore) getMatch(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, id string) (queue.Match, error) {
 	var m queue.Match
-	var teams, pairs, attributes []byte
-	err := s.pool.QueryRow(ctx, sqlGetMatch, id).Scan(&m.ID, &m.Queue, &m.CreatedAt, &m.Region, &teams, &pairs,
-		&m.SkillDifference, &m.AverageDifference, &m.BackfillOf, &m.BackfillTicket, &attributes)
+	var teams, pairs, attributes, connection []byte
+	err := q.QueryRow(ctx, sqlGetMatch, id).Scan(&m.ID, &m.Queue, &m.CreatedAt, &m.Region, &teams, &pairs,
+		&m.SkillDifference, &m.AverageDifference, &m.BackfillOf, &m.BackfillTicket, &attributes, &connection)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return queue.Match{}, apperr.New(apperr.NotFound, "no match %q", id)
 	}
 	if err != nil {
 		return queue.Match{}, mapError(err, "queue: get match")
 	}
-	var ts []matchTeamJSON
-	var ps []pairJSON
-	if err := json.Unmarshal(teams, &ts); err != nil {
-		return queue.Match{}, mapError(fmt.Errorf("stored teams of match %q: %w", id, err), "queue: get match")
+	if err := decodeMatchColumns(&m, teams, pairs, attributes); err != nil {
+		return queue.Match{}, mapError(fmt.Errorf("stored match %q: %w", id, err), "queue: get match")
 	}
-	if err := json.Unmarshal(pairs, &ps); err != nil {
-		return queue.Match{}, mapError(fmt.Errorf("stored pairs of match %q: %w", id, err), "queue: get match")
-	}
-	for _, t := range ts {
-		mt := queue.MatchTeam{RatingTotal: t.RatingTotal, Players: make([]queue.MatchPlayer, len(t.Players)),
-			Name: t.Name, Roles: t.Roles, OpenSlots: t.OpenSlots}
-		for i, p := range t.Players {
-			mt.Players[i] = queue.MatchPlayer(p)
-		}
-		m.Teams = append(m.Teams, mt)
-	}
-	for _, p := range ps {
-		m.Pairs = append(m.Pairs, queue.Pair(p))
-	}
-	if attributes != nil {
-		var as []matchAttributeJSON
-		if err := json.Unmarshal(attributes, &as); err != nil {
-			return queue.Match{}, mapError(fmt.Errorf("stored attributes of match %q: %w", id, err), "queue: get match")
-		}
-		m.Attributes = matchAttributes(as)
+	if connection != nil {
+		m.Connection = connection
 	}
 	return m, nil
 }
@@ -554,7 +556,7 @@ const changesColumns = `t.id, t.queue, t.status,
     CASE WHEN t.status = 'searching' THEN t.latencies END,
     t.created_at, t.expires_at, t.updated_at, t.reason, NULL::jsonb, t.idempotency_key, t.body_hash,
     CASE WHEN t.status = 'searching' THEN t.backfill END,
-    CASE WHEN t.status = 'searching' THEN t.attributes END`
+    CASE WHEN t.status = 'searching' THEN t.attributes END, t.owner, NULL::jsonb`
 
 // Changes implements queue.Store.
 func (s *QueueStore) Changes(ctx context.Context, queueName string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {
@@ -627,6 +629,7 @@ type (
 		TeamNames  []string             `json:"team_names,omitempty"`
 		Roles      map[string]string    `json:"roles,omitempty"`
 		OpenSlots  []int                `json:"open_slots,omitempty"`
+		Connection json.RawMessage      `json:"connection,omitempty"`
 	}
 	backfillJSON struct {
 		MatchID   string             `json:"match_id"`
@@ -686,13 +689,15 @@ func (l stepsJSONList) steps() []queue.Step {
 func newAssignmentJSON(a queue.Assignment) assignmentJSON {
 	return assignmentJSON{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: a.Teams, Joined: a.Joined,
 		FillID: a.FillID, Attributes: matchAttributesJSON(a.Attributes), TeamNames: a.TeamNames, Roles: a.Roles,
-		OpenSlots: a.OpenSlots}
+		OpenSlots:  a.OpenSlots,
+		Connection: a.Connection}
 }
 
 func (a assignmentJSON) assignment() *queue.Assignment {
 	return &queue.Assignment{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: a.Teams, Joined: a.Joined,
 		FillID: a.FillID, Attributes: matchAttributes(a.Attributes), TeamNames: a.TeamNames, Roles: a.Roles,
-		OpenSlots: a.OpenSlots}
+		OpenSlots:  a.OpenSlots,
+		Connection: a.Connection}
 }
 
 func newBackfillJSON(b *queue.Backfill) backfillJSON {

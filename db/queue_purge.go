@@ -25,9 +25,17 @@ const (
 	sqlPurgeTickets = `
 DELETE FROM queue_tickets WHERE id IN (
     SELECT id FROM queue_tickets
-    WHERE status <> 'searching' AND updated_at < $1
+    WHERE status NOT IN ('searching', 'proposed', 'placing') AND updated_at < $1
     ORDER BY updated_at LIMIT $2)
-AND status <> 'searching'`
+AND status NOT IN ('searching', 'proposed', 'placing')`
+	// A proposal open an hour past its deadline belongs to a deleted queue (whose deletion
+	// cancelled its tickets): no leader will expire it.
+	sqlPurgeProposals = `
+DELETE FROM queue_proposals WHERE id IN (
+    (SELECT id FROM queue_proposals WHERE state NOT IN ('open', 'placing') AND resolved_at < $1 LIMIT $2)
+    UNION ALL
+    (SELECT id FROM queue_proposals WHERE state IN ('open', 'placing') AND accept_by < $1 AND queue IN (
+        SELECT name FROM queues WHERE deleted_at IS NOT NULL) LIMIT $2))`
 	sqlPurgeMatches = `
 DELETE FROM queue_matches WHERE id IN (
     SELECT id FROM queue_matches WHERE created_at < $1 ORDER BY created_at LIMIT $2)`
@@ -78,6 +86,9 @@ func (s *QueueStore) Purge(ctx context.Context, before time.Time) (queue.PurgeRe
 	}()
 	if r.Tickets, err = purgeChunks(ctx, conn, sqlPurgeTickets, before); err != nil {
 		return r, mapError(err, "queue: purge tickets")
+	}
+	if _, err = purgeChunks(ctx, conn, sqlPurgeProposals, before); err != nil {
+		return r, mapError(err, "queue: purge proposals")
 	}
 	if r.Matches, err = purgeChunks(ctx, conn, sqlPurgeMatches, before); err != nil {
 		return r, mapError(err, "queue: purge matches")

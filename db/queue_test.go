@@ -67,7 +67,7 @@ func TestPostgresQueueStoreContract(t *testing.T) {
 	s, _ := openStore(t)
 	queuetest.Run(t, func(t *testing.T) queue.Store {
 		_, err := s.Pool().Exec(context.Background(),
-			`TRUNCATE queues, queue_tickets, queue_searching, queue_matches, queue_events`)
+			`TRUNCATE queues, queue_tickets, queue_searching, queue_matches, queue_events, queue_proposals`)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -89,8 +89,8 @@ ORDER BY name FOR KEY SHARE`
 WITH ticket AS (
     SELECT *
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
-                $7::text[], $8::bytea[], $12::text[], $13::text[])
-      AS u(id, queue, players, latencies, created_at, expires_at, idempotency_key, body_hash, backfill, attributes)
+                $7::text[], $8::bytea[], $12::text[], $13::text[], $14::text[])
+      AS u(id, queue, players, latencies, created_at, expires_at, idempotency_key, body_hash, backfill, attributes, owner)
 ), live AS (
     SELECT ticket.* FROM ticket JOIN queues AS q ON q.name = ticket.queue AND q.deleted_at IS NULL
 ), claim AS (
@@ -104,9 +104,9 @@ WITH ticket AS (
     RETURNING ticket_id, player_id
 ), stored AS (
     INSERT INTO queue_tickets (id, queue, status, players, latencies, created_at, expires_at, updated_at,
-                               idempotency_key, body_hash, changed_xid, backfill, attributes)
+                               idempotency_key, body_hash, changed_xid, backfill, attributes, owner)
     SELECT id, queue, 'searching', players::jsonb, latencies::jsonb, created_at, expires_at, created_at,
-           idempotency_key, body_hash, pg_current_xact_id(), backfill::jsonb, attributes::jsonb
+           idempotency_key, body_hash, pg_current_xact_id(), backfill::jsonb, attributes::jsonb, owner
     FROM live
     WHERE id NOT IN (
         SELECT ticket_id FROM claim WHERE (ticket_id, player_id) NOT IN (SELECT ticket_id, player_id FROM claimed)
@@ -257,7 +257,7 @@ func (s *QueueStore) submit(ctx context.Context, req *createRequest) (createOutc
 func (s *QueueStore) whyTaken(ctx context.Context, t queue.Ticket) (_ queue.Ticket, replayed bool, _ error, again bool) {
 	if t.IdempotencyKey != "" {
 		stored, err := scanTicket(s.pool.QueryRow(ctx, `SELECT `+ticketColumns+`
-FROM queue_tickets AS t WHERE t.queue = $1 AND t.idempotency_key = $2`, t.Queue, t.IdempotencyKey))
+FROM queue_tickets AS t WHERE t.queue = $1 AND t.owner = $3 AND t.idempotency_key = $2`, t.Queue, t.IdempotencyKey, t.Owner))
 		switch {
 		case err == nil && stored.BodyHash == t.BodyHash:
 			return stored, true, nil, false
@@ -360,7 +360,7 @@ func splitBatch(pending []*createRequest) (batch, rest []*createRequest) {
 		}
 		keys := []key{{"id", "", r.t.ID}}
 		if r.key != nil {
-			keys = append(keys, key{"idempotency", r.t.Queue, *r.key})
+			keys = append(keys, key{"idempotency", r.t.Queue, r.t.Owner + "\x00" + *r.key})
 		}
 		for _, p := range r.t.Players {
 			keys = append(keys, key{"player", r.t.Queue, p.ID})
@@ -406,7 +406,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 	var (
 		ids, queues, players                    = make([]string, n), make([]string, n), make([]string, n)
 		latencies, keys, backfills              = make([]*string, n), make([]*string, n), make([]*string, n)
-		attributes                              = make([]*string, n)
+		attributes, owners                      = make([]*string, n), make([]string, n)
 		created, expires                        = make([]time.Time, n), make([]time.Time, n)
 		hashes                                  = make([][]byte, n)
 		claimQueues, claimPlayers, claimTickets []string
@@ -418,7 +418,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 		t := &r.t
 		ids[i], queues[i], players[i] = t.ID, t.Queue, string(r.players)
 		latencies[i], keys[i], hashes[i], backfills[i], attributes[i] = r.latencies, r.key, r.hash, r.backfill, r.attrs
-		created[i], expires[i] = t.CreatedAt, t.ExpiresAt
+		created[i], expires[i], owners[i] = t.CreatedAt, t.ExpiresAt, t.Owner
 		for _, p := range t.Players {
 			claimQueues = append(claimQueues, t.Queue)
 			claimPlayers = append(claimPlayers, p.ID)
@@ -443,7 +443,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 			return err
 		})
 		b.Queue(sqlCreateTickets, ids, queues, players, latencies, created, expires, keys, hashes,
-			claimQueues, claimPlayers, claimTickets, backfills, attributes).Query(func(rows pgx.Rows) error {
+			claimQueues, claimPlayers, claimTickets, backfills, attributes, owners).Query(func(rows pgx.Rows) error {
 			var id string
 			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
 				stored[id] = true
@@ -604,9 +604,9 @@ const (
 	sqlFinishTickets = `
 UPDATE queue_tickets AS t
 SET status = u.status, reason = u.reason, assignment = u.assignment::jsonb, updated_at = $2,
-    changed_xid = pg_current_xact_id()
+    proposal = NULL, changed_xid = pg_current_xact_id()
 FROM unnest($1::tid[], $3::text[], $4::text[], $5::text[]) AS u(row, status, reason, assignment)
-WHERE t.ctid = u.row AND t.status = 'searching'`
+WHERE t.ctid = u.row AND t.status IN ('searching', 'proposed', 'placing')`
 
 	sqlEndSearching = `DELETE FROM queue_searching WHERE ticket_id = ANY($1::text[])`
 
@@ -621,7 +621,7 @@ WITH seq AS (
 )
 INSERT INTO queue_events (queue, seq, type, ticket_id, match_id, team, reason, at)
 SELECT $1, seq.base + e.n, e.type, e.ticket_id, nullif(e.match_id, ''),
-       CASE WHEN e.type = 'matched' THEN e.team END, e.reason, $7
+       CASE WHEN e.type IN ('matched', 'proposed') THEN e.team END, e.reason, $7
 FROM seq, unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[]) WITH ORDINALITY
     AS e(ticket_id, type, match_id, team, reason, n)`
 
@@ -689,6 +689,8 @@ func (s *QueueStore) cancelTicket(ctx context.Context, id string, at time.Time, 
 			return apperr.New(apperr.NotFound, "no ticket %q", id)
 		case t.Status == queue.Cancelled:
 			return nil
+		case t.Status == queue.Proposed:
+			return s.dissolve(ctx, conn, &t, row, at, reason)
 		case t.Status != queue.Searching:
 			return apperr.New(apperr.Conflict, "ticket %q is %s: only a searching ticket can be cancelled", id, t.Status)
 		}

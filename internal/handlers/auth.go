@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"matchmaker/internal/apperr"
+	"matchmaker/internal/queue"
 )
 
 // Scope is what a key may do.
@@ -138,7 +139,12 @@ func requireScope(a *Auth, scope Scope, d Deps) func(http.Handler) http.Handler 
 				writeError(w, r, d.Logger, apperr.New(apperr.Forbidden, "the key %q lacks the %q scope", key.Name, scope))
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyNameKey, key.Name)))
+			ctx := context.WithValue(r.Context(), keyNameKey, key.Name)
+			// The key owns what it creates in the queue, and sees only that unless it is an
+			// admin key, or a read key that reads every ticket (DESIGN, "Ownership").
+			ctx = queue.WithCaller(ctx, queue.Caller{Owner: key.Name, Admin: slices.Contains(key.Scopes, ScopeAdmin),
+				Reader: slices.Contains(key.Scopes, ScopeRead)})
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }

@@ -31,6 +31,8 @@ type queueRequest struct {
 	Composition  map[string]roleRangeJSON     `json:"composition"`
 	TeamDefs     []teamDefJSON                `json:"team_defs"`
 	Roles        []string                     `json:"roles"`
+	Acceptance   *acceptanceJSON              `json:"acceptance"`
+	Allocator    *allocatorJSON               `json:"allocator"`
 }
 
 type expansionsJSON struct {
@@ -67,6 +69,8 @@ type queueJSON struct {
 	Composition  map[string]roleRangeJSON     `json:"composition,omitempty"`
 	TeamDefs     []teamDefJSON                `json:"team_defs,omitempty"`
 	Roles        []string                     `json:"roles,omitempty"`
+	Acceptance   *acceptanceJSON              `json:"acceptance,omitempty"`
+	Allocator    *allocatorPublicJSON         `json:"allocator,omitempty"`
 	CreatedAt    time.Time                    `json:"created_at"`
 	UpdatedAt    time.Time                    `json:"updated_at"`
 }
@@ -114,6 +118,7 @@ func (req *queueRequest) definition(name string) queue.Queue {
 		q.Webhook = &queue.Webhook{URL: w.URL, Secret: w.Secret}
 	}
 	q.Attributes, q.Rules = attributeDecls(req.Attributes), rules(req.Rules)
+	q.Acceptance, q.Allocator = req.Acceptance.acceptance(), req.Allocator.allocator()
 	return q
 }
 
@@ -160,6 +165,7 @@ func newQueueJSON(q queue.Queue) queueJSON {
 	if q.Webhook != nil {
 		out.Webhook = &webhookPublicJSON{URL: q.Webhook.URL}
 	}
+	out.Acceptance, out.Allocator = newAcceptanceJSON(q.Acceptance), newAllocatorPublicJSON(q.Allocator)
 	return out
 }
 

@@ -76,6 +76,8 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		r.With(readOrMatch).Method(http.MethodGet, "/tickets/{id}", handleGetTicket(d.Logger, d.Queue, d.Streams, waits))
 		r.With(match).Method(http.MethodDelete, "/tickets/{id}", handleCancelTicket(d.Logger, d.Queue))
 		r.With(read).Method(http.MethodGet, "/matches/{id}", handleGetMatch(d.Logger, d.Queue))
+		r.With(match).Method(http.MethodPost, "/matches/{id}/acceptance", handleAnswerProposal(d.Logger, d.Queue))
+		r.With(match).Method(http.MethodPut, "/matches/{id}/placement", handlePlaceMatch(d.Logger, d.Queue))
 		r.With(read).Method(http.MethodGet, "/queues/{name}/stats", handleQueueStats(d.Logger, d.Queue))
 
 		r.With(admin).Method(http.MethodGet, "/queues", handleListQueues(d.Logger, d.Queue))

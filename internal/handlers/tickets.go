@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -43,6 +44,7 @@ type ticketJSON struct {
 	UpdatedAt   time.Time                     `json:"updated_at"`
 	Reason      string                        `json:"reason,omitempty"`
 	Assignment  *ticketAssignedJSON           `json:"assignment,omitempty"`
+	Proposal    *ticketProposalJSON           `json:"proposal,omitempty"`
 	Backfill    *backfillJSON                 `json:"backfill,omitempty"`
 	// EstimatedWaitS: how much longer a searching ticket is expected to wait.
 	EstimatedWaitS *float64 `json:"estimated_wait_s,omitempty"`
@@ -76,6 +78,8 @@ type ticketAssignedJSON struct {
 	FillID string `json:"fill_id,omitempty"`
 	// Attributes: what the match's rules agreed on (the map to play is among maps).
 	Attributes map[string]attributeValueJSON `json:"attributes,omitempty"`
+	// Connection: where the match is played, once placed.
+	Connection json.RawMessage `json:"connection,omitempty"`
 }
 
 type assignedTeamJSON struct {
@@ -96,7 +100,7 @@ func newTicketJSON(t queue.Ticket) ticketJSON {
 	}
 	if a := t.Assignment; a != nil {
 		out.Assignment = &ticketAssignedJSON{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: make([]assignedTeamJSON, len(a.Teams)),
-			FillID: a.FillID, Attributes: matchAttributesJSON(a.Attributes)}
+			FillID: a.FillID, Attributes: matchAttributesJSON(a.Attributes), Connection: a.Connection}
 		for i, ids := range a.Teams {
 			team := assignedTeamJSON{Players: ids}
 			if i < len(a.TeamNames) {
@@ -123,6 +127,7 @@ func newTicketJSON(t queue.Ticket) ticketJSON {
 	if tol := t.Tolerances; tol != nil {
 		out.Tolerances = &tolerancesJSON{Interval: tol.Interval, MaxLatencyMS: tol.MaxLatencyMS, Rules: tol.Rules}
 	}
+	out.Proposal = newTicketProposalJSON(t.Proposal)
 	if t.EstimatedWait != nil {
 		out.EstimatedWaitS = new(t.EstimatedWait.Seconds())
 	}
@@ -259,6 +264,8 @@ type matchOutJSON struct {
 	BackfillTicket string `json:"backfill_ticket,omitempty"`
 	// Attributes: what the match's rules agreed on, by attribute.
 	Attributes map[string]attributeValueJSON `json:"attributes,omitempty"`
+	// Connection: where the match is played, once placed.
+	Connection json.RawMessage `json:"connection,omitempty"`
 }
 
 type matchTeamOutJSON struct {
@@ -287,23 +294,29 @@ func handleGetMatch(logger *slog.Logger, svc *queue.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
-		out := matchOutJSON{ID: m.ID, Queue: m.Queue, CreatedAt: m.CreatedAt, Region: m.Region, Tickets: m.Tickets(),
-			Teams: make([]matchTeamOutJSON, len(m.Teams)), Pairs: make([]pairJSON, len(m.Pairs)),
-			SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference,
-			BackfillOf: m.BackfillOf, BackfillTicket: m.BackfillTicket, Attributes: matchAttributesJSON(m.Attributes)}
-		for i, t := range m.Teams {
-			team := matchTeamOutJSON{RatingTotal: t.RatingTotal, Players: make([]matchPlayerJSON, len(t.Players)),
-				Name: t.Name, Roles: teamRoles(t), OpenSlots: t.OpenSlots}
-			for j, p := range t.Players {
-				team.Players[j] = matchPlayerJSON{ID: p.ID, TicketID: p.TicketID, Rating: p.Rating}
-			}
-			out.Teams[i] = team
-		}
-		for i, p := range m.Pairs {
-			out.Pairs[i] = pairJSON{Players: p.Players, Difference: p.Difference, Interval: p.Interval}
-		}
-		respond(w, r, logger, http.StatusOK, out)
+		respond(w, r, logger, http.StatusOK, newMatchOutJSON(m))
 	})
+}
+
+// newMatchOutJSON is a match as GET /v1/matches/{id} shows it.
+func newMatchOutJSON(m queue.Match) matchOutJSON {
+	out := matchOutJSON{ID: m.ID, Queue: m.Queue, CreatedAt: m.CreatedAt, Region: m.Region, Tickets: m.Tickets(),
+		Teams: make([]matchTeamOutJSON, len(m.Teams)), Pairs: make([]pairJSON, len(m.Pairs)),
+		SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference,
+		BackfillOf: m.BackfillOf, BackfillTicket: m.BackfillTicket, Attributes: matchAttributesJSON(m.Attributes),
+		Connection: m.Connection}
+	for i, t := range m.Teams {
+		team := matchTeamOutJSON{RatingTotal: t.RatingTotal, Players: make([]matchPlayerJSON, len(t.Players)),
+			Name: t.Name, Roles: teamRoles(t), OpenSlots: t.OpenSlots}
+		for j, p := range t.Players {
+			team.Players[j] = matchPlayerJSON{ID: p.ID, TicketID: p.TicketID, Rating: p.Rating}
+		}
+		out.Teams[i] = team
+	}
+	for i, p := range m.Pairs {
+		out.Pairs[i] = pairJSON{Players: p.Players, Difference: p.Difference, Interval: p.Interval}
+	}
+	return out
 }
 
 // handleQueueEvents answers GET /v1/queues/{name}/events with Server-Sent Events: each

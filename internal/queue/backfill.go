@@ -93,7 +93,7 @@ func (s *Service) CreateBackfill(ctx context.Context, nb NewBackfill) (Ticket, b
 	t := Ticket{
 		ID: newID("tk-"), Queue: q.Name, Status: Searching, Players: players, Backfill: b, Attributes: nb.Attributes,
 		CreatedAt: now, ExpiresAt: now.Add(cmp.Or(nb.TTL, q.TicketTTL)), UpdatedAt: now,
-		IdempotencyKey: nb.IdempotencyKey, BodyHash: nb.fingerprint(),
+		IdempotencyKey: nb.IdempotencyKey, BodyHash: nb.fingerprint(), Owner: owner(ctx),
 	}
 	return s.estimated(ctx)(s.storeTicket(ctx, t, nb.field))
 }

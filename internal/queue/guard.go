@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -142,4 +143,52 @@ func (g *guarded) LatestStats(ctx context.Context, queue string) (_ Stats, _ boo
 	ctx, done := g.call(ctx, "latest_stats")
 	defer done(&err)
 	return g.Store.LatestStats(ctx, queue)
+}
+
+func (g *guarded) Propose(ctx context.Context, queue string, w ProposeWrite) (_ TickCommitted, err error) {
+	ctx, done := g.call(ctx, "propose")
+	defer done(&err)
+	return g.Store.Propose(ctx, queue, w)
+}
+
+func (g *guarded) GetProposal(ctx context.Context, id string) (_ Proposal, err error) {
+	ctx, done := g.call(ctx, "get_proposal")
+	defer done(&err)
+	return g.Store.GetProposal(ctx, id)
+}
+
+func (g *guarded) AnswerProposal(ctx context.Context, id, playerID string, accept bool, at time.Time) (_ Proposal, _ bool, err error) {
+	ctx, done := g.call(ctx, "answer_proposal")
+	defer done(&err)
+	return g.Store.AnswerProposal(ctx, id, playerID, accept, at)
+}
+
+func (g *guarded) ExpireProposals(ctx context.Context, queue string, at time.Time) (_ []Proposal, _ int, err error) {
+	ctx, done := g.call(ctx, "expire_proposals")
+	defer done(&err)
+	return g.Store.ExpireProposals(ctx, queue, at)
+}
+
+func (g *guarded) PlaceMatch(ctx context.Context, id string, connection json.RawMessage, at time.Time) (_ Match, err error) {
+	ctx, done := g.call(ctx, "place_match")
+	defer done(&err)
+	return g.Store.PlaceMatch(ctx, id, connection, at)
+}
+
+func (g *guarded) PlacingProposals(ctx context.Context, queue string) (_ []Proposal, err error) {
+	ctx, done := g.call(ctx, "placing_proposals")
+	defer done(&err)
+	return g.Store.PlacingProposals(ctx, queue)
+}
+
+func (g *guarded) CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (_ Proposal, err error) {
+	ctx, done := g.call(ctx, "complete_placement")
+	defer done(&err)
+	return g.Store.CompletePlacement(ctx, id, connection, at)
+}
+
+func (g *guarded) FailPlacement(ctx context.Context, id, reason string, at time.Time) (_ Proposal, err error) {
+	ctx, done := g.call(ctx, "fail_placement")
+	defer done(&err)
+	return g.Store.FailPlacement(ctx, id, reason, at)
 }

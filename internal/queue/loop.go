@@ -100,11 +100,18 @@ type runner struct {
 	stats   atomic.Pointer[Stats]
 	// waitingOn is why each ticket left searching by the last pass waits, while leading.
 	waitingOn atomic.Pointer[map[string]WaitingOn]
+	// openProposals: the queue may have open proposals to expire (acceptance.go).
+	openProposals bool
+	// ctx is the runner's; allocating holds the ids of the matches it is placing
+	// (allocator.go).
+	ctx        context.Context
+	allocating sync.Map
+	held       map[string]heldTicket // while leading (acceptance.go)
 }
 
 func (s *Service) startRunner(parent context.Context, q Queue) *runner {
 	ctx, cancel := context.WithCancel(parent)
-	r := &runner{s: s, cancel: cancel, kick: make(chan struct{}, 1)}
+	r := &runner{s: s, cancel: cancel, kick: make(chan struct{}, 1), ctx: ctx}
 	r.def.Store(&q)
 	r.done.Go(func() { r.loop(ctx) })
 	r.done.Go(func() { r.deliverLoop(ctx) })
@@ -184,7 +191,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 			log.Warn("queue: no longer leading", "err", err)
 		}
 		r.leading.Store(false)
-		r.waiting, r.cursor, r.track = nil, 0, nil
+		r.waiting, r.cursor, r.track, r.held = nil, 0, nil, nil
 		r.stats.Store(nil)
 		r.waitingOn.Store(nil)
 		r.s.metrics.leading(q.Name, false)
@@ -193,6 +200,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	if !r.leading.Load() {
 		log.Info("queue: leading")
 		r.leading.Store(true)
+		r.openProposals = true // a previous leader's, to expire
 		r.s.metrics.leading(q.Name, true)
 	}
 	start := time.Now()
@@ -201,6 +209,8 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		return
 	}
 	now := r.s.now().UTC()
+	r.expireProposals(ctx, q, now)
+	r.placeMatches(ctx, q)
 	list := make([]Ticket, 0, len(r.waiting))
 	for _, t := range r.waiting {
 		list = append(list, t)
@@ -212,6 +222,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		log.Error("queue: the matching pass failed; expiring only", "err", err)
 		w = TickWrite{Expired: expiredByTTL(list, now)}
 	}
+	r.propose(ctx, q, &w, now)
 	r.waitingOn.Store(&w.Waiting)
 	r.s.metrics.ruleBlocks(q.Name, w.Waiting)
 	if len(w.Matches)+len(w.Expired) > 0 {
@@ -273,8 +284,11 @@ func (r *runner) load(ctx context.Context, q Queue) error {
 	if r.waiting == nil {
 		r.waiting = make(map[string]Ticket, len(changes))
 		r.track = newTracker()
+		r.held = make(map[string]heldTicket)
 	}
+	counted := map[string]bool{}
 	for _, t := range changes {
+		r.heldChanged(q.Name, t, r.s.now().UTC(), counted)
 		if t.Status == Searching {
 			r.waiting[t.ID] = t
 			r.track.add(t)

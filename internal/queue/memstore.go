@@ -25,6 +25,7 @@ type MemoryStore struct {
 	resigned  map[string]bool
 	wakeEvent chan struct{}     // closed and replaced when any event is appended
 	stats     map[string][]byte // queue -> its latest stats, encoded (a copy by construction)
+	proposals map[string]*Proposal
 }
 
 type memQueue struct {
@@ -34,7 +35,7 @@ type memQueue struct {
 	dropped   int64   // events purged from the front
 	webhook   int64
 	searching map[string]string // player id -> ticket id
-	idem      map[string]string // idempotency key -> ticket id
+	idem      map[string]string // idemKey(owner, idempotency key) -> ticket id
 }
 
 type memTicket struct {
@@ -53,6 +54,7 @@ func NewMemoryStore() *MemoryStore {
 		resigned:  make(map[string]bool),
 		wakeEvent: make(chan struct{}),
 		stats:     make(map[string][]byte),
+		proposals: make(map[string]*Proposal),
 	}
 }
 
@@ -168,7 +170,7 @@ func (s *MemoryStore) CreateTicket(ctx context.Context, t Ticket) (Ticket, bool,
 		return Ticket{}, false, err
 	}
 	if t.IdempotencyKey != "" {
-		if id, ok := q.idem[t.IdempotencyKey]; ok {
+		if id, ok := q.idem[idemKey(t.Owner, t.IdempotencyKey)]; ok {
 			old := s.tickets[id].t
 			if old.BodyHash != t.BodyHash {
 				return Ticket{}, false, apperr.New(apperr.Conflict,
@@ -193,7 +195,7 @@ func (s *MemoryStore) CreateTicket(ctx context.Context, t Ticket) (Ticket, bool,
 		q.searching[p.ID] = t.ID
 	}
 	if t.IdempotencyKey != "" {
-		q.idem[t.IdempotencyKey] = t.ID
+		q.idem[idemKey(t.Owner, t.IdempotencyKey)] = t.ID
 	}
 	return cloneTicket(t), false, nil
 }
@@ -221,6 +223,11 @@ func (s *MemoryStore) CancelTicket(ctx context.Context, id string, at time.Time)
 	case Searching:
 		s.finish(s.queues[mt.t.Queue], mt, Cancelled, "cancelled", at, nil)
 		return cloneTicket(mt.t), nil
+	case Proposed:
+		p := s.proposals[mt.t.Proposal.MatchID]
+		o, _ := p.Outcome(false, id)
+		s.resolve(p, o, at, nil)
+		return cloneTicket(mt.t), nil
 	default:
 		return Ticket{}, apperr.New(apperr.Conflict, "ticket %q is %s: only a searching ticket can be cancelled", id, mt.t.Status)
 	}
@@ -235,7 +242,7 @@ func (s *MemoryStore) finish(q *memQueue, mt *memTicket, status Status, reason s
 			delete(q.searching, p.ID)
 		}
 	}
-	t.Status, t.UpdatedAt = status, at
+	t.Status, t.UpdatedAt, t.Proposal = status, at, nil
 	ev := Event{Queue: t.Queue, TicketID: t.ID, At: at}
 	switch status {
 	case Matched:
@@ -250,11 +257,19 @@ func (s *MemoryStore) finish(q *memQueue, mt *memTicket, status Status, reason s
 	}
 	s.version++
 	mt.version = s.version
+	s.appendEvent(q, ev)
+}
+
+// appendEvent numbers ev and wakes the waiters. The caller holds the lock.
+func (s *MemoryStore) appendEvent(q *memQueue, ev Event) {
 	ev.Seq = q.dropped + int64(len(q.events)) + 1
 	q.events = append(q.events, ev)
 	close(s.wakeEvent)
 	s.wakeEvent = make(chan struct{})
 }
+
+// idemKey is where an idempotency key is kept: per API key (and queue, by the map it is in).
+func idemKey(owner, key string) string { return owner + "\x00" + key }
 
 func (s *MemoryStore) Changes(ctx context.Context, queue string, since Cursor) ([]Ticket, Cursor, error) {
 	s.mu.Lock()
@@ -411,12 +426,18 @@ func (s *MemoryStore) Purge(ctx context.Context, before time.Time) (PurgeReport,
 	defer s.mu.Unlock()
 	var r PurgeReport
 	for id, mt := range s.tickets {
-		if mt.t.Status != Searching && mt.t.UpdatedAt.Before(before) {
-			if q := s.queues[mt.t.Queue]; q != nil && q.idem[mt.t.IdempotencyKey] == id {
-				delete(q.idem, mt.t.IdempotencyKey)
+		if mt.t.Status != Searching && mt.t.Status != Proposed && mt.t.Status != Placing && mt.t.UpdatedAt.Before(before) {
+			if q := s.queues[mt.t.Queue]; q != nil && q.idem[idemKey(mt.t.Owner, mt.t.IdempotencyKey)] == id {
+				delete(q.idem, idemKey(mt.t.Owner, mt.t.IdempotencyKey))
 			}
 			delete(s.tickets, id)
 			r.Tickets++
+		}
+	}
+	for id, p := range s.proposals {
+		if q := s.queues[p.Match.Queue]; p.State != ProposalOpen && p.State != ProposalPlacing && p.ResolvedAt.Before(before) ||
+			p.AcceptBy.Before(before) && (q == nil || q.deleted) {
+			delete(s.proposals, id)
 		}
 	}
 	for id, m := range s.matches {
@@ -477,12 +498,22 @@ func cloneTicket(t Ticket) Ticket {
 		for i := range a.Teams {
 			a.Teams[i] = slices.Clone(a.Teams[i])
 		}
+		a.Connection = slices.Clone(a.Connection)
 		a.Joined = slices.Clone(a.Joined)
 		for i := range a.Joined {
 			a.Joined[i] = slices.Clone(a.Joined[i])
 		}
 		a.TeamNames, a.Roles, a.OpenSlots = slices.Clone(a.TeamNames), maps.Clone(a.Roles), slices.Clone(a.OpenSlots)
 		t.Assignment = &a
+	}
+	if p := t.Proposal; p != nil {
+		c := *p
+		c.Attributes = slices.Clone(p.Attributes)
+		c.Teams = slices.Clone(p.Teams)
+		for i := range c.Teams {
+			c.Teams[i] = slices.Clone(c.Teams[i])
+		}
+		t.Proposal = &c
 	}
 	if b := t.Backfill; b != nil {
 		c := *b
@@ -509,5 +540,6 @@ func cloneMatch(m Match) Match {
 	}
 	m.Pairs = slices.Clone(m.Pairs)
 	m.Attributes = slices.Clone(m.Attributes)
+	m.Connection = slices.Clone(m.Connection)
 	return m
 }

@@ -27,6 +27,9 @@ type Metrics struct {
 	backfills *prometheus.CounterVec
 	joiners   *prometheus.CounterVec
 	blocks    *prometheus.CounterVec
+	proposals *prometheus.CounterVec
+	placed    *prometheus.CounterVec
+	placeTime *prometheus.HistogramVec
 }
 
 // waitBuckets are seconds a ticket waited: from a tick to the longest TTL.
@@ -71,8 +74,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Tickets a tick left waiting, by the rule that stopped them (interval, latency or the queue's rule's name): its rate is how many tickets each rule holds back per second of ticks."},
 			[]string{"queue", "rule"}),
 	}
+	m.proposals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_proposals_total",
+		Help: "Ready checks by outcome: proposed (made by a tick), accepted, declined (a player declined or a ticket was cancelled) or timed_out."},
+		[]string{"queue", "outcome"})
+	m.placed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_placements_total",
+		Help: "Matches the queue's allocator placed (placed), or that went back to searching: failed (the allocator or the studio said so, or its deadline passed)."},
+		[]string{"queue", "outcome"})
+	m.placeTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "matchmaker_queue_placement_seconds",
+		Help: "How long an allocator queue's placements took, from placing to the connection stored.", Buckets: waitBuckets},
+		[]string{"queue"})
 	reg.MustRegister(m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks)
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime)
 	return m
 }
 
@@ -188,7 +200,38 @@ func (m *Metrics) forget(queue string) {
 	l := prometheus.Labels{"queue": queue}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks} {
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime} {
 		v.DeletePartialMatch(l)
+	}
+}
+
+func (m *Metrics) proposed(queue string) {
+	if m != nil {
+		m.proposals.WithLabelValues(queue, "proposed").Inc()
+	}
+}
+
+func (m *Metrics) proposalResolved(queue string, state ProposalState) {
+	if m != nil {
+		m.proposals.WithLabelValues(queue, string(state)).Inc()
+	}
+}
+
+func (m *Metrics) placement(queue, outcome string) {
+	if m != nil {
+		m.placed.WithLabelValues(queue, outcome).Inc()
+	}
+}
+
+func (m *Metrics) placementTook(queue string, d time.Duration) {
+	if m != nil {
+		m.placeTime.WithLabelValues(queue).Observe(max(d, 0).Seconds())
+	}
+}
+
+// waits observes a matched ticket's wait (one whose match a ready check or an allocator made).
+func (m *Metrics) waits(queue string, wait time.Duration) {
+	if m != nil {
+		m.wait.WithLabelValues(queue).Observe(wait.Seconds())
 	}
 }

@@ -14,6 +14,7 @@
 package queue
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/url"
@@ -87,6 +88,12 @@ type Queue struct {
 	MaxPartySize int // players in one ticket, 1..TeamSize
 	Tick         time.Duration
 	Webhook      *Webhook // nil: no webhook
+	// Acceptance, when set, makes the queue propose its matches for a ready check (see
+	// acceptance.go) instead of assigning them.
+	Acceptance *Acceptance
+	// Allocator, when set, is where the queue's matches are placed before they are made
+	// (placement.go).
+	Allocator *Allocator
 	// Attributes declares the attributes tickets carry, by name; Rules are the match rules
 	// beside the interval and latency (see rules.go). A queue without them matches as it
 	// did before rules existed.
@@ -167,6 +174,8 @@ func (q *Queue) Validate() error {
 		}
 	}
 	q.addRuleFaults(&f)
+	q.addAcceptanceFaults(&f)
+	q.addAllocatorFaults(&f)
 	return f.Err()
 }
 
@@ -264,6 +273,11 @@ type Ticket struct {
 	// hash is the same ticket, with another hash a conflict.
 	IdempotencyKey string
 	BodyHash       [32]byte
+	// Owner is the API key that created the ticket (its name; "" without keys): only it, or
+	// an admin key, reads, cancels and answers for the ticket (owner.go).
+	Owner string
+	// Proposal is the ready check a proposed ticket is in (acceptance.go); nil otherwise.
+	Proposal *TicketProposal
 }
 
 // Tolerances are what a ticket accepts at its current wait, as the pass applies them: the
@@ -326,6 +340,8 @@ type Assignment struct {
 	TeamNames []string
 	Roles     map[string]string
 	OpenSlots []int
+	// Connection is where the match is played, once placed (placement.go); nil before.
+	Connection json.RawMessage
 }
 
 // Match is a match the queue made. Its id is the match_id a game server posts to
@@ -350,6 +366,8 @@ type Match struct {
 	// order: for equal the one value, for intersect the values common to its tickets' lists
 	// (the map to play is among them).
 	Attributes []tick.MatchAttribute
+	// Connection is where the match is played, once placed (placement.go); nil before.
+	Connection json.RawMessage
 }
 
 // MatchTeam is one team of a match: its players, with their tickets and ratings.

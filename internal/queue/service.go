@@ -282,7 +282,7 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool,
 	t := Ticket{
 		ID: newID("tk-"), Queue: q.Name, Status: Searching, Players: players, Latencies: nt.Latencies,
 		Attributes: nt.Attributes, CreatedAt: now, ExpiresAt: now.Add(ttl), UpdatedAt: now,
-		IdempotencyKey: nt.IdempotencyKey, BodyHash: nt.fingerprint(),
+		IdempotencyKey: nt.IdempotencyKey, BodyHash: nt.fingerprint(), Owner: owner(ctx),
 	}
 	return s.estimated(ctx)(s.storeTicket(ctx, t, func(player string) string {
 		if i := slices.IndexFunc(nt.Players, func(p NewPlayer) bool { return p.ID == player }); i >= 0 {
@@ -298,6 +298,12 @@ func (s *Service) storeTicket(ctx context.Context, t Ticket, fieldOf func(player
 	stored, replayed, err := s.store.CreateTicket(ctx, t)
 	var se *SearchingError
 	if errors.As(err, &se) {
+		if holder, gerr := s.store.GetTicket(ctx, se.TicketID); gerr == nil && !mayAccess(ctx, holder) {
+			// Another key's ticket: the conflict is told, not which ticket it is.
+			msg := "player " + se.PlayerID + " is already searching in this queue, in another API key's ticket"
+			return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: msg,
+				Fields: []apperr.FieldError{{Field: fieldOf(se.PlayerID), Message: "is already searching in another API key's ticket"}}}
+		}
 		return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: se.Error(), Err: err,
 			Fields: []apperr.FieldError{{Field: fieldOf(se.PlayerID), Message: "is already searching in ticket " + se.TicketID}}}
 	}
@@ -451,6 +457,9 @@ func (s *Service) resolveRatings(ctx context.Context, q Queue, in []NewPlayer) (
 // searching ticket carries its EstimatedWait.
 func (s *Service) GetTicket(ctx context.Context, id string, wait time.Duration) (Ticket, error) {
 	t, err := s.getTicket(ctx, id, wait)
+	if err == nil && !mayRead(ctx, t) {
+		return Ticket{}, noTicket(id)
+	}
 	if err == nil {
 		s.estimate(ctx, &t)
 	}
@@ -461,10 +470,11 @@ func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration) 
 	if err := ratings.ValidateID(id); err != nil {
 		return Ticket{}, apperr.Field("id", "%s", err)
 	}
-	t, err := s.store.GetTicket(ctx, id)
-	if err != nil || wait <= 0 || t.Status != Searching {
+	t, err := s.readableTicket(ctx, id)
+	if err != nil || wait <= 0 || !waitable(t.Status) {
 		return t, err
 	}
+	since := t.Status
 	wctx, cancel := context.WithTimeout(ctx, min(wait, s.cfg.MaxWait))
 	defer cancel()
 	f, err := s.feeds.acquire(wctx, t.Queue)
@@ -478,7 +488,7 @@ func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration) 
 	// The ticket is read again after the watch begins: a change before it is in what the read
 	// returns, and every later one is an event the feed hands the watch.
 	changed := s.feeds.watchTicket(f, id)
-	if t, err = s.store.GetTicket(ctx, id); err != nil || t.Status != Searching {
+	if t, err = s.store.GetTicket(ctx, id); err != nil || t.Status != since {
 		return t, err
 	}
 	select {
@@ -497,7 +507,15 @@ func (s *Service) CancelTicket(ctx context.Context, id string) (Ticket, error) {
 	if err := ratings.ValidateID(id); err != nil {
 		return Ticket{}, apperr.Field("id", "%s", err)
 	}
-	return s.store.CancelTicket(ctx, id, s.now().UTC())
+	before, err := s.ownedTicket(ctx, id)
+	if err != nil {
+		return Ticket{}, err
+	}
+	t, err := s.store.CancelTicket(ctx, id, s.now().UTC())
+	if err == nil && before.Status == Proposed && t.Reason == ReasonCancelled {
+		s.metrics.proposalResolved(t.Queue, ProposalDeclined) // the cancel dissolved its proposal
+	}
+	return t, err
 }
 
 // GetMatch returns a match the queue made.

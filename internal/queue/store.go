@@ -94,6 +94,11 @@ type Store interface {
 	// Ping reports whether the store can be reached; Name says which it is.
 	Ping(ctx context.Context) error
 	Name() string
+
+	// The ready checks (acceptance.go) and placements (placement.go).
+	ProposalStore
+	PlacementStore
+	AllocatorStore
 }
 
 // Cursor is a position in a queue's changes, opaque to the caller.

@@ -44,7 +44,7 @@ type eventJSON struct {
 // queue, type, ticket_id, and match_id and team when matched, reason otherwise, and at.
 func EncodeEvent(e Event) []byte {
 	j := eventJSON{Seq: e.Seq, Queue: e.Queue, Type: e.Type, TicketID: e.TicketID, MatchID: e.MatchID, Reason: e.Reason, At: e.At.UTC()}
-	if e.Type == EventMatched {
+	if e.Type == EventMatched || e.Type == EventProposed || e.Type == EventPlaced {
 		team := e.Team
 		j.Team = &team
 	}

@@ -44,6 +44,15 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"ExpiryRacingAMatch", testExpiryRacingAMatch},
 		{"RulesAndAttributesRoundTrip", testRulesAndAttributes},
 		{"TeamShapesRoundTrip", testTeamShapesRoundTrip},
+		{"OwnerAndIdempotencyPerOwner", testOwner},
+		{"ProposeThenAllAccept", testProposeAccept},
+		{"ProposalDeclined", testProposalDeclined},
+		{"ProposalTimesOut", testProposalTimeout},
+		{"CancelDissolvesProposal", testCancelDissolves},
+		{"DeleteQueueWithAProposal", testDeleteQueueWithProposal},
+		{"ProposalsAgainstAModel", testProposalModel},
+		{"PlaceMatch", testPlacement},
+		{"AllocatorPlacement", testAllocatorPlacement},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

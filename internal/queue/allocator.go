@@ -1,0 +1,234 @@
+package queue
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/matchmaker/tick"
+	"matchmaker/internal/ratings"
+)
+
+// The allocator (DESIGN, "Placement"): a queue with one makes its matches placing first. The
+// leader POSTs each placing match to the allocator, signed as webhooks are (the delivery id
+// is the match id, the same on every retry, so an allocator can answer a retry with the
+// server it already gave), retrying with backoff until the placement's deadline, and stores
+// the answer's connection: the match is made, its tickets matched with the connection in
+// their assignment. The studio's backend may answer instead (Place, FailPlacement). A
+// placement not answered by its deadline fails at the leader's next tick: its tickets search
+// again, their wait kept, with a requeued event (ReasonPlacementTimeout). The placing matches
+// are in the store, so a new leader takes over those its predecessor was placing.
+
+// allocationJSON is the body POSTed to an allocator.
+type allocationJSON struct {
+	MatchID    string                `json:"match_id"`
+	Queue      string                `json:"queue"`
+	Region     string                `json:"region,omitempty"`
+	Teams      []allocationTeamJSON  `json:"teams"`
+	Attributes []allocationAttribute `json:"attributes,omitempty"`
+	Deadline   time.Time             `json:"deadline"`
+}
+
+type allocationTeamJSON struct {
+	Players []allocationPlayerJSON `json:"players"`
+}
+
+type allocationPlayerJSON struct {
+	ID       string  `json:"id"`
+	TicketID string  `json:"ticket_id"`
+	Rating   float64 `json:"rating"`
+}
+
+type allocationAttribute struct {
+	Name  string `json:"name"`
+	Value any    `json:"value"`
+}
+
+// allocatorAnswer is an allocator's 2xx body.
+type allocatorAnswer struct {
+	Connection json.RawMessage `json:"connection"`
+}
+
+// EncodeAllocation is the body an allocator receives for placing proposal p.
+func EncodeAllocation(p Proposal) []byte {
+	j := allocationJSON{MatchID: p.Match.ID, Queue: p.Match.Queue, Region: p.Match.Region, Deadline: p.AcceptBy.UTC(),
+		Teams: make([]allocationTeamJSON, len(p.Match.Teams))}
+	for i, t := range p.Match.Teams {
+		j.Teams[i].Players = make([]allocationPlayerJSON, len(t.Players))
+		for k, pl := range t.Players {
+			j.Teams[i].Players[k] = allocationPlayerJSON{ID: pl.ID, TicketID: pl.TicketID, Rating: pl.Rating}
+		}
+	}
+	for _, a := range p.Match.Attributes {
+		var v any = a.Value.Str
+		switch a.Value.Type {
+		case tick.TypeNumber:
+			v = a.Value.Num
+		case tick.TypeStringList:
+			v = a.Value.List
+		}
+		j.Attributes = append(j.Attributes, allocationAttribute{Name: a.Name, Value: v})
+	}
+	b, err := json.Marshal(j)
+	if err != nil {
+		panic(err) // strings, numbers and a time
+	}
+	return b
+}
+
+// placeMatches starts placing, on the allocator, the queue's placing matches that this
+// replica is not placing already. The leader calls it at each tick.
+func (r *runner) placeMatches(ctx context.Context, q Queue) {
+	if q.Allocator == nil {
+		return
+	}
+	ps, err := r.s.store.PlacingProposals(ctx, q.Name)
+	if err != nil {
+		r.s.logger.Warn("queue: cannot read the matches being placed", "queue", q.Name, "err", err)
+		return
+	}
+	for _, p := range ps {
+		if _, busy := r.allocating.LoadOrStore(p.Match.ID, true); busy {
+			continue
+		}
+		r.done.Go(func() {
+			defer r.allocating.Delete(p.Match.ID)
+			r.s.allocate(r.ctx, *q.Allocator, p, r.leading.Load)
+		})
+	}
+}
+
+// allocate posts p to the allocator until it answers a connection, p's deadline passes (the
+// leader's tick then fails the placement), ctx ends, or leading says this replica no longer
+// leads the queue (the new leader places it: the store takes one answer only).
+func (s *Service) allocate(ctx context.Context, a Allocator, p Proposal, leading func() bool) {
+	body := EncodeAllocation(p)
+	log := s.logger.With("queue", p.Match.Queue, "match_id", p.Match.ID)
+	backoff := 250 * time.Millisecond
+	for s.now().Before(p.AcceptBy) && leading() {
+		connection, err := s.postAllocation(ctx, a, p.Match.ID, body)
+		if err == nil {
+			done, err := s.store.CompletePlacement(ctx, p.Match.ID, connection, s.now().UTC())
+			switch {
+			case err == nil:
+				s.placed(done)
+			case apperr.CodeOf(err) != apperr.Conflict:
+				log.Warn("queue: cannot store the allocator's placement", "err", err)
+			}
+			return // a Conflict: the studio's backend answered first, or the deadline did
+		}
+		log.Debug("queue: the allocator did not place the match; trying again", "err", err, "in", backoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// postAllocation sends one allocation request and returns the connection the allocator
+// answered.
+func (s *Service) postAllocation(ctx context.Context, a Allocator, matchID string, body []byte) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.WebhookTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "matchmaker-allocator")
+	req.Header.Set(SignatureHeader, Sign(a.Secret, s.now().Unix(), matchID, body))
+	req.Header.Set(DeliveryHeader, matchID)
+	resp, err := s.webhook.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("the allocator answered %s", resp.Status)
+	}
+	var ans allocatorAnswer
+	if err := json.Unmarshal(b, &ans); err != nil {
+		return nil, fmt.Errorf("the allocator's answer is not JSON: %w", err)
+	}
+	return checkConnection(ans.Connection)
+}
+
+// checkConnection compacts a connection object, or says what is wrong with it.
+func checkConnection(c json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(c)
+	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+		return nil, errors.New("the connection must be a JSON object")
+	}
+	if len(trimmed) > MaxConnectionBytes {
+		return nil, fmt.Errorf("the connection must be at most %d bytes", MaxConnectionBytes)
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, trimmed); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// placed counts a placement that made its match, and how long it took (it began PlaceFor
+// before its deadline).
+func (s *Service) placed(p Proposal) {
+	s.metrics.placement(p.Match.Queue, "placed")
+	s.metrics.placementTook(p.Match.Queue, p.ResolvedAt.Sub(p.AcceptBy.Add(-p.PlaceFor)))
+	s.metrics.matched(p.Match.Queue, p.Match, nil)
+}
+
+// FailPlacement says, for the studio's backend (PUT /v1/matches/{id}/placement with failed),
+// that the match being placed cannot be: its players search again, their wait kept, with a
+// requeued event whose reason is "placement_failed: " and reason. The caller must own the
+// match's tickets (or be an admin); a match not being placed is a Conflict.
+func (s *Service) FailPlacement(ctx context.Context, id, reason string) (Proposal, error) {
+	var f apperr.Fields
+	if err := ratings.ValidateID(id); err != nil {
+		f.Add("id", "%s", err)
+	}
+	if reason == "" || len(reason) > 200 {
+		f.Add("failed", "must say why, in 1..200 bytes")
+	}
+	if err := f.Err(); err != nil {
+		return Proposal{}, err
+	}
+	p, err := s.store.GetProposal(ctx, id)
+	if err != nil {
+		return Proposal{}, apperr.New(apperr.NotFound, "no match %q", id)
+	}
+	if err := s.ownsAll(ctx, id, p.Match); err != nil {
+		return Proposal{}, err
+	}
+	done, err := s.store.FailPlacement(ctx, id, ReasonPlacementFailed+": "+reason, s.now().UTC())
+	if err == nil {
+		s.metrics.placement(done.Match.Queue, "failed")
+	}
+	return done, err
+}
+
+// ownsAll says whether ctx's caller owns every ticket of m (or is an admin): NotFound,
+// naming match id, if not.
+func (s *Service) ownsAll(ctx context.Context, id string, m Match) error {
+	for _, tid := range m.Tickets() {
+		if _, err := s.ownedTicket(ctx, tid); apperr.CodeOf(err) == apperr.NotFound {
+			return apperr.New(apperr.NotFound, "no match %q", id)
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"time"
+
+	"matchmaker/internal/apperr"
+	"matchmaker/internal/ratings"
+)
+
+// Placement (DESIGN, "Placement"): where a match is played. A studio that places its matches
+// itself puts the game server's connection (an opaque JSON object: an address, a port, a
+// token, whatever its clients need) on the match once it has one; the match and every one of
+// its matched tickets then carry it (assignment.connection), with a placed event per ticket,
+// so that clients waiting on the queue's events or polling their tickets learn where to go.
+// Placing again replaces the connection (a server that died, a move).
+
+// EventPlaced is a matched ticket's match placed: its assignment now has the connection.
+const EventPlaced EventType = "placed"
+
+// MaxConnectionBytes bounds a connection object: it is copied into every ticket of the match.
+const MaxConnectionBytes = 4096
+
+// PlacementStore is the part of Store that keeps placements. PlaceMatch stores connection on
+// match id and on the assignment of each of its tickets still matched in it, with a placed
+// event each, in one transaction, and returns the match. An unknown match is NotFound; a
+// backfill's fill (its players join a running match, which is placed already) is a Conflict.
+type PlacementStore interface {
+	PlaceMatch(ctx context.Context, id string, connection json.RawMessage, at time.Time) (Match, error)
+}
+
+// Place stores where match id is played (PUT /v1/matches/{id}/placement): on a match being
+// placed (a queue with an allocator), it makes the match with that connection, as the
+// allocator's answer would; on a match made, it puts the connection on it. The caller must
+// own every ticket of the match, or be an admin: otherwise, as for an unknown match, it is
+// NotFound. connection must be a JSON object of at most MaxConnectionBytes.
+func (s *Service) Place(ctx context.Context, id string, connection json.RawMessage) (Match, error) {
+	var f apperr.Fields
+	if err := ratings.ValidateID(id); err != nil {
+		f.Add("id", "%s", err)
+	}
+	connection, err := checkConnection(connection)
+	if err != nil {
+		f.Add("connection", "%s: where the match's players connect", err)
+	}
+	if err := f.Err(); err != nil {
+		return Match{}, err
+	}
+	if p, err := s.store.GetProposal(ctx, id); err == nil && p.State == ProposalPlacing {
+		if err := s.ownsAll(ctx, id, p.Match); err != nil {
+			return Match{}, err
+		}
+		done, err := s.store.CompletePlacement(ctx, id, connection, s.now().UTC())
+		if err != nil {
+			return Match{}, err
+		}
+		s.placed(done)
+		return s.store.GetMatch(ctx, id)
+	}
+	m, err := s.store.GetMatch(ctx, id)
+	if err != nil {
+		return Match{}, err
+	}
+	if err := s.ownsAll(ctx, id, m); err != nil {
+		return Match{}, err
+	}
+	return s.store.PlaceMatch(ctx, id, connection, s.now().UTC())
+}
+
+// Placing is the status of a ticket whose match the queue's allocator is placing.
+const Placing Status = "placing"
+
+// Reasons of the requeued events of a placement that failed.
+const (
+	ReasonPlacementFailed  = "placement_failed"
+	ReasonPlacementTimeout = "placement_timeout"
+)
+
+// MaxPlacementTimeout bounds an allocator's timeout_s.
+const MaxPlacementTimeout = 600 * time.Second
+
+// Allocator is a queue's game-server allocator: the leader POSTs each match to URL, signed
+// with Secret as webhooks are, retrying with backoff until Timeout from when the match was
+// made, and stores the answer's connection (DESIGN, "Placement").
+type Allocator struct {
+	URL     string
+	Secret  string
+	Timeout time.Duration
+}
+
+func (q *Queue) addAllocatorFaults(f *apperr.Fields) {
+	a := q.Allocator
+	if a == nil {
+		return
+	}
+	u, err := url.Parse(a.URL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		f.Add("allocator.url", "must be an absolute http or https URL")
+	case len(a.URL) > MaxWebhookURLLen:
+		f.Add("allocator.url", "must be at most %d bytes", MaxWebhookURLLen)
+	}
+	if len(a.Secret) < MinWebhookSecret {
+		f.Add("allocator.secret", "must be at least %d bytes", MinWebhookSecret)
+	}
+	if a.Timeout < time.Second || a.Timeout > MaxPlacementTimeout {
+		f.Add("allocator.timeout_s", "must be 1..%d seconds", int(MaxPlacementTimeout.Seconds()))
+	}
+}
+
+// AllocatorStore is the part of Store that keeps the placements an allocator makes: the
+// proposals in state placing (ProposalStore's, their tickets placing).
+//
+//   - PlacingProposals returns the queue's proposals being placed.
+//   - CompletePlacement stores the match of placing proposal id with connection: the
+//     proposal is accepted and its tickets matched with the connection in their assignment,
+//     with a matched event each. A proposal not placing is a Conflict.
+//   - FailPlacement ends placing proposal id without a match: its tickets go back to
+//     searching with a requeued event (reason). A proposal not placing is a Conflict.
+//
+// ExpireProposals fails the placing proposals past their AcceptBy (ReasonPlacementTimeout).
+type AllocatorStore interface {
+	PlacingProposals(ctx context.Context, queue string) ([]Proposal, error)
+	CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (Proposal, error)
+	FailPlacement(ctx context.Context, id, reason string, at time.Time) (Proposal, error)
+}
