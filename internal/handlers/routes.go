@@ -52,7 +52,7 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		r.With(read).Method(http.MethodGet, "/bots/mean", handleBotMean(d.Logger, d.Ratings))
 		r.With(read).Method(http.MethodGet, "/mutators", handleListMutators(d.Logger, d.Ratings))
 
-		admitted := withAdmission(gate.admission, d.Logger)
+		admitted := withAdmission(gate.admission, MaxTicketBodyBytes, d.Logger)
 		r.With(match, admitted).Method(http.MethodPost, "/queues/{name}/tickets", handleCreateTicket(d.Logger, d.Queue))
 		r.With(match, admitted).Method(http.MethodPost, "/queues/{name}/backfill", handleCreateBackfill(d.Logger, d.Queue))
 		waits := newWaiters(d.Limits.Waiters)
