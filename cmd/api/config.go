@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"matchmaker/db"
 	"matchmaker/internal/handlers"
 	"matchmaker/internal/matchmaker/teams"
+	"matchmaker/internal/queue"
 	"matchmaker/internal/ratings"
 )
 
@@ -37,10 +39,12 @@ type config struct {
 	// WebhookMaxAttempts and WebhookMaxAge: when a webhook event is given up on.
 	WebhookMaxAttempts int
 	WebhookMaxAge      time.Duration
-	ReadTimeout        time.Duration
-	WriteTimeout       time.Duration
-	IdleTimeout        time.Duration
-	Limits             handlers.Limits
+	// WebhookAllow are the internal addresses webhooks may reach (MATCHMAKER_WEBHOOK_ALLOW_CIDRS).
+	WebhookAllow []netip.Prefix
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	IdleTimeout  time.Duration
+	Limits       handlers.Limits
 	// RebuildGameType is the game type `api rebuild` recomputes.
 	RebuildGameType string
 
@@ -81,8 +85,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			MaxTeamPlayers:      env.integer("MATCHMAKER_MAX_TEAM_PLAYERS", limits.MaxTeamPlayers),
 			HeavySearches:       env.integer("MATCHMAKER_HEAVY_SEARCHES", limits.HeavySearches),
 			Admission: handlers.Admission{
-				Budget: env.bytes("MATCHMAKER_MEMORY_BUDGET", limits.Admission.Budget),
-				Wait:   env.duration("MATCHMAKER_ADMISSION_WAIT", limits.Admission.Wait),
+				Budget:      env.bytes("MATCHMAKER_MEMORY_BUDGET", limits.Admission.Budget),
+				Wait:        env.duration("MATCHMAKER_ADMISSION_WAIT", limits.Admission.Wait),
+				PerCaller:   env.integer("MATCHMAKER_ADMISSION_PER_KEY", handlers.DefaultAdmissionPerCaller),
+				BodyTimeout: env.duration("MATCHMAKER_BODY_TIMEOUT", handlers.DefaultBodyTimeout),
 			},
 			Waiters: handlers.WaitLimits{
 				PerReplica: env.integer("MATCHMAKER_MAX_WAITERS", limits.Waiters.PerReplica),
@@ -101,6 +107,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		env.errs = append(env.errs, fmt.Errorf("MATCHMAKER_RATE_LIMITS: %w", err))
 	}
 	cfg.RateLimits = rateLimits
+	if cfg.WebhookAllow, err = queue.ParseWebhookAllow(getenv("MATCHMAKER_WEBHOOK_ALLOW_CIDRS")); err != nil {
+		env.errs = append(env.errs, fmt.Errorf("MATCHMAKER_WEBHOOK_ALLOW_CIDRS: %w (e.g. 10.20.0.0/16,fd00:1::/64)", err))
+	}
 	models, err := ratings.ParseModelSet(getenv("MATCHMAKER_RATING_MODELS"))
 	if err != nil {
 		env.errs = append(env.errs, fmt.Errorf("MATCHMAKER_RATING_MODELS: %w (e.g. default=ns2-kalman,ctf=ns2,ctf+instagib=openskill-pl)", err))
@@ -149,6 +158,12 @@ func (c config) validate() error {
 	}
 	if c.Limits.Admission.Budget > 0 && c.Limits.Admission.Wait <= 0 {
 		errs = append(errs, errors.New("MATCHMAKER_ADMISSION_WAIT must be positive"))
+	}
+	if c.Limits.Admission.PerCaller < 1 {
+		errs = append(errs, errors.New("MATCHMAKER_ADMISSION_PER_KEY must be at least 1"))
+	}
+	if c.Limits.Admission.BodyTimeout <= 0 {
+		errs = append(errs, errors.New("MATCHMAKER_BODY_TIMEOUT must be positive"))
 	}
 	if w := c.Limits.Waiters; w.PerReplica < 1 || w.PerCaller < 1 || w.PerCaller > w.PerReplica {
 		errs = append(errs, errors.New("MATCHMAKER_MAX_WAITERS and MATCHMAKER_MAX_WAITERS_PER_KEY must be at least 1, the second at most the first"))
@@ -221,6 +236,9 @@ func (c config) logValue() slog.Value {
 		slog.Int("max_team_players", c.Limits.MaxTeamPlayers),
 		slog.Int("heavy_searches", c.Limits.HeavySearches),
 		slog.Int64("memory_budget", c.Limits.Admission.Budget),
+		slog.Int("admission_per_key", c.Limits.Admission.PerCaller),
+		slog.String("body_timeout", c.Limits.Admission.BodyTimeout.String()),
+		slog.Any("webhook_allow_cidrs", c.WebhookAllow),
 		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
 		slog.String("store_timeout", c.StoreTimeout.String()),
 		slog.String("store_rebuild_timeout", c.StoreRebuildTimeout.String()),
