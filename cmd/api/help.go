@@ -69,6 +69,8 @@ Flags of serve, migrate, rebuild and healthcheck (each overrides its environment
 		{"MATCHMAKER_WEBHOOK_MAX_AGE", def.WebhookMaxAge.String(), "a webhook event failing past this age is dead-lettered"},
 		{"MATCHMAKER_WEBHOOK_ALLOW_CIDRS", "unset", "internal addresses (CIDRs) webhooks may reach; loopback, private, link-local and CGNAT are refused otherwise"},
 		{"MATCHMAKER_LEGACY_ADDR", or(def.LegacyAddr, "unset"), "TCP address of the line protocol; unset is off"},
+		{"MATCHMAKER_LEGACY_SECRET_SHA256", "unset", "sha256 hex of the line protocol's shared secret: mods send AUTH <secret> first (required with API keys)"},
+		{"MATCHMAKER_LEGACY_MAX_CONNS_PER_ADDR", strconv.Itoa(def.LegacyMaxConnsPerAddr), "line-protocol connections one client address may hold"},
 		{"MATCHMAKER_LOG_LEVEL", strings.ToLower(def.LogLevel.String()), "debug, info, warn or error (JSON logs on stdout)"},
 		{"MATCHMAKER_DEBUG_ADDR", or(def.DebugAddr, "unset"), "address of a private listener serving /debug/pprof/"},
 		{"MATCHMAKER_SHUTDOWN_TIMEOUT", def.ShutdownTimeout.String(), "the whole shutdown on SIGINT/SIGTERM"},

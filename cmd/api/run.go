@@ -300,7 +300,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 
 	var legacy *lineproto.Server
 	if cfg.LegacyAddr != "" {
-		legacy = lineproto.NewServer(svc, logger, lineproto.DefaultConfig(), lineproto.NewMetrics(registry))
+		legacy = lineproto.NewServer(svc, logger, cfg.lineConfig(), lineproto.NewMetrics(registry))
 		legacyLn, err := net.Listen("tcp", cfg.LegacyAddr)
 		if err != nil {
 			_ = srv.Close()
