@@ -113,15 +113,20 @@ func (a *Auth) authenticate(r *http.Request) (*APIKey, error) {
 }
 
 // requireScope lets a request through only with a key that has scope (or when scope is open).
-func requireScope(a *Auth, scope Scope, d Deps) func(http.Handler) http.Handler {
+// Failures are limited per address and logged (see failedAuth).
+func requireScope(a *Auth, failures *failedAuth, scope Scope, d Deps) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if a.open(scope) {
 				next.ServeHTTP(w, r)
 				return
 			}
+			if failures.blocked(w, r) {
+				return
+			}
 			key, err := a.authenticate(r)
 			if err != nil {
+				failures.failed(r, scope)
 				writeError(w, r, d.Logger, err)
 				return
 			}

@@ -138,12 +138,38 @@ func (l *limiter) take(caller string, scope Scope) (ok bool, limit RateLimit, re
 	return true, limit, int(e.lim.TokensAt(now)), 0
 }
 
+// empty is how long until caller's bucket for scope has a token, 0 when it has one now
+// (or has never been used). It spends nothing.
+func (l *limiter) empty(caller string, scope Scope) time.Duration {
+	limit, limited := l.limits[scope]
+	if !limited {
+		return 0
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, found := l.bucket[bucketKey{caller, scope}]
+	if !found {
+		return 0
+	}
+	tokens := e.lim.TokensAt(now)
+	if tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - tokens) / limit.PerSecond * float64(time.Second))
+}
+
 // callerOf is who a request's bucket belongs to: its API key's name (set by requireScope),
 // else its remote address.
 func callerOf(r *http.Request) string {
 	if name, ok := r.Context().Value(keyNameKey).(string); ok {
 		return "key:" + name
 	}
+	return callerOfAddress(r)
+}
+
+// callerOfAddress is "ip:" and the request's remote address without its port.
+func callerOfAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr

@@ -27,8 +27,9 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 
 	// Every /v1 route is guarded by its scope: the key first, then the key's rate limit.
 	limits := newLimiter(d.RateLimits)
+	failures := newFailedAuth(FailedAuthLimit, d.Logger)
 	guard := func(scope Scope) func(http.Handler) http.Handler {
-		auth, limit := requireScope(d.Auth, scope, d), withRateLimit(limits, scope, d)
+		auth, limit := requireScope(d.Auth, failures, scope, d), withRateLimit(limits, scope, d)
 		return func(next http.Handler) http.Handler { return auth(limit(next)) }
 	}
 	read, match, results, admin := guard(ScopeRead), guard(ScopeMatch), guard(ScopeResults), guard(ScopeAdmin)
