@@ -71,4 +71,3 @@ func (f *failedAuth) failed(r *http.Request, scope Scope) {
 			"limit_per_s", limit.PerSecond, "burst", limit.Burst)
 	}
 }
-
