@@ -34,6 +34,10 @@ func handleCompute[Req any](logger *slog.Logger, svc *ratings.Service, gate *wor
 			return
 		}
 		defer release()
+		if err := spendForSize(r, int(r.ContentLength)); err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
 		req, err := decode[Req](r)
 		var c computation
 		if err == nil {
