@@ -1,0 +1,87 @@
+package deploy
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// podSpec is the part of a pod template the checks below read.
+type podSpec struct {
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken"`
+	SecurityContext              struct {
+		RunAsNonRoot   *bool  `json:"runAsNonRoot"`
+		RunAsUser      *int64 `json:"runAsUser"`
+		SeccompProfile struct {
+			Type string `json:"type"`
+		} `json:"seccompProfile"`
+	} `json:"securityContext"`
+	InitContainers []container `json:"initContainers"`
+	Containers     []container `json:"containers"`
+}
+
+type container struct {
+	Name            string   `json:"name"`
+	Args            []string `json:"args"`
+	SecurityContext struct {
+		AllowPrivilegeEscalation *bool `json:"allowPrivilegeEscalation"`
+		ReadOnlyRootFilesystem   *bool `json:"readOnlyRootFilesystem"`
+		Capabilities             struct {
+			Drop []string `json:"drop"`
+		} `json:"capabilities"`
+	} `json:"securityContext"`
+}
+
+// The pods can start and hold nothing they do not need: the image's user is numeric and the
+// pods name it (the kubelet refuses runAsNonRoot with a user name it cannot check), seccomp is
+// the runtime's default, no service account token is mounted, every container drops its
+// capabilities on a read-only root; and each pod migrates in an init container before its
+// server starts (the server's /readyz also fails until the schema is at its version).
+func TestKubernetesPodsCanStart(t *testing.T) {
+	dockerfile, err := os.ReadFile(filepath.Join("..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := regexp.MustCompile(`(?m)^USER\s+(\S+)`).FindAllStringSubmatch(string(dockerfile), -1)
+	if len(users) == 0 {
+		t.Fatal("the Dockerfile sets no USER")
+	}
+	user := users[len(users)-1][1]
+	uid, err := strconv.ParseInt(regexp.MustCompile(`^[^:]*`).FindString(user), 10, 64)
+	if err != nil || uid == 0 {
+		t.Fatalf("the image's USER %q is not a numeric non-root user", user)
+	}
+	var deployment struct {
+		Spec struct{ Template struct{ Spec podSpec } }
+	}
+	var job struct {
+		Spec struct{ Template struct{ Spec podSpec } }
+	}
+	decodeYAML(t, filepath.Join("k8s", "deployment.yaml"), &deployment)
+	decodeYAML(t, filepath.Join("k8s", "migrate-job.yaml"), &job)
+	for name, pod := range map[string]podSpec{"Deployment": deployment.Spec.Template.Spec, "Job": job.Spec.Template.Spec} {
+		sc := pod.SecurityContext
+		if sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser != uid {
+			t.Errorf("%s: runAsNonRoot %v, runAsUser %v; want true and the image's %d", name, sc.RunAsNonRoot, sc.RunAsUser, uid)
+		}
+		if sc.SeccompProfile.Type != "RuntimeDefault" {
+			t.Errorf("%s: seccompProfile %q, want RuntimeDefault", name, sc.SeccompProfile.Type)
+		}
+		if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+			t.Errorf("%s: automountServiceAccountToken must be false", name)
+		}
+		for _, c := range append(pod.InitContainers, pod.Containers...) {
+			cs := c.SecurityContext
+			if cs.AllowPrivilegeEscalation == nil || *cs.AllowPrivilegeEscalation || cs.ReadOnlyRootFilesystem == nil ||
+				!*cs.ReadOnlyRootFilesystem || len(cs.Capabilities.Drop) != 1 || cs.Capabilities.Drop[0] != "ALL" {
+				t.Errorf("%s container %s: want no privilege escalation, a read-only root and every capability dropped", name, c.Name)
+			}
+		}
+	}
+	init := deployment.Spec.Template.Spec.InitContainers
+	if len(init) != 1 || len(init[0].Args) != 1 || init[0].Args[0] != "migrate" {
+		t.Errorf("the Deployment's pods must migrate in an init container before the server starts: %+v", init)
+	}
+}
