@@ -44,9 +44,10 @@ type Admission struct {
 
 // Defaults of Admission's per-caller cap and body deadline.
 const (
-	// DefaultAdmissionPerCaller leaves a game server fleet sharing a key room for a burst of
-	// creations (each one a few milliseconds) while a stalled client holds no more.
-	DefaultAdmissionPerCaller = 32
+	// DefaultAdmissionPerCaller leaves a game backend sharing one key (and the load scripts,
+	// 64 connections from one address) room for bursts, while a client that stalls its
+	// uploads holds no more than this many slots of at most 64 KiB of the budget each.
+	DefaultAdmissionPerCaller = 128
 	// DefaultBodyTimeout is ample for the largest body (8 MiB) at 1 MB/s.
 	DefaultBodyTimeout = 10 * time.Second
 )
