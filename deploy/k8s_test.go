@@ -85,3 +85,34 @@ func TestKubernetesPodsCanStart(t *testing.T) {
 		t.Errorf("the Deployment's pods must migrate in an init container before the server starts: %+v", init)
 	}
 }
+
+// The compose file publishes its ports on loopback only (its development key has every
+// scope), and the Kubernetes manifests admit traffic to the pods on their two ports only.
+func TestPortsAreNotPublishedToEveryone(t *testing.T) {
+	raw, err := os.ReadFile("docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := regexp.MustCompile(`(?m)^\s+- "([^"]*:\d+)"$`).FindAllStringSubmatch(string(raw), -1)
+	if len(published) < 4 {
+		t.Fatalf("found %d published ports in docker-compose.yml, want the API's, the line protocol's, Prometheus's and Grafana's", len(published))
+	}
+	for _, m := range published {
+		if !regexp.MustCompile(`^127\.0\.0\.1:`).MatchString(m[1]) {
+			t.Errorf("docker-compose.yml publishes %q on every interface", m[1])
+		}
+	}
+	var policy struct {
+		Kind string
+		Spec struct {
+			PolicyTypes []string `json:"policyTypes"`
+			Ingress     []struct {
+				Ports []struct{ Port any }
+			}
+		}
+	}
+	decodeYAML(t, filepath.Join("k8s", "networkpolicy.yaml"), &policy)
+	if policy.Kind != "NetworkPolicy" || len(policy.Spec.Ingress) != 1 || len(policy.Spec.Ingress[0].Ports) != 2 {
+		t.Fatalf("the NetworkPolicy must admit the two ports only: %+v", policy)
+	}
+}
