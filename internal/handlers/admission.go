@@ -23,7 +23,8 @@ import (
 // limit, and keeps one caller's stalled requests from costing anyone else.
 //
 // A request's body is read before its work starts, under BodyTimeout, and is charged by the
-// bytes that actually arrived as they arrive, never by the Content-Length it declares: three
+// bytes that actually arrived as they arrive (to a reading budget of a quarter of Budget,
+// beside it), never by the Content-Length it declares: three
 // connections that declared 8 MiB and sent one byte used to hold 288 MiB of a 256 MiB budget
 // until the read timeout, and every other key's ticket creation answered 503. Once the body
 // is in, the request is charged its working estimate (bytesPerBodyByte a byte). What the
@@ -73,9 +74,13 @@ const readChunk = 64 << 10
 
 // admitter is an Admission in force.
 type admitter struct {
-	sem         *semaphore.Weighted // nil: no memory budget
-	budget      int64
-	wait        time.Duration
+	// work is the budget of the requests being answered: each holds its working estimate.
+	work pool
+	// reading is the budget of the bodies being received, a quarter of Budget beside it:
+	// each holds what its buffer holds. Separate, so that a request waiting for room in work
+	// holds nothing of work, and those still receiving never wait behind it: neither waits
+	// for the other.
+	reading     pool
 	maxBody     int64
 	perCaller   int
 	bodyTimeout time.Duration
@@ -84,9 +89,16 @@ type admitter struct {
 	inFlight map[string]int // admitted requests by caller
 }
 
+// pool is one budget: a semaphore of size bytes (nil: no budget) and how long a request
+// waits for room in it.
+type pool struct {
+	sem  *semaphore.Weighted
+	size int64
+	wait time.Duration
+}
+
 func newAdmitter(a Admission, maxBody int64) *admitter {
-	ad := &admitter{budget: a.Budget, wait: a.Wait, maxBody: maxBody,
-		perCaller: a.PerCaller, bodyTimeout: a.BodyTimeout, inFlight: make(map[string]int)}
+	ad := &admitter{maxBody: maxBody, perCaller: a.PerCaller, bodyTimeout: a.BodyTimeout, inFlight: make(map[string]int)}
 	if ad.perCaller <= 0 {
 		ad.perCaller = DefaultAdmissionPerCaller
 	}
@@ -94,7 +106,9 @@ func newAdmitter(a Admission, maxBody int64) *admitter {
 		ad.bodyTimeout = DefaultBodyTimeout
 	}
 	if a.Budget > 0 {
-		ad.sem = semaphore.NewWeighted(a.Budget)
+		ad.work = pool{sem: semaphore.NewWeighted(a.Budget), size: a.Budget, wait: a.Wait}
+		reading := max(a.Budget/4, minRequestCost)
+		ad.reading = pool{sem: semaphore.NewWeighted(reading), size: reading, wait: a.Wait}
 	}
 	return ad
 }
@@ -106,30 +120,36 @@ func (a *admitter) cost(contentLength int64) int64 {
 	if contentLength < 0 || contentLength > a.maxBody {
 		contentLength = a.maxBody
 	}
-	return min(a.budget, max(minRequestCost, contentLength*bytesPerBodyByte))
+	return min(a.work.size, max(minRequestCost, contentLength*bytesPerBodyByte))
 }
 
-// charge is what one admitted request holds of the budget; it only grows, up to the budget.
+// charge is what one request holds of a pool; it only grows, up to the pool's size (so that
+// the largest request can always proceed alone). waited is how long it has waited for room,
+// all its raises together, which the pool's wait bounds.
 type charge struct {
-	a    *admitter
-	held int64
+	p      *pool
+	held   int64
+	waited time.Duration
 }
 
-// to raises the charge to n bytes (capped at the budget), waiting up to Wait for the room.
+// to raises the charge to n bytes, waiting for the room up to what is left of the pool's
+// wait; past it, 503.
 func (c *charge) to(ctx context.Context, n int64) error {
-	a := c.a
-	if a.sem == nil {
+	if c.p.sem == nil {
 		return nil
 	}
-	n = min(n, a.budget)
+	n = min(n, c.p.size)
 	more := n - c.held
 	if more <= 0 {
 		return nil
 	}
-	if !a.sem.TryAcquire(more) {
-		wctx, cancel := context.WithTimeout(ctx, a.wait)
+	if !c.p.sem.TryAcquire(more) {
+		start := time.Now()
+		wctx, cancel := context.WithTimeout(ctx, c.p.wait-c.waited)
 		defer cancel()
-		if err := a.sem.Acquire(wctx, more); err != nil {
+		err := c.p.sem.Acquire(wctx, more)
+		c.waited += time.Since(start)
+		if err != nil {
 			return apperr.Wrap(apperr.Unavailable, err,
 				"the service is at its memory budget for large requests; retry after the Retry-After seconds")
 		}
@@ -139,19 +159,19 @@ func (c *charge) to(ctx context.Context, n int64) error {
 }
 
 func (c *charge) release() {
-	if c.a.sem != nil && c.held > 0 {
-		c.a.sem.Release(c.held)
+	if c.p.sem != nil && c.held > 0 {
+		c.p.sem.Release(c.held)
 	}
 	c.held = 0
 }
 
-// admit reserves a request's charge for a body of contentLength bytes and returns the
+// admit reserves a request's working charge for a body of contentLength bytes and returns the
 // function that gives it back; a nil admitter admits everything.
 func (a *admitter) admit(ctx context.Context, contentLength int64) (release func(), err error) {
 	if a == nil {
 		return func() {}, nil
 	}
-	c := &charge{a: a}
+	c := &charge{p: &a.work}
 	if err := c.to(ctx, a.cost(contentLength)); err != nil {
 		return nil, err
 	}
@@ -197,15 +217,16 @@ func (a *admitter) admitBody(w http.ResponseWriter, r *http.Request, limit int64
 		w.Header().Set("Retry-After", "1")
 		return nil, err
 	}
-	c := &charge{a: a}
-	release = func() { c.release(); leave() }
-	if err := c.to(r.Context(), minRequestCost); err != nil {
-		release()
-		return nil, err
-	}
-	body, err := a.readBody(w, r, c)
+	received := &charge{p: &a.reading}
+	working := &charge{p: &a.work}
+	release = func() { received.release(); working.release(); leave() }
+	body, err := a.readBody(w, r, received)
 	if err == nil {
-		err = c.to(r.Context(), a.cost(int64(len(body))))
+		// The body's bytes move from the reading budget to the working estimate, which
+		// counts them; until the request is admitted to work they stay charged where they are.
+		working.waited = received.waited
+		err = working.to(r.Context(), a.cost(int64(len(body))))
+		received.release()
 	}
 	if err != nil {
 		release()
@@ -216,30 +237,37 @@ func (a *admitter) admitBody(w http.ResponseWriter, r *http.Request, limit int64
 	return release, nil
 }
 
-// readBody reads r's body before BodyTimeout passes, raising c to the memory its buffer holds
-// as the bytes arrive.
+// readBody reads r's body, raising c to the memory its buffer holds as the bytes arrive. The
+// client has BodyTimeout to send it, not counting the waits for room in the budget.
 func (a *admitter) readBody(w http.ResponseWriter, r *http.Request, c *charge) ([]byte, error) {
+	if err := c.to(r.Context(), minRequestCost); err != nil {
+		return nil, err
+	}
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
 	rc := http.NewResponseController(w)
-	// Not every writer can (a test's recorder cannot); the server's read timeout then bounds
-	// the body instead.
-	_ = rc.SetReadDeadline(time.Now().Add(a.bodyTimeout))
 	size := int64(readChunk)
 	if r.ContentLength >= 0 {
 		size = min(r.ContentLength+1, size) // a declared length is not trusted for an allocation
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
+	left := a.bodyTimeout
 	for {
+		// Not every writer can set a deadline (a test's recorder cannot); the server's read
+		// timeout then bounds the body instead.
+		start := time.Now()
+		_ = rc.SetReadDeadline(start.Add(left))
 		n, err := buf.ReadFrom(io.LimitReader(r.Body, readChunk))
+		left -= time.Since(start)
+		if err == nil {
+			err = c.to(r.Context(), max(minRequestCost, int64(buf.Cap())))
+		} else {
+			err = bodyError(err, a.bodyTimeout)
+		}
 		if err != nil {
 			// The rest of the body will not be read: without this, net/http would try to
 			// read it after the answer, to keep the connection, and wait for a stalled client.
-			w.Header().Set("Connection", "close")
-			return nil, bodyError(err, a.bodyTimeout)
-		}
-		if err := c.to(r.Context(), max(minRequestCost, int64(buf.Cap()))); err != nil {
 			w.Header().Set("Connection", "close")
 			return nil, err
 		}
