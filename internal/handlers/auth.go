@@ -121,13 +121,12 @@ func requireScope(a *Auth, failures *failedAuth, scope Scope, d Deps) func(http.
 				next.ServeHTTP(w, r)
 				return
 			}
-			if failures.blocked(w, r) {
-				return
-			}
 			key, err := a.authenticate(r)
 			if err != nil {
-				failures.failed(r, scope)
-				writeError(w, r, d.Logger, err)
+				if !failures.refuse(w, r) {
+					failures.failed(r, scope)
+					writeError(w, r, d.Logger, err)
+				}
 				return
 			}
 			if !slices.Contains(key.Scopes, scope) {

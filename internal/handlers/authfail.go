@@ -13,13 +13,13 @@ import (
 )
 
 // Failed authentications are limited per client address and logged. Without it, 3,000 bad
-// keys in half a second were 3,000 quiet 401s: guessing a 256-bit key is hopeless, but the
-// attempts cost CPU, and an operator should see them. Each failure spends a token of its
-// address's bucket; while the bucket is empty, every request from the address that needs a
-// key is answered 429 without looking at the key (a valid key too, or the 429s would say
-// which keys are valid). Each failure that spends a token is logged at warn level
-// ("auth: failed") with the address and the first 12 hex digits of the SHA-256 of what was
-// presented, never the key itself; so is each failure that empties the bucket.
+// keys in half a second were 3,000 quiet 401s and no log line. Each failure spends a token of
+// its address's bucket and is logged at warn level ("auth: failed") with the address and the
+// first 12 hex digits of the SHA-256 of what was presented, never the key itself; so is each
+// failure that empties the bucket. While the bucket is empty, a failure is answered 429 with
+// Retry-After instead of 401, and not logged. A valid key is still served: clients behind one
+// proxy or NAT share an address, and one misconfigured client must not lock the others out.
+// (Keys are secrets of 32 random bytes, which no rate of guessing finds.)
 
 // FailedAuthLimit is the bucket of failed authentications per client address: 20 at once,
 // then one a second.
@@ -41,8 +41,9 @@ func addressOf(r *http.Request) string {
 	return strings.TrimPrefix(callerOfAddress(r), "ip:")
 }
 
-// blocked answers the 429 when r's address has no failure left; false lets it authenticate.
-func (f *failedAuth) blocked(w http.ResponseWriter, r *http.Request) bool {
+// refuse answers a failed authentication: 429 while r's address has no failure left (true),
+// else false for the caller to answer 401 (after failed).
+func (f *failedAuth) refuse(w http.ResponseWriter, r *http.Request) bool {
 	wait := f.lim.empty("ip:"+addressOf(r), scopeFailedAuth)
 	if wait <= 0 {
 		return false
