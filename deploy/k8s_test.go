@@ -1,11 +1,15 @@
 package deploy
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // podSpec is the part of a pod template the checks below read.
@@ -114,5 +118,44 @@ func TestPortsAreNotPublishedToEveryone(t *testing.T) {
 	decodeYAML(t, filepath.Join("k8s", "networkpolicy.yaml"), &policy)
 	if policy.Kind != "NetworkPolicy" || len(policy.Spec.Ingress) != 1 || len(policy.Spec.Ingress[0].Ports) != 2 {
 		t.Fatalf("the NetworkPolicy must admit the two ports only: %+v", policy)
+	}
+}
+
+// The kustomization renders (as `kubectl apply -k deploy/k8s` would) into every resource in
+// the namespace, and the rendered Deployment is the one the checks above read.
+func TestKustomizationRenders(t *testing.T) {
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	rendered, err := k.Run(filesys.MakeFsOnDisk(), "k8s")
+	if err != nil {
+		t.Fatalf("kustomize: %v", err)
+	}
+	kinds := map[string]bool{}
+	for _, res := range rendered.Resources() {
+		kinds[res.GetKind()] = true
+		if res.GetKind() != "Namespace" && res.GetNamespace() != "matchmaker" {
+			t.Errorf("%s %s is rendered in namespace %q, want matchmaker", res.GetKind(), res.GetName(), res.GetNamespace())
+		}
+		if res.GetKind() != "Deployment" {
+			continue
+		}
+		var dep struct {
+			Spec struct{ Template struct{ Spec podSpec } }
+		}
+		js, err := res.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(js, &dep); err != nil {
+			t.Fatal(err)
+		}
+		pod := dep.Spec.Template.Spec
+		if pod.SecurityContext.RunAsUser == nil || pod.SecurityContext.SeccompProfile.Type != "RuntimeDefault" || len(pod.InitContainers) != 1 {
+			t.Errorf("the rendered Deployment lost its pod settings: %+v", pod)
+		}
+	}
+	for _, kind := range []string{"Namespace", "Secret", "Job", "Deployment", "Service", "HorizontalPodAutoscaler", "NetworkPolicy"} {
+		if !kinds[kind] {
+			t.Errorf("the kustomization renders no %s", kind)
+		}
 	}
 }
