@@ -62,6 +62,12 @@ func TestAuthWithASharedSecret(t *testing.T) {
 	}
 	first.expectClosed()
 
+	unknown := dial(t, addr)
+	if got, _ := unknown.ask("HELLO"); got != "ERROR auth required: send AUTH <secret> first" {
+		t.Fatalf("an unknown command before AUTH: %q", got)
+	}
+	unknown.expectClosed()
+
 	wrong := dial(t, addr)
 	if got, _ := wrong.ask("AUTH guess"); got != "ERROR auth failed" {
 		t.Fatalf("a wrong secret: %q", got)
@@ -79,8 +85,8 @@ func TestAuthWithASharedSecret(t *testing.T) {
 	}
 	silent.expectClosed()
 
-	if got := metric(t, reg, commands("AUTH", "error")); got != 2 {
-		t.Errorf("failed AUTH counted %v, want 2", got)
+	if got := metric(t, reg, commands("AUTH", "error")); got != 3 {
+		t.Errorf("failed AUTH counted %v, want 3", got)
 	}
 }
 

@@ -579,7 +579,7 @@ func (c *conn) handle(line []byte) {
 	if err == nil && cmd.Kind != KindNone && c.authed {
 		c.idleUntil = start.Add(c.s.cfg.IdleTimeout)
 	}
-	if !c.authed && cmd.Kind != KindNone {
+	if !c.authed && (cmd.Kind != KindNone || err != nil) { // any line but an empty one
 		c.authenticate(cmd, err)
 		return
 	}
