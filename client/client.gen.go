@@ -731,8 +731,10 @@ type BackfillRequest struct {
 	// Bots The server's bot rule (the Ideal Bot Counter of `/v1/teams/assign`), with the mean bot on the matchmaking scale. With it, a join counts the bots it removes from the team joined (at the mean of that team's bots) or adds to the other (at `mean_rating`).
 	Bots *BackfillBots `json:"bots,omitempty"`
 
-	// MatchId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
-	// no control characters. The same rule holds on every endpoint and on the line protocol.
+	// MatchId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
+	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
+	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -910,8 +912,10 @@ type HealthStatus string
 // HealthStore Which rating store the service uses.
 type HealthStore string
 
-// ID A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
-// no control characters. The same rule holds on every endpoint and on the line protocol.
+// ID A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
+// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
+// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+// not rewritten. The same rule holds on every endpoint and on the line protocol.
 //
 // Example: alice
 type ID = string
@@ -1128,16 +1132,20 @@ type PredictResponseModel string
 // PredictTeam A proposed team; at least one player or bot, at most 256 together, each at most once in the request.
 type PredictTeam struct {
 	Bots *[]struct {
-		// Name A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
-		// no control characters. The same rule holds on every endpoint and on the line protocol.
+		// Name A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
+		// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
+		// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+		// not rewritten. The same rule holds on every endpoint and on the line protocol.
 		//
 		//
 		// Example: alice
 		Name ID `json:"name"`
 	} `json:"bots,omitempty"`
 	Players *[]struct {
-		// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
-		// no control characters. The same rule holds on every endpoint and on the line protocol.
+		// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
+		// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
+		// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+		// not rewritten. The same rule holds on every endpoint and on the line protocol.
 		//
 		//
 		// Example: alice
@@ -1458,8 +1466,10 @@ type QueueStatsWait struct {
 
 // QueuedPlayer defines model for QueuedPlayer.
 type QueuedPlayer struct {
-	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
-	// no control characters. The same rule holds on every endpoint and on the line protocol.
+	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
+	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
+	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -1576,8 +1586,10 @@ type RebuildReport struct {
 
 // ResultParticipant A player (`id`) or a bot (`bot`), exactly one of the two. Times are seconds from the start of the match.
 type ResultParticipant struct {
-	// Bot A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
-	// no control characters. The same rule holds on every endpoint and on the line protocol.
+	// Bot A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
+	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
+	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -1586,8 +1598,10 @@ type ResultParticipant struct {
 	// CommanderS Seconds spent commanding, counted from `joined_s`.
 	CommanderS *float64 `json:"commander_s,omitempty"`
 
-	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
-	// no control characters. The same rule holds on every endpoint and on the line protocol.
+	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
+	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
+	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -1604,8 +1618,10 @@ type ResultRequest struct {
 	DurationS float64 `json:"duration_s"`
 	Map       string  `json:"map"`
 
-	// MatchId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
-	// no control characters. The same rule holds on every endpoint and on the line protocol.
+	// MatchId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
+	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
+	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -1703,8 +1719,10 @@ type Step struct {
 
 // TeamBot A bot that is playing, with its own weight. Without `weight`, the bot's stored rating weight (by name) in the request's `context` is used, else the mean weight of the context's rated bots (50 when none is rated).
 type TeamBot struct {
-	// Name A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
-	// no control characters. The same rule holds on every endpoint and on the line protocol.
+	// Name A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
+	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
+	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -1728,8 +1746,10 @@ type TeamObjective string
 
 // TeamPlayer A human, whose `id` is unique within the request. Without `weight`, the stored rating weight in the request's `context` is used, else 50.
 type TeamPlayer struct {
-	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
-	// no control characters. The same rule holds on every endpoint and on the line protocol.
+	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
+	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
+	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -1925,8 +1945,10 @@ type TicketRequest struct {
 
 // TicketRequestPlayer defines model for TicketRequestPlayer.
 type TicketRequestPlayer struct {
-	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
-	// no control characters. The same rule holds on every endpoint and on the line protocol.
+	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
+	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
+	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -2002,7 +2024,9 @@ type WaitingOn struct {
 // Webhook Where the queue's events are POSTed, signed with `X-Matchmaker-Signature` (`t=<unix seconds>,v1=<hex HMAC-SHA256 with secret of "<t>.<delivery>.<body>">`), retried with backoff until a 2xx or dead-lettered; `X-Matchmaker-Delivery` (`queue:seq`) is the same on every retry.
 type Webhook struct {
 	Secret string `json:"secret"`
-	Url    string `json:"url"`
+
+	// Url An absolute http or https URL of a public address. Loopback, private, link-local (cloud metadata), CGNAT and reserved addresses, in any notation, `localhost` and metadata host names are refused (400) unless the operator allows them (`MATCHMAKER_WEBHOOK_ALLOW_CIDRS`); each delivery's connection is checked again on the address it dials, and redirects are not followed.
+	Url string `json:"url"`
 }
 
 // Weights The weight used for every human, by id (given, stored, or 50).

@@ -45,6 +45,7 @@ type Store struct {
 
 	// shards is how many rows each bias cell is spread over (see the migration).
 	shards int
+	schema schemaReady // Ready found the schema at SchemaVersion
 }
 
 var _ ratings.Store = (*Store)(nil)

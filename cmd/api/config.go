@@ -1,12 +1,15 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -14,7 +17,9 @@ import (
 
 	"matchmaker/db"
 	"matchmaker/internal/handlers"
+	"matchmaker/internal/lineproto"
 	"matchmaker/internal/matchmaker/teams"
+	"matchmaker/internal/queue"
 	"matchmaker/internal/ratings"
 )
 
@@ -27,20 +32,26 @@ type config struct {
 	APIKeys     string
 	RateLimits  handlers.RateLimits
 	// RatingModels gives each rating context its model (MATCHMAKER_RATING_MODELS).
-	RatingModels    *ratings.ModelSet
-	Auth            bool
-	LegacyAddr      string
-	DebugAddr       string
-	LogLevel        slog.Level
-	ShutdownTimeout time.Duration
-	QueueRetention  time.Duration
+	RatingModels *ratings.ModelSet
+	Auth         bool
+	LegacyAddr   string
+	// LegacySecret is the SHA-256 hex of the line protocol's shared secret
+	// (MATCHMAKER_LEGACY_SECRET_SHA256); LegacyMaxConnsPerAddr its per-address cap.
+	LegacySecret          string
+	LegacyMaxConnsPerAddr int
+	DebugAddr             string
+	LogLevel              slog.Level
+	ShutdownTimeout       time.Duration
+	QueueRetention        time.Duration
 	// WebhookMaxAttempts and WebhookMaxAge: when a webhook event is given up on.
 	WebhookMaxAttempts int
 	WebhookMaxAge      time.Duration
-	ReadTimeout        time.Duration
-	WriteTimeout       time.Duration
-	IdleTimeout        time.Duration
-	Limits             handlers.Limits
+	// WebhookAllow are the internal addresses webhooks may reach (MATCHMAKER_WEBHOOK_ALLOW_CIDRS).
+	WebhookAllow []netip.Prefix
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	IdleTimeout  time.Duration
+	Limits       handlers.Limits
 	// RebuildGameType is the game type `api rebuild` recomputes.
 	RebuildGameType string
 	// TuneRebuild says whether `api tune` rebuilds the game type after storing its tuning.
@@ -64,29 +75,33 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	env := envReader{getenv: getenv}
 	limits := handlers.DefaultLimits()
 	cfg := config{
-		Addr:               env.str("MATCHMAKER_ADDR", ":8080"),
-		DatabaseURL:        env.str("DATABASE_URL", ""),
-		Migrate:            env.boolean("MATCHMAKER_MIGRATE", true),
-		APIKeys:            env.str("MATCHMAKER_API_KEYS", ""),
-		Auth:               env.onOff("MATCHMAKER_AUTH", true),
-		LegacyAddr:         env.str("MATCHMAKER_LEGACY_ADDR", ""),
-		DebugAddr:          env.str("MATCHMAKER_DEBUG_ADDR", ""),
-		LogLevel:           env.level("MATCHMAKER_LOG_LEVEL", slog.LevelInfo),
-		ShutdownTimeout:    env.duration("MATCHMAKER_SHUTDOWN_TIMEOUT", 15*time.Second),
-		QueueRetention:     env.duration("MATCHMAKER_QUEUE_RETENTION", time.Hour),
-		WebhookMaxAttempts: env.integer("MATCHMAKER_WEBHOOK_MAX_ATTEMPTS", 20),
-		WebhookMaxAge:      env.duration("MATCHMAKER_WEBHOOK_MAX_AGE", time.Hour),
-		ReadTimeout:        env.duration("MATCHMAKER_READ_TIMEOUT", 30*time.Second),
-		WriteTimeout:       env.duration("MATCHMAKER_WRITE_TIMEOUT", 60*time.Second),
-		IdleTimeout:        env.duration("MATCHMAKER_IDLE_TIMEOUT", 120*time.Second),
+		Addr:                  env.str("MATCHMAKER_ADDR", ":8080"),
+		DatabaseURL:           env.str("DATABASE_URL", ""),
+		Migrate:               env.boolean("MATCHMAKER_MIGRATE", true),
+		APIKeys:               env.str("MATCHMAKER_API_KEYS", ""),
+		Auth:                  env.onOff("MATCHMAKER_AUTH", true),
+		LegacyAddr:            env.str("MATCHMAKER_LEGACY_ADDR", ""),
+		LegacySecret:          env.str("MATCHMAKER_LEGACY_SECRET_SHA256", ""),
+		LegacyMaxConnsPerAddr: env.integer("MATCHMAKER_LEGACY_MAX_CONNS_PER_ADDR", lineproto.DefaultConfig().MaxConnsPerAddr),
+		DebugAddr:             env.str("MATCHMAKER_DEBUG_ADDR", ""),
+		LogLevel:              env.level("MATCHMAKER_LOG_LEVEL", slog.LevelInfo),
+		ShutdownTimeout:       env.duration("MATCHMAKER_SHUTDOWN_TIMEOUT", 15*time.Second),
+		QueueRetention:        env.duration("MATCHMAKER_QUEUE_RETENTION", time.Hour),
+		WebhookMaxAttempts:    env.integer("MATCHMAKER_WEBHOOK_MAX_ATTEMPTS", 20),
+		WebhookMaxAge:         env.duration("MATCHMAKER_WEBHOOK_MAX_AGE", time.Hour),
+		ReadTimeout:           env.duration("MATCHMAKER_READ_TIMEOUT", 30*time.Second),
+		WriteTimeout:          env.duration("MATCHMAKER_WRITE_TIMEOUT", 60*time.Second),
+		IdleTimeout:           env.duration("MATCHMAKER_IDLE_TIMEOUT", 120*time.Second),
 		Limits: handlers.Limits{
 			MaxBodyBytes:        int64(env.integer("MATCHMAKER_MAX_BODY_BYTES", int(limits.MaxBodyBytes))),
 			MaxMatchmakePlayers: env.integer("MATCHMAKER_MAX_MATCHMAKE_PLAYERS", limits.MaxMatchmakePlayers),
 			MaxTeamPlayers:      env.integer("MATCHMAKER_MAX_TEAM_PLAYERS", limits.MaxTeamPlayers),
 			HeavySearches:       env.integer("MATCHMAKER_HEAVY_SEARCHES", limits.HeavySearches),
 			Admission: handlers.Admission{
-				Budget: env.bytes("MATCHMAKER_MEMORY_BUDGET", limits.Admission.Budget),
-				Wait:   env.duration("MATCHMAKER_ADMISSION_WAIT", limits.Admission.Wait),
+				Budget:      env.bytes("MATCHMAKER_MEMORY_BUDGET", limits.Admission.Budget),
+				Wait:        env.duration("MATCHMAKER_ADMISSION_WAIT", limits.Admission.Wait),
+				PerCaller:   env.integer("MATCHMAKER_ADMISSION_PER_KEY", handlers.DefaultAdmissionPerCaller),
+				BodyTimeout: env.duration("MATCHMAKER_BODY_TIMEOUT", handlers.DefaultBodyTimeout),
 			},
 			Waiters: handlers.WaitLimits{
 				PerReplica: env.integer("MATCHMAKER_MAX_WAITERS", limits.Waiters.PerReplica),
@@ -105,6 +120,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		env.errs = append(env.errs, fmt.Errorf("MATCHMAKER_RATE_LIMITS: %w", err))
 	}
 	cfg.RateLimits = rateLimits
+	if cfg.WebhookAllow, err = queue.ParseWebhookAllow(getenv("MATCHMAKER_WEBHOOK_ALLOW_CIDRS")); err != nil {
+		env.errs = append(env.errs, fmt.Errorf("MATCHMAKER_WEBHOOK_ALLOW_CIDRS: %w (e.g. 10.20.0.0/16,fd00:1::/64)", err))
+	}
 	models, err := ratings.ParseModelSet(getenv("MATCHMAKER_RATING_MODELS"))
 	if err != nil {
 		env.errs = append(env.errs, fmt.Errorf("MATCHMAKER_RATING_MODELS: %w (e.g. default=ns2-kalman,ctf=ns2,ctf+instagib=openskill-pl)", err))
@@ -155,6 +173,24 @@ func (c config) validate() error {
 	}
 	if c.Limits.Admission.Budget > 0 && c.Limits.Admission.Wait <= 0 {
 		errs = append(errs, errors.New("MATCHMAKER_ADMISSION_WAIT must be positive"))
+	}
+	if c.LegacySecret != "" {
+		if raw, err := hex.DecodeString(c.LegacySecret); err != nil || len(raw) != sha256.Size {
+			errs = append(errs, errors.New("MATCHMAKER_LEGACY_SECRET_SHA256 must be 64 hex digits (sha256 of the secret)"))
+		}
+	} else if c.LegacyAddr != "" && c.Auth && countKeys(c.APIKeys) > 0 {
+		// With keys, HTTP tells no one's weights without one; the line protocol must not
+		// either.
+		errs = append(errs, errors.New("MATCHMAKER_LEGACY_SECRET_SHA256 must be set when MATCHMAKER_API_KEYS is and the line protocol is on (MATCHMAKER_LEGACY_ADDR): mods then send AUTH <secret> first"))
+	}
+	if c.LegacyMaxConnsPerAddr < 1 {
+		errs = append(errs, errors.New("MATCHMAKER_LEGACY_MAX_CONNS_PER_ADDR must be at least 1"))
+	}
+	if c.Limits.Admission.PerCaller < 1 {
+		errs = append(errs, errors.New("MATCHMAKER_ADMISSION_PER_KEY must be at least 1"))
+	}
+	if c.Limits.Admission.BodyTimeout <= 0 {
+		errs = append(errs, errors.New("MATCHMAKER_BODY_TIMEOUT must be positive"))
 	}
 	if w := c.Limits.Waiters; w.PerReplica < 1 || w.PerCaller < 1 || w.PerCaller > w.PerReplica {
 		errs = append(errs, errors.New("MATCHMAKER_MAX_WAITERS and MATCHMAKER_MAX_WAITERS_PER_KEY must be at least 1, the second at most the first"))
@@ -220,6 +256,8 @@ func (c config) logValue() slog.Value {
 		slog.Bool("auth", c.Auth),
 		slog.String("rating_models", c.RatingModels.String()),
 		slog.String("legacy_addr", c.LegacyAddr),
+		slog.Bool("legacy_auth", c.LegacySecret != ""),
+		slog.Int("legacy_max_conns_per_addr", c.LegacyMaxConnsPerAddr),
 		slog.String("debug_addr", c.DebugAddr),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.Int64("max_body_bytes", c.Limits.MaxBodyBytes),
@@ -227,6 +265,9 @@ func (c config) logValue() slog.Value {
 		slog.Int("max_team_players", c.Limits.MaxTeamPlayers),
 		slog.Int("heavy_searches", c.Limits.HeavySearches),
 		slog.Int64("memory_budget", c.Limits.Admission.Budget),
+		slog.Int("admission_per_key", c.Limits.Admission.PerCaller),
+		slog.String("body_timeout", c.Limits.Admission.BodyTimeout.String()),
+		slog.Any("webhook_allow_cidrs", c.WebhookAllow),
 		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
 		slog.String("store_timeout", c.StoreTimeout.String()),
 		slog.String("store_rebuild_timeout", c.StoreRebuildTimeout.String()),
@@ -367,4 +408,14 @@ func (e *envReader) level(name string, def slog.Level) slog.Level {
 		return def
 	}
 	return l
+}
+
+// lineConfig is the line protocol's configuration.
+func (c config) lineConfig() lineproto.Config {
+	lc := lineproto.DefaultConfig()
+	lc.MaxConnsPerAddr = c.LegacyMaxConnsPerAddr
+	if raw, err := hex.DecodeString(c.LegacySecret); err == nil && len(raw) == sha256.Size {
+		copy(lc.SecretHash[:], raw)
+	}
+	return lc
 }

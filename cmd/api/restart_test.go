@@ -66,6 +66,7 @@ func TestARestartLosesNoTicketAndNoEvent(t *testing.T) {
 		return p, startProgram(t, map[string]string{
 			"DATABASE_URL": p.url, "MATCHMAKER_AUTH": "off", "MATCHMAKER_RATE_LIMITS": "match=off,read=off,admin=off",
 			"MATCHMAKER_SHUTDOWN_TIMEOUT": "3s", "MATCHMAKER_MIGRATE": fmt.Sprint(migrate),
+			"MATCHMAKER_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8", // the receiver is an httptest server
 		})
 	}
 	firstProxy, first := start(true)

@@ -235,7 +235,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	queueStore = queue.Guarded(queueStore, cfg.StoreTimeout, storeCalls.Observer("queue-"+queueStore.Name()))
 	queues := queue.NewService(queue.Deps{Store: queueStore, Ratings: svc, Matcher: queue.TickPass{},
 		Config: queue.Config{Retention: cfg.QueueRetention, CreateTimeout: cfg.StoreTimeout,
-			WebhookMaxAttempts: cfg.WebhookMaxAttempts, WebhookMaxAge: cfg.WebhookMaxAge}, Logger: logger, Metrics: queue.NewMetrics(registry)})
+			WebhookMaxAttempts: cfg.WebhookMaxAttempts, WebhookMaxAge: cfg.WebhookMaxAge, WebhookAllow: cfg.WebhookAllow}, Logger: logger, Metrics: queue.NewMetrics(registry)})
 	// Event streams and long-polls end when the shutdown starts, so that the drain is not held
 	// up by clients that would wait a minute; their clients reconnect to another replica.
 	streams, endStreams := context.WithCancel(context.Background())
@@ -302,7 +302,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 
 	var legacy *lineproto.Server
 	if cfg.LegacyAddr != "" {
-		legacy = lineproto.NewServer(svc, logger, lineproto.DefaultConfig(), lineproto.NewMetrics(registry))
+		legacy = lineproto.NewServer(svc, logger, cfg.lineConfig(), lineproto.NewMetrics(registry))
 		legacyLn, err := net.Listen("tcp", cfg.LegacyAddr)
 		if err != nil {
 			_ = srv.Close()

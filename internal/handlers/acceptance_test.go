@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,8 @@ func keyedQueueServer(t *testing.T) http.Handler {
 	t.Helper()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
 	qs := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: rs, Matcher: pairTwo{},
-		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
+		Config: queue.Config{QueueRefresh: 20 * time.Millisecond, // the tests' allocators listen on loopback
+			WebhookAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- qs.Run(ctx) }()

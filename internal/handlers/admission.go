@@ -1,9 +1,15 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -11,18 +17,46 @@ import (
 	"matchmaker/internal/apperr"
 )
 
-// Admission keeps the memory that compute requests hold at once under a budget, so that a
-// burst of large requests (32 concurrent 100,000-player matchmakes took 1.46 GB before it)
-// queues or is refused instead of taking the process over its container's limit. A request
-// reserves an estimate of its memory, by its body's size, before its body is read; what the
-// budget cannot hold waits up to Wait for room, then gets 503 with Retry-After.
+// Admission keeps the memory that compute requests and ticket creations hold at once under a
+// budget, so that a burst of large requests (32 concurrent 100,000-player matchmakes took
+// 1.46 GB before it) queues or is refused instead of taking the process over its container's
+// limit, and keeps one caller's stalled requests from costing anyone else.
+//
+// A request's body is read before its work starts, under BodyTimeout, and is charged by the
+// bytes that actually arrived as they arrive (to a reading budget of a quarter of Budget,
+// beside it), never by the Content-Length it declares: three
+// connections that declared 8 MiB and sent one byte used to hold 288 MiB of a 256 MiB budget
+// until the read timeout, and every other key's ticket creation answered 503. Once the body
+// is in, the request is charged its working estimate (bytesPerBodyByte a byte). What the
+// budget cannot hold waits up to Wait for room, then gets 503 with Retry-After. A caller (its
+// API key, else its address) has at most PerCaller such requests in flight; one more is
+// answered 429 at once, so a client holding many slow connections holds only its own slots.
 type Admission struct {
-	// Budget is the bytes in-flight compute requests may hold together. 0: no admission
-	// control.
+	// Budget is the bytes in-flight compute requests may hold together. 0: no memory budget
+	// (the body deadline and the per-caller cap still hold).
 	Budget int64
 	// Wait is how long a request waits for room in the budget before it is refused.
 	Wait time.Duration
+	// PerCaller caps the admitted requests one caller has in flight. 0: DefaultAdmissionPerCaller.
+	PerCaller int
+	// BodyTimeout is how long a request's body may take to arrive. 0: DefaultBodyTimeout.
+	BodyTimeout time.Duration
 }
+
+// Defaults of Admission's per-caller cap and body deadline.
+const (
+	// DefaultAdmissionPerCaller leaves a game backend sharing one key (and the load scripts,
+	// 64 connections from one address) room for bursts, while a client that stalls its
+	// uploads holds no more than this many slots of at most 64 KiB of the budget each.
+	DefaultAdmissionPerCaller = 128
+	// DefaultBodyTimeout is ample for the largest body (8 MiB) at 1 MB/s.
+	DefaultBodyTimeout = 10 * time.Second
+)
+
+// MaxTicketBodyBytes caps the body of a ticket or backfill creation, far below the compute
+// requests' MaxBodyBytes: a ticket of 16 players and 64 regions is a few kilobytes; the rest
+// is room for 32 attributes of up to 64-item lists.
+const MaxTicketBodyBytes = 256 << 10
 
 // bytesPerBodyByte is the heap a compute request holds at its peak per byte of its JSON body,
 // with a margin. /v1/matchmake, the largest, allocates 29 bytes per body byte over a request
@@ -35,59 +69,249 @@ const bytesPerBodyByte = 12
 // minRequestCost is the least a request is charged: its buffers, goroutine and answer.
 const minRequestCost = 64 << 10
 
+// readChunk is how much body a request reads between two charges while its body arrives.
+const readChunk = 64 << 10
+
 // admitter is an Admission in force.
 type admitter struct {
-	sem     *semaphore.Weighted
-	budget  int64
-	wait    time.Duration
-	maxBody int64
+	// work is the budget of the requests being answered: each holds its working estimate.
+	work pool
+	// reading is the budget of the bodies being received, a quarter of Budget beside it:
+	// each holds what its buffer holds. Separate, so that a request waiting for room in work
+	// holds nothing of work, and those still receiving never wait behind it: neither waits
+	// for the other.
+	reading     pool
+	maxBody     int64
+	perCaller   int
+	bodyTimeout time.Duration
+
+	mu       sync.Mutex
+	inFlight map[string]int // admitted requests by caller
+}
+
+// pool is one budget: a semaphore of size bytes (nil: no budget) and how long a request
+// waits for room in it.
+type pool struct {
+	sem  *semaphore.Weighted
+	size int64
+	wait time.Duration
 }
 
 func newAdmitter(a Admission, maxBody int64) *admitter {
-	if a.Budget <= 0 {
-		return nil
+	ad := &admitter{maxBody: maxBody, perCaller: a.PerCaller, bodyTimeout: a.BodyTimeout, inFlight: make(map[string]int)}
+	if ad.perCaller <= 0 {
+		ad.perCaller = DefaultAdmissionPerCaller
 	}
-	return &admitter{sem: semaphore.NewWeighted(a.Budget), budget: a.Budget, wait: a.Wait, maxBody: maxBody}
+	if ad.bodyTimeout <= 0 {
+		ad.bodyTimeout = DefaultBodyTimeout
+	}
+	if a.Budget > 0 {
+		ad.work = pool{sem: semaphore.NewWeighted(a.Budget), size: a.Budget, wait: a.Wait}
+		reading := max(a.Budget/4, minRequestCost)
+		ad.reading = pool{sem: semaphore.NewWeighted(reading), size: reading, wait: a.Wait}
+	}
+	return ad
 }
 
-// cost is a request's charge for a body of contentLength bytes (-1: unknown, so the largest
-// body allowed), never more than the whole budget, so that the largest request can always run
-// alone.
+// cost is a request's working charge for a body of contentLength bytes (-1: unknown, so the
+// largest body allowed), never more than the whole budget, so that the largest request can
+// always run alone.
 func (a *admitter) cost(contentLength int64) int64 {
 	if contentLength < 0 || contentLength > a.maxBody {
 		contentLength = a.maxBody
 	}
-	return min(a.budget, max(minRequestCost, contentLength*bytesPerBodyByte))
+	return min(a.work.size, max(minRequestCost, contentLength*bytesPerBodyByte))
 }
 
-// admit reserves a request's charge and returns the function that gives it back; a nil
-// admitter admits everything.
+// charge is what one request holds of a pool; it only grows, up to the pool's size (so that
+// the largest request can always proceed alone). waited is how long it has waited for room,
+// all its raises together, which the pool's wait bounds.
+type charge struct {
+	p      *pool
+	held   int64
+	waited time.Duration
+}
+
+// to raises the charge to n bytes, waiting for the room up to what is left of the pool's
+// wait; past it, 503.
+func (c *charge) to(ctx context.Context, n int64) error {
+	if c.p.sem == nil {
+		return nil
+	}
+	n = min(n, c.p.size)
+	more := n - c.held
+	if more <= 0 {
+		return nil
+	}
+	if !c.p.sem.TryAcquire(more) {
+		start := time.Now()
+		wctx, cancel := context.WithTimeout(ctx, c.p.wait-c.waited)
+		defer cancel()
+		err := c.p.sem.Acquire(wctx, more)
+		c.waited += time.Since(start)
+		if err != nil {
+			return apperr.Wrap(apperr.Unavailable, err,
+				"the service is at its memory budget for large requests; retry after the Retry-After seconds")
+		}
+	}
+	c.held = n
+	return nil
+}
+
+func (c *charge) release() {
+	if c.p.sem != nil && c.held > 0 {
+		c.p.sem.Release(c.held)
+	}
+	c.held = 0
+}
+
+// admit reserves a request's working charge for a body of contentLength bytes and returns the
+// function that gives it back; a nil admitter admits everything.
 func (a *admitter) admit(ctx context.Context, contentLength int64) (release func(), err error) {
 	if a == nil {
 		return func() {}, nil
 	}
-	n := a.cost(contentLength)
-	if !a.sem.TryAcquire(n) {
-		wctx, cancel := context.WithTimeout(ctx, a.wait)
-		defer cancel()
-		if err := a.sem.Acquire(wctx, n); err != nil {
-			return nil, apperr.Wrap(apperr.Unavailable, err,
-				"the service is at its memory budget for large requests; retry after the Retry-After seconds")
-		}
+	c := &charge{p: &a.work}
+	if err := c.to(ctx, a.cost(contentLength)); err != nil {
+		return nil, err
 	}
-	return func() { a.sem.Release(n) }, nil
+	return c.release, nil
 }
 
-// withAdmission charges a request that is not a compute request (a ticket creation) to the
-// same budget, so that a flood of them queues or is refused with the compute requests rather
-// than beside them.
-func withAdmission(a *admitter, logger *slog.Logger) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		if a == nil {
-			return next
+// enter takes one of caller's in-flight slots.
+func (a *admitter) enter(caller string) (leave func(), err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.inFlight[caller] >= a.perCaller {
+		return nil, apperr.New(apperr.TooManyRequests,
+			"at most %d compute or ticket-creation requests of one caller may be in flight at once; retry when one has been answered", a.perCaller)
+	}
+	a.inFlight[caller]++
+	return func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.inFlight[caller]--; a.inFlight[caller] <= 0 {
+			delete(a.inFlight, caller)
 		}
+	}, nil
+}
+
+// admitBody admits r: a slot of its caller, its body read under the body deadline and charged
+// as it arrives, then its working charge. On success r's body has been replaced by the bytes
+// read, and release gives back the slot and the charge. limit caps the body below the
+// server's (0: the server's).
+func (a *admitter) admitBody(w http.ResponseWriter, r *http.Request, limit int64) (release func(), err error) {
+	if a == nil {
+		if limit > 0 {
+			return func() {}, capBody(w, r, limit)
+		}
+		return func() {}, nil
+	}
+	if limit > 0 {
+		if err := capBody(w, r, limit); err != nil {
+			return nil, err
+		}
+	}
+	leave, err := a.enter(callerOf(r))
+	if err != nil {
+		w.Header().Set("Retry-After", "1")
+		return nil, err
+	}
+	received := &charge{p: &a.reading}
+	working := &charge{p: &a.work}
+	release = func() { received.release(); working.release(); leave() }
+	body, err := a.readBody(w, r, received)
+	if err == nil {
+		// The body's bytes move from the reading budget to the working estimate, which
+		// counts them; until the request is admitted to work they stay charged where they are.
+		working.waited = received.waited
+		err = working.to(r.Context(), a.cost(int64(len(body))))
+		received.release()
+	}
+	if err != nil {
+		release()
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return release, nil
+}
+
+// readBody reads r's body, raising c to the memory its buffer holds as the bytes arrive. The
+// client has BodyTimeout to send it, not counting the waits for room in the budget.
+func (a *admitter) readBody(w http.ResponseWriter, r *http.Request, c *charge) ([]byte, error) {
+	if err := c.to(r.Context(), minRequestCost); err != nil {
+		return nil, err
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	rc := http.NewResponseController(w)
+	size := int64(readChunk)
+	if r.ContentLength >= 0 {
+		size = min(r.ContentLength+1, size) // a declared length is not trusted for an allocation
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	left := a.bodyTimeout
+	for {
+		// Not every writer can set a deadline (a test's recorder cannot); the server's read
+		// timeout then bounds the body instead.
+		start := time.Now()
+		_ = rc.SetReadDeadline(start.Add(left))
+		n, err := buf.ReadFrom(io.LimitReader(r.Body, readChunk))
+		left -= time.Since(start)
+		if err == nil {
+			err = c.to(r.Context(), max(minRequestCost, int64(buf.Cap())))
+		} else {
+			err = bodyError(err, a.bodyTimeout)
+		}
+		if err != nil {
+			// The rest of the body will not be read: without this, net/http would try to
+			// read it after the answer, to keep the connection, and wait for a stalled client.
+			w.Header().Set("Connection", "close")
+			return nil, err
+		}
+		if n < readChunk {
+			_ = rc.SetReadDeadline(time.Time{}) // the body is in; the server sets the next request's deadline
+			return buf.Bytes(), nil
+		}
+	}
+}
+
+// capBody refuses a declared length over limit and caps what is read at limit.
+func capBody(w http.ResponseWriter, r *http.Request, limit int64) error {
+	if r.ContentLength > limit {
+		return tooLarge(limit)
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	return nil
+}
+
+func tooLarge(limit int64) error {
+	return &apperr.Error{Code: apperr.TooLarge,
+		Message: fmt.Sprintf("the body is larger than %d bytes", limit),
+		Fields:  []apperr.FieldError{{Field: "body", Message: fmt.Sprintf("must be at most %d bytes", limit)}}}
+}
+
+func bodyError(err error, timeout time.Duration) error {
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return tooLarge(tooBig.Limit)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return &apperr.Error{Code: apperr.Invalid, Message: "the body did not arrive in time", Err: err,
+			Fields: []apperr.FieldError{{Field: "body", Message: "must arrive within " + timeout.String()}}}
+	}
+	return &apperr.Error{Code: apperr.Invalid, Message: "the body could not be read", Err: err,
+		Fields: []apperr.FieldError{{Field: "body", Message: "could not be read"}}}
+}
+
+// withAdmission admits a request that is not a compute request (a ticket creation) as the
+// compute requests are, to the same budget, with its body capped at limit bytes.
+func withAdmission(a *admitter, limit int64, logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			release, err := a.admit(r.Context(), r.ContentLength)
+			release, err := a.admitBody(w, r, limit)
 			if err != nil {
 				writeError(w, r, logger, err)
 				return

@@ -45,8 +45,11 @@ func TestAdmissionChargesBySize(t *testing.T) {
 	} else {
 		release()
 	}
-	if newAdmitter(Admission{}, 8<<20) != nil {
-		t.Fatal("a zero budget must mean no admission control")
+	free := newAdmitter(Admission{}, 8<<20)
+	if release, err := free.admit(context.Background(), 8<<20); err != nil {
+		t.Fatalf("a zero budget must mean no memory budget: %v", err)
+	} else {
+		release()
 	}
 }
 
@@ -136,7 +139,7 @@ func TestAdmissionCoversTicketCreation(t *testing.T) {
 		reached++
 		w.WriteHeader(http.StatusCreated)
 	})
-	h := withAdmission(a, slog.New(slog.DiscardHandler))(create)
+	h := withAdmission(a, MaxTicketBodyBytes, slog.New(slog.DiscardHandler))(create)
 	post := func() *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/queues/duel/tickets", strings.NewReader(`{"players":[{"id":"ann"}]}`)))
@@ -156,7 +159,7 @@ func TestAdmissionCoversTicketCreation(t *testing.T) {
 	release, _ = a.admit(context.Background(), 10)
 	defer release()
 	rec := httptest.NewRecorder()
-	withAdmission(nil, nil)(create).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/queues/duel/tickets", nil))
+	withAdmission(nil, 0, nil)(create).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/queues/duel/tickets", nil))
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("with no admission control: %d", rec.Code)
 	}

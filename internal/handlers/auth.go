@@ -123,7 +123,8 @@ func (a *Auth) allows(r *http.Request, scope Scope) bool {
 }
 
 // requireScope lets a request through only with a key that has scope (or when scope is open).
-func requireScope(a *Auth, scope Scope, d Deps) func(http.Handler) http.Handler {
+// Failures are limited per address and logged (see failedAuth).
+func requireScope(a *Auth, failures *failedAuth, scope Scope, d Deps) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if a.open(scope) {
@@ -132,7 +133,10 @@ func requireScope(a *Auth, scope Scope, d Deps) func(http.Handler) http.Handler 
 			}
 			key, err := a.authenticate(r)
 			if err != nil {
-				writeError(w, r, d.Logger, err)
+				if !failures.refuse(w, r) {
+					failures.failed(r, scope)
+					writeError(w, r, d.Logger, err)
+				}
 				return
 			}
 			if !slices.Contains(key.Scopes, scope) {

@@ -28,12 +28,16 @@ type computation struct {
 func handleCompute[Req any](logger *slog.Logger, svc *ratings.Service, gate *workGate,
 	plan func(req *Req) (computation, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		release, err := gate.admission.admit(r.Context(), r.ContentLength)
+		release, err := gate.admission.admitBody(w, r, 0)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
 		defer release()
+		if err := spendForSize(r, int(r.ContentLength)); err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
 		req, err := decode[Req](r)
 		var c computation
 		if err == nil {
@@ -82,7 +86,8 @@ func (c *computation) execute(ctx context.Context, gate *workGate) error {
 // take a slot, so a 16-player split never waits behind 40-player ones.
 //
 // The gate also holds the admission control of every compute request (see Admission): a
-// request is admitted by its size before its body is read, and only then may wait for a slot.
+// request's body is read and charged as it arrives, then it is admitted by its size, and only
+// then may it wait for a slot.
 type workGate struct {
 	slots     chan struct{}
 	admission *admitter // nil: every request is admitted

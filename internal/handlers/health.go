@@ -29,8 +29,8 @@ func handleReadyz(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := svc.Ping(ctx); err != nil {
-			writeError(w, r, logger, apperr.Wrap(apperr.Unavailable, err, "the rating store is unreachable"))
+		if err := svc.Ready(ctx); err != nil {
+			writeError(w, r, logger, apperr.Wrap(apperr.Unavailable, err, "the rating store is unreachable or its schema is behind this binary"))
 			return
 		}
 		respond(w, r, logger, http.StatusOK, healthResponse{Status: "ok", Store: svc.StoreName()})

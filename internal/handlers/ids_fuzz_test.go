@@ -54,7 +54,7 @@ func (s postgresLikeStore) RecordResult(ctx context.Context, req ratings.RecordR
 // a batch by query, a ticket, a ticket by path, a match by path) and asserts that no answer is
 // a 5xx: every transport applies the one id rule before any store call.
 func FuzzIDs(f *testing.F) {
-	for _, seed := range []string{"alice", "a\x00b", "a\xffb", "a b", "a/b", "%41", "", strings.Repeat("x", 129), "é", "\u2028", "a\tb"} {
+	for _, seed := range []string{"alice", "a\x00b", "a\xffb", "a b", "a/b", "%41", "", strings.Repeat("x", 129), "é", "\u2028", "a\tb", "alice\u200b", "\u202eevil", "e\u0301"} {
 		f.Add(seed)
 	}
 	rs := ratings.NewService(postgresLikeStore{ratings.NewMemoryStore(nil)}, ratings.DefaultModel())

@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -65,5 +66,45 @@ func TestRateLimitsArePerCallerAndRouteClass(t *testing.T) {
 	time.Sleep(150 * time.Millisecond) // 10/s refills one token in 100 ms
 	if resp := read("ka"); resp.StatusCode != 200 {
 		t.Fatalf("after the refill: %d", resp.StatusCode)
+	}
+}
+
+// A compute request pays the rate limit by its body's size: a large matchmake takes most of
+// the bucket, so the next one right after is a 429 naming its cost, while small requests of
+// another key go on; a small request costs one token.
+func TestComputeRequestsPayBySize(t *testing.T) {
+	t.Parallel()
+	keys, err := ParseAPIKeys("a:match:" + HashKey("ka") + ",b:match:" + HashKey("kb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewServer(Deps{Auth: &Auth{Keys: keys}, RateLimits: RateLimits{ScopeMatch: {PerSecond: 1, Burst: 20}}})
+	big := thesisQueueBody(3000) // ~110 KB: 27 tokens, capped at the burst
+	matchmake := func(key, body string) *http.Response {
+		return exchange(t, h, http.MethodPost, "/v1/matchmake", "application/json", body, "Authorization", "Bearer "+key)
+	}
+	if resp := matchmake("ka", big); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a large matchmake on a full bucket: %d", resp.StatusCode)
+	}
+	if resp := matchmake("ka", big); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a second large matchmake at once: %d, want 429 with Retry-After", resp.StatusCode)
+	}
+	// Another key: small requests cost a token each; with 15 of 20 left, a large one cannot
+	// pay its 20 and is refused naming its cost.
+	small := `{"team_size":1,"players":[{"id":"a","rating":1},{"id":"b","rating":2}]}`
+	for i := range 5 {
+		if resp := matchmake("kb", small); resp.StatusCode != http.StatusOK {
+			t.Fatalf("small request %d of another key: %d", i, resp.StatusCode)
+		}
+	}
+	resp := matchmake("kb", big)
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a large matchmake with 15 tokens left: %d, want 429", resp.StatusCode)
+	}
+	if p := readProblem(t, resp); !strings.Contains(p.Detail, "costs 20 tokens") {
+		t.Fatalf("the 429 does not name the cost: %q", p.Detail)
+	}
+	if resp := matchmake("kb", small); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a small request after the refused large one: %d (the refusal must spend nothing)", resp.StatusCode)
 	}
 }

@@ -31,8 +31,9 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 
 	// Every /v1 route is guarded by its scope: the key first, then the key's rate limit.
 	limits := newLimiter(d.RateLimits)
+	failures := newFailedAuth(FailedAuthLimit, d.Logger)
 	guard := func(scope Scope) func(http.Handler) http.Handler {
-		auth, limit := requireScope(d.Auth, scope, d), withRateLimit(limits, scope, d)
+		auth, limit := requireScope(d.Auth, failures, scope, d), withRateLimit(limits, scope, d)
 		return func(next http.Handler) http.Handler { return auth(limit(next)) }
 	}
 	read, match, results, admin := guard(ScopeRead), guard(ScopeMatch), guard(ScopeResults), guard(ScopeAdmin)
@@ -68,7 +69,7 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		r.With(read).Method(http.MethodGet, "/bots/mean", handleBotMean(d.Logger, d.Ratings))
 		r.With(read).Method(http.MethodGet, "/mutators", handleListMutators(d.Logger, d.Ratings))
 
-		admitted := withAdmission(gate.admission, d.Logger)
+		admitted := withAdmission(gate.admission, MaxTicketBodyBytes, d.Logger)
 		r.With(match, admitted).Method(http.MethodPost, "/queues/{name}/tickets", handleCreateTicket(d.Logger, d.Queue))
 		r.With(match, admitted).Method(http.MethodPost, "/queues/{name}/backfill", handleCreateBackfill(d.Logger, d.Queue))
 		waits := newWaiters(d.Limits.Waiters)

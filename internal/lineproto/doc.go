@@ -15,6 +15,12 @@
 //	BOT name    -> BOT name weight; a bot without a rating gets the context's mean bot weight
 //	               (50 when the context has no rated bot), as the seed wants a weight always
 //	MEANBOT     -> MEANBOT weight count (50 0 without bots)
+//	AUTH secret    the shared secret (Config.SecretHash); no reply when it is right
+//
+// When the server has a secret, a connection's first command must be AUTH with it, within
+// Config.AuthTimeout: any other command, or a wrong secret, is answered "ERROR auth
+// required: send AUTH <secret> first" or "ERROR auth failed" and the connection is closed.
+// Without a secret, AUTH is accepted and ignored, so a mod may always send it.
 //
 // Weights have two decimals ("PLAYER alice 61.27"). The rating context is
 // MutatorPolicy.Context(game, mutators) under the policy read from the store at the first
@@ -36,8 +42,12 @@
 //
 // and, just before the server closes the connection:
 //
-//	ERROR idle timeout               no complete line for Config.IdleTimeout
+//	ERROR idle timeout               no command for Config.IdleTimeout (empty lines do
+//	                                 not count), or no AUTH within Config.AuthTimeout
 //	ERROR too many connections       Config.MaxConns connections are already open
+//	ERROR too many connections from your address
+//	                                 Config.MaxConnsPerAddr are open from the client's address
+//	ERROR auth required: ...         and ERROR auth failed, see AUTH above
 //
 // Empty lines are ignored. A final line without "\n" before the client half-closes is
 // answered.

@@ -25,10 +25,10 @@ const (
 
 var outcomeNames = [numOutcomes]string{"ok", "error", "unknown"}
 
-// The command label: the five commands, and "invalid" for lines that are not one (unknown
+// The command label: the six commands, and "invalid" for lines that are not one (unknown
 // keyword, over-long line). A line with a known keyword and a bad argument counts against its
 // command with outcome "error".
-const kindInvalid = KindMeanBot + 1
+const kindInvalid = KindAuth + 1
 
 func commandLabel(k Kind) string {
 	if k == kindInvalid || k == KindNone {
@@ -47,7 +47,7 @@ type Metrics struct {
 
 // NewMetrics registers the line protocol's metrics with reg:
 //   - matchmaker_lineproto_commands_total{command, outcome}: command is GAME, MUTATOR, PLAYER,
-//     BOT, MEANBOT or invalid; outcome is ok, error or unknown (PLAYER or BOT with no rating
+//     BOT, MEANBOT, AUTH or invalid; outcome is ok, error or unknown (PLAYER or BOT with no rating
 //     in the connection's context);
 //   - matchmaker_lineproto_command_duration_seconds{command}: from the parsed line to the
 //     reply in the write buffer (store reads included, network not);
@@ -72,7 +72,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		rejected: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "matchmaker_lineproto_connections_rejected_total",
-			Help: "Line-protocol connections refused because MaxConns were open.",
+			Help: "Line-protocol connections refused because MaxConns were open, or MaxConnsPerAddr from the client's address.",
 		}),
 	}
 	for k := KindGame; k <= kindInvalid; k++ {

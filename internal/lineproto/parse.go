@@ -20,15 +20,16 @@ const (
 	KindPlayer              // PLAYER id
 	KindBot                 // BOT name
 	KindMeanBot             // MEANBOT
+	KindAuth                // AUTH secret
 )
 
 // keywords are the commands' keywords, by Kind.
 var keywords = [...]string{KindNone: "", KindGame: "GAME", KindMutator: "MUTATOR",
-	KindPlayer: "PLAYER", KindBot: "BOT", KindMeanBot: "MEANBOT"}
+	KindPlayer: "PLAYER", KindBot: "BOT", KindMeanBot: "MEANBOT", KindAuth: "AUTH"}
 
 // argNames name each command's argument in error messages.
 var argNames = [...]string{KindGame: "game type", KindMutator: "mutator name",
-	KindPlayer: "player id", KindBot: "bot name", KindMeanBot: ""}
+	KindPlayer: "player id", KindBot: "bot name", KindMeanBot: "", KindAuth: "secret"}
 
 // String is the command's keyword ("GAME", ...); "" for KindNone.
 func (k Kind) String() string {
@@ -90,6 +91,10 @@ func ParseLine(line string) (Command, error) {
 	case KindMeanBot:
 		if arg != "" {
 			return Command{Kind: kind}, invalid("MEANBOT takes no argument")
+		}
+	case KindAuth:
+		if arg == "" {
+			return Command{Kind: kind}, invalid("AUTH needs a secret")
 		}
 	case KindGame, KindMutator, KindPlayer, KindBot:
 		if arg == "" {

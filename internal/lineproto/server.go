@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -38,19 +40,33 @@ type Config struct {
 	// CommandTimeout bounds the store reads of one command; past it the command is answered
 	// "ERROR store unavailable".
 	CommandTimeout time.Duration
+	// MaxConnsPerAddr caps the connections open at once from one client address, so that one
+	// client cannot take every one of MaxConns; one more is answered
+	// "ERROR too many connections from your address" and closed.
+	MaxConnsPerAddr int
+	// SecretHash, when not zero, is the SHA-256 of the shared secret a client must send first
+	// ("AUTH secret") before any other command, within AuthTimeout; see the package doc.
+	SecretHash [sha256.Size]byte
+	// AuthTimeout bounds the wait for the AUTH line when a secret is set.
+	AuthTimeout time.Duration
 }
 
-// DefaultConfig returns the defaults: 5 min idle, 512-byte lines, 1024
-// connections, 64 mutators a game, 2 s a command.
+// DefaultConfig returns the defaults: 5 min idle, 512-byte lines, 1024 connections (64 from
+// one address), 64 mutators a game, 2 s a command, 10 s for the AUTH line; no secret.
 func DefaultConfig() Config {
 	return Config{
-		IdleTimeout:    5 * time.Minute,
-		MaxLineBytes:   512,
-		MaxConns:       1024,
-		MaxMutators:    ratings.MaxMutators,
-		CommandTimeout: 2 * time.Second,
+		IdleTimeout:     5 * time.Minute,
+		MaxLineBytes:    512,
+		MaxConns:        1024,
+		MaxConnsPerAddr: 64,
+		MaxMutators:     ratings.MaxMutators,
+		CommandTimeout:  2 * time.Second,
+		AuthTimeout:     10 * time.Second,
 	}
 }
+
+// requiresAuth reports whether clients must send AUTH first.
+func (c Config) requiresAuth() bool { return c.SecretHash != [sha256.Size]byte{} }
 
 // Limits of the configuration.
 const (
@@ -92,6 +108,12 @@ func (c Config) withDefaults() Config {
 	if c.CommandTimeout == 0 {
 		c.CommandTimeout = d.CommandTimeout
 	}
+	if c.MaxConnsPerAddr == 0 {
+		c.MaxConnsPerAddr = d.MaxConnsPerAddr
+	}
+	if c.AuthTimeout == 0 {
+		c.AuthTimeout = d.AuthTimeout
+	}
 	return c
 }
 
@@ -109,6 +131,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("lineproto: MaxMutators must be in [1, %d]", ratings.MaxMutators)
 	case c.CommandTimeout < 0:
 		return errors.New("lineproto: CommandTimeout must be positive")
+	case c.MaxConnsPerAddr < 0:
+		return errors.New("lineproto: MaxConnsPerAddr must be positive")
+	case c.AuthTimeout < 0:
+		return errors.New("lineproto: AuthTimeout must be positive")
 	}
 	return nil
 }
@@ -130,6 +156,7 @@ type Server struct {
 	mu        sync.Mutex
 	ln        net.Listener
 	conns     map[*conn]struct{}
+	perAddr   map[string]int // open connections by client address (host, no port)
 	rejecting int
 	closing   bool
 	// wg counts Serve's accept loop, every connection and every refusal; an Add happens
@@ -154,6 +181,7 @@ func NewServer(svc *ratings.Service, logger *slog.Logger, cfg Config, metrics *M
 		baseCtx:    base,
 		cancelBase: cancel,
 		conns:      make(map[*conn]struct{}),
+		perAddr:    make(map[string]int),
 	}
 }
 
@@ -263,7 +291,8 @@ func (s *Server) admit(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	if len(s.conns) >= s.cfg.MaxConns {
+	addr := hostOf(nc.RemoteAddr())
+	if full, fromAddr := len(s.conns) >= s.cfg.MaxConns, s.perAddr[addr] >= s.cfg.MaxConnsPerAddr; full || fromAddr {
 		linger := s.rejecting < maxRejecting
 		if linger {
 			s.rejecting++
@@ -271,18 +300,27 @@ func (s *Server) admit(nc net.Conn) {
 		}
 		s.mu.Unlock()
 		s.metrics.connRejected()
-		s.logger.Warn("line protocol: too many connections; refused one",
-			"remote", nc.RemoteAddr().String(), "max_conns", s.cfg.MaxConns)
+		msg := "ERROR too many connections\n"
+		if full {
+			s.logger.Warn("line protocol: too many connections; refused one",
+				"remote", nc.RemoteAddr().String(), "max_conns", s.cfg.MaxConns)
+		} else {
+			msg = "ERROR too many connections from your address\n"
+			s.logger.Warn("line protocol: too many connections from one address; refused one",
+				"remote", nc.RemoteAddr().String(), "max_conns_per_addr", s.cfg.MaxConnsPerAddr)
+		}
 		if linger {
-			go s.refuse(nc)
+			go s.refuse(nc, msg)
 		} else {
 			nc.SetWriteDeadline(time.Now().Add(lingerTimeout))
-			io.WriteString(nc, "ERROR too many connections\n")
+			io.WriteString(nc, msg)
 			nc.Close()
 		}
 		return
 	}
 	c := newConn(s, nc)
+	c.addr = addr
+	s.perAddr[addr]++
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -292,7 +330,7 @@ func (s *Server) admit(nc net.Conn) {
 
 // refuse tells a connection over the cap why it is closed, and lingers so that the client
 // can read it.
-func (s *Server) refuse(nc net.Conn) {
+func (s *Server) refuse(nc net.Conn, msg string) {
 	defer func() {
 		s.mu.Lock()
 		s.rejecting--
@@ -300,7 +338,7 @@ func (s *Server) refuse(nc net.Conn) {
 		s.wg.Done()
 	}()
 	nc.SetWriteDeadline(time.Now().Add(lingerTimeout))
-	if _, err := io.WriteString(nc, "ERROR too many connections\n"); err != nil {
+	if _, err := io.WriteString(nc, msg); err != nil {
 		nc.Close()
 		return
 	}
@@ -311,9 +349,24 @@ func (s *Server) refuse(nc net.Conn) {
 func (s *Server) forget(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
+	if s.perAddr[c.addr]--; s.perAddr[c.addr] <= 0 {
+		delete(s.perAddr, c.addr)
+	}
 	s.mu.Unlock()
 	s.metrics.connClosed()
 	s.wg.Done()
+}
+
+// hostOf is a connection's client address without its port.
+func hostOf(a net.Addr) string {
+	if tcp, ok := a.(*net.TCPAddr); ok {
+		return tcp.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
 }
 
 // lingeringClose sends FIN after what was written, drains what the client still sends for up
@@ -336,9 +389,16 @@ type conn struct {
 	r      *bufio.Reader
 	w      *bufio.Writer
 	remote string
+	addr   string // remote without its port: the per-address cap's key
 
 	mu      sync.Mutex // guards closing and arming the read deadline, against interrupt
 	closing bool
+
+	// idleUntil is when the connection is closed for idleness: IdleTimeout after its last
+	// command (empty lines do not count), AuthTimeout after it opened until it authenticates.
+	idleUntil time.Time
+	authed    bool // sent the secret, or none is required
+	done      bool // close after the replies written so far (a failed AUTH)
 
 	// The game being played on this connection.
 	game     string          // "" before the first GAME
@@ -350,14 +410,20 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	return &conn{
+	c := &conn{
 		s:      s,
 		nc:     nc,
 		r:      bufio.NewReaderSize(nc, s.cfg.MaxLineBytes+2), // the line, "\r\n"
 		w:      bufio.NewWriterSize(deadlineWriter{nc, s.cfg.IdleTimeout}, 4096),
 		remote: nc.RemoteAddr().String(),
 		num:    make([]byte, 0, 32),
+		authed: !s.cfg.requiresAuth(),
 	}
+	c.idleUntil = time.Now().Add(s.cfg.IdleTimeout)
+	if !c.authed {
+		c.idleUntil = time.Now().Add(min(s.cfg.AuthTimeout, s.cfg.IdleTimeout))
+	}
+	return c
 }
 
 // deadlineWriter gives every write to the network IdleTimeout to complete.
@@ -380,17 +446,17 @@ func (c *conn) interrupt() {
 	c.mu.Unlock()
 }
 
-// armRead prepares a read: false when the connection is closing. The idle deadline is only
-// reset when the next line is not already buffered, i.e. when the read will wait for the
-// client.
+// armRead prepares a read: false when the connection is closing. The read waits until
+// idleUntil, which only a command moves (not an empty line: a client sending one a minute
+// used to hold its connection for ever).
 func (c *conn) armRead(waiting bool) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closing {
+	if c.closing || c.done {
 		return false
 	}
 	if waiting {
-		c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
+		c.nc.SetReadDeadline(c.idleUntil)
 	}
 	return true
 }
@@ -510,6 +576,13 @@ func (c *conn) tooLong() {
 func (c *conn) handle(line []byte) {
 	start := time.Now()
 	cmd, err := ParseLine(string(line))
+	if err == nil && cmd.Kind != KindNone && c.authed {
+		c.idleUntil = start.Add(c.s.cfg.IdleTimeout)
+	}
+	if !c.authed && (cmd.Kind != KindNone || err != nil) { // any line but an empty one
+		c.authenticate(cmd, err)
+		return
+	}
 	var o outcome
 	switch {
 	case err != nil:
@@ -520,6 +593,8 @@ func (c *conn) handle(line []byte) {
 		o = outcomeError
 	case cmd.Kind == KindNone:
 		return
+	case cmd.Kind == KindAuth:
+		o = outcomeOK // no secret required, or sent already: nothing to do
 	case cmd.Kind == KindGame:
 		c.setGame(strings.Clone(cmd.Arg)) // not a slice of the line: kept for the game
 	case cmd.Kind == KindMutator:
@@ -528,6 +603,27 @@ func (c *conn) handle(line []byte) {
 		o = c.query(cmd)
 	}
 	c.s.metrics.command(cmd.Kind, o, time.Since(start))
+}
+
+// authenticate answers the first command of a connection that must authenticate: AUTH with
+// the secret (compared as hashes, in constant time) lets the connection in, silently; anything
+// else is answered with an ERROR line and the connection is closed.
+func (c *conn) authenticate(cmd Command, err error) {
+	sum := sha256.Sum256([]byte(cmd.Arg))
+	switch {
+	case err == nil && cmd.Kind == KindAuth && subtle.ConstantTimeCompare(sum[:], c.s.cfg.SecretHash[:]) == 1:
+		c.authed = true
+		c.idleUntil = time.Now().Add(c.s.cfg.IdleTimeout)
+		c.s.metrics.command(KindAuth, outcomeOK, 0)
+		return
+	case cmd.Kind == KindAuth:
+		c.s.logger.Warn("line protocol: authentication failed; closed the connection", "remote", c.remote)
+		c.errorLine("auth failed")
+	default:
+		c.errorLine("auth required: send AUTH <secret> first")
+	}
+	c.s.metrics.command(KindAuth, outcomeError, 0)
+	c.done = true
 }
 
 func (c *conn) setGame(game string) {

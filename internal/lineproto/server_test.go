@@ -951,6 +951,9 @@ func TestMetricsCountCommandsByOutcome(t *testing.T) {
 	}
 
 	const want = `
+matchmaker_lineproto_commands_total{command="AUTH",outcome="error"} 0
+matchmaker_lineproto_commands_total{command="AUTH",outcome="ok"} 0
+matchmaker_lineproto_commands_total{command="AUTH",outcome="unknown"} 0
 matchmaker_lineproto_commands_total{command="BOT",outcome="error"} 0
 matchmaker_lineproto_commands_total{command="BOT",outcome="ok"} 1
 matchmaker_lineproto_commands_total{command="BOT",outcome="unknown"} 1

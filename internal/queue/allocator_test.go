@@ -92,7 +92,7 @@ func TestAllocatorFailsTwiceThenAnswers(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"connection": {"address": "10.0.0.7", "port": 7777}}`)
-	}), queue.Config{})
+	}), queue.Config{WebhookAllow: loopback})
 	ctx := context.Background()
 	a, _, _ := f.svc.CreateTicket(ctx, solo("duel", "alice"))
 	f.svc.CreateTicket(ctx, solo("duel", "bob"))
@@ -117,7 +117,7 @@ func TestAllocatorThatNeverAnswers(t *testing.T) {
 		case <-r.Context().Done():
 		case <-stop:
 		}
-	}), queue.Config{WebhookTimeout: 100 * time.Millisecond})
+	}), queue.Config{WebhookTimeout: 100 * time.Millisecond, WebhookAllow: loopback})
 	t.Cleanup(func() { close(stop) }) // before the server's Close, which waits for its handlers
 	ctx := context.Background()
 	a, _, _ := f.svc.CreateTicket(ctx, solo("duel", "alice"))

@@ -58,8 +58,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		quality: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "matchmaker_queue_match_average_difference",
 			Help:    "Difference of the two teams' average ratings per match the queue made.",
 			Buckets: []float64{0.1, 0.5, 1, 2, 5, 10, 25, 50, 100, 250}}, byQueue),
+		// Not by queue: /metrics is public, and a queue's failures beside its successes would
+		// tell anyone which addresses the service can reach (a port scan through an admin
+		// key's webhook URLs). The logs name the queue.
 		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_webhook_deliveries_total",
-			Help: "Webhook deliveries, by outcome (delivered, failed, dead_letter: given up on)."}, []string{"queue", "outcome"}),
+			Help: "Webhook deliveries of every queue, by outcome (delivered, failed, dead_letter: given up on)."}, []string{"outcome"}),
 		byBand: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "matchmaker_queue_searching_players_by_band",
 			Help: "Players in the queue's searching tickets by rating band (queue.Bands; backfills not included), as its leader counted them at its last stats snapshot."},
 			[]string{"queue", "band"}),
@@ -185,11 +188,11 @@ func (m *Metrics) expiredTicket(queue, reason string) {
 	}
 }
 
-func (m *Metrics) webhook(queue, outcome string) {
+func (m *Metrics) webhook(outcome string) {
 	if m == nil {
 		return
 	}
-	m.webhooks.WithLabelValues(queue, outcome).Inc()
+	m.webhooks.WithLabelValues(outcome).Inc()
 }
 
 // forget removes a deleted queue's series.
@@ -199,7 +202,7 @@ func (m *Metrics) forget(queue string) {
 	}
 	l := prometheus.Labels{"queue": queue}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
+		m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality,
 		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime} {
 		v.DeletePartialMatch(l)
 	}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"sync"
@@ -59,6 +60,10 @@ type Config struct {
 	// once; one on another replica within DefinitionTTL. A deleted queue takes no ticket
 	// either way: the store refuses it. Default 1 s; negative: read per ticket.
 	DefinitionTTL time.Duration
+	// WebhookAllow are the internal addresses (loopback, private, link-local, CGNAT, ...)
+	// webhooks may reach, for receivers on premises; public addresses are always allowed.
+	// See WebhookPolicy.
+	WebhookAllow []netip.Prefix
 }
 
 func (c Config) withDefaults() Config {
@@ -84,6 +89,7 @@ type Service struct {
 	logger  *slog.Logger
 	metrics *Metrics
 	webhook *http.Client
+	policy  WebhookPolicy
 
 	feeds       *feeds   // the queues' events, read once for every waiter of this replica
 	runners     sync.Map // queue name -> *runner, while Run runs
@@ -107,7 +113,8 @@ type Deps struct {
 	Now     func() time.Time // nil: time.Now
 	Logger  *slog.Logger     // nil: discard
 	Metrics *Metrics         // nil: not measured
-	// WebhookClient posts webhooks; nil: a client with Config.WebhookTimeout.
+	// WebhookClient posts webhooks; nil: the policy's client (WebhookPolicy.Client) with
+	// Config.WebhookTimeout. A client given here is trusted to check addresses itself.
 	WebhookClient *http.Client
 }
 
@@ -123,8 +130,9 @@ func NewService(d Deps) *Service {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
+	s.policy = WebhookPolicy{Allow: s.cfg.WebhookAllow}
 	if s.webhook == nil {
-		s.webhook = &http.Client{Timeout: s.cfg.WebhookTimeout}
+		s.webhook = s.policy.Client(s.cfg.WebhookTimeout)
 	}
 	return s
 }
@@ -139,6 +147,16 @@ func (s *Service) MaxWait() time.Duration { return s.cfg.MaxWait }
 func (s *Service) PutQueue(ctx context.Context, q Queue) (Queue, bool, error) {
 	if err := q.Validate(); err != nil {
 		return Queue{}, false, err
+	}
+	if q.Webhook != nil {
+		if err := s.policy.CheckURL(q.Webhook.URL); err != nil {
+			return Queue{}, false, err
+		}
+	}
+	if q.Allocator != nil { // posted to as webhooks are, under the same address rule
+		if err := s.policy.CheckURL(q.Allocator.URL); err != nil {
+			return Queue{}, false, apperr.Rename(err, func(string) string { return "allocator.url" })
+		}
 	}
 	now := s.now().UTC()
 	q.CreatedAt, q.UpdatedAt = now, now

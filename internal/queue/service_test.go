@@ -323,7 +323,7 @@ func TestWebhooksAreSignedAndRetried(t *testing.T) {
 		got = append(got, ev)
 	}))
 	defer hook.Close()
-	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond})
+	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookAllow: loopback})
 	ctx := context.Background()
 	f.queue(t, func(q *queue.Queue) { q.Webhook = &queue.Webhook{URL: hook.URL, Secret: secret} })
 	a, _, _ := f.svc.CreateTicket(ctx, solo("duel", "alice"))

@@ -138,7 +138,7 @@ func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEve
 		}
 		for _, e := range evs {
 			err := s.post(ctx, q.Webhook, e)
-			s.metrics.webhook(q.Name, webhookOutcome(err))
+			s.metrics.webhook(webhookOutcome(err))
 			if err != nil {
 				if head.seq != e.Seq {
 					*head = failingEvent{seq: e.Seq}
@@ -148,7 +148,7 @@ func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEve
 				if why == "" {
 					return fmt.Errorf("event %d: %w", e.Seq, err)
 				}
-				s.metrics.webhook(q.Name, "dead_letter")
+				s.metrics.webhook("dead_letter")
 				s.logger.Error("queue: webhook event dead-lettered: the receiver never took it",
 					"queue", q.Name, "seq", e.Seq, "type", e.Type, "ticket_id", e.TicketID, "attempts", head.attempts, "why", why, "err", err)
 			}
@@ -189,13 +189,14 @@ func (e *refusedError) Error() string {
 }
 
 // permanent: a 4xx says the request itself is wrong, and sending it again will not help;
-// 408, 425 and 429 say "later".
+// 408, 425 and 429 say "later". A 3xx is a redirect, which is not followed (it could point
+// the signed body at an internal address): the webhook's URL needs fixing.
 func (e *refusedError) permanent() bool {
 	switch e.status {
 	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
 		return false
 	}
-	return e.status >= 400 && e.status <= 499
+	return e.status >= 300 && e.status <= 499
 }
 
 func (s *Service) post(ctx context.Context, w *Webhook, e Event) error {

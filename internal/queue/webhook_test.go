@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,9 @@ type receiver struct {
 	attempts map[int64]int
 	acked    []int64
 }
+
+// loopback allows the test receivers (httptest servers on 127.0.0.1) past the webhook policy.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
 func newReceiver(t *testing.T, secret string, answer func(seq int64, attempt int) int) (*receiver, string) {
 	rc := &receiver{attempts: map[int64]int{}}
@@ -82,7 +86,7 @@ func TestWebhookRetriesWhileTheQueueIsBusy(t *testing.T) {
 		return http.StatusOK
 	})
 	// The backoff (200 ms, then 400) is longer than the 50 ms between the ticks that match.
-	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 200 * time.Millisecond})
+	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 200 * time.Millisecond, WebhookAllow: loopback})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f.queue(t, func(q *queue.Queue) { q.Webhook = &queue.Webhook{URL: url, Secret: secret} })
@@ -125,7 +129,7 @@ func TestWebhookDeadLetters(t *testing.T) {
 				}
 				return http.StatusNoContent
 			})
-			f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 10 * time.Millisecond, WebhookMaxAttempts: 3})
+			f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 10 * time.Millisecond, WebhookMaxAttempts: 3, WebhookAllow: loopback})
 			ctx := context.Background()
 			f.queue(t, func(q *queue.Queue) { q.Webhook = &queue.Webhook{URL: url, Secret: secret} })
 			for _, id := range []string{"a", "b", "c"} {
@@ -166,7 +170,7 @@ func TestWebhookDeadLettersOldEvents(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 10 * time.Millisecond, WebhookMaxAge: time.Minute})
+	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 10 * time.Millisecond, WebhookMaxAge: time.Minute, WebhookAllow: loopback})
 	ctx := context.Background()
 	f.queue(t, func(q *queue.Queue) { q.Webhook = &queue.Webhook{URL: url, Secret: secret} })
 	tk, _, _ := f.svc.CreateTicket(ctx, solo("duel", "a"))

@@ -87,6 +87,14 @@ func (m *meteredStore) SaveTunings(ctx context.Context, gameType string, ts []Tu
 	return m.Store.SaveTunings(ctx, gameType, ts)
 }
 
+// Ready passes the store's readiness check on (see Service.Ready).
+func (m *meteredStore) Ready(ctx context.Context) error {
+	if r, ok := m.Store.(interface{ Ready(context.Context) error }); ok {
+		return r.Ready(ctx)
+	}
+	return m.Ping(ctx)
+}
+
 func (m *meteredStore) Ping(ctx context.Context) (err error) {
 	defer m.time("ping")(&err)
 	return m.Store.Ping(ctx)

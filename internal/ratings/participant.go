@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Participant is whoever a rating belongs to: a player by id, or a bot by name. The two
@@ -77,15 +79,22 @@ var (
 	errIDControl = errors.New("must not contain control characters")
 	errIDSpace   = errors.New("must not contain white space")
 	errIDUTF8    = errors.New("must be valid UTF-8")
+	errIDFormat  = errors.New("must not contain invisible format characters (zero-width, bidirectional controls)")
+	errIDNFC     = errors.New("must be in Unicode normalization form C (NFC): compose accents with their letters")
 )
 
 // ValidateID is the one rule for a player id, bot name, match id or ticket id, wherever it
 // arrives (a JSON body, a path, a query string, the line protocol): 1..MaxIDLen bytes of
-// valid UTF-8 with no white space and no control characters. White space is out because ids
-// travel over the line protocol as space-separated words; control characters and invalid
-// UTF-8 because Postgres text holds neither a NUL nor invalid UTF-8, and logs should not
-// carry escapes. Every transport checks ids with it before any store call. The error's text
-// is the message for the field ("must be valid UTF-8").
+// valid UTF-8 in normalization form C, with no white space, no control characters and no
+// format characters. White space is out because ids travel over the line protocol as
+// space-separated words; control characters and invalid UTF-8 because Postgres text holds
+// neither a NUL nor invalid UTF-8, and logs should not carry escapes; format characters
+// (Unicode's Cf: zero-width spaces and joiners, bidirectional overrides, the BOM) because they
+// are invisible, so "alice\u200b" stood beside "alice" on a leaderboard and an override could
+// reverse how an id reads; and a form other than NFC because "e\u0301" and "é" look the same
+// but are two ids. (An id in another form is refused, not rewritten: the id a client sends is
+// the id it reads back.) Every transport checks ids with it before any store call. The
+// error's text is the message for the field ("must be valid UTF-8").
 func ValidateID(s string) error {
 	if s == "" {
 		return errIDEmpty
@@ -104,8 +113,10 @@ func checkID(s string) string {
 	return ""
 }
 
-// checkText reports invalid UTF-8, control characters and (unless spaces) white space.
+// checkText reports invalid UTF-8, control and format characters, (unless spaces) white
+// space, and text not in NFC. ASCII, always NFC, skips the normalization check.
 func checkText(s string, spaces bool) error {
+	ascii := true
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -118,6 +129,7 @@ func checkText(s string, spaces bool) error {
 			i++
 			continue
 		}
+		ascii = false
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			return errIDUTF8
@@ -128,7 +140,13 @@ func checkText(s string, spaces bool) error {
 		if unicode.IsSpace(r) && !spaces {
 			return errIDSpace
 		}
+		if unicode.Is(unicode.Cf, r) {
+			return errIDFormat
+		}
 		i += size
+	}
+	if !ascii && !norm.NFC.IsNormalString(s) {
+		return errIDNFC
 	}
 	return nil
 }

@@ -47,6 +47,15 @@ func (s *Service) StoreName() string { return s.store.Name() }
 // Ping reports whether the store can be reached.
 func (s *Service) Ping(ctx context.Context) error { return s.store.Ping(ctx) }
 
+// Ready is the readiness check: the store's own (a Postgres store also checks that its
+// schema is at the binary's version), else Ping.
+func (s *Service) Ready(ctx context.Context) error {
+	if r, ok := s.store.(interface{ Ready(context.Context) error }); ok {
+		return r.Ready(ctx)
+	}
+	return s.store.Ping(ctx)
+}
+
 // UnknownWeight is the weight of a player with no stored rating in a context: the average
 // player, 50 on the 0..100 scale (the weight of the zero Rating).
 const UnknownWeight = 50

@@ -1,0 +1,55 @@
+package ratings
+
+import (
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// The id rule refuses invisible format characters and text not in NFC, so that no two
+// accepted ids look alike by those means ("alice\u200b" beside "alice" on a leaderboard).
+func TestValidateIDRefusesLookAlikes(t *testing.T) {
+	t.Parallel()
+	for id, want := range map[string]error{
+		"alice":               nil,
+		"Zoë":                 nil, // NFC: ë is one code point
+		"日本語":                 nil,
+		"Boring_John":         nil,
+		"alice\u200b":         errIDFormat, // zero-width space
+		"al\u200dice":         errIDFormat, // zero-width joiner
+		"\u202egnp.exe":       errIDFormat, // right-to-left override
+		"a\u2066b\u2069":      errIDFormat, // bidi isolates
+		"\ufeffalice":         errIDFormat, // byte order mark
+		"alice\u00ad":         errIDFormat, // soft hyphen
+		"Zoe\u0308":           errIDNFC,    // e and a combining diaeresis
+		"\u212b":              errIDNFC,    // the Angstrom sign, which NFC makes Å
+		"a\u0301\u0301\u0301": errIDNFC,
+	} {
+		if got := ValidateID(id); got != want {
+			t.Errorf("ValidateID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+// FuzzValidateID: whatever the rule accepts is valid UTF-8 in NFC, without control, format or
+// space characters, and at most MaxIDLen bytes.
+func FuzzValidateID(f *testing.F) {
+	for _, seed := range []string{"alice", "alice\u200b", "\u202eevil", "e\u0301", "\u00e9", "\ufeff", "a b", "a\x00", "\xff", "\u212b", "ﬁ"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if ValidateID(id) != nil {
+			return
+		}
+		if id == "" || len(id) > MaxIDLen || !utf8.ValidString(id) || !norm.NFC.IsNormalString(id) {
+			t.Fatalf("accepted %q", id)
+		}
+		for _, r := range id {
+			if unicode.IsControl(r) || unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) {
+				t.Fatalf("accepted %q with %U", id, r)
+			}
+		}
+	})
+}
