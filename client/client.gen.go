@@ -522,8 +522,10 @@ type AcceptanceRequest struct {
 	// Accept true accepts the match, false declines it (the proposal fails at once).
 	Accept bool `json:"accept"`
 
-	// PlayerId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 with no white space and
-	// no control characters. The same rule holds on every endpoint and on the line protocol.
+	// PlayerId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
+	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
+	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
