@@ -98,10 +98,13 @@ class Follower {
 
   /** read answers the ticket, after a long-poll of waitS seconds when waitS > 0. */
   async read(waitS: number): Promise<Ticket> {
-    const { data, error, response } = await this.api.GET("/v1/tickets/{id}", {
-      params: { path: { id: this.id }, query: waitS > 0 ? { wait_s: waitS } : {} },
-      signal: this.options.signal,
-    });
+    const { data, error, response } = await abortable(
+      this.api.GET("/v1/tickets/{id}", {
+        params: { path: { id: this.id }, query: waitS > 0 ? { wait_s: waitS } : {} },
+        signal: this.options.signal,
+      }),
+      this.options.signal,
+    );
     if (!data) throw new MatchmakerError(response.status, error as Problem | undefined, `GET /v1/tickets/${this.id}`);
     const state = `${data.status} ${data.updated_at}`;
     if (state !== this.last) {
@@ -123,13 +126,14 @@ class Follower {
   async overEvents(queue: string): Promise<Ticket | undefined> {
     for (;;) {
       const opened = Date.now();
-      const { data: body, response } = await this.api
-        .GET("/v1/queues/{name}/events", {
+      const { data: body, response } = await abortable(
+        this.api.GET("/v1/queues/{name}/events", {
           params: { path: { name: queue } },
           parseAs: "stream",
           signal: this.options.signal,
-        })
-        .catch((err: unknown) => {
+        }),
+        this.options.signal,
+      ).catch((err: unknown) => {
           if (this.options.signal?.aborted) throw err;
           return { data: undefined, response: undefined };
         });
@@ -143,7 +147,7 @@ class Follower {
       try {
         let ticket = await this.read(0);
         if (settled(ticket.status)) return ticket;
-        for await (const message of sseEvents(body)) {
+        for await (const message of sseEvents(body, this.options.signal)) {
           if (!message.data) continue;
           const event = JSON.parse(message.data) as QueueEvent;
           if (event.ticket_id !== this.id) continue;
@@ -172,6 +176,21 @@ class Follower {
       if (ticket.status !== "searching" && this.last === before) await pause(1000, this.options.signal);
     }
   }
+}
+
+/**
+ * abortable is call, or the signal's reason as soon as it aborts: node's fetch may not pass
+ * an abort on to a request it no longer references (see sseEvents), and a long-poll should
+ * not hold its caller for the rest of its wait_s.
+ */
+function abortable<T>(call: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return call;
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    call.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
 }
 
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -8,10 +8,18 @@ export interface SSEMessage {
   data: string;
 }
 
-/** sseEvents yields the events of an event stream as they arrive; comment lines are skipped. */
-export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SSEMessage> {
+/**
+ * sseEvents yields the events of an event stream as they arrive; comment lines are skipped.
+ * An abort of signal ends the stream and throws its reason: node's fetch follows a signal
+ * through a weak reference to its Request and, once that is collected, no longer ends the
+ * body on an abort (the tests saw a wait outlive its signal), so the reader is cancelled here.
+ */
+export async function* sseEvents(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<SSEMessage> {
+  signal?.throwIfAborted();
   const decoder = new TextDecoder();
   const reader = body.getReader();
+  const abort = () => void reader.cancel(signal?.reason).catch(() => {});
+  signal?.addEventListener("abort", abort, { once: true });
   let buffered = "";
   let id: string | undefined;
   let event = "";
@@ -19,6 +27,7 @@ export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerat
   try {
     for (;;) {
       const { value, done } = await reader.read();
+      signal?.throwIfAborted();
       buffered += done ? decoder.decode() : decoder.decode(value, { stream: true });
       // Lines end in \n, \r\n or \r; a \r last in the buffer may be the first half of \r\n.
       let start = 0;
@@ -48,6 +57,7 @@ export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerat
       if (done) return; // an event not ended by a blank line is dropped, as EventSource does
     }
   } finally {
+    signal?.removeEventListener("abort", abort);
     reader.releaseLock();
   }
 }
