@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -47,4 +48,33 @@ func TestTypeScriptClient(t *testing.T) {
 	run(nil, "run", "check-generated")
 	base := startDocsServer(t)
 	run([]string{"MATCHMAKER_URL=" + base, "MATCHMAKER_KEY=" + docsKey}, "test")
+}
+
+// TestDocsTypeScriptExample keeps docs/clients.md's TypeScript program the one the client's
+// tests run (clients/typescript/examples/duel.ts), as a reader imports it: from the package
+// by name, where the example imports the sources beside it.
+func TestDocsTypeScriptExample(t *testing.T) {
+	t.Parallel()
+	example, err := os.ReadFile(filepath.Join("..", "..", "clients", "typescript", "examples", "duel.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(string(example), `from "../src/index.js"`, `from "@matchmaker/client"`, 1)
+	blocks, err := docBlocks(filepath.Join("..", "..", "docs", "clients.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var programs []docBlock
+	for _, b := range blocks {
+		if b.lang == "ts" {
+			programs = append(programs, b)
+		}
+	}
+	if len(programs) != 1 {
+		t.Fatalf("docs/clients.md has %d TypeScript blocks, want the one program", len(programs))
+	}
+	if got := programs[0].code; got != want {
+		t.Errorf("docs/clients.md:%d is not clients/typescript/examples/duel.ts (with the package's import); copy the example into the page.\npage:\n%s\nexample:\n%s",
+			programs[0].line, got, want)
+	}
 }
