@@ -57,9 +57,18 @@ export class MatchmakerError extends Error {
 
 /** createClient makes a client of the service at options.baseUrl, with options.apiKey on every call. */
 export function createClient(options: MatchmakerOptions): MatchmakerClient {
-  const { apiKey, headers, ...rest } = options;
-  const auth: Record<string, string> = apiKey ? { Authorization: `Bearer ${apiKey}` } : {};
-  const api = createFetchClient<paths>({ ...rest, headers: { ...auth, ...(headers as Record<string, string> | undefined) } });
+  const { apiKey, ...rest } = options;
+  const api = createFetchClient<paths>(rest);
+  if (apiKey) {
+    // A middleware rather than a default header: it keeps the caller's headers whatever their
+    // form, and an Authorization given for one call wins.
+    api.use({
+      onRequest({ request }) {
+        if (!request.headers.has("Authorization")) request.headers.set("Authorization", `Bearer ${apiKey}`);
+        return request;
+      },
+    });
+  }
   return Object.assign(api, {
     waitForMatch: (ticketId: string, wait: WaitOptions = {}) => waitForMatch(api, ticketId, wait),
   });
@@ -126,21 +135,22 @@ class Follower {
   async overEvents(queue: string): Promise<Ticket | undefined> {
     for (;;) {
       const opened = Date.now();
-      const { data: body, response } = await abortable(
-        this.api.GET("/v1/queues/{name}/events", {
-          params: { path: { name: queue } },
-          parseAs: "stream",
-          signal: this.options.signal,
-        }),
-        this.options.signal,
-      ).catch((err: unknown) => {
-          if (this.options.signal?.aborted) throw err;
-          return { data: undefined, response: undefined };
-        });
+      const opening = this.api.GET("/v1/queues/{name}/events", {
+        params: { path: { name: queue } },
+        parseAs: "stream",
+        signal: this.options.signal,
+      });
+      // A stream that opens after the abort is closed at once.
+      const discard = (late: Awaited<typeof opening>) => void late.data?.cancel().catch(() => {});
+      const { data: body, error, response } = await abortable(opening, this.options.signal, discard).catch((err: unknown) => {
+        if (this.options.signal?.aborted) throw err;
+        return { data: undefined, error: undefined, response: undefined };
+      });
       if (!response || !body || !response.headers.get("content-type")?.startsWith("text/event-stream")) {
         await body?.cancel().catch(() => {});
+        // A key that may not read the stream may not long-poll either.
         if (response?.status === 401 || response?.status === 403) {
-          throw new MatchmakerError(response.status, undefined, `GET /v1/queues/${queue}/events`);
+          throw new MatchmakerError(response.status, error as Problem | undefined, `GET /v1/queues/${queue}/events`);
         }
         return undefined;
       }
@@ -183,13 +193,15 @@ class Follower {
  * an abort on to a request it no longer references (see sseEvents), and a long-poll should
  * not hold its caller for the rest of its wait_s.
  */
-function abortable<T>(call: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+function abortable<T>(call: Promise<T>, signal: AbortSignal | undefined, discard?: (late: T) => void): Promise<T> {
   if (!signal) return call;
   return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
     const abort = () => reject(signal.reason);
     signal.addEventListener("abort", abort, { once: true });
-    call.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+    call
+      .then((value) => (signal.aborted ? discard?.(value) : resolve(value)), reject)
+      .finally(() => signal.removeEventListener("abort", abort));
+    if (signal.aborted) abort();
   });
 }
 

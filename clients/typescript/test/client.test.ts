@@ -227,6 +227,15 @@ describe("a queue through the client", { timeout: 120_000 }, () => {
     assert.equal(error?.status, 401);
   });
 
+  test("the caller's headers go with the key, and a call's own Authorization wins", async () => {
+    const mm = createClient({ baseUrl: service.url, apiKey: service.key, headers: new Headers({ "X-Request-Id": "ts-client-test" }) });
+    const ok = await mm.GET("/v1/queues");
+    assert.equal(ok.response.status, 200, JSON.stringify(ok.error));
+    assert.equal(ok.response.headers.get("X-Request-Id"), "ts-client-test");
+    const refused = await mm.GET("/v1/queues", { headers: { Authorization: "Bearer not-a-key" } });
+    assert.equal(refused.response.status, 401);
+  });
+
   test("requests are typed from the spec", () => {
     const mm = client();
     // Compile-time checks: tsc fails the build if one of these is no longer an error.
