@@ -4,7 +4,7 @@
 import createFetchClient, { type Client, type ClientOptions } from "openapi-fetch";
 
 import type { components, paths } from "./schema.js";
-import { sseEvents } from "./sse.js";
+import { abortable, pause, Streams } from "./streams.js";
 
 export type { components, paths } from "./schema.js";
 export { sseEvents, type SSEMessage } from "./sse.js";
@@ -69,8 +69,9 @@ export function createClient(options: MatchmakerOptions): MatchmakerClient {
       },
     });
   }
+  const streams = new Streams(api);
   return Object.assign(api, {
-    waitForMatch: (ticketId: string, wait: WaitOptions = {}) => waitForMatch(api, ticketId, wait),
+    waitForMatch: (ticketId: string, wait: WaitOptions = {}) => waitForMatch(api, streams, ticketId, wait),
   });
 }
 
@@ -83,13 +84,12 @@ export function settled(status: string): boolean {
   return status === "matched" || status === "expired" || status === "cancelled";
 }
 
-/** waitForMatch is MatchmakerClient.waitForMatch for a client made by createFetchClient<paths>. */
-export async function waitForMatch(api: Client<paths>, ticketId: string, options: WaitOptions = {}): Promise<Ticket> {
+async function waitForMatch(api: Client<paths>, streams: Streams, ticketId: string, options: WaitOptions): Promise<Ticket> {
   const follower = new Follower(api, ticketId, options);
-  let ticket = await follower.read(0);
+  const ticket = await follower.read(0);
   if (settled(ticket.status)) return ticket;
   if ((options.via ?? "sse") === "sse") {
-    const t = await follower.overEvents(ticket.queue);
+    const t = await follower.overEvents(streams, ticket.queue);
     if (t) return t;
   }
   return follower.overLongPolls();
@@ -124,54 +124,25 @@ class Follower {
   }
 
   /**
-   * overEvents follows the ticket over its queue's event stream, and answers it settled, or
-   * undefined where the stream cannot be opened (a proxy that refuses streams, too many
-   * streams open, the service restarting): the caller long-polls then. The stream starts
-   * from now on, so the ticket is read again once it is open: a change before that is in
-   * the read, a change after it comes as an event. An event of this ticket is a cue to read
-   * it (the read carries the assignment and the states an event does not name); a stream the
-   * service ends (its shutdown, a store failure) is opened again the same way.
+   * overEvents follows the ticket over its queue's event stream, which the client's waits on
+   * the queue share, and answers it settled; or undefined where the stream cannot be opened
+   * (a proxy that refuses streams, too many open, the service restarting): the caller
+   * long-polls then. A stream starts from now on, so the ticket is read once the wait is on
+   * it: a change before that is in the read, a change after it comes as an event. An event
+   * of the ticket, or the stream opened again, is a cue to read it: the read carries the
+   * assignment, and the states an event does not name.
    */
-  async overEvents(queue: string): Promise<Ticket | undefined> {
-    for (;;) {
-      const opened = Date.now();
-      const opening = this.api.GET("/v1/queues/{name}/events", {
-        params: { path: { name: queue } },
-        parseAs: "stream",
-        signal: this.options.signal,
-      });
-      // A stream that opens after the abort is closed at once.
-      const discard = (late: Awaited<typeof opening>) => void late.data?.cancel().catch(() => {});
-      const { data: body, error, response } = await abortable(opening, this.options.signal, discard).catch((err: unknown) => {
-        if (this.options.signal?.aborted) throw err;
-        return { data: undefined, error: undefined, response: undefined };
-      });
-      if (!response || !body || !response.headers.get("content-type")?.startsWith("text/event-stream")) {
-        await body?.cancel().catch(() => {});
-        // A key that may not read the stream may not long-poll either.
-        if (response?.status === 401 || response?.status === 403) {
-          throw new MatchmakerError(response.status, error as Problem | undefined, `GET /v1/queues/${queue}/events`);
-        }
-        return undefined;
-      }
-      try {
-        let ticket = await this.read(0);
+  async overEvents(streams: Streams, queue: string): Promise<Ticket | undefined> {
+    const sub = await streams.join(queue, this.id, this.options.signal);
+    if (!sub) return undefined;
+    try {
+      for (;;) {
+        const ticket = await this.read(0);
         if (settled(ticket.status)) return ticket;
-        for await (const message of sseEvents(body, this.options.signal)) {
-          if (!message.data) continue;
-          const event = JSON.parse(message.data) as QueueEvent;
-          if (event.ticket_id !== this.id) continue;
-          ticket = await this.read(0);
-          if (settled(ticket.status)) return ticket;
-        }
-      } catch (err) {
-        if (this.options.signal?.aborted || err instanceof MatchmakerError) throw err;
-        // The connection broke mid-stream: open it again.
-      } finally {
-        await body.cancel().catch(() => {});
+        if ((await sub.next(this.options.signal)) === "closed") return undefined;
       }
-      // A stream that ends as soon as it opens is not reopened in a tight loop.
-      if (Date.now() - opened < 1000) await pause(1000, this.options.signal);
+    } finally {
+      sub.leave();
     }
   }
 
@@ -186,37 +157,4 @@ class Follower {
       if (ticket.status !== "searching" && this.last === before) await pause(1000, this.options.signal);
     }
   }
-}
-
-/**
- * abortable is call, or the signal's reason as soon as it aborts: node's fetch may not pass
- * an abort on to a request it no longer references (see sseEvents), and a long-poll should
- * not hold its caller for the rest of its wait_s.
- */
-function abortable<T>(call: Promise<T>, signal: AbortSignal | undefined, discard?: (late: T) => void): Promise<T> {
-  if (!signal) return call;
-  return new Promise((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    signal.addEventListener("abort", abort, { once: true });
-    call
-      .then((value) => (signal.aborted ? discard?.(value) : resolve(value)), reject)
-      .finally(() => signal.removeEventListener("abort", abort));
-    if (signal.aborted) abort();
-  });
-}
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(done, ms);
-    function done() {
-      signal?.removeEventListener("abort", abort);
-      resolve();
-    }
-    function abort() {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    }
-    signal?.addEventListener("abort", abort, { once: true });
-  });
 }

@@ -143,6 +143,40 @@ describe("a queue through the client", { timeout: 120_000 }, () => {
     assert.ok(bad.error?.errors?.some((e) => e.field.startsWith("teams") || e.field === "winner"), JSON.stringify(bad.error));
   });
 
+  test("the waits of a client on one queue share its event stream", async () => {
+    const calls: Calls = [];
+    const mm = client(calls);
+    const name = unique("ts-2v2");
+    const queue = await mm.PUT("/v1/queues/{name}", {
+      params: { path: { name } },
+      body: { context: { game_type: "ctf" }, team_size: 2, tick_ms: 100 },
+    });
+    assert.equal(queue.error, undefined, JSON.stringify(queue.error));
+    // Three players wait: one short of a 2v2.
+    const waiting: Promise<Ticket>[] = [];
+    for (const rating of [1000, 1010, 990]) {
+      const t = await ticket(mm, name, unique("p"), rating);
+      waiting.push(mm.waitForMatch(t.id, { signal: AbortSignal.timeout(30_000) }));
+    }
+    // Each wait has read its ticket on the open stream.
+    await until(() => calls.filter((c) => c.startsWith("GET /v1/tickets/")).length === 6);
+    await ticket(mm, name, unique("p"), 1005);
+    const matched = await Promise.all(waiting);
+    assert.deepEqual(
+      matched.map((t) => t.status),
+      ["matched", "matched", "matched"],
+    );
+    assert.equal(new Set(matched.map((t) => t.assignment?.match_id)).size, 1, "one match");
+    assert.equal(calls.filter((c) => c === `GET /v1/queues/${name}/events`).length, 1, calls.join(", "));
+    // The last wait closed the stream: the next one opens it again.
+    const late = await ticket(mm, name, unique("p"), 1000);
+    const stop = new AbortController();
+    const next = mm.waitForMatch(late.id, { signal: stop.signal });
+    await until(() => calls.filter((c) => c === `GET /v1/queues/${name}/events`).length === 2);
+    stop.abort(new Error("done"));
+    await assert.rejects(next, /done/);
+  });
+
   test("waitForMatch over long-polls", async () => {
     const calls: Calls = [];
     const mm = client(calls);
@@ -171,6 +205,28 @@ describe("a queue through the client", { timeout: 120_000 }, () => {
     assert.equal(matched.status, "matched");
     assert.ok(calls.includes(`GET /v1/queues/${queue}/events`), calls.join(", "));
     assert.ok(calls.some((c) => c.startsWith(`GET /v1/tickets/${first.id}?wait_s=`)), calls.join(", "));
+  });
+
+  test("a stream the service ends is opened again, and the ticket read again", async () => {
+    const calls: Calls = [];
+    let ended = false;
+    // The first stream ends at once, as at the service's shutdown.
+    const mm = client(calls, (req) => {
+      if (!req.url.includes("/events") || ended) return undefined;
+      ended = true;
+      return new Response(": bye\n\n", { status: 200, headers: { "content-type": "text/event-stream" } });
+    });
+    const queue = await queueFor1v1(mm);
+    const first = await ticket(mm, queue, unique("ivan"), 1300);
+    const waiting = mm.waitForMatch(first.id, { signal: AbortSignal.timeout(30_000) });
+    // Read at the start, once the first stream opened, and once the second did.
+    await until(() => calls.filter((c) => c === `GET /v1/tickets/${first.id}`).length === 3);
+    assert.equal(calls.filter((c) => c === `GET /v1/queues/${queue}/events`).length, 2, calls.join(", "));
+    await ticket(mm, queue, unique("judy"), 1310);
+    assert.equal((await waiting).status, "matched");
+    // And once more, at the match's event.
+    assert.equal(calls.filter((c) => c === `GET /v1/tickets/${first.id}`).length, 4, calls.join(", "));
+    assert.ok(!calls.some((c) => c.includes("wait_s=")), calls.join(", "));
   });
 
   test("a cancelled ticket ends the wait, cancelled", async () => {

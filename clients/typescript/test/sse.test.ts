@@ -41,3 +41,27 @@ test("events, comments and line endings", async () => {
     assert.deepEqual(await read(text, size), want, `chunks of ${size} bytes`);
   }
 });
+
+test("an abort cancels the body and throws its reason", async () => {
+  let cancelled: unknown;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode("data: one\n\n"));
+      // and nothing more: a quiet stream
+    },
+    cancel(reason) {
+      cancelled = reason;
+    },
+  });
+  const stop = new AbortController();
+  const seen: string[] = [];
+  const reading = (async () => {
+    for await (const m of sseEvents(body, stop.signal)) {
+      seen.push(m.data);
+      stop.abort(new Error("left"));
+    }
+  })();
+  await assert.rejects(reading, /left/);
+  assert.deepEqual(seen, ["one"]);
+  assert.match(String(cancelled), /left/, "the body is cancelled, so its connection closes");
+});
