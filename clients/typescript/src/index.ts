@@ -19,8 +19,9 @@ export type Problem = Schemas["Problem"];
 export interface MatchmakerClient extends Client<paths> {
   /**
    * Follows a ticket until it is settled (matched, expired or cancelled) and answers it as it
-   * is then: a matched ticket carries its assignment. Over the queue's Server-Sent Events,
-   * falling back to long-polls where the stream cannot be opened.
+   * is then: a matched ticket carries its assignment. Over the queue's Server-Sent Events
+   * (one stream per queue for all of this client's waits), falling back to long-polls where
+   * the stream cannot be opened.
    */
   waitForMatch(ticketId: string, options?: WaitOptions): Promise<Ticket>;
 }

@@ -22,7 +22,9 @@ export class Streams {
   async join(queue: string, ticket: string, signal: AbortSignal | undefined): Promise<Subscription | undefined> {
     let stream = this.byQueue.get(queue);
     if (!stream) {
-      stream = new QueueStream(this.api, queue, () => this.byQueue.delete(queue));
+      // A closed stream leaves the map, unless a newer one of the queue took its place.
+      const closed = (s: QueueStream) => this.byQueue.get(queue) === s && this.byQueue.delete(queue);
+      stream = new QueueStream(this.api, queue, closed);
       this.byQueue.set(queue, stream);
     }
     const sub = stream.add(ticket);
@@ -60,7 +62,7 @@ class QueueStream {
   constructor(
     private readonly api: Client<paths>,
     private readonly queue: string,
-    private readonly onClose: () => void,
+    private readonly onClose: (s: QueueStream) => void,
   ) {
     this.opened = new Promise((resolve) => (this.setOpened = resolve));
     void this.run();
@@ -80,7 +82,7 @@ class QueueStream {
   }
 
   private close(): void {
-    this.onClose();
+    this.onClose(this);
     this.stop.abort();
   }
 
