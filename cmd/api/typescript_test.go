@@ -36,6 +36,7 @@ func TestTypeScriptClient(t *testing.T) {
 		cmd := exec.CommandContext(ctx, npm, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), env...)
+		cmd.WaitDelay = 10 * time.Second // node, npm's child, may hold the output open after a kill
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("npm %v in clients/typescript failed (%v):\n%s", args, err, out)
