@@ -8,11 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"matchmaker/db/dbtest"
+	"matchmaker/internal/handlers"
 )
 
 // TestTypeScriptClient runs the TypeScript client's own tests (clients/typescript, `npm test`:
 // a queue, tickets, the match followed over SSE and long-polls, its result) against the whole
-// program, after checking that its src/schema.d.ts is generated from the current spec. The
+// program, on the in-memory store and on Postgres, after checking that its src/schema.d.ts is generated from the current spec. The
 // packages come from package-lock.json (`npm ci`, when node_modules is missing: CI installs
 // them beforehand). Without npm the test is skipped, or fails under
 // MATCHMAKER_REQUIRE_TEST_DB=1 (CI).
@@ -31,7 +34,7 @@ func TestTypeScriptClient(t *testing.T) {
 	dir := filepath.Join("..", "..", "clients", "typescript")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	run := func(env []string, args ...string) {
+	run := func(t *testing.T, env []string, args ...string) {
 		t.Helper()
 		cmd := exec.CommandContext(ctx, npm, args...)
 		cmd.Dir = dir
@@ -44,11 +47,24 @@ func TestTypeScriptClient(t *testing.T) {
 		t.Logf("npm %v:\n%s", args, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		run(nil, "ci", "--no-audit", "--no-fund")
+		run(t, nil, "ci", "--no-audit", "--no-fund")
 	}
-	run(nil, "run", "check-generated")
-	base := startDocsServer(t)
-	run([]string{"MATCHMAKER_URL=" + base, "MATCHMAKER_KEY=" + docsKey}, "test")
+	run(t, nil, "run", "check-generated")
+	// One store after the other: both runs build into clients/typescript/dist.
+	t.Run("memory", func(t *testing.T) {
+		run(t, []string{"MATCHMAKER_URL=" + startDocsServer(t), "MATCHMAKER_KEY=" + docsKey}, "test")
+	})
+	// On Postgres the events reach the stream through LISTEN/NOTIFY.
+	t.Run("postgres", func(t *testing.T) {
+		p := startProgram(t, map[string]string{"DATABASE_URL": dbtest.URL(t), "MATCHMAKER_DB_MAX_CONNS": "6",
+			"MATCHMAKER_API_KEYS": "ts:read+match+results+admin:" + handlers.HashKey(docsKey)})
+		t.Cleanup(func() {
+			if err := p.stop(); err != nil {
+				t.Errorf("the server's shutdown: %v", err)
+			}
+		})
+		run(t, []string{"MATCHMAKER_URL=" + p.base, "MATCHMAKER_KEY=" + docsKey}, "test")
+	})
 }
 
 // TestDocsTypeScriptExample keeps docs/clients.md's TypeScript program the one the client's
