@@ -245,6 +245,19 @@ describe("a queue through the client", { timeout: 120_000 }, () => {
     assert.equal(ended.assignment, undefined);
   });
 
+  test("an expired ticket ends the wait, expired", async () => {
+    const mm = client();
+    const queue = await queueFor1v1(mm);
+    const { data, error } = await mm.POST("/v1/queues/{name}/tickets", {
+      params: { path: { name: queue } },
+      body: { players: [{ id: unique("kim"), rating: 1000 }], ttl_s: 1 },
+    });
+    assert.ok(data, JSON.stringify(error));
+    const ended = await mm.waitForMatch(data.id, { signal: AbortSignal.timeout(30_000) });
+    assert.equal(ended.status, "expired");
+    assert.equal(ended.reason, "ttl");
+  });
+
   test("the signal ends the wait", { timeout: 15_000 }, async () => {
     const mm = client();
     const queue = await queueFor1v1(mm);
