@@ -1,5 +1,5 @@
 // One event stream per queue for all the waits of a client: the service counts each open
-// stream against the key's waiters (MATCHMAKER_MAX_WAITERS_PER_KEY, 2,000 by default), and a
+// stream against the key's waiters (MATCHMAKER_MAX_WAITERS_PER_KEY), and a
 // backend follows as many tickets as it has players searching.
 import type { Client } from "openapi-fetch";
 
