@@ -212,21 +212,6 @@ func (e QueueDefinitionStrategy) Valid() bool {
 	}
 }
 
-// Defines values for QueueDefinitionTeams.
-const (
-	N2 QueueDefinitionTeams = 2
-)
-
-// Valid indicates whether the value is a known member of the QueueDefinitionTeams enum.
-func (e QueueDefinitionTeams) Valid() bool {
-	switch e {
-	case N2:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for QueueEventType.
 const (
 	QueueEventTypeCancelled QueueEventType = "cancelled"
@@ -292,6 +277,7 @@ const (
 	Distance    RuleType = "distance"
 	Equal       RuleType = "equal"
 	Intersect   RuleType = "intersect"
+	PartyMix    RuleType = "party_mix"
 	TeamBalance RuleType = "team_balance"
 )
 
@@ -303,6 +289,8 @@ func (e RuleType) Valid() bool {
 	case Equal:
 		return true
 	case Intersect:
+		return true
+	case PartyMix:
 		return true
 	case TeamBalance:
 		return true
@@ -548,7 +536,15 @@ type AssignResponse struct {
 
 // AssignedTeam defines model for AssignedTeam.
 type AssignedTeam struct {
-	Players []string `json:"players"`
+	// Name A named team's name (the queue's `team_defs`).
+	Name *string `json:"name,omitempty"`
+
+	// OpenSlots The players the team lacks of its size, in a match that started short (`min_team_size`); left out when full.
+	OpenSlots *int32   `json:"open_slots,omitempty"`
+	Players   []string `json:"players"`
+
+	// Roles With the queue's `roles`, each player's role, by player id.
+	Roles *map[string]string `json:"roles,omitempty"`
 }
 
 // AttributeDeclaration defines model for AttributeDeclaration.
@@ -697,6 +693,12 @@ type Coefficients struct {
 	Awareness    *float64 `json:"awareness,omitempty"`
 	Movement     *float64 `json:"movement,omitempty"`
 	ReactionTime *float64 `json:"reaction_time,omitempty"`
+}
+
+// Composition How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none).
+type Composition map[string]struct {
+	Max int32 `json:"max"`
+	Min int32 `json:"min"`
 }
 
 // Context defines model for Context.
@@ -1015,22 +1017,28 @@ type Problem struct {
 // Queue defines model for Queue.
 type Queue struct {
 	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
-	Context    Context                          `json:"context"`
-	CreatedAt  time.Time                        `json:"created_at"`
+
+	// Composition How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none).
+	Composition *Composition `json:"composition,omitempty"`
+	Context     Context      `json:"context"`
+	CreatedAt   time.Time    `json:"created_at"`
 
 	// Expansions How a ticket's tolerances grow with its own wait. A ticket's current value is the last
 	// step whose `after_s` is at most its wait; the first step is at 0.
-	Expansions   Expansions    `json:"expansions"`
-	MaxPartySize int32         `json:"max_party_size"`
-	Name         string        `json:"name"`
-	Regions      []string      `json:"regions"`
-	Rules        *[]Rule       `json:"rules,omitempty"`
-	Strategy     QueueStrategy `json:"strategy"`
-	TeamSize     int32         `json:"team_size"`
-	Teams        int32         `json:"teams"`
-	TickMs       int64         `json:"tick_ms"`
-	TicketTtlS   int32         `json:"ticket_ttl_s"`
-	UpdatedAt    time.Time     `json:"updated_at"`
+	Expansions   Expansions        `json:"expansions"`
+	MaxPartySize int32             `json:"max_party_size"`
+	MinTeamSize  *[]Step           `json:"min_team_size,omitempty"`
+	Name         string            `json:"name"`
+	Regions      []string          `json:"regions"`
+	Roles        *[]string         `json:"roles,omitempty"`
+	Rules        *[]Rule           `json:"rules,omitempty"`
+	Strategy     QueueStrategy     `json:"strategy"`
+	TeamDefs     *[]TeamDefinition `json:"team_defs,omitempty"`
+	TeamSize     int32             `json:"team_size"`
+	Teams        int32             `json:"teams"`
+	TickMs       int64             `json:"tick_ms"`
+	TicketTtlS   int32             `json:"ticket_ttl_s"`
+	UpdatedAt    time.Time         `json:"updated_at"`
 
 	// Webhook The webhook's URL; its secret is never shown.
 	Webhook *struct {
@@ -1045,7 +1053,10 @@ type QueueStrategy string
 type QueueDefinition struct {
 	// Attributes The attributes tickets carry, by name (at most 32). An attribute a rule reads is required on every ticket unless it has a `default`.
 	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
-	Context    Context                          `json:"context"`
+
+	// Composition How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none).
+	Composition *Composition `json:"composition,omitempty"`
+	Context     Context      `json:"context"`
 
 	// Expansions How a ticket's tolerances grow with its own wait. A ticket's current value is the last
 	// step whose `after_s` is at most its wait; the first step is at 0.
@@ -1054,16 +1065,29 @@ type QueueDefinition struct {
 	// MaxPartySize Defaults to `team_size`.
 	MaxPartySize *int32 `json:"max_party_size,omitempty"`
 
+	// MinTeamSize The fewest players each team may start with, by the wait of the match's oldest ticket: steps whose values never increase, e.g. `[{"after_s": 0, "value": 5}, {"after_s": 90, "value": 4}]` lets a 5v5 start as 4v4 after 90 s (the match then says each team's `open_slots`).
+	MinTeamSize *[]Step `json:"min_team_size,omitempty"`
+
 	// Regions The regions tickets may give latencies for; empty allows any name.
 	Regions *[]string `json:"regions,omitempty"`
 
+	// Roles The roles players may list (`players[].roles` of a ticket), which a `composition` bounds.
+	Roles *[]string `json:"roles,omitempty"`
+
 	// Rules The match rules beside the interval and latency, in the order `waiting_on` tries them.
-	Rules      *[]Rule                  `json:"rules,omitempty"`
-	Strategy   *QueueDefinitionStrategy `json:"strategy,omitempty"`
-	TeamSize   *int32                   `json:"team_size,omitempty"`
-	Teams      *QueueDefinitionTeams    `json:"teams,omitempty"`
-	TickMs     *int32                   `json:"tick_ms,omitempty"`
-	TicketTtlS *int32                   `json:"ticket_ttl_s,omitempty"`
+	Rules    *[]Rule                  `json:"rules,omitempty"`
+	Strategy *QueueDefinitionStrategy `json:"strategy,omitempty"`
+
+	// TeamDefs Named teams, each of its own size, instead of `teams` x `team_size`, e.g. one monster against four hunters.
+	TeamDefs *[]TeamDefinition `json:"team_defs,omitempty"`
+
+	// TeamSize Players per team; with `team_defs`, the largest of their sizes (leave it out).
+	TeamSize *int32 `json:"team_size,omitempty"`
+
+	// Teams Teams in a match (8 teams of 1 is an 8-player free-for-all); with `team_defs`, their number (leave it out).
+	Teams      *int32 `json:"teams,omitempty"`
+	TickMs     *int32 `json:"tick_ms,omitempty"`
+	TicketTtlS *int32 `json:"ticket_ttl_s,omitempty"`
 
 	// Webhook Where the queue's events are POSTed, signed with `X-Matchmaker-Signature` (`t=<unix seconds>,v1=<hex HMAC-SHA256 with secret of "<t>.<delivery>.<body>">`), retried with backoff until a 2xx or dead-lettered; `X-Matchmaker-Delivery` (`queue:seq`) is the same on every retry.
 	Webhook *Webhook `json:"webhook,omitempty"`
@@ -1071,9 +1095,6 @@ type QueueDefinition struct {
 
 // QueueDefinitionStrategy defines model for QueueDefinition.Strategy.
 type QueueDefinitionStrategy string
-
-// QueueDefinitionTeams defines model for QueueDefinition.Teams.
-type QueueDefinitionTeams int32
 
 // QueueEvent A ticket change, as SSE `data:` and as a webhook's body.
 type QueueEvent struct {
@@ -1125,8 +1146,16 @@ type QueueMatchPlayer struct {
 
 // QueueMatchTeam defines model for QueueMatchTeam.
 type QueueMatchTeam struct {
+	// Name A named team's name (the queue's `team_defs`).
+	Name *string `json:"name,omitempty"`
+
+	// OpenSlots The players the team lacks of its size, in a match that started short (`min_team_size`); left out when full.
+	OpenSlots   *int32             `json:"open_slots,omitempty"`
 	Players     []QueueMatchPlayer `json:"players"`
 	RatingTotal float64            `json:"rating_total"`
+
+	// Roles With the queue's `roles`, each player's role, by player id.
+	Roles *map[string]string `json:"roles,omitempty"`
 }
 
 // QueueStats defines model for QueueStats.
@@ -1136,17 +1165,26 @@ type QueueStats struct {
 	Backfills QueueStatsCounts `json:"backfills"`
 	Bands     []QueueStatsBand `json:"bands"`
 	Expired   QueueStatsCounts `json:"expired"`
-	Matches   QueueStatsCounts `json:"matches"`
+
+	// ExpiredByReason Tickets expired in the last hour, by reason (`ttl`, `no_region`, `invalid`).
+	ExpiredByReason map[string]int   `json:"expired_by_reason"`
+	Matches         QueueStatsCounts `json:"matches"`
+
+	// MatchesPerMinute Matches made (fills not included) in each of the 60 minutes up to `at`, oldest first; the last entry is the 60 seconds ending at `at`.
+	MatchesPerMinute []int `json:"matches_per_minute"`
 
 	// MeanQuality Mean `average_difference` of the matches of the last 10 minutes; absent without any.
 	MeanQuality *float64 `json:"mean_quality,omitempty"`
 
 	// OldestWaitS How long the oldest searching ticket (backfills included) has waited; 0 with none.
-	OldestWaitS        float64 `json:"oldest_wait_s"`
-	QualitySamples     int     `json:"quality_samples"`
-	Queue              string  `json:"queue"`
-	SearchingBackfills int     `json:"searching_backfills"`
-	SearchingPlayers   int     `json:"searching_players"`
+	OldestWaitS    float64 `json:"oldest_wait_s"`
+	QualitySamples int     `json:"quality_samples"`
+	Queue          string  `json:"queue"`
+
+	// RecentMatches The queue's last 10 matches (fills not included), newest first, as the leader saw them made.
+	RecentMatches      []QueueStatsRecentMatch `json:"recent_matches"`
+	SearchingBackfills int                     `json:"searching_backfills"`
+	SearchingPlayers   int                     `json:"searching_players"`
 
 	// SearchingTickets Searching tickets, backfill tickets not included.
 	SearchingTickets int `json:"searching_tickets"`
@@ -1154,8 +1192,11 @@ type QueueStats struct {
 	// Source `leader`: this replica leads the queue; `store`: the snapshot the leader published (at most about 3 s old); `none`: no leader has published one yet (every count 0).
 	Source QueueStatsSource `json:"source"`
 
-	// WaitS Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+	// WaitS Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.
 	WaitS QueueStatsWait `json:"wait_s"`
+
+	// WaitSLastHour Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.
+	WaitSLastHour QueueStatsWait `json:"wait_s_last_hour"`
 
 	// WaitingOn The tickets the leader's last tick left waiting, by the rule that stopped them (`interval`, `latency` or one of the queue's rules); absent before a tick. Each ticket's own reason is its `waiting_on`.
 	WaitingOn *map[string]int `json:"waiting_on,omitempty"`
@@ -1177,7 +1218,7 @@ type QueueStatsBand struct {
 	SearchingPlayers int      `json:"searching_players"`
 	SearchingTickets int      `json:"searching_tickets"`
 
-	// WaitS Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+	// WaitS Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.
 	WaitS QueueStatsWait `json:"wait_s"`
 }
 
@@ -1187,7 +1228,28 @@ type QueueStatsCounts struct {
 	LastMinute int `json:"last_minute"`
 }
 
-// QueueStatsWait Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples.
+// QueueStatsRecentMatch defines model for QueueStatsRecentMatch.
+type QueueStatsRecentMatch struct {
+	// AverageDifference |difference of the team average ratings| on the matchmaking scale: the match's fairness as the queue measured it.
+	AverageDifference float64   `json:"average_difference"`
+	CreatedAt         time.Time `json:"created_at"`
+	Id                string    `json:"id"`
+
+	// Region Absent when the queue does not consider latency.
+	Region *string                `json:"region,omitempty"`
+	Teams  []QueueStatsRecentTeam `json:"teams"`
+
+	// WinProbability Each team's probability of winning by the queue's rating model from the stored ratings, as POST /v1/predict answers it (players without a stored rating count as newcomers), asked once per match when the stats first show it; absent when the model could not be asked.
+	WinProbability *[]float64 `json:"win_probability,omitempty"`
+}
+
+// QueueStatsRecentTeam defines model for QueueStatsRecentTeam.
+type QueueStatsRecentTeam struct {
+	AverageRating float64  `json:"average_rating"`
+	Players       []string `json:"players"`
+}
+
+// QueueStatsWait Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.
 type QueueStatsWait struct {
 	Median  *float64 `json:"median,omitempty"`
 	P90     *float64 `json:"p90,omitempty"`
@@ -1379,10 +1441,11 @@ type ResultTeam struct {
 // the match. `intersect`: the lists of `attribute` share at least `min_common` values (the
 // match reports them). `distance`: the largest minus the smallest value of `attribute` at
 // most the tolerance. `team_balance`: the teams' average ratings differ by at most the
-// tolerance. The search finds a match for the oldest ticket whenever one keeps its
-// `equal` and `intersect` rules (and the interval and latency), and, for `distance`,
+// tolerance. `party_mix`: the teams' largest parties differ by at most `max_difference`
+// players (premades against premades). The search finds a match for the oldest ticket
+// whenever one keeps its `equal` and `intersect` rules (and the interval and latency), and, for `distance`,
 // whenever one's values lie within three quarters of its tolerance; a match picked that
-// breaks a `team_balance` rule (or a `distance` rule the oldest ticket is no longer
+// breaks a `team_balance` or `party_mix` rule (or a `distance` rule the oldest ticket is no longer
 // bound by) is turned down, and the ticket then waits on that rule.
 type Rule struct {
 	// Attribute The declared attribute the rule reads (not for `team_balance`). A `distance` rule may read `rating`, reserved (not declared), the tickets' ratings (a party's mean), to bound the spread of the whole match's ratings where the interval is centred on the oldest ticket's.
@@ -1391,10 +1454,13 @@ type Rule struct {
 	// Expansions For `distance` and `team_balance`, the tolerance by wait.
 	Expansions *[]Step `json:"expansions,omitempty"`
 
+	// MaxDifference For `party_mix`, how many players the teams' largest parties may differ by (default 0).
+	MaxDifference *int32 `json:"max_difference,omitempty"`
+
 	// MinCommon For `intersect`, the values the lists share at least (default 1).
 	MinCommon *int32 `json:"min_common,omitempty"`
 
-	// Name Unique in the queue; not `interval` or `latency` (the built-in rules' names in `waiting_on`).
+	// Name Unique in the queue; not `interval`, `latency` or `teams` (the built-in rules' names in `waiting_on`).
 	Name string `json:"name"`
 
 	// OptionalAfterS The wait from which the rule no longer binds a ticket.
@@ -1444,6 +1510,17 @@ type TeamBot struct {
 	// Example: alice
 	Name   ID       `json:"name"`
 	Weight *float64 `json:"weight,omitempty"`
+}
+
+// TeamDefinition defines model for TeamDefinition.
+type TeamDefinition struct {
+	// Composition How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none).
+	Composition *Composition `json:"composition,omitempty"`
+
+	// MinSize The fewest players the team may start with, by wait (as `min_team_size`).
+	MinSize *[]Step `json:"min_size,omitempty"`
+	Name    *string `json:"name,omitempty"`
+	Size    int32   `json:"size"`
 }
 
 // TeamObjective `ratio`: maximise smaller total / larger total (the seed's); `difference`: minimise largest total - smallest.
@@ -1563,6 +1640,9 @@ type Ticket struct {
 	Reason *string      `json:"reason,omitempty"`
 	Status TicketStatus `json:"status"`
 
+	// Tolerances For a searching ticket, what it accepts at its wait now, by the queue's expansion schedules as the tick applies them.
+	Tolerances *TicketTolerances `json:"tolerances,omitempty"`
+
 	// UpdatedAt When the status last changed.
 	UpdatedAt time.Time `json:"updated_at"`
 
@@ -1598,6 +1678,7 @@ type TicketPlayer struct {
 	Id           string                   `json:"id"`
 	Rating       float64                  `json:"rating"`
 	RatingSource TicketPlayerRatingSource `json:"rating_source"`
+	Roles        *[]string                `json:"roles,omitempty"`
 }
 
 // TicketPlayerRatingSource defines model for TicketPlayer.RatingSource.
@@ -1629,6 +1710,21 @@ type TicketRequestPlayer struct {
 
 	// Rating On the matchmaking scale (0..2000, average 1000); without it the stored rating in the queue's context, else 1000.
 	Rating *float64 `json:"rating,omitempty"`
+
+	// Roles The queue's roles the player plays, in order of preference; without them, any.
+	Roles *[]string `json:"roles,omitempty"`
+}
+
+// TicketTolerances For a searching ticket, what it accepts at its wait now, by the queue's expansion schedules as the tick applies them.
+type TicketTolerances struct {
+	// Interval The rating interval (`expansions.interval`'s current step).
+	Interval float64 `json:"interval"`
+
+	// MaxLatencyMs The latency it accepts in a match's region (`expansions.max_latency_ms`'s current step); absent when the queue does not consider latency.
+	MaxLatencyMs *float64 `json:"max_latency_ms,omitempty"`
+
+	// Rules The tolerance of each of the queue's rules that widens with the wait (`distance`, `team_balance`), by rule name.
+	Rules *map[string]float64 `json:"rules,omitempty"`
 }
 
 // Uncertainty The standard deviation of `rating`, in its units, as the context's model knows it: a
@@ -1647,7 +1743,7 @@ type WaitingOn struct {
 	// Detail The reason in words, e.g. "no maps common to 9 candidates".
 	Detail string `json:"detail"`
 
-	// Rule `interval`, `latency`, or the name of one of the queue's rules.
+	// Rule `interval`, `latency`, `teams` (enough candidates passed every rule, but their parties or roles cannot fill the team shape), or the name of one of the queue's rules.
 	Rule string `json:"rule"`
 }
 
@@ -2295,8 +2391,10 @@ type ClientInterface interface {
 	// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
 	// second); another replica answers the snapshot the leader publishes every 2 s
 	// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
-	// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
-	// scope.
+	// ticket's `estimated_wait_s` comes from the same waits, of its band. And the hour, as
+	// the console at `/console` charts it: matches per minute, expiries by reason, the waits
+	// of the tickets matched in the hour, and the last 10 matches with their team average
+	// ratings and predicted win probabilities. Needs the `read` scope.
 	//
 	// Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
 	GetQueueStats(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2615,7 +2713,7 @@ type ClientInterface interface {
 	//
 	// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
 	// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-	// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+	// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
 	//
 	// Corresponds with GET /v1/tickets/{id} (the `GetTicket` operationId).
 	GetTicket(ctx context.Context, id ID, params *GetTicketParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3164,8 +3262,10 @@ func (c *Client) StreamQueueEvents(ctx context.Context, name QueueName, params *
 // counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
 // second); another replica answers the snapshot the leader publishes every 2 s
 // (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
-// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
-// scope.
+// ticket's `estimated_wait_s` comes from the same waits, of its band. And the hour, as
+// the console at `/console` charts it: matches per minute, expiries by reason, the waits
+// of the tickets matched in the hour, and the last 10 matches with their team average
+// ratings and predicted win probabilities. Needs the `read` scope.
 //
 // Corresponds with GET /v1/queues/{name}/stats (the `GetQueueStats` operationId).
 func (c *Client) GetQueueStats(ctx context.Context, name QueueName, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3644,7 +3744,7 @@ func (c *Client) CancelTicket(ctx context.Context, id ID, reqEditors ...RequestE
 //
 // `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
 // its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
 //
 // Corresponds with GET /v1/tickets/{id} (the `GetTicket` operationId).
 func (c *Client) GetTicket(ctx context.Context, id ID, params *GetTicketParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5327,8 +5427,10 @@ type ClientWithResponsesInterface interface {
 	// counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
 	// second); another replica answers the snapshot the leader publishes every 2 s
 	// (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
-	// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
-	// scope.
+	// ticket's `estimated_wait_s` comes from the same waits, of its band. And the hour, as
+	// the console at `/console` charts it: matches per minute, expiries by reason, the waits
+	// of the tickets matched in the hour, and the last 10 matches with their team average
+	// ratings and predicted win probabilities. Needs the `read` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5655,7 +5757,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
 	// its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-	// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+	// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10012,8 +10114,10 @@ func (c *ClientWithResponses) StreamQueueEventsWithResponse(ctx context.Context,
 // counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
 // second); another replica answers the snapshot the leader publishes every 2 s
 // (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
-// ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
-// scope.
+// ticket's `estimated_wait_s` comes from the same waits, of its band. And the hour, as
+// the console at `/console` charts it: matches per minute, expiries by reason, the waits
+// of the tickets matched in the hour, and the last 10 matches with their team average
+// ratings and predicted win probabilities. Needs the `read` scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10436,7 +10540,7 @@ func (c *ClientWithResponses) CancelTicketWithResponse(ctx context.Context, id I
 //
 // `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
 // its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-// changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+// changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
 //
 // Returns a wrapper object for the known response body format(s).
 //

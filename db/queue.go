@@ -385,7 +385,8 @@ func (s *QueueStore) GetMatch(ctx context.Context, id string) (queue.Match, erro
 		return queue.Match{}, mapError(fmt.Errorf("stored pairs of match %q: %w", id, err), "queue: get match")
 	}
 	for _, t := range ts {
-		mt := queue.MatchTeam{RatingTotal: t.RatingTotal, Players: make([]queue.MatchPlayer, len(t.Players))}
+		mt := queue.MatchTeam{RatingTotal: t.RatingTotal, Players: make([]queue.MatchPlayer, len(t.Players)),
+			Name: t.Name, Roles: t.Roles, OpenSlots: t.OpenSlots}
 		for i, p := range t.Players {
 			mt.Players[i] = queue.MatchPlayer(p)
 		}
@@ -613,6 +614,7 @@ type (
 		ID     string             `json:"id"`
 		Rating float64            `json:"rating"`
 		Source queue.RatingSource `json:"source"`
+		Roles  []string           `json:"roles,omitempty"`
 	}
 	assignmentJSON struct {
 		MatchID    string               `json:"match_id"`
@@ -622,6 +624,9 @@ type (
 		Joined     [][]string           `json:"joined,omitempty"`
 		FillID     string               `json:"fill_id,omitempty"`
 		Attributes []matchAttributeJSON `json:"attributes,omitempty"`
+		TeamNames  []string             `json:"team_names,omitempty"`
+		Roles      map[string]string    `json:"roles,omitempty"`
+		OpenSlots  []int                `json:"open_slots,omitempty"`
 	}
 	backfillJSON struct {
 		MatchID   string             `json:"match_id"`
@@ -648,6 +653,9 @@ type (
 	matchTeamJSON struct {
 		Players     []matchPlayerJSON `json:"players"`
 		RatingTotal float64           `json:"rating_total"`
+		Name        string            `json:"name,omitempty"`
+		Roles       []string          `json:"roles,omitempty"`
+		OpenSlots   int               `json:"open_slots,omitempty"`
 	}
 	pairJSON struct {
 		Players    [2]string `json:"players"`
@@ -677,12 +685,14 @@ func (l stepsJSONList) steps() []queue.Step {
 
 func newAssignmentJSON(a queue.Assignment) assignmentJSON {
 	return assignmentJSON{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: a.Teams, Joined: a.Joined,
-		FillID: a.FillID, Attributes: matchAttributesJSON(a.Attributes)}
+		FillID: a.FillID, Attributes: matchAttributesJSON(a.Attributes), TeamNames: a.TeamNames, Roles: a.Roles,
+		OpenSlots: a.OpenSlots}
 }
 
 func (a assignmentJSON) assignment() *queue.Assignment {
 	return &queue.Assignment{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: a.Teams, Joined: a.Joined,
-		FillID: a.FillID, Attributes: matchAttributes(a.Attributes)}
+		FillID: a.FillID, Attributes: matchAttributes(a.Attributes), TeamNames: a.TeamNames, Roles: a.Roles,
+		OpenSlots: a.OpenSlots}
 }
 
 func newBackfillJSON(b *queue.Backfill) backfillJSON {

@@ -748,7 +748,7 @@ type matchRow struct {
 func newMatchRow(m queue.Match) (matchRow, error) {
 	teams := make([]matchTeamJSON, len(m.Teams))
 	for i, t := range m.Teams {
-		teams[i].RatingTotal = t.RatingTotal
+		teams[i].RatingTotal, teams[i].Name, teams[i].Roles, teams[i].OpenSlots = t.RatingTotal, t.Name, t.Roles, t.OpenSlots
 		teams[i].Players = make([]matchPlayerJSON, len(t.Players))
 		for j, p := range t.Players {
 			teams[i].Players[j] = matchPlayerJSON(p)

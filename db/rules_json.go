@@ -13,6 +13,21 @@ type (
 	queueRulesJSON struct {
 		Attributes map[string]attributeDeclJSON `json:"attributes,omitempty"`
 		Rules      []ruleJSON                   `json:"rules,omitempty"`
+		// The team shape (teams and team_size are columns of their own).
+		MinTeamSize stepsJSONList   `json:"min_team_size,omitempty"`
+		Composition compositionJSON `json:"composition,omitempty"`
+		TeamDefs    []teamDefJSON   `json:"team_defs,omitempty"`
+		Roles       []string        `json:"roles,omitempty"`
+	}
+	compositionJSON map[string]struct {
+		Min int `json:"min"`
+		Max int `json:"max"`
+	}
+	teamDefJSON struct {
+		Name        string          `json:"name,omitempty"`
+		Size        int             `json:"size"`
+		MinSize     stepsJSONList   `json:"min_size,omitempty"`
+		Composition compositionJSON `json:"composition,omitempty"`
 	}
 	attributeDeclJSON struct {
 		Type     string     `json:"type"`
@@ -26,6 +41,7 @@ type (
 		MinCommon      int           `json:"min_common,omitempty"`
 		Expansions     stepsJSONList `json:"expansions,omitempty"`
 		OptionalAfterS *float64      `json:"optional_after_s,omitempty"`
+		MaxDifference  int           `json:"max_difference,omitempty"`
 	}
 	matchAttributeJSON struct {
 		Name  string    `json:"name"`
@@ -76,10 +92,15 @@ func (v *valueJSON) UnmarshalJSON(b []byte) error {
 
 // queueRulesDoc is the rules column of a queue: nil without attributes and rules.
 func queueRulesDoc(q queue.Queue) (*string, error) {
-	if len(q.Attributes) == 0 && len(q.Rules) == 0 {
+	if len(q.Attributes) == 0 && len(q.Rules) == 0 && !q.Shaped() {
 		return nil, nil
 	}
-	doc := queueRulesJSON{Attributes: make(map[string]attributeDeclJSON, len(q.Attributes))}
+	doc := queueRulesJSON{Attributes: make(map[string]attributeDeclJSON, len(q.Attributes)),
+		MinTeamSize: stepsJSON(q.MinTeamSize), Composition: newCompositionJSON(q.Composition), Roles: q.Roles}
+	for _, d := range q.TeamDefs {
+		doc.TeamDefs = append(doc.TeamDefs, teamDefJSON{Name: d.Name, Size: d.Size, MinSize: tickStepsJSON(d.MinSize),
+			Composition: newCompositionJSON(d.Composition)})
+	}
 	for name, a := range q.Attributes {
 		d := attributeDeclJSON{Type: a.Type, MaxItems: a.MaxItems}
 		if a.Default != nil {
@@ -88,7 +109,8 @@ func queueRulesDoc(q queue.Queue) (*string, error) {
 		doc.Attributes[name] = d
 	}
 	for _, r := range q.Rules {
-		x := ruleJSON{Name: r.Name, Type: r.Kind, Attribute: r.Attribute, MinCommon: r.MinCommon, OptionalAfterS: r.OptionalAfterS}
+		x := ruleJSON{Name: r.Name, Type: r.Kind, Attribute: r.Attribute, MinCommon: r.MinCommon, OptionalAfterS: r.OptionalAfterS,
+			MaxDifference: r.MaxDifference}
 		for _, s := range r.Expansions {
 			x.Expansions = append(x.Expansions, stepJSON{AfterS: s.AfterS, Value: s.Value})
 		}
@@ -121,13 +143,30 @@ func readQueueRules(q *queue.Queue, b []byte) error {
 		}
 	}
 	for _, r := range doc.Rules {
-		x := tick.Rule{Name: r.Name, Kind: r.Type, Attribute: r.Attribute, MinCommon: r.MinCommon, OptionalAfterS: r.OptionalAfterS}
+		x := tick.Rule{Name: r.Name, Kind: r.Type, Attribute: r.Attribute, MinCommon: r.MinCommon, OptionalAfterS: r.OptionalAfterS,
+			MaxDifference: r.MaxDifference}
 		for _, s := range r.Expansions {
 			x.Expansions = append(x.Expansions, tick.Step{AfterS: s.AfterS, Value: s.Value})
 		}
 		q.Rules = append(q.Rules, x)
 	}
+	q.MinTeamSize, q.Composition, q.Roles = doc.MinTeamSize.steps(), doc.Composition.ranges(), doc.Roles
+	for _, d := range doc.TeamDefs {
+		x := tick.TeamDef{Name: d.Name, Size: d.Size, Composition: d.Composition.ranges()}
+		for _, s := range d.MinSize {
+			x.MinSize = append(x.MinSize, tick.Step{AfterS: s.AfterS, Value: s.Value})
+		}
+		q.TeamDefs = append(q.TeamDefs, x)
+	}
 	return nil
+}
+
+func tickStepsJSON(steps []tick.Step) stepsJSONList {
+	var out stepsJSONList
+	for _, s := range steps {
+		out = append(out, stepJSON{AfterS: s.AfterS, Value: s.Value})
+	}
+	return out
 }
 
 // ticketAttributesDoc is the attributes column of a ticket: nil without attributes.
@@ -181,6 +220,31 @@ func matchAttributes(doc []matchAttributeJSON) []tick.MatchAttribute {
 	out := make([]tick.MatchAttribute, len(doc))
 	for i, a := range doc {
 		out[i] = tick.MatchAttribute{Name: a.Name, Value: a.Value.Value}
+	}
+	return out
+}
+
+func newCompositionJSON(c map[string]tick.RoleRange) compositionJSON {
+	if c == nil {
+		return nil
+	}
+	out := make(compositionJSON, len(c))
+	for role, r := range c {
+		out[role] = struct {
+			Min int `json:"min"`
+			Max int `json:"max"`
+		}{r.Min, r.Max}
+	}
+	return out
+}
+
+func (c compositionJSON) ranges() map[string]tick.RoleRange {
+	if c == nil {
+		return nil
+	}
+	out := make(map[string]tick.RoleRange, len(c))
+	for role, r := range c {
+		out[role] = tick.RoleRange{Min: r.Min, Max: r.Max}
 	}
 	return out
 }

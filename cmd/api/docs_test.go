@@ -6,12 +6,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"matchmaker/db/dbtest"
 )
 
 // The documentation's examples are run as a reader would run them: every ```sh block of
@@ -119,35 +122,69 @@ func TestDocsCurlExamples(t *testing.T) {
 		ran += len(run)
 		t.Run(filepath.Base(page), func(t *testing.T) {
 			t.Parallel()
-			base := startDocsServer(t)
-			var script strings.Builder
-			// curl fails on an HTTP error and shows why, and which call it was; -q keeps a
-			// ~/.curlrc out of it.
-			script.WriteString(`set -euo pipefail
-curl() {
-  command curl -q --fail-with-body --show-error "$@" || { local rc=$?; printf '### curl exited %d: curl %s\n' $rc "$*"; return $rc; }
-}
-`)
-			for _, b := range run {
-				fmt.Fprintf(&script, "printf '\\n### %s:%d\\n'\n", filepath.Base(b.file), b.line)
-				script.WriteString(strings.ReplaceAll(b.code, "localhost:8080", strings.TrimPrefix(base, "http://")))
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
-			cmd.Dir = t.TempDir()
-			cmd.Env = append(os.Environ(), "KEY="+docsKey, "HOME="+cmd.Dir)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				// The last "###" line of the output names the block that failed.
-				t.Fatalf("an example of %s failed (%v); its output, block by block:\n%s", page, err, out)
-			}
-			t.Logf("%d block(s) ran", len(run))
+			runDocBlocks(t, page, run, startDocsServer(t, nil))
 		})
 	}
 	if ran == 0 {
 		t.Fatal("found no curl example to run: did the pages move?")
 	}
+}
+
+// curlBlocks are the page's shell blocks that call curl and are not marked "not run".
+func curlBlocks(t *testing.T, page string) []docBlock {
+	blocks, err := docBlocks(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run []docBlock
+	for _, b := range blocks {
+		if (b.lang != "sh" && b.lang != "bash") || !strings.Contains(b.code, "curl") || b.notRun != "" {
+			continue
+		}
+		run = append(run, b)
+	}
+	return run
+}
+
+// runDocBlocks runs a page's blocks in order, in one bash, against the server at base.
+func runDocBlocks(t *testing.T, page string, run []docBlock, base string) {
+	t.Helper()
+	var script strings.Builder
+	// curl fails on an HTTP error and shows why, and which call it was; -q keeps a
+	// ~/.curlrc out of it.
+	script.WriteString(`set -euo pipefail
+curl() {
+  command curl -q --fail-with-body --show-error "$@" || { local rc=$?; printf '### curl exited %d: curl %s\n' $rc "$*"; return $rc; }
+}
+`)
+	for _, b := range run {
+		fmt.Fprintf(&script, "printf '\\n### %s:%d\\n'\n", filepath.Base(b.file), b.line)
+		script.WriteString(strings.ReplaceAll(b.code, "localhost:8080", strings.TrimPrefix(base, "http://")))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "KEY="+docsKey, "HOME="+cmd.Dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		// The last "###" line of the output names the block that failed.
+		t.Fatalf("an example of %s failed (%v); its output, block by block:\n%s", page, err, out)
+	}
+	t.Logf("%d block(s) ran", len(run))
+}
+
+// TestDocsRulesOnPostgres runs the match rules page (its four queues: mode and map, roles,
+// a free-for-all, one against four) against a server on Postgres, as a studio runs it.
+func TestDocsRulesOnPostgres(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the documentation's examples need bash, curl and jq: %v", err)
+		}
+	}
+	page := filepath.Join("..", "..", "docs", "rules.md")
+	runDocBlocks(t, page, curlBlocks(t, page), startDocsServer(t, map[string]string{"DATABASE_URL": dbtest.URL(t)}))
 }
 
 // TestDocsGoExamples builds and runs every complete Go program in the pages (a ```go block
@@ -178,7 +215,7 @@ func TestDocsGoExamples(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("%s:%d", filepath.Base(b.file), b.line), func(t *testing.T) {
 				t.Parallel()
-				base := startDocsServer(t)
+				base := startDocsServer(t, nil)
 				file := filepath.Join(t.TempDir(), "main.go")
 				if err := os.WriteFile(file, []byte(strings.ReplaceAll(b.code, "http://localhost:8080", base)), 0o644); err != nil {
 					t.Fatal(err)
@@ -200,10 +237,15 @@ func TestDocsGoExamples(t *testing.T) {
 
 // startDocsServer starts the whole program with the in-memory store and docsKey, with every
 // scope, and returns its base URL.
-func startDocsServer(t *testing.T) string {
+func startDocsServer(t *testing.T, env map[string]string) string {
 	t.Helper()
 	sum := sha256.Sum256([]byte(docsKey))
-	p := startProgram(t, map[string]string{"MATCHMAKER_API_KEYS": "docs:read+match+results+admin:" + hex.EncodeToString(sum[:])})
+	env = maps.Clone(env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["MATCHMAKER_API_KEYS"] = "docs:read+match+results+admin:" + hex.EncodeToString(sum[:])
+	p := startProgram(t, env)
 	t.Cleanup(func() {
 		if err := p.stop(); err != nil {
 			t.Errorf("the server's shutdown: %v", err)

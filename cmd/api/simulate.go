@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ import (
 func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("api simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	preset := fs.String("preset", "thesis", "built-in scenario: thesis (the thesis's Tables 8.3 and 8.4) or live (a queue all day)")
+	preset := fs.String("preset", "thesis", "built-in scenario: thesis (the thesis's Tables 8.3 and 8.4), live (a queue all day) or rules (the live queue with and without mode and map rules)")
 	configPath := fs.String("config", "", "scenario JSON file (start from -print-config); replaces -preset")
 	seed := fs.Uint64("seed", 0, "random seed: the same seed gives the same report (default: the scenario's)")
 	matches := fs.Int("matches", 0, "matches per configuration (default: the scenario's)")
@@ -111,6 +112,12 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := sim.WriteTable(&report, c.Summaries); err != nil {
 		return err
+	}
+	if slices.ContainsFunc(c.Summaries, func(s sim.Summary) bool { return s.Rules }) {
+		report.WriteString("\nwhy tickets waited: in every pass, each ticket that anchored a search and found no match counts for the rule that\nstopped it (the leader's waiting_on); the shares over the run:\n\n")
+		if err := sim.WriteHeld(&report, c.Summaries); err != nil {
+			return err
+		}
 	}
 	if len(c.Sweep) > 0 {
 		report.WriteString("\nthe widening reached later (the wait-versus-one-sided trade-off):\n\n")

@@ -194,3 +194,82 @@ func lineWith(s, sub string) string {
 	}
 	return ""
 }
+
+// TestSimulateRulesPreset: the rules preset prints the same report for the same seed, with
+// the rule that held waiting tickets most, and a scenario whose rule reads an attribute it
+// does not declare is refused, naming the rule's field and the attribute.
+func TestSimulateRulesPreset(t *testing.T) {
+	t.Parallel()
+	args := []string{"-preset", "rules", "-matches", "150", "-workers", "2"}
+	out1, errs, err := simulateCmd(t, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errs)
+	}
+	out2, _, err := simulateCmd(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out1 != out2 {
+		t.Fatalf("same seed, different reports:\n%s\n---\n%s", out1, out2)
+	}
+	for _, want := range []string{"scenario preset rules, seed 1", "held most by", "no rules", "mode + maps", "interval 100%"} {
+		if !strings.Contains(out1, want) {
+			t.Errorf("the report does not say %q:\n%s", want, out1)
+		}
+	}
+	js, _, err := simulateCmd(t, "-preset", "rules", "-print-config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(js, `"attribute": "maps"`, `"attribute": "map"`, 1)
+	if bad == js {
+		t.Fatalf("the rules preset's JSON has no maps rule:\n%s", js)
+	}
+	path := filepath.Join(t.TempDir(), "scenario.json")
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = simulateCmd(t, "-config", path)
+	if err == nil || !strings.Contains(err.Error(), "rules[1].attribute") || !strings.Contains(err.Error(), `"map"`) {
+		t.Errorf("a rule on an undeclared attribute: error %v, want one naming rules[1].attribute and \"map\"", err)
+	}
+}
+
+// TestSimulateRulesQueueDefinition: a configuration with rules prints as a queue definition
+// with the scenario's attributes and its rules, which the running program takes as printed.
+func TestSimulateRulesQueueDefinition(t *testing.T) {
+	t.Parallel()
+	sc, err := sim.Preset("rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf := sc.Configurations[3] // mode + maps, maps optional after 60 s
+	if len(cf.Rules) != 2 || cf.Rules[1].OptionalAfterS == nil {
+		t.Fatalf("the preset's fourth configuration is %+v", cf)
+	}
+	def := sim.QueueSnippet(&sc, cf)
+	p := startProgram(t, map[string]string{"MATCHMAKER_AUTH": "off"})
+	defer p.stop()
+	c, err := client.New(p.base, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := c.PutQueueWithBodyWithResponse(ctx, "ruled", "application/json", bytes.NewReader(def))
+	if err != nil || resp.JSON201 == nil {
+		t.Fatalf("PUT the printed definition: %v %d %s\n%s", err, resp.StatusCode(), resp.Body, def)
+	}
+	q := resp.JSON201
+	if q.Rules == nil || len(*q.Rules) != 2 || q.Attributes == nil || len(*q.Attributes) != 2 {
+		t.Fatalf("the queue's rules %v and attributes %v are not the definition printed:\n%s", q.Rules, q.Attributes, def)
+	}
+	maps, mode := (*q.Rules)[1], (*q.Rules)[0]
+	if mode.Name != "mode" || string(mode.Type) != "equal" || maps.Name != "maps" || string(maps.Type) != "intersect" ||
+		maps.OptionalAfterS == nil || *maps.OptionalAfterS != 60 {
+		t.Errorf("rules %+v, %+v; printed:\n%s", mode, maps, def)
+	}
+	if d := (*q.Attributes)["maps"]; string(d.Type) != "string_list" || d.MaxItems == nil || *d.MaxItems != 3 {
+		t.Errorf("maps declared as %+v; printed:\n%s", d, def)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"matchmaker/db/dbtest"
-	"matchmaker/internal/handlers"
 )
 
 // TestTypeScriptClient runs the TypeScript client's own tests (clients/typescript, `npm test`:
@@ -52,18 +51,12 @@ func TestTypeScriptClient(t *testing.T) {
 	run(t, nil, "run", "check-generated")
 	// One store after the other: both runs build into clients/typescript/dist.
 	t.Run("memory", func(t *testing.T) {
-		run(t, []string{"MATCHMAKER_URL=" + startDocsServer(t), "MATCHMAKER_KEY=" + docsKey}, "test")
+		run(t, []string{"MATCHMAKER_URL=" + startDocsServer(t, nil), "MATCHMAKER_KEY=" + docsKey}, "test")
 	})
 	// On Postgres the events reach the stream through LISTEN/NOTIFY.
 	t.Run("postgres", func(t *testing.T) {
-		p := startProgram(t, map[string]string{"DATABASE_URL": dbtest.URL(t), "MATCHMAKER_DB_MAX_CONNS": "6",
-			"MATCHMAKER_API_KEYS": "ts:read+match+results+admin:" + handlers.HashKey(docsKey)})
-		t.Cleanup(func() {
-			if err := p.stop(); err != nil {
-				t.Errorf("the server's shutdown: %v", err)
-			}
-		})
-		run(t, []string{"MATCHMAKER_URL=" + p.base, "MATCHMAKER_KEY=" + docsKey}, "test")
+		base := startDocsServer(t, map[string]string{"DATABASE_URL": dbtest.URL(t), "MATCHMAKER_DB_MAX_CONNS": "6"})
+		run(t, []string{"MATCHMAKER_URL=" + base, "MATCHMAKER_KEY=" + docsKey}, "test")
 	})
 }
 

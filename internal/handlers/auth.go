@@ -112,6 +112,15 @@ func (a *Auth) authenticate(r *http.Request) (*APIKey, error) {
 	return found, nil
 }
 
+// allows reports whether r may use scope: the scope is open, or r's key has it.
+func (a *Auth) allows(r *http.Request, scope Scope) bool {
+	if a.open(scope) {
+		return true
+	}
+	key, err := a.authenticate(r)
+	return err == nil && slices.Contains(key.Scopes, scope)
+}
+
 // requireScope lets a request through only with a key that has scope (or when scope is open).
 func requireScope(a *Auth, scope Scope, d Deps) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {

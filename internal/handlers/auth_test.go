@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"matchmaker/internal/queue"
 )
 
 func TestParseAPIKeys(t *testing.T) {
@@ -77,6 +79,27 @@ func TestAuthDecidesByScope(t *testing.T) {
 				t.Fatal("a 401 must say how to authenticate")
 			}
 		})
+	}
+}
+
+// A ticket is read with the match scope or the read scope (the console's), and with no other.
+func TestTicketsAreReadWithMatchOrRead(t *testing.T) {
+	t.Parallel()
+	keys, err := ParseAPIKeys("matcher:match:" + HashKey("m-key") + ",reader:read:" + HashKey("r-key") + ",poster:results:" + HashKey("p-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Matcher: queue.TickPass{}})
+	h := NewServer(Deps{Queue: qs, Auth: &Auth{Keys: keys}})
+	for key, want := range map[string]int{"m-key": http.StatusNotFound, "r-key": http.StatusNotFound,
+		"p-key": http.StatusForbidden, "nope": http.StatusUnauthorized} {
+		if resp := exchange(t, h, http.MethodGet, "/v1/tickets/t_missing", "", "", "Authorization", "Bearer "+key); resp.StatusCode != want {
+			t.Errorf("%s: %d, want %d", key, resp.StatusCode, want)
+		}
+	}
+	// Deleting one stays the match scope's.
+	if resp := exchange(t, h, http.MethodDelete, "/v1/tickets/t_missing", "", "", "Authorization", "Bearer r-key"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("delete with a read key: %d", resp.StatusCode)
 	}
 }
 

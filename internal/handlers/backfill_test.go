@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -166,6 +167,38 @@ func TestQueueStats(t *testing.T) {
 		st.WaitS.Median == nil || len(st.Bands) != len(queue.Bands) || st.Bands[4].WaitS.Samples != 2 || st.QualitySamples != 1 {
 		t.Fatalf("stats %+v", st)
 	}
+	// The hour: the match in the last minute's entry, among the recent ones with its teams,
+	// their averages and the model's prediction (no stored ratings: even).
+	if n := len(st.MatchesPerMinute); n != 60 || st.MatchesPerMinute[59] != 1 {
+		t.Fatalf("matches per minute %v", st.MatchesPerMinute)
+	}
+	if st.WaitSLastHour.Samples != 2 || st.WaitSLastHour.Median == nil || len(st.ExpiredByReason) != 0 {
+		t.Fatalf("the hour: %+v, %v", st.WaitSLastHour, st.ExpiredByReason)
+	}
+	if len(st.RecentMatches) != 1 {
+		t.Fatalf("recent matches %+v", st.RecentMatches)
+	}
+	m := st.RecentMatches[0]
+	if m.ID != a.Assignment.MatchID || len(m.Teams) != 2 || m.Teams[0].AverageRating+m.Teams[1].AverageRating != 2030 ||
+		m.AverageDifference != 10 || len(m.WinProbability) != 2 || math.Abs(m.WinProbability[0]-0.5) > 1e-9 {
+		t.Fatalf("recent match %+v", m)
+	}
+	// An expiry is counted by its reason.
+	var x ticketJSON
+	decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/queues/duel/tickets", "application/json", `{"players":[{"id":"x","rating":100}],"ttl_s":1}`), &x)
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/tickets/"+x.ID+"?wait_s=10", "", ""), &x)
+	if x.Status != queue.Expired {
+		t.Fatalf("not expired: %+v", x)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for st.ExpiredByReason["ttl"] == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond) // the snapshot is rebuilt every second
+		decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/queues/duel/stats", "", ""), &st)
+	}
+	if st.ExpiredByReason["ttl"] != 1 || len(st.ExpiredByReason) != 1 {
+		t.Fatalf("expired by reason %v", st.ExpiredByReason)
+	}
+
 	var c ticketJSON
 	decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/queues/duel/tickets", "application/json", `{"players":[{"id":"c","rating":1030}]}`), &c)
 	if c.EstimatedWaitS == nil {
@@ -174,6 +207,10 @@ func TestQueueStats(t *testing.T) {
 	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/tickets/"+c.ID, "", ""), &c)
 	if c.EstimatedWaitS == nil {
 		t.Fatalf("no estimate on GET: %+v", c)
+	}
+	// Its tolerances now: the default schedule's first interval, no latency limit, no rules.
+	if tol := c.Tolerances; c.Status != queue.Searching || tol == nil || tol.Interval != 25 || tol.MaxLatencyMS != nil || tol.Rules != nil {
+		t.Fatalf("tolerances of %+v: %+v", c, c.Tolerances)
 	}
 	for path, status := range map[string]int{"/v1/queues/nope/stats": 404, "/v1/queues/a%20b/stats": 400} {
 		if resp := exchange(t, h, http.MethodGet, path, "", ""); resp.StatusCode != status {

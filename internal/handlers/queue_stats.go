@@ -29,6 +29,25 @@ type queueStatsJSON struct {
 	QualitySamples     int             `json:"quality_samples"`
 	Bands              []bandStatsJSON `json:"bands"`
 	WaitingOn          map[string]int  `json:"waiting_on,omitempty"`
+	// The hour, as the console charts it.
+	MatchesPerMinute []int             `json:"matches_per_minute"`
+	ExpiredByReason  map[string]int    `json:"expired_by_reason"`
+	WaitSLastHour    waitJSON          `json:"wait_s_last_hour"`
+	RecentMatches    []recentMatchJSON `json:"recent_matches"`
+}
+
+type recentMatchJSON struct {
+	ID                string           `json:"id"`
+	CreatedAt         time.Time        `json:"created_at"`
+	Region            string           `json:"region,omitempty"`
+	Teams             []recentTeamJSON `json:"teams"`
+	AverageDifference float64          `json:"average_difference"`
+	WinProbability    []float64        `json:"win_probability,omitempty"`
+}
+
+type recentTeamJSON struct {
+	Players       []string `json:"players"`
+	AverageRating float64  `json:"average_rating"`
 }
 
 type countsJSON struct {
@@ -71,7 +90,9 @@ func finite(x float64) *float64 {
 
 // handleQueueStats answers GET /v1/queues/{name}/stats: what is searching now (in all and
 // per rating band), the matches, fills and expiries of the last minute and hour, the waits
-// of the tickets matched in the last 10 minutes and the mean quality of their matches. The
+// of the tickets matched in the last 10 minutes and the mean quality of their matches, and
+// the hour the console charts: matches per minute, expiries by reason, the hour's waits and
+// the last matches with their predicted win probabilities. The
 // leader answers from its counters; another replica from the snapshot the leader publishes
 // every 2 s (source says which).
 func handleQueueStats(logger *slog.Logger, svc *queue.Service) http.Handler {
@@ -90,6 +111,27 @@ func handleQueueStats(logger *slog.Logger, svc *queue.Service) http.Handler {
 			QualitySamples: st.QualitySamples, Bands: make([]bandStatsJSON, len(st.Bands)), WaitingOn: st.WaitingOn}
 		if st.QualitySamples > 0 {
 			out.MeanQuality = &st.MeanQuality
+		}
+		out.MatchesPerMinute = st.MatchesPerMinute
+		if len(out.MatchesPerMinute) == 0 { // no snapshot yet, or one published before these were
+			out.MatchesPerMinute = make([]int, 60)
+		}
+		out.ExpiredByReason = st.ExpiredByReason
+		if out.ExpiredByReason == nil {
+			out.ExpiredByReason = map[string]int{}
+		}
+		out.WaitSLastHour = newWaitJSON(st.HourWait)
+		out.RecentMatches = make([]recentMatchJSON, len(st.Recent))
+		for i, m := range st.Recent {
+			rm := recentMatchJSON{ID: m.ID, CreatedAt: m.At.UTC(), Region: m.Region, AverageDifference: m.AverageDifference,
+				Teams: make([]recentTeamJSON, len(m.Teams)), WinProbability: m.WinProbability}
+			for t, players := range m.Teams {
+				rm.Teams[t] = recentTeamJSON{Players: players}
+				if t < len(m.Averages) {
+					rm.Teams[t].AverageRating = m.Averages[t]
+				}
+			}
+			out.RecentMatches[i] = rm
 		}
 		for i, b := range st.Bands {
 			out.Bands[i] = bandStatsJSON{Band: b.Name, Min: finite(b.Min), Max: finite(b.Max), SearchingTickets: b.SearchingTickets,

@@ -27,6 +27,10 @@ type queueRequest struct {
 	Webhook      *webhookJSON                 `json:"webhook"`
 	Attributes   map[string]attributeDeclJSON `json:"attributes"`
 	Rules        []ruleJSON                   `json:"rules"`
+	MinTeamSize  []stepJSON                   `json:"min_team_size"`
+	Composition  map[string]roleRangeJSON     `json:"composition"`
+	TeamDefs     []teamDefJSON                `json:"team_defs"`
+	Roles        []string                     `json:"roles"`
 }
 
 type expansionsJSON struct {
@@ -59,6 +63,10 @@ type queueJSON struct {
 	Webhook      *webhookPublicJSON           `json:"webhook,omitempty"`
 	Attributes   map[string]attributeDeclJSON `json:"attributes,omitempty"`
 	Rules        []ruleJSON                   `json:"rules,omitempty"`
+	MinTeamSize  []stepJSON                   `json:"min_team_size,omitempty"`
+	Composition  map[string]roleRangeJSON     `json:"composition,omitempty"`
+	TeamDefs     []teamDefJSON                `json:"team_defs,omitempty"`
+	Roles        []string                     `json:"roles,omitempty"`
 	CreatedAt    time.Time                    `json:"created_at"`
 	UpdatedAt    time.Time                    `json:"updated_at"`
 }
@@ -77,6 +85,10 @@ func (req *queueRequest) definition(name string) queue.Queue {
 	q := queue.DefaultQueue(name)
 	if req.Context != nil {
 		q.GameType, q.Mutators = req.Context.GameType, req.Context.Mutators
+	}
+	q.TeamDefs, q.MinTeamSize, q.Composition, q.Roles = teamDefs(req.TeamDefs), steps(req.MinTeamSize), composition(req.Composition), req.Roles
+	if q.TeamDefs != nil { // their number and the largest, unless the request says otherwise
+		q.Teams, q.TeamSize = queue.TeamDefsShape(q.TeamDefs)
 	}
 	setIf(&q.TeamSize, req.TeamSize)
 	q.MaxPartySize = q.TeamSize
@@ -138,6 +150,10 @@ func newQueueJSON(q queue.Queue) queueJSON {
 		TickMS:       q.Tick.Milliseconds(),
 		Attributes:   attributeDeclsJSON(q.Attributes),
 		Rules:        rulesJSON(q.Rules),
+		MinTeamSize:  nilIfEmpty(stepsJSON(q.MinTeamSize)),
+		Composition:  compositionJSON(q.Composition),
+		TeamDefs:     teamDefsJSON(q.TeamDefs),
+		Roles:        q.Roles,
 		CreatedAt:    q.CreatedAt,
 		UpdatedAt:    q.UpdatedAt,
 	}

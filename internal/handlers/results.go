@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"matchmaker/internal/apperr"
+	"matchmaker/internal/queue"
 	"matchmaker/internal/ratings"
 )
 
@@ -72,12 +73,15 @@ func newContextOut(c ratings.Context) contextOut {
 // handleResults answers POST /v1/results: one finished match in, every participant's rating
 // moved by the model, in one transaction. The same match id with the same result replays the
 // first answer; with another result it is a 409.
-func handleResults(logger *slog.Logger, svc *ratings.Service, metrics *domainMetrics) http.Handler {
+func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queue.Service, metrics *domainMetrics) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[resultRequest](r)
 		var result ratings.Result
 		if err == nil {
 			result, err = req.result()
+		}
+		if err == nil && queues != nil {
+			err = queues.CheckResult(r.Context(), req.MatchID, req.Context.GameType, req.roster())
 		}
 		if err != nil {
 			metrics.results.WithLabelValues("rejected").Inc()
@@ -122,6 +126,17 @@ func newResultResponse(rc ratings.Receipt) resultResponse {
 		resp.Updates[i] = ru
 	}
 	return resp
+}
+
+// roster is the players' ids by team ("" for a bot), as queue.Service.CheckResult takes them.
+func (req *resultRequest) roster() [][]string {
+	out := make([][]string, len(req.Teams))
+	for i, t := range req.Teams {
+		for _, p := range t.Players {
+			out[i] = append(out[i], p.ID)
+		}
+	}
+	return out
 }
 
 // result converts the request into the model's Result and validates it: every fault at once.

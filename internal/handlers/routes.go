@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"matchmaker/internal/apperr"
+	"matchmaker/internal/console"
 )
 
 // addRoutes is the one place that lists every route of the service.
@@ -24,6 +25,9 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 	r.Method(http.MethodGet, "/readyz", handleReadyz(d.Logger, d.Ratings))
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	r.Method(http.MethodGet, "/openapi.yaml", handleOpenAPI())
+	// The console is a static page: it holds no data, and asks the API with the key typed in it.
+	r.Method(http.MethodGet, "/console", console.Handler())
+	r.Method(http.MethodGet, "/console/*", console.Handler())
 
 	// Every /v1 route is guarded by its scope: the key first, then the key's rate limit.
 	limits := newLimiter(d.RateLimits)
@@ -32,6 +36,18 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		return func(next http.Handler) http.Handler { return auth(limit(next)) }
 	}
 	read, match, results, admin := guard(ScopeRead), guard(ScopeMatch), guard(ScopeResults), guard(ScopeAdmin)
+	// A ticket is read with either scope: a game backend's match key, or the read key of the
+	// console (and of anyone watching a queue); the rate limit is the scope's that let it in.
+	readOrMatch := func(next http.Handler) http.Handler {
+		byMatch, byRead := match(next), read(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if d.Auth.allows(req, ScopeMatch) {
+				byMatch.ServeHTTP(w, req)
+			} else {
+				byRead.ServeHTTP(w, req)
+			}
+		})
+	}
 	// One gate per server for the heavy team searches of /teams and /teams/rebalance.
 	gate := newWorkGate(cmp.Or(d.Limits.HeavySearches, DefaultHeavySearches))
 	gate.admission = newAdmitter(d.Limits.Admission, d.Limits.MaxBodyBytes)
@@ -42,7 +58,7 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		r.With(match).Method(http.MethodPost, "/teams/rebalance", handleTeamsRebalance(d.Logger, d.Limits, d.Ratings, metrics, gate))
 		r.With(match).Method(http.MethodPost, "/teams/advantage", handleTeamsAdvantage(d.Logger, d.Limits, d.Ratings, metrics, gate))
 
-		r.With(results).Method(http.MethodPost, "/results", handleResults(d.Logger, d.Ratings, metrics))
+		r.With(results).Method(http.MethodPost, "/results", handleResults(d.Logger, d.Ratings, d.Queue, metrics))
 		// The match scope, as /teams/advantage: game servers and matchmakers ask it about the
 		// teams they propose; a dashboard's read key cannot run the model.
 		r.With(match).Method(http.MethodPost, "/predict", handlePredict(d.Logger, d.Ratings))
@@ -57,7 +73,7 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		r.With(match, admitted).Method(http.MethodPost, "/queues/{name}/backfill", handleCreateBackfill(d.Logger, d.Queue))
 		waits := newWaiters(d.Limits.Waiters)
 		r.With(match).Method(http.MethodGet, "/queues/{name}/events", handleQueueEvents(d.Logger, d.Queue, d.Streams, waits))
-		r.With(match).Method(http.MethodGet, "/tickets/{id}", handleGetTicket(d.Logger, d.Queue, d.Streams, waits))
+		r.With(readOrMatch).Method(http.MethodGet, "/tickets/{id}", handleGetTicket(d.Logger, d.Queue, d.Streams, waits))
 		r.With(match).Method(http.MethodDelete, "/tickets/{id}", handleCancelTicket(d.Logger, d.Queue))
 		r.With(read).Method(http.MethodGet, "/matches/{id}", handleGetMatch(d.Logger, d.Queue))
 		r.With(read).Method(http.MethodGet, "/queues/{name}/stats", handleQueueStats(d.Logger, d.Queue))

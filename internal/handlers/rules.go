@@ -29,6 +29,7 @@ type ruleJSON struct {
 	MinCommon      int        `json:"min_common,omitempty"`
 	Expansions     []stepJSON `json:"expansions,omitempty"`
 	OptionalAfterS *float64   `json:"optional_after_s,omitempty"`
+	MaxDifference  int        `json:"max_difference,omitempty"`
 }
 
 type waitingOnJSON struct {
@@ -130,7 +131,7 @@ func rules(in []ruleJSON) []tick.Rule {
 	out := make([]tick.Rule, len(in))
 	for i, r := range in {
 		out[i] = tick.Rule{Name: r.Name, Kind: r.Type, Attribute: r.Attribute, MinCommon: r.MinCommon,
-			OptionalAfterS: r.OptionalAfterS}
+			OptionalAfterS: r.OptionalAfterS, MaxDifference: r.MaxDifference}
 		for _, s := range r.Expansions {
 			out[i].Expansions = append(out[i].Expansions, tick.Step{AfterS: s.AfterS, Value: s.Value})
 		}
@@ -145,7 +146,7 @@ func rulesJSON(in []tick.Rule) []ruleJSON {
 	out := make([]ruleJSON, len(in))
 	for i, r := range in {
 		out[i] = ruleJSON{Name: r.Name, Type: r.Kind, Attribute: r.Attribute, MinCommon: r.MinCommon,
-			OptionalAfterS: r.OptionalAfterS}
+			OptionalAfterS: r.OptionalAfterS, MaxDifference: r.MaxDifference}
 		for _, s := range r.Expansions {
 			out[i].Expansions = append(out[i].Expansions, stepJSON{AfterS: s.AfterS, Value: s.Value})
 		}

@@ -28,6 +28,7 @@ type ticketRequest struct {
 type ticketPlayerJSON struct {
 	ID     string         `json:"id"`
 	Rating optionalNumber `json:"rating"`
+	Roles  []string       `json:"roles"`
 }
 
 type ticketJSON struct {
@@ -47,12 +48,21 @@ type ticketJSON struct {
 	EstimatedWaitS *float64 `json:"estimated_wait_s,omitempty"`
 	// WaitingOn: why a searching ticket still waits (from the replica that leads its queue).
 	WaitingOn *waitingOnJSON `json:"waiting_on,omitempty"`
+	// Tolerances: what a searching ticket accepts at its wait now.
+	Tolerances *tolerancesJSON `json:"tolerances,omitempty"`
+}
+
+type tolerancesJSON struct {
+	Interval     float64            `json:"interval"`
+	MaxLatencyMS *float64           `json:"max_latency_ms,omitempty"`
+	Rules        map[string]float64 `json:"rules,omitempty"`
 }
 
 type ticketPlayerOut struct {
 	ID           string             `json:"id"`
 	Rating       float64            `json:"rating"`
 	RatingSource queue.RatingSource `json:"rating_source"`
+	Roles        []string           `json:"roles,omitempty"`
 }
 
 type ticketAssignedJSON struct {
@@ -70,6 +80,11 @@ type ticketAssignedJSON struct {
 
 type assignedTeamJSON struct {
 	Players []string `json:"players"`
+	// A shaped match's team: its name (named teams), its players' roles (queues with
+	// roles), the players it lacks (a match that started short).
+	Name      string            `json:"name,omitempty"`
+	Roles     map[string]string `json:"roles,omitempty"`
+	OpenSlots int               `json:"open_slots,omitempty"`
 }
 
 func newTicketJSON(t queue.Ticket) ticketJSON {
@@ -77,19 +92,37 @@ func newTicketJSON(t queue.Ticket) ticketJSON {
 		LatenciesMS: t.Latencies, CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, UpdatedAt: t.UpdatedAt, Reason: t.Reason,
 		Attributes: ticketAttributesJSON(t.Attributes), WaitingOn: newWaitingOnJSON(t.WaitingOn)}
 	for i, p := range t.Players {
-		out.Players[i] = ticketPlayerOut{ID: p.ID, Rating: p.Rating, RatingSource: p.Source}
+		out.Players[i] = ticketPlayerOut{ID: p.ID, Rating: p.Rating, RatingSource: p.Source, Roles: p.Roles}
 	}
 	if a := t.Assignment; a != nil {
 		out.Assignment = &ticketAssignedJSON{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: make([]assignedTeamJSON, len(a.Teams)),
 			FillID: a.FillID, Attributes: matchAttributesJSON(a.Attributes)}
 		for i, ids := range a.Teams {
-			out.Assignment.Teams[i] = assignedTeamJSON{Players: ids}
+			team := assignedTeamJSON{Players: ids}
+			if i < len(a.TeamNames) {
+				team.Name = a.TeamNames[i]
+			}
+			if i < len(a.OpenSlots) {
+				team.OpenSlots = a.OpenSlots[i]
+			}
+			for _, id := range ids {
+				if r, ok := a.Roles[id]; ok {
+					if team.Roles == nil {
+						team.Roles = map[string]string{}
+					}
+					team.Roles[id] = r
+				}
+			}
+			out.Assignment.Teams[i] = team
 		}
 		for _, ids := range a.Joined {
 			out.Assignment.Joined = append(out.Assignment.Joined, assignedTeamJSON{Players: nonNil(ids)})
 		}
 	}
 	out.Backfill = newBackfillJSON(t.Backfill)
+	if tol := t.Tolerances; tol != nil {
+		out.Tolerances = &tolerancesJSON{Interval: tol.Interval, MaxLatencyMS: tol.MaxLatencyMS, Rules: tol.Rules}
+	}
 	if t.EstimatedWait != nil {
 		out.EstimatedWaitS = new(t.EstimatedWait.Seconds())
 	}
@@ -110,7 +143,7 @@ func handleCreateTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
 		nt := queue.NewTicket{Queue: chi.URLParam(r, "name"), Latencies: req.LatenciesMS, Attributes: ticketAttributes(req.Attributes),
 			IdempotencyKey: r.Header.Get("Idempotency-Key"), Players: make([]queue.NewPlayer, len(req.Players))}
 		for i, p := range req.Players {
-			nt.Players[i].ID = p.ID
+			nt.Players[i].ID, nt.Players[i].Roles = p.ID, p.Roles
 			if p.Rating.Set {
 				v := p.Rating.Value
 				nt.Players[i].Rating = &v
@@ -231,6 +264,9 @@ type matchOutJSON struct {
 type matchTeamOutJSON struct {
 	Players     []matchPlayerJSON `json:"players"`
 	RatingTotal float64           `json:"rating_total"`
+	Name        string            `json:"name,omitempty"`
+	Roles       map[string]string `json:"roles,omitempty"`
+	OpenSlots   int               `json:"open_slots,omitempty"`
 }
 
 type matchPlayerJSON struct {
@@ -256,7 +292,8 @@ func handleGetMatch(logger *slog.Logger, svc *queue.Service) http.Handler {
 			SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference,
 			BackfillOf: m.BackfillOf, BackfillTicket: m.BackfillTicket, Attributes: matchAttributesJSON(m.Attributes)}
 		for i, t := range m.Teams {
-			team := matchTeamOutJSON{RatingTotal: t.RatingTotal, Players: make([]matchPlayerJSON, len(t.Players))}
+			team := matchTeamOutJSON{RatingTotal: t.RatingTotal, Players: make([]matchPlayerJSON, len(t.Players)),
+				Name: t.Name, Roles: teamRoles(t), OpenSlots: t.OpenSlots}
 			for j, p := range t.Players {
 				team.Players[j] = matchPlayerJSON{ID: p.ID, TicketID: p.TicketID, Rating: p.Rating}
 			}

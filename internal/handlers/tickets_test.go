@@ -95,7 +95,7 @@ func TestBadQueuesAndTicketsNameTheField(t *testing.T) {
 	}{
 		{"PUT", "/v1/queues/q", `{}`, 400, "context"},
 		{"PUT", "/v1/queues/q", `{"context":{"game_type":"ctf"},"team_size":17}`, 400, "team_size"},
-		{"PUT", "/v1/queues/q", `{"context":{"game_type":"ctf"},"teams":3}`, 400, "teams"},
+		{"PUT", "/v1/queues/q", `{"context":{"game_type":"ctf"},"teams":1}`, 400, "teams"},
 		{"PUT", "/v1/queues/q", `{"context":{"game_type":"ctf"},"strategy":"random"}`, 400, "strategy"},
 		{"PUT", "/v1/queues/q", `{"context":{"game_type":"ctf"},"expansions":{"interval":[{"after_s":5,"value":25}]}}`, 400, "expansions.interval[0].after_s"},
 		{"PUT", "/v1/queues/q", `{"context":{"game_type":"ctf"},"expansions":{"interval":[{"after_s":0,"value":25},{"after_s":0,"value":50}]}}`, 400, "expansions.interval[1].after_s"},

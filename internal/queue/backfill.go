@@ -114,6 +114,10 @@ func (nb *NewBackfill) validate(q Queue) error {
 	if err := ratings.ValidateID(nb.MatchID); err != nil {
 		f.Add("match_id", "%s", err)
 	}
+	if q.Shaped() {
+		f.Add("teams", "cannot be backfilled in this queue: backfill is for queues of two teams without a team shape")
+		return f.Err()
+	}
 	if len(nb.Teams) != q.Teams {
 		f.Add("teams", "must list the match's %d teams", q.Teams)
 	}

@@ -310,6 +310,7 @@ func (r *runner) committed(queue string, w TickWrite, done TickCommitted, now ti
 			}
 		}
 		r.track.matched(now, m.AverageDifference, m.BackfillOf != "", samples)
+		r.track.hourMatched(now, m, samples)
 		r.s.metrics.matched(queue, m, waits)
 		r.s.metrics.waited(queue, samples)
 	}
@@ -321,6 +322,7 @@ func (r *runner) committed(queue string, w TickWrite, done TickCommitted, now ti
 		if t, ok := r.waiting[id]; ok {
 			r.track.remove(t)
 			r.track.expired(now)
+			r.track.hourExpired(now, reasons[id])
 		}
 		delete(r.waiting, id)
 		r.s.metrics.expiredTicket(queue, reasons[id])

@@ -450,6 +450,7 @@ func cloneQueue(q Queue) Queue {
 	q.Expansions.MaxLatencyMS = slices.Clone(q.Expansions.MaxLatencyMS)
 	q.Attributes = maps.Clone(q.Attributes)
 	q.Rules = slices.Clone(q.Rules)
+	cloneShape(&q)
 	if q.Webhook != nil {
 		w := *q.Webhook
 		q.Webhook = &w
@@ -459,6 +460,9 @@ func cloneQueue(q Queue) Queue {
 
 func cloneTicket(t Ticket) Ticket {
 	t.Players = slices.Clone(t.Players)
+	for i := range t.Players {
+		t.Players[i].Roles = slices.Clone(t.Players[i].Roles)
+	}
 	if t.Latencies != nil {
 		l := make(map[string]float64, len(t.Latencies))
 		for k, v := range t.Latencies {
@@ -477,6 +481,7 @@ func cloneTicket(t Ticket) Ticket {
 		for i := range a.Joined {
 			a.Joined[i] = slices.Clone(a.Joined[i])
 		}
+		a.TeamNames, a.Roles, a.OpenSlots = slices.Clone(a.TeamNames), maps.Clone(a.Roles), slices.Clone(a.OpenSlots)
 		t.Assignment = &a
 	}
 	if b := t.Backfill; b != nil {
@@ -500,6 +505,7 @@ func cloneMatch(m Match) Match {
 	m.Teams = slices.Clone(m.Teams)
 	for i := range m.Teams {
 		m.Teams[i].Players = slices.Clone(m.Teams[i].Players)
+		m.Teams[i].Roles = slices.Clone(m.Teams[i].Roles)
 	}
 	m.Pairs = slices.Clone(m.Pairs)
 	m.Attributes = slices.Clone(m.Attributes)

@@ -77,8 +77,8 @@ type Queue struct {
 	Name       string
 	GameType   string   // the rating context's game type: stored ratings come from it,
 	Mutators   []string // and the queue's matches' results go to it
-	TeamSize   int      // players per team, 1..MaxTeamSize
-	Teams      int      // always 2 for now
+	TeamSize   int      // players per team, 1..MaxTeamSize; with TeamDefs, the largest team's
+	Teams      int      // teams in a match, 2..tick.MaxTeams; with TeamDefs, their number
 	Strategy   Strategy
 	Expansions Expansions
 	// Regions lists the regions tickets may give latencies for; empty: any region name.
@@ -92,8 +92,16 @@ type Queue struct {
 	// did before rules existed.
 	Attributes map[string]tick.Attribute
 	Rules      []tick.Rule
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// The team shape (shape.go): MinTeamSize and Composition apply to each of the Teams x
+	// TeamSize; TeamDefs, when set, are named teams of their own sizes instead. Roles are
+	// the roles players may list, which a composition bounds. A queue with none of them and
+	// two teams matches as it did before shapes existed.
+	MinTeamSize []Step
+	Composition map[string]tick.RoleRange
+	TeamDefs    []tick.TeamDef
+	Roles       []string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // DefaultQueue fills what a definition leaves out: 5v5, rating_window, a widening interval
@@ -120,9 +128,7 @@ func (q *Queue) Validate() error {
 	if q.TeamSize < 1 || q.TeamSize > MaxTeamSize {
 		f.Add("team_size", "must be 1..%d", MaxTeamSize)
 	}
-	if q.Teams != 2 {
-		f.Add("teams", "must be 2")
-	}
+	q.addShapeFaults(&f)
 	if q.Strategy != StrategyRatingWindow && q.Strategy != StrategyGreedyPairs {
 		f.Add("strategy", "must be %q or %q", StrategyRatingWindow, StrategyGreedyPairs)
 	}
@@ -143,7 +149,7 @@ func (q *Queue) Validate() error {
 		f.Add("ticket_ttl_s", "must be 1..%d seconds", int(MaxTicketTTL.Seconds()))
 	}
 	if q.MaxPartySize < 1 || q.TeamSize >= 1 && q.MaxPartySize > q.TeamSize {
-		f.Add("max_party_size", "must be 1..team_size (%d)", q.TeamSize)
+		f.Add("max_party_size", "must be 1..team_size (%d): a party plays on one team", q.TeamSize)
 	}
 	if q.Tick < MinTick || q.Tick > MaxTick {
 		f.Add("tick_ms", "must be %d..%d", MinTick.Milliseconds(), MaxTick.Milliseconds())
@@ -212,6 +218,7 @@ type Player struct {
 	ID     string
 	Rating float64 // on the matchmaking scale
 	Source RatingSource
+	Roles  []string // the queue's roles he plays, in order of preference; none: any
 }
 
 // RatingSource says where a ticket player's rating came from.
@@ -246,6 +253,9 @@ type Ticket struct {
 	// it answers from the replica that leads the queue; nil elsewhere or before its first
 	// search. Not stored.
 	WaitingOn *WaitingOn
+	// Tolerances are a searching ticket's tolerances at its wait now, set by the Service on
+	// the tickets it answers; nil otherwise. Not stored.
+	Tolerances *Tolerances
 	// Backfill, when set, makes this a backfill ticket: a running match asks for players.
 	// Players are then the match's players still in it (all teams), which no other
 	// searching ticket of the queue may hold.
@@ -254,6 +264,15 @@ type Ticket struct {
 	// hash is the same ticket, with another hash a conflict.
 	IdempotencyKey string
 	BodyHash       [32]byte
+}
+
+// Tolerances are what a ticket accepts at its current wait, as the pass applies them: the
+// rating interval, the latency limit (nil: the queue does not consider latency), and each
+// widening rule's (distance, team_balance) by name.
+type Tolerances struct {
+	Interval     float64
+	MaxLatencyMS *float64
+	Rules        map[string]float64
 }
 
 // Backfill is what a backfill ticket asks: players for a running match that lost some.
@@ -302,6 +321,11 @@ type Assignment struct {
 	FillID string
 	// Attributes are the match's (Match.Attributes).
 	Attributes []tick.MatchAttribute
+	// TeamNames (named teams), Roles (player id -> role, with the queue's roles) and
+	// OpenSlots (by team; nil when every team is full) describe a shaped match's teams.
+	TeamNames []string
+	Roles     map[string]string
+	OpenSlots []int
 }
 
 // Match is a match the queue made. Its id is the match_id a game server posts to
@@ -332,6 +356,9 @@ type Match struct {
 type MatchTeam struct {
 	Players     []MatchPlayer
 	RatingTotal float64
+	Name        string   // a named team's (Queue.TeamDefs)
+	Roles       []string // with the queue's roles, each player's, by Players' index
+	OpenSlots   int      // the players it lacks of its size: a match that started short
 }
 
 // MatchPlayer is a player in a match.

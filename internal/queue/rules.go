@@ -32,7 +32,7 @@ type WaitingOn struct {
 func (q *Queue) tickConfig() tick.Config {
 	return tick.Config{TeamSize: q.TeamSize, Strategy: string(q.Strategy),
 		Interval: tickSteps(q.Expansions.Interval), MaxLatency: tickSteps(q.Expansions.MaxLatencyMS),
-		Attributes: q.Attributes, Rules: q.Rules}
+		Attributes: q.Attributes, Rules: q.Rules, Shape: q.shape(), Roles: q.Roles}
 }
 
 // addRuleFaults checks the queue's attributes and rules: the pass's rules

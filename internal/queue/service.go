@@ -90,6 +90,7 @@ type Service struct {
 	definitions definitions
 	cacheMu     sync.Mutex
 	cache       map[string]cachedStats // the store's snapshots of queues led elsewhere
+	predicted   map[string][]float64   // match id -> its teams' win probabilities (Stats.Recent)
 }
 
 type cachedStats struct {
@@ -114,7 +115,8 @@ type Deps struct {
 func NewService(d Deps) *Service {
 	s := &Service{store: d.Store, ratings: d.Ratings, matcher: d.Matcher, cfg: d.Config.withDefaults(),
 		now: d.Now, logger: d.Logger, metrics: d.Metrics, webhook: d.WebhookClient, cache: make(map[string]cachedStats),
-		feeds: newFeeds(d.Store)}
+		predicted: make(map[string][]float64),
+		feeds:     newFeeds(d.Store)}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -245,6 +247,7 @@ type NewTicket struct {
 type NewPlayer struct {
 	ID     string
 	Rating *float64
+	Roles  []string // the queue's roles he plays, in order of preference
 }
 
 // CreateTicket validates a ticket request against its queue, resolves each player's rating
@@ -355,6 +358,7 @@ func (nt *NewTicket) validate(q Queue) error {
 	if len(nt.Attributes) > 0 || len(q.Rules) > 0 {
 		f.Include(q.tickConfig().ValidateAttributes(nt.Attributes, false)) // attributes.<name>
 	}
+	nt.addRoleFaults(&f, q)
 	return f.Err()
 }
 
@@ -390,6 +394,14 @@ func appendPlayerSet(b []byte, players []NewPlayer) []byte {
 	for _, p := range players {
 		b = binary.AppendUvarint(b, uint64(len(p.ID)))
 		b = append(b, p.ID...)
+		if len(p.Roles) > 0 { // a player without roles hashes as he did before roles existed
+			b = append(b, 2)
+			b = binary.AppendUvarint(b, uint64(len(p.Roles)))
+			for _, r := range p.Roles {
+				b = binary.AppendUvarint(b, uint64(len(r)))
+				b = append(b, r...)
+			}
+		}
 		if p.Rating == nil {
 			b = append(b, 0)
 			continue
@@ -407,7 +419,7 @@ func (s *Service) resolveRatings(ctx context.Context, q Queue, in []NewPlayer) (
 	var ask []ratings.Participant
 	var where []int
 	for i, p := range in {
-		out[i] = Player{ID: p.ID, Rating: ratings.DefaultMatchRating, Source: RatingDefault}
+		out[i] = Player{ID: p.ID, Rating: ratings.DefaultMatchRating, Source: RatingDefault, Roles: p.Roles}
 		if p.Rating != nil {
 			out[i].Rating, out[i].Source = *p.Rating, RatingInline
 			continue

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -111,7 +112,7 @@ func TestCreateTicketResolvesRatings(t *testing.T) {
 		{ID: "newcomer", Rating: 1000, Source: queue.RatingDefault},
 	}
 	for i, p := range tk.Players {
-		if p != want[i] {
+		if !reflect.DeepEqual(p, want[i]) {
 			t.Errorf("player %d: %+v, want %+v", i, p, want[i])
 		}
 	}

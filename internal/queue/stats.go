@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"matchmaker/internal/apperr"
+	"matchmaker/internal/matchmaker/tick"
 	"matchmaker/internal/ratings"
 )
 
@@ -78,6 +79,14 @@ type Stats struct {
 	// WaitingOn counts the tickets the leader's last pass left waiting by the rule that
 	// stopped them ("interval", "latency" or a rule's name); nil before a pass.
 	WaitingOn map[string]int
+
+	// The hour (statshour.go): matches in each of the 60 minutes up to At, oldest first;
+	// expiries by reason; the waits of the tickets matched, from a histogram; the last
+	// recentCount matches, newest first.
+	MatchesPerMinute []int
+	ExpiredByReason  map[string]int
+	HourWait         WaitSummary
+	Recent           []RecentMatch
 }
 
 // BandStats is one rating band's part of the stats.
@@ -201,8 +210,10 @@ type tracker struct {
 	seconds  [3600]second // ring by second of the hour
 	waits    []waitSample
 	quality  []qualitySample
-	last     time.Time // of the last snapshot
-	lastPub  time.Time // of the last publication
+	minutes  [hourMinutes]minute // ring by minute of the hour
+	recent   []RecentMatch       // the last recentCount matches, oldest first
+	last     time.Time           // of the last snapshot
+	lastPub  time.Time           // of the last publication
 }
 
 type second struct {
@@ -341,6 +352,7 @@ func (k *tracker) snapshot(queue string, now, oldest time.Time) *Stats {
 		s.SearchingPlayers += k.players[b]
 	}
 	s.Wait = summarise(all)
+	k.hour(s, now)
 	for _, q := range k.quality {
 		s.MeanQuality += q.q
 	}
@@ -383,10 +395,54 @@ func (s *Service) Stats(ctx context.Context, name string) (Stats, error) {
 	if err := ratings.ValidateName(name); err != nil {
 		return Stats{}, apperr.Field("name", "%s", err)
 	}
-	if _, err := s.store.GetQueue(ctx, name); err != nil {
+	q, err := s.store.GetQueue(ctx, name)
+	if err != nil {
 		return Stats{}, err
 	}
-	return s.statsOf(ctx, name)
+	st, err := s.statsOf(ctx, name)
+	if err != nil {
+		return Stats{}, err
+	}
+	st.Recent = s.predict(ctx, q, st.Recent)
+	return st, nil
+}
+
+// predict returns recent with each match's win probabilities, as POST /v1/predict would
+// answer them, asked once per match (a finished match's prediction is not asked again: the
+// ratings it would read have moved on with its own result). A match the model cannot be
+// asked about keeps none: the stats are answered all the same.
+func (s *Service) predict(ctx context.Context, q Queue, recent []RecentMatch) []RecentMatch {
+	if s.ratings == nil || len(recent) == 0 {
+		return recent
+	}
+	out := slices.Clone(recent) // recent is the snapshot's, shared with other readers
+	failed := false
+	for i := range out {
+		m := &out[i]
+		s.cacheMu.Lock()
+		p, ok := s.predicted[m.ID]
+		s.cacheMu.Unlock()
+		if !ok && len(m.Teams) == 2 && !failed {
+			pred, err := s.ratings.Predict(ctx, ratings.Proposal{GameType: q.GameType, Mutators: q.Mutators,
+				Teams: []ratings.ProposedTeam{{Players: m.Teams[0]}, {Players: m.Teams[1]}}})
+			if err != nil {
+				// The store is failing, or the model refuses these players: the others are not
+				// asked either, so a stats answer waits for one failed call at most.
+				s.logger.Debug("queue: cannot predict a recent match", "queue", q.Name, "match", m.ID, "err", err)
+				failed = true
+				continue
+			}
+			p = pred.WinProbability[:]
+			s.cacheMu.Lock()
+			if len(s.predicted) > 10_000 { // ten per queue are asked; this only bounds a leak
+				clear(s.predicted)
+			}
+			s.predicted[m.ID] = p
+			s.cacheMu.Unlock()
+		}
+		m.WinProbability = p
+	}
+	return out
 }
 
 func (s *Service) statsOf(ctx context.Context, name string) (Stats, error) {
@@ -429,6 +485,7 @@ func (s *Service) estimate(ctx context.Context, t *Ticket) {
 		return
 	}
 	s.explainWait(t)
+	s.tolerate(t)
 	st, err := s.statsOf(ctx, t.Queue)
 	if err != nil {
 		return
@@ -440,6 +497,38 @@ func (s *Service) estimate(ctx context.Context, t *Ticket) {
 	if d, ok := st.Estimate(sum/float64(len(t.Players)), max(s.now().Sub(t.CreatedAt), 0)); ok {
 		t.EstimatedWait = &d
 	}
+}
+
+// tolerate sets a searching ticket's Tolerances from its queue's definition as this replica
+// holds it (its tick loop's, else one read for a creation within Config.DefinitionTTL) and
+// its wait now. It never asks the store: without a definition at hand, none.
+func (s *Service) tolerate(t *Ticket) {
+	var q *Queue
+	if v, ok := s.runners.Load(t.Queue); ok {
+		q = v.(*runner).def.Load()
+	}
+	if q == nil {
+		d, ok, _ := s.definitions.get(t.Queue, s.cfg.DefinitionTTL)
+		if !ok {
+			return
+		}
+		q = &d
+	}
+	wait := max(s.now().Sub(t.CreatedAt), 0).Seconds()
+	tol := &Tolerances{Interval: tick.Current(tickSteps(q.Expansions.Interval), wait)}
+	if len(q.Expansions.MaxLatencyMS) > 0 {
+		l := tick.Current(tickSteps(q.Expansions.MaxLatencyMS), wait)
+		tol.MaxLatencyMS = &l
+	}
+	for _, r := range q.Rules {
+		if len(r.Expansions) > 0 {
+			if tol.Rules == nil {
+				tol.Rules = make(map[string]float64)
+			}
+			tol.Rules[r.Name] = tick.Current(r.Expansions, wait)
+		}
+	}
+	t.Tolerances = tol
 }
 
 // estimated returns a pass-through of a create's results that adds the estimate.

@@ -169,6 +169,7 @@ func Assignments(m Match) map[string]Assignment {
 			}
 		}
 	}
+	names, roles, open := shapeOfTeams(m.Teams)
 	out := make(map[string]Assignment)
 	for i, t := range m.Teams {
 		for _, p := range t.Players {
@@ -177,8 +178,38 @@ func Assignments(m Match) map[string]Assignment {
 				team = 0
 			}
 			out[p.TicketID] = Assignment{MatchID: id, Team: team, Region: m.Region, Teams: teams, Joined: joined, FillID: fill,
-				Attributes: m.Attributes}
+				Attributes: m.Attributes, TeamNames: names, Roles: roles, OpenSlots: open}
 		}
 	}
 	return out
+}
+
+// shapeOfTeams is what an assignment says of a shaped match's teams: their names (nil
+// when none has one), the players' roles (nil without roles) and the open slots (nil when
+// every team is full).
+func shapeOfTeams(teams []MatchTeam) (names []string, roles map[string]string, open []int) {
+	for i, t := range teams {
+		if t.Name != "" && names == nil {
+			names = make([]string, len(teams))
+		}
+		if t.OpenSlots > 0 && open == nil {
+			open = make([]int, len(teams))
+		}
+		if names != nil {
+			names[i] = t.Name
+		}
+		if open != nil {
+			open[i] = t.OpenSlots
+		}
+		for j, r := range t.Roles {
+			if r == "" {
+				continue
+			}
+			if roles == nil {
+				roles = map[string]string{}
+			}
+			roles[t.Players[j].ID] = r
+		}
+	}
+	return names, roles, open
 }

@@ -52,6 +52,12 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 		for j, p := range t.Players {
 			tt.Ratings[j] = p.Rating
 		}
+		if len(q.Roles) > 0 {
+			tt.Roles = make([][]string, len(t.Players))
+			for j, p := range t.Players {
+				tt.Roles[j] = p.Roles
+			}
+		}
 		if len(q.Expansions.MaxLatencyMS) > 0 { // latency considered: the queue's regions only
 			for _, region := range sortedRegions(t.Latencies) {
 				if slices.Contains(q.Regions, region) {
@@ -89,6 +95,11 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 	for _, m := range out.Matches {
 		match := Match{ID: newID("mt-"), CreatedAt: now, Region: m.Region, Teams: make([]MatchTeam, 2),
 			SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference, Attributes: m.Attributes}
+		if m.Shaped != nil {
+			shapedMatch(waiting, index, m, &match)
+			w.Matches = append(w.Matches, match)
+			continue
+		}
 		for team, slots := range m.Teams {
 			for _, s := range slots {
 				t := waiting[index[s.Ticket]]

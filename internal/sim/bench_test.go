@@ -15,8 +15,9 @@ func BenchmarkRun(b *testing.B) {
 	for _, tc := range []struct{ preset, configuration string }{
 		{"thesis", "pairing: thesis default"}, {"thesis", "tick: thesis default"}, {"thesis", "tick: learned rating"},
 		{"live", "thesis default"}, {"live", "learned rating"},
+		{"rules", "no rules"}, {"rules", "mode + maps"},
 	} {
-		b.Run(tc.preset+"/"+strings.ReplaceAll(tc.configuration, ": ", "_"), func(b *testing.B) {
+		b.Run(tc.preset+"/"+strings.NewReplacer(": ", "_", " + ", "+").Replace(tc.configuration), func(b *testing.B) {
 			sc, err := Preset(tc.preset)
 			if err != nil {
 				b.Fatal(err)

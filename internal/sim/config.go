@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"matchmaker/internal/apperr"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
+	"matchmaker/internal/apperr"
 	"matchmaker/internal/matchmaker/pairing"
 	"matchmaker/internal/matchmaker/skill"
 	"matchmaker/internal/matchmaker/tick"
@@ -34,7 +36,12 @@ type Scenario struct {
 	OutcomeWeights *Coefficients    `json:"outcome_weights,omitempty"`
 	Population     PopulationConfig `json:"population"`
 	Arrivals       ArrivalConfig    `json:"arrivals"`
-	Configurations []Configuration  `json:"configurations"`
+	// Attributes are what every ticket carries beside its ratings, by name, and how a
+	// ticket draws its value (one for the whole party): what a configuration's Rules read.
+	// The draws come from a stream of their own, one set per arrival in arrival order, so
+	// every configuration sees the same values on the same arrivals.
+	Attributes     map[string]AttributeDist `json:"attributes,omitempty"`
+	Configurations []Configuration          `json:"configurations"`
 	// RatingModel is the model of the configurations with the learned rating: a name
 	// ratings.ModelByName knows ("ns2", "ns2-kalman", "openskill-pl", "openskill-bt");
 	// empty: the service's default (ratings.DefaultModel, what a context uses unless
@@ -75,6 +82,37 @@ type Configuration struct {
 	Widening   *Widening   `json:"widening,omitempty"`
 	// TicketTTLS is how long a ticket waits before it expires; 0: never.
 	TicketTTLS float64 `json:"ticket_ttl_s,omitzero"`
+	// Rules are the queue's match rules on the scenario's Attributes, in a queue
+	// definition's form (docs/rules.md); the tick matcher only: the pairing and no
+	// matchmaking know no rules, and a configuration giving them rules is refused.
+	Rules []Rule `json:"rules,omitempty"`
+}
+
+// Rule is one of a queue's match rules, as a queue definition's rules[i] (docs/rules.md).
+type Rule struct {
+	Name           string   `json:"name"`
+	Type           string   `json:"type"`
+	Attribute      string   `json:"attribute,omitempty"`
+	MinCommon      int      `json:"min_common,omitempty"`
+	Expansions     []Step   `json:"expansions,omitempty"`
+	OptionalAfterS *float64 `json:"optional_after_s,omitempty"`
+	MaxDifference  int      `json:"max_difference,omitempty"`
+}
+
+// tickRules is the configuration's rules as the pass takes them; nil without any.
+func (c Configuration) tickRules() []tick.Rule {
+	if len(c.Rules) == 0 {
+		return nil
+	}
+	out := make([]tick.Rule, len(c.Rules))
+	for i, r := range c.Rules {
+		out[i] = tick.Rule{Name: r.Name, Kind: r.Type, Attribute: r.Attribute, MinCommon: r.MinCommon,
+			OptionalAfterS: r.OptionalAfterS, MaxDifference: r.MaxDifference}
+		for _, s := range r.Expansions {
+			out[i].Expansions = append(out[i].Expansions, tick.Step{AfterS: s.AfterS, Value: s.Value})
+		}
+	}
+	return out
 }
 
 // Expansions is a queue definition's expansions field (its interval part).
@@ -124,7 +162,8 @@ func (c Configuration) steps() []Step {
 	return c.expansion().Schedule(math.Ceil(c.ratingScale()), c.TicketTTLS)
 }
 
-func (c Configuration) validate(teamSize int) error {
+func (c Configuration) validate(sc *Scenario) error {
+	teamSize := sc.TeamSize
 	name := fmt.Sprintf("configuration %q", c.Name)
 	if c.Name == "" {
 		return errors.New("every configuration needs a name")
@@ -145,6 +184,18 @@ func (c Configuration) validate(teamSize int) error {
 	if !(c.TicketTTLS >= 0 && c.TicketTTLS <= 1e9) {
 		return fmt.Errorf("%s: ticket_ttl_s must be between 0 (never) and 1e9", name)
 	}
+	if len(c.Rules) > 0 && c.Matcher != "tick" {
+		return fmt.Errorf("%s: rules run on the tick matcher only (matcher %q knows no attributes)", name, c.Matcher)
+	}
+	for i, r := range c.Rules {
+		// The queue's limits beyond the pass's (queue.addRuleFaults).
+		if err := ratings.ValidateName(r.Name); r.Name != "" && err != nil {
+			return fmt.Errorf("%s: rules[%d].name: %w", name, i, err)
+		}
+		if len(r.Expansions) > maxSteps {
+			return fmt.Errorf("%s: rules[%d].expansions: a queue definition holds at most %d steps, got %d", name, i, maxSteps, len(r.Expansions))
+		}
+	}
 	switch c.Matcher {
 	case "none":
 	case "tick", "pairing":
@@ -159,7 +210,7 @@ func (c Configuration) validate(teamSize int) error {
 		}
 		var err error
 		if c.Matcher == "tick" {
-			_, err = NewQueuePass(teamSize, string(c.strategy()), c.steps(), 0)
+			_, err = NewRuledQueuePass(teamSize, string(c.strategy()), c.steps(), 0, sc.attributeDecls(), c.tickRules())
 		} else {
 			_, err = NewPairing(teamSize, c.strategy(), c.expansion(), 0)
 		}
@@ -220,12 +271,20 @@ func (sc *Scenario) Validate() error {
 	if err := sc.Arrivals.validate(sc.TeamSize); err != nil {
 		return err
 	}
+	if len(sc.Attributes) > maxAttributes {
+		return fmt.Errorf("attributes: at most %d, got %d", maxAttributes, len(sc.Attributes))
+	}
+	for _, name := range slices.Sorted(maps.Keys(sc.Attributes)) {
+		if err := sc.Attributes[name].validate(name); err != nil {
+			return err
+		}
+	}
 	if len(sc.Configurations) == 0 {
 		return errors.New("configurations: list at least one")
 	}
 	names := map[string]bool{}
 	for _, c := range sc.Configurations {
-		if err := c.validate(sc.TeamSize); err != nil {
+		if err := c.validate(sc); err != nil {
 			return err
 		}
 		if names[c.Name] {
@@ -310,6 +369,11 @@ func (sc Scenario) JSON() []byte {
 //     to 5, tickets expire after 300 s; the rating_window strategy (the queue's default),
 //     the interval from 25, 25 wider every 5 s (32 steps, up to 800 after 155 s). A sweep
 //     of the widening speed draws the wait-versus-one-sided curve.
+//   - "rules": what match rules cost (issue 23): the live preset's arrivals with 20% parties
+//     (sizes 2 to 5), every ticket playing one of 4 modes and listing 3 of 8 maps, drawn
+//     uniformly; the same queue (the learned rating, the live preset's widening) without
+//     rules, with a mode equal rule, with mode and a maps intersect rule, and with the maps
+//     rule optional after 60 s. Every configuration sees the same arrivals and values.
 func Preset(name string) (Scenario, error) {
 	sc := Scenario{
 		Seed: 1, Matches: 10_000, TickS: 1, MaxDays: 365,
@@ -346,8 +410,34 @@ func Preset(name string) (Scenario, error) {
 			{Name: "learned rating", Matcher: "tick", Strategy: rw, Rating: "learned", Widening: &w, TicketTTLS: 300},
 		}
 		sc.Sweep = []float64{0.25, 0.5, 2, 4, 8}
+	case "rules":
+		sc.Population.Players = 20_000
+		sc.Arrivals = ArrivalConfig{RatePerS: 1, DailyAmplitude: 1.0 / 3, PeakHour: 20,
+			PartySizes: []float64{80, 8, 6, 4, 2}}
+		sc.Attributes = map[string]AttributeDist{
+			"mode": {Type: tick.TypeString, Values: []string{"casual", "ranked", "tdm", "ctf"}},
+			"maps": {Type: tick.TypeStringList, Choose: 3,
+				Values: []string{"ancient", "anubis", "dust", "inferno", "mirage", "nuke", "overpass", "vertigo"}},
+		}
+		w := Widening{Initial: 25, Step: 25, EverySeconds: 5}
+		mode := Rule{Name: "mode", Type: tick.RuleEqual, Attribute: "mode"}
+		maps := Rule{Name: "maps", Type: tick.RuleIntersect, Attribute: "maps"}
+		optional := maps
+		optional.OptionalAfterS = new(60.0)
+		for _, c := range []struct {
+			name  string
+			rules []Rule
+		}{
+			{"no rules", nil},
+			{"mode", []Rule{mode}},
+			{"mode + maps", []Rule{mode, maps}},
+			{"mode + maps, maps optional after 60 s", []Rule{mode, optional}},
+		} {
+			sc.Configurations = append(sc.Configurations, Configuration{Name: c.name, Matcher: "tick",
+				Strategy: tick.RatingWindow, Rating: "learned", Widening: &w, TicketTTLS: 300, Rules: c.rules})
+		}
 	default:
-		return Scenario{}, fmt.Errorf("unknown preset %q (want thesis or live)", name)
+		return Scenario{}, fmt.Errorf("unknown preset %q (want thesis, live or rules)", name)
 	}
 	return sc, sc.Validate()
 }

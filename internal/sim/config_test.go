@@ -12,7 +12,7 @@ import (
 
 func TestPresetsRoundTripThroughJSON(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"thesis", "live"} {
+	for _, name := range []string{"thesis", "live", "rules"} {
 		sc, err := Preset(name)
 		if err != nil {
 			t.Fatal(err)
@@ -85,7 +85,7 @@ func TestConfigurationValidation(t *testing.T) {
 		{Configuration{Name: "a", Matcher: "pairing", Expansions: &Expansions{Interval: steps(33)}}, false},
 		{Configuration{Name: "a", Matcher: "tick", Coefficients: &Coefficients{Accuracy: math.NaN()}}, false},
 	} {
-		if err := tc.cf.validate(5); (err == nil) != tc.ok {
+		if err := tc.cf.validate(&Scenario{TeamSize: 5}); (err == nil) != tc.ok {
 			t.Errorf("%+v: validate = %v, want ok %v", tc.cf, err, tc.ok)
 		}
 	}

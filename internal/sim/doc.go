@@ -10,7 +10,9 @@
 //     hidden true skill the queue never sees;
 //   - arrivals of tickets (ArrivalConfig; a solo player or a party) over simulated time: a
 //     Poisson rate with a daily curve, plus bursts (the thesis's 500 players queued at once
-//     is a burst);
+//     is a burst); with the scenario's Attributes, each ticket draws its values (a mode, the
+//     maps it lists; AttributeDist), which a configuration's Rules, a queue's match rules,
+//     read on the tick matcher;
 //   - a Matcher, called every tick with the waiting tickets and the simulated clock: the
 //     queue's own pass, matchmaker/tick (QueuePass, the "tick" matcher: parties whole on one
 //     team, each ticket's interval grown by its own wait through a queue definition's

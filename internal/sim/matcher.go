@@ -3,6 +3,8 @@ package sim
 import (
 	"math/rand/v2"
 	"time"
+
+	"matchmaker/internal/matchmaker/tick"
 )
 
 // Ticket is what waits in the queue: one player, or a party that should play on one team.
@@ -11,6 +13,8 @@ type Ticket struct {
 	Players []int         // indices into the population
 	Ratings []float64     // the rating the queue sees for each player, fixed when the ticket was made
 	Created time.Duration // simulated time of arrival
+	// Attributes are the ticket's values of the scenario's attributes (nil without any).
+	Attributes map[string]tick.Value
 }
 
 // Match is a match a Matcher made. Teams[0][k] and Teams[1][k] are the k-th pair of

@@ -182,7 +182,7 @@ func Optimize(ctx context.Context, sc *Scenario, o OptimizeOptions, progress fun
 		o.Penalty = 10
 	}
 	base := o.Base
-	if err := base.validate(sc.TeamSize); err != nil {
+	if err := base.validate(sc); err != nil {
 		return nil, err
 	}
 	if base.Matcher == "none" {
@@ -297,7 +297,9 @@ func sortedEvaluations(evals []Evaluation) []Evaluation {
 // PUT /v1/queues/{name}: its team size, strategy, expansions.interval (the steps the tick
 // matcher runs, Configuration.steps), ticket_ttl_s (in whole seconds; a time to live of 0,
 // never, or of more than a day becomes a day, the longest a queue allows), the largest party
-// the arrivals make as max_party_size, and the scenario's tick as tick_ms. Its context is "sim": the studio puts its game's. A queue has no coefficients: it
+// the arrivals make as max_party_size, and the scenario's tick as tick_ms; with rules, the
+// scenario's attributes (type and max_items) and the rules. Its context is "sim": the
+// studio puts its game's. A queue has no coefficients: it
 // matches the ratings its tickets carry, and TicketRatings says how to compute them.
 func QueueSnippet(sc *Scenario, cf Configuration) []byte {
 	ttl := int(math.Ceil(cf.TicketTTLS))
@@ -318,7 +320,29 @@ func QueueSnippet(sc *Scenario, cf Configuration) []byte {
 		}
 		b.WriteString(sep + mustJSON(st))
 	}
-	fmt.Fprintf(&b, "\n  ]},\n  \"ticket_ttl_s\": %d,\n  \"max_party_size\": %d,\n  \"tick_ms\": %d\n}\n",
+	b.WriteString("\n  ]},\n")
+	if len(cf.Rules) > 0 {
+		// Every attribute the tickets carry is declared (a queue refuses an undeclared one),
+		// and the rules as the configuration gives them.
+		type decl struct {
+			Type     string `json:"type"`
+			MaxItems int    `json:"max_items,omitempty"`
+		}
+		decls := map[string]decl{}
+		for name, d := range sc.attributeDecls() {
+			decls[name] = decl{d.Type, d.MaxItems}
+		}
+		fmt.Fprintf(&b, "  \"attributes\": %s,\n  \"rules\": [", mustJSON(decls))
+		for i, r := range cf.Rules {
+			sep := ",\n    "
+			if i == 0 {
+				sep = "\n    "
+			}
+			b.WriteString(sep + mustJSON(r))
+		}
+		b.WriteString("\n  ],\n")
+	}
+	fmt.Fprintf(&b, "  \"ticket_ttl_s\": %d,\n  \"max_party_size\": %d,\n  \"tick_ms\": %d\n}\n",
 		ttl, sc.Arrivals.maxPartySize(), int(math.Round(1000*sc.TickS)))
 	return []byte(b.String())
 }

@@ -27,28 +27,47 @@ const maxSteps = 32
 // Times are seconds on the simulated clock (at most MaxDays, about 3e7 s: float64 keeps
 // them to a few nanoseconds). A QueuePass keeps its ticket buffer between ticks: one queue
 // uses it at a time.
+//
+// With rules (NewRuledQueuePass), each ticket carries its Attributes to the pass, and the
+// pass's Result.Waiting, the rule that held each anchor it could not match, is counted per
+// rule (WaitingOn).
 type QueuePass struct {
-	cfg tick.Config
-	ttl time.Duration
-	in  []tick.Ticket
+	cfg     tick.Config
+	ttl     time.Duration
+	in      []tick.Ticket
+	waiting map[string]int
 }
 
 // NewQueuePass checks the queue's rules as the pass will get them: team size, strategy
 // (tick.RatingWindow or tick.GreedyPairs) and the interval's steps (at most maxSteps, the
 // first at 0, after_s increasing, values never decreasing). ttl 0: tickets never expire.
 func NewQueuePass(teamSize int, strategy string, interval []Step, ttl time.Duration) (*QueuePass, error) {
+	return NewRuledQueuePass(teamSize, strategy, interval, ttl, nil, nil)
+}
+
+// NewRuledQueuePass is NewQueuePass for a queue that declares attributes and has rules,
+// which it checks as the pass will (tick.Config.Validate: a rule reading an undeclared
+// attribute is refused by its field, rules[i].attribute).
+func NewRuledQueuePass(teamSize int, strategy string, interval []Step, ttl time.Duration,
+	attrs map[string]tick.Attribute, rules []tick.Rule) (*QueuePass, error) {
 	if len(interval) > maxSteps {
 		return nil, fmt.Errorf("interval: a queue definition holds at most %d steps, got %d", maxSteps, len(interval))
 	}
-	cfg := tick.Config{TeamSize: teamSize, Strategy: strategy, Interval: make([]tick.Step, len(interval))}
+	cfg := tick.Config{TeamSize: teamSize, Strategy: strategy, Interval: make([]tick.Step, len(interval)),
+		Attributes: attrs, Rules: rules}
 	for i, s := range interval {
 		cfg.Interval[i] = tick.Step{AfterS: s.AfterS, Value: s.Value}
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &QueuePass{cfg: cfg, ttl: ttl}, nil
+	return &QueuePass{cfg: cfg, ttl: ttl, waiting: map[string]int{}}, nil
 }
+
+// WaitingOn counts, over every pass so far, the anchors each rule held: per pass, each
+// ticket that anchored a search and was left waiting, by the rule the pass says stopped it
+// ("interval", or a rule's name; see tick.Wait).
+func (m *QueuePass) WaitingOn() map[string]int { return m.waiting }
 
 // Tick implements Matcher.
 func (m *QueuePass) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
@@ -58,8 +77,10 @@ func (m *QueuePass) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
 		if m.ttl > 0 {
 			expires = (t.Created + m.ttl).Seconds()
 		}
-		// The pass leaves its input untouched, so the ticket's ratings are lent, not copied.
-		in = append(in, tick.Ticket{Ratings: t.Ratings, WaitingSince: t.Created.Seconds(), ExpiresAt: expires})
+		// The pass leaves its input untouched, so the ticket's ratings and attributes are
+		// lent, not copied.
+		in = append(in, tick.Ticket{Ratings: t.Ratings, WaitingSince: t.Created.Seconds(), ExpiresAt: expires,
+			Attributes: t.Attributes})
 	}
 	m.in = in
 	res, err := tick.Run(in, now.Seconds(), m.cfg)
@@ -77,6 +98,9 @@ func (m *QueuePass) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
 			}
 			matches[i].Teams[side] = team
 		}
+	}
+	for _, w := range res.Waiting {
+		m.waiting[w.Rule]++
 	}
 	var expired []int
 	for _, e := range res.Expired {

@@ -16,8 +16,9 @@ import (
 // accepts.
 func TestQueueLimitsAreTheQueues(t *testing.T) {
 	t.Parallel()
-	if maxSteps != queue.MaxExpansionStep || maxTicketTTLS != int(queue.MaxTicketTTL.Seconds()) {
-		t.Errorf("maxSteps %d, maxTicketTTLS %d; the queue's: %d, %v", maxSteps, maxTicketTTLS, queue.MaxExpansionStep, queue.MaxTicketTTL)
+	if maxSteps != queue.MaxExpansionStep || maxTicketTTLS != int(queue.MaxTicketTTL.Seconds()) || maxAttributes != queue.MaxAttributes {
+		t.Errorf("maxSteps %d, maxTicketTTLS %d, maxAttributes %d; the queue's: %d, %v, %d", maxSteps, maxTicketTTLS, maxAttributes,
+			queue.MaxExpansionStep, queue.MaxTicketTTL, queue.MaxAttributes)
 	}
 }
 

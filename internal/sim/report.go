@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -52,6 +53,20 @@ type Summary struct {
 	RatingTruthFirst, RatingTruthLast float64
 	Truncated                         bool
 	SimulatedS                        float64
+	// Rules: the configuration has match rules. HeldBy is the rule that held the most
+	// anchors over the run's passes (see QueuePass.WaitingOn; "" when the matcher does not
+	// say or nothing waited), HeldShare its share of the anchors held.
+	Rules     bool
+	HeldBy    string
+	HeldShare float64
+	// Held is every rule that held anchors with its share, the most first.
+	Held []Held
+}
+
+// Held is a rule and the share of the held anchors it held.
+type Held struct {
+	Rule  string
+	Share float64
 }
 
 // Summarize reports a run.
@@ -60,7 +75,11 @@ func Summarize(res *Result) Summary {
 		Name: res.Name, Matches: len(res.Matches), Tickets: res.Tickets, Expired: res.Expired, Refused: res.Refused,
 		Rounds: res.Rounds, Parties: res.Parties, PartiesSplit: res.PartiesSplit,
 		Truncated: res.Truncated, SimulatedS: res.SimulatedS,
-		WinnerRounds: make([]int, res.Rounds-res.Rounds/2),
+		WinnerRounds: make([]int, res.Rounds-res.Rounds/2), Rules: res.Rules,
+	}
+	s.Held = held(res.WaitingOn)
+	if len(s.Held) > 0 {
+		s.HeldBy, s.HeldShare = s.Held[0].Rule, s.Held[0].Share
 	}
 	waits := slices.Clone(res.Waits)
 	slices.Sort(waits)
@@ -96,6 +115,55 @@ func Summarize(res *Result) Summary {
 }
 
 func predicted(m MatchRecord) float64 { return m.Predicted }
+
+// held lists the rules that held anchors with their shares, the most first, then by name.
+func held(counts map[string]int) []Held {
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	var out []Held
+	rules := slices.Sorted(maps.Keys(counts))
+	slices.SortStableFunc(rules, func(a, b string) int { return counts[b] - counts[a] })
+	for _, rule := range rules {
+		if counts[rule] > 0 {
+			out = append(out, Held{rule, ratio(counts[rule], total)})
+		}
+	}
+	return out
+}
+
+// WriteHeld writes, per configuration whose matcher says, the share of the anchors each
+// rule held: "mode + maps: mode 74.0%, maps 26.0%".
+func WriteHeld(w io.Writer, ss []Summary) error {
+	for _, s := range ss {
+		if len(s.Held) == 0 {
+			continue
+		}
+		parts := make([]string, len(s.Held))
+		for i, h := range s.Held {
+			parts[i] = h.Rule + " " + pct(h.Share)
+		}
+		if _, err := fmt.Fprintf(w, "  %s: %s\n", s.Name, strings.Join(parts, ", ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// held formats HeldBy and its share, "-" for none.
+func (s Summary) held() string {
+	if s.HeldBy == "" {
+		return "-"
+	}
+	return s.HeldBy + " " + f(100*s.HeldShare, 0) + "%"
+}
+
+// anyRules reports whether a configuration has rules: the reports then say which rule held
+// waiting tickets most (a report without rules keeps its columns).
+func anyRules(ss []Summary) bool {
+	return slices.ContainsFunc(ss, func(s Summary) bool { return s.Rules })
+}
 
 // logLoss is the mean of -log P(what happened) over the matches with a prediction of team 0
 // winning (a draw scores as half a win each way); NaN when none has one.
@@ -180,15 +248,24 @@ func WriteTable(w io.Writer, ss []Summary) error {
 		}
 		wonBy += " " + strings.Join(rounds, "/")
 	}
-	fmt.Fprintln(tw, "configuration\tmatches\twait p50 s\tp90 s\texpired\tavg diff mean\tmedian\tmax\tpair diff mean\tmedian\tmax\tskill gap\tone-sided\t"+
+	rules := anyRules(ss)
+	head := "configuration\tmatches\twait p50 s\tp90 s\texpired\t"
+	if rules {
+		head += "held most by\t"
+	}
+	fmt.Fprintln(tw, head+"avg diff mean\tmedian\tmax\tpair diff mean\tmedian\tmax\tskill gap\tone-sided\t"+
 		wonBy+"\tparties split\trating~truth first\tlast\tlog loss first\tlast\ttruth\t")
 	for _, s := range ss {
 		name := s.Name
 		if s.Truncated {
 			name += " (stopped at max_days)"
 		}
+		expired := pct(ratio(s.Expired, s.Tickets))
+		if rules {
+			expired += "\t" + s.held()
+		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			name, s.Matches, f(s.WaitMedian, 1), f(s.WaitP90, 1), pct(ratio(s.Expired, s.Tickets)),
+			name, s.Matches, f(s.WaitMedian, 1), f(s.WaitP90, 1), expired,
 			f(s.AverageDifference.Mean, 2), f(s.AverageDifference.Median, 2), f(s.AverageDifference.Max, 1),
 			f(s.PairDifference.Mean, 2), f(s.PairDifference.Median, 2), f(s.PairDifference.Max, 1),
 			f(s.SkillGap, 3), pct(s.OneSided), s.winnerRounds(), splitParties(s),
@@ -225,6 +302,10 @@ func WriteCSV(w io.Writer, ss []Summary) error {
 	}
 	head = append(head, "parties", "parties_split", "rating_truth_first", "rating_truth_last", "log_loss", "log_loss_first_tenth", "log_loss_last_tenth",
 		"truth_log_loss", "simulated_s", "truncated")
+	rules := anyRules(ss)
+	if rules {
+		head = append(head, "held_most_by", "held_most_share")
+	}
 	cw.Write(head)
 	for _, s := range ss {
 		row := []string{s.Name, strconv.Itoa(s.Matches), strconv.Itoa(s.Tickets), strconv.Itoa(s.Expired),
@@ -239,6 +320,9 @@ func WriteCSV(w io.Writer, ss []Summary) error {
 			f(s.RatingTruthFirst, 5), f(s.RatingTruthLast, 5), f(s.LogLoss, 5),
 			f(s.LogLossFirst, 5), f(s.LogLossLast, 5), f(s.TruthLogLoss, 5), f(s.SimulatedS, 0),
 			strconv.FormatBool(s.Truncated))
+		if rules {
+			row = append(row, s.HeldBy, f(s.HeldShare, 5))
+		}
 		cw.Write(row)
 	}
 	cw.Flush()

@@ -29,6 +29,10 @@ type Result struct {
 	SimulatedS            float64
 	// Truncated is set when the run reached the scenario's MaxDays before its matches.
 	Truncated bool
+	// Rules: the configuration has match rules. WaitingOn counts the anchors each rule held
+	// over the run's passes (QueuePass.WaitingOn); nil for a matcher that does not say.
+	Rules     bool
+	WaitingOn map[string]int
 	Rounds    int
 	// Agreement follows how well the queue's ratings know the truth: after every
 	// twentieth of the matches, the correlation of every player's rating with the true skill.
@@ -73,6 +77,7 @@ type run struct {
 	matcher Matcher
 	arr     *arrivals
 	pick    *rand.Rand // which idle players form a ticket
+	attrs   *attributeDrawer
 	play    *rand.Rand // the rounds
 
 	state   []uint8
@@ -111,6 +116,7 @@ const (
 	streamPick
 	streamPlay
 	streamMatcher
+	streamAttributes
 )
 
 func stream(seed uint64, s int) *rand.Rand { return rand.New(rand.NewPCG(seed, uint64(s))) }
@@ -137,10 +143,11 @@ func newRun(sc *Scenario, cf Configuration) (*run, error) {
 		sc: sc, pop: pop,
 		arr:   newArrivals(sc.Arrivals, stream(sc.Seed, streamArrivals)),
 		pick:  stream(sc.Seed, streamPick),
+		attrs: newAttributeDrawer(sc.Attributes, stream(sc.Seed, streamAttributes)),
 		play:  stream(sc.Seed, streamPlay),
 		state: make([]uint8, len(pop)), idle: make([]int32, len(pop)), idlePos: make([]int32, len(pop)),
 		ticketOf: make([]int32, len(pop)), slotOf: make([]int32, len(pop)),
-		res: &Result{Name: cf.Name, Rounds: sc.Rounds, Matches: make([]MatchRecord, 0, sc.Matches)},
+		res: &Result{Name: cf.Name, Rounds: sc.Rounds, Matches: make([]MatchRecord, 0, sc.Matches), Rules: len(cf.Rules) > 0},
 	}
 	for i := range pop {
 		r.idle[i], r.idlePos[i] = int32(i), int32(i)
@@ -150,7 +157,7 @@ func newRun(sc *Scenario, cf Configuration) (*run, error) {
 	case "none":
 		r.matcher = &Random{TeamSize: sc.TeamSize, TTL: ttl, Rng: stream(sc.Seed, streamMatcher)}
 	case "tick":
-		m, err := NewQueuePass(sc.TeamSize, string(cf.strategy()), cf.steps(), ttl)
+		m, err := NewRuledQueuePass(sc.TeamSize, string(cf.strategy()), cf.steps(), ttl, sc.attributeDecls(), cf.tickRules())
 		if err != nil {
 			return nil, err
 		}
@@ -217,6 +224,9 @@ func (r *run) loop(ctx context.Context, progress func(int)) error {
 		return err
 	}
 	r.snapshot(true)
+	if w, ok := r.matcher.(interface{ WaitingOn() map[string]int }); ok {
+		r.res.WaitingOn = w.WaitingOn()
+	}
 	return nil
 }
 
@@ -268,11 +278,14 @@ func (r *run) setIdle(p int) {
 
 // arrive makes a ticket of a idle players chosen at random, if there are enough.
 func (r *run) arrive(a arrival) {
+	// Drawn for every arrival, refused or not, so that an arrival has the same values
+	// whatever the configuration.
+	attrs := r.attrs.draw()
 	if len(r.idle) < a.size {
 		r.res.Refused++
 		return
 	}
-	t := Ticket{ID: r.nextID, Created: a.at, Players: make([]int, a.size), Ratings: make([]float64, a.size)}
+	t := Ticket{ID: r.nextID, Created: a.at, Players: make([]int, a.size), Ratings: make([]float64, a.size), Attributes: attrs}
 	r.nextID++
 	for i := range a.size {
 		j := r.pick.IntN(len(r.idle))

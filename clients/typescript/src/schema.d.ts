@@ -667,7 +667,7 @@ export interface paths {
          * A ticket, optionally waiting for it to change
          * @description `status` is `searching`, `matched`, `expired` or `cancelled`; a matched ticket carries
          *     its `assignment`. With `wait_s`, a searching ticket's answer waits until its status
-         *     changes or `wait_s` passes (a long-poll). Needs the `match` scope.
+         *     changes or `wait_s` passes (a long-poll). Needs the `match` scope or the `read` scope (the console's).
          */
         get: operations["getTicket"];
         put?: never;
@@ -706,8 +706,10 @@ export interface paths {
          *     counters it keeps as tickets come and go (`source` `leader`, rebuilt at most every
          *     second); another replica answers the snapshot the leader publishes every 2 s
          *     (`source` `store`), or `none` before any. No answer scans the queue's tickets. A
-         *     ticket's `estimated_wait_s` comes from the same waits, of its band. Needs the `read`
-         *     scope.
+         *     ticket's `estimated_wait_s` comes from the same waits, of its band. And the hour, as
+         *     the console at `/console` charts it: matches per minute, expiries by reason, the waits
+         *     of the tickets matched in the hour, and the last 10 matches with their team average
+         *     ratings and predicted win probabilities. Needs the `read` scope.
          */
         get: operations["getQueueStats"];
         put?: never;
@@ -1521,17 +1523,18 @@ export interface components {
          *     the match. `intersect`: the lists of `attribute` share at least `min_common` values (the
          *     match reports them). `distance`: the largest minus the smallest value of `attribute` at
          *     most the tolerance. `team_balance`: the teams' average ratings differ by at most the
-         *     tolerance. The search finds a match for the oldest ticket whenever one keeps its
-         *     `equal` and `intersect` rules (and the interval and latency), and, for `distance`,
+         *     tolerance. `party_mix`: the teams' largest parties differ by at most `max_difference`
+         *     players (premades against premades). The search finds a match for the oldest ticket
+         *     whenever one keeps its `equal` and `intersect` rules (and the interval and latency), and, for `distance`,
          *     whenever one's values lie within three quarters of its tolerance; a match picked that
-         *     breaks a `team_balance` rule (or a `distance` rule the oldest ticket is no longer
+         *     breaks a `team_balance` or `party_mix` rule (or a `distance` rule the oldest ticket is no longer
          *     bound by) is turned down, and the ticket then waits on that rule.
          */
         Rule: {
-            /** @description Unique in the queue; not `interval` or `latency` (the built-in rules' names in `waiting_on`). */
+            /** @description Unique in the queue; not `interval`, `latency` or `teams` (the built-in rules' names in `waiting_on`). */
             name: string;
             /** @enum {string} */
-            type: "equal" | "intersect" | "distance" | "team_balance";
+            type: "equal" | "intersect" | "distance" | "team_balance" | "party_mix";
             /** @description The declared attribute the rule reads (not for `team_balance`). A `distance` rule may read `rating`, reserved (not declared), the tickets' ratings (a party's mean), to bound the spread of the whole match's ratings where the interval is centred on the oldest ticket's. */
             attribute?: string;
             /**
@@ -1546,10 +1549,15 @@ export interface components {
              * @description The wait from which the rule no longer binds a ticket.
              */
             optional_after_s?: number;
+            /**
+             * Format: int32
+             * @description For `party_mix`, how many players the teams' largest parties may differ by (default 0).
+             */
+            max_difference?: number;
         };
         /** @description Why a searching ticket still waits, from the last search it anchored on the replica that leads its queue. */
         WaitingOn: {
-            /** @description `interval`, `latency`, or the name of one of the queue's rules. */
+            /** @description `interval`, `latency`, `teams` (enough candidates passed every rule, but their parties or roles cannot fill the team shape), or the name of one of the queue's rules. */
             rule: string;
             /** @description The reason in words, e.g. "no maps common to 9 candidates". */
             detail: string;
@@ -1558,15 +1566,23 @@ export interface components {
             context: components["schemas"]["Context"];
             /**
              * Format: int32
+             * @description Players per team; with `team_defs`, the largest of their sizes (leave it out).
              * @default 5
              */
             team_size?: number;
             /**
              * Format: int32
+             * @description Teams in a match (8 teams of 1 is an 8-player free-for-all); with `team_defs`, their number (leave it out).
              * @default 2
-             * @enum {integer}
              */
-            teams?: 2;
+            teams?: number;
+            /** @description The fewest players each team may start with, by the wait of the match's oldest ticket: steps whose values never increase, e.g. `[{"after_s": 0, "value": 5}, {"after_s": 90, "value": 4}]` lets a 5v5 start as 4v4 after 90 s (the match then says each team's `open_slots`). */
+            min_team_size?: components["schemas"]["Step"][];
+            composition?: components["schemas"]["Composition"];
+            /** @description Named teams, each of its own size, instead of `teams` x `team_size`, e.g. one monster against four hunters. */
+            team_defs?: components["schemas"]["TeamDefinition"][];
+            /** @description The roles players may list (`players[].roles` of a ticket), which a `composition` bounds. */
+            roles?: string[];
             /**
              * @default rating_window
              * @enum {string}
@@ -1598,6 +1614,23 @@ export interface components {
             /** @description The match rules beside the interval and latency, in the order `waiting_on` tries them. */
             rules?: components["schemas"]["Rule"][];
         };
+        /** @description How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none). */
+        Composition: {
+            [key: string]: {
+                /** Format: int32 */
+                min: number;
+                /** Format: int32 */
+                max: number;
+            };
+        };
+        TeamDefinition: {
+            name?: string;
+            /** Format: int32 */
+            size: number;
+            /** @description The fewest players the team may start with, by wait (as `min_team_size`). */
+            min_size?: components["schemas"]["Step"][];
+            composition?: components["schemas"]["Composition"];
+        };
         /** @description Where the queue's events are POSTed, signed with `X-Matchmaker-Signature` (`t=<unix seconds>,v1=<hex HMAC-SHA256 with secret of "<t>.<delivery>.<body>">`), retried with backoff until a 2xx or dead-lettered; `X-Matchmaker-Delivery` (`queue:seq`) is the same on every retry. */
         Webhook: {
             url: string;
@@ -1628,6 +1661,10 @@ export interface components {
                 [key: string]: components["schemas"]["AttributeDeclaration"];
             };
             rules?: components["schemas"]["Rule"][];
+            min_team_size?: components["schemas"]["Step"][];
+            composition?: components["schemas"]["Composition"];
+            team_defs?: components["schemas"]["TeamDefinition"][];
+            roles?: string[];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1746,6 +1783,24 @@ export interface components {
              */
             estimated_wait_s?: number;
             waiting_on?: components["schemas"]["WaitingOn"];
+            tolerances?: components["schemas"]["TicketTolerances"];
+        };
+        /** @description For a searching ticket, what it accepts at its wait now, by the queue's expansion schedules as the tick applies them. */
+        TicketTolerances: {
+            /**
+             * Format: double
+             * @description The rating interval (`expansions.interval`'s current step).
+             */
+            interval: number;
+            /**
+             * Format: double
+             * @description The latency it accepts in a match's region (`expansions.max_latency_ms`'s current step); absent when the queue does not consider latency.
+             */
+            max_latency_ms?: number;
+            /** @description The tolerance of each of the queue's rules that widens with the wait (`distance`, `team_balance`), by rule name. */
+            rules?: {
+                [key: string]: number;
+            };
         };
         TicketAssignment: {
             /** @description The match; post its result to `/v1/results` under this id. */
@@ -1768,6 +1823,17 @@ export interface components {
         };
         AssignedTeam: {
             players: string[];
+            /** @description A named team's name (the queue's `team_defs`). */
+            name?: string;
+            /** @description With the queue's `roles`, each player's role, by player id. */
+            roles?: {
+                [key: string]: string;
+            };
+            /**
+             * Format: int32
+             * @description The players the team lacks of its size, in a match that started short (`min_team_size`); left out when full.
+             */
+            open_slots?: number;
         };
         TicketRequestPlayer: {
             id: components["schemas"]["ID"];
@@ -1776,6 +1842,8 @@ export interface components {
              * @description On the matchmaking scale (0..2000, average 1000); without it the stored rating in the queue's context, else 1000.
              */
             rating?: number;
+            /** @description The queue's roles the player plays, in order of preference; without them, any. */
+            roles?: string[];
         };
         TicketPlayer: {
             id: string;
@@ -1783,6 +1851,7 @@ export interface components {
             rating: number;
             /** @enum {string} */
             rating_source: "inline" | "stored" | "default";
+            roles?: string[];
         };
         /** @description A ticket change, as SSE `data:` and as a webhook's body. */
         QueueEvent: {
@@ -1857,12 +1926,41 @@ export interface components {
             waiting_on?: {
                 [key: string]: number;
             };
+            /** @description Matches made (fills not included) in each of the 60 minutes up to `at`, oldest first; the last entry is the 60 seconds ending at `at`. */
+            matches_per_minute: number[];
+            /** @description Tickets expired in the last hour, by reason (`ttl`, `no_region`, `invalid`). */
+            expired_by_reason: {
+                [key: string]: number;
+            };
+            wait_s_last_hour: components["schemas"]["QueueStatsWait"];
+            /** @description The queue's last 10 matches (fills not included), newest first, as the leader saw them made. */
+            recent_matches: components["schemas"]["QueueStatsRecentMatch"][];
+        };
+        QueueStatsRecentMatch: {
+            id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Absent when the queue does not consider latency. */
+            region?: string;
+            teams: components["schemas"]["QueueStatsRecentTeam"][];
+            /**
+             * Format: double
+             * @description |difference of the team average ratings| on the matchmaking scale: the match's fairness as the queue measured it.
+             */
+            average_difference: number;
+            /** @description Each team's probability of winning by the queue's rating model from the stored ratings, as POST /v1/predict answers it (players without a stored rating count as newcomers), asked once per match when the stats first show it; absent when the model could not be asked. */
+            win_probability?: number[];
+        };
+        QueueStatsRecentTeam: {
+            players: string[];
+            /** Format: double */
+            average_rating: number;
         };
         QueueStatsCounts: {
             last_minute: number;
             last_hour: number;
         };
-        /** @description Waits in seconds of the tickets matched in the last 10 minutes (backfill tickets not included); median and p90 absent without samples. */
+        /** @description Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples. */
         QueueStatsWait: {
             samples: number;
             /** Format: double */
@@ -1891,6 +1989,17 @@ export interface components {
             players: components["schemas"]["QueueMatchPlayer"][];
             /** Format: double */
             rating_total: number;
+            /** @description A named team's name (the queue's `team_defs`). */
+            name?: string;
+            /** @description With the queue's `roles`, each player's role, by player id. */
+            roles?: {
+                [key: string]: string;
+            };
+            /**
+             * Format: int32
+             * @description The players the team lacks of its size, in a match that started short (`min_team_size`); left out when full.
+             */
+            open_slots?: number;
         };
         QueueMatchPlayer: {
             id: string;
@@ -3796,7 +3905,10 @@ export interface operations {
                      *       "created_at": "2026-11-23T12:00:00Z",
                      *       "expires_at": "2026-11-23T12:05:00Z",
                      *       "updated_at": "2026-11-23T12:00:00Z",
-                     *       "estimated_wait_s": 11.4
+                     *       "estimated_wait_s": 11.4,
+                     *       "tolerances": {
+                     *         "interval": 25
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Ticket"];
@@ -4258,6 +4370,109 @@ export interface operations {
                      *             "median": 60.4,
                      *             "p90": 61.2
                      *           }
+                     *         }
+                     *       ],
+                     *       "matches_per_minute": [
+                     *         7,
+                     *         6,
+                     *         8,
+                     *         7,
+                     *         5,
+                     *         6,
+                     *         7,
+                     *         7,
+                     *         6,
+                     *         8,
+                     *         7,
+                     *         6,
+                     *         7,
+                     *         5,
+                     *         6,
+                     *         7,
+                     *         8,
+                     *         6,
+                     *         7,
+                     *         6,
+                     *         7,
+                     *         7,
+                     *         6,
+                     *         8,
+                     *         7,
+                     *         6,
+                     *         7,
+                     *         5,
+                     *         6,
+                     *         7,
+                     *         8,
+                     *         6,
+                     *         7,
+                     *         6,
+                     *         7,
+                     *         7,
+                     *         6,
+                     *         8,
+                     *         7,
+                     *         6,
+                     *         7,
+                     *         5,
+                     *         6,
+                     *         7,
+                     *         8,
+                     *         6,
+                     *         7,
+                     *         6,
+                     *         7,
+                     *         7,
+                     *         6,
+                     *         8,
+                     *         7,
+                     *         6,
+                     *         7,
+                     *         5,
+                     *         6,
+                     *         7,
+                     *         8,
+                     *         6
+                     *       ],
+                     *       "expired_by_reason": {
+                     *         "ttl": 3
+                     *       },
+                     *       "wait_s_last_hour": {
+                     *         "samples": 2010,
+                     *         "median": 12.1,
+                     *         "p90": 30.3
+                     *       },
+                     *       "recent_matches": [
+                     *         {
+                     *           "id": "m_5f3c9a1e2b7d4c60",
+                     *           "created_at": "2026-11-23T11:59:58Z",
+                     *           "teams": [
+                     *             {
+                     *               "players": [
+                     *                 "alice",
+                     *                 "bob",
+                     *                 "carol",
+                     *                 "dan",
+                     *                 "erin"
+                     *               ],
+                     *               "average_rating": 1012.4
+                     *             },
+                     *             {
+                     *               "players": [
+                     *                 "frank",
+                     *                 "grace",
+                     *                 "heidi",
+                     *                 "ivan",
+                     *                 "judy"
+                     *               ],
+                     *               "average_rating": 1009.8
+                     *             }
+                     *           ],
+                     *           "average_difference": 2.6,
+                     *           "win_probability": [
+                     *             0.508,
+                     *             0.492
+                     *           ]
                      *         }
                      *       ]
                      *     }

@@ -63,7 +63,7 @@ func (p *pass) makeMatch(c []int32) bool {
 	m.skill = math.Abs(tot0 - tot1)
 	if p.matchLevel {
 		p.picks++
-		if !p.matchRulesHold(c, m.skill/float64(t)) {
+		if !p.matchRulesHold(c, team0, m.skill/float64(t)) {
 			p.ids, p.slots, p.pairs = p.ids[:m.ids], p.slots[:m.slots], p.pairs[:m.pairs]
 			return false
 		}

@@ -9,11 +9,18 @@ import (
 // matchRulesHold checks the rules that are judged on a match as a whole, whose search
 // cannot be a per-ticket test (classes.go): the spread of a distance rule's values and
 // the teams' average difference (avgDiff, as the match reports it) against the smallest
-// tolerance of the tickets each binds. A match that breaks one is turned down; the first
-// turned down of an anchor's walk is what explain reports.
-func (p *pass) matchRulesHold(c []int32, avgDiff float64) bool {
+// tolerance of the tickets each binds, and party_mix on the split made (team0: bit i set
+// for c[i] on the anchor's team). A match that breaks one is turned down; the first turned
+// down of an anchor's walk is what explain reports.
+func (p *pass) matchRulesHold(c []int32, team0 uint32, avgDiff float64) bool {
 	for i := range p.rules {
 		d := &p.rules[i]
+		if d.rule.Kind == RulePartyMix {
+			if !p.partyMixHolds(d, c, team0) {
+				return false
+			}
+			continue
+		}
 		if !d.rule.hasTolerance() {
 			continue
 		}
@@ -44,6 +51,26 @@ func (p *pass) matchRulesHold(c []int32, avgDiff float64) bool {
 		}
 	}
 	return true
+}
+
+// partyMixHolds checks a party_mix rule on a split, while the rule binds a ticket of it.
+func (p *pass) partyMixHolds(d *ruleData, c []int32, team0 uint32) bool {
+	var largest [2]int
+	bound := false
+	for i, pos := range c {
+		side := 1 - int(team0>>i&1)
+		largest[side] = max(largest[side], int(p.nodes[pos].size))
+		bound = bound || d.bound[pos]
+	}
+	diff := largest[0] - largest[1]
+	if !bound || max(diff, -diff) <= d.rule.MaxDifference {
+		return true
+	}
+	if p.turnedDown.Rule == "" {
+		p.turnedDown = Wait{Rule: d.rule.Name, Kind: d.rule.Kind, Candidates: len(c) - 1, Found: true,
+			Value: float64(max(diff, -diff)), Tolerance: float64(d.rule.MaxDifference)}
+	}
+	return false
 }
 
 // matchAttributes appends to p.attrs what the match's equal and intersect rules agreed on

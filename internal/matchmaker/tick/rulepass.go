@@ -159,7 +159,7 @@ func (p *pass) readRules(tickets []Ticket, cfg *Config) {
 	for i := range p.rules {
 		d := &p.rules[i]
 		r := d.rule
-		p.matchLevel = p.matchLevel || r.hasTolerance()
+		p.matchLevel = p.matchLevel || r.judgedOnMatch()
 		d.bound = resize(d.bound, n)
 		for pos := range p.nodes {
 			d.bound[pos] = r.bindsAt(p.now - tickets[p.nodes[pos].in].WaitingSince)

@@ -29,6 +29,10 @@ const (
 	// RuleTeamBalance: the teams' average ratings differ by at most the tolerance of the
 	// tickets the rule binds.
 	RuleTeamBalance = "team_balance"
+	// RulePartyMix: the largest party on each team differs by at most MaxDifference
+	// players between the teams (premades meet premades), while the rule binds some
+	// ticket of the match.
+	RulePartyMix = "party_mix"
 )
 
 // RatingAttribute is the reserved attribute a distance rule may read without a declaration:
@@ -74,15 +78,18 @@ type Value struct {
 }
 
 // StringValue, NumberValue and ListValue make a Value of each type.
-func StringValue(s string) Value    { return Value{Type: TypeString, Str: s} }
-func NumberValue(x float64) Value   { return Value{Type: TypeNumber, Num: x} }
-func ListValue(xs ...string) Value  { return Value{Type: TypeStringList, List: xs} }
-func (a Attribute) maxItems() int   { return cmp.Or(a.MaxItems, MaxListItems) }
-func (r Rule) minCommon() int       { return cmp.Or(r.MinCommon, 1) }
-func (r Rule) hasTolerance() bool   { return r.Kind == RuleDistance || r.Kind == RuleTeamBalance }
-func (r Rule) readsAttribute() bool { return r.Kind != RuleTeamBalance && !r.readsRating() }
-func (r Rule) readsRating() bool    { return r.Kind == RuleDistance && r.Attribute == RatingAttribute }
-func (r Rule) classified() bool     { return r.Kind == RuleEqual || r.Kind == RuleIntersect }
+func StringValue(s string) Value   { return Value{Type: TypeString, Str: s} }
+func NumberValue(x float64) Value  { return Value{Type: TypeNumber, Num: x} }
+func ListValue(xs ...string) Value { return Value{Type: TypeStringList, List: xs} }
+func (a Attribute) maxItems() int  { return cmp.Or(a.MaxItems, MaxListItems) }
+func (r Rule) minCommon() int      { return cmp.Or(r.MinCommon, 1) }
+func (r Rule) hasTolerance() bool  { return r.Kind == RuleDistance || r.Kind == RuleTeamBalance }
+func (r Rule) readsAttribute() bool {
+	return r.Kind != RuleTeamBalance && r.Kind != RulePartyMix && !r.readsRating()
+}
+func (r Rule) judgedOnMatch() bool { return r.hasTolerance() || r.Kind == RulePartyMix }
+func (r Rule) readsRating() bool   { return r.Kind == RuleDistance && r.Attribute == RatingAttribute }
+func (r Rule) classified() bool    { return r.Kind == RuleEqual || r.Kind == RuleIntersect }
 func (r Rule) bindsAt(wait float64) bool {
 	return r.OptionalAfterS == nil || wait < *r.OptionalAfterS
 }
@@ -102,6 +109,9 @@ type Rule struct {
 	// OptionalAfterS, when set (> 0), is the wait from which the rule no longer binds a
 	// ticket.
 	OptionalAfterS *float64
+	// MaxDifference (party_mix) is how many players the largest parties of two teams may
+	// differ by: 0, premades only against premades of their size.
+	MaxDifference int
 }
 
 func (c Config) addRuleFaults(f *apperr.Fields) {
@@ -135,8 +145,8 @@ func (c Config) addRuleFaults(f *apperr.Fields) {
 		switch {
 		case r.Name == "":
 			f.Add(at("name"), "must not be empty")
-		case r.Name == WaitInterval || r.Name == WaitLatency:
-			f.Add(at("name"), "must not be %q or %q: they name the built-in rules", WaitInterval, WaitLatency)
+		case r.Name == WaitInterval || r.Name == WaitLatency || r.Name == WaitTeams:
+			f.Add(at("name"), "must not be %q, %q or %q: they name the built-in rules", WaitInterval, WaitLatency, WaitTeams)
 		case names[r.Name]:
 			f.Add(at("name"), "must be unique in the queue: %q is taken", r.Name)
 		}
@@ -149,10 +159,13 @@ func (c Config) addRuleFaults(f *apperr.Fields) {
 			want = []string{TypeStringList}
 		case RuleDistance:
 			want = []string{TypeNumber}
-		case RuleTeamBalance:
+		case RuleTeamBalance, RulePartyMix:
 		default:
-			f.Add(at("type"), "must be %q, %q, %q or %q", RuleEqual, RuleIntersect, RuleDistance, RuleTeamBalance)
+			f.Add(at("type"), "must be %q, %q, %q, %q or %q", RuleEqual, RuleIntersect, RuleDistance, RuleTeamBalance, RulePartyMix)
 			continue
+		}
+		if r.MaxDifference != 0 && (r.Kind != RulePartyMix || r.MaxDifference < 0 || r.MaxDifference > MaxTeamSize) {
+			f.Add(at("max_difference"), "must be between 0 and %d, for a party_mix rule only", MaxTeamSize)
 		}
 		if r.readsRating() {
 			// the reserved attribute: every ticket has a rating
@@ -253,9 +266,22 @@ func (c Config) ValidateTicket(t Ticket) error {
 }
 
 // addTicketFaults names the fields as Ticket.addFaults does.
-func (c Config) addTicketFaults(f *apperr.Fields, t *Ticket, ticket int) {
-	t.addFaults(f, ticket, min(max(c.TeamSize, 1), MaxTeamSize))
+func (c *Config) addTicketFaults(f *apperr.Fields, t *Ticket, ticket int) {
+	t.addFaults(f, ticket, min(max(c.largestTeam(), 1), MaxTeamSize))
 	c.addAttributeFaultsOf(f, t, ticket)
+	if len(t.Roles) == 0 && t.Backfill == nil {
+		return
+	}
+	at := func(field string) string {
+		if ticket < 0 {
+			return field
+		}
+		return "tickets[" + strconv.Itoa(ticket) + "]." + field
+	}
+	c.addRoleFaults(f, t, at)
+	if c.shaped() && t.Backfill != nil {
+		f.Add(at("backfill"), "is for two-team queues: a queue with a team shape takes no backfill tickets")
+	}
 }
 
 // addAttributeFaultsOf checks the attributes of a ticket, or with ticket >= 0 of Run's

@@ -161,7 +161,7 @@ func TestRulesOfEachKind(t *testing.T) {
 			tickets: []Ticket{with(1000, 90, level(32)), with(1001, 91, level(29)), with(1002, 92, level(35)),
 				with(1003, 93, level(31)), with(1020, 94, level(34))},
 			matches: [][]int{{0, 2, 3, 4}},
-			waits:   map[int]string{1: "interval: no candidate within the interval"},
+			waits:   map[int]string{1: "interval: too few players searching in the queue for a match"},
 		},
 		{
 			name:    "distance: no window holds the match",
@@ -202,7 +202,7 @@ func TestRulesOfEachKind(t *testing.T) {
 				Expansions: []Step{{0, 40}}}),
 			tickets: []Ticket{with(1000, 0, nil), with(975, 1, nil), with(1030, 2, nil), with(1020, 3, nil), with(995, 4, nil)},
 			matches: [][]int{{0, 4, 3, 2}},
-			waits:   map[int]string{1: "interval: no candidate within the interval"},
+			waits:   map[int]string{1: "interval: too few players searching in the queue for a match"},
 		},
 		{
 			name:    "the same queue without the rule",

@@ -119,6 +119,9 @@ func Run(tickets []Ticket, now float64, cfg Config) (Result, error) {
 	if len(tickets) > math.MaxInt32 {
 		return Result{}, apperr.New(apperr.TooLarge, "at most %d tickets in one pass", math.MaxInt32)
 	}
+	if cfg.shaped() {
+		return runShaped(tickets, now, &cfg)
+	}
 	p := passes.Get().(*pass)
 	defer p.release()
 	// init checks the tickets as it reads them: a ticket's ratings and latencies are read
@@ -384,6 +387,9 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 		if attributes {
 			p.readAttributes(f, &cfg, t, int(i))
 		}
+		if len(t.Roles) > 0 { // a queue of two teams without a shape declares no roles
+			cfg.addRoleFaults(f, t, func(field string) string { return "tickets[" + strconv.Itoa(int(i)) + "]." + field })
+		}
 		s := 0.0
 		for _, r := range t.Ratings {
 			s += r
@@ -536,7 +542,7 @@ func (p *pass) run() {
 			continue
 		}
 		if !p.sizeFeasible(int(p.nodes[a].size)) {
-			p.wait(a, Wait{Rule: WaitInterval, Kind: WaitInterval})
+			p.wait(a, Wait{Rule: WaitInterval, Kind: WaitInterval, Short: true})
 			continue
 		}
 		if p.greedy && p.greedyPairs(a) {

@@ -51,6 +51,9 @@ type Ticket struct {
 	// (Config.Attributes), one value for the whole ticket; an attribute it does not give
 	// takes the declaration's default.
 	Attributes map[string]Value
+	// Roles are the roles each player plays, by Ratings' index, in order of preference;
+	// a player without a list plays any (Config.Roles).
+	Roles [][]string
 }
 
 // Backfill describes a running match's request for players; see Ticket.Backfill.
@@ -93,6 +96,12 @@ type Config struct {
 	// config without rules matches as it did before rules existed.
 	Attributes map[string]Attribute
 	Rules      []Rule
+	// Shape, when set, replaces the two teams of TeamSize: any number of teams, named, of
+	// their own sizes, minimum sizes and role compositions (shaped.go). TeamSize is then the
+	// largest team's size (a party may be no larger). Roles are the roles players may list
+	// (Ticket.Roles), which a composition bounds.
+	Shape []TeamDef
+	Roles []string
 }
 
 // Slot is one player: the input index of its ticket and its index in the ticket's Ratings.
@@ -132,6 +141,14 @@ type Match struct {
 	// binds none of the tickets: of all of them; an equal rule whose tickets then differ
 	// reports nothing). nil without such rules.
 	Attributes []MatchAttribute
+	// Shaped holds a shaped queue's teams (Config.Shape), in the shape's order; Teams and
+	// Pairs are then empty, and SkillDifference and AverageDifference are the largest
+	// difference of two teams' totals and averages.
+	Shaped []Team
+	// Exact: the shaped teams are the most even split of the match's tickets under the
+	// shape; false where the candidates were too many to try every split and a heuristic
+	// made them.
+	Exact bool
 }
 
 // MatchAttribute is an attribute's value agreed in a match.
@@ -194,7 +211,8 @@ func (c Config) Validate() error {
 
 func (c Config) addFaults(f *apperr.Fields) {
 	c.addRuleFaults(f)
-	if c.TeamSize < 1 || c.TeamSize > MaxTeamSize {
+	c.addShapeFaults(f)
+	if !c.shaped() && (c.TeamSize < 1 || c.TeamSize > MaxTeamSize) {
 		f.Add("team_size", "must be between 1 and %d", MaxTeamSize)
 	}
 	switch c.Strategy {
@@ -325,6 +343,9 @@ func (b *Backfill) addFaults(f *apperr.Fields, at func(string) string, teamSize 
 func latencyField(i int, field string) string {
 	return "latencies[" + strconv.Itoa(i) + "]." + field
 }
+
+// Current is a tolerance after wait seconds, as the pass applies it (see current).
+func Current(steps []Step, wait float64) float64 { return current(steps, wait) }
 
 // current is the value of the last step whose AfterS <= wait. A negative wait (a ticket
 // stamped by a clock ahead of the caller's) counts as 0.

@@ -29,6 +29,11 @@ type Wait struct {
 	// rule's values, or the teams' average ratings) was Value, over Tolerance.
 	Found            bool
 	Value, Tolerance float64
+	// Short (interval): the queue's searching tickets, whatever their ratings, hold too
+	// few players of the sizes a match needs.
+	Short bool
+	// Role (teams): the role too few searching players play for the shape's compositions.
+	Role string
 }
 
 // Detail is the reason in a sentence, e.g. "no maps common to 9 candidates". It is built
@@ -40,6 +45,9 @@ func (w Wait) Detail() string {
 	}
 	switch w.Kind {
 	case WaitInterval:
+		if w.Short {
+			return "too few players searching in the queue for a match"
+		}
 		if w.Candidates == 0 {
 			return "no candidate within the interval"
 		}
@@ -63,6 +71,13 @@ func (w Wait) Detail() string {
 		return fmt.Sprintf("%s too far apart among %s", w.Attribute, n)
 	case RuleTeamBalance:
 		return fmt.Sprintf("team averages differ by %g, over the tolerance %g in the match found", w.Value, w.Tolerance)
+	case RulePartyMix:
+		return fmt.Sprintf("the teams' largest parties differ by %g players, over the %g allowed, in the match found", w.Value, w.Tolerance)
+	case WaitTeams:
+		if w.Role != "" {
+			return "too few players searching who play " + w.Role + " for the teams' compositions"
+		}
+		return "the " + n + " that passed every rule cannot fill the teams (party sizes, role composition)"
 	}
 	return w.Rule
 }
@@ -136,6 +151,10 @@ func (p *pass) explain(a int32, w []int32, wm []uint64, rej []rejection) {
 	for s := range stages {
 		if !p.hs.complete(&dp[s]) {
 			switch {
+			case s == stageInterval && p.part >= 0 && judged-counts[s] == 0 && p.partitionHasOthers(a):
+				// Tickets of the anchor's value search, and none is within the interval:
+				// the interval's doing, not the rule's.
+				p.wait(a, p.stageWait(s, judged))
 			case s == stageInterval && p.part >= 0:
 				// The walk met the candidates of the anchor's value only (partition): too
 				// few of them is the rule's doing as much as the interval's.
@@ -167,6 +186,10 @@ func (p *pass) explain(a int32, w []int32, wm []uint64, rej []rejection) {
 	}
 	p.wait(a, p.stageWait(lastStage, len(w)))
 }
+
+// partitionHasOthers: another unmatched ticket has the anchor's value of the
+// partitioning rule.
+func (p *pass) partitionHasOthers(a int32) bool { return p.pprev[a] >= 0 || p.pnext[a] >= 0 }
 
 // noClass reports whether no class of one rule (the classes of each candidate by mask)
 // holds a match of the anchor and the candidates w.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -42,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"StatsPublishedAndRead", testStats},
 		{"ExpiryRacingAMatch", testExpiryRacingAMatch},
 		{"RulesAndAttributesRoundTrip", testRulesAndAttributes},
+		{"TeamShapesRoundTrip", testTeamShapesRoundTrip},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -213,7 +215,7 @@ func testCreateTicket(t *testing.T, st queue.Store) {
 	read := must[queue.Ticket](t)(st.GetTicket(c, "t1"))
 	for _, tk := range []queue.Ticket{got, read} {
 		if tk.ID != "t1" || tk.Queue != "q" || tk.Status != queue.Searching || len(tk.Players) != 2 ||
-			tk.Players[1] != in.Players[1] || tk.Latencies["us"] != 110.5 || len(tk.Latencies) != 2 ||
+			!reflect.DeepEqual(tk.Players[1], in.Players[1]) || tk.Latencies["us"] != 110.5 || len(tk.Latencies) != 2 ||
 			!tk.CreatedAt.Equal(at(1)) || !tk.ExpiresAt.Equal(at(301)) || tk.Assignment != nil {
 			t.Fatalf("ticket %+v, want %+v", tk, in)
 		}

@@ -1,0 +1,546 @@
+package tick
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+
+	"matchmaker/internal/apperr"
+)
+
+// runShaped is Run for a config with a Shape: any number of teams, each of its own size,
+// minimum size and role composition.
+//
+// Each live ticket, oldest first, anchors a search as in the two-team pass: the candidates
+// acceptable to it (mutual interval, a common region within every limit, its value of each
+// equal rule binding both, a list sharing min_common values for each intersect rule, a
+// distance rule's values within the smaller tolerance) are taken nearest in rating first,
+// each one kept when the group can still fill the shape with it: the rules hold among all
+// the tickets each binds, the parties pack into the teams, and the players' roles can meet
+// the compositions. A group as large as the shape is split into teams (split.go); a split
+// that breaks team_balance or party_mix drops the last ticket taken and the walk goes on.
+// When the walk ends short, a group that reaches every team's current minimum size (the
+// anchor's wait on MinSize) is split the same way, its teams short of their size by their
+// OpenSlots. An anchor with at most fallbackCandidates acceptable candidates that the walk
+// did not serve is searched exhaustively, so on small queues a match is missed only when
+// none exists; larger ones may wait where some other choice of candidates would have made a
+// match (their walk keeps the nearest in rating).
+func runShaped(tickets []Ticket, now float64, cfg *Config) (Result, error) {
+	var f apperr.Fields
+	s := &shaper{cfg: cfg, now: now, in: tickets}
+	s.read(&f)
+	if err := f.Err(); err != nil {
+		return Result{}, err
+	}
+	s.link()
+	s.split.info = newShapeInfo(cfg)
+	s.aggregateRoles()
+	if s.roleLo != nil {
+		parts := 1
+		if s.part >= 0 {
+			parts = len(s.rules[s.part].names) + len(s.rules[s.part].nums)
+		}
+		s.roleCount = make([][]int32, parts)
+		for p := range s.roleCount {
+			s.roleCount[p] = make([]int32, len(s.roles))
+		}
+		for i := range s.live {
+			s.countRoles(int32(i), 1)
+		}
+	}
+	for _, a := range s.byAge {
+		if !s.live[a].taken {
+			s.serve(a)
+		}
+	}
+	return s.result(), nil
+}
+
+// fallbackCandidates is the most acceptable candidates an unserved anchor is searched
+// exhaustively among (every subset, nearest first, within fallbackNodes steps).
+const (
+	fallbackCandidates = 14
+	fallbackNodes      = 1 << 15
+	maxTurnDowns       = 8 // splits a rule may turn down before an anchor gives up
+	// maxWalk bounds the candidates an anchor's walk looks at: in a large queue an anchor
+	// that cannot match (a role nobody plays with it) would otherwise walk its whole
+	// interval at every tick.
+	maxWalk = 256
+	// maxStall ends a walk whose group took none of its last maxStall candidates: what
+	// it lacks (a role, a party size) is not near the anchor.
+	maxStall = 96
+)
+
+// shaper is one shaped pass.
+type shaper struct {
+	cfg     *Config
+	now     float64
+	in      []Ticket
+	latency bool
+	regions []string // sorted; a region's id is its index
+	roles   []string
+	rules   []shapeRule
+	part    int // the rule whose value partitions the walks, -1: none
+
+	live  []sticket
+	byAge []int32 // live indices, oldest first
+
+	matches []Match
+	expired []Expiry
+	waits   []Wait
+	waitOf  []int32 // the live index of each wait's ticket
+
+	split splitState
+	// the compositions of every team together, for a walk's check (nil: none)
+	roleLo, roleHi []int
+	roleLoSum      int
+	roleCount      [][]int32 // by partition value, by role: the searching players who play it
+	rolePlayers    [][]uint8
+	roleOut        []int8
+	sizesBuf       []int
+	roomBuf        []int
+	walkGroup      group
+	// the matches' parts, cut from arrays shared by many matches
+	ints arena[int]
+	// the tickets' roles as role indices
+	roleLists arena[[]uint8]
+	roleBytes arena[uint8]
+	listIDs   arena[int32] // the intersect rules' lists as value ids
+	stages    stageCount
+	teams     arena[Team]
+	slots     arena[Slot]
+	names     arena[string]
+	keptBuf   []int32
+
+	players int // the shape's players, Σ sizes (capacity)
+
+	// scratch of one anchor
+	mins      []int
+	cands     []int32 // its acceptable candidates, nearest first, up to fallbackCandidates+1
+	turned    Wait    // the first split a rule turned down
+	turnDowns int
+}
+
+// sticket is a live ticket of a shaped pass.
+type sticket struct {
+	in          int32
+	since       float64
+	mean, total float64
+	iv          float64
+	size        int
+	mask        uint64    // regions it accepts now
+	roles       [][]uint8 // per player, the role indices it plays in order; nil: any
+	roleSig     uint64    // the roles its players play, as a set of sets: equal for equal tickets
+	prev, next  int32     // unmatched neighbours in rating, in its partition
+	taken       bool
+}
+
+// shapeRule is what the pass reads of one rule, by live index.
+type shapeRule struct {
+	rule  *Rule
+	bound []bool
+	id    []int32   // equal: the value's id
+	list  [][]int32 // intersect: value ids, ascending
+	set   []uint64  // intersect with at most 64 values: the list as bits
+	bits  bool
+	num   []float64 // distance
+	tol   []float64 // distance, team_balance
+	names []string  // equal (strings), intersect: by id
+	nums  []float64 // equal (numbers): by id
+}
+
+func (s *shaper) read(f *apperr.Fields) {
+	cfg := s.cfg
+	s.roles = cfg.Roles
+	s.latency = len(cfg.MaxLatency) > 0
+	widest := -1.0
+	if s.latency {
+		widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
+	}
+	regionID := map[string]int{}
+	for i := range s.in {
+		t := &s.in[i]
+		cfg.addTicketFaults(f, t, i)
+		for _, l := range t.Latencies {
+			if _, ok := regionID[l.Region]; !ok && l.Region != "" {
+				regionID[l.Region] = len(regionID)
+			}
+		}
+	}
+	if len(regionID) > MaxRegions {
+		f.Add("tickets", "must name at most %d regions in one pass", MaxRegions)
+	}
+	if f.Len() > 0 {
+		return
+	}
+	s.regions = make([]string, 0, len(regionID))
+	for r := range regionID {
+		s.regions = append(s.regions, r)
+	}
+	slices.Sort(s.regions)
+	kept := make([]int, 0, len(s.in))
+	s.live = make([]sticket, 0, len(s.in))
+	for i := range s.in {
+		t := &s.in[i]
+		if why := gone(t, s.now, widest); why != "" {
+			s.expired = append(s.expired, Expiry{Ticket: i, Reason: why})
+			continue
+		}
+		kept = append(kept, i)
+		s.live = append(s.live, s.readTicket(t, i))
+	}
+	s.readRules(kept)
+}
+
+func (s *shaper) readTicket(t *Ticket, i int) sticket {
+	wait := s.now - t.WaitingSince
+	x := sticket{in: int32(i), since: t.WaitingSince, size: len(t.Ratings), iv: current(s.cfg.Interval, wait)}
+	for _, r := range t.Ratings {
+		x.total += r
+	}
+	x.mean = x.total / float64(x.size)
+	x.mask = math.MaxUint64
+	if s.latency && len(t.Latencies) > 0 {
+		limit := current(s.cfg.MaxLatency, wait)
+		x.mask = 0
+		for _, l := range t.Latencies {
+			if l.MS <= limit {
+				r, _ := slices.BinarySearch(s.regions, l.Region)
+				x.mask |= 1 << r
+			}
+		}
+	}
+	if len(s.roles) > 0 {
+		x.roles = s.roleLists.take(x.size)
+		for j := range x.size {
+			if j < len(t.Roles) && len(t.Roles[j]) > 0 {
+				rs := s.roleBytes.take(len(t.Roles[j]))
+				for k, r := range t.Roles[j] {
+					rs[k] = uint8(slices.Index(s.roles, r))
+				}
+				x.roles[j] = rs
+			}
+		}
+		x.roleSig = roleSignature(x.roles)
+	}
+	return x
+}
+
+// readRules reads each rule's values of the live tickets (kept: their input indices).
+func (s *shaper) readRules(kept []int) {
+	s.part = -1
+	s.rules = make([]shapeRule, len(s.cfg.Rules))
+	for k := range s.cfg.Rules {
+		r := &s.cfg.Rules[k]
+		d := &s.rules[k]
+		d.rule = r
+		d.bound = make([]bool, len(kept))
+		attr := s.cfg.Attributes[r.Attribute]
+		value := func(t *Ticket) Value {
+			if v, ok := t.Attributes[r.Attribute]; ok {
+				return v
+			}
+			return *attr.Default // validated: a rule reads a given attribute or a default
+		}
+		strID, numID := map[string]int32{}, map[float64]int32{}
+		for j, i := range kept {
+			t := &s.in[i]
+			wait := s.now - t.WaitingSince
+			d.bound[j] = r.bindsAt(wait)
+			if r.hasTolerance() {
+				d.tol = append(d.tol, current(r.Expansions, wait))
+			}
+			switch r.Kind {
+			case RuleEqual:
+				v := value(t)
+				if v.Type == TypeNumber {
+					id, ok := numID[v.Num]
+					if !ok {
+						id = int32(len(d.nums))
+						numID[v.Num] = id
+						d.nums = append(d.nums, v.Num)
+					}
+					d.id = append(d.id, id)
+				} else {
+					d.id = append(d.id, intern(strID, &d.names, v.Str))
+				}
+			case RuleIntersect:
+				v := value(t)
+				ids := s.listIDs.take(len(v.List))
+				for n, x := range v.List {
+					ids[n] = intern(strID, &d.names, x)
+				}
+				sortSmall(ids)
+				d.list = append(d.list, ids)
+			case RuleDistance:
+				if r.readsRating() {
+					d.num = append(d.num, s.live[j].mean)
+				} else {
+					d.num = append(d.num, value(t).Num)
+				}
+			}
+		}
+		if r.Kind == RuleIntersect && len(d.names) <= 64 {
+			d.bits = true
+			d.set = make([]uint64, len(kept))
+			for j, ids := range d.list {
+				for _, id := range ids {
+					d.set[j] |= 1 << id
+				}
+			}
+		}
+		if s.part < 0 && r.Kind == RuleEqual && r.OptionalAfterS == nil {
+			s.part = k
+		}
+	}
+}
+
+func intern(ids map[string]int32, names *[]string, v string) int32 {
+	id, ok := ids[v]
+	if !ok {
+		id = int32(len(*names))
+		ids[v] = id
+		*names = append(*names, v)
+	}
+	return id
+}
+
+// link orders the live tickets by (partition value, mean rating, age) and links each to its
+// neighbours of the same partition value.
+func (s *shaper) link() {
+	// Sort keys copied beside their index: the comparisons read one small struct each,
+	// not three arrays.
+	type key struct {
+		part        int32
+		idx         int32
+		mean, since float64
+	}
+	keys := make([]key, len(s.live))
+	for i := range s.live {
+		keys[i] = key{idx: int32(i), mean: s.live[i].mean, since: s.live[i].since}
+		if s.part >= 0 {
+			keys[i].part = s.rules[s.part].id[i]
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.part != b.part {
+			return int(a.part - b.part)
+		}
+		if a.mean != b.mean {
+			return cmp.Compare(a.mean, b.mean)
+		}
+		if a.since != b.since {
+			return cmp.Compare(a.since, b.since)
+		}
+		return int(a.idx - b.idx)
+	})
+	order := make([]int32, len(keys))
+	for k, x := range keys {
+		order[k] = x.idx
+	}
+	// The tickets move to their place in that order, so that a walk reads neighbours in
+	// memory.
+	s.live = permute(s.live, order)
+	for k := range s.rules {
+		d := &s.rules[k]
+		d.bound, d.id, d.list = permute(d.bound, order), permute(d.id, order), permute(d.list, order)
+		d.set, d.num, d.tol = permute(d.set, order), permute(d.num, order), permute(d.tol, order)
+	}
+	for k := range s.live {
+		s.live[k].prev, s.live[k].next = -1, -1
+		if k > 0 && keys[k-1].part == keys[k].part {
+			s.live[k].prev, s.live[k-1].next = int32(k-1), int32(k)
+		}
+	}
+	// Age order: the live tickets were read in input order, which the queue service keeps
+	// by age; only when it is not are they sorted.
+	s.byAge = make([]int32, len(s.live))
+	for k, i := range order {
+		s.byAge[i] = int32(k)
+	}
+	aged := true
+	for k := 1; k < len(s.byAge) && aged; k++ {
+		aged = s.live[s.byAge[k-1]].since <= s.live[s.byAge[k]].since
+	}
+	if !aged {
+		slices.SortStableFunc(s.byAge, func(a, b int32) int { return cmp.Compare(s.live[a].since, s.live[b].since) })
+	}
+}
+
+// permute returns xs in the order of order (nil stays nil).
+func permute[T any](xs []T, order []int32) []T {
+	if xs == nil {
+		return nil
+	}
+	out := make([]T, len(order))
+	for k, i := range order {
+		out[k] = xs[i]
+	}
+	return out
+}
+
+// take removes a ticket from the walks: matched.
+func (s *shaper) take(i int32) {
+	x := &s.live[i]
+	x.taken = true
+	s.countRoles(i, -1)
+	if x.prev >= 0 {
+		s.live[x.prev].next = x.next
+	}
+	if x.next >= 0 {
+		s.live[x.next].prev = x.prev
+	}
+}
+
+// result copies out the waits of the tickets still waiting.
+func (s *shaper) result() Result {
+	r := Result{Matches: s.matches, Expired: s.expired}
+	for k, w := range s.waits {
+		if !s.live[s.waitOf[k]].taken {
+			r.Waiting = append(r.Waiting, w)
+		}
+	}
+	return r
+}
+
+// region returns the region of mask (regions every ticket accepts) with the smallest worst
+// latency of the group's tickets, "" when none of them has latency data.
+func (s *shaper) region(group []int32, mask uint64) string {
+	if !s.latency || len(s.regions) == 0 {
+		return ""
+	}
+	var worst [MaxRegions]float64
+	data := false
+	for _, i := range group {
+		for _, l := range s.in[s.live[i].in].Latencies {
+			r, _ := slices.BinarySearch(s.regions, l.Region)
+			worst[r] = max(worst[r], l.MS)
+			data = true
+		}
+	}
+	if !data {
+		return ""
+	}
+	best, bw := -1, math.Inf(1)
+	for m := mask; m != 0; m &= m - 1 {
+		r := bits.TrailingZeros64(m)
+		if r >= len(s.regions) {
+			break
+		}
+		if worst[r] < bw {
+			best, bw = r, worst[r]
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return s.regions[best]
+}
+
+// minSizes are the shape's current minimum team sizes at the anchor's wait, and their sum.
+func (s *shaper) minSizes(wait float64, out []int) ([]int, int) {
+	out, sum := out[:0], 0
+	for _, d := range s.cfg.Shape {
+		n := d.Size
+		if len(d.MinSize) > 0 {
+			v := d.MinSize[0].Value
+			for _, st := range d.MinSize[1:] {
+				if st.AfterS > wait {
+					break
+				}
+				v = st.Value
+			}
+			n = int(v)
+		}
+		out = append(out, n)
+		sum += n
+	}
+	return out, sum
+}
+
+func (s *shaper) capacity() int {
+	if s.players == 0 {
+		for _, d := range s.cfg.Shape {
+			s.players += d.Size
+		}
+	}
+	return s.players
+}
+
+// addWait records why anchor a waits.
+func (s *shaper) addWait(a int32, w Wait) {
+	w.Ticket = int(s.live[a].in)
+	s.waits = append(s.waits, w)
+	s.waitOf = append(s.waitOf, a)
+}
+
+// ruleField names a rule for a Wait.
+func ruleWait(r *Rule) Wait { return Wait{Rule: r.Name, Kind: r.Kind, Attribute: r.Attribute} }
+
+// aggregateRoles sums the teams' compositions, for the walk's check of a group's roles.
+func (s *shaper) aggregateRoles() {
+	in := &s.split.info
+	if !slices.Contains(in.comp, true) {
+		return
+	}
+	s.roleLo, s.roleHi = make([]int, len(s.roles)), make([]int, len(s.roles))
+	for k := range in.sizes {
+		for r := range s.roles {
+			if in.comp[k] {
+				s.roleLo[r] += in.lo[k][r]
+				s.roleHi[r] += in.hi[k][r]
+			} else {
+				s.roleHi[r] += in.sizes[k]
+			}
+		}
+		s.roleLoSum += in.loSum[k]
+	}
+}
+
+// roleSignature is a ticket's players' role sets, sorted, packed in one word (a hash
+// beyond four players).
+func roleSignature(roles [][]uint8) uint64 {
+	var masks [MaxTeamSize]uint64
+	for j, rs := range roles {
+		m := uint64(1)<<MaxRoles - 1 // any
+		if len(rs) > 0 {
+			m = 0
+			for _, r := range rs {
+				m |= 1 << r
+			}
+		}
+		masks[j] = m
+	}
+	ms := masks[:len(roles)]
+	slices.Sort(ms)
+	sig := uint64(len(ms))
+	for _, m := range ms {
+		sig = sig*0x100000001b3 ^ m
+	}
+	return sig
+}
+
+// arena hands out slices cut from shared arrays, each capped at its length so that no
+// append reaches the next: a pass of 100,000 tickets makes 10,000 matches, each of a few
+// slices.
+type arena[T any] struct{ buf []T }
+
+const arenaChunk = 4096
+
+func (a *arena[T]) take(n int) []T {
+	if n > len(a.buf) {
+		a.buf = make([]T, max(n, arenaChunk))
+	}
+	out := a.buf[:n:n]
+	a.buf = a.buf[n:]
+	return out
+}
+
+// partOf is ticket i's value of the partitioning rule (0 without one).
+func (s *shaper) partOf(i int32) int32 {
+	if s.part < 0 {
+		return 0
+	}
+	return s.rules[s.part].id[i]
+}

@@ -1,0 +1,394 @@
+package tick
+
+import (
+	"math"
+	"slices"
+)
+
+// serve searches a match for anchor a (runShaped describes how).
+func (s *shaper) serve(a int32) {
+	x := &s.live[a]
+	for k := range s.rules {
+		if d := &s.rules[k]; d.rule.Kind == RuleIntersect && d.bound[a] && len(d.list[a]) < d.rule.minCommon() {
+			s.addWait(a, ruleWait(d.rule)) // no candidate can help: "fewer values than min_common"
+			return
+		}
+	}
+	capacity := s.capacity()
+	mins, need := s.minSizes(s.now-x.since, s.mins)
+	s.mins = mins
+	g := s.resetGroup(&s.walkGroup, a)
+	s.cands = s.cands[:0]
+	s.turned, s.turnDowns = Wait{}, 0
+	stages := &s.stages
+	stages.reset(stageRules + len(s.rules) + 1)
+	left, right := x.prev, x.next
+	if r := s.scarceRole(a); r >= 0 {
+		s.addWait(a, Wait{Rule: WaitTeams, Kind: WaitTeams, Role: s.roles[r]})
+		return
+	}
+	walked, grew := 0, 0 // grew: when the group last took a ticket
+	for ; (left >= 0 || right >= 0) && walked < maxWalk && walked-grew < maxStall; walked++ {
+		c := s.nearer(a, &left, &right)
+		if c < 0 {
+			break
+		}
+		stage := s.acceptable(a, c)
+		stages.add(stage, s.live[c].size)
+		if stage != 0 {
+			continue
+		}
+		if len(s.cands) <= fallbackCandidates {
+			s.cands = append(s.cands, c)
+		}
+		if s.fits(g, c, capacity) != 0 {
+			continue
+		}
+		s.add(g, c)
+		grew = walked
+		if g.players < capacity {
+			continue
+		}
+		if s.tryMatch(g, mins, true) {
+			return
+		}
+		g = s.regroup(a, g.members[1:len(g.members)-1]) // without the last: its split failed
+		if s.turnDowns >= maxTurnDowns {
+			break
+		}
+	}
+	if need < capacity && g.players >= need && s.tryMatch(g, mins, false) {
+		return
+	}
+	if len(s.cands) <= fallbackCandidates && s.playersOf(a, s.cands) >= need && s.exhaustive(a, capacity, need) {
+		return
+	}
+	s.addWait(a, s.why(a, stages, need))
+}
+
+// nearer returns the nearer in rating of the walk's next candidates on either side (the
+// older on a tie) and moves past it; a side ends beyond the anchor's interval.
+func (s *shaper) nearer(a int32, left, right *int32) int32 {
+	x := &s.live[a]
+	dl, dr := math.Inf(1), math.Inf(1)
+	if *left >= 0 {
+		if dl = x.mean - s.live[*left].mean; dl > x.iv {
+			*left, dl = -1, math.Inf(1)
+		}
+	}
+	if *right >= 0 {
+		if dr = s.live[*right].mean - x.mean; dr > x.iv {
+			*right, dr = -1, math.Inf(1)
+		}
+	}
+	switch {
+	case *left < 0 && *right < 0:
+		return -1
+	case *right < 0 || dl < dr || dl == dr && s.live[*left].since <= s.live[*right].since:
+		c := *left
+		*left = s.live[c].prev
+		return c
+	default:
+		c := *right
+		*right = s.live[c].next
+		return c
+	}
+}
+
+// acceptable judges candidate c against the anchor alone: 0 when it may join, else the
+// first stage that stops it.
+func (s *shaper) acceptable(a, c int32) int {
+	x, y := &s.live[a], &s.live[c]
+	if dist(x.mean, y.mean) > y.iv { // within the anchor's: the walk stops at its interval
+		return stageInterval + 1 // stages count from 1 here: 0 is "acceptable"
+	}
+	if x.mask&y.mask == 0 {
+		return stageLatency + 1
+	}
+	for k := range s.rules {
+		d := &s.rules[k]
+		if !d.bound[a] || !d.bound[c] {
+			continue
+		}
+		ok := true
+		switch d.rule.Kind {
+		case RuleEqual:
+			ok = d.id[a] == d.id[c]
+		case RuleIntersect:
+			if d.bits {
+				ok = bits64(d.set[a]&d.set[c]) >= d.rule.minCommon()
+			} else {
+				ok = len(intersection(d.list[a], d.list[c])) >= d.rule.minCommon()
+			}
+		case RuleDistance:
+			ok = dist(d.num[a], d.num[c]) <= min(d.tol[a], d.tol[c])
+		}
+		if !ok {
+			return stageRules + k + 1
+		}
+	}
+	return 0
+}
+
+// regroup is the group of the anchor and the tickets given.
+func (s *shaper) regroup(a int32, members []int32) *group {
+	kept := append(s.keptBuf[:0], members...)
+	s.keptBuf = kept
+	g := s.resetGroup(&s.walkGroup, a)
+	for _, m := range kept {
+		s.add(g, m)
+	}
+	return g
+}
+
+// tryMatch splits the group and makes its match, or records the rule that turned it down.
+func (s *shaper) tryMatch(g *group, mins []int, full bool) bool {
+	team, exact, ok, turned := s.splitGroup(g.members, mins, full)
+	if !ok {
+		if turned.Rule != "" {
+			s.turnDowns++
+			if s.turned.Rule == "" {
+				s.turned = turned
+			}
+		}
+		return false
+	}
+	s.makeMatch(g, team, exact)
+	return true
+}
+
+// exhaustive searches every subset of the anchor's acceptable candidates (s.cands, nearest
+// first) for a match: a full one first, then one at the current minimum sizes.
+func (s *shaper) exhaustive(a int32, capacity, need int) bool {
+	for _, full := range []bool{true, false} {
+		if !full && need >= capacity {
+			break
+		}
+		nodes := 0
+		var grow func(g *group, j int) bool
+		grow = func(g *group, j int) bool {
+			if nodes++; nodes > fallbackNodes {
+				return false
+			}
+			if full && g.players == capacity || !full && g.players >= need && j == len(s.cands) {
+				return s.tryMatch(g, s.mins, full)
+			}
+			if j == len(s.cands) {
+				return false
+			}
+			c := s.cands[j]
+			if s.fits(g, c, capacity) == 0 {
+				h := g.clone()
+				s.add(h, c)
+				if grow(h, j+1) {
+					return true
+				}
+			}
+			return grow(g, j+1)
+		}
+		if grow(s.newGroup(a), 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// stageCount counts the candidates (and their players) each stage stopped, by stage + 1.
+type stageCount struct {
+	seen, seenPlayers int
+	by                [][2]int
+}
+
+func (c *stageCount) reset(stages int) {
+	c.seen, c.seenPlayers = 0, 0
+	c.by = resize(c.by, stages+1)
+	clear(c.by)
+}
+
+func (c *stageCount) add(stage, players int) {
+	c.seen++
+	c.seenPlayers += players
+	if stage == 0 || stage >= len(c.by) {
+		return
+	}
+	c.by[stage][0]++
+	c.by[stage][1] += players
+}
+
+// why names the first stage after which the candidates left cannot fill the anchor's
+// match by their players alone, or else the rule that turned a split down, or else the
+// teams.
+func (s *shaper) why(a int32, c *stageCount, need int) Wait {
+	left, players := c.seen, c.seenPlayers+s.live[a].size
+	for stage := 1; stage <= stageRules+len(s.rules); stage++ {
+		var w Wait
+		switch {
+		case stage == stageInterval+1:
+			w = Wait{Rule: WaitInterval, Kind: WaitInterval}
+		case stage == stageLatency+1:
+			w = Wait{Rule: WaitLatency, Kind: WaitLatency}
+		default:
+			w = ruleWait(s.rules[stage-stageRules-1].rule)
+		}
+		if stage == stageLatency+1 && !s.latency {
+			continue
+		}
+		w.Candidates = left
+		x := c.by[stage]
+		left, players = left-x[0], players-x[1]
+		if players < need {
+			return w
+		}
+	}
+	if s.turned.Rule != "" {
+		return s.turned
+	}
+	return Wait{Rule: WaitTeams, Kind: WaitTeams, Candidates: left}
+}
+
+// makeMatch records the group's match, split as team says, and takes its tickets.
+func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
+	m := Match{Tickets: s.ints.take(len(g.members))[:0], Shaped: s.teams.take(len(s.cfg.Shape)), Exact: exact,
+		Region: s.region(g.members, g.mask), Attributes: s.attributes(g)}
+	var used [MaxTeams]int // each team's players, to cut its slots from one array
+	for mi, i := range g.members {
+		used[team[mi]] += s.live[i].size
+	}
+	for k := range m.Shaped {
+		m.Shaped[k].Players = s.slots.take(used[k])[:0]
+		if len(s.roles) > 0 {
+			m.Shaped[k].Roles = s.names.take(used[k])[:0]
+		}
+	}
+	var roles [][]int8
+	if len(s.roles) > 0 {
+		roles = make([][]int8, len(g.members))
+		s.compositionOK(roles) // the split kept the compositions: this names the roles
+	}
+	for k, d := range s.cfg.Shape {
+		m.Shaped[k].Name = d.Name
+	}
+	for mi, i := range g.members {
+		x := &s.live[i]
+		m.Tickets = append(m.Tickets, int(x.in))
+		t := &m.Shaped[team[mi]]
+		for p, r := range s.in[x.in].Ratings {
+			t.Players = append(t.Players, Slot{Ticket: int(x.in), Player: p})
+			t.Total += r
+			if roles != nil {
+				name := ""
+				if r := roles[mi][p]; r >= 0 {
+					name = s.roles[r]
+				}
+				t.Roles = append(t.Roles, name)
+			}
+		}
+	}
+	loT, hiT, loA, hiA := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for k := range m.Shaped {
+		t := &m.Shaped[k]
+		t.OpenSlots = s.cfg.Shape[k].Size - len(t.Players)
+		if len(t.Players) == 0 {
+			continue
+		}
+		avg := t.Total / float64(len(t.Players))
+		loT, hiT, loA, hiA = min(loT, t.Total), max(hiT, t.Total), min(loA, avg), max(hiA, avg)
+	}
+	m.SkillDifference, m.AverageDifference = hiT-loT, hiA-loA
+	s.matches = append(s.matches, m)
+	for _, i := range g.members {
+		s.take(i)
+	}
+}
+
+// attributes are what the match's equal and intersect rules agreed on, as Match.Attributes
+// says: of the tickets each rule binds, or of all when it binds none.
+func (s *shaper) attributes(g *group) []MatchAttribute {
+	var out []MatchAttribute
+	for k := range s.rules {
+		d := &s.rules[k]
+		if !d.rule.classified() || slices.ContainsFunc(out, func(a MatchAttribute) bool { return a.Name == d.rule.Attribute }) {
+			continue
+		}
+		judged := make([]int32, 0, len(g.members))
+		for _, i := range g.members {
+			if d.bound[i] {
+				judged = append(judged, i)
+			}
+		}
+		if len(judged) == 0 {
+			judged = g.members
+		}
+		switch d.rule.Kind {
+		case RuleEqual:
+			id := d.id[judged[0]]
+			if slices.ContainsFunc(judged, func(i int32) bool { return d.id[i] != id }) {
+				continue
+			}
+			v := StringValue("")
+			if d.nums != nil {
+				v = NumberValue(d.nums[id])
+			} else {
+				v.Str = d.names[id]
+			}
+			out = append(out, MatchAttribute{d.rule.Attribute, v})
+		case RuleIntersect:
+			common := d.list[judged[0]]
+			for _, i := range judged[1:] {
+				common = intersection(common, d.list[i])
+			}
+			v := ListValue()
+			v.List = []string{}
+			for _, id := range common {
+				v.List = append(v.List, d.names[id])
+			}
+			slices.Sort(v.List)
+			out = append(out, MatchAttribute{d.rule.Attribute, v})
+		}
+	}
+	return out
+}
+
+// playersOf is the players of anchor a and the tickets cs.
+func (s *shaper) playersOf(a int32, cs []int32) int {
+	n := s.live[a].size
+	for _, c := range cs {
+		n += s.live[c].size
+	}
+	return n
+}
+
+// scarceRole is a role that fewer searching players of the anchor's partition (its value
+// of the partitioning equal rule) play than the shape's compositions need, -1 for none:
+// then no walk can fill the teams.
+func (s *shaper) scarceRole(a int32) int {
+	if s.roleLo == nil {
+		return -1
+	}
+	counts := s.roleCount[s.partOf(a)]
+	for r, need := range s.roleLo {
+		if counts[r] < int32(need) {
+			return r
+		}
+	}
+	return -1
+}
+
+// countRoles adds d times ticket i's players to the role counts of its partition.
+func (s *shaper) countRoles(i int32, d int32) {
+	if s.roleLo == nil {
+		return
+	}
+	counts := s.roleCount[s.partOf(i)]
+	for _, rs := range s.live[i].roles {
+		if len(rs) == 0 {
+			for r := range counts {
+				counts[r] += d
+			}
+			continue
+		}
+		for _, r := range rs {
+			counts[r] += d
+		}
+	}
+}

@@ -1,0 +1,299 @@
+package tick
+
+import (
+	"math"
+	"slices"
+)
+
+// group is the tickets an anchor has taken, and what the rules that bind them require of
+// the next: a state a walk grows and the exhaustive search copies.
+type group struct {
+	members []int32
+	players int
+	mask    uint64
+	eq      []int32   // per rule: the equal value of the tickets it binds, -1 none yet
+	common  []uint64  // per rule: the intersect values its bound tickets share (bits)
+	lists   [][]int32 // per rule, where the values are more than 64: as a list
+	any     []bool    // per rule: some ticket of the group is bound
+	lo, hi  []float64 // per rule: the distance values' range of the bound tickets
+	tol     []float64 // and their smallest tolerance
+	room    []int     // per team, the places a packing of the parties leaves
+	refused []uint64  // role signatures rolesCanFill refused since the group last grew
+	roles   [][]uint8 // with compositions, the roles of its players, in order
+	// an assignment of those roles (roleFit's), its count per role and the minimums it met
+	roleCounted bool
+	roleCount   [MaxRoles]int
+	roleCovered int
+}
+
+func (s *shaper) newGroup(a int32) *group {
+	return s.resetGroup(&group{}, a)
+}
+
+// resetGroup makes g the group of anchor a alone, reusing its arrays.
+func (s *shaper) resetGroup(g *group, a int32) *group {
+	n := len(s.rules)
+	g.members, g.players, g.mask, g.roles = g.members[:0], 0, math.MaxUint64, g.roles[:0]
+	g.roleCounted = false
+	if want := s.capacity() + MaxTeamSize; s.roleLo != nil && cap(g.roles) < want {
+		g.roles = make([][]uint8, 0, want) // room for a candidate's past the group's: no copy per check
+	}
+	g.eq, g.common, g.lists, g.any = resize(g.eq, n), resize(g.common, n), resize(g.lists, n), resize(g.any, n)
+	g.lo, g.hi, g.tol = resize(g.lo, n), resize(g.hi, n), resize(g.tol, n)
+	for i := range n {
+		g.eq[i], g.common[i], g.lists[i], g.any[i] = -1, 0, nil, false
+		g.lo[i], g.hi[i], g.tol[i] = math.Inf(1), math.Inf(-1), math.Inf(1)
+	}
+	g.room = append(g.room[:0], s.split.info.sizes...)
+	s.add(g, a)
+	return g
+}
+
+func (g *group) clone() *group {
+	c := *g
+	c.members = slices.Clone(g.members)
+	c.eq, c.common, c.any = slices.Clone(g.eq), slices.Clone(g.common), slices.Clone(g.any)
+	c.lists = slices.Clone(g.lists)
+	c.lo, c.hi, c.tol = slices.Clone(g.lo), slices.Clone(g.hi), slices.Clone(g.tol)
+	c.room, c.refused, c.roles = slices.Clone(g.room), slices.Clone(g.refused), slices.Clone(g.roles)
+	return &c
+}
+
+// add takes ticket i into the group (fits said it may).
+func (s *shaper) add(g *group, i int32) {
+	x := &s.live[i]
+	g.members = append(g.members, i)
+	g.players += x.size
+	g.refused = g.refused[:0] // a larger group refuses differently
+	if s.roleLo != nil {
+		g.roles = append(g.roles, x.roles...)
+		s.countGroupRoles(g)
+	}
+	g.mask &= x.mask
+	if k := bestFit(g.room, x.size); k >= 0 {
+		g.room[k] -= x.size
+	} else { // fits found a packing the best fit did not
+		s.repack(g)
+	}
+	for k := range s.rules {
+		d := &s.rules[k]
+		if !d.bound[i] {
+			continue
+		}
+		first := !g.any[k]
+		g.any[k] = true
+		switch d.rule.Kind {
+		case RuleEqual:
+			g.eq[k] = d.id[i]
+		case RuleIntersect:
+			switch {
+			case d.bits && first:
+				g.common[k] = d.set[i]
+			case d.bits:
+				g.common[k] &= d.set[i]
+			case first:
+				g.lists[k] = d.list[i]
+			default:
+				g.lists[k] = intersection(g.lists[k], d.list[i])
+			}
+		case RuleDistance:
+			g.lo[k], g.hi[k] = min(g.lo[k], d.num[i]), max(g.hi[k], d.num[i])
+			g.tol[k] = min(g.tol[k], d.tol[i])
+		}
+	}
+}
+
+func intersection(a, b []int32) []int32 {
+	var out []int32
+	for _, x := range a {
+		if _, ok := slices.BinarySearch(b, x); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// fits says whether ticket i may join the group: 0 when it may, else the stage that stops
+// it (stageLatency, stageRules+k, or stageTeams).
+func (s *shaper) fits(g *group, i int32, capacity int) int {
+	x := &s.live[i]
+	if g.players+x.size > capacity {
+		return stageTeams
+	}
+	if g.mask&x.mask == 0 {
+		return stageLatency
+	}
+	for k := range s.rules {
+		d := &s.rules[k]
+		if !d.bound[i] {
+			continue
+		}
+		if !g.any[k] {
+			if d.rule.Kind == RuleIntersect && len(d.list[i]) < d.rule.minCommon() {
+				return stageRules + k // alone, its list is too short
+			}
+			continue
+		}
+		ok := true
+		switch d.rule.Kind {
+		case RuleEqual:
+			ok = g.eq[k] == d.id[i]
+		case RuleIntersect:
+			if d.bits {
+				ok = bits64(g.common[k]&d.set[i]) >= d.rule.minCommon()
+			} else {
+				ok = len(intersection(g.lists[k], d.list[i])) >= d.rule.minCommon()
+			}
+		case RuleDistance:
+			ok = max(g.hi[k], d.num[i])-min(g.lo[k], d.num[i]) <= min(g.tol[k], d.tol[i])
+		}
+		if !ok {
+			return stageRules + k
+		}
+	}
+	if !s.packs(g, x) || !s.rolesCanFill(g, x, capacity) {
+		return stageTeams
+	}
+	return 0
+}
+
+// stageTeams is the stage of a candidate whose party or roles the teams cannot take.
+const stageTeams = math.MaxInt32
+
+// packs says whether the group's parties and x's pack into the teams' sizes: at once when
+// the best fit of x into the group's packing finds room, else by trying every packing.
+func (s *shaper) packs(g *group, x *sticket) bool {
+	if bestFit(g.room, x.size) >= 0 {
+		return true
+	}
+	sizes := s.packSizes(g.members)
+	sizes = append(sizes, x.size)
+	return s.packAll(sizes) != nil
+}
+
+// bestFit is the team with the least room that takes a party of size, -1 for none.
+func bestFit(room []int, size int) int {
+	k := -1
+	for c, r := range room {
+		if r >= size && (k < 0 || r < room[k]) {
+			k = c
+		}
+	}
+	return k
+}
+
+func (s *shaper) packSizes(members []int32) []int {
+	sizes := s.sizesBuf[:0]
+	for _, m := range members {
+		sizes = append(sizes, s.live[m].size)
+	}
+	s.sizesBuf = sizes
+	return sizes
+}
+
+// repack sets the group's room from a packing of all its parties.
+func (s *shaper) repack(g *group) {
+	if room := s.packAll(s.packSizes(g.members)); room != nil {
+		copy(g.room, room)
+	}
+}
+
+// packAll tries every packing of the parties of sizes (largest first) into the teams and
+// returns the room the first one leaves, nil when none does (or 4,096 steps found none).
+func (s *shaper) packAll(sizes []int) []int {
+	slices.Sort(sizes)
+	slices.Reverse(sizes)
+	room := append(s.roomBuf[:0], s.split.info.sizes...)
+	s.roomBuf = room
+	nodes := 0
+	var fit func(j int) bool
+	fit = func(j int) bool {
+		if j == len(sizes) {
+			return true
+		}
+		if nodes++; nodes > 1<<12 {
+			return false
+		}
+		for k := range room {
+			if room[k] < sizes[j] || slices.Contains(room[:k], room[k]) {
+				continue // the same room before k was tried
+			}
+			room[k] -= sizes[j]
+			if fit(j + 1) {
+				return true
+			}
+			room[k] += sizes[j]
+		}
+		return false
+	}
+	if !fit(0) {
+		return nil
+	}
+	return room
+}
+
+// rolesCanFill says whether, with x, the group's players can take roles that the shape's
+// compositions together allow, and leave enough places for the minimums not yet met.
+func (s *shaper) rolesCanFill(g *group, x *sticket, capacity int) bool {
+	if s.roleLo == nil {
+		return true
+	}
+	if slices.Contains(g.refused, x.roleSig) {
+		return false // a ticket of the same roles was refused by this same group
+	}
+	if x.size == 1 && g.roleCounted {
+		// A solo takes a role with room in the group's own assignment: one whose minimum
+		// is not met yet (that minimum's deficit falls with the room), or one below its
+		// maximum while the room left still covers the deficit.
+		deficit, room := s.roleLoSum-g.roleCovered, capacity-len(g.roles)-1
+		for _, r := range soloRoles(x.roles[0], len(s.roles)) {
+			if g.roleCount[r] < s.roleLo[r] || g.roleCount[r] < s.roleHi[r] && deficit <= room {
+				return true
+			}
+		}
+	}
+	players := append(g.roles, x.roles...) // x's past the group's own, for this check only
+	s.roleOut = resize(s.roleOut, len(players))
+	all, covered := roleFit(players, s.roleLo, s.roleHi, s.roleOut)
+	ok := all && s.roleLoSum-covered <= capacity-len(players)
+	if !ok {
+		g.refused = append(g.refused, x.roleSig)
+	}
+	return ok
+}
+
+// countGroupRoles assigns the group's players roles (roleFit) and keeps the counts, for
+// rolesCanFill's quick check of a solo.
+func (s *shaper) countGroupRoles(g *group) {
+	s.roleOut = resize(s.roleOut, len(g.roles))
+	all, covered := roleFit(g.roles, s.roleLo, s.roleHi, s.roleOut)
+	g.roleCounted, g.roleCovered, g.roleCount = all, covered, [MaxRoles]int{}
+	for _, r := range s.roleOut {
+		if r >= 0 {
+			g.roleCount[r]++
+		}
+	}
+}
+
+// soloRoles is a player's roles, or every role when he lists none.
+func soloRoles(rs []uint8, n int) []uint8 {
+	if len(rs) > 0 {
+		return rs
+	}
+	return allRoles[:n]
+}
+
+var allRoles = func() (out [MaxRoles]uint8) {
+	for i := range out {
+		out[i] = uint8(i)
+	}
+	return out
+}()
+
+func bits64(x uint64) int {
+	n := 0
+	for ; x != 0; x &= x - 1 {
+		n++
+	}
+	return n
+}

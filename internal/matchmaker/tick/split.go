@@ -1,0 +1,414 @@
+package tick
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// exactMembers is the most tickets a shaped match is split by trying every split (up to
+// exactNodes steps); a larger one is split by a heuristic: each ticket, largest party and
+// highest rating first, to the team furthest below its share of the ratings, then swaps
+// between the strongest and the weakest team while they even them.
+const (
+	exactMembers = 12
+	exactNodes   = 1 << 16
+	swapRounds   = 16
+)
+
+// shapeInfo is what the split reads of the shape, once a pass.
+type shapeInfo struct {
+	sizes  []int
+	class  []int   // the first team of an identical definition: the split tries one of them
+	lo, hi [][]int // per team, per role, with a composition
+	comp   []bool
+	loSum  []int
+}
+
+func newShapeInfo(cfg *Config) shapeInfo {
+	n := len(cfg.Shape)
+	in := shapeInfo{sizes: make([]int, n), class: make([]int, n), lo: make([][]int, n), hi: make([][]int, n),
+		comp: make([]bool, n), loSum: make([]int, n)}
+	for k, d := range cfg.Shape {
+		in.sizes[k] = d.Size
+		in.class[k] = k
+		for j := range k {
+			e := cfg.Shape[j]
+			if e.Size == d.Size && slices.Equal(e.MinSize, d.MinSize) && sameComposition(e.Composition, d.Composition) {
+				in.class[k] = j
+				break
+			}
+		}
+		if len(d.Composition) == 0 {
+			continue
+		}
+		in.comp[k] = true
+		in.lo[k], in.hi[k] = make([]int, len(cfg.Roles)), make([]int, len(cfg.Roles))
+		for r, role := range cfg.Roles {
+			b, ok := d.Composition[role]
+			if !ok {
+				b = RoleRange{0, d.Size}
+			}
+			in.lo[k][r], in.hi[k][r] = b.Min, b.Max
+			in.loSum[k] += b.Min
+		}
+	}
+	return in
+}
+
+func sameComposition(a, b map[string]RoleRange) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for r, x := range a {
+		if y, ok := b[r]; !ok || x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// splitState is the search of one split; its buffers serve every match of a pass.
+type splitState struct {
+	info   shapeInfo
+	g      []int32 // the group's live indices
+	order  []int   // g's indices, largest party first, then highest total
+	rem    []int   // players of order[j:]
+	team   []int8  // by g index
+	best   []int8
+	used   []int
+	sum    []float64
+	mins   []int
+	full   bool
+	first  bool // stop at the first valid split (the heuristic)
+	nodes  int
+	spread float64 // the best split's
+	found  bool
+	cut    bool // the search stopped at exactNodes
+	// the first party_mix rule that refused a split of the right sizes, and by how much
+	mixBroken, mixDiff int
+	players            [][]uint8
+	roleOut            []int8
+}
+
+// splitGroup splits the group g into the shape's teams: every party whole on one team,
+// every team at its size (full) or at least its current minimum (mins), party_mix and the
+// compositions kept, with the least spread of team averages. ok false: no such split;
+// turned, when a team_balance rule turned down the best one.
+func (s *shaper) splitGroup(g []int32, mins []int, full bool) (team []int8, exact, ok bool, turned Wait) {
+	sp := &s.split
+	n := len(sp.info.sizes)
+	sp.g, sp.mins, sp.full = g, mins, full
+	sp.team, sp.best = resize(sp.team, len(g)), resize(sp.best, len(g))
+	sp.used, sp.sum = resize(sp.used, n), resize(sp.sum, n)
+	clear(sp.used)
+	clear(sp.sum)
+	sp.order = sp.order[:0]
+	for j := range g {
+		sp.order = append(sp.order, j)
+	}
+	slices.SortFunc(sp.order, func(a, b int) int {
+		x, y := &s.live[g[a]], &s.live[g[b]]
+		return cmp.Or(cmp.Compare(y.size, x.size), cmp.Compare(y.total, x.total), cmp.Compare(a, b))
+	})
+	sp.rem = resize(sp.rem, len(g)+1)
+	sp.rem[len(g)] = 0
+	for j := len(g) - 1; j >= 0; j-- {
+		sp.rem[j] = sp.rem[j+1] + s.live[g[sp.order[j]]].size
+	}
+	sp.nodes, sp.found, sp.cut, sp.spread = 0, false, false, math.Inf(1)
+	sp.first = len(g) > exactMembers
+	sp.mixBroken = -1
+	s.place(0)
+	if !sp.found {
+		if sp.mixBroken >= 0 { // the sizes allowed splits, and party_mix refused them
+			w := ruleWait(s.rules[sp.mixBroken].rule)
+			w.Found, w.Value, w.Candidates = true, float64(sp.mixDiff), len(g)-1
+			w.Tolerance = float64(s.rules[sp.mixBroken].rule.MaxDifference)
+			return nil, false, false, w
+		}
+		return nil, false, false, Wait{}
+	}
+	exact = !sp.first && !sp.cut
+	if sp.first {
+		s.swaps()
+	}
+	copy(sp.team, sp.best)
+	for i := range s.rules {
+		d := &s.rules[i]
+		if d.rule.Kind != RuleTeamBalance {
+			continue
+		}
+		tol, bound := math.Inf(1), false
+		for _, m := range g {
+			if d.bound[m] {
+				tol, bound = min(tol, d.tol[m]), true
+			}
+		}
+		if bound && sp.spread > tol {
+			w := ruleWait(d.rule)
+			w.Found, w.Value, w.Tolerance, w.Candidates = true, sp.spread, tol, len(g)-1
+			return nil, false, false, w
+		}
+	}
+	return sp.team, exact, true, Wait{}
+}
+
+// place tries every team for the ticket order[j] and goes on, the teams furthest below
+// their share first.
+func (s *shaper) place(j int) {
+	sp := &s.split
+	if sp.first && sp.found || sp.cut {
+		return
+	}
+	if j == len(sp.order) {
+		s.leaf()
+		return
+	}
+	if sp.nodes++; sp.nodes > exactNodes {
+		sp.cut = true
+		return
+	}
+	m := sp.order[j]
+	x := &s.live[sp.g[m]]
+	var tried [MaxTeams]bool
+	n := len(sp.info.sizes)
+	for range n {
+		k := -1 // the untried team with room furthest below its share
+		for c := range n {
+			if tried[c] || sp.used[c]+x.size > sp.info.sizes[c] {
+				continue
+			}
+			if k < 0 || sp.sum[c]/float64(sp.info.sizes[c]) < sp.sum[k]/float64(sp.info.sizes[k]) {
+				k = c
+			}
+		}
+		if k < 0 {
+			return
+		}
+		tried[k] = true
+		if sp.used[k] == 0 && s.emptyTwin(k) {
+			continue
+		}
+		sp.used[k] += x.size
+		sp.sum[k] += x.total
+		sp.team[m] = int8(k)
+		if s.canFinish(j + 1) {
+			s.place(j + 1)
+		}
+		sp.used[k] -= x.size
+		sp.sum[k] -= x.total
+		if sp.first && sp.found || sp.cut {
+			return
+		}
+	}
+}
+
+// emptyTwin: an empty team of the same definition as k, before it, is empty too; placing
+// there is the same split.
+func (s *shaper) emptyTwin(k int) bool {
+	sp := &s.split
+	for c := range k {
+		if sp.info.class[c] == sp.info.class[k] && sp.used[c] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// canFinish: the tickets from order[j] on can still bring every team to its minimum.
+func (s *shaper) canFinish(j int) bool {
+	sp := &s.split
+	short := 0
+	for k, u := range sp.used {
+		want := sp.mins[k]
+		if sp.full {
+			want = sp.info.sizes[k]
+		}
+		short += max(0, want-u)
+	}
+	return short <= sp.rem[j]
+}
+
+// leaf judges a complete split: the least spread of averages among the valid ones.
+func (s *shaper) leaf() {
+	sp := &s.split
+	for k, u := range sp.used {
+		if u < sp.mins[k] || sp.full && u != sp.info.sizes[k] {
+			return
+		}
+	}
+	spread := s.spreadOf()
+	if sp.found && spread >= sp.spread {
+		return
+	}
+	if k, diff := s.partyMixBroken(); k >= 0 {
+		if sp.mixBroken < 0 {
+			sp.mixBroken, sp.mixDiff = k, diff
+		}
+		return
+	}
+	if !s.compositionOK(nil) {
+		return
+	}
+	sp.found, sp.spread = true, spread
+	copy(sp.best, sp.team)
+}
+
+func (s *shaper) spreadOf() float64 {
+	sp := &s.split
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for k, u := range sp.used {
+		if u == 0 {
+			continue
+		}
+		avg := sp.sum[k] / float64(u)
+		lo, hi = min(lo, avg), max(hi, avg)
+	}
+	return hi - lo
+}
+
+// partyMixBroken returns the first party_mix rule the split in sp.team breaks and the
+// difference of its teams' largest parties; -1 when it keeps them all.
+func (s *shaper) partyMixBroken() (int, int) {
+	sp := &s.split
+	for i := range s.rules {
+		d := &s.rules[i]
+		if d.rule.Kind != RulePartyMix {
+			continue
+		}
+		var largest [MaxTeams]int
+		bound := false
+		for m, i := range sp.g {
+			largest[sp.team[m]] = max(largest[sp.team[m]], s.live[i].size)
+			bound = bound || d.bound[i]
+		}
+		lo, hi := math.MaxInt, 0
+		for k := range sp.info.sizes {
+			if sp.used[k] > 0 {
+				lo, hi = min(lo, largest[k]), max(hi, largest[k])
+			}
+		}
+		if bound && hi-lo > d.rule.MaxDifference {
+			return i, hi - lo
+		}
+	}
+	return -1, 0
+}
+
+// compositionOK checks each team's composition on the split in sp.team; with roles, it
+// writes each player's role there, by g index then player.
+func (s *shaper) compositionOK(roles [][]int8) bool {
+	sp := &s.split
+	for k := range sp.info.sizes {
+		if !sp.info.comp[k] && roles == nil {
+			continue
+		}
+		sp.players = sp.players[:0]
+		for m, i := range sp.g {
+			if int(sp.team[m]) == k {
+				sp.players = append(sp.players, s.live[i].roles...)
+			}
+		}
+		if len(sp.players) == 0 {
+			continue
+		}
+		sp.roleOut = resize(sp.roleOut, len(sp.players))
+		if sp.info.comp[k] {
+			all, covered := roleFit(sp.players, sp.info.lo[k], sp.info.hi[k], sp.roleOut)
+			if !all || covered < sp.info.loSum[k] {
+				return false
+			}
+		} else {
+			for p, rs := range sp.players {
+				sp.roleOut[p] = -1
+				if len(rs) > 0 {
+					sp.roleOut[p] = int8(rs[0])
+				}
+			}
+		}
+		if roles != nil {
+			at := 0
+			for m, i := range sp.g {
+				if int(sp.team[m]) == k {
+					n := s.live[i].size
+					roles[m] = append(roles[m][:0], sp.roleOut[at:at+n]...)
+					at += n
+				}
+			}
+		}
+	}
+	return true
+}
+
+// swaps evens a heuristic split: while swapping two tickets of one size between the
+// strongest and the weakest team (by average) narrows the spread and keeps the rules, swap
+// the pair that narrows it most.
+func (s *shaper) swaps() {
+	sp := &s.split
+	copy(sp.team, sp.best)
+	s.recount()
+	for range swapRounds {
+		hiK, loK := -1, -1
+		for k, u := range sp.used {
+			if u == 0 {
+				continue
+			}
+			avg := sp.sum[k] / float64(u)
+			if hiK < 0 || avg > sp.sum[hiK]/float64(sp.used[hiK]) {
+				hiK = k
+			}
+			if loK < 0 || avg < sp.sum[loK]/float64(sp.used[loK]) {
+				loK = k
+			}
+		}
+		if hiK == loK {
+			return
+		}
+		bestA, bestB, best := -1, -1, sp.spread
+		for a := range sp.g {
+			if int(sp.team[a]) != hiK {
+				continue
+			}
+			for b := range sp.g {
+				x, y := &s.live[sp.g[a]], &s.live[sp.g[b]]
+				if int(sp.team[b]) != loK || x.size != y.size || x.total <= y.total {
+					continue
+				}
+				s.swap(a, b, hiK, loK)
+				if spread := s.spreadOf(); spread < best && s.partyMixKept() && s.compositionOK(nil) {
+					bestA, bestB, best = a, b, spread
+				}
+				s.swap(a, b, loK, hiK)
+			}
+		}
+		if bestA < 0 {
+			return
+		}
+		s.swap(bestA, bestB, hiK, loK)
+		sp.spread = best
+		copy(sp.best, sp.team)
+	}
+}
+
+// swap moves ticket a from team from to team to, and b the other way.
+func (s *shaper) swap(a, b, from, to int) {
+	sp := &s.split
+	d := s.live[sp.g[a]].total - s.live[sp.g[b]].total
+	sp.team[a], sp.team[b] = int8(to), int8(from)
+	sp.sum[from] -= d
+	sp.sum[to] += d
+}
+
+// recount sets used and sum from sp.team.
+func (s *shaper) recount() {
+	sp := &s.split
+	clear(sp.used)
+	clear(sp.sum)
+	for m, i := range sp.g {
+		sp.used[sp.team[m]] += s.live[i].size
+		sp.sum[sp.team[m]] += s.live[i].total
+	}
+}
+
+func (s *shaper) partyMixKept() bool { k, _ := s.partyMixBroken(); return k < 0 }
