@@ -106,22 +106,37 @@ class Follower {
     private readonly options: WaitOptions,
   ) {}
 
-  /** read answers the ticket, after a long-poll of waitS seconds when waitS > 0. */
+  /**
+   * read answers the ticket, after a long-poll of waitS seconds when waitS > 0. A passing
+   * failure (a dropped connection, a 502, 503, 504 or 429, as a restarting or busy service
+   * answers) is tried again, a little later each time, until the signal ends the wait; any
+   * other answer is a MatchmakerError.
+   */
   async read(waitS: number): Promise<Ticket> {
-    const { data, error, response } = await abortable(
-      this.api.GET("/v1/tickets/{id}", {
-        params: { path: { id: this.id }, query: waitS > 0 ? { wait_s: waitS } : {} },
-        signal: this.options.signal,
-      }),
-      this.options.signal,
-    );
-    if (!data) throw new MatchmakerError(response.status, error as Problem | undefined, `GET /v1/tickets/${this.id}`);
-    const state = `${data.status} ${data.updated_at}`;
-    if (state !== this.last) {
-      this.last = state;
-      this.options.onUpdate?.(data);
+    for (let backoff = 100; ; backoff = Math.min(2 * backoff, 5000)) {
+      const answer = await abortable(
+        this.api.GET("/v1/tickets/{id}", {
+          params: { path: { id: this.id }, query: waitS > 0 ? { wait_s: waitS } : {} },
+          signal: this.options.signal,
+        }),
+        this.options.signal,
+      ).catch((err: unknown) => {
+        if (this.options.signal?.aborted) throw err;
+        return undefined; // the network
+      });
+      if (answer?.data) {
+        const state = `${answer.data.status} ${answer.data.updated_at}`;
+        if (state !== this.last) {
+          this.last = state;
+          this.options.onUpdate?.(answer.data);
+        }
+        return answer.data;
+      }
+      if (answer && !retryable(answer.response.status)) {
+        throw new MatchmakerError(answer.response.status, answer.error as Problem | undefined, `GET /v1/tickets/${this.id}`);
+      }
+      await pause(backoff, this.options.signal);
     }
-    return data;
   }
 
   /**
@@ -158,4 +173,8 @@ class Follower {
       if (ticket.status !== "searching" && this.last === before) await pause(1000, this.options.signal);
     }
   }
+}
+
+function retryable(status: number): boolean {
+  return status === 429 || status === 502 || status === 503 || status === 504;
 }

@@ -229,6 +229,26 @@ describe("a queue through the client", { timeout: 120_000 }, () => {
     assert.ok(!calls.some((c) => c.includes("wait_s=")), calls.join(", "));
   });
 
+  test("a dropped connection, a 503 and a 429 are tried again", async () => {
+    const calls: Calls = [];
+    const failures = [
+      () => {
+        throw new TypeError("fetch failed");
+      },
+      () => new Response("{}", { status: 503, headers: { "content-type": "application/problem+json", "retry-after": "1" } }),
+      () => new Response("{}", { status: 429, headers: { "content-type": "application/problem+json", "retry-after": "1" } }),
+    ];
+    // The first reads of the ticket fail, one way each.
+    const mm = client(calls, (req) => (req.url.includes("/v1/tickets/") ? failures.shift()?.() : undefined));
+    const queue = await queueFor1v1(mm);
+    const first = await ticket(mm, queue, unique("leo"), 1100);
+    const waiting = mm.waitForMatch(first.id, { signal: AbortSignal.timeout(30_000) });
+    await until(() => failures.length === 0);
+    await ticket(mm, queue, unique("mia"), 1100);
+    assert.equal((await waiting).status, "matched");
+    assert.ok(calls.filter((c) => c === `GET /v1/tickets/${first.id}`).length >= 5, calls.join(", "));
+  });
+
   test("a cancelled ticket ends the wait, cancelled", async () => {
     const mm = client();
     const queue = await queueFor1v1(mm);
