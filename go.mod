@@ -1,4 +1,4 @@
-module matchmaker
+module github.com/matchmakerhq/matchmaker
 
 go 1.26.8
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/client"
-	"matchmaker/internal/handlers"
+	"github.com/matchmakerhq/matchmaker/client"
+	"github.com/matchmakerhq/matchmaker/internal/handlers"
 )
 
 // service is the real HTTP handler on a fresh in-memory rating store, behind a real listener.

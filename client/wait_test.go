@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/client"
-	"matchmaker/internal/handlers"
-	"matchmaker/internal/queue"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/client"
+	"github.com/matchmakerhq/matchmaker/internal/handlers"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // queueService is the real HTTP handler with a running ticket queue on in-memory stores.

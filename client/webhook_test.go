@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/client"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/client"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // VerifyWebhook accepts what the service signs, and refuses a delivery whose body, delivery id

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"matchmaker/internal/ratings/storetest"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
 )
 
 // BenchmarkRecordResultPostgres: go test -run '^$' -bench RecordResultPostgres ./db/ with

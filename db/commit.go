@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Group commit. RecordResult does not run a transaction of its own: it queues its result, and

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/db"
-	"matchmaker/db/dbtest"
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/storetest"
+	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
 )
 
 // openStoreWith is openStore with options.

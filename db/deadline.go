@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Options are the store's deadlines. The zero value takes the defaults.

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/puddle/v2"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // mapError turns an error from pgx or Postgres into the domain's: what says what the store was

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // SetBiasShards changes how many rows a bias cell is spread over, for experiments.

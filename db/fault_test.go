@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/db"
-	"matchmaker/db/pgfault"
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/pgfault"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // faultStore is a store with the given call deadline on a private server the test may freeze.

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/db"
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
-	"matchmaker/internal/queue/queuetest"
+	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 )
 
 // A creation's answer is what happened to its ticket, whenever its caller gives up: a ticket

@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // PlaceMatch implements queue.PlacementStore: one transaction in two round trips. The queue's

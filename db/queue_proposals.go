@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // The ready checks (queue/acceptance.go) on Postgres. Every transaction that changes a

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
-	"matchmaker/internal/queue/queuetest"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // A proposal's last answer on one replica and the leader's expiry of it on another, at its

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // purgeChunk is how many rows one purge statement deletes. Each statement is a transaction

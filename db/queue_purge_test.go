@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/queue"
-	"matchmaker/internal/queue/queuetest"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 )
 
 // A purge at production size: an hour of 30 events a second and the tickets and matches

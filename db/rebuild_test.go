@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
 
 // TestRebuildWhileResultsFlow rebuilds a game type while results keep being posted, one after

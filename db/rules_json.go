@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // The JSON of match rules, as the API writes it (see 00006_match_rules.sql).

@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // SchemaVersion is the highest migration embedded in this binary: the schema version its

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/db"
-	"matchmaker/db/dbtest"
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // A store on a database the migrations have not reached is not ready (the readiness probe's

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/storetest"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
 )
 
 // BenchmarkRecordServicePostgres is what POST /v1/results does below HTTP: Service.Record

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/db"
-	"matchmaker/db/dbtest"
-	"matchmaker/db/pgfault"
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/db/pgfault"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // syncBuffer is a log destination safe for the logger's concurrent writes.

@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"matchmaker/db"
-	"matchmaker/db/dbtest"
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/storetest"
+	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
 )
 
 // openStore returns a store on a fresh, migrated database of the test's own.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 const (

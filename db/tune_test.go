@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/league"
-	"matchmaker/internal/ratings/storetest"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
 )
 
 // Tuning over Postgres: the fit stored in rating_tunings, used by rebuilds, by results and by

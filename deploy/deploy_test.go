@@ -24,11 +24,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/yaml"
 
-	"matchmaker/internal/handlers"
-	"matchmaker/internal/lineproto"
-	"matchmaker/internal/metrics"
-	"matchmaker/internal/queue"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/handlers"
+	"github.com/matchmakerhq/matchmaker/internal/lineproto"
+	"github.com/matchmakerhq/matchmaker/internal/metrics"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // requireTool finds a command the test needs; CI installs them (MATCHMAKER_REQUIRE_TEST_DB

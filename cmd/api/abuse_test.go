@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/internal/handlers"
+	"github.com/matchmakerhq/matchmaker/internal/handlers"
 )
 
 // With API keys, the line protocol needs its shared secret: a configuration without one is

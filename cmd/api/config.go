@@ -15,12 +15,12 @@ import (
 	"strings"
 	"time"
 
-	"matchmaker/db"
-	"matchmaker/internal/handlers"
-	"matchmaker/internal/lineproto"
-	"matchmaker/internal/matchmaker/teams"
-	"matchmaker/internal/queue"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/internal/handlers"
+	"github.com/matchmakerhq/matchmaker/internal/lineproto"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // config is everything an operator can set. Environment variables give the values; flags,

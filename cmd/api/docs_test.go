@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
 )
 
 // The documentation's examples are run as a reader would run them: every ```sh block of

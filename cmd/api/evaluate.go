@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/evaluate"
-	"matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/evaluate"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
 
 // evaluateCommand is `api evaluate`: replay a results file (or a simulated league) through the rating

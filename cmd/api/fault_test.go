@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"matchmaker/db/pgfault"
+	"github.com/matchmakerhq/matchmaker/db/pgfault"
 )
 
 // faultTimeout is the store's call deadline in the fault tests: every request must be answered

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"matchmaker/internal/handlers"
+	"github.com/matchmakerhq/matchmaker/internal/handlers"
 )
 
 // isHelp reports whether arg asks for the usage: -h, -help, --help or the word help.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
 )
 
 // From the tick that forms a match to the client: the whole program on Postgres, a 1v1 queue

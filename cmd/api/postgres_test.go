@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/db/dbtest"
-	"matchmaker/internal/handlers"
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/internal/handlers"
 )
 
 const e2eResult = `{"match_id":"e2e-1","context":{"game_type":"ctf"},"map":"face","duration_s":600,

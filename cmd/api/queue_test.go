@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/client"
-	"matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/client"
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
 )
 
 // A game backend's whole round trip through the running program, with the generated client:

@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
-	"matchmaker/db"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // rebuild recomputes a game type's ratings from the stored history, showing its progress:

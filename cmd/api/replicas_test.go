@@ -18,7 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
 )
 
 // Three replicas of the whole program share one Postgres; concurrent clients create tickets

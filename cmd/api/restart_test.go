@@ -17,8 +17,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"matchmaker/client"
-	"matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/client"
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
 )
 
 // The only replica dies mid-queue (its database connections cut, as when its machine dies)

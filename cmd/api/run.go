@@ -15,12 +15,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"matchmaker/db"
-	"matchmaker/internal/handlers"
-	"matchmaker/internal/lineproto"
-	"matchmaker/internal/metrics"
-	"matchmaker/internal/queue"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/internal/handlers"
+	"github.com/matchmakerhq/matchmaker/internal/lineproto"
+	"github.com/matchmakerhq/matchmaker/internal/metrics"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // run is the whole program: main only gives it the process's context, arguments,

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/sim"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/sim"
 )
 
 // simulate is `api simulate`: the simulator (internal/sim) on a built-in preset or a

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/client"
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/sim"
+	"github.com/matchmakerhq/matchmaker/client"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/sim"
 )
 
 // simulateCmd runs `api simulate args...` through run and returns its stdout and stderr.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db"
 )
 
 func TestStoreSettings(t *testing.T) {

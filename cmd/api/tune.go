@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
-	"matchmaker/db"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // tune fits the hyperparameters of every context of a game type to its stored history and

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
 )
 
 // TestTypeScriptClient runs the TypeScript client's own tests (clients/typescript, `npm test`:

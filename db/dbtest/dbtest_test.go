@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
 )
 
 func TestURLGivesAFreshDatabaseAndDropsIt(t *testing.T) {
@@ -119,14 +119,14 @@ func TestOnlyTestsImportDBTest(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, "matchmaker/...").CombinedOutput()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, "github.com/matchmakerhq/matchmaker/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ": ")
 		for _, imp := range strings.Fields(imports) {
-			if (imp == "matchmaker/db/dbtest" || strings.HasPrefix(imp, "github.com/testcontainers/")) && pkg != "matchmaker/db/dbtest" {
+			if (imp == "github.com/matchmakerhq/matchmaker/db/dbtest" || strings.HasPrefix(imp, "github.com/testcontainers/")) && pkg != "github.com/matchmakerhq/matchmaker/db/dbtest" {
 				t.Errorf("%s imports %s outside its tests", pkg, imp)
 			}
 		}

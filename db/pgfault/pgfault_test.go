@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"matchmaker/db/pgfault"
+	"github.com/matchmakerhq/matchmaker/db/pgfault"
 )
 
 // ping connects and runs a statement within d.

@@ -12,7 +12,7 @@ import (
 	"log"
 	"os"
 
-	"matchmaker/client"
+	"github.com/matchmakerhq/matchmaker/client"
 )
 
 func main() {

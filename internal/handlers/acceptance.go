@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // This file holds the ready check (DESIGN, "Ready check (acceptance)"): a queue's

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Admission keeps the memory that compute requests and ticket creations hold at once under a

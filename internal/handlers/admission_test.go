@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 func TestAdmissionChargesBySize(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // Scope is what a key may do.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 func TestParseAPIKeys(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Failed authentications are limited per client address and logged. Without it, 3,000 bad

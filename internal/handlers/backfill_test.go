@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/queue"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // tickServer is a server with auth off whose queue service runs the production pass.

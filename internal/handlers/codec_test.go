@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 type codecInner struct {

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // computation is one compute request (matchmake, a team split, assign, rebalance, advantage)

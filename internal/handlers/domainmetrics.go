@@ -5,8 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"matchmaker/internal/matchmaker/pairing"
-	"matchmaker/internal/metrics"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
+	"github.com/matchmakerhq/matchmaker/internal/metrics"
 )
 
 // domainMetrics describe what the service decided, beside how fast it answered: how long

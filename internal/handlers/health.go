@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"time"
 
-	"matchmaker/api"
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/api"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 type healthResponse struct {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"matchmaker/api"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/api"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 func TestHealthzAnswersWhileTheProcessIsUp(t *testing.T) {

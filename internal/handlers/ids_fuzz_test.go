@@ -9,9 +9,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // postgresLikeStore fails like Postgres on text it cannot hold (a NUL, invalid UTF-8:

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/pairing"
-	"matchmaker/internal/matchmaker/skill"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/skill"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 type matchmakeRequest struct {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"matchmaker/internal/matchmaker/pairing"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
 )
 
 // randomResponse builds a response with the awkward values an encoder gets wrong: ids that

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"matchmaker/internal/metrics"
+	"github.com/matchmakerhq/matchmaker/internal/metrics"
 )
 
 // httpMetrics are the per-request metrics every route gets.

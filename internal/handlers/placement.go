@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // This file holds PUT /v1/matches/{id}/placement (scope match): where a match is played,

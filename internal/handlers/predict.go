@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 type predictRequest struct {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 func postPredict(t testing.TB, h http.Handler, body string, headers ...string) *http.Response {

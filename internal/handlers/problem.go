@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // problem is an RFC 9457 problem document.

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"testing"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // downStore is a rating store whose database does not answer: every call is Unavailable, as

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // This file holds GET /v1/queues/{name}/stats (scope read).

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // RateLimit is a token bucket: PerSecond requests a second on average, Burst at once.

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 type ratingJSON struct {

@@ -7,9 +7,9 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 type resultRequest struct {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // openServer is a server with auth off on a fresh in-memory store, for tests about behaviour

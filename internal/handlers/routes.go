@@ -7,8 +7,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/console"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/console"
 )
 
 // addRoutes is the one place that lists every route of the service.

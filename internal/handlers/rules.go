@@ -9,8 +9,8 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // This file holds the JSON of match rules: a queue's attribute declarations and rules, a

@@ -1,8 +1,8 @@
 package handlers
 
 import (
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // This file holds the JSON of team shapes: a queue's named teams, minimum sizes and role

@@ -16,7 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
-	"matchmaker/api"
+	"github.com/matchmakerhq/matchmaker/api"
 )
 
 // The spec is loaded once per test binary: every handler test validates its responses

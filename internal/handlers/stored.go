@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // storedWeights fills in the values a request leaves out from the ratings service. Whoever

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/teams"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // This file holds POST /v1/teams and what the four team endpoints share: the JSON of players,

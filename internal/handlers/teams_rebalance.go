@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/teams"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 type rebalanceRequest struct {

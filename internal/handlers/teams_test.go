@@ -16,8 +16,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 func postTeams(t testing.TB, h http.Handler, path, body string, headers ...string) *http.Response {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // This file holds the ticket endpoints (scope match): POST /v1/queues/{name}/tickets,

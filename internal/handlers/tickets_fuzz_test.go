@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/internal/queue"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // fuzzQueueServer is a server over the memory queue store (no tick loop) whose rating store

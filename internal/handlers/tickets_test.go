@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/queue"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // pairTwo is a Matcher for 1v1 queues that pairs waiting tickets two by two, oldest first;

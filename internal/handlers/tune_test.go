@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"testing"
 
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
 
 // POST /v1/ratings/tune fits each context of the game type and answers what it found, in the

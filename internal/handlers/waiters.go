@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"sync"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // WaitLimits bound the requests that wait (event streams, and long-polls of a ticket) that a

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 func TestParseLine(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Config bounds what one client can hold. Zero fields take DefaultConfig's values.

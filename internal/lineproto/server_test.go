@@ -22,9 +22,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/storetest"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
 )
 
 // --- fixtures ------------------------------------------------------------------------------

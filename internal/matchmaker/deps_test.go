@@ -21,12 +21,12 @@ func TestAlgorithmsKnowNoIONorClock(t *testing.T) {
 	}
 	out, err := exec.Command(goTool, "list", "-deps",
 		"-f", `{{.ImportPath}}|{{.Dir}}|{{join .GoFiles ","}}|{{join .Imports ","}}`,
-		"matchmaker/internal/matchmaker/...").Output()
+		"github.com/matchmakerhq/matchmaker/internal/matchmaker/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	forbidden := []string{"net", "database/sql", "github.com/jackc/pgx", "os/exec", "matchmaker/internal/ratings",
-		"matchmaker/internal/handlers", "matchmaker/db"}
+	forbidden := []string{"net", "database/sql", "github.com/jackc/pgx", "os/exec", "github.com/matchmakerhq/matchmaker/internal/ratings",
+		"github.com/matchmakerhq/matchmaker/internal/handlers", "github.com/matchmakerhq/matchmaker/db"}
 	clock := []string{"time.Now(", "time.Since(", "time.Until(", "time.Sleep(", "time.After(",
 		"time.AfterFunc(", "time.Tick(", "time.NewTimer(", "time.NewTicker("}
 	seen := 0
@@ -39,7 +39,7 @@ func TestAlgorithmsKnowNoIONorClock(t *testing.T) {
 				t.Errorf("internal/matchmaker depends on %s", path)
 			}
 		}
-		if !strings.HasPrefix(path, "matchmaker/") {
+		if !strings.HasPrefix(path, "github.com/matchmakerhq/matchmaker/") {
 			continue
 		}
 		for _, imp := range imports {

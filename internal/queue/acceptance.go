@@ -6,9 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // The ready check (DESIGN, "Ready check (acceptance)"). A queue with Acceptance proposes the

@@ -8,9 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // readyFixture is a 1v1 queue with a 20 s ready check, its service's metrics on reg.

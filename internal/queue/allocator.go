@@ -10,9 +10,9 @@ import (
 	"net/http"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // The allocator (DESIGN, "Placement"): a queue with one makes its matches placing first. The

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 const allocatorSecret = "an-allocator-secret-of-16-bytes"

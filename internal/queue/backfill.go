@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/teams"
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // NewBackfill is a request for a backfill ticket (POST /v1/queues/{name}/backfill): a

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // Ticket creations use the queue definition this replica read within DefinitionTTL: a change

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // simulation drives one queue's leader tick by tick on a fake clock, with the memory store

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Guarded wraps store so that every call has a deadline and is observed. A call that has not

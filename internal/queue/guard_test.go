@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // silentStore never answers, as a frozen database would not: its calls end only with their

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
 )
 
 // Run ticks the queues this replica leads until ctx ends. Every replica runs it: for each

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // MemoryStore is the Store kept in the process: the default when no database is configured.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 func (s *MemoryStore) PlaceMatch(ctx context.Context, id string, connection json.RawMessage, at time.Time) (Match, error) {

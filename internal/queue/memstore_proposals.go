@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // The MemoryStore's ready checks (acceptance.go): one mutex makes each call atomic.

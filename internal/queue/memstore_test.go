@@ -3,8 +3,8 @@ package queue_test
 import (
 	"testing"
 
-	"matchmaker/internal/queue"
-	"matchmaker/internal/queue/queuetest"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 )
 
 func TestMemoryStorePassesTheContract(t *testing.T) {

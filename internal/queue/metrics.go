@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"matchmaker/internal/metrics"
+	"github.com/matchmakerhq/matchmaker/internal/metrics"
 )
 
 // Metrics are the queue's Prometheus metrics, labelled by queue name. Queue names are made by

@@ -3,7 +3,7 @@ package queue
 import (
 	"context"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Caller is who asks the service about tickets: the API key of the request (its name, "" when

@@ -6,8 +6,8 @@ import (
 	"net/url"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Placement (DESIGN, "Placement"): where a match is played. A studio that places its matches

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // CheckResult checks a match result against the queue match of its id, if the queue made

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strconv"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Match rules (DESIGN, "Match rules"): a queue declares the attributes its tickets carry

@@ -9,10 +9,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/queue"
-	"matchmaker/internal/queue/queuetest"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 )
 
 // withRules gives a queue a mode (equal, default "casual") and maps (intersect, at most 3).

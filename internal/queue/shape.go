@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Team shapes (DESIGN, "Team shapes"): a queue's matches are Teams x TeamSize, or the named

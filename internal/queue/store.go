@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Store keeps the queue's state: queue definitions, tickets, matches and the events of every

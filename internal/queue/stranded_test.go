@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/queue"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // A queue whose team_size shrinks below a searching party keeps working: the party expires

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/teams"
-	"matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
 )
 
 // TickPass is the production Matcher: matchmaker/tick's pass over the waiting tickets, with

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/queue"
-	"matchmaker/internal/queue/queuetest"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 )
 
 func searching(id string, at time.Time, lat map[string]float64, players ...queue.Player) queue.Ticket {

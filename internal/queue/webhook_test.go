@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/client"
-	"matchmaker/internal/queue"
-	"matchmaker/internal/queue/queuetest"
+	"github.com/matchmakerhq/matchmaker/client"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 )
 
 // receiver is a webhook receiver that answers each delivery with answer(seq, attempt) and

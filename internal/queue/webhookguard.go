@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Webhooks are posted by the service from inside its network, to a URL an admin key chose: a

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
 
 // BenchmarkApply5v5 is one rating update in memory, per model: validate a 5v5 result with two

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // BiasKey names a cell of the side-bias table: the circumstances of a match that are independent

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // TestConservativeK measures what the conservative leaderboard's k buys (RATINGS_TUNE=1;

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Context is what a rating is learnt in: a game type plus the set of mutators that change the

@@ -3,7 +3,7 @@ package ratings
 import (
 	"math"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Kalman is the NS2 model's prediction with a Gaussian belief over each of its terms, learnt

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // normal integrates f against the density of N(mean, v) by Simpson's rule over +-12 sd.

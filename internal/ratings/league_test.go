@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/evaluate"
-	"matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/evaluate"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
 
 // The simulated league (package league): each model predicts a match before learning from it;

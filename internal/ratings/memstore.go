@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // MemoryStore is the Store kept in the process: the embedded default when no database is

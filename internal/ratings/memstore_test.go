@@ -3,8 +3,8 @@ package ratings_test
 import (
 	"testing"
 
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/storetest"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
 )
 
 func TestMemoryStoreContract(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 func near(t *testing.T, what string, got, want float64) {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Model learns ratings from results. Every implementation is a pure function of its

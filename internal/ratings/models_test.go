@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
 
 func TestModelByNameKnowsEveryName(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"math"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // WengLin is OpenSkill's rating: the Bayesian approximation of Weng and Lin (JMLR 2011) with

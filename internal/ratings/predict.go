@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Proposal is a match not played yet (POST /v1/predict): two teams of players and bots in a

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/league"
-	"matchmaker/internal/ratings/storetest"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
 )
 
 // A prediction is what POST /v1/results would serve as the match's pre-match win

@@ -5,7 +5,7 @@ import (
 	"iter"
 	"slices"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // State is everything the model learns in one context: every participant's rating and the

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Result is a finished match as POST /v1/results reports it. The context is kept raw (game type

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 func validResult() Result {

@@ -10,7 +10,7 @@ import (
 	"math"
 	"slices"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Service is the ratings use cases every transport calls: HTTP handlers, the line protocol,

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/storetest"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
 )
 
 func newService(t *testing.T) (*ratings.Service, ratings.Store) {

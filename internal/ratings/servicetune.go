@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // ContextTuning is what tuning did in one context: the model it learns with and the fit's

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
 
 // RebuildSolved leaves every skill (and its uncertainty) the full-history solve's, and the

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/evaluate"
-	"matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/evaluate"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
 
 // tuneSet is a named history prepared for replaying.

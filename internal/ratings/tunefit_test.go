@@ -3,8 +3,8 @@ package ratings_test
 import (
 	"testing"
 
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
 
 // A history too short to tell a fit from luck keeps the defaults, with its log loss reported.

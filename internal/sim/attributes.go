@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // AttributeDist declares an attribute the scenario's tickets carry, as a queue's

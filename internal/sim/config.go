@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/pairing"
-	"matchmaker/internal/matchmaker/skill"
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/skill"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Scenario is everything a run needs but the queue's settings: the population, how tickets

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 func TestPresetsRoundTripThroughJSON(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
 )
 
 // Ticket is what waits in the queue: one player, or a party that should play on one team.

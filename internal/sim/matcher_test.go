@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/matchmaker/pairing"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
 )
 
 // queueOf makes waiting tickets of the given party sizes, player ids 0, 1, 2, ... in order,

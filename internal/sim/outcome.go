@@ -4,7 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"matchmaker/internal/matchmaker/skill"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/skill"
 )
 
 // ThesisWeights are the outcome model's weights, fitted to the thesis's Tables 8.1 and 8.2

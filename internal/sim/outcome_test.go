@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"matchmaker/internal/matchmaker/skill"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/skill"
 )
 
 // baselineTest is one row of the thesis's Tables 8.1 and 8.2: the stat difference x (team 1

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"matchmaker/internal/matchmaker/pairing"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
 )
 
 // Pairing is a Matcher on the /v1/matchmake algorithm (pairing.Make): the thesis's

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"matchmaker/internal/matchmaker/skill"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/skill"
 )
 
 // Distribution is how one stat is drawn for the population; every draw lies in [0,1].

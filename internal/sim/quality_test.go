@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
 )
 
 // Quality over time, the figure: tickets arriving at a steady rate with thesis-like

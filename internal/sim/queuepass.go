@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
 )
 
 // maxSteps is the most steps a queue definition's expansions.interval holds

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // The limits the simulator copies are the queue's: a configuration it runs is one the queue

@@ -4,8 +4,8 @@ import (
 	"math"
 	"strconv"
 
-	"matchmaker/internal/matchmaker/skill"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/skill"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Played is a finished match as a Rater learns from it.

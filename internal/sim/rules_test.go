@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
 )
 
 // rulesScenario is the rules preset, smaller; under -race or -short, matches / 3.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/matchmaker/skill"
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/skill"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // smallScenario is a live queue small enough for a test: parties, a daily curve, every kind

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"matchmaker/internal/matchmaker/skill"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/skill"
 )
 
 var strategies = []Strategy{GreedyPairs, RatingWindow}

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // FuzzMake: any ratings and options either give an apperr.Invalid error or a

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Strategy chooses how Make builds a match from the queue.

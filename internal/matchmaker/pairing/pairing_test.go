@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // faults returns the fields named by an apperr.Invalid error.

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"matchmaker/internal/matchmaker/skill"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/skill"
 )
 
 // checkResult verifies what must hold of any result, whatever the queue: every player

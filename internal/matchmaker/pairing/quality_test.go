@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"matchmaker/internal/matchmaker/skill"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/skill"
 )
 
 // qualityStats summarises the matches of many seeded thesis queues.

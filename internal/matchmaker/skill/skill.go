@@ -3,7 +3,7 @@
 // matches on such ratings; the simulator searches the coefficients.
 package skill
 
-import "matchmaker/internal/apperr"
+import "github.com/matchmakerhq/matchmaker/internal/apperr"
 
 // Stats are the four measured skills of the thesis's skill rating (eq. 6.5), each in [0,1].
 // Accuracy and ReactionTime are better when smaller (they are a spread and a delay);

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 func TestRating(t *testing.T) {

@@ -1,7 +1,7 @@
 package teams
 
 import (
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Strength is one team's strength.

@@ -3,7 +3,7 @@ package teams
 import (
 	"math"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // AssignOptions are the settings of a late join; zero values mean the defaults.

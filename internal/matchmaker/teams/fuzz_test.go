@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // fuzzWeights turns bytes into weights, two bytes each (0.00 .. 655.32), with a few

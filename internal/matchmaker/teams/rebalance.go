@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // RebalanceOptions are the settings of a rebalance.

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Limits of the exact searches, shared by Split and Rebalance's placement, and Split's

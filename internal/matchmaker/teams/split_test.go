@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // seedExample is the seed's example input file, in its order (Boring John, Silly Billy,

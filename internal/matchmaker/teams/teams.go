@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // The team functions (Split, Assign, Rebalance, Advantage) share these limits, the bot rule

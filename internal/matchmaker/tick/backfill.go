@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sort"
 
-	"matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
 )
 
 // serveBackfills serves the backfill tickets, oldest first, before any anchor: each takes

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
 )
 
 // benchRegions are the regions of the latency benchmarks.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
 )
 
 // One pass of a 2v2 queue at t = 100 s: a party of two and three solos; one solo's ticket

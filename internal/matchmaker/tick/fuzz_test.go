@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // FuzzRun: any queue either gives an apperr.Invalid error, exactly when some field is

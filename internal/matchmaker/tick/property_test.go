@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
 )
 
 // check verifies what must hold of any pass, whatever the queue:

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
 )
 
 // The reference: the rules of Run written the plain way, for small queues. It scans every

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // ruleData is what a pass reads of one rule on every live ticket, by position: the

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // The types of an attribute's values.

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // with is a solo ticket with attributes.

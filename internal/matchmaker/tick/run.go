@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"sync"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/pairing"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
 )
 
 // Run makes one pass over the waiting tickets at time now (seconds, on the tickets' clock)

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strconv"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // Limits of a team shape.

@@ -6,7 +6,7 @@ import (
 	"math/bits"
 	"slices"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // runShaped is Run for a config with a Shape: any number of teams, each of its own size,

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
 )
 
 func solos(ratings ...float64) []Ticket {

@@ -4,9 +4,9 @@ import (
 	"math"
 	"strconv"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/matchmaker/pairing"
-	"matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
 )
 
 // The strategies, named as pairing's.

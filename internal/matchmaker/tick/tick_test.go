@@ -2,7 +2,7 @@ package tick
 
 import (
 	"errors"
-	"matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
 	"math"
 	"reflect"
 	"slices"
@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // solo is a ticket of one player waiting since since, never expiring.

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // testProposalModel runs random sequences of ticket creations, proposals, answers, cancels,

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"matchmaker/internal/apperr"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // Run runs the suite. open returns a fresh, empty store for each subtest; it may register

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // testRulesAndAttributes: a queue's attribute declarations and rules, a ticket's attributes

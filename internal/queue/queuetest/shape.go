@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"matchmaker/internal/matchmaker/tick"
-	"matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // testTeamShapesRoundTrip: a queue's team shape, a ticket's players' roles, and a shaped

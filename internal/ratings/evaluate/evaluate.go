@@ -10,7 +10,7 @@ import (
 	"io"
 	"sync"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Report is one model's replay of a history.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"matchmaker/internal/ratings"
-	"matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
 
 func TestScoreByHand(t *testing.T) {

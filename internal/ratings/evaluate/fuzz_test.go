@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // FuzzRead feeds both formats arbitrary bytes: Read never panics, and every valid result it

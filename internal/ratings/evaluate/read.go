@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Formats are the results-file formats Read knows.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // ContextTuning is one context's fit, for printing.

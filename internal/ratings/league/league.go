@@ -10,7 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Config describes a league. Every probability is per slot or per match as named.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"matchmaker/internal/ratings"
-	leagues "matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	leagues "github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
 
 // TuneService checks tuning end to end over a store (empty, of its own): a service whose
