@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,23 +14,9 @@ import (
 // rebuild recomputes a game type's ratings from the stored history, showing its progress:
 // a line that updates in place on a terminal, one line per phase otherwise (logs, CI).
 func rebuild(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
-	if cfg.DatabaseURL == "" {
-		return errors.New("rebuild needs DATABASE_URL (or -database-url): the in-memory store has no history to rebuild")
-	}
-	if cfg.RebuildGameType == "" {
-		return errors.New("rebuild needs -game-type")
-	}
-	if err := ratings.ValidateName(cfg.RebuildGameType); err != nil {
-		return fmt.Errorf("-game-type %s", err)
-	}
-	if cfg.Migrate {
-		if err := db.Migrate(ctx, cfg.DatabaseURL); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-	}
-	store, err := db.Open(ctx, cfg.DatabaseURL)
+	store, err := openHistory(ctx, cfg, "rebuild")
 	if err != nil {
-		return fmt.Errorf("open database: %w", err)
+		return err
 	}
 	defer store.Close()
 
@@ -100,4 +85,28 @@ func describe(pr ratings.Progress) string {
 		return fmt.Sprintf("%-9s %d", pr.Phase, pr.Done)
 	}
 	return fmt.Sprintf("%-9s %d/%d (%3.0f%%)", pr.Phase, pr.Done, pr.Total, 100*float64(pr.Done)/float64(pr.Total))
+}
+
+// openHistory checks what a subcommand over a game type's stored history (rebuild, tune)
+// needs — a database and a valid -game-type — migrates it when asked, and opens it.
+func openHistory(ctx context.Context, cfg config, command string) (*db.Store, error) {
+	if cfg.DatabaseURL == "" {
+		return nil, fmt.Errorf("%s needs DATABASE_URL (or -database-url): the in-memory store keeps no history", command)
+	}
+	if cfg.RebuildGameType == "" {
+		return nil, fmt.Errorf("%s needs -game-type", command)
+	}
+	if err := ratings.ValidateName(cfg.RebuildGameType); err != nil {
+		return nil, fmt.Errorf("-game-type %s", err)
+	}
+	if cfg.Migrate {
+		if err := db.Migrate(ctx, cfg.DatabaseURL); err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+	}
+	store, err := db.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return store, nil
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
-	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -15,23 +13,9 @@ import (
 // stores the accepted fits (ratings.Service.Tune), printing each context's before and after
 // log loss; with -rebuild it then rebuilds the game type with them.
 func tune(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
-	if cfg.DatabaseURL == "" {
-		return errors.New("tune needs DATABASE_URL (or -database-url): the in-memory store has no history to tune on")
-	}
-	if cfg.RebuildGameType == "" {
-		return errors.New("tune needs -game-type")
-	}
-	if err := ratings.ValidateName(cfg.RebuildGameType); err != nil {
-		return fmt.Errorf("-game-type %s", err)
-	}
-	if cfg.Migrate {
-		if err := db.Migrate(ctx, cfg.DatabaseURL); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-	}
-	store, err := db.Open(ctx, cfg.DatabaseURL)
+	store, err := openHistory(ctx, cfg, "tune")
 	if err != nil {
-		return fmt.Errorf("open database: %w", err)
+		return err
 	}
 	defer store.Close()
 
