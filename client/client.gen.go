@@ -1226,6 +1226,7 @@ type Queue struct {
 	// step whose `after_s` is at most its wait; the first step is at 0.
 	Expansions   Expansions        `json:"expansions"`
 	MaxPartySize int32             `json:"max_party_size"`
+	MaxSearching *int32            `json:"max_searching,omitempty"`
 	MinTeamSize  *[]Step           `json:"min_team_size,omitempty"`
 	Name         string            `json:"name"`
 	Regions      []string          `json:"regions"`
@@ -1269,6 +1270,9 @@ type QueueDefinition struct {
 
 	// MaxPartySize Defaults to `team_size`.
 	MaxPartySize *int32 `json:"max_party_size,omitempty"`
+
+	// MaxSearching A cap on the queue's searching tickets (0 or absent, none). A ticket created past it is a 429 naming `max_searching`; the count is the leader's last snapshot (a few seconds old at most), so the cap is soft by what arrives meanwhile.
+	MaxSearching *int32 `json:"max_searching,omitempty"`
 
 	// MinTeamSize The fewest players each team may start with, by the wait of the match's oldest ticket: steps whose values never increase, e.g. `[{"after_s": 0, "value": 5}, {"after_s": 90, "value": 4}]` lets a 5v5 start as 4v4 after 90 s (the match then says each team's `open_slots`).
 	MinTeamSize *[]Step `json:"min_team_size,omitempty"`

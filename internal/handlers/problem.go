@@ -79,6 +79,10 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 		w.Header().Set("WWW-Authenticate", `Bearer realm="matchmaker"`)
 	case apperr.Unavailable:
 		w.Header().Set("Retry-After", retryAfterSeconds)
+	case apperr.TooManyRequests:
+		if w.Header().Get("Retry-After") == "" { // a rate limiter sets its own
+			w.Header().Set("Retry-After", "1")
+		}
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")

@@ -23,6 +23,7 @@ type queueRequest struct {
 	Regions      []string                     `json:"regions"`
 	TicketTTLS   *int                         `json:"ticket_ttl_s"`
 	MaxPartySize *int                         `json:"max_party_size"`
+	MaxSearching *int                         `json:"max_searching"`
 	TickMS       *int                         `json:"tick_ms"`
 	Webhook      *webhookJSON                 `json:"webhook"`
 	Attributes   map[string]attributeDeclJSON `json:"attributes"`
@@ -61,6 +62,7 @@ type queueJSON struct {
 	Regions      []string                     `json:"regions"`
 	TicketTTLS   int                          `json:"ticket_ttl_s"`
 	MaxPartySize int                          `json:"max_party_size"`
+	MaxSearching int                          `json:"max_searching,omitempty"`
 	TickMS       int64                        `json:"tick_ms"`
 	Webhook      *webhookPublicJSON           `json:"webhook,omitempty"`
 	Attributes   map[string]attributeDeclJSON `json:"attributes,omitempty"`
@@ -97,6 +99,7 @@ func (req *queueRequest) definition(name string) queue.Queue {
 	setIf(&q.TeamSize, req.TeamSize)
 	q.MaxPartySize = q.TeamSize
 	setIf(&q.MaxPartySize, req.MaxPartySize)
+	setIf(&q.MaxSearching, req.MaxSearching)
 	setIf(&q.Teams, req.Teams)
 	if req.Strategy != nil {
 		q.Strategy = queue.Strategy(*req.Strategy)
@@ -152,6 +155,7 @@ func newQueueJSON(q queue.Queue) queueJSON {
 		Regions:      orEmpty(q.Regions),
 		TicketTTLS:   int(q.TicketTTL / time.Second),
 		MaxPartySize: q.MaxPartySize,
+		MaxSearching: q.MaxSearching,
 		TickMS:       q.Tick.Milliseconds(),
 		Attributes:   attributeDeclsJSON(q.Attributes),
 		Rules:        rulesJSON(q.Rules),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 )
 
 const roleQueue = `{"context":{"game_type":"ctf"},"team_size":2,"tick_ms":50,
@@ -125,5 +126,48 @@ func TestTeamShapesOverHTTP(t *testing.T) {
 	if a := got.Assignment; a.Teams[0].Name != "monster" || a.Teams[1].Name != "hunters" || a.Team != 1 ||
 		len(a.Teams[0].Players) != 1 || len(a.Teams[1].Players) != 3 {
 		t.Fatalf("assignment: %+v", a)
+	}
+}
+
+// A queue's max_searching caps its searching tickets: past it a creation is a 429 naming
+// the cap, with a Retry-After; the definition reads back with it.
+func TestMaxSearchingCapsAQueue(t *testing.T) {
+	t.Parallel()
+	h := tickServer(t)
+	resp := exchange(t, h, http.MethodPut, "/v1/queues/small", "application/json",
+		`{"context":{"game_type":"ctf"},"team_size":5,"tick_ms":50,"max_searching":2}`)
+	var q queueJSON
+	if decodeJSON(t, resp, &q); resp.StatusCode != http.StatusCreated || q.MaxSearching != 2 {
+		t.Fatalf("create: %d %+v", resp.StatusCode, q)
+	}
+	if resp := exchange(t, h, http.MethodPut, "/v1/queues/bad", "application/json",
+		`{"context":{"game_type":"ctf"},"max_searching":-1}`); !hasField(readProblem(t, resp), "max_searching") {
+		t.Fatalf("a negative cap: %d", resp.StatusCode)
+	}
+	for _, p := range []string{"a", "b"} {
+		if resp := exchange(t, h, http.MethodPost, "/v1/queues/small/tickets", "application/json",
+			`{"players":[{"id":"`+p+`"}]}`); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("ticket %s: %d", p, resp.StatusCode)
+		}
+	}
+	// The leader counts the two searching tickets in its next snapshot; then the queue is full.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp := exchange(t, h, http.MethodPost, "/v1/queues/small/tickets", "application/json", `{"players":[{"id":"c"}]}`)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			if p := readProblem(t, resp); !hasField(p, "max_searching") || resp.Header.Get("Retry-After") == "" {
+				t.Fatalf("429 %+v, Retry-After %q", p.Errors, resp.Header.Get("Retry-After"))
+			}
+			return
+		}
+		if resp.StatusCode == http.StatusCreated { // before the snapshot: the cap is soft
+			var tk ticketJSON
+			decodeJSON(t, resp, &tk)
+			exchange(t, h, http.MethodDelete, "/v1/tickets/"+tk.ID, "", "")
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the third ticket was never refused: %d", resp.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -38,7 +38,8 @@ const (
 	DefaultTicketTTL = 5 * time.Minute
 	DefaultTick      = time.Second
 	MaxWebhookURLLen = 2048
-	MinWebhookSecret = 16 // bytes: a shorter HMAC key is a guessable one
+	MaxSearchingCap  = 10_000_000 // the largest max_searching
+	MinWebhookSecret = 16         // bytes: a shorter HMAC key is a guessable one
 )
 
 // Strategy is how the pass pairs players, as /v1/matchmake's strategies.
@@ -86,6 +87,10 @@ type Queue struct {
 	Regions      []string
 	TicketTTL    time.Duration
 	MaxPartySize int // players in one ticket, 1..TeamSize
+	// MaxSearching caps the queue's searching tickets (0: no cap): a creation past it is a
+	// 429, counted against the leader's last snapshot (seconds old at most), so the cap is
+	// soft by what arrives meanwhile.
+	MaxSearching int
 	Tick         time.Duration
 	Webhook      *Webhook // nil: no webhook
 	// Acceptance, when set, makes the queue propose its matches for a ready check (see
@@ -136,6 +141,9 @@ func (q *Queue) Validate() error {
 		f.Add("team_size", "must be 1..%d", MaxTeamSize)
 	}
 	q.addShapeFaults(&f)
+	if q.MaxSearching < 0 || q.MaxSearching > MaxSearchingCap {
+		f.Add("max_searching", "must be 0 (no cap) to %d", MaxSearchingCap)
+	}
 	if q.Strategy != StrategyRatingWindow && q.Strategy != StrategyGreedyPairs {
 		f.Add("strategy", "must be %q or %q", StrategyRatingWindow, StrategyGreedyPairs)
 	}

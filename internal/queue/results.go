@@ -44,3 +44,19 @@ func (s *Service) CheckResult(ctx context.Context, matchID, gameType string, tea
 	}
 	return f.Err()
 }
+
+// checkSearchingCap refuses a new ticket in a queue at its max_searching: 429 naming the cap.
+// The count is the leader's last snapshot (statsOf); a snapshot that cannot be read lets the
+// ticket in: the cap protects the leader from floods, not an exact quota.
+func (s *Service) checkSearchingCap(ctx context.Context, q Queue) error {
+	if q.MaxSearching <= 0 {
+		return nil
+	}
+	st, err := s.statsOf(ctx, q.Name)
+	if err != nil || st.SearchingTickets < q.MaxSearching {
+		return nil
+	}
+	return &apperr.Error{Code: apperr.TooManyRequests, Message: "the queue is full: try again later",
+		Fields: []apperr.FieldError{{Field: "max_searching",
+			Message: "the queue holds " + strconv.Itoa(st.SearchingTickets) + " searching tickets, its cap is " + strconv.Itoa(q.MaxSearching)}}}
+}

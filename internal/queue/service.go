@@ -291,6 +291,9 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool,
 	if err := nt.validate(q); err != nil {
 		return Ticket{}, false, err
 	}
+	if err := s.checkSearchingCap(ctx, q); err != nil {
+		return Ticket{}, false, err
+	}
 	players, err := s.resolveRatings(ctx, q, nt.Players)
 	if err != nil {
 		return Ticket{}, false, err

@@ -1775,6 +1775,11 @@ export interface components {
             max_party_size?: number;
             /**
              * Format: int32
+             * @description A cap on the queue's searching tickets (0 or absent, none). A ticket created past it is a 429 naming `max_searching`; the count is the leader's last snapshot (a few seconds old at most), so the cap is soft by what arrives meanwhile.
+             */
+            max_searching?: number;
+            /**
+             * Format: int32
              * @default 1000
              */
             tick_ms?: number;
@@ -1826,6 +1831,8 @@ export interface components {
             ticket_ttl_s: number;
             /** Format: int32 */
             max_party_size: number;
+            /** Format: int32 */
+            max_searching?: number;
             /** Format: int64 */
             tick_ms: number;
             /** @description The webhook's URL; its secret is never shown. */
