@@ -410,7 +410,7 @@ func (s *QueueStore) getMatch(ctx context.Context, q interface {
 // The queue's row, for NotFound, with up to $3 events after $2 (NULLs when it has none). The
 // events of a deleted queue stay readable.
 const sqlEvents = `
-SELECT e.seq, e.type, e.ticket_id, e.match_id, e.team, e.reason, e.at
+SELECT e.seq, e.type, e.ticket_id, e.match_id, e.team, e.reason, e.at, t.owner
 FROM queues AS q
 LEFT JOIN LATERAL (
     SELECT * FROM queue_events
@@ -418,7 +418,9 @@ LEFT JOIN LATERAL (
     ORDER BY seq
     LIMIT $3
 ) AS e ON true
-WHERE q.name = $1`
+LEFT JOIN queue_tickets AS t ON t.id = e.ticket_id
+WHERE q.name = $1
+ORDER BY e.seq`
 
 // Events implements queue.Store.
 func (s *QueueStore) Events(ctx context.Context, queueName string, after int64, limit int) ([]queue.Event, error) {
@@ -435,8 +437,9 @@ func (s *QueueStore) Events(ctx context.Context, queueName string, after int64, 
 		team        *int16
 		reason      *string
 		at          *time.Time
+		owner       *string // the ticket's; NULL once purged
 	)
-	_, err = pgx.ForEachRow(rows, []any{&seq, &typ, &ticket, &match, &team, &reason, &at}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&seq, &typ, &ticket, &match, &team, &reason, &at, &owner}, func() error {
 		found = true
 		if seq == nil {
 			return nil
@@ -447,6 +450,9 @@ func (s *QueueStore) Events(ctx context.Context, queueName string, after int64, 
 		}
 		if team != nil {
 			e.Team = int(*team)
+		}
+		if owner != nil {
+			e.Owner = *owner
 		}
 		out = append(out, e)
 		return nil

@@ -355,7 +355,13 @@ func (s *MemoryStore) Events(ctx context.Context, queue string, after int64, lim
 		return nil, nil
 	}
 	end := min(int64(len(q.events)), start+int64(limit))
-	return slices.Clone(q.events[start:end]), nil
+	out := slices.Clone(q.events[start:end])
+	for i := range out {
+		if t, ok := s.tickets[out[i].TicketID]; ok {
+			out[i].Owner = t.t.Owner
+		}
+	}
+	return out, nil
 }
 
 func (s *MemoryStore) EventHead(ctx context.Context, queue string) (int64, error) {

@@ -52,6 +52,22 @@ func mayRead(ctx context.Context, t Ticket) bool {
 	return mayAccess(ctx, t) || ok && c.Reader
 }
 
+// visibleEvents keeps the events of tickets ctx's caller may read: all of them for a caller
+// who reads every ticket (admin, read, the service itself), its own tickets' otherwise.
+func visibleEvents(ctx context.Context, evs []Event) []Event {
+	c, ok := callerOf(ctx)
+	if !ok || c.Admin || c.Reader {
+		return evs
+	}
+	out := evs[:0:0]
+	for _, e := range evs {
+		if e.Owner == c.Owner {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // noTicket is the NotFound of a ticket that does not exist or is another key's: the same
 // answer for both.
 func noTicket(id string) error { return apperr.New(apperr.NotFound, "no ticket %q", id) }

@@ -437,4 +437,7 @@ type Event struct {
 	Team     int    // matched only
 	Reason   string // expired and cancelled
 	At       time.Time
+	// Owner is the owner of the event's ticket, for the event stream to show a key its own
+	// tickets' events only; it is not part of the event's JSON.
+	Owner string
 }

@@ -556,7 +556,8 @@ func (s *Service) Events(ctx context.Context, queue string, after int64, limit i
 		return nil, apperr.Field("name", "%s", err)
 	}
 	if wait <= 0 {
-		return s.store.Events(ctx, queue, after, limit)
+		evs, err := s.store.Events(ctx, queue, after, limit)
+		return visibleEvents(ctx, evs), err
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -569,12 +570,20 @@ func (s *Service) Events(ctx context.Context, queue string, after int64, limit i
 	}
 	defer s.feeds.release(f)
 	for {
+		// A key sees its own tickets' events only (DESIGN, "Ownership"): a batch of other
+		// keys' events moves the cursor on, and the wait goes on.
 		evs, covered, moved := s.feeds.since(f, after, limit)
 		if !covered {
-			return s.store.Events(ctx, queue, after, limit)
+			if evs, err = s.store.Events(ctx, queue, after, limit); err != nil {
+				return nil, err
+			}
 		}
 		if len(evs) > 0 {
-			return evs, nil
+			if kept := visibleEvents(ctx, evs); len(kept) > 0 {
+				return kept, nil
+			}
+			after = evs[len(evs)-1].Seq
+			continue
 		}
 		select {
 		case <-moved:

@@ -36,6 +36,11 @@ func testOwner(t *testing.T, st queue.Store) {
 	if got := must[queue.Ticket](t)(st.GetTicket(c, "t1")); got.Owner != "studio-a" {
 		t.Fatalf("owner %q, want studio-a", got.Owner)
 	}
+	// Its events carry its owner, for the event stream to show each key its own.
+	must[queue.Ticket](t)(st.CancelTicket(c, "t1", at(2)))
+	if evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10)); len(evs) != 1 || evs[0].Owner != "studio-a" {
+		t.Fatalf("the cancel's event: %+v, want its ticket's owner", evs)
+	}
 	// The same idempotency key under another owner is another ticket.
 	b := Ticket("q", "t2", 1, "bob")
 	b.Owner, b.IdempotencyKey, b.BodyHash = "studio-b", "k1", [32]byte{2}

@@ -1,0 +1,66 @@
+package queue_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+)
+
+// A key's event stream shows its own tickets' events only; an admin or read key, and the
+// service itself, see every ticket's. A stream whose queue moved only with others' tickets
+// waits out its wait instead of spinning on them.
+func TestEventsShowAKeyItsOwnTickets(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, queue.Config{})
+	f.queue(t, nil)
+	ctx := context.Background()
+	a := queue.WithCaller(ctx, queue.Caller{Owner: "studio-a"})
+	b := queue.WithCaller(ctx, queue.Caller{Owner: "studio-b"})
+	ops := queue.WithCaller(ctx, queue.Caller{Owner: "ops", Admin: true})
+	dash := queue.WithCaller(ctx, queue.Caller{Owner: "dash", Reader: true})
+	create := func(ctx context.Context, player string) string {
+		tk, _, err := f.svc.CreateTicket(ctx, queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: player}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.CancelTicket(ctx, tk.ID); err != nil {
+			t.Fatal(err)
+		}
+		return tk.ID
+	}
+	alice, bob := create(a, "alice"), create(b, "bob")
+	for _, tt := range []struct {
+		name string
+		ctx  context.Context
+		want []string
+	}{
+		{"studio-a", a, []string{alice}},
+		{"studio-b", b, []string{bob}},
+		{"admin", ops, []string{alice, bob}},
+		{"read", dash, []string{alice, bob}},
+		{"the service", ctx, []string{alice, bob}},
+	} {
+		for _, wait := range []time.Duration{0, time.Second} {
+			evs, err := f.svc.Events(tt.ctx, "duel", 0, 100, wait)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range evs {
+				got = append(got, e.TicketID)
+			}
+			if len(got) != len(tt.want) || got[0] != tt.want[0] || got[len(got)-1] != tt.want[len(tt.want)-1] {
+				t.Errorf("%s (wait %v) sees %v, want %v", tt.name, wait, got, tt.want)
+			}
+		}
+	}
+	// Past alice's event the queue holds only bob's: studio-a's wait passes over it and
+	// ends empty at its deadline.
+	start := time.Now()
+	evs, err := f.svc.Events(a, "duel", 1, 100, 200*time.Millisecond)
+	if err != nil || len(evs) != 0 || time.Since(start) < 200*time.Millisecond {
+		t.Fatalf("studio-a past its own event: %+v %v after %v", evs, err, time.Since(start))
+	}
+}
