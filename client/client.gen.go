@@ -1224,21 +1224,22 @@ type Queue struct {
 
 	// Expansions How a ticket's tolerances grow with its own wait. A ticket's current value is the last
 	// step whose `after_s` is at most its wait; the first step is at 0.
-	Expansions   Expansions        `json:"expansions"`
-	MaxPartySize int32             `json:"max_party_size"`
-	MaxSearching *int32            `json:"max_searching,omitempty"`
-	MinTeamSize  *[]Step           `json:"min_team_size,omitempty"`
-	Name         string            `json:"name"`
-	Regions      []string          `json:"regions"`
-	Roles        *[]string         `json:"roles,omitempty"`
-	Rules        *[]Rule           `json:"rules,omitempty"`
-	Strategy     QueueStrategy     `json:"strategy"`
-	TeamDefs     *[]TeamDefinition `json:"team_defs,omitempty"`
-	TeamSize     int32             `json:"team_size"`
-	Teams        int32             `json:"teams"`
-	TickMs       int64             `json:"tick_ms"`
-	TicketTtlS   int32             `json:"ticket_ttl_s"`
-	UpdatedAt    time.Time         `json:"updated_at"`
+	Expansions         Expansions        `json:"expansions"`
+	MaxPartySize       int32             `json:"max_party_size"`
+	MaxSearching       *int32            `json:"max_searching,omitempty"`
+	MaxSearchingPerKey *int32            `json:"max_searching_per_key,omitempty"`
+	MinTeamSize        *[]Step           `json:"min_team_size,omitempty"`
+	Name               string            `json:"name"`
+	Regions            []string          `json:"regions"`
+	Roles              *[]string         `json:"roles,omitempty"`
+	Rules              *[]Rule           `json:"rules,omitempty"`
+	Strategy           QueueStrategy     `json:"strategy"`
+	TeamDefs           *[]TeamDefinition `json:"team_defs,omitempty"`
+	TeamSize           int32             `json:"team_size"`
+	Teams              int32             `json:"teams"`
+	TickMs             int64             `json:"tick_ms"`
+	TicketTtlS         int32             `json:"ticket_ttl_s"`
+	UpdatedAt          time.Time         `json:"updated_at"`
 
 	// Webhook The webhook's URL; its secret is never shown.
 	Webhook *struct {
@@ -1273,6 +1274,9 @@ type QueueDefinition struct {
 
 	// MaxSearching A cap on the queue's searching tickets (0 or absent, none). A ticket created past it is a 429 naming `max_searching`; the count is the leader's last snapshot (a few seconds old at most), so the cap is soft by what arrives meanwhile.
 	MaxSearching *int32 `json:"max_searching,omitempty"`
+
+	// MaxSearchingPerKey A cap on the searching tickets one API key holds in the queue (0 or absent, none), counted as `max_searching` is; past it a creation is a 429 naming `max_searching_per_key`.
+	MaxSearchingPerKey *int32 `json:"max_searching_per_key,omitempty"`
 
 	// MinTeamSize The fewest players each team may start with, by the wait of the match's oldest ticket: steps whose values never increase, e.g. `[{"after_s": 0, "value": 5}, {"after_s": 90, "value": 4}]` lets a 5v5 start as 4v4 after 90 s (the match then says each team's `open_slots`).
 	MinTeamSize *[]Step `json:"min_team_size,omitempty"`

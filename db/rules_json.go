@@ -19,7 +19,8 @@ type (
 		TeamDefs    []teamDefJSON   `json:"team_defs,omitempty"`
 		Roles       []string        `json:"roles,omitempty"`
 		// Beyond the columns: the cap on searching tickets.
-		MaxSearching int `json:"max_searching,omitempty"`
+		MaxSearching       int `json:"max_searching,omitempty"`
+		MaxSearchingPerKey int `json:"max_searching_per_key,omitempty"`
 	}
 	compositionJSON map[string]struct {
 		Min int `json:"min"`
@@ -94,12 +95,12 @@ func (v *valueJSON) UnmarshalJSON(b []byte) error {
 
 // queueRulesDoc is the rules column of a queue: nil without attributes and rules.
 func queueRulesDoc(q queue.Queue) (*string, error) {
-	if len(q.Attributes) == 0 && len(q.Rules) == 0 && !q.Shaped() && q.MaxSearching == 0 {
+	if len(q.Attributes) == 0 && len(q.Rules) == 0 && !q.Shaped() && q.MaxSearching == 0 && q.MaxSearchingPerKey == 0 {
 		return nil, nil
 	}
 	doc := queueRulesJSON{Attributes: make(map[string]attributeDeclJSON, len(q.Attributes)),
 		MinTeamSize: stepsJSON(q.MinTeamSize), Composition: newCompositionJSON(q.Composition), Roles: q.Roles,
-		MaxSearching: q.MaxSearching}
+		MaxSearching: q.MaxSearching, MaxSearchingPerKey: q.MaxSearchingPerKey}
 	for _, d := range q.TeamDefs {
 		doc.TeamDefs = append(doc.TeamDefs, teamDefJSON{Name: d.Name, Size: d.Size, MinSize: tickStepsJSON(d.MinSize),
 			Composition: newCompositionJSON(d.Composition)})
@@ -154,7 +155,7 @@ func readQueueRules(q *queue.Queue, b []byte) error {
 		q.Rules = append(q.Rules, x)
 	}
 	q.MinTeamSize, q.Composition, q.Roles = doc.MinTeamSize.steps(), doc.Composition.ranges(), doc.Roles
-	q.MaxSearching = doc.MaxSearching
+	q.MaxSearching, q.MaxSearchingPerKey = doc.MaxSearching, doc.MaxSearchingPerKey
 	for _, d := range doc.TeamDefs {
 		x := tick.TeamDef{Name: d.Name, Size: d.Size, Composition: d.Composition.ranges()}
 		for _, s := range d.MinSize {

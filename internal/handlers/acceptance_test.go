@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -289,5 +290,40 @@ func TestAllocatorPlacementOverHTTP(t *testing.T) {
 		if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || !hasField(p, tc.field) {
 			t.Errorf("%s: %d %+v, want 400 naming %s", tc.body, resp.StatusCode, p, tc.field)
 		}
+	}
+}
+
+// max_searching_per_key caps the searching tickets of each key apart: studio-a at its cap
+// gets 429s naming it, while studio-b still creates tickets.
+func TestMaxSearchingPerKey(t *testing.T) {
+	t.Parallel()
+	h := keyedQueueServer(t)
+	if resp := as(t, h, "key-ops", http.MethodPut, "/v1/queues/capped", `{"context":{"game_type":"ctf"},"team_size":5,"tick_ms":50,"max_searching_per_key":1}`); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("put queue: %d", resp.StatusCode)
+	}
+	if resp := as(t, h, "key-a", http.MethodPost, "/v1/queues/capped/tickets", `{"players":[{"id":"a0"}]}`); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("studio-a's first ticket: %d", resp.StatusCode)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 1; ; i++ { // once the leader's snapshot counts studio-a's ticket
+		resp := as(t, h, "key-a", http.MethodPost, "/v1/queues/capped/tickets", fmt.Sprintf(`{"players":[{"id":"a%d"}]}`, i))
+		if resp.StatusCode == http.StatusTooManyRequests {
+			if p := readProblem(t, resp); !hasField(p, "max_searching_per_key") {
+				t.Fatalf("429 %+v", p.Errors)
+			}
+			break
+		}
+		if resp.StatusCode == http.StatusCreated {
+			var tk ticketJSON
+			decodeJSON(t, resp, &tk)
+			as(t, h, "key-a", http.MethodDelete, "/v1/tickets/"+tk.ID, "")
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("studio-a was never capped: %d", resp.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if resp := as(t, h, "key-b", http.MethodPost, "/v1/queues/capped/tickets", `{"players":[{"id":"b0"}]}`); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("studio-b under its own cap: %d", resp.StatusCode)
 	}
 }

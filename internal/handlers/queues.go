@@ -24,6 +24,7 @@ type queueRequest struct {
 	TicketTTLS   *int                         `json:"ticket_ttl_s"`
 	MaxPartySize *int                         `json:"max_party_size"`
 	MaxSearching *int                         `json:"max_searching"`
+	MaxPerKey    *int                         `json:"max_searching_per_key"`
 	TickMS       *int                         `json:"tick_ms"`
 	Webhook      *webhookJSON                 `json:"webhook"`
 	Attributes   map[string]attributeDeclJSON `json:"attributes"`
@@ -63,6 +64,7 @@ type queueJSON struct {
 	TicketTTLS   int                          `json:"ticket_ttl_s"`
 	MaxPartySize int                          `json:"max_party_size"`
 	MaxSearching int                          `json:"max_searching,omitempty"`
+	MaxPerKey    int                          `json:"max_searching_per_key,omitempty"`
 	TickMS       int64                        `json:"tick_ms"`
 	Webhook      *webhookPublicJSON           `json:"webhook,omitempty"`
 	Attributes   map[string]attributeDeclJSON `json:"attributes,omitempty"`
@@ -100,6 +102,7 @@ func (req *queueRequest) definition(name string) queue.Queue {
 	q.MaxPartySize = q.TeamSize
 	setIf(&q.MaxPartySize, req.MaxPartySize)
 	setIf(&q.MaxSearching, req.MaxSearching)
+	setIf(&q.MaxSearchingPerKey, req.MaxPerKey)
 	setIf(&q.Teams, req.Teams)
 	if req.Strategy != nil {
 		q.Strategy = queue.Strategy(*req.Strategy)
@@ -156,6 +159,7 @@ func newQueueJSON(q queue.Queue) queueJSON {
 		TicketTTLS:   int(q.TicketTTL / time.Second),
 		MaxPartySize: q.MaxPartySize,
 		MaxSearching: q.MaxSearching,
+		MaxPerKey:    q.MaxSearchingPerKey,
 		TickMS:       q.Tick.Milliseconds(),
 		Attributes:   attributeDeclsJSON(q.Attributes),
 		Rules:        rulesJSON(q.Rules),

@@ -91,8 +91,11 @@ type Queue struct {
 	// 429, counted against the leader's last snapshot (seconds old at most), so the cap is
 	// soft by what arrives meanwhile.
 	MaxSearching int
-	Tick         time.Duration
-	Webhook      *Webhook // nil: no webhook
+	// MaxSearchingPerKey caps the searching tickets one API key holds in the queue (0: no
+	// cap), counted as MaxSearching is.
+	MaxSearchingPerKey int
+	Tick               time.Duration
+	Webhook            *Webhook // nil: no webhook
 	// Acceptance, when set, makes the queue propose its matches for a ready check (see
 	// acceptance.go) instead of assigning them.
 	Acceptance *Acceptance
@@ -143,6 +146,9 @@ func (q *Queue) Validate() error {
 	q.addShapeFaults(&f)
 	if q.MaxSearching < 0 || q.MaxSearching > MaxSearchingCap {
 		f.Add("max_searching", "must be 0 (no cap) to %d", MaxSearchingCap)
+	}
+	if q.MaxSearchingPerKey < 0 || q.MaxSearchingPerKey > MaxSearchingCap {
+		f.Add("max_searching_per_key", "must be 0 (no cap) to %d", MaxSearchingCap)
 	}
 	if q.Strategy != StrategyRatingWindow && q.Strategy != StrategyGreedyPairs {
 		f.Add("strategy", "must be %q or %q", StrategyRatingWindow, StrategyGreedyPairs)

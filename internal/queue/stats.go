@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -75,6 +76,10 @@ type Stats struct {
 	QualitySamples int
 
 	Bands []BandStats // one per Bands entry, in order
+
+	// SearchingByOwner counts the searching tickets (backfills not included) by the key
+	// that owns them, for the per-key cap (max_searching_per_key); not served.
+	SearchingByOwner map[string]int
 
 	// WaitingOn counts the tickets the leader's last pass left waiting by the rule that
 	// stopped them ("interval", "latency" or a rule's name); nil before a pass.
@@ -204,6 +209,7 @@ func quantileOf(q []float64, p float64) float64 {
 // (the leader's view), so that a snapshot never scans the tickets.
 type tracker struct {
 	band     map[string]int8 // searching ticket -> band (-1: backfill)
+	owners   map[string]int  // searching tickets (backfills not included) per owner
 	tickets  []int           // per band
 	players  []int
 	backfill int
@@ -233,7 +239,8 @@ type qualitySample struct {
 }
 
 func newTracker() *tracker {
-	return &tracker{band: make(map[string]int8), tickets: make([]int, len(Bands)), players: make([]int, len(Bands))}
+	return &tracker{band: make(map[string]int8), owners: make(map[string]int), tickets: make([]int, len(Bands)),
+		players: make([]int, len(Bands))}
 }
 
 // bandOfTicket is a ticket's band, -1 for a backfill.
@@ -261,6 +268,7 @@ func (k *tracker) add(t Ticket) {
 	}
 	k.tickets[b]++
 	k.players[b] += len(t.Players)
+	k.owners[t.Owner]++
 }
 
 // remove uncounts a ticket that stopped searching, and returns its band (false if it was not
@@ -276,6 +284,9 @@ func (k *tracker) remove(t Ticket) (int8, bool) {
 	} else {
 		k.tickets[b]--
 		k.players[b] -= len(t.Players)
+		if k.owners[t.Owner]--; k.owners[t.Owner] <= 0 {
+			delete(k.owners, t.Owner)
+		}
 	}
 	return b, true
 }
@@ -320,6 +331,9 @@ func (k *tracker) snapshot(queue string, now, oldest time.Time) *Stats {
 	k.quality = slices.Delete(k.quality, 0, i)
 
 	s := &Stats{Queue: queue, At: now, Source: "leader", SearchingBackfills: k.backfill, Bands: make([]BandStats, len(Bands))}
+	if len(k.owners) > 0 {
+		s.SearchingByOwner = maps.Clone(k.owners)
+	}
 	if !oldest.IsZero() {
 		s.OldestWait = max(now.Sub(oldest), 0)
 	}

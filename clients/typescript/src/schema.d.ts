@@ -1780,6 +1780,11 @@ export interface components {
             max_searching?: number;
             /**
              * Format: int32
+             * @description A cap on the searching tickets one API key holds in the queue (0 or absent, none), counted as `max_searching` is; past it a creation is a 429 naming `max_searching_per_key`.
+             */
+            max_searching_per_key?: number;
+            /**
+             * Format: int32
              * @default 1000
              */
             tick_ms?: number;
@@ -1833,6 +1838,8 @@ export interface components {
             max_party_size: number;
             /** Format: int32 */
             max_searching?: number;
+            /** Format: int32 */
+            max_searching_per_key?: number;
             /** Format: int64 */
             tick_ms: number;
             /** @description The webhook's URL; its secret is never shown. */
