@@ -76,8 +76,8 @@ const (
 	idle uint8 = iota
 	waiting
 	playing
-	// searchingAgain: in a proposal a player declined, searching again from the next tick (until
-	// the end of the tick it cannot be matched or expired again).
+	// searchingAgain: in a proposal another player declined; waiting again from the next
+	// tick (until the end of this one it cannot be matched or expired again).
 	searchingAgain
 )
 
