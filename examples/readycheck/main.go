@@ -32,11 +32,17 @@ func main() {
 	}
 	// 1. The queue (admin scope): 5v5, a 20 s ready check, and the allocator, which has 30 s
 	// to answer each match once its ten players accepted.
-	must(c.PutQueueWithResponse(ctx, "ranked-ready", client.QueueDefinition{
+	q, err := c.PutQueueWithResponse(ctx, "ranked-ready", client.QueueDefinition{
 		Context: client.Context{GameType: "ctf"}, TeamSize: new(int32(5)), TickMs: new(int32(200)),
 		Acceptance: &client.Acceptance{TimeoutS: 20},
 		Allocator: &client.Allocator{Url: cmp.Or(os.Getenv("ALLOCATOR_URL"), "http://127.0.0.1:9090/allocate"),
-			Secret: cmp.Or(os.Getenv("ALLOCATOR_SECRET"), "allocator-secret"), TimeoutS: new(int32(30))}}))
+			Secret: cmp.Or(os.Getenv("ALLOCATOR_SECRET"), "allocator-secret"), TimeoutS: new(int32(30))}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if q.StatusCode()/100 != 2 { // e.g. a 400 naming allocator.url: an address the service may not reach
+		log.Fatalf("defining the queue: the service answered %s: %s", q.Status(), q.Body)
+	}
 
 	// 2. Ten players queue alone (match scope), every rating within 25 of the others.
 	players := []string{"ana", "ben", "cleo", "dan", "eva", "finn", "gus", "hana", "ines", "jon"}
