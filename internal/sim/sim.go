@@ -8,9 +8,9 @@ import (
 	"slices"
 	"time"
 
-	"matchmaker/internal/matchmaker/pairing"
-
 	"gonum.org/v1/gonum/stat"
+
+	"matchmaker/internal/matchmaker/pairing"
 )
 
 // Result is what happened in one run of one configuration.
