@@ -21,8 +21,8 @@ var ErrTicketEnded = errors.New("the ticket ended without a match")
 // error wrapping ErrTicketEnded once it expired or was cancelled. It reads the ticket, then
 // long-polls GET /v1/tickets/{id} with the status it last saw (each request answered as soon
 // as the ticket is in another, or after 25 s as it is: a change between two requests is not
-// missed), so it needs no stream and survives proxies that cut idle connections; a state it does
-// not know yet (one a newer service adds before matched) is followed as searching is.
+// missed), so it needs no stream and survives proxies that cut idle connections; a state it
+// does not know yet (one a newer service adds before matched) is followed as searching is.
 // Transient failures (a 503 or 429, a dropped connection) are retried with backoff until ctx
 // ends; any other answer is returned as an error.
 //
