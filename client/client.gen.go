@@ -482,6 +482,36 @@ func (e GetLeaderboardParamsRank) Valid() bool {
 	}
 }
 
+// Defines values for GetTicketParamsStatus.
+const (
+	GetTicketParamsStatusCancelled GetTicketParamsStatus = "cancelled"
+	GetTicketParamsStatusExpired   GetTicketParamsStatus = "expired"
+	GetTicketParamsStatusMatched   GetTicketParamsStatus = "matched"
+	GetTicketParamsStatusPlacing   GetTicketParamsStatus = "placing"
+	GetTicketParamsStatusProposed  GetTicketParamsStatus = "proposed"
+	GetTicketParamsStatusSearching GetTicketParamsStatus = "searching"
+)
+
+// Valid indicates whether the value is a known member of the GetTicketParamsStatus enum.
+func (e GetTicketParamsStatus) Valid() bool {
+	switch e {
+	case GetTicketParamsStatusCancelled:
+		return true
+	case GetTicketParamsStatusExpired:
+		return true
+	case GetTicketParamsStatusMatched:
+		return true
+	case GetTicketParamsStatusPlacing:
+		return true
+	case GetTicketParamsStatusProposed:
+		return true
+	case GetTicketParamsStatusSearching:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for QueueEventParamsXMatchmakerEvent.
 const (
 	QueueEventParamsXMatchmakerEventCancelled QueueEventParamsXMatchmakerEvent = "cancelled"
@@ -2156,7 +2186,13 @@ type TuneRatingsParams struct {
 // GetTicketParams defines parameters for GetTicket.
 type GetTicketParams struct {
 	WaitS *float64 `form:"wait_s,omitempty" json:"wait_s,omitempty"`
+
+	// Status With `wait_s`, the ticket's status as the caller last saw it; the long-poll waits only while the ticket is still in it.
+	Status *GetTicketParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 }
+
+// GetTicketParamsStatus defines parameters for GetTicket.
+type GetTicketParamsStatus string
 
 // AllocationParams defines parameters for Allocation.
 type AllocationParams struct {
@@ -3122,8 +3158,11 @@ type ClientInterface interface {
 	//
 	// `status` is `searching`, `proposed` (in a ready check: its `proposal`), `placing` (a
 	// game server is being found), `matched`, `expired` or `cancelled`; a matched ticket
-	// carries its `assignment`. With `wait_s`, a searching or proposed ticket's answer waits
-	// until its status changes or `wait_s` passes (a long-poll). Needs the `match` scope; a
+	// carries its `assignment`. With `wait_s`, a searching, proposed or placing ticket's
+	// answer waits until its status changes or `wait_s` passes (a long-poll); with `status`
+	// too, the status the caller last saw, a ticket already in another is answered at once,
+	// so that a change between two long-polls (searching to proposed, whose ready check
+	// must be answered) is not held until the next. Needs the `match` scope; a
 	// ticket belongs to the API key that created it, and another `match` key gets a 404.
 	// An `admin` key reads every ticket, and so does a `read` key (the console's ticket
 	// lookup: it reads, it cannot cancel or accept).
@@ -4307,8 +4346,11 @@ func (c *Client) CancelTicket(ctx context.Context, id ID, reqEditors ...RequestE
 //
 // `status` is `searching`, `proposed` (in a ready check: its `proposal`), `placing` (a
 // game server is being found), `matched`, `expired` or `cancelled`; a matched ticket
-// carries its `assignment`. With `wait_s`, a searching or proposed ticket's answer waits
-// until its status changes or `wait_s` passes (a long-poll). Needs the `match` scope; a
+// carries its `assignment`. With `wait_s`, a searching, proposed or placing ticket's
+// answer waits until its status changes or `wait_s` passes (a long-poll); with `status`
+// too, the status the caller last saw, a ticket already in another is answered at once,
+// so that a change between two long-polls (searching to proposed, whose ready check
+// must be answered) is not held until the next. Needs the `match` scope; a
 // ticket belongs to the API key that created it, and another `match` key gets a 404.
 // An `admin` key reads every ticket, and so does a `read` key (the console's ticket
 // lookup: it reads, it cannot cancel or accept).
@@ -5741,6 +5783,18 @@ func NewGetTicketRequest(server string, id ID, params *GetTicketParams) (*http.R
 
 		}
 
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -6570,8 +6624,11 @@ type ClientWithResponsesInterface interface {
 	//
 	// `status` is `searching`, `proposed` (in a ready check: its `proposal`), `placing` (a
 	// game server is being found), `matched`, `expired` or `cancelled`; a matched ticket
-	// carries its `assignment`. With `wait_s`, a searching or proposed ticket's answer waits
-	// until its status changes or `wait_s` passes (a long-poll). Needs the `match` scope; a
+	// carries its `assignment`. With `wait_s`, a searching, proposed or placing ticket's
+	// answer waits until its status changes or `wait_s` passes (a long-poll); with `status`
+	// too, the status the caller last saw, a ticket already in another is answered at once,
+	// so that a change between two long-polls (searching to proposed, whose ready check
+	// must be answered) is not held until the next. Needs the `match` scope; a
 	// ticket belongs to the API key that created it, and another `match` key gets a 404.
 	// An `admin` key reads every ticket, and so does a `read` key (the console's ticket
 	// lookup: it reads, it cannot cancel or accept).
@@ -11980,8 +12037,11 @@ func (c *ClientWithResponses) CancelTicketWithResponse(ctx context.Context, id I
 //
 // `status` is `searching`, `proposed` (in a ready check: its `proposal`), `placing` (a
 // game server is being found), `matched`, `expired` or `cancelled`; a matched ticket
-// carries its `assignment`. With `wait_s`, a searching or proposed ticket's answer waits
-// until its status changes or `wait_s` passes (a long-poll). Needs the `match` scope; a
+// carries its `assignment`. With `wait_s`, a searching, proposed or placing ticket's
+// answer waits until its status changes or `wait_s` passes (a long-poll); with `status`
+// too, the status the caller last saw, a ticket already in another is answered at once,
+// so that a change between two long-polls (searching to proposed, whose ready check
+// must be answered) is not held until the next. Needs the `match` scope; a
 // ticket belongs to the API key that created it, and another `match` key gets a 404.
 // An `admin` key reads every ticket, and so does a `read` key (the console's ticket
 // lookup: it reads, it cannot cancel or accept).

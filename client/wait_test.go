@@ -110,6 +110,38 @@ func TestWaitForMatchRetriesUnavailableAndStopsOnNotFound(t *testing.T) {
 	}
 }
 
+// A ready check that failed and a new proposal made before the next long-poll looked read
+// proposed both times: the new proposal is handed to onChange too, so that it is answered.
+func TestWaitForMatchHandsEveryProposal(t *testing.T) {
+	t.Parallel()
+	const ticket = `{"id":"tk-1","queue":"q","players":[],"created_at":"2026-11-26T00:00:00Z","expires_at":"2026-11-26T00:05:00Z","updated_at":"2026-11-26T00:00:00Z",`
+	proposal := func(id string) string {
+		return `"status":"proposed","proposal":{"match_id":"` + id + `","team":0,"teams":[{"players":["a"]},{"players":["b"]}],"accept_by":"2026-11-26T00:00:20Z"}}`
+	}
+	answers := []string{ticket + proposal("mt-1"), ticket + proposal("mt-1"), ticket + proposal("mt-2"),
+		ticket + `"status":"matched","assignment":{"match_id":"mt-2","team":0,"teams":[{"players":["a"]},{"players":["b"]}]}}`}
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(answers[min(int(calls.Add(1))-1, len(answers)-1)]))
+	}))
+	defer srv.Close()
+	c, err := client.New(srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var handed []string
+	tk, err := client.WaitForMatch(t.Context(), c, "tk-1", func(tk *client.Ticket) {
+		handed = append(handed, string(tk.Status)+" "+tk.Proposal.MatchId)
+	})
+	if err != nil || tk.Assignment == nil || tk.Assignment.MatchId != "mt-2" {
+		t.Fatalf("WaitForMatch: %+v, %v", tk, err)
+	}
+	if got := strings.Join(handed, ", "); got != "proposed mt-1, proposed mt-2" {
+		t.Fatalf("onChange was handed %q, want each proposal once: proposed mt-1, proposed mt-2", got)
+	}
+}
+
 // In a queue with a ready check, WaitForMatch hands the proposed ticket to onChange, where
 // the backend asks its player; once both accepted it returns the matched ticket.
 func TestWaitForMatchThroughAReadyCheck(t *testing.T) {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +15,8 @@ import (
 
 // TestExamples runs every program in examples/ against a fresh server, as their comments
 // tell a reader to: `go run ./examples/NAME` from the repository's root with KEY and
-// MATCHMAKER_URL. Each must end with exit status 0.
+// MATCHMAKER_URL. Each must end with exit status 0 and print what it is for. The allocator is
+// a server, not a client: it runs beside the readycheck example, as its comment tells.
 func TestExamples(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -26,24 +30,159 @@ func TestExamples(t *testing.T) {
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no example programs found (%v): did examples/ move?", err)
 	}
+	// What each example needs besides a server (its env, the server's env) and what its
+	// output must show; an example not listed runs against a bare server and prints a match.
+	type setup struct {
+		server map[string]string
+		env    func(t *testing.T) []string
+		check  func(t *testing.T, out string)
+	}
+	setups := map[string]setup{
+		"allocator": {}, // run by readycheck
+		"readycheck": {
+			server: map[string]string{"MATCHMAKER_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8"},
+			env: func(t *testing.T) []string {
+				url := startAllocator(t, gobin, "readycheck-secret")
+				return []string{"ALLOCATOR_URL=" + url, "ALLOCATOR_SECRET=readycheck-secret"}
+			},
+			check: checkReadyCheck,
+		},
+	}
 	for _, mainFile := range dirs {
 		name := filepath.Base(filepath.Dir(mainFile))
+		if name == "allocator" {
+			continue
+		}
+		s := setups[name]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			base := startDocsServer(t, nil)
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			base := startDocsServer(t, s.server)
+			env := append(os.Environ(), "KEY="+docsKey, "MATCHMAKER_URL="+base)
+			if s.env != nil {
+				env = append(env, s.env(t)...)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, gobin, "run", "./examples/"+name)
 			cmd.Dir = filepath.Join("..", "..")
-			cmd.Env = append(os.Environ(), "KEY="+docsKey, "MATCHMAKER_URL="+base)
+			cmd.Env = env
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("go run ./examples/%s failed (%v):\n%s", name, err, out)
 			}
-			if !strings.Contains(string(out), "match ") {
+			t.Logf("%s", out)
+			if s.check != nil {
+				s.check(t, string(out))
+			} else if !strings.Contains(string(out), "match ") {
 				t.Fatalf("the example printed no match:\n%s", out)
 			}
-			t.Logf("%s", out)
 		})
 	}
+	for name := range setups {
+		if _, err := os.Stat(filepath.Join("..", "..", "examples", name, "main.go")); err != nil {
+			t.Errorf("the test sets up example %s, which is gone: %v", name, err)
+		}
+	}
+}
+
+// connectLine is a line of the readycheck example's output: a player and where he plays.
+var connectLine = regexp.MustCompile(`(?m)^(\S+) connects to 10\.0\.0\.7:(\d+) \(match (\S+), team ([01])\)$`)
+
+// checkReadyCheck asserts that each of the ten players was told a server of the allocator's,
+// the same for all (one match of ten), five on each team.
+func checkReadyCheck(t *testing.T, out string) {
+	t.Helper()
+	lines := connectLine.FindAllStringSubmatch(out, -1)
+	players, ports, matches, teams := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]int{}
+	for _, l := range lines {
+		players[l[1]], ports[l[2]], matches[l[3]] = true, true, true
+		teams[l[4]]++
+	}
+	if len(players) != 10 || len(lines) != 10 {
+		t.Fatalf("want a connection for each of 10 players, got %d line(s) for %d player(s):\n%s", len(lines), len(players), out)
+	}
+	if len(ports) != 1 || len(matches) != 1 || teams["0"] != 5 || teams["1"] != 5 {
+		t.Fatalf("want one match of two teams of five on one server, got matches %v, ports %v, teams %v", matches, ports, teams)
+	}
+}
+
+// startAllocator builds examples/allocator and runs it on a free port of 127.0.0.1 with
+// secret until the test ends; it returns the URL the program says it listens on. The test
+// fails unless the allocator placed a match by then (it prints a line per match).
+func startAllocator(t *testing.T, gobin, secret string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "allocator")
+	build := exec.Command(gobin, "build", "-o", bin, "./examples/allocator")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./examples/allocator: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "ALLOCATOR_ADDR=127.0.0.1:0", "ALLOCATOR_SECRET="+secret)
+	cmd.Stderr = &testLog{t: t, prefix: "allocator: "}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	allocated := make(chan struct{})
+	read := make(chan struct{}) // closed when the program's stdout ends: it exited
+	go func() {
+		defer close(read)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			t.Logf("allocator: %s", line)
+			if u, ok := strings.CutPrefix(line, "allocator listening on "); ok {
+				urls <- u
+			}
+			if strings.HasPrefix(line, "allocated ") {
+				select {
+				case <-allocated:
+				default:
+					close(allocated)
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-read:
+		case <-time.After(10 * time.Second):
+			t.Errorf("the allocator did not stop within 10 s of SIGINT")
+			_ = cmd.Process.Kill()
+			<-read
+		}
+		_ = cmd.Wait() // after the reads, as exec says
+		select {
+		case <-allocated:
+		default:
+			t.Errorf("the allocator placed no match")
+		}
+	})
+	select {
+	case u := <-urls:
+		return u
+	case <-time.After(30 * time.Second):
+		t.Fatal("the allocator did not say where it listens within 30 s")
+		return ""
+	}
+}
+
+// testLog writes a program's stderr to the test's log, line by line.
+type testLog struct {
+	t      *testing.T
+	prefix string
+}
+
+func (l *testLog) Write(p []byte) (int, error) {
+	for line := range strings.Lines(string(p)) {
+		l.t.Log(l.prefix + strings.TrimRight(line, "\n"))
+	}
+	return len(p), nil
 }

@@ -235,6 +235,45 @@ func TestSimulateRulesPreset(t *testing.T) {
 	}
 }
 
+// TestSimulateReadyPreset: the ready preset prints the same report for the same seed, with
+// the declined proposals and the second-proposal share, and a decline rate of 1 (nobody
+// would ever play) is refused, naming the field.
+func TestSimulateReadyPreset(t *testing.T) {
+	t.Parallel()
+	args := []string{"-preset", "ready", "-matches", "150", "-workers", "2"}
+	out1, errs, err := simulateCmd(t, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errs)
+	}
+	out2, _, err := simulateCmd(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out1 != out2 {
+		t.Fatalf("same seed, different reports:\n%s\n---\n%s", out1, out2)
+	}
+	for _, want := range []string{"scenario preset ready, seed 1", "declined", "2nd proposal", "no ready check", "10% decline"} {
+		if !strings.Contains(out1, want) {
+			t.Errorf("the report does not say %q:\n%s", want, out1)
+		}
+	}
+	js, _, err := simulateCmd(t, "-preset", "ready", "-print-config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(js, `"decline_rate": 0.1`, `"decline_rate": 1`, 1)
+	if bad == js {
+		t.Fatalf("the ready preset's JSON has no 10%% decline rate:\n%s", js)
+	}
+	path := filepath.Join(t.TempDir(), "scenario.json")
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err = simulateCmd(t, "-config", path); err == nil || !strings.Contains(err.Error(), "acceptance.decline_rate") {
+		t.Errorf("decline_rate 1: error %v, want one naming acceptance.decline_rate", err)
+	}
+}
+
 // TestSimulateRulesQueueDefinition: a configuration with rules prints as a queue definition
 // with the scenario's attributes and its rules, which the running program takes as printed.
 func TestSimulateRulesQueueDefinition(t *testing.T) {

@@ -327,3 +327,30 @@ func TestMaxSearchingPerKey(t *testing.T) {
 		t.Fatalf("studio-b under its own cap: %d", resp.StatusCode)
 	}
 }
+
+// A long-poll told the status its caller last saw answers at once when the ticket is in
+// another: a client whose ticket was proposed between two requests learns it now, not when
+// the proposal has timed out. Without status it waits from the status it finds.
+func TestLongPollWithTheStatusLastSeen(t *testing.T) {
+	t.Parallel()
+	h := keyedQueueServer(t)
+	q := `{"context":{"game_type":"ctf"},"team_size":1,"tick_ms":50,"acceptance":{"timeout_s":60}}`
+	if resp := as(t, h, "key-ops", http.MethodPut, "/v1/queues/duel", q); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("put queue: %d", resp.StatusCode)
+	}
+	var a, b ticketJSON
+	decodeJSON(t, as(t, h, "key-a", http.MethodPost, "/v1/queues/duel/tickets", `{"players":[{"id":"alice"}]}`), &a)
+	decodeJSON(t, as(t, h, "key-b", http.MethodPost, "/v1/queues/duel/tickets", `{"players":[{"id":"bob"}]}`), &b)
+	waitStatus(t, h, "key-a", a.ID, queue.Proposed)
+	start := time.Now()
+	var tk ticketJSON
+	decodeJSON(t, as(t, h, "key-a", http.MethodGet, "/v1/tickets/"+a.ID+"?wait_s=60&status=searching", ""), &tk)
+	// The proposal stays open for 60 s: an answer well before that is the at-once answer.
+	if took := time.Since(start); tk.Status != queue.Proposed || took > 30*time.Second {
+		t.Fatalf("told searching, a proposed ticket answered %s after %v", tk.Status, took)
+	}
+	resp := as(t, h, "key-a", http.MethodGet, "/v1/tickets/"+a.ID+"?wait_s=1&status=waiting", "")
+	if body := readAll(t, resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"status"`) {
+		t.Fatalf("an unknown status: %d %s", resp.StatusCode, body)
+	}
+}

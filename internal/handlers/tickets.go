@@ -183,13 +183,20 @@ func respondCreatedTicket(w http.ResponseWriter, r *http.Request, logger *slog.L
 }
 
 // handleGetTicket answers GET /v1/tickets/{id}, and with ?wait_s=N (0..60) long-polls: it
-// answers when the ticket stops searching or N seconds pass, whichever is first.
+// answers when the ticket's status changes or N seconds pass, whichever is first; with
+// ?status=S (the status the caller last saw) a ticket in another status is answered at once.
 func handleGetTicket(logger *slog.Logger, svc *queue.Service, streams context.Context, waits *waiters) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathParam(r, "id")
-		var wait time.Duration
+		var (
+			wait  time.Duration
+			known queue.Status
+		)
 		if err == nil {
 			wait, err = waitParam(r, svc.MaxWait())
+		}
+		if err == nil {
+			known, err = statusParam(r)
 		}
 		if err != nil {
 			writeError(w, r, logger, err)
@@ -208,7 +215,7 @@ func handleGetTicket(logger *slog.Logger, svc *queue.Service, streams context.Co
 		}
 		ctx, done := streamContext(r, streams)
 		defer done()
-		t, err := svc.GetTicket(ctx, id, wait)
+		t, err := svc.GetTicketWhile(ctx, id, wait, known)
 		if err != nil && streams.Err() != nil && r.Context().Err() == nil {
 			t, err = svc.GetTicket(r.Context(), id, 0) // the server is stopping: answer what it is now
 		}
@@ -231,6 +238,16 @@ func waitParam(r *http.Request, most time.Duration) (time.Duration, error) {
 		return 0, apperr.Field("wait_s", "must be a number of seconds from 0 to %g", most.Seconds())
 	}
 	return time.Duration(n * float64(time.Second)), nil
+}
+
+// statusParam reads ?status=S, a ticket's status ("" when absent).
+func statusParam(r *http.Request) (queue.Status, error) {
+	v := queue.Status(r.URL.Query().Get("status"))
+	switch v {
+	case "", queue.Searching, queue.Proposed, queue.Placing, queue.Matched, queue.Expired, queue.Cancelled:
+		return v, nil
+	}
+	return "", apperr.Field("status", "must be a ticket's status: searching, proposed, placing, matched, expired or cancelled")
 }
 
 // handleCancelTicket answers DELETE /v1/tickets/{id}: 204 once the ticket is cancelled

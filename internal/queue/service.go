@@ -477,7 +477,17 @@ func (s *Service) resolveRatings(ctx context.Context, q Queue, in []NewPlayer) (
 // ticket's status changes or wait passes (at most MaxWait), then answers what it is. A
 // searching ticket carries its EstimatedWait.
 func (s *Service) GetTicket(ctx context.Context, id string, wait time.Duration) (Ticket, error) {
-	t, err := s.getTicket(ctx, id, wait)
+	return s.GetTicketWhile(ctx, id, wait, "")
+}
+
+// GetTicketWhile is GetTicket whose wait lasts while the ticket's status is known, the status
+// the caller last saw (GET /v1/tickets/{id}?status=): a ticket already in another is answered
+// at once. A caller that knows nothing waits for a change from the status the ticket has when
+// the request comes (known ""); one that follows a ticket from answer to answer must say
+// what it saw, or a change between two requests (searching to proposed, which needs its
+// answer before accept_by) would hold the next until the change after.
+func (s *Service) GetTicketWhile(ctx context.Context, id string, wait time.Duration, known Status) (Ticket, error) {
+	t, err := s.getTicket(ctx, id, wait, known)
 	if err == nil && !mayRead(ctx, t) {
 		return Ticket{}, noTicket(id)
 	}
@@ -487,12 +497,12 @@ func (s *Service) GetTicket(ctx context.Context, id string, wait time.Duration) 
 	return t, err
 }
 
-func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration) (Ticket, error) {
+func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration, known Status) (Ticket, error) {
 	if err := ratings.ValidateID(id); err != nil {
 		return Ticket{}, apperr.Field("id", "%s", err)
 	}
 	t, err := s.readableTicket(ctx, id)
-	if err != nil || wait <= 0 || !waitable(t.Status) {
+	if err != nil || wait <= 0 || !waitable(t.Status) || known != "" && t.Status != known {
 		return t, err
 	}
 	since := t.Status

@@ -86,6 +86,21 @@ type Configuration struct {
 	// definition's form (docs/rules.md); the tick matcher only: the pairing and no
 	// matchmaking know no rules, and a configuration giving them rules is refused.
 	Rules []Rule `json:"rules,omitempty"`
+	// Acceptance is the queue's ready check (docs/queue.md, "Ready check"); the tick
+	// matcher only. Nil: the queue matches without one.
+	Acceptance *Acceptance `json:"acceptance,omitempty"`
+}
+
+// Acceptance models a queue's ready check by how often players decline. Each match the pass
+// makes is proposed; every player of it declines with probability DeclineRate, each
+// independently (from a random stream of its own, so a seed gives the same declines). One
+// decline fails the proposal: the tickets of the players who declined are cancelled (their
+// players go back to the idle population, as a cancelled ticket's do) and the others search
+// again from the next tick with their wait kept (their creation time), as the queue
+// requeues them. The players answer at once: the time a proposal holds its players is not
+// modelled.
+type Acceptance struct {
+	DeclineRate float64 `json:"decline_rate"`
 }
 
 // Rule is one of a queue's match rules, as a queue definition's rules[i] (docs/rules.md).
@@ -183,6 +198,14 @@ func (c Configuration) validate(sc *Scenario) error {
 	}
 	if !(c.TicketTTLS >= 0 && c.TicketTTLS <= 1e9) {
 		return fmt.Errorf("%s: ticket_ttl_s must be between 0 (never) and 1e9", name)
+	}
+	if a := c.Acceptance; a != nil {
+		if c.Matcher != "tick" {
+			return fmt.Errorf("%s: acceptance runs on the tick matcher only (matcher %q may split a ticket across matches)", name, c.Matcher)
+		}
+		if !(a.DeclineRate >= 0 && a.DeclineRate < 1) {
+			return fmt.Errorf("%s: acceptance.decline_rate must be in [0, 1), got %g", name, a.DeclineRate)
+		}
 	}
 	if len(c.Rules) > 0 && c.Matcher != "tick" {
 		return fmt.Errorf("%s: rules run on the tick matcher only (matcher %q knows no attributes)", name, c.Matcher)
@@ -374,6 +397,9 @@ func (sc Scenario) JSON() []byte {
 //     uniformly; the same queue (the learned rating, the live preset's widening) without
 //     rules, with a mode equal rule, with mode and a maps intersect rule, and with the maps
 //     rule optional after 60 s. Every configuration sees the same arrivals and values.
+//   - "ready": what a ready check costs (issue 22): the live preset's queue (its arrivals,
+//     the learned rating, its widening) without a ready check and with one that each
+//     player declines 5%, 10% or 20% of the time.
 func Preset(name string) (Scenario, error) {
 	sc := Scenario{
 		Seed: 1, Matches: 10_000, TickS: 1, MaxDays: 365,
@@ -436,8 +462,21 @@ func Preset(name string) (Scenario, error) {
 			sc.Configurations = append(sc.Configurations, Configuration{Name: c.name, Matcher: "tick",
 				Strategy: tick.RatingWindow, Rating: "learned", Widening: &w, TicketTTLS: 300, Rules: c.rules})
 		}
+	case "ready":
+		sc.Population.Players = 20_000
+		sc.Arrivals = ArrivalConfig{RatePerS: 1, DailyAmplitude: 1.0 / 3, PeakHour: 20,
+			PartySizes: []float64{70, 18, 7, 3, 2}}
+		w := Widening{Initial: 25, Step: 25, EverySeconds: 5}
+		for _, rate := range []float64{-1, 0.05, 0.1, 0.2} {
+			c := Configuration{Name: "no ready check", Matcher: "tick", Strategy: tick.RatingWindow, Rating: "learned",
+				Widening: &w, TicketTTLS: 300}
+			if rate >= 0 {
+				c.Name, c.Acceptance = fmt.Sprintf("%g%% decline", 100*rate), &Acceptance{DeclineRate: rate}
+			}
+			sc.Configurations = append(sc.Configurations, c)
+		}
 	default:
-		return Scenario{}, fmt.Errorf("unknown preset %q (want thesis, live or rules)", name)
+		return Scenario{}, fmt.Errorf("unknown preset %q (want thesis, live, rules or ready)", name)
 	}
 	return sc, sc.Validate()
 }

@@ -12,7 +12,7 @@ import (
 
 func TestPresetsRoundTripThroughJSON(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"thesis", "live", "rules"} {
+	for _, name := range []string{"thesis", "live", "rules", "ready"} {
 		sc, err := Preset(name)
 		if err != nil {
 			t.Fatal(err)

@@ -17,6 +17,9 @@
 //     queue's own pass, matchmaker/tick (QueuePass, the "tick" matcher: parties whole on one
 //     team, each ticket's interval grown by its own wait through a queue definition's
 //     steps), the /v1/matchmake pairing over the queue (Pairing), or no matchmaking (Random);
+//     on the tick matcher a configuration's Acceptance proposes each match to a ready check
+//     its players decline at a rate (the decliners' tickets cancelled, the others requeued
+//     with their wait);
 //   - the outcome model, which plays every match as 11 rounds (as in the thesis);
 //   - a Rater that gives the queue its ratings and learns from results: the thesis's
 //     performance rating (eq. 6.5, fixed stats times coefficients), or the service's learned

@@ -61,6 +61,13 @@ type Summary struct {
 	HeldShare float64
 	// Held is every rule that held anchors with its share, the most first.
 	Held []Held
+	// Acceptance: the configuration has a ready check. Proposals the queue made, Declined
+	// of them, DeclinedTickets the tickets the declines cancelled; SecondProposal is the
+	// share of the matches made that needed more than one proposal (a ticket of theirs had
+	// been in a declined one).
+	Acceptance                           bool
+	Proposals, Declined, DeclinedTickets int
+	SecondProposal                       float64
 }
 
 // Held is a rule and the share of the held anchors it held.
@@ -76,6 +83,8 @@ func Summarize(res *Result) Summary {
 		Rounds: res.Rounds, Parties: res.Parties, PartiesSplit: res.PartiesSplit,
 		Truncated: res.Truncated, SimulatedS: res.SimulatedS,
 		WinnerRounds: make([]int, res.Rounds-res.Rounds/2), Rules: res.Rules,
+		Acceptance: res.Acceptance, Proposals: res.Proposals, Declined: res.Declined, DeclinedTickets: res.DeclinedTickets,
+		SecondProposal: ratio(res.SecondProposal, len(res.Matches)),
 	}
 	s.Held = held(res.WaitingOn)
 	if len(s.Held) > 0 {
@@ -163,6 +172,21 @@ func (s Summary) held() string {
 // waiting tickets most (a report without rules keeps its columns).
 func anyRules(ss []Summary) bool {
 	return slices.ContainsFunc(ss, func(s Summary) bool { return s.Rules })
+}
+
+// anyAcceptance reports whether a configuration has a ready check: the reports then count
+// the declined proposals and the matches that needed a second one.
+func anyAcceptance(ss []Summary) bool {
+	return slices.ContainsFunc(ss, func(s Summary) bool { return s.Acceptance })
+}
+
+// acceptance formats the declined proposals (of those made) and the second-proposal share,
+// "-" for a configuration without a ready check.
+func (s Summary) acceptance() string {
+	if !s.Acceptance {
+		return "-\t-"
+	}
+	return fmt.Sprintf("%d/%d\t%s", s.Declined, s.Proposals, pct(s.SecondProposal))
 }
 
 // logLoss is the mean of -log P(what happened) over the matches with a prediction of team 0
@@ -253,6 +277,10 @@ func WriteTable(w io.Writer, ss []Summary) error {
 	if rules {
 		head += "held most by\t"
 	}
+	ready := anyAcceptance(ss)
+	if ready {
+		head += "declined\t2nd proposal\t"
+	}
 	fmt.Fprintln(tw, head+"avg diff mean\tmedian\tmax\tpair diff mean\tmedian\tmax\tskill gap\tone-sided\t"+
 		wonBy+"\tparties split\trating~truth first\tlast\tlog loss first\tlast\ttruth\t")
 	for _, s := range ss {
@@ -263,6 +291,9 @@ func WriteTable(w io.Writer, ss []Summary) error {
 		expired := pct(ratio(s.Expired, s.Tickets))
 		if rules {
 			expired += "\t" + s.held()
+		}
+		if ready {
+			expired += "\t" + s.acceptance()
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			name, s.Matches, f(s.WaitMedian, 1), f(s.WaitP90, 1), expired,
@@ -306,6 +337,10 @@ func WriteCSV(w io.Writer, ss []Summary) error {
 	if rules {
 		head = append(head, "held_most_by", "held_most_share")
 	}
+	ready := anyAcceptance(ss)
+	if ready {
+		head = append(head, "proposals", "declined_proposals", "declined_tickets", "second_proposal_share")
+	}
 	cw.Write(head)
 	for _, s := range ss {
 		row := []string{s.Name, strconv.Itoa(s.Matches), strconv.Itoa(s.Tickets), strconv.Itoa(s.Expired),
@@ -322,6 +357,13 @@ func WriteCSV(w io.Writer, ss []Summary) error {
 			strconv.FormatBool(s.Truncated))
 		if rules {
 			row = append(row, s.HeldBy, f(s.HeldShare, 5))
+		}
+		if ready {
+			if s.Acceptance {
+				row = append(row, strconv.Itoa(s.Proposals), strconv.Itoa(s.Declined), strconv.Itoa(s.DeclinedTickets), f(s.SecondProposal, 5))
+			} else {
+				row = append(row, "", "", "", "")
+			}
 		}
 		cw.Write(row)
 	}

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
 )
 
 // Result is what happened in one run of one configuration.
@@ -34,6 +37,12 @@ type Result struct {
 	Rules     bool
 	WaitingOn map[string]int
 	Rounds    int
+	// Acceptance: the configuration has a ready check. Proposals counts the matches the
+	// queue proposed, Declined those a player declined, DeclinedTickets the tickets the
+	// declines cancelled; SecondProposal counts the matches made with at least one ticket
+	// that had been in a declined proposal before (it needed a second proposal or more).
+	Acceptance                                           bool
+	Proposals, Declined, DeclinedTickets, SecondProposal int
 	// Agreement follows how well the queue's ratings know the truth: after every
 	// twentieth of the matches, the correlation of every player's rating with the true skill.
 	Agreement []Snapshot
@@ -67,6 +76,9 @@ const (
 	idle uint8 = iota
 	waiting
 	playing
+	// searchingAgain: in a proposal another player declined; waiting again from the next
+	// tick (until the end of this one it cannot be matched or expired again).
+	searchingAgain
 )
 
 // run is the state of one simulation.
@@ -79,6 +91,8 @@ type run struct {
 	pick    *rand.Rand // which idle players form a ticket
 	attrs   *attributeDrawer
 	play    *rand.Rand // the rounds
+	accept  *rand.Rand // the ready check's answers; nil without one
+	decline float64    // each player's probability of declining a proposal
 
 	state   []uint8
 	idle    []int32 // idle players, in no particular order
@@ -99,6 +113,8 @@ type ticketMeta struct {
 	match   int  // the match of the first matched player
 	team    int  // and its team
 	split   bool // a later player went elsewhere
+	// requeued counts the declined proposals the ticket was in and searched on from.
+	requeued int
 }
 
 type inflight struct {
@@ -117,6 +133,7 @@ const (
 	streamPlay
 	streamMatcher
 	streamAttributes
+	streamAcceptance
 )
 
 func stream(seed uint64, s int) *rand.Rand { return rand.New(rand.NewPCG(seed, uint64(s))) }
@@ -147,7 +164,11 @@ func newRun(sc *Scenario, cf Configuration) (*run, error) {
 		play:  stream(sc.Seed, streamPlay),
 		state: make([]uint8, len(pop)), idle: make([]int32, len(pop)), idlePos: make([]int32, len(pop)),
 		ticketOf: make([]int32, len(pop)), slotOf: make([]int32, len(pop)),
-		res: &Result{Name: cf.Name, Rounds: sc.Rounds, Matches: make([]MatchRecord, 0, sc.Matches), Rules: len(cf.Rules) > 0},
+		res: &Result{Name: cf.Name, Rounds: sc.Rounds, Matches: make([]MatchRecord, 0, sc.Matches), Rules: len(cf.Rules) > 0,
+			Acceptance: cf.Acceptance != nil},
+	}
+	if cf.Acceptance != nil {
+		r.accept, r.decline = stream(sc.Seed, streamAcceptance), cf.Acceptance.DeclineRate
 	}
 	for i := range pop {
 		r.idle[i], r.idlePos[i] = int32(i), int32(i)
@@ -312,6 +333,8 @@ func (r *run) tick(now time.Duration) error {
 	dur := seconds(float64(r.sc.Rounds) * r.sc.RoundS)
 	n := r.sc.TeamSize
 	seen := make([]float64, 2*n) // the ratings the queue saw, team 0 then team 1
+	gone := make([]bool, len(r.waiting))
+	var requeued []int // the players of declined proposals who search again
 	for _, m := range matches {
 		if len(r.res.Matches) == r.sc.Matches {
 			break // the run is complete; later matches of this tick are not made
@@ -325,6 +348,15 @@ func (r *run) tick(now time.Duration) error {
 					return fmt.Errorf("matcher matched player %d, who is not waiting (or is matched twice)", p)
 				}
 				r.state[p] = playing
+			}
+		}
+		if r.accept != nil {
+			second, ok := r.propose(m, gone, &requeued)
+			if !ok {
+				continue
+			}
+			if second {
+				r.res.SecondProposal++
 			}
 		}
 		var rating, skill [2]float64
@@ -351,7 +383,6 @@ func (r *run) tick(now time.Duration) error {
 			played: Played{Seq: len(r.res.Matches), Teams: m.Teams, Rounds: rec.Rounds, DurationS: dur.Seconds()}})
 		r.res.Matches = append(r.res.Matches, rec)
 	}
-	gone := make([]bool, len(r.waiting))
 	for _, ti := range expired {
 		if ti < 0 || ti >= len(r.waiting) || gone[ti] {
 			return fmt.Errorf("matcher expired ticket index %d, not a waiting ticket (or twice)", ti)
@@ -367,8 +398,60 @@ func (r *run) tick(now time.Duration) error {
 		gone[ti] = true
 		r.res.Expired++
 	}
+	for _, p := range requeued {
+		r.state[p] = waiting
+	}
 	r.compact(gone)
 	return nil
+}
+
+// propose runs the ready check of match m, whose players are marked playing: every player
+// answers, declining with the configuration's probability. ok: all accepted, and second says
+// whether a ticket of m had been in a declined proposal before. Otherwise the tickets of the
+// players who declined are gone (their players idle again) and the others' players are
+// appended to requeued, held until the tick ends.
+func (r *run) propose(m Match, gone []bool, requeued *[]int) (second, ok bool) {
+	r.res.Proposals++
+	declined := false
+	var tickets [2 * pairing.MaxTeamSize]int32 // the tickets of m, each once
+	nt := 0
+	for _, team := range m.Teams {
+		for _, p := range team {
+			ti := r.ticketOf[p]
+			// Every player answers, whatever the others did, so that a proposal draws as
+			// many answers however it ends.
+			if r.accept.Float64() < r.decline && !gone[ti] {
+				gone[ti] = true
+				declined = true
+				r.res.DeclinedTickets++
+			}
+			if !slices.Contains(tickets[:nt], ti) {
+				tickets[nt] = ti
+				nt++
+			}
+		}
+	}
+	if !declined {
+		for _, ti := range tickets[:nt] {
+			second = second || r.meta[ti].requeued > 0
+		}
+		return second, true
+	}
+	r.res.Declined++
+	for _, ti := range tickets[:nt] {
+		for _, p := range r.waiting[ti].Players {
+			if gone[ti] {
+				r.setIdle(p)
+			} else {
+				r.state[p] = searchingAgain
+				*requeued = append(*requeued, p)
+			}
+		}
+		if !gone[ti] {
+			r.meta[ti].requeued++
+		}
+	}
+	return false, false
 }
 
 // joined notes that a player of ticket ti joined a team of a match.

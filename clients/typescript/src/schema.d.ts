@@ -705,8 +705,11 @@ export interface paths {
          * A ticket, optionally waiting for it to change
          * @description `status` is `searching`, `proposed` (in a ready check: its `proposal`), `placing` (a
          *     game server is being found), `matched`, `expired` or `cancelled`; a matched ticket
-         *     carries its `assignment`. With `wait_s`, a searching or proposed ticket's answer waits
-         *     until its status changes or `wait_s` passes (a long-poll). Needs the `match` scope; a
+         *     carries its `assignment`. With `wait_s`, a searching, proposed or placing ticket's
+         *     answer waits until its status changes or `wait_s` passes (a long-poll); with `status`
+         *     too, the status the caller last saw, a ticket already in another is answered at once,
+         *     so that a change between two long-polls (searching to proposed, whose ready check
+         *     must be answered) is not held until the next. Needs the `match` scope; a
          *     ticket belongs to the API key that created it, and another `match` key gets a 404.
          *     An `admin` key reads every ticket, and so does a `read` key (the console's ticket
          *     lookup: it reads, it cannot cancel or accept).
@@ -4528,6 +4531,8 @@ export interface operations {
         parameters: {
             query?: {
                 wait_s?: number;
+                /** @description With `wait_s`, the ticket's status as the caller last saw it; the long-poll waits only while the ticket is still in it. */
+                status?: "searching" | "proposed" | "placing" | "matched" | "expired" | "cancelled";
             };
             header?: never;
             path: {
