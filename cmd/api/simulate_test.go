@@ -200,39 +200,8 @@ func lineWith(s, sub string) string {
 // does not declare is refused, naming the rule's field and the attribute.
 func TestSimulateRulesPreset(t *testing.T) {
 	t.Parallel()
-	args := []string{"-preset", "rules", "-matches", "150", "-workers", "2"}
-	out1, errs, err := simulateCmd(t, args...)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, errs)
-	}
-	out2, _, err := simulateCmd(t, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out1 != out2 {
-		t.Fatalf("same seed, different reports:\n%s\n---\n%s", out1, out2)
-	}
-	for _, want := range []string{"scenario preset rules, seed 1", "held most by", "no rules", "mode + maps", "interval 100%"} {
-		if !strings.Contains(out1, want) {
-			t.Errorf("the report does not say %q:\n%s", want, out1)
-		}
-	}
-	js, _, err := simulateCmd(t, "-preset", "rules", "-print-config")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad := strings.Replace(js, `"attribute": "maps"`, `"attribute": "map"`, 1)
-	if bad == js {
-		t.Fatalf("the rules preset's JSON has no maps rule:\n%s", js)
-	}
-	path := filepath.Join(t.TempDir(), "scenario.json")
-	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = simulateCmd(t, "-config", path)
-	if err == nil || !strings.Contains(err.Error(), "rules[1].attribute") || !strings.Contains(err.Error(), `"map"`) {
-		t.Errorf("a rule on an undeclared attribute: error %v, want one naming rules[1].attribute and \"map\"", err)
-	}
+	checkPreset(t, "rules", []string{"scenario preset rules, seed 1", "held most by", "no rules", "mode + maps", "interval 100%"},
+		`"attribute": "maps"`, `"attribute": "map"`, "rules[1].attribute", `"map"`)
 }
 
 // TestSimulateReadyPreset: the ready preset prints the same report for the same seed, with
@@ -240,7 +209,16 @@ func TestSimulateRulesPreset(t *testing.T) {
 // would ever play) is refused, naming the field.
 func TestSimulateReadyPreset(t *testing.T) {
 	t.Parallel()
-	args := []string{"-preset", "ready", "-matches", "150", "-workers", "2"}
+	checkPreset(t, "ready", []string{"scenario preset ready, seed 1", "declined", "2nd proposal", "no ready check", "10% decline"},
+		`"decline_rate": 0.1`, `"decline_rate": 1`, "acceptance.decline_rate")
+}
+
+// checkPreset runs a preset twice with one seed (the same report, saying each of says),
+// then its printed scenario with good replaced by bad, which must be refused with an error
+// saying each of refusal.
+func checkPreset(t *testing.T, preset string, says []string, good, bad string, refusal ...string) {
+	t.Helper()
+	args := []string{"-preset", preset, "-matches", "150", "-workers", "2"}
 	out1, errs, err := simulateCmd(t, args...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errs)
@@ -252,25 +230,28 @@ func TestSimulateReadyPreset(t *testing.T) {
 	if out1 != out2 {
 		t.Fatalf("same seed, different reports:\n%s\n---\n%s", out1, out2)
 	}
-	for _, want := range []string{"scenario preset ready, seed 1", "declined", "2nd proposal", "no ready check", "10% decline"} {
+	for _, want := range says {
 		if !strings.Contains(out1, want) {
 			t.Errorf("the report does not say %q:\n%s", want, out1)
 		}
 	}
-	js, _, err := simulateCmd(t, "-preset", "ready", "-print-config")
+	js, _, err := simulateCmd(t, "-preset", preset, "-print-config")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := strings.Replace(js, `"decline_rate": 0.1`, `"decline_rate": 1`, 1)
-	if bad == js {
-		t.Fatalf("the ready preset's JSON has no 10%% decline rate:\n%s", js)
+	changed := strings.Replace(js, good, bad, 1)
+	if changed == js {
+		t.Fatalf("the %s preset's JSON has no %s:\n%s", preset, good, js)
 	}
 	path := filepath.Join(t.TempDir(), "scenario.json")
-	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(changed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err = simulateCmd(t, "-config", path); err == nil || !strings.Contains(err.Error(), "acceptance.decline_rate") {
-		t.Errorf("decline_rate 1: error %v, want one naming acceptance.decline_rate", err)
+	_, _, err = simulateCmd(t, "-config", path)
+	for _, want := range refusal {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s instead of %s: error %v, want one saying %s", bad, good, err, want)
+		}
 	}
 }
 
