@@ -64,23 +64,7 @@ func TestReadySameSeedSameReport(t *testing.T) {
 	t.Parallel()
 	sc := readyScenario(600)
 	ctx := context.Background()
-	one, err := Compare(ctx, &sc, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	two, err := Compare(ctx, &sc, 2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := reportBytes(t, one), reportBytes(t, two)
-	if !bytes.Equal(a, b) {
-		t.Fatalf("same seed, different reports (1 worker, then 2):\n%s\n---\n%s", a, b)
-	}
-	for _, want := range []string{"declined", "2nd proposal", "second_proposal_share", "10% decline"} {
-		if !bytes.Contains(a, []byte(want)) {
-			t.Errorf("the report does not say %q:\n%s", want, a)
-		}
-	}
+	one, _ := sameReport(t, &sc, "declined", "2nd proposal", "second_proposal_share", "10% decline")
 	sc.Seed++
 	sc.Configurations = sc.Configurations[2:3] // 10% decline
 	other, err := Compare(ctx, &sc, 2, nil)
@@ -199,4 +183,28 @@ func TestDeclinesRequeueTheOthersWithTheirWait(t *testing.T) {
 	if s.SecondProposal <= 0 || s.SecondProposal >= 1 {
 		t.Errorf("second-proposal share %v", s.SecondProposal)
 	}
+}
+
+// sameReport runs sc with 1 worker and with 2, fails unless the reports are the same byte
+// for byte and say each of says, and returns the first run and its report.
+func sameReport(t *testing.T, sc *Scenario, says ...string) (*Comparison, []byte) {
+	t.Helper()
+	one, err := Compare(context.Background(), sc, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := Compare(context.Background(), sc, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := reportBytes(t, one), reportBytes(t, two)
+	if !bytes.Equal(a, b) {
+		t.Fatalf("same seed, different reports (1 worker, then 2):\n%s\n---\n%s", a, b)
+	}
+	for _, want := range says {
+		if !bytes.Contains(a, []byte(want)) {
+			t.Errorf("the report does not say %q:\n%s", want, a)
+		}
+	}
+	return one, a
 }
