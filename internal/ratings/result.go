@@ -46,6 +46,10 @@ func (p Player) Participant() Participant {
 	return Participant{ID: p.ID}
 }
 
+// MinTeamPresence is the share of the time a match was played (first join to last leave)
+// some participant of each team must have played for the result to count.
+const MinTeamPresence = 0.05
+
 // Validate reports every fault of the result at once, as an apperr.Invalid error whose fields
 // are the API's JSON paths (match_id, context.game_type, teams[0].players[2].left_s, ...).
 func (r *Result) Validate() error {
@@ -96,16 +100,14 @@ func (r *Result) Validate() error {
 			continue
 		}
 		total += len(team.Players)
-		present, timesOK := false, true
+		longest, timesOK := 0.0, true
 		for pi, p := range team.Players {
 			if !checkPlayer(&f, ti, pi, p, r.DurationS, durOK) {
 				timesOK = false
 			}
-			if p.LeftS > p.JoinedS {
-				present = true
-			}
+			longest = max(longest, p.LeftS-p.JoinedS)
 		}
-		if !present && timesOK {
+		if timesOK && longest <= 0 {
 			f.Add(teamField(ti, "players"), "no participant was present for any time (every left_s equals joined_s)")
 		}
 	}
@@ -113,6 +115,46 @@ func (r *Result) Validate() error {
 		checkDuplicates(&f, r.Teams)
 	}
 	return f.Err()
+}
+
+// CheckPresence is the rule a new result keeps beyond Validate's: some participant of each
+// team played MinTeamPresence of the time the match was played. A team that barely played is
+// not evidence: its opponents' loss to it would be read as a huge upset (a forged result with
+// a 1e-300 s presence moved a loser by -1.97 where a normal loss moves -0.74). It is checked
+// when a result is recorded, not when the history is replayed, so that a rebuild of results
+// stored before it still runs.
+func (r *Result) CheckPresence() error {
+	if len(r.Teams) != 2 {
+		return nil // Validate says so
+	}
+	var f apperr.Fields
+	span := playedSpan(r.Teams)
+	for ti, team := range r.Teams {
+		longest := 0.0
+		for _, p := range team.Players {
+			longest = max(longest, p.LeftS-p.JoinedS)
+		}
+		if longest > 0 && longest < MinTeamPresence*span {
+			f.Add(teamField(ti, "players"), "no participant was present for %g%% of the time played (%g s of %g s): a team must have played to count",
+				100*MinTeamPresence, MinTeamPresence*span, span)
+		}
+	}
+	return f.Err()
+}
+
+// playedSpan is the time the match was played: from the first join to the last leave (0 for
+// times that are not numbers; their fields are reported on their own).
+func playedSpan(teams []Team) float64 {
+	first, last := math.Inf(1), math.Inf(-1)
+	for _, t := range teams {
+		for _, p := range t.Players {
+			first, last = min(first, p.JoinedS), max(last, p.LeftS)
+		}
+	}
+	if span := last - first; span > 0 && !math.IsInf(span, 0) {
+		return span
+	}
+	return 0
 }
 
 // teamField is the JSON path of a team's field.

@@ -131,3 +131,36 @@ func TestValidateAllowsTheEdges(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A result whose team barely played is refused when it is recorded (CheckPresence), and
+// still replays (Validate) when it is in the history already.
+func TestCheckPresenceRefusesATeamThatBarelyPlayed(t *testing.T) {
+	week := 7 * 24 * 3600.0
+	r := Result{MatchID: "m", GameType: "ctf", Map: "m", DurationS: week, Winner: intp(1), Teams: []Team{
+		{Side: "red", Players: []Player{{ID: "a", LeftS: week}}},
+		{Side: "blue", Players: []Player{{ID: "b", LeftS: 1e-300}}},
+	}}
+	if err := r.Validate(); err != nil {
+		t.Fatalf("Validate: %v (the history's rule)", err)
+	}
+	if err := r.CheckPresence(); !hasFieldErr(err, "teams[1].players") {
+		t.Fatalf("CheckPresence: %v, want a fault naming teams[1].players", err)
+	}
+	r.Teams[1].Players[0].LeftS = week / 10
+	if err := r.CheckPresence(); err != nil {
+		t.Fatalf("a team present a tenth of the match: %v", err)
+	}
+}
+
+func hasFieldErr(err error, field string) bool {
+	var e *apperr.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	for _, f := range e.Fields {
+		if f.Field == field {
+			return true
+		}
+	}
+	return false
+}

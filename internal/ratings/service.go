@@ -90,6 +90,9 @@ func (s *Service) Record(ctx context.Context, r Result) (Receipt, error) {
 	if err := r.Validate(); err != nil {
 		return Receipt{}, err
 	}
+	if err := r.CheckPresence(); err != nil {
+		return Receipt{}, err
+	}
 	model, err := s.modelsOf(ctx, r.GameType)
 	if err != nil {
 		return Receipt{}, err
