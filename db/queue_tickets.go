@@ -819,32 +819,8 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 	var done queue.TickCommitted
 	err := s.inTx(ctx, s.work, "queue: commit tick", func(conn *pgxpool.Conn) error {
 		done = queue.TickCommitted{}
-		var found bool
-		var epoch int64
-		searching := make(map[string]pgtype.TID, len(ids)) // the tickets still searching, by id
-		b := &pgx.Batch{}
-		b.Queue("BEGIN")
-		b.Queue(sqlLockQueue, queueName).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				found = true
-				if err := rows.Scan(&epoch); err != nil {
-					return err
-				}
-			}
-			return rows.Err()
-		})
-		b.Queue(sqlLockTickets, ids, queueName).Query(func(rows pgx.Rows) error {
-			var row pgtype.TID
-			var id, status string
-			_, err := pgx.ForEachRow(rows, []any{&row, &id, &status}, func() error {
-				if status == string(queue.Searching) {
-					searching[id] = row
-				}
-				return nil
-			})
-			return err
-		})
-		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		found, epoch, searching, err := s.lockForTick(ctx, conn, queueName, ids) // searching: by id
+		if err != nil {
 			return err
 		}
 		if !found {
@@ -897,7 +873,7 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 			return nil // nothing to write: the transaction is rolled back
 		}
 
-		b = &pgx.Batch{}
+		b := &pgx.Batch{}
 		if len(mids) > 0 {
 			b.Queue(sqlInsertMatches, queueName, mids, created, regions, teams, pairs, skill, average, backfillOf, backfillTicket,
 				matchAttrs).
