@@ -214,16 +214,8 @@ func (s *QueueStore) AnswerProposal(ctx context.Context, id, playerID string, ac
 	var resolved bool
 	err := s.inTx(ctx, s.pool, "queue: answer proposal", func(conn *pgxpool.Conn) error {
 		resolved = false
-		var ps []queue.Proposal
-		b := &pgx.Batch{}
-		b.Queue("BEGIN")
-		b.Queue(`SELECT 1 FROM queues WHERE name = (SELECT queue FROM queue_proposals WHERE id = $1) FOR NO KEY UPDATE`, id)
-		b.Queue(`SELECT `+proposalColumns+` FROM queue_proposals AS p WHERE p.id = $1 FOR UPDATE`, id).Query(func(rows pgx.Rows) error {
-			var err error
-			ps, err = collectProposals(rows)
-			return err
-		})
-		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		ps, err := lockProposal(ctx, conn, id)
+		if err != nil {
 			return err
 		}
 		if len(ps) == 0 {
@@ -619,16 +611,8 @@ func (s *QueueStore) endPlacement(ctx context.Context, id string, at time.Time, 
 	at = at.Truncate(time.Microsecond)
 	var p queue.Proposal
 	err := s.inTx(ctx, s.pool, "queue: end placement", func(conn *pgxpool.Conn) error {
-		var ps []queue.Proposal
-		b := &pgx.Batch{}
-		b.Queue("BEGIN")
-		b.Queue(`SELECT 1 FROM queues WHERE name = (SELECT queue FROM queue_proposals WHERE id = $1) FOR NO KEY UPDATE`, id)
-		b.Queue(`SELECT `+proposalColumns+` FROM queue_proposals AS p WHERE p.id = $1 FOR UPDATE`, id).Query(func(rows pgx.Rows) error {
-			var err error
-			ps, err = collectProposals(rows)
-			return err
-		})
-		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		ps, err := lockProposal(ctx, conn, id)
+		if err != nil {
 			return err
 		}
 		switch {
@@ -645,4 +629,20 @@ func (s *QueueStore) endPlacement(ctx context.Context, id string, at time.Time, 
 		return queue.Proposal{}, err
 	}
 	return p, nil
+}
+
+// lockProposal begins a transaction on conn and locks proposal id: its queue's row first (the
+// order every writer of the queue takes), then the proposal's, which it returns (none when
+// there is no such proposal).
+func lockProposal(ctx context.Context, conn *pgxpool.Conn, id string) ([]queue.Proposal, error) {
+	var ps []queue.Proposal
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(`SELECT 1 FROM queues WHERE name = (SELECT queue FROM queue_proposals WHERE id = $1) FOR NO KEY UPDATE`, id)
+	b.Queue(`SELECT `+proposalColumns+` FROM queue_proposals AS p WHERE p.id = $1 FOR UPDATE`, id).Query(func(rows pgx.Rows) error {
+		var err error
+		ps, err = collectProposals(rows)
+		return err
+	})
+	return ps, conn.SendBatch(ctx, b).Close()
 }

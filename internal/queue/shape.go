@@ -50,8 +50,7 @@ func (q *Queue) largestTeamDef() int {
 
 // TeamDefsShape is the teams and team_size a definition with named teams has.
 func TeamDefsShape(defs []tick.TeamDef) (teams, teamSize int) {
-	q := Queue{TeamDefs: defs}
-	return len(defs), q.largestTeamDef()
+	return len(defs), (&Queue{TeamDefs: defs}).largestTeamDef()
 }
 
 // addShapeFaults checks the team shape with the pass's rules, renamed to the request's

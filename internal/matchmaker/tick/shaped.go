@@ -96,7 +96,6 @@ type shaper struct {
 	roleLo, roleHi []int
 	roleLoSum      int
 	roleCount      [][]int32 // by partition value, by role: the searching players who play it
-	rolePlayers    [][]uint8
 	roleOut        []int8
 	sizesBuf       []int
 	roomBuf        []int
@@ -475,7 +474,7 @@ func (s *shaper) addWait(a int32, w Wait) {
 	s.waitOf = append(s.waitOf, a)
 }
 
-// ruleField names a rule for a Wait.
+// ruleWait is a Wait naming rule r.
 func ruleWait(r *Rule) Wait { return Wait{Rule: r.Name, Kind: r.Kind, Attribute: r.Attribute} }
 
 // aggregateRoles sums the teams' compositions, for the walk's check of a group's roles.

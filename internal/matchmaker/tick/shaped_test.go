@@ -286,3 +286,27 @@ func TestWaitsOnTheIntervalOrThePartitioningRule(t *testing.T) {
 		}
 	}
 }
+
+// A role queue whose searching players cannot fill a composition's minimum says which role
+// is missing, without walking its candidates.
+func TestShapedWaitsOnAScarceRole(t *testing.T) {
+	comp := map[string]RoleRange{"tank": {1, 1}}
+	cfg := Config{TeamSize: 2, Interval: wide(), Roles: []string{"tank", "dps"},
+		Shape: []TeamDef{{Size: 2, Composition: comp}, {Size: 2, Composition: comp}}}
+	tk := solos(1000, 1000, 1000, 1000, 1000)
+	for i := range tk {
+		tk[i].Roles = [][]string{{"dps"}}
+	}
+	tk[0].Roles = [][]string{{"tank"}} // one tank for two teams that each need one
+	res, err := Run(tk, 10, cfg)
+	if err != nil || len(res.Matches) != 0 {
+		t.Fatalf("%+v, %v", res.Matches, err)
+	}
+	if len(res.Waiting) == 0 || res.Waiting[0].Detail() != "too few players searching who play tank for the teams' compositions" {
+		t.Fatalf("waiting %+v", res.Waiting)
+	}
+	tk[1].Roles = [][]string{{"tank", "dps"}}
+	if res, err = Run(tk, 10, cfg); err != nil || len(res.Matches) != 1 {
+		t.Fatalf("with a second tank: %+v, %v", res.Matches, err)
+	}
+}
