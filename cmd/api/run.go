@@ -229,9 +229,11 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 		}
 	}()
 	// One service over one metered store for every transport, so HTTP and line-protocol
-	// calls are timed alike and follow the same rules.
+	// calls are timed alike and follow the same rules; the mutator policy is read from the
+	// store at most every ratings.PolicyRefresh (the metrics count those reads only).
 	storeCalls := metrics.NewStoreCalls(registry)
-	svc := ratings.NewServiceWithModels(ratings.Metered(rawStore, storeCalls.Observer(rawStore.Name())), cfg.RatingModels)
+	metered := ratings.Metered(rawStore, storeCalls.Observer(rawStore.Name()))
+	svc := ratings.NewServiceWithModels(ratings.CachePolicy(metered, ratings.PolicyRefresh), cfg.RatingModels)
 	queueStore = queue.Guarded(queueStore, cfg.StoreTimeout, storeCalls.Observer("queue-"+queueStore.Name()))
 	queues := queue.NewService(queue.Deps{Store: queueStore, Ratings: svc, Matcher: queue.TickPass{},
 		Config: queue.Config{Retention: cfg.QueueRetention, CreateTimeout: cfg.StoreTimeout,

@@ -185,6 +185,15 @@ func (p *MutatorPolicy) Status(name string) MutatorStatus {
 	return p.status[fold(name)]
 }
 
+// knows reports whether the registry lists the mutator, classified or only seen.
+func (p *MutatorPolicy) knows(name string) bool {
+	if p == nil {
+		return false
+	}
+	_, ok := p.status[fold(name)]
+	return ok
+}
+
 // MutatorInfo is one entry of the registry.
 type MutatorInfo struct {
 	Name   string
