@@ -616,9 +616,10 @@ type Allocation struct {
 
 // Allocator The queue's game-server allocator. Each match the queue makes (once every player accepted, with a ready check) is `placing` while the leader POSTs it to `url` (an `Allocation`, signed as webhooks are, `X-Matchmaker-Delivery` the match id on every retry) with retries and backoff; a 2xx answer `{"connection": {...}}` makes the match, its tickets `matched` with `assignment.connection`. The studio's backend may answer instead (`PUT /v1/matches/{id}/placement`). A placement not made within `timeout_s`, or failed, returns the players to `searching` with their wait kept (a `requeued` event, reason `placement_timeout` or `placement_failed: ...`).
 type Allocator struct {
-	Secret   string `json:"secret"`
-	TimeoutS *int32 `json:"timeout_s,omitempty"`
-	Url      string `json:"url"`
+	// Secret The HMAC key, at least 16 bytes; never shown. Required with a new `url`; left out with the `url` stored, the stored secret is kept (a definition read, changed and put back keeps its secrets).
+	Secret   *string `json:"secret,omitempty"`
+	TimeoutS *int32  `json:"timeout_s,omitempty"`
+	Url      string  `json:"url"`
 }
 
 // AssignChoice defines model for AssignChoice.
@@ -2063,7 +2064,8 @@ type WaitingOn struct {
 
 // Webhook Where the queue's events are POSTed, signed with `X-Matchmaker-Signature` (`t=<unix seconds>,v1=<hex HMAC-SHA256 with secret of "<t>.<delivery>.<body>">`), retried with backoff until a 2xx or dead-lettered; `X-Matchmaker-Delivery` (`queue:seq`) is the same on every retry.
 type Webhook struct {
-	Secret string `json:"secret"`
+	// Secret The HMAC key, at least 16 bytes; never shown. Required with a new `url`; left out with the `url` stored, the stored secret is kept (a definition read, changed and put back keeps its secrets).
+	Secret *string `json:"secret,omitempty"`
 
 	// Url An absolute http or https URL of a public address. Loopback, private, link-local (cloud metadata), CGNAT and reserved addresses, in any notation, `localhost` and metadata host names are refused (400) unless the operator allows them (`MATCHMAKER_WEBHOOK_ALLOW_CIDRS`); each delivery's connection is checked again on the address it dials, and redirects are not followed.
 	Url string `json:"url"`

@@ -36,7 +36,7 @@ func main() {
 		Context: client.Context{GameType: "ctf"}, TeamSize: new(int32(5)), TickMs: new(int32(200)),
 		Acceptance: &client.Acceptance{TimeoutS: 20},
 		Allocator: &client.Allocator{Url: cmp.Or(os.Getenv("ALLOCATOR_URL"), "http://127.0.0.1:9090/allocate"),
-			Secret: cmp.Or(os.Getenv("ALLOCATOR_SECRET"), "allocator-secret"), TimeoutS: new(int32(30))}})
+			Secret: new(cmp.Or(os.Getenv("ALLOCATOR_SECRET"), "allocator-secret")), TimeoutS: new(int32(30))}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -56,4 +57,58 @@ func TestCreationsReadTheDefinitionAtMostOncePerTTL(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A definition is read without its secrets; put back as read (or with other changes), it
+// keeps the webhook's and the allocator's secrets for the same URLs. A new URL needs its own.
+func TestPutKeepsTheSecretsOfTheSameURLs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, queue.Config{WebhookAllow: loopback})
+	const hook, alloc = "http://127.0.0.1:9/hook", "http://127.0.0.1:9/allocate"
+	q := f.queue(t, func(q *queue.Queue) {
+		q.Webhook = &queue.Webhook{URL: hook, Secret: "webhook-secret-0123456789"}
+		q.Allocator = &queue.Allocator{URL: alloc, Secret: "allocator-secret-0123456789", Timeout: 5 * time.Second}
+	})
+
+	asRead := q // what GET shows: the URLs without their secrets
+	asRead.Webhook = &queue.Webhook{URL: hook}
+	asRead.Allocator = &queue.Allocator{URL: alloc, Timeout: 5 * time.Second}
+	asRead.TicketTTL = 2 * time.Minute
+	if _, created, err := f.svc.PutQueue(ctx, asRead); err != nil || created {
+		t.Fatalf("put back as read: %v (created %v)", err, created)
+	}
+	stored, err := f.store.GetQueue(ctx, q.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Webhook == nil || stored.Webhook.Secret != "webhook-secret-0123456789" ||
+		stored.Allocator == nil || stored.Allocator.Secret != "allocator-secret-0123456789" {
+		t.Fatalf("the secrets were not kept: webhook %+v allocator %+v", stored.Webhook, stored.Allocator)
+	}
+	if stored.TicketTTL != 2*time.Minute {
+		t.Fatalf("the change made with them was not stored: ticket TTL %v", stored.TicketTTL)
+	}
+
+	moved := asRead
+	moved.Webhook = &queue.Webhook{URL: "http://127.0.0.1:9/elsewhere"}
+	_, _, err = f.svc.PutQueue(ctx, moved)
+	if fe := fieldOf(err); fe != "webhook.secret" {
+		t.Fatalf("a new webhook url without a secret: %v, want a 400 naming webhook.secret", err)
+	}
+	fresh := asRead
+	fresh.Name, fresh.Allocator = "never-stored", nil
+	_, _, err = f.svc.PutQueue(ctx, fresh)
+	if fe := fieldOf(err); fe != "webhook.secret" {
+		t.Fatalf("a new queue without a webhook secret: %v, want a 400 naming webhook.secret", err)
+	}
+}
+
+// fieldOf is the only field an Invalid error names ("" otherwise).
+func fieldOf(err error) string {
+	var e *apperr.Error
+	if !errors.As(err, &e) || e.Code != apperr.Invalid || len(e.Fields) != 1 {
+		return ""
+	}
+	return e.Fields[0].Field
 }

@@ -102,9 +102,7 @@ func (q *Queue) addAllocatorFaults(f *apperr.Fields) {
 	case len(a.URL) > MaxWebhookURLLen:
 		f.Add("allocator.url", "must be at most %d bytes", MaxWebhookURLLen)
 	}
-	if len(a.Secret) < MinWebhookSecret {
-		f.Add("allocator.secret", "must be at least %d bytes", MinWebhookSecret)
-	}
+	addSecretFault(f, "allocator", a.Secret)
 	if a.Timeout < time.Second || a.Timeout > MaxPlacementTimeout {
 		f.Add("allocator.timeout_s", "must be 1..%d seconds", int(MaxPlacementTimeout.Seconds()))
 	}

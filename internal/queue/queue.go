@@ -183,9 +183,7 @@ func (q *Queue) Validate() error {
 		case len(w.URL) > MaxWebhookURLLen:
 			f.Add("webhook.url", "must be at most %d bytes", MaxWebhookURLLen)
 		}
-		if len(w.Secret) < MinWebhookSecret {
-			f.Add("webhook.secret", "must be at least %d bytes", MinWebhookSecret)
-		}
+		addSecretFault(&f, "webhook", w.Secret)
 	}
 	q.addRuleFaults(&f)
 	q.addAcceptanceFaults(&f)
@@ -446,4 +444,15 @@ type Event struct {
 	// Owner is the owner of the event's ticket, for the event stream to show a key its own
 	// tickets' events only; it is not part of the event's JSON.
 	Owner string
+}
+
+// addSecretFault checks a webhook's or allocator's secret. An empty one was not kept from a
+// stored definition (another url, or no queue yet): a new url needs its secret.
+func addSecretFault(f *apperr.Fields, of, secret string) {
+	switch {
+	case secret == "":
+		f.Add(of+".secret", "is required unless the url is the one stored, whose secret is then kept")
+	case len(secret) < MinWebhookSecret:
+		f.Add(of+".secret", "must be at least %d bytes", MinWebhookSecret)
+	}
 }

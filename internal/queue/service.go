@@ -145,6 +145,9 @@ func (s *Service) MaxWait() time.Duration { return s.cfg.MaxWait }
 // PutQueue creates or replaces a queue definition (the admin's PUT /v1/queues/{name}) and
 // returns it as stored, and whether it was created.
 func (s *Service) PutQueue(ctx context.Context, q Queue) (Queue, bool, error) {
+	if err := s.keepSecrets(ctx, &q); err != nil {
+		return Queue{}, false, err
+	}
 	if err := q.Validate(); err != nil {
 		return Queue{}, false, err
 	}
@@ -162,6 +165,35 @@ func (s *Service) PutQueue(ctx context.Context, q Queue) (Queue, bool, error) {
 	q.CreatedAt, q.UpdatedAt = now, now
 	defer s.definitions.forget(q.Name)
 	return s.store.PutQueue(ctx, q)
+}
+
+// keepSecrets gives a webhook or allocator defined without a secret the secret stored for the
+// same URL: a definition is read without its secrets, so that one read, changed and put back
+// keeps them. Without a stored one for that URL, the empty secret is refused by Validate.
+func (s *Service) keepSecrets(ctx context.Context, q *Queue) error {
+	needWebhook := q.Webhook != nil && q.Webhook.Secret == ""
+	needAllocator := q.Allocator != nil && q.Allocator.Secret == ""
+	if !needWebhook && !needAllocator || ratings.ValidateName(q.Name) != nil {
+		return nil
+	}
+	stored, err := s.store.GetQueue(ctx, q.Name)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if needWebhook && stored.Webhook != nil && stored.Webhook.URL == q.Webhook.URL {
+		w := *q.Webhook
+		w.Secret = stored.Webhook.Secret
+		q.Webhook = &w
+	}
+	if needAllocator && stored.Allocator != nil && stored.Allocator.URL == q.Allocator.URL {
+		a := *q.Allocator
+		a.Secret = stored.Allocator.Secret
+		q.Allocator = &a
+	}
+	return nil
 }
 
 // GetQueue returns a queue definition.

@@ -1822,7 +1822,8 @@ export interface components {
         Webhook: {
             /** @description An absolute http or https URL of a public address. Loopback, private, link-local (cloud metadata), CGNAT and reserved addresses, in any notation, `localhost` and metadata host names are refused (400) unless the operator allows them (`MATCHMAKER_WEBHOOK_ALLOW_CIDRS`); each delivery's connection is checked again on the address it dials, and redirects are not followed. */
             url: string;
-            secret: string;
+            /** @description The HMAC key, at least 16 bytes; never shown. Required with a new `url`; left out with the `url` stored, the stored secret is kept (a definition read, changed and put back keeps its secrets). */
+            secret?: string;
         };
         Queue: {
             name: string;
@@ -2052,7 +2053,8 @@ export interface components {
         /** @description The queue's game-server allocator. Each match the queue makes (once every player accepted, with a ready check) is `placing` while the leader POSTs it to `url` (an `Allocation`, signed as webhooks are, `X-Matchmaker-Delivery` the match id on every retry) with retries and backoff; a 2xx answer `{"connection": {...}}` makes the match, its tickets `matched` with `assignment.connection`. The studio's backend may answer instead (`PUT /v1/matches/{id}/placement`). A placement not made within `timeout_s`, or failed, returns the players to `searching` with their wait kept (a `requeued` event, reason `placement_timeout` or `placement_failed: ...`). */
         Allocator: {
             url: string;
-            secret: string;
+            /** @description The HMAC key, at least 16 bytes; never shown. Required with a new `url`; left out with the `url` stored, the stored secret is kept (a definition read, changed and put back keeps its secrets). */
+            secret?: string;
             /**
              * Format: int32
              * @default 30
