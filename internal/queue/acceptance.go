@@ -376,5 +376,5 @@ func (k *tracker) matchedLater(now time.Time, quality float64, waits []waitSampl
 		k.matched(now, quality, false, waits)
 		return
 	}
-	k.waits = append(k.waits, waits...)
+	k.addWaits(waits)
 }

@@ -125,12 +125,11 @@ const quantiles = 21
 // minSamples is how many waits a band needs for its own estimate; with fewer, the queue's.
 const minSamples = 10
 
-// summarise returns the quantiles of waits, which it sorts.
-func summarise(waits []float64) WaitSummary {
+// summariseSorted returns the quantiles of waits, in order.
+func summariseSorted(waits []float64) WaitSummary {
 	if len(waits) == 0 {
 		return WaitSummary{}
 	}
-	slices.Sort(waits)
 	out := WaitSummary{Samples: len(waits), Quantiles: make([]float64, quantiles)}
 	for i := range quantiles {
 		out.Quantiles[i] = quantileSorted(waits, float64(i)/(quantiles-1))
@@ -213,8 +212,10 @@ type tracker struct {
 	tickets  []int           // per band
 	players  []int
 	backfill int
-	seconds  [3600]second // ring by second of the hour
-	waits    []waitSample
+	seconds  [3600]second  // ring by second of the hour
+	waits    []waitSample  // of the window, oldest first
+	ordered  []sortedWaits // the same waits in order, per band
+	all      sortedWaits   // and of every band
 	quality  []qualitySample
 	minutes  [hourMinutes]minute // ring by minute of the hour
 	recent   []RecentMatch       // the last recentCount matches, oldest first
@@ -240,7 +241,7 @@ type qualitySample struct {
 
 func newTracker() *tracker {
 	return &tracker{band: make(map[string]int8), owners: make(map[string]int), tickets: make([]int, len(Bands)),
-		players: make([]int, len(Bands))}
+		players: make([]int, len(Bands)), ordered: make([]sortedWaits, len(Bands))}
 }
 
 // bandOfTicket is a ticket's band, -1 for a backfill.
@@ -310,6 +311,18 @@ func (k *tracker) matched(now time.Time, quality float64, fill bool, waits []wai
 		m.matches++
 		k.quality = append(k.quality, qualitySample{now, quality})
 	}
+	k.addWaits(waits)
+}
+
+// addWaits records matched tickets' waits; a backfill's (band -1) is kept for the hour's
+// counts only.
+func (k *tracker) addWaits(waits []waitSample) {
+	for _, w := range waits {
+		if w.band >= 0 {
+			k.ordered[w.band].add(w.s)
+			k.all.add(w.s)
+		}
+	}
 	k.waits = append(k.waits, waits...)
 }
 
@@ -320,10 +333,13 @@ func (k *tracker) expired(now time.Time) { k.at(now).expired++ }
 func (k *tracker) snapshot(queue string, now, oldest time.Time) *Stats {
 	cut := now.Add(-WaitWindow)
 	i := 0
-	for i < len(k.waits) && k.waits[i].at.Before(cut) {
-		i++
+	for ; i < len(k.waits) && k.waits[i].at.Before(cut); i++ {
+		if w := k.waits[i]; w.band >= 0 {
+			k.ordered[w.band].remove(w.s)
+			k.all.remove(w.s)
+		}
 	}
-	k.waits = slices.Delete(k.waits, 0, i)
+	k.waits = k.waits[i:] // the next append that needs room copies only what is left
 	i = 0
 	for i < len(k.quality) && k.quality[i].at.Before(cut) {
 		i++
@@ -351,21 +367,13 @@ func (k *tracker) snapshot(queue string, now, oldest time.Time) *Stats {
 			s.ExpiredLastMinute += int(m.expired)
 		}
 	}
-	byBand := make([][]float64, len(Bands))
-	var all []float64
-	for _, w := range k.waits {
-		if w.band >= 0 {
-			byBand[w.band] = append(byBand[w.band], w.s)
-			all = append(all, w.s)
-		}
-	}
 	for b := range Bands {
 		s.Bands[b] = BandStats{Band: Bands[b], SearchingTickets: k.tickets[b], SearchingPlayers: k.players[b],
-			Wait: summarise(byBand[b])}
+			Wait: summariseSorted(k.ordered[b].values())}
 		s.SearchingTickets += k.tickets[b]
 		s.SearchingPlayers += k.players[b]
 	}
-	s.Wait = summarise(all)
+	s.Wait = summariseSorted(k.all.values())
 	k.hour(s, now)
 	for _, q := range k.quality {
 		s.MeanQuality += q.q
