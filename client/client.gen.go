@@ -554,7 +554,9 @@ type AcceptanceRequest struct {
 
 	// PlayerId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
+	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
+	// `а` among Latin letters is refused). An id in another form is refused,
 	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
@@ -766,7 +768,9 @@ type BackfillRequest struct {
 
 	// MatchId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
+	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
+	// `а` among Latin letters is refused). An id in another form is refused,
 	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
@@ -947,7 +951,9 @@ type HealthStore string
 
 // ID A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 // (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
+// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
+// `а` among Latin letters is refused). An id in another form is refused,
 // not rewritten. The same rule holds on every endpoint and on the line protocol.
 //
 // Example: alice
@@ -1167,7 +1173,9 @@ type PredictTeam struct {
 	Bots *[]struct {
 		// Name A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 		// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-		// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+		// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
+		// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
+		// `а` among Latin letters is refused). An id in another form is refused,
 		// not rewritten. The same rule holds on every endpoint and on the line protocol.
 		//
 		//
@@ -1177,7 +1185,9 @@ type PredictTeam struct {
 	Players *[]struct {
 		// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 		// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-		// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+		// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
+		// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
+		// `а` among Latin letters is refused). An id in another form is refused,
 		// not rewritten. The same rule holds on every endpoint and on the line protocol.
 		//
 		//
@@ -1509,7 +1519,9 @@ type QueueStatsWait struct {
 type QueuedPlayer struct {
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
+	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
+	// `а` among Latin letters is refused). An id in another form is refused,
 	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
@@ -1629,7 +1641,9 @@ type RebuildReport struct {
 type ResultParticipant struct {
 	// Bot A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
+	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
+	// `а` among Latin letters is refused). An id in another form is refused,
 	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
@@ -1641,7 +1655,9 @@ type ResultParticipant struct {
 
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
+	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
+	// `а` among Latin letters is refused). An id in another form is refused,
 	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
@@ -1661,7 +1677,9 @@ type ResultRequest struct {
 
 	// MatchId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
+	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
+	// `а` among Latin letters is refused). An id in another form is refused,
 	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
@@ -1762,7 +1780,9 @@ type Step struct {
 type TeamBot struct {
 	// Name A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
+	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
+	// `а` among Latin letters is refused). An id in another form is refused,
 	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
@@ -1789,7 +1809,9 @@ type TeamObjective string
 type TeamPlayer struct {
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
+	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
+	// `а` among Latin letters is refused). An id in another form is refused,
 	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
@@ -1988,7 +2010,9 @@ type TicketRequest struct {
 type TicketRequestPlayer struct {
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
+	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
+	// `а` among Latin letters is refused). An id in another form is refused,
 	// not rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//

@@ -26,6 +26,15 @@ func TestValidateIDRefusesLookAlikes(t *testing.T) {
 		"Zoe\u0308":           errIDNFC,    // e and a combining diaeresis
 		"\u212b":              errIDNFC,    // the Angstrom sign, which NFC makes Å
 		"a\u0301\u0301\u0301": errIDNFC,
+		"p\u0430ypal":         errIDScripts, // a Cyrillic а among Latin letters
+		"\u0391lice":          errIDScripts, // a Greek capital alpha
+		"Ꭺlice":               errIDScripts, // a Cherokee letter A
+		"\u0430\u0441\u0435":  nil,          // all Cyrillic: one alphabet
+		"Москва":              nil,
+		"Ἀθῆναι":              nil,
+		"東京tokyo":             nil, // Han beside Latin: not look-alike alphabets
+		"ゲーマー_1":              nil,
+		"Zoë-9.x":             nil,
 	} {
 		if got := ValidateID(id); got != want {
 			t.Errorf("ValidateID(%q) = %v, want %v", id, got, want)
@@ -36,7 +45,7 @@ func TestValidateIDRefusesLookAlikes(t *testing.T) {
 // FuzzValidateID: whatever the rule accepts is valid UTF-8 in NFC, without control, format or
 // space characters, and at most MaxIDLen bytes.
 func FuzzValidateID(f *testing.F) {
-	for _, seed := range []string{"alice", "alice\u200b", "\u202eevil", "e\u0301", "\u00e9", "\ufeff", "a b", "a\x00", "\xff", "\u212b", "ﬁ"} {
+	for _, seed := range []string{"alice", "p\u0430ypal", "\u0430\u0441\u0435", "alice\u200b", "\u202eevil", "e\u0301", "\u00e9", "\ufeff", "a b", "a\x00", "\xff", "\u212b", "ﬁ"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, id string) {
@@ -46,10 +55,19 @@ func FuzzValidateID(f *testing.F) {
 		if id == "" || len(id) > MaxIDLen || !utf8.ValidString(id) || !norm.NFC.IsNormalString(id) {
 			t.Fatalf("accepted %q", id)
 		}
+		alphabets := map[string]bool{}
 		for _, r := range id {
 			if unicode.IsControl(r) || unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) {
 				t.Fatalf("accepted %q with %U", id, r)
 			}
+			for _, name := range []string{"Latin", "Greek", "Cyrillic", "Armenian", "Cherokee"} {
+				if unicode.Is(unicode.Scripts[name], r) {
+					alphabets[name] = true
+				}
+			}
+		}
+		if len(alphabets) > 1 {
+			t.Fatalf("accepted %q, which mixes the alphabets %v", id, alphabets)
 		}
 	})
 }

@@ -81,7 +81,45 @@ var (
 	errIDUTF8    = errors.New("must be valid UTF-8")
 	errIDFormat  = errors.New("must not contain invisible format characters (zero-width, bidirectional controls)")
 	errIDNFC     = errors.New("must be in Unicode normalization form C (NFC): compose accents with their letters")
+	errIDScripts = errors.New("must not mix letters of the Latin, Greek, Cyrillic, Armenian and Cherokee alphabets, whose look-alikes (Cyrillic 'а', Latin 'a') make two ids read the same")
 )
+
+// lookAlikeAlphabets are the scripts whose letters pass for one another's. An id whose
+// letters come from two of them ("pаypal" with a Cyrillic 'а') is refused: Unicode's mixed-
+// script rule (UTS #39), for the alphabets it matters for. Other scripts mix freely (a
+// Japanese id writes Han, kana and Latin together), and a whole id in one alphabet that
+// happens to read as another's ("асе", all Cyrillic) is a confusable this rule does not catch.
+var lookAlikeAlphabets = []*unicode.RangeTable{unicode.Latin, unicode.Greek, unicode.Cyrillic, unicode.Armenian, unicode.Cherokee}
+
+// alphabetOf is the index in lookAlikeAlphabets of r's script, -1 for any other rune.
+func alphabetOf(r rune) int {
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' {
+			return 0
+		}
+		return -1
+	}
+	for i, t := range lookAlikeAlphabets {
+		if unicode.Is(t, r) {
+			return i
+		}
+	}
+	return -1
+}
+
+// mixesAlphabets reports whether s has letters of two look-alike alphabets.
+func mixesAlphabets(s string) bool {
+	seen := -1
+	for _, r := range s {
+		if a := alphabetOf(r); a >= 0 {
+			if seen >= 0 && a != seen {
+				return true
+			}
+			seen = a
+		}
+	}
+	return false
+}
 
 // ValidateID is the one rule for a player id, bot name, match id or ticket id, wherever it
 // arrives (a JSON body, a path, a query string, the line protocol): 1..MaxIDLen bytes of
@@ -91,8 +129,9 @@ var (
 // neither a NUL nor invalid UTF-8, and logs should not carry escapes; format characters
 // (Unicode's Cf: zero-width spaces and joiners, bidirectional overrides, the BOM) because they
 // are invisible, so "alice\u200b" stood beside "alice" on a leaderboard and an override could
-// reverse how an id reads; and a form other than NFC because "e\u0301" and "é" look the same
-// but are two ids. (An id in another form is refused, not rewritten: the id a client sends is
+// reverse how an id reads; a form other than NFC because "e\u0301" and "é" look the same
+// but are two ids; and letters of two look-alike alphabets (mixesAlphabets) because "pаypal"
+// with a Cyrillic 'а' reads as "paypal". (An id in another form is refused, not rewritten: the id a client sends is
 // the id it reads back.) Every transport checks ids with it before any store call. The
 // error's text is the message for the field ("must be valid UTF-8").
 func ValidateID(s string) error {
@@ -102,7 +141,13 @@ func ValidateID(s string) error {
 	if len(s) > MaxIDLen {
 		return errIDLong
 	}
-	return checkText(s, false)
+	if err := checkText(s, false); err != nil {
+		return err
+	}
+	if mixesAlphabets(s) {
+		return errIDScripts
+	}
+	return nil
 }
 
 // checkID is ValidateID as a field message ("" when the id is fine).

@@ -928,7 +928,9 @@ export interface components {
         /**
          * @description A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
          *     (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-         *     zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
+         *     zero-width spaces and joiners, bidirectional controls), whose letters come from at most
+         *     one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
+         *     `а` among Latin letters is refused). An id in another form is refused,
          *     not rewritten. The same rule holds on every endpoint and on the line protocol.
          * @example alice
          */
