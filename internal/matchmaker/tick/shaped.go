@@ -29,12 +29,13 @@ import (
 func runShaped(tickets []Ticket, now float64, cfg *Config) (Result, error) {
 	var f apperr.Fields
 	s := &shaper{cfg: cfg, now: now, in: tickets}
+	s.split.info = newShapeInfo(cfg)
+	s.fill = newFillSpace(cfg, &s.split.info)
 	s.read(&f)
 	if err := f.Err(); err != nil {
 		return Result{}, err
 	}
 	s.link()
-	s.split.info = newShapeInfo(cfg)
 	s.aggregateRoles()
 	if s.roleLo != nil {
 		parts := 1
@@ -111,6 +112,10 @@ type shaper struct {
 	slots     arena[Slot]
 	names     arena[string]
 	keptBuf   []int32
+	// with few enough states, the exact check of a group's seats and roles (shaped_fill.go)
+	fill     *fillSpace
+	fillDims []uint32 // the tickets' players' role dimensions (sticket.fillDims)
+	fillBuf  []uint64
 
 	players int // the shape's players, Σ sizes (capacity)
 
@@ -131,6 +136,7 @@ type sticket struct {
 	mask        uint64    // regions it accepts now
 	roles       [][]uint8 // per player, the role indices it plays in order; nil: any
 	roleSig     uint64    // the roles its players play, as a set of sets: equal for equal tickets
+	fillDims    int32     // with a fill space, where its players' dimensions start in fillDims
 	prev, next  int32     // unmatched neighbours in rating, in its partition
 	taken       bool
 }
@@ -222,6 +228,10 @@ func (s *shaper) readTicket(t *Ticket, i int) sticket {
 			}
 		}
 		x.roleSig = roleSignature(x.roles)
+	}
+	if s.fill != nil {
+		x.fillDims = int32(len(s.fillDims))
+		s.fillDims = s.fill.ticketDims(s.fillDims, x.roles, x.size)
 	}
 	return x
 }

@@ -24,6 +24,7 @@ type group struct {
 	roleCounted bool
 	roleCount   [MaxRoles]int
 	roleCovered int
+	fill        []uint64 // with a fill space, its states (shaped_fill.go)
 }
 
 func (s *shaper) newGroup(a int32) *group {
@@ -45,6 +46,9 @@ func (s *shaper) resetGroup(g *group, a int32) *group {
 		g.lo[i], g.hi[i], g.tol[i] = math.Inf(1), math.Inf(-1), math.Inf(1)
 	}
 	g.room = append(g.room[:0], s.split.info.sizes...)
+	if s.fill != nil {
+		s.resetFill(g)
+	}
 	s.add(g, a)
 	return g
 }
@@ -56,6 +60,7 @@ func (g *group) clone() *group {
 	c.lists = slices.Clone(g.lists)
 	c.lo, c.hi, c.tol = slices.Clone(g.lo), slices.Clone(g.hi), slices.Clone(g.tol)
 	c.room, c.refused, c.roles = slices.Clone(g.room), slices.Clone(g.refused), slices.Clone(g.roles)
+	c.fill = slices.Clone(g.fill)
 	return &c
 }
 
@@ -64,16 +69,21 @@ func (s *shaper) add(g *group, i int32) {
 	x := &s.live[i]
 	g.members = append(g.members, i)
 	g.players += x.size
-	g.refused = g.refused[:0] // a larger group refuses differently
-	if s.roleLo != nil {
-		g.roles = append(g.roles, x.roles...)
-		s.countGroupRoles(g)
-	}
 	g.mask &= x.mask
-	if k := bestFit(g.room, x.size); k >= 0 {
-		g.room[k] -= x.size
-	} else { // fits found a packing the best fit did not
-		s.repack(g)
+	switch {
+	case s.fill != nil:
+		s.seatAll(g, x)
+	default:
+		g.refused = g.refused[:0] // a larger group refuses differently
+		if s.roleLo != nil {
+			g.roles = append(g.roles, x.roles...)
+			s.countGroupRoles(g)
+		}
+		if k := bestFit(g.room, x.size); k >= 0 {
+			g.room[k] -= x.size
+		} else { // fits found a packing the best fit did not
+			s.repack(g)
+		}
 	}
 	for k := range s.rules {
 		d := &s.rules[k]
@@ -150,6 +160,12 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 		if !ok {
 			return stageRules + k
 		}
+	}
+	if s.fill != nil {
+		if !s.canSeat(g, x) {
+			return stageTeams
+		}
+		return 0
 	}
 	if !s.packs(g, x) || !s.rolesCanFill(g, x, capacity) {
 		return stageTeams
