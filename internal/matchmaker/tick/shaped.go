@@ -111,11 +111,15 @@ type shaper struct {
 	teams     arena[Team]
 	slots     arena[Slot]
 	names     arena[string]
+	attrs     arena[MatchAttribute]
 	keptBuf   []int32
 	// with few enough states, the exact check of a group's seats and roles (shaped_fill.go)
 	fill     *fillSpace
 	fillDims []uint32 // the tickets' players' role dimensions (sticket.fillDims)
 	fillBuf  []uint64
+	// a match's players' roles, by member from roleAt[member] (makeMatch)
+	matchRoles []int8
+	roleAt     []int
 
 	players int // the shape's players, Σ sizes (capacity)
 

@@ -2,6 +2,7 @@ package tick
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -260,10 +261,16 @@ func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
 			m.Shaped[k].Roles = s.names.take(used[k])[:0]
 		}
 	}
-	var roles [][]int8
-	if len(s.roles) > 0 {
-		roles = make([][]int8, len(g.members))
-		s.compositionOK(roles) // the split kept the compositions: this names the roles
+	var roles []int8
+	if n := 0; len(s.roles) > 0 {
+		s.roleAt, n = s.roleAt[:0], 0
+		for _, i := range g.members {
+			s.roleAt = append(s.roleAt, n)
+			n += s.live[i].size
+		}
+		s.matchRoles = resize(s.matchRoles, n)
+		roles = s.matchRoles
+		s.compositionOK(roles, s.roleAt) // the split kept the compositions: this names the roles
 	}
 	for k, d := range s.cfg.Shape {
 		m.Shaped[k].Name = d.Name
@@ -277,7 +284,7 @@ func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
 			t.Total += r
 			if roles != nil {
 				name := ""
-				if r := roles[mi][p]; r >= 0 {
+				if r := roles[s.roleAt[mi]+p]; r >= 0 {
 					name = s.roles[r]
 				}
 				t.Roles = append(t.Roles, name)
@@ -302,27 +309,43 @@ func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
 }
 
 // attributes are what the match's equal and intersect rules agreed on, as Match.Attributes
-// says: of the tickets each rule binds, or of all when it binds none.
+// says: of the tickets each rule binds, or of all when it binds none. They are cut from
+// arenas: a pass makes a match per ten players.
 func (s *shaper) attributes(g *group) []MatchAttribute {
-	var out []MatchAttribute
+	n := 0
+	for k := range s.rules {
+		if s.rules[k].rule.classified() {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := s.attrs.take(n)[:0]
 	for k := range s.rules {
 		d := &s.rules[k]
 		if !d.rule.classified() || slices.ContainsFunc(out, func(a MatchAttribute) bool { return a.Name == d.rule.Attribute }) {
 			continue
 		}
-		judged := make([]int32, 0, len(g.members))
-		for _, i := range g.members {
-			if d.bound[i] {
-				judged = append(judged, i)
-			}
-		}
-		if len(judged) == 0 {
-			judged = g.members
+		judged := func(i int32) bool { return true } // the rule binds none of them: all are judged
+		if slices.ContainsFunc(g.members, func(i int32) bool { return d.bound[i] }) {
+			judged = func(i int32) bool { return d.bound[i] }
 		}
 		switch d.rule.Kind {
 		case RuleEqual:
-			id := d.id[judged[0]]
-			if slices.ContainsFunc(judged, func(i int32) bool { return d.id[i] != id }) {
+			id := int32(-1)
+			for _, i := range g.members {
+				if !judged(i) {
+					continue
+				}
+				if id < 0 {
+					id = d.id[i]
+				} else if d.id[i] != id {
+					id = -2
+					break
+				}
+			}
+			if id < 0 {
 				continue
 			}
 			v := StringValue("")
@@ -333,20 +356,51 @@ func (s *shaper) attributes(g *group) []MatchAttribute {
 			}
 			out = append(out, MatchAttribute{d.rule.Attribute, v})
 		case RuleIntersect:
-			common := d.list[judged[0]]
-			for _, i := range judged[1:] {
-				common = intersection(common, d.list[i])
-			}
 			v := ListValue()
-			v.List = []string{}
-			for _, id := range common {
-				v.List = append(v.List, d.names[id])
-			}
-			slices.Sort(v.List)
+			v.List = s.common(d, g.members, judged)
 			out = append(out, MatchAttribute{d.rule.Attribute, v})
 		}
 	}
 	return out
+}
+
+// common is the values of intersect rule d that the judged tickets of members all list,
+// sorted.
+func (s *shaper) common(d *shapeRule, members []int32, judged func(int32) bool) []string {
+	var list []string
+	if d.bits {
+		all := uint64(math.MaxUint64)
+		for _, i := range members {
+			if judged(i) {
+				all &= d.set[i]
+			}
+		}
+		list = s.names.take(bits64(all))[:0]
+		for ; all != 0; all &= all - 1 {
+			list = append(list, d.names[bits.TrailingZeros64(all)])
+		}
+	} else {
+		var ids []int32
+		first := true
+		for _, i := range members {
+			switch {
+			case !judged(i):
+			case first:
+				ids, first = d.list[i], false
+			default:
+				ids = intersection(ids, d.list[i])
+			}
+		}
+		list = s.names.take(len(ids))[:0]
+		for _, id := range ids {
+			list = append(list, d.names[id])
+		}
+	}
+	if list == nil {
+		list = []string{} // an empty arena's cut: "no value in common" is an empty list
+	}
+	slices.Sort(list)
+	return list
 }
 
 // playersOf is the players of anchor a and the tickets cs.

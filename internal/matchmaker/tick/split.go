@@ -318,7 +318,7 @@ func (s *shaper) partyMixBroken() (int, int) {
 // teams' role states the search kept, with a fill space.
 func (s *shaper) rolesMet() bool {
 	if s.fill == nil {
-		return s.compositionOK(nil)
+		return s.compositionOK(nil, nil)
 	}
 	for k, seats := range s.split.seats {
 		if seats&s.fill.teams[k].met == 0 {
@@ -329,8 +329,8 @@ func (s *shaper) rolesMet() bool {
 }
 
 // compositionOK checks each team's composition on the split in sp.team; with roles, it
-// writes each player's role there, by g index then player.
-func (s *shaper) compositionOK(roles [][]int8) bool {
+// writes each player's role there: member m's player p at roles[at[m]+p].
+func (s *shaper) compositionOK(roles []int8, at []int) bool {
 	sp := &s.split
 	for k := range sp.info.sizes {
 		if !sp.info.comp[k] && roles == nil {
@@ -360,12 +360,12 @@ func (s *shaper) compositionOK(roles [][]int8) bool {
 			}
 		}
 		if roles != nil {
-			at := 0
+			from := 0
 			for m, i := range sp.g {
 				if int(sp.team[m]) == k {
 					n := s.live[i].size
-					roles[m] = append(roles[m][:0], sp.roleOut[at:at+n]...)
-					at += n
+					copy(roles[at[m]:at[m]+n], sp.roleOut[from:from+n])
+					from += n
 				}
 			}
 		}
@@ -408,7 +408,7 @@ func (s *shaper) swaps() {
 					continue
 				}
 				s.swap(a, b, hiK, loK)
-				if spread := s.spreadOf(); spread < best && s.partyMixKept() && s.compositionOK(nil) {
+				if spread := s.spreadOf(); spread < best && s.partyMixKept() && s.compositionOK(nil, nil) {
 					bestA, bestB, best = a, b, spread
 				}
 				s.swap(a, b, loK, hiK)
