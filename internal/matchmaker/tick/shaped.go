@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
 )
 
 // runShaped is Run for a config with a Shape: any number of teams, each of its own size,
@@ -256,7 +257,19 @@ func (s *shaper) readRules(kept []int) {
 			}
 			return *attr.Default // validated: a rule reads a given attribute or a default
 		}
-		strID, numID := map[string]int32{}, map[float64]int32{}
+		var strs interner // a rule's values are few: comparing is faster than hashing
+		numID := map[float64]int32{}
+		if r.hasTolerance() {
+			d.tol = make([]float64, 0, len(kept))
+		}
+		switch r.Kind {
+		case RuleEqual:
+			d.id = make([]int32, 0, len(kept))
+		case RuleIntersect:
+			d.list = make([][]int32, 0, len(kept))
+		case RuleDistance:
+			d.num = make([]float64, 0, len(kept))
+		}
 		for j, i := range kept {
 			t := &s.in[i]
 			wait := s.now - t.WaitingSince
@@ -276,13 +289,13 @@ func (s *shaper) readRules(kept []int) {
 					}
 					d.id = append(d.id, id)
 				} else {
-					d.id = append(d.id, intern(strID, &d.names, v.Str))
+					d.id = append(d.id, strs.id(v.Str))
 				}
 			case RuleIntersect:
 				v := value(t)
 				ids := s.listIDs.take(len(v.List))
 				for n, x := range v.List {
-					ids[n] = intern(strID, &d.names, x)
+					ids[n] = strs.id(x)
 				}
 				sortSmall(ids)
 				d.list = append(d.list, ids)
@@ -294,6 +307,7 @@ func (s *shaper) readRules(kept []int) {
 				}
 			}
 		}
+		d.names = strs.names
 		if r.Kind == RuleIntersect && len(d.names) <= 64 {
 			d.bits = true
 			d.set = make([]uint64, len(kept))
@@ -309,49 +323,10 @@ func (s *shaper) readRules(kept []int) {
 	}
 }
 
-func intern(ids map[string]int32, names *[]string, v string) int32 {
-	id, ok := ids[v]
-	if !ok {
-		id = int32(len(*names))
-		ids[v] = id
-		*names = append(*names, v)
-	}
-	return id
-}
-
 // link orders the live tickets by (partition value, mean rating, age) and links each to its
 // neighbours of the same partition value.
 func (s *shaper) link() {
-	// Sort keys copied beside their index: the comparisons read one small struct each,
-	// not three arrays.
-	type key struct {
-		part        int32
-		idx         int32
-		mean, since float64
-	}
-	keys := make([]key, len(s.live))
-	for i := range s.live {
-		keys[i] = key{idx: int32(i), mean: s.live[i].mean, since: s.live[i].since}
-		if s.part >= 0 {
-			keys[i].part = s.rules[s.part].id[i]
-		}
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if a.part != b.part {
-			return int(a.part - b.part)
-		}
-		if a.mean != b.mean {
-			return cmp.Compare(a.mean, b.mean)
-		}
-		if a.since != b.since {
-			return cmp.Compare(a.since, b.since)
-		}
-		return int(a.idx - b.idx)
-	})
-	order := make([]int32, len(keys))
-	for k, x := range keys {
-		order[k] = x.idx
-	}
+	order := s.order()
 	// The tickets move to their place in that order, so that a walk reads neighbours in
 	// memory.
 	s.live = permute(s.live, order)
@@ -362,7 +337,7 @@ func (s *shaper) link() {
 	}
 	for k := range s.live {
 		s.live[k].prev, s.live[k].next = -1, -1
-		if k > 0 && keys[k-1].part == keys[k].part {
+		if k > 0 && s.partOf(int32(k-1)) == s.partOf(int32(k)) {
 			s.live[k].prev, s.live[k-1].next = int32(k-1), int32(k)
 		}
 	}
@@ -379,6 +354,54 @@ func (s *shaper) link() {
 	if !aged {
 		slices.SortStableFunc(s.byAge, func(a, b int32) int { return cmp.Compare(s.live[a].since, s.live[b].since) })
 	}
+}
+
+// order is the live indices sorted by (partition value, mean rating, age, index). The
+// queue service keeps its tickets in age order: then the order is the ratings' radix sort
+// (pairing.SortIndex, ties by index, so by age) made stable by partition value, a few
+// passes over the tickets where a comparison sort took a tenth of the pass.
+func (s *shaper) order() []int32 {
+	n := len(s.live)
+	order := make([]int32, n)
+	aged := true
+	for i := 1; i < n && aged; i++ {
+		aged = s.live[i-1].since <= s.live[i].since
+	}
+	if !aged {
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortFunc(order, func(a, b int32) int {
+			x, y := &s.live[a], &s.live[b]
+			return cmp.Or(cmp.Compare(s.partOf(a), s.partOf(b)), cmp.Compare(x.mean, y.mean),
+				cmp.Compare(x.since, y.since), cmp.Compare(a, b))
+		})
+		return order
+	}
+	means := make([]float64, n)
+	for i := range s.live {
+		means[i] = s.live[i].mean
+	}
+	pairing.SortIndex(means, order)
+	if s.part < 0 {
+		return order
+	}
+	// A counting sort by partition value, stable.
+	d := &s.rules[s.part]
+	start := make([]int32, len(d.names)+len(d.nums)+1)
+	for _, id := range d.id {
+		start[id+1]++
+	}
+	for v := 1; v < len(start); v++ {
+		start[v] += start[v-1]
+	}
+	out := make([]int32, n)
+	for _, i := range order {
+		v := d.id[i]
+		out[start[v]] = i
+		start[v]++
+	}
+	return out
 }
 
 // permute returns xs in the order of order (nil stays nil).
