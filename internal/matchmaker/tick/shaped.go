@@ -32,6 +32,7 @@ func runShaped(tickets []Ticket, now float64, cfg *Config) (Result, error) {
 	s := &shaper{cfg: cfg, now: now, in: tickets}
 	s.split.info = newShapeInfo(cfg)
 	s.fill = newFillSpace(cfg, &s.split.info)
+	s.fillTypes = map[string]int32{}
 	s.read(&f)
 	if err := f.Err(); err != nil {
 		return Result{}, err
@@ -118,6 +119,13 @@ type shaper struct {
 	fill     *fillSpace
 	fillDims []uint32 // the tickets' players' role dimensions (sticket.fillDims)
 	fillBuf  []uint64
+	// canSeat's answers by ticket type (sticket.fillType), for the group states of epoch
+	// seatStamp
+	fillTypes map[string]int32
+	typeKey   []byte
+	seatStamp []uint32
+	seatOK    []bool
+	fillEpoch uint32
 	// a match's players' roles, by member from roleAt[member] (makeMatch)
 	matchRoles []int8
 	roleAt     []int
@@ -142,6 +150,7 @@ type sticket struct {
 	roles       [][]uint8 // per player, the role indices it plays in order; nil: any
 	roleSig     uint64    // the roles its players play, as a set of sets: equal for equal tickets
 	fillDims    int32     // with a fill space, where its players' dimensions start in fillDims
+	fillType    int32     // and its type: the tickets of one type seat alike (canSeat)
 	prev, next  int32     // unmatched neighbours in rating, in its partition
 	taken       bool
 }
@@ -237,6 +246,7 @@ func (s *shaper) readTicket(t *Ticket, i int) sticket {
 	if s.fill != nil {
 		x.fillDims = int32(len(s.fillDims))
 		s.fillDims = s.fill.ticketDims(s.fillDims, x.roles, x.size)
+		x.fillType = s.fillType(&x)
 	}
 	return x
 }

@@ -1,6 +1,7 @@
 package tick
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"slices"
 )
@@ -203,8 +204,19 @@ func (s *shaper) dimsOf(x *sticket, kind int) []uint32 {
 }
 
 // canSeat says whether the group, some way its tickets are seated, can take x on some team
-// and still fill the shape.
+// and still fill the shape. The answer depends on the group's states and x's dimensions
+// alone: it is kept per ticket type until the states change, for an anchor whose group
+// lacks what its neighbours do not have walks on through many tickets of a few types.
 func (s *shaper) canSeat(g *group, x *sticket) bool {
+	if s.seatStamp[x.fillType] == g.fillEpoch {
+		return s.seatOK[x.fillType]
+	}
+	ok := s.seatable(g, x)
+	s.seatStamp[x.fillType], s.seatOK[x.fillType] = g.fillEpoch, ok
+	return ok
+}
+
+func (s *shaper) seatable(g *group, x *sticket) bool {
 	fs := s.fill
 	for w, word := range g.fill {
 		for ; word != 0; word &= word - 1 {
@@ -246,6 +258,33 @@ func (s *shaper) seatAll(g *group, x *sticket) {
 		}
 	}
 	s.fillBuf, g.fill = g.fill, next
+	s.newFillEpoch(g)
+}
+
+// newFillEpoch marks the group's states as new: canSeat's answers are for older ones.
+func (s *shaper) newFillEpoch(g *group) {
+	s.fillEpoch++
+	g.fillEpoch = s.fillEpoch
+}
+
+// fillType numbers ticket x's dimensions, sorted (a ticket's seats do not depend on the
+// order of its players): tickets of one type seat alike.
+func (s *shaper) fillType(x *sticket) int32 {
+	for kind := range s.fill.kinds {
+		slices.Sort(s.dimsOf(x, kind))
+	}
+	key := s.typeKey[:0]
+	for _, m := range s.fillDims[x.fillDims : int(x.fillDims)+x.size*s.fill.kinds] {
+		key = binary.LittleEndian.AppendUint32(key, m)
+	}
+	s.typeKey = key
+	if t, ok := s.fillTypes[string(key)]; ok {
+		return t
+	}
+	t := int32(len(s.fillTypes))
+	s.fillTypes[string(key)] = t
+	s.seatStamp, s.seatOK = append(s.seatStamp, 0), append(s.seatOK, false)
+	return t
 }
 
 // resetFill makes the group's states the one of empty teams.
@@ -253,4 +292,5 @@ func (s *shaper) resetFill(g *group) {
 	g.fill = resize(g.fill, s.fill.words)
 	clear(g.fill)
 	g.fill[0] = 1
+	s.newFillEpoch(g)
 }

@@ -25,6 +25,7 @@ type group struct {
 	roleCount   [MaxRoles]int
 	roleCovered int
 	fill        []uint64 // with a fill space, its states (shaped_fill.go)
+	fillEpoch   uint32   // and their number, for canSeat's answers
 }
 
 func (s *shaper) newGroup(a int32) *group {
