@@ -141,18 +141,19 @@ type shaper struct {
 
 // sticket is a live ticket of a shaped pass.
 type sticket struct {
-	in          int32
-	since       float64
-	mean, total float64
-	iv          float64
-	size        int
-	mask        uint64    // regions it accepts now
-	roles       [][]uint8 // per player, the role indices it plays in order; nil: any
-	roleSig     uint64    // the roles its players play, as a set of sets: equal for equal tickets
-	fillDims    int32     // with a fill space, where its players' dimensions start in fillDims
-	fillType    int32     // and its type: the tickets of one type seat alike (canSeat)
-	prev, next  int32     // unmatched neighbours in rating, in its partition
-	taken       bool
+	// What a walk reads of each candidate comes first, in one cache line.
+	mean, iv   float64
+	mask       uint64 // regions it accepts now
+	prev, next int32  // unmatched neighbours in rating, in its partition
+	fillType   int32  // with a fill space, its type: the tickets of one type seat alike (canSeat)
+	fillDims   int32  // and where its players' dimensions start in fillDims
+	since      float64
+	total      float64
+	size       int
+	in         int32
+	taken      bool
+	roleSig    uint64    // the roles its players play, as a set of sets: equal for equal tickets
+	roles      [][]uint8 // per player, the role indices it plays in order; nil: any
 }
 
 // shapeRule is what the pass reads of one rule, by live index.
