@@ -116,13 +116,16 @@ type shaper struct {
 	attrs     arena[MatchAttribute]
 	keptBuf   []int32
 	// with few enough states, the exact check of a group's seats and roles (shaped_fill.go)
-	fill     *fillSpace
-	fillDims []uint32 // the tickets' players' role dimensions (sticket.fillDims)
+	fill *fillSpace
+	// the players' role dimensions of each ticket type (sticket.fillType), kind by kind: a
+	// small table a walk reads in cache
+	typeDims [][]uint32
 	fillBuf  []uint64
 	// canSeat's answers by ticket type (sticket.fillType), for the group states of epoch
 	// seatStamp
 	fillTypes map[string]int32
 	typeKey   []byte
+	dimsBuf   []uint32
 	seatStamp []uint32
 	seatOK    []bool
 	fillEpoch uint32
@@ -146,7 +149,6 @@ type sticket struct {
 	mask       uint64 // regions it accepts now
 	prev, next int32  // unmatched neighbours in rating, in its partition
 	fillType   int32  // with a fill space, its type: the tickets of one type seat alike (canSeat)
-	fillDims   int32  // and where its players' dimensions start in fillDims
 	since      float64
 	total      float64
 	size       int
@@ -245,9 +247,7 @@ func (s *shaper) readTicket(t *Ticket, i int) sticket {
 		x.roleSig = roleSignature(x.roles)
 	}
 	if s.fill != nil {
-		x.fillDims = int32(len(s.fillDims))
-		s.fillDims = s.fill.ticketDims(s.fillDims, x.roles, x.size)
-		x.fillType = s.fillType(&x)
+		x.fillType = s.fillType(x.roles, x.size)
 	}
 	return x
 }

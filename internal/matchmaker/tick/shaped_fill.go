@@ -199,8 +199,7 @@ func (t *fillTeam) seatFrom(cur uint64, dims []uint32) uint64 {
 
 // dimsOf is ticket x's players' dimensions on a team of the given kind.
 func (s *shaper) dimsOf(x *sticket, kind int) []uint32 {
-	at := int(x.fillDims) + kind*x.size
-	return s.fillDims[at : at+x.size]
+	return s.typeDims[x.fillType][kind*x.size : (kind+1)*x.size]
 }
 
 // canSeat says whether the group, some way its tickets are seated, can take x on some team
@@ -267,22 +266,26 @@ func (s *shaper) newFillEpoch(g *group) {
 	g.fillEpoch = s.fillEpoch
 }
 
-// fillType numbers ticket x's dimensions, sorted (a ticket's seats do not depend on the
-// order of its players): tickets of one type seat alike.
-func (s *shaper) fillType(x *sticket) int32 {
-	for kind := range s.fill.kinds {
-		slices.Sort(s.dimsOf(x, kind))
-	}
+// fillType numbers the dimensions of a ticket of these players' roles, each kind's sorted
+// (a ticket's seats do not depend on the order of its players): tickets of one type seat
+// alike.
+func (s *shaper) fillType(roles [][]uint8, size int) int32 {
+	dims := s.fill.ticketDims(s.dimsBuf[:0], roles, size)
+	s.dimsBuf = dims
 	key := s.typeKey[:0]
-	for _, m := range s.fillDims[x.fillDims : int(x.fillDims)+x.size*s.fill.kinds] {
+	for kind := range s.fill.kinds {
+		slices.Sort(dims[kind*size : (kind+1)*size])
+	}
+	for _, m := range dims {
 		key = binary.LittleEndian.AppendUint32(key, m)
 	}
 	s.typeKey = key
 	if t, ok := s.fillTypes[string(key)]; ok {
 		return t
 	}
-	t := int32(len(s.fillTypes))
+	t := int32(len(s.typeDims))
 	s.fillTypes[string(key)] = t
+	s.typeDims = append(s.typeDims, slices.Clone(dims))
 	s.seatStamp, s.seatOK = append(s.seatStamp, 0), append(s.seatOK, false)
 	return t
 }

@@ -117,7 +117,7 @@ func (s *shaper) acceptable(a, c int32) int {
 			ok = d.id[a] == d.id[c]
 		case RuleIntersect:
 			if d.bits {
-				ok = bits64(d.set[a]&d.set[c]) >= d.rule.minCommon()
+				ok = bits.OnesCount64(d.set[a]&d.set[c]) >= d.rule.minCommon()
 			} else {
 				ok = len(intersection(d.list[a], d.list[c])) >= d.rule.minCommon()
 			}
@@ -375,7 +375,7 @@ func (s *shaper) common(d *shapeRule, members []int32, judged func(int32) bool) 
 				all &= d.set[i]
 			}
 		}
-		list = s.names.take(bits64(all))[:0]
+		list = s.names.take(bits.OnesCount64(all))[:0]
 		for ; all != 0; all &= all - 1 {
 			list = append(list, d.names[bits.TrailingZeros64(all)])
 		}

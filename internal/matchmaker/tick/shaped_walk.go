@@ -2,6 +2,7 @@ package tick
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -151,7 +152,7 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 			ok = g.eq[k] == d.id[i]
 		case RuleIntersect:
 			if d.bits {
-				ok = bits64(g.common[k]&d.set[i]) >= d.rule.minCommon()
+				ok = bits.OnesCount64(g.common[k]&d.set[i]) >= d.rule.minCommon()
 			} else {
 				ok = len(intersection(g.lists[k], d.list[i])) >= d.rule.minCommon()
 			}
@@ -306,11 +307,3 @@ var allRoles = func() (out [MaxRoles]uint8) {
 	}
 	return out
 }()
-
-func bits64(x uint64) int {
-	n := 0
-	for ; x != 0; x &= x - 1 {
-		n++
-	}
-	return n
-}
