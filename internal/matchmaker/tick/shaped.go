@@ -181,9 +181,10 @@ func (s *shaper) read(f *apperr.Fields) {
 		widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
 	}
 	regionID := map[string]int{}
+	check := cfg.newAttributeChecker()
 	for i := range s.in {
 		t := &s.in[i]
-		cfg.addTicketFaults(f, t, i)
+		cfg.addTicketFaultsWith(f, t, i, check)
 		for _, l := range t.Latencies {
 			if _, ok := regionID[l.Region]; !ok && l.Region != "" {
 				regionID[l.Region] = len(regionID)
