@@ -23,7 +23,7 @@ func (s *shaper) serve(a int32) {
 	s.turned, s.turnDowns = Wait{}, 0
 	stages := &s.stages
 	stages.reset(stageRules + len(s.rules) + 1)
-	left, right := x.prev, x.next
+	left, right := s.nodes[a].prev, s.nodes[a].next
 	if r := s.scarceRole(a); r >= 0 {
 		s.addWait(a, Wait{Rule: WaitTeams, Kind: WaitTeams, Role: s.roles[r]})
 		return
@@ -73,12 +73,12 @@ func (s *shaper) nearer(a int32, left, right *int32) int32 {
 	x := &s.live[a]
 	dl, dr := math.Inf(1), math.Inf(1)
 	if *left >= 0 {
-		if dl = x.mean - s.live[*left].mean; dl > x.iv {
+		if dl = x.mean - s.nodes[*left].mean; dl > x.iv {
 			*left, dl = -1, math.Inf(1)
 		}
 	}
 	if *right >= 0 {
-		if dr = s.live[*right].mean - x.mean; dr > x.iv {
+		if dr = s.nodes[*right].mean - x.mean; dr > x.iv {
 			*right, dr = -1, math.Inf(1)
 		}
 	}
@@ -87,11 +87,11 @@ func (s *shaper) nearer(a int32, left, right *int32) int32 {
 		return -1
 	case *right < 0 || dl < dr || dl == dr && s.live[*left].since <= s.live[*right].since:
 		c := *left
-		*left = s.live[c].prev
+		*left = s.nodes[c].prev
 		return c
 	default:
 		c := *right
-		*right = s.live[c].next
+		*right = s.nodes[c].next
 		return c
 	}
 }
