@@ -54,7 +54,7 @@ type fillTeam struct {
 // newFillSpace returns the states of cfg's shape, nil when they would be too many or the
 // shape has no composition (packing the parties is then checked as it was).
 func newFillSpace(cfg *Config, in *shapeInfo) *fillSpace {
-	if !slices.Contains(in.comp, true) {
+	if !slices.Contains(in.comp, true) || len(cfg.Roles) == 0 {
 		return nil
 	}
 	fs := &fillSpace{states: 1}
