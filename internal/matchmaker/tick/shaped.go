@@ -165,10 +165,14 @@ type sticket struct {
 	roles    [][]uint8 // per player, the role indices it plays in order; nil: any
 }
 
-// walkNode is a live ticket's place in the walks.
+// walkNode is what a walk reads of a live ticket it passes: a candidate the rules turn
+// away costs a read of its node (two to a cache line) and of the rules' arrays, not of its
+// sticket.
 type walkNode struct {
-	mean       float64
+	mean, iv   float64
 	prev, next int32 // unmatched neighbours in rating, in its partition
+	fillType   int32 // sticket's
+	size       int32
 }
 
 // shapeRule is what the pass reads of one rule, by live index.
@@ -362,7 +366,8 @@ func (s *shaper) link() {
 	}
 	s.nodes = make([]walkNode, len(s.live))
 	for k := range s.live {
-		s.nodes[k] = walkNode{mean: s.live[k].mean, prev: -1, next: -1}
+		x := &s.live[k]
+		s.nodes[k] = walkNode{mean: x.mean, iv: x.iv, prev: -1, next: -1, fillType: x.fillType, size: int32(x.size)}
 		if k > 0 && s.partOf(int32(k-1)) == s.partOf(int32(k)) {
 			s.nodes[k].prev, s.nodes[k-1].next = int32(k-1), int32(k)
 		}

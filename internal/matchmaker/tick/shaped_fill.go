@@ -198,24 +198,29 @@ func (t *fillTeam) seatFrom(cur uint64, dims []uint32) uint64 {
 }
 
 // dimsOf is ticket x's players' dimensions on a team of the given kind.
-func (s *shaper) dimsOf(x *sticket, kind int) []uint32 {
-	return s.typeDims[x.fillType][kind*x.size : (kind+1)*x.size]
+func (s *shaper) dimsOf(x *sticket, kind int) []uint32 { return s.typeDimsOf(x.fillType, x.size, kind) }
+
+// typeDimsOf is the dimensions of the players of a ticket of type typ and size players on a
+// team of the given kind.
+func (s *shaper) typeDimsOf(typ int32, size, kind int) []uint32 {
+	return s.typeDims[typ][kind*size : (kind+1)*size]
 }
 
-// canSeat says whether the group, some way its tickets are seated, can take x on some team
-// and still fill the shape. The answer depends on the group's states and x's dimensions
-// alone: it is kept per ticket type until the states change, for an anchor whose group
-// lacks what its neighbours do not have walks on through many tickets of a few types.
-func (s *shaper) canSeat(g *group, x *sticket) bool {
-	if s.seatStamp[x.fillType] == g.fillEpoch {
-		return s.seatOK[x.fillType]
+// canSeat says whether the group, some way its tickets are seated, can take the ticket of
+// node n on some team and still fill the shape. The answer depends on the group's states
+// and the ticket's type alone: it is kept per type until the states change, for an anchor
+// whose group lacks what its neighbours do not have walks on through many tickets of a few
+// types.
+func (s *shaper) canSeat(g *group, n *walkNode) bool {
+	if s.seatStamp[n.fillType] == g.fillEpoch {
+		return s.seatOK[n.fillType]
 	}
-	ok := s.seatable(g, x)
-	s.seatStamp[x.fillType], s.seatOK[x.fillType] = g.fillEpoch, ok
+	ok := s.seatable(g, n.fillType, int(n.size))
+	s.seatStamp[n.fillType], s.seatOK[n.fillType] = g.fillEpoch, ok
 	return ok
 }
 
-func (s *shaper) seatable(g *group, x *sticket) bool {
+func (s *shaper) seatable(g *group, typ int32, size int) bool {
 	fs := s.fill
 	for w, word := range g.fill {
 		for ; word != 0; word &= word - 1 {
@@ -224,9 +229,9 @@ func (s *shaper) seatable(g *group, x *sticket) bool {
 				t := &fs.teams[k]
 				local := st / t.mult % t.n
 				if t.twin >= 0 && local == st/fs.teams[t.twin].mult%fs.teams[t.twin].n {
-					continue // the same as seating x on the twin
+					continue // the same as seating the ticket on the twin
 				}
-				if t.seat(local, s.dimsOf(x, t.kind)) != 0 {
+				if t.seat(local, s.typeDimsOf(typ, size, t.kind)) != 0 {
 					return true
 				}
 			}

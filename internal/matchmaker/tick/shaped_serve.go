@@ -35,7 +35,7 @@ func (s *shaper) serve(a int32) {
 			break
 		}
 		stage := s.acceptable(a, c)
-		stages.add(stage, s.live[c].size)
+		stages.add(stage, int(s.nodes[c].size))
 		if stage != 0 {
 			continue
 		}
@@ -99,11 +99,11 @@ func (s *shaper) nearer(a int32, left, right *int32) int32 {
 // acceptable judges candidate c against the anchor alone: 0 when it may join, else the
 // first stage that stops it.
 func (s *shaper) acceptable(a, c int32) int {
-	x, y := &s.live[a], &s.live[c]
+	x, y := &s.nodes[a], &s.nodes[c]
 	if dist(x.mean, y.mean) > y.iv { // within the anchor's: the walk stops at its interval
 		return stageInterval + 1 // stages count from 1 here: 0 is "acceptable"
 	}
-	if x.mask&y.mask == 0 {
+	if s.latency && s.live[a].mask&s.live[c].mask == 0 { // without latency every mask is all ones
 		return stageLatency + 1
 	}
 	for k := range s.rules {

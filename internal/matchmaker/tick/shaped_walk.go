@@ -128,11 +128,11 @@ func intersection(a, b []int32) []int32 {
 // fits says whether ticket i may join the group: 0 when it may, else the stage that stops
 // it (stageLatency, stageRules+k, or stageTeams).
 func (s *shaper) fits(g *group, i int32, capacity int) int {
-	x := &s.live[i]
-	if g.players+x.size > capacity {
+	n := &s.nodes[i]
+	if g.players+int(n.size) > capacity {
 		return stageTeams
 	}
-	if g.mask&x.mask == 0 {
+	if s.latency && g.mask&s.live[i].mask == 0 { // without latency every mask is all ones
 		return stageLatency
 	}
 	for k := range s.rules {
@@ -164,12 +164,12 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 		}
 	}
 	if s.fill != nil {
-		if !s.canSeat(g, x) {
+		if !s.canSeat(g, n) {
 			return stageTeams
 		}
 		return 0
 	}
-	if !s.packs(g, x) || !s.rolesCanFill(g, x, capacity) {
+	if x := &s.live[i]; !s.packs(g, x) || !s.rolesCanFill(g, x, capacity) {
 		return stageTeams
 	}
 	return 0
