@@ -312,7 +312,7 @@ func (c *Config) addAttributeFaultsOf(f *apperr.Fields, t *Ticket, ticket int) {
 // attributeChecker finds what addAttributeFaultsOf finds, for a pass that checks many
 // tickets: it looks the declared attributes up by name, and walks a ticket's map only when
 // it holds some other, where addAttributeFaults walks every map and looks each attribute
-// up twice (a tenth of a shaped pass).
+// up twice.
 type attributeChecker struct {
 	cfg      *Config
 	declared []string // sorted

@@ -189,7 +189,7 @@ func (c *Config) partyFits(roles [][]string) bool {
 	var backing [MaxTeamSize][MaxRoles]uint8
 	var lists [MaxTeamSize][]uint8
 	// Written by index into the arrays, not by append nor through a slice: either would move
-	// backing to the heap, a kilobyte per party at every pass.
+	// backing to the heap, an allocation per party at every pass.
 	for j, rs := range roles {
 		n := 0
 		for _, r := range rs {

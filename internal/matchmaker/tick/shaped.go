@@ -390,7 +390,7 @@ func (s *shaper) link() {
 // order is the live indices sorted by (partition value, mean rating, age, index). The
 // queue service keeps its tickets in age order: then the order is the ratings' radix sort
 // (pairing.SortIndex, ties by index, so by age) made stable by partition value, a few
-// passes over the tickets where a comparison sort took a tenth of the pass.
+// passes over the tickets rather than a comparison sort.
 func (s *shaper) order() []int32 {
 	n := len(s.live)
 	order := make([]int32, n)
@@ -436,7 +436,7 @@ func (s *shaper) order() []int32 {
 }
 
 // permuteInPlace puts xs in the order of order (xs[k] becomes the old xs[order[k]]) by
-// following its cycles: the live tickets are ten megabytes of 100,000, not copied.
+// following its cycles: the live tickets are the pass's largest array, not copied.
 func permuteInPlace[T any](xs []T, order []int32) {
 	done := make([]bool, len(xs))
 	for k := range xs {

@@ -10,9 +10,8 @@ import (
 // the teams. The teams' compositions summed (rolesCanFill) let a group take tickets that no
 // split into teams can seat: a party of five is a whole team, so the other team's five
 // players must meet the composition alone, which the sum does not see. Such a group took
-// candidate after candidate, each one's split failing, until its walk ended: three splits
-// in four failed on the role benchmark, and the anchors stuck that way walked half of all
-// the candidates walked.
+// candidate after candidate, each one's split failing, until its walk ended: on the role
+// benchmark most splits failed so, and the anchors stuck that way did much of the walking.
 //
 // A team's state is its players counted by role dimension (each role its composition
 // bounds, and one free dimension for the roles it leaves free, 0..size); a group's states
@@ -21,7 +20,9 @@ import (
 // which the team can no longer be filled and meet its minimums (its deficit of minimums
 // beyond the places left) is dropped: adding players never brings it back. So a candidate
 // may join when some state reaches a kept state with it seated on some team, and a group
-// of the shape's players has a state only when its split exists.
+// of the shape's players has a state only when its split exists. The split's search
+// (split.go) seats its tickets through the same states, a team at a time, and drops a
+// placement as soon as a team has none.
 //
 // The states are kept only while they are few (fillMaxStates: 324 for 5v5 with a 1/2/2
 // composition); a larger shape keeps the summed check and its failed splits.
