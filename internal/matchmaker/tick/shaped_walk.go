@@ -72,10 +72,9 @@ func (s *shaper) add(g *group, i int32) {
 	g.members = append(g.members, i)
 	g.players += x.size
 	g.mask &= x.mask
-	switch {
-	case s.fill != nil:
+	if s.fill != nil {
 		s.seatAll(g, x)
-	default:
+	} else {
 		g.refused = g.refused[:0] // a larger group refuses differently
 		if s.roleLo != nil {
 			g.roles = append(g.roles, x.roles...)
