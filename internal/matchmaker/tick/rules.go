@@ -3,6 +3,7 @@ package tick
 import (
 	"cmp"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
@@ -267,8 +268,18 @@ func (c Config) ValidateTicket(t Ticket) error {
 
 // addTicketFaults names the fields as Ticket.addFaults does.
 func (c *Config) addTicketFaults(f *apperr.Fields, t *Ticket, ticket int) {
+	c.addTicketFaultsWith(f, t, ticket, nil)
+}
+
+// addTicketFaultsWith is addTicketFaults checking the attributes with k (a pass's), or
+// without one as addAttributeFaultsOf does.
+func (c *Config) addTicketFaultsWith(f *apperr.Fields, t *Ticket, ticket int, k *attributeChecker) {
 	t.addFaults(f, ticket, min(max(c.largestTeam(), 1), MaxTeamSize))
-	c.addAttributeFaultsOf(f, t, ticket)
+	if k != nil {
+		k.addFaults(f, t, ticket)
+	} else {
+		c.addAttributeFaultsOf(f, t, ticket)
+	}
 	if len(t.Roles) == 0 && t.Backfill == nil {
 		return
 	}
@@ -296,6 +307,60 @@ func (c *Config) addAttributeFaultsOf(f *apperr.Fields, t *Ticket, ticket int) {
 		}
 		return "tickets[" + strconv.Itoa(ticket) + "]." + field
 	})
+}
+
+// attributeChecker finds what addAttributeFaultsOf finds, for a pass that checks many
+// tickets: it looks the declared attributes up by name, and walks a ticket's map only when
+// it holds some other, where addAttributeFaults walks every map and looks each attribute
+// up twice.
+type attributeChecker struct {
+	cfg      *Config
+	declared []string // sorted
+	// requiredBy[j]: the rules that read declared[j], which has no default
+	requiredBy [][]string
+}
+
+func (c *Config) newAttributeChecker() *attributeChecker {
+	k := &attributeChecker{cfg: c}
+	for name := range c.Attributes {
+		k.declared = append(k.declared, name)
+	}
+	slices.Sort(k.declared)
+	k.requiredBy = make([][]string, len(k.declared))
+	for _, r := range c.Rules {
+		if j, ok := slices.BinarySearch(k.declared, r.Attribute); ok && r.readsAttribute() && c.Attributes[r.Attribute].Default == nil {
+			k.requiredBy[j] = append(k.requiredBy[j], r.Name)
+		}
+	}
+	return k
+}
+
+func (k *attributeChecker) addFaults(f *apperr.Fields, t *Ticket, ticket int) {
+	if len(t.Attributes) == 0 && len(k.cfg.Rules) == 0 {
+		return
+	}
+	at := func(field string) string { return "tickets[" + strconv.Itoa(ticket) + "]." + field }
+	found := 0
+	for j, name := range k.declared {
+		v, ok := t.Attributes[name]
+		switch {
+		case ok:
+			found++
+			addValueFaults(f, func() string { return at("attributes." + name) }, v, k.cfg.Attributes[name])
+		case t.Backfill == nil:
+			for _, rule := range k.requiredBy[j] {
+				f.Add(at("attributes."+name), "is required: rule %q reads it and it has no default", rule)
+			}
+		}
+	}
+	if found == len(t.Attributes) {
+		return
+	}
+	for name := range t.Attributes {
+		if _, ok := slices.BinarySearch(k.declared, name); !ok {
+			f.Add(at("attributes."+name), "is not an attribute the queue declares")
+		}
+	}
 }
 
 // ValidateRules reports the faults of c's attributes and rules alone (attributes.<name>.*,

@@ -378,6 +378,11 @@ func TestTicketAttributesValidation(t *testing.T) {
 			if _, err := Run(tk, 10, cfg); !hasField(err, "tickets[1]."+tt.field) {
 				t.Fatalf("Run: %v, want a fault of tickets[1].%s", err, tt.field)
 			}
+			shaped := cfg // the shaped pass checks the attributes its own way (attributeChecker)
+			shaped.Shape = symmetric(2, 2)
+			if _, err := Run(tk, 10, shaped); !hasField(err, "tickets[1]."+tt.field) {
+				t.Fatalf("Run, shaped: %v, want a fault of tickets[1].%s", err, tt.field)
+			}
 			tk[1].ExpiresAt = 0 // expired tickets are checked too
 			if _, err := Run(tk, 10, cfg); !hasField(err, "tickets[1]."+tt.field) {
 				t.Fatalf("Run, expired: %v, want a fault of tickets[1].%s", err, tt.field)

@@ -188,15 +188,19 @@ func (c *Config) partyFits(roles [][]string) bool {
 	}
 	var backing [MaxTeamSize][MaxRoles]uint8
 	var lists [MaxTeamSize][]uint8
-	players := lists[:len(roles)]
+	// Written by index into the arrays, not by append nor through a slice: either would move
+	// backing to the heap, an allocation per party at every pass.
 	for j, rs := range roles {
-		players[j] = backing[j][:0]
+		n := 0
 		for _, r := range rs {
-			if k := slices.Index(c.Roles, r); k >= 0 && len(players[j]) < MaxRoles {
-				players[j] = append(players[j], uint8(k))
+			if k := slices.Index(c.Roles, r); k >= 0 && n < MaxRoles {
+				backing[j][n] = uint8(k)
+				n++
 			}
 		}
+		lists[j] = backing[j][:n]
 	}
+	players := lists[:len(roles)]
 	var loA, hiA [MaxRoles]int
 	var outA [MaxTeamSize]int8
 	lo, hi, out := loA[:len(c.Roles)], hiA[:len(c.Roles)], outA[:len(roles)]

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
 )
 
 // runShaped is Run for a config with a Shape: any number of teams, each of its own size,
@@ -29,12 +30,14 @@ import (
 func runShaped(tickets []Ticket, now float64, cfg *Config) (Result, error) {
 	var f apperr.Fields
 	s := &shaper{cfg: cfg, now: now, in: tickets}
+	s.split.info = newShapeInfo(cfg)
+	s.fill = newFillSpace(cfg, &s.split.info)
+	s.fillTypes = map[string]int32{}
 	s.read(&f)
 	if err := f.Err(); err != nil {
 		return Result{}, err
 	}
 	s.link()
-	s.split.info = newShapeInfo(cfg)
 	s.aggregateRoles()
 	if s.roleLo != nil {
 		parts := 1
@@ -49,6 +52,11 @@ func runShaped(tickets []Ticket, now float64, cfg *Config) (Result, error) {
 			s.countRoles(int32(i), 1)
 		}
 	}
+	players := 0
+	for i := range s.live {
+		players += s.live[i].size
+	}
+	s.matches = make([]Match, 0, players/s.capacity()+1) // at most: no append copies them
 	for _, a := range s.byAge {
 		if !s.live[a].taken {
 			s.serve(a)
@@ -85,6 +93,9 @@ type shaper struct {
 
 	live  []sticket
 	byAge []int32 // live indices, oldest first
+	// the walks' links, by live index: what nearer reads of each ticket it passes, four to
+	// a cache line where a sticket takes two lines
+	nodes []walkNode
 
 	matches []Match
 	expired []Expiry
@@ -110,7 +121,25 @@ type shaper struct {
 	teams     arena[Team]
 	slots     arena[Slot]
 	names     arena[string]
+	attrs     arena[MatchAttribute]
 	keptBuf   []int32
+	// with few enough states, the exact check of a group's seats and roles (shaped_fill.go)
+	fill *fillSpace
+	// the players' role dimensions of each ticket type (sticket.fillType), kind by kind: a
+	// small table a walk reads in cache
+	typeDims [][]uint32
+	fillBuf  []uint64
+	// canSeat's answers by ticket type (sticket.fillType), for the group states of epoch
+	// seatStamp
+	fillTypes map[string]int32
+	typeKey   []byte
+	dimsBuf   []uint32
+	seatStamp []uint32
+	seatOK    []bool
+	fillEpoch uint32
+	// a match's players' roles, by member from roleAt[member] (makeMatch)
+	matchRoles []int8
+	roleAt     []int
 
 	players int // the shape's players, Σ sizes (capacity)
 
@@ -123,16 +152,27 @@ type shaper struct {
 
 // sticket is a live ticket of a shaped pass.
 type sticket struct {
-	in          int32
-	since       float64
-	mean, total float64
-	iv          float64
-	size        int
-	mask        uint64    // regions it accepts now
-	roles       [][]uint8 // per player, the role indices it plays in order; nil: any
-	roleSig     uint64    // the roles its players play, as a set of sets: equal for equal tickets
-	prev, next  int32     // unmatched neighbours in rating, in its partition
-	taken       bool
+	// What a walk reads of each candidate comes first, in one cache line.
+	mean, iv float64
+	mask     uint64 // regions it accepts now
+	fillType int32  // with a fill space, its type: the tickets of one type seat alike (canSeat)
+	since    float64
+	total    float64
+	size     int
+	in       int32
+	taken    bool
+	roleSig  uint64    // the roles its players play, as a set of sets: equal for equal tickets
+	roles    [][]uint8 // per player, the role indices it plays in order; nil: any
+}
+
+// walkNode is what a walk reads of a live ticket it passes: a candidate the rules turn
+// away costs a read of its node (two to a cache line) and of the rules' arrays, not of its
+// sticket.
+type walkNode struct {
+	mean, iv   float64
+	prev, next int32 // unmatched neighbours in rating, in its partition
+	fillType   int32 // sticket's
+	size       int32
 }
 
 // shapeRule is what the pass reads of one rule, by live index.
@@ -158,9 +198,10 @@ func (s *shaper) read(f *apperr.Fields) {
 		widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
 	}
 	regionID := map[string]int{}
+	check := cfg.newAttributeChecker()
 	for i := range s.in {
 		t := &s.in[i]
-		cfg.addTicketFaults(f, t, i)
+		cfg.addTicketFaultsWith(f, t, i, check)
 		for _, l := range t.Latencies {
 			if _, ok := regionID[l.Region]; !ok && l.Region != "" {
 				regionID[l.Region] = len(regionID)
@@ -223,6 +264,9 @@ func (s *shaper) readTicket(t *Ticket, i int) sticket {
 		}
 		x.roleSig = roleSignature(x.roles)
 	}
+	if s.fill != nil {
+		x.fillType = s.fillType(x.roles, x.size)
+	}
 	return x
 }
 
@@ -242,7 +286,19 @@ func (s *shaper) readRules(kept []int) {
 			}
 			return *attr.Default // validated: a rule reads a given attribute or a default
 		}
-		strID, numID := map[string]int32{}, map[float64]int32{}
+		var strs interner // a rule's values are few: comparing is faster than hashing
+		numID := map[float64]int32{}
+		if r.hasTolerance() {
+			d.tol = make([]float64, 0, len(kept))
+		}
+		switch r.Kind {
+		case RuleEqual:
+			d.id = make([]int32, 0, len(kept))
+		case RuleIntersect:
+			d.list = make([][]int32, 0, len(kept))
+		case RuleDistance:
+			d.num = make([]float64, 0, len(kept))
+		}
 		for j, i := range kept {
 			t := &s.in[i]
 			wait := s.now - t.WaitingSince
@@ -262,13 +318,13 @@ func (s *shaper) readRules(kept []int) {
 					}
 					d.id = append(d.id, id)
 				} else {
-					d.id = append(d.id, intern(strID, &d.names, v.Str))
+					d.id = append(d.id, strs.id(v.Str))
 				}
 			case RuleIntersect:
 				v := value(t)
 				ids := s.listIDs.take(len(v.List))
 				for n, x := range v.List {
-					ids[n] = intern(strID, &d.names, x)
+					ids[n] = strs.id(x)
 				}
 				sortSmall(ids)
 				d.list = append(d.list, ids)
@@ -280,6 +336,7 @@ func (s *shaper) readRules(kept []int) {
 				}
 			}
 		}
+		d.names = strs.names
 		if r.Kind == RuleIntersect && len(d.names) <= 64 {
 			d.bits = true
 			d.set = make([]uint64, len(kept))
@@ -295,61 +352,24 @@ func (s *shaper) readRules(kept []int) {
 	}
 }
 
-func intern(ids map[string]int32, names *[]string, v string) int32 {
-	id, ok := ids[v]
-	if !ok {
-		id = int32(len(*names))
-		ids[v] = id
-		*names = append(*names, v)
-	}
-	return id
-}
-
 // link orders the live tickets by (partition value, mean rating, age) and links each to its
 // neighbours of the same partition value.
 func (s *shaper) link() {
-	// Sort keys copied beside their index: the comparisons read one small struct each,
-	// not three arrays.
-	type key struct {
-		part        int32
-		idx         int32
-		mean, since float64
-	}
-	keys := make([]key, len(s.live))
-	for i := range s.live {
-		keys[i] = key{idx: int32(i), mean: s.live[i].mean, since: s.live[i].since}
-		if s.part >= 0 {
-			keys[i].part = s.rules[s.part].id[i]
-		}
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if a.part != b.part {
-			return int(a.part - b.part)
-		}
-		if a.mean != b.mean {
-			return cmp.Compare(a.mean, b.mean)
-		}
-		if a.since != b.since {
-			return cmp.Compare(a.since, b.since)
-		}
-		return int(a.idx - b.idx)
-	})
-	order := make([]int32, len(keys))
-	for k, x := range keys {
-		order[k] = x.idx
-	}
+	order := s.order()
 	// The tickets move to their place in that order, so that a walk reads neighbours in
 	// memory.
-	s.live = permute(s.live, order)
+	permuteInPlace(s.live, order)
 	for k := range s.rules {
 		d := &s.rules[k]
 		d.bound, d.id, d.list = permute(d.bound, order), permute(d.id, order), permute(d.list, order)
 		d.set, d.num, d.tol = permute(d.set, order), permute(d.num, order), permute(d.tol, order)
 	}
+	s.nodes = make([]walkNode, len(s.live))
 	for k := range s.live {
-		s.live[k].prev, s.live[k].next = -1, -1
-		if k > 0 && keys[k-1].part == keys[k].part {
-			s.live[k].prev, s.live[k-1].next = int32(k-1), int32(k)
+		x := &s.live[k]
+		s.nodes[k] = walkNode{mean: x.mean, iv: x.iv, prev: -1, next: -1, fillType: x.fillType, size: int32(x.size)}
+		if k > 0 && s.partOf(int32(k-1)) == s.partOf(int32(k)) {
+			s.nodes[k].prev, s.nodes[k-1].next = int32(k-1), int32(k)
 		}
 	}
 	// Age order: the live tickets were read in input order, which the queue service keeps
@@ -364,6 +384,77 @@ func (s *shaper) link() {
 	}
 	if !aged {
 		slices.SortStableFunc(s.byAge, func(a, b int32) int { return cmp.Compare(s.live[a].since, s.live[b].since) })
+	}
+}
+
+// order is the live indices sorted by (partition value, mean rating, age, index). The
+// queue service keeps its tickets in age order: then the order is the ratings' radix sort
+// (pairing.SortIndex, ties by index, so by age) made stable by partition value, a few
+// passes over the tickets rather than a comparison sort.
+func (s *shaper) order() []int32 {
+	n := len(s.live)
+	order := make([]int32, n)
+	aged := true
+	for i := 1; i < n && aged; i++ {
+		aged = s.live[i-1].since <= s.live[i].since
+	}
+	if !aged {
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortFunc(order, func(a, b int32) int {
+			x, y := &s.live[a], &s.live[b]
+			return cmp.Or(cmp.Compare(s.partOf(a), s.partOf(b)), cmp.Compare(x.mean, y.mean),
+				cmp.Compare(x.since, y.since), cmp.Compare(a, b))
+		})
+		return order
+	}
+	means := make([]float64, n)
+	for i := range s.live {
+		means[i] = s.live[i].mean
+	}
+	pairing.SortIndex(means, order)
+	if s.part < 0 {
+		return order
+	}
+	// A counting sort by partition value, stable.
+	d := &s.rules[s.part]
+	start := make([]int32, len(d.names)+len(d.nums)+1)
+	for _, id := range d.id {
+		start[id+1]++
+	}
+	for v := 1; v < len(start); v++ {
+		start[v] += start[v-1]
+	}
+	out := make([]int32, n)
+	for _, i := range order {
+		v := d.id[i]
+		out[start[v]] = i
+		start[v]++
+	}
+	return out
+}
+
+// permuteInPlace puts xs in the order of order (xs[k] becomes the old xs[order[k]]) by
+// following its cycles: the live tickets are the pass's largest array, not copied.
+func permuteInPlace[T any](xs []T, order []int32) {
+	done := make([]bool, len(xs))
+	for k := range xs {
+		if done[k] {
+			continue
+		}
+		first := xs[k]
+		j := k
+		for {
+			done[j] = true
+			src := int(order[j])
+			if src == k {
+				xs[j] = first
+				break
+			}
+			xs[j] = xs[src]
+			j = src
+		}
 	}
 }
 
@@ -384,17 +475,20 @@ func (s *shaper) take(i int32) {
 	x := &s.live[i]
 	x.taken = true
 	s.countRoles(i, -1)
-	if x.prev >= 0 {
-		s.live[x.prev].next = x.next
+	if n := &s.nodes[i]; n.prev >= 0 {
+		s.nodes[n.prev].next = n.next
 	}
-	if x.next >= 0 {
-		s.live[x.next].prev = x.prev
+	if n := &s.nodes[i]; n.next >= 0 {
+		s.nodes[n.next].prev = n.prev
 	}
 }
 
 // result copies out the waits of the tickets still waiting.
 func (s *shaper) result() Result {
-	r := Result{Matches: s.matches, Expired: s.expired}
+	r := Result{Expired: s.expired}
+	if len(s.matches) > 0 { // nil without matches, as before the capacity was made up front
+		r.Matches = s.matches
+	}
 	for k, w := range s.waits {
 		if !s.live[s.waitOf[k]].taken {
 			r.Waiting = append(r.Waiting, w)

@@ -2,6 +2,7 @@ package tick
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -22,7 +23,7 @@ func (s *shaper) serve(a int32) {
 	s.turned, s.turnDowns = Wait{}, 0
 	stages := &s.stages
 	stages.reset(stageRules + len(s.rules) + 1)
-	left, right := x.prev, x.next
+	left, right := s.nodes[a].prev, s.nodes[a].next
 	if r := s.scarceRole(a); r >= 0 {
 		s.addWait(a, Wait{Rule: WaitTeams, Kind: WaitTeams, Role: s.roles[r]})
 		return
@@ -34,7 +35,7 @@ func (s *shaper) serve(a int32) {
 			break
 		}
 		stage := s.acceptable(a, c)
-		stages.add(stage, s.live[c].size)
+		stages.add(stage, int(s.nodes[c].size))
 		if stage != 0 {
 			continue
 		}
@@ -72,12 +73,12 @@ func (s *shaper) nearer(a int32, left, right *int32) int32 {
 	x := &s.live[a]
 	dl, dr := math.Inf(1), math.Inf(1)
 	if *left >= 0 {
-		if dl = x.mean - s.live[*left].mean; dl > x.iv {
+		if dl = x.mean - s.nodes[*left].mean; dl > x.iv {
 			*left, dl = -1, math.Inf(1)
 		}
 	}
 	if *right >= 0 {
-		if dr = s.live[*right].mean - x.mean; dr > x.iv {
+		if dr = s.nodes[*right].mean - x.mean; dr > x.iv {
 			*right, dr = -1, math.Inf(1)
 		}
 	}
@@ -86,11 +87,11 @@ func (s *shaper) nearer(a int32, left, right *int32) int32 {
 		return -1
 	case *right < 0 || dl < dr || dl == dr && s.live[*left].since <= s.live[*right].since:
 		c := *left
-		*left = s.live[c].prev
+		*left = s.nodes[c].prev
 		return c
 	default:
 		c := *right
-		*right = s.live[c].next
+		*right = s.nodes[c].next
 		return c
 	}
 }
@@ -98,11 +99,11 @@ func (s *shaper) nearer(a int32, left, right *int32) int32 {
 // acceptable judges candidate c against the anchor alone: 0 when it may join, else the
 // first stage that stops it.
 func (s *shaper) acceptable(a, c int32) int {
-	x, y := &s.live[a], &s.live[c]
+	x, y := &s.nodes[a], &s.nodes[c]
 	if dist(x.mean, y.mean) > y.iv { // within the anchor's: the walk stops at its interval
 		return stageInterval + 1 // stages count from 1 here: 0 is "acceptable"
 	}
-	if x.mask&y.mask == 0 {
+	if s.latency && s.live[a].mask&s.live[c].mask == 0 { // without latency every mask is all ones
 		return stageLatency + 1
 	}
 	for k := range s.rules {
@@ -116,7 +117,7 @@ func (s *shaper) acceptable(a, c int32) int {
 			ok = d.id[a] == d.id[c]
 		case RuleIntersect:
 			if d.bits {
-				ok = bits64(d.set[a]&d.set[c]) >= d.rule.minCommon()
+				ok = bits.OnesCount64(d.set[a]&d.set[c]) >= d.rule.minCommon()
 			} else {
 				ok = len(intersection(d.list[a], d.list[c])) >= d.rule.minCommon()
 			}
@@ -260,10 +261,16 @@ func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
 			m.Shaped[k].Roles = s.names.take(used[k])[:0]
 		}
 	}
-	var roles [][]int8
-	if len(s.roles) > 0 {
-		roles = make([][]int8, len(g.members))
-		s.compositionOK(roles) // the split kept the compositions: this names the roles
+	var roles []int8
+	if n := 0; len(s.roles) > 0 {
+		s.roleAt, n = s.roleAt[:0], 0
+		for _, i := range g.members {
+			s.roleAt = append(s.roleAt, n)
+			n += s.live[i].size
+		}
+		s.matchRoles = resize(s.matchRoles, n)
+		roles = s.matchRoles
+		s.compositionOK(roles, s.roleAt) // the split kept the compositions: this names the roles
 	}
 	for k, d := range s.cfg.Shape {
 		m.Shaped[k].Name = d.Name
@@ -277,7 +284,7 @@ func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
 			t.Total += r
 			if roles != nil {
 				name := ""
-				if r := roles[mi][p]; r >= 0 {
+				if r := roles[s.roleAt[mi]+p]; r >= 0 {
 					name = s.roles[r]
 				}
 				t.Roles = append(t.Roles, name)
@@ -302,27 +309,43 @@ func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
 }
 
 // attributes are what the match's equal and intersect rules agreed on, as Match.Attributes
-// says: of the tickets each rule binds, or of all when it binds none.
+// says: of the tickets each rule binds, or of all when it binds none. They are cut from
+// arenas: a pass makes a match per ten players.
 func (s *shaper) attributes(g *group) []MatchAttribute {
-	var out []MatchAttribute
+	n := 0
+	for k := range s.rules {
+		if s.rules[k].rule.classified() {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := s.attrs.take(n)[:0]
 	for k := range s.rules {
 		d := &s.rules[k]
 		if !d.rule.classified() || slices.ContainsFunc(out, func(a MatchAttribute) bool { return a.Name == d.rule.Attribute }) {
 			continue
 		}
-		judged := make([]int32, 0, len(g.members))
-		for _, i := range g.members {
-			if d.bound[i] {
-				judged = append(judged, i)
-			}
-		}
-		if len(judged) == 0 {
-			judged = g.members
+		judged := func(i int32) bool { return true } // the rule binds none of them: all are judged
+		if slices.ContainsFunc(g.members, func(i int32) bool { return d.bound[i] }) {
+			judged = func(i int32) bool { return d.bound[i] }
 		}
 		switch d.rule.Kind {
 		case RuleEqual:
-			id := d.id[judged[0]]
-			if slices.ContainsFunc(judged, func(i int32) bool { return d.id[i] != id }) {
+			id := int32(-1)
+			for _, i := range g.members {
+				if !judged(i) {
+					continue
+				}
+				if id < 0 {
+					id = d.id[i]
+				} else if d.id[i] != id {
+					id = -2
+					break
+				}
+			}
+			if id < 0 {
 				continue
 			}
 			v := StringValue("")
@@ -333,20 +356,51 @@ func (s *shaper) attributes(g *group) []MatchAttribute {
 			}
 			out = append(out, MatchAttribute{d.rule.Attribute, v})
 		case RuleIntersect:
-			common := d.list[judged[0]]
-			for _, i := range judged[1:] {
-				common = intersection(common, d.list[i])
-			}
 			v := ListValue()
-			v.List = []string{}
-			for _, id := range common {
-				v.List = append(v.List, d.names[id])
-			}
-			slices.Sort(v.List)
+			v.List = s.common(d, g.members, judged)
 			out = append(out, MatchAttribute{d.rule.Attribute, v})
 		}
 	}
 	return out
+}
+
+// common is the values of intersect rule d that the judged tickets of members all list,
+// sorted.
+func (s *shaper) common(d *shapeRule, members []int32, judged func(int32) bool) []string {
+	var list []string
+	if d.bits {
+		all := uint64(math.MaxUint64)
+		for _, i := range members {
+			if judged(i) {
+				all &= d.set[i]
+			}
+		}
+		list = s.names.take(bits.OnesCount64(all))[:0]
+		for ; all != 0; all &= all - 1 {
+			list = append(list, d.names[bits.TrailingZeros64(all)])
+		}
+	} else {
+		var ids []int32
+		first := true
+		for _, i := range members {
+			switch {
+			case !judged(i):
+			case first:
+				ids, first = d.list[i], false
+			default:
+				ids = intersection(ids, d.list[i])
+			}
+		}
+		list = s.names.take(len(ids))[:0]
+		for _, id := range ids {
+			list = append(list, d.names[id])
+		}
+	}
+	if list == nil {
+		list = []string{} // an empty arena's cut: "no value in common" is an empty list
+	}
+	slices.Sort(list)
+	return list
 }
 
 // playersOf is the players of anchor a and the tickets cs.

@@ -2,6 +2,7 @@ package tick
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -24,6 +25,8 @@ type group struct {
 	roleCounted bool
 	roleCount   [MaxRoles]int
 	roleCovered int
+	fill        []uint64 // with a fill space, its states (shaped_fill.go)
+	fillEpoch   uint32   // and their number, for canSeat's answers
 }
 
 func (s *shaper) newGroup(a int32) *group {
@@ -45,6 +48,9 @@ func (s *shaper) resetGroup(g *group, a int32) *group {
 		g.lo[i], g.hi[i], g.tol[i] = math.Inf(1), math.Inf(-1), math.Inf(1)
 	}
 	g.room = append(g.room[:0], s.split.info.sizes...)
+	if s.fill != nil {
+		s.resetFill(g)
+	}
 	s.add(g, a)
 	return g
 }
@@ -56,6 +62,7 @@ func (g *group) clone() *group {
 	c.lists = slices.Clone(g.lists)
 	c.lo, c.hi, c.tol = slices.Clone(g.lo), slices.Clone(g.hi), slices.Clone(g.tol)
 	c.room, c.refused, c.roles = slices.Clone(g.room), slices.Clone(g.refused), slices.Clone(g.roles)
+	c.fill = slices.Clone(g.fill)
 	return &c
 }
 
@@ -64,16 +71,20 @@ func (s *shaper) add(g *group, i int32) {
 	x := &s.live[i]
 	g.members = append(g.members, i)
 	g.players += x.size
-	g.refused = g.refused[:0] // a larger group refuses differently
-	if s.roleLo != nil {
-		g.roles = append(g.roles, x.roles...)
-		s.countGroupRoles(g)
-	}
 	g.mask &= x.mask
-	if k := bestFit(g.room, x.size); k >= 0 {
-		g.room[k] -= x.size
-	} else { // fits found a packing the best fit did not
-		s.repack(g)
+	if s.fill != nil {
+		s.seatAll(g, x)
+	} else {
+		g.refused = g.refused[:0] // a larger group refuses differently
+		if s.roleLo != nil {
+			g.roles = append(g.roles, x.roles...)
+			s.countGroupRoles(g)
+		}
+		if k := bestFit(g.room, x.size); k >= 0 {
+			g.room[k] -= x.size
+		} else { // fits found a packing the best fit did not
+			s.repack(g)
+		}
 	}
 	for k := range s.rules {
 		d := &s.rules[k]
@@ -116,11 +127,11 @@ func intersection(a, b []int32) []int32 {
 // fits says whether ticket i may join the group: 0 when it may, else the stage that stops
 // it (stageLatency, stageRules+k, or stageTeams).
 func (s *shaper) fits(g *group, i int32, capacity int) int {
-	x := &s.live[i]
-	if g.players+x.size > capacity {
+	n := &s.nodes[i]
+	if g.players+int(n.size) > capacity {
 		return stageTeams
 	}
-	if g.mask&x.mask == 0 {
+	if s.latency && g.mask&s.live[i].mask == 0 { // without latency every mask is all ones
 		return stageLatency
 	}
 	for k := range s.rules {
@@ -140,7 +151,7 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 			ok = g.eq[k] == d.id[i]
 		case RuleIntersect:
 			if d.bits {
-				ok = bits64(g.common[k]&d.set[i]) >= d.rule.minCommon()
+				ok = bits.OnesCount64(g.common[k]&d.set[i]) >= d.rule.minCommon()
 			} else {
 				ok = len(intersection(g.lists[k], d.list[i])) >= d.rule.minCommon()
 			}
@@ -151,7 +162,13 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 			return stageRules + k
 		}
 	}
-	if !s.packs(g, x) || !s.rolesCanFill(g, x, capacity) {
+	if s.fill != nil {
+		if !s.canSeat(g, n) {
+			return stageTeams
+		}
+		return 0
+	}
+	if x := &s.live[i]; !s.packs(g, x) || !s.rolesCanFill(g, x, capacity) {
 		return stageTeams
 	}
 	return 0
@@ -289,11 +306,3 @@ var allRoles = func() (out [MaxRoles]uint8) {
 	}
 	return out
 }()
-
-func bits64(x uint64) int {
-	n := 0
-	for ; x != 0; x &= x - 1 {
-		n++
-	}
-	return n
-}

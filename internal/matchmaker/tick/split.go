@@ -89,6 +89,7 @@ type splitState struct {
 	mixBroken, mixDiff int
 	players            [][]uint8
 	roleOut            []int8
+	seats              []uint64 // with a fill space, each team's role states (shaped_fill.go)
 }
 
 // splitGroup splits the group g into the shape's teams: every party whole on one team,
@@ -115,6 +116,12 @@ func (s *shaper) splitGroup(g []int32, mins []int, full bool) (team []int8, exac
 	sp.rem[len(g)] = 0
 	for j := len(g) - 1; j >= 0; j-- {
 		sp.rem[j] = sp.rem[j+1] + s.live[g[sp.order[j]]].size
+	}
+	if s.fill != nil {
+		sp.seats = resize(sp.seats, n)
+		for k := range sp.seats {
+			sp.seats[k] = 1 // no player yet
+		}
 	}
 	sp.nodes, sp.found, sp.cut, sp.spread = 0, false, false, math.Inf(1)
 	sp.first = len(g) > exactMembers
@@ -190,6 +197,14 @@ func (s *shaper) place(j int) {
 		if sp.used[k] == 0 && s.emptyTwin(k) {
 			continue
 		}
+		var seats uint64
+		if s.fill != nil { // the team's role states with x seated: none, and no split seats x there
+			t := &s.fill.teams[k]
+			if seats = t.seatFrom(sp.seats[k], s.dimsOf(x, t.kind)); seats == 0 {
+				continue
+			}
+			seats, sp.seats[k] = sp.seats[k], seats
+		}
 		sp.used[k] += x.size
 		sp.sum[k] += x.total
 		sp.team[m] = int8(k)
@@ -198,6 +213,9 @@ func (s *shaper) place(j int) {
 		}
 		sp.used[k] -= x.size
 		sp.sum[k] -= x.total
+		if s.fill != nil {
+			sp.seats[k] = seats
+		}
 		if sp.first && sp.found || sp.cut {
 			return
 		}
@@ -248,7 +266,7 @@ func (s *shaper) leaf() {
 		}
 		return
 	}
-	if !s.compositionOK(nil) {
+	if !s.rolesMet() {
 		return
 	}
 	sp.found, sp.spread = true, spread
@@ -296,9 +314,23 @@ func (s *shaper) partyMixBroken() (int, int) {
 	return -1, 0
 }
 
+// rolesMet says whether every team of the split in sp.team meets its composition: by the
+// teams' role states the search kept, with a fill space.
+func (s *shaper) rolesMet() bool {
+	if s.fill == nil {
+		return s.compositionOK(nil, nil)
+	}
+	for k, seats := range s.split.seats {
+		if seats&s.fill.teams[k].met == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // compositionOK checks each team's composition on the split in sp.team; with roles, it
-// writes each player's role there, by g index then player.
-func (s *shaper) compositionOK(roles [][]int8) bool {
+// writes each player's role there: member m's player p at roles[at[m]+p].
+func (s *shaper) compositionOK(roles []int8, at []int) bool {
 	sp := &s.split
 	for k := range sp.info.sizes {
 		if !sp.info.comp[k] && roles == nil {
@@ -328,12 +360,12 @@ func (s *shaper) compositionOK(roles [][]int8) bool {
 			}
 		}
 		if roles != nil {
-			at := 0
+			from := 0
 			for m, i := range sp.g {
 				if int(sp.team[m]) == k {
 					n := s.live[i].size
-					roles[m] = append(roles[m][:0], sp.roleOut[at:at+n]...)
-					at += n
+					copy(roles[at[m]:at[m]+n], sp.roleOut[from:from+n])
+					from += n
 				}
 			}
 		}
@@ -376,7 +408,7 @@ func (s *shaper) swaps() {
 					continue
 				}
 				s.swap(a, b, hiK, loK)
-				if spread := s.spreadOf(); spread < best && s.partyMixKept() && s.compositionOK(nil) {
+				if spread := s.spreadOf(); spread < best && s.partyMixKept() && s.compositionOK(nil, nil) {
 					bestA, bestB, best = a, b, spread
 				}
 				s.swap(a, b, loK, hiK)

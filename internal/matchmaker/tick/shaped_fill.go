@@ -1,0 +1,305 @@
+package tick
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"slices"
+)
+
+// Fill states: the exact test, for a walk, that a group's parties and roles can still fill
+// the teams. The teams' compositions summed (rolesCanFill) let a group take tickets that no
+// split into teams can seat: a party of five is a whole team, so the other team's five
+// players must meet the composition alone, which the sum does not see. Such a group took
+// candidate after candidate, each one's split failing, until its walk ended: on the role
+// benchmark most splits failed so, and the anchors stuck that way did much of the walking.
+//
+// A team's state is its players counted by role dimension (each role its composition
+// bounds, and one free dimension for the roles it leaves free, 0..size); a group's states
+// are the teams' states of every way of seating its tickets, parties whole, and giving
+// each player one of his roles: one bit per combination of the teams' states. A state from
+// which the team can no longer be filled and meet its minimums (its deficit of minimums
+// beyond the places left) is dropped: adding players never brings it back. So a candidate
+// may join when some state reaches a kept state with it seated on some team, and a group
+// of the shape's players has a state only when its split exists. The split's search
+// (split.go) seats its tickets through the same states, a team at a time, and drops a
+// placement as soon as a team has none.
+//
+// The states are kept only while they are few (fillMaxStates: 324 for 5v5 with a 1/2/2
+// composition); a larger shape keeps the summed check and its failed splits.
+const (
+	fillMaxStates    = 1 << 10
+	fillMaxTeamState = 64 // a team's states fit one word
+)
+
+// fillSpace is the geometry of the group states of one shape.
+type fillSpace struct {
+	teams  []fillTeam
+	states int // combinations of the teams' states
+	words  int
+	kinds  int // distinct team definitions: a ticket's players' dimensions are kept per kind
+}
+
+// fillTeam is one team's states, numbered in mixed radix over its dimensions.
+type fillTeam struct {
+	mult  int     // the group state is Σ team state x mult
+	n     int     // its states
+	dims  int     // role dimensions
+	kind  int     // its definition's index among the distinct ones
+	twin  int     // an earlier team of the same definition, -1: seating there is the same
+	step  []int8  // [state*dims+d]: the state with one more player in dimension d, -1 beyond a bound
+	ok    uint64  // the states from which the team can still be filled
+	met   uint64  // the states that meet every minimum of its composition
+	dimOf []uint8 // by role
+}
+
+// newFillSpace returns the states of cfg's shape, nil when they would be too many or the
+// shape has no composition (packing the parties is then checked as it was).
+func newFillSpace(cfg *Config, in *shapeInfo) *fillSpace {
+	if !slices.Contains(in.comp, true) || len(cfg.Roles) == 0 {
+		return nil
+	}
+	fs := &fillSpace{states: 1}
+	kindOf := map[int]int{} // by the first team of a definition (shapeInfo.class)
+	for k, size := range in.sizes {
+		t := fillTeam{mult: fs.states, twin: -1, dimOf: make([]uint8, len(cfg.Roles))}
+		if c := in.class[k]; c != k {
+			t.twin = c
+		}
+		kind, ok := kindOf[in.class[k]]
+		if !ok {
+			kind = len(kindOf)
+			kindOf[in.class[k]] = kind
+		}
+		t.kind = kind
+		// The bounded roles get a dimension each, the free ones (if any) share the last.
+		var lo, hi []int
+		for r := range cfg.Roles {
+			if in.comp[k] && (in.lo[k][r] > 0 || in.hi[k][r] < size) {
+				t.dimOf[r] = uint8(len(hi))
+				lo, hi = append(lo, in.lo[k][r]), append(hi, min(in.hi[k][r], size))
+			}
+		}
+		free := len(hi)
+		for r := range cfg.Roles {
+			if !in.comp[k] || in.lo[k][r] == 0 && in.hi[k][r] >= size {
+				t.dimOf[r] = uint8(free)
+				if len(hi) == free {
+					lo, hi = append(lo, 0), append(hi, size)
+				}
+			}
+		}
+		t.dims, t.n = len(hi), 1
+		for _, h := range hi {
+			if t.n *= h + 1; t.n > fillMaxTeamState {
+				return nil
+			}
+		}
+		if fs.states *= t.n; fs.states > fillMaxStates {
+			return nil
+		}
+		t.build(lo, hi, size)
+		fs.teams = append(fs.teams, t)
+	}
+	fs.kinds = len(kindOf)
+	fs.words = (fs.states + 63) / 64
+	return fs
+}
+
+// build fills the team's step table and the states it can still be filled from.
+func (t *fillTeam) build(lo, hi []int, size int) {
+	t.step = make([]int8, t.n*t.dims)
+	count := make([]int, t.dims)
+	for st := range t.n {
+		x, players, deficit, spare := st, 0, 0, 0
+		for d := range t.dims {
+			count[d] = x % (hi[d] + 1)
+			x /= hi[d] + 1
+			players += count[d]
+			deficit += max(0, lo[d]-count[d])
+			spare += hi[d] - count[d]
+		}
+		room := size - players
+		if room >= 0 && deficit <= room && spare >= room {
+			t.ok |= 1 << st
+			if deficit == 0 {
+				t.met |= 1 << st
+			}
+		}
+		stride := 1
+		for d := range t.dims {
+			t.step[st*t.dims+d] = -1
+			if count[d] < hi[d] && players < size {
+				t.step[st*t.dims+d] = int8(st + stride)
+			}
+			stride *= hi[d] + 1
+		}
+	}
+}
+
+// playerDims is a player's role dimensions on a team of kind t (a bit per dimension): those
+// of the roles he lists, or every one when he lists none.
+func (t *fillTeam) playerDims(roles []uint8) uint32 {
+	if len(roles) == 0 {
+		return 1<<t.dims - 1
+	}
+	var m uint32
+	for _, r := range roles {
+		m |= 1 << t.dimOf[r]
+	}
+	return m
+}
+
+// ticketDims appends ticket x's players' dimensions, kind by kind, to out.
+func (fs *fillSpace) ticketDims(out []uint32, roles [][]uint8, size int) []uint32 {
+	for kind := range fs.kinds {
+		t := fs.kindTeam(kind)
+		for p := range size {
+			var rs []uint8
+			if p < len(roles) {
+				rs = roles[p]
+			}
+			out = append(out, t.playerDims(rs))
+		}
+	}
+	return out
+}
+
+func (fs *fillSpace) kindTeam(kind int) *fillTeam {
+	for k := range fs.teams {
+		if fs.teams[k].kind == kind {
+			return &fs.teams[k]
+		}
+	}
+	return nil
+}
+
+// seat returns the states of team k reachable from its state st with the ticket whose
+// players' dimensions are dims seated on it, among those it can still be filled from.
+func (t *fillTeam) seat(st int, dims []uint32) uint64 {
+	return t.seatFrom(1<<st, dims)
+}
+
+// seatFrom is seat from any of the states of cur.
+func (t *fillTeam) seatFrom(cur uint64, dims []uint32) uint64 {
+	for _, m := range dims {
+		var next uint64
+		for c := cur; c != 0; c &= c - 1 {
+			from := bits.TrailingZeros64(c) * t.dims
+			for ds := m; ds != 0; ds &= ds - 1 {
+				if to := t.step[from+bits.TrailingZeros32(ds)]; to >= 0 {
+					next |= 1 << to
+				}
+			}
+		}
+		if cur = next & t.ok; cur == 0 {
+			return 0
+		}
+	}
+	return cur
+}
+
+// dimsOf is ticket x's players' dimensions on a team of the given kind.
+func (s *shaper) dimsOf(x *sticket, kind int) []uint32 { return s.typeDimsOf(x.fillType, x.size, kind) }
+
+// typeDimsOf is the dimensions of the players of a ticket of type typ and size players on a
+// team of the given kind.
+func (s *shaper) typeDimsOf(typ int32, size, kind int) []uint32 {
+	return s.typeDims[typ][kind*size : (kind+1)*size]
+}
+
+// canSeat says whether the group, some way its tickets are seated, can take the ticket of
+// node n on some team and still fill the shape. The answer depends on the group's states
+// and the ticket's type alone: it is kept per type until the states change, for an anchor
+// whose group lacks what its neighbours do not have walks on through many tickets of a few
+// types.
+func (s *shaper) canSeat(g *group, n *walkNode) bool {
+	if s.seatStamp[n.fillType] == g.fillEpoch {
+		return s.seatOK[n.fillType]
+	}
+	ok := s.seatable(g, n.fillType, int(n.size))
+	s.seatStamp[n.fillType], s.seatOK[n.fillType] = g.fillEpoch, ok
+	return ok
+}
+
+func (s *shaper) seatable(g *group, typ int32, size int) bool {
+	fs := s.fill
+	for w, word := range g.fill {
+		for ; word != 0; word &= word - 1 {
+			st := w*64 + bits.TrailingZeros64(word)
+			for k := range fs.teams {
+				t := &fs.teams[k]
+				local := st / t.mult % t.n
+				if t.twin >= 0 && local == st/fs.teams[t.twin].mult%fs.teams[t.twin].n {
+					continue // the same as seating the ticket on the twin
+				}
+				if t.seat(local, s.typeDimsOf(typ, size, t.kind)) != 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// seatAll sets the group's states to those with x seated too.
+func (s *shaper) seatAll(g *group, x *sticket) {
+	fs := s.fill
+	next := resize(s.fillBuf, fs.words)
+	clear(next)
+	for w, word := range g.fill {
+		for ; word != 0; word &= word - 1 {
+			st := w*64 + bits.TrailingZeros64(word)
+			for k := range fs.teams {
+				t := &fs.teams[k]
+				local := st / t.mult % t.n
+				if t.twin >= 0 && local == st/fs.teams[t.twin].mult%fs.teams[t.twin].n {
+					continue
+				}
+				for to := t.seat(local, s.dimsOf(x, t.kind)); to != 0; to &= to - 1 {
+					j := st + (bits.TrailingZeros64(to)-local)*t.mult
+					next[j/64] |= 1 << (j % 64)
+				}
+			}
+		}
+	}
+	s.fillBuf, g.fill = g.fill, next
+	s.newFillEpoch(g)
+}
+
+// newFillEpoch marks the group's states as new: canSeat's answers are for older ones.
+func (s *shaper) newFillEpoch(g *group) {
+	s.fillEpoch++
+	g.fillEpoch = s.fillEpoch
+}
+
+// fillType numbers the dimensions of a ticket of these players' roles, each kind's sorted
+// (a ticket's seats do not depend on the order of its players): tickets of one type seat
+// alike.
+func (s *shaper) fillType(roles [][]uint8, size int) int32 {
+	dims := s.fill.ticketDims(s.dimsBuf[:0], roles, size)
+	s.dimsBuf = dims
+	key := s.typeKey[:0]
+	for kind := range s.fill.kinds {
+		slices.Sort(dims[kind*size : (kind+1)*size])
+	}
+	for _, m := range dims {
+		key = binary.LittleEndian.AppendUint32(key, m)
+	}
+	s.typeKey = key
+	if t, ok := s.fillTypes[string(key)]; ok {
+		return t
+	}
+	t := int32(len(s.typeDims))
+	s.fillTypes[string(key)] = t
+	s.typeDims = append(s.typeDims, slices.Clone(dims))
+	s.seatStamp, s.seatOK = append(s.seatStamp, 0), append(s.seatOK, false)
+	return t
+}
+
+// resetFill makes the group's states the one of empty teams.
+func (s *shaper) resetFill(g *group) {
+	g.fill = resize(g.fill, s.fill.words)
+	clear(g.fill)
+	g.fill[0] = 1
+	s.newFillEpoch(g)
+}
