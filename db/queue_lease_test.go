@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	neturl "net/url"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/matchmakerhq/matchmaker/db"
@@ -286,4 +288,65 @@ func sessionAlive(t *testing.T, pool *pgxpool.Pool, pid uint32) bool {
 		t.Fatal(err)
 	}
 	return alive
+}
+
+// The queues one process leads are renewed together, one statement a quarter-lease, where
+// every queue's Lead used to ping the database at every tick behind one mutex; and only the
+// queues whose Lead was called since the last renewal are renewed, so that a queue whose tick
+// loop is stuck loses its lease while the process's other queues keep theirs.
+func TestQueueLeasesRenewTogether(t *testing.T) {
+	t.Parallel()
+	clock := newLeaseClock()
+	stores, pool := openReplicasWith(t, 1, func(int) db.QueueOptions { return db.QueueOptions{LeaderLease: time.Minute, Now: clock.now} })
+	a := stores[0]
+	ctx := testCtx(t)
+	names := []string{"q1", "q2", "q3"}
+	for _, n := range names {
+		mustPut(t, a, queuetest.Queue(n))
+		if ok, err := a.Lead(ctx, n); !ok || err != nil {
+			t.Fatalf("a leads %s: %v %v", n, ok, err)
+		}
+	}
+	renewedAt := func() map[string]time.Time {
+		t.Helper()
+		rows, err := pool.Query(ctx, `SELECT name, leader_renewed_at FROM queues`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]time.Time{}
+		var name string
+		var at time.Time
+		if _, err := pgx.ForEachRow(rows, []any{&name, &at}, func() error { out[name] = at; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	before := renewedAt()
+	// Within the first quarter of the lease, Lead asks the database nothing.
+	for range 10 {
+		for _, n := range names[:2] {
+			if ok, err := a.Lead(ctx, n); !ok || err != nil {
+				t.Fatalf("lead %s: %v %v", n, ok, err)
+			}
+		}
+	}
+	if got := renewedAt(); !maps.Equal(got, before) {
+		t.Fatalf("renewed within the first quarter: %v, was %v", got, before)
+	}
+	// Then one Lead renews q1 and q2 (both called since) in one statement; q3, whose loop
+	// called nothing, keeps its old renewal.
+	clock.advance(15 * time.Second)
+	if ok, err := a.Lead(ctx, "q1"); !ok || err != nil {
+		t.Fatalf("lead q1: %v %v", ok, err)
+	}
+	after := renewedAt()
+	if !after["q1"].After(before["q1"]) || !after["q2"].Equal(after["q1"]) || !after["q3"].Equal(before["q3"]) {
+		t.Fatalf("renewals %v, were %v: want q1 and q2 renewed by one statement, q3 not", after, before)
+	}
+	if left := a.LeaseLeft("q2"); left != 45*time.Second {
+		t.Fatalf("q2's lease after the shared renewal: %v, want 45s", left)
+	}
+	if left := a.LeaseLeft("q3"); left != 30*time.Second {
+		t.Fatalf("q3's lease: %v, want 30s", left)
+	}
 }
