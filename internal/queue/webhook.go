@@ -126,13 +126,36 @@ type failingEvent struct {
 	attempts int
 }
 
-// deliverWebhooks posts every event after the queue's webhook cursor, advancing it after each
-// acknowledged or dead-lettered one; it stops at the first failure to retry.
-func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEvent) error {
+// deliverWebhooks posts every event after the queue's webhook cursor, in order; it stops at
+// the first failure to retry. The cursor moves past the acknowledged and dead-lettered events
+// once per batch read (and at least every cursorFlush, and before returning), not once per
+// event: each write is an UPDATE of the queue's row, which the ticks lock.
+func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEvent) (err error) {
 	cursor, err := s.store.WebhookCursor(ctx, q.Name)
 	if err != nil {
 		return err
 	}
+	written, flushed := cursor, time.Now()
+	// flush records the cursor, even as the runner stops: an acknowledged event not recorded
+	// is posted again by the next leader. A deposed leader's flush, after its lease ended,
+	// still lands before the next leader may claim the outbox (a quarter of the lease later).
+	flush := func() error {
+		if cursor == written {
+			return nil
+		}
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.WebhookTimeout)
+		defer cancel()
+		if err := s.store.SetWebhookCursor(wctx, q.Name, cursor); err != nil {
+			return err
+		}
+		written, flushed = cursor, time.Now()
+		return nil
+	}
+	defer func() {
+		if ferr := flush(); err == nil {
+			err = ferr
+		}
+	}()
 	for {
 		evs, err := s.store.Events(ctx, q.Name, cursor, 100)
 		if err != nil || len(evs) == 0 {
@@ -167,18 +190,22 @@ func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEve
 				s.logger.Error("queue: webhook event dead-lettered: the receiver never took it",
 					"queue", q.Name, "seq", e.Seq, "type", e.Type, "ticket_id", e.TicketID, "attempts", head.attempts, "why", why, "err", err)
 			}
-			// Even as the runner stops: an acknowledged event not recorded is posted again
-			// by the next leader.
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.WebhookTimeout)
-			err = s.store.SetWebhookCursor(wctx, q.Name, e.Seq)
-			cancel()
-			if err != nil {
-				return err
-			}
 			cursor = e.Seq
+			if time.Since(flushed) >= cursorFlush {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := flush(); err != nil {
+			return err
 		}
 	}
 }
+
+// cursorFlush is the longest a delivered event goes unrecorded while its batch is posted: a
+// leader that dies mid-batch has its successor post again at most this much of it.
+const cursorFlush = time.Second
 
 // leaseLeft is how long this replica may still post the queue's events: the rest of its
 // lease on a LeaseStore; on another store, the webhook timeout while Lead says it leads.
