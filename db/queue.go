@@ -66,6 +66,11 @@ var _ queue.Store = (*QueueStore)(nil)
 // two dedicated connections with the pool's settings and starts its committer and listener.
 // Migrate first. Close it before closing the pool.
 func NewQueueStore(ctx context.Context, pool *pgxpool.Pool) (*QueueStore, error) {
+	return NewQueueStoreWith(ctx, pool, QueueOptions{})
+}
+
+// NewQueueStoreWith is NewQueueStore with options.
+func NewQueueStoreWith(ctx context.Context, pool *pgxpool.Pool, o QueueOptions) (*QueueStore, error) {
 	s := &QueueStore{
 		pool:    pool,
 		connCfg: dedicatedConfig(pool),
@@ -84,6 +89,7 @@ func NewQueueStore(ctx context.Context, pool *pgxpool.Pool) (*QueueStore, error)
 	}
 	s.work = work
 	s.lead.connCfg = s.connCfg
+	s.lead.init(o)
 	if err := s.lead.connect(ctx); err != nil {
 		s.work.Close()
 		s.cancelBG()
@@ -476,24 +482,57 @@ func (s *QueueStore) EventHead(ctx context.Context, queueName string) (int64, er
 	return seq, mapError(err, "queue: event head")
 }
 
-// WebhookCursor implements queue.Store.
+// WebhookCursor implements queue.Store. A leader's first read under its epoch claims the
+// queue's outbox (migration 00010): from then on only its cursor writes go through. It claims
+// only once the previous leader's lease has run out (that leader may still be posting,
+// unaware it was deposed); until then the read fails with an error wrapping
+// queue.ErrOutboxHandover.
 func (s *QueueStore) WebhookCursor(ctx context.Context, queueName string) (int64, error) {
-	var seq int64
-	err := s.work.QueryRow(ctx, `SELECT webhook_seq FROM queues WHERE name = $1`, queueName).Scan(&seq)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, noQueue(queueName)
+	epoch, led := s.lead.epoch(queueName)
+	if !led || epoch == lostEpoch || s.lead.claimedUnder(queueName) == epoch {
+		var seq int64
+		err := s.work.QueryRow(ctx, `SELECT webhook_seq FROM queues WHERE name = $1`, queueName).Scan(&seq)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, noQueue(queueName)
+		}
+		return seq, mapError(err, "queue: webhook cursor")
 	}
-	return seq, mapError(err, "queue: webhook cursor")
+	var seq int64
+	var claimed, current bool
+	var wait float64
+	err := s.work.QueryRow(ctx, `
+WITH claim AS (
+    UPDATE queues SET webhook_epoch = $2
+    WHERE name = $1 AND leader_epoch = $2 AND (webhook_handover_at IS NULL OR webhook_handover_at <= now())
+    RETURNING webhook_seq)
+SELECT coalesce((SELECT webhook_seq FROM claim), q.webhook_seq), EXISTS (SELECT 1 FROM claim),
+    q.leader_epoch = $2, coalesce(extract(epoch FROM q.webhook_handover_at - now()), 0)::float8
+FROM queues AS q WHERE q.name = $1`, queueName, epoch).Scan(&seq, &claimed, &current, &wait)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return 0, noQueue(queueName)
+	case err != nil:
+		return 0, mapError(err, "queue: webhook cursor")
+	case !current:
+		return 0, deposed(queueName)
+	case !claimed:
+		return 0, apperr.Wrap(apperr.Unavailable, queue.ErrOutboxHandover,
+			fmt.Sprintf("queue: the webhook outbox of queue %q is the previous leader's for another %v", queueName,
+				time.Duration(wait*float64(time.Second)).Round(time.Millisecond)))
+	}
+	s.lead.claim(queueName, epoch)
+	return seq, nil
 }
 
 // SetWebhookCursor implements queue.Store. The cursor never goes back: acknowledgements may
-// arrive out of order.
+// arrive out of order. A leader's write goes through while the outbox is its own: until a
+// later leader claimed it (WebhookCursor), which is after this one's lease ran out.
 func (s *QueueStore) SetWebhookCursor(ctx context.Context, queueName string, seq int64) error {
 	var fenced bool
 	err := s.work.QueryRow(ctx, `
-UPDATE queues AS q SET webhook_seq = CASE WHEN $3::bigint IS NULL OR q.leader_epoch = $3 THEN greatest(q.webhook_seq, $2) ELSE q.webhook_seq END
+UPDATE queues AS q SET webhook_seq = CASE WHEN $3::bigint IS NULL OR q.webhook_epoch = $3 THEN greatest(q.webhook_seq, $2) ELSE q.webhook_seq END
 WHERE q.name = $1
-RETURNING NOT ($3::bigint IS NULL OR q.leader_epoch = $3)`, queueName, seq, s.fence(queueName)).Scan(&fenced)
+RETURNING NOT ($3::bigint IS NULL OR q.webhook_epoch = $3)`, queueName, seq, s.webhookFence(queueName)).Scan(&fenced)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return noQueue(queueName)
@@ -503,6 +542,16 @@ RETURNING NOT ($3::bigint IS NULL OR q.leader_epoch = $3)`, queueName, seq, s.fe
 		return deposed(queueName)
 	}
 	return nil
+}
+
+// webhookFence is the outbox condition of a cursor write: the epoch under which this process
+// claimed the outbox, else its leader epoch (refused: it has not claimed it), else none (it
+// never led the queue).
+func (s *QueueStore) webhookFence(queueName string) *int64 {
+	if e := s.lead.claimedUnder(queueName); e != 0 {
+		return &e
+	}
+	return s.fence(queueName)
 }
 
 // --- changes ------------------------------------------------------------------------------

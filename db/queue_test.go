@@ -37,6 +37,12 @@ func openQueueStore(tb testing.TB) (*db.QueueStore, *db.Store) {
 // replicas of the service have.
 func openReplicas(tb testing.TB, n int) ([]*db.QueueStore, *pgxpool.Pool) {
 	tb.Helper()
+	return openReplicasWith(tb, n, func(int) db.QueueOptions { return db.QueueOptions{} })
+}
+
+// openReplicasWith is openReplicas with each replica's queue store options.
+func openReplicasWith(tb testing.TB, n int, opts func(i int) db.QueueOptions) ([]*db.QueueStore, *pgxpool.Pool) {
+	tb.Helper()
 	ctx := context.Background()
 	url := dbtest.URL(tb)
 	if err := db.Migrate(ctx, url); err != nil {
@@ -44,13 +50,13 @@ func openReplicas(tb testing.TB, n int) ([]*db.QueueStore, *pgxpool.Pool) {
 	}
 	var out []*db.QueueStore
 	var pool *pgxpool.Pool
-	for range n {
+	for i := range n {
 		s, err := db.OpenWith(ctx, url, db.Options{MaxConns: testMaxConns})
 		if err != nil {
 			tb.Fatal(err)
 		}
 		tb.Cleanup(s.Close)
-		qs, err := db.NewQueueStore(ctx, s.Pool())
+		qs, err := db.NewQueueStoreWith(ctx, s.Pool(), opts(i))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -339,10 +345,11 @@ func TestQueueReplicasCreateConcurrently(t *testing.T) {
 }
 
 // One replica leads a queue at a time; when the leader's connections die, another takes the
-// lead at its next Lead, and the old leader knows it no longer leads.
+// lead at its next Lead, and the old leader knows it no longer leads at its next renewal.
 func TestQueueReplicasLead(t *testing.T) {
 	t.Parallel()
-	stores, pool := openReplicas(t, 3)
+	clocks := []*leaseClock{newLeaseClock(), newLeaseClock(), newLeaseClock()}
+	stores, pool := openReplicasWith(t, 3, func(i int) db.QueueOptions { return db.QueueOptions{Now: clocks[i].now} })
 	ctx := testCtx(t)
 	mustPut(t, stores[0], queuetest.Queue("q"))
 	leaders := func(among []int) []int {
@@ -388,6 +395,9 @@ func TestQueueReplicasLead(t *testing.T) {
 		}
 		return len(second) == 1
 	})
+	// Its renewal is due (a quarter of the lease on its clock): the renewal finds the session
+	// gone.
+	clocks[dead].advance(db.DefaultLeaderLease / 4)
 	if ok, err := stores[dead].Lead(ctx, "q"); ok {
 		t.Fatalf("the replica whose session died still leads (%v)", err)
 	}

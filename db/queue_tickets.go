@@ -78,9 +78,14 @@ ORDER BY name FOR KEY SHARE`
 	// inserted and has not committed waits for it, then takes the row if that transaction
 	// rolled back or deleted it. Claims are inserted in one order, (queue, player), in every
 	// batch, so that two batches that share players, on two replicas, wait for each other in
-	// the same direction rather than deadlock. The batch has no two tickets with a player, an
-	// idempotency key or an id in common (splitBatch defers the later one). It returns the ids
-	// of the tickets stored.
+	// the same direction. The tickets come after the claims, and meet another batch's only on
+	// a unique index: the idempotency key (ids are random). They are inserted in one order
+	// too, (queue, owner, idempotency key): in the callers' order, two batches each holding
+	// two keys the other also has (a client retrying two creations on two replicas at once,
+	// with other players) each took one key and waited for the other's. (A deadlock, which
+	// these orders should rule out, is retried all the same.) The batch has no two tickets
+	// with a player, an idempotency key or an id in common (splitBatch defers the later one).
+	// It returns the ids of the tickets stored.
 	//
 	// The planner sees one row in each CTE, whatever the batch's size: the NOT IN subqueries
 	// are hashed, where joins between the CTEs were planned as nested loops, quadratic in the
@@ -111,6 +116,7 @@ WITH ticket AS (
     WHERE id NOT IN (
         SELECT ticket_id FROM claim WHERE (ticket_id, player_id) NOT IN (SELECT ticket_id, player_id FROM claimed)
     )
+    ORDER BY queue COLLATE "C", owner COLLATE "C", idempotency_key COLLATE "C", id COLLATE "C"
     ON CONFLICT DO NOTHING
     RETURNING id
 )

@@ -43,6 +43,9 @@ type config struct {
 	LogLevel              slog.Level
 	ShutdownTimeout       time.Duration
 	QueueRetention        time.Duration
+	// LeaderLease is how long a queue's leader may go without renewing its lease before
+	// another replica takes the queue from it (db.QueueOptions.LeaderLease).
+	LeaderLease time.Duration
 	// WebhookMaxAttempts and WebhookMaxAge: when a webhook event is given up on.
 	WebhookMaxAttempts int
 	WebhookMaxAge      time.Duration
@@ -87,6 +90,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		LogLevel:              env.level("MATCHMAKER_LOG_LEVEL", slog.LevelInfo),
 		ShutdownTimeout:       env.duration("MATCHMAKER_SHUTDOWN_TIMEOUT", 15*time.Second),
 		QueueRetention:        env.duration("MATCHMAKER_QUEUE_RETENTION", time.Hour),
+		LeaderLease:           env.duration("MATCHMAKER_LEADER_LEASE", db.DefaultLeaderLease),
 		WebhookMaxAttempts:    env.integer("MATCHMAKER_WEBHOOK_MAX_ATTEMPTS", 20),
 		WebhookMaxAge:         env.duration("MATCHMAKER_WEBHOOK_MAX_AGE", time.Hour),
 		ReadTimeout:           env.duration("MATCHMAKER_READ_TIMEOUT", 30*time.Second),
@@ -200,6 +204,9 @@ func (c config) validate() error {
 	}
 	if c.WebhookMaxAge < time.Minute || c.WebhookMaxAge > 7*24*time.Hour {
 		errs = append(errs, errors.New("MATCHMAKER_WEBHOOK_MAX_AGE must be from 1m to 168h"))
+	}
+	if c.LeaderLease < time.Second || c.LeaderLease > 10*time.Minute {
+		errs = append(errs, errors.New("MATCHMAKER_LEADER_LEASE must be from 1s to 10m"))
 	}
 	if c.QueueRetention < 10*time.Minute {
 		errs = append(errs, errors.New("MATCHMAKER_QUEUE_RETENTION must be at least 10m: event streams resume for that long"))

@@ -70,6 +70,7 @@ Flags of serve, migrate, rebuild, tune and healthcheck (each overrides its envir
 		{"MATCHMAKER_RATE_LIMITS", strings.Join(limits, ","), "token buckets per caller and scope, SCOPE=RATE/s[:BURST] or SCOPE=off"},
 		{"MATCHMAKER_RATING_MODELS", def.RatingModels.String(), "the rating model per context, SCOPE=MODEL,... (rebuild after a change)"},
 		{"MATCHMAKER_QUEUE_RETENTION", def.QueueRetention.String(), "how long queue events are kept for resuming streams (at least 10m)"},
+		{"MATCHMAKER_LEADER_LEASE", def.LeaderLease.String(), "a queue's leader that stops renewing its lease this long is replaced (every replica the same; 1s..10m)"},
 		{"MATCHMAKER_WEBHOOK_MAX_ATTEMPTS", strconv.Itoa(def.WebhookMaxAttempts), "failed deliveries of one webhook event before it is dead-lettered"},
 		{"MATCHMAKER_WEBHOOK_MAX_AGE", def.WebhookMaxAge.String(), "a webhook event failing past this age is dead-lettered"},
 		{"MATCHMAKER_WEBHOOK_ALLOW_CIDRS", "unset", "internal addresses (CIDRs) webhooks may reach; loopback, private, link-local and CGNAT are refused otherwise"},

@@ -87,7 +87,7 @@ func openStores(ctx context.Context, cfg config, logger *slog.Logger) (ratings.S
 	if !ok {
 		return rs, queue.NewMemoryStore(), closeRatings, nil
 	}
-	qs, err := db.NewQueueStore(ctx, pg.Pool())
+	qs, err := db.NewQueueStoreWith(ctx, pg.Pool(), db.QueueOptions{LeaderLease: cfg.LeaderLease, Logger: logger})
 	if err != nil {
 		_ = closeRatings(ctx)
 		return nil, nil, nil, fmt.Errorf("open the queue store: %w", err)

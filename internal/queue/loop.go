@@ -3,6 +3,7 @@ package queue
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -92,6 +93,8 @@ type runner struct {
 	cancel context.CancelFunc
 	done   sync.WaitGroup
 	kick   chan struct{} // wakes the webhook deliverer
+	// delivered is closed when the deliverer has returned: the loop resigns after it.
+	delivered chan struct{}
 
 	leading atomic.Bool
 	cursor  Cursor
@@ -111,10 +114,10 @@ type runner struct {
 
 func (s *Service) startRunner(parent context.Context, q Queue) *runner {
 	ctx, cancel := context.WithCancel(parent)
-	r := &runner{s: s, cancel: cancel, kick: make(chan struct{}, 1), ctx: ctx}
+	r := &runner{s: s, cancel: cancel, kick: make(chan struct{}, 1), delivered: make(chan struct{}), ctx: ctx}
 	r.def.Store(&q)
 	r.done.Go(func() { r.loop(ctx) })
-	r.done.Go(func() { r.deliverLoop(ctx) })
+	r.done.Go(func() { defer close(r.delivered); r.deliverLoop(ctx) })
 	return r
 }
 
@@ -126,17 +129,70 @@ func (r *runner) stop() {
 func (r *runner) loop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	var ticked time.Time // when the last tick started
 	for {
 		select {
 		case <-ctx.Done():
+			<-r.delivered // its last post answered and acknowledged before the lease ends
 			r.resign()
 			return
 		case <-timer.C:
 		}
 		q := *r.def.Load()
-		r.tick(ctx, q)
-		timer.Reset(q.Tick)
+		if since := time.Since(ticked); ticked.IsZero() || since >= q.Tick {
+			ticked = time.Now()
+			r.tick(ctx, q)
+		} else {
+			r.keepLease(ctx, q)
+		}
+		timer.Reset(r.nextWake(q, ticked))
 	}
+}
+
+// nextWake is how long the loop sleeps: until the next tick, or the next renewal of the
+// store's lease if that comes first (a queue that ticks once a minute would otherwise lose
+// a 10 s lease between its ticks).
+func (r *runner) nextWake(q Queue, ticked time.Time) time.Duration {
+	wait := max(q.Tick-time.Since(ticked), 0)
+	if ls, ok := r.s.store.(LeaseStore); ok {
+		wait = min(wait, ls.LeaseRenewal())
+	}
+	return wait
+}
+
+// keepLease renews the lease between two ticks.
+func (r *runner) keepLease(parent context.Context, q Queue) {
+	ctx, cancel := context.WithTimeout(parent, 5*time.Second)
+	defer cancel()
+	r.lead(ctx, q)
+}
+
+// lead tries to lead the queue (renewing the lease), and drops the leader's view when it does
+// not lead it.
+func (r *runner) lead(ctx context.Context, q Queue) bool {
+	log := r.s.logger.With("queue", q.Name)
+	lead, err := abandonable(ctx, func() (bool, error) { return r.s.store.Lead(ctx, q.Name) })
+	if errors.Is(err, ErrTakeoverRefused) {
+		r.s.metrics.takeoverRefused(q.Name)
+	}
+	if err != nil || !lead {
+		if r.leading.Load() {
+			log.Warn("queue: no longer leading", "err", err)
+		}
+		r.leading.Store(false)
+		r.waiting, r.cursor, r.track, r.held = nil, 0, nil, nil
+		r.stats.Store(nil)
+		r.waitingOn.Store(nil)
+		r.s.metrics.leading(q.Name, false)
+		return false
+	}
+	if !r.leading.Load() {
+		log.Info("queue: leading")
+		r.leading.Store(true)
+		r.openProposals = true // a previous leader's, to expire
+		r.s.metrics.leading(q.Name, true)
+	}
+	return true
 }
 
 func (r *runner) resign() {
@@ -185,23 +241,8 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	ctx, cancel := context.WithTimeout(parent, max(5*q.Tick, 5*time.Second))
 	defer cancel()
 	log := r.s.logger.With("queue", q.Name)
-	lead, err := abandonable(ctx, func() (bool, error) { return r.s.store.Lead(ctx, q.Name) })
-	if err != nil || !lead {
-		if r.leading.Load() {
-			log.Warn("queue: no longer leading", "err", err)
-		}
-		r.leading.Store(false)
-		r.waiting, r.cursor, r.track, r.held = nil, 0, nil, nil
-		r.stats.Store(nil)
-		r.waitingOn.Store(nil)
-		r.s.metrics.leading(q.Name, false)
+	if !r.lead(ctx, q) {
 		return
-	}
-	if !r.leading.Load() {
-		log.Info("queue: leading")
-		r.leading.Store(true)
-		r.openProposals = true // a previous leader's, to expire
-		r.s.metrics.leading(q.Name, true)
 	}
 	start := time.Now()
 	if err := r.load(ctx, q); err != nil {

@@ -30,6 +30,7 @@ type Metrics struct {
 	proposals *prometheus.CounterVec
 	placed    *prometheus.CounterVec
 	placeTime *prometheus.HistogramVec
+	refused   *prometheus.CounterVec
 }
 
 // waitBuckets are seconds a ticket waited: from a tick to the longest TTL.
@@ -86,8 +87,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.placeTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "matchmaker_queue_placement_seconds",
 		Help: "How long an allocator queue's placements took, from placing to the connection stored.", Buckets: waitBuckets},
 		[]string{"queue"})
+	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_leader_takeover_refused_total",
+		Help: "Attempts to take a queue from a leader whose lease ran out that failed because its database session could not be ended (the role lacks pg_signal_backend)."},
+		[]string{"queue"})
 	reg.MustRegister(m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime)
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused)
 	return m
 }
 
@@ -122,6 +126,12 @@ func (m *Metrics) waited(queue string, samples []waitSample) {
 		if w.band >= 0 {
 			m.bandWait.WithLabelValues(queue, Bands[w.band].Name).Observe(w.s)
 		}
+	}
+}
+
+func (m *Metrics) takeoverRefused(queue string) {
+	if m != nil {
+		m.refused.WithLabelValues(queue).Inc()
 	}
 }
 
@@ -203,7 +213,7 @@ func (m *Metrics) forget(queue string) {
 	l := prometheus.Labels{"queue": queue}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime} {
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused} {
 		v.DeletePartialMatch(l)
 	}
 }

@@ -99,7 +99,14 @@ func (r *runner) deliverLoop(ctx context.Context) {
 			retryAt, head = time.Time{}, failingEvent{}
 			continue
 		}
-		if err := r.s.deliverWebhooks(ctx, *q, &head); err != nil {
+		err := r.s.deliverWebhooks(ctx, *q, &head)
+		if errors.Is(err, ErrOutboxHandover) || errors.Is(err, errNotLeading) {
+			// Not a failure of the receiver's: the outbox is (still) another leader's.
+			retryAt = time.Now().Add(min(r.s.cfg.WebhookBackoff, time.Second))
+			r.s.logger.Debug("queue: webhook delivery waits for the queue's outbox", "queue", q.Name, "err", err)
+			continue
+		}
+		if err != nil {
 			backoff := min(r.s.cfg.WebhookBackoff<<min(max(head.attempts-1, 0), 16), 60*r.s.cfg.WebhookBackoff)
 			retryAt = time.Now().Add(backoff)
 			if ctx.Err() == nil {
@@ -119,25 +126,56 @@ type failingEvent struct {
 	attempts int
 }
 
-// deliverWebhooks posts every event after the queue's webhook cursor, advancing it after each
-// acknowledged or dead-lettered one; it stops at the first failure to retry.
-func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEvent) error {
+// deliverWebhooks posts every event after the queue's webhook cursor, in order; it stops at
+// the first failure to retry. The cursor moves past the acknowledged and dead-lettered events
+// once per batch read (and at least every cursorFlush, and before returning), not once per
+// event: each write is an UPDATE of the queue's row, which the ticks lock.
+func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEvent) (err error) {
 	cursor, err := s.store.WebhookCursor(ctx, q.Name)
 	if err != nil {
 		return err
 	}
+	written, flushed := cursor, time.Now()
+	// flush records the cursor, even as the runner stops: an acknowledged event not recorded
+	// is posted again by the next leader. A deposed leader's flush, after its lease ended,
+	// still lands before the next leader may claim the outbox (a quarter of the lease later).
+	flush := func() error {
+		if cursor == written {
+			return nil
+		}
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.WebhookTimeout)
+		defer cancel()
+		if err := s.store.SetWebhookCursor(wctx, q.Name, cursor); err != nil {
+			return err
+		}
+		written, flushed = cursor, time.Now()
+		return nil
+	}
+	defer func() {
+		if ferr := flush(); err == nil {
+			err = ferr
+		}
+	}()
 	for {
 		evs, err := s.store.Events(ctx, q.Name, cursor, 100)
 		if err != nil || len(evs) == 0 {
 			return err
 		}
-		// A replica deposed since its last tick (its lock's session ended, another leads)
-		// must not post what the new leader posts too.
-		if lead, err := s.store.Lead(ctx, q.Name); err != nil || !lead {
-			return cmp.Or(err, errNotLeading)
-		}
 		for _, e := range evs {
-			err := s.post(ctx, q.Webhook, e)
+			// A replica deposed since its last tick (its lock's session ended, another leads;
+			// or it hung, and another broke its lease) must not post what the new leader posts
+			// too: it posts only within its lease, and the new leader posts only once that
+			// lease has run out.
+			left, err := s.leaseLeft(ctx, q.Name)
+			if err != nil {
+				return err
+			}
+			err = s.post(ctx, q.Webhook, e, min(s.cfg.WebhookTimeout, left))
+			if err != nil && ctx.Err() == nil {
+				if _, lost := s.leaseLeft(ctx, q.Name); lost != nil {
+					return lost // cut short by the lease's end: the next leader's to post
+				}
+			}
 			s.metrics.webhook(webhookOutcome(err))
 			if err != nil {
 				if head.seq != e.Seq {
@@ -152,12 +190,36 @@ func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEve
 				s.logger.Error("queue: webhook event dead-lettered: the receiver never took it",
 					"queue", q.Name, "seq", e.Seq, "type", e.Type, "ticket_id", e.TicketID, "attempts", head.attempts, "why", why, "err", err)
 			}
-			if err := s.store.SetWebhookCursor(ctx, q.Name, e.Seq); err != nil {
-				return err
-			}
 			cursor = e.Seq
+			if time.Since(flushed) >= cursorFlush {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := flush(); err != nil {
+			return err
 		}
 	}
+}
+
+// cursorFlush is the longest a delivered event goes unrecorded while its batch is posted: a
+// leader that dies mid-batch has its successor post again at most this much of it.
+const cursorFlush = time.Second
+
+// leaseLeft is how long this replica may still post the queue's events: the rest of its
+// lease on a LeaseStore; on another store, the webhook timeout while Lead says it leads.
+func (s *Service) leaseLeft(ctx context.Context, queue string) (time.Duration, error) {
+	if ls, ok := s.store.(LeaseStore); ok {
+		if left := ls.LeaseLeft(queue); left > 0 {
+			return left, nil
+		}
+		return 0, errNotLeading
+	}
+	if lead, err := s.store.Lead(ctx, queue); err != nil || !lead {
+		return 0, cmp.Or(err, errNotLeading)
+	}
+	return s.cfg.WebhookTimeout, nil
 }
 
 // deadLetter says why a failed event is given up on, or "" to retry it.
@@ -199,9 +261,9 @@ func (e *refusedError) permanent() bool {
 	return e.status >= 300 && e.status <= 499
 }
 
-func (s *Service) post(ctx context.Context, w *Webhook, e Event) error {
+func (s *Service) post(ctx context.Context, w *Webhook, e Event, timeout time.Duration) error {
 	body := EncodeEvent(e)
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.WebhookTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
 	if err != nil {

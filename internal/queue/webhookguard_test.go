@@ -127,7 +127,7 @@ func TestWebhookRedirectsAreNotFollowed(t *testing.T) {
 	redirect := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
 	defer redirect.Close()
 	svc := NewService(Deps{Store: NewMemoryStore(), Config: Config{WebhookAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
-	err := svc.post(context.Background(), &Webhook{URL: redirect.URL, Secret: "0123456789abcdef"}, Event{Seq: 1, Queue: "duel", Type: EventExpired})
+	err := svc.post(context.Background(), &Webhook{URL: redirect.URL, Secret: "0123456789abcdef"}, Event{Seq: 1, Queue: "duel", Type: EventExpired}, 5*time.Second)
 	refused, ok := err.(*refusedError)
 	if !ok || refused.status != http.StatusTemporaryRedirect || !refused.permanent() {
 		t.Fatalf("a redirect: %v, want a permanent refusal (307)", err)

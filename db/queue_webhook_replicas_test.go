@@ -1,0 +1,141 @@
+package db_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+)
+
+// deliveryLog is a webhook receiver's record of the deliveries it acknowledged, by delivery
+// id, in the order they came. The delivery of event hold waits, the first time, until the
+// test lets it answer.
+type deliveryLog struct {
+	mu         sync.Mutex
+	deliveries []string
+	hold       int64
+	arrived    chan struct{} // closed when the held delivery arrives
+	release    chan struct{} // closed by the test to answer it
+}
+
+func (d *deliveryLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var ev struct{ Seq int64 }
+	if err := json.Unmarshal(body, &ev); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	d.mu.Lock()
+	held := ev.Seq == d.hold && !slices.Contains(d.deliveries, r.Header.Get(queue.DeliveryHeader))
+	d.deliveries = append(d.deliveries, r.Header.Get(queue.DeliveryHeader))
+	d.mu.Unlock()
+	if held {
+		close(d.arrived)
+		<-d.release
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (d *deliveryLog) snapshot() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.deliveries)
+}
+
+// Two replicas on one database; the queue's leader is deposed while it posts its webhook
+// (its lock's session is ended while the receiver holds a delivery) and the other replica
+// leads from its next tick. The receiver still gets every event once, in order: the deposed
+// leader posted the held event, and its cursor write went through, because the outbox stays
+// its own until its lease runs out; the new leader posts from there. (Before the lease, the
+// new leader posted the held event again, and the two posted side by side.)
+func TestQueueWebhookOnceAcrossLeaders(t *testing.T) {
+	t.Parallel()
+	stores, pool := openReplicasWith(t, 2, func(int) db.QueueOptions { return db.QueueOptions{LeaderLease: testLease} })
+	const held = 8
+	rc := &deliveryLog{hold: held, arrived: make(chan struct{}), release: make(chan struct{})}
+	srv := httptest.NewServer(rc)
+	t.Cleanup(srv.Close)
+	var released sync.Once
+	release := func() { released.Do(func() { close(rc.release) }) }
+	t.Cleanup(release)
+
+	svcs := make([]*queue.Service, 2)
+	for i, st := range stores {
+		svcs[i] = queue.NewService(queue.Deps{Store: st, Matcher: queue.TickPass{},
+			Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
+			Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)).With("replica", i),
+			Config: queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 50 * time.Millisecond,
+				WebhookAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
+	}
+	ctx := testCtx(t)
+	q := queue.DefaultQueue("duel")
+	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, 50*time.Millisecond
+	q.Webhook = &queue.Webhook{URL: srv.URL, Secret: "a-secret-of-16-bytes-or-more"}
+	if _, _, err := svcs[0].PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	players := 0
+	feed := func(svc *queue.Service, n int) {
+		t.Helper()
+		for range n {
+			players++
+			nt := queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: fmt.Sprintf("p%03d", players)}}}
+			if _, _, err := svc.CreateTicket(ctx, nt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run := func(svc *queue.Service) {
+		rctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = svc.Run(rctx) }()
+		t.Cleanup(func() { release(); cancel(); <-done })
+	}
+
+	// Replica 0 leads, and is posting event 8 when its session is ended.
+	run(svcs[0])
+	waitFor(t, 10*time.Second, "replica 0 leads", func() bool { return stores[0].LeaseLeft("duel") > 0 })
+	run(svcs[1])
+	feed(svcs[0], 2*held)
+	select {
+	case <-rc.arrived:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("event %d was not posted", held)
+	}
+	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, stores[0].LeaderPID()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "replica 1 leads", func() bool { return stores[1].LeaseLeft("duel") > 0 })
+	release()
+	feed(svcs[1], 2*held)
+
+	// Every player matched: one event each.
+	var head int64
+	waitFor(t, 20*time.Second, "every player matched", func() bool {
+		head, _ = stores[1].EventHead(ctx, "duel")
+		return head == int64(players)
+	})
+	waitFor(t, 20*time.Second, "every event delivered", func() bool {
+		cur, err := stores[1].WebhookCursor(ctx, "duel")
+		return err == nil && cur == head
+	})
+	var want []string
+	for seq := int64(1); seq <= head; seq++ {
+		want = append(want, fmt.Sprintf("duel:%d", seq))
+	}
+	if got := rc.snapshot(); !slices.Equal(got, want) {
+		t.Fatalf("deliveries %v,\nwant each of 1..%d once, in order", got, head)
+	}
+}

@@ -1,0 +1,94 @@
+package queue_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+)
+
+// leaseStore is the memory store with a lease to renew: it counts the Lead calls.
+type leaseStore struct {
+	*queue.MemoryStore
+	leads atomic.Int64
+}
+
+func (s *leaseStore) Lead(ctx context.Context, name string) (bool, error) {
+	s.leads.Add(1)
+	return s.MemoryStore.Lead(ctx, name)
+}
+
+func (s *leaseStore) LeaseLeft(string) time.Duration { return time.Minute }
+func (s *leaseStore) LeaseRenewal() time.Duration    { return 10 * time.Millisecond }
+
+var _ queue.LeaseStore = (*leaseStore)(nil)
+
+// A queue that ticks once a minute still renews its leader's lease every LeaseRenewal: the
+// loop used to call Lead only at its ticks, and a lease shorter than the tick would run out
+// between two of them (another replica would then take the queue at every tick).
+func TestTheLoopRenewsTheLeaseBetweenSlowTicks(t *testing.T) {
+	t.Parallel()
+	store := &leaseStore{MemoryStore: queue.NewMemoryStore()}
+	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{},
+		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
+		Config:  queue.Config{QueueRefresh: time.Hour}})
+	q := queue.DefaultQueue("slow")
+	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, time.Minute
+	if _, _, err := svc.PutQueue(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	runService(t, svc)
+	waitUntil(t, "Lead was not called between two ticks a minute apart", func() bool { return store.leads.Load() >= 5 })
+}
+
+// cursorCountingStore counts the webhook cursor's writes.
+type cursorCountingStore struct {
+	*queue.MemoryStore
+	writes atomic.Int64
+}
+
+func (s *cursorCountingStore) SetWebhookCursor(ctx context.Context, name string, seq int64) error {
+	s.writes.Add(1)
+	return s.MemoryStore.SetWebhookCursor(ctx, name, seq)
+}
+
+// The webhook cursor is written once per batch of delivered events, where it was one UPDATE
+// of the queue's row (the row the ticks lock) per event.
+func TestWebhookCursorWrittenPerBatch(t *testing.T) {
+	t.Parallel()
+	const secret = "a-secret-of-16-bytes-or-more"
+	rc, url := newReceiver(t, secret, func(int64, int) int { return http.StatusNoContent })
+	store := &cursorCountingStore{MemoryStore: queue.NewMemoryStore()}
+	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{}, Now: newClock().now,
+		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
+		Config:  queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookAllow: loopback}})
+	q := queue.DefaultQueue("duel")
+	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, 50*time.Millisecond
+	q.Webhook = &queue.Webhook{URL: url, Secret: secret}
+	ctx := context.Background()
+	if _, _, err := svc.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	const players = 40
+	for i := range players {
+		if _, _, err := svc.CreateTicket(ctx, solo("duel", fmt.Sprintf("p%02d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runService(t, svc) // the first tick matches them all: one event each
+	waitUntil(t, "every event delivered", func() bool {
+		cur, _ := store.WebhookCursor(ctx, "duel")
+		return cur == players
+	})
+	if acked, _ := rc.snapshot(); len(acked) != players {
+		t.Fatalf("%d events acknowledged, want %d", len(acked), players)
+	}
+	if n := store.writes.Load(); n > 2 {
+		t.Fatalf("%d cursor writes for %d events delivered in one batch, want 1 (2 if the batch took over a second)", n, players)
+	}
+}
