@@ -390,8 +390,9 @@ func (s *Service) Rebuild(ctx context.Context, gameType string, progress func(Pr
 // Deletion is what DeleteResult removed: the result as it was stored, and the rebuild of its
 // game type without it.
 type Deletion struct {
-	Result  Result
-	Rebuild RebuildReport
+	Result   Result
+	GameType string // the result's game type, canonical: the one rebuilt
+	Rebuild  RebuildReport
 }
 
 // DeleteResult is the admin's correction of history: it removes the result stored under
@@ -424,7 +425,7 @@ func (s *Service) DeleteResult(ctx context.Context, matchID string, progress fun
 	if err != nil {
 		return Deletion{}, err
 	}
-	return Deletion{Result: r, Rebuild: rep}, nil
+	return Deletion{Result: r, GameType: gc.GameType, Rebuild: rep}, nil
 }
 
 // checkParticipants applies the id rule to every participant, before any store call.
