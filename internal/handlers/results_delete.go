@@ -58,7 +58,9 @@ func handleDeleteResult(logger *slog.Logger, svc *ratings.Service, metrics *doma
 			return
 		}
 		start := time.Now()
-		d, err := svc.DeleteResult(r.Context(), id, nil)
+		d, err := svc.DeleteResult(r.Context(), id, func(gameType string) error {
+			return allowGameType(r.Context(), "game_type", gameType)
+		}, nil)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return

@@ -399,8 +399,9 @@ type Deletion struct {
 // matchID and rebuilds its game type without it, each context with the model it uses now and
 // its stored tuning, so that every rating is what it would be had the result never been
 // recorded (results recorded meanwhile are kept, as a rebuild keeps them). The match id may
-// then be recorded again, with the corrected result.
-func (s *Service) DeleteResult(ctx context.Context, matchID string, progress func(Progress)) (Deletion, error) {
+// then be recorded again, with the corrected result. allow, if not nil, is asked about the
+// result's game type (canonical) before anything changes: its error is returned as it is.
+func (s *Service) DeleteResult(ctx context.Context, matchID string, allow func(gameType string) error, progress func(Progress)) (Deletion, error) {
 	if err := ValidateID(matchID); err != nil {
 		return Deletion{}, apperr.Field("match_id", "%s", err)
 	}
@@ -411,6 +412,11 @@ func (s *Service) DeleteResult(ctx context.Context, matchID string, progress fun
 	gc, err := NewContext(r.GameType, nil)
 	if err != nil {
 		return Deletion{}, apperr.Wrap(apperr.Internal, err, "the stored result cannot be read")
+	}
+	if allow != nil {
+		if err := allow(gc.GameType); err != nil {
+			return Deletion{}, err
+		}
 	}
 	s.tunings.forget(gc.GameType)
 	pick, err := s.modelsOf(ctx, gc.GameType)
