@@ -2408,7 +2408,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A valid API key without the scope this endpoint needs. */
+        /** @description A valid API key without the scope this endpoint needs, or one restricted to other game types than the request's (the problem's `errors` then name the game type's field). */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
