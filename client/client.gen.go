@@ -553,9 +553,11 @@ type AcceptanceRequest struct {
 	Accept bool `json:"accept"`
 
 	// PlayerId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters and no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls). An id in
+	// another form is refused, not rewritten. The same rule holds on every endpoint and on the
+	// line protocol.
 	//
 	//
 	// Example: alice
@@ -764,9 +766,11 @@ type BackfillRequest struct {
 	Bots *BackfillBots `json:"bots,omitempty"`
 
 	// MatchId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters and no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls). An id in
+	// another form is refused, not rewritten. The same rule holds on every endpoint and on the
+	// line protocol.
 	//
 	//
 	// Example: alice
@@ -945,9 +949,11 @@ type HealthStatus string
 type HealthStore string
 
 // ID A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
-// not rewritten. The same rule holds on every endpoint and on the line protocol.
+// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+// either end, not two in a row, no tab or other space), no control characters and no format
+// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls). An id in
+// another form is refused, not rewritten. The same rule holds on every endpoint and on the
+// line protocol.
 //
 // Example: alice
 type ID = string
@@ -1165,9 +1171,11 @@ type PredictResponseModel string
 type PredictTeam struct {
 	Bots *[]struct {
 		// Name A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-		// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-		// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
-		// not rewritten. The same rule holds on every endpoint and on the line protocol.
+		// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+		// either end, not two in a row, no tab or other space), no control characters and no format
+		// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls). An id in
+		// another form is refused, not rewritten. The same rule holds on every endpoint and on the
+		// line protocol.
 		//
 		//
 		// Example: alice
@@ -1175,9 +1183,11 @@ type PredictTeam struct {
 	} `json:"bots,omitempty"`
 	Players *[]struct {
 		// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-		// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-		// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
-		// not rewritten. The same rule holds on every endpoint and on the line protocol.
+		// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+		// either end, not two in a row, no tab or other space), no control characters and no format
+		// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls). An id in
+		// another form is refused, not rewritten. The same rule holds on every endpoint and on the
+		// line protocol.
 		//
 		//
 		// Example: alice
@@ -1507,9 +1517,11 @@ type QueueStatsWait struct {
 // QueuedPlayer defines model for QueuedPlayer.
 type QueuedPlayer struct {
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters and no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls). An id in
+	// another form is refused, not rewritten. The same rule holds on every endpoint and on the
+	// line protocol.
 	//
 	//
 	// Example: alice
@@ -1636,9 +1648,11 @@ type ResultDeletion struct {
 // ResultParticipant A player (`id`) or a bot (`bot`), exactly one of the two. Times are seconds from the start of the match.
 type ResultParticipant struct {
 	// Bot A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters and no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls). An id in
+	// another form is refused, not rewritten. The same rule holds on every endpoint and on the
+	// line protocol.
 	//
 	//
 	// Example: alice
@@ -1648,9 +1662,11 @@ type ResultParticipant struct {
 	CommanderS *float64 `json:"commander_s,omitempty"`
 
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters and no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls). An id in
+	// another form is refused, not rewritten. The same rule holds on every endpoint and on the
+	// line protocol.
 	//
 	//
 	// Example: alice
@@ -1668,9 +1684,11 @@ type ResultRequest struct {
 	Map       string  `json:"map"`
 
 	// MatchId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters and no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls). An id in
+	// another form is refused, not rewritten. The same rule holds on every endpoint and on the
+	// line protocol.
 	//
 	//
 	// Example: alice
@@ -1769,9 +1787,11 @@ type Step struct {
 // TeamBot A bot that is playing, with its own weight. Without `weight`, the bot's stored rating weight (by name) in the request's `context` is used, else the mean weight of the context's rated bots (50 when none is rated).
 type TeamBot struct {
 	// Name A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters and no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls). An id in
+	// another form is refused, not rewritten. The same rule holds on every endpoint and on the
+	// line protocol.
 	//
 	//
 	// Example: alice
@@ -1796,9 +1816,11 @@ type TeamObjective string
 // TeamPlayer A human, whose `id` is unique within the request. Without `weight`, the stored rating weight in the request's `context` is used, else 50.
 type TeamPlayer struct {
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters and no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls). An id in
+	// another form is refused, not rewritten. The same rule holds on every endpoint and on the
+	// line protocol.
 	//
 	//
 	// Example: alice
@@ -1995,9 +2017,11 @@ type TicketRequest struct {
 // TicketRequestPlayer defines model for TicketRequestPlayer.
 type TicketRequestPlayer struct {
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters and no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls). An id in
+	// another form is refused, not rewritten. The same rule holds on every endpoint and on the
+	// line protocol.
 	//
 	//
 	// Example: alice

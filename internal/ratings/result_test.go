@@ -57,7 +57,7 @@ func TestValidateNamesTheField(t *testing.T) {
 	}{
 		{"missing match id", func(r *Result) { r.MatchID = "" }, []string{"match_id"}},
 		{"match id too long", func(r *Result) { r.MatchID = strings.Repeat("x", 129) }, []string{"match_id"}},
-		{"match id with a space", func(r *Result) { r.MatchID = "a b" }, []string{"match_id"}},
+		{"match id with a space at the end", func(r *Result) { r.MatchID = "ab " }, []string{"match_id"}},
 		{"missing game type", func(r *Result) { r.GameType = "" }, []string{"context.game_type"}},
 		{"game type too long", func(r *Result) { r.GameType = strings.Repeat("g", 65) }, []string{"context.game_type"}},
 		{"game type charset", func(r *Result) { r.GameType = "tdm+x" }, []string{"context.game_type"}},

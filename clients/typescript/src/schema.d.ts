@@ -958,9 +958,11 @@ export interface components {
         };
         /**
          * @description A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-         *     (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-         *     zero-width spaces and joiners, bidirectional controls). An id in another form is refused,
-         *     not rewritten. The same rule holds on every endpoint and on the line protocol.
+         *     (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+         *     either end, not two in a row, no tab or other space), no control characters and no format
+         *     characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls). An id in
+         *     another form is refused, not rewritten. The same rule holds on every endpoint and on the
+         *     line protocol.
          * @example alice
          */
         ID: string;
