@@ -77,8 +77,8 @@ func TestDeleteResultRefusesUnknownAndInvalidIDs(t *testing.T) {
 		field  string
 	}{
 		{"/v1/results/no-such-match", http.StatusNotFound, ""},
-		{"/v1/results/a%20%20b", http.StatusBadRequest, "match_id"}, // two spaces in a row
-		{"/v1/results/a%20b", http.StatusNotFound, ""},               // one is an id's
+		{"/v1/results/a%20%20b", http.StatusBadRequest, "match_id"},       // two spaces in a row
+		{"/v1/results/a%20b", http.StatusNotFound, ""},                    // one is an id's
 		{"/v1/results/alice%E2%80%8B", http.StatusBadRequest, "match_id"}, // a zero-width space
 		{"/v1/results/" + strings.Repeat("x", ratings.MaxIDLen+1), http.StatusBadRequest, "match_id"},
 	} {
