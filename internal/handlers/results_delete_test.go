@@ -124,3 +124,24 @@ func TestDeleteResultNeedsTheAdminScope(t *testing.T) {
 		}
 	}
 }
+
+// An id with spaces between words is one id on every route: in a body, a path and a query.
+func TestIDsWithSpacesOverHTTP(t *testing.T) {
+	t.Parallel()
+	h, _ := openServer(t)
+	if resp := postResult(t, h, resultBody("Boring John's match", 0, "Boring John", "Silly Billy", "carol", "dave")); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("post: %d %s", resp.StatusCode, readAll(t, resp))
+	}
+	var byPath playerRatingsResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/players/Boring%20John/ratings", "", ""), &byPath)
+	if byPath.ID != "Boring John" || len(byPath.Ratings) != 1 || byPath.Ratings[0].Games != 1 {
+		t.Fatalf("by path: %+v", byPath)
+	}
+	body := readAll(t, exchange(t, h, http.MethodGet, "/v1/ratings?game_type=ctf&ids=Boring%20John,Boring", "", ""))
+	if !strings.Contains(body, `"id":"Boring John","known":true`) || !strings.Contains(body, `"id":"Boring","known":false`) {
+		t.Fatalf("by query: %s", body)
+	}
+	if resp := exchange(t, h, http.MethodDelete, "/v1/results/Boring%20John's%20match", "", ""); resp.StatusCode != http.StatusOK {
+		t.Fatalf("delete: %d %s", resp.StatusCode, readAll(t, resp))
+	}
+}
