@@ -75,6 +75,17 @@ func testDeleteResult(t *testing.T, st ratings.Store) {
 		t.Fatalf("report %+v, want 30 results replayed into 1 context", rep)
 	}
 	assertRef(t, st, fresh) // every rating as if the result had never been recorded
+	// And as a fresh in-memory store fed the other N-1 has them (the reference, checked above,
+	// is the model applied one result at a time; this is the store that does so).
+	other := ratings.NewMemoryStore(nil)
+	for _, r := range all {
+		if r.MatchID != deleted.MatchID {
+			if _, err := other.RecordResult(ctx, request(r), applyModel(r)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sameStores(t, st, other, fresh)
 	_, err = st.StoredResult(ctx, deleted.MatchID)
 	wantCode(t, err, apperr.NotFound)
 	_, err = st.DeleteResult(ctx, deleted.MatchID, "ns2", replayModel, nil)
@@ -179,4 +190,34 @@ func testConcurrentDelete(t *testing.T, st ratings.Store) {
 		t.Fatalf("history: %d results, want %d", n, want)
 	}
 	assertRef(t, st, f)
+}
+
+// sameStores checks that st holds, for every participant of every context of the reference f,
+// the rating other holds, to rounding.
+func sameStores(t *testing.T, st, other ratings.Store, f *ref) {
+	t.Helper()
+	ctx := context.Background()
+	for key, s := range f.states {
+		c, err := ratings.ParseContextKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := s.Participants()
+		got, err := st.Ratings(ctx, c, ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := other.Ratings(ctx, c, ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d ratings, the fresh store has %d", key, len(got), len(want))
+		}
+		for _, p := range ps {
+			if !sameRating(got[p], want[p]) {
+				t.Fatalf("%s %v: %+v, the fresh store %+v", key, p, got[p], want[p])
+			}
+		}
+	}
 }
