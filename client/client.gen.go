@@ -553,11 +553,12 @@ type AcceptanceRequest struct {
 	Accept bool `json:"accept"`
 
 	// PlayerId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
-	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
-	// `а` among Latin letters is refused). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters, no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls), and letters
+	// from at most one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee
+	// (a Cyrillic `а` among Latin letters is refused). An id in another form is refused, not
+	// rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -767,11 +768,12 @@ type BackfillRequest struct {
 	Bots *BackfillBots `json:"bots,omitempty"`
 
 	// MatchId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
-	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
-	// `а` among Latin letters is refused). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters, no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls), and letters
+	// from at most one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee
+	// (a Cyrillic `а` among Latin letters is refused). An id in another form is refused, not
+	// rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -950,11 +952,12 @@ type HealthStatus string
 type HealthStore string
 
 // ID A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
-// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
-// `а` among Latin letters is refused). An id in another form is refused,
-// not rewritten. The same rule holds on every endpoint and on the line protocol.
+// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+// either end, not two in a row, no tab or other space), no control characters, no format
+// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls), and letters
+// from at most one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee
+// (a Cyrillic `а` among Latin letters is refused). An id in another form is refused, not
+// rewritten. The same rule holds on every endpoint and on the line protocol.
 //
 // Example: alice
 type ID = string
@@ -1172,11 +1175,12 @@ type PredictResponseModel string
 type PredictTeam struct {
 	Bots *[]struct {
 		// Name A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-		// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-		// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
-		// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
-		// `а` among Latin letters is refused). An id in another form is refused,
-		// not rewritten. The same rule holds on every endpoint and on the line protocol.
+		// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+		// either end, not two in a row, no tab or other space), no control characters, no format
+		// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls), and letters
+		// from at most one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee
+		// (a Cyrillic `а` among Latin letters is refused). An id in another form is refused, not
+		// rewritten. The same rule holds on every endpoint and on the line protocol.
 		//
 		//
 		// Example: alice
@@ -1184,11 +1188,12 @@ type PredictTeam struct {
 	} `json:"bots,omitempty"`
 	Players *[]struct {
 		// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-		// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-		// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
-		// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
-		// `а` among Latin letters is refused). An id in another form is refused,
-		// not rewritten. The same rule holds on every endpoint and on the line protocol.
+		// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+		// either end, not two in a row, no tab or other space), no control characters, no format
+		// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls), and letters
+		// from at most one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee
+		// (a Cyrillic `а` among Latin letters is refused). An id in another form is refused, not
+		// rewritten. The same rule holds on every endpoint and on the line protocol.
 		//
 		//
 		// Example: alice
@@ -1518,11 +1523,12 @@ type QueueStatsWait struct {
 // QueuedPlayer defines model for QueuedPlayer.
 type QueuedPlayer struct {
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
-	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
-	// `а` among Latin letters is refused). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters, no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls), and letters
+	// from at most one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee
+	// (a Cyrillic `а` among Latin letters is refused). An id in another form is refused, not
+	// rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -1637,14 +1643,24 @@ type RebuildReport struct {
 	Results   int64   `json:"results"`
 }
 
+// ResultDeletion defines model for ResultDeletion.
+type ResultDeletion struct {
+	MatchId string        `json:"match_id"`
+	Rebuild RebuildReport `json:"rebuild"`
+
+	// Result A finished match. `match_id` is the idempotency key (a match id the queue or `/v1/matchmake` gave, or any id of the caller's); the same match reported again with the same meaning replays the first answer.
+	Result ResultRequest `json:"result"`
+}
+
 // ResultParticipant A player (`id`) or a bot (`bot`), exactly one of the two. Times are seconds from the start of the match.
 type ResultParticipant struct {
 	// Bot A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
-	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
-	// `а` among Latin letters is refused). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters, no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls), and letters
+	// from at most one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee
+	// (a Cyrillic `а` among Latin letters is refused). An id in another form is refused, not
+	// rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -1654,11 +1670,12 @@ type ResultParticipant struct {
 	CommanderS *float64 `json:"commander_s,omitempty"`
 
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
-	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
-	// `а` among Latin letters is refused). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters, no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls), and letters
+	// from at most one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee
+	// (a Cyrillic `а` among Latin letters is refused). An id in another form is refused, not
+	// rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -1676,11 +1693,12 @@ type ResultRequest struct {
 	Map       string  `json:"map"`
 
 	// MatchId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
-	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
-	// `а` among Latin letters is refused). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters, no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls), and letters
+	// from at most one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee
+	// (a Cyrillic `а` among Latin letters is refused). An id in another form is refused, not
+	// rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -1779,11 +1797,12 @@ type Step struct {
 // TeamBot A bot that is playing, with its own weight. Without `weight`, the bot's stored rating weight (by name) in the request's `context` is used, else the mean weight of the context's rated bots (50 when none is rated).
 type TeamBot struct {
 	// Name A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
-	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
-	// `а` among Latin letters is refused). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters, no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls), and letters
+	// from at most one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee
+	// (a Cyrillic `а` among Latin letters is refused). An id in another form is refused, not
+	// rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -1808,11 +1827,12 @@ type TeamObjective string
 // TeamPlayer A human, whose `id` is unique within the request. Without `weight`, the stored rating weight in the request's `context` is used, else 50.
 type TeamPlayer struct {
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
-	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
-	// `а` among Latin letters is refused). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters, no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls), and letters
+	// from at most one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee
+	// (a Cyrillic `а` among Latin letters is refused). An id in another form is refused, not
+	// rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -2009,11 +2029,12 @@ type TicketRequest struct {
 // TicketRequestPlayer defines model for TicketRequestPlayer.
 type TicketRequestPlayer struct {
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-	// (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-	// zero-width spaces and joiners, bidirectional controls), whose letters come from at most
-	// one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
-	// `а` among Latin letters is refused). An id in another form is refused,
-	// not rewritten. The same rule holds on every endpoint and on the line protocol.
+	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+	// either end, not two in a row, no tab or other space), no control characters, no format
+	// characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls), and letters
+	// from at most one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee
+	// (a Cyrillic `а` among Latin letters is refused). An id in another form is refused, not
+	// rewritten. The same rule holds on every endpoint and on the line protocol.
 	//
 	//
 	// Example: alice
@@ -2952,6 +2973,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/results (the `RecordResult` operationId).
 	RecordResult(ctx context.Context, body RecordResultJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteResult Correct history - delete a stored result and rebuild its game type without it
+	//
+	// Removes the result stored under `match_id` and rebuilds its game type from the
+	// history without it (as `POST /v1/ratings/rebuild` does, with the game type's models
+	// and tunings): every rating, and the side-bias table, end exactly as if the result had
+	// never been posted. Results of the game type posted while it runs are kept, and applied
+	// in the order they were accepted after the history without the deleted one; with
+	// Postgres they wait only for the rebuild's last step, which is also the step that
+	// removes the result, so until the answer the result is still stored (posting it again
+	// replays it) and a deletion that fails can be sent again. Once deleted, the match id
+	// may be posted again: a corrected result. A queue match's result must still name the
+	// match's players on their teams. The answer gives the result as it was stored, in the
+	// shape `POST /v1/results` takes. Needs the `admin` scope; it takes as long as a rebuild
+	// of the game type.
+	//
+	// Corresponds with DELETE /v1/results/{match_id} (the `DeleteResult` operationId).
+	DeleteResult(ctx context.Context, matchId ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SplitTeamsWithBody Balanced split of the players on a server
 	//
@@ -4041,6 +4080,34 @@ func (c *Client) RecordResultWithBody(ctx context.Context, contentType string, b
 // Corresponds with POST /v1/results (the `RecordResult` operationId).
 func (c *Client) RecordResult(ctx context.Context, body RecordResultJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRecordResultRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteResult Correct history - delete a stored result and rebuild its game type without it
+//
+// Removes the result stored under `match_id` and rebuilds its game type from the
+// history without it (as `POST /v1/ratings/rebuild` does, with the game type's models
+// and tunings): every rating, and the side-bias table, end exactly as if the result had
+// never been posted. Results of the game type posted while it runs are kept, and applied
+// in the order they were accepted after the history without the deleted one; with
+// Postgres they wait only for the rebuild's last step, which is also the step that
+// removes the result, so until the answer the result is still stored (posting it again
+// replays it) and a deletion that fails can be sent again. Once deleted, the match id
+// may be posted again: a corrected result. A queue match's result must still name the
+// match's players on their teams. The answer gives the result as it was stored, in the
+// shape `POST /v1/results` takes. Needs the `admin` scope; it takes as long as a rebuild
+// of the game type.
+//
+// Corresponds with DELETE /v1/results/{match_id} (the `DeleteResult` operationId).
+func (c *Client) DeleteResult(ctx context.Context, matchId ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteResultRequest(c.Server, matchId)
 	if err != nil {
 		return nil, err
 	}
@@ -5568,6 +5635,40 @@ func NewRecordResultRequestWithBody(server string, contentType string, body io.R
 	return req, nil
 }
 
+// NewDeleteResultRequest constructs an http.Request for the DeleteResult method
+func NewDeleteResultRequest(server string, matchId ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "match_id", matchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/results/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewSplitTeamsRequest calls the generic SplitTeams builder with application/json body
 func NewSplitTeamsRequest(server string, body SplitTeamsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -6416,6 +6517,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/results (the `RecordResult` operationId).
 	RecordResultWithResponse(ctx context.Context, body RecordResultJSONRequestBody, reqEditors ...RequestEditorFn) (*RecordResultResponse, error)
+
+	// DeleteResultWithResponse Correct history - delete a stored result and rebuild its game type without it
+	//
+	// Removes the result stored under `match_id` and rebuilds its game type from the
+	// history without it (as `POST /v1/ratings/rebuild` does, with the game type's models
+	// and tunings): every rating, and the side-bias table, end exactly as if the result had
+	// never been posted. Results of the game type posted while it runs are kept, and applied
+	// in the order they were accepted after the history without the deleted one; with
+	// Postgres they wait only for the rebuild's last step, which is also the step that
+	// removes the result, so until the answer the result is still stored (posting it again
+	// replays it) and a deletion that fails can be sent again. Once deleted, the match id
+	// may be posted again: a corrected result. A queue match's result must still name the
+	// match's players on their teams. The answer gives the result as it was stored, in the
+	// shape `POST /v1/results` takes. Needs the `admin` scope; it takes as long as a rebuild
+	// of the game type.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/results/{match_id} (the `DeleteResult` operationId).
+	DeleteResultWithResponse(ctx context.Context, matchId ID, reqEditors ...RequestEditorFn) (*DeleteResultResponse, error)
 
 	// SplitTeamsWithBodyWithResponse Balanced split of the players on a server
 	//
@@ -10081,6 +10202,144 @@ func (r RecordResultResponse) ContentType() string {
 	return ""
 }
 
+// DeleteResultResponse200Headers the declared response headers of an HTTP 200 response for DeleteResult
+type DeleteResultResponse200Headers struct {
+	XRequestId *string
+}
+
+// DeleteResultResponse400Headers the declared response headers of an HTTP 400 response for DeleteResult
+type DeleteResultResponse400Headers struct {
+	XRequestId *string
+}
+
+// DeleteResultResponse401Headers the declared response headers of an HTTP 401 response for DeleteResult
+type DeleteResultResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// DeleteResultResponse403Headers the declared response headers of an HTTP 403 response for DeleteResult
+type DeleteResultResponse403Headers struct {
+	XRequestId *string
+}
+
+// DeleteResultResponse404Headers the declared response headers of an HTTP 404 response for DeleteResult
+type DeleteResultResponse404Headers struct {
+	XRequestId *string
+}
+
+// DeleteResultResponse429Headers the declared response headers of an HTTP 429 response for DeleteResult
+type DeleteResultResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// DeleteResultResponse503Headers the declared response headers of an HTTP 503 response for DeleteResult
+type DeleteResultResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type DeleteResultResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ResultDeletion
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteResultResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteResultResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteResultResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteResultResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteResultResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteResultResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteResultResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteResultResponse) GetJSON200() *ResultDeletion {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteResultResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteResultResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteResultResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteResultResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteResultResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteResultResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteResultResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteResultResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteResultResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteResultResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SplitTeamsResponse200Headers the declared response headers of an HTTP 200 response for SplitTeams
 type SplitTeamsResponse200Headers struct {
 	XRequestId *string
@@ -11774,6 +12033,32 @@ func (c *ClientWithResponses) RecordResultWithResponse(ctx context.Context, body
 		return nil, err
 	}
 	return ParseRecordResultResponse(rsp)
+}
+
+// DeleteResultWithResponse Correct history - delete a stored result and rebuild its game type without it
+//
+// Removes the result stored under `match_id` and rebuilds its game type from the
+// history without it (as `POST /v1/ratings/rebuild` does, with the game type's models
+// and tunings): every rating, and the side-bias table, end exactly as if the result had
+// never been posted. Results of the game type posted while it runs are kept, and applied
+// in the order they were accepted after the history without the deleted one; with
+// Postgres they wait only for the rebuild's last step, which is also the step that
+// removes the result, so until the answer the result is still stored (posting it again
+// replays it) and a deletion that fails can be sent again. Once deleted, the match id
+// may be posted again: a corrected result. A queue match's result must still name the
+// match's players on their teams. The answer gives the result as it was stored, in the
+// shape `POST /v1/results` takes. Needs the `admin` scope; it takes as long as a rebuild
+// of the game type.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/results/{match_id} (the `DeleteResult` operationId).
+func (c *ClientWithResponses) DeleteResultWithResponse(ctx context.Context, matchId ID, reqEditors ...RequestEditorFn) (*DeleteResultResponse, error) {
+	rsp, err := c.DeleteResult(ctx, matchId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteResultResponse(rsp)
 }
 
 // SplitTeamsWithBodyWithResponse Balanced split of the players on a server
@@ -16517,6 +16802,189 @@ func ParseRecordResultResponse(rsp *http.Response) (*RecordResultResponse, error
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RecordResultResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteResultResponse parses an HTTP response from a DeleteResultWithResponse call
+func ParseDeleteResultResponse(rsp *http.Response) (*DeleteResultResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteResultResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ResultDeletion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteResultResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteResultResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteResultResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteResultResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteResultResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteResultResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteResultResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

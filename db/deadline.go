@@ -76,11 +76,14 @@ const (
 	opTunings
 	opSaveTunings
 	opPing
+	opStoredResult
+	opDeleteResult
 	numOps
 )
 
 var opNames = [numOps]string{"record result", "ratings", "player ratings", "leaderboard", "bot mean", "bias",
-	"policy", "set mutator", "rebuild", "history", "tunings", "save tunings", "ping"}
+	"policy", "set mutator", "rebuild", "history", "tunings", "save tunings", "ping",
+	"stored result", "delete result"}
 
 func (o op) String() string { return opNames[o] }
 
@@ -107,7 +110,7 @@ func newCalls(o Options) *calls {
 // error it says, for one that ran out of time, that the database did not answer in time.
 func (c *calls) start(ctx context.Context, o op) (context.Context, func(*error)) {
 	d := c.opts.Timeout
-	if o == opRebuild || o == opHistory {
+	if o == opRebuild || o == opHistory || o == opDeleteResult {
 		d = c.opts.RebuildTimeout
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, d, errTimedOut)

@@ -20,7 +20,11 @@ const (
 	sqlHistoryCut  = `SELECT coalesce(max(seq), 0), count(*) FROM matches WHERE game_type = $1`
 	sqlHistorySpan = `SELECT count(*) FROM matches WHERE game_type = $1 AND seq > $2 AND seq <= $3`
 	sqlHistory     = `SELECT result FROM matches WHERE game_type = $1 ORDER BY seq`
-	sqlHistoryFrom = `SELECT result FROM matches WHERE game_type = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`
+	// $4 is the sequence number of a result being deleted, left out of the replay (0: none;
+	// the numbers start at 1).
+	sqlHistoryFrom = `SELECT result FROM matches WHERE game_type = $1 AND seq > $2 AND seq <= $3 AND seq <> $4 ORDER BY seq`
+	sqlFindDeleted = `SELECT seq FROM matches WHERE match_id = $1 AND game_type = $2`
+	sqlDeleteMatch = `DELETE FROM matches WHERE seq = $1`
 	// A game type's context keys are the game type itself and those that start with it and a
 	// '+' ("tdm+instagib"); in byte order they all sort before the game type and a ','.
 	sqlGameTypeRatings = `
@@ -97,7 +101,7 @@ func (s *Store) Rebuild(ctx context.Context, gameType string, replay ratings.Rep
 	if err != nil {
 		return ratings.RebuildReport{}, err
 	}
-	rep, err := s.rebuild(ctx, gc.GameType, replay, progress)
+	rep, err := s.rebuild(ctx, gc.GameType, "", replay, progress)
 	if err != nil {
 		var re errReplay
 		if errors.As(err, &re) {
@@ -108,10 +112,51 @@ func (s *Store) Rebuild(ctx context.Context, gameType string, replay ratings.Rep
 	return rep, nil
 }
 
+// DeleteResult implements ratings.Store: Rebuild, leaving the result out of the replay from
+// the start (found under the first cut's exclusive lock) and deleting its row in the last,
+// locked step. Until that step commits, the result is stored: a replay of its body is
+// answered as one, and a deletion that fails can be run again.
+func (s *Store) DeleteResult(ctx context.Context, matchID, gameType string, replay ratings.ReplayFunc, progress func(ratings.Progress)) (_ ratings.RebuildReport, err error) {
+	ctx, done := s.calls.start(ctx, opDeleteResult)
+	defer done(&err)
+	gc, err := ratings.NewContext(gameType, nil)
+	if err != nil {
+		return ratings.RebuildReport{}, err
+	}
+	rep, err := s.rebuild(ctx, gc.GameType, matchID, replay, progress)
+	if err != nil {
+		var re errReplay
+		if errors.As(err, &re) {
+			return ratings.RebuildReport{}, re.err
+		}
+		return ratings.RebuildReport{}, mapError(err, "delete result")
+	}
+	return rep, nil
+}
+
+// StoredResult implements ratings.Store.
+func (s *Store) StoredResult(ctx context.Context, matchID string) (_ ratings.Result, err error) {
+	ctx, done := s.calls.start(ctx, opStoredResult)
+	defer done(&err)
+	var raw []byte
+	if err := s.pool.QueryRow(ctx, `SELECT result FROM matches WHERE match_id = $1`, matchID).Scan(&raw); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ratings.Result{}, ratings.ResultNotFoundError(matchID)
+		}
+		return ratings.Result{}, mapError(err, "stored result")
+	}
+	var d resultDoc
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return ratings.Result{}, mapError(err, "stored result")
+	}
+	return d.result(), nil
+}
+
 // rebuilding is one rebuild's state between its steps.
 type rebuilding struct {
 	s        *Store
 	gameType string
+	deleted  int64 // the sequence number of the result a deletion leaves out; 0 for none
 	replay   ratings.ReplayFunc
 	policy   *ratings.MutatorPolicy
 	states   map[string]*ratings.State
@@ -120,7 +165,8 @@ type rebuilding struct {
 	tell     func(phase string, done, total int)
 }
 
-func (s *Store) rebuild(ctx context.Context, gameType string, replay ratings.ReplayFunc, progress func(ratings.Progress)) (ratings.RebuildReport, error) {
+// rebuild is Rebuild, or with a deleted match id DeleteResult.
+func (s *Store) rebuild(ctx context.Context, gameType, deleted string, replay ratings.ReplayFunc, progress func(ratings.Progress)) (ratings.RebuildReport, error) {
 	rb := &rebuilding{s: s, gameType: gameType, replay: replay, tell: func(phase string, done, total int) {
 		if progress != nil {
 			progress(ratings.Progress{Phase: phase, Done: done, Total: total})
@@ -131,6 +177,15 @@ func (s *Store) rebuild(ctx context.Context, gameType string, replay ratings.Rep
 		if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, gameType); err != nil {
 			return err
 		}
+		if deleted != "" {
+			err := tx.QueryRow(ctx, sqlFindDeleted, deleted, gameType).Scan(&rb.deleted)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ratings.ResultNotFoundError(deleted)
+			}
+			if err != nil {
+				return err
+			}
+		}
 		var err error
 		if rb.policy, err = s.policy(ctx, tx); err != nil {
 			return err
@@ -139,6 +194,9 @@ func (s *Store) rebuild(ctx context.Context, gameType string, replay ratings.Rep
 	})
 	if err != nil {
 		return ratings.RebuildReport{}, err
+	}
+	if rb.deleted != 0 {
+		total--
 	}
 
 	rb.tell("replaying", 0, total)
@@ -204,6 +262,13 @@ func (s *Store) rebuild(ctx context.Context, gameType string, replay ratings.Rep
 				return err
 			}
 		}
+		if rb.deleted != 0 {
+			// Gone already if another deletion of the same match committed first: the history
+			// is the same without it either way, and so are the rows written here.
+			if _, err := tx.Exec(ctx, sqlDeleteMatch, rb.deleted); err != nil {
+				return err
+			}
+		}
 		if _, err := tx.Exec(ctx, sqlDeleteBias, gameType); err != nil {
 			return err
 		}
@@ -224,7 +289,7 @@ func (s *Store) rebuild(ctx context.Context, gameType string, replay ratings.Rep
 // apply streams the results numbered (from, to] into the replay, telling progress under
 // phase against total, and adds the rows they touch to touched (if not nil).
 func (rb *rebuilding) apply(ctx context.Context, q querier, from, to int64, total int, phase string, touched map[rowKey]struct{}) error {
-	rows, err := q.Query(ctx, sqlHistoryFrom, rb.gameType, from, to)
+	rows, err := q.Query(ctx, sqlHistoryFrom, rb.gameType, from, to, rb.deleted)
 	if err != nil {
 		return err
 	}

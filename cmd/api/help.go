@@ -65,7 +65,7 @@ Flags of serve, migrate, rebuild, tune and healthcheck (each overrides its envir
 		{"MATCHMAKER_ADDR", def.Addr, "HTTP listen address"},
 		{"DATABASE_URL", "unset", "Postgres URL; unset keeps ratings and tickets in memory, lost on exit"},
 		{"MATCHMAKER_MIGRATE", fmt.Sprint(def.Migrate), "apply migrations at start-up"},
-		{"MATCHMAKER_API_KEYS", "unset", "API keys, NAME:SCOPES:SHA256HEX,... with scopes read+match+results+admin"},
+		{"MATCHMAKER_API_KEYS", "unset", "API keys, NAME:SCOPES:SHA256HEX[:GAMETYPES],... with scopes read+match+results+admin, game types ctf+tdm (default: all)"},
 		{"MATCHMAKER_AUTH", "on", "off opens every endpoint (development only)"},
 		{"MATCHMAKER_RATE_LIMITS", strings.Join(limits, ","), "token buckets per caller and scope, SCOPE=RATE/s[:BURST] or SCOPE=off"},
 		{"MATCHMAKER_RATING_MODELS", def.RatingModels.String(), "the rating model per context, SCOPE=MODEL,... (rebuild after a change)"},

@@ -81,6 +81,10 @@ func handleSetMutator(logger *slog.Logger, svc *ratings.Service) http.Handler {
 func handleRebuild(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gameType := r.URL.Query().Get("game_type")
+		if err := allowGameType(r.Context(), "game_type", gameType); err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
 		start := time.Now()
 		report, err := svc.Rebuild(r.Context(), gameType, nil)
 		if err != nil {
@@ -129,6 +133,10 @@ type tuneResponse struct {
 func handleTune(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gameType := r.URL.Query().Get("game_type")
+		if err := allowGameType(r.Context(), "game_type", gameType); err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
 		start := time.Now()
 		reports, err := svc.Tune(r.Context(), gameType)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Scope is what a key may do.
@@ -26,12 +27,16 @@ const (
 
 var allScopes = []Scope{ScopeRead, ScopeMatch, ScopeResults, ScopeAdmin}
 
-// APIKey is one configured key: its name (for logs), its scopes and the SHA-256 of the secret.
-// The secret itself is never configured or kept.
+// APIKey is one configured key: its name (for logs), its scopes, the SHA-256 of the secret
+// and, optionally, the game types it may use. The secret itself is never configured or kept.
 type APIKey struct {
 	Name   string
 	Scopes []Scope
 	Hash   [sha256.Size]byte
+	// GameTypes, when not nil, are the only game types (canonical) whose results the key may
+	// post, whose ratings its compute requests may read, whose queues it may put tickets in
+	// and, for an admin key, which it may rebuild, tune, correct or define queues of.
+	GameTypes []string
 }
 
 // Auth decides who may call what.
@@ -42,7 +47,9 @@ type Auth struct {
 }
 
 // ParseAPIKeys reads MATCHMAKER_API_KEYS: comma-separated NAME:SCOPES:SHA256HEX entries,
-// scopes joined by "+", e.g. "ci:read+match+results+admin:9f86d0...".
+// scopes joined by "+", e.g. "ci:read+match+results+admin:9f86d0...", each optionally
+// followed by :GAMETYPES, game types joined by "+" ("eu-ctf:match+results:9f86d0...:ctf+tdm"),
+// the only ones the key may use. An entry without it may use every game type.
 func ParseAPIKeys(s string) ([]APIKey, error) {
 	var keys []APIKey
 	for entry := range strings.SplitSeq(s, ",") {
@@ -51,8 +58,8 @@ func ParseAPIKeys(s string) ([]APIKey, error) {
 			continue
 		}
 		parts := strings.Split(entry, ":")
-		if len(parts) != 3 || parts[0] == "" {
-			return nil, fmt.Errorf("API key entry %d: want NAME:SCOPES:SHA256HEX", len(keys)+1)
+		if len(parts) < 3 || len(parts) > 4 || parts[0] == "" {
+			return nil, fmt.Errorf("API key entry %d: want NAME:SCOPES:SHA256HEX or NAME:SCOPES:SHA256HEX:GAMETYPES", len(keys)+1)
 		}
 		k := APIKey{Name: parts[0]}
 		for sc := range strings.SplitSeq(parts[1], "+") {
@@ -66,12 +73,31 @@ func ParseAPIKeys(s string) ([]APIKey, error) {
 			return nil, fmt.Errorf("API key %q: the hash must be 64 hex digits (sha256 of the key)", k.Name)
 		}
 		copy(k.Hash[:], raw)
+		if len(parts) == 4 {
+			if k.GameTypes, err = parseGameTypes(parts[3]); err != nil {
+				return nil, fmt.Errorf("API key %q: %w", k.Name, err)
+			}
+		}
 		if slices.ContainsFunc(keys, func(o APIKey) bool { return o.Name == k.Name }) {
 			return nil, fmt.Errorf("API key %q is configured twice", k.Name)
 		}
 		keys = append(keys, k)
 	}
 	return keys, nil
+}
+
+// parseGameTypes reads a key's allow-list: game types joined by "+", each by the game type
+// rule, kept canonical (lower case) and sorted.
+func parseGameTypes(s string) ([]string, error) {
+	var out []string
+	for gt := range strings.SplitSeq(s, "+") {
+		if err := ratings.ValidateName(gt); err != nil {
+			return nil, fmt.Errorf("game type %q: %w", gt, err)
+		}
+		out = append(out, strings.ToLower(gt))
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // HashKey is the SHA-256 hex of a key, the form MATCHMAKER_API_KEYS wants.
@@ -144,11 +170,27 @@ func requireScope(a *Auth, failures *failedAuth, scope Scope, d Deps) func(http.
 				return
 			}
 			ctx := context.WithValue(r.Context(), keyNameKey, key.Name)
+			if key.GameTypes != nil {
+				ctx = context.WithValue(ctx, gameTypesKey, key.GameTypes)
+			}
 			// The key owns what it creates in the queue, and sees only that unless it is an
 			// admin key, or a read key that reads every ticket (DESIGN, "Ownership").
 			ctx = queue.WithCaller(ctx, queue.Caller{Owner: key.Name, Admin: slices.Contains(key.Scopes, ScopeAdmin),
-				Reader: slices.Contains(key.Scopes, ScopeRead)})
+				Reader: slices.Contains(key.Scopes, ScopeRead), GameTypes: key.GameTypes})
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
+}
+
+// allowGameType refuses, with a 403 naming field, a request about a game type that the key
+// that authenticated it may not use (APIKey.GameTypes). A request let in without a key (no
+// keys configured, or auth off) may use every game type; so may a key without a list.
+func allowGameType(ctx context.Context, field, gameType string) error {
+	allowed, ok := ctx.Value(gameTypesKey).([]string)
+	if !ok || slices.Contains(allowed, strings.ToLower(gameType)) {
+		return nil
+	}
+	name, _ := ctx.Value(keyNameKey).(string)
+	return &apperr.Error{Code: apperr.Forbidden, Message: fmt.Sprintf("the key %q may not use game type %q", name, gameType),
+		Fields: []apperr.FieldError{{Field: field, Message: fmt.Sprintf("must be one of the key's game types (%s)", strings.Join(allowed, ", "))}}}
 }

@@ -20,8 +20,9 @@ type domainMetrics struct {
 	skillDiff *prometheus.HistogramVec
 	pairDiff  *prometheus.HistogramVec
 
-	ratingUpdates prometheus.Counter
-	results       *prometheus.CounterVec
+	ratingUpdates  prometheus.Counter
+	results        *prometheus.CounterVec
+	resultsDeleted prometheus.Counter
 }
 
 func newDomainMetrics(reg prometheus.Registerer) *domainMetrics {
@@ -66,7 +67,12 @@ func newDomainMetrics(reg prometheus.Registerer) *domainMetrics {
 	for _, o := range []string{"recorded", "replayed", "rejected"} {
 		m.results.WithLabelValues(o) // export zeros, so rates work from the first scrape
 	}
-	reg.MustRegister(m.duration, m.matches, m.unmatched, m.players, m.skillDiff, m.pairDiff, m.ratingUpdates, m.results)
+	m.resultsDeleted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "matchmaker_results_deleted_total",
+		Help: "Match results an admin deleted (DELETE /v1/results/{match_id}), each followed by a rebuild of its game type.",
+	})
+	reg.MustRegister(m.duration, m.matches, m.unmatched, m.players, m.skillDiff, m.pairDiff, m.ratingUpdates, m.results,
+		m.resultsDeleted)
 	return m
 }
 

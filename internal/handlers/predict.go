@@ -62,6 +62,10 @@ func handlePredict(logger *slog.Logger, svc *ratings.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
+		if err := allowGameType(r.Context(), "context.game_type", req.Context.GameType); err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
 		pred, err := svc.Predict(r.Context(), req.proposal())
 		if err != nil {
 			writeError(w, r, logger, err)

@@ -111,7 +111,7 @@ func TestPredictNamesTheFaultyField(t *testing.T) {
 		{`{"teams":[{"players":[{"id":"a"}]},{"players":[{"id":"b"}]}]}`, "context.game_type"},
 		{`{"context":{"game_type":"ctf"},"teams":[{"players":[{"id":"a"}]}]}`, "teams"},
 		{`{"context":{"game_type":"ctf"},"teams":[{"players":[{"id":"a"}]},{}]}`, "teams[1].players"},
-		{`{"context":{"game_type":"ctf"},"teams":[{"players":[{"id":"a"}]},{"players":[{"id":"a b"}]}]}`, "teams[1].players[0].id"},
+		{`{"context":{"game_type":"ctf"},"teams":[{"players":[{"id":"a"}]},{"players":[{"id":"a  b"}]}]}`, "teams[1].players[0].id"},
 		{`{"context":{"game_type":"ctf"},"teams":[{"players":[{"id":"a"}]},{"bots":[{"name":""}]}]}`, "teams[1].bots[0].name"},
 		{`{"context":{"game_type":"ctf"},"teams":[{"players":[{"id":"a"}]},{"players":[{"id":"a"}]}]}`, "teams[1].players[0].id"},
 		{`{"context":{"game_type":"ctf"},"teams":[{"side":"red","players":[{"id":"a"}]},{"players":[{"id":"b"}]}]}`, "teams[1].side"},

@@ -194,7 +194,7 @@ func handlePutQueue(logger *slog.Logger, svc *queue.Service) http.Handler {
 		if err == nil {
 			if req.Context == nil {
 				err = apperr.Field("context", "is required: the rating context the queue's players are rated in")
-			} else {
+			} else if err = allowGameType(r.Context(), "context.game_type", req.Context.GameType); err == nil {
 				q, created, err = svc.PutQueue(r.Context(), req.definition(chi.URLParam(r, "name")))
 			}
 		}

@@ -80,6 +80,9 @@ func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queue.Serv
 		if err == nil {
 			result, err = req.result()
 		}
+		if err == nil {
+			err = allowGameType(r.Context(), "context.game_type", req.Context.GameType)
+		}
 		if err == nil && queues != nil {
 			err = queues.CheckResult(r.Context(), req.MatchID, req.Context.GameType, req.roster())
 		}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -43,6 +44,18 @@ func TestResultsOfQueueMatchesNameTheirRoster(t *testing.T) {
 	}
 	if resp := exchange(t, h, http.MethodPost, "/v1/results", "application/json", result(a.MatchID, "ctf", red, blue)); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("the match's own roster: %d %s", resp.StatusCode, readAll(t, resp))
+	}
+	// Deleted by an admin, the match's result may be posted again: with its roster still.
+	if resp := exchange(t, h, http.MethodDelete, "/v1/results/"+a.MatchID, "", ""); resp.StatusCode != http.StatusOK {
+		t.Fatalf("delete: %d %s", resp.StatusCode, readAll(t, resp))
+	}
+	resp := exchange(t, h, http.MethodPost, "/v1/results", "application/json", result(a.MatchID, "ctf", red, "mallory"))
+	if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || !hasField(p, "teams[1].players[0].id") {
+		t.Errorf("after the deletion, another roster: %d %+v, want a 400", resp.StatusCode, p.Errors)
+	}
+	if resp := exchange(t, h, http.MethodPost, "/v1/results", "application/json",
+		strings.Replace(result(a.MatchID, "ctf", red, blue), `"winner":0`, `"winner":1`, 1)); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("the corrected result: %d %s", resp.StatusCode, readAll(t, resp))
 	}
 	if resp := exchange(t, h, http.MethodPost, "/v1/results", "application/json", result("scrim-7", "ctf", "x", "y")); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("a match the queue did not make: %d %s", resp.StatusCode, readAll(t, resp))

@@ -295,7 +295,7 @@ func TestReadsRejectBadQueries(t *testing.T) {
 		{"/v1/players/" + strings.Repeat("x", 129) + "/ratings", "id"},
 		{"/v1/players/a%00b/ratings", "id"},
 		{"/v1/players/a%FFb/ratings", "id"},
-		{"/v1/players/a%20b/ratings", "id"},
+		{"/v1/players/%20ab/ratings", "id"},
 		{"/v1/ratings?game_type=ctf&ids=a%00b", "ids"},
 		{"/v1/ratings?game_type=ctf&ids=a%FFb", "ids"},
 		{"/v1/ratings?game_type=ctf&bots=a%0Ab", "bots"},

@@ -87,6 +87,7 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		r.With(admin).Method(http.MethodDelete, "/queues/{name}", handleDeleteQueue(d.Logger, d.Queue))
 		r.With(admin).Method(http.MethodPut, "/mutators/{name}", handleSetMutator(d.Logger, d.Ratings))
 		r.With(admin).Method(http.MethodPost, "/ratings/rebuild", handleRebuild(d.Logger, d.Ratings))
+		r.With(admin).Method(http.MethodDelete, "/results/{match_id}", handleDeleteResult(d.Logger, d.Ratings, metrics))
 		r.With(admin).Method(http.MethodPost, "/ratings/tune", handleTune(d.Logger, d.Ratings))
 	})
 }

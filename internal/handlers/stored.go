@@ -77,9 +77,17 @@ func (tw *storedWeights) note(p ratings.Participant, dst *float64) {
 }
 
 // load reads the noted weights through the ratings service, whose rule decides what an
-// unrated player or bot weighs. Bots with the same name share one rating.
+// unrated player or bot weighs. Bots with the same name share one rating. A request whose
+// key may not use the context's game type is refused first (403).
 func (tw *storedWeights) load(ctx context.Context, svc *ratings.Service) error {
-	if tw.ctx == nil || len(tw.asked) == 0 && tw.meanDst == nil {
+	if tw.ctx == nil {
+		return nil
+	}
+	// A key restricted to some game types names no other, even with every weight given.
+	if err := allowGameType(ctx, "context.game_type", tw.ctx.GameType); err != nil {
+		return err
+	}
+	if len(tw.asked) == 0 && tw.meanDst == nil {
 		return nil
 	}
 	c, err := svc.Context(ctx, tw.ctx.GameType, tw.ctx.Mutators)

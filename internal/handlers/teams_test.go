@@ -39,16 +39,16 @@ func teamsPlayersJSON(weights ...float64) string {
 	return b.String()
 }
 
-// seedPlayers are the UT2004 seed's example input, in its order, with its weights; ids hold
-// no white space (ratings.ValidateID), so the seed's names are written with underscores.
+// seedPlayers are the UT2004 seed's example input, in its order, with its weights and names
+// (an id may hold single spaces between words: ratings.ValidateID).
 var seedPlayers = []struct {
 	name   string
 	weight float64
 }{
-	{"Boring_John", 5}, {"Silly_Billy", 3}, {"Slartibartfast", 2}, {"Chewbacca", 7},
-	{"Ignoramus", 23}, {"Riddick", 92}, {"Luke_Skywalker", 93}, {"Darth_Vader", 95},
-	{"Peter_Griffin", 27}, {"Roger", 56}, {"Annoying_Git", 28}, {"Cheat", 99}, {"Lame", 1},
-	{"Twonk", 23}, {"Foogilicious", 83}, {"Flunk_Basket", 41}, {"Jack_O'Neill", 49},
+	{"Boring John", 5}, {"Silly Billy", 3}, {"Slartibartfast", 2}, {"Chewbacca", 7},
+	{"Ignoramus", 23}, {"Riddick", 92}, {"Luke Skywalker", 93}, {"Darth Vader", 95},
+	{"Peter Griffin", 27}, {"Roger", 56}, {"Annoying Git", 28}, {"Cheat", 99}, {"Lame", 1},
+	{"Twonk", 23}, {"Foogilicious", 83}, {"Flunk Basket", 41}, {"Jack O'Neill", 49},
 }
 
 // seedTeamsBody is the seed program's run: its 17 players, mean bot 20, target 8 players on a

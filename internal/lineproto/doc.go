@@ -5,8 +5,12 @@
 // # Protocol
 //
 // One command a line, ended by "\n" or "\r\n". Keywords are case-insensitive; the words of a
-// line are separated by white space, so ids and names cannot contain any. Replies come in the
-// order of the commands, one line each; GAME and MUTATOR have none unless they fail.
+// line are separated by white space. The id of PLAYER and BOT is the rest of the line, so it
+// may hold the single spaces between words the id rule allows ("PLAYER Boring John"); game
+// types, mutators and secrets are one word. Replies come in the order of the commands, one
+// line each, and echo the id as sent: a client reads the weight after the id it asked for
+// (not as the line's last word: "PLAYER Boring 61.27" is also the reply for an unrated
+// player whose id is "Boring 61.27"). GAME and MUTATOR have no reply unless they fail.
 //
 //	GAME type      a new game of this type starts; forgets the connection's mutators
 //	MUTATOR name   the game runs this mutator; the store's mutator policy decides whether it

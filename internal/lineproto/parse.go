@@ -3,6 +3,7 @@ package lineproto
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -59,8 +60,9 @@ func (c Command) String() string {
 
 // ParseLine parses one line of the protocol, given without its "\n" (a trailing "\r", like any
 // white space around or between the words, is ignored). Keywords are case-insensitive (ASCII
-// only); arguments are separated by white space and therefore cannot contain any. A blank
-// line parses as KindNone.
+// only). The argument of PLAYER and BOT is the rest of the line, so that an id may hold the
+// single spaces between words the id rule allows ("PLAYER Boring John"); the other commands'
+// arguments are one word. A blank line parses as KindNone.
 //
 // Errors are apperr.Invalid errors whose Message is the reason to send back ("ERROR " +
 // Message): a single line of printable text. When the keyword was recognised but its
@@ -80,6 +82,18 @@ func ParseLine(line string) (Command, error) {
 	if kind == KindNone {
 		return Command{}, invalid("unknown command %.32q", word)
 	}
+	if kind == KindPlayer || kind == KindBot {
+		// Every line that named an id of one word names the same id; a line that named
+		// several words (an error before) names them as one id, which the id rule checks.
+		rest = strings.TrimFunc(rest, unicode.IsSpace)
+		if rest == "" {
+			return Command{Kind: kind}, invalid("%s needs a %s", kind, argNames[kind])
+		}
+		if msg := checkID(rest); msg != "" {
+			return Command{Kind: kind}, invalid("invalid %s: %s", argNames[kind], msg)
+		}
+		return Command{Kind: kind, Arg: rest}, nil
+	}
 	arg, rest := nextField(rest)
 	if extra, _ := nextField(rest); extra != "" {
 		if kind == KindMeanBot {
@@ -96,15 +110,11 @@ func ParseLine(line string) (Command, error) {
 		if arg == "" {
 			return Command{Kind: kind}, invalid("AUTH needs a secret")
 		}
-	case KindGame, KindMutator, KindPlayer, KindBot:
+	case KindGame, KindMutator:
 		if arg == "" {
 			return Command{Kind: kind}, invalid("%s needs a %s", kind, argNames[kind])
 		}
-		check := checkID
-		if kind == KindGame || kind == KindMutator {
-			check = checkName
-		}
-		if msg := check(arg); msg != "" {
+		if msg := checkName(arg); msg != "" {
 			return Command{Kind: kind}, invalid("invalid %s: %s", argNames[kind], msg)
 		}
 	}

@@ -3,6 +3,7 @@ package lineproto
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
@@ -48,7 +49,17 @@ func TestParseLine(t *testing.T) {
 		{line: "PLAYER a\x00b", want: Command{KindPlayer, ""}, wantErr: "invalid player id: must not contain control characters"},
 		{line: "BOT a\x1bb", want: Command{KindBot, ""}, wantErr: "invalid bot name: must not contain control characters"},
 		{line: "PLAYER a\xffb", want: Command{KindPlayer, ""}, wantErr: "invalid player id: must be valid UTF-8"},
-		{line: "PLAYER a\u0085b", want: Command{KindPlayer, ""}, wantErr: "PLAYER takes one argument"}, // NEL is white space
+		{line: "PLAYER a\u0085b", want: Command{KindPlayer, ""}, wantErr: "invalid player id: must not contain control characters"}, // NEL
+
+		// Ids with single spaces between words: the rest of the line, trimmed.
+		{line: "PLAYER John Smith", want: Command{KindPlayer, "John Smith"}},
+		{line: "BOT Boring John", want: Command{KindBot, "Boring John"}},
+		{line: "player  \tBoring John \r", want: Command{KindPlayer, "Boring John"}},
+		{line: "PLAYER a b c", want: Command{KindPlayer, "a b c"}},
+		{line: "PLAYER Boring  John", want: Command{KindPlayer, ""}, wantErr: "invalid player id: must not contain white space, but single spaces between words"},
+		{line: "PLAYER Boring\u00a0John", want: Command{KindPlayer, ""}, wantErr: "invalid player id: must not contain white space, but single spaces between words"},
+		{line: "BOT Boring\tJohn", want: Command{KindBot, ""}, wantErr: "invalid bot name: must not contain control characters"},
+		{line: "PLAYER " + long(ratings.MaxIDLen-1) + " b", want: Command{KindPlayer, ""}, wantErr: "invalid player id: must be at most 128 bytes"},
 
 		// Game types and mutators: names as the rating context takes them.
 		{line: "GAME " + long(ratings.MaxNameLen), want: Command{KindGame, long(ratings.MaxNameLen)}},
@@ -62,7 +73,6 @@ func TestParseLine(t *testing.T) {
 		{line: "MUTATOR ", want: Command{KindMutator, ""}, wantErr: "MUTATOR needs a mutator name"},
 		{line: "PLAYER", want: Command{KindPlayer, ""}, wantErr: "PLAYER needs a player id"},
 		{line: "BOT", want: Command{KindBot, ""}, wantErr: "BOT needs a bot name"},
-		{line: "PLAYER John Smith", want: Command{KindPlayer, ""}, wantErr: "PLAYER takes one argument"},
 		{line: "GAME tdm extra", want: Command{KindGame, ""}, wantErr: "GAME takes one argument"},
 		{line: "MEANBOT tdm", want: Command{KindMeanBot, ""}, wantErr: "MEANBOT takes no argument"},
 		{line: "MEANBOT a b", want: Command{KindMeanBot, ""}, wantErr: "MEANBOT takes no argument"},
@@ -104,6 +114,7 @@ func TestParseLineStringRoundTrips(t *testing.T) {
 	t.Parallel()
 	for _, c := range []Command{
 		{}, {KindGame, "ONS"}, {KindMutator, "instagib"}, {KindPlayer, "Jürgen"}, {KindBot, "Jakob"}, {KindMeanBot, ""},
+		{KindPlayer, "Boring John"}, {KindBot, "a b c"},
 	} {
 		got, err := ParseLine(c.String())
 		if err != nil || got != c {
@@ -141,9 +152,21 @@ func checkParse(t *testing.T, line string) {
 			t.Fatalf("ParseLine(%q): MEANBOT with %q", line, cmd.Arg)
 		}
 	case KindGame, KindMutator, KindPlayer, KindBot:
-		if cmd.Arg == "" || len(cmd.Arg) > ratings.MaxIDLen || !utf8.ValidString(cmd.Arg) ||
-			len(strings.Fields(cmd.Arg)) != 1 || !strings.Contains(line, cmd.Arg) {
+		if cmd.Arg == "" || len(cmd.Arg) > ratings.MaxIDLen || !utf8.ValidString(cmd.Arg) || !strings.Contains(line, cmd.Arg) {
 			t.Fatalf("ParseLine(%q): bad argument %q", line, cmd.Arg)
+		}
+		// An id is the rest of the line: its words, rejoined by single spaces (which the id
+		// rule allows), and the line holds nothing after it. A name is one word.
+		words := strings.Fields(cmd.Arg)
+		if cmd.Kind == KindPlayer || cmd.Kind == KindBot {
+			if strings.Join(words, " ") != cmd.Arg || strings.TrimRightFunc(line, unicode.IsSpace)[len(strings.TrimRightFunc(line, unicode.IsSpace))-len(cmd.Arg):] != cmd.Arg {
+				t.Fatalf("ParseLine(%q): id %q is not the rest of the line in single-spaced words", line, cmd.Arg)
+			}
+			if err := ratings.ValidateID(cmd.Arg); err != nil {
+				t.Fatalf("ParseLine(%q): id %q breaks the id rule: %v", line, cmd.Arg, err)
+			}
+		} else if len(words) != 1 {
+			t.Fatalf("ParseLine(%q): name %q is not one word", line, cmd.Arg)
 		}
 		if cmd.Kind == KindGame || cmd.Kind == KindMutator {
 			if _, err := ratings.NewContext("g", []string{cmd.Arg}); err != nil {
@@ -164,6 +187,7 @@ func FuzzParseLine(f *testing.F) {
 		"GAME xDeathMatch", "MUTATOR MutInstaGib", "PLAYER 0123abcd", "BOT Jakob", "MEANBOT",
 		"game tdm\r", "  player\talice ", "", "PLAYER John Smith", "MEANBOT x", "HELLO world",
 		"PLAYER a\xffb", "PLAYER Jürgen", "BOT a\u0085b", "GAME ctf+instagib", "MEANBO\u212a",
+		"PLAYER Boring John", "BOT  a b c \r", "PLAYER a  b", "PLAYER a\u00a0b", "GAME a b",
 	} {
 		f.Add(s)
 	}

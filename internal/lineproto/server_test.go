@@ -309,6 +309,30 @@ func TestEveryCommandAndItsReply(t *testing.T) {
 	c.expect("PLAYER alice", w.player(ctf, "alice"))
 }
 
+// An id with spaces between words ("Boring John", the UT seed's example) is the rest of the
+// PLAYER or BOT line, and its reply echoes it as sent: the weight, when there is one, is the
+// last word. An id of one word reads as before.
+func TestIDsWithSpaces(t *testing.T) {
+	t.Parallel()
+	st := ratings.NewMemoryStore(nil)
+	record(t, st, "m1", nil, []string{"Boring John", "bot:Big Bot"}, []string{"Silly Billy", "carol"})
+	w := want{t, st}
+	_, addr := start(t, st, DefaultConfig(), nil)
+	c := dial(t, addr)
+	ctf := w.context("ctf")
+	c.mustSend("GAME ctf")
+	if _, ok := w.weight(ctf, ratings.Participant{ID: "Boring John"}); !ok {
+		t.Fatal("Boring John has no rating to read")
+	}
+	c.expect("PLAYER Boring John", w.player(ctf, "Boring John"))
+	c.expect("player   Silly Billy \r", w.player(ctf, "Silly Billy"))
+	c.expect("BOT Big Bot", w.bot(ctf, "Big Bot"))
+	c.expect("PLAYER Boring", "PLAYER Boring") // another id, not rated
+	c.expect("PLAYER carol", w.player(ctf, "carol"))
+	c.expect("PLAYER Boring  John", "ERROR invalid player id: must not contain white space, but single spaces between words")
+	c.expect("PLAYER Boring John", w.player(ctf, "Boring John")) // the connection is still usable
+}
+
 func TestMutatorsSplitContextsOnlyWhenTheyAffectGameplay(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
@@ -367,7 +391,8 @@ func TestErrorsLeaveTheConnectionUsable(t *testing.T) {
 	for _, tt := range []struct{ line, want string }{
 		{"HELLO", `ERROR unknown command "HELLO"`},
 		{"PLAYER", "ERROR PLAYER needs a player id"},
-		{"PLAYER John Smith", "ERROR PLAYER takes one argument"},
+		{"PLAYER John  Smith", "ERROR invalid player id: must not contain white space, but single spaces between words"},
+		{"MUTATOR insta gib", "ERROR MUTATOR takes one argument"},
 		{"PLAYER " + strings.Repeat("x", ratings.MaxIDLen+1), "ERROR invalid player id: must be at most 128 bytes"},
 		{"BOT a\x01b", "ERROR invalid bot name: must not contain control characters"},
 		{"PLAYER \xff", "ERROR invalid player id: must be valid UTF-8"},

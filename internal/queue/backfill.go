@@ -64,6 +64,9 @@ func (s *Service) CreateBackfill(ctx context.Context, nb NewBackfill) (Ticket, b
 	if err != nil {
 		return Ticket{}, false, err
 	}
+	if err := checkGameType(ctx, q); err != nil {
+		return Ticket{}, false, err
+	}
 	if err := nb.validate(q); err != nil {
 		return Ticket{}, false, err
 	}

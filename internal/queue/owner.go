@@ -2,6 +2,9 @@ package queue
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
@@ -18,6 +21,22 @@ type Caller struct {
 	// Reader: the key has the read scope, an observer's (a dashboard, the console's ticket
 	// lookup): it reads every ticket, and acts on none but its own.
 	Reader bool
+	// GameTypes, when not nil, are the only game types (canonical) whose queues the caller
+	// may create tickets and backfills in.
+	GameTypes []string
+}
+
+// checkGameType refuses (403 naming game_type) a ticket or backfill in a queue whose game
+// type ctx's caller may not use.
+func checkGameType(ctx context.Context, q Queue) error {
+	c, _ := callerOf(ctx)
+	if c.GameTypes == nil || slices.Contains(c.GameTypes, strings.ToLower(q.GameType)) {
+		return nil
+	}
+	return &apperr.Error{Code: apperr.Forbidden,
+		Message: fmt.Sprintf("the key %q may not use game type %q, queue %s's", c.Owner, q.GameType, q.Name),
+		Fields: []apperr.FieldError{{Field: "game_type", Message: fmt.Sprintf("queue %s's game type %q is not one of the key's (%s)",
+			q.Name, q.GameType, strings.Join(c.GameTypes, ", "))}}}
 }
 
 type callerKey struct{}

@@ -320,6 +320,9 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool,
 	if err != nil {
 		return Ticket{}, false, err
 	}
+	if err := checkGameType(ctx, q); err != nil {
+		return Ticket{}, false, err
+	}
 	if err := nt.validate(q); err != nil {
 		return Ticket{}, false, err
 	}

@@ -149,7 +149,7 @@ func TestCreateTicketRejectsBadTickets(t *testing.T) {
 		{"no players", queue.NewTicket{Queue: "duel"}, apperr.Invalid, "players"},
 		{"a party above max_party_size", queue.NewTicket{Queue: "duel", Players: p("a", "b", "c")}, apperr.Invalid, "players"},
 		{"a player twice in a party", queue.NewTicket{Queue: "duel", Players: p("a", "a")}, apperr.Invalid, "players[1].id"},
-		{"a bad id", queue.NewTicket{Queue: "duel", Players: p("a b")}, apperr.Invalid, "players[0].id"},
+		{"a bad id", queue.NewTicket{Queue: "duel", Players: p("a b ")}, apperr.Invalid, "players[0].id"},
 		{"a rating that is not finite", queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: "a", Rating: rating(1e300)}}}, apperr.Invalid, "players[0].rating"},
 		{"an unknown region", queue.NewTicket{Queue: "duel", Players: p("a"), Latencies: map[string]float64{"mars": 20}}, apperr.Invalid, "latencies_ms"},
 		{"a negative latency", queue.NewTicket{Queue: "duel", Players: p("a"), Latencies: map[string]float64{"eu": -1}}, apperr.Invalid, "latencies_ms"},

@@ -1,6 +1,7 @@
 package ratings
 
 import (
+	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -17,6 +18,15 @@ func TestValidateIDRefusesLookAlikes(t *testing.T) {
 		"Zoë":                 nil, // NFC: ë is one code point
 		"日本語":                 nil,
 		"Boring_John":         nil,
+		"Boring John":         nil, // the UT seed's example: a single space between words
+		"a b c":               nil,
+		" Boring":             errIDSpace, // at either end
+		"Boring ":             errIDSpace,
+		" ":                   errIDSpace,
+		"Boring  John":        errIDSpace,  // two in a row: looks like one
+		"Boring\u2003John":    errIDSpace,  // any other white space (an em space)
+		"Boring\u00a0John":    errIDSpace,  // a no-break space
+		"Boring\u3000John":    errIDSpace,  // an ideographic space
 		"alice\u200b":         errIDFormat, // zero-width space
 		"al\u200dice":         errIDFormat, // zero-width joiner
 		"\u202egnp.exe":       errIDFormat, // right-to-left override
@@ -42,10 +52,11 @@ func TestValidateIDRefusesLookAlikes(t *testing.T) {
 	}
 }
 
-// FuzzValidateID: whatever the rule accepts is valid UTF-8 in NFC, without control, format or
-// space characters, and at most MaxIDLen bytes.
+// FuzzValidateID: whatever the rule accepts is valid UTF-8 in NFC, without control or format
+// characters, without white space but single spaces between words, and at most MaxIDLen
+// bytes.
 func FuzzValidateID(f *testing.F) {
-	for _, seed := range []string{"alice", "p\u0430ypal", "\u0430\u0441\u0435", "alice\u200b", "\u202eevil", "e\u0301", "\u00e9", "\ufeff", "a b", "a\x00", "\xff", "\u212b", "ﬁ"} {
+	for _, seed := range []string{"alice", "p\u0430ypal", "\u0430\u0441\u0435", "alice\u200b", "\u202eevil", "e\u0301", "\u00e9", "\ufeff", "a b", " a", "a  b", "a\tb", "a\x00", "\xff", "\u212b", "ﬁ"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, id string) {
@@ -57,7 +68,7 @@ func FuzzValidateID(f *testing.F) {
 		}
 		alphabets := map[string]bool{}
 		for _, r := range id {
-			if unicode.IsControl(r) || unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) {
+			if unicode.IsControl(r) || unicode.IsSpace(r) && r != ' ' || unicode.Is(unicode.Cf, r) {
 				t.Fatalf("accepted %q with %U", id, r)
 			}
 			for _, name := range []string{"Latin", "Greek", "Cyrillic", "Armenian", "Cherokee"} {
@@ -68,6 +79,9 @@ func FuzzValidateID(f *testing.F) {
 		}
 		if len(alphabets) > 1 {
 			t.Fatalf("accepted %q, which mixes the alphabets %v", id, alphabets)
+		}
+		if strings.Join(strings.Fields(id), " ") != id {
+			t.Fatalf("accepted %q: spaces at an end or two in a row", id)
 		}
 	})
 }

@@ -375,16 +375,62 @@ func (s *MemoryStore) Rebuild(ctx context.Context, gameType string, replay Repla
 	if err != nil {
 		return RebuildReport{}, err
 	}
-	gameType = gc.GameType
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rebuild(gc.GameType, replay, progress, nil)
+}
+
+// StoredResult implements Store.StoredResult.
+func (s *MemoryStore) StoredResult(ctx context.Context, matchID string) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m, ok := s.matches[matchID]
+	if !ok {
+		return Result{}, ResultNotFoundError(matchID)
+	}
+	return cloneResult(m.result), nil
+}
+
+// DeleteResult implements Store.DeleteResult. Like Rebuild it holds the store's lock
+// throughout; the result is forgotten only once the rebuild without it has succeeded.
+func (s *MemoryStore) DeleteResult(ctx context.Context, matchID, gameType string, replay ReplayFunc, progress func(Progress)) (RebuildReport, error) {
+	if err := ctx.Err(); err != nil {
+		return RebuildReport{}, err
+	}
+	gc, err := NewContext(gameType, nil)
+	if err != nil {
+		return RebuildReport{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.matches[matchID]
+	if !ok || m.ctx.GameType != gc.GameType {
+		return RebuildReport{}, ResultNotFoundError(matchID)
+	}
+	rep, err := s.rebuild(gc.GameType, replay, progress, m)
+	if err != nil {
+		return RebuildReport{}, err
+	}
+	delete(s.matches, matchID)
+	s.history[gc.GameType] = slices.DeleteFunc(s.history[gc.GameType], func(h *memMatch) bool { return h == m })
+	return rep, nil
+}
+
+// rebuild is Rebuild under the store's lock, replaying the history of gameType (canonical)
+// without skip (nil: the whole history).
+func (s *MemoryStore) rebuild(gameType string, replay ReplayFunc, progress func(Progress), skip *memMatch) (RebuildReport, error) {
 	tell := func(phase string, done, total int) {
 		if progress != nil {
 			progress(Progress{Phase: phase, Done: done, Total: total})
 		}
 	}
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	ms := s.history[gameType]
+	if skip != nil {
+		ms = slices.DeleteFunc(slices.Clone(ms), func(m *memMatch) bool { return m == skip })
+	}
 	tell("replaying", 0, len(ms))
 	states, err := replay(s.policy.Clone(), nil, func(yield func(Result) bool) {
 		for _, m := range ms {
@@ -565,6 +611,11 @@ func resultSidePair(r Result) sidePair {
 // ConflictError is the error of a match id reused with another body, as both stores say it.
 func ConflictError(matchID string) error {
 	return apperr.New(apperr.Conflict, "match %q was already recorded with a different body", matchID)
+}
+
+// ResultNotFoundError is the error of a match id under which no result is stored.
+func ResultNotFoundError(matchID string) error {
+	return apperr.New(apperr.NotFound, "no result is stored under match id %q", matchID)
 }
 
 func cloneContext(c Context) Context {

@@ -72,6 +72,16 @@ func (m *meteredStore) Rebuild(ctx context.Context, gameType string, replay Repl
 	return m.Store.Rebuild(ctx, gameType, replay, progress)
 }
 
+func (m *meteredStore) StoredResult(ctx context.Context, matchID string) (r Result, err error) {
+	defer m.time("stored_result")(&err)
+	return m.Store.StoredResult(ctx, matchID)
+}
+
+func (m *meteredStore) DeleteResult(ctx context.Context, matchID, gameType string, replay ReplayFunc, progress func(Progress)) (r RebuildReport, err error) {
+	defer m.time("delete_result")(&err)
+	return m.Store.DeleteResult(ctx, matchID, gameType, replay, progress)
+}
+
 func (m *meteredStore) History(ctx context.Context, gameType string, fn func(Result) error) (err error) {
 	defer m.time("history")(&err)
 	return m.Store.History(ctx, gameType, fn)

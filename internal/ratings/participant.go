@@ -37,8 +37,8 @@ func (p Participant) Compare(q Participant) int {
 	return cmp.Compare(p.ID, q.ID)
 }
 
-// Limits on names. Ids and bot names travel over the line protocol ("PLAYER id weight"), so
-// they may not contain white space.
+// Limits on names. Ids and bot names may hold single spaces between words (see ValidateID);
+// game types, mutators and sides are plain names.
 const (
 	MaxIDLen     = 128           // player ids, bot names, match ids, map names (bytes)
 	MaxNameLen   = 64            // game types, mutators, sides (bytes)
@@ -77,7 +77,7 @@ var (
 	errIDEmpty   = errors.New("is required")
 	errIDLong    = errors.New("must be at most 128 bytes")
 	errIDControl = errors.New("must not contain control characters")
-	errIDSpace   = errors.New("must not contain white space")
+	errIDSpace   = errors.New("must not contain white space, but single spaces between words")
 	errIDUTF8    = errors.New("must be valid UTF-8")
 	errIDFormat  = errors.New("must not contain invisible format characters (zero-width, bidirectional controls)")
 	errIDNFC     = errors.New("must be in Unicode normalization form C (NFC): compose accents with their letters")
@@ -123,9 +123,12 @@ func mixesAlphabets(s string) bool {
 
 // ValidateID is the one rule for a player id, bot name, match id or ticket id, wherever it
 // arrives (a JSON body, a path, a query string, the line protocol): 1..MaxIDLen bytes of
-// valid UTF-8 in normalization form C, with no white space, no control characters and no
-// format characters. White space is out because ids travel over the line protocol as
-// space-separated words; control characters and invalid UTF-8 because Postgres text holds
+// valid UTF-8 in normalization form C, with no white space but single spaces (U+0020) between
+// words, no control characters and no format characters. An id may hold a space ("Boring
+// John", the UT seed's own example) because the line protocol takes an id as the rest of its
+// line; not at either end, nor two in a row, nor any other white space (a tab, a no-break
+// space), for the same reason as format characters below: "Boring  John" and "Boring John"
+// would look alike. Control characters and invalid UTF-8 are out because Postgres text holds
 // neither a NUL nor invalid UTF-8, and logs should not carry escapes; format characters
 // (Unicode's Cf: zero-width spaces and joiners, bidirectional overrides, the BOM) because they
 // are invisible, so "alice\u200b" stood beside "alice" on a leaderboard and an override could
@@ -150,6 +153,11 @@ func ValidateID(s string) error {
 	return nil
 }
 
+// innerSpace reports whether the space at s[i] is a single space between two words.
+func innerSpace(s string, i int) bool {
+	return i > 0 && i < len(s)-1 && s[i-1] != ' ' && s[i+1] != ' '
+}
+
 // checkID is ValidateID as a field message ("" when the id is fine).
 func checkID(s string) string {
 	if err := ValidateID(s); err != nil {
@@ -158,8 +166,9 @@ func checkID(s string) string {
 	return ""
 }
 
-// checkText reports invalid UTF-8, control and format characters, (unless spaces) white
-// space, and text not in NFC. ASCII, always NFC, skips the normalization check.
+// checkText reports invalid UTF-8, control and format characters, white space (with spaces,
+// none; without, any but single inner spaces: innerSpace), and text not in NFC. ASCII, always
+// NFC, skips the normalization check.
 func checkText(s string, spaces bool) error {
 	ascii := true
 	for i := 0; i < len(s); {
@@ -168,7 +177,7 @@ func checkText(s string, spaces bool) error {
 			if c < 0x20 || c == 0x7f {
 				return errIDControl
 			}
-			if c == ' ' && !spaces {
+			if c == ' ' && !spaces && !innerSpace(s, i) {
 				return errIDSpace
 			}
 			i++

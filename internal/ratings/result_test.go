@@ -57,7 +57,7 @@ func TestValidateNamesTheField(t *testing.T) {
 	}{
 		{"missing match id", func(r *Result) { r.MatchID = "" }, []string{"match_id"}},
 		{"match id too long", func(r *Result) { r.MatchID = strings.Repeat("x", 129) }, []string{"match_id"}},
-		{"match id with a space", func(r *Result) { r.MatchID = "a b" }, []string{"match_id"}},
+		{"match id with a space at the end", func(r *Result) { r.MatchID = "ab " }, []string{"match_id"}},
 		{"missing game type", func(r *Result) { r.GameType = "" }, []string{"context.game_type"}},
 		{"game type too long", func(r *Result) { r.GameType = strings.Repeat("g", 65) }, []string{"context.game_type"}},
 		{"game type charset", func(r *Result) { r.GameType = "tdm+x" }, []string{"context.game_type"}},
@@ -91,7 +91,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"both id and bot", func(r *Result) { p(1, 1)(r).ID = "jakob" }, []string{"teams[1].players[1].bot"}},
 		{"id too long", func(r *Result) { p(0, 0)(r).ID = strings.Repeat("i", 129) }, []string{"teams[0].players[0].id"}},
 		{"id with white space", func(r *Result) { p(0, 0)(r).ID = "a\tb" }, []string{"teams[0].players[0].id"}},
-		{"bot name with a space", func(r *Result) { p(1, 1)(r).Bot = "Bot Jakob" }, []string{"teams[1].players[1].bot"}},
+		{"bot name with two spaces", func(r *Result) { p(1, 1)(r).Bot = "Bot  Jakob" }, []string{"teams[1].players[1].bot"}},
 		{"unicode space in id", func(r *Result) { p(0, 0)(r).ID = "a\u00a0b" }, []string{"teams[0].players[0].id"}},
 		{"left before joined", func(r *Result) { p(0, 1)(r).LeftS = 50 }, []string{"teams[0].players[1].left_s"}},
 		{"negative joined", func(r *Result) { p(0, 1)(r).JoinedS = -1 }, []string{"teams[0].players[1].joined_s"}},

@@ -387,6 +387,53 @@ func (s *Service) Rebuild(ctx context.Context, gameType string, progress func(Pr
 	}, progress)
 }
 
+// Deletion is what DeleteResult removed: the result as it was stored, and the rebuild of its
+// game type without it.
+type Deletion struct {
+	Result   Result
+	GameType string // the result's game type, canonical: the one rebuilt
+	Rebuild  RebuildReport
+}
+
+// DeleteResult is the admin's correction of history: it removes the result stored under
+// matchID and rebuilds its game type without it, each context with the model it uses now and
+// its stored tuning, so that every rating is what it would be had the result never been
+// recorded (results recorded meanwhile are kept, as a rebuild keeps them). The match id may
+// then be recorded again, with the corrected result. allow, if not nil, is asked about the
+// result's game type (canonical) before anything changes: its error is returned as it is.
+func (s *Service) DeleteResult(ctx context.Context, matchID string, allow func(gameType string) error, progress func(Progress)) (Deletion, error) {
+	if err := ValidateID(matchID); err != nil {
+		return Deletion{}, apperr.Field("match_id", "%s", err)
+	}
+	r, err := s.store.StoredResult(ctx, matchID)
+	if err != nil {
+		return Deletion{}, err
+	}
+	gc, err := NewContext(r.GameType, nil)
+	if err != nil {
+		return Deletion{}, apperr.Wrap(apperr.Internal, err, "the stored result cannot be read")
+	}
+	if allow != nil {
+		if err := allow(gc.GameType); err != nil {
+			return Deletion{}, err
+		}
+	}
+	s.tunings.forget(gc.GameType)
+	pick, err := s.modelsOf(ctx, gc.GameType)
+	if err != nil {
+		return Deletion{}, err
+	}
+	// A match id deleted and recorded again under another game type since it was read above
+	// is not found in this one: the store answers NotFound, and the caller may ask again.
+	rep, err := s.store.DeleteResult(ctx, matchID, gc.GameType, func(policy *MutatorPolicy, from map[string]*State, history iter.Seq[Result]) (map[string]*State, error) {
+		return replayStream(pick, policy, from, history)
+	}, progress)
+	if err != nil {
+		return Deletion{}, err
+	}
+	return Deletion{Result: r, GameType: gc.GameType, Rebuild: rep}, nil
+}
+
 // checkParticipants applies the id rule to every participant, before any store call.
 func checkParticipants(ps []Participant) error {
 	var f apperr.Fields

@@ -67,6 +67,17 @@ type Store interface {
 	// nil, is told how far the store has got.
 	Rebuild(ctx context.Context, gameType string, replay ReplayFunc, progress func(Progress)) (RebuildReport, error)
 
+	// StoredResult returns the result stored under matchID (NotFound if none).
+	StoredResult(ctx context.Context, matchID string) (Result, error)
+	// DeleteResult removes the result stored under matchID, a match of gameType (NotFound if
+	// there is none, or it is of another game type), and rebuilds gameType as Rebuild does,
+	// with replay: every rating and bias cell of the game type ends as if the result had never
+	// been recorded, and results recorded while it runs are kept as Rebuild keeps them. The
+	// result is removed in the same step as the rebuild's last rows are written: a deletion
+	// that fails leaves the result stored (and may leave the game type part rebuilt, from a
+	// history without it: run it again). Once deleted, the match id may be recorded again.
+	DeleteResult(ctx context.Context, matchID, gameType string, replay ReplayFunc, progress func(Progress)) (RebuildReport, error)
+
 	// History calls fn with every stored result of a game type, in the order they were
 	// accepted, reading them as it goes (it does not hold them all); an error from fn stops
 	// it and is returned as it is. fn must not call back into the store.

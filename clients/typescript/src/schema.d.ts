@@ -302,6 +302,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/results/{match_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Correct history - delete a stored result and rebuild its game type without it
+         * @description Removes the result stored under `match_id` and rebuilds its game type from the
+         *     history without it (as `POST /v1/ratings/rebuild` does, with the game type's models
+         *     and tunings): every rating, and the side-bias table, end exactly as if the result had
+         *     never been posted. Results of the game type posted while it runs are kept, and applied
+         *     in the order they were accepted after the history without the deleted one; with
+         *     Postgres they wait only for the rebuild's last step, which is also the step that
+         *     removes the result, so until the answer the result is still stored (posting it again
+         *     replays it) and a deletion that fails can be sent again. Once deleted, the match id
+         *     may be posted again: a corrected result. A queue match's result must still name the
+         *     match's players on their teams. The answer gives the result as it was stored, in the
+         *     shape `POST /v1/results` takes. Needs the `admin` scope; it takes as long as a rebuild
+         *     of the game type.
+         */
+        delete: operations["deleteResult"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/predict": {
         parameters: {
             query?: never;
@@ -927,11 +958,12 @@ export interface components {
         };
         /**
          * @description A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
-         *     (NFC) with no white space, no control characters and no format characters (Unicode Cf:
-         *     zero-width spaces and joiners, bidirectional controls), whose letters come from at most
-         *     one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee (a Cyrillic
-         *     `а` among Latin letters is refused). An id in another form is refused,
-         *     not rewritten. The same rule holds on every endpoint and on the line protocol.
+         *     (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
+         *     either end, not two in a row, no tab or other space), no control characters, no format
+         *     characters (Unicode Cf: zero-width spaces and joiners, bidirectional controls), and letters
+         *     from at most one of the look-alike alphabets Latin, Greek, Cyrillic, Armenian and Cherokee
+         *     (a Cyrillic `а` among Latin letters is refused). An id in another form is refused, not
+         *     rewritten. The same rule holds on every endpoint and on the line protocol.
          * @example alice
          */
         ID: string;
@@ -1399,6 +1431,11 @@ export interface components {
              * @description The index of the winning team, or null for a draw.
              */
             winner: number | null;
+        };
+        ResultDeletion: {
+            match_id: string;
+            result: components["schemas"]["ResultRequest"];
+            rebuild: components["schemas"]["RebuildReport"];
         };
         RatingUpdate: {
             id?: string;
@@ -2376,7 +2413,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A valid API key without the scope this endpoint needs. */
+        /** @description A valid API key without the scope this endpoint needs, or one restricted to other game types than the request's (the problem's `errors` then name the game type's field). */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -3429,6 +3466,82 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteResult: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example m-4f1c2a9d0b3e5f67-0 */
+                match_id: components["schemas"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result is deleted and its game type rebuilt without it. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "match_id": "m-4f1c2a9d0b3e5f67-0",
+                     *       "result": {
+                     *         "match_id": "m-4f1c2a9d0b3e5f67-0",
+                     *         "context": {
+                     *           "game_type": "ctf",
+                     *           "mutators": [
+                     *             "instagib"
+                     *           ]
+                     *         },
+                     *         "map": "ctf-face",
+                     *         "duration_s": 1200,
+                     *         "teams": [
+                     *           {
+                     *             "side": "red",
+                     *             "players": [
+                     *               {
+                     *                 "id": "alice",
+                     *                 "joined_s": 0,
+                     *                 "left_s": 1200
+                     *               }
+                     *             ]
+                     *           },
+                     *           {
+                     *             "side": "blue",
+                     *             "players": [
+                     *               {
+                     *                 "id": "carol",
+                     *                 "joined_s": 0,
+                     *                 "left_s": 1200
+                     *               }
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "winner": 0
+                     *       },
+                     *       "rebuild": {
+                     *         "game_type": "ctf",
+                     *         "results": 5119,
+                     *         "contexts": 2,
+                     *         "ratings": 418,
+                     *         "elapsed_ms": 214.1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ResultDeletion"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
         };

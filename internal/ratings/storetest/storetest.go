@@ -62,6 +62,8 @@ func Run(t *testing.T, open func(t *testing.T) ratings.Store) {
 		{"ConcurrentReplays", testConcurrentReplays},
 		{"ConcurrentConflicts", testConcurrentConflicts},
 		{"ConcurrentRebuild", testConcurrentRebuild},
+		{"DeleteResult", testDeleteResult},
+		{"ConcurrentDelete", testConcurrentDelete},
 		{"History", testHistory},
 		{"Tunings", testTunings},
 	}
