@@ -58,6 +58,10 @@ func handleListMutators(logger *slog.Logger, svc *ratings.Service) http.Handler 
 // contexts. Stored ratings do not move until a rebuild re-splits the history.
 func handleSetMutator(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := allowEveryGameType(r.Context(), "name"); err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
 		req, err := decode[mutatorRequest](r)
 		if err != nil {
 			writeError(w, r, logger, err)

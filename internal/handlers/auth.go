@@ -182,6 +182,18 @@ func requireScope(a *Auth, failures *failedAuth, scope Scope, d Deps) func(http.
 	}
 }
 
+// allowEveryGameType refuses, with a 403 naming field, a change that holds for every game type
+// (the mutator policy) to a key restricted to some of them.
+func allowEveryGameType(ctx context.Context, field string) error {
+	allowed, ok := ctx.Value(gameTypesKey).([]string)
+	if !ok {
+		return nil
+	}
+	name, _ := ctx.Value(keyNameKey).(string)
+	return &apperr.Error{Code: apperr.Forbidden, Message: fmt.Sprintf("the key %q is restricted to game types (%s) and may not change what holds for every game type", name, strings.Join(allowed, ", ")),
+		Fields: []apperr.FieldError{{Field: field, Message: "is shared by every game type: only a key without a game-type list may change it"}}}
+}
+
 // allowGameType refuses, with a 403 naming field, a request about a game type that the key
 // that authenticated it may not use (APIKey.GameTypes). A request let in without a key (no
 // keys configured, or auth off) may use every game type; so may a key without a list.

@@ -56,7 +56,8 @@ func gameTypeServer(t *testing.T) http.Handler {
 
 // A key restricted to some game types is refused (403 naming the game type's field) whatever
 // it does to another game type: results, compute requests that name it, tickets in its
-// queues, and for an admin key rebuilds, tunings, corrections and queue definitions.
+// queues, and for an admin key rebuilds, tunings, corrections, queue definitions (the new
+// one's game type and the stored one's) and the mutator policy, which every game type shares.
 func TestKeyRestrictedToGameTypes(t *testing.T) {
 	t.Parallel()
 	h := gameTypeServer(t)
@@ -100,6 +101,10 @@ func TestKeyRestrictedToGameTypes(t *testing.T) {
 		{"correction of another", "ops-key", http.MethodDelete, "/v1/results/t1", "", http.StatusForbidden, "game_type"},
 		{"correction of its own", "ops-key", http.MethodDelete, "/v1/results/c1", "", http.StatusOK, ""},
 		{"queue of another", "ops-key", http.MethodPut, "/v1/queues/q2", strings.Replace(duelQueue, `"ctf"`, `"tdm"`, 1), http.StatusForbidden, "context.game_type"},
+		{"another's queue taken over", "ops-key", http.MethodPut, "/v1/queues/duel-tdm", duelQueue, http.StatusForbidden, "game_type"},
+		{"another's queue deleted", "ops-key", http.MethodDelete, "/v1/queues/duel-tdm", "", http.StatusForbidden, "game_type"},
+		{"the mutator policy", "ops-key", http.MethodPut, "/v1/mutators/instagib", `{"affects_gameplay":true}`, http.StatusForbidden, "name"},
+		{"its own queue redefined", "ops-key", http.MethodPut, "/v1/queues/duel", duelQueue, http.StatusOK, ""},
 		{"an unrestricted key", "all-key", http.MethodPost, "/v1/results", strings.ReplaceAll(resultBody("t3", 0), `"game_type":"ctf"`, `"game_type":"tdm"`), http.StatusCreated, ""},
 	}
 	for _, tt := range tests {

@@ -145,6 +145,9 @@ func (s *Service) MaxWait() time.Duration { return s.cfg.MaxWait }
 // PutQueue creates or replaces a queue definition (the admin's PUT /v1/queues/{name}) and
 // returns it as stored, and whether it was created.
 func (s *Service) PutQueue(ctx context.Context, q Queue) (Queue, bool, error) {
+	if err := s.checkStoredGameType(ctx, q.Name); err != nil {
+		return Queue{}, false, err
+	}
 	if err := s.keepSecrets(ctx, &q); err != nil {
 		return Queue{}, false, err
 	}
@@ -212,8 +215,28 @@ func (s *Service) DeleteQueue(ctx context.Context, name string) error {
 	if err := ratings.ValidateName(name); err != nil {
 		return apperr.Field("name", "%s", err)
 	}
+	if err := s.checkStoredGameType(ctx, name); err != nil {
+		return err
+	}
 	defer s.definitions.forget(name)
 	return s.store.DeleteQueue(ctx, name, s.now().UTC())
+}
+
+// checkStoredGameType refuses (403 naming game_type) a caller restricted to some game types
+// its change to a queue stored under another: the handler checks the new definition's game
+// type, this the one it would replace or delete.
+func (s *Service) checkStoredGameType(ctx context.Context, name string) error {
+	if c, _ := callerOf(ctx); c.GameTypes == nil || ratings.ValidateName(name) != nil {
+		return nil
+	}
+	stored, err := s.store.GetQueue(ctx, name)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return checkGameType(ctx, stored)
 }
 
 // definition is the queue's definition for a ticket creation: the one read within
