@@ -517,17 +517,21 @@ func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration, 
 	}
 	defer s.feeds.release(f)
 	// The ticket is read again after the watch begins: a change before it is in what the read
-	// returns, and every later one is an event the feed hands the watch.
-	changed := s.feeds.watchTicket(f, id)
+	// returns, and every later one is an event the feed hands the watch, with the ticket.
+	watch := s.feeds.watchTicket(f, id)
 	if t, err = s.store.GetTicket(ctx, id); err != nil || t.Status != since {
 		return t, err
 	}
 	select {
-	case <-changed:
+	case <-watch.done:
+		if watch.read {
+			return cloneTicket(watch.ticket), nil // shared by the ticket's long-polls
+		}
 	case <-wctx.Done():
 		if ctx.Err() != nil {
 			return Ticket{}, apperr.Wrap(apperr.Unavailable, ctx.Err(), "the request ended while waiting")
 		}
+		return t, nil // the feed brought no event of the ticket: as read after the watch began
 	}
 	return s.store.GetTicket(ctx, id)
 }
