@@ -126,8 +126,11 @@ func newDist(ds []time.Duration) dist {
 func (l *load) summarize(sum summary, arrivals time.Duration) summary {
 	c := l.c
 	auth := "generated key"
-	if c.authOff {
+	switch {
+	case c.authOff:
 		auth = "off"
+	case len(l.keys) > 1:
+		auth = fmt.Sprintf("%d generated keys (match+results) for the tickets, one for the queue and the matches' reads", len(l.keys))
 	}
 	sum.Settings = settings{Replicas: c.replicas, Rate: c.rate, Duration: c.duration.String(), Drain: c.drain.String(),
 		Wait: l.waitMode(), Backends: c.backends, MaxWaiters: c.maxWaiters, Parties: c.parties, RatingSD: c.ratingSD,
