@@ -29,6 +29,7 @@ type load struct {
 	runID   string
 	client  *http.Client
 	backend []*backend // -wait sse -backends N: the shared streams
+	flood   *flood     // -flood N
 
 	started     time.Time
 	due         atomic.Int64 // arrivals due
@@ -312,6 +313,12 @@ func (l *load) run(ctx context.Context, logf func(string, ...any), progress io.W
 			sum.Notes = append(sum.Notes, err.Error())
 			return l.summarize(sum, 0)
 		}
+	}
+	if l.flood != nil {
+		logf("flood: %d event streams from one key to replica 0", l.flood.streams)
+		l.flood.start(loadCtx, l, l.reps[0])
+		sum.Flood = l.flood.summary(0)
+		logf("flood: %s", sum.Flood)
 	}
 	l.started = time.Now()
 	l.sampler.take("start")
