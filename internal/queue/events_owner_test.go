@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -62,5 +63,56 @@ func TestEventsShowAKeyItsOwnTickets(t *testing.T) {
 	evs, err := f.svc.Events(a, "duel", 1, 100, 200*time.Millisecond)
 	if err != nil || len(evs) != 0 || time.Since(start) < 200*time.Millisecond {
 		t.Fatalf("studio-a past its own event: %+v %v after %v", evs, err, time.Since(start))
+	}
+}
+
+// A key's stream that follows the queue's feed gets its own tickets' events from a batch
+// that is mostly another key's, and, with a limit, its first ones only, then the rest.
+func TestAKeysStreamPicksItsEventsOutOfOthers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, queue.Config{})
+	f.queue(t, nil)
+	ctx := context.Background()
+	a := queue.WithCaller(ctx, queue.Caller{Owner: "studio-a"})
+	b := queue.WithCaller(ctx, queue.Caller{Owner: "studio-b"})
+	head, err := f.svc.EventHead(ctx, "duel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A first wait starts the queue's feed, which keeps reading a while after it: the
+	// events below are read from its buffer.
+	if evs, err := f.svc.Events(a, "duel", head, 2, time.Millisecond); err != nil || len(evs) != 0 {
+		t.Fatalf("%+v, %v", evs, err)
+	}
+	var mine []string
+	for i := range 150 {
+		owner, who := b, "b"
+		if i%50 == 49 {
+			owner, who = a, "a"
+		}
+		tk, _, err := f.svc.CreateTicket(owner, solo("duel", fmt.Sprintf("%s-%d", who, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.CancelTicket(owner, tk.ID); err != nil {
+			t.Fatal(err)
+		}
+		if who == "a" {
+			mine = append(mine, tk.ID)
+		}
+	}
+	var got []string
+	for after := head; len(got) < len(mine); {
+		evs, err := f.svc.Events(a, "duel", after, 2, 5*time.Second)
+		if err != nil || len(evs) == 0 || len(evs) > 2 {
+			t.Fatalf("studio-a's stream after %d: %+v, %v", after, evs, err)
+		}
+		for _, e := range evs {
+			got = append(got, e.TicketID)
+		}
+		after = evs[len(evs)-1].Seq
+	}
+	if fmt.Sprint(got) != fmt.Sprint(mine) {
+		t.Fatalf("studio-a's stream read %v, want %v", got, mine)
 	}
 }

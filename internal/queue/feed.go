@@ -217,22 +217,39 @@ func (fs *feeds) watchTicket(f *feed, ticketID string) *ticketWatch {
 	return w
 }
 
-// since returns up to limit of the feed's buffered events after after, or covered false
-// when the buffer does not reach back to after (a stream further behind reads the store) or
-// the feed has stopped; and the channel that the next events close.
-func (fs *feeds) since(f *feed, after int64, limit int) (evs []Event, covered bool, moved <-chan struct{}) {
+// since returns up to limit of the feed's buffered events after after that keep keeps (nil:
+// all), and through, the Seq up to which it looked; or covered false when the buffer does
+// not reach back to after (a stream further behind reads the store) or the feed has stopped;
+// and the channel that the next events close. Only the events kept are copied: every stream
+// of the queue looks at each batch, and a key's stream keeps its own tickets' events (the
+// copy of every event for each of 2,000 streams of one key was most of a replica's garbage).
+func (fs *feeds) since(f *feed, after int64, limit int, keep func(Event) bool) (evs []Event, through int64, covered bool, moved <-chan struct{}) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	moved = f.moved
 	switch {
 	case f.stopped:
-		return nil, false, moved
+		return nil, after, false, moved
 	case after >= f.head:
-		return nil, true, moved
+		return nil, after, true, moved
 	case len(f.buf) == 0 || after < f.buf[0].Seq-1:
-		return nil, false, moved
+		return nil, after, false, moved
 	}
 	start := int(after - (f.buf[0].Seq - 1))
-	end := min(start+limit, len(f.buf))
-	return append([]Event(nil), f.buf[start:end]...), true, moved
+	if keep == nil {
+		end := min(start+limit, len(f.buf))
+		return append([]Event(nil), f.buf[start:end]...), f.buf[end-1].Seq, true, moved
+	}
+	through = f.head
+	for _, e := range f.buf[start:] {
+		if !keep(e) {
+			continue
+		}
+		evs = append(evs, e)
+		if len(evs) == limit {
+			through = e.Seq
+			break
+		}
+	}
+	return evs, through, true, moved
 }

@@ -583,21 +583,27 @@ func (s *Service) Events(ctx context.Context, queue string, after int64, limit i
 		return nil, err
 	}
 	defer s.feeds.release(f)
+	keep := eventFilter(ctx)
 	for {
 		// A key sees its own tickets' events only (DESIGN, "Ownership"): a batch of other
 		// keys' events moves the cursor on, and the wait goes on.
-		evs, covered, moved := s.feeds.since(f, after, limit)
-		if !covered {
+		evs, through, covered, moved := s.feeds.since(f, after, limit, keep)
+		switch {
+		case covered && len(evs) > 0:
+			return evs, nil
+		case covered:
+			after = through
+		default:
 			if evs, err = s.store.Events(ctx, queue, after, limit); err != nil {
 				return nil, err
 			}
-		}
-		if len(evs) > 0 {
-			if kept := visibleEvents(ctx, evs); len(kept) > 0 {
-				return kept, nil
+			if len(evs) > 0 {
+				if kept := visibleEvents(ctx, evs); len(kept) > 0 {
+					return kept, nil
+				}
+				after = evs[len(evs)-1].Seq
+				continue
 			}
-			after = evs[len(evs)-1].Seq
-			continue
 		}
 		select {
 		case <-moved:
