@@ -151,6 +151,11 @@ func (fs *feeds) run(ctx context.Context, f *feed) {
 			continue
 		}
 		head = evs[len(evs)-1].Seq
+		for i := range evs {
+			// Once here rather than once per stream that sends it: with a stream per
+			// ticket, thousands of streams send each event of their key.
+			evs[i].encoded = EncodeEvent(evs[i])
+		}
 		fs.publish(f, evs, fs.watchedTickets(ctx, f, evs))
 	}
 }

@@ -3,6 +3,7 @@ package queue
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // BenchmarkFeedSinceOtherKeys: what one event stream of a key (without the read scope) costs
@@ -42,4 +43,63 @@ func BenchmarkFeedSinceOtherKeys(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkStreamEncodesEvent: what a stream spends on the JSON of an event it sends: "each"
+// encodes it for every stream (as before), "feed" takes the encoding the queue's feed made
+// once for all of them.
+//
+//	go test -run '^$' -bench StreamEncodesEvent -benchmem -count 6 ./internal/queue/
+func BenchmarkStreamEncodesEvent(b *testing.B) {
+	e := Event{Queue: "q", Seq: 12345, Type: EventMatched, TicketID: "tk-0123456789abcdefghjkmnpqrs",
+		MatchID: "mt-0123456789abcdefghjkmnpqrs", Team: 1, At: time.Now(), Owner: "backend-1"}
+	b.Run("each", func(b *testing.B) {
+		for b.Loop() {
+			_ = EncodeEvent(e)
+		}
+	})
+	shared := e
+	shared.encoded = EncodeEvent(e)
+	b.Run("feed", func(b *testing.B) {
+		for b.Loop() {
+			_ = EncodeEvent(shared)
+		}
+	})
+}
+
+// The feed's events carry the JSON a fresh encoding gives.
+func TestFeedEncodesEventsAsEncodeEvent(t *testing.T) {
+	t.Parallel()
+	st := NewMemoryStore()
+	ctx := t.Context()
+	q := DefaultQueue("duel")
+	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
+	if _, _, err := st.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	fs := newFeeds(st)
+	f, err := fs.acquire(ctx, "duel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.release(f)
+	_, _, _, moved := fs.since(f, 0, 10, nil)
+	now := time.Now()
+	if _, _, err := st.CreateTicket(ctx, Ticket{ID: "t1", Queue: "duel", Status: Searching, Players: []Player{{ID: "alice", Rating: 1000}},
+		CreatedAt: now, ExpiresAt: now.Add(time.Minute), UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CancelTicket(ctx, "t1", now); err != nil {
+		t.Fatal(err)
+	}
+	<-moved
+	evs, _, covered, _ := fs.since(f, 0, 10, nil)
+	if !covered || len(evs) != 1 || evs[0].encoded == nil {
+		t.Fatalf("the feed's events: %+v (covered %v)", evs, covered)
+	}
+	fresh := evs[0]
+	fresh.encoded = nil
+	if got, want := string(EncodeEvent(evs[0])), string(EncodeEvent(fresh)); got != want {
+		t.Fatalf("the feed's encoding %s, want %s", got, want)
+	}
 }
