@@ -566,21 +566,34 @@ func (s *Service) GetMatch(ctx context.Context, id string) (Match, error) {
 // (shared by every waiter of this replica), or from the store when the stream is further
 // behind than the feed keeps.
 func (s *Service) Events(ctx context.Context, queue string, after int64, limit int, wait time.Duration) ([]Event, error) {
+	evs, _, err := s.StreamEvents(ctx, queue, after, limit, wait)
+	return evs, err
+}
+
+// StreamEvents is Events for a stream that keeps its place: through is the Seq to ask after
+// next, past the events returned and the other keys' events passed over. A stream that
+// resumed from its last event instead would fall behind the feed's buffer while the queue
+// moves only with other keys' tickets, and read the store at every wait: 2,000 streams of
+// one key did so at once, 20 s into a soak, and took every connection of the pool.
+func (s *Service) StreamEvents(ctx context.Context, queue string, after int64, limit int, wait time.Duration) (_ []Event, through int64, _ error) {
 	if err := ratings.ValidateName(queue); err != nil {
-		return nil, apperr.Field("name", "%s", err)
+		return nil, after, apperr.Field("name", "%s", err)
 	}
 	if wait <= 0 {
 		evs, err := s.store.Events(ctx, queue, after, limit)
-		return visibleEvents(ctx, evs), err
+		if len(evs) > 0 {
+			after = evs[len(evs)-1].Seq
+		}
+		return visibleEvents(ctx, evs), after, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	f, err := s.feeds.acquire(wctx, queue)
 	if err != nil {
 		if ctx.Err() == nil && wctx.Err() != nil {
-			return nil, nil
+			return nil, after, nil
 		}
-		return nil, err
+		return nil, after, err
 	}
 	defer s.feeds.release(f)
 	keep := eventFilter(ctx)
@@ -590,16 +603,16 @@ func (s *Service) Events(ctx context.Context, queue string, after int64, limit i
 		evs, through, covered, moved := s.feeds.since(f, after, limit, keep)
 		switch {
 		case covered && len(evs) > 0:
-			return evs, nil
+			return evs, through, nil
 		case covered:
 			after = through
 		default:
 			if evs, err = s.store.Events(ctx, queue, after, limit); err != nil {
-				return nil, err
+				return nil, after, err
 			}
 			if len(evs) > 0 {
 				if kept := visibleEvents(ctx, evs); len(kept) > 0 {
-					return kept, nil
+					return kept, evs[len(evs)-1].Seq, nil
 				}
 				after = evs[len(evs)-1].Seq
 				continue
@@ -609,9 +622,9 @@ func (s *Service) Events(ctx context.Context, queue string, after int64, limit i
 		case <-moved:
 		case <-wctx.Done():
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, after, ctx.Err()
 			}
-			return nil, nil
+			return nil, after, nil
 		}
 	}
 }
