@@ -354,7 +354,7 @@ func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.
 		name := chi.URLParam(r, "name")
 		after, field, err := lastEventID(r)
 		if err == nil {
-			_, err = svc.GetQueue(r.Context(), name)
+			err = svc.CheckQueue(r.Context(), name)
 		}
 		if err == nil {
 			err = svc.CheckResume(r.Context(), name, after, field)
