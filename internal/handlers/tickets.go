@@ -354,7 +354,7 @@ func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.
 		name := chi.URLParam(r, "name")
 		after, field, err := lastEventID(r)
 		if err == nil {
-			_, err = svc.GetQueue(r.Context(), name)
+			err = svc.CheckQueue(r.Context(), name)
 		}
 		if err == nil {
 			err = svc.CheckResume(r.Context(), name, after, field)
@@ -380,7 +380,8 @@ func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.
 		for {
 			// The server's write timeout is for ordinary answers; a stream extends it per write.
 			_ = rc.SetWriteDeadline(time.Now().Add(time.Minute))
-			evs, err := svc.Events(ctx, name, after, 100, 15*time.Second)
+			// The stream moves on past other keys' events too, not only past those it sends.
+			evs, through, err := svc.StreamEvents(ctx, name, after, 100, 15*time.Second)
 			if ctx.Err() != nil {
 				return // the client went away, or the server is stopping: the client resumes elsewhere
 			}
@@ -400,8 +401,8 @@ func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.
 				buf = append(buf, "\ndata: "...)
 				buf = append(buf, queue.EncodeEvent(e)...)
 				buf = append(buf, "\n\n"...)
-				after = e.Seq
 			}
+			after = max(after, through)
 			if _, err := w.Write(buf); err != nil {
 				return
 			}

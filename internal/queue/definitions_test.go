@@ -3,11 +3,14 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Ticket creations use the queue definition this replica read within DefinitionTTL: a change
@@ -111,4 +114,60 @@ func fieldOf(err error) string {
 		return ""
 	}
 	return e.Fields[0].Field
+}
+
+// gatedDefinitions holds every read of a queue definition until release is closed, and counts
+// them.
+type gatedDefinitions struct {
+	*queue.MemoryStore
+	reads   atomic.Int64
+	release chan struct{}
+}
+
+func (g *gatedDefinitions) GetQueue(ctx context.Context, name string) (queue.Queue, error) {
+	g.reads.Add(1)
+	<-g.release
+	return g.MemoryStore.GetQueue(ctx, name)
+}
+
+// Twenty creations (or stream openings) that find no cached definition while it is read share
+// that one read: each used to read the queue itself, all at once whenever the cached one
+// expired.
+func TestConcurrentCallersShareOneReadOfTheDefinition(t *testing.T) {
+	t.Parallel()
+	store := &gatedDefinitions{MemoryStore: queue.NewMemoryStore(), release: make(chan struct{})}
+	q := queue.DefaultQueue("duel")
+	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
+	if _, _, err := store.PutQueue(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{},
+		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
+	const callers = 20
+	var started atomic.Int64
+	errs := make(chan error, callers)
+	for range callers {
+		go func() {
+			started.Add(1)
+			errs <- svc.CheckQueue(context.Background(), "duel")
+		}()
+	}
+	for started.Load() < callers || store.reads.Load() == 0 {
+		runtime.Gosched()
+	}
+	for range 1000 { // let the others reach the read (or the wait for it)
+		runtime.Gosched()
+	}
+	close(store.release)
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := store.reads.Load(); n != 1 {
+		t.Fatalf("%d reads of the definition for %d concurrent callers, want 1", n, callers)
+	}
+	if err := svc.CheckQueue(context.Background(), "nowhere"); apperr.CodeOf(err) != apperr.NotFound {
+		t.Fatalf("CheckQueue of an unknown queue: %v", err)
+	}
 }

@@ -2,10 +2,13 @@ package queue_test
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // A key's event stream shows its own tickets' events only; an admin or read key, and the
@@ -62,5 +65,124 @@ func TestEventsShowAKeyItsOwnTickets(t *testing.T) {
 	evs, err := f.svc.Events(a, "duel", 1, 100, 200*time.Millisecond)
 	if err != nil || len(evs) != 0 || time.Since(start) < 200*time.Millisecond {
 		t.Fatalf("studio-a past its own event: %+v %v after %v", evs, err, time.Since(start))
+	}
+}
+
+// A key's stream that follows the queue's feed gets its own tickets' events from a batch
+// that is mostly another key's, and, with a limit, its first ones only, then the rest.
+func TestAKeysStreamPicksItsEventsOutOfOthers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, queue.Config{})
+	f.queue(t, nil)
+	ctx := context.Background()
+	a := queue.WithCaller(ctx, queue.Caller{Owner: "studio-a"})
+	b := queue.WithCaller(ctx, queue.Caller{Owner: "studio-b"})
+	head, err := f.svc.EventHead(ctx, "duel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A first wait starts the queue's feed, which keeps reading a while after it: the
+	// events below are read from its buffer.
+	if evs, err := f.svc.Events(a, "duel", head, 2, time.Millisecond); err != nil || len(evs) != 0 {
+		t.Fatalf("%+v, %v", evs, err)
+	}
+	var mine []string
+	for i := range 150 {
+		owner, who := b, "b"
+		if i%50 == 49 {
+			owner, who = a, "a"
+		}
+		tk, _, err := f.svc.CreateTicket(owner, solo("duel", fmt.Sprintf("%s-%d", who, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.CancelTicket(owner, tk.ID); err != nil {
+			t.Fatal(err)
+		}
+		if who == "a" {
+			mine = append(mine, tk.ID)
+		}
+	}
+	var got []string
+	for after := head; len(got) < len(mine); {
+		evs, err := f.svc.Events(a, "duel", after, 2, 5*time.Second)
+		if err != nil || len(evs) == 0 || len(evs) > 2 {
+			t.Fatalf("studio-a's stream after %d: %+v, %v", after, evs, err)
+		}
+		for _, e := range evs {
+			got = append(got, e.TicketID)
+		}
+		after = evs[len(evs)-1].Seq
+	}
+	if fmt.Sprint(got) != fmt.Sprint(mine) {
+		t.Fatalf("studio-a's stream read %v, want %v", got, mine)
+	}
+}
+
+// streamReads counts the store's reads of events of a stream's size (100), not the feed's
+// (1,000).
+type streamReads struct {
+	*queue.MemoryStore
+	reads atomic.Int64
+}
+
+func (s *streamReads) Events(ctx context.Context, q string, after int64, limit int) ([]queue.Event, error) {
+	if limit == 100 {
+		s.reads.Add(1)
+	}
+	return s.MemoryStore.Events(ctx, q, after, limit)
+}
+
+// A key's stream that sees none of the queue's events while other keys' go by by the
+// thousand keeps its place with the feed (StreamEvents' through), rather than at its last
+// own event: it never falls behind the feed's buffer into reading the store. (2,000 streams
+// of one key did, 20 s into a soak, all at once, and took the pool.)
+func TestAStreamKeepsItsPlacePastOtherKeysEvents(t *testing.T) {
+	t.Parallel()
+	store := &streamReads{MemoryStore: queue.NewMemoryStore()}
+	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{},
+		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
+	ctx := context.Background()
+	q := queue.DefaultQueue("duel")
+	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
+	if _, _, err := svc.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	a := queue.WithCaller(ctx, queue.Caller{Owner: "studio-a"})
+	b := queue.WithCaller(ctx, queue.Caller{Owner: "studio-b"})
+	after, err := svc.EventHead(ctx, "duel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stream's first wait starts the queue's feed.
+	if evs, through, err := svc.StreamEvents(a, "duel", after, 100, time.Millisecond); err != nil || len(evs) != 0 || through != after {
+		t.Fatalf("studio-a's first wait: %+v, through %d, %v", evs, through, err)
+	}
+	for round := range 6 { // 6,000 events: more than the feed keeps
+		for i := range 1000 {
+			tk, _, err := svc.CreateTicket(b, solo("duel", fmt.Sprintf("b-%d-%d", round, i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.CancelTicket(b, tk.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		head, err := svc.EventHead(ctx, "duel")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); after < head; { // the stream's waits
+			var evs []queue.Event
+			if evs, after, err = svc.StreamEvents(a, "duel", after, 100, 10*time.Millisecond); err != nil || len(evs) != 0 {
+				t.Fatalf("studio-a's stream: %+v, %v", evs, err)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("studio-a's stream at %d after 10 s, the queue at %d", after, head)
+			}
+		}
+	}
+	if n := store.reads.Load(); n != 0 {
+		t.Fatalf("studio-a's stream read the store %d times: it fell behind the feed", n)
 	}
 }

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -36,10 +37,22 @@ type feed struct {
 	idle    *time.Timer // stops the feed once it has had no waiter for linger
 	stop    context.CancelFunc
 	stopped bool
-	head    int64                    // the Seq of the last event read
-	buf     []Event                  // the latest events read, oldest first
-	moved   chan struct{}            // closed, and replaced, when events come or the feed stops
-	watch   map[string]chan struct{} // ticket id -> closed at the ticket's next event
+	head    int64                   // the Seq of the last event read
+	buf     []Event                 // the latest events read, oldest first
+	moved   chan struct{}           // closed, and replaced, when events come or the feed stops
+	watch   map[string]*ticketWatch // by ticket id: the long-polls waiting for its next event
+}
+
+// ticketWatch is the long-polls of one ticket waiting for its next event. done is closed at
+// that event, with the ticket as the feed read it right after (read true): the feed reads the
+// tickets of an event batch that long-polls wait for in one call, where each long-poll used
+// to read its own as it woke (a read per waiter, all at once at every tick, queued for the
+// pool's connections: about half of the time from a match to its long-polls' answers in the
+// soak). Without read (the read failed, or the feed stopped) each reads the ticket itself.
+type ticketWatch struct {
+	done   chan struct{}
+	ticket Ticket
+	read   bool
 }
 
 func newFeeds(store Store) *feeds {
@@ -52,7 +65,7 @@ func (fs *feeds) acquire(ctx context.Context, queue string) (*feed, error) {
 	fs.mu.Lock()
 	f, ok := fs.byQueue[queue]
 	if !ok {
-		f = &feed{queue: queue, ready: make(chan struct{}), moved: make(chan struct{}), watch: make(map[string]chan struct{})}
+		f = &feed{queue: queue, ready: make(chan struct{}), moved: make(chan struct{}), watch: make(map[string]*ticketWatch)}
 		fs.byQueue[queue] = f
 		fctx, stop := context.WithCancel(context.Background())
 		f.stop = stop
@@ -101,8 +114,8 @@ func (fs *feeds) stopLocked(f *feed) {
 	delete(fs.byQueue, f.queue)
 	f.stop()
 	close(f.moved)
-	for id, ch := range f.watch {
-		close(ch)
+	for id, w := range f.watch {
+		close(w.done)
 		delete(f.watch, id)
 	}
 }
@@ -138,12 +151,43 @@ func (fs *feeds) run(ctx context.Context, f *feed) {
 			continue
 		}
 		head = evs[len(evs)-1].Seq
-		fs.publish(f, evs)
+		for i := range evs {
+			// Once here rather than once per stream that sends it: with a stream per
+			// ticket, thousands of streams send each event of their key.
+			evs[i].encoded = EncodeEvent(evs[i])
+		}
+		fs.publish(f, evs, fs.watchedTickets(ctx, f, evs))
 	}
 }
 
-// publish hands new events to the feed's waiters.
-func (fs *feeds) publish(f *feed, evs []Event) {
+// watchedTickets reads, in one call, the tickets of evs that long-polls wait for; none when
+// the read fails (each long-poll then reads its own).
+func (fs *feeds) watchedTickets(ctx context.Context, f *feed, evs []Event) map[string]Ticket {
+	var ids []string
+	fs.mu.Lock()
+	for _, e := range evs {
+		if _, ok := f.watch[e.TicketID]; ok && !slices.Contains(ids, e.TicketID) {
+			ids = append(ids, e.TicketID)
+		}
+	}
+	fs.mu.Unlock()
+	if len(ids) == 0 {
+		return nil
+	}
+	ts, err := fs.store.GetTickets(ctx, ids)
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]Ticket, len(ts))
+	for _, t := range ts {
+		out[t.ID] = t
+	}
+	return out
+}
+
+// publish hands new events to the feed's waiters, and to the long-polls of their tickets the
+// tickets read after them.
+func (fs *feeds) publish(f *feed, evs []Event, tickets map[string]Ticket) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if f.stopped {
@@ -155,8 +199,9 @@ func (fs *feeds) publish(f *feed, evs []Event) {
 		f.buf = append(f.buf[:0:0], f.buf[over:]...)
 	}
 	for _, e := range evs {
-		if ch, ok := f.watch[e.TicketID]; ok {
-			close(ch)
+		if w, ok := f.watch[e.TicketID]; ok {
+			w.ticket, w.read = tickets[e.TicketID]
+			close(w.done)
 			delete(f.watch, e.TicketID)
 		}
 	}
@@ -164,35 +209,52 @@ func (fs *feeds) publish(f *feed, evs []Event) {
 	f.moved = make(chan struct{})
 }
 
-// watchTicket returns a channel closed at the ticket's next event read by the feed (or when
-// the feed stops).
-func (fs *feeds) watchTicket(f *feed, ticketID string) <-chan struct{} {
+// watchTicket returns the watch of the ticket's next event read by the feed (done also when
+// the feed stops). Read its ticket only once done is closed.
+func (fs *feeds) watchTicket(f *feed, ticketID string) *ticketWatch {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	ch, ok := f.watch[ticketID]
+	w, ok := f.watch[ticketID]
 	if !ok {
-		ch = make(chan struct{})
-		f.watch[ticketID] = ch
+		w = &ticketWatch{done: make(chan struct{})}
+		f.watch[ticketID] = w
 	}
-	return ch
+	return w
 }
 
-// since returns up to limit of the feed's buffered events after after, or covered false
-// when the buffer does not reach back to after (a stream further behind reads the store) or
-// the feed has stopped; and the channel that the next events close.
-func (fs *feeds) since(f *feed, after int64, limit int) (evs []Event, covered bool, moved <-chan struct{}) {
+// since returns up to limit of the feed's buffered events after after that keep keeps (nil:
+// all), and through, the Seq up to which it looked; or covered false when the buffer does
+// not reach back to after (a stream further behind reads the store) or the feed has stopped;
+// and the channel that the next events close. Only the events kept are copied: every stream
+// of the queue looks at each batch, and a key's stream keeps its own tickets' events (the
+// copy of every event for each of 2,000 streams of one key was most of a replica's garbage).
+func (fs *feeds) since(f *feed, after int64, limit int, keep func(Event) bool) (evs []Event, through int64, covered bool, moved <-chan struct{}) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	moved = f.moved
 	switch {
 	case f.stopped:
-		return nil, false, moved
+		return nil, after, false, moved
 	case after >= f.head:
-		return nil, true, moved
+		return nil, after, true, moved
 	case len(f.buf) == 0 || after < f.buf[0].Seq-1:
-		return nil, false, moved
+		return nil, after, false, moved
 	}
 	start := int(after - (f.buf[0].Seq - 1))
-	end := min(start+limit, len(f.buf))
-	return append([]Event(nil), f.buf[start:end]...), true, moved
+	if keep == nil {
+		end := min(start+limit, len(f.buf))
+		return append([]Event(nil), f.buf[start:end]...), f.buf[end-1].Seq, true, moved
+	}
+	through = f.head
+	for _, e := range f.buf[start:] {
+		if !keep(e) {
+			continue
+		}
+		evs = append(evs, e)
+		if len(evs) == limit {
+			through = e.Seq
+			break
+		}
+	}
+	return evs, through, true, moved
 }

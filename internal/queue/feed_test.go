@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -119,4 +120,79 @@ func TestWaitersShareOneReadOfTheEvents(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
+}
+
+// ticketReads counts the store's reads of tickets: one by one, and by the batch.
+type ticketReads struct {
+	*queue.MemoryStore
+	one, batch atomic.Int64
+}
+
+func (c *ticketReads) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
+	c.one.Add(1)
+	return c.MemoryStore.GetTicket(ctx, id)
+}
+
+func (c *ticketReads) GetTickets(ctx context.Context, ids []string) ([]queue.Ticket, error) {
+	c.batch.Add(1)
+	return c.MemoryStore.GetTickets(ctx, ids)
+}
+
+// A hundred long-polls whose tickets end in one commit, as a tick ends the tickets of its
+// matches, are answered from one read of their tickets by the queue's feed: each long-poll
+// used to read its own ticket as it woke, a hundred reads at once queued for the pool.
+func TestLongPollsWokenTogetherShareOneReadOfTheirTickets(t *testing.T) {
+	t.Parallel()
+	store := &ticketReads{MemoryStore: queue.NewMemoryStore()}
+	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{},
+		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q := queue.DefaultQueue("duel")
+	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
+	if _, _, err := svc.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	const polls = 100
+	var end queue.TickWrite
+	answered := make(chan queue.Ticket, polls)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for i := range polls {
+		tk, _, err := svc.CreateTicket(ctx, solo("duel", fmt.Sprintf("waiter-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		end.Expired = append(end.Expired, queue.Expiry{TicketID: tk.ID, Reason: "ttl"})
+		wg.Go(func() {
+			tk, err := svc.GetTicket(ctx, tk.ID, 30*time.Second)
+			if err != nil {
+				t.Error(err)
+			}
+			answered <- tk
+		})
+	}
+	for deadline := time.Now().Add(10 * time.Second); queue.WatchedTickets(svc, "duel") < polls; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d long-polls waiting after 10 s, want %d", queue.WatchedTickets(svc, "duel"), polls)
+		}
+		runtime.Gosched()
+	}
+	one, batch := store.one.Load(), store.batch.Load()
+	end.At = time.Now()
+	if done, err := store.CommitTick(ctx, "duel", end); err != nil || len(done.Expired) != polls {
+		t.Fatalf("CommitTick: %+v, %v", done, err)
+	}
+	for range polls {
+		if tk := <-answered; tk.Status != queue.Expired || tk.Reason != "ttl" {
+			t.Fatalf("a long-poll answered %+v, want its ticket expired", tk)
+		}
+	}
+	if reads := store.one.Load() - one; reads != 0 {
+		t.Errorf("%d reads of single tickets to answer %d long-polls woken together, want none", reads, polls)
+	}
+	if reads := store.batch.Load() - batch; reads < 1 || reads > 2 {
+		t.Errorf("%d batch reads of tickets for one commit's events, want 1 (or 2 if its events came in two reads)", reads)
+	}
 }

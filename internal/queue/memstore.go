@@ -210,6 +210,18 @@ func (s *MemoryStore) GetTicket(ctx context.Context, id string) (Ticket, error) 
 	return cloneTicket(mt.t), nil
 }
 
+func (s *MemoryStore) GetTickets(ctx context.Context, ids []string) ([]Ticket, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Ticket, 0, len(ids))
+	for _, id := range ids {
+		if mt, ok := s.tickets[id]; ok {
+			out = append(out, cloneTicket(mt.t))
+		}
+	}
+	return out, nil
+}
+
 func (s *MemoryStore) CancelTicket(ctx context.Context, id string, at time.Time) (Ticket, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -444,6 +444,9 @@ type Event struct {
 	// Owner is the owner of the event's ticket, for the event stream to show a key its own
 	// tickets' events only; it is not part of the event's JSON.
 	Owner string
+	// encoded is the event's JSON once the queue's feed has encoded it (EncodeEvent), for
+	// all the streams that send it.
+	encoded []byte
 }
 
 // addSecretFault checks a webhook's or allocator's secret. An empty one was not kept from a

@@ -42,7 +42,12 @@ type eventJSON struct {
 
 // EncodeEvent is an event's JSON, the data of an SSE event and the body of a webhook: seq,
 // queue, type, ticket_id, and match_id and team when matched, reason otherwise, and at.
+// The result is shared (an event of the queue's feed is encoded once, for every stream that
+// sends it): do not modify it.
 func EncodeEvent(e Event) []byte {
+	if e.encoded != nil {
+		return e.encoded
+	}
 	j := eventJSON{Seq: e.Seq, Queue: e.Queue, Type: e.Type, TicketID: e.TicketID, MatchID: e.MatchID, Reason: e.Reason, At: e.At.UTC()}
 	if e.Type == EventMatched || e.Type == EventProposed || e.Type == EventPlaced {
 		team := e.Team

@@ -22,12 +22,14 @@ import (
 type load struct {
 	c       config
 	reps    []*replica
-	key     string
+	key     string   // every scope: the queue, the matches' reads
+	keys    []string // the tickets' keys, one per game backend (-keys)
 	db      *database
 	queue   string
 	runID   string
 	client  *http.Client
 	backend []*backend // -wait sse -backends N: the shared streams
+	flood   *flood     // -flood N
 
 	started     time.Time
 	due         atomic.Int64 // arrivals due
@@ -80,9 +82,9 @@ type failedCreate struct {
 	status string
 }
 
-func newLoad(c config, reps []*replica, key string, db *database) *load {
+func newLoad(c config, reps []*replica, key string, keys []string, db *database) *load {
 	conns := c.maxWaiters + 1000
-	return &load{c: c, reps: reps, key: key, db: db,
+	return &load{c: c, reps: reps, key: key, keys: keys, db: db,
 		queue: "soak-" + randomHex(4), runID: randomHex(3),
 		client: &http.Client{Transport: &http.Transport{
 			MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: 90 * time.Second,
@@ -107,9 +109,17 @@ func (l *load) waitMode() string {
 
 func (l *load) pick() *replica { return l.reps[rand.IntN(len(l.reps))] }
 
+// ticketKey is the API key of arrival n: its backend's with -backends, else key n mod -keys.
+func (l *load) ticketKey(n int64) string {
+	if l.c.backends > 0 {
+		return l.keys[int(n%int64(l.c.backends))%len(l.keys)]
+	}
+	return l.keys[n%int64(len(l.keys))]
+}
+
 // do sends one request and reads its answer, counting it under endpoint. An error is a
 // transport failure (counted as "timeout" or "transport", or as cut when ctx ended).
-func (l *load) do(ctx context.Context, endpoint, method, url string, body []byte, timeout time.Duration) (int, []byte, http.Header, error) {
+func (l *load) do(ctx context.Context, key, endpoint, method, url string, body []byte, timeout time.Duration) (int, []byte, http.Header, error) {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var rd io.Reader
@@ -123,8 +133,8 @@ func (l *load) do(ctx context.Context, endpoint, method, url string, body []byte
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if l.key != "" {
-		req.Header.Set("Authorization", "Bearer "+l.key)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	resp, err := l.client.Do(req)
 	var b []byte
@@ -217,7 +227,7 @@ func (l *load) errorLocked(endpoint, status string) {
 func (l *load) defineQueue(ctx context.Context) error {
 	body := fmt.Sprintf(`{"context":{"game_type":"soak"},"team_size":5,"expansions":{"interval":%s},"ticket_ttl_s":300,"tick_ms":%d}`,
 		l.c.interval, l.c.tickMS)
-	st, b, _, err := l.do(ctx, "queue", http.MethodPut, l.reps[0].base+"/v1/queues/"+l.queue, []byte(body), l.c.timeout)
+	st, b, _, err := l.do(ctx, l.key, "queue", http.MethodPut, l.reps[0].base+"/v1/queues/"+l.queue, []byte(body), l.c.timeout)
 	if err != nil {
 		return fmt.Errorf("PUT /v1/queues/%s: %w", l.queue, err)
 	}
@@ -246,7 +256,7 @@ func (l *load) deleteQueue(logf func(string, ...any)) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, r := range l.reps {
-		st, b, _, err := l.do(ctx, "queue", http.MethodDelete, r.base+"/v1/queues/"+l.queue, nil, 10*time.Second)
+		st, b, _, err := l.do(ctx, l.key, "queue", http.MethodDelete, r.base+"/v1/queues/"+l.queue, nil, 10*time.Second)
 		if err == nil && (st == http.StatusNoContent || st == http.StatusOK || st == http.StatusNotFound) {
 			return
 		}
@@ -303,6 +313,12 @@ func (l *load) run(ctx context.Context, logf func(string, ...any), progress io.W
 			sum.Notes = append(sum.Notes, err.Error())
 			return l.summarize(sum, 0)
 		}
+	}
+	if l.flood != nil {
+		logf("flood: %d event streams from one key to replica 0", l.flood.streams)
+		l.flood.start(loadCtx, l, l.reps[0])
+		sum.Flood = l.flood.summary(0)
+		logf("flood: %s", sum.Flood)
 	}
 	l.started = time.Now()
 	l.sampler.take("start")
@@ -364,24 +380,25 @@ func (l *load) ticket(ctx, resultsCtx context.Context, n int64, due time.Time) {
 	defer l.tickets.Done()
 	defer l.active.Add(-1)
 	body, first := l.ticketBody(n)
+	key := l.ticketKey(n)
 	switch {
 	case l.c.wait == "longpoll":
-		id := l.create(ctx, body, first, due)
+		id := l.create(ctx, key, body, first, due)
 		if id != "" {
 			l.startWaiting()
 			defer l.waiting.Add(-1)
-			l.longPoll(ctx, resultsCtx, id)
+			l.longPoll(ctx, resultsCtx, key, id)
 		}
 	case l.c.backends > 0:
 		b := l.backend[n%int64(len(l.backend))]
-		id := l.create(ctx, body, first, due)
+		id := l.create(ctx, key, body, first, due)
 		if id != "" {
 			l.startWaiting()
 			defer l.waiting.Add(-1)
 			b.wait(ctx, resultsCtx, id)
 		}
 	default:
-		l.sseTicket(ctx, resultsCtx, body, first, due)
+		l.sseTicket(ctx, resultsCtx, key, body, first, due)
 	}
 }
 
@@ -397,8 +414,8 @@ func (l *load) startWaiting() {
 
 // create posts the ticket to a replica; it returns the ticket's id, or "" when the creation
 // failed (kept, with its first player, for the database's check).
-func (l *load) create(ctx context.Context, body []byte, first string, due time.Time) string {
-	st, b, _, err := l.do(ctx, "create", http.MethodPost, l.pick().base+"/v1/queues/"+l.queue+"/tickets", body, l.c.timeout)
+func (l *load) create(ctx context.Context, key string, body []byte, first string, due time.Time) string {
+	st, b, _, err := l.do(ctx, key, "create", http.MethodPost, l.pick().base+"/v1/queues/"+l.queue+"/tickets", body, l.c.timeout)
 	if err == nil && st == http.StatusCreated {
 		var t struct{ ID string }
 		if json.Unmarshal(b, &t) == nil && t.ID != "" {
@@ -454,11 +471,11 @@ func (t ticketJSON) ended(seen time.Time) (outcome, [][]string) {
 // longPoll asks for the ticket with ?wait_s= until it is no longer searching (or the run
 // ends), as a game backend does; after an error it waits Retry-After (at most 5 s) or half a
 // second, and asks again.
-func (l *load) longPoll(ctx, resultsCtx context.Context, id string) {
+func (l *load) longPoll(ctx, resultsCtx context.Context, key, id string) {
 	q := "/v1/tickets/" + id + "?wait_s=" + strconv.Itoa(l.c.waitS)
 	timeout := time.Duration(l.c.waitS)*time.Second + 15*time.Second
 	for ctx.Err() == nil {
-		st, b, h, err := l.do(ctx, "longpoll", http.MethodGet, l.pick().base+q, nil, timeout)
+		st, b, h, err := l.do(ctx, key, "longpoll", http.MethodGet, l.pick().base+q, nil, timeout)
 		seen := time.Now()
 		if err == nil && st == http.StatusOK {
 			var t ticketJSON
@@ -467,7 +484,7 @@ func (l *load) longPoll(ctx, resultsCtx context.Context, id string) {
 					continue
 				}
 				o, teams := t.ended(seen)
-				l.finish(resultsCtx, o, teams)
+				l.finish(resultsCtx, key, o, teams)
 				return
 			}
 		}
@@ -490,7 +507,7 @@ func backoff(ctx context.Context, h http.Header) {
 }
 
 // finish records a ticket's end; the first client to see a match posts its result.
-func (l *load) finish(resultsCtx context.Context, o outcome, teams [][]string) {
+func (l *load) finish(resultsCtx context.Context, key string, o outcome, teams [][]string) {
 	l.ended.Add(1)
 	first := false
 	l.mu.Lock()
@@ -504,7 +521,7 @@ func (l *load) finish(resultsCtx context.Context, o outcome, teams [][]string) {
 	l.mu.Unlock()
 	if first {
 		l.results.Add(1)
-		go l.postResult(resultsCtx, o.matchID, teams)
+		go l.postResult(resultsCtx, key, o.matchID, teams)
 	}
 }
 
@@ -521,7 +538,7 @@ type matchJSON struct {
 // postResult reads the match (its creation time is the latency's reference; its teams, the
 // result's) and posts a result for it, retrying a failure twice a second apart (the match id
 // is the idempotency key).
-func (l *load) postResult(ctx context.Context, id string, teams [][]string) {
+func (l *load) postResult(ctx context.Context, key, id string, teams [][]string) {
 	defer l.results.Done()
 	select {
 	case l.resultSem <- struct{}{}:
@@ -531,7 +548,7 @@ func (l *load) postResult(ctx context.Context, id string, teams [][]string) {
 	}
 	defer func() { <-l.resultSem }()
 	var created time.Time
-	st, b, _, err := l.do(ctx, "match", http.MethodGet, l.pick().base+"/v1/matches/"+id, nil, l.c.timeout)
+	st, b, _, err := l.do(ctx, l.key, "match", http.MethodGet, l.pick().base+"/v1/matches/"+id, nil, l.c.timeout)
 	if err == nil && st == http.StatusOK {
 		var m matchJSON
 		if json.Unmarshal(b, &m) == nil && len(m.Teams) == 2 {
@@ -567,7 +584,7 @@ func (l *load) postResult(ctx context.Context, id string, teams [][]string) {
 	}
 	fmt.Fprintf(&body, `],"winner":%d}`, rand.IntN(2))
 	for attempt := 0; attempt < 3; attempt++ {
-		st, _, h, err := l.do(ctx, "result", http.MethodPost, l.pick().base+"/v1/results", body.Bytes(), l.c.timeout)
+		st, _, h, err := l.do(ctx, key, "result", http.MethodPost, l.pick().base+"/v1/results", body.Bytes(), l.c.timeout)
 		if err == nil && (st == http.StatusCreated || st == http.StatusOK) {
 			l.posted.Add(1)
 			l.setResult(id, created, "posted")

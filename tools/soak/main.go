@@ -53,6 +53,8 @@ type config struct {
 	wait       string // "longpoll" or "sse"
 	waitS      int    // a long-poll's wait_s
 	backends   int    // sse: streams shared by the tickets; 0 = one stream per ticket
+	keys       int    // API keys the tickets are spread over (game backends of a studio)
+	flood      int    // event streams one key of its own opens at once to replica 0
 	maxWaiters int
 	parties    float64 // the share of arrivals that are parties of 2-5
 	ratingSD   float64
@@ -88,6 +90,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.wait, "wait", "longpoll", "how a ticket waits for its match: longpoll (GET /v1/tickets/{id}?wait_s=N, repeated) or sse (GET /v1/queues/{name}/events)")
 	fs.IntVar(&c.waitS, "wait-s", 30, "a long-poll's wait_s")
 	fs.IntVar(&c.backends, "backends", 0, "with -wait sse: this many streams (game backend processes), each serving its share of the tickets; 0 = a stream per ticket, opened before the ticket is created")
+	fs.IntVar(&c.keys, "keys", 10, "API keys (scopes match+results) the tickets are spread over, as a studio's backends each have their own: ticket n is created and watched by key n mod N (with -backends, its backend's key), so that it waits under its own key's cap on long-polls and streams (MATCHMAKER_MAX_WAITERS_PER_KEY) as in production; 1 = one key with every scope for everything")
+	fs.IntVar(&c.flood, "flood", 0, "before the arrivals, one more API key (scope match) opens this many event streams at once to replica 0 and holds those it gets, read, to the end: past the per-key cap (MATCHMAKER_MAX_WAITERS_PER_KEY) they must be answered 429, within the replica's memory; 0 = none")
 	fs.IntVar(&c.maxWaiters, "max-waiters", 10000, "tickets waiting (or being created) at once at most; an arrival beyond it is not sent, and counted")
 	fs.Float64Var(&c.parties, "parties", 0.2, "the share of arrivals that are parties of 2-5 players")
 	fs.Float64Var(&c.ratingSD, "rating-sd", 200, "the standard deviation of ratings around 1000 (a party's players: 50 around its own level)")
@@ -135,6 +139,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("%w: -wait-s must be 1..60", errUsage)
 	case c.backends < 0 || (c.backends > 0 && c.wait != "sse"):
 		return c, fmt.Errorf("%w: -backends is for -wait sse", errUsage)
+	case c.keys < 1 || c.keys > 1000 || (c.authOff && c.keys != 1 && keysSet(fs)):
+		return c, fmt.Errorf("%w: -keys must be 1..1000 (and not given with -auth-off)", errUsage)
+	case c.flood < 0 || c.flood > 50000 || (c.flood > 0 && c.authOff):
+		return c, fmt.Errorf("%w: -flood must be 0..50000, and needs API keys (not -auth-off)", errUsage)
 	case c.maxWaiters < 1:
 		return c, fmt.Errorf("%w: -max-waiters must be positive", errUsage)
 	case c.parties < 0 || c.parties > 1 || c.ratingSD < 0:
@@ -166,6 +174,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		c.seed = uint64(time.Now().UnixNano())
 	}
 	return c, nil
+}
+
+// keysSet says whether -keys was given.
+func keysSet(fs *flag.FlagSet) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "keys" })
+	return set
 }
 
 // parseSteps turns "0:25,10:50" into the JSON steps [{"after_s":0,"value":25},...].
@@ -226,9 +241,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cleanups = append(cleanups, db.close)
 
-	key := ""
+	// key (every scope) defines the queue and reads the matches; keys, the tickets' (each a
+	// game backend's), create them, wait for them and post their results.
+	key, keys := "", []string{""}
 	if !c.authOff {
 		key = randomHex(24)
+		keys = []string{key}
+		if c.keys > 1 {
+			keys = make([]string, c.keys)
+			for i := range keys {
+				keys[i] = randomHex(24)
+			}
+		}
+	}
+	floodKey := ""
+	if c.flood > 0 {
+		floodKey = randomHex(24)
 	}
 	logf("migrating %s", db.name)
 	if err := migrate(ctx, bin, db.url, c.env); err != nil {
@@ -241,7 +269,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	})
 	for i := range c.replicas {
-		r, err := startReplica(ctx, i, bin, replicaEnv(c, db.url, key), c.logs)
+		r, err := startReplica(ctx, i, bin, replicaEnv(c, db.url, key, keys, floodKey), c.logs)
 		if err != nil {
 			return err
 		}
@@ -254,7 +282,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		logf("replica %d pid %d ready at %s", r.index, r.pid(), r.base)
 	}
 
-	l := newLoad(c, reps, key, db)
+	l := newLoad(c, reps, key, keys, db)
+	if floodKey != "" {
+		l.flood = &flood{key: floodKey, streams: c.flood}
+	}
 	if err := l.defineQueue(ctx); err != nil {
 		return err
 	}
@@ -279,7 +310,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
-func replicaEnv(c config, dbURL, key string) []string {
+func replicaEnv(c config, dbURL, key string, keys []string, floodKey string) []string {
 	env := make([]string, 0, len(os.Environ())+len(c.env)+10)
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -300,7 +331,16 @@ func replicaEnv(c config, dbURL, key string) []string {
 	if key == "" {
 		env = append(env, "MATCHMAKER_AUTH=off")
 	} else {
-		env = append(env, "MATCHMAKER_API_KEYS=soak:read+match+results+admin:"+sha256Hex(key))
+		list := "soak:read+match+results+admin:" + sha256Hex(key)
+		for i, k := range keys {
+			if k != key {
+				list += fmt.Sprintf(",soak-backend-%d:match+results:%s", i, sha256Hex(k))
+			}
+		}
+		if floodKey != "" {
+			list += ",soak-flood:match:" + sha256Hex(floodKey)
+		}
+		env = append(env, "MATCHMAKER_API_KEYS="+list)
 	}
 	return append(env, c.env...) // last: they win
 }

@@ -16,11 +16,12 @@ import (
 
 // summary is what a run measured. Latencies are in milliseconds.
 type summary struct {
-	Settings     settings `json:"settings"`
-	LoadAvgStart string   `json:"loadavg_start"` // the machine's 1-minute load average
-	LoadAvgEnd   string   `json:"loadavg_end"`
-	Interrupted  bool     `json:"interrupted"` // Ctrl-C: what was measured up to then
-	Notes        []string `json:"notes,omitempty"`
+	Settings     settings      `json:"settings"`
+	LoadAvgStart string        `json:"loadavg_start"` // the machine's 1-minute load average
+	LoadAvgEnd   string        `json:"loadavg_end"`
+	Interrupted  bool          `json:"interrupted"` // Ctrl-C: what was measured up to then
+	Notes        []string      `json:"notes,omitempty"`
+	Flood        *floodSummary `json:"flood,omitempty"` // -flood: the streams of one key
 
 	// Arrivals and creations.
 	ArrivalsS     float64 `json:"arrivals_s"` // how long arrivals were sent
@@ -126,8 +127,11 @@ func newDist(ds []time.Duration) dist {
 func (l *load) summarize(sum summary, arrivals time.Duration) summary {
 	c := l.c
 	auth := "generated key"
-	if c.authOff {
+	switch {
+	case c.authOff:
 		auth = "off"
+	case len(l.keys) > 1:
+		auth = fmt.Sprintf("%d generated keys (match+results) for the tickets, one for the queue and the matches' reads", len(l.keys))
 	}
 	sum.Settings = settings{Replicas: c.replicas, Rate: c.rate, Duration: c.duration.String(), Drain: c.drain.String(),
 		Wait: l.waitMode(), Backends: c.backends, MaxWaiters: c.maxWaiters, Parties: c.parties, RatingSD: c.ratingSD,
@@ -365,6 +369,9 @@ func printTable(w io.Writer, s *summary) {
 		if len(r.Warnings) > 0 {
 			row("", "log: %s", topCounts(r.Warnings, 4))
 		}
+	}
+	if s.Flood != nil {
+		row("flood", "%s", s.Flood)
 	}
 	row("soak itself", "CPU %.1f s during the arrivals; /metrics unanswered in %d replica samples", s.SoakCPUSeconds, s.Unscraped)
 	for _, n := range s.Notes {

@@ -30,15 +30,15 @@ var errGone = fmt.Errorf("410: resume point not kept")
 
 // openStream connects to the queue's events on r, from after lastID (from now on when it is
 // empty), and returns once the answer's headers are in (the service sends them at once).
-func (l *load) openStream(ctx context.Context, r *replica, lastID []byte) (*stream, error) {
+func (l *load) openStream(ctx context.Context, key string, r *replica, lastID []byte) (*stream, error) {
 	sctx, cancel := context.WithCancel(ctx)
 	req, err := http.NewRequestWithContext(sctx, http.MethodGet, r.base+"/v1/queues/"+l.queue+"/events", nil)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	if l.key != "" {
-		req.Header.Set("Authorization", "Bearer "+l.key)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	if len(lastID) > 0 {
 		req.Header.Set("Last-Event-ID", string(lastID))
@@ -105,11 +105,11 @@ type eventJSON struct {
 // until its ticket's. A broken stream resumes from its last event id; one that cannot
 // (no event read yet, or a 410) reopens from now on and reads the ticket once, so that an
 // end it missed is seen.
-func (l *load) sseTicket(ctx, resultsCtx context.Context, body []byte, first string, due time.Time) {
+func (l *load) sseTicket(ctx, resultsCtx context.Context, key string, body []byte, first string, due time.Time) {
 	var s *stream
 	for attempt := 0; ; attempt++ {
 		var err error
-		if s, err = l.openStream(ctx, l.pick(), nil); err == nil {
+		if s, err = l.openStream(ctx, key, l.pick(), nil); err == nil {
 			break
 		}
 		if attempt == 2 || ctx.Err() != nil {
@@ -118,7 +118,7 @@ func (l *load) sseTicket(ctx, resultsCtx context.Context, body []byte, first str
 		}
 		backoff(ctx, nil)
 	}
-	id := l.create(ctx, body, first, due)
+	id := l.create(ctx, key, body, first, due)
 	if id == "" {
 		s.close()
 		return
@@ -135,7 +135,7 @@ func (l *load) sseTicket(ctx, resultsCtx context.Context, body []byte, first str
 			var e eventJSON
 			if json.Unmarshal(data, &e) == nil && e.TicketID == id {
 				s.close()
-				l.finish(resultsCtx, outcome{status: e.Type, matchID: e.MatchID, at: e.At, seen: seen}, nil)
+				l.finish(resultsCtx, key, outcome{status: e.Type, matchID: e.MatchID, at: e.At, seen: seen}, nil)
 				return
 			}
 			continue
@@ -151,14 +151,14 @@ func (l *load) sseTicket(ctx, resultsCtx context.Context, body []byte, first str
 		l.countBreak(err)
 		for s == nil && ctx.Err() == nil {
 			if len(last) > 0 {
-				s, err = l.openStream(ctx, l.pick(), last)
+				s, err = l.openStream(ctx, key, l.pick(), last)
 				if err == errGone {
 					last = nil
 					continue
 				}
 			} else {
-				s, err = l.openStream(ctx, l.pick(), nil)
-				if err == nil && l.readTicket(ctx, resultsCtx, id) {
+				s, err = l.openStream(ctx, key, l.pick(), nil)
+				if err == nil && l.readTicket(ctx, resultsCtx, key, id) {
 					s.close()
 					return
 				}
@@ -175,8 +175,8 @@ func (l *load) sseTicket(ctx, resultsCtx context.Context, body []byte, first str
 
 // readTicket reads the ticket once (GET /v1/tickets/{id}); it records its end and reports
 // true if it is no longer searching.
-func (l *load) readTicket(ctx, resultsCtx context.Context, id string) bool {
-	st, b, _, err := l.do(ctx, "ticket", http.MethodGet, l.pick().base+"/v1/tickets/"+id, nil, l.c.timeout)
+func (l *load) readTicket(ctx, resultsCtx context.Context, key, id string) bool {
+	st, b, _, err := l.do(ctx, key, "ticket", http.MethodGet, l.pick().base+"/v1/tickets/"+id, nil, l.c.timeout)
 	seen := time.Now()
 	if err != nil || st != http.StatusOK {
 		return false
@@ -186,7 +186,7 @@ func (l *load) readTicket(ctx, resultsCtx context.Context, id string) bool {
 		return false
 	}
 	o, teams := t.ended(seen)
-	l.finish(resultsCtx, o, teams)
+	l.finish(resultsCtx, key, o, teams)
 	return true
 }
 
@@ -195,6 +195,7 @@ func (l *load) readTicket(ctx, resultsCtx context.Context, id string) bool {
 type backend struct {
 	l     *load
 	index int
+	key   string // the API key of the backend and of its tickets
 
 	mu      sync.Mutex
 	waiters map[string]chan note
@@ -215,7 +216,7 @@ type note struct {
 func (l *load) startBackends(ctx context.Context) error {
 	ready := make(chan error, l.c.backends)
 	for i := range l.c.backends {
-		b := &backend{l: l, index: i, waiters: map[string]chan note{}, early: map[string]note{}, pruned: time.Now()}
+		b := &backend{l: l, index: i, key: l.keys[i%len(l.keys)], waiters: map[string]chan note{}, early: map[string]note{}, pruned: time.Now()}
 		l.backend = append(l.backend, b)
 		go b.run(ctx, ready)
 	}
@@ -234,7 +235,7 @@ func (l *load) startBackends(ctx context.Context) error {
 
 func (b *backend) run(ctx context.Context, ready chan<- error) {
 	r := b.l.reps[b.index%len(b.l.reps)]
-	s, err := b.l.openStream(ctx, r, nil)
+	s, err := b.l.openStream(ctx, b.key, r, nil)
 	ready <- err
 	if err != nil {
 		return
@@ -254,12 +255,12 @@ func (b *backend) run(ctx context.Context, ready chan<- error) {
 		b.l.countBreak(err)
 		for s == nil && ctx.Err() == nil {
 			if len(last) > 0 {
-				s, err = b.l.openStream(ctx, r, last)
+				s, err = b.l.openStream(ctx, b.key, r, last)
 				if err == errGone {
 					last = nil
 					continue
 				}
-			} else if s, err = b.l.openStream(ctx, r, nil); err == nil {
+			} else if s, err = b.l.openStream(ctx, b.key, r, nil); err == nil {
 				b.resync() // events may have been missed: every waiting ticket reads itself
 			}
 			if err != nil {
@@ -351,7 +352,7 @@ func (b *backend) wait(ctx, resultsCtx context.Context, id string) {
 			return
 		case n := <-ch:
 			if n.resync {
-				if b.l.readTicket(ctx, resultsCtx, id) {
+				if b.l.readTicket(ctx, resultsCtx, b.key, id) {
 					return
 				}
 				b.mu.Lock()
@@ -359,7 +360,7 @@ func (b *backend) wait(ctx, resultsCtx context.Context, id string) {
 				b.mu.Unlock()
 				continue
 			}
-			b.l.finish(resultsCtx, outcome{status: n.ev.Type, matchID: n.ev.MatchID, at: n.ev.At, seen: n.seen}, nil)
+			b.l.finish(resultsCtx, b.key, outcome{status: n.ev.Type, matchID: n.ev.MatchID, at: n.ev.At, seen: n.seen}, nil)
 			return
 		}
 	}
