@@ -87,6 +87,9 @@ type shaper struct {
 	scratch *shapedScratch // the arrays of an earlier pass, reused
 	now     float64
 	in      []Ticket
+	// the live tickets' players' ratings, in input order: makeMatch reads them here rather
+	// than from the tickets, a cache miss or two each
+	ratings []float64
 	latency bool
 	regions []string // sorted; a region's id is its index
 	roles   []string
@@ -158,6 +161,7 @@ type sticket struct {
 	mean, iv float64
 	mask     uint64 // regions it accepts now
 	fillType int32  // with a fill space, its type: the tickets of one type seat alike (canSeat)
+	ratings  int32  // where its players' ratings start in shaper.ratings
 	since    float64
 	total    float64
 	size     int
@@ -233,6 +237,7 @@ func (s *shaper) read(f *apperr.Fields) {
 		sc.roleBytes = resize(sc.roleBytes, roleEntries)
 		s.roleLists.buf, s.roleBytes.buf = sc.roleLists, sc.roleBytes
 	}
+	s.ratings = reuse(sc.ratings, players)
 	kept := reuse(sc.kept, len(s.in))
 	s.live = reuse(sc.live, len(s.in))
 	for i := range s.in {
@@ -250,10 +255,12 @@ func (s *shaper) read(f *apperr.Fields) {
 
 func (s *shaper) readTicket(t *Ticket, i int) sticket {
 	wait := s.now - t.WaitingSince
-	x := sticket{in: int32(i), since: t.WaitingSince, size: len(t.Ratings), iv: current(s.cfg.Interval, wait)}
+	x := sticket{in: int32(i), since: t.WaitingSince, size: len(t.Ratings), iv: current(s.cfg.Interval, wait),
+		ratings: int32(len(s.ratings))}
 	for _, r := range t.Ratings {
 		x.total += r
 	}
+	s.ratings = append(s.ratings, t.Ratings...)
 	x.mean = x.total / float64(x.size)
 	x.mask = math.MaxUint64
 	if s.latency && len(t.Latencies) > 0 {

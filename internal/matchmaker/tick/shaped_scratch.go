@@ -10,7 +10,7 @@ type shapedScratch struct {
 	live                []sticket
 	nodes               []walkNode
 	byAge, order, count []int32
-	means               []float64
+	means, ratings      []float64
 	done                []bool
 	kept                []int
 	rules               []ruleArrays
@@ -33,7 +33,7 @@ var shapedScratches = &sync.Pool{New: func() any { return new(shapedScratch) }}
 // used after.
 func (s *shaper) keep() {
 	sc := s.scratch
-	sc.live, sc.nodes, sc.byAge = s.live[:0], s.nodes[:0], s.byAge[:0]
+	sc.live, sc.nodes, sc.byAge, sc.ratings = s.live[:0], s.nodes[:0], s.byAge[:0], s.ratings[:0]
 	sc.rules = resize(sc.rules, len(s.rules))
 	for k := range s.rules {
 		d := &s.rules[k]
