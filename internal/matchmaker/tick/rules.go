@@ -320,7 +320,7 @@ type attributeChecker struct {
 	// requiredBy[j]: the rules that read declared[j], which has no default
 	requiredBy [][]string
 	// partyFits's answers by a party's role lists (partyKey: scratch): a pass of 100,000
-	// tickets checks some 20,000 parties, of a few hundred lists of roles
+	// tickets checks some 20,000 parties, whose lists repeat
 	partyFit map[string]bool
 	partyKey []byte
 }

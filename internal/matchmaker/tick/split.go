@@ -447,7 +447,7 @@ func (s *shaper) partyMixKept() bool { k, _ := s.partyMixBroken(); return k < 0 
 
 // teamRoleFit is roleFit of players for team k's composition. Its answers are kept by the
 // players' role lists, for the pass: a pass of 100,000 tickets names the roles of some
-// 28,000 teams from a few hundred distinct lists of their players' roles.
+// 28,000 teams, whose lists repeat (with a few roles each player lists one of a handful).
 func (s *shaper) teamRoleFit(k int, players [][]uint8, out []int8) (all bool, covered int) {
 	sp := &s.split
 	if len(players) > MaxTeamSize {
