@@ -145,9 +145,6 @@ type shaper struct {
 	// a match's players' roles, by member from roleAt[member] (makeMatch)
 	matchRoles []int8
 	roleAt     []int
-	// teamRoleFit's answers, by team and its players' role lists (fitKey: scratch)
-	roleFits map[string]roleFitAnswer
-	fitKey   []byte
 
 	players int // the shape's players, Σ sizes (capacity)
 

@@ -311,34 +311,6 @@ func TestShapedWaitsOnAScarceRole(t *testing.T) {
 	}
 }
 
-// Teams of different compositions whose players list the same roles are named each by its
-// own composition: the pass keeps roleFit's answers per team, not per list of roles alone.
-func TestShapedNamesEachTeamsRolesByItsOwnComposition(t *testing.T) {
-	cfg := Config{TeamSize: 2, Interval: wide(), Roles: []string{"tank", "dps"},
-		Shape: []TeamDef{{Name: "tanks", Size: 2, Composition: map[string]RoleRange{"tank": {2, 2}}},
-			{Name: "damage", Size: 2, Composition: map[string]RoleRange{"dps": {2, 2}}}}}
-	var tk []Ticket
-	for i := range 4 {
-		tk = append(tk, Ticket{Ratings: []float64{1000 + float64(i)}, WaitingSince: float64(i),
-			ExpiresAt: math.Inf(1), Roles: [][]string{{"tank", "dps"}}})
-	}
-	for range 2 { // a second pass too: the kept answers are the pass's, none carried over
-		res, err := Run(tk, 100, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Matches) != 1 {
-			t.Fatalf("matches = %d, want 1", len(res.Matches))
-		}
-		for _, team := range res.Matches[0].Shaped {
-			want := map[string]string{"tanks": "tank", "damage": "dps"}[team.Name]
-			if !slices.Equal(team.Roles, []string{want, want}) {
-				t.Fatalf("team %s plays %v, want two %s", team.Name, team.Roles, want)
-			}
-		}
-	}
-}
-
 // A pass judges each party's roles by its own lists: the answers it keeps for parties of
 // the same roles are not given to a party whose players list the same names split
 // otherwise.

@@ -347,7 +347,7 @@ func (s *shaper) compositionOK(roles []int8, at []int) bool {
 		}
 		sp.roleOut = resize(sp.roleOut, len(sp.players))
 		if sp.info.comp[k] {
-			all, covered := s.teamRoleFit(k, sp.players, sp.roleOut)
+			all, covered := roleFit(sp.players, sp.info.lo[k], sp.info.hi[k], sp.roleOut)
 			if !all || covered < sp.info.loSum[k] {
 				return false
 			}
@@ -444,44 +444,3 @@ func (s *shaper) recount() {
 }
 
 func (s *shaper) partyMixKept() bool { k, _ := s.partyMixBroken(); return k < 0 }
-
-// teamRoleFit is roleFit of players for team k's composition. Its answers are kept by the
-// players' role lists, for the pass: a pass of 100,000 tickets names the roles of some
-// 28,000 teams, whose lists repeat (with a few roles each player lists one of a handful).
-func (s *shaper) teamRoleFit(k int, players [][]uint8, out []int8) (all bool, covered int) {
-	sp := &s.split
-	if len(players) > MaxTeamSize {
-		return roleFit(players, sp.info.lo[k], sp.info.hi[k], out)
-	}
-	key := append(s.fitKey[:0], byte(k))
-	for _, rs := range players {
-		key = append(key, byte(len(rs)))
-		key = append(key, rs...)
-	}
-	s.fitKey = key
-	if a, ok := s.roleFits[string(key)]; ok {
-		copy(out, a.out[:len(players)])
-		return a.all, a.covered
-	}
-	all, covered = roleFit(players, sp.info.lo[k], sp.info.hi[k], out)
-	if s.roleFits == nil {
-		s.roleFits = map[string]roleFitAnswer{}
-	}
-	if len(s.roleFits) < maxRoleFits {
-		a := roleFitAnswer{all: all, covered: covered}
-		copy(a.out[:], out)
-		s.roleFits[string(key)] = a
-	}
-	return all, covered
-}
-
-// roleFitAnswer is what roleFit answered for a team's players.
-type roleFitAnswer struct {
-	all     bool
-	covered int
-	out     [MaxTeamSize]int8
-}
-
-// maxRoleFits bounds the answers a pass keeps: queues with many roles and large teams
-// have more lists than a pass meets twice.
-const maxRoleFits = 1 << 14
