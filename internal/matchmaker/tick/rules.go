@@ -2,6 +2,7 @@ package tick
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math"
 	"slices"
 	"strconv"
@@ -289,7 +290,7 @@ func (c *Config) addTicketFaultsWith(f *apperr.Fields, t *Ticket, ticket int, k 
 		}
 		return "tickets[" + strconv.Itoa(ticket) + "]." + field
 	}
-	c.addRoleFaults(f, t, at)
+	c.addRoleFaults(f, t, at, k)
 	if c.shaped() && t.Backfill != nil {
 		f.Add(at("backfill"), "is for two-team queues: a queue with a team shape takes no backfill tickets")
 	}
@@ -318,7 +319,41 @@ type attributeChecker struct {
 	declared []string // sorted
 	// requiredBy[j]: the rules that read declared[j], which has no default
 	requiredBy [][]string
+	// partyFits's answers by a party's role lists (partyKey: scratch): a pass of 100,000
+	// tickets checks some 20,000 parties, whose lists repeat
+	partyFit map[string]bool
+	partyKey []byte
 }
+
+// partyFits is c.partyFits(roles), from the answers kept when k is not nil.
+func (k *attributeChecker) partyFits(c *Config, roles [][]string) bool {
+	if k == nil {
+		return c.partyFits(roles)
+	}
+	key := k.partyKey[:0]
+	for _, rs := range roles { // each list and name prefixed by its length: one key per party
+		key = binary.AppendUvarint(key, uint64(len(rs)))
+		for _, r := range rs {
+			key = binary.AppendUvarint(key, uint64(len(r)))
+			key = append(key, r...)
+		}
+	}
+	k.partyKey = key
+	if ok, found := k.partyFit[string(key)]; found {
+		return ok
+	}
+	ok := c.partyFits(roles)
+	if k.partyFit == nil {
+		k.partyFit = map[string]bool{}
+	}
+	if len(k.partyFit) < maxPartyFits {
+		k.partyFit[string(key)] = ok
+	}
+	return ok
+}
+
+// maxPartyFits bounds the answers a pass keeps.
+const maxPartyFits = 1 << 14
 
 func (c *Config) newAttributeChecker() *attributeChecker {
 	k := &attributeChecker{cfg: c}

@@ -388,7 +388,7 @@ func (p *pass) init(tickets []Ticket, now float64, cfg Config, f *apperr.Fields)
 			p.readAttributes(f, &cfg, t, int(i))
 		}
 		if len(t.Roles) > 0 { // a queue of two teams without a shape declares no roles
-			cfg.addRoleFaults(f, t, func(field string) string { return "tickets[" + strconv.Itoa(int(i)) + "]." + field })
+			cfg.addRoleFaults(f, t, func(field string) string { return "tickets[" + strconv.Itoa(int(i)) + "]." + field }, nil)
 		}
 		s := 0.0
 		for _, r := range t.Ratings {

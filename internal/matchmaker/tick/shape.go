@@ -155,15 +155,15 @@ func (c Config) ValidateShape() error {
 }
 
 // addRoleFaults checks a ticket's roles: one list per player at most, each a queue role,
-// none twice.
-func (c *Config) addRoleFaults(f *apperr.Fields, t *Ticket, at func(string) string) {
+// none twice; k, when not nil, keeps partyFits's answers for the pass.
+func (c *Config) addRoleFaults(f *apperr.Fields, t *Ticket, at func(string) string, k *attributeChecker) {
 	if len(t.Roles) == 0 {
 		return
 	}
 	if len(t.Roles) > len(t.Ratings) {
 		f.Add(at("roles"), "must give at most one list per player (%d)", len(t.Ratings))
 	}
-	if c.shaped() && len(t.Roles) > 1 && len(c.Roles) > 0 && !c.partyFits(t.Roles) {
+	if c.shaped() && len(t.Roles) > 1 && len(c.Roles) > 0 && !k.partyFits(c, t.Roles) {
 		f.Add(at("roles"), "cannot all be played on one team: no team's composition takes this party's roles")
 	}
 	for i, rs := range t.Roles {

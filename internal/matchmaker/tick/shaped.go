@@ -29,7 +29,8 @@ import (
 // match (their walk keeps the nearest in rating).
 func runShaped(tickets []Ticket, now float64, cfg *Config) (Result, error) {
 	var f apperr.Fields
-	s := &shaper{cfg: cfg, now: now, in: tickets}
+	s := &shaper{cfg: cfg, now: now, in: tickets, scratch: shapedScratches.Get().(*shapedScratch)}
+	defer s.keep()
 	s.split.info = newShapeInfo(cfg)
 	s.fill = newFillSpace(cfg, &s.split.info)
 	s.fillTypes = map[string]int32{}
@@ -83,8 +84,12 @@ const (
 // shaper is one shaped pass.
 type shaper struct {
 	cfg     *Config
+	scratch *shapedScratch // the arrays of an earlier pass, reused
 	now     float64
 	in      []Ticket
+	// the live tickets' players' ratings, in input order: makeMatch reads them here rather
+	// than from the tickets, a cache miss or two each
+	ratings []float64
 	latency bool
 	regions []string // sorted; a region's id is its index
 	roles   []string
@@ -156,6 +161,7 @@ type sticket struct {
 	mean, iv float64
 	mask     uint64 // regions it accepts now
 	fillType int32  // with a fill space, its type: the tickets of one type seat alike (canSeat)
+	ratings  int32  // where its players' ratings start in shaper.ratings
 	since    float64
 	total    float64
 	size     int
@@ -199,9 +205,14 @@ func (s *shaper) read(f *apperr.Fields) {
 	}
 	regionID := map[string]int{}
 	check := cfg.newAttributeChecker()
+	players, roleEntries := 0, 0 // the role arenas' sizes
 	for i := range s.in {
 		t := &s.in[i]
 		cfg.addTicketFaultsWith(f, t, i, check)
+		players += len(t.Ratings)
+		for _, rs := range t.Roles {
+			roleEntries += len(rs)
+		}
 		for _, l := range t.Latencies {
 			if _, ok := regionID[l.Region]; !ok && l.Region != "" {
 				regionID[l.Region] = len(regionID)
@@ -219,8 +230,16 @@ func (s *shaper) read(f *apperr.Fields) {
 		s.regions = append(s.regions, r)
 	}
 	slices.Sort(s.regions)
-	kept := make([]int, 0, len(s.in))
-	s.live = make([]sticket, 0, len(s.in))
+	sc := s.scratch
+	if len(s.roles) > 0 {
+		sc.roleLists = resize(sc.roleLists, players)
+		clear(sc.roleLists) // a player without roles keeps nil
+		sc.roleBytes = resize(sc.roleBytes, roleEntries)
+		s.roleLists.buf, s.roleBytes.buf = sc.roleLists, sc.roleBytes
+	}
+	s.ratings = reuse(sc.ratings, players)
+	kept := reuse(sc.kept, len(s.in))
+	s.live = reuse(sc.live, len(s.in))
 	for i := range s.in {
 		t := &s.in[i]
 		if why := gone(t, s.now, widest); why != "" {
@@ -231,14 +250,17 @@ func (s *shaper) read(f *apperr.Fields) {
 		s.live = append(s.live, s.readTicket(t, i))
 	}
 	s.readRules(kept)
+	sc.kept = kept
 }
 
 func (s *shaper) readTicket(t *Ticket, i int) sticket {
 	wait := s.now - t.WaitingSince
-	x := sticket{in: int32(i), since: t.WaitingSince, size: len(t.Ratings), iv: current(s.cfg.Interval, wait)}
+	x := sticket{in: int32(i), since: t.WaitingSince, size: len(t.Ratings), iv: current(s.cfg.Interval, wait),
+		ratings: int32(len(s.ratings))}
 	for _, r := range t.Ratings {
 		x.total += r
 	}
+	s.ratings = append(s.ratings, t.Ratings...)
 	x.mean = x.total / float64(x.size)
 	x.mask = math.MaxUint64
 	if s.latency && len(t.Latencies) > 0 {
@@ -274,11 +296,14 @@ func (s *shaper) readTicket(t *Ticket, i int) sticket {
 func (s *shaper) readRules(kept []int) {
 	s.part = -1
 	s.rules = make([]shapeRule, len(s.cfg.Rules))
+	sc := s.scratch
+	sc.rules = resize(sc.rules, len(s.rules))
 	for k := range s.cfg.Rules {
 		r := &s.cfg.Rules[k]
 		d := &s.rules[k]
+		was := &sc.rules[k]
 		d.rule = r
-		d.bound = make([]bool, len(kept))
+		d.bound = reuse(was.bound, len(kept))[:len(kept)]
 		attr := s.cfg.Attributes[r.Attribute]
 		value := func(t *Ticket) Value {
 			if v, ok := t.Attributes[r.Attribute]; ok {
@@ -289,15 +314,15 @@ func (s *shaper) readRules(kept []int) {
 		var strs interner // a rule's values are few: comparing is faster than hashing
 		numID := map[float64]int32{}
 		if r.hasTolerance() {
-			d.tol = make([]float64, 0, len(kept))
+			d.tol = reuse(was.tol, len(kept))
 		}
 		switch r.Kind {
 		case RuleEqual:
-			d.id = make([]int32, 0, len(kept))
+			d.id = reuse(was.id, len(kept))
 		case RuleIntersect:
-			d.list = make([][]int32, 0, len(kept))
+			d.list = reuse(was.list, len(kept))
 		case RuleDistance:
-			d.num = make([]float64, 0, len(kept))
+			d.num = reuse(was.num, len(kept))
 		}
 		for j, i := range kept {
 			t := &s.in[i]
@@ -339,7 +364,8 @@ func (s *shaper) readRules(kept []int) {
 		d.names = strs.names
 		if r.Kind == RuleIntersect && len(d.names) <= 64 {
 			d.bits = true
-			d.set = make([]uint64, len(kept))
+			d.set = reuse(was.set, len(kept))[:len(kept)]
+			clear(d.set)
 			for j, ids := range d.list {
 				for _, id := range ids {
 					d.set[j] |= 1 << id
@@ -358,13 +384,19 @@ func (s *shaper) link() {
 	order := s.order()
 	// The tickets move to their place in that order, so that a walk reads neighbours in
 	// memory.
-	permuteInPlace(s.live, order)
+	done := resize(s.scratch.done, len(s.live))
+	s.scratch.done = done
+	permuteInPlace(s.live, order, done)
 	for k := range s.rules {
 		d := &s.rules[k]
-		d.bound, d.id, d.list = permute(d.bound, order), permute(d.id, order), permute(d.list, order)
-		d.set, d.num, d.tol = permute(d.set, order), permute(d.num, order), permute(d.tol, order)
+		permuteInPlace(d.bound, order, done)
+		permuteInPlace(d.id, order, done)
+		permuteInPlace(d.list, order, done)
+		permuteInPlace(d.set, order, done)
+		permuteInPlace(d.num, order, done)
+		permuteInPlace(d.tol, order, done)
 	}
-	s.nodes = make([]walkNode, len(s.live))
+	s.nodes = resize(s.scratch.nodes, len(s.live))
 	for k := range s.live {
 		x := &s.live[k]
 		s.nodes[k] = walkNode{mean: x.mean, iv: x.iv, prev: -1, next: -1, fillType: x.fillType, size: int32(x.size)}
@@ -374,7 +406,7 @@ func (s *shaper) link() {
 	}
 	// Age order: the live tickets were read in input order, which the queue service keeps
 	// by age; only when it is not are they sorted.
-	s.byAge = make([]int32, len(s.live))
+	s.byAge = resize(s.scratch.byAge, len(s.live))
 	for k, i := range order {
 		s.byAge[i] = int32(k)
 	}
@@ -393,7 +425,9 @@ func (s *shaper) link() {
 // passes over the tickets rather than a comparison sort.
 func (s *shaper) order() []int32 {
 	n := len(s.live)
-	order := make([]int32, n)
+	sc := s.scratch
+	order := resize(sc.order, n)
+	sc.order = order
 	aged := true
 	for i := 1; i < n && aged; i++ {
 		aged = s.live[i-1].since <= s.live[i].since
@@ -409,7 +443,8 @@ func (s *shaper) order() []int32 {
 		})
 		return order
 	}
-	means := make([]float64, n)
+	means := resize(sc.means, n)
+	sc.means = means
 	for i := range s.live {
 		means[i] = s.live[i].mean
 	}
@@ -426,19 +461,25 @@ func (s *shaper) order() []int32 {
 	for v := 1; v < len(start); v++ {
 		start[v] += start[v-1]
 	}
-	out := make([]int32, n)
+	out := resize(sc.count, n)
 	for _, i := range order {
 		v := d.id[i]
 		out[start[v]] = i
 		start[v]++
 	}
+	sc.order, sc.count = out, order // the next pass sorts into either
 	return out
 }
 
 // permuteInPlace puts xs in the order of order (xs[k] becomes the old xs[order[k]]) by
-// following its cycles: the live tickets are the pass's largest array, not copied.
-func permuteInPlace[T any](xs []T, order []int32) {
-	done := make([]bool, len(xs))
+// following its cycles (done: scratch of len(order), or more, cleared here): the live
+// tickets are the pass's largest array, not copied. Nil stays nil.
+func permuteInPlace[T any](xs []T, order []int32, done []bool) {
+	if xs == nil {
+		return
+	}
+	done = done[:len(xs)]
+	clear(done)
 	for k := range xs {
 		if done[k] {
 			continue
@@ -456,18 +497,6 @@ func permuteInPlace[T any](xs []T, order []int32) {
 			j = src
 		}
 	}
-}
-
-// permute returns xs in the order of order (nil stays nil).
-func permute[T any](xs []T, order []int32) []T {
-	if xs == nil {
-		return nil
-	}
-	out := make([]T, len(order))
-	for k, i := range order {
-		out[k] = xs[i]
-	}
-	return out
 }
 
 // take removes a ticket from the walks: matched.

@@ -279,7 +279,7 @@ func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
 		x := &s.live[i]
 		m.Tickets = append(m.Tickets, int(x.in))
 		t := &m.Shaped[team[mi]]
-		for p, r := range s.in[x.in].Ratings {
+		for p, r := range s.ratings[x.ratings : x.ratings+int32(x.size)] {
 			t.Players = append(t.Players, Slot{Ticket: int(x.in), Player: p})
 			t.Total += r
 			if roles != nil {

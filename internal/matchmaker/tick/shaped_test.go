@@ -310,3 +310,22 @@ func TestShapedWaitsOnAScarceRole(t *testing.T) {
 		t.Fatalf("with a second tank: %+v, %v", res.Matches, err)
 	}
 }
+
+// A pass judges each party's roles by its own lists: the answers it keeps for parties of
+// the same roles are not given to a party whose players list the same names split
+// otherwise.
+func TestShapedJudgesEachPartysRolesByItsOwnLists(t *testing.T) {
+	cfg := Config{TeamSize: 3, Interval: wide(), Roles: []string{"tank", "dps"},
+		Shape: symmetric(2, 3)}
+	for k := range cfg.Shape {
+		cfg.Shape[k].Composition = map[string]RoleRange{"tank": {1, 1}}
+	}
+	fits := Ticket{Ratings: []float64{1, 2}, Roles: [][]string{{"dps", "tank"}, {"dps"}}, ExpiresAt: math.Inf(1)}
+	twoTanks := Ticket{Ratings: []float64{1, 2, 3}, Roles: [][]string{{"dps"}, {"tank"}, {"tank"}}, ExpiresAt: math.Inf(1)}
+	other := Ticket{Ratings: []float64{1, 2, 3}, Roles: [][]string{{"dps", "tank"}, {"tank"}}, ExpiresAt: math.Inf(1)}
+	// other lists dps, tank, tank as twoTanks does, in two lists: it fits, twoTanks does not.
+	_, err := Run([]Ticket{fits, other, twoTanks}, 0, cfg)
+	if !hasField(err, "tickets[2].roles") || hasField(err, "tickets[1].roles") || hasField(err, "tickets[0].roles") {
+		t.Fatalf("Run() = %v, want a fault naming tickets[2].roles alone", err)
+	}
+}

@@ -1,0 +1,52 @@
+package tick
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"testing"
+)
+
+// A shaped pass that reuses the arrays of an earlier one (a larger queue, other rules,
+// roles or none) returns what a pass with new arrays returns. Not parallel: it swaps the
+// pool.
+func TestShapedPassReusingArraysGivesTheSameResult(t *testing.T) {
+	saved := shapedScratches
+	defer func() { shapedScratches = saved }()
+	fresh := func(tk []Ticket, now float64, cfg Config) Result {
+		shapedScratches = &sync.Pool{New: func() any { return new(shapedScratch) }}
+		res, err := Run(tk, now, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	rng := rand.New(rand.NewPCG(3, 5))
+	big, bigNow, bigCfg := benchRoleQueue(2, 3000)
+	for run := range 200 {
+		tk, cfg := randomShapedQueue(rng)
+		want := fresh(tk, 60, cfg)
+		// The earlier pass: the large role queue, or another random one.
+		earlier, earlierNow, earlierCfg := big, bigNow, bigCfg
+		if run%2 == 1 {
+			earlier, earlierCfg = randomShapedQueue(rng)
+			earlierNow = 60
+		}
+		shapedScratches = &sync.Pool{New: func() any { return new(shapedScratch) }}
+		sc := new(shapedScratch)
+		shapedScratches.New = func() any { return sc } // both passes get the same arrays
+		if _, err := Run(earlier, earlierNow, earlierCfg); err != nil {
+			t.Fatal(err)
+		}
+		if sc.live == nil {
+			t.Fatal("the earlier pass kept no arrays")
+		}
+		got, err := Run(tk, 60, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("run %d: after another pass\n%+v\nwith new arrays\n%+v", run, got, want)
+		}
+	}
+}
