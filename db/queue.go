@@ -207,15 +207,7 @@ func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, 
 			var found, deleted bool
 			b := &pgx.Batch{}
 			b.Queue("BEGIN")
-			b.Queue(sqlLockQueueDef, q.Name).Query(func(rows pgx.Rows) error {
-				for rows.Next() {
-					found = true
-					if err := rows.Scan(&deleted); err != nil {
-						return err
-					}
-				}
-				return rows.Err()
-			})
+			b.Queue(sqlLockQueueDef, q.Name).Query(scanIfAny(&found, &deleted))
 			if err := conn.SendBatch(ctx, b).Close(); err != nil {
 				return err
 			}

@@ -165,15 +165,7 @@ func (s *QueueStore) lockForTick(ctx context.Context, conn *pgxpool.Conn, queueN
 	searching = make(map[string]pgtype.TID, len(ids))
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(sqlLockQueue, queueName).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			found = true
-			if err := rows.Scan(&epoch); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	})
+	b.Queue(sqlLockQueue, queueName).Query(scanIfAny(&found, &epoch))
 	b.Queue(sqlLockTickets, ids, queueName).Query(func(rows pgx.Rows) error {
 		var row pgtype.TID
 		var id, status string
@@ -272,15 +264,7 @@ FROM queue_proposals WHERE queue = $1 AND state IN ('open', 'placing')`, queueNa
 		var ps []queue.Proposal
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
-		b.Queue(sqlLockQueue, queueName).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				found = true
-				if err := rows.Scan(&epoch); err != nil {
-					return err
-				}
-			}
-			return rows.Err()
-		})
+		b.Queue(sqlLockQueue, queueName).Query(scanIfAny(&found, &epoch))
 		b.Queue(`SELECT count(*) FROM queue_proposals WHERE queue = $1 AND state IN ('open', 'placing') AND accept_by > $2`, queueName, at).
 			QueryRow(func(row pgx.Row) error { return row.Scan(&open) })
 		b.Queue(`SELECT `+proposalColumns+` FROM queue_proposals AS p
@@ -645,4 +629,18 @@ func lockProposal(ctx context.Context, conn *pgxpool.Conn, id string) ([]queue.P
 		return err
 	})
 	return ps, conn.SendBatch(ctx, b).Close()
+}
+
+// scanIfAny reads the row a query may return (a lock of a row that may not exist) into dst,
+// and sets found when there was one.
+func scanIfAny(found *bool, dst ...any) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		for rows.Next() {
+			*found = true
+			if err := rows.Scan(dst...); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
 }

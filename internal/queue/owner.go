@@ -26,6 +26,12 @@ type Caller struct {
 	GameTypes []string
 }
 
+// callerRestricted reports whether ctx's caller may use only some game types.
+func callerRestricted(ctx context.Context) bool {
+	c, _ := callerOf(ctx)
+	return c.GameTypes != nil
+}
+
 // checkGameType refuses (403 naming game_type) a ticket or backfill in a queue whose game
 // type ctx's caller may not use.
 func checkGameType(ctx context.Context, q Queue) error {

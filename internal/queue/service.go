@@ -147,11 +147,19 @@ func (s *Service) MaxWait() time.Duration { return s.cfg.MaxWait }
 // PutQueue creates or replaces a queue definition (the admin's PUT /v1/queues/{name}) and
 // returns it as stored, and whether it was created.
 func (s *Service) PutQueue(ctx context.Context, q Queue) (Queue, bool, error) {
-	if err := s.checkStoredGameType(ctx, q.Name); err != nil {
-		return Queue{}, false, err
-	}
-	if err := s.keepSecrets(ctx, &q); err != nil {
-		return Queue{}, false, err
+	restricted := callerRestricted(ctx)
+	secretless := q.Webhook != nil && q.Webhook.Secret == "" || q.Allocator != nil && q.Allocator.Secret == ""
+	if restricted || secretless {
+		stored, ok, err := s.storedQueue(ctx, q.Name)
+		if err != nil {
+			return Queue{}, false, err
+		}
+		if ok {
+			if err := checkGameType(ctx, stored); restricted && err != nil {
+				return Queue{}, false, err
+			}
+			keepSecrets(&q, stored)
+		}
 	}
 	if err := q.Validate(); err != nil {
 		return Queue{}, false, err
@@ -175,30 +183,30 @@ func (s *Service) PutQueue(ctx context.Context, q Queue) (Queue, bool, error) {
 // keepSecrets gives a webhook or allocator defined without a secret the secret stored for the
 // same URL: a definition is read without its secrets, so that one read, changed and put back
 // keeps them. Without a stored one for that URL, the empty secret is refused by Validate.
-func (s *Service) keepSecrets(ctx context.Context, q *Queue) error {
-	needWebhook := q.Webhook != nil && q.Webhook.Secret == ""
-	needAllocator := q.Allocator != nil && q.Allocator.Secret == ""
-	if !needWebhook && !needAllocator || ratings.ValidateName(q.Name) != nil {
-		return nil
+func keepSecrets(q *Queue, stored Queue) {
+	if w := q.Webhook; w != nil && w.Secret == "" && stored.Webhook != nil && stored.Webhook.URL == w.URL {
+		kept := *w
+		kept.Secret = stored.Webhook.Secret
+		q.Webhook = &kept
 	}
-	stored, err := s.store.GetQueue(ctx, q.Name)
+	if a := q.Allocator; a != nil && a.Secret == "" && stored.Allocator != nil && stored.Allocator.URL == a.URL {
+		kept := *a
+		kept.Secret = stored.Allocator.Secret
+		q.Allocator = &kept
+	}
+}
+
+// storedQueue is the definition stored under name, ok false when there is none (or the name
+// is one Validate refuses).
+func (s *Service) storedQueue(ctx context.Context, name string) (Queue, bool, error) {
+	if ratings.ValidateName(name) != nil {
+		return Queue{}, false, nil
+	}
+	stored, err := s.store.GetQueue(ctx, name)
 	if apperr.CodeOf(err) == apperr.NotFound {
-		return nil
+		return Queue{}, false, nil
 	}
-	if err != nil {
-		return err
-	}
-	if needWebhook && stored.Webhook != nil && stored.Webhook.URL == q.Webhook.URL {
-		w := *q.Webhook
-		w.Secret = stored.Webhook.Secret
-		q.Webhook = &w
-	}
-	if needAllocator && stored.Allocator != nil && stored.Allocator.URL == q.Allocator.URL {
-		a := *q.Allocator
-		a.Secret = stored.Allocator.Secret
-		q.Allocator = &a
-	}
-	return nil
+	return stored, err == nil, err
 }
 
 // GetQueue returns a queue definition.
@@ -225,17 +233,13 @@ func (s *Service) DeleteQueue(ctx context.Context, name string) error {
 }
 
 // checkStoredGameType refuses (403 naming game_type) a caller restricted to some game types
-// its change to a queue stored under another: the handler checks the new definition's game
-// type, this the one it would replace or delete.
+// the deletion of a queue stored under another.
 func (s *Service) checkStoredGameType(ctx context.Context, name string) error {
-	if c, _ := callerOf(ctx); c.GameTypes == nil || ratings.ValidateName(name) != nil {
+	if !callerRestricted(ctx) {
 		return nil
 	}
-	stored, err := s.store.GetQueue(ctx, name)
-	if apperr.CodeOf(err) == apperr.NotFound {
-		return nil
-	}
-	if err != nil {
+	stored, ok, err := s.storedQueue(ctx, name)
+	if !ok {
 		return err
 	}
 	return checkGameType(ctx, stored)
