@@ -24,8 +24,9 @@ import (
 // events every replica writes (queue_notify.go). A process opens one QueueStore.
 //
 // Ticket creation is group-committed (queue_tickets.go): concurrent CreateTicket calls are
-// gathered by one committer goroutine and committed in one transaction of one round trip,
-// each still getting its own answer.
+// gathered by one committer goroutine and committed in one transaction of two round trips
+// (the writes, then COMMIT without the tickets whose callers gave up meanwhile), each still
+// getting its own answer.
 //
 // Every transaction that changes tickets' status locks its queue's row first and its tickets
 // after, by id (the migration's comment gives the whole order), so the store's transactions
@@ -58,6 +59,9 @@ type QueueStore struct {
 	// commits and committed count the create transactions and the tickets they stored: their
 	// ratio is how many tickets share a commit.
 	commits, committed atomic.Uint64
+	// uncertainCommits counts the create batches whose COMMIT went out and never answered:
+	// the only way a creation that answered an error can leave a ticket (cancelled at once).
+	uncertainCommits atomic.Uint64
 }
 
 var _ queue.Store = (*QueueStore)(nil)

@@ -14,13 +14,15 @@ import (
 )
 
 // A creation's answer is what happened to its ticket, whenever its caller gives up: a ticket
-// means it was stored; an error, for a call without an idempotency key, that it cannot be
-// matched (not stored, or cancelled at once when its batch stored it as its caller gave up);
-// for a call with a key, that a retry with the key finds the ticket or makes it. No caller
-// waits long past its own deadline. (Callers used to be told "unavailable" of tickets that their batch, bound by a
-// deadline of its own, committed seconds later, and that were then matched.) Here the queue's
-// row is locked, as a deletion locks it, while callers with deadlines from 100 to 700 ms
-// create tickets; the lock goes at 400 ms.
+// means it was stored; an error, that nothing was stored (the batch deletes, before its
+// COMMIT, the tickets of the callers who gave up while it wrote them). Only a COMMIT that
+// goes out and never answers can leave a failed creation's ticket, which is then cancelled
+// (without an idempotency key) or found by the retry with the key. No caller waits long past
+// its own deadline. (Callers used to be told "unavailable" of tickets that their batch,
+// bound by a deadline of its own, committed seconds later, and that were then matched; then
+// such tickets were stored and cancelled a moment later, a moment in which the tick could
+// match them.) Here the queue's row is locked, as a deletion locks it, while callers with
+// deadlines from 100 to 700 ms create tickets; the lock goes at 400 ms.
 func TestQueueCreateAnswersWhatHappened(t *testing.T) {
 	t.Parallel()
 	qs, s := openQueueStore(t)
@@ -45,8 +47,10 @@ func TestQueueCreateAnswersWhatHappened(t *testing.T) {
 	release()
 	wg.Wait()
 
-	// A batch whose answer never came (its deadline ran out during its round trip) may have
-	// committed: its tickets are then cancelled (creation_failed) right after the answers.
+	uncertain := qs.UncertainCommits() > 0
+	if uncertain {
+		t.Logf("%d COMMITs did not answer in time: their failed creations may be stored", qs.UncertainCommits())
+	}
 	stored := map[string]bool{}
 	waitFor(t, 10*time.Second, "the tickets of failed creations are cancelled", func() bool {
 		clear(stored)
@@ -62,12 +66,12 @@ func TestQueueCreateAnswersWhatHappened(t *testing.T) {
 			}
 			if status == "searching" {
 				stored[id] = true
-			} else if reason != db.ReasonCreationFailed {
+			} else if !uncertain || reason != db.ReasonCreationFailed {
 				t.Fatalf("ticket %s is %s (%s)", id, status, reason)
 			}
 		}
 		for i, err := range errs {
-			if err != nil && !keyed(i) && stored[fmt.Sprintf("t%02d", i)] {
+			if err != nil && (!uncertain || !keyed(i)) && stored[fmt.Sprintf("t%02d", i)] {
 				return false
 			}
 		}

@@ -6,6 +6,9 @@ func (s *QueueStore) CreateStats() (commits, tickets uint64) {
 	return s.commits.Load(), s.committed.Load()
 }
 
+// UncertainCommits is the number of create batches whose COMMIT went out and never answered.
+func (s *QueueStore) UncertainCommits() uint64 { return s.uncertainCommits.Load() }
+
 // QueuedCreates is the number of CreateTicket calls waiting for the committer to take them.
 func (s *QueueStore) QueuedCreates() int { return len(s.creates) }
 

@@ -46,14 +46,23 @@ type createRequest struct {
 	state atomic.Int32
 }
 
-// The states of a createRequest. pending -> committing (a batch took it) -> answered (the
-// batch sent its outcome); pending or committing -> abandoned (its caller gave up first).
+// The states of a createRequest. pending -> committing (a batch took it) -> sealed (the batch
+// is committing it: its caller waits for the answer, at most commitGrace past its deadline)
+// -> answered (the batch sent its outcome). pending or committing -> abandoned (its caller
+// gave up first: the batch leaves the ticket out, or deletes it in its transaction); sealed
+// -> abandoned (the COMMIT outlived the grace: cancelled once stored, see commitCreates).
 const (
 	requestPending int32 = iota
 	requestCommitting
+	requestSealed
 	requestAnswered
 	requestAbandoned
 )
+
+// commitGrace is how long past its deadline a caller waits for the COMMIT of a batch that
+// holds its ticket: one round trip, far shorter on a healthy server, and short enough that a
+// creation still answers within the store's deadline and half a second.
+const commitGrace = 250 * time.Millisecond
 
 // createOutcome is what the batch did with one ticket.
 type createOutcome struct {
@@ -244,8 +253,7 @@ func (s *QueueStore) submit(ctx context.Context, req *createRequest) (createOutc
 		if req.state.CompareAndSwap(requestPending, requestAbandoned) || req.state.CompareAndSwap(requestCommitting, requestAbandoned) {
 			return createOutcome{}, mapError(ctx.Err(), "queue: create ticket")
 		}
-		out := <-req.done // answered meanwhile
-		return out, out.err
+		return s.awaitCommit(ctx, req)
 	case <-s.committerDone:
 		select { // the committer answers before it ends
 		case out := <-req.done:
@@ -253,6 +261,24 @@ func (s *QueueStore) submit(ctx context.Context, req *createRequest) (createOutc
 		default:
 			return createOutcome{}, closed
 		}
+	}
+}
+
+// awaitCommit waits for the answer of the batch that is committing req (sealed) or has
+// answered it, past the caller's deadline by at most commitGrace: a COMMIT that takes longer
+// leaves the ticket to be cancelled if it turns out stored.
+func (s *QueueStore) awaitCommit(ctx context.Context, req *createRequest) (createOutcome, error) {
+	grace := time.NewTimer(commitGrace)
+	defer grace.Stop()
+	select {
+	case out := <-req.done:
+		return out, out.err
+	case <-grace.C:
+		if req.state.CompareAndSwap(requestSealed, requestAbandoned) {
+			return createOutcome{}, mapError(ctx.Err(), "queue: create ticket")
+		}
+		out := <-req.done // answered meanwhile
+		return out, out.err
 	}
 }
 
@@ -435,9 +461,11 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 	slices.Sort(queueNames)
 	queueNames = slices.Compact(queueNames)
 
+	var commitSent bool // the COMMIT went out: a failure from then on may hide a commit
 	commitErr := s.inTx(ctx, s.work, "queue: create tickets", func(conn *pgxpool.Conn) error {
 		clear(live)
 		clear(stored)
+		commitSent = false
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
 		b.Queue(sqlShareQueues, queueNames).Query(func(rows pgx.Rows) error {
@@ -458,23 +486,72 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 			return err
 		})
 		b.Queue(sqlReturnClaims, ids)
-		b.Queue("COMMIT")
 		if err := conn.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		return committed(conn)
+		commitSent = true
+		// The calls are sealed now and their callers wait for this answer: it gets at least
+		// commitGrace, whatever the batch's deadline.
+		cctx, cancel := context.WithDeadline(context.Background(), later(deadline, time.Now().Add(commitGrace)))
+		defer cancel()
+		return commitWithout(cctx, conn, sealOrLeaveOut(batch, stored))
 	})
 	if commitErr == nil {
 		s.commits.Add(1)
 		s.committed.Add(uint64(len(stored)))
 	}
-	// The tickets that may be stored though their callers were told the creation failed:
-	// those whose callers gave up while the batch committed them, and every one of a batch
-	// whose answer never came (its COMMIT may have been carried out). A call with an
-	// idempotency key is left alone: its retry finds the ticket, as its key promises; one
-	// without has no way to, and its ticket is cancelled rather than matched.
+	s.answer(batch, commitErr, commitSent, stored, live)
+}
+
+// sealOrLeaveOut is the moment a batch decides, before its COMMIT, which of its calls it
+// commits: those whose callers still wait are sealed (they now wait for the COMMIT's
+// answer); the stored tickets of those who gave up are taken out of stored and returned, for
+// the transaction to delete. A creation that answered an error then left nothing behind.
+func sealOrLeaveOut(batch []*createRequest, stored map[string]bool) (leftOut []string) {
+	for _, r := range batch {
+		if r.state.CompareAndSwap(requestCommitting, requestSealed) || r.state.Load() == requestSealed {
+			continue
+		}
+		if stored[r.t.ID] {
+			delete(stored, r.t.ID)
+			leftOut = append(leftOut, r.t.ID)
+		}
+	}
+	return leftOut
+}
+
+// sqlLeaveOut deletes what this transaction wrote for the tickets $1: their claims and rows.
+const sqlLeaveOut = `
+WITH claims AS (
+    DELETE FROM queue_searching WHERE ticket_id = ANY($1::text[]) AND xmin = pg_current_xact_id()::xid
+)
+DELETE FROM queue_tickets WHERE id = ANY($1::text[]) AND changed_xid = pg_current_xact_id()`
+
+// commitWithout commits the open transaction on conn without the tickets leftOut.
+func commitWithout(ctx context.Context, conn *pgxpool.Conn, leftOut []string) error {
+	b := &pgx.Batch{}
+	if len(leftOut) > 0 {
+		b.Queue(sqlLeaveOut, leftOut)
+	}
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	return committed(conn)
+}
+
+// answer sends each call of the batch its outcome, then cancels the tickets that may be
+// stored though their callers were told the creation failed: those whose callers stopped
+// waiting for a COMMIT that outlived commitGrace, and every one of a batch whose COMMIT went
+// out and never answered (it may have been carried out). A call with an idempotency key is
+// left alone: its retry finds the ticket, as its key promises; one without has no way to,
+// and its ticket is cancelled rather than matched.
+func (s *QueueStore) answer(batch []*createRequest, commitErr error, commitSent bool, stored, live map[string]bool) {
 	var pe *pgconn.PgError
-	unanswered := commitErr != nil && !errors.As(commitErr, &pe)
+	unanswered := commitErr != nil && commitSent && !errors.As(commitErr, &pe)
+	if unanswered {
+		s.uncertainCommits.Add(1)
+	}
 	var abandoned []string
 	for _, r := range batch {
 		out := createOutcome{err: commitErr}
@@ -482,7 +559,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 			// A queue made between the lock and the insert may have tickets stored: stored wins.
 			out = createOutcome{stored: stored[r.t.ID], noQueue: !live[r.t.Queue]}
 		}
-		answered := r.state.CompareAndSwap(requestCommitting, requestAnswered)
+		answered := r.state.CompareAndSwap(requestSealed, requestAnswered) || r.state.CompareAndSwap(requestCommitting, requestAnswered)
 		if answered {
 			r.done <- out
 		}
