@@ -14,3 +14,6 @@ func WatchedTickets(s *Service, queue string) int {
 	}
 	return 0
 }
+
+// RememberTicketQueue makes s believe ticket id is in queue, as a stale memory would.
+func RememberTicketQueue(s *Service, id, queue string) { s.ticketQueues.remember(id, queue) }

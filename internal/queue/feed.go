@@ -50,9 +50,10 @@ type feed struct {
 // pool's connections: about half of the time from a match to its long-polls' answers in the
 // soak). Without read (the read failed, or the feed stopped) each reads the ticket itself.
 type ticketWatch struct {
-	done   chan struct{}
-	ticket Ticket
-	read   bool
+	done    chan struct{}
+	ticket  Ticket
+	read    bool
+	waiters int // under feeds.mu: the long-polls holding it (unwatch)
 }
 
 func newFeeds(store Store) *feeds {
@@ -219,7 +220,21 @@ func (fs *feeds) watchTicket(f *feed, ticketID string) *ticketWatch {
 		w = &ticketWatch{done: make(chan struct{})}
 		f.watch[ticketID] = w
 	}
+	w.waiters++
 	return w
+}
+
+// unwatch gives back a watch that its long-poll no longer waits on (it answered without the
+// ticket's next event: the ticket had changed already, or the wait ran out); the last one
+// out removes it, so that a ticket whose last event has come leaves no watch behind in a
+// feed that may read for days.
+func (fs *feeds) unwatch(f *feed, ticketID string, w *ticketWatch) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	w.waiters--
+	if w.waiters == 0 && f.watch[ticketID] == w {
+		delete(f.watch, ticketID)
+	}
 }
 
 // since returns up to limit of the feed's buffered events after after that keep keeps (nil:

@@ -93,12 +93,13 @@ type Service struct {
 	webhook *http.Client
 	policy  WebhookPolicy
 
-	feeds       *feeds   // the queues' events, read once for every waiter of this replica
-	runners     sync.Map // queue name -> *runner, while Run runs
-	definitions definitions
-	cacheMu     sync.Mutex
-	cache       map[string]cachedStats // the store's snapshots of queues led elsewhere
-	predicted   map[string][]float64   // match id -> its teams' win probabilities (Stats.Recent)
+	feeds        *feeds       // the queues' events, read once for every waiter of this replica
+	ticketQueues ticketQueues // the queues of tickets made or read lately: a long-poll's one read
+	runners      sync.Map     // queue name -> *runner, while Run runs
+	definitions  definitions
+	cacheMu      sync.Mutex
+	cache        map[string]cachedStats // the store's snapshots of queues led elsewhere
+	predicted    map[string][]float64   // match id -> its teams' win probabilities (Stats.Recent)
 }
 
 type cachedStats struct {
@@ -425,6 +426,9 @@ func (s *Service) storeTicket(ctx context.Context, t Ticket, fieldOf func(player
 		return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: conflict.Message, Err: err,
 			Fields: []apperr.FieldError{{Field: "Idempotency-Key", Message: "was used for another ticket request"}}}
 	}
+	if err == nil {
+		s.ticketQueues.remember(stored.ID, stored.Queue)
+	}
 	if err == nil && !replayed {
 		s.metrics.ticketCreated(t.Queue)
 		if t.Backfill != nil {
@@ -592,39 +596,69 @@ func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration, 
 	if err := ratings.ValidateID(id); err != nil {
 		return Ticket{}, apperr.Field("id", "%s", err)
 	}
+	if queue, ok := s.ticketQueues.lookup(id); ok && wait > 0 {
+		// The queue is known: the watch starts before the one read of the ticket.
+		if t, err, done := s.waitInQueue(ctx, id, queue, wait, known, true); done {
+			return t, err
+		}
+	}
 	t, err := s.readableTicket(ctx, id)
 	if err != nil || wait <= 0 || !waitable(t.Status) || known != "" && t.Status != known {
 		return t, err
 	}
-	since := t.Status
+	s.ticketQueues.remember(t.ID, t.Queue)
+	if t2, err, done := s.waitInQueue(ctx, id, t.Queue, wait, t.Status, false); done {
+		return t2, err
+	}
+	return t, nil // moved to another queue meanwhile: purged and made again, a new ticket
+}
+
+// waitInQueue waits, at most wait, for the next event of ticket id in its queue after a
+// status: known, or the one the ticket has when the watch begins. The ticket is read after
+// the watch begins: a change before it is in what the read returns, and every later one is
+// an event the queue's feed hands the watch, with the ticket. done false: the ticket is not
+// in that queue, or guessed (a remembered queue) names a queue whose feed cannot start (it
+// was deleted): the caller reads the ticket to learn its queue.
+func (s *Service) waitInQueue(ctx context.Context, id, queue string, wait time.Duration, known Status, guessed bool) (_ Ticket, _ error, done bool) {
 	wctx, cancel := context.WithTimeout(ctx, min(wait, s.cfg.MaxWait))
 	defer cancel()
-	f, err := s.feeds.acquire(wctx, t.Queue)
-	if err != nil {
-		if ctx.Err() == nil && wctx.Err() != nil {
-			return s.store.GetTicket(ctx, id)
-		}
-		return Ticket{}, err
+	f, err := s.feeds.acquire(wctx, queue)
+	switch {
+	case err != nil && ctx.Err() == nil && wctx.Err() != nil:
+		t, err := s.readableTicket(ctx, id)
+		return t, err, true
+	case err != nil && guessed && ctx.Err() == nil:
+		return Ticket{}, nil, false
+	case err != nil:
+		return Ticket{}, err, true
 	}
 	defer s.feeds.release(f)
-	// The ticket is read again after the watch begins: a change before it is in what the read
-	// returns, and every later one is an event the feed hands the watch, with the ticket.
 	watch := s.feeds.watchTicket(f, id)
-	if t, err = s.store.GetTicket(ctx, id); err != nil || t.Status != since {
-		return t, err
+	defer s.feeds.unwatch(f, id, watch)
+	t, err := s.store.GetTicket(ctx, id)
+	switch {
+	case err != nil:
+		return t, err, true
+	case t.Queue != queue:
+		return Ticket{}, nil, false
+	case !mayRead(ctx, t):
+		return Ticket{}, noTicket(t.ID), true
+	case !waitable(t.Status) || known != "" && t.Status != known:
+		return t, nil, true
 	}
 	select {
 	case <-watch.done:
 		if watch.read {
-			return cloneTicket(watch.ticket), nil // shared by the ticket's long-polls
+			return cloneTicket(watch.ticket), nil, true // shared by the ticket's long-polls
 		}
 	case <-wctx.Done():
 		if ctx.Err() != nil {
-			return Ticket{}, apperr.Wrap(apperr.Unavailable, ctx.Err(), "the request ended while waiting")
+			return Ticket{}, apperr.Wrap(apperr.Unavailable, ctx.Err(), "the request ended while waiting"), true
 		}
-		return t, nil // the feed brought no event of the ticket: as read after the watch began
+		return t, nil, true // the feed brought no event of the ticket: as read after the watch began
 	}
-	return s.store.GetTicket(ctx, id)
+	t, err = s.store.GetTicket(ctx, id)
+	return t, err, true
 }
 
 // CancelTicket cancels a searching ticket (a cancelled one stays so; a matched one is a
