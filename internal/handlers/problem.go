@@ -70,7 +70,12 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	case errors.As(err, &e):
 		p.Detail = e.Message
 		p.Errors = e.Fields
-		if code == apperr.Unavailable {
+		switch {
+		case code == apperr.Unavailable && r.Context().Err() != nil:
+			// The client hung up (a long-poll's or a stream's client going away): nothing
+			// of ours to page on.
+			logger.DebugContext(r.Context(), "the client went away", "err", err, "request_id", p.RequestID)
+		case code == apperr.Unavailable:
 			logger.WarnContext(r.Context(), "dependency unavailable", "err", err, "request_id", p.RequestID)
 		}
 	}

@@ -1,8 +1,12 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
@@ -42,5 +46,41 @@ func TestEveryUnavailableCarriesRetryAfter(t *testing.T) {
 	resp := exchange(t, h, http.MethodGet, "/healthz", "", "")
 	if resp.Header.Get("Retry-After") != "" {
 		t.Errorf("/healthz %d carries Retry-After", resp.StatusCode)
+	}
+}
+
+// An outage is logged as a warning, but not a request whose client hung up first (a
+// long-poll's client going away): that is logged at debug.
+func TestUnavailableLoggedUnlessTheClientLeft(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		hungUp   bool
+		wantWarn bool
+	}{{"outage", false, true}, {"client gone", true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var logs bytes.Buffer
+			logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			ctx, cancel := context.WithCancel(context.Background())
+			if tc.hungUp {
+				cancel()
+			} else {
+				defer cancel()
+			}
+			r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/v1/tickets/tk-1?wait_s=30", nil)
+			w := httptest.NewRecorder()
+			writeError(w, r, logger, errDown)
+			if w.Code != http.StatusServiceUnavailable {
+				t.Fatalf("status %d, want 503", w.Code)
+			}
+			warned := strings.Contains(logs.String(), `"level":"WARN"`)
+			if warned != tc.wantWarn {
+				t.Fatalf("warned %v, want %v; logs: %s", warned, tc.wantWarn, logs.String())
+			}
+			if !strings.Contains(logs.String(), "tk-1") && !strings.Contains(logs.String(), "did not answer") {
+				t.Fatalf("the error is not in the log: %s", logs.String())
+			}
+		})
 	}
 }
