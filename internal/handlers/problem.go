@@ -76,7 +76,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 			// of ours to page on.
 			logger.DebugContext(r.Context(), "the client went away", "err", err, "request_id", p.RequestID)
 		case code == apperr.Unavailable:
-			logger.WarnContext(r.Context(), "dependency unavailable", "err", err, "request_id", p.RequestID)
+			logger.WarnContext(r.Context(), outageMessage, "err", err, "request_id", p.RequestID)
 		}
 	}
 	switch code {

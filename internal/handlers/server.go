@@ -72,6 +72,7 @@ func NewServer(d Deps) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
+	d.Logger = slog.New(newThrottledOutages(d.Logger.Handler()))
 	if d.Registry == nil {
 		d.Registry = prometheus.NewRegistry()
 	}
