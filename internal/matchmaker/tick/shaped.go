@@ -183,18 +183,21 @@ type walkNode struct {
 
 // shapeRule is what the pass reads of one rule, by live index.
 type shapeRule struct {
-	rule  *Rule
-	bound []bool
-	id    []int32   // equal: the value's id
-	list  [][]int32 // intersect: value ids, ascending
-	set   []uint64  // intersect with at most 64 values: the list as bits
-	bits  bool
-	num   []float64 // distance
-	tol   []float64 // distance, team_balance
-	names []string  // equal (strings), intersect: by id
-	nums  []float64 // equal (numbers): by id
+	rule   *Rule
+	always bool // binds every ticket (no OptionalAfterS): bound is all true
+	bound  []bool
+	id     []int32   // equal: the value's id
+	list   [][]int32 // intersect with more than 64 values: value ids, ascending
+	set    []uint64  // intersect with at most 64 values (bits): the list as bits
+	bits   bool
+	num    []float64 // distance
+	tol    []float64 // distance, team_balance
+	names  []string  // equal (strings), intersect: by id
+	nums   []float64 // equal (numbers): by id
 }
 
+// read checks the tickets and reads the live ones, in one sweep: each ticket's attributes
+// are looked up once, for the check and the rules (its map is a cache miss or two).
 func (s *shaper) read(f *apperr.Fields) {
 	cfg := s.cfg
 	s.roles = cfg.Roles
@@ -205,52 +208,59 @@ func (s *shaper) read(f *apperr.Fields) {
 	}
 	regionID := map[string]int{}
 	check := cfg.newAttributeChecker()
-	players, roleEntries := 0, 0 // the role arenas' sizes
+	sc := s.scratch
+	if len(s.roles) > 0 { // the last pass's arrays, and new ones when they run out
+		s.roleLists.buf, s.roleBytes.buf = sc.roleLists, sc.roleBytes
+	}
+	s.ratings = reuse(sc.ratings, len(s.in))
+	kept := reuse(sc.kept, len(s.in))
+	s.live = reuse(sc.live, len(s.in))
+	readers := s.startRules(len(s.in), check)
+	roleEntries := 0
 	for i := range s.in {
 		t := &s.in[i]
 		cfg.addTicketFaultsWith(f, t, i, check)
-		players += len(t.Ratings)
-		for _, rs := range t.Roles {
-			roleEntries += len(rs)
-		}
 		for _, l := range t.Latencies {
 			if _, ok := regionID[l.Region]; !ok && l.Region != "" {
 				regionID[l.Region] = len(regionID)
 			}
 		}
-	}
-	if len(regionID) > MaxRegions {
-		f.Add("tickets", "must name at most %d regions in one pass", MaxRegions)
-	}
-	if f.Len() > 0 {
-		return
-	}
-	s.regions = make([]string, 0, len(regionID))
-	for r := range regionID {
-		s.regions = append(s.regions, r)
-	}
-	slices.Sort(s.regions)
-	sc := s.scratch
-	if len(s.roles) > 0 {
-		sc.roleLists = resize(sc.roleLists, players)
-		clear(sc.roleLists) // a player without roles keeps nil
-		sc.roleBytes = resize(sc.roleBytes, roleEntries)
-		s.roleLists.buf, s.roleBytes.buf = sc.roleLists, sc.roleBytes
-	}
-	s.ratings = reuse(sc.ratings, players)
-	kept := reuse(sc.kept, len(s.in))
-	s.live = reuse(sc.live, len(s.in))
-	for i := range s.in {
-		t := &s.in[i]
+		if f.Len() > 0 {
+			continue // the pass fails: the rest is only checked
+		}
 		if why := gone(t, s.now, widest); why != "" {
 			s.expired = append(s.expired, Expiry{Ticket: i, Reason: why})
 			continue
 		}
 		kept = append(kept, i)
 		s.live = append(s.live, s.readTicket(t, i))
+		s.readRules(readers, t, check)
+		for _, rs := range t.Roles {
+			roleEntries += len(rs)
+		}
 	}
-	s.readRules(kept)
+	if len(regionID) > MaxRegions {
+		f.Add("tickets", "must name at most %d regions in one pass", MaxRegions)
+	}
 	sc.kept = kept
+	if f.Len() > 0 {
+		return
+	}
+	if len(s.roles) > 0 && (len(s.ratings) > len(sc.roleLists) || roleEntries > len(sc.roleBytes)) {
+		// The next pass's arenas: as large as this one's tickets took.
+		sc.roleLists, sc.roleBytes = make([][]uint8, len(s.ratings)), make([]uint8, roleEntries)
+	}
+	s.regions = make([]string, 0, len(regionID))
+	for r := range regionID {
+		s.regions = append(s.regions, r)
+	}
+	slices.Sort(s.regions)
+	if s.latency {
+		for j := range s.live {
+			s.live[j].mask = s.regionMask(&s.in[s.live[j].in])
+		}
+	}
+	s.endRules(readers, kept)
 }
 
 func (s *shaper) readTicket(t *Ticket, i int) sticket {
@@ -262,20 +272,11 @@ func (s *shaper) readTicket(t *Ticket, i int) sticket {
 	}
 	s.ratings = append(s.ratings, t.Ratings...)
 	x.mean = x.total / float64(x.size)
-	x.mask = math.MaxUint64
-	if s.latency && len(t.Latencies) > 0 {
-		limit := current(s.cfg.MaxLatency, wait)
-		x.mask = 0
-		for _, l := range t.Latencies {
-			if l.MS <= limit {
-				r, _ := slices.BinarySearch(s.regions, l.Region)
-				x.mask |= 1 << r
-			}
-		}
-	}
+	x.mask = math.MaxUint64 // regionMask's, once every region is known
 	if len(s.roles) > 0 {
 		x.roles = s.roleLists.take(x.size)
 		for j := range x.size {
+			x.roles[j] = nil // any
 			if j < len(t.Roles) && len(t.Roles[j]) > 0 {
 				rs := s.roleBytes.take(len(t.Roles[j]))
 				for k, r := range t.Roles[j] {
@@ -292,90 +293,148 @@ func (s *shaper) readTicket(t *Ticket, i int) sticket {
 	return x
 }
 
-// readRules reads each rule's values of the live tickets (kept: their input indices).
-func (s *shaper) readRules(kept []int) {
+// regionMask is the regions ticket t accepts now: all without latency data.
+func (s *shaper) regionMask(t *Ticket) uint64 {
+	if len(t.Latencies) == 0 {
+		return math.MaxUint64
+	}
+	limit := current(s.cfg.MaxLatency, s.now-t.WaitingSince)
+	mask := uint64(0)
+	for _, l := range t.Latencies {
+		if l.MS <= limit {
+			r, _ := slices.BinarySearch(s.regions, l.Region)
+			mask |= 1 << r
+		}
+	}
+	return mask
+}
+
+// ruleReader reads one rule's values of the live tickets as the sweep meets them.
+type ruleReader struct {
+	attr  int   // the rule's attribute among the checker's declared ones, -1: none
+	def   Value // its default
+	strs  interner
+	numID map[float64]int32
+}
+
+// startRules makes the rules' arrays, with room for n tickets, and their readers.
+func (s *shaper) startRules(n int, check *attributeChecker) []ruleReader {
 	s.part = -1
 	s.rules = make([]shapeRule, len(s.cfg.Rules))
+	readers := make([]ruleReader, len(s.cfg.Rules))
 	sc := s.scratch
 	sc.rules = resize(sc.rules, len(s.rules))
 	for k := range s.cfg.Rules {
 		r := &s.cfg.Rules[k]
-		d := &s.rules[k]
-		was := &sc.rules[k]
+		d, was, rd := &s.rules[k], &sc.rules[k], &readers[k]
 		d.rule = r
-		d.bound = reuse(was.bound, len(kept))[:len(kept)]
-		attr := s.cfg.Attributes[r.Attribute]
-		value := func(t *Ticket) Value {
-			if v, ok := t.Attributes[r.Attribute]; ok {
-				return v
-			}
-			return *attr.Default // validated: a rule reads a given attribute or a default
+		d.always = r.OptionalAfterS == nil
+		d.bound = reuse(was.bound, n)
+		rd.attr = check.declaredIndex(r.Attribute)
+		if a, ok := s.cfg.Attributes[r.Attribute]; ok && a.Default != nil {
+			rd.def = *a.Default
 		}
-		var strs interner // a rule's values are few: comparing is faster than hashing
-		numID := map[float64]int32{}
 		if r.hasTolerance() {
-			d.tol = reuse(was.tol, len(kept))
+			d.tol = reuse(was.tol, n)
 		}
 		switch r.Kind {
 		case RuleEqual:
-			d.id = reuse(was.id, len(kept))
+			d.id = reuse(was.id, n)
+			rd.numID = map[float64]int32{}
 		case RuleIntersect:
-			d.list = reuse(was.list, len(kept))
+			d.set = reuse(was.set, n)
 		case RuleDistance:
-			d.num = reuse(was.num, len(kept))
+			d.num = reuse(was.num, n)
 		}
-		for j, i := range kept {
-			t := &s.in[i]
-			wait := s.now - t.WaitingSince
-			d.bound[j] = r.bindsAt(wait)
-			if r.hasTolerance() {
-				d.tol = append(d.tol, current(r.Expansions, wait))
-			}
-			switch r.Kind {
-			case RuleEqual:
-				v := value(t)
-				if v.Type == TypeNumber {
-					id, ok := numID[v.Num]
-					if !ok {
-						id = int32(len(d.nums))
-						numID[v.Num] = id
-						d.nums = append(d.nums, v.Num)
-					}
-					d.id = append(d.id, id)
-				} else {
-					d.id = append(d.id, strs.id(v.Str))
-				}
-			case RuleIntersect:
-				v := value(t)
-				ids := s.listIDs.take(len(v.List))
-				for n, x := range v.List {
-					ids[n] = strs.id(x)
-				}
-				sortSmall(ids)
-				d.list = append(d.list, ids)
-			case RuleDistance:
-				if r.readsRating() {
-					d.num = append(d.num, s.live[j].mean)
-				} else {
-					d.num = append(d.num, value(t).Num)
-				}
-			}
-		}
-		d.names = strs.names
-		if r.Kind == RuleIntersect && len(d.names) <= 64 {
-			d.bits = true
-			d.set = reuse(was.set, len(kept))[:len(kept)]
-			clear(d.set)
-			for j, ids := range d.list {
-				for _, id := range ids {
-					d.set[j] |= 1 << id
-				}
-			}
-		}
-		if s.part < 0 && r.Kind == RuleEqual && r.OptionalAfterS == nil {
+		if s.part < 0 && r.Kind == RuleEqual && d.always {
 			s.part = k
 		}
 	}
+	return readers
+}
+
+// readRules appends each rule's values of ticket t, the last live one, whose attributes
+// check has just checked.
+func (s *shaper) readRules(readers []ruleReader, t *Ticket, check *attributeChecker) {
+	wait := s.now - t.WaitingSince
+	for k := range s.rules {
+		d, rd := &s.rules[k], &readers[k]
+		r := d.rule
+		d.bound = append(d.bound, r.bindsAt(wait))
+		if r.hasTolerance() {
+			d.tol = append(d.tol, current(r.Expansions, wait))
+		}
+		v := rd.def // validated: a rule reads a given attribute or a default
+		if rd.attr >= 0 && check.has[rd.attr] {
+			v = check.vals[rd.attr]
+		}
+		switch r.Kind {
+		case RuleEqual:
+			if v.Type == TypeNumber {
+				id, ok := rd.numID[v.Num]
+				if !ok {
+					id = int32(len(d.nums))
+					rd.numID[v.Num] = id
+					d.nums = append(d.nums, v.Num)
+				}
+				d.id = append(d.id, id)
+			} else {
+				d.id = append(d.id, rd.strs.id(v.Str))
+			}
+		case RuleIntersect:
+			var set uint64 // the values numbered below 64: all of them while bits holds
+			for _, x := range v.List {
+				if id := rd.strs.id(x); id < 64 {
+					set |= 1 << id
+				}
+			}
+			d.set = append(d.set, set)
+		case RuleDistance:
+			if r.readsRating() {
+				d.num = append(d.num, s.live[len(s.live)-1].mean)
+			} else {
+				d.num = append(d.num, v.Num)
+			}
+		}
+	}
+}
+
+// endRules completes the rules' arrays once every live ticket is read (kept: their input
+// indices): an intersect rule of more than 64 values keeps its lists as value ids, read
+// again from the tickets.
+func (s *shaper) endRules(readers []ruleReader, kept []int) {
+	for k := range s.rules {
+		d, rd := &s.rules[k], &readers[k]
+		d.names = rd.strs.names
+		if d.rule.Kind != RuleIntersect {
+			continue
+		}
+		if d.bits = len(d.names) <= 64; d.bits {
+			continue
+		}
+		d.set = nil
+		d.list = reuse(s.scratch.rules[k].list, len(kept))
+		for _, i := range kept {
+			v, ok := s.in[i].Attributes[d.rule.Attribute]
+			if !ok {
+				v = rd.def
+			}
+			ids := s.listIDs.take(len(v.List))
+			for n, x := range v.List {
+				ids[n] = rd.strs.id(x)
+			}
+			sortSmall(ids)
+			d.list = append(d.list, ids)
+		}
+	}
+}
+
+// values is the number of values intersect rule d's ticket i lists.
+func (d *shapeRule) values(i int32) int {
+	if d.bits {
+		return bits.OnesCount64(d.set[i])
+	}
+	return len(d.list[i])
 }
 
 // link orders the live tickets by (partition value, mean rating, age) and links each to its

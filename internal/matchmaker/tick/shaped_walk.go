@@ -136,11 +136,11 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 	}
 	for k := range s.rules {
 		d := &s.rules[k]
-		if !d.bound[i] {
-			continue
+		if k == s.part || !d.always && !d.bound[i] {
+			continue // the group's tickets are all of the anchor's value of s.part
 		}
 		if !g.any[k] {
-			if d.rule.Kind == RuleIntersect && len(d.list[i]) < d.rule.minCommon() {
+			if d.rule.Kind == RuleIntersect && d.values(i) < d.rule.minCommon() {
 				return stageRules + k // alone, its list is too short
 			}
 			continue
