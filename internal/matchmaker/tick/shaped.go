@@ -134,14 +134,11 @@ type shaper struct {
 	// small table a walk reads in cache
 	typeDims [][]uint32
 	fillBuf  []uint64
-	// canSeat's answers by ticket type (sticket.fillType), for the group states of epoch
-	// seatStamp
+	// by ticket type (sticket.fillType), by kind: the team states that can seat it
+	typeCan   [][]uint64
 	fillTypes map[string]int32
 	typeKey   []byte
 	dimsBuf   []uint32
-	seatStamp []uint32
-	seatOK    []bool
-	fillEpoch uint32
 	// a match's players' roles, by member from roleAt[member] (makeMatch)
 	matchRoles []int8
 	roleAt     []int

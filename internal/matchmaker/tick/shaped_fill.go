@@ -24,6 +24,12 @@ import (
 // (split.go) seats its tickets through the same states, a team at a time, and drops a
 // placement as soon as a team has none.
 //
+// A group keeps its states as a word per combination of the states of every team but the
+// last (a row), a bit per state of the last team, so that seating a ticket on the last team
+// is a step of a whole word; and each team's states in any of them (its projection): a
+// ticket can join when, for some team, a state of the projection can seat it (canSeat), a
+// test of a word per team against the ticket type's answers computed once.
+//
 // The states are kept only while they are few (fillMaxStates: 324 for 5v5 with a 1/2/2
 // composition); a larger shape keeps the summed check and its failed splits.
 const (
@@ -35,8 +41,10 @@ const (
 type fillSpace struct {
 	teams  []fillTeam
 	states int // combinations of the teams' states
-	words  int
+	rows   int // combinations of the states of every team but the last
 	kinds  int // distinct team definitions: a ticket's players' dimensions are kept per kind
+	// digits[row*len(teams)+k]: team k's state in row (k < the last team)
+	digits []uint8
 }
 
 // fillTeam is one team's states, numbered in mixed radix over its dimensions.
@@ -50,6 +58,9 @@ type fillTeam struct {
 	ok    uint64  // the states from which the team can still be filled
 	met   uint64  // the states that meet every minimum of its composition
 	dimOf []uint8 // by role
+	// trans[m*n+st]: the states, among ok, that st reaches with a player of dimensions m
+	// (a bit per dimension) seated
+	trans []uint64
 }
 
 // newFillSpace returns the states of cfg's shape, nil when they would be too many or the
@@ -101,7 +112,15 @@ func newFillSpace(cfg *Config, in *shapeInfo) *fillSpace {
 		fs.teams = append(fs.teams, t)
 	}
 	fs.kinds = len(kindOf)
-	fs.words = (fs.states + 63) / 64
+	last := len(fs.teams) - 1
+	fs.rows = fs.teams[last].mult
+	fs.digits = make([]uint8, fs.rows*len(fs.teams))
+	for row := range fs.rows {
+		for k := range last {
+			t := &fs.teams[k]
+			fs.digits[row*len(fs.teams)+k] = uint8(row / t.mult % t.n)
+		}
+	}
 	return fs
 }
 
@@ -132,6 +151,18 @@ func (t *fillTeam) build(lo, hi []int, size int) {
 				t.step[st*t.dims+d] = int8(st + stride)
 			}
 			stride *= hi[d] + 1
+		}
+	}
+	t.trans = make([]uint64, t.n<<t.dims)
+	for m := range 1 << t.dims {
+		for st := range t.n {
+			var to uint64
+			for d := range t.dims {
+				if m&(1<<d) != 0 && t.step[st*t.dims+d] >= 0 {
+					to |= 1 << t.step[st*t.dims+d]
+				}
+			}
+			t.trans[m*t.n+st] = to & t.ok
 		}
 	}
 }
@@ -183,15 +214,11 @@ func (t *fillTeam) seat(st int, dims []uint32) uint64 {
 func (t *fillTeam) seatFrom(cur uint64, dims []uint32) uint64 {
 	for _, m := range dims {
 		var next uint64
+		trans := t.trans[int(m)*t.n : int(m+1)*t.n]
 		for c := cur; c != 0; c &= c - 1 {
-			from := bits.TrailingZeros64(c) * t.dims
-			for ds := m; ds != 0; ds &= ds - 1 {
-				if to := t.step[from+bits.TrailingZeros32(ds)]; to >= 0 {
-					next |= 1 << to
-				}
-			}
+			next |= trans[bits.TrailingZeros64(c)]
 		}
-		if cur = next & t.ok; cur == 0 {
+		if cur = next; cur == 0 {
 			return 0
 		}
 	}
@@ -208,68 +235,72 @@ func (s *shaper) typeDimsOf(typ int32, size, kind int) []uint32 {
 }
 
 // canSeat says whether the group, some way its tickets are seated, can take the ticket of
-// node n on some team and still fill the shape. The answer depends on the group's states
-// and the ticket's type alone: it is kept per type until the states change, for an anchor
-// whose group lacks what its neighbours do not have walks on through many tickets of a few
-// types.
+// node n on some team and still fill the shape: whether some team's projection holds a
+// state that seats a ticket of its type (the teams are seated independently of each
+// other, given the group's state).
 func (s *shaper) canSeat(g *group, n *walkNode) bool {
-	if s.seatStamp[n.fillType] == g.fillEpoch {
-		return s.seatOK[n.fillType]
-	}
-	ok := s.seatable(g, n.fillType, int(n.size))
-	s.seatStamp[n.fillType], s.seatOK[n.fillType] = g.fillEpoch, ok
-	return ok
-}
-
-func (s *shaper) seatable(g *group, typ int32, size int) bool {
-	fs := s.fill
-	for w, word := range g.fill {
-		for ; word != 0; word &= word - 1 {
-			st := w*64 + bits.TrailingZeros64(word)
-			for k := range fs.teams {
-				t := &fs.teams[k]
-				local := st / t.mult % t.n
-				if t.twin >= 0 && local == st/fs.teams[t.twin].mult%fs.teams[t.twin].n {
-					continue // the same as seating the ticket on the twin
-				}
-				if t.seat(local, s.typeDimsOf(typ, size, t.kind)) != 0 {
-					return true
-				}
-			}
+	can := s.typeCan[n.fillType]
+	for k := range s.fill.teams {
+		if g.proj[k]&can[s.fill.teams[k].kind] != 0 {
+			return true
 		}
 	}
 	return false
 }
 
-// seatAll sets the group's states to those with x seated too.
+// seatAll sets the group's states to those with x seated too: on the last team a row's
+// word at once, on another team row by row. A team whose state is its twin's (an earlier
+// team of the same definition) is not seated on: the twin's seating is the same up to the
+// teams' order.
 func (s *shaper) seatAll(g *group, x *sticket) {
 	fs := s.fill
-	next := resize(s.fillBuf, fs.words)
+	teams := len(fs.teams)
+	last := &fs.teams[teams-1]
+	lastDims := s.dimsOf(x, last.kind)
+	next := resize(s.fillBuf, fs.rows)
 	clear(next)
-	for w, word := range g.fill {
-		for ; word != 0; word &= word - 1 {
-			st := w*64 + bits.TrailingZeros64(word)
-			for k := range fs.teams {
-				t := &fs.teams[k]
-				local := st / t.mult % t.n
-				if t.twin >= 0 && local == st/fs.teams[t.twin].mult%fs.teams[t.twin].n {
-					continue
-				}
-				for to := t.seat(local, s.dimsOf(x, t.kind)); to != 0; to &= to - 1 {
-					j := st + (bits.TrailingZeros64(to)-local)*t.mult
-					next[j/64] |= 1 << (j % 64)
-				}
+	for row, word := range g.fill {
+		if word == 0 {
+			continue
+		}
+		digits := fs.digits[row*teams : (row+1)*teams]
+		cur := word
+		if last.twin >= 0 {
+			cur &^= 1 << digits[last.twin]
+		}
+		if cur != 0 {
+			next[row] |= last.seatFrom(cur, lastDims)
+		}
+		for k := range teams - 1 {
+			t := &fs.teams[k]
+			local := int(digits[k])
+			if t.twin >= 0 && local == int(digits[t.twin]) {
+				continue
+			}
+			for to := t.seat(local, s.dimsOf(x, t.kind)); to != 0; to &= to - 1 {
+				next[row+(bits.TrailingZeros64(to)-local)*t.mult] |= word
 			}
 		}
 	}
 	s.fillBuf, g.fill = g.fill, next
-	s.newFillEpoch(g)
+	s.project(g)
 }
 
-// newFillEpoch marks the group's states as new: canSeat's answers are for older ones.
-func (s *shaper) newFillEpoch(g *group) {
-	s.fillEpoch++
-	g.fillEpoch = s.fillEpoch
+// project sets each team's projection of the group's states.
+func (s *shaper) project(g *group) {
+	fs := s.fill
+	teams := len(fs.teams)
+	g.proj = resize(g.proj, teams)
+	clear(g.proj)
+	for row, word := range g.fill {
+		if word == 0 {
+			continue
+		}
+		for k, d := range fs.digits[row*teams : (row+1)*teams-1] {
+			g.proj[k] |= 1 << d
+		}
+		g.proj[teams-1] |= word
+	}
 }
 
 // fillType numbers the dimensions of a ticket of these players' roles, each kind's sorted
@@ -292,14 +323,23 @@ func (s *shaper) fillType(roles [][]uint8, size int) int32 {
 	t := int32(len(s.typeDims))
 	s.fillTypes[string(key)] = t
 	s.typeDims = append(s.typeDims, slices.Clone(dims))
-	s.seatStamp, s.seatOK = append(s.seatStamp, 0), append(s.seatOK, false)
+	can := make([]uint64, s.fill.kinds) // by kind: the team states that can seat it
+	for kind := range can {
+		team := s.fill.kindTeam(kind)
+		for st := range team.n {
+			if team.ok&(1<<st) != 0 && team.seat(st, dims[kind*size:(kind+1)*size]) != 0 {
+				can[kind] |= 1 << st
+			}
+		}
+	}
+	s.typeCan = append(s.typeCan, can)
 	return t
 }
 
 // resetFill makes the group's states the one of empty teams.
 func (s *shaper) resetFill(g *group) {
-	g.fill = resize(g.fill, s.fill.words)
+	g.fill = resize(g.fill, s.fill.rows)
 	clear(g.fill)
 	g.fill[0] = 1
-	s.newFillEpoch(g)
+	s.project(g)
 }

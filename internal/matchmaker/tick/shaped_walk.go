@@ -26,7 +26,7 @@ type group struct {
 	roleCount   [MaxRoles]int
 	roleCovered int
 	fill        []uint64 // with a fill space, its states (shaped_fill.go)
-	fillEpoch   uint32   // and their number, for canSeat's answers
+	proj        []uint64 // and each team's projection of them
 }
 
 func (s *shaper) newGroup(a int32) *group {
@@ -62,7 +62,7 @@ func (g *group) clone() *group {
 	c.lists = slices.Clone(g.lists)
 	c.lo, c.hi, c.tol = slices.Clone(g.lo), slices.Clone(g.hi), slices.Clone(g.tol)
 	c.room, c.refused, c.roles = slices.Clone(g.room), slices.Clone(g.refused), slices.Clone(g.roles)
-	c.fill = slices.Clone(g.fill)
+	c.fill, c.proj = slices.Clone(g.fill), slices.Clone(g.proj)
 	return &c
 }
 
