@@ -39,6 +39,7 @@ func runShaped(tickets []Ticket, now float64, cfg *Config) (Result, error) {
 		return Result{}, err
 	}
 	s.link()
+	s.relay()
 	s.aggregateRoles()
 	if s.roleLo != nil {
 		parts := 1
@@ -95,6 +96,7 @@ type shaper struct {
 	roles   []string
 	rules   []shapeRule
 	part    int // the rule whose value partitions the walks, -1: none
+	nodeSet int // the first intersect rule of bits, whose sets the walk nodes hold; -1: none
 
 	live  []sticket
 	byAge []int32 // live indices, oldest first
@@ -119,15 +121,18 @@ type shaper struct {
 	// the matches' parts, cut from arrays shared by many matches
 	ints arena[int]
 	// the tickets' roles as role indices
-	roleLists arena[[]uint8]
-	roleBytes arena[uint8]
-	listIDs   arena[int32] // the intersect rules' lists as value ids
-	stages    stageCount
-	teams     arena[Team]
-	slots     arena[Slot]
-	names     arena[string]
-	attrs     arena[MatchAttribute]
-	keptBuf   []int32
+	// the live tickets' players' role lists, by ticket from sticket.ratings as the ratings;
+	// each list from roleList
+	playerRoles [][]uint8
+	roleListOf  map[uint64][]uint8 // roleList's, by its key
+	roleBytes   arena[uint8]
+	listIDs     arena[int32] // the intersect rules' lists as value ids
+	stages      stageCount
+	teams       arena[Team]
+	slots       arena[Slot]
+	names       arena[string]
+	attrs       arena[MatchAttribute]
+	keptBuf     []int32
 	// with few enough states, the exact check of a group's seats and roles (shaped_fill.go)
 	fill *fillSpace
 	// the players' role dimensions of each ticket type (sticket.fillType), kind by kind: a
@@ -177,6 +182,7 @@ type walkNode struct {
 	prev, next int32 // unmatched neighbours in rating, in its partition
 	fillType   int32 // sticket's
 	size       int32
+	set        uint64 // rule s.nodeSet's set: read with the node rather than from its array
 }
 
 // shapeRule is what the pass reads of one rule, by live index.
@@ -207,14 +213,13 @@ func (s *shaper) read(f *apperr.Fields) {
 	regionID := map[string]int{}
 	check := cfg.newAttributeChecker()
 	sc := s.scratch
-	if len(s.roles) > 0 { // the last pass's arrays, and new ones when they run out
-		s.roleLists.buf, s.roleBytes.buf = sc.roleLists, sc.roleBytes
-	}
 	s.ratings = reuse(sc.ratings, len(s.in))
+	if len(s.roles) > 0 {
+		s.playerRoles = reuse(sc.playerRoles, len(s.in))
+	}
 	kept := reuse(sc.kept, len(s.in))
 	s.live = reuse(sc.live, len(s.in))
 	readers := s.startRules(len(s.in), check)
-	roleEntries := 0
 	touched, key := 0, "" // touch's lookup: an attribute a rule reads
 	for _, r := range cfg.Rules {
 		if r.readsAttribute() {
@@ -243,9 +248,6 @@ func (s *shaper) read(f *apperr.Fields) {
 		kept = append(kept, i)
 		s.live = append(s.live, s.readTicket(t, i))
 		s.readRules(readers, t, check)
-		for _, rs := range t.Roles {
-			roleEntries += len(rs)
-		}
 	}
 	s.touched = touched
 	if len(regionID) > MaxRegions {
@@ -254,10 +256,6 @@ func (s *shaper) read(f *apperr.Fields) {
 	sc.kept = kept
 	if f.Len() > 0 {
 		return
-	}
-	if len(s.roles) > 0 && (len(s.ratings) > len(sc.roleLists) || roleEntries > len(sc.roleBytes)) {
-		// The next pass's arenas: as large as this one's tickets took.
-		sc.roleLists, sc.roleBytes = make([][]uint8, len(s.ratings)), make([]uint8, roleEntries)
 	}
 	s.regions = make([]string, 0, len(regionID))
 	for r := range regionID {
@@ -304,23 +302,45 @@ func (s *shaper) readTicket(t *Ticket, i int) sticket {
 	x.mean = x.total / float64(x.size)
 	x.mask = math.MaxUint64 // regionMask's, once every region is known
 	if len(s.roles) > 0 {
-		x.roles = s.roleLists.take(x.size)
 		for j := range x.size {
-			x.roles[j] = nil // any
+			var rs []uint8 // nil: any
 			if j < len(t.Roles) && len(t.Roles[j]) > 0 {
-				rs := s.roleBytes.take(len(t.Roles[j]))
-				for k, r := range t.Roles[j] {
-					rs[k] = uint8(slices.Index(s.roles, r))
-				}
-				x.roles[j] = rs
+				rs = s.roleList(t.Roles[j])
 			}
+			s.playerRoles = append(s.playerRoles, rs)
 		}
+		x.roles = s.playerRoles[x.ratings : int(x.ratings)+x.size]
 		x.roleSig = roleSignature(x.roles)
 	}
 	if s.fill != nil {
 		x.fillType = s.fillType(x.roles, x.size)
 	}
 	return x
+}
+
+// roleList is the role indices of names (validated), the same array for every player who
+// lists the same roles: a pass's lists are few, and read from a few cache lines.
+func (s *shaper) roleList(names []string) []uint8 {
+	key := uint64(0) // 5 bits a role, one more than its index
+	if len(names) <= 12 {
+		for _, r := range names {
+			key = key<<5 | uint64(slices.Index(s.roles, r)+1)
+		}
+		if rs, ok := s.roleListOf[key]; ok {
+			return rs
+		}
+	}
+	rs := s.roleBytes.take(len(names))
+	for k, r := range names {
+		rs[k] = uint8(slices.Index(s.roles, r))
+	}
+	if len(names) <= 12 {
+		if s.roleListOf == nil {
+			s.roleListOf = map[uint64][]uint8{}
+		}
+		s.roleListOf[key] = rs
+	}
+	return rs
 }
 
 // regionMask is the regions ticket t accepts now: all without latency data.
@@ -433,6 +453,7 @@ func (s *shaper) readRules(readers []ruleReader, t *Ticket, check *attributeChec
 // indices): an intersect rule of more than 64 values keeps its lists as value ids, read
 // again from the tickets.
 func (s *shaper) endRules(readers []ruleReader, kept []int) {
+	s.nodeSet = -1
 	for k := range s.rules {
 		d, rd := &s.rules[k], &readers[k]
 		d.names = rd.strs.names
@@ -440,6 +461,9 @@ func (s *shaper) endRules(readers []ruleReader, kept []int) {
 			continue
 		}
 		if d.bits = len(d.names) <= 64; d.bits {
+			if s.nodeSet < 0 {
+				s.nodeSet = k
+			}
 			continue
 		}
 		d.set = nil
@@ -457,6 +481,15 @@ func (s *shaper) endRules(readers []ruleReader, kept []int) {
 			d.list = append(d.list, ids)
 		}
 	}
+}
+
+// setOf is intersect rule d's (rule k's, of bits) set of ticket i, from its walk node when
+// the node holds it.
+func (s *shaper) setOf(d *shapeRule, k int, i int32) uint64 {
+	if k == s.nodeSet {
+		return s.nodes[i].set
+	}
+	return d.set[i]
 }
 
 // values is the number of values intersect rule d's ticket i lists.
@@ -489,6 +522,9 @@ func (s *shaper) link() {
 	for k := range s.live {
 		x := &s.live[k]
 		s.nodes[k] = walkNode{mean: x.mean, iv: x.iv, prev: -1, next: -1, fillType: x.fillType, size: int32(x.size)}
+		if s.nodeSet >= 0 {
+			s.nodes[k].set = s.rules[s.nodeSet].set[k]
+		}
 		if k > 0 && s.partOf(int32(k-1)) == s.partOf(int32(k)) {
 			s.nodes[k].prev, s.nodes[k-1].next = int32(k-1), int32(k)
 		}
@@ -505,6 +541,34 @@ func (s *shaper) link() {
 	}
 	if !aged {
 		slices.SortStableFunc(s.byAge, func(a, b int32) int { return cmp.Compare(s.live[a].since, s.live[b].since) })
+	}
+}
+
+// relay moves the live tickets' players' ratings and role lists into the tickets' order,
+// so that a match's (the neighbours' in rating) are read from a few cache lines rather
+// than one or two a player.
+func (s *shaper) relay() {
+	sc := s.scratch
+	ratings := reuse(sc.ratings2, len(s.ratings))
+	var roles [][]uint8
+	if s.playerRoles != nil {
+		roles = reuse(sc.playerRoles2, len(s.playerRoles))
+	}
+	for k := range s.live {
+		x := &s.live[k]
+		from, to := x.ratings, x.ratings+int32(x.size)
+		x.ratings = int32(len(ratings))
+		ratings = append(ratings, s.ratings[from:to]...)
+		if roles != nil {
+			roles = append(roles, s.playerRoles[from:to]...)
+			x.roles = roles[x.ratings : int(x.ratings)+x.size : int(x.ratings)+x.size]
+		}
+	}
+	sc.ratings, sc.ratings2 = s.ratings[:0], ratings[:0] // this pass's, the next's
+	s.ratings = ratings
+	if roles != nil {
+		sc.playerRoles, sc.playerRoles2 = s.playerRoles[:0], roles[:0]
+		s.playerRoles = roles
 	}
 }
 

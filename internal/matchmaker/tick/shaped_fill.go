@@ -248,15 +248,16 @@ func (s *shaper) canSeat(g *group, n *walkNode) bool {
 	return false
 }
 
-// seatAll sets the group's states to those with x seated too: on the last team a row's
+// seatAll sets the group's states to those with a ticket of type typ and size players
+// seated too: on the last team a row's
 // word at once, on another team row by row. A team whose state is its twin's (an earlier
 // team of the same definition) is not seated on: the twin's seating is the same up to the
 // teams' order.
-func (s *shaper) seatAll(g *group, x *sticket) {
+func (s *shaper) seatAll(g *group, typ int32, size int) {
 	fs := s.fill
 	teams := len(fs.teams)
 	last := &fs.teams[teams-1]
-	lastDims := s.dimsOf(x, last.kind)
+	lastDims := s.typeDimsOf(typ, size, last.kind)
 	next := resize(s.fillBuf, fs.rows)
 	clear(next)
 	for row, word := range g.fill {
@@ -277,7 +278,7 @@ func (s *shaper) seatAll(g *group, x *sticket) {
 			if t.twin >= 0 && local == int(digits[t.twin]) {
 				continue
 			}
-			for to := t.seat(local, s.dimsOf(x, t.kind)); to != 0; to &= to - 1 {
+			for to := t.seat(local, s.typeDimsOf(typ, size, t.kind)); to != 0; to &= to - 1 {
 				next[row+(bits.TrailingZeros64(to)-local)*t.mult] |= word
 			}
 		}

@@ -10,12 +10,13 @@ type shapedScratch struct {
 	live                []sticket
 	nodes               []walkNode
 	byAge, order, count []int32
-	means, ratings      []float64
+	means               []float64
 	done                []bool
 	kept                []int
 	rules               []ruleArrays
-	roleLists           [][]uint8
-	roleBytes           []uint8
+	// read's and relay's, which swap them
+	ratings, ratings2         []float64
+	playerRoles, playerRoles2 [][]uint8
 }
 
 // ruleArrays are a shapeRule's arrays by live index.
@@ -33,7 +34,7 @@ var shapedScratches = &sync.Pool{New: func() any { return new(shapedScratch) }}
 // used after.
 func (s *shaper) keep() {
 	sc := s.scratch
-	sc.live, sc.nodes, sc.byAge, sc.ratings = s.live[:0], s.nodes[:0], s.byAge[:0], s.ratings[:0]
+	sc.live, sc.nodes, sc.byAge = s.live[:0], s.nodes[:0], s.byAge[:0]
 	sc.rules = resize(sc.rules, len(s.rules))
 	for k := range s.rules {
 		d := &s.rules[k]

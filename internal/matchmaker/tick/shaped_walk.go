@@ -68,13 +68,16 @@ func (g *group) clone() *group {
 
 // add takes ticket i into the group (fits said it may).
 func (s *shaper) add(g *group, i int32) {
-	x := &s.live[i]
+	n := &s.nodes[i] // read by the walk: in cache, where the sticket may not be
 	g.members = append(g.members, i)
-	g.players += x.size
-	g.mask &= x.mask
+	g.players += int(n.size)
+	if s.latency { // without, every mask is all ones
+		g.mask &= s.live[i].mask
+	}
 	if s.fill != nil {
-		s.seatAll(g, x)
+		s.seatAll(g, n.fillType, int(n.size))
 	} else {
+		x := &s.live[i]
 		g.refused = g.refused[:0] // a larger group refuses differently
 		if s.roleLo != nil {
 			g.roles = append(g.roles, x.roles...)
@@ -88,8 +91,8 @@ func (s *shaper) add(g *group, i int32) {
 	}
 	for k := range s.rules {
 		d := &s.rules[k]
-		if !d.bound[i] {
-			continue
+		if k == s.part || !d.always && !d.bound[i] {
+			continue // fits does not read the group's value of s.part: it is the anchor's
 		}
 		first := !g.any[k]
 		g.any[k] = true
@@ -99,9 +102,9 @@ func (s *shaper) add(g *group, i int32) {
 		case RuleIntersect:
 			switch {
 			case d.bits && first:
-				g.common[k] = d.set[i]
+				g.common[k] = s.setOf(d, k, i)
 			case d.bits:
-				g.common[k] &= d.set[i]
+				g.common[k] &= s.setOf(d, k, i)
 			case first:
 				g.lists[k] = d.list[i]
 			default:
@@ -151,7 +154,7 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 			ok = g.eq[k] == d.id[i]
 		case RuleIntersect:
 			if d.bits {
-				ok = bits.OnesCount64(g.common[k]&d.set[i]) >= d.rule.minCommon()
+				ok = bits.OnesCount64(g.common[k]&s.setOf(d, k, i)) >= d.rule.minCommon()
 			} else {
 				ok = len(intersection(g.lists[k], d.list[i])) >= d.rule.minCommon()
 			}
