@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
@@ -54,17 +57,131 @@ func runShaped(tickets []Ticket, now float64, cfg *Config) (Result, error) {
 			s.countRoles(int32(i), 1)
 		}
 	}
-	players := 0
-	for i := range s.live {
-		players += s.live[i].size
+	s.serveAll()
+	return s.result(), nil
+}
+
+// parallelMin is the fewest live tickets whose partitions a pass serves in parallel.
+var parallelMin = 4096
+
+// serveAll serves every anchor, oldest first. The anchors of different partitions (values
+// of s.part) never share a match nor a ticket: with more than one core, each goroutine
+// serves whole partitions, each oldest first, and the matches and waits are then put in the
+// order of their anchors, as one goroutine would have found them.
+func (s *shaper) serveAll() {
+	s.capacity() // set before the goroutines read it
+	parts := 1
+	if s.part >= 0 {
+		parts = len(s.rules[s.part].names) + len(s.rules[s.part].nums)
 	}
-	s.matches = make([]Match, 0, players/s.capacity()+1) // at most: no append copies them
+	workers := min(runtime.GOMAXPROCS(0), parts)
+	if workers < 2 || len(s.live) < parallelMin {
+		s.serveRanks(s.byAge, 0, len(s.byAge))
+		return
+	}
+	// Each partition's places in byAge, oldest first, from one array.
+	start := make([]int, parts+1)
 	for _, a := range s.byAge {
-		if !s.live[a].taken {
+		start[s.partOf(a)+1]++
+	}
+	for p := range parts {
+		start[p+1] += start[p]
+	}
+	ranks := make([]int32, len(s.byAge))
+	fill := slices.Clone(start[:parts])
+	for r, a := range s.byAge {
+		p := s.partOf(a)
+		ranks[fill[p]] = int32(r)
+		fill[p]++
+	}
+	bySize := make([]int, parts) // the largest partitions first: the last ones left are short
+	for p := range bySize {
+		bySize[p] = p
+	}
+	slices.SortFunc(bySize, func(a, b int) int { return cmp.Compare(start[b+1]-start[b], start[a+1]-start[a]) })
+	var next atomic.Int32
+	forks := make([]*shaper, workers)
+	var wg sync.WaitGroup
+	for k := range forks {
+		w := s.fork()
+		forks[k] = w
+		wg.Go(func() {
+			for {
+				n := int(next.Add(1)) - 1
+				if n >= parts {
+					return
+				}
+				p := bySize[n]
+				w.serveRanked(ranks[start[p]:start[p+1]])
+			}
+		})
+	}
+	wg.Wait()
+	s.join(forks)
+}
+
+// serveRanks serves the anchors of byAge[from:to] (in that order), the oldest first.
+func (s *shaper) serveRanks(byAge []int32, from, to int) {
+	if s.matches == nil {
+		players := 0
+		for _, a := range byAge[from:to] {
+			players += s.live[a].size
+		}
+		s.matches = make([]Match, 0, players/s.capacity()+1) // at most: no append copies them
+	}
+	for r := from; r < to; r++ {
+		if a := byAge[r]; !s.live[a].taken {
+			s.rank = int32(r)
 			s.serve(a)
 		}
 	}
-	return s.result(), nil
+}
+
+// serveRanked serves the anchors at the places ranks (ascending) of byAge.
+func (s *shaper) serveRanked(ranks []int32) {
+	for _, r := range ranks {
+		if a := s.byAge[r]; !s.live[a].taken {
+			s.rank = r
+			s.serve(a)
+		}
+	}
+}
+
+// fork is a copy of the pass for a goroutine that serves some of its partitions: the same
+// tickets, a walkState of its own.
+func (s *shaper) fork() *shaper {
+	w := new(shaper)
+	*w = *s
+	w.walkState = walkState{split: splitState{info: s.split.info}}
+	return w
+}
+
+// join collects the forks' matches and waits in the order of their anchors' places.
+func (s *shaper) join(forks []*shaper) {
+	type found struct {
+		rank    int32
+		fork, i int32
+	}
+	var matches, waits []found
+	for k, w := range forks {
+		for i, r := range w.matchRank {
+			matches = append(matches, found{r, int32(k), int32(i)})
+		}
+		for i, r := range w.waitRank {
+			waits = append(waits, found{r, int32(k), int32(i)})
+		}
+	}
+	byRank := func(a, b found) int { return cmp.Compare(a.rank, b.rank) }
+	slices.SortFunc(matches, byRank)
+	slices.SortFunc(waits, byRank)
+	s.matches = make([]Match, 0, len(matches))
+	for _, m := range matches {
+		s.matches = append(s.matches, forks[m.fork].matches[m.i])
+	}
+	for _, w := range waits {
+		f := forks[w.fork]
+		s.waits, s.waitOf = append(s.waits, f.waits[w.i]), append(s.waitOf, f.waitOf[w.i])
+	}
 }
 
 // fallbackCandidates is the most acceptable candidates an unserved anchor is searched
@@ -104,52 +221,64 @@ type shaper struct {
 	// a cache line where a sticket takes two lines
 	nodes []walkNode
 
-	matches []Match
 	expired []Expiry
-	waits   []Wait
-	waitOf  []int32 // the live index of each wait's ticket
 
-	split splitState
 	// the compositions of every team together, for a walk's check (nil: none)
 	roleLo, roleHi []int
 	roleLoSum      int
 	roleCount      [][]int32 // by partition value, by role: the searching players who play it
-	roleOut        []int8
-	sizesBuf       []int
-	roomBuf        []int
-	walkGroup      group
-	// the matches' parts, cut from arrays shared by many matches
-	ints arena[int]
-	// the tickets' roles as role indices
 	// the live tickets' players' role lists, by ticket from sticket.ratings as the ratings;
 	// each list from roleList
 	playerRoles [][]uint8
 	roleListOf  map[uint64][]uint8 // roleList's, by its key
 	roleBytes   arena[uint8]
 	listIDs     arena[int32] // the intersect rules' lists as value ids
-	stages      stageCount
-	teams       arena[Team]
-	slots       arena[Slot]
-	names       arena[string]
-	attrs       arena[MatchAttribute]
-	keptBuf     []int32
 	// with few enough states, the exact check of a group's seats and roles (shaped_fill.go)
 	fill *fillSpace
 	// the players' role dimensions of each ticket type (sticket.fillType), kind by kind: a
 	// small table a walk reads in cache
 	typeDims [][]uint32
-	fillBuf  []uint64
 	// by ticket type (sticket.fillType), by kind: the team states that can seat it
 	typeCan   [][]uint64
 	fillTypes map[string]int32
 	typeKey   []byte
 	dimsBuf   []uint32
-	// a match's players' roles, by member from roleAt[member] (makeMatch)
-	matchRoles []int8
-	roleAt     []int
 
 	players int // the shape's players, Σ sizes (capacity)
 	touched int // touch's sum, kept so that the reads are not dropped
+
+	walkState
+}
+
+// walkState is what serving anchors changes besides the tickets (their taken flags, links
+// and role counts): the matches and waits found, and the buffers of the walks. The anchors
+// of different partitions are served in parallel (serveAll), each goroutine with a
+// walkState of its own.
+type walkState struct {
+	matches   []Match
+	matchRank []int32 // each match's anchor's place in byAge
+	waits     []Wait
+	waitOf    []int32 // the live index of each wait's ticket
+	waitRank  []int32 // and its place in byAge
+	rank      int32   // the anchor's being served
+
+	split     splitState
+	roleOut   []int8
+	sizesBuf  []int
+	roomBuf   []int
+	walkGroup group
+	// the matches' parts, cut from arrays shared by many matches
+	ints    arena[int]
+	stages  stageCount
+	teams   arena[Team]
+	slots   arena[Slot]
+	names   arena[string]
+	attrs   arena[MatchAttribute]
+	keptBuf []int32
+	fillBuf []uint64
+	// a match's players' roles, by member from roleAt[member] (makeMatch)
+	matchRoles []int8
+	roleAt     []int
 
 	// scratch of one anchor
 	mins      []int
@@ -748,6 +877,7 @@ func (s *shaper) addWait(a int32, w Wait) {
 	w.Ticket = int(s.live[a].in)
 	s.waits = append(s.waits, w)
 	s.waitOf = append(s.waitOf, a)
+	s.waitRank = append(s.waitRank, s.rank)
 }
 
 // ruleWait is a Wait naming rule r.

@@ -303,6 +303,7 @@ func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
 	}
 	m.SkillDifference, m.AverageDifference = hiT-loT, hiA-loA
 	s.matches = append(s.matches, m)
+	s.matchRank = append(s.matchRank, s.rank)
 	for _, i := range g.members {
 		s.take(i)
 	}
