@@ -99,11 +99,17 @@ func (s *shaper) serveAll() {
 		bySize[p] = p
 	}
 	slices.SortFunc(bySize, func(a, b int) int { return cmp.Compare(start[b+1]-start[b], start[a+1]-start[a]) })
+	players := 0
+	for i := range s.live {
+		players += s.live[i].size
+	}
+	share := (players/s.capacity()+1)/workers + 64 // a fork's matches, about: few appends copy them
 	var next atomic.Int32
 	forks := make([]*shaper, workers)
 	var wg sync.WaitGroup
 	for k := range forks {
 		w := s.fork()
+		w.matches = make([]Match, 0, share)
 		forks[k] = w
 		wg.Go(func() {
 			for {
@@ -162,7 +168,11 @@ func (s *shaper) join(forks []*shaper) {
 		rank    int32
 		fork, i int32
 	}
-	var matches, waits []found
+	nm, nw := 0, 0
+	for _, w := range forks {
+		nm, nw = nm+len(w.matchRank), nw+len(w.waitRank)
+	}
+	matches, waits := make([]found, 0, nm), make([]found, 0, nw)
 	for k, w := range forks {
 		for i, r := range w.matchRank {
 			matches = append(matches, found{r, int32(k), int32(i)})
@@ -175,6 +185,7 @@ func (s *shaper) join(forks []*shaper) {
 	slices.SortFunc(matches, byRank)
 	slices.SortFunc(waits, byRank)
 	s.matches = make([]Match, 0, len(matches))
+	s.waits, s.waitOf = make([]Wait, 0, len(waits)), make([]int32, 0, len(waits))
 	for _, m := range matches {
 		s.matches = append(s.matches, forks[m.fork].matches[m.i])
 	}
@@ -227,12 +238,10 @@ type shaper struct {
 	roleLo, roleHi []int
 	roleLoSum      int
 	roleCount      [][]int32 // by partition value, by role: the searching players who play it
-	// the live tickets' players' role lists, by ticket from sticket.ratings as the ratings;
-	// each list from roleList
+	kept           []int     // the live tickets' input indices
+	// the live tickets' players' role lists, by ticket from sticket.ratings as the ratings
 	playerRoles [][]uint8
-	roleListOf  map[uint64][]uint8 // roleList's, by its key
-	roleBytes   arena[uint8]
-	listIDs     arena[int32] // the intersect rules' lists as value ids
+	listIDs     arena[int32] // the intersect rules' lists of more than 64 values, as value ids
 	// with few enough states, the exact check of a group's seats and roles (shaped_fill.go)
 	fill *fillSpace
 	// the players' role dimensions of each ticket type (sticket.fillType), kind by kind: a
@@ -330,65 +339,37 @@ type shapeRule struct {
 }
 
 // read checks the tickets and reads the live ones, in one sweep: each ticket's attributes
-// are looked up once, for the check and the rules (its map is a cache miss or two).
+// are looked up once, for the check and the rules (its map is a cache miss or two). A large
+// queue is cut into a sweep a core, each over its own part of the tickets, joined after in
+// input order.
 func (s *shaper) read(f *apperr.Fields) {
 	cfg := s.cfg
 	s.roles = cfg.Roles
 	s.latency = len(cfg.MaxLatency) > 0
-	widest := -1.0
-	if s.latency {
-		widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
+	s.startRules()
+	parts := 1
+	if len(s.in) >= parallelMin {
+		parts = min(runtime.GOMAXPROCS(0), maxSweeps)
 	}
-	regionID := map[string]int{}
-	check := cfg.newAttributeChecker()
+	sweeps := make([]sweep, parts)
 	sc := s.scratch
-	s.ratings = reuse(sc.ratings, len(s.in))
-	if len(s.roles) > 0 {
-		s.playerRoles = reuse(sc.playerRoles, len(s.in))
-	}
-	kept := reuse(sc.kept, len(s.in))
-	s.live = reuse(sc.live, len(s.in))
-	readers := s.startRules(len(s.in), check)
-	touched, key := 0, "" // touch's lookup: an attribute a rule reads
-	for _, r := range cfg.Rules {
-		if r.readsAttribute() {
-			key = r.Attribute
-			break
+	sc.sweeps = resize(sc.sweeps, parts)
+	var wg sync.WaitGroup
+	for k := range sweeps {
+		w := &sweeps[k]
+		w.start(s, &sc.sweeps[k], k*len(s.in)/parts, (k+1)*len(s.in)/parts)
+		if k > 0 {
+			wg.Go(w.run)
 		}
 	}
-	for i := range s.in {
-		t := &s.in[i]
-		if j := i + touchAhead; j < len(s.in) {
-			touched += touch(&s.in[j], key)
-		}
-		cfg.addTicketFaultsWith(f, t, i, check)
-		for _, l := range t.Latencies {
-			if _, ok := regionID[l.Region]; !ok && l.Region != "" {
-				regionID[l.Region] = len(regionID)
-			}
-		}
-		if f.Len() > 0 {
-			continue // the pass fails: the rest is only checked
-		}
-		if why := gone(t, s.now, widest); why != "" {
-			s.expired = append(s.expired, Expiry{Ticket: i, Reason: why})
-			continue
-		}
-		kept = append(kept, i)
-		s.live = append(s.live, s.readTicket(t, i))
-		s.readRules(readers, t, check)
-	}
-	s.touched = touched
-	if len(regionID) > MaxRegions {
+	sweeps[0].run()
+	wg.Wait()
+	regions := s.joinSweeps(f, sweeps)
+	if regions > MaxRegions {
 		f.Add("tickets", "must name at most %d regions in one pass", MaxRegions)
 	}
-	sc.kept = kept
 	if f.Len() > 0 {
 		return
-	}
-	s.regions = make([]string, 0, len(regionID))
-	for r := range regionID {
-		s.regions = append(s.regions, r)
 	}
 	slices.Sort(s.regions)
 	if s.latency {
@@ -396,7 +377,234 @@ func (s *shaper) read(f *apperr.Fields) {
 			s.live[j].mask = s.regionMask(&s.in[s.live[j].in])
 		}
 	}
-	s.endRules(readers, kept)
+	s.endRules(sweeps[0].readers, s.kept)
+}
+
+// maxSweeps bounds the sweeps read cuts a queue into.
+const maxSweeps = 8
+
+// sweep is read's work on the tickets in[from:to]: their faults, and the live ones as read,
+// with the rules' values numbered by its own interners (join renumbers them).
+type sweep struct {
+	s        *shaper
+	from, to int
+	f        apperr.Fields
+	check    *attributeChecker
+	readers  []ruleReader
+	rules    []ruleArrays
+	key      string // touch's lookup: an attribute a rule reads
+	widest   float64
+	touched  int // touch's sum, kept so that the reads are not dropped
+	live     []sticket
+	kept     []int
+	expired  []Expiry
+	regionID map[string]int
+	ratings  []float64
+	// the players' role lists, by ticket from sticket.ratings as the ratings; each from
+	// roleList
+	playerRoles [][]uint8
+	roleListOf  map[uint64][]uint8 // roleList's, by its key
+	roleBytes   arena[uint8]
+}
+
+// sweepArrays are a sweep's arrays, kept from one pass to the next.
+type sweepArrays struct {
+	live        []sticket
+	kept        []int
+	ratings     []float64
+	playerRoles [][]uint8
+	rules       []ruleArrays
+}
+
+func (w *sweep) start(s *shaper, arrays *sweepArrays, from, to int) {
+	cfg := s.cfg
+	n := to - from
+	*w = sweep{s: s, from: from, to: to, check: cfg.newAttributeChecker(), widest: -1,
+		regionID: map[string]int{}, live: reuse(arrays.live, n), kept: reuse(arrays.kept, n),
+		ratings: reuse(arrays.ratings, n)}
+	if s.latency {
+		w.widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
+	}
+	if len(s.roles) > 0 {
+		w.playerRoles = reuse(arrays.playerRoles, n)
+	}
+	for _, r := range cfg.Rules {
+		if r.readsAttribute() {
+			w.key = r.Attribute
+			break
+		}
+	}
+	arrays.rules = resize(arrays.rules, len(cfg.Rules))
+	w.rules = make([]ruleArrays, len(cfg.Rules))
+	w.readers = make([]ruleReader, len(cfg.Rules))
+	for k := range cfg.Rules {
+		r := &cfg.Rules[k]
+		d, was, rd := &w.rules[k], &arrays.rules[k], &w.readers[k]
+		d.bound = reuse(was.bound, n)
+		rd.attr = w.check.declaredIndex(r.Attribute)
+		if a, ok := cfg.Attributes[r.Attribute]; ok && a.Default != nil {
+			rd.def = *a.Default
+		}
+		if r.hasTolerance() {
+			d.tol = reuse(was.tol, n)
+		}
+		switch r.Kind {
+		case RuleEqual:
+			d.id = reuse(was.id, n)
+			rd.numID = map[float64]int32{}
+		case RuleIntersect:
+			d.set = reuse(was.set, n)
+		case RuleDistance:
+			d.num = reuse(was.num, n)
+		}
+	}
+}
+
+// run checks and reads the sweep's tickets.
+func (w *sweep) run() {
+	s, cfg := w.s, w.s.cfg
+	for i := w.from; i < w.to; i++ {
+		t := &s.in[i]
+		if j := i + touchAhead; j < w.to {
+			w.touched += touch(&s.in[j], w.key)
+		}
+		cfg.addTicketFaultsWith(&w.f, t, i, w.check)
+		for _, l := range t.Latencies {
+			if _, ok := w.regionID[l.Region]; !ok && l.Region != "" {
+				w.regionID[l.Region] = len(w.regionID)
+			}
+		}
+		if w.f.Len() > 0 {
+			continue // the pass fails: the rest is only checked
+		}
+		if why := gone(t, s.now, w.widest); why != "" {
+			w.expired = append(w.expired, Expiry{Ticket: i, Reason: why})
+			continue
+		}
+		w.kept = append(w.kept, i)
+		w.live = append(w.live, w.readTicket(t, i))
+		w.readRules(t)
+	}
+}
+
+// joinSweeps puts the sweeps' faults, tickets and values together in input order, the values of
+// each rule numbered as one sweep would have, and returns the number of regions named.
+func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
+	regions := map[string]bool{}
+	lives, players := 0, 0
+	for k := range sweeps {
+		w := &sweeps[k]
+		if k == 0 {
+			*f = w.f
+		} else {
+			f.Include(w.f.Err())
+		}
+		for r := range w.regionID {
+			regions[r] = true
+		}
+		lives, players = lives+len(w.live), players+len(w.ratings)
+		s.touched += w.touched
+	}
+	s.regions = make([]string, 0, len(regions))
+	for r := range regions {
+		s.regions = append(s.regions, r)
+	}
+	if f.Len() > 0 {
+		return len(regions)
+	}
+	first := &sweeps[0]
+	s.live, s.kept, s.ratings, s.playerRoles = first.live, first.kept, first.ratings, first.playerRoles
+	for k := range s.rules {
+		d, a := &s.rules[k], &first.rules[k]
+		d.bound, d.tol, d.id, d.set, d.num = a.bound, a.tol, a.id, a.set, a.num
+	}
+	for k := range sweeps[1:] {
+		w := &sweeps[k+1]
+		shift := int32(len(s.ratings))
+		for j := range w.live {
+			w.live[j].ratings += shift
+		}
+		s.live, s.kept = append(s.live, w.live...), append(s.kept, w.kept...)
+		s.ratings, s.expired = append(s.ratings, w.ratings...), append(s.expired, w.expired...)
+		if s.playerRoles != nil {
+			s.playerRoles = append(s.playerRoles, w.playerRoles...)
+		}
+		for r := range s.rules {
+			s.joinRule(r, &first.readers[r], &w.readers[r], &w.rules[r])
+		}
+	}
+	sc := s.scratch // the joined arrays are the first sweep's, grown
+	sc.sweeps[0].live, sc.sweeps[0].kept, sc.sweeps[0].ratings = s.live[:0], s.kept[:0], s.ratings[:0]
+	sc.sweeps[0].playerRoles = s.playerRoles[:0]
+	for k := range s.rules {
+		d := &s.rules[k]
+		sc.sweeps[0].rules[k] = ruleArrays{bound: d.bound[:0], id: d.id[:0], set: d.set[:0], num: d.num[:0], tol: d.tol[:0]}
+	}
+	for k := range sweeps[1:] {
+		w := &sweeps[k+1]
+		a := &sc.sweeps[k+1]
+		a.live, a.kept, a.ratings, a.playerRoles = w.live[:0], w.kept[:0], w.ratings[:0], w.playerRoles[:0]
+		for r := range w.rules {
+			x := &w.rules[r]
+			a.rules[r] = ruleArrays{bound: x.bound[:0], id: x.id[:0], set: x.set[:0], num: x.num[:0], tol: x.tol[:0]}
+		}
+	}
+	return len(regions)
+}
+
+// joinRule appends a later sweep's values of rule k (its reader rd, arrays a) to the pass's,
+// renumbered by the first sweep's reader into.
+func (s *shaper) joinRule(k int, into, rd *ruleReader, a *ruleArrays) {
+	d := &s.rules[k]
+	d.bound = append(d.bound, a.bound...)
+	d.tol = append(d.tol, a.tol...)
+	d.num = append(d.num, a.num...)
+	switch d.rule.Kind {
+	case RuleEqual:
+		renumber := make([]int32, 0, len(rd.strs.names)+len(rd.nums))
+		same := true
+		for id, name := range rd.strs.names {
+			renumber = append(renumber, into.strs.id(name))
+			same = same && renumber[id] == int32(id)
+		}
+		for id, x := range rd.nums {
+			to, ok := into.numID[x]
+			if !ok {
+				to = int32(len(into.nums))
+				into.numID[x] = to
+				into.nums = append(into.nums, x)
+			}
+			renumber = append(renumber, to)
+			same = same && to == int32(id)
+		}
+		from := len(d.id)
+		d.id = append(d.id, a.id...)
+		if !same {
+			for j, id := range d.id[from:] {
+				d.id[from+j] = renumber[id]
+			}
+		}
+	case RuleIntersect:
+		renumber := make([]int32, len(rd.strs.names))
+		same := true
+		for id, name := range rd.strs.names {
+			renumber[id] = into.strs.id(name)
+			same = same && renumber[id] == int32(id)
+		}
+		from := len(d.set)
+		d.set = append(d.set, a.set...)
+		if !same { // beyond 64 values in all the sets are dropped: endRules reads lists
+			for j, set := range d.set[from:] {
+				var out uint64
+				for ; set != 0; set &= set - 1 {
+					if to := renumber[bits.TrailingZeros64(set)]; to < 64 {
+						out |= 1 << to
+					}
+				}
+				d.set[from+j] = out
+			}
+		}
+	}
 }
 
 // touchAhead is how far ahead of the sweep read touches a ticket's scattered parts.
@@ -420,54 +628,53 @@ func touch(t *Ticket, key string) int {
 	return n
 }
 
-func (s *shaper) readTicket(t *Ticket, i int) sticket {
+func (w *sweep) readTicket(t *Ticket, i int) sticket {
+	s := w.s
 	wait := s.now - t.WaitingSince
 	x := sticket{in: int32(i), since: t.WaitingSince, size: len(t.Ratings), iv: current(s.cfg.Interval, wait),
-		ratings: int32(len(s.ratings))}
+		ratings: int32(len(w.ratings))}
 	for _, r := range t.Ratings {
 		x.total += r
 	}
-	s.ratings = append(s.ratings, t.Ratings...)
+	w.ratings = append(w.ratings, t.Ratings...)
 	x.mean = x.total / float64(x.size)
 	x.mask = math.MaxUint64 // regionMask's, once every region is known
 	if len(s.roles) > 0 {
 		for j := range x.size {
 			var rs []uint8 // nil: any
 			if j < len(t.Roles) && len(t.Roles[j]) > 0 {
-				rs = s.roleList(t.Roles[j])
+				rs = w.roleList(t.Roles[j])
 			}
-			s.playerRoles = append(s.playerRoles, rs)
+			w.playerRoles = append(w.playerRoles, rs)
 		}
-		x.roles = s.playerRoles[x.ratings : int(x.ratings)+x.size]
+		x.roles = w.playerRoles[x.ratings : int(x.ratings)+x.size]
 		x.roleSig = roleSignature(x.roles)
-	}
-	if s.fill != nil {
-		x.fillType = s.fillType(x.roles, x.size)
 	}
 	return x
 }
 
 // roleList is the role indices of names (validated), the same array for every player who
 // lists the same roles: a pass's lists are few, and read from a few cache lines.
-func (s *shaper) roleList(names []string) []uint8 {
+func (w *sweep) roleList(names []string) []uint8 {
+	roles := w.s.roles
 	key := uint64(0) // 5 bits a role, one more than its index
 	if len(names) <= 12 {
 		for _, r := range names {
-			key = key<<5 | uint64(slices.Index(s.roles, r)+1)
+			key = key<<5 | uint64(slices.Index(roles, r)+1)
 		}
-		if rs, ok := s.roleListOf[key]; ok {
+		if rs, ok := w.roleListOf[key]; ok {
 			return rs
 		}
 	}
-	rs := s.roleBytes.take(len(names))
+	rs := w.roleBytes.take(len(names))
 	for k, r := range names {
-		rs[k] = uint8(slices.Index(s.roles, r))
+		rs[k] = uint8(slices.Index(roles, r))
 	}
 	if len(names) <= 12 {
-		if s.roleListOf == nil {
-			s.roleListOf = map[uint64][]uint8{}
+		if w.roleListOf == nil {
+			w.roleListOf = map[uint64][]uint8{}
 		}
-		s.roleListOf[key] = rs
+		w.roleListOf[key] = rs
 	}
 	return rs
 }
@@ -494,67 +701,48 @@ type ruleReader struct {
 	def   Value // its default
 	strs  interner
 	numID map[float64]int32
+	nums  []float64 // equal (numbers): by id
 }
 
-// startRules makes the rules' arrays, with room for n tickets, and their readers.
-func (s *shaper) startRules(n int, check *attributeChecker) []ruleReader {
+// startRules makes the pass's rules, without their arrays (the sweeps').
+func (s *shaper) startRules() {
 	s.part = -1
 	s.rules = make([]shapeRule, len(s.cfg.Rules))
-	readers := make([]ruleReader, len(s.cfg.Rules))
-	sc := s.scratch
-	sc.rules = resize(sc.rules, len(s.rules))
 	for k := range s.cfg.Rules {
 		r := &s.cfg.Rules[k]
-		d, was, rd := &s.rules[k], &sc.rules[k], &readers[k]
+		d := &s.rules[k]
 		d.rule = r
 		d.always = r.OptionalAfterS == nil
-		d.bound = reuse(was.bound, n)
-		rd.attr = check.declaredIndex(r.Attribute)
-		if a, ok := s.cfg.Attributes[r.Attribute]; ok && a.Default != nil {
-			rd.def = *a.Default
-		}
-		if r.hasTolerance() {
-			d.tol = reuse(was.tol, n)
-		}
-		switch r.Kind {
-		case RuleEqual:
-			d.id = reuse(was.id, n)
-			rd.numID = map[float64]int32{}
-		case RuleIntersect:
-			d.set = reuse(was.set, n)
-		case RuleDistance:
-			d.num = reuse(was.num, n)
-		}
 		if s.part < 0 && r.Kind == RuleEqual && d.always {
 			s.part = k
 		}
 	}
-	return readers
 }
 
 // readRules appends each rule's values of ticket t, the last live one, whose attributes
 // check has just checked.
-func (s *shaper) readRules(readers []ruleReader, t *Ticket, check *attributeChecker) {
+func (w *sweep) readRules(t *Ticket) {
+	s := w.s
 	wait := s.now - t.WaitingSince
 	for k := range s.rules {
-		d, rd := &s.rules[k], &readers[k]
-		r := d.rule
+		d, rd := &w.rules[k], &w.readers[k]
+		r := s.rules[k].rule
 		d.bound = append(d.bound, r.bindsAt(wait))
 		if r.hasTolerance() {
 			d.tol = append(d.tol, current(r.Expansions, wait))
 		}
 		v := rd.def // validated: a rule reads a given attribute or a default
-		if rd.attr >= 0 && check.has[rd.attr] {
-			v = check.vals[rd.attr]
+		if rd.attr >= 0 && w.check.has[rd.attr] {
+			v = w.check.vals[rd.attr]
 		}
 		switch r.Kind {
 		case RuleEqual:
 			if v.Type == TypeNumber {
 				id, ok := rd.numID[v.Num]
 				if !ok {
-					id = int32(len(d.nums))
+					id = int32(len(rd.nums))
 					rd.numID[v.Num] = id
-					d.nums = append(d.nums, v.Num)
+					rd.nums = append(rd.nums, v.Num)
 				}
 				d.id = append(d.id, id)
 			} else {
@@ -570,7 +758,7 @@ func (s *shaper) readRules(readers []ruleReader, t *Ticket, check *attributeChec
 			d.set = append(d.set, set)
 		case RuleDistance:
 			if r.readsRating() {
-				d.num = append(d.num, s.live[len(s.live)-1].mean)
+				d.num = append(d.num, w.live[len(w.live)-1].mean)
 			} else {
 				d.num = append(d.num, v.Num)
 			}
@@ -585,7 +773,7 @@ func (s *shaper) endRules(readers []ruleReader, kept []int) {
 	s.nodeSet = -1
 	for k := range s.rules {
 		d, rd := &s.rules[k], &readers[k]
-		d.names = rd.strs.names
+		d.names, d.nums = rd.strs.names, rd.nums
 		if d.rule.Kind != RuleIntersect {
 			continue
 		}
@@ -596,7 +784,7 @@ func (s *shaper) endRules(readers []ruleReader, kept []int) {
 			continue
 		}
 		d.set = nil
-		d.list = reuse(s.scratch.rules[k].list, len(kept))
+		d.list = reuse(s.scratch.lists, len(kept))
 		for _, i := range kept {
 			v, ok := s.in[i].Attributes[d.rule.Attribute]
 			if !ok {
@@ -675,13 +863,13 @@ func (s *shaper) link() {
 
 // relay moves the live tickets' players' ratings and role lists into the tickets' order,
 // so that a match's (the neighbours' in rating) are read from a few cache lines rather
-// than one or two a player.
+// than one or two a player, and numbers the tickets' fill types.
 func (s *shaper) relay() {
 	sc := s.scratch
-	ratings := reuse(sc.ratings2, len(s.ratings))
+	ratings := reuse(sc.ratings, len(s.ratings))
 	var roles [][]uint8
 	if s.playerRoles != nil {
-		roles = reuse(sc.playerRoles2, len(s.playerRoles))
+		roles = reuse(sc.playerRoles, len(s.playerRoles))
 	}
 	for k := range s.live {
 		x := &s.live[k]
@@ -692,12 +880,14 @@ func (s *shaper) relay() {
 			roles = append(roles, s.playerRoles[from:to]...)
 			x.roles = roles[x.ratings : int(x.ratings)+x.size : int(x.ratings)+x.size]
 		}
+		if s.fill != nil { // here rather than in the sweeps, which would number the types apart
+			x.fillType = s.fillType(x.roles, x.size)
+			s.nodes[k].fillType = x.fillType
+		}
 	}
-	sc.ratings, sc.ratings2 = s.ratings[:0], ratings[:0] // this pass's, the next's
-	s.ratings = ratings
+	sc.ratings, s.ratings = ratings[:0], ratings
 	if roles != nil {
-		sc.playerRoles, sc.playerRoles2 = s.playerRoles[:0], roles[:0]
-		s.playerRoles = roles
+		sc.playerRoles, s.playerRoles = roles[:0], roles
 	}
 }
 

@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// A pass that serves its partitions in parallel returns what one goroutine serving every
-// anchor oldest first returns: the same matches, waits and explanations, in the same order.
+// A pass that reads its tickets and serves its partitions in parallel returns what one
+// goroutine reading them and serving every anchor oldest first returns: the same matches,
+// waits and explanations, or the same faults, in the same order.
 // Not parallel: it sets parallelMin. Under -race it also finds what the goroutines share.
 func TestShapedParallelPassGivesTheSequentialResult(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
@@ -50,8 +51,35 @@ func TestShapedParallelPassGivesTheSequentialResult(t *testing.T) {
 		}
 		qs = append(qs, queue{tk, 60, cfg})
 	}
-	matched := 0
+	// Invalid tickets: the faults of every sweep, in ticket order.
+	for range 20 {
+		tk, cfg := randomShapedQueue(rng)
+		cfg.Attributes = map[string]Attribute{"mode": {Type: TypeString}}
+		cfg.Rules = []Rule{{Name: "mode", Kind: RuleEqual, Attribute: "mode"}}
+		for i := range tk {
+			tk[i].Attributes = map[string]Value{"mode": StringValue("a")}
+			switch rng.IntN(8) {
+			case 0:
+				tk[i].Attributes["map"] = StringValue("dust") // undeclared
+			case 1:
+				tk[i].Attributes["mode"] = NumberValue(1) // of the wrong type
+			}
+		}
+		qs = append(qs, queue{tk, 60, cfg})
+	}
+	matched, failed := 0, 0
 	for i, q := range qs {
+		parallelMin = len(q.tk) + 1
+		_, wantErr := Run(q.tk, q.now, q.cfg)
+		parallelMin = 0
+		_, gotErr := Run(q.tk, q.now, q.cfg)
+		if !reflect.DeepEqual(gotErr, wantErr) {
+			t.Fatalf("queue %d: in parallel %v, in one goroutine %v", i, gotErr, wantErr)
+		}
+		if wantErr != nil {
+			failed++
+			continue
+		}
 		want := run(q.tk, q.now, q.cfg, len(q.tk)+1)
 		got := run(q.tk, q.now, q.cfg, 0)
 		if !reflect.DeepEqual(got, want) {
@@ -61,7 +89,7 @@ func TestShapedParallelPassGivesTheSequentialResult(t *testing.T) {
 			matched++
 		}
 	}
-	if matched < 40 {
-		t.Fatalf("only %d queues made matches", matched)
+	if matched < 40 || failed < 10 {
+		t.Fatalf("only %d queues made matches, %d were refused", matched, failed)
 	}
 }
