@@ -416,9 +416,14 @@ type sweepArrays struct {
 	rules       []ruleArrays
 }
 
+// start readies the sweep over in[from:to]; the first one's arrays take every sweep's
+// tickets after (joinSweeps appends them).
 func (w *sweep) start(s *shaper, arrays *sweepArrays, from, to int) {
 	cfg := s.cfg
 	n := to - from
+	if from == 0 {
+		n = len(s.in)
+	}
 	*w = sweep{s: s, from: from, to: to, check: cfg.newAttributeChecker(), widest: -1,
 		regionID: map[string]int{}, live: reuse(arrays.live, n), kept: reuse(arrays.kept, n),
 		ratings: reuse(arrays.ratings, n)}
