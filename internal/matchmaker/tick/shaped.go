@@ -36,13 +36,11 @@ func runShaped(tickets []Ticket, now float64, cfg *Config) (Result, error) {
 	defer s.keep()
 	s.split.info = newShapeInfo(cfg)
 	s.fill = newFillSpace(cfg, &s.split.info)
-	s.fillTypes = map[string]int32{}
 	s.read(&f)
 	if err := f.Err(); err != nil {
 		return Result{}, err
 	}
 	s.link()
-	s.relay()
 	s.aggregateRoles()
 	if s.roleLo != nil {
 		parts := 1
@@ -237,21 +235,12 @@ type shaper struct {
 	// the compositions of every team together, for a walk's check (nil: none)
 	roleLo, roleHi []int
 	roleLoSum      int
-	roleCount      [][]int32 // by partition value, by role: the searching players who play it
-	kept           []int     // the live tickets' input indices
-	// the live tickets' players' role lists, by ticket from sticket.ratings as the ratings
-	playerRoles [][]uint8
-	listIDs     arena[int32] // the intersect rules' lists of more than 64 values, as value ids
+	roleCount      [][]int32    // by partition value, by role: the searching players who play it
+	kept           []int        // the live tickets' input indices
+	listIDs        arena[int32] // the intersect rules' lists of more than 64 values, as value ids
 	// with few enough states, the exact check of a group's seats and roles (shaped_fill.go)
-	fill *fillSpace
-	// the players' role dimensions of each ticket type (sticket.fillType), kind by kind: a
-	// small table a walk reads in cache
-	typeDims [][]uint32
-	// by ticket type (sticket.fillType), by kind: the team states that can seat it
-	typeCan   [][]uint64
-	fillTypes map[string]int32
-	typeKey   []byte
-	dimsBuf   []uint32
+	fill  *fillSpace
+	types fillTypes // the tickets' types (sticket.fillType)
 
 	players int // the shape's players, Σ sizes (capacity)
 	touched int // touch's sum, kept so that the reads are not dropped
@@ -405,6 +394,7 @@ type sweep struct {
 	playerRoles [][]uint8
 	roleListOf  map[uint64][]uint8 // roleList's, by its key
 	roleBytes   arena[uint8]
+	types       fillTypes
 }
 
 // sweepArrays are a sweep's arrays, kept from one pass to the next.
@@ -518,7 +508,8 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 		return len(regions)
 	}
 	first := &sweeps[0]
-	s.live, s.kept, s.ratings, s.playerRoles = first.live, first.kept, first.ratings, first.playerRoles
+	s.live, s.kept, s.ratings = first.live, first.kept, first.ratings
+	s.types = first.types
 	for k := range s.rules {
 		d, a := &s.rules[k], &first.rules[k]
 		d.bound, d.tol, d.id, d.set, d.num = a.bound, a.tol, a.id, a.set, a.num
@@ -526,21 +517,25 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 	for k := range sweeps[1:] {
 		w := &sweeps[k+1]
 		shift := int32(len(s.ratings))
+		var types []int32
+		if s.fill != nil {
+			types = s.types.renumber(s.fill, &w.types)
+		}
 		for j := range w.live {
 			w.live[j].ratings += shift
+			if types != nil {
+				w.live[j].fillType = types[w.live[j].fillType]
+			}
 		}
 		s.live, s.kept = append(s.live, w.live...), append(s.kept, w.kept...)
 		s.ratings, s.expired = append(s.ratings, w.ratings...), append(s.expired, w.expired...)
-		if s.playerRoles != nil {
-			s.playerRoles = append(s.playerRoles, w.playerRoles...)
-		}
 		for r := range s.rules {
 			s.joinRule(r, &first.readers[r], &w.readers[r], &w.rules[r])
 		}
 	}
 	sc := s.scratch // the joined arrays are the first sweep's, grown
 	sc.sweeps[0].live, sc.sweeps[0].kept, sc.sweeps[0].ratings = s.live[:0], s.kept[:0], s.ratings[:0]
-	sc.sweeps[0].playerRoles = s.playerRoles[:0]
+	sc.sweeps[0].playerRoles = first.playerRoles[:0] // sticket.roles's: each sweep's own
 	for k := range s.rules {
 		d := &s.rules[k]
 		sc.sweeps[0].rules[k] = ruleArrays{bound: d.bound[:0], id: d.id[:0], set: d.set[:0], num: d.num[:0], tol: d.tol[:0]}
@@ -652,8 +647,11 @@ func (w *sweep) readTicket(t *Ticket, i int) sticket {
 			}
 			w.playerRoles = append(w.playerRoles, rs)
 		}
-		x.roles = w.playerRoles[x.ratings : int(x.ratings)+x.size]
+		x.roles = w.playerRoles[x.ratings : int(x.ratings)+x.size : int(x.ratings)+x.size]
 		x.roleSig = roleSignature(x.roles)
+	}
+	if s.fill != nil {
+		x.fillType = w.types.typeOf(s.fill, x.roles, x.size)
 	}
 	return x
 }
@@ -863,36 +861,6 @@ func (s *shaper) link() {
 	}
 	if !aged {
 		slices.SortStableFunc(s.byAge, func(a, b int32) int { return cmp.Compare(s.live[a].since, s.live[b].since) })
-	}
-}
-
-// relay moves the live tickets' players' ratings and role lists into the tickets' order,
-// so that a match's (the neighbours' in rating) are read from a few cache lines rather
-// than one or two a player, and numbers the tickets' fill types.
-func (s *shaper) relay() {
-	sc := s.scratch
-	ratings := reuse(sc.ratings, len(s.ratings))
-	var roles [][]uint8
-	if s.playerRoles != nil {
-		roles = reuse(sc.playerRoles, len(s.playerRoles))
-	}
-	for k := range s.live {
-		x := &s.live[k]
-		from, to := x.ratings, x.ratings+int32(x.size)
-		x.ratings = int32(len(ratings))
-		ratings = append(ratings, s.ratings[from:to]...)
-		if roles != nil {
-			roles = append(roles, s.playerRoles[from:to]...)
-			x.roles = roles[x.ratings : int(x.ratings)+x.size : int(x.ratings)+x.size]
-		}
-		if s.fill != nil { // here rather than in the sweeps, which would number the types apart
-			x.fillType = s.fillType(x.roles, x.size)
-			s.nodes[k].fillType = x.fillType
-		}
-	}
-	sc.ratings, s.ratings = ratings[:0], ratings
-	if roles != nil {
-		sc.playerRoles, s.playerRoles = roles[:0], roles
 	}
 }
 

@@ -231,7 +231,7 @@ func (s *shaper) dimsOf(x *sticket, kind int) []uint32 { return s.typeDimsOf(x.f
 // typeDimsOf is the dimensions of the players of a ticket of type typ and size players on a
 // team of the given kind.
 func (s *shaper) typeDimsOf(typ int32, size, kind int) []uint32 {
-	return s.typeDims[typ][kind*size : (kind+1)*size]
+	return s.types.dims[typ][kind*size : (kind+1)*size]
 }
 
 // canSeat says whether the group, some way its tickets are seated, can take the ticket of
@@ -239,7 +239,7 @@ func (s *shaper) typeDimsOf(typ int32, size, kind int) []uint32 {
 // state that seats a ticket of its type (the teams are seated independently of each
 // other, given the group's state).
 func (s *shaper) canSeat(g *group, n *walkNode) bool {
-	can := s.typeCan[n.fillType]
+	can := s.types.can[n.fillType]
 	for k := range s.fill.teams {
 		if g.proj[k]&can[s.fill.teams[k].kind] != 0 {
 			return true
@@ -304,37 +304,75 @@ func (s *shaper) project(g *group) {
 	}
 }
 
-// fillType numbers the dimensions of a ticket of these players' roles, each kind's sorted
-// (a ticket's seats do not depend on the order of its players): tickets of one type seat
-// alike.
-func (s *shaper) fillType(roles [][]uint8, size int) int32 {
-	dims := s.fill.ticketDims(s.dimsBuf[:0], roles, size)
-	s.dimsBuf = dims
-	key := s.typeKey[:0]
-	for kind := range s.fill.kinds {
+// fillTypes numbers the tickets' types: a ticket's players' dimensions, each kind's
+// sorted (a ticket's seats do not depend on the order of its players), so that tickets of
+// one type seat alike. A pass has one table; each of read's sweeps numbers its own tickets,
+// renumbered when the sweeps are joined.
+type fillTypes struct {
+	of   map[string]int32 // by key (the dimensions' bytes)
+	keys []string
+	// by type: its players' dimensions, kind by kind (a small table a walk reads in cache),
+	// and by kind the team states that can seat it
+	dims [][]uint32
+	can  [][]uint64
+	// scratch
+	key     []byte
+	dimsBuf []uint32
+}
+
+// typeOf is the type of a ticket of these players' roles.
+func (ft *fillTypes) typeOf(fs *fillSpace, roles [][]uint8, size int) int32 {
+	dims := fs.ticketDims(ft.dimsBuf[:0], roles, size)
+	ft.dimsBuf = dims
+	key := ft.key[:0]
+	for kind := range fs.kinds {
 		slices.Sort(dims[kind*size : (kind+1)*size])
 	}
 	for _, m := range dims {
 		key = binary.LittleEndian.AppendUint32(key, m)
 	}
-	s.typeKey = key
-	if t, ok := s.fillTypes[string(key)]; ok {
+	ft.key = key
+	if t, ok := ft.of[string(key)]; ok {
 		return t
 	}
-	t := int32(len(s.typeDims))
-	s.fillTypes[string(key)] = t
-	s.typeDims = append(s.typeDims, slices.Clone(dims))
-	can := make([]uint64, s.fill.kinds) // by kind: the team states that can seat it
+	return ft.add(fs, string(key), dims)
+}
+
+// add numbers a new type, of key and dims.
+func (ft *fillTypes) add(fs *fillSpace, key string, dims []uint32) int32 {
+	if ft.of == nil {
+		ft.of = map[string]int32{}
+	}
+	t := int32(len(ft.dims))
+	ft.of[key] = t
+	ft.keys = append(ft.keys, key)
+	ft.dims = append(ft.dims, slices.Clone(dims))
+	size := len(dims) / fs.kinds
+	can := make([]uint64, fs.kinds) // by kind: the team states that can seat it
 	for kind := range can {
-		team := s.fill.kindTeam(kind)
+		team := fs.kindTeam(kind)
 		for st := range team.n {
 			if team.ok&(1<<st) != 0 && team.seat(st, dims[kind*size:(kind+1)*size]) != 0 {
 				can[kind] |= 1 << st
 			}
 		}
 	}
-	s.typeCan = append(s.typeCan, can)
+	ft.can = append(ft.can, can)
 	return t
+}
+
+// renumber gives types of another table (from) this table's numbers: the map from its
+// numbers to this one's.
+func (ft *fillTypes) renumber(fs *fillSpace, from *fillTypes) []int32 {
+	to := make([]int32, len(from.keys))
+	for t, key := range from.keys {
+		n, ok := ft.of[key]
+		if !ok {
+			n = ft.add(fs, key, from.dims[t])
+		}
+		to[t] = n
+	}
+	return to
 }
 
 // resetFill makes the group's states the one of empty teams.

@@ -13,9 +13,6 @@ type shapedScratch struct {
 	means               []float64
 	done                []bool
 	lists               [][]int32 // endRules's
-	// relay's, the players' ratings and role lists in the tickets' order
-	ratings     []float64
-	playerRoles [][]uint8
 }
 
 // ruleArrays are a shapeRule's arrays by live index, as a sweep reads them.
