@@ -225,13 +225,18 @@ func (t *fillTeam) seatFrom(cur uint64, dims []uint32) uint64 {
 	return cur
 }
 
-// dimsOf is ticket x's players' dimensions on a team of the given kind.
-func (s *shaper) dimsOf(x *sticket, kind int) []uint32 { return s.typeDimsOf(x.fillType, x.size, kind) }
+// stride is the length of a type's seat table: fillMaxTeamState states a kind.
+func (fs *fillSpace) stride() int { return fs.kinds * fillMaxTeamState }
 
-// typeDimsOf is the dimensions of the players of a ticket of type typ and size players on a
-// team of the given kind.
-func (s *shaper) typeDimsOf(typ int32, size, kind int) []uint32 {
-	return s.types.dims[typ][kind*size : (kind+1)*size]
+// seatType is seatFrom for a ticket of type typ on a team of the given kind: by the
+// type's table, a word a state of cur.
+func (s *shaper) seatType(typ int32, kind int, cur uint64) uint64 {
+	to := s.types.to[typ][kind*fillMaxTeamState : (kind+1)*fillMaxTeamState]
+	var next uint64
+	for ; cur != 0; cur &= cur - 1 {
+		next |= to[bits.TrailingZeros64(cur)]
+	}
+	return next
 }
 
 // canSeat says whether the group, some way its tickets are seated, can take the ticket of
@@ -257,7 +262,6 @@ func (s *shaper) seatAll(g *group, typ int32, size int) {
 	fs := s.fill
 	teams := len(fs.teams)
 	last := &fs.teams[teams-1]
-	lastDims := s.typeDimsOf(typ, size, last.kind)
 	next := resize(s.fillBuf, fs.rows)
 	clear(next)
 	for row, word := range g.fill {
@@ -270,7 +274,7 @@ func (s *shaper) seatAll(g *group, typ int32, size int) {
 			cur &^= 1 << digits[last.twin]
 		}
 		if cur != 0 {
-			next[row] |= last.seatFrom(cur, lastDims)
+			next[row] |= s.seatType(typ, last.kind, cur)
 		}
 		for k := range teams - 1 {
 			t := &fs.teams[k]
@@ -278,7 +282,7 @@ func (s *shaper) seatAll(g *group, typ int32, size int) {
 			if t.twin >= 0 && local == int(digits[t.twin]) {
 				continue
 			}
-			for to := t.seat(local, s.typeDimsOf(typ, size, t.kind)); to != 0; to &= to - 1 {
+			for to := s.types.to[typ][t.kind*fillMaxTeamState+local]; to != 0; to &= to - 1 {
 				next[row+(bits.TrailingZeros64(to)-local)*t.mult] |= word
 			}
 		}
@@ -312,9 +316,11 @@ type fillTypes struct {
 	of   map[string]int32 // by key (the dimensions' bytes)
 	keys []string
 	// by type: its players' dimensions, kind by kind (a small table a walk reads in cache),
-	// and by kind the team states that can seat it
+	// by kind the team states that can seat it, and by kind and team state the states it
+	// reaches seated there (seat's, looked up rather than stepped player by player)
 	dims [][]uint32
 	can  [][]uint64
+	to   [][]uint64
 	// scratch
 	key     []byte
 	dimsBuf []uint32
@@ -348,16 +354,19 @@ func (ft *fillTypes) add(fs *fillSpace, key string, dims []uint32) int32 {
 	ft.keys = append(ft.keys, key)
 	ft.dims = append(ft.dims, slices.Clone(dims))
 	size := len(dims) / fs.kinds
-	can := make([]uint64, fs.kinds) // by kind: the team states that can seat it
+	can := make([]uint64, fs.kinds)   // by kind: the team states that can seat it
+	to := make([]uint64, fs.stride()) // by kind, by state: seat's
 	for kind := range can {
 		team := fs.kindTeam(kind)
 		for st := range team.n {
-			if team.ok&(1<<st) != 0 && team.seat(st, dims[kind*size:(kind+1)*size]) != 0 {
+			seated := team.seat(st, dims[kind*size:(kind+1)*size])
+			to[kind*fillMaxTeamState+st] = seated
+			if seated != 0 && team.ok&(1<<st) != 0 {
 				can[kind] |= 1 << st
 			}
 		}
 	}
-	ft.can = append(ft.can, can)
+	ft.can, ft.to = append(ft.can, can), append(ft.to, to)
 	return t
 }
 

@@ -218,7 +218,7 @@ func (s *shaper) place(j int) {
 		var seats uint64
 		if s.fill != nil { // the team's role states with x seated: none, and no split seats x there
 			t := &s.fill.teams[k]
-			if seats = t.seatFrom(sp.seats[k], s.dimsOf(x, t.kind)); seats == 0 {
+			if seats = s.seatType(x.fillType, t.kind, sp.seats[k]); seats == 0 {
 				continue
 			}
 			seats, sp.seats[k] = sp.seats[k], seats
