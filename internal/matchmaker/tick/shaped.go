@@ -222,12 +222,11 @@ type shaper struct {
 	roles   []string
 	rules   []shapeRule
 	part    int // the rule whose value partitions the walks, -1: none
-	nodeSet int // the first intersect rule of bits, whose sets the walk nodes hold; -1: none
 
 	live  []sticket
 	byAge []int32 // live indices, oldest first
-	// the walks' links, by live index: what nearer reads of each ticket it passes, four to
-	// a cache line where a sticket takes two lines
+	// the walks' links, by live index: what nearer reads of each ticket it passes, two to a
+	// cache line where a sticket takes two lines
 	nodes []walkNode
 
 	expired []Expiry
@@ -309,7 +308,6 @@ type walkNode struct {
 	prev, next int32 // unmatched neighbours in rating, in its partition
 	fillType   int32 // sticket's
 	size       int32
-	set        uint64 // rule s.nodeSet's set: read with the node rather than from its array
 }
 
 // shapeRule is what the pass reads of one rule, by live index.
@@ -337,7 +335,9 @@ func (s *shaper) read(f *apperr.Fields) {
 	s.latency = len(cfg.MaxLatency) > 0
 	s.startRules()
 	parts := 1
-	if len(s.in) >= parallelMin {
+	// Sweeps in parallel pay where reading a ticket is heavy (its attribute map, its role
+	// lists): without either, a second goroutine cost the free-for-all 8% more CPU.
+	if len(s.in) >= parallelMin && (len(cfg.Rules) > 0 || len(cfg.Roles) > 0) {
 		parts = min(runtime.GOMAXPROCS(0), maxSweeps)
 	}
 	sweeps := make([]sweep, parts)
@@ -773,7 +773,6 @@ func (w *sweep) readRules(t *Ticket) {
 // indices): an intersect rule of more than 64 values keeps its lists as value ids, read
 // again from the tickets.
 func (s *shaper) endRules(readers []ruleReader, kept []int) {
-	s.nodeSet = -1
 	for k := range s.rules {
 		d, rd := &s.rules[k], &readers[k]
 		d.names, d.nums = rd.strs.names, rd.nums
@@ -781,9 +780,6 @@ func (s *shaper) endRules(readers []ruleReader, kept []int) {
 			continue
 		}
 		if d.bits = len(d.names) <= 64; d.bits {
-			if s.nodeSet < 0 {
-				s.nodeSet = k
-			}
 			continue
 		}
 		d.set = nil
@@ -801,15 +797,6 @@ func (s *shaper) endRules(readers []ruleReader, kept []int) {
 			d.list = append(d.list, ids)
 		}
 	}
-}
-
-// setOf is intersect rule d's (rule k's, of bits) set of ticket i, from its walk node when
-// the node holds it.
-func (s *shaper) setOf(d *shapeRule, k int, i int32) uint64 {
-	if k == s.nodeSet {
-		return s.nodes[i].set
-	}
-	return d.set[i]
 }
 
 // values is the number of values intersect rule d's ticket i lists.
@@ -842,9 +829,6 @@ func (s *shaper) link() {
 	for k := range s.live {
 		x := &s.live[k]
 		s.nodes[k] = walkNode{mean: x.mean, iv: x.iv, prev: -1, next: -1, fillType: x.fillType, size: int32(x.size)}
-		if s.nodeSet >= 0 {
-			s.nodes[k].set = s.rules[s.nodeSet].set[k]
-		}
 		if k > 0 && s.partOf(int32(k-1)) == s.partOf(int32(k)) {
 			s.nodes[k].prev, s.nodes[k-1].next = int32(k-1), int32(k)
 		}

@@ -117,7 +117,7 @@ func (s *shaper) acceptable(a, c int32) int {
 			ok = d.id[a] == d.id[c]
 		case RuleIntersect:
 			if d.bits {
-				ok = bits.OnesCount64(d.set[a]&s.setOf(d, k, c)) >= d.rule.minCommon()
+				ok = bits.OnesCount64(d.set[a]&d.set[c]) >= d.rule.minCommon()
 			} else {
 				ok = len(intersection(d.list[a], d.list[c])) >= d.rule.minCommon()
 			}

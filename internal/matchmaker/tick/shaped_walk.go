@@ -102,9 +102,9 @@ func (s *shaper) add(g *group, i int32) {
 		case RuleIntersect:
 			switch {
 			case d.bits && first:
-				g.common[k] = s.setOf(d, k, i)
+				g.common[k] = d.set[i]
 			case d.bits:
-				g.common[k] &= s.setOf(d, k, i)
+				g.common[k] &= d.set[i]
 			case first:
 				g.lists[k] = d.list[i]
 			default:
@@ -154,7 +154,7 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 			ok = g.eq[k] == d.id[i]
 		case RuleIntersect:
 			if d.bits {
-				ok = bits.OnesCount64(g.common[k]&s.setOf(d, k, i)) >= d.rule.minCommon()
+				ok = bits.OnesCount64(g.common[k]&d.set[i]) >= d.rule.minCommon()
 			} else {
 				ok = len(intersection(g.lists[k], d.list[i])) >= d.rule.minCommon()
 			}
