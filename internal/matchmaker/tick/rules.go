@@ -323,6 +323,19 @@ type attributeChecker struct {
 	// tickets checks some 20,000 parties, whose lists repeat
 	partyFit map[string]bool
 	partyKey []byte
+	// the last ticket checked: its value of each declared attribute, and whether it gave
+	// one (else the declaration's default holds), for a pass that reads the values it
+	// checked rather than look them up again
+	vals []Value
+	has  []bool
+}
+
+// declaredIndex is name's index among the declared attributes (vals, has), -1: undeclared.
+func (k *attributeChecker) declaredIndex(name string) int {
+	if j, ok := slices.BinarySearch(k.declared, name); ok {
+		return j
+	}
+	return -1
 }
 
 // partyFits is c.partyFits(roles), from the answers kept when k is not nil.
@@ -362,6 +375,7 @@ func (c *Config) newAttributeChecker() *attributeChecker {
 	}
 	slices.Sort(k.declared)
 	k.requiredBy = make([][]string, len(k.declared))
+	k.vals, k.has = make([]Value, len(k.declared)), make([]bool, len(k.declared))
 	for _, r := range c.Rules {
 		if j, ok := slices.BinarySearch(k.declared, r.Attribute); ok && r.readsAttribute() && c.Attributes[r.Attribute].Default == nil {
 			k.requiredBy[j] = append(k.requiredBy[j], r.Name)
@@ -378,6 +392,7 @@ func (k *attributeChecker) addFaults(f *apperr.Fields, t *Ticket, ticket int) {
 	found := 0
 	for j, name := range k.declared {
 		v, ok := t.Attributes[name]
+		k.vals[j], k.has[j] = v, ok
 		switch {
 		case ok:
 			found++

@@ -24,6 +24,12 @@ import (
 // (split.go) seats its tickets through the same states, a team at a time, and drops a
 // placement as soon as a team has none.
 //
+// A group keeps its states as a word per combination of the states of every team but the
+// last (a row), a bit per state of the last team, so that seating a ticket on the last team
+// is a step of a whole word; and each team's states in any of them (its projection): a
+// ticket can join when, for some team, a state of the projection can seat it (canSeat), a
+// test of a word per team against the ticket type's answers computed once.
+//
 // The states are kept only while they are few (fillMaxStates: 324 for 5v5 with a 1/2/2
 // composition); a larger shape keeps the summed check and its failed splits.
 const (
@@ -35,8 +41,10 @@ const (
 type fillSpace struct {
 	teams  []fillTeam
 	states int // combinations of the teams' states
-	words  int
+	rows   int // combinations of the states of every team but the last
 	kinds  int // distinct team definitions: a ticket's players' dimensions are kept per kind
+	// digits[row*len(teams)+k]: team k's state in row (k < the last team)
+	digits []uint8
 }
 
 // fillTeam is one team's states, numbered in mixed radix over its dimensions.
@@ -50,6 +58,9 @@ type fillTeam struct {
 	ok    uint64  // the states from which the team can still be filled
 	met   uint64  // the states that meet every minimum of its composition
 	dimOf []uint8 // by role
+	// trans[m*n+st]: the states, among ok, that st reaches with a player of dimensions m
+	// (a bit per dimension) seated
+	trans []uint64
 }
 
 // newFillSpace returns the states of cfg's shape, nil when they would be too many or the
@@ -101,7 +112,15 @@ func newFillSpace(cfg *Config, in *shapeInfo) *fillSpace {
 		fs.teams = append(fs.teams, t)
 	}
 	fs.kinds = len(kindOf)
-	fs.words = (fs.states + 63) / 64
+	last := len(fs.teams) - 1
+	fs.rows = fs.teams[last].mult
+	fs.digits = make([]uint8, fs.rows*len(fs.teams))
+	for row := range fs.rows {
+		for k := range last {
+			t := &fs.teams[k]
+			fs.digits[row*len(fs.teams)+k] = uint8(row / t.mult % t.n)
+		}
+	}
 	return fs
 }
 
@@ -132,6 +151,18 @@ func (t *fillTeam) build(lo, hi []int, size int) {
 				t.step[st*t.dims+d] = int8(st + stride)
 			}
 			stride *= hi[d] + 1
+		}
+	}
+	t.trans = make([]uint64, t.n<<t.dims)
+	for m := range 1 << t.dims {
+		for st := range t.n {
+			var to uint64
+			for d := range t.dims {
+				if m&(1<<d) != 0 && t.step[st*t.dims+d] >= 0 {
+					to |= 1 << t.step[st*t.dims+d]
+				}
+			}
+			t.trans[m*t.n+st] = to & t.ok
 		}
 	}
 }
@@ -183,123 +214,180 @@ func (t *fillTeam) seat(st int, dims []uint32) uint64 {
 func (t *fillTeam) seatFrom(cur uint64, dims []uint32) uint64 {
 	for _, m := range dims {
 		var next uint64
+		trans := t.trans[int(m)*t.n : int(m+1)*t.n]
 		for c := cur; c != 0; c &= c - 1 {
-			from := bits.TrailingZeros64(c) * t.dims
-			for ds := m; ds != 0; ds &= ds - 1 {
-				if to := t.step[from+bits.TrailingZeros32(ds)]; to >= 0 {
-					next |= 1 << to
-				}
-			}
+			next |= trans[bits.TrailingZeros64(c)]
 		}
-		if cur = next & t.ok; cur == 0 {
+		if cur = next; cur == 0 {
 			return 0
 		}
 	}
 	return cur
 }
 
-// dimsOf is ticket x's players' dimensions on a team of the given kind.
-func (s *shaper) dimsOf(x *sticket, kind int) []uint32 { return s.typeDimsOf(x.fillType, x.size, kind) }
+// stride is the length of a type's seat table: fillMaxTeamState states a kind.
+func (fs *fillSpace) stride() int { return fs.kinds * fillMaxTeamState }
 
-// typeDimsOf is the dimensions of the players of a ticket of type typ and size players on a
-// team of the given kind.
-func (s *shaper) typeDimsOf(typ int32, size, kind int) []uint32 {
-	return s.typeDims[typ][kind*size : (kind+1)*size]
+// seatType is seatFrom for a ticket of type typ on a team of the given kind: by the
+// type's table, a word a state of cur.
+func (s *shaper) seatType(typ int32, kind int, cur uint64) uint64 {
+	to := s.types.to[typ][kind*fillMaxTeamState : (kind+1)*fillMaxTeamState]
+	var next uint64
+	for ; cur != 0; cur &= cur - 1 {
+		next |= to[bits.TrailingZeros64(cur)]
+	}
+	return next
 }
 
 // canSeat says whether the group, some way its tickets are seated, can take the ticket of
-// node n on some team and still fill the shape. The answer depends on the group's states
-// and the ticket's type alone: it is kept per type until the states change, for an anchor
-// whose group lacks what its neighbours do not have walks on through many tickets of a few
-// types.
+// node n on some team and still fill the shape: whether some team's projection holds a
+// state that seats a ticket of its type (the teams are seated independently of each
+// other, given the group's state).
 func (s *shaper) canSeat(g *group, n *walkNode) bool {
-	if s.seatStamp[n.fillType] == g.fillEpoch {
-		return s.seatOK[n.fillType]
-	}
-	ok := s.seatable(g, n.fillType, int(n.size))
-	s.seatStamp[n.fillType], s.seatOK[n.fillType] = g.fillEpoch, ok
-	return ok
-}
-
-func (s *shaper) seatable(g *group, typ int32, size int) bool {
-	fs := s.fill
-	for w, word := range g.fill {
-		for ; word != 0; word &= word - 1 {
-			st := w*64 + bits.TrailingZeros64(word)
-			for k := range fs.teams {
-				t := &fs.teams[k]
-				local := st / t.mult % t.n
-				if t.twin >= 0 && local == st/fs.teams[t.twin].mult%fs.teams[t.twin].n {
-					continue // the same as seating the ticket on the twin
-				}
-				if t.seat(local, s.typeDimsOf(typ, size, t.kind)) != 0 {
-					return true
-				}
-			}
+	can := s.types.can[n.fillType]
+	for k := range s.fill.teams {
+		if g.proj[k]&can[s.fill.teams[k].kind] != 0 {
+			return true
 		}
 	}
 	return false
 }
 
-// seatAll sets the group's states to those with x seated too.
-func (s *shaper) seatAll(g *group, x *sticket) {
+// seatAll sets the group's states to those with a ticket of type typ and size players
+// seated too: on the last team a row's
+// word at once, on another team row by row. A team whose state is its twin's (an earlier
+// team of the same definition) is not seated on: the twin's seating is the same up to the
+// teams' order.
+func (s *shaper) seatAll(g *group, typ int32, size int) {
 	fs := s.fill
-	next := resize(s.fillBuf, fs.words)
+	teams := len(fs.teams)
+	last := &fs.teams[teams-1]
+	next := resize(s.fillBuf, fs.rows)
 	clear(next)
-	for w, word := range g.fill {
-		for ; word != 0; word &= word - 1 {
-			st := w*64 + bits.TrailingZeros64(word)
-			for k := range fs.teams {
-				t := &fs.teams[k]
-				local := st / t.mult % t.n
-				if t.twin >= 0 && local == st/fs.teams[t.twin].mult%fs.teams[t.twin].n {
-					continue
-				}
-				for to := t.seat(local, s.dimsOf(x, t.kind)); to != 0; to &= to - 1 {
-					j := st + (bits.TrailingZeros64(to)-local)*t.mult
-					next[j/64] |= 1 << (j % 64)
-				}
+	for row, word := range g.fill {
+		if word == 0 {
+			continue
+		}
+		digits := fs.digits[row*teams : (row+1)*teams]
+		cur := word
+		if last.twin >= 0 {
+			cur &^= 1 << digits[last.twin]
+		}
+		if cur != 0 {
+			next[row] |= s.seatType(typ, last.kind, cur)
+		}
+		for k := range teams - 1 {
+			t := &fs.teams[k]
+			local := int(digits[k])
+			if t.twin >= 0 && local == int(digits[t.twin]) {
+				continue
+			}
+			for to := s.types.to[typ][t.kind*fillMaxTeamState+local]; to != 0; to &= to - 1 {
+				next[row+(bits.TrailingZeros64(to)-local)*t.mult] |= word
 			}
 		}
 	}
 	s.fillBuf, g.fill = g.fill, next
-	s.newFillEpoch(g)
+	s.project(g)
 }
 
-// newFillEpoch marks the group's states as new: canSeat's answers are for older ones.
-func (s *shaper) newFillEpoch(g *group) {
-	s.fillEpoch++
-	g.fillEpoch = s.fillEpoch
+// project sets each team's projection of the group's states.
+func (s *shaper) project(g *group) {
+	fs := s.fill
+	teams := len(fs.teams)
+	g.proj = resize(g.proj, teams)
+	clear(g.proj)
+	for row, word := range g.fill {
+		if word == 0 {
+			continue
+		}
+		for k, d := range fs.digits[row*teams : (row+1)*teams-1] {
+			g.proj[k] |= 1 << d
+		}
+		g.proj[teams-1] |= word
+	}
 }
 
-// fillType numbers the dimensions of a ticket of these players' roles, each kind's sorted
-// (a ticket's seats do not depend on the order of its players): tickets of one type seat
-// alike.
-func (s *shaper) fillType(roles [][]uint8, size int) int32 {
-	dims := s.fill.ticketDims(s.dimsBuf[:0], roles, size)
-	s.dimsBuf = dims
-	key := s.typeKey[:0]
-	for kind := range s.fill.kinds {
+// fillTypes numbers the tickets' types: a ticket's players' dimensions, each kind's
+// sorted (a ticket's seats do not depend on the order of its players), so that tickets of
+// one type seat alike. A pass has one table; each of read's sweeps numbers its own tickets,
+// renumbered when the sweeps are joined.
+type fillTypes struct {
+	of   map[string]int32 // by key (the dimensions' bytes)
+	keys []string
+	// by type: its players' dimensions, kind by kind (a small table a walk reads in cache),
+	// by kind the team states that can seat it, and by kind and team state the states it
+	// reaches seated there (seat's, looked up rather than stepped player by player)
+	dims [][]uint32
+	can  [][]uint64
+	to   [][]uint64
+	// scratch
+	key     []byte
+	dimsBuf []uint32
+}
+
+// typeOf is the type of a ticket of these players' roles.
+func (ft *fillTypes) typeOf(fs *fillSpace, roles [][]uint8, size int) int32 {
+	dims := fs.ticketDims(ft.dimsBuf[:0], roles, size)
+	ft.dimsBuf = dims
+	key := ft.key[:0]
+	for kind := range fs.kinds {
 		slices.Sort(dims[kind*size : (kind+1)*size])
 	}
 	for _, m := range dims {
 		key = binary.LittleEndian.AppendUint32(key, m)
 	}
-	s.typeKey = key
-	if t, ok := s.fillTypes[string(key)]; ok {
+	ft.key = key
+	if t, ok := ft.of[string(key)]; ok {
 		return t
 	}
-	t := int32(len(s.typeDims))
-	s.fillTypes[string(key)] = t
-	s.typeDims = append(s.typeDims, slices.Clone(dims))
-	s.seatStamp, s.seatOK = append(s.seatStamp, 0), append(s.seatOK, false)
+	return ft.add(fs, string(key), dims)
+}
+
+// add numbers a new type, of key and dims.
+func (ft *fillTypes) add(fs *fillSpace, key string, dims []uint32) int32 {
+	if ft.of == nil {
+		ft.of = map[string]int32{}
+	}
+	t := int32(len(ft.dims))
+	ft.of[key] = t
+	ft.keys = append(ft.keys, key)
+	ft.dims = append(ft.dims, slices.Clone(dims))
+	size := len(dims) / fs.kinds
+	can := make([]uint64, fs.kinds)   // by kind: the team states that can seat it
+	to := make([]uint64, fs.stride()) // by kind, by state: seat's
+	for kind := range can {
+		team := fs.kindTeam(kind)
+		for st := range team.n {
+			seated := team.seat(st, dims[kind*size:(kind+1)*size])
+			to[kind*fillMaxTeamState+st] = seated
+			if seated != 0 && team.ok&(1<<st) != 0 {
+				can[kind] |= 1 << st
+			}
+		}
+	}
+	ft.can, ft.to = append(ft.can, can), append(ft.to, to)
 	return t
+}
+
+// renumber gives types of another table (from) this table's numbers: the map from its
+// numbers to this one's.
+func (ft *fillTypes) renumber(fs *fillSpace, from *fillTypes) []int32 {
+	to := make([]int32, len(from.keys))
+	for t, key := range from.keys {
+		n, ok := ft.of[key]
+		if !ok {
+			n = ft.add(fs, key, from.dims[t])
+		}
+		to[t] = n
+	}
+	return to
 }
 
 // resetFill makes the group's states the one of empty teams.
 func (s *shaper) resetFill(g *group) {
-	g.fill = resize(g.fill, s.fill.words)
+	g.fill = resize(g.fill, s.fill.rows)
 	clear(g.fill)
 	g.fill[0] = 1
-	s.newFillEpoch(g)
+	s.project(g)
 }

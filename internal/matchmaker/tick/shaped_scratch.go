@@ -7,22 +7,18 @@ import "sync"
 // queue every tick, and a pass of 100,000 tickets fills about 18 MB of them. (The matches'
 // arenas are the caller's: not kept.)
 type shapedScratch struct {
-	live                []sticket
+	sweeps              []sweepArrays // read's, a sweep's each; the first's hold the joined tickets
 	nodes               []walkNode
 	byAge, order, count []int32
-	means, ratings      []float64
+	means               []float64
 	done                []bool
-	kept                []int
-	rules               []ruleArrays
-	roleLists           [][]uint8
-	roleBytes           []uint8
+	lists               [][]int32 // endRules's
 }
 
-// ruleArrays are a shapeRule's arrays by live index.
+// ruleArrays are a shapeRule's arrays by live index, as a sweep reads them.
 type ruleArrays struct {
 	bound    []bool
 	id       []int32
-	list     [][]int32
 	set      []uint64
 	num, tol []float64
 }
@@ -33,11 +29,11 @@ var shapedScratches = &sync.Pool{New: func() any { return new(shapedScratch) }}
 // used after.
 func (s *shaper) keep() {
 	sc := s.scratch
-	sc.live, sc.nodes, sc.byAge, sc.ratings = s.live[:0], s.nodes[:0], s.byAge[:0], s.ratings[:0]
-	sc.rules = resize(sc.rules, len(s.rules))
+	sc.nodes, sc.byAge = s.nodes[:0], s.byAge[:0] // the sweeps' arrays are kept by joinSweeps
 	for k := range s.rules {
-		d := &s.rules[k]
-		sc.rules[k] = ruleArrays{bound: d.bound, id: d.id, list: d.list, set: d.set, num: d.num, tol: d.tol}
+		if d := &s.rules[k]; d.list != nil {
+			sc.lists = d.list[:0]
+		}
 	}
 	s.scratch = nil
 	shapedScratches.Put(sc)

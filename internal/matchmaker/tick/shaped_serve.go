@@ -10,7 +10,7 @@ import (
 func (s *shaper) serve(a int32) {
 	x := &s.live[a]
 	for k := range s.rules {
-		if d := &s.rules[k]; d.rule.Kind == RuleIntersect && d.bound[a] && len(d.list[a]) < d.rule.minCommon() {
+		if d := &s.rules[k]; d.rule.Kind == RuleIntersect && d.bound[a] && d.values(a) < d.rule.minCommon() {
 			s.addWait(a, ruleWait(d.rule)) // no candidate can help: "fewer values than min_common"
 			return
 		}
@@ -108,8 +108,8 @@ func (s *shaper) acceptable(a, c int32) int {
 	}
 	for k := range s.rules {
 		d := &s.rules[k]
-		if !d.bound[a] || !d.bound[c] {
-			continue
+		if k == s.part || !d.always && (!d.bound[a] || !d.bound[c]) {
+			continue // the walk passes only tickets of the anchor's value of s.part
 		}
 		ok := true
 		switch d.rule.Kind {
@@ -303,6 +303,7 @@ func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
 	}
 	m.SkillDifference, m.AverageDifference = hiT-loT, hiA-loA
 	s.matches = append(s.matches, m)
+	s.matchRank = append(s.matchRank, s.rank)
 	for _, i := range g.members {
 		s.take(i)
 	}

@@ -26,7 +26,7 @@ type group struct {
 	roleCount   [MaxRoles]int
 	roleCovered int
 	fill        []uint64 // with a fill space, its states (shaped_fill.go)
-	fillEpoch   uint32   // and their number, for canSeat's answers
+	proj        []uint64 // and each team's projection of them
 }
 
 func (s *shaper) newGroup(a int32) *group {
@@ -62,19 +62,22 @@ func (g *group) clone() *group {
 	c.lists = slices.Clone(g.lists)
 	c.lo, c.hi, c.tol = slices.Clone(g.lo), slices.Clone(g.hi), slices.Clone(g.tol)
 	c.room, c.refused, c.roles = slices.Clone(g.room), slices.Clone(g.refused), slices.Clone(g.roles)
-	c.fill = slices.Clone(g.fill)
+	c.fill, c.proj = slices.Clone(g.fill), slices.Clone(g.proj)
 	return &c
 }
 
 // add takes ticket i into the group (fits said it may).
 func (s *shaper) add(g *group, i int32) {
-	x := &s.live[i]
+	n := &s.nodes[i] // read by the walk: in cache, where the sticket may not be
 	g.members = append(g.members, i)
-	g.players += x.size
-	g.mask &= x.mask
+	g.players += int(n.size)
+	if s.latency { // without, every mask is all ones
+		g.mask &= s.live[i].mask
+	}
 	if s.fill != nil {
-		s.seatAll(g, x)
+		s.seatAll(g, n.fillType, int(n.size))
 	} else {
+		x := &s.live[i]
 		g.refused = g.refused[:0] // a larger group refuses differently
 		if s.roleLo != nil {
 			g.roles = append(g.roles, x.roles...)
@@ -88,8 +91,8 @@ func (s *shaper) add(g *group, i int32) {
 	}
 	for k := range s.rules {
 		d := &s.rules[k]
-		if !d.bound[i] {
-			continue
+		if k == s.part || !d.always && !d.bound[i] {
+			continue // fits does not read the group's value of s.part: it is the anchor's
 		}
 		first := !g.any[k]
 		g.any[k] = true
@@ -136,11 +139,11 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 	}
 	for k := range s.rules {
 		d := &s.rules[k]
-		if !d.bound[i] {
-			continue
+		if k == s.part || !d.always && !d.bound[i] {
+			continue // the group's tickets are all of the anchor's value of s.part
 		}
 		if !g.any[k] {
-			if d.rule.Kind == RuleIntersect && len(d.list[i]) < d.rule.minCommon() {
+			if d.rule.Kind == RuleIntersect && d.values(i) < d.rule.minCommon() {
 				return stageRules + k // alone, its list is too short
 			}
 			continue
