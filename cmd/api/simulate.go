@@ -24,7 +24,7 @@ import (
 func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("api simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	preset := fs.String("preset", "thesis", "built-in scenario: thesis (the thesis's Tables 8.3 and 8.4), live (a queue all day), rules (the live queue with and without mode and map rules) or ready (the live queue with and without a ready check that players decline)")
+	preset := fs.String("preset", "thesis", "built-in scenario: thesis (the thesis's Tables 8.3 and 8.4), live (a queue all day), rules (the live queue with and without mode and map rules and a 1 tank / 2 healers / 2 dps role queue) or ready (the live queue with and without a ready check that players decline)")
 	configPath := fs.String("config", "", "scenario JSON file (start from -print-config); replaces -preset")
 	seed := fs.Uint64("seed", 0, "random seed: the same seed gives the same report (default: the scenario's)")
 	matches := fs.Int("matches", 0, "matches per configuration (default: the scenario's)")

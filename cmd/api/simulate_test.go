@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,12 +197,15 @@ func lineWith(s, sub string) string {
 }
 
 // TestSimulateRulesPreset: the rules preset prints the same report for the same seed, with
-// the rule that held waiting tickets most, and a scenario whose rule reads an attribute it
-// does not declare is refused, naming the rule's field and the attribute.
+// the rule that held waiting tickets most and the role queues' re-picked parties, and a
+// scenario whose rule reads an attribute it does not declare is refused, naming the rule's
+// field and the attribute, as is a composition of a role the scenario does not list.
 func TestSimulateRulesPreset(t *testing.T) {
 	t.Parallel()
-	checkPreset(t, "rules", []string{"scenario preset rules, seed 1", "held most by", "no rules", "mode + maps", "interval 100%"},
+	checkPreset(t, "rules", []string{"scenario preset rules, seed 1", "held most by", "no rules", "mode + maps", "interval 100%",
+		"roles re-picked", "mode + maps + roles 1/2/2", "roles 1/2/2: teams "},
 		`"attribute": "maps"`, `"attribute": "map"`, "rules[1].attribute", `"map"`)
+	checkRefused(t, "rules", `"tank": {`, `"tanks": {`, `configuration "roles 1/2/2"`, "composition.tanks", "one of the queue's roles")
 }
 
 // TestSimulateReadyPreset: the ready preset prints the same report for the same seed, with
@@ -235,6 +239,13 @@ func checkPreset(t *testing.T, preset string, says []string, good, bad string, r
 			t.Errorf("the report does not say %q:\n%s", want, out1)
 		}
 	}
+	checkRefused(t, preset, good, bad, refusal...)
+}
+
+// checkRefused runs a preset's printed scenario with good replaced by bad, which must be
+// refused with an error saying each of refusal.
+func checkRefused(t *testing.T, preset, good, bad string, refusal ...string) {
+	t.Helper()
 	js, _, err := simulateCmd(t, "-preset", preset, "-print-config")
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +267,8 @@ func checkPreset(t *testing.T, preset string, says []string, good, bad string, r
 }
 
 // TestSimulateRulesQueueDefinition: a configuration with rules prints as a queue definition
-// with the scenario's attributes and its rules, which the running program takes as printed.
+// with the scenario's attributes and its rules, and a role queue's with its roles and
+// composition too, which the running program takes as printed.
 func TestSimulateRulesQueueDefinition(t *testing.T) {
 	t.Parallel()
 	sc, err := sim.Preset("rules")
@@ -291,5 +303,26 @@ func TestSimulateRulesQueueDefinition(t *testing.T) {
 	}
 	if d := (*q.Attributes)["maps"]; string(d.Type) != "string_list" || d.MaxItems == nil || *d.MaxItems != 3 {
 		t.Errorf("maps declared as %+v; printed:\n%s", d, def)
+	}
+
+	// The role queue with mode and maps: its roles and composition as well.
+	cf = sc.Configurations[5]
+	if cf.Name != "mode + maps + roles 1/2/2" {
+		t.Fatalf("the preset's sixth configuration is %+v", cf)
+	}
+	def = sim.QueueSnippet(&sc, cf)
+	resp, err = c.PutQueueWithBodyWithResponse(ctx, "roles", "application/json", bytes.NewReader(def))
+	if err != nil || resp.JSON201 == nil {
+		t.Fatalf("PUT the printed definition: %v %d %s\n%s", err, resp.StatusCode(), resp.Body, def)
+	}
+	q = resp.JSON201
+	if q.Roles == nil || !slices.Equal(*q.Roles, sc.Roles.Names) || q.Composition == nil || len(*q.Composition) != 3 ||
+		q.Rules == nil || len(*q.Rules) != 2 || q.Teams != 2 || q.TeamSize != 5 {
+		t.Fatalf("the queue %+v is not the definition printed:\n%s", q, def)
+	}
+	for role, want := range cf.Composition {
+		if got := (*q.Composition)[role]; int(got.Min) != want.Min || int(got.Max) != want.Max {
+			t.Errorf("composition.%s %+v, want %+v; printed:\n%s", role, got, want, def)
+		}
 	}
 }

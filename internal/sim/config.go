@@ -40,8 +40,11 @@ type Scenario struct {
 	// ticket draws its value (one for the whole party): what a configuration's Rules read.
 	// The draws come from a stream of their own, one set per arrival in arrival order, so
 	// every configuration sees the same values on the same arrivals.
-	Attributes     map[string]AttributeDist `json:"attributes,omitempty"`
-	Configurations []Configuration          `json:"configurations"`
+	Attributes map[string]AttributeDist `json:"attributes,omitempty"`
+	// Roles are the roles the queue offers and how each player picks his (RoleDist): what
+	// a configuration's Composition reads.
+	Roles          *RoleDist       `json:"roles,omitempty"`
+	Configurations []Configuration `json:"configurations"`
 	// RatingModel is the model of the configurations with the learned rating: a name
 	// ratings.ModelByName knows ("ns2", "ns2-kalman", "openskill-pl", "openskill-bt");
 	// empty: the service's default (ratings.DefaultModel, what a context uses unless
@@ -86,6 +89,11 @@ type Configuration struct {
 	// definition's form (docs/rules.md); the tick matcher only: the pairing and no
 	// matchmaking know no rules, and a configuration giving them rules is refused.
 	Rules []Rule `json:"rules,omitempty"`
+	// Composition bounds the players of each role on each of the two teams, as a queue
+	// definition's composition (docs/rules.md, "Team shapes"), over the scenario's Roles:
+	// every player plays one role he lists; a role it does not name is free. The tick
+	// matcher only. Nil: the queue lists no roles and its tickets carry none.
+	Composition map[string]RoleRange `json:"composition,omitempty"`
 	// Acceptance is the queue's ready check (docs/queue.md, "Ready check"); the tick
 	// matcher only. Nil: the queue matches without one.
 	Acceptance *Acceptance `json:"acceptance,omitempty"`
@@ -128,6 +136,12 @@ func (c Configuration) tickRules() []tick.Rule {
 		}
 	}
 	return out
+}
+
+// passRules are the configuration's attributes, rules and role composition as the pass
+// takes them.
+func (c Configuration) passRules(sc *Scenario) PassRules {
+	return PassRules{Attributes: sc.attributeDecls(), Rules: c.tickRules(), Shape: c.shape(sc.TeamSize), Roles: c.queueRoles(sc)}
 }
 
 // Expansions is a queue definition's expansions field (its interval part).
@@ -210,6 +224,9 @@ func (c Configuration) validate(sc *Scenario) error {
 	if len(c.Rules) > 0 && c.Matcher != "tick" {
 		return fmt.Errorf("%s: rules run on the tick matcher only (matcher %q knows no attributes)", name, c.Matcher)
 	}
+	if err := c.validateComposition(sc); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	for i, r := range c.Rules {
 		// The queue's limits beyond the pass's (queue.addRuleFaults).
 		if err := ratings.ValidateName(r.Name); r.Name != "" && err != nil {
@@ -233,7 +250,7 @@ func (c Configuration) validate(sc *Scenario) error {
 		}
 		var err error
 		if c.Matcher == "tick" {
-			_, err = NewRuledQueuePass(teamSize, string(c.strategy()), c.steps(), 0, sc.attributeDecls(), c.tickRules())
+			_, err = NewRuledQueuePass(teamSize, string(c.strategy()), c.steps(), 0, c.passRules(sc))
 		} else {
 			_, err = NewPairing(teamSize, c.strategy(), c.expansion(), 0)
 		}
@@ -299,6 +316,11 @@ func (sc *Scenario) Validate() error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(sc.Attributes)) {
 		if err := sc.Attributes[name].validate(name); err != nil {
+			return err
+		}
+	}
+	if sc.Roles != nil {
+		if err := sc.Roles.validate(); err != nil {
 			return err
 		}
 	}
@@ -396,7 +418,10 @@ func (sc Scenario) JSON() []byte {
 //     (sizes 2 to 5), every ticket playing one of 4 modes and listing 3 of 8 maps, drawn
 //     uniformly; the same queue (the learned rating, the live preset's widening) without
 //     rules, with a mode equal rule, with mode and a maps intersect rule, and with the maps
-//     rule optional after 60 s. Every configuration sees the same arrivals and values.
+//     rule optional after 60 s; then a role queue (5v5, 1 tank / 2 healers / 2 dps a team;
+//     each player plays tank only 20%, healer only 30%, dps only 30%, all three 20% of the
+//     time, as the tick package's role benchmark), alone and with mode and maps. Every
+//     configuration sees the same arrivals, values and players' roles.
 //   - "ready": what a ready check costs (issue 22): the live preset's queue (its arrivals,
 //     the learned rating, its widening) without a ready check and with one that each
 //     player declines 5%, 10% or 20% of the time.
@@ -450,17 +475,25 @@ func Preset(name string) (Scenario, error) {
 		maps := Rule{Name: "maps", Type: tick.RuleIntersect, Attribute: "maps"}
 		optional := maps
 		optional.OptionalAfterS = new(60.0)
+		sc.Roles = &RoleDist{Names: []string{"tank", "healer", "dps"}, Picks: []RolePick{
+			{Roles: []string{"tank"}, Weight: 20}, {Roles: []string{"healer"}, Weight: 30},
+			{Roles: []string{"dps"}, Weight: 30}, {Roles: []string{"dps", "healer", "tank"}, Weight: 20}}}
+		roles := map[string]RoleRange{"tank": {1, 1}, "healer": {2, 2}, "dps": {2, 2}}
 		for _, c := range []struct {
 			name  string
 			rules []Rule
+			comp  map[string]RoleRange
 		}{
-			{"no rules", nil},
-			{"mode", []Rule{mode}},
-			{"mode + maps", []Rule{mode, maps}},
-			{"mode + maps, maps optional after 60 s", []Rule{mode, optional}},
+			{"no rules", nil, nil},
+			{"mode", []Rule{mode}, nil},
+			{"mode + maps", []Rule{mode, maps}, nil},
+			{"mode + maps, maps optional after 60 s", []Rule{mode, optional}, nil},
+			{"roles 1/2/2", nil, roles},
+			{"mode + maps + roles 1/2/2", []Rule{mode, maps}, roles},
 		} {
 			sc.Configurations = append(sc.Configurations, Configuration{Name: c.name, Matcher: "tick",
-				Strategy: tick.RatingWindow, Rating: "learned", Widening: &w, TicketTTLS: 300, Rules: c.rules})
+				Strategy: tick.RatingWindow, Rating: "learned", Widening: &w, TicketTTLS: 300, Rules: c.rules,
+				Composition: c.comp})
 		}
 	case "ready":
 		sc.Population.Players = 20_000

@@ -12,7 +12,9 @@
 //     Poisson rate with a daily curve, plus bursts (the thesis's 500 players queued at once
 //     is a burst); with the scenario's Attributes, each ticket draws its values (a mode, the
 //     maps it lists; AttributeDist), which a configuration's Rules, a queue's match rules,
-//     read on the tick matcher;
+//     read on the tick matcher; with the scenario's Roles, each player draws once the roles
+//     he lists (RoleDist), which a configuration's Composition (a role queue: 1 tank, 2
+//     healers, 2 dps a team) reads on the tick matcher;
 //   - a Matcher, called every tick with the waiting tickets and the simulated clock: the
 //     queue's own pass, matchmaker/tick (QueuePass, the "tick" matcher: parties whole on one
 //     team, each ticket's interval grown by its own wait through a queue definition's

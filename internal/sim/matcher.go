@@ -15,6 +15,9 @@ type Ticket struct {
 	Created time.Duration // simulated time of arrival
 	// Attributes are the ticket's values of the scenario's attributes (nil without any).
 	Attributes map[string]tick.Value
+	// Roles are the roles each player lists, by Players' index, on a queue with a role
+	// composition (nil on any other: the queue reads no roles).
+	Roles [][]string
 }
 
 // Match is a match a Matcher made. Teams[0][k] and Teams[1][k] are the k-th pair of
@@ -22,6 +25,9 @@ type Ticket struct {
 // team size.
 type Match struct {
 	Teams [2][]int // indices into the population
+	// Roles are the role each player plays, by Teams' index, on a queue with a role
+	// composition; nil on any other.
+	Roles [2][]string
 }
 
 // Matcher is one pass of a queue: given the tickets waiting at simulated time now, oldest

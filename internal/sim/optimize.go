@@ -298,7 +298,8 @@ func sortedEvaluations(evals []Evaluation) []Evaluation {
 // matcher runs, Configuration.steps), ticket_ttl_s (in whole seconds; a time to live of 0,
 // never, or of more than a day becomes a day, the longest a queue allows), the largest party
 // the arrivals make as max_party_size, and the scenario's tick as tick_ms; with rules, the
-// scenario's attributes (type and max_items) and the rules. Its context is "sim": the
+// scenario's attributes (type and max_items) and the rules; with a composition, the
+// scenario's roles and the composition (every team's). Its context is "sim": the
 // studio puts its game's. A queue has no coefficients: it
 // matches the ratings its tickets carry, and TicketRatings says how to compute them.
 func QueueSnippet(sc *Scenario, cf Configuration) []byte {
@@ -341,6 +342,10 @@ func QueueSnippet(sc *Scenario, cf Configuration) []byte {
 			b.WriteString(sep + mustJSON(r))
 		}
 		b.WriteString("\n  ],\n")
+	}
+	if roles := cf.queueRoles(sc); len(roles) > 0 {
+		// Two teams of team_size, each with the composition, over the scenario's roles.
+		fmt.Fprintf(&b, "  \"roles\": %s,\n  \"composition\": %s,\n", mustJSON(roles), mustJSON(cf.Composition))
 	}
 	fmt.Fprintf(&b, "  \"ticket_ttl_s\": %d,\n  \"max_party_size\": %d,\n  \"tick_ms\": %d\n}\n",
 		ttl, sc.Arrivals.maxPartySize(), int(math.Round(1000*sc.TickS)))

@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
@@ -30,7 +32,9 @@ const maxSteps = 32
 //
 // With rules (NewRuledQueuePass), each ticket carries its Attributes to the pass, and the
 // pass's Result.Waiting, the rule that held each anchor it could not match, is counted per
-// rule (WaitingOn).
+// rule (WaitingOn). With a role composition (PassRules.Shape), each ticket carries its
+// players' Roles, the pass runs the shaped search (tick's runShaped), and each Match
+// carries the role the pass gave each player.
 type QueuePass struct {
 	cfg     tick.Config
 	ttl     time.Duration
@@ -42,19 +46,33 @@ type QueuePass struct {
 // (tick.RatingWindow or tick.GreedyPairs) and the interval's steps (at most maxSteps, the
 // first at 0, after_s increasing, values never decreasing). ttl 0: tickets never expire.
 func NewQueuePass(teamSize int, strategy string, interval []Step, ttl time.Duration) (*QueuePass, error) {
-	return NewRuledQueuePass(teamSize, strategy, interval, ttl, nil, nil)
+	return NewRuledQueuePass(teamSize, strategy, interval, ttl, PassRules{})
 }
 
-// NewRuledQueuePass is NewQueuePass for a queue that declares attributes and has rules,
-// which it checks as the pass will (tick.Config.Validate: a rule reading an undeclared
-// attribute is refused by its field, rules[i].attribute).
-func NewRuledQueuePass(teamSize int, strategy string, interval []Step, ttl time.Duration,
-	attrs map[string]tick.Attribute, rules []tick.Rule) (*QueuePass, error) {
+// PassRules are a queue's rules beside its interval, as the pass takes them: the
+// attributes it declares, its match rules, and a team shape with role compositions
+// (two teams of the team size; nil: two plain teams) over the roles it lists.
+type PassRules struct {
+	Attributes map[string]tick.Attribute
+	Rules      []tick.Rule
+	Shape      []tick.TeamDef
+	Roles      []string
+}
+
+// NewRuledQueuePass is NewQueuePass for a queue that declares attributes, has rules or a
+// role composition, which it checks as the pass will (tick.Config.Validate: a rule reading
+// an undeclared attribute is refused by its field, rules[i].attribute).
+func NewRuledQueuePass(teamSize int, strategy string, interval []Step, ttl time.Duration, r PassRules) (*QueuePass, error) {
 	if len(interval) > maxSteps {
 		return nil, fmt.Errorf("interval: a queue definition holds at most %d steps, got %d", maxSteps, len(interval))
 	}
+	for _, d := range r.Shape {
+		if d.Size != teamSize {
+			return nil, fmt.Errorf("teams: the simulator plays two teams of team_size (%d), not %d", teamSize, d.Size)
+		}
+	}
 	cfg := tick.Config{TeamSize: teamSize, Strategy: strategy, Interval: make([]tick.Step, len(interval)),
-		Attributes: attrs, Rules: rules}
+		Attributes: r.Attributes, Rules: r.Rules, Shape: r.Shape, Roles: r.Roles}
 	for i, s := range interval {
 		cfg.Interval[i] = tick.Step{AfterS: s.AfterS, Value: s.Value}
 	}
@@ -80,7 +98,7 @@ func (m *QueuePass) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
 		// The pass leaves its input untouched, so the ticket's ratings and attributes are
 		// lent, not copied.
 		in = append(in, tick.Ticket{Ratings: t.Ratings, WaitingSince: t.Created.Seconds(), ExpiresAt: expires,
-			Attributes: t.Attributes})
+			Attributes: t.Attributes, Roles: t.Roles})
 	}
 	m.in = in
 	res, err := tick.Run(in, now.Seconds(), m.cfg)
@@ -91,6 +109,10 @@ func (m *QueuePass) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
 	}
 	matches := make([]Match, len(res.Matches))
 	for i, mt := range res.Matches {
+		if len(mt.Shaped) > 0 {
+			matches[i] = shapedMatch(waiting, mt.Shaped)
+			continue
+		}
 		for side, slots := range mt.Teams {
 			team := make([]int, len(slots))
 			for k, s := range slots {
@@ -107,4 +129,31 @@ func (m *QueuePass) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
 		expired = append(expired, e.Ticket)
 	}
 	return matches, expired
+}
+
+// shapedMatch is a match of the shaped pass (two teams) as a Match: each team sorted by the
+// ratings the queue saw, ascending, so that Teams[0][k] and Teams[1][k] are opponents of
+// the same rank, as the two-team pass pairs them, each player's role beside him.
+func shapedMatch(waiting []Ticket, teams []tick.Team) Match {
+	var m Match
+	for side, t := range teams[:2] {
+		order := make([]int, len(t.Players))
+		for k := range order {
+			order[k] = k
+		}
+		rating := func(k int) float64 { s := t.Players[k]; return waiting[s.Ticket].Ratings[s.Player] }
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rating(a), rating(b)) })
+		m.Teams[side] = make([]int, len(order))
+		if t.Roles != nil {
+			m.Roles[side] = make([]string, len(order))
+		}
+		for k, o := range order {
+			s := t.Players[o]
+			m.Teams[side][k] = waiting[s.Ticket].Players[s.Player]
+			if t.Roles != nil {
+				m.Roles[side][k] = t.Roles[o]
+			}
+		}
+	}
+	return m
 }

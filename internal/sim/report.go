@@ -61,6 +61,11 @@ type Summary struct {
 	HeldShare float64
 	// Held is every rule that held anchors with its share, the most first.
 	Held []Held
+	// Roles: the configuration has a role composition. RolesRepicked counts the party
+	// tickets whose players picked roles again for the ticket (theirs fitted no team),
+	// RolesRefused the arrivals refused because no pick fitted (Result's).
+	Roles                       bool
+	RolesRepicked, RolesRefused int
 	// Acceptance: the configuration has a ready check. Proposals the queue made, Declined
 	// of them, DeclinedTickets the tickets the declines cancelled; SecondProposal is the
 	// share of the matches made that needed more than one proposal (a ticket of theirs had
@@ -83,6 +88,7 @@ func Summarize(res *Result) Summary {
 		Rounds: res.Rounds, Parties: res.Parties, PartiesSplit: res.PartiesSplit,
 		Truncated: res.Truncated, SimulatedS: res.SimulatedS,
 		WinnerRounds: make([]int, res.Rounds-res.Rounds/2), Rules: res.Rules,
+		Roles: res.Roles, RolesRepicked: res.RolesRepicked, RolesRefused: res.RolesRefused,
 		Acceptance: res.Acceptance, Proposals: res.Proposals, Declined: res.Declined, DeclinedTickets: res.DeclinedTickets,
 		SecondProposal: ratio(res.SecondProposal, len(res.Matches)),
 	}
@@ -172,6 +178,25 @@ func (s Summary) held() string {
 // waiting tickets most (a report without rules keeps its columns).
 func anyRules(ss []Summary) bool {
 	return slices.ContainsFunc(ss, func(s Summary) bool { return s.Rules })
+}
+
+// anyRoles reports whether a configuration has a role composition: the reports then count
+// the parties that picked their roles again.
+func anyRoles(ss []Summary) bool {
+	return slices.ContainsFunc(ss, func(s Summary) bool { return s.Roles })
+}
+
+// repicked formats the share of the tickets whose party picked roles again, with the
+// arrivals refused when no pick fitted; "-" for a configuration without a composition.
+func (s Summary) repicked() string {
+	if !s.Roles {
+		return "-"
+	}
+	out := pct(ratio(s.RolesRepicked, s.Tickets))
+	if s.RolesRefused > 0 {
+		out += fmt.Sprintf(" (%d refused)", s.RolesRefused)
+	}
+	return out
 }
 
 // anyAcceptance reports whether a configuration has a ready check: the reports then count
@@ -277,6 +302,10 @@ func WriteTable(w io.Writer, ss []Summary) error {
 	if rules {
 		head += "held most by\t"
 	}
+	roles := anyRoles(ss)
+	if roles {
+		head += "roles re-picked\t"
+	}
 	ready := anyAcceptance(ss)
 	if ready {
 		head += "declined\t2nd proposal\t"
@@ -291,6 +320,9 @@ func WriteTable(w io.Writer, ss []Summary) error {
 		expired := pct(ratio(s.Expired, s.Tickets))
 		if rules {
 			expired += "\t" + s.held()
+		}
+		if roles {
+			expired += "\t" + s.repicked()
 		}
 		if ready {
 			expired += "\t" + s.acceptance()
@@ -337,6 +369,10 @@ func WriteCSV(w io.Writer, ss []Summary) error {
 	if rules {
 		head = append(head, "held_most_by", "held_most_share")
 	}
+	roles := anyRoles(ss)
+	if roles {
+		head = append(head, "roles_repicked", "roles_refused")
+	}
 	ready := anyAcceptance(ss)
 	if ready {
 		head = append(head, "proposals", "declined_proposals", "declined_tickets", "second_proposal_share")
@@ -357,6 +393,13 @@ func WriteCSV(w io.Writer, ss []Summary) error {
 			strconv.FormatBool(s.Truncated))
 		if rules {
 			row = append(row, s.HeldBy, f(s.HeldShare, 5))
+		}
+		if roles {
+			if s.Roles {
+				row = append(row, strconv.Itoa(s.RolesRepicked), strconv.Itoa(s.RolesRefused))
+			} else {
+				row = append(row, "", "")
+			}
 		}
 		if ready {
 			if s.Acceptance {

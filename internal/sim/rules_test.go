@@ -310,6 +310,8 @@ func TestAttributesLeaveTheOtherDrawsAlone(t *testing.T) {
 func TestRulesSameSeedSameReport(t *testing.T) {
 	t.Parallel()
 	sc := rulesScenario(300)
+	// The role queues have a test of their own, on fewer matches: their passes cost more.
+	sc.Configurations = slices.DeleteFunc(sc.Configurations, func(c Configuration) bool { return len(c.Composition) > 0 })
 	ctx := context.Background()
 	one, _ := sameReport(t, &sc, "held most by", "held_most_by", "interval 100%", "mode + maps")
 	sc.Seed++

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
 )
 
 // Result is what happened in one run of one configuration.
@@ -37,6 +38,12 @@ type Result struct {
 	Rules     bool
 	WaitingOn map[string]int
 	Rounds    int
+	// Roles: the configuration has a role composition (its tickets carry their players'
+	// roles). RolesRepicked counts the party tickets whose players picked roles again for
+	// the ticket, their own fitting no team (RoleDist), RolesRefused the arrivals refused
+	// because no pick fitted.
+	Roles                       bool
+	RolesRepicked, RolesRefused int
 	// Acceptance: the configuration has a ready check. Proposals counts the matches the
 	// queue proposed, Declined those a player declined, DeclinedTickets the tickets the
 	// declines cancelled; SecondProposal counts the matches made with at least one ticket
@@ -90,6 +97,12 @@ type run struct {
 	arr     *arrivals
 	pick    *rand.Rand // which idle players form a ticket
 	attrs   *attributeDrawer
+	// roles are each player's roles (RoleDist), by population index; nil without the
+	// scenario's roles. shape is the role queue's pass config, for PartyFits; nil unless
+	// the configuration has a composition.
+	roles   [][]string
+	roleRng *rand.Rand
+	shape   *tick.Config
 	play    *rand.Rand // the rounds
 	accept  *rand.Rand // the ready check's answers; nil without one
 	decline float64    // each player's probability of declining a proposal
@@ -134,6 +147,7 @@ const (
 	streamMatcher
 	streamAttributes
 	streamAcceptance
+	streamRoles
 )
 
 func stream(seed uint64, s int) *rand.Rand { return rand.New(rand.NewPCG(seed, uint64(s))) }
@@ -164,8 +178,16 @@ func newRun(sc *Scenario, cf Configuration) (*run, error) {
 		play:  stream(sc.Seed, streamPlay),
 		state: make([]uint8, len(pop)), idle: make([]int32, len(pop)), idlePos: make([]int32, len(pop)),
 		ticketOf: make([]int32, len(pop)), slotOf: make([]int32, len(pop)),
-		res: &Result{Name: cf.Name, Rounds: sc.Rounds, Matches: make([]MatchRecord, 0, sc.Matches), Rules: len(cf.Rules) > 0,
+		res: &Result{Name: cf.Name, Rounds: sc.Rounds, Matches: make([]MatchRecord, 0, sc.Matches),
+			Rules: len(cf.Rules) > 0 || len(cf.Composition) > 0, Roles: len(cf.Composition) > 0,
 			Acceptance: cf.Acceptance != nil},
+	}
+	if sc.Roles != nil {
+		r.roleRng = stream(sc.Seed, streamRoles)
+		r.roles = sc.Roles.drawPlayers(len(pop), r.roleRng)
+	}
+	if len(cf.Composition) > 0 {
+		r.shape = &tick.Config{TeamSize: sc.TeamSize, Shape: cf.shape(sc.TeamSize), Roles: cf.queueRoles(sc)}
 	}
 	if cf.Acceptance != nil {
 		r.accept, r.decline = stream(sc.Seed, streamAcceptance), cf.Acceptance.DeclineRate
@@ -178,7 +200,7 @@ func newRun(sc *Scenario, cf Configuration) (*run, error) {
 	case "none":
 		r.matcher = &Random{TeamSize: sc.TeamSize, TTL: ttl, Rng: stream(sc.Seed, streamMatcher)}
 	case "tick":
-		m, err := NewRuledQueuePass(sc.TeamSize, string(cf.strategy()), cf.steps(), ttl, sc.attributeDecls(), cf.tickRules())
+		m, err := NewRuledQueuePass(sc.TeamSize, string(cf.strategy()), cf.steps(), ttl, cf.passRules(sc))
 		if err != nil {
 			return nil, err
 		}
@@ -307,7 +329,6 @@ func (r *run) arrive(a arrival) {
 		return
 	}
 	t := Ticket{ID: r.nextID, Created: a.at, Players: make([]int, a.size), Ratings: make([]float64, a.size), Attributes: attrs}
-	r.nextID++
 	for i := range a.size {
 		j := r.pick.IntN(len(r.idle))
 		p := int(r.idle[j])
@@ -317,9 +338,40 @@ func (r *run) arrive(a arrival) {
 		r.state[p] = waiting
 		t.Players[i], t.Ratings[i] = p, r.rater.Rating(p)
 	}
+	if r.shape != nil && !r.giveRoles(&t) {
+		for _, p := range t.Players {
+			r.setIdle(p)
+		}
+		r.res.RolesRefused++
+		return
+	}
+	r.nextID++
 	r.waiting = append(r.waiting, t)
 	r.meta = append(r.meta, ticketMeta{size: a.size, match: -1})
 	r.res.Tickets++
+}
+
+// giveRoles gives a ticket of a role queue its players' roles. A party whose roles fit no
+// team (the service refuses it) picks again for the ticket, every player from the
+// scenario's picks, up to maxRolePicks times; false if none fitted.
+func (r *run) giveRoles(t *Ticket) bool {
+	t.Roles = make([][]string, len(t.Players))
+	for i, p := range t.Players {
+		t.Roles[i] = r.roles[p]
+	}
+	if len(t.Players) == 1 || r.shape.PartyFits(t.Roles) {
+		return true
+	}
+	for range maxRolePicks {
+		for i := range t.Roles {
+			t.Roles[i] = r.sc.Roles.draw(r.roleRng)
+		}
+		if r.shape.PartyFits(t.Roles) {
+			r.res.RolesRepicked++
+			return true
+		}
+	}
+	return false
 }
 
 // tick runs the matcher once, plays the matches it makes and removes what left the queue.
@@ -481,15 +533,19 @@ func (r *run) compact(gone []bool) {
 		}
 		if r.meta[ti].matched > 0 {
 			players, rs := t.Players[:0], t.Ratings[:0]
+			var roles [][]string
 			for i, p := range t.Players {
 				if r.state[p] == waiting {
 					players, rs = append(players, p), append(rs, t.Ratings[i])
+					if t.Roles != nil {
+						roles = append(roles, t.Roles[i])
+					}
 				}
 			}
 			if len(players) == 0 {
 				continue
 			}
-			t.Players, t.Ratings = players, rs
+			t.Players, t.Ratings, t.Roles = players, rs, roles
 		}
 		r.waiting[k], r.meta[k] = t, r.meta[ti]
 		k++
