@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
-	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // A key's event stream shows its own tickets' events only; an admin or read key, and the
@@ -140,14 +139,9 @@ func (s *streamReads) Events(ctx context.Context, q string, after int64, limit i
 func TestAStreamKeepsItsPlacePastOtherKeysEvents(t *testing.T) {
 	t.Parallel()
 	store := &streamReads{MemoryStore: queue.NewMemoryStore()}
-	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{},
-		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
+	svc := duelReplica(store)
 	ctx := context.Background()
-	q := queue.DefaultQueue("duel")
-	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
-	if _, _, err := svc.PutQueue(ctx, q); err != nil {
-		t.Fatal(err)
-	}
+	putDuel(t, ctx, svc)
 	a := queue.WithCaller(ctx, queue.Caller{Owner: "studio-a"})
 	b := queue.WithCaller(ctx, queue.Caller{Owner: "studio-b"})
 	after, err := svc.EventHead(ctx, "duel")

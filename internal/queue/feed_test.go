@@ -36,15 +36,10 @@ func (c *countingStore) EventHead(ctx context.Context, q string) (int64, error) 
 func TestWaitersShareOneReadOfTheEvents(t *testing.T) {
 	t.Parallel()
 	store := &countingStore{MemoryStore: queue.NewMemoryStore()}
-	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{},
-		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
+	svc := duelReplica(store)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	q := queue.DefaultQueue("duel")
-	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
-	if _, _, err := svc.PutQueue(ctx, q); err != nil {
-		t.Fatal(err)
-	}
+	putDuel(t, ctx, svc)
 	const polls, streams, noise = 200, 10, 10
 	ids := make([]string, polls)
 	for i := range ids {
@@ -144,15 +139,10 @@ func (c *ticketReads) GetTickets(ctx context.Context, ids []string) ([]queue.Tic
 func TestLongPollsWokenTogetherShareOneReadOfTheirTickets(t *testing.T) {
 	t.Parallel()
 	store := &ticketReads{MemoryStore: queue.NewMemoryStore()}
-	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{},
-		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
+	svc := duelReplica(store)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	q := queue.DefaultQueue("duel")
-	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
-	if _, _, err := svc.PutQueue(ctx, q); err != nil {
-		t.Fatal(err)
-	}
+	putDuel(t, ctx, svc)
 	const polls = 100
 	var end queue.TickWrite
 	answered := make(chan queue.Ticket, polls)
@@ -194,5 +184,21 @@ func TestLongPollsWokenTogetherShareOneReadOfTheirTickets(t *testing.T) {
 	}
 	if reads := store.batch.Load() - batch; reads < 1 || reads > 2 {
 		t.Errorf("%d batch reads of tickets for one commit's events, want 1 (or 2 if its events came in two reads)", reads)
+	}
+}
+
+// duelReplica is a queue service (a replica) on store, its matcher pairing in order.
+func duelReplica(store queue.Store) *queue.Service {
+	return queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{},
+		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
+}
+
+// putDuel defines the tests' 1v1 queue "duel" (game type ctf, solos) through svc.
+func putDuel(t testing.TB, ctx context.Context, svc *queue.Service) {
+	t.Helper()
+	q := queue.DefaultQueue("duel")
+	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
+	if _, _, err := svc.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
-	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // A long-poll of a ticket whose queue the replica knows (it made the ticket, or read it
@@ -16,17 +15,9 @@ import (
 func TestLongPollReadsItsTicketOnce(t *testing.T) {
 	t.Parallel()
 	store := &ticketReads{MemoryStore: queue.NewMemoryStore()}
-	newReplica := func() *queue.Service {
-		return queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{},
-			Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
-	}
-	maker, other := newReplica(), newReplica()
+	maker, other := duelReplica(store), duelReplica(store)
 	ctx := context.Background()
-	q := queue.DefaultQueue("duel")
-	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
-	if _, _, err := maker.PutQueue(ctx, q); err != nil {
-		t.Fatal(err)
-	}
+	putDuel(t, ctx, maker)
 	tk, _, err := maker.CreateTicket(ctx, solo("duel", "ann"))
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +42,7 @@ func TestLongPollReadsItsTicketOnce(t *testing.T) {
 
 	// A queue remembered wrongly (a purged ticket's id made again elsewhere): the long-poll
 	// still answers, from the ticket's own queue.
-	stale := newReplica()
+	stale := duelReplica(store)
 	queue.RememberTicketQueue(stale, tk.ID, "gone")
 	poll("a replica remembering a deleted queue", stale, 2, queue.Searching)
 	poll("the same replica, corrected", stale, 1, queue.Searching)
@@ -66,14 +57,9 @@ func TestLongPollReadsItsTicketOnce(t *testing.T) {
 // watch from the second, which answers at the ticket's next event.
 func TestLongPollsOfOneTicketShareItsWatch(t *testing.T) {
 	t.Parallel()
-	svc := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Matcher: pairInOrder{},
-		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
+	svc := duelReplica(queue.NewMemoryStore())
 	ctx := context.Background()
-	q := queue.DefaultQueue("duel")
-	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
-	if _, _, err := svc.PutQueue(ctx, q); err != nil {
-		t.Fatal(err)
-	}
+	putDuel(t, ctx, svc)
 	tk, _, err := svc.CreateTicket(ctx, solo("duel", "ann"))
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -304,17 +303,7 @@ func TestRoleConfigurationsKeepTheComposition(t *testing.T) {
 func TestRolesLeaveTheOtherDrawsAlone(t *testing.T) {
 	t.Parallel()
 	sc, cf := rolesScenario(t, 300, "mode + maps")
-	with, err := Run(context.Background(), &sc, cf, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc.Roles = nil
-	without, err := Run(context.Background(), &sc, cf, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := fmt.Sprintf("%+v", Summarize(with)), fmt.Sprintf("%+v", Summarize(without))
-	if a != b || !reflect.DeepEqual(with.Waits, without.Waits) || !reflect.DeepEqual(with.PairDifferences, without.PairDifferences) {
+	if a, b, same := runsWithAndWithout(t, &sc, cf, func(sc *Scenario) { sc.Roles = nil }); !same {
 		t.Errorf("roles changed the run without a composition:\n%s\n%s", a, b)
 	}
 }

@@ -289,20 +289,28 @@ func TestAttributesLeaveTheOtherDrawsAlone(t *testing.T) {
 	t.Parallel()
 	sc := rulesScenario(300)
 	cf := configuration(t, &sc, "no rules")
-	with, err := Run(context.Background(), &sc, cf, nil)
+	if a, b, same := runsWithAndWithout(t, &sc, cf, func(sc *Scenario) { sc.Attributes = nil }); !same {
+		t.Errorf("attributes changed the rule-free run:\n%s\n%s", a, b)
+	}
+}
+
+// runsWithAndWithout runs cf on sc, then again once drop has taken something out of sc, and
+// says whether the two runs are the same (their summaries, as text, and their samples).
+func runsWithAndWithout(t *testing.T, sc *Scenario, cf Configuration, drop func(*Scenario)) (with, without string, same bool) {
+	t.Helper()
+	a, err := Run(context.Background(), sc, cf, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc.Attributes = nil
-	without, err := Run(context.Background(), &sc, cf, nil)
+	drop(sc)
+	b, err := Run(context.Background(), sc, cf, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// As text: a summary's NaNs (nothing to report) are not DeepEqual to themselves.
-	a, b := fmt.Sprintf("%+v", Summarize(with)), fmt.Sprintf("%+v", Summarize(without))
-	if a != b || !reflect.DeepEqual(with.Waits, without.Waits) || !reflect.DeepEqual(with.PairDifferences, without.PairDifferences) {
-		t.Errorf("attributes changed the rule-free run:\n%s\n%s", a, b)
-	}
+	with, without = fmt.Sprintf("%+v", Summarize(a)), fmt.Sprintf("%+v", Summarize(b))
+	same = with == without && reflect.DeepEqual(a.Waits, b.Waits) && reflect.DeepEqual(a.PairDifferences, b.PairDifferences)
+	return with, without, same
 }
 
 // The rules preset's report is the same byte for byte for the same seed, whatever the
