@@ -13,10 +13,11 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
-// countingStore counts the store's event reads.
+// countingStore counts the store's reads: of events, of the queue's newest event, of tickets
+// one by one (one) and by the batch (batch).
 type countingStore struct {
 	*queue.MemoryStore
-	events, heads atomic.Int64
+	events, heads, one, batch atomic.Int64
 }
 
 func (c *countingStore) Events(ctx context.Context, q string, after int64, limit int) ([]queue.Event, error) {
@@ -27,6 +28,16 @@ func (c *countingStore) Events(ctx context.Context, q string, after int64, limit
 func (c *countingStore) EventHead(ctx context.Context, q string) (int64, error) {
 	c.heads.Add(1)
 	return c.MemoryStore.EventHead(ctx, q)
+}
+
+func (c *countingStore) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
+	c.one.Add(1)
+	return c.MemoryStore.GetTicket(ctx, id)
+}
+
+func (c *countingStore) GetTickets(ctx context.Context, ids []string) ([]queue.Ticket, error) {
+	c.batch.Add(1)
+	return c.MemoryStore.GetTickets(ctx, ids)
 }
 
 // Two hundred long-polls and ten event streams wait on one queue while ten events that
@@ -117,28 +128,12 @@ func TestWaitersShareOneReadOfTheEvents(t *testing.T) {
 	wg.Wait()
 }
 
-// ticketReads counts the store's reads of tickets: one by one, and by the batch.
-type ticketReads struct {
-	*queue.MemoryStore
-	one, batch atomic.Int64
-}
-
-func (c *ticketReads) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
-	c.one.Add(1)
-	return c.MemoryStore.GetTicket(ctx, id)
-}
-
-func (c *ticketReads) GetTickets(ctx context.Context, ids []string) ([]queue.Ticket, error) {
-	c.batch.Add(1)
-	return c.MemoryStore.GetTickets(ctx, ids)
-}
-
 // A hundred long-polls whose tickets end in one commit, as a tick ends the tickets of its
 // matches, are answered from one read of their tickets by the queue's feed: each long-poll
 // used to read its own ticket as it woke, a hundred reads at once queued for the pool.
 func TestLongPollsWokenTogetherShareOneReadOfTheirTickets(t *testing.T) {
 	t.Parallel()
-	store := &ticketReads{MemoryStore: queue.NewMemoryStore()}
+	store := &countingStore{MemoryStore: queue.NewMemoryStore()}
 	svc := duelReplica(store)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -14,7 +14,7 @@ import (
 // watch back as it answers: a ticket that has had its last event leaves none behind.
 func TestLongPollReadsItsTicketOnce(t *testing.T) {
 	t.Parallel()
-	store := &ticketReads{MemoryStore: queue.NewMemoryStore()}
+	store := &countingStore{MemoryStore: queue.NewMemoryStore()}
 	maker, other := duelReplica(store), duelReplica(store)
 	ctx := context.Background()
 	putDuel(t, ctx, maker)

@@ -169,13 +169,18 @@ func (d AttributeDist) pick(rng *rand.Rand, taken []bool) int {
 		}
 		return d.Weights[i]
 	}
+	return drawIndex(rng, len(d.Values), weight)
+}
+
+// drawIndex draws one of 0..n-1 by weight (one draw of rng); some weight must be positive.
+func drawIndex(rng *rand.Rand, n int, weight func(i int) float64) int {
 	sum := 0.0
-	for i := range d.Values {
+	for i := range n {
 		sum += weight(i)
 	}
 	u := rng.Float64() * sum
 	last := -1
-	for i := range d.Values {
+	for i := range n {
 		w := weight(i)
 		if w <= 0 {
 			continue
@@ -185,7 +190,7 @@ func (d AttributeDist) pick(rng *rand.Rand, taken []bool) int {
 		}
 		u -= w
 	}
-	return last // rounding left u at the top: the last value with a weight
+	return last // rounding left u at the top: the last index with a weight
 }
 
 // attributeDecls is the scenario's attributes as a queue declares them; nil without any.

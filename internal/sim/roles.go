@@ -87,22 +87,7 @@ func (d *RoleDist) validate() error {
 
 // draw returns the roles of one pick, drawn by weight; the list is shared, not copied.
 func (d *RoleDist) draw(rng *rand.Rand) []string {
-	sum := 0.0
-	for _, p := range d.Picks {
-		sum += p.Weight
-	}
-	u := rng.Float64() * sum
-	last := 0
-	for i, p := range d.Picks {
-		if p.Weight <= 0 {
-			continue
-		}
-		if last = i; u < p.Weight {
-			return p.Roles
-		}
-		u -= p.Weight
-	}
-	return d.Picks[last].Roles // rounding left u at the top
+	return d.Picks[drawIndex(rng, len(d.Picks), func(i int) float64 { return d.Picks[i].Weight })].Roles
 }
 
 // drawPlayers gives every player of a population of n his roles; nil without a RoleDist.
