@@ -18,8 +18,8 @@ func withRules(rng *rand.Rand, tk []Ticket, cfg Config) ([]Ticket, Config) {
 		"level": {Type: TypeNumber},
 	}
 	defaults := map[string]Value{"mode": StringValue("a"), "plat": NumberValue(1), "maps": ListValue("m1"), "level": NumberValue(10)}
-	for name, v := range defaults {
-		if rng.IntN(3) == 0 {
+	for _, name := range []string{"level", "maps", "mode", "plat"} { // not the map's order: a seed makes one queue
+		if v := defaults[name]; rng.IntN(3) == 0 {
 			a := cfg.Attributes[name]
 			a.Default = &v
 			cfg.Attributes[name] = a
@@ -67,7 +67,7 @@ func withRules(rng *rand.Rand, tk []Ticket, cfg Config) ([]Ticket, Config) {
 			list = append(list, maps[j])
 		}
 		attrs["maps"] = ListValue(list...)
-		for name := range attrs {
+		for _, name := range []string{"level", "maps", "mode", "plat"} { // in this order: a seed makes one queue
 			// A backfill ticket gives what its match agreed on, some of it; a ticket may
 			// leave out what has a default.
 			if tk[i].Backfill != nil && rng.IntN(2) == 0 || cfg.Attributes[name].Default != nil && rng.IntN(3) == 0 {
