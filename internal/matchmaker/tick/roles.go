@@ -9,7 +9,7 @@ package tick
 // capped at its minimum, which meets as many minimums as any assignment can; then at its
 // maximum, for the players left. An augmenting path never lowers a role's count, so the
 // second phase keeps what the first met.
-func roleFit(players [][]uint8, lo, hi []int, out []int8) (all bool, covered int) {
+func roleFit(players []roleList, lo, hi []int, out []int8) (all bool, covered int) {
 	f := roleFlow{players: players, out: out, roles: len(lo)}
 	for p := range players {
 		out[p] = -1
@@ -36,9 +36,21 @@ func roleFit(players [][]uint8, lo, hi []int, out []int8) (all bool, covered int
 	return all, covered
 }
 
+// roleList is a player's roles in his order of preference, as indices of the queue's roles
+// (none: any). It is a value, not a slice: the pass copies players' lists into groups and
+// splits at every check, and lists without pointers cost neither a write barrier nor the
+// collector's scan.
+type roleList struct {
+	n     uint8
+	roles [MaxRoles]uint8
+}
+
+// list is l's roles.
+func (l *roleList) list() []uint8 { return l.roles[:l.n] }
+
 // roleFlow is the state of roleFit's augmenting paths.
 type roleFlow struct {
-	players [][]uint8
+	players []roleList
 	out     []int8
 	roles   int
 	limit   []int
@@ -48,7 +60,7 @@ type roleFlow struct {
 
 // augment finds player p a role: one with room, or one whose player can move to another.
 func (f *roleFlow) augment(p int) bool {
-	if len(f.players[p]) == 0 {
+	if f.players[p].n == 0 {
 		for r := range f.roles {
 			if f.try(p, r) {
 				return true
@@ -56,7 +68,7 @@ func (f *roleFlow) augment(p int) bool {
 		}
 		return false
 	}
-	for _, r := range f.players[p] {
+	for _, r := range f.players[p].list() {
 		if f.try(p, int(r)) {
 			return true
 		}

@@ -186,19 +186,14 @@ func (c *Config) partyFits(roles [][]string) bool {
 	if len(roles) > MaxTeamSize || len(c.Roles) > MaxRoles {
 		return false // refused by the checks of their own
 	}
-	var backing [MaxTeamSize][MaxRoles]uint8
-	var lists [MaxTeamSize][]uint8
-	// Written by index into the arrays, not by append nor through a slice: either would move
-	// backing to the heap, an allocation per party at every pass.
+	var lists [MaxTeamSize]roleList
 	for j, rs := range roles {
-		n := 0
 		for _, r := range rs {
-			if k := slices.Index(c.Roles, r); k >= 0 && n < MaxRoles {
-				backing[j][n] = uint8(k)
-				n++
+			if k := slices.Index(c.Roles, r); k >= 0 && lists[j].n < MaxRoles {
+				lists[j].roles[lists[j].n] = uint8(k)
+				lists[j].n++
 			}
 		}
-		lists[j] = backing[j][:n]
 	}
 	players := lists[:len(roles)]
 	var loA, hiA [MaxRoles]int

@@ -264,6 +264,8 @@ type walkState struct {
 	sizesBuf  []int
 	roomBuf   []int
 	walkGroup group
+	// the exhaustive search's groups, by depth
+	searchGroups []*group
 	// the matches' parts, cut from arrays shared by many matches
 	ints    arena[int]
 	stages  stageCount
@@ -296,8 +298,8 @@ type sticket struct {
 	size     int
 	in       int32
 	taken    bool
-	roleSig  uint64    // the roles its players play, as a set of sets: equal for equal tickets
-	roles    [][]uint8 // per player, the role indices it plays in order; nil: any
+	roleSig  uint64     // the roles its players play, as a set of sets: equal for equal tickets
+	roles    []roleList // per player, the roles it plays in order
 }
 
 // walkNode is what a walk reads of a live ticket it passes: a candidate the rules turn
@@ -391,9 +393,7 @@ type sweep struct {
 	ratings  []float64
 	// the players' role lists, by ticket from sticket.ratings as the ratings; each from
 	// roleList
-	playerRoles [][]uint8
-	roleListOf  map[uint64][]uint8 // roleList's, by its key
-	roleBytes   arena[uint8]
+	playerRoles []roleList
 	types       fillTypes
 }
 
@@ -402,7 +402,7 @@ type sweepArrays struct {
 	live        []sticket
 	kept        []int
 	ratings     []float64
-	playerRoles [][]uint8
+	playerRoles []roleList
 	rules       []ruleArrays
 }
 
@@ -641,8 +641,8 @@ func (w *sweep) readTicket(t *Ticket, i int) sticket {
 	x.mask = math.MaxUint64 // regionMask's, once every region is known
 	if len(s.roles) > 0 {
 		for j := range x.size {
-			var rs []uint8 // nil: any
-			if j < len(t.Roles) && len(t.Roles[j]) > 0 {
+			var rs roleList // none: any
+			if j < len(t.Roles) {
 				rs = w.roleList(t.Roles[j])
 			}
 			w.playerRoles = append(w.playerRoles, rs)
@@ -656,28 +656,14 @@ func (w *sweep) readTicket(t *Ticket, i int) sticket {
 	return x
 }
 
-// roleList is the role indices of names (validated), the same array for every player who
-// lists the same roles: a pass's lists are few, and read from a few cache lines.
-func (w *sweep) roleList(names []string) []uint8 {
-	roles := w.s.roles
-	key := uint64(0) // 5 bits a role, one more than its index
-	if len(names) <= 12 {
-		for _, r := range names {
-			key = key<<5 | uint64(slices.Index(roles, r)+1)
+// roleList is the role indices of names (validated).
+func (w *sweep) roleList(names []string) roleList {
+	var rs roleList
+	for _, r := range names {
+		if rs.n < MaxRoles {
+			rs.roles[rs.n] = uint8(slices.Index(w.s.roles, r))
+			rs.n++
 		}
-		if rs, ok := w.roleListOf[key]; ok {
-			return rs
-		}
-	}
-	rs := w.roleBytes.take(len(names))
-	for k, r := range names {
-		rs[k] = uint8(slices.Index(roles, r))
-	}
-	if len(names) <= 12 {
-		if w.roleListOf == nil {
-			w.roleListOf = map[uint64][]uint8{}
-		}
-		w.roleListOf[key] = rs
 	}
 	return rs
 }
@@ -1052,11 +1038,11 @@ func (s *shaper) aggregateRoles() {
 
 // roleSignature is a ticket's players' role sets, sorted, packed in one word (a hash
 // beyond four players).
-func roleSignature(roles [][]uint8) uint64 {
+func roleSignature(roles []roleList) uint64 {
 	var masks [MaxTeamSize]uint64
-	for j, rs := range roles {
+	for j := range roles {
 		m := uint64(1)<<MaxRoles - 1 // any
-		if len(rs) > 0 {
+		if rs := roles[j].list(); len(rs) > 0 {
 			m = 0
 			for _, r := range rs {
 				m |= 1 << r

@@ -181,13 +181,13 @@ func (t *fillTeam) playerDims(roles []uint8) uint32 {
 }
 
 // ticketDims appends ticket x's players' dimensions, kind by kind, to out.
-func (fs *fillSpace) ticketDims(out []uint32, roles [][]uint8, size int) []uint32 {
+func (fs *fillSpace) ticketDims(out []uint32, roles []roleList, size int) []uint32 {
 	for kind := range fs.kinds {
 		t := fs.kindTeam(kind)
 		for p := range size {
 			var rs []uint8
 			if p < len(roles) {
-				rs = roles[p]
+				rs = roles[p].list()
 			}
 			out = append(out, t.playerDims(rs))
 		}
@@ -327,7 +327,7 @@ type fillTypes struct {
 }
 
 // typeOf is the type of a ticket of these players' roles.
-func (ft *fillTypes) typeOf(fs *fillSpace, roles [][]uint8, size int) int32 {
+func (ft *fillTypes) typeOf(fs *fillSpace, roles []roleList, size int) int32 {
 	dims := fs.ticketDims(ft.dimsBuf[:0], roles, size)
 	ft.dimsBuf = dims
 	key := ft.key[:0]

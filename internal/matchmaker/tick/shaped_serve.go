@@ -179,7 +179,8 @@ func (s *shaper) exhaustive(a int32, capacity, need int) bool {
 			}
 			c := s.cands[j]
 			if s.fits(g, c, capacity) == 0 {
-				h := g.clone()
+				h := s.searchGroup(j + 1)
+				g.copyTo(h)
 				s.add(h, c)
 				if grow(h, j+1) {
 					return true
@@ -187,11 +188,20 @@ func (s *shaper) exhaustive(a int32, capacity, need int) bool {
 			}
 			return grow(g, j+1)
 		}
-		if grow(s.newGroup(a), 0) {
+		if grow(s.resetGroup(s.searchGroup(0), a), 0) {
 			return true
 		}
 	}
 	return false
+}
+
+// searchGroup is the exhaustive search's group at depth d (after d candidates), kept from
+// one anchor to the next.
+func (s *shaper) searchGroup(d int) *group {
+	for len(s.searchGroups) <= d {
+		s.searchGroups = append(s.searchGroups, new(group))
+	}
+	return s.searchGroups[d]
 }
 
 // stageCount counts the candidates (and their players) each stage stopped, by stage + 1.
@@ -435,7 +445,8 @@ func (s *shaper) countRoles(i int32, d int32) {
 		return
 	}
 	counts := s.roleCount[s.partOf(i)]
-	for _, rs := range s.live[i].roles {
+	for p := range s.live[i].roles {
+		rs := s.live[i].roles[p].list()
 		if len(rs) == 0 {
 			for r := range counts {
 				counts[r] += d

@@ -12,15 +12,15 @@ type group struct {
 	members []int32
 	players int
 	mask    uint64
-	eq      []int32   // per rule: the equal value of the tickets it binds, -1 none yet
-	common  []uint64  // per rule: the intersect values its bound tickets share (bits)
-	lists   [][]int32 // per rule, where the values are more than 64: as a list
-	any     []bool    // per rule: some ticket of the group is bound
-	lo, hi  []float64 // per rule: the distance values' range of the bound tickets
-	tol     []float64 // and their smallest tolerance
-	room    []int     // per team, the places a packing of the parties leaves
-	refused []uint64  // role signatures rolesCanFill refused since the group last grew
-	roles   [][]uint8 // with compositions, the roles of its players, in order
+	eq      []int32    // per rule: the equal value of the tickets it binds, -1 none yet
+	common  []uint64   // per rule: the intersect values its bound tickets share (bits)
+	lists   [][]int32  // per rule, where the values are more than 64: as a list
+	any     []bool     // per rule: some ticket of the group is bound
+	lo, hi  []float64  // per rule: the distance values' range of the bound tickets
+	tol     []float64  // and their smallest tolerance
+	room    []int      // per team, the places a packing of the parties leaves
+	refused []uint64   // role signatures rolesCanFill refused since the group last grew
+	roles   []roleList // with compositions, the roles of its players, in order
 	// an assignment of those roles (roleFit's), its count per role and the minimums it met
 	roleCounted bool
 	roleCount   [MaxRoles]int
@@ -29,17 +29,13 @@ type group struct {
 	proj        []uint64 // and each team's projection of them
 }
 
-func (s *shaper) newGroup(a int32) *group {
-	return s.resetGroup(&group{}, a)
-}
-
 // resetGroup makes g the group of anchor a alone, reusing its arrays.
 func (s *shaper) resetGroup(g *group, a int32) *group {
 	n := len(s.rules)
 	g.members, g.players, g.mask, g.roles = g.members[:0], 0, math.MaxUint64, g.roles[:0]
 	g.roleCounted = false
 	if want := s.capacity() + MaxTeamSize; s.roleLo != nil && cap(g.roles) < want {
-		g.roles = make([][]uint8, 0, want) // room for a candidate's past the group's: no copy per check
+		g.roles = make([]roleList, 0, want) // room for a candidate's past the group's: no copy per check
 	}
 	g.eq, g.common, g.lists, g.any = resize(g.eq, n), resize(g.common, n), resize(g.lists, n), resize(g.any, n)
 	g.lo, g.hi, g.tol = resize(g.lo, n), resize(g.hi, n), resize(g.tol, n)
@@ -55,15 +51,18 @@ func (s *shaper) resetGroup(g *group, a int32) *group {
 	return g
 }
 
-func (g *group) clone() *group {
-	c := *g
-	c.members = slices.Clone(g.members)
-	c.eq, c.common, c.any = slices.Clone(g.eq), slices.Clone(g.common), slices.Clone(g.any)
-	c.lists = slices.Clone(g.lists)
-	c.lo, c.hi, c.tol = slices.Clone(g.lo), slices.Clone(g.hi), slices.Clone(g.tol)
-	c.room, c.refused, c.roles = slices.Clone(g.room), slices.Clone(g.refused), slices.Clone(g.roles)
-	c.fill, c.proj = slices.Clone(g.fill), slices.Clone(g.proj)
-	return &c
+// copyTo makes c a copy of g, reusing c's arrays: the exhaustive search copies a group at
+// every ticket it tries, and keeps a group a depth.
+func (g *group) copyTo(c *group) {
+	was := *c
+	*c = *g
+	c.members = append(was.members[:0], g.members...)
+	c.eq, c.common, c.any = append(was.eq[:0], g.eq...), append(was.common[:0], g.common...), append(was.any[:0], g.any...)
+	c.lists = append(was.lists[:0], g.lists...) // the lists are never written: shared
+	c.lo, c.hi, c.tol = append(was.lo[:0], g.lo...), append(was.hi[:0], g.hi...), append(was.tol[:0], g.tol...)
+	c.room, c.refused = append(was.room[:0], g.room...), append(was.refused[:0], g.refused...)
+	c.roles = append(was.roles[:0], g.roles...)
+	c.fill, c.proj = append(was.fill[:0], g.fill...), append(was.proj[:0], g.proj...)
 }
 
 // add takes ticket i into the group (fits said it may).
@@ -266,7 +265,7 @@ func (s *shaper) rolesCanFill(g *group, x *sticket, capacity int) bool {
 		// is not met yet (that minimum's deficit falls with the room), or one below its
 		// maximum while the room left still covers the deficit.
 		deficit, room := s.roleLoSum-g.roleCovered, capacity-len(g.roles)-1
-		for _, r := range soloRoles(x.roles[0], len(s.roles)) {
+		for _, r := range soloRoles(x.roles[0].list(), len(s.roles)) {
 			if g.roleCount[r] < s.roleLo[r] || g.roleCount[r] < s.roleHi[r] && deficit <= room {
 				return true
 			}

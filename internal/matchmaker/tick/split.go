@@ -90,7 +90,7 @@ type splitState struct {
 	cut          bool // the search stopped at exactNodes
 	// the first party_mix rule that refused a split of the right sizes, and by how much
 	mixBroken, mixDiff int
-	players            [][]uint8
+	players            []roleList
 	roleOut            []int8
 	seats              []uint64 // with a fill space, each team's role states (shaped_fill.go)
 }
@@ -393,10 +393,10 @@ func (s *shaper) compositionOK(roles []int8, at []int) bool {
 				return false
 			}
 		} else {
-			for p, rs := range sp.players {
+			for p := range sp.players {
 				sp.roleOut[p] = -1
-				if len(rs) > 0 {
-					sp.roleOut[p] = int8(rs[0])
+				if rs := &sp.players[p]; rs.n > 0 {
+					sp.roleOut[p] = int8(rs.roles[0])
 				}
 			}
 		}
