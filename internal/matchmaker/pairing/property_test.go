@@ -327,9 +327,11 @@ func TestMatchesTheReference(t *testing.T) {
 	t.Logf("%d cases; %d rating_window cases chose other sides as well balanced up to rounding", cases, windowSidesDiffer)
 }
 
-// The radix sort used for long queues orders like a comparison sort on (rating, index).
+// The radix sort used for long queues orders like a comparison sort on (rating, index), with
+// its own work arrays or with those of earlier sorts (SortBuffers).
 func TestSortQueue(t *testing.T) {
 	t.Parallel()
+	var buffers SortBuffers
 	for seed := range uint64(40) {
 		rng := rand.New(rand.NewPCG(seed, 5))
 		n := radixMin + rng.IntN(5000)
@@ -355,6 +357,8 @@ func TestSortQueue(t *testing.T) {
 		}
 		got := make([]int32, n)
 		sortQueue(r, got)
+		kept := make([]int32, n) // with work arrays an earlier sort of another size left
+		buffers.SortIndex(r, kept)
 		want := make([]int32, n)
 		for i := range want {
 			want[i] = int32(i)
@@ -362,6 +366,9 @@ func TestSortQueue(t *testing.T) {
 		slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(r[a], r[b]) })
 		if !slices.Equal(got, want) {
 			t.Fatalf("seed %d, n %d: the sort differs", seed, n)
+		}
+		if !slices.Equal(kept, want) {
+			t.Fatalf("seed %d, n %d: the sort with kept buffers differs", seed, n)
 		}
 	}
 }

@@ -99,7 +99,10 @@ const radixMin = 1024
 
 // sortQueue fills order with the queue indices sorted by (rating, queue index).
 // Ratings are finite; -0 and +0 are equal.
-func sortQueue(r []float64, order []int32) {
+func sortQueue(r []float64, order []int32) { sortQueueWith(r, order, nil) }
+
+// sortQueueWith is sortQueue with its work arrays from b (nil: its own).
+func sortQueueWith(r []float64, order []int32, b *SortBuffers) {
 	n := len(r)
 	for i := range order {
 		order[i] = int32(i)
@@ -118,9 +121,14 @@ func sortQueue(r []float64, order []int32) {
 	}
 	// LSD radix sort on the ratings' bits mapped to an unsigned order; each pass is stable
 	// and the input is in queue order, so equal ratings stay in queue order.
-	keys := make([]uint64, 2*n)
+	if b == nil {
+		b = new(SortBuffers)
+	}
+	if cap(b.keys) < 2*n {
+		b.keys, b.idx = make([]uint64, 2*n), make([]int32, n)
+	}
+	keys, idx := b.keys[:2*n], b.idx[:n]
 	src, dst := keys[:n:n], keys[n:]
-	idx := make([]int32, n)
 	from, to := order, idx
 	for i, x := range r {
 		if x == 0 {

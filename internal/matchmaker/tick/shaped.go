@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
 )
 
 // runShaped is Run for a config with a Shape: any number of teams, each of its own size,
@@ -40,21 +39,8 @@ func runShaped(tickets []Ticket, now float64, cfg *Config) (Result, error) {
 	if err := f.Err(); err != nil {
 		return Result{}, err
 	}
-	s.link()
 	s.aggregateRoles()
-	if s.roleLo != nil {
-		parts := 1
-		if s.part >= 0 {
-			parts = len(s.rules[s.part].names) + len(s.rules[s.part].nums)
-		}
-		s.roleCount = make([][]int32, parts)
-		for p := range s.roleCount {
-			s.roleCount[p] = make([]int32, len(s.roles))
-		}
-		for i := range s.live {
-			s.countRoles(int32(i), 1)
-		}
-	}
+	s.link()
 	s.serveAll()
 	return s.result(), nil
 }
@@ -104,10 +90,12 @@ func (s *shaper) serveAll() {
 	share := (players/s.capacity()+1)/workers + 64 // a fork's matches, about: few appends copy them
 	var next atomic.Int32
 	forks := make([]*shaper, workers)
+	sc := s.scratch
+	sc.forks = resize(sc.forks, workers)
 	var wg sync.WaitGroup
 	for k := range forks {
 		w := s.fork()
-		w.matches = make([]Match, 0, share)
+		w.walkState.keptFrom(&sc.forks[k], share)
 		forks[k] = w
 		wg.Go(func() {
 			for {
@@ -122,6 +110,9 @@ func (s *shaper) serveAll() {
 	}
 	wg.Wait()
 	s.join(forks)
+	for k, w := range forks {
+		sc.forks[k].keep(&w.walkState)
+	}
 }
 
 // serveRanks serves the anchors of byAge[from:to] (in that order), the oldest first.
@@ -183,14 +174,40 @@ func (s *shaper) join(forks []*shaper) {
 	slices.SortFunc(matches, byRank)
 	slices.SortFunc(waits, byRank)
 	s.matches = make([]Match, 0, len(matches))
-	s.waits, s.waitOf = make([]Wait, 0, len(waits)), make([]int32, 0, len(waits))
 	for _, m := range matches {
 		s.matches = append(s.matches, forks[m.fork].matches[m.i])
 	}
+	// The result's waits, of the tickets still waiting: every fork is done, the taken
+	// flags are final.
+	s.joined = true
 	for _, w := range waits {
-		f := forks[w.fork]
-		s.waits, s.waitOf = append(s.waits, f.waits[w.i]), append(s.waitOf, f.waitOf[w.i])
+		if f := forks[w.fork]; !s.live[f.waitOf[w.i]].taken {
+			s.waits = append(s.waits, f.waits[w.i])
+		}
 	}
+}
+
+// forkArrays are a fork's arrays of matches and waits, kept from one pass to the next
+// (join copies what the result keeps).
+type forkArrays struct {
+	matches                     []Match
+	waits                       []Wait
+	matchRank, waitOf, waitRank []int32
+}
+
+// keptFrom starts the walk's arrays from a's, with room for about matches matches.
+func (w *walkState) keptFrom(a *forkArrays, matches int) {
+	w.matches = reuse(a.matches, matches)
+	w.waits, w.matchRank, w.waitOf, w.waitRank = a.waits[:0], a.matchRank[:0], a.waitOf[:0], a.waitRank[:0]
+}
+
+// keep takes back the walk's arrays, cleared of what the result holds (a match's slices,
+// a wait's strings) so that the pool does not keep the result alive.
+func (a *forkArrays) keep(w *walkState) {
+	clear(w.matches)
+	clear(w.waits)
+	a.matches, a.waits = w.matches[:0], w.waits[:0]
+	a.matchRank, a.waitOf, a.waitRank = w.matchRank[:0], w.waitOf[:0], w.waitRank[:0]
 }
 
 // fallbackCandidates is the most acceptable candidates an unserved anchor is searched
@@ -241,8 +258,9 @@ type shaper struct {
 	fill  *fillSpace
 	types fillTypes // the tickets' types (sticket.fillType)
 
-	players int // the shape's players, Σ sizes (capacity)
-	touched int // touch's sum, kept so that the reads are not dropped
+	players int  // the shape's players, Σ sizes (capacity)
+	joined  bool // waits holds the forks' waits of the tickets still waiting (join)
+	touched int  // touch's sum, kept so that the reads are not dropped
 
 	walkState
 }
@@ -798,19 +816,36 @@ func (d *shapeRule) values(i int32) int {
 func (s *shaper) link() {
 	order := s.order()
 	// The tickets move to their place in that order, so that a walk reads neighbours in
-	// memory.
-	done := resize(s.scratch.done, len(s.live))
-	s.scratch.done = done
-	permuteInPlace(s.live, order, done)
-	for k := range s.rules {
-		d := &s.rules[k]
-		permuteInPlace(d.bound, order, done)
-		permuteInPlace(d.id, order, done)
-		permuteInPlace(d.list, order, done)
-		permuteInPlace(d.set, order, done)
-		permuteInPlace(d.num, order, done)
-		permuteInPlace(d.tol, order, done)
+	// memory; a large pass moves the rules' values on another core meanwhile, and counts
+	// the roles there while this one links the tickets.
+	sc := s.scratch
+	sc.done, sc.doneRules = resize(sc.done, len(s.live)), resize(sc.doneRules, len(s.live))
+	var wg sync.WaitGroup
+	moveRules := func() {
+		for k := range s.rules {
+			d := &s.rules[k]
+			permuteInPlace(d.bound, order, sc.doneRules)
+			permuteInPlace(d.id, order, sc.doneRules)
+			permuteInPlace(d.list, order, sc.doneRules)
+			permuteInPlace(d.set, order, sc.doneRules)
+			permuteInPlace(d.num, order, sc.doneRules)
+			permuteInPlace(d.tol, order, sc.doneRules)
+		}
 	}
+	inParallel := len(s.live) >= parallelMin && runtime.GOMAXPROCS(0) > 1
+	if inParallel {
+		wg.Go(moveRules)
+	} else {
+		moveRules()
+	}
+	permuteInPlace(s.live, order, sc.done)
+	wg.Wait()
+	if inParallel {
+		wg.Go(s.countAllRoles) // reads the tickets, as the links below do
+	} else {
+		s.countAllRoles()
+	}
+	defer wg.Wait()
 	s.nodes = resize(s.scratch.nodes, len(s.live))
 	for k := range s.live {
 		x := &s.live[k]
@@ -831,6 +866,24 @@ func (s *shaper) link() {
 	}
 	if !aged {
 		slices.SortStableFunc(s.byAge, func(a, b int32) int { return cmp.Compare(s.live[a].since, s.live[b].since) })
+	}
+}
+
+// countAllRoles counts the searching players of each role, by partition (countRoles).
+func (s *shaper) countAllRoles() {
+	if s.roleLo == nil {
+		return
+	}
+	parts := 1
+	if s.part >= 0 {
+		parts = len(s.rules[s.part].names) + len(s.rules[s.part].nums)
+	}
+	s.roleCount = make([][]int32, parts)
+	for p := range s.roleCount {
+		s.roleCount[p] = make([]int32, len(s.roles))
+	}
+	for i := range s.live {
+		s.countRoles(int32(i), 1)
 	}
 }
 
@@ -863,7 +916,7 @@ func (s *shaper) order() []int32 {
 	for i := range s.live {
 		means[i] = s.live[i].mean
 	}
-	pairing.SortIndex(means, order)
+	sc.sort.SortIndex(means, order)
 	if s.part < 0 {
 		return order
 	}
@@ -932,6 +985,10 @@ func (s *shaper) result() Result {
 	r := Result{Expired: s.expired}
 	if len(s.matches) > 0 { // nil without matches, as before the capacity was made up front
 		r.Matches = s.matches
+	}
+	if s.joined {
+		r.Waiting = s.waits
+		return r
 	}
 	for k, w := range s.waits {
 		if !s.live[s.waitOf[k]].taken {

@@ -1,6 +1,10 @@
 package tick
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
+)
 
 // shapedScratch is the arrays of a shaped pass that its Result does not keep, kept from one
 // pass to the next, as the two-team pass's are: the queue service runs a pass of the same
@@ -11,8 +15,10 @@ type shapedScratch struct {
 	nodes               []walkNode
 	byAge, order, count []int32
 	means               []float64
-	done                []bool
+	done, doneRules     []bool
 	lists               [][]int32 // endRules's
+	forks               []forkArrays
+	sort                pairing.SortBuffers
 }
 
 // ruleArrays are a shapeRule's arrays by live index, as a sweep reads them.
