@@ -313,8 +313,10 @@ func (s *shaper) project(g *group) {
 // one type seat alike. A pass has one table; each of read's sweeps numbers its own tickets,
 // renumbered when the sweeps are joined.
 type fillTypes struct {
-	of   map[string]int32 // by key (the dimensions' bytes)
-	keys []string
+	of map[string]int32 // by key (the dimensions' bytes)
+	// solos' types, by their role set (a bit per role)
+	solos map[uint32]int32
+	keys  []string
 	// by type: its players' dimensions, kind by kind (a small table a walk reads in cache),
 	// by kind the team states that can seat it, and by kind and team state the states it
 	// reaches seated there (seat's, looked up rather than stepped player by player)
@@ -328,6 +330,33 @@ type fillTypes struct {
 
 // typeOf is the type of a ticket of these players' roles.
 func (ft *fillTypes) typeOf(fs *fillSpace, roles []roleList, size int) int32 {
+	// Most tickets are solos, whose type is their one role set's: looked up by that set
+	// rather than by the key of their dimensions.
+	var solo uint32
+	if size == 1 {
+		solo = 1 << 31 // any: a set no list gives (MaxRoles bits)
+		if len(roles) > 0 && roles[0].n > 0 {
+			solo = 0
+			for _, r := range roles[0].list() {
+				solo |= 1 << r
+			}
+		}
+		if t, ok := ft.solos[solo]; ok {
+			return t
+		}
+	}
+	t := ft.typeOfDims(fs, roles, size)
+	if size == 1 {
+		if ft.solos == nil {
+			ft.solos = map[uint32]int32{}
+		}
+		ft.solos[solo] = t
+	}
+	return t
+}
+
+// typeOfDims is typeOf, by the key of the ticket's dimensions.
+func (ft *fillTypes) typeOfDims(fs *fillSpace, roles []roleList, size int) int32 {
 	dims := fs.ticketDims(ft.dimsBuf[:0], roles, size)
 	ft.dimsBuf = dims
 	key := ft.key[:0]
