@@ -2,7 +2,6 @@ package tick
 
 import (
 	"cmp"
-	"encoding/binary"
 	"math"
 	"slices"
 	"strconv"
@@ -277,6 +276,7 @@ func (c *Config) addTicketFaults(f *apperr.Fields, t *Ticket, ticket int) {
 func (c *Config) addTicketFaultsWith(f *apperr.Fields, t *Ticket, ticket int, k *attributeChecker) {
 	t.addFaults(f, ticket, min(max(c.largestTeam(), 1), MaxTeamSize))
 	if k != nil {
+		k.roleLists = k.roleLists[:0]
 		k.addFaults(f, t, ticket)
 	} else {
 		c.addAttributeFaultsOf(f, t, ticket)
@@ -328,6 +328,18 @@ type attributeChecker struct {
 	// checked rather than look them up again
 	vals []Value
 	has  []bool
+	// and its players' role lists (none: the ticket lists no roles)
+	roleLists []roleList
+}
+
+// listsBuf is room for a ticket's n role lists: k's (the last ticket's lists, kept for the
+// pass to read) or, without k, a new array.
+func (k *attributeChecker) listsBuf(n int) []roleList {
+	if k == nil {
+		return make([]roleList, n)
+	}
+	k.roleLists = resize(k.roleLists, n)
+	return k.roleLists
 }
 
 // declaredIndex is name's index among the declared attributes (vals, has), -1: undeclared.
@@ -338,24 +350,21 @@ func (k *attributeChecker) declaredIndex(name string) int {
 	return -1
 }
 
-// partyFits is c.partyFits(roles), from the answers kept when k is not nil.
-func (k *attributeChecker) partyFits(c *Config, roles [][]string) bool {
+// partyFits is c.partyListsFit(lists), from the answers kept when k is not nil.
+func (k *attributeChecker) partyFits(c *Config, lists []roleList) bool {
 	if k == nil {
-		return c.partyFits(roles)
+		return c.partyListsFit(lists)
 	}
 	key := k.partyKey[:0]
-	for _, rs := range roles { // each list and name prefixed by its length: one key per party
-		key = binary.AppendUvarint(key, uint64(len(rs)))
-		for _, r := range rs {
-			key = binary.AppendUvarint(key, uint64(len(r)))
-			key = append(key, r...)
-		}
+	for i := range lists { // each list prefixed by its length: one key per party
+		key = append(key, lists[i].n)
+		key = append(key, lists[i].list()...)
 	}
 	k.partyKey = key
 	if ok, found := k.partyFit[string(key)]; found {
 		return ok
 	}
-	ok := c.partyFits(roles)
+	ok := c.partyListsFit(lists)
 	if k.partyFit == nil {
 		k.partyFit = map[string]bool{}
 	}

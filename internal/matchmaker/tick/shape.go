@@ -163,8 +163,20 @@ func (c *Config) addRoleFaults(f *apperr.Fields, t *Ticket, at func(string) stri
 	if len(t.Roles) > len(t.Ratings) {
 		f.Add(at("roles"), "must give at most one list per player (%d)", len(t.Ratings))
 	}
-	if c.shaped() && len(t.Roles) > 1 && len(c.Roles) > 0 && !k.partyFits(c, t.Roles) {
+	// The lists as indices: a pass reads them from k (roleLists) rather than look the names
+	// up again, and the names are checked one by one only when some list is not valid.
+	valid := true
+	lists := k.listsBuf(len(t.Roles))
+	for i, rs := range t.Roles {
+		var ok bool
+		lists[i], ok = c.roleListOf(rs)
+		valid = valid && ok
+	}
+	if c.shaped() && len(t.Roles) > 1 && len(c.Roles) > 0 && !k.partyFits(c, lists) {
 		f.Add(at("roles"), "cannot all be played on one team: no team's composition takes this party's roles")
+	}
+	if valid {
+		return
 	}
 	for i, rs := range t.Roles {
 		for j, r := range rs {
@@ -188,19 +200,42 @@ func (c *Config) partyFits(roles [][]string) bool {
 	}
 	var lists [MaxTeamSize]roleList
 	for j, rs := range roles {
-		for _, r := range rs {
-			if k := slices.Index(c.Roles, r); k >= 0 && lists[j].n < MaxRoles {
-				lists[j].roles[lists[j].n] = uint8(k)
-				lists[j].n++
-			}
+		lists[j], _ = c.roleListOf(rs)
+	}
+	return c.partyListsFit(lists[:len(roles)])
+}
+
+// roleListOf is a player's roles as indices of the queue's roles, those it does not know left
+// out; ok says that every one was known and none repeated.
+func (c *Config) roleListOf(names []string) (l roleList, ok bool) {
+	ok = true
+	var seen uint32
+	for _, r := range names {
+		k := slices.Index(c.Roles, r)
+		switch {
+		case k < 0 || k >= MaxRoles:
+			ok = false
+		case seen&(1<<k) != 0:
+			ok = false
+		case l.n < MaxRoles:
+			seen |= 1 << k
+			l.roles[l.n] = uint8(k)
+			l.n++
 		}
 	}
-	players := lists[:len(roles)]
+	return l, ok
+}
+
+// partyListsFit is partyFits for a party's role lists (roleListOf's).
+func (c *Config) partyListsFit(players []roleList) bool {
+	if len(players) > MaxTeamSize || len(c.Roles) > MaxRoles {
+		return false // refused by the checks of their own
+	}
 	var loA, hiA [MaxRoles]int
 	var outA [MaxTeamSize]int8
-	lo, hi, out := loA[:len(c.Roles)], hiA[:len(c.Roles)], outA[:len(roles)]
+	lo, hi, out := loA[:len(c.Roles)], hiA[:len(c.Roles)], outA[:len(players)]
 	for _, d := range c.Shape {
-		if len(roles) > d.Size {
+		if len(players) > d.Size {
 			continue
 		}
 		for k, r := range c.Roles {

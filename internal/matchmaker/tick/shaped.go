@@ -659,9 +659,9 @@ func (w *sweep) readTicket(t *Ticket, i int) sticket {
 	x.mask = math.MaxUint64 // regionMask's, once every region is known
 	if len(s.roles) > 0 {
 		for j := range x.size {
-			var rs roleList // none: any
-			if j < len(t.Roles) {
-				rs = w.roleList(t.Roles[j])
+			var rs roleList                 // none: any
+			if j < len(w.check.roleLists) { // the check's, of this ticket
+				rs = w.check.roleLists[j]
 			}
 			w.playerRoles = append(w.playerRoles, rs)
 		}
@@ -672,18 +672,6 @@ func (w *sweep) readTicket(t *Ticket, i int) sticket {
 		x.fillType = w.types.typeOf(s.fill, x.roles, x.size)
 	}
 	return x
-}
-
-// roleList is the role indices of names (validated).
-func (w *sweep) roleList(names []string) roleList {
-	var rs roleList
-	for _, r := range names {
-		if rs.n < MaxRoles {
-			rs.roles[rs.n] = uint8(slices.Index(w.s.roles, r))
-			rs.n++
-		}
-	}
-	return rs
 }
 
 // regionMask is the regions ticket t accepts now: all without latency data.
