@@ -37,3 +37,6 @@ func (s *QueueStore) Waiters(queueName string) int {
 	defer s.notify.mu.Unlock()
 	return len(s.notify.waiters[queueName])
 }
+
+// The statements whose plans a test checks.
+const SQLEvents = sqlEvents
