@@ -453,6 +453,51 @@ func (s *QueueStore) Events(ctx context.Context, queueName string, after int64, 
 	if err != nil {
 		return nil, mapError(err, "queue: events")
 	}
+	out, err := scanEvents(rows, queueName)
+	return out, mapError(err, "queue: events")
+}
+
+// The tickets of up to $3 events of queue $1 after $2, as they are now: the tickets sqlEvents'
+// rows name, read by key (LIMIT 1 keeps the subquery a lookup per event, never a join the
+// planner could turn into a scan of every kept ticket).
+const sqlEventTickets = `
+SELECT ` + ticketColumns + `
+FROM (
+    SELECT DISTINCT ticket_id FROM (
+        SELECT ticket_id FROM queue_events WHERE queue = $1 AND seq > $2 ORDER BY seq LIMIT $3
+    ) AS e
+) AS e
+CROSS JOIN LATERAL (SELECT * FROM queue_tickets WHERE id = e.ticket_id LIMIT 1) AS t`
+
+// FeedEvents implements queue.Store: the events and their tickets in one round trip, each
+// statement in its own snapshot. A ticket read after its events were is as new as they are,
+// or newer; an event committed between the two only adds its ticket.
+func (s *QueueStore) FeedEvents(ctx context.Context, queueName string, after int64, limit int) ([]queue.Event, []queue.Ticket, error) {
+	var evs []queue.Event
+	var tickets []queue.Ticket
+	b := &pgx.Batch{}
+	b.Queue(sqlEvents, queueName, after, max(limit, 0)).Query(func(rows pgx.Rows) (err error) {
+		evs, err = scanEvents(rows, queueName)
+		return err
+	})
+	b.Queue(sqlEventTickets, queueName, after, max(limit, 0)).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			t, err := scanTicket(rows)
+			if err != nil {
+				return err
+			}
+			tickets = append(tickets, t)
+		}
+		return rows.Err()
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, nil, mapError(err, "queue: feed events")
+	}
+	return evs, tickets, nil
+}
+
+// scanEvents reads sqlEvents' rows: NotFound when the queue has no row.
+func scanEvents(rows pgx.Rows, queueName string) ([]queue.Event, error) {
 	var out []queue.Event
 	found := false
 	var (
@@ -464,7 +509,7 @@ func (s *QueueStore) Events(ctx context.Context, queueName string, after int64, 
 		at          *time.Time
 		owner       *string // the ticket's; NULL once purged
 	)
-	_, err = pgx.ForEachRow(rows, []any{&seq, &typ, &ticket, &match, &team, &reason, &at, &owner}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&seq, &typ, &ticket, &match, &team, &reason, &at, &owner}, func() error {
 		found = true
 		if seq == nil {
 			return nil
@@ -483,7 +528,7 @@ func (s *QueueStore) Events(ctx context.Context, queueName string, after int64, 
 		return nil
 	})
 	if err != nil {
-		return nil, mapError(err, "queue: events")
+		return nil, err
 	}
 	if !found {
 		return nil, noQueue(queueName)

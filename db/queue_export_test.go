@@ -40,3 +40,5 @@ func (s *QueueStore) Waiters(queueName string) int {
 
 // The statements whose plans a test checks.
 const SQLEvents = sqlEvents
+
+const SQLEventTickets = sqlEventTickets

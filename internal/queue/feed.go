@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 )
@@ -44,11 +43,12 @@ type feed struct {
 }
 
 // ticketWatch is the long-polls of one ticket waiting for its next event. done is closed at
-// that event, with the ticket as the feed read it right after (read true): the feed reads the
-// tickets of an event batch that long-polls wait for in one call, where each long-poll used
-// to read its own as it woke (a read per waiter, all at once at every tick, queued for the
+// that event, with the ticket as the feed read it with the event (read true): the feed reads
+// an event batch's tickets with the events, in one round trip, where each long-poll used to
+// read its own as it woke (a read per waiter, all at once at every tick, queued for the
 // pool's connections: about half of the time from a match to its long-polls' answers in the
-// soak). Without read (the read failed, or the feed stopped) each reads the ticket itself.
+// soak), and then the feed in a second read. Without read (the ticket was purged, or the feed
+// stopped) each reads the ticket itself.
 type ticketWatch struct {
 	done    chan struct{}
 	ticket  Ticket
@@ -140,7 +140,7 @@ func (fs *feeds) run(ctx context.Context, f *feed) {
 		if err := fs.store.WaitEvents(ctx, f.queue, head); err != nil {
 			return // ctx ended
 		}
-		evs, err := fs.store.Events(ctx, f.queue, head, 1000)
+		evs, tickets, err := fs.store.FeedEvents(ctx, f.queue, head, 1000)
 		if err != nil {
 			select {
 			case <-ctx.Done():
@@ -157,33 +157,12 @@ func (fs *feeds) run(ctx context.Context, f *feed) {
 			// ticket, thousands of streams send each event of their key.
 			evs[i].encoded = EncodeEvent(evs[i])
 		}
-		fs.publish(f, evs, fs.watchedTickets(ctx, f, evs))
-	}
-}
-
-// watchedTickets reads, in one call, the tickets of evs that long-polls wait for; none when
-// the read fails (each long-poll then reads its own).
-func (fs *feeds) watchedTickets(ctx context.Context, f *feed, evs []Event) map[string]Ticket {
-	var ids []string
-	fs.mu.Lock()
-	for _, e := range evs {
-		if _, ok := f.watch[e.TicketID]; ok && !slices.Contains(ids, e.TicketID) {
-			ids = append(ids, e.TicketID)
+		byID := make(map[string]Ticket, len(tickets))
+		for _, t := range tickets {
+			byID[t.ID] = t
 		}
+		fs.publish(f, evs, byID)
 	}
-	fs.mu.Unlock()
-	if len(ids) == 0 {
-		return nil
-	}
-	ts, err := fs.store.GetTickets(ctx, ids)
-	if err != nil {
-		return nil
-	}
-	out := make(map[string]Ticket, len(ts))
-	for _, t := range ts {
-		out[t.ID] = t
-	}
-	return out
 }
 
 // publish hands new events to the feed's waiters, and to the long-polls of their tickets the

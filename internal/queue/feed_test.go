@@ -25,6 +25,13 @@ func (c *countingStore) Events(ctx context.Context, q string, after int64, limit
 	return c.MemoryStore.Events(ctx, q, after, limit)
 }
 
+// FeedEvents is a read of events and a batch read of tickets, in one round trip.
+func (c *countingStore) FeedEvents(ctx context.Context, q string, after int64, limit int) ([]queue.Event, []queue.Ticket, error) {
+	c.events.Add(1)
+	c.batch.Add(1)
+	return c.MemoryStore.FeedEvents(ctx, q, after, limit)
+}
+
 func (c *countingStore) EventHead(ctx context.Context, q string) (int64, error) {
 	c.heads.Add(1)
 	return c.MemoryStore.EventHead(ctx, q)

@@ -115,6 +115,12 @@ func (g *guarded) Events(ctx context.Context, queue string, after int64, limit i
 	return g.Store.Events(ctx, queue, after, limit)
 }
 
+func (g *guarded) FeedEvents(ctx context.Context, queue string, after int64, limit int) (_ []Event, _ []Ticket, err error) {
+	ctx, done := g.call(ctx, "feed_events")
+	defer done(&err)
+	return g.Store.FeedEvents(ctx, queue, after, limit)
+}
+
 func (g *guarded) EventHead(ctx context.Context, queue string) (_ int64, err error) {
 	ctx, done := g.call(ctx, "event_head")
 	defer done(&err)

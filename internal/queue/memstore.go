@@ -376,6 +376,21 @@ func (s *MemoryStore) Events(ctx context.Context, queue string, after int64, lim
 	return out, nil
 }
 
+func (s *MemoryStore) FeedEvents(ctx context.Context, queue string, after int64, limit int) ([]Event, []Ticket, error) {
+	evs, err := s.Events(ctx, queue, after, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, 0, len(evs))
+	for _, e := range evs {
+		if !slices.Contains(ids, e.TicketID) {
+			ids = append(ids, e.TicketID)
+		}
+	}
+	ts, err := s.GetTickets(ctx, ids)
+	return evs, ts, err
+}
+
 func (s *MemoryStore) EventHead(ctx context.Context, queue string) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

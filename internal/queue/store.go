@@ -66,6 +66,10 @@ type Store interface {
 
 	// Events returns up to limit events of the queue with Seq > after, in Seq order.
 	Events(ctx context.Context, queue string, after int64, limit int) ([]Event, error)
+	// FeedEvents is Events with, in the same round trip, the tickets of those events as they
+	// are now (a ticket purged since is left out): what a replica's feed reads to wake the
+	// long-polls of those tickets, without a second read on the way from a match to them.
+	FeedEvents(ctx context.Context, queue string, after int64, limit int) ([]Event, []Ticket, error)
 	// EventHead returns the Seq of the queue's newest event (0 when it has none).
 	EventHead(ctx context.Context, queue string) (int64, error)
 	// WaitEvents returns once the queue may have an event with Seq > after (at once if it

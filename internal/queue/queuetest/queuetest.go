@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"CommitTickMatchesOnlySearchingTickets", testCommitTick},
 		{"CommitTickExpires", testCommitTickExpires},
 		{"EventsInOrderAndWait", testEvents},
+		{"FeedEventsCarryTheirTickets", testFeedEvents},
 		{"WebhookCursor", testWebhookCursor},
 		{"Lead", testLead},
 		{"Purge", testPurge},
@@ -417,6 +418,46 @@ func testCommitTick(t *testing.T, st queue.Store) {
 	}
 	// Matched players may search again.
 	create(t, st, Ticket("q", "tc", 12, "a1"))
+}
+
+// FeedEvents returns what Events returns and, with them, each of their tickets once, as it
+// is now: a long-poll woken by an event answers with it, without a read of its own.
+func testFeedEvents(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	putQueue(t, st, Queue("q"))
+	a := create(t, st, Ticket("q", "ta", 1, "a1", "a2"))
+	b := create(t, st, Ticket("q", "tb", 2, "b1", "b2"))
+	create(t, st, Ticket("q", "tc", 3, "c1"))
+	must[queue.Ticket](t)(st.CancelTicket(c, "tc", at(4)))
+	must[queue.TickCommitted](t)(st.CommitTick(c, "q", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", a, b)}}))
+	head := must[int64](t)(st.EventHead(c, "q"))
+	evs, tickets, err := st.FeedEvents(c, "q", head-3, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := must[[]queue.Event](t)(st.Events(c, "q", head-3, 10))
+	if len(evs) != 3 || !reflect.DeepEqual(evs, want) {
+		t.Fatalf("FeedEvents' events %+v, want Events' %+v", evs, want)
+	}
+	byID := map[string]queue.Ticket{}
+	for _, tk := range tickets {
+		byID[tk.ID] = tk
+	}
+	if len(tickets) != 3 || len(byID) != 3 {
+		t.Fatalf("%d tickets for the events of tc, ta, tb, want each once: %+v", len(tickets), tickets)
+	}
+	for _, id := range []string{"ta", "tb", "tc"} {
+		now := must[queue.Ticket](t)(st.GetTicket(c, id))
+		if got := byID[id]; got.Status != now.Status || !got.UpdatedAt.Equal(now.UpdatedAt) ||
+			!reflect.DeepEqual(got.Assignment, now.Assignment) || !reflect.DeepEqual(got.Players, now.Players) {
+			t.Fatalf("FeedEvents' %s: %+v, want it as GetTicket reads it: %+v", id, got, now)
+		}
+	}
+	if evs, tickets, err := st.FeedEvents(c, "q", head, 10); err != nil || len(evs) != 0 || len(tickets) != 0 {
+		t.Fatalf("after the head: %d events, %d tickets, %v; want none", len(evs), len(tickets), err)
+	}
+	_, _, err = st.FeedEvents(c, "nope", 0, 10)
+	wantCode(t, err, apperr.NotFound)
 }
 
 func testCommitTickExpires(t *testing.T, st queue.Store) {
