@@ -91,6 +91,19 @@ func (fs *feeds) acquire(ctx context.Context, queue string) (*feed, error) {
 	return f, nil
 }
 
+// onlyQueue is the queue of this replica's one feed, if it has exactly one.
+func (fs *feeds) onlyQueue() (string, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if len(fs.byQueue) != 1 {
+		return "", false
+	}
+	for q := range fs.byQueue {
+		return q, true
+	}
+	return "", false
+}
+
 // release gives back a feed; the last waiter's release leaves it reading for linger, for the
 // next long-poll of the same clients.
 func (fs *feeds) release(f *feed) {

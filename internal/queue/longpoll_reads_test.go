@@ -9,8 +9,9 @@ import (
 )
 
 // A long-poll of a ticket whose queue the replica knows (it made the ticket, or read it
-// before) reads the ticket once, after its watch begins; one of a ticket it has never seen
-// reads it to learn the queue, then again after the watch begins. Every long-poll gives its
+// before) reads the ticket once, after its watch begins, and so does one of a ticket it has
+// never seen while it follows one queue only (it guesses that one); otherwise it reads the
+// ticket to learn the queue, then again after the watch begins. Every long-poll gives its
 // watch back as it answers: a ticket that has had its last event leaves none behind.
 func TestLongPollReadsItsTicketOnce(t *testing.T) {
 	t.Parallel()
@@ -39,6 +40,32 @@ func TestLongPollReadsItsTicketOnce(t *testing.T) {
 	poll("the replica that made it", maker, 1, queue.Searching)
 	poll("another replica, first time", other, 2, queue.Searching)
 	poll("another replica, again", other, 1, queue.Searching)
+
+	// A replica whose one feed is the ticket's queue guesses it; one that follows another
+	// queue guesses wrong, and waits in the ticket's queue from the read that told it.
+	other2, _, err := maker.CreateTicket(ctx, solo("duel", "bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	follower := duelReplica(store)
+	if _, err := follower.GetTicket(ctx, other2.ID, time.Millisecond); err != nil { // its feed of duel lingers
+		t.Fatal(err)
+	}
+	poll("a replica following the ticket's queue only", follower, 1, queue.Searching)
+	elsewhere := duelReplica(store)
+	side := queue.DefaultQueue("side")
+	side.GameType, side.TeamSize, side.MaxPartySize = "ctf", 1, 1
+	if _, _, err := maker.PutQueue(ctx, side); err != nil {
+		t.Fatal(err)
+	}
+	sideTicket, _, err := maker.CreateTicket(ctx, solo("side", "cy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := elsewhere.GetTicket(ctx, sideTicket.ID, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	poll("a replica following another queue only", elsewhere, 2, queue.Searching)
 
 	// A queue remembered wrongly (a purged ticket's id made again elsewhere): the long-poll
 	// still answers, from the ticket's own queue.

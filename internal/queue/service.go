@@ -596,13 +596,27 @@ func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration, 
 	if err := ratings.ValidateID(id); err != nil {
 		return Ticket{}, apperr.Field("id", "%s", err)
 	}
-	if queue, ok := s.ticketQueues.lookup(id); ok && wait > 0 {
-		// The queue is known: the watch starts before the one read of the ticket.
-		if t, err, done := s.waitInQueue(ctx, id, queue, wait, known, true); done {
+	queue, ok := s.ticketQueues.lookup(id)
+	if !ok {
+		// A ticket made on another replica: while this one follows a single queue (most
+		// deployments have few), that is the likely one, and a right guess saves a read.
+		queue, ok = s.feeds.onlyQueue()
+	}
+	var t Ticket
+	var err error
+	if ok && wait > 0 {
+		// The queue is known or guessed: the watch starts before the one read of the ticket.
+		var done bool
+		if t, err, done = s.waitInQueue(ctx, id, queue, wait, known, true); done {
 			return t, err
 		}
 	}
-	t, err := s.readableTicket(ctx, id)
+	switch {
+	case t.ID == "":
+		t, err = s.readableTicket(ctx, id)
+	case !mayRead(ctx, t): // read in another queue than the guess
+		return Ticket{}, noTicket(t.ID)
+	}
 	if err != nil || wait <= 0 || !waitable(t.Status) || known != "" && t.Status != known {
 		return t, err
 	}
@@ -617,8 +631,9 @@ func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration, 
 // status: known, or the one the ticket has when the watch begins. The ticket is read after
 // the watch begins: a change before it is in what the read returns, and every later one is
 // an event the queue's feed hands the watch, with the ticket. done false: the ticket is not
-// in that queue, or guessed (a remembered queue) names a queue whose feed cannot start (it
-// was deleted): the caller reads the ticket to learn its queue.
+// in that queue (t is the ticket as read), or guessed (a remembered queue, or the one this
+// replica follows) names a queue whose feed cannot start (it was deleted): the caller reads
+// the ticket to learn its queue.
 func (s *Service) waitInQueue(ctx context.Context, id, queue string, wait time.Duration, known Status, guessed bool) (_ Ticket, _ error, done bool) {
 	wctx, cancel := context.WithTimeout(ctx, min(wait, s.cfg.MaxWait))
 	defer cancel()
@@ -640,7 +655,7 @@ func (s *Service) waitInQueue(ctx context.Context, id, queue string, wait time.D
 	case err != nil:
 		return t, err, true
 	case t.Queue != queue:
-		return Ticket{}, nil, false
+		return t, nil, false // the caller waits in its queue, from this read
 	case !mayRead(ctx, t):
 		return Ticket{}, noTicket(t.ID), true
 	case !waitable(t.Status) || known != "" && t.Status != known:
