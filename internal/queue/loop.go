@@ -99,8 +99,10 @@ type runner struct {
 	leading atomic.Bool
 	cursor  Cursor
 	waiting map[string]Ticket // the queue's searching tickets, while leading
-	track   *tracker          // their counters and the recent history, while leading
-	stats   atomic.Pointer[Stats]
+	// the ids of the last tick's list, oldest first, and those loaded since (sortedWaiting)
+	order, arrived []string
+	track          *tracker // their counters and the recent history, while leading
+	stats          atomic.Pointer[Stats]
 	// waitingOn is why each ticket left searching by the last pass waits, while leading.
 	waitingOn atomic.Pointer[map[string]WaitingOn]
 	// openProposals: the queue may have open proposals to expire (acceptance.go).
@@ -181,6 +183,7 @@ func (r *runner) lead(ctx context.Context, q Queue) bool {
 		}
 		r.leading.Store(false)
 		r.waiting, r.cursor, r.track, r.held = nil, 0, nil, nil
+		r.order, r.arrived = nil, nil
 		r.stats.Store(nil)
 		r.waitingOn.Store(nil)
 		r.s.metrics.leading(q.Name, false)
@@ -252,11 +255,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	now := r.s.now().UTC()
 	r.expireProposals(ctx, q, now)
 	r.placeMatches(ctx, q)
-	list := make([]Ticket, 0, len(r.waiting))
-	for _, t := range r.waiting {
-		list = append(list, t)
-	}
-	slices.SortFunc(list, func(a, b Ticket) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
+	list := r.sortedWaiting()
 	w, err := r.s.matcher.Match(q, list, now)
 	if err != nil {
 		// Tickets still expire: a pass that fails every tick must not keep them forever.
@@ -316,6 +315,35 @@ func (r *runner) snapshot(ctx context.Context, queue string, now, oldest time.Ti
 	}
 }
 
+// sortedWaiting is the waiting tickets, oldest first (ties by id). It starts from the last
+// tick's order, the tickets loaded since after it, so that the sort finds the list nearly in
+// order: sorted from the map's random order at every tick, the sort was a third of the
+// leader's work at 4,400 tickets, between a match's time and its commit.
+func (r *runner) sortedWaiting() []Ticket {
+	list := make([]Ticket, 0, len(r.waiting))
+	again := make(map[string]bool, len(r.arrived)) // loaded since: listed from arrived
+	for _, id := range r.arrived {
+		again[id] = true
+	}
+	for _, id := range r.order {
+		if t, ok := r.waiting[id]; ok && !again[id] {
+			list = append(list, t)
+		}
+	}
+	for _, id := range r.arrived {
+		if t, ok := r.waiting[id]; ok && again[id] {
+			list = append(list, t)
+			again[id] = false // listed once, however often it was loaded
+		}
+	}
+	slices.SortFunc(list, func(a, b Ticket) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
+	r.order, r.arrived = r.order[:0], r.arrived[:0]
+	for _, t := range list {
+		r.order = append(r.order, t.ID)
+	}
+	return list
+}
+
 // load brings the in-memory view up to date with the queue's changes since the last tick.
 func (r *runner) load(ctx context.Context, q Queue) error {
 	changes, cur, err := r.s.store.Changes(ctx, q.Name, r.cursor)
@@ -332,6 +360,7 @@ func (r *runner) load(ctx context.Context, q Queue) error {
 		r.heldChanged(q.Name, t, r.s.now().UTC(), counted)
 		if t.Status == Searching {
 			r.waiting[t.ID] = t
+			r.arrived = append(r.arrived, t.ID)
 			r.track.add(t)
 		} else if old, ok := r.waiting[t.ID]; ok {
 			delete(r.waiting, t.ID)
