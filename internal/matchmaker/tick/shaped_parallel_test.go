@@ -51,6 +51,18 @@ func TestShapedParallelPassGivesTheSequentialResult(t *testing.T) {
 		}
 		qs = append(qs, queue{tk, 60, cfg})
 	}
+	// More partitions than join merges as runs (each leaves waits): it sorts them.
+	for k := range 3 {
+		tk, now := benchShapedQueue(uint64(k), 800, 1)
+		cfg := benchConfig(RatingWindow, false)
+		cfg.TeamSize, cfg.Shape = 1, symmetric(10, 1)
+		cfg.Attributes = map[string]Attribute{"mode": {Type: TypeNumber}}
+		cfg.Rules = []Rule{{Name: "mode", Kind: RuleEqual, Attribute: "mode"}}
+		for i := range tk {
+			tk[i].Attributes = map[string]Value{"mode": NumberValue(float64(rng.IntN(2 * maxMergedRuns)))}
+		}
+		qs = append(qs, queue{tk, now, cfg})
+	}
 	// Invalid tickets: the faults of every sweep, in ticket order.
 	for range 20 {
 		tk, cfg := randomShapedQueue(rng)
