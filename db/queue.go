@@ -322,27 +322,6 @@ func (s *QueueStore) GetTicket(ctx context.Context, id string) (queue.Ticket, er
 	return t, mapError(err, "queue: get ticket")
 }
 
-// GetTickets implements queue.Store.
-func (s *QueueStore) GetTickets(ctx context.Context, ids []string) ([]queue.Ticket, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+ticketColumns+` FROM queue_tickets AS t WHERE t.id = ANY($1::text[])`, ids)
-	if err != nil {
-		return nil, mapError(err, "queue: get tickets")
-	}
-	defer rows.Close()
-	out := make([]queue.Ticket, 0, len(ids))
-	for rows.Next() {
-		t, err := scanTicket(rows)
-		if err != nil {
-			return nil, mapError(err, "queue: get tickets")
-		}
-		out = append(out, t)
-	}
-	return out, mapError(rows.Err(), "queue: get tickets")
-}
-
 // scanTicket reads a row of ticketColumns, and then extra.
 func scanTicket(row pgx.Row, extra ...any) (queue.Ticket, error) {
 	var t queue.Ticket

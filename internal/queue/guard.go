@@ -79,12 +79,6 @@ func (g *guarded) GetTicket(ctx context.Context, id string) (_ Ticket, err error
 	return g.Store.GetTicket(ctx, id)
 }
 
-func (g *guarded) GetTickets(ctx context.Context, ids []string) (_ []Ticket, err error) {
-	ctx, done := g.call(ctx, "get_tickets")
-	defer done(&err)
-	return g.Store.GetTickets(ctx, ids)
-}
-
 func (g *guarded) CancelTicket(ctx context.Context, id string, at time.Time) (_ Ticket, err error) {
 	ctx, done := g.call(ctx, "cancel_ticket")
 	defer done(&err)

@@ -210,7 +210,8 @@ func (s *MemoryStore) GetTicket(ctx context.Context, id string) (Ticket, error) 
 	return cloneTicket(mt.t), nil
 }
 
-func (s *MemoryStore) GetTickets(ctx context.Context, ids []string) ([]Ticket, error) {
+// ticketsOf is the tickets of ids that exist.
+func (s *MemoryStore) ticketsOf(ids []string) []Ticket {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Ticket, 0, len(ids))
@@ -219,7 +220,7 @@ func (s *MemoryStore) GetTickets(ctx context.Context, ids []string) ([]Ticket, e
 			out = append(out, cloneTicket(mt.t))
 		}
 	}
-	return out, nil
+	return out
 }
 
 func (s *MemoryStore) CancelTicket(ctx context.Context, id string, at time.Time) (Ticket, error) {
@@ -387,8 +388,7 @@ func (s *MemoryStore) FeedEvents(ctx context.Context, queue string, after int64,
 			ids = append(ids, e.TicketID)
 		}
 	}
-	ts, err := s.GetTickets(ctx, ids)
-	return evs, ts, err
+	return evs, s.ticketsOf(ids), nil
 }
 
 func (s *MemoryStore) EventHead(ctx context.Context, queue string) (int64, error) {

@@ -38,10 +38,6 @@ type Store interface {
 	CreateTicket(ctx context.Context, t Ticket) (stored Ticket, replayed bool, err error)
 	// GetTicket returns a ticket; NotFound if there is none (or it was purged).
 	GetTicket(ctx context.Context, id string) (Ticket, error)
-	// GetTickets returns the tickets of ids that exist, in any order, in one read: the
-	// queue's event feed reads at once the tickets of an event batch that long-polls wait
-	// for, rather than each long-poll reading its own.
-	GetTickets(ctx context.Context, ids []string) ([]Ticket, error)
 	// CancelTicket moves a searching ticket to cancelled (Reason "cancelled") with an event
 	// and returns it. A ticket already cancelled is returned as it is; a matched or expired
 	// one is a Conflict; an unknown one NotFound.
