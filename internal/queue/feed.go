@@ -153,7 +153,7 @@ func (fs *feeds) run(ctx context.Context, f *feed) {
 		if err := fs.store.WaitEvents(ctx, f.queue, head); err != nil {
 			return // ctx ended
 		}
-		evs, tickets, err := fs.store.FeedEvents(ctx, f.queue, head, 1000)
+		evs, tickets, err := fs.read(ctx, f, head)
 		if err != nil {
 			select {
 			case <-ctx.Done():
@@ -176,6 +176,19 @@ func (fs *feeds) run(ctx context.Context, f *feed) {
 		}
 		fs.publish(f, evs, byID)
 	}
+}
+
+// read reads the queue's events after head and, while long-polls watch tickets of the queue,
+// the events' tickets with them: a feed that only streams follow reads no tickets.
+func (fs *feeds) read(ctx context.Context, f *feed, head int64) ([]Event, []Ticket, error) {
+	fs.mu.Lock()
+	watched := len(f.watch) > 0
+	fs.mu.Unlock()
+	if !watched { // a watch begun since finds no ticket with its event, and reads its own
+		evs, err := fs.store.Events(ctx, f.queue, head, 1000)
+		return evs, nil, err
+	}
+	return fs.store.FeedEvents(ctx, f.queue, head, 1000)
 }
 
 // publish hands new events to the feed's waiters, and to the long-polls of their tickets the

@@ -199,3 +199,49 @@ func putDuel(t testing.TB, ctx context.Context, svc *queue.Service) {
 		t.Fatal(err)
 	}
 }
+
+// A feed that only event streams follow reads the events alone: the tickets are read with
+// them only for the long-polls that wait on some.
+func TestAFeedOfStreamsReadsNoTickets(t *testing.T) {
+	t.Parallel()
+	store := &countingStore{MemoryStore: queue.NewMemoryStore()}
+	svc := duelReplica(store)
+	ctx := context.Background()
+	putDuel(t, ctx, svc)
+	got := make(chan int, 1)
+	go func() {
+		n, after := 0, int64(0)
+		for n < 3 {
+			evs, err := svc.Events(ctx, "duel", after, 100, 30*time.Second)
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			for _, e := range evs {
+				after = e.Seq
+			}
+			n += len(evs)
+		}
+		got <- n
+	}()
+	for deadline := time.Now().Add(10 * time.Second); store.events.Load() == 0 && store.heads.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream never began to read")
+		}
+	}
+	for i := range 3 {
+		tk, _, err := svc.CreateTicket(ctx, solo("duel", fmt.Sprintf("p%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.CancelTicket(ctx, tk.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := <-got; n != 3 {
+		t.Fatalf("the stream saw %d events, want 3", n)
+	}
+	if reads := store.batch.Load(); reads != 0 {
+		t.Fatalf("%d reads of tickets with the events for a feed no long-poll waits on, want 0", reads)
+	}
+}

@@ -195,8 +195,8 @@ func (c *Config) addRoleFaults(f *apperr.Fields, t *Ticket, at func(string) stri
 // on one of the shape's teams: as many players as the team holds at most, each with a role
 // its composition still allows. A party that fits no team can never be matched.
 func (c *Config) partyFits(roles [][]string) bool {
-	if len(roles) > MaxTeamSize || len(c.Roles) > MaxRoles {
-		return false // refused by the checks of their own
+	if len(roles) > MaxTeamSize {
+		return false // refused by a check of its own
 	}
 	var lists [MaxTeamSize]roleList
 	for j, rs := range roles {

@@ -54,10 +54,7 @@ var parallelMin = 4096
 // order of their anchors, as one goroutine would have found them.
 func (s *shaper) serveAll() {
 	s.capacity() // set before the goroutines read it
-	parts := 1
-	if s.part >= 0 {
-		parts = len(s.rules[s.part].names) + len(s.rules[s.part].nums)
-	}
+	parts := s.partitions()
 	workers := min(runtime.GOMAXPROCS(0), parts)
 	if workers < 2 || len(s.live) < parallelMin {
 		s.serveRanks(s.byAge, 0, len(s.byAge))
@@ -179,27 +176,29 @@ func (s *shaper) join(forks []*shaper) {
 // over the entries where a sort of them took a tenth of a 100,000-ticket pass, alone on one
 // core. Past maxMergedRuns runs they are sorted instead.
 func mergeRuns(forks []*shaper, of func(*shaper) (ranks, starts []int32), emit func(fork, i int32)) {
-	type run struct{ fork, at, end int32 }
+	type run struct {
+		ranks        []int32 // the fork's
+		fork, at, to int32
+	}
 	var runs []run
 	for k, w := range forks {
 		ranks, starts := of(w)
 		for j, from := range starts {
-			end := int32(len(ranks))
+			to := int32(len(ranks))
 			if j+1 < len(starts) {
-				end = starts[j+1]
+				to = starts[j+1]
 			}
-			if from < end {
-				runs = append(runs, run{int32(k), from, end})
+			if from < to {
+				runs = append(runs, run{ranks, int32(k), from, to})
 			}
 		}
 	}
-	rank := func(r *run) int32 { ranks, _ := of(forks[r.fork]); return ranks[r.at] }
 	if len(runs) > maxMergedRuns {
 		type entry struct{ rank, fork, i int32 }
 		var all []entry
 		for _, r := range runs {
-			for i := r.at; i < r.end; i++ {
-				all = append(all, entry{rank(&run{r.fork, i, r.end}), r.fork, i})
+			for i := r.at; i < r.to; i++ {
+				all = append(all, entry{r.ranks[i], r.fork, i})
 			}
 		}
 		slices.SortFunc(all, func(a, b entry) int { return cmp.Compare(a.rank, b.rank) })
@@ -210,8 +209,8 @@ func mergeRuns(forks []*shaper, of func(*shaper) (ranks, starts []int32), emit f
 	}
 	for {
 		best := -1
-		for j := range runs {
-			if r := &runs[j]; r.at < r.end && (best < 0 || rank(r) < rank(&runs[best])) {
+		for j, r := range runs {
+			if r.at < r.to && (best < 0 || r.ranks[r.at] < runs[best].ranks[runs[best].at]) {
 				best = j
 			}
 		}
@@ -450,8 +449,8 @@ type sweep struct {
 	expired  []Expiry
 	regionID map[string]int
 	ratings  []float64
-	// the players' role lists, by ticket from sticket.ratings as the ratings; each from
-	// roleList
+	// the players' role lists, by ticket from sticket.ratings as the ratings; each the
+	// check's (attributeChecker.roleLists)
 	playerRoles []roleList
 	types       fillTypes
 }
@@ -861,19 +860,14 @@ func (s *shaper) link() {
 			permuteInPlace(d.tol, order, sc.doneRules)
 		}
 	}
-	inParallel := len(s.live) >= parallelMin && runtime.GOMAXPROCS(0) > 1
-	if inParallel {
-		wg.Go(moveRules)
-	} else {
-		moveRules()
+	beside := func(f func()) { f() }
+	if len(s.live) >= parallelMin && runtime.GOMAXPROCS(0) > 1 {
+		beside = wg.Go
 	}
+	beside(moveRules)
 	permuteInPlace(s.live, order, sc.done)
 	wg.Wait()
-	if inParallel {
-		wg.Go(s.countAllRoles) // reads the tickets, as the links below do
-	} else {
-		s.countAllRoles()
-	}
+	beside(s.countAllRoles) // reads the tickets, as the links below do
 	defer wg.Wait()
 	s.nodes = resize(s.scratch.nodes, len(s.live))
 	for k := range s.live {
@@ -903,11 +897,7 @@ func (s *shaper) countAllRoles() {
 	if s.roleLo == nil {
 		return
 	}
-	parts := 1
-	if s.part >= 0 {
-		parts = len(s.rules[s.part].names) + len(s.rules[s.part].nums)
-	}
-	s.roleCount = make([][]int32, parts)
+	s.roleCount = make([][]int32, s.partitions())
 	for p := range s.roleCount {
 		s.roleCount[p] = make([]int32, len(s.roles))
 	}
@@ -1159,6 +1149,14 @@ func (a *arena[T]) take(n int) []T {
 	out := a.buf[:n:n]
 	a.buf = a.buf[n:]
 	return out
+}
+
+// partitions is the number of values of the partitioning rule (1 without one).
+func (s *shaper) partitions() int {
+	if s.part < 0 {
+		return 1
+	}
+	return len(s.rules[s.part].names) + len(s.rules[s.part].nums)
 }
 
 // partOf is ticket i's value of the partitioning rule (0 without one).
