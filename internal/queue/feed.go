@@ -40,6 +40,11 @@ type feed struct {
 	buf     []Event                 // the latest events read, oldest first
 	moved   chan struct{}           // closed, and replaced, when events come or the feed stops
 	watch   map[string]*ticketWatch // by ticket id: the long-polls waiting for its next event
+	// ownerMoved: by owner, closed (and dropped) when events of its tickets come or the feed
+	// stops, for the streams of keys that read their own tickets' events only: 2,000
+	// streams of one key woke at every batch of every other key's events (a sixth of the
+	// leader's CPU in the soak, with the flood's streams held).
+	ownerMoved map[string]chan struct{}
 }
 
 // ticketWatch is the long-polls of one ticket waiting for its next event. done is closed at
@@ -128,6 +133,10 @@ func (fs *feeds) stopLocked(f *feed) {
 	delete(fs.byQueue, f.queue)
 	f.stop()
 	close(f.moved)
+	for owner, ch := range f.ownerMoved {
+		close(ch)
+		delete(f.ownerMoved, owner)
+	}
 	for id, w := range f.watch {
 		close(w.done)
 		delete(f.watch, id)
@@ -213,6 +222,12 @@ func (fs *feeds) publish(f *feed, evs []Event, tickets map[string]Ticket) {
 	}
 	close(f.moved)
 	f.moved = make(chan struct{})
+	for _, e := range evs {
+		if ch, ok := f.ownerMoved[e.Owner]; ok {
+			close(ch)
+			delete(f.ownerMoved, e.Owner)
+		}
+	}
 }
 
 // watchTicket returns the watch of the ticket's next event read by the feed (done also when
@@ -242,16 +257,17 @@ func (fs *feeds) unwatch(f *feed, ticketID string, w *ticketWatch) {
 	}
 }
 
-// since returns up to limit of the feed's buffered events after after that keep keeps (nil:
-// all), and through, the Seq up to which it looked; or covered false when the buffer does
-// not reach back to after (a stream further behind reads the store) or the feed has stopped;
-// and the channel that the next events close. Only the events kept are copied: every stream
-// of the queue looks at each batch, and a key's stream keeps its own tickets' events (the
-// copy of every event for each of 2,000 streams of one key was most of a replica's garbage).
-func (fs *feeds) since(f *feed, after int64, limit int, keep func(Event) bool) (evs []Event, through int64, covered bool, moved <-chan struct{}) {
+// since returns up to limit of the feed's buffered events after after that scope keeps, and
+// through, the Seq up to which it looked; or covered false when the buffer does not reach
+// back to after (a stream further behind reads the store) or the feed has stopped; and the
+// channel that the next events scope keeps close (or the feed's stop). Only the events kept
+// are copied: every stream of the queue looks at each batch, and a key's stream keeps its own
+// tickets' events (the copy of every event for each of 2,000 streams of one key was most of
+// a replica's garbage).
+func (fs *feeds) since(f *feed, after int64, limit int, scope eventScope) (evs []Event, through int64, covered bool, moved <-chan struct{}) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	moved = f.moved
+	moved = f.movedFor(scope)
 	switch {
 	case f.stopped:
 		return nil, after, false, moved
@@ -261,13 +277,13 @@ func (fs *feeds) since(f *feed, after int64, limit int, keep func(Event) bool) (
 		return nil, after, false, moved
 	}
 	start := int(after - (f.buf[0].Seq - 1))
-	if keep == nil {
+	if scope.all {
 		end := min(start+limit, len(f.buf))
 		return append([]Event(nil), f.buf[start:end]...), f.buf[end-1].Seq, true, moved
 	}
 	through = f.head
 	for _, e := range f.buf[start:] {
-		if !keep(e) {
+		if !scope.keeps(e) {
 			continue
 		}
 		evs = append(evs, e)
@@ -277,4 +293,21 @@ func (fs *feeds) since(f *feed, after int64, limit int, keep func(Event) bool) (
 		}
 	}
 	return evs, through, true, moved
+}
+
+// movedFor is the channel the feed closes at the next events that scope keeps; the caller
+// holds fs.mu.
+func (f *feed) movedFor(scope eventScope) chan struct{} {
+	if scope.all || f.stopped {
+		return f.moved
+	}
+	ch, ok := f.ownerMoved[scope.owner]
+	if !ok {
+		if f.ownerMoved == nil {
+			f.ownerMoved = make(map[string]chan struct{})
+		}
+		ch = make(chan struct{})
+		f.ownerMoved[scope.owner] = ch
+	}
+	return ch
 }

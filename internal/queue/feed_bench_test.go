@@ -21,13 +21,13 @@ func BenchmarkFeedSinceOtherKeys(b *testing.B) {
 	}
 	f.head = int64(feedBuffer)
 	after := f.head - 100
-	mine := func(e Event) bool { return e.Owner == "someone-else" }
+	mine := eventScope{owner: "someone-else"}
 	b.Run("copy", func(b *testing.B) {
 		for b.Loop() {
-			evs, _, _, _ := fs.since(f, after, 100, nil)
+			evs, _, _, _ := fs.since(f, after, 100, eventScope{all: true})
 			kept := evs[:0:0]
 			for _, e := range evs {
-				if mine(e) {
+				if mine.keeps(e) {
 					kept = append(kept, e)
 				}
 			}
@@ -83,7 +83,7 @@ func TestFeedEncodesEventsAsEncodeEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fs.release(f)
-	_, _, _, moved := fs.since(f, 0, 10, nil)
+	_, _, _, moved := fs.since(f, 0, 10, eventScope{all: true})
 	now := time.Now()
 	if _, _, err := st.CreateTicket(ctx, Ticket{ID: "t1", Queue: "duel", Status: Searching, Players: []Player{{ID: "alice", Rating: 1000}},
 		CreatedAt: now, ExpiresAt: now.Add(time.Minute), UpdatedAt: now}); err != nil {
@@ -93,7 +93,7 @@ func TestFeedEncodesEventsAsEncodeEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-moved
-	evs, _, covered, _ := fs.since(f, 0, 10, nil)
+	evs, _, covered, _ := fs.since(f, 0, 10, eventScope{all: true})
 	if !covered || len(evs) != 1 || evs[0].encoded == nil {
 		t.Fatalf("the feed's events: %+v (covered %v)", evs, covered)
 	}

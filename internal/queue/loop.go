@@ -104,7 +104,7 @@ type runner struct {
 	track          *tracker // their counters and the recent history, while leading
 	stats          atomic.Pointer[Stats]
 	// waitingOn is why each ticket left searching by the last pass waits, while leading.
-	waitingOn atomic.Pointer[map[string]WaitingOn]
+	waitingOn atomic.Pointer[Waits]
 	// openProposals: the queue may have open proposals to expire (acceptance.go).
 	openProposals bool
 	// ctx is the runner's; allocating holds the ids of the matches it is placing
@@ -263,8 +263,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		w = TickWrite{Expired: expiredByTTL(list, now)}
 	}
 	r.propose(ctx, q, &w, now)
-	r.waitingOn.Store(&w.Waiting)
-	r.s.metrics.ruleBlocks(q.Name, w.Waiting)
+	r.waitingOn.Store(cmp.Or(w.Waiting, &Waits{}))
 	if len(w.Matches)+len(w.Expired) > 0 {
 		w.At = now
 		done, err := r.s.store.CommitTick(ctx, q.Name, w)
@@ -278,6 +277,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		default:
 		}
 	}
+	r.s.metrics.ruleBlocks(q.Name, w.Waiting) // after the commit: it holds up no match
 	players := 0
 	for _, t := range r.waiting {
 		players += len(t.Players)
@@ -300,10 +300,7 @@ func (r *runner) snapshot(ctx context.Context, queue string, now, oldest time.Ti
 	k.last = now
 	st := k.snapshot(queue, now, oldest)
 	if w := r.waitingOn.Load(); w != nil {
-		st.WaitingOn = make(map[string]int)
-		for _, x := range *w {
-			st.WaitingOn[x.Rule]++
-		}
+		st.WaitingOn = w.ByRule()
 	}
 	r.stats.Store(st)
 	r.s.metrics.bands(queue, st)

@@ -179,15 +179,11 @@ func (m *Metrics) matched(queue string, match Match, waits []time.Duration) {
 }
 
 // ruleBlocks counts the tickets a tick left waiting by the rule that stopped them.
-func (m *Metrics) ruleBlocks(queue string, waiting map[string]WaitingOn) {
-	if m == nil || len(waiting) == 0 {
+func (m *Metrics) ruleBlocks(queue string, waiting *Waits) {
+	if m == nil || waiting == nil {
 		return
 	}
-	counts := make(map[string]int)
-	for _, w := range waiting {
-		counts[w.Rule]++
-	}
-	for rule, n := range counts {
+	for rule, n := range waiting.ByRule() {
 		m.blocks.WithLabelValues(queue, rule).Add(float64(n))
 	}
 }

@@ -78,28 +78,36 @@ func mayRead(ctx context.Context, t Ticket) bool {
 }
 
 // visibleEvents keeps the events of tickets ctx's caller may read: all of them for a caller
-// who reads every ticket (admin, read, the service itself), its own tickets' otherwise.
+// that reads every ticket.
 func visibleEvents(ctx context.Context, evs []Event) []Event {
-	keep := eventFilter(ctx)
-	if keep == nil {
+	scope := eventScopeOf(ctx)
+	if scope.all {
 		return evs
 	}
 	out := evs[:0:0]
 	for _, e := range evs {
-		if keep(e) {
+		if scope.keeps(e) {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// eventFilter says which events ctx's caller may read: nil when it reads all of them.
-func eventFilter(ctx context.Context) func(Event) bool {
+// eventScope is whose events a caller may read: every ticket's (all), or one owner's.
+type eventScope struct {
+	all   bool
+	owner string
+}
+
+func (s eventScope) keeps(e Event) bool { return s.all || e.Owner == s.owner }
+
+// eventScopeOf is ctx's caller's eventScope.
+func eventScopeOf(ctx context.Context) eventScope {
 	c, ok := callerOf(ctx)
 	if !ok || c.Admin || c.Reader {
-		return nil
+		return eventScope{all: true}
 	}
-	return func(e Event) bool { return e.Owner == c.Owner }
+	return eventScope{owner: c.Owner}
 }
 
 // noTicket is the NotFound of a ticket that does not exist or is another key's: the same

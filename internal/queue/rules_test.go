@@ -160,8 +160,13 @@ func TestTickPassRules(t *testing.T) {
 	if a := queue.Assignments(m); len(a["a"].Attributes) != 2 {
 		t.Fatalf("assignment %+v", a["a"])
 	}
-	if w.Waiting["b"].Rule != "mode" || w.Waiting["c"].Rule != "maps" || w.Waiting["b"].Detail == "" {
-		t.Fatalf("waiting %+v", w.Waiting)
+	b, _ := w.Waiting.Of("b")
+	c, _ := w.Waiting.Of("c")
+	if b.Rule != "mode" || c.Rule != "maps" || b.Detail == "" {
+		t.Fatalf("waiting: b %+v, c %+v", b, c)
+	}
+	if _, ok := w.Waiting.Of("a"); ok {
+		t.Fatal("a was matched, and waits on a rule")
 	}
 }
 

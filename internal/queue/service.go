@@ -736,11 +736,11 @@ func (s *Service) StreamEvents(ctx context.Context, queue string, after int64, l
 		return nil, after, err
 	}
 	defer s.feeds.release(f)
-	keep := eventFilter(ctx)
+	scope := eventScopeOf(ctx)
 	for {
 		// A key sees its own tickets' events only (DESIGN, "Ownership"): a batch of other
 		// keys' events moves the cursor on, and the wait goes on.
-		evs, through, covered, moved := s.feeds.since(f, after, limit, keep)
+		evs, through, covered, moved := s.feeds.since(f, after, limit, scope)
 		switch {
 		case covered && len(evs) > 0:
 			return evs, through, nil

@@ -114,9 +114,9 @@ type TickWrite struct {
 	At      time.Time
 	Matches []Match
 	Expired []Expiry
-	// Waiting says, by ticket id, why each ticket left searching waits (kept by the leader,
-	// not stored).
-	Waiting map[string]WaitingOn
+	// Waiting says why each ticket left searching waits (kept by the leader, not stored);
+	// nil when none does.
+	Waiting *Waits
 }
 
 // Expiry is a searching ticket to expire, and why.

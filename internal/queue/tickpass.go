@@ -49,13 +49,13 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 			continue
 		}
 		tt.Ratings = make([]float64, len(t.Players))
-		for j, p := range t.Players {
-			tt.Ratings[j] = p.Rating
+		for j := range t.Players {
+			tt.Ratings[j] = t.Players[j].Rating
 		}
 		if len(q.Roles) > 0 {
 			tt.Roles = make([][]string, len(t.Players))
-			for j, p := range t.Players {
-				tt.Roles[j] = p.Roles
+			for j := range t.Players {
+				tt.Roles[j] = t.Players[j].Roles
 			}
 		}
 		if len(q.Expansions.MaxLatencyMS) > 0 { // latency considered: the queue's regions only
@@ -118,10 +118,11 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 		w.Expired = append(w.Expired, Expiry{TicketID: waiting[index[e.Ticket]].ID, Reason: e.Reason})
 	}
 	if len(out.Waiting) > 0 {
-		w.Waiting = make(map[string]WaitingOn, len(out.Waiting))
-		for _, x := range out.Waiting {
-			w.Waiting[waiting[index[x.Ticket]].ID] = WaitingOn{Rule: x.Rule, Detail: x.Detail()}
+		ids := make([]string, len(out.Waiting))
+		for k, x := range out.Waiting {
+			ids[k] = waiting[index[x.Ticket]].ID
 		}
+		w.Waiting = &Waits{ids: ids, waits: out.Waiting}
 	}
 	return w, nil
 }

@@ -1,0 +1,53 @@
+package queue
+
+import "testing"
+
+// A key's event stream sleeps through other keys' events and wakes at its own; a stream that
+// reads every ticket's events wakes at any; the feed's stop wakes them all.
+func TestAKeysStreamWakesAtItsOwnEventsOnly(t *testing.T) {
+	t.Parallel()
+	fs := newFeeds(nil)
+	f := &feed{queue: "q", moved: make(chan struct{}), watch: map[string]*ticketWatch{}, stop: func() {}}
+	mine := eventScope{owner: "alpha"}
+	woken := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+
+	_, _, _, movedMine := fs.since(f, 0, 10, mine)
+	_, _, _, movedAll := fs.since(f, 0, 10, eventScope{all: true})
+	fs.publish(f, []Event{{Queue: "q", Seq: 1, Type: EventMatched, TicketID: "t1", Owner: "beta"}}, nil)
+	if woken(movedMine) {
+		t.Fatal("alpha's stream woke at beta's event")
+	}
+	if !woken(movedAll) {
+		t.Fatal("a stream of every ticket's events slept through beta's event")
+	}
+	evs, through, covered, again := fs.since(f, 0, 10, mine)
+	if len(evs) != 0 || through != 1 || !covered || again != movedMine {
+		t.Fatalf("alpha's stream after beta's event: %v through %d covered %v, same channel %v", evs, through, covered, again == movedMine)
+	}
+
+	fs.publish(f, []Event{{Queue: "q", Seq: 2, Type: EventMatched, TicketID: "t2", Owner: "alpha"}}, nil)
+	if !woken(movedMine) {
+		t.Fatal("alpha's stream slept through its own event")
+	}
+	evs, through, _, movedMine = fs.since(f, 1, 10, mine)
+	if len(evs) != 1 || evs[0].TicketID != "t2" || through != 2 {
+		t.Fatalf("alpha's stream reads %v through %d, want t2's event through 2", evs, through)
+	}
+
+	fs.mu.Lock()
+	fs.stopLocked(f)
+	fs.mu.Unlock()
+	if !woken(movedMine) {
+		t.Fatal("the feed stopped and alpha's stream sleeps on")
+	}
+	if _, _, covered, moved := fs.since(f, 2, 10, mine); covered || !woken(moved) {
+		t.Fatal("a stopped feed hands a stream a channel that never closes, or says it covers it")
+	}
+}
