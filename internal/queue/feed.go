@@ -45,6 +45,11 @@ type feed struct {
 	// streams of one key woke at every batch of every other key's events (a sixth of the
 	// leader's CPU in the soak, with the flood's streams held).
 	ownerMoved map[string]chan struct{}
+	// start is the head when the feed began: it has read every event after it. ownerLast
+	// is, by owner, the Seq of the last of its tickets' events the feed read: a key's stream
+	// that slept past the buffer, woken by nothing, learns from it that it missed nothing.
+	start     int64
+	ownerLast map[string]int64
 }
 
 // ticketWatch is the long-polls of one ticket waiting for its next event. done is closed at
@@ -149,7 +154,7 @@ func (fs *feeds) stopLocked(f *feed) {
 func (fs *feeds) run(ctx context.Context, f *feed) {
 	head, err := fs.store.EventHead(ctx, f.queue)
 	fs.mu.Lock()
-	f.head, f.err = head, err
+	f.head, f.start, f.err = head, head, err
 	if err != nil && fs.byQueue[f.queue] == f {
 		fs.stopLocked(f) // its waiters get err; the next one starts another
 	}
@@ -222,7 +227,11 @@ func (fs *feeds) publish(f *feed, evs []Event, tickets map[string]Ticket) {
 	}
 	close(f.moved)
 	f.moved = make(chan struct{})
+	if f.ownerLast == nil {
+		f.ownerLast = make(map[string]int64)
+	}
 	for _, e := range evs {
+		f.ownerLast[e.Owner] = e.Seq
 		if ch, ok := f.ownerMoved[e.Owner]; ok {
 			close(ch)
 			delete(f.ownerMoved, e.Owner)
@@ -273,6 +282,8 @@ func (fs *feeds) since(f *feed, after int64, limit int, scope eventScope) (evs [
 		return nil, after, false, moved
 	case after >= f.head:
 		return nil, after, true, moved
+	case !scope.all && after >= f.start && f.ownerLast[scope.owner] <= after:
+		return nil, f.head, true, moved
 	case len(f.buf) == 0 || after < f.buf[0].Seq-1:
 		return nil, after, false, moved
 	}

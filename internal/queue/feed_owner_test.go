@@ -41,6 +41,27 @@ func TestAKeysStreamWakesAtItsOwnEventsOnly(t *testing.T) {
 		t.Fatalf("alpha's stream reads %v through %d, want t2's event through 2", evs, through)
 	}
 
+	// A buffer's worth of beta's events later, alpha's stream, behind the buffer, still
+	// knows it missed nothing: no read of the store.
+	var betas []Event
+	for seq := int64(3); seq < 3+feedBuffer+10; seq++ {
+		betas = append(betas, Event{Queue: "q", Seq: seq, Type: EventMatched, TicketID: "b", Owner: "beta"})
+	}
+	fs.publish(f, betas, nil)
+	if woken(movedMine) {
+		t.Fatal("alpha's stream woke at beta's events")
+	}
+	head := betas[len(betas)-1].Seq
+	if evs, through, covered, _ := fs.since(f, 2, 10, mine); len(evs) != 0 || !covered || through != head {
+		t.Fatalf("alpha's stream behind the buffer: %d events through %d covered %v, want none through %d", len(evs), through, covered, head)
+	}
+	if _, _, covered, _ := fs.since(f, 2, 10, eventScope{all: true}); covered {
+		t.Fatal("a stream of every event behind the buffer is told the buffer covers it")
+	}
+	if _, _, covered, _ := fs.since(f, 1, 10, mine); covered {
+		t.Fatal("alpha's stream from before its own event t2, behind the buffer, is told the buffer covers it")
+	}
+
 	fs.mu.Lock()
 	fs.stopLocked(f)
 	fs.mu.Unlock()
