@@ -41,10 +41,10 @@ func TestAKeysStreamWakesAtItsOwnEventsOnly(t *testing.T) {
 		t.Fatalf("alpha's stream reads %v through %d, want t2's event through 2", evs, through)
 	}
 
-	// A buffer's worth of beta's events later, alpha's stream, behind the buffer, still
+	// Two buffers' worth of beta's events later, alpha's stream, behind the buffer, still
 	// knows it missed nothing: no read of the store.
 	var betas []Event
-	for seq := int64(3); seq < 3+feedBuffer+10; seq++ {
+	for seq := int64(3); seq < 3+2*feedBuffer+10; seq++ {
 		betas = append(betas, Event{Queue: "q", Seq: seq, Type: EventMatched, TicketID: "b", Owner: "beta"})
 	}
 	fs.publish(f, betas, nil)
@@ -57,6 +57,9 @@ func TestAKeysStreamWakesAtItsOwnEventsOnly(t *testing.T) {
 	}
 	if _, _, covered, _ := fs.since(f, 2, 10, eventScope{all: true}); covered {
 		t.Fatal("a stream of every event behind the buffer is told the buffer covers it")
+	}
+	if evs, _, covered, _ := fs.since(f, head-feedBuffer, 10, eventScope{all: true}); !covered || len(evs) != 10 {
+		t.Fatalf("the buffer does not keep its latest %d events: %d read, covered %v", feedBuffer, len(evs), covered)
 	}
 	if _, _, covered, _ := fs.since(f, 1, 10, mine); covered {
 		t.Fatal("alpha's stream from before its own event t2, behind the buffer, is told the buffer covers it")

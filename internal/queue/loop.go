@@ -101,8 +101,11 @@ type runner struct {
 	waiting map[string]Ticket // the queue's searching tickets, while leading
 	// the ids of the last tick's list, oldest first, and those loaded since (sortedWaiting)
 	order, arrived []string
-	track          *tracker // their counters and the recent history, while leading
-	stats          atomic.Pointer[Stats]
+	// list is the last tick's list, its array used again: a list of 4,400 tickets made at
+	// each tick was a quarter of the leader's garbage in the soak.
+	list  []Ticket
+	track *tracker // their counters and the recent history, while leading
+	stats atomic.Pointer[Stats]
 	// waitingOn is why each ticket left searching by the last pass waits, while leading.
 	waitingOn atomic.Pointer[Waits]
 	// openProposals: the queue may have open proposals to expire (acceptance.go).
@@ -183,7 +186,7 @@ func (r *runner) lead(ctx context.Context, q Queue) bool {
 		}
 		r.leading.Store(false)
 		r.waiting, r.cursor, r.track, r.held = nil, 0, nil, nil
-		r.order, r.arrived = nil, nil
+		r.order, r.arrived, r.list = nil, nil, nil
 		r.stats.Store(nil)
 		r.waitingOn.Store(nil)
 		r.s.metrics.leading(q.Name, false)
@@ -315,9 +318,10 @@ func (r *runner) snapshot(ctx context.Context, queue string, now, oldest time.Ti
 // sortedWaiting is the waiting tickets, oldest first (ties by id). It starts from the last
 // tick's order, the tickets loaded since after it, so that the sort finds the list nearly in
 // order: sorted from the map's random order at every tick, the sort was a third of the
-// leader's work at 4,400 tickets, between a match's time and its commit.
+// leader's work at 4,400 tickets, between a match's time and its commit. The list is the
+// runner's until its next call, which overwrites it.
 func (r *runner) sortedWaiting() []Ticket {
-	list := make([]Ticket, 0, len(r.waiting))
+	list := r.list[:0]
 	again := make(map[string]bool, len(r.arrived)) // loaded since: listed from arrived
 	for _, id := range r.arrived {
 		again[id] = true
@@ -338,6 +342,8 @@ func (r *runner) sortedWaiting() []Ticket {
 	for _, t := range list {
 		r.order = append(r.order, t.ID)
 	}
+	clear(list[len(list):cap(list)]) // tickets gone since: not kept alive
+	r.list = list
 	return list
 }
 

@@ -27,7 +27,8 @@ import (
 
 // Matcher runs one pass of a queue over its waiting tickets at now: the matches to make and
 // the tickets to expire. The queue's production Matcher is matchmaker/tick's pass (TickPass);
-// tests may give their own.
+// tests may give their own. waiting is the caller's again once Match returns: a Matcher keeps
+// no part of it.
 type Matcher interface {
 	Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, error)
 }
