@@ -31,6 +31,11 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 	secs := func(t time.Time) float64 { return t.Sub(epoch).Seconds() }
 	in := make([]tick.Ticket, 0, len(waiting))
 	index := make([]int, 0, len(waiting)) // waiting's index of each of in's tickets
+	players := 0
+	for _, t := range waiting {
+		players += len(t.Players)
+	}
+	ratings := make([]float64, 0, players) // every ticket's, in one array rather than one each
 	var invalid []Expiry
 	for i, t := range waiting {
 		tt := tick.Ticket{WaitingSince: secs(t.CreatedAt), ExpiresAt: secs(t.ExpiresAt), Attributes: t.Attributes}
@@ -48,10 +53,10 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 			in, index = append(in, tt), append(index, i)
 			continue
 		}
-		tt.Ratings = make([]float64, len(t.Players))
 		for j := range t.Players {
-			tt.Ratings[j] = t.Players[j].Rating
+			ratings = append(ratings, t.Players[j].Rating)
 		}
+		tt.Ratings = ratings[len(ratings)-len(t.Players) : len(ratings) : len(ratings)]
 		if len(q.Roles) > 0 {
 			tt.Roles = make([][]string, len(t.Players))
 			for j := range t.Players {
