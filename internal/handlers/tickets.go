@@ -352,7 +352,11 @@ func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.
 		ctx, done := streamContext(r, streams)
 		defer done()
 		name := chi.URLParam(r, "name")
+		ticket := r.URL.Query().Get("ticket")
 		after, field, err := lastEventID(r)
+		if err == nil {
+			err = queue.CheckEventTicket(ticket)
+		}
 		if err == nil {
 			err = svc.CheckQueue(r.Context(), name)
 		}
@@ -381,7 +385,7 @@ func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.
 			// The server's write timeout is for ordinary answers; a stream extends it per write.
 			_ = rc.SetWriteDeadline(time.Now().Add(time.Minute))
 			// The stream moves on past other keys' events too, not only past those it sends.
-			evs, through, err := svc.StreamEvents(ctx, name, after, 100, 15*time.Second)
+			evs, through, err := svc.StreamEvents(ctx, name, ticket, after, 100, 15*time.Second)
 			if ctx.Err() != nil {
 				return // the client went away, or the server is stopping: the client resumes elsewhere
 			}

@@ -2,11 +2,13 @@ package queue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
@@ -149,7 +151,7 @@ func TestAStreamKeepsItsPlacePastOtherKeysEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The stream's first wait starts the queue's feed.
-	if evs, through, err := svc.StreamEvents(a, "duel", after, 100, time.Millisecond); err != nil || len(evs) != 0 || through != after {
+	if evs, through, err := svc.StreamEvents(a, "duel", "", after, 100, time.Millisecond); err != nil || len(evs) != 0 || through != after {
 		t.Fatalf("studio-a's first wait: %+v, through %d, %v", evs, through, err)
 	}
 	for round := range 6 { // 6,000 events: more than the feed keeps
@@ -168,7 +170,7 @@ func TestAStreamKeepsItsPlacePastOtherKeysEvents(t *testing.T) {
 		}
 		for deadline := time.Now().Add(10 * time.Second); after < head; { // the stream's waits
 			var evs []queue.Event
-			if evs, after, err = svc.StreamEvents(a, "duel", after, 100, 10*time.Millisecond); err != nil || len(evs) != 0 {
+			if evs, after, err = svc.StreamEvents(a, "duel", "", after, 100, 10*time.Millisecond); err != nil || len(evs) != 0 {
 				t.Fatalf("studio-a's stream: %+v, %v", evs, err)
 			}
 			if time.Now().After(deadline) {
@@ -178,5 +180,83 @@ func TestAStreamKeepsItsPlacePastOtherKeysEvents(t *testing.T) {
 	}
 	if n := store.reads.Load(); n != 0 {
 		t.Fatalf("studio-a's stream read the store %d times: it fell behind the feed", n)
+	}
+}
+
+// A stream of one ticket's events (a game client's) reads that ticket's events only, keeps
+// its place while thousands of others go by during its waits (no read of the store: woken by
+// none of them, it would otherwise fall behind the feed's buffer), and refuses a filter that
+// is not a ticket id, naming the field.
+func TestAStreamOfOneTicketReadsItsEventsOnly(t *testing.T) {
+	t.Parallel()
+	store := &streamReads{MemoryStore: queue.NewMemoryStore()}
+	svc := duelReplica(store)
+	ctx := context.Background()
+	putDuel(t, ctx, svc)
+	a := queue.WithCaller(ctx, queue.Caller{Owner: "studio-a"})
+	mine, _, err := svc.CreateTicket(a, solo("duel", "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := svc.EventHead(ctx, "duel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stream's first wait starts the queue's feed.
+	if evs, through, err := svc.StreamEvents(a, "duel", mine.ID, after, 100, time.Millisecond); err != nil || len(evs) != 0 || through != after {
+		t.Fatalf("the first wait of the stream of %s: %+v, through %d, %v", mine.ID, evs, through, err)
+	}
+	// Then it waits, a second at a time, as studio-a's other tickets make 24,000 events
+	// (the feed keeps at most 8,192), then reads the cancel of its own.
+	var produced atomic.Bool
+	read := make(chan error, 1)
+	go func() {
+		for cur := after; ; {
+			evs, through, err := svc.StreamEvents(a, "duel", mine.ID, cur, 100, time.Second)
+			switch {
+			case err != nil:
+				read <- err
+				return
+			case len(evs) > 0 && (len(evs) != 1 || evs[0].TicketID != mine.ID || evs[0].Type != queue.EventCancelled):
+				read <- fmt.Errorf("the stream read %+v, want the cancel of %s alone", evs, mine.ID)
+				return
+			case len(evs) > 0:
+				read <- nil
+				return
+			}
+			cur = through
+			if produced.Load() {
+				if _, err := svc.CancelTicket(a, mine.ID); err != nil {
+					read <- err
+					return
+				}
+			}
+		}
+	}()
+	for i := range 24_000 {
+		tk, _, err := svc.CreateTicket(a, solo("duel", fmt.Sprintf("a-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.CancelTicket(a, tk.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produced.Store(true)
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream did not read its ticket's cancel in 30 s")
+	}
+	if n := store.reads.Load(); n != 0 {
+		t.Fatalf("the stream read the store %d times: it fell behind the feed", n)
+	}
+	_, _, err = svc.StreamEvents(a, "duel", "tk-\x00", after, 100, time.Millisecond)
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || ae.Code != apperr.Invalid || len(ae.Fields) != 1 || ae.Fields[0].Field != "ticket" {
+		t.Fatalf("a filter that is not a ticket id: %v, want a 400 naming ticket", err)
 	}
 }

@@ -45,6 +45,8 @@ type feed struct {
 	// streams of one key woke at every batch of every other key's events (a sixth of the
 	// leader's CPU in the soak, with the flood's streams held).
 	ownerMoved map[string]chan struct{}
+	// ticketMoved: the same by ticket, for the streams of one ticket's events.
+	ticketMoved map[string]chan struct{}
 	// start is the head when the feed began: it has read every event after it. ownerLast
 	// is, by owner, the Seq of the last of its tickets' events the feed read: a key's stream
 	// that slept past the buffer, woken by nothing, learns from it that it missed nothing.
@@ -138,9 +140,11 @@ func (fs *feeds) stopLocked(f *feed) {
 	delete(fs.byQueue, f.queue)
 	f.stop()
 	close(f.moved)
-	for owner, ch := range f.ownerMoved {
-		close(ch)
-		delete(f.ownerMoved, owner)
+	for _, m := range []map[string]chan struct{}{f.ownerMoved, f.ticketMoved} {
+		for k, ch := range m {
+			close(ch)
+			delete(m, k)
+		}
 	}
 	for id, w := range f.watch {
 		close(w.done)
@@ -240,6 +244,10 @@ func (fs *feeds) publish(f *feed, evs []Event, tickets map[string]Ticket) {
 			close(ch)
 			delete(f.ownerMoved, e.Owner)
 		}
+		if ch, ok := f.ticketMoved[e.TicketID]; ok {
+			close(ch)
+			delete(f.ticketMoved, e.TicketID)
+		}
 	}
 }
 
@@ -292,7 +300,7 @@ func (fs *feeds) since(f *feed, after int64, limit int, scope eventScope) (evs [
 		return nil, after, false, moved
 	}
 	start := int(after - (f.buf[0].Seq - 1))
-	if scope.all {
+	if scope.every() {
 		end := min(start+limit, len(f.buf))
 		return append([]Event(nil), f.buf[start:end]...), f.buf[end-1].Seq, true, moved
 	}
@@ -313,16 +321,43 @@ func (fs *feeds) since(f *feed, after int64, limit int, scope eventScope) (evs [
 // movedFor is the channel the feed closes at the next events that scope keeps; the caller
 // holds fs.mu.
 func (f *feed) movedFor(scope eventScope) chan struct{} {
-	if scope.all || f.stopped {
+	switch {
+	case f.stopped || scope.every():
 		return f.moved
+	case scope.ticket != "":
+		return movedOf(&f.ticketMoved, scope.ticket)
+	default:
+		return movedOf(&f.ownerMoved, scope.owner)
 	}
-	ch, ok := f.ownerMoved[scope.owner]
+}
+
+// movedOf is (*m)[key], made if need be.
+func movedOf(m *map[string]chan struct{}, key string) chan struct{} {
+	ch, ok := (*m)[key]
 	if !ok {
-		if f.ownerMoved == nil {
-			f.ownerMoved = make(map[string]chan struct{})
+		if *m == nil {
+			*m = make(map[string]chan struct{})
 		}
 		ch = make(chan struct{})
-		f.ownerMoved[scope.owner] = ch
+		(*m)[key] = ch
 	}
 	return ch
+}
+
+// settle is where a stream whose wait ran out asks next: the feed's head when moved (the
+// channel since gave it, with through after) is still open, for no event of its scope came
+// since; else after. A stream of one ticket, woken by nothing for minutes, would otherwise
+// fall behind the buffer and read the store at its next wait.
+func (fs *feeds) settle(f *feed, after int64, moved <-chan struct{}) int64 {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	select {
+	case <-moved:
+		return after
+	default:
+	}
+	if f.stopped {
+		return after
+	}
+	return max(after, f.head)
 }

@@ -80,34 +80,46 @@ func mayRead(ctx context.Context, t Ticket) bool {
 // visibleEvents keeps the events of tickets ctx's caller may read: all of them for a caller
 // that reads every ticket.
 func visibleEvents(ctx context.Context, evs []Event) []Event {
-	scope := eventScopeOf(ctx)
-	if scope.all {
+	return eventScopeOf(ctx, "").filter(evs)
+}
+
+// eventScope is which events a stream reads: every ticket's (all) or one owner's, and of
+// those one ticket's when ticket is set.
+type eventScope struct {
+	all    bool
+	owner  string
+	ticket string
+}
+
+func (s eventScope) keeps(e Event) bool {
+	return (s.all || e.Owner == s.owner) && (s.ticket == "" || e.TicketID == s.ticket)
+}
+
+// every says whether the scope keeps every event.
+func (s eventScope) every() bool { return s.all && s.ticket == "" }
+
+// filter keeps the events of evs that s keeps (evs itself when it keeps every event).
+func (s eventScope) filter(evs []Event) []Event {
+	if s.every() {
 		return evs
 	}
 	out := evs[:0:0]
 	for _, e := range evs {
-		if scope.keeps(e) {
+		if s.keeps(e) {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// eventScope is whose events a caller may read: every ticket's (all), or one owner's.
-type eventScope struct {
-	all   bool
-	owner string
-}
-
-func (s eventScope) keeps(e Event) bool { return s.all || e.Owner == s.owner }
-
-// eventScopeOf is ctx's caller's eventScope.
-func eventScopeOf(ctx context.Context) eventScope {
+// eventScopeOf is the scope of ctx's caller's stream of ticket's events ("": of every ticket
+// the caller may read).
+func eventScopeOf(ctx context.Context, ticket string) eventScope {
 	c, ok := callerOf(ctx)
 	if !ok || c.Admin || c.Reader {
-		return eventScope{all: true}
+		return eventScope{all: true, ticket: ticket}
 	}
-	return eventScope{owner: c.Owner}
+	return eventScope{owner: c.Owner, ticket: ticket}
 }
 
 // noTicket is the NotFound of a ticket that does not exist or is another key's: the same

@@ -707,7 +707,7 @@ func (s *Service) GetMatch(ctx context.Context, id string) (Match, error) {
 // (shared by every waiter of this replica), or from the store when the stream is further
 // behind than the feed keeps.
 func (s *Service) Events(ctx context.Context, queue string, after int64, limit int, wait time.Duration) ([]Event, error) {
-	evs, _, err := s.StreamEvents(ctx, queue, after, limit, wait)
+	evs, _, err := s.StreamEvents(ctx, queue, "", after, limit, wait)
 	return evs, err
 }
 
@@ -715,17 +715,23 @@ func (s *Service) Events(ctx context.Context, queue string, after int64, limit i
 // next, past the events returned and the other keys' events passed over. A stream that
 // resumed from its last event instead would fall behind the feed's buffer while the queue
 // moves only with other keys' tickets, and read the store at every wait: 2,000 streams of
-// one key did so at once, 20 s into a soak, and took every connection of the pool.
-func (s *Service) StreamEvents(ctx context.Context, queue string, after int64, limit int, wait time.Duration) (_ []Event, through int64, _ error) {
+// one key did so at once, 20 s into a soak, and took every connection of the pool. With a
+// ticket, the stream reads that ticket's events only, and sleeps through the others: a
+// stream per waiting ticket (a game client's) then costs what its long-poll would.
+func (s *Service) StreamEvents(ctx context.Context, queue, ticket string, after int64, limit int, wait time.Duration) (_ []Event, through int64, _ error) {
 	if err := ratings.ValidateName(queue); err != nil {
 		return nil, after, apperr.Field("name", "%s", err)
 	}
+	if err := CheckEventTicket(ticket); err != nil {
+		return nil, after, err
+	}
+	scope := eventScopeOf(ctx, ticket)
 	if wait <= 0 {
 		evs, err := s.store.Events(ctx, queue, after, limit)
 		if len(evs) > 0 {
 			after = evs[len(evs)-1].Seq
 		}
-		return visibleEvents(ctx, evs), after, err
+		return scope.filter(evs), after, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -737,7 +743,6 @@ func (s *Service) StreamEvents(ctx context.Context, queue string, after int64, l
 		return nil, after, err
 	}
 	defer s.feeds.release(f)
-	scope := eventScopeOf(ctx)
 	for {
 		// A key sees its own tickets' events only (DESIGN, "Ownership"): a batch of other
 		// keys' events moves the cursor on, and the wait goes on.
@@ -752,7 +757,7 @@ func (s *Service) StreamEvents(ctx context.Context, queue string, after int64, l
 				return nil, after, err
 			}
 			if len(evs) > 0 {
-				if kept := visibleEvents(ctx, evs); len(kept) > 0 {
+				if kept := scope.filter(evs); len(kept) > 0 {
 					return kept, evs[len(evs)-1].Seq, nil
 				}
 				after = evs[len(evs)-1].Seq
@@ -765,9 +770,21 @@ func (s *Service) StreamEvents(ctx context.Context, queue string, after int64, l
 			if ctx.Err() != nil {
 				return nil, after, ctx.Err()
 			}
-			return nil, after, nil
+			return nil, s.feeds.settle(f, after, moved), nil
 		}
 	}
+}
+
+// CheckEventTicket refuses (400 naming ticket) a stream's ticket filter that is not a ticket
+// id; "" is no filter. A transport checks it before its stream's first byte.
+func CheckEventTicket(ticket string) error {
+	if ticket == "" {
+		return nil
+	}
+	if err := ratings.ValidateID(ticket); err != nil {
+		return apperr.Field("ticket", "%s", err)
+	}
+	return nil
 }
 
 // createContext bounds a creation's store work as a whole by Config.CreateTimeout.
