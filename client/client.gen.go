@@ -2195,7 +2195,14 @@ type CreateBackfillParams struct {
 // StreamQueueEventsParams defines parameters for StreamQueueEvents.
 type StreamQueueEventsParams struct {
 	// After Resume after this event id (when the client cannot set Last-Event-ID).
-	After       *int64  `form:"after,omitempty" json:"after,omitempty"`
+	After *int64 `form:"after,omitempty" json:"after,omitempty"`
+
+	// Ticket Only this ticket's events: a stream per waiting ticket (a game client's) then
+	// costs the service what the ticket's long-poll would. The ids of the stream stay the
+	// queue's (they skip the other tickets' events), so `Last-Event-ID` resumes it as any
+	// stream. Open it once the ticket is created, then read the ticket once
+	// (`GET /v1/tickets/{id}`) for a change that came before the stream opened.
+	Ticket      *string `form:"ticket,omitempty" json:"ticket,omitempty"`
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
@@ -5275,6 +5282,18 @@ func NewStreamQueueEventsRequest(server string, name QueueName, params *StreamQu
 		if params.After != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Ticket != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ticket", *params.Ticket, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,7 +199,9 @@ func TestTicketsFromCreationToMatch(t *testing.T) {
 	}
 }
 
-// The event stream sends each ticket change with its id, and resumes after Last-Event-ID.
+// The event stream sends each ticket change with its id, and resumes after Last-Event-ID; a
+// stream of one ticket (?ticket=) sends that ticket's changes only, and a filter that is not a
+// ticket id is a 400 naming ticket.
 func TestQueueEventsStreamAndResume(t *testing.T) {
 	t.Parallel()
 	h, _ := queueServer(t)
@@ -215,11 +218,11 @@ func TestQueueEventsStreamAndResume(t *testing.T) {
 		t.Fatalf("cancel: %d", resp.StatusCode)
 	}
 	create("a")
-	create("b")
-	read := func(lastEventID string, n int) []string {
+	b := create("b")
+	read := func(query, lastEventID string, n int) []string {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/v1/queues/duel/events?after=0", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/v1/queues/duel/events?after=0"+query, nil)
 		if lastEventID != "" {
 			req.Header.Set("Last-Event-ID", lastEventID)
 		}
@@ -252,13 +255,52 @@ func TestQueueEventsStreamAndResume(t *testing.T) {
 		}
 		return events
 	}
-	all := read("", 3) // the cancel, then the tick's match of a and b
+	all := read("", "", 3) // the cancel, then the tick's match of a and b
 	if len(all) != 3 || all[0] != "1:cancelled" || all[1] != "2:matched" || all[2] != "3:matched" {
 		t.Fatalf("events: %v", all)
 	}
-	if rest := read("2", 1); len(rest) != 1 || rest[0] != "3:matched" {
+	if rest := read("", "2", 1); len(rest) != 1 || rest[0] != "3:matched" {
 		t.Fatalf("resumed after 2: %v", rest)
 	}
+	var bs string // b's event among the match's two
+	for _, e := range all[1:] {
+		id, _, _ := strings.Cut(e, ":")
+		if strings.Contains(readEventData(t, srv.URL, id), `"ticket_id":"`+b+`"`) {
+			bs = e
+		}
+	}
+	if only := read("&ticket="+b, "", 1); len(only) != 1 || only[0] != bs {
+		t.Fatalf("the stream of b's events: %v, want %s alone", only, bs)
+	}
+	resp := exchange(t, h, http.MethodGet, "/v1/queues/duel/events?ticket=tk-%01", "", "")
+	if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Field != "ticket" {
+		t.Fatalf("a ticket filter that is not an id: %d %+v", resp.StatusCode, p)
+	}
+}
+
+// readEventData is the data of the queue duel's event id, read from a stream after id-1.
+func readEventData(t *testing.T, base, id string) string {
+	t.Helper()
+	n, err := strconv.Atoi(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/queues/duel/events?after="+strconv.Itoa(n-1), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			return data
+		}
+	}
+	t.Fatalf("no event after %d", n-1)
+	return ""
 }
 
 // A stream cannot resume from an event that is no longer kept (the client was away longer

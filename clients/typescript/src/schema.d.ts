@@ -4582,6 +4582,14 @@ export interface operations {
             query?: {
                 /** @description Resume after this event id (when the client cannot set Last-Event-ID). */
                 after?: number;
+                /**
+                 * @description Only this ticket's events: a stream per waiting ticket (a game client's) then
+                 *     costs the service what the ticket's long-poll would. The ids of the stream stay the
+                 *     queue's (they skip the other tickets' events), so `Last-Event-ID` resumes it as any
+                 *     stream. Open it once the ticket is created, then read the ticket once
+                 *     (`GET /v1/tickets/{id}`) for a change that came before the stream opened.
+                 */
+                ticket?: string;
             };
             header?: {
                 "Last-Event-ID"?: string;
