@@ -102,6 +102,8 @@ func (l *load) waitMode() string {
 		return fmt.Sprintf("longpoll (wait_s=%d, each ticket its own long-poll)", l.c.waitS)
 	case l.c.backends > 0:
 		return fmt.Sprintf("sse (%d shared streams, one per game backend)", l.c.backends)
+	case l.c.ticketOnly:
+		return "sse (a stream per ticket, of its events alone: ?ticket=)"
 	default:
 		return "sse (a stream per ticket, filtered by its id)"
 	}

@@ -53,6 +53,7 @@ type config struct {
 	wait       string // "longpoll" or "sse"
 	waitS      int    // a long-poll's wait_s
 	backends   int    // sse: streams shared by the tickets; 0 = one stream per ticket
+	ticketOnly bool   // sse, a stream per ticket: of its own ticket's events (?ticket=)
 	keys       int    // API keys the tickets are spread over (game backends of a studio)
 	flood      int    // event streams one key of its own opens at once to replica 0
 	maxWaiters int
@@ -90,6 +91,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.wait, "wait", "longpoll", "how a ticket waits for its match: longpoll (GET /v1/tickets/{id}?wait_s=N, repeated) or sse (GET /v1/queues/{name}/events)")
 	fs.IntVar(&c.waitS, "wait-s", 30, "a long-poll's wait_s")
 	fs.IntVar(&c.backends, "backends", 0, "with -wait sse: this many streams (game backend processes), each serving its share of the tickets; 0 = a stream per ticket, opened before the ticket is created")
+	fs.BoolVar(&c.ticketOnly, "ticket-streams", false, "with -wait sse and no -backends: each ticket's stream carries its own events only (?ticket=), opened once the ticket is created and followed by one read of the ticket")
 	fs.IntVar(&c.keys, "keys", 10, "API keys (scopes match+results) the tickets are spread over, as a studio's backends each have their own: ticket n is created and watched by key n mod N (with -backends, its backend's key), so that it waits under its own key's cap on long-polls and streams (MATCHMAKER_MAX_WAITERS_PER_KEY) as in production; 1 = one key with every scope for everything")
 	fs.IntVar(&c.flood, "flood", 0, "before the arrivals, one more API key (scope match) opens this many event streams at once to replica 0 and holds those it gets, read, to the end: past the per-key cap (MATCHMAKER_MAX_WAITERS_PER_KEY) they must be answered 429, within the replica's memory; 0 = none")
 	fs.IntVar(&c.maxWaiters, "max-waiters", 10000, "tickets waiting (or being created) at once at most; an arrival beyond it is not sent, and counted")
@@ -139,6 +141,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("%w: -wait-s must be 1..60", errUsage)
 	case c.backends < 0 || (c.backends > 0 && c.wait != "sse"):
 		return c, fmt.Errorf("%w: -backends is for -wait sse", errUsage)
+	case c.ticketOnly && (c.wait != "sse" || c.backends > 0):
+		return c, fmt.Errorf("%w: -ticket-streams is for -wait sse without -backends", errUsage)
 	case c.keys < 1 || c.keys > 1000 || (c.authOff && c.keys != 1 && keysSet(fs)):
 		return c, fmt.Errorf("%w: -keys must be 1..1000 (and not given with -auth-off)", errUsage)
 	case c.flood < 0 || c.flood > 50000 || (c.flood > 0 && c.authOff):

@@ -15,14 +15,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// A very short soak of the real binary, each way of waiting in turn: 2 replicas on a fresh
-// database of TEST_DATABASE_URL's server, 20 arrivals/s for 3 s. The summary must be sane: tickets
+// A very short soak of the real binary, each way of waiting in turn (streams per ticket both
+// of the whole feed and of the ticket's own events): 2 replicas on a fresh database of
+// TEST_DATABASE_URL's server, 20 arrivals/s for 3 s. The summary must be sane: tickets
 // created and matched, every matched ticket's latency measured, a result posted for every
 // match seen, no 5xx and no failed creation, the database sampled, and the fresh database
 // gone afterwards.
 func TestSoakBriefly(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two soaks of the whole program (about 25 s): not under -short")
+		t.Skip("three soaks of the whole program (about 35 s): not under -short")
 	}
 	server := os.Getenv("TEST_DATABASE_URL")
 	if server == "" {
@@ -40,13 +41,15 @@ func TestSoakBriefly(t *testing.T) {
 	}
 	// One after the other: each holds 2 x (5 + 2) connections of a server that other test
 	// packages share.
-	for _, wait := range []string{"longpoll", "sse"} {
-		t.Run(wait, func(t *testing.T) {
+	for _, way := range [][]string{{"longpoll"}, {"sse"}, {"sse", "-ticket-streams"}} {
+		wait := way[0]
+		t.Run(strings.Join(way, " "), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			var stdout, stderr bytes.Buffer
 			args := []string{"-bin", bin, "-server-url", server, "-wait", wait, "-rate", "20", "-duration", "3s",
 				"-drain", "4s", "-rating-sd", "30", "-tick-ms", "200", "-every", "1s", "-db-conns", "5", "-json"}
+			args = append(args, way[1:]...)
 			err := run(ctx, args, func(string) string { return "" }, &stdout, &stderr)
 			t.Log(stderr.String())
 			if err != nil {
@@ -120,7 +123,9 @@ func TestParseConfig(t *testing.T) {
 		{}, // no database
 		{"-database-url", "postgres://db.example.com/x"}, // not this machine
 		{"-server-url", local, "-wait", "poll"},
-		{"-server-url", local, "-backends", "4"}, // backends without sse
+		{"-server-url", local, "-backends", "4"},  // backends without sse
+		{"-server-url", local, "-ticket-streams"}, // ticket streams without sse
+		{"-server-url", local, "-wait", "sse", "-backends", "4", "-ticket-streams"},
 		{"-server-url", local, "-rate", "0"},
 		{"-server-url", local, "-env", "NOEQUALS"},
 		{"-server-url", local, "-database-url", local},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 )
@@ -30,9 +31,13 @@ var errGone = fmt.Errorf("410: resume point not kept")
 
 // openStream connects to the queue's events on r, from after lastID (from now on when it is
 // empty), and returns once the answer's headers are in (the service sends them at once).
-func (l *load) openStream(ctx context.Context, key string, r *replica, lastID []byte) (*stream, error) {
+func (l *load) openStream(ctx context.Context, key string, r *replica, lastID []byte, ticket string) (*stream, error) {
 	sctx, cancel := context.WithCancel(ctx)
-	req, err := http.NewRequestWithContext(sctx, http.MethodGet, r.base+"/v1/queues/"+l.queue+"/events", nil)
+	u := r.base + "/v1/queues/" + l.queue + "/events"
+	if ticket != "" {
+		u += "?ticket=" + url.QueryEscape(ticket)
+	}
+	req, err := http.NewRequestWithContext(sctx, http.MethodGet, u, nil)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -105,11 +110,21 @@ type eventJSON struct {
 // until its ticket's. A broken stream resumes from its last event id; one that cannot
 // (no event read yet, or a 410) reopens from now on and reads the ticket once, so that an
 // end it missed is seen.
+//
+// With -ticket-streams the ticket comes first: its stream (?ticket=) is opened once it
+// exists, and the ticket read once for an end that came before the stream.
 func (l *load) sseTicket(ctx, resultsCtx context.Context, key string, body []byte, first string, due time.Time) {
 	var s *stream
+	id, only := "", ""
+	if l.c.ticketOnly {
+		if id = l.create(ctx, key, body, first, due); id == "" {
+			return
+		}
+		only = id
+	}
 	for attempt := 0; ; attempt++ {
 		var err error
-		if s, err = l.openStream(ctx, key, l.pick(), nil); err == nil {
+		if s, err = l.openStream(ctx, key, l.pick(), nil, only); err == nil {
 			break
 		}
 		if attempt == 2 || ctx.Err() != nil {
@@ -118,10 +133,15 @@ func (l *load) sseTicket(ctx, resultsCtx context.Context, key string, body []byt
 		}
 		backoff(ctx, nil)
 	}
-	id := l.create(ctx, key, body, first, due)
-	if id == "" {
+	if only != "" && l.readTicket(ctx, resultsCtx, key, id) {
 		s.close()
 		return
+	}
+	if id == "" {
+		if id = l.create(ctx, key, body, first, due); id == "" {
+			s.close()
+			return
+		}
 	}
 	l.startWaiting()
 	defer l.waiting.Add(-1)
@@ -151,13 +171,13 @@ func (l *load) sseTicket(ctx, resultsCtx context.Context, key string, body []byt
 		l.countBreak(err)
 		for s == nil && ctx.Err() == nil {
 			if len(last) > 0 {
-				s, err = l.openStream(ctx, key, l.pick(), last)
+				s, err = l.openStream(ctx, key, l.pick(), last, only)
 				if err == errGone {
 					last = nil
 					continue
 				}
 			} else {
-				s, err = l.openStream(ctx, key, l.pick(), nil)
+				s, err = l.openStream(ctx, key, l.pick(), nil, only)
 				if err == nil && l.readTicket(ctx, resultsCtx, key, id) {
 					s.close()
 					return
@@ -235,7 +255,7 @@ func (l *load) startBackends(ctx context.Context) error {
 
 func (b *backend) run(ctx context.Context, ready chan<- error) {
 	r := b.l.reps[b.index%len(b.l.reps)]
-	s, err := b.l.openStream(ctx, b.key, r, nil)
+	s, err := b.l.openStream(ctx, b.key, r, nil, "")
 	ready <- err
 	if err != nil {
 		return
@@ -255,12 +275,12 @@ func (b *backend) run(ctx context.Context, ready chan<- error) {
 		b.l.countBreak(err)
 		for s == nil && ctx.Err() == nil {
 			if len(last) > 0 {
-				s, err = b.l.openStream(ctx, b.key, r, last)
+				s, err = b.l.openStream(ctx, b.key, r, last, "")
 				if err == errGone {
 					last = nil
 					continue
 				}
-			} else if s, err = b.l.openStream(ctx, b.key, r, nil); err == nil {
+			} else if s, err = b.l.openStream(ctx, b.key, r, nil, ""); err == nil {
 				b.resync() // events may have been missed: every waiting ticket reads itself
 			}
 			if err != nil {
