@@ -134,16 +134,34 @@ func (s *streamReads) Events(ctx context.Context, q string, after int64, limit i
 	return s.MemoryStore.Events(ctx, q, after, limit)
 }
 
+// countedDuel is a replica of the duel queue on a store that counts the streams' reads.
+func countedDuel(t *testing.T) (*streamReads, *queue.Service) {
+	store := &streamReads{MemoryStore: queue.NewMemoryStore()}
+	svc := duelReplica(store)
+	putDuel(t, context.Background(), svc)
+	return store, svc
+}
+
+// cancelledTicket creates player's ticket in the duel queue under ctx and cancels it: one
+// event.
+func cancelledTicket(t *testing.T, ctx context.Context, svc *queue.Service, player string) {
+	tk, _, err := svc.CreateTicket(ctx, solo("duel", player))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CancelTicket(ctx, tk.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A key's stream that sees none of the queue's events while other keys' go by by the
 // thousand keeps its place with the feed (StreamEvents' through), rather than at its last
 // own event: it never falls behind the feed's buffer into reading the store. (2,000 streams
 // of one key did, 20 s into a soak, all at once, and took the pool.)
 func TestAStreamKeepsItsPlacePastOtherKeysEvents(t *testing.T) {
 	t.Parallel()
-	store := &streamReads{MemoryStore: queue.NewMemoryStore()}
-	svc := duelReplica(store)
+	store, svc := countedDuel(t)
 	ctx := context.Background()
-	putDuel(t, ctx, svc)
 	a := queue.WithCaller(ctx, queue.Caller{Owner: "studio-a"})
 	b := queue.WithCaller(ctx, queue.Caller{Owner: "studio-b"})
 	after, err := svc.EventHead(ctx, "duel")
@@ -156,13 +174,7 @@ func TestAStreamKeepsItsPlacePastOtherKeysEvents(t *testing.T) {
 	}
 	for round := range 6 { // 6,000 events: more than the feed keeps
 		for i := range 1000 {
-			tk, _, err := svc.CreateTicket(b, solo("duel", fmt.Sprintf("b-%d-%d", round, i)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := svc.CancelTicket(b, tk.ID); err != nil {
-				t.Fatal(err)
-			}
+			cancelledTicket(t, b, svc, fmt.Sprintf("b-%d-%d", round, i))
 		}
 		head, err := svc.EventHead(ctx, "duel")
 		if err != nil {
@@ -189,10 +201,8 @@ func TestAStreamKeepsItsPlacePastOtherKeysEvents(t *testing.T) {
 // is not a ticket id, naming the field.
 func TestAStreamOfOneTicketReadsItsEventsOnly(t *testing.T) {
 	t.Parallel()
-	store := &streamReads{MemoryStore: queue.NewMemoryStore()}
-	svc := duelReplica(store)
+	store, svc := countedDuel(t)
 	ctx := context.Background()
-	putDuel(t, ctx, svc)
 	a := queue.WithCaller(ctx, queue.Caller{Owner: "studio-a"})
 	mine, _, err := svc.CreateTicket(a, solo("duel", "alice"))
 	if err != nil {
@@ -234,13 +244,7 @@ func TestAStreamOfOneTicketReadsItsEventsOnly(t *testing.T) {
 		}
 	}()
 	for i := range 24_000 {
-		tk, _, err := svc.CreateTicket(a, solo("duel", fmt.Sprintf("a-%d", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := svc.CancelTicket(a, tk.ID); err != nil {
-			t.Fatal(err)
-		}
+		cancelledTicket(t, a, svc, fmt.Sprintf("a-%d", i))
 	}
 	produced.Store(true)
 	select {

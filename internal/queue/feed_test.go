@@ -230,13 +230,7 @@ func TestAFeedOfStreamsReadsNoTickets(t *testing.T) {
 		}
 	}
 	for i := range 3 {
-		tk, _, err := svc.CreateTicket(ctx, solo("duel", fmt.Sprintf("p%d", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := svc.CancelTicket(ctx, tk.ID); err != nil {
-			t.Fatal(err)
-		}
+		cancelledTicket(t, ctx, svc, fmt.Sprintf("p%d", i))
 	}
 	if n := <-got; n != 3 {
 		t.Fatalf("the stream saw %d events, want 3", n)
