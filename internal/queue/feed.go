@@ -45,8 +45,10 @@ type feed struct {
 	// streams of one key woke at every batch of every other key's events (a sixth of the
 	// leader's CPU in the soak, with the flood's streams held).
 	ownerMoved map[string]chan struct{}
-	// ticketMoved: the same by ticket, for the streams of one ticket's events.
-	ticketMoved map[string]chan struct{}
+	// ticketMoved: the same by ticket, for the streams of one ticket's events, with the
+	// count of streams waiting on each: the last one to leave drops it, for a ticket whose
+	// last event came before its stream (or an id of no ticket) would keep it for ever.
+	ticketMoved map[string]*ticketWake
 	// start is the head when the feed began: it has read every event after it. ownerLast
 	// is, by owner, the Seq of the last of its tickets' events the feed read: a key's stream
 	// that slept past the buffer, woken by nothing, learns from it that it missed nothing.
@@ -140,11 +142,13 @@ func (fs *feeds) stopLocked(f *feed) {
 	delete(fs.byQueue, f.queue)
 	f.stop()
 	close(f.moved)
-	for _, m := range []map[string]chan struct{}{f.ownerMoved, f.ticketMoved} {
-		for k, ch := range m {
-			close(ch)
-			delete(m, k)
-		}
+	for owner, ch := range f.ownerMoved {
+		close(ch)
+		delete(f.ownerMoved, owner)
+	}
+	for ticket, w := range f.ticketMoved {
+		close(w.ch)
+		delete(f.ticketMoved, ticket)
 	}
 	for id, w := range f.watch {
 		close(w.done)
@@ -244,8 +248,8 @@ func (fs *feeds) publish(f *feed, evs []Event, tickets map[string]Ticket) {
 			close(ch)
 			delete(f.ownerMoved, e.Owner)
 		}
-		if ch, ok := f.ticketMoved[e.TicketID]; ok {
-			close(ch)
+		if w, ok := f.ticketMoved[e.TicketID]; ok {
+			close(w.ch)
 			delete(f.ticketMoved, e.TicketID)
 		}
 	}
@@ -325,23 +329,47 @@ func (f *feed) movedFor(scope eventScope) chan struct{} {
 	case f.stopped || scope.every():
 		return f.moved
 	case scope.ticket != "":
-		return movedOf(&f.ticketMoved, scope.ticket)
+		w, ok := f.ticketMoved[scope.ticket]
+		if !ok {
+			if f.ticketMoved == nil {
+				f.ticketMoved = make(map[string]*ticketWake)
+			}
+			w = &ticketWake{ch: make(chan struct{})}
+			f.ticketMoved[scope.ticket] = w
+		}
+		w.waiters++
+		return w.ch
 	default:
-		return movedOf(&f.ownerMoved, scope.owner)
+		ch, ok := f.ownerMoved[scope.owner]
+		if !ok {
+			if f.ownerMoved == nil {
+				f.ownerMoved = make(map[string]chan struct{})
+			}
+			ch = make(chan struct{})
+			f.ownerMoved[scope.owner] = ch
+		}
+		return ch
 	}
 }
 
-// movedOf is (*m)[key], made if need be.
-func movedOf(m *map[string]chan struct{}, key string) chan struct{} {
-	ch, ok := (*m)[key]
-	if !ok {
-		if *m == nil {
-			*m = make(map[string]chan struct{})
-		}
-		ch = make(chan struct{})
-		(*m)[key] = ch
+// ticketWake is the channel of a ticket's next event, and how many streams wait on it.
+type ticketWake struct {
+	ch      chan struct{}
+	waiters int
+}
+
+// unwait gives back the channel since gave a stream of scope, once it no longer waits on it.
+func (fs *feeds) unwait(f *feed, scope eventScope, moved <-chan struct{}) {
+	if scope.ticket == "" {
+		return
 	}
-	return ch
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if w, ok := f.ticketMoved[scope.ticket]; ok && w.ch == moved {
+		if w.waiters--; w.waiters == 0 {
+			delete(f.ticketMoved, scope.ticket)
+		}
+	}
 }
 
 // settle is where a stream whose wait ran out asks next: the feed's head when moved (the

@@ -75,3 +75,36 @@ func TestAKeysStreamWakesAtItsOwnEventsOnly(t *testing.T) {
 		t.Fatal("a stopped feed hands a stream a channel that never closes, or says it covers it")
 	}
 }
+
+// The streams of one ticket share the channel of its next event; the last of them to stop
+// waiting drops it, so that a ticket whose last event came before its streams (or an id of no
+// ticket) leaves nothing behind in a feed that runs for days.
+func TestTheStreamsOfATicketLeaveNoWakeBehind(t *testing.T) {
+	t.Parallel()
+	fs := newFeeds(nil)
+	f := &feed{queue: "q", moved: make(chan struct{}), watch: map[string]*ticketWatch{}, stop: func() {}}
+	scope := eventScope{all: true, ticket: "tk-a"}
+	_, _, _, first := fs.since(f, 0, 10, scope)
+	_, _, _, second := fs.since(f, 0, 10, scope)
+	if first != second {
+		t.Fatal("two streams of one ticket wait on different channels")
+	}
+	fs.unwait(f, scope, first)
+	if len(f.ticketMoved) != 1 {
+		t.Fatal("the first stream to stop waiting dropped the second's channel")
+	}
+	fs.publish(f, []Event{{Queue: "q", Seq: 1, Type: EventCancelled, TicketID: "tk-a", Owner: "alpha"}}, nil)
+	select {
+	case <-second:
+	default:
+		t.Fatal("the ticket's event did not wake its stream")
+	}
+	fs.unwait(f, scope, second) // after its channel was closed and dropped: nothing to do
+	for range 3 {               // streams of a ticket with no event to come
+		_, _, _, moved := fs.since(f, 1, 10, scope)
+		fs.unwait(f, scope, moved)
+	}
+	if len(f.ticketMoved) != 0 {
+		t.Fatalf("the feed keeps %d ticket channels with no stream waiting", len(f.ticketMoved))
+	}
+}

@@ -744,34 +744,47 @@ func (s *Service) StreamEvents(ctx context.Context, queue, ticket string, after 
 	}
 	defer s.feeds.release(f)
 	for {
-		// A key sees its own tickets' events only (DESIGN, "Ownership"): a batch of other
-		// keys' events moves the cursor on, and the wait goes on.
-		evs, through, covered, moved := s.feeds.since(f, after, limit, scope)
-		switch {
-		case covered && len(evs) > 0:
-			return evs, through, nil
-		case covered:
-			after = through
-		default:
-			if evs, err = s.store.Events(ctx, queue, after, limit); err != nil {
-				return nil, after, err
-			}
-			if len(evs) > 0 {
-				if kept := scope.filter(evs); len(kept) > 0 {
-					return kept, evs[len(evs)-1].Seq, nil
-				}
-				after = evs[len(evs)-1].Seq
-				continue
-			}
+		evs, through, done, err := s.streamStep(ctx, wctx, f, scope, after, limit)
+		if done || err != nil {
+			return evs, through, err
 		}
-		select {
-		case <-moved:
-		case <-wctx.Done():
-			if ctx.Err() != nil {
-				return nil, after, ctx.Err()
-			}
-			return nil, s.feeds.settle(f, after, moved), nil
+		after = through
+	}
+}
+
+// streamStep is one look of a stream at the feed (or the store, when the stream is behind
+// the feed's buffer) and, when it finds nothing, one wait for the feed to move: done with
+// the events found, or when the wait ran out; else the stream looks again after through. A
+// key sees its own tickets' events only (DESIGN, "Ownership"): a batch of other keys' events
+// moves the cursor on, and the wait goes on.
+func (s *Service) streamStep(ctx, wctx context.Context, f *feed, scope eventScope, after int64, limit int) (_ []Event, through int64, done bool, _ error) {
+	evs, through, covered, moved := s.feeds.since(f, after, limit, scope)
+	defer s.feeds.unwait(f, scope, moved)
+	switch {
+	case covered && len(evs) > 0:
+		return evs, through, true, nil
+	case covered:
+		after = through
+	default:
+		evs, err := s.store.Events(ctx, f.queue, after, limit)
+		if err != nil {
+			return nil, after, true, err
 		}
+		if len(evs) > 0 {
+			if kept := scope.filter(evs); len(kept) > 0 {
+				return kept, evs[len(evs)-1].Seq, true, nil
+			}
+			return nil, evs[len(evs)-1].Seq, false, nil
+		}
+	}
+	select {
+	case <-moved:
+		return nil, after, false, nil
+	case <-wctx.Done():
+		if ctx.Err() != nil {
+			return nil, after, true, ctx.Err()
+		}
+		return nil, s.feeds.settle(f, after, moved), true, nil
 	}
 }
 
