@@ -364,7 +364,7 @@ func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.
 			err = svc.CheckResume(r.Context(), name, after, field)
 		}
 		if err == nil && after < 0 {
-			after, err = svc.EventHead(r.Context(), name)
+			after, err = svc.StreamStart(r.Context(), name)
 		}
 		if err != nil {
 			writeError(w, r, logger, err)

@@ -105,6 +105,22 @@ func (fs *feeds) acquire(ctx context.Context, queue string) (*feed, error) {
 	return f, nil
 }
 
+// head is the Seq of the last event the queue's feed read, if a feed of it runs.
+func (fs *feeds) head(queue string) (int64, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	f, ok := fs.byQueue[queue]
+	if !ok || f.stopped {
+		return 0, false
+	}
+	select {
+	case <-f.ready:
+	default:
+		return 0, false // its first read of the head is under way
+	}
+	return f.head, f.err == nil
+}
+
 // onlyQueue is the queue of this replica's one feed, if it has exactly one.
 func (fs *feeds) onlyQueue() (string, bool) {
 	fs.mu.Lock()

@@ -239,3 +239,47 @@ func TestAFeedOfStreamsReadsNoTickets(t *testing.T) {
 		t.Fatalf("%d reads of tickets with the events for a feed no long-poll waits on, want 0", reads)
 	}
 }
+
+// A stream opened without a resume point starts after the newest event of this replica's
+// feed of the queue when one runs, without a read of the store (a game client opens a stream
+// per ticket), and after the store's newest event when none does.
+func TestStreamsStartAtTheFeedsHead(t *testing.T) {
+	t.Parallel()
+	store := &countingStore{MemoryStore: queue.NewMemoryStore()}
+	svc := duelReplica(store)
+	ctx := context.Background()
+	putDuel(t, ctx, svc)
+	cancelledTicket(t, ctx, svc, "a") // event 1
+	if start, err := svc.StreamStart(ctx, "duel"); err != nil || start != 1 || store.heads.Load() != 1 {
+		t.Fatalf("no feed: start %d, %v, %d reads of the head, want 1 after one read", start, err, store.heads.Load())
+	}
+	if _, _, err := svc.StreamEvents(ctx, "duel", "", 1, 100, time.Millisecond); err != nil { // starts the feed
+		t.Fatal(err)
+	}
+	heads := store.heads.Load()
+	for range 100 {
+		if start, err := svc.StreamStart(ctx, "duel"); err != nil || start != 1 {
+			t.Fatalf("with the feed: start %d, %v, want 1", start, err)
+		}
+	}
+	if n := store.heads.Load() - heads; n != 0 {
+		t.Fatalf("100 streams read the head from the store %d times, with the feed running", n)
+	}
+	cancelledTicket(t, ctx, svc, "b") // event 2: the feed reads it
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		start, err := svc.StreamStart(ctx, "duel")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if start == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the feed's head stays at %d after event 2", start)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := svc.StreamStart(ctx, "no such queue!"); err == nil {
+		t.Fatal("a stream of a queue name that is no name starts")
+	}
+}

@@ -853,6 +853,20 @@ func (s *Service) EventHead(ctx context.Context, queue string) (int64, error) {
 	return s.store.EventHead(ctx, queue)
 }
 
+// StreamStart is where a stream given no resume point starts: after the queue's newest event
+// as this replica's feed of the queue last read it, when one runs (no read of the store for
+// each stream: a game client opens one per ticket), else as the store says. The feed may be
+// a moment behind the store: such a stream's first events may be a moment old.
+func (s *Service) StreamStart(ctx context.Context, queue string) (int64, error) {
+	if err := ratings.ValidateName(queue); err != nil {
+		return 0, apperr.Field("name", "%s", err)
+	}
+	if head, ok := s.feeds.head(queue); ok {
+		return head, nil
+	}
+	return s.store.EventHead(ctx, queue)
+}
+
 // newID returns prefix and 26 characters of base32 randomness (130 bits): unique without
 // coordination between replicas, and a valid id by ratings.ValidateID.
 func newID(prefix string) string {
