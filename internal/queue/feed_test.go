@@ -20,6 +20,14 @@ type countingStore struct {
 	events, heads, one, batch atomic.Int64
 }
 
+// countingDuel is a replica of the duel queue on a countingStore.
+func countingDuel(t *testing.T) (*countingStore, *queue.Service) {
+	store := &countingStore{MemoryStore: queue.NewMemoryStore()}
+	svc := duelReplica(store)
+	putDuel(t, context.Background(), svc)
+	return store, svc
+}
+
 func (c *countingStore) Events(ctx context.Context, q string, after int64, limit int) ([]queue.Event, error) {
 	c.events.Add(1)
 	return c.MemoryStore.Events(ctx, q, after, limit)
@@ -204,10 +212,8 @@ func putDuel(t testing.TB, ctx context.Context, svc *queue.Service) {
 // them only for the long-polls that wait on some.
 func TestAFeedOfStreamsReadsNoTickets(t *testing.T) {
 	t.Parallel()
-	store := &countingStore{MemoryStore: queue.NewMemoryStore()}
-	svc := duelReplica(store)
+	store, svc := countingDuel(t)
 	ctx := context.Background()
-	putDuel(t, ctx, svc)
 	got := make(chan int, 1)
 	go func() {
 		n, after := 0, int64(0)
@@ -245,10 +251,8 @@ func TestAFeedOfStreamsReadsNoTickets(t *testing.T) {
 // per ticket), and after the store's newest event when none does.
 func TestStreamsStartAtTheFeedsHead(t *testing.T) {
 	t.Parallel()
-	store := &countingStore{MemoryStore: queue.NewMemoryStore()}
-	svc := duelReplica(store)
+	store, svc := countingDuel(t)
 	ctx := context.Background()
-	putDuel(t, ctx, svc)
 	cancelledTicket(t, ctx, svc, "a") // event 1
 	if start, err := svc.StreamStart(ctx, "duel"); err != nil || start != 1 || store.heads.Load() != 1 {
 		t.Fatalf("no feed: start %d, %v, %d reads of the head, want 1 after one read", start, err, store.heads.Load())
