@@ -842,33 +842,22 @@ func (d *shapeRule) values(i int32) int {
 // link orders the live tickets by (partition value, mean rating, age) and links each to its
 // neighbours of the same partition value.
 func (s *shaper) link() {
-	order := s.order()
-	// The tickets move to their place in that order, so that a walk reads neighbours in
-	// memory; a large pass moves the rules' values on another core meanwhile, and counts
-	// the roles there while this one links the tickets.
-	sc := s.scratch
-	sc.done, sc.doneRules = resize(sc.done, len(s.live)), resize(sc.doneRules, len(s.live))
+	// A large pass counts the roles on another core while this one sorts (both only read
+	// the tickets), then moves the rules' values there while this one moves the tickets, so
+	// that a walk reads neighbours in memory.
 	var wg sync.WaitGroup
-	moveRules := func() {
-		for k := range s.rules {
-			d := &s.rules[k]
-			permuteInPlace(d.bound, order, sc.doneRules)
-			permuteInPlace(d.id, order, sc.doneRules)
-			permuteInPlace(d.list, order, sc.doneRules)
-			permuteInPlace(d.set, order, sc.doneRules)
-			permuteInPlace(d.num, order, sc.doneRules)
-			permuteInPlace(d.tol, order, sc.doneRules)
-		}
-	}
 	beside := func(f func()) { f() }
 	if len(s.live) >= parallelMin && runtime.GOMAXPROCS(0) > 1 {
 		beside = wg.Go
 	}
-	beside(moveRules)
+	beside(s.countAllRoles)
+	order := s.order()
+	wg.Wait()
+	sc := s.scratch
+	sc.done = resize(sc.done, len(s.live))
+	beside(func() { s.moveRules(order) })
 	permuteInPlace(s.live, order, sc.done)
 	wg.Wait()
-	beside(s.countAllRoles) // reads the tickets, as the links below do
-	defer wg.Wait()
 	s.nodes = resize(s.scratch.nodes, len(s.live))
 	for k := range s.live {
 		x := &s.live[k]
@@ -890,6 +879,41 @@ func (s *shaper) link() {
 	if !aged {
 		slices.SortStableFunc(s.byAge, func(a, b int32) int { return cmp.Compare(s.live[a].since, s.live[b].since) })
 	}
+}
+
+// moveRules puts the rules' arrays in the order of order. Each is gathered into a spare
+// array, which is then the array the first sweep reads the next pass into: a gather reads
+// at random and writes in order, where following the cycles in place did both at random,
+// at a quarter of the tick's time to link.
+func (s *shaper) moveRules(order []int32) {
+	sc := s.scratch
+	sc.spareRules = resize(sc.spareRules, len(s.rules))
+	for k := range s.rules {
+		d, spare := &s.rules[k], &sc.spareRules[k]
+		d.bound, spare.bound = gather(d.bound, spare.bound, order)
+		d.id, spare.id = gather(d.id, spare.id, order)
+		d.set, spare.set = gather(d.set, spare.set, order)
+		d.num, spare.num = gather(d.num, spare.num, order)
+		d.tol, spare.tol = gather(d.tol, spare.tol, order)
+		sc.sweeps[0].rules[k] = ruleArrays{bound: d.bound[:0], id: d.id[:0], set: d.set[:0], num: d.num[:0], tol: d.tol[:0]}
+		if d.list != nil { // more than 64 values: rare
+			sc.doneRules = resize(sc.doneRules, len(order))
+			permuteInPlace(d.list, order, sc.doneRules)
+		}
+	}
+}
+
+// gather returns xs in the order of order (out[k] is xs[order[k]]) in spare's array, and
+// xs's array as the next spare. Nil stays nil.
+func gather[T any](xs, spare []T, order []int32) (out, next []T) {
+	if xs == nil {
+		return nil, spare
+	}
+	out = resize(spare, len(xs))
+	for k, i := range order {
+		out[k] = xs[i]
+	}
+	return out, xs[:0]
 }
 
 // countAllRoles counts the searching players of each role, by partition (countRoles).

@@ -16,7 +16,8 @@ type shapedScratch struct {
 	byAge, order, count []int32
 	means               []float64
 	done, doneRules     []bool
-	lists               [][]int32 // endRules's
+	spareRules          []ruleArrays // link's: the rules' arrays are gathered into these
+	lists               [][]int32    // endRules's
 	forks               []forkArrays
 	sort                pairing.SortBuffers
 }

@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// A shaped pass that reuses the arrays of an earlier one (a larger queue, other rules,
-// roles or none) returns what a pass with new arrays returns. Not parallel: it swaps the
+// A shaped pass that reuses the arrays of earlier ones (a larger queue, other rules,
+// roles or none; two, so that link's spare arrays have changed places twice) returns what a
+// pass with new arrays returns. Not parallel: it swaps the
 // pool.
 func TestShapedPassReusingArraysGivesTheSameResult(t *testing.T) {
 	saved := shapedScratches
@@ -25,7 +26,11 @@ func TestShapedPassReusingArraysGivesTheSameResult(t *testing.T) {
 	big, bigNow, bigCfg := benchRoleQueue(2, 3000)
 	for run := range 200 {
 		tk, cfg := randomShapedQueue(rng)
-		want := fresh(tk, 60, cfg)
+		now := 60.0
+		if run%3 == 2 { // with rules: the arrays link gathers into spares
+			tk, now, cfg = benchRoleQueue(uint64(run), 200+rng.IntN(800))
+		}
+		want := fresh(tk, now, cfg)
 		// The earlier pass: the large role queue, or another random one.
 		earlier, earlierNow, earlierCfg := big, bigNow, bigCfg
 		if run%2 == 1 {
@@ -35,13 +40,15 @@ func TestShapedPassReusingArraysGivesTheSameResult(t *testing.T) {
 		shapedScratches = &sync.Pool{New: func() any { return new(shapedScratch) }}
 		sc := new(shapedScratch)
 		shapedScratches.New = func() any { return sc } // both passes get the same arrays
-		if _, err := Run(earlier, earlierNow, earlierCfg); err != nil {
-			t.Fatal(err)
+		for range 2 {
+			if _, err := Run(earlier, earlierNow, earlierCfg); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if len(sc.sweeps) == 0 || sc.sweeps[0].live == nil {
 			t.Fatal("the earlier pass kept no arrays")
 		}
-		got, err := Run(tk, 60, cfg)
+		got, err := Run(tk, now, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
