@@ -1,7 +1,6 @@
 package tick
 
 import (
-	"cmp"
 	"math"
 	"slices"
 )
@@ -107,14 +106,7 @@ func (s *shaper) splitGroup(g []int32, mins []int, full bool) (team []int8, exac
 	sp.used, sp.sum = resize(sp.used, n), resize(sp.sum, n)
 	clear(sp.used)
 	clear(sp.sum)
-	sp.order = sp.order[:0]
-	for j := range g {
-		sp.order = append(sp.order, j)
-	}
-	slices.SortFunc(sp.order, func(a, b int) int {
-		x, y := &s.live[g[a]], &s.live[g[b]]
-		return cmp.Or(cmp.Compare(y.size, x.size), cmp.Compare(y.total, x.total), cmp.Compare(a, b))
-	})
+	s.orderParties(g)
 	sp.rem = resize(sp.rem, len(g)+1)
 	sp.rem[len(g)] = 0
 	sp.first = len(g) > exactMembers
@@ -178,6 +170,42 @@ func (s *shaper) splitGroup(g []int32, mins []int, full bool) (team []int8, exac
 	}
 	return sp.team, exact, true, Wait{}
 }
+
+// orderParties sets sp.order to g's indices, the largest party first, then the highest
+// total, then the first in g: by insertion, a group being a few tickets (a sort calling a
+// comparison was a quarter of splitting the role queue's groups).
+func (s *shaper) orderParties(g []int32) {
+	sp := &s.split
+	sp.order = sp.order[:0]
+	for j := range g {
+		sp.order = append(sp.order, j)
+	}
+	before := func(a, b int) bool {
+		x, y := &s.live[g[a]], &s.live[g[b]]
+		return x.size > y.size || x.size == y.size && x.total > y.total
+	}
+	if len(g) > insertionMax {
+		slices.SortStableFunc(sp.order, func(a, b int) int {
+			switch {
+			case before(a, b):
+				return -1
+			case before(b, a):
+				return 1
+			}
+			return 0
+		})
+		return
+	}
+	o := sp.order
+	for j := 1; j < len(o); j++ {
+		for i := j; i > 0 && before(o[i], o[i-1]); i-- {
+			o[i], o[i-1] = o[i-1], o[i]
+		}
+	}
+}
+
+// insertionMax is the largest group orderParties sorts by insertion.
+const insertionMax = 24
 
 // place tries every team for the ticket order[j] and goes on, the teams furthest below
 // their share first.
