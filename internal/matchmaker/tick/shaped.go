@@ -151,24 +151,33 @@ func (s *shaper) fork() *shaper {
 	return w
 }
 
-// join collects the forks' matches and waits in the order of their anchors' places.
+// join collects the forks' matches and waits in the order of their anchors' places, the
+// matches on another core: the result's array of matches is new memory, whose pages its
+// first writes fault in (a 100,000-ticket pass copies 14,000 matches).
 func (s *shaper) join(forks []*shaper) {
-	nm := 0
+	nm, nw := 0, 0
 	for _, w := range forks {
-		nm += len(w.matchRank)
+		nm, nw = nm+len(w.matchRank), nw+len(w.waitRank)
 	}
-	s.matches = make([]Match, 0, nm)
-	mergeRuns(forks, func(w *shaper) ([]int32, []int32) { return w.matchRank, w.matchRuns }, func(k, i int32) {
-		s.matches = append(s.matches, forks[k].matches[i])
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		s.matches = make([]Match, 0, nm)
+		mergeRuns(forks, func(w *shaper) ([]int32, []int32) { return w.matchRank, w.matchRuns }, func(k, i int32) {
+			s.matches = append(s.matches, forks[k].matches[i])
+		})
 	})
 	// The result's waits, of the tickets still waiting: every fork is done, the taken
 	// flags are final.
 	s.joined = true
+	if nw > 0 { // nil when none waits, as the sequential pass leaves it
+		s.waits = make([]Wait, 0, nw)
+	}
 	mergeRuns(forks, func(w *shaper) ([]int32, []int32) { return w.waitRank, w.waitRuns }, func(k, i int32) {
 		if f := forks[k]; !s.live[f.waitOf[i]].taken {
 			s.waits = append(s.waits, f.waits[i])
 		}
 	})
+	wg.Wait()
 }
 
 // mergeRuns calls emit with each fork's entries (of, per fork, their ranks and where each run
