@@ -172,7 +172,7 @@ func (s *shaper) splitGroup(g []int32, mins []int, full bool) (team []int8, exac
 }
 
 // orderParties sets sp.order to g's indices, the largest party first, then the highest
-// total, then the first in g: by insertion, a group being a few tickets (a sort calling a
+// total (of one size: the highest mean), then the first in g: by insertion, a group being a few tickets (a sort calling a
 // comparison was a quarter of splitting the role queue's groups).
 func (s *shaper) orderParties(g []int32) {
 	sp := &s.split
@@ -180,9 +180,9 @@ func (s *shaper) orderParties(g []int32) {
 	for j := range g {
 		sp.order = append(sp.order, j)
 	}
-	before := func(a, b int) bool {
-		x, y := &s.live[g[a]], &s.live[g[b]]
-		return x.size > y.size || x.size == y.size && x.total > y.total
+	before := func(a, b int) bool { // the walk's nodes, in cache where the tickets are not
+		x, y := &s.nodes[g[a]], &s.nodes[g[b]]
+		return x.size > y.size || x.size == y.size && x.mean > y.mean
 	}
 	if len(g) > insertionMax {
 		slices.SortStableFunc(sp.order, func(a, b int) int {
