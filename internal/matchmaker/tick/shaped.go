@@ -285,7 +285,10 @@ type shaper struct {
 	regions []string // sorted; a region's id is its index
 	roles   []string
 	rules   []shapeRule
-	part    int // the rule whose value partitions the walks, -1: none
+	// the rules a match reports its attributes of: the equal and intersect ones, the first
+	// of each attribute
+	reported []int
+	part     int // the rule whose value partitions the walks, -1: none
 
 	live  []sticket
 	byAge []int32 // live indices, oldest first
@@ -391,6 +394,7 @@ type shapeRule struct {
 	num    []float64 // distance
 	tol    []float64 // distance, team_balance
 	names  []string  // equal (strings), intersect: by id
+	byName []int32   // intersect with bits: the ids in the order of their names
 	nums   []float64 // equal (numbers): by id
 }
 
@@ -770,6 +774,9 @@ func (s *shaper) startRules() {
 		if s.part < 0 && r.Kind == RuleEqual && d.always {
 			s.part = k
 		}
+		if r.classified() && !slices.ContainsFunc(s.reported, func(j int) bool { return s.cfg.Rules[j].Attribute == r.Attribute }) {
+			s.reported = append(s.reported, k)
+		}
 	}
 }
 
@@ -831,6 +838,11 @@ func (s *shaper) endRules(readers []ruleReader, kept []int) {
 			continue
 		}
 		if d.bits = len(d.names) <= 64; d.bits {
+			d.byName = make([]int32, len(d.names)) // common lists a match's values in this order
+			for id := range d.byName {
+				d.byName[id] = int32(id)
+			}
+			slices.SortFunc(d.byName, func(a, b int32) int { return cmp.Compare(d.names[a], d.names[b]) })
 			continue
 		}
 		d.set = nil

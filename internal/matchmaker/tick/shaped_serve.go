@@ -323,30 +323,19 @@ func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
 // says: of the tickets each rule binds, or of all when it binds none. They are cut from
 // arenas: a pass makes a match per ten players.
 func (s *shaper) attributes(g *group) []MatchAttribute {
-	n := 0
-	for k := range s.rules {
-		if s.rules[k].rule.classified() {
-			n++
-		}
-	}
-	if n == 0 {
+	if len(s.reported) == 0 {
 		return nil
 	}
-	out := s.attrs.take(n)[:0]
-	for k := range s.rules {
+	out := s.attrs.take(len(s.reported))[:0]
+	for _, k := range s.reported {
 		d := &s.rules[k]
-		if !d.rule.classified() || slices.ContainsFunc(out, func(a MatchAttribute) bool { return a.Name == d.rule.Attribute }) {
-			continue
-		}
-		judged := func(i int32) bool { return true } // the rule binds none of them: all are judged
-		if slices.ContainsFunc(g.members, func(i int32) bool { return d.bound[i] }) {
-			judged = func(i int32) bool { return d.bound[i] }
-		}
+		// The rule judges the tickets it binds, or all of them when it binds none.
+		all := d.always || !slices.ContainsFunc(g.members, func(i int32) bool { return d.bound[i] })
 		switch d.rule.Kind {
 		case RuleEqual:
 			id := int32(-1)
 			for _, i := range g.members {
-				if !judged(i) {
+				if !all && !d.bound[i] {
 					continue
 				}
 				if id < 0 {
@@ -368,34 +357,36 @@ func (s *shaper) attributes(g *group) []MatchAttribute {
 			out = append(out, MatchAttribute{d.rule.Attribute, v})
 		case RuleIntersect:
 			v := ListValue()
-			v.List = s.common(d, g.members, judged)
+			v.List = s.common(d, g.members, all)
 			out = append(out, MatchAttribute{d.rule.Attribute, v})
 		}
 	}
 	return out
 }
 
-// common is the values of intersect rule d that the judged tickets of members all list,
-// sorted.
-func (s *shaper) common(d *shapeRule, members []int32, judged func(int32) bool) []string {
+// common is the values of intersect rule d that the members it judges (all, or those it
+// binds) all list, sorted.
+func (s *shaper) common(d *shapeRule, members []int32, all bool) []string {
 	var list []string
 	if d.bits {
-		all := uint64(math.MaxUint64)
+		set := uint64(math.MaxUint64)
 		for _, i := range members {
-			if judged(i) {
-				all &= d.set[i]
+			if all || d.bound[i] {
+				set &= d.set[i]
 			}
 		}
-		list = s.names.take(bits.OnesCount64(all))[:0]
-		for ; all != 0; all &= all - 1 {
-			list = append(list, d.names[bits.TrailingZeros64(all)])
+		list = s.names.take(bits.OnesCount64(set))[:0]
+		for _, id := range d.byName {
+			if set&(1<<id) != 0 {
+				list = append(list, d.names[id])
+			}
 		}
 	} else {
 		var ids []int32
 		first := true
 		for _, i := range members {
 			switch {
-			case !judged(i):
+			case !all && !d.bound[i]:
 			case first:
 				ids, first = d.list[i], false
 			default:
@@ -406,11 +397,11 @@ func (s *shaper) common(d *shapeRule, members []int32, judged func(int32) bool) 
 		for _, id := range ids {
 			list = append(list, d.names[id])
 		}
+		slices.Sort(list)
 	}
 	if list == nil {
 		list = []string{} // an empty arena's cut: "no value in common" is an empty list
 	}
-	slices.Sort(list)
 	return list
 }
 
