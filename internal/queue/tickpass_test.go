@@ -46,6 +46,23 @@ func TestTickPassRegions(t *testing.T) {
 	}
 }
 
+// The production pass expires a ticket past its expiry in a queue of any team shape, as in a
+// two-team one (the shaped pass once dropped them: they stayed searching for ever).
+func TestTickPassExpiresShapedTickets(t *testing.T) {
+	t.Parallel()
+	q := queue.DefaultQueue("q")
+	q.TeamSize, q.MaxPartySize, q.Teams = 1, 1, 3
+	t0 := queuetest.T0
+	gone := searching("gone", t0, nil, pl("g", 1000))
+	gone.ExpiresAt = t0.Add(3 * time.Second)
+	waiting := []queue.Ticket{gone, searching("a", t0.Add(time.Second), nil, pl("a", 1000)),
+		searching("b", t0.Add(2*time.Second), nil, pl("b", 1000))}
+	w, err := queue.TickPass{}.Match(q, waiting, t0.Add(5*time.Second))
+	if err != nil || len(w.Matches) != 0 || len(w.Expired) != 1 || w.Expired[0] != (queue.Expiry{TicketID: "gone", Reason: "ttl"}) {
+		t.Fatalf("%+v %v", w, err)
+	}
+}
+
 // The production pass serves a backfill first: the joiner nearest the match's rating goes to
 // the team with the open slot, the fill carries the running match's id, and each ticket's
 // assignment lists who joined; a backfill the queue no longer admits expires as invalid.

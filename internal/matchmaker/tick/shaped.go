@@ -417,8 +417,13 @@ func (s *shaper) read(f *apperr.Fields) {
 	sweeps := make([]sweep, parts)
 	sc := s.scratch
 	sc.sweeps = resize(sc.sweeps, parts)
+	// Each sweep reads its live tickets into one array at its tickets' own places, which
+	// joinSweeps closes the gaps of (the expired ones'): no sweep's array is copied.
+	sc.live, sc.kept = resize(sc.live, len(s.in)), resize(sc.kept, len(s.in))
 	for k := range sweeps {
-		sweeps[k].start(s, &sc.sweeps[k], k*len(s.in)/parts, (k+1)*len(s.in)/parts)
+		from, to := k*len(s.in)/parts, (k+1)*len(s.in)/parts
+		sweeps[k].start(s, &sc.sweeps[k], from, to)
+		sweeps[k].live, sweeps[k].kept = sc.live[from:from:to], sc.kept[from:from:to]
 	}
 	// Each core takes the next sweep left: a core slowed by another machine's work on its
 	// host reads fewer of them.
@@ -480,8 +485,6 @@ type sweep struct {
 
 // sweepArrays are a sweep's arrays, kept from one pass to the next.
 type sweepArrays struct {
-	live        []sticket
-	kept        []int
 	ratings     []float64
 	playerRoles []roleList
 	rules       []ruleArrays
@@ -496,8 +499,7 @@ func (w *sweep) start(s *shaper, arrays *sweepArrays, from, to int) {
 		n = len(s.in)
 	}
 	*w = sweep{s: s, from: from, to: to, check: cfg.newAttributeChecker(), widest: -1,
-		regionID: map[string]int{}, live: reuse(arrays.live, n), kept: reuse(arrays.kept, n),
-		ratings: reuse(arrays.ratings, n)}
+		regionID: map[string]int{}, ratings: reuse(arrays.ratings, n)}
 	if s.latency {
 		w.widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
 	}
@@ -589,8 +591,7 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 		return len(regions)
 	}
 	first := &sweeps[0]
-	s.live, s.kept, s.ratings = first.live, first.kept, first.ratings
-	s.types = first.types
+	s.ratings, s.types, s.expired = first.ratings, first.types, first.expired
 	for k := range s.rules {
 		d, a := &s.rules[k], &first.rules[k]
 		d.bound, d.tol, d.id, d.set, d.num = a.bound, a.tol, a.id, a.set, a.num
@@ -608,14 +609,24 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 				w.live[j].fillType = types[w.live[j].fillType]
 			}
 		}
-		s.live, s.kept = append(s.live, w.live...), append(s.kept, w.kept...)
 		s.ratings, s.expired = append(s.ratings, w.ratings...), append(s.expired, w.expired...)
 		for r := range s.rules {
 			s.joinRule(r, &first.readers[r], &w.readers[r], &w.rules[r])
 		}
 	}
-	sc := s.scratch // the joined arrays are the first sweep's, grown
-	sc.sweeps[0].live, sc.sweeps[0].kept, sc.sweeps[0].ratings = s.live[:0], s.kept[:0], s.ratings[:0]
+	sc := s.scratch
+	s.live, s.kept = sc.live[:0], sc.kept[:0]
+	for k := range sweeps { // each sweep's tickets right after the one's before
+		w := &sweeps[k]
+		n := len(s.live)
+		s.live, s.kept = s.live[:n+len(w.live)], s.kept[:n+len(w.kept)]
+		if n != w.from { // some tickets before had expired: close the gap
+			copy(s.live[n:], w.live)
+			copy(s.kept[n:], w.kept)
+		}
+	}
+	// The joined arrays but the tickets' are the first sweep's, grown.
+	sc.sweeps[0].ratings = s.ratings[:0]
 	sc.sweeps[0].playerRoles = first.playerRoles[:0] // sticket.roles's: each sweep's own
 	for k := range s.rules {
 		d := &s.rules[k]
@@ -624,7 +635,7 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 	for k := range sweeps[1:] {
 		w := &sweeps[k+1]
 		a := &sc.sweeps[k+1]
-		a.live, a.kept, a.ratings, a.playerRoles = w.live[:0], w.kept[:0], w.ratings[:0], w.playerRoles[:0]
+		a.ratings, a.playerRoles = w.ratings[:0], w.playerRoles[:0]
 		for r := range w.rules {
 			x := &w.rules[r]
 			a.rules[r] = ruleArrays{bound: x.bound[:0], id: x.id[:0], set: x.set[:0], num: x.num[:0], tol: x.tol[:0]}

@@ -11,7 +11,9 @@ import (
 // queue every tick, and a pass of 100,000 tickets fills about 18 MB of them. (The matches'
 // arenas are the caller's: not kept.)
 type shapedScratch struct {
-	sweeps              []sweepArrays // read's, a sweep's each; the first's hold the joined tickets
+	sweeps              []sweepArrays // read's, a sweep's each; the first's hold the joined values
+	live                []sticket     // every sweep's tickets, then the joined ones
+	kept                []int
 	nodes               []walkNode
 	byAge, order, count []int32
 	means               []float64

@@ -45,7 +45,7 @@ func TestShapedPassReusingArraysGivesTheSameResult(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if len(sc.sweeps) == 0 || sc.sweeps[0].live == nil {
+		if len(sc.sweeps) == 0 || sc.live == nil {
 			t.Fatal("the earlier pass kept no arrays")
 		}
 		got, err := Run(tk, now, cfg)

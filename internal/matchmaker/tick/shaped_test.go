@@ -60,6 +60,26 @@ func TestShapedFreeForAll(t *testing.T) {
 	}
 }
 
+// A shaped pass reports the tickets past their expiry as expired, matches none of them and
+// lists none as waiting: the service takes them out of the queue by this list.
+func TestShapedPassReportsTheExpiredTickets(t *testing.T) {
+	t.Parallel()
+	cfg := Config{TeamSize: 1, Interval: wide(), Shape: symmetric(3, 1)}
+	tk := solos(10, 20, 30, 40)
+	tk[0].ExpiresAt, tk[2].ExpiresAt = 50, 100 // the pass runs at 100: both past
+	res, err := Run(tk, 100, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Expiry{{Ticket: 0, Reason: ReasonTTL}, {Ticket: 2, Reason: ReasonTTL}}
+	if !slices.Equal(res.Expired, want) {
+		t.Fatalf("expired %+v, want %+v", res.Expired, want)
+	}
+	if len(res.Matches) != 0 || len(res.Waiting) != 2 {
+		t.Fatalf("matches %+v, waiting %+v: want none, and tickets 1 and 3 waiting", res.Matches, res.Waiting)
+	}
+}
+
 func TestShapedAsymmetricTeams(t *testing.T) {
 	// One monster against four hunters: the monster's rating against the hunters' average.
 	cfg := Config{TeamSize: 4, Interval: wide(), Shape: []TeamDef{{Name: "monster", Size: 1}, {Name: "hunters", Size: 4}}}
