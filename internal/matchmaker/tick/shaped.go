@@ -457,7 +457,7 @@ func (s *shaper) read(f *apperr.Fields) {
 // queue into for each core.
 const (
 	maxSweeps     = 8
-	sweepsPerCore = 4
+	sweepsPerCore = 2
 )
 
 // sweep is read's work on the tickets in[from:to]: their faults, and the live ones as read,
