@@ -382,20 +382,36 @@ type walkNode struct {
 	size       int32
 }
 
+// walkKind is a rule's kind as the walk tells them apart (a number, not the kind's name).
+type walkKind uint8
+
+const (
+	walkOther walkKind = iota // judged on the match, not by the walk
+	walkEqual
+	walkIntersect
+	walkDistance
+)
+
+var walkKinds = map[string]walkKind{RuleEqual: walkEqual, RuleIntersect: walkIntersect, RuleDistance: walkDistance}
+
 // shapeRule is what the pass reads of one rule, by live index.
 type shapeRule struct {
 	rule   *Rule
 	always bool // binds every ticket (no OptionalAfterS): bound is all true
-	bound  []bool
-	id     []int32   // equal: the value's id
-	list   [][]int32 // intersect with more than 64 values: value ids, ascending
-	set    []uint64  // intersect with at most 64 values (bits): the list as bits
-	bits   bool
-	num    []float64 // distance
-	tol    []float64 // distance, team_balance
-	names  []string  // equal (strings), intersect: by id
-	byName []int32   // intersect with bits: the ids in the order of their names
-	nums   []float64 // equal (numbers): by id
+	// Its kind and, for intersect, the values a match's lists must share: the walk reads
+	// them at every step.
+	kind      walkKind
+	minCommon int
+	bound     []bool
+	id        []int32   // equal: the value's id
+	list      [][]int32 // intersect with more than 64 values: value ids, ascending
+	set       []uint64  // intersect with at most 64 values (bits): the list as bits
+	bits      bool
+	num       []float64 // distance
+	tol       []float64 // distance, team_balance
+	names     []string  // equal (strings), intersect: by id
+	byName    []int32   // intersect with bits: the ids in the order of their names
+	nums      []float64 // equal (numbers): by id
 }
 
 // read checks the tickets and reads the live ones, in one sweep: each ticket's attributes
@@ -781,7 +797,7 @@ func (s *shaper) startRules() {
 		r := &s.cfg.Rules[k]
 		d := &s.rules[k]
 		d.rule = r
-		d.always = r.OptionalAfterS == nil
+		d.always, d.kind, d.minCommon = r.OptionalAfterS == nil, walkKinds[r.Kind], r.minCommon()
 		if s.part < 0 && r.Kind == RuleEqual && d.always {
 			s.part = k
 		}

@@ -10,7 +10,7 @@ import (
 func (s *shaper) serve(a int32) {
 	x := &s.live[a]
 	for k := range s.rules {
-		if d := &s.rules[k]; d.rule.Kind == RuleIntersect && d.bound[a] && d.values(a) < d.rule.minCommon() {
+		if d := &s.rules[k]; d.kind == walkIntersect && d.bound[a] && d.values(a) < d.minCommon {
 			s.addWait(a, ruleWait(d.rule)) // no candidate can help: "fewer values than min_common"
 			return
 		}
@@ -112,16 +112,16 @@ func (s *shaper) acceptable(a, c int32) int {
 			continue // the walk passes only tickets of the anchor's value of s.part
 		}
 		ok := true
-		switch d.rule.Kind {
-		case RuleEqual:
+		switch d.kind {
+		case walkEqual:
 			ok = d.id[a] == d.id[c]
-		case RuleIntersect:
+		case walkIntersect:
 			if d.bits {
-				ok = bits.OnesCount64(d.set[a]&d.set[c]) >= d.rule.minCommon()
+				ok = bits.OnesCount64(d.set[a]&d.set[c]) >= d.minCommon
 			} else {
-				ok = len(intersection(d.list[a], d.list[c])) >= d.rule.minCommon()
+				ok = len(intersection(d.list[a], d.list[c])) >= d.minCommon
 			}
-		case RuleDistance:
+		case walkDistance:
 			ok = dist(d.num[a], d.num[c]) <= min(d.tol[a], d.tol[c])
 		}
 		if !ok {

@@ -95,10 +95,10 @@ func (s *shaper) add(g *group, i int32) {
 		}
 		first := !g.any[k]
 		g.any[k] = true
-		switch d.rule.Kind {
-		case RuleEqual:
+		switch d.kind {
+		case walkEqual:
 			g.eq[k] = d.id[i]
-		case RuleIntersect:
+		case walkIntersect:
 			switch {
 			case d.bits && first:
 				g.common[k] = d.set[i]
@@ -109,7 +109,7 @@ func (s *shaper) add(g *group, i int32) {
 			default:
 				g.lists[k] = intersection(g.lists[k], d.list[i])
 			}
-		case RuleDistance:
+		case walkDistance:
 			g.lo[k], g.hi[k] = min(g.lo[k], d.num[i]), max(g.hi[k], d.num[i])
 			g.tol[k] = min(g.tol[k], d.tol[i])
 		}
@@ -142,22 +142,22 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 			continue // the group's tickets are all of the anchor's value of s.part
 		}
 		if !g.any[k] {
-			if d.rule.Kind == RuleIntersect && d.values(i) < d.rule.minCommon() {
+			if d.kind == walkIntersect && d.values(i) < d.minCommon {
 				return stageRules + k // alone, its list is too short
 			}
 			continue
 		}
 		ok := true
-		switch d.rule.Kind {
-		case RuleEqual:
+		switch d.kind {
+		case walkEqual:
 			ok = g.eq[k] == d.id[i]
-		case RuleIntersect:
+		case walkIntersect:
 			if d.bits {
-				ok = bits.OnesCount64(g.common[k]&d.set[i]) >= d.rule.minCommon()
+				ok = bits.OnesCount64(g.common[k]&d.set[i]) >= d.minCommon
 			} else {
-				ok = len(intersection(g.lists[k], d.list[i])) >= d.rule.minCommon()
+				ok = len(intersection(g.lists[k], d.list[i])) >= d.minCommon
 			}
-		case RuleDistance:
+		case walkDistance:
 			ok = max(g.hi[k], d.num[i])-min(g.lo[k], d.num[i]) <= min(g.tol[k], d.tol[i])
 		}
 		if !ok {
