@@ -279,12 +279,13 @@ type shaper struct {
 	now     float64
 	in      []Ticket
 	// the live tickets' players' ratings, in input order: makeMatch reads them here rather
-	// than from the tickets, a cache miss or two each
-	ratings []float64
-	latency bool
-	regions []string // sorted; a region's id is its index
-	roles   []string
-	rules   []shapeRule
+	// than from the tickets, a cache miss or two each; and, with roles, their role lists
+	ratings     []float64
+	playerRoles []roleList
+	latency     bool
+	regions     []string // sorted; a region's id is its index
+	roles       []string
+	rules       []shapeRule
 	// the rules a match reports its attributes of: the equal and intersect ones, the first
 	// of each attribute
 	reported []int
@@ -368,8 +369,22 @@ type sticket struct {
 	size     int
 	in       int32
 	taken    bool
-	roleSig  uint64     // the roles its players play, as a set of sets: equal for equal tickets
-	roles    []roleList // per player, the roles it plays in order
+	// a solo's roles in its order (a party's are in shaper.playerRoles, from ratings): in
+	// the sticket, which a split reads anyway, where a list in the sweeps' arrays, in input
+	// order, cost a cache miss a ticket to name the roles of each match (shaper.rolesOf)
+	solo    [1]roleList
+	roleSig uint64 // the roles its players play, as a set of sets: equal for equal tickets
+}
+
+// rolesOf is x's players' role lists, in their order (nil when the queue has no roles).
+func (s *shaper) rolesOf(x *sticket) []roleList {
+	switch {
+	case s.playerRoles == nil:
+		return nil
+	case x.size == 1:
+		return x.solo[:]
+	}
+	return s.playerRoles[x.ratings : int(x.ratings)+x.size : int(x.ratings)+x.size]
 }
 
 // walkNode is what a walk reads of a live ticket it passes: a candidate the rules turn
@@ -608,6 +623,7 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 	}
 	first := &sweeps[0]
 	s.ratings, s.types, s.expired = first.ratings, first.types, first.expired
+	s.playerRoles = first.playerRoles
 	for k := range s.rules {
 		d, a := &s.rules[k], &first.rules[k]
 		d.bound, d.tol, d.id, d.set, d.num = a.bound, a.tol, a.id, a.set, a.num
@@ -626,6 +642,9 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 			}
 		}
 		s.ratings, s.expired = append(s.ratings, w.ratings...), append(s.expired, w.expired...)
+		if s.playerRoles != nil { // a list per player, as the ratings
+			s.playerRoles = append(s.playerRoles, w.playerRoles...)
+		}
 		for r := range s.rules {
 			s.joinRule(r, &first.readers[r], &w.readers[r], &w.rules[r])
 		}
@@ -643,7 +662,7 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 	}
 	// The joined arrays but the tickets' are the first sweep's, grown.
 	sc.sweeps[0].ratings = s.ratings[:0]
-	sc.sweeps[0].playerRoles = first.playerRoles[:0] // sticket.roles's: each sweep's own
+	sc.sweeps[0].playerRoles = s.playerRoles[:0]
 	for k := range s.rules {
 		d := &s.rules[k]
 		sc.sweeps[0].rules[k] = ruleArrays{bound: d.bound[:0], id: d.id[:0], set: d.set[:0], num: d.num[:0], tol: d.tol[:0]}
@@ -747,6 +766,7 @@ func (w *sweep) readTicket(t *Ticket, i int) sticket {
 	w.ratings = append(w.ratings, t.Ratings...)
 	x.mean = x.total / float64(x.size)
 	x.mask = math.MaxUint64 // regionMask's, once every region is known
+	var roles []roleList    // per player, the roles it plays in order
 	if len(s.roles) > 0 {
 		for j := range x.size {
 			var rs roleList                 // none: any
@@ -755,11 +775,14 @@ func (w *sweep) readTicket(t *Ticket, i int) sticket {
 			}
 			w.playerRoles = append(w.playerRoles, rs)
 		}
-		x.roles = w.playerRoles[x.ratings : int(x.ratings)+x.size : int(x.ratings)+x.size]
-		x.roleSig = roleSignature(x.roles)
+		roles = w.playerRoles[x.ratings : int(x.ratings)+x.size : int(x.ratings)+x.size]
+		x.roleSig = roleSignature(roles)
+		if x.size == 1 {
+			x.solo[0] = roles[0]
+		}
 	}
 	if s.fill != nil {
-		x.fillType = w.types.typeOf(s.fill, x.roles, x.size)
+		x.fillType = w.types.typeOf(s.fill, roles, x.size)
 	}
 	return x
 }

@@ -436,8 +436,9 @@ func (s *shaper) countRoles(i int32, d int32) {
 		return
 	}
 	counts := s.roleCount[s.partOf(i)]
-	for p := range s.live[i].roles {
-		rs := s.live[i].roles[p].list()
+	roles := s.rolesOf(&s.live[i])
+	for p := range roles {
+		rs := roles[p].list()
 		if len(rs) == 0 {
 			for r := range counts {
 				counts[r] += d

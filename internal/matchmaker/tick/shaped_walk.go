@@ -79,7 +79,7 @@ func (s *shaper) add(g *group, i int32) {
 		x := &s.live[i]
 		g.refused = g.refused[:0] // a larger group refuses differently
 		if s.roleLo != nil {
-			g.roles = append(g.roles, x.roles...)
+			g.roles = append(g.roles, s.rolesOf(x)...)
 			s.countGroupRoles(g)
 		}
 		if k := bestFit(g.room, x.size); k >= 0 {
@@ -265,13 +265,13 @@ func (s *shaper) rolesCanFill(g *group, x *sticket, capacity int) bool {
 		// is not met yet (that minimum's deficit falls with the room), or one below its
 		// maximum while the room left still covers the deficit.
 		deficit, room := s.roleLoSum-g.roleCovered, capacity-len(g.roles)-1
-		for _, r := range soloRoles(x.roles[0].list(), len(s.roles)) {
+		for _, r := range soloRoles(x.solo[0].list(), len(s.roles)) {
 			if g.roleCount[r] < s.roleLo[r] || g.roleCount[r] < s.roleHi[r] && deficit <= room {
 				return true
 			}
 		}
 	}
-	players := append(g.roles, x.roles...) // x's past the group's own, for this check only
+	players := append(g.roles, s.rolesOf(x)...) // x's past the group's own, for this check only
 	s.roleOut = resize(s.roleOut, len(players))
 	all, covered := roleFit(players, s.roleLo, s.roleHi, s.roleOut)
 	ok := all && s.roleLoSum-covered <= capacity-len(players)

@@ -408,7 +408,7 @@ func (s *shaper) compositionOK(roles []int8, at []int) bool {
 		sp.players = sp.players[:0]
 		for m, i := range sp.g {
 			if int(sp.team[m]) == k {
-				sp.players = append(sp.players, s.live[i].roles...)
+				sp.players = append(sp.players, s.rolesOf(&s.live[i])...)
 			}
 		}
 		if len(sp.players) == 0 {
