@@ -316,7 +316,8 @@ func (c *Config) addAttributeFaultsOf(f *apperr.Fields, t *Ticket, ticket int) {
 // up twice.
 type attributeChecker struct {
 	cfg      *Config
-	declared []string // sorted
+	declared []string    // sorted
+	decls    []Attribute // their declarations: a ticket's check looks none up by name
 	// requiredBy[j]: the rules that read declared[j], which has no default
 	requiredBy [][]string
 	// partyFits's answers by a party's role lists (partyKey: scratch): a pass of 100,000
@@ -383,6 +384,9 @@ func (c *Config) newAttributeChecker() *attributeChecker {
 		k.declared = append(k.declared, name)
 	}
 	slices.Sort(k.declared)
+	for _, name := range k.declared {
+		k.decls = append(k.decls, c.Attributes[name])
+	}
 	k.requiredBy = make([][]string, len(k.declared))
 	k.vals, k.has = make([]Value, len(k.declared)), make([]bool, len(k.declared))
 	for _, r := range c.Rules {
@@ -405,7 +409,7 @@ func (k *attributeChecker) addFaults(f *apperr.Fields, t *Ticket, ticket int) {
 		switch {
 		case ok:
 			found++
-			addValueFaults(f, func() string { return at("attributes." + name) }, v, k.cfg.Attributes[name])
+			addValueFaults(f, func() string { return at("attributes." + name) }, v, k.decls[j])
 		case t.Backfill == nil:
 			for _, rule := range k.requiredBy[j] {
 				f.Add(at("attributes."+name), "is required: rule %q reads it and it has no default", rule)
