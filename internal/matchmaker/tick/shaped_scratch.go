@@ -13,11 +13,12 @@ import (
 type shapedScratch struct {
 	sweeps              []sweepArrays // read's, a sweep's each; the first's hold the joined values
 	live                []sticket     // every sweep's tickets, then the joined ones
+	sorted              []sticket     // and the same in link's order
 	kept                []int
 	nodes               []walkNode
 	byAge, order, count []int32
 	means               []float64
-	done, doneRules     []bool
+	doneRules           []bool
 	spareRules          []ruleArrays // link's: the rules' arrays are gathered into these
 	lists               [][]int32    // endRules's
 	forks               []forkArrays
