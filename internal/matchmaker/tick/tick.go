@@ -259,7 +259,7 @@ func (t Ticket) Validate(teamSize int) error {
 
 // addFaults names the fields as they are in a ticket, or with ticket >= 0 as Run's
 // tickets[ticket].field (built only for a fault: a pass checks 100,000 tickets).
-func (t Ticket) addFaults(f *apperr.Fields, ticket, teamSize int) {
+func (t *Ticket) addFaults(f *apperr.Fields, ticket, teamSize int) {
 	at := func(field string) string {
 		if ticket < 0 {
 			return field
