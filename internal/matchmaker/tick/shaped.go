@@ -286,8 +286,7 @@ type shaper struct {
 	regions     []string // sorted; a region's id is its index
 	roles       []string
 	rules       []shapeRule
-	// the rules a match reports its attributes of: the equal and intersect ones, the first
-	// of each attribute
+	// the rules a match reports its attributes by: the equal and intersect ones
 	reported []int
 	part     int // the rule whose value partitions the walks, -1: none
 

@@ -407,7 +407,7 @@ func (s *shaper) startRules() {
 		if s.part < 0 && r.Kind == RuleEqual && d.always {
 			s.part = k
 		}
-		if r.classified() && !slices.ContainsFunc(s.reported, func(j int) bool { return s.cfg.Rules[j].Attribute == r.Attribute }) {
+		if r.classified() {
 			s.reported = append(s.reported, k)
 		}
 	}

@@ -329,6 +329,9 @@ func (s *shaper) attributes(g *group) []MatchAttribute {
 	out := s.attrs.take(len(s.reported))[:0]
 	for _, k := range s.reported {
 		d := &s.rules[k]
+		if slices.ContainsFunc(out, func(a MatchAttribute) bool { return a.Name == d.rule.Attribute }) {
+			continue // an earlier rule reported the attribute
+		}
 		// The rule judges the tickets it binds, or all of them when it binds none.
 		all := d.always || !slices.ContainsFunc(g.members, func(i int32) bool { return d.bound[i] })
 		switch d.rule.Kind {

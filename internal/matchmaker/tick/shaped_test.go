@@ -80,6 +80,34 @@ func TestShapedPassReportsTheExpiredTickets(t *testing.T) {
 	}
 }
 
+// A match reports an attribute by the first rule on it that has a value to report: a rule
+// that binds none of the match's tickets, whose values differ, leaves it to the next.
+func TestShapedMatchReportsAnAttributeByTheFirstRuleWithAValue(t *testing.T) {
+	t.Parallel()
+	cfg := Config{TeamSize: 1, Interval: wide(), Shape: symmetric(3, 1),
+		Attributes: map[string]Attribute{"mode": {Type: TypeString}},
+		Rules: []Rule{
+			{Name: "soon", Kind: RuleEqual, Attribute: "mode", OptionalAfterS: after(5)},
+			{Name: "later", Kind: RuleEqual, Attribute: "mode", OptionalAfterS: after(30)},
+		}}
+	tk := solos(10, 20, 30)
+	for i, m := range []string{"a", "b", "b"} {
+		tk[i].Attributes = map[string]Value{"mode": StringValue(m)}
+	}
+	tk[0].WaitingSince, tk[1].WaitingSince, tk[2].WaitingSince = 60, 90, 90 // at 100: 40, 10, 10 s
+	res, err := Run(tk, 100, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Matches) != 1 {
+		t.Fatalf("matches %+v, waiting %+v: want one of the three", res.Matches, res.Waiting)
+	}
+	want := []MatchAttribute{{"mode", StringValue("b")}} // "later" binds the two of 10 s
+	if got := res.Matches[0].Attributes; len(got) != 1 || got[0].Name != "mode" || got[0].Value.Str != "b" {
+		t.Fatalf("attributes %+v, want %+v", got, want)
+	}
+}
+
 func TestShapedAsymmetricTeams(t *testing.T) {
 	// One monster against four hunters: the monster's rating against the hunters' average.
 	cfg := Config{TeamSize: 4, Interval: wide(), Shape: []TeamDef{{Name: "monster", Size: 1}, {Name: "hunters", Size: 4}}}
