@@ -40,16 +40,18 @@ func (s *shaper) read(f *apperr.Fields) {
 		sweeps[k].live, sweeps[k].kept = sc.live[from:from:to], sc.kept[from:from:to]
 	}
 	// Each core takes the next sweep left: a core slowed by another machine's work on its
-	// host reads fewer of them.
+	// host reads fewer of them. One sweep runs here (a small pass: no goroutine to start).
 	var next atomic.Int32
 	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for k := int(next.Add(1)) - 1; k < parts; k = int(next.Add(1)) - 1 {
-				sweeps[k].run()
-			}
-		})
+	take := func() {
+		for k := int(next.Add(1)) - 1; k < parts; k = int(next.Add(1)) - 1 {
+			sweeps[k].run()
+		}
 	}
+	for range workers - 1 {
+		wg.Go(take)
+	}
+	take()
 	wg.Wait()
 	regions := s.joinSweeps(f, sweeps)
 	if regions > MaxRegions {
