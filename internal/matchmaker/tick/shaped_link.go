@@ -29,13 +29,9 @@ func (s *shaper) link() {
 	half := len(order) / 2
 	beside(func() {
 		s.moveRules(order)
-		for k, i := range order[:half] {
-			sorted[k] = s.live[i]
-		}
+		gatherInto(sorted[:half], s.live, order[:half])
 	})
-	for k, i := range order[half:] {
-		sorted[half+k] = s.live[i]
-	}
+	gatherInto(sorted[half:], s.live, order[half:])
 	wg.Wait()
 	s.live = sorted
 	s.nodes = resize(s.scratch.nodes, len(s.live))
@@ -86,10 +82,15 @@ func gather[T any](xs, spare []T, order []int32) (out, next []T) {
 		return nil, spare
 	}
 	out = resize(spare, len(xs))
+	gatherInto(out, xs, order)
+	return out, xs[:0]
+}
+
+// gatherInto sets out[k] to xs[order[k]] for each k of order.
+func gatherInto[T any](out, xs []T, order []int32) {
 	for k, i := range order {
 		out[k] = xs[i]
 	}
-	return out, xs[:0]
 }
 
 // countAllRoles counts the searching players of each role, by partition (countRoles).
