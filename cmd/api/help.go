@@ -49,25 +49,31 @@ Flags of serve, migrate, rebuild, tune and healthcheck (each overrides its envir
 	fs := def.flagSet(w)
 	fs.PrintDefaults()
 
-	var limits []string
-	for _, scope := range []handlers.Scope{handlers.ScopeMatch, handlers.ScopeResults, handlers.ScopeRead, handlers.ScopeAdmin} {
-		if l, ok := handlers.DefaultRateLimits()[scope]; ok {
-			limits = append(limits, fmt.Sprintf("%s=%g/s:%d", scope, l.PerSecond, l.Burst))
-		}
+	fmt.Fprint(w, "\nEnvironment (serve, migrate, rebuild, tune, healthcheck; evaluate and simulate read none):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, v := range environmentVariables(def) {
+		fmt.Fprintf(tw, "  %s\t%s\t(default %s)\n", v[0], v[2], v[1])
 	}
+	tw.Flush()
+	fmt.Fprint(w, "\nEvery variable in full: docs/operations.md#configuration. The service: README.md and docs/.\n")
+}
+
+// environmentVariables are the variables the service's commands read: name, default (in
+// def, the parsed defaults) and meaning.
+func environmentVariables(def config) [][3]string {
 	or := func(v, unset string) string {
 		if v == "" {
 			return unset
 		}
 		return v
 	}
-	vars := [][3]string{
+	return [][3]string{
 		{"MATCHMAKER_ADDR", def.Addr, "HTTP listen address"},
 		{"DATABASE_URL", "unset", "Postgres URL; unset keeps ratings and tickets in memory, lost on exit"},
 		{"MATCHMAKER_MIGRATE", fmt.Sprint(def.Migrate), "apply migrations at start-up"},
 		{"MATCHMAKER_API_KEYS", "unset", "API keys, NAME:SCOPES:SHA256HEX[:GAMETYPES],... with scopes read+match+results+admin, game types ctf+tdm (default: all)"},
 		{"MATCHMAKER_AUTH", "on", "off opens every endpoint (development only)"},
-		{"MATCHMAKER_RATE_LIMITS", strings.Join(limits, ","), "token buckets per caller and scope, SCOPE=RATE/s[:BURST] or SCOPE=off"},
+		{"MATCHMAKER_RATE_LIMITS", defaultRateLimits(), "token buckets per caller and scope, SCOPE=RATE/s[:BURST] or SCOPE=off"},
 		{"MATCHMAKER_RATING_MODELS", def.RatingModels.String(), "the rating model per context, SCOPE=MODEL,... (rebuild after a change)"},
 		{"MATCHMAKER_QUEUE_RETENTION", def.QueueRetention.String(), "how long queue events are kept for resuming streams (at least 10m)"},
 		{"MATCHMAKER_LEADER_LEASE", def.LeaderLease.String(), "a queue's leader that stops renewing its lease this long is replaced (every replica the same; 1s..10m)"},
@@ -101,11 +107,15 @@ Flags of serve, migrate, rebuild, tune and healthcheck (each overrides its envir
 		{"GOGC", fmt.Sprint(defaultGCPercent), "Go's GC target (Go's own default is 100)"},
 		{"GOMEMLIMIT", "unset", "Go's soft memory limit; set it below a container's memory limit"},
 	}
-	fmt.Fprint(w, "\nEnvironment (serve, migrate, rebuild, tune, healthcheck; evaluate and simulate read none):\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, v := range vars {
-		fmt.Fprintf(tw, "  %s\t%s\t(default %s)\n", v[0], v[2], v[1])
+}
+
+// defaultRateLimits is MATCHMAKER_RATE_LIMITS's default, written as the variable is.
+func defaultRateLimits() string {
+	var limits []string
+	for _, scope := range []handlers.Scope{handlers.ScopeMatch, handlers.ScopeResults, handlers.ScopeRead, handlers.ScopeAdmin} {
+		if l, ok := handlers.DefaultRateLimits()[scope]; ok {
+			limits = append(limits, fmt.Sprintf("%s=%g/s:%d", scope, l.PerSecond, l.Burst))
+		}
 	}
-	tw.Flush()
-	fmt.Fprint(w, "\nEvery variable in full: docs/operations.md#configuration. The service: README.md and docs/.\n")
+	return strings.Join(limits, ",")
 }
