@@ -17,23 +17,7 @@ import (
 // the bias table then equal those of a fresh reference fed the other N-1 in the same order.
 func testDeleteResult(t *testing.T, st ratings.Store) {
 	ctx := context.Background()
-	ns2, tdm := league(31, 5, "ns2"), league(4, 6, "tdm")
-	// The deleted result is the only one of p00..p09 and of the bot Gamma: their ratings go
-	// with it.
-	m := fiveVFive("ns2-deleted", 0)
-	m.gameType, m.sides, m.mapName = "NS2", [2]string{"marines", "aliens"}, "ns2_tram"
-	m.teams[1][4] = "bot:Gamma"
-	deleted := m.result()
-	var all []ratings.Result
-	for i, r := range ns2[:30] {
-		all = append(all, r)
-		if i == 12 {
-			all = append(all, deleted)
-		}
-		if i%8 == 0 {
-			all = append(all, tdm[i/8])
-		}
-	}
+	all, deleted, ns2next := deletionHistory()
 	full, fresh := newRef(), newRef()
 	for _, r := range all {
 		recordBoth(t, st, full, r)
@@ -49,22 +33,7 @@ func testDeleteResult(t *testing.T, st ratings.Store) {
 	}
 	_, err = st.StoredResult(ctx, "no-such-match")
 	wantCode(t, err, apperr.NotFound)
-
-	// Refused, changing nothing: another game type's match id, and a replay that fails.
-	_, err = st.DeleteResult(ctx, deleted.MatchID, "tdm", replayModel, nil)
-	wantCode(t, err, apperr.NotFound)
-	_, err = st.DeleteResult(ctx, "no-such-match", "ns2", replayModel, nil)
-	wantCode(t, err, apperr.NotFound)
-	boom := errors.New("the replay failed")
-	_, err = st.DeleteResult(ctx, deleted.MatchID, "ns2", func(*ratings.MutatorPolicy, map[string]*ratings.State, iter.Seq[ratings.Result]) (map[string]*ratings.State, error) {
-		return nil, boom
-	}, nil)
-	if !errors.Is(err, boom) {
-		t.Fatalf("DeleteResult with a failing replay: %v, want %v", err, boom)
-	}
-	if _, err := st.StoredResult(ctx, deleted.MatchID); err != nil {
-		t.Fatalf("after a failed deletion the result is still stored: %v", err)
-	}
+	checkRefusedDeletions(t, st, deleted.MatchID)
 	assertRef(t, st, full)
 
 	rep, err := st.DeleteResult(ctx, deleted.MatchID, "ns2", replayModel, nil)
@@ -86,23 +55,10 @@ func testDeleteResult(t *testing.T, st ratings.Store) {
 		}
 	}
 	sameStores(t, st, other, fresh)
-	_, err = st.StoredResult(ctx, deleted.MatchID)
-	wantCode(t, err, apperr.NotFound)
-	_, err = st.DeleteResult(ctx, deleted.MatchID, "ns2", replayModel, nil)
-	wantCode(t, err, apperr.NotFound)
-	n := 0
-	if err := st.History(ctx, "ns2", func(r ratings.Result) error {
-		if r.MatchID == deleted.MatchID {
-			t.Errorf("the deleted result is still in the history")
-		}
-		n++
-		return nil
-	}); err != nil || n != 30 {
-		t.Fatalf("history: %d results (%v), want 30", n, err)
-	}
+	checkDeleted(t, st, deleted.MatchID)
 
 	// The next result sees the same priors and bias table as the reference's.
-	recordBoth(t, st, fresh, ns2[30])
+	recordBoth(t, st, fresh, ns2next)
 	// The match id may be recorded again: a corrected result, not a replay nor a conflict.
 	corrected := deleted
 	w := 1
@@ -113,6 +69,69 @@ func testDeleteResult(t *testing.T, st ratings.Store) {
 		t.Fatalf("rebuild after the deletion: %+v %v", rep, err)
 	}
 	assertRef(t, st, fresh)
+}
+
+// deletionHistory is testDeleteResult's history: 30 results of ns2 and 4 of tdm, mixed, with
+// the one to delete among them, and the next ns2 result. The deleted result is the only one
+// of p00..p09 and of the bot Gamma: their ratings go with it.
+func deletionHistory() (all []ratings.Result, deleted, next ratings.Result) {
+	ns2, tdm := league(31, 5, "ns2"), league(4, 6, "tdm")
+	m := fiveVFive("ns2-deleted", 0)
+	m.gameType, m.sides, m.mapName = "NS2", [2]string{"marines", "aliens"}, "ns2_tram"
+	m.teams[1][4] = "bot:Gamma"
+	deleted = m.result()
+	for i, r := range ns2[:30] {
+		all = append(all, r)
+		if i == 12 {
+			all = append(all, deleted)
+		}
+		if i%8 == 0 {
+			all = append(all, tdm[i/8])
+		}
+	}
+	return all, deleted, ns2[30]
+}
+
+// checkRefusedDeletions: deletions refused, changing nothing: another game type's match id, an
+// unknown one, and a replay that fails.
+func checkRefusedDeletions(t *testing.T, st ratings.Store, matchID string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := st.DeleteResult(ctx, matchID, "tdm", replayModel, nil)
+	wantCode(t, err, apperr.NotFound)
+	_, err = st.DeleteResult(ctx, "no-such-match", "ns2", replayModel, nil)
+	wantCode(t, err, apperr.NotFound)
+	boom := errors.New("the replay failed")
+	_, err = st.DeleteResult(ctx, matchID, "ns2", func(*ratings.MutatorPolicy, map[string]*ratings.State, iter.Seq[ratings.Result]) (map[string]*ratings.State, error) {
+		return nil, boom
+	}, nil)
+	if !errors.Is(err, boom) {
+		t.Fatalf("DeleteResult with a failing replay: %v, want %v", err, boom)
+	}
+	if _, err := st.StoredResult(ctx, matchID); err != nil {
+		t.Fatalf("after a failed deletion the result is still stored: %v", err)
+	}
+}
+
+// checkDeleted: the deleted result is gone from the store, its deletion cannot be repeated,
+// and the ns2 history holds the other 30.
+func checkDeleted(t *testing.T, st ratings.Store, matchID string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := st.StoredResult(ctx, matchID)
+	wantCode(t, err, apperr.NotFound)
+	_, err = st.DeleteResult(ctx, matchID, "ns2", replayModel, nil)
+	wantCode(t, err, apperr.NotFound)
+	n := 0
+	if err := st.History(ctx, "ns2", func(r ratings.Result) error {
+		if r.MatchID == matchID {
+			t.Errorf("the deleted result is still in the history")
+		}
+		n++
+		return nil
+	}); err != nil || n != 30 {
+		t.Fatalf("history: %d results (%v), want 30", n, err)
+	}
 }
 
 // testConcurrentDelete: results keep coming while a result is deleted. Each writer has a side
