@@ -2080,6 +2080,9 @@ type TunedParams struct {
 	// OffsetSd The prior uncertainty of a player's side offset.
 	OffsetSd float64 `json:"offset_sd"`
 
+	// SizeExponent How much more a player of a big team weighs in the prediction: each player's term of a match of n a side is weighed (n/2)^size_exponent, so that 0 is the mean of the skills over both teams (NS2's) and 0.5 a team's strength growing with its size as a sum of performances does (TrueSkill's). A tuning stored before it was fitted has 0.
+	SizeExponent float64 `json:"size_exponent"`
+
 	// SkillDrift How much a skill's uncertainty grows before each match (standard deviation).
 	SkillDrift float64 `json:"skill_drift"`
 

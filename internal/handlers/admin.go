@@ -109,6 +109,7 @@ type tunedParamsJSON struct {
 	Noise         float64 `json:"noise"`
 	BiasPrior     float64 `json:"bias_prior"`
 	OffsetSD      float64 `json:"offset_sd"`
+	SizeExponent  float64 `json:"size_exponent"`
 }
 
 type contextTuningJSON struct {

@@ -53,6 +53,12 @@
 //	  no commander skills .6480 .6273 0.97  .6305 .6418 0.97  .6350 .6151 0.98  .5962 .6651 0.96
 //	  no side offsets     .6472 .6271 0.97  .6447 .6329 0.96  .6352 .6151 0.98  .5962 .6650 0.96
 //
+// Round 4 weighs a big team's players more (Kalman.SizeExponent 1/2, sizeScale): the rows
+// above are exponent 0, the mean, as the leagues' truth is. With 1/2 ATP is the same (a 2v2),
+// the three leagues cost .0016 to .0026 of log loss (NS2 .6355, newcomers .6167, pro .6677;
+// slopes 0.96, 0.98, 0.93), and an 8v8 league whose truth adds up its players gains .0077
+// (.6454 against .6531, slope 1.01 against 1.20); docs/ratings.md, "Big teams", has the table.
+//
 // What each default costs or buys (same table, one parameter varied):
 //   - SkillSD 2, a newcomer's skill uncertainty in NS2's logit units: 1.5 and 2.5 are within
 //     .0006 log loss everywhere; 3 costs .0009 on ATP and .0018 on the newcomers league.

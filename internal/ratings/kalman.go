@@ -66,6 +66,9 @@ type Kalman struct {
 	// ScalePrior is the weight of the temperature's prior (1), in units of the current
 	// result's weight.
 	ScalePrior float64
+	// SizeExponent weighs the players' terms of a match of n a side (skills, offsets, B, the
+	// newcomers' mean) by (n/2)^SizeExponent in the logit: see sizeScale.
+	SizeExponent float64
 	// BiasPrior is k, the smoothing of the bias table (BiasTable.F).
 	BiasPrior float64
 }
@@ -73,7 +76,7 @@ type Kalman struct {
 // DefaultKalman returns the model with its default parameters.
 func DefaultKalman() Kalman {
 	return Kalman{BaseSkill: 4, BasePrior: 0.3, SkillSD: 2, SkillDrift: 0.1, OffsetSD: 0.3, CommanderSD: 1,
-		CommanderDrift: 0.05, NewcomerPrior: 1, ScalePrior: DefaultScalePrior, BiasPrior: DefaultBiasPrior}
+		CommanderDrift: 0.05, NewcomerPrior: 1, ScalePrior: DefaultScalePrior, BiasPrior: DefaultBiasPrior, SizeExponent: 0.5}
 }
 
 // Name is "ns2-kalman".
@@ -90,7 +93,7 @@ func (m Kalman) Validate() error {
 		param{"offset_sd", m.OffsetSD, false}, param{"offset_drift", m.OffsetDrift, false},
 		param{"commander_sd", m.CommanderSD, false}, param{"commander_drift", m.CommanderDrift, false},
 		param{"newcomer_prior", m.NewcomerPrior, true}, param{"noise", m.Noise, false}, param{"scale_prior", m.ScalePrior, true},
-		param{"bias_prior", m.BiasPrior, true})
+		param{"bias_prior", m.BiasPrior, true}, param{"size_exponent", m.SizeExponent, false})
 }
 
 // kalmanTerm is one Gaussian term of the prediction during an update.
@@ -114,6 +117,7 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 	newcomer, newcomerVar := estimate(m.NewcomerSkill, m.NewcomerPrior, total.Newcomer, total.NewcomerWeight)
 	temp, weight := temperature(pair, m.ScalePrior)
 
+	size := sizeScale(r.teamSize(), m.SizeExponent)
 	f, v := smoothed(cell, pair, m.BiasPrior)
 	f *= sigma0 // F is SideA's
 	mean := f
@@ -125,15 +129,16 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 		u.Share = ratio(u.Share, sumT)
 		u.CommandShare = ratio(u.CommandShare, sumC)
 		ts := teamSign(u.Team)
+		w := size * u.Share
 		b := &u.Before
 		if b.Games == 0 && *b == (Rating{}) {
 			b.Skill = newcomer
-			fresh += ts * u.Share
+			fresh += ts * w
 		}
-		presence += ts * u.Share
+		presence += ts * w
 		t := [3]kalmanTerm{
-			{ts * u.Share, drifted(b.Sigma, m.SkillSD, m.SkillDrift, u.Share)},
-			{sigma0 * u.Share, drifted(b.OffsetSigma, m.OffsetSD, m.OffsetDrift, u.Share)},
+			{ts * w, drifted(b.Sigma, m.SkillSD, m.SkillDrift, u.Share)},
+			{sigma0 * w, drifted(b.OffsetSigma, m.OffsetSD, m.OffsetDrift, u.Share)},
 			{ts * u.CommandShare, drifted(b.CommanderSigma, m.CommanderSD, m.CommanderDrift, u.CommandShare)},
 		}
 		terms = append(terms, t)
@@ -176,6 +181,20 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 	}
 	entry.Terms.Scale, entry.Terms.ScaleWeight = scaleTerms(z, g, temp, weight)
 	return Outcome{WinProbability: [2]float64{served, 1 - served}, Bias: f, Updates: ups, BiasUpdate: entry}, nil
+}
+
+// sizeScale is the weight of the players' terms in the logit of a match of n a side, relative
+// to a 2v2's: (n/2)^exponent. The NS2 prediction is the mean of the skills over both teams, so
+// that with exponent 0 a team of eight strong players beats eight average ones no more surely
+// than two beat two; the spread of the logit over random teams then shrinks as 1/sqrt(n), a
+// big team's match is predicted near a coin flip and each of its players learnt slowly. Where
+// a team's strength is the sum of its players' performances, each with its own noise
+// (TrueSkill's model), that spread stays as it is whatever the size: exponent 1/2.
+func sizeScale(n int, exponent float64) float64 {
+	if exponent == 0 || n == 2 {
+		return 1
+	}
+	return math.Pow(float64(n)/2, exponent)
 }
 
 // drifted is a term's variance before a match: its standard deviation (0: the prior's)

@@ -1,6 +1,7 @@
 package ratings
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -80,7 +81,7 @@ func duel(a, b Rating) (Result, map[Participant]Rating) {
 func TestKalmanUpdateIsTheExactPosterior(t *testing.T) {
 	t.Parallel()
 	m := DefaultKalman()
-	m.OffsetSD = 0
+	m.OffsetSD, m.SizeExponent = 0, 0 // a duel's skills enter the logit as halves: s_a/2 - s_b/2
 	r, prior := duel(Rating{Skill: 0.7, Sigma: 1.2, Games: 9}, Rating{Skill: -0.3, Sigma: 0.4, Games: 30})
 	o, err := m.Apply(prior, BiasTable{}, r)
 	if err != nil {
@@ -143,6 +144,7 @@ func TestKalmanNewcomersMoveMoreThanVeterans(t *testing.T) {
 func TestKalmanUncertaintyPullsTowardsHalf(t *testing.T) {
 	t.Parallel()
 	m := DefaultKalman()
+	m.SizeExponent = 0 // the duel's logit is (2 - -2)/2
 	p := func(sigma float64) float64 {
 		r, prior := duel(Rating{Skill: 2, Sigma: sigma, Games: 50}, Rating{Skill: -2, Sigma: sigma, Games: 50})
 		o, err := m.Apply(prior, BiasTable{}, r)
@@ -154,6 +156,55 @@ func TestKalmanUncertaintyPullsTowardsHalf(t *testing.T) {
 	known, unknown := p(0.2), p(4)
 	if !(known > unknown && unknown > 0.5 && math.Abs(known-sigmoid(2)) < 0.02) {
 		t.Errorf("p(known) = %v, p(barely known) = %v; want about %v > the second > 1/2", known, unknown, sigmoid(2))
+	}
+}
+
+// TestKalmanBigTeamsDecideMore: the same gap in skill between the two teams decides a match
+// of eight a side more surely than a pair's at the default SizeExponent (each player's term
+// weighs (n/2)^(1/2)), and about as surely with exponent 0, the NS2 mean. And a player of a
+// big team is learnt faster: after an even 8v8 a winner moves half as far as after an even
+// 2v2 (the logit's spread is then the same), where the mean moves him about a quarter.
+func TestKalmanBigTeamsDecideMore(t *testing.T) {
+	t.Parallel()
+	match := func(n int, gap float64) (Result, map[Participant]Rating) {
+		r := Result{MatchID: "big", GameType: "tdm", Map: "m", DurationS: 600, Winner: intp(0), Teams: []Team{{Side: "red"}, {Side: "blue"}}}
+		prior := map[Participant]Rating{}
+		for i := range n {
+			for ti, skill := range []float64{gap / 2, -gap / 2} {
+				id := fmt.Sprintf("t%dp%d", ti, i)
+				r.Teams[ti].Players = append(r.Teams[ti].Players, Player{ID: id, LeftS: 600})
+				prior[Participant{ID: id}] = Rating{Skill: skill, Sigma: 1, Games: 20}
+			}
+		}
+		return r, prior
+	}
+	apply := func(m Kalman, n int, gap float64) (p, step float64) {
+		r, prior := match(n, gap)
+		o, err := m.Apply(prior, BiasTable{}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.WinProbability[0], o.Updates[0].After.Skill - o.Updates[0].Before.Skill
+	}
+	m := DefaultKalman()
+	m.OffsetSD = 0
+	p2, _ := apply(m, 2, 2)
+	p8, _ := apply(m, 8, 2)
+	_, step2 := apply(m, 2, 0)
+	_, step8 := apply(m, 8, 0)
+	if !(p8 > p2+0.1) || math.Abs(step8/step2-0.5) > 1e-9 {
+		t.Errorf("exponent 1/2: 2v2 %.4f, 8v8 %.4f; a winner's step in an even 8v8 %.4f of the 2v2's", p2, p8, step8/step2)
+	}
+	m.SizeExponent = 0
+	if q2, _ := apply(m, 2, 2); math.Abs(q2-p2) > 1e-12 {
+		t.Errorf("a 2v2 is weighed 1 whatever the exponent: %v and %v", q2, p2)
+	}
+	// With exponent 0 the logit's mean is the same, only its uncertainty (smaller for the mean
+	// of more skills) differs.
+	q8, _ := apply(m, 8, 2)
+	_, s8 := apply(m, 8, 0)
+	if math.Abs(q8-p2) > 0.02 || q8 < p2 || math.Abs(s8/step2-0.25) > 0.05 {
+		t.Errorf("exponent 0: 8v8 %.4f, want a little above the 2v2's %.4f; a step %.4f of the 2v2's", q8, p2, s8/step2)
 	}
 }
 

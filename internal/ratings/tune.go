@@ -30,18 +30,21 @@ type TunedParams struct {
 	// uncertainty of a player's side offset (Kalman.OffsetSD): the bias terms' strength.
 	BiasPrior float64 `json:"bias_prior"`
 	OffsetSD  float64 `json:"offset_sd"`
+	// SizeExponent weighs the players of a big team more (Kalman.SizeExponent). A tuning
+	// stored before it was fitted has 0: the mean model it was fitted with.
+	SizeExponent float64 `json:"size_exponent"`
 }
 
 // Tuned returns the parameters Tune fits, as m has them.
 func (m Kalman) Tuned() TunedParams {
 	return TunedParams{SkillSD: m.SkillSD, NewcomerSkill: m.NewcomerSkill, SkillDrift: m.SkillDrift,
-		Noise: m.Noise, BiasPrior: m.BiasPrior, OffsetSD: m.OffsetSD}
+		Noise: m.Noise, BiasPrior: m.BiasPrior, OffsetSD: m.OffsetSD, SizeExponent: m.SizeExponent}
 }
 
 // WithTuned returns m with the fitted parameters p.
 func (m Kalman) WithTuned(p TunedParams) Kalman {
-	m.SkillSD, m.NewcomerSkill, m.SkillDrift, m.Noise, m.BiasPrior, m.OffsetSD =
-		p.SkillSD, p.NewcomerSkill, p.SkillDrift, p.Noise, p.BiasPrior, p.OffsetSD
+	m.SkillSD, m.NewcomerSkill, m.SkillDrift, m.Noise, m.BiasPrior, m.OffsetSD, m.SizeExponent =
+		p.SkillSD, p.NewcomerSkill, p.SkillDrift, p.Noise, p.BiasPrior, p.OffsetSD, p.SizeExponent
 	return m
 }
 
@@ -173,6 +176,7 @@ func tuneCoords() []tuneCoord {
 		add(func(p *TunedParams) *float64 { return &p.Noise }, 0.5, 0, 4),
 		mul(func(p *TunedParams) *float64 { return &p.BiasPrior }, 2, 2000),
 		add(func(p *TunedParams) *float64 { return &p.OffsetSD }, 0.3, 0, 2),
+		add(func(p *TunedParams) *float64 { return &p.SizeExponent }, 0.25, 0, 1.5),
 	}
 }
 

@@ -166,5 +166,8 @@ func TestTuneKalman(t *testing.T) {
 		vary("Noise", []float64{0.5, 1, 1.5}, func(m *ratings.Kalman, v float64) { m.Noise = v })
 		vary("NewcomerSkill", []float64{-1, 1}, func(m *ratings.Kalman, v float64) { m.NewcomerSkill = v })
 	}
+	if sweep := os.Getenv("RATINGS_SWEEP"); sweep == "size" || sweep == "all" || sweep == "" {
+		vary("SizeExponent", []float64{0, 0.25, 0.75, 1}, func(m *ratings.Kalman, v float64) { m.SizeExponent = v })
+	}
 	t.Log("\n" + tuneTable(t, tuneSets(t), rows))
 }

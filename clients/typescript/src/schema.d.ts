@@ -1648,6 +1648,11 @@ export interface components {
              * @description The prior uncertainty of a player's side offset.
              */
             offset_sd: number;
+            /**
+             * Format: double
+             * @description How much more a player of a big team weighs in the prediction: each player's term of a match of n a side is weighed (n/2)^size_exponent, so that 0 is the mean of the skills over both teams (NS2's) and 0.5 a team's strength growing with its size as a sum of performances does (TrueSkill's). A tuning stored before it was fitted has 0.
+             */
+            size_exponent: number;
         };
         ContextTuning: {
             /** @description The context's key (game type, then its gameplay mutators after a '+'). */
@@ -4095,7 +4100,8 @@ export interface operations {
                      *             "skill_drift": 0.1,
                      *             "noise": 0,
                      *             "bias_prior": 50,
-                     *             "offset_sd": 0.3
+                     *             "offset_sd": 0.3,
+                     *             "size_exponent": 0.5
                      *           },
                      *           "params": {
                      *             "skill_sd": 2.83,
@@ -4103,7 +4109,8 @@ export interface operations {
                      *             "skill_drift": 0.14,
                      *             "noise": 0.5,
                      *             "bias_prior": 25,
-                     *             "offset_sd": 0.3
+                     *             "offset_sd": 0.3,
+                     *             "size_exponent": 0.75
                      *           }
                      *         }
                      *       ]

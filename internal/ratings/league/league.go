@@ -51,6 +51,11 @@ type Config struct {
 	// must be Rosters * TeamSize), and every match is between two of them. Newcomers then
 	// replaces a roster's player for good, a transfer.
 	Rosters int
+	// SizeExponent scales the truth's logit by (TeamSize/2)^SizeExponent: 0 is the NS2
+	// model's form (the mean of the skills over both teams, whatever the size); 1/2 makes a
+	// team's strength grow with its size as a sum of performances does (TrueSkill's model),
+	// so that eight strong players beat eight average ones more surely than two beat two.
+	SizeExponent float64
 }
 
 // Default is the league the NS2 model's defaults were tuned on: 200 regulars in 5v5 NS2
@@ -98,7 +103,7 @@ func Casual(seed uint64) Config {
 		SkillSD: 2, Drift: 0.03,
 		Maps: 6, SideBias: 0.1, MapBiasSD: 0.2, RoundS: 900, Presence: 4,
 		Substitute: 0.1, Replace: 0.7, LateStart: 0.05,
-		Newcomers: 0.3, Regulars: 100,
+		Newcomers: 0.3, Regulars: 100, SizeExponent: 1,
 	}
 }
 
@@ -291,6 +296,9 @@ func (cfg Config) pTrue(r *ratings.Result, pool []truth, who map[string]int, bia
 	logit := x / sumT
 	if sumC > 0 {
 		logit += y / sumC
+	}
+	if cfg.SizeExponent != 0 {
+		logit *= math.Pow(float64(cfg.TeamSize)/2, cfg.SizeExponent)
 	}
 	if team0IsSide0 {
 		logit += bias
