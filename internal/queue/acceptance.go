@@ -99,77 +99,6 @@ type Proposal struct {
 	ResolvedAt time.Time // zero while open
 }
 
-// ProposalOutcome is what resolving a proposal does to its tickets.
-type ProposalOutcome struct {
-	State   ProposalState
-	Cancel  map[string]string // ticket id -> reason
-	Requeue []string          // tickets back to searching
-	Reason  string            // the requeued events' reason
-}
-
-// Outcome says whether p is resolved by its answers (every player accepted, or one declined),
-// by the deadline (timedOut), or by the cancel of ticket cancelled (""): none), and what
-// becomes of each ticket. ok is false while p stays open.
-func (p *Proposal) Outcome(timedOut bool, cancelled string) (o ProposalOutcome, ok bool) {
-	type ticketAnswers struct{ declined, silent bool }
-	byTicket := map[string]*ticketAnswers{}
-	var order []string
-	anyDeclined, allAccepted := false, true
-	for _, team := range p.Match.Teams {
-		for _, pl := range team.Players {
-			ta := byTicket[pl.TicketID]
-			if ta == nil {
-				ta = &ticketAnswers{}
-				byTicket[pl.TicketID] = ta
-				order = append(order, pl.TicketID)
-			}
-			accepted, answered := p.Answers[pl.ID]
-			switch {
-			case !answered:
-				ta.silent, allAccepted = true, false
-			case !accepted:
-				ta.declined, anyDeclined, allAccepted = true, true, false
-			}
-		}
-	}
-	switch {
-	case cancelled != "":
-		o = ProposalOutcome{State: ProposalDeclined, Reason: ReasonCancelled}
-	case anyDeclined:
-		o = ProposalOutcome{State: ProposalDeclined, Reason: ReasonDeclined}
-	case allAccepted && p.PlaceFor > 0:
-		return ProposalOutcome{State: ProposalPlacing}, true
-	case allAccepted:
-		return ProposalOutcome{State: ProposalAccepted}, true
-	case timedOut:
-		o = ProposalOutcome{State: ProposalTimedOut, Reason: ReasonAcceptanceTimeout}
-	default:
-		return ProposalOutcome{}, false
-	}
-	o.Cancel = map[string]string{}
-	for _, id := range order {
-		ta := byTicket[id]
-		switch {
-		case id == cancelled:
-			o.Cancel[id] = ReasonCancelled
-		case cancelled == "" && ta.declined:
-			o.Cancel[id] = ReasonDeclined
-		case cancelled == "" && timedOut && !anyDeclined && ta.silent:
-			o.Cancel[id] = ReasonAcceptanceTimeout
-		default:
-			o.Requeue = append(o.Requeue, id)
-		}
-	}
-	return o, true
-}
-
-// NewTicketProposal is what ticket id of m is told of its proposal.
-func NewTicketProposal(m Match, id string, acceptBy time.Time) *TicketProposal {
-	a := Assignments(m)[id]
-	return &TicketProposal{MatchID: m.ID, Team: a.Team, Region: m.Region, Teams: a.Teams, AcceptBy: acceptBy,
-		Attributes: m.Attributes}
-}
-
 // ProposeWrite is the proposals a tick makes: the matches of a queue with a ready check, or
 // with an allocator. With Placing (an allocator and no ready check) they are placing at once
 // until AcceptBy; otherwise open until AcceptBy, and placing for PlaceFor once all accept.
@@ -189,7 +118,7 @@ type ProposeWrite struct {
 //     (TickCommitted.Dropped). Only the queue's leader calls it (fenced as CommitTick).
 //   - GetProposal returns a proposal, open or resolved; NotFound if there is none.
 //   - AnswerProposal records a player's answer and, if that resolves the proposal, resolves it
-//     in the same transaction (resolved true; ProposalOutcome: the match stored and its tickets matched with
+//     in the same transaction (resolved true: the match stored and its tickets matched with
 //     their events, or the tickets cancelled and requeued with theirs). An answer to a
 //     resolved proposal is a Conflict, a player not in it NotFound; answering again as
 //     before changes nothing.
@@ -198,7 +127,7 @@ type ProposeWrite struct {
 //
 // A proposal's tickets that are no longer proposed in it when it resolves (their queue was
 // deleted) are left as they are. CancelTicket of a proposed ticket dissolves its proposal
-// (Outcome with the ticket cancelled) in its transaction.
+// as a decline would, in its transaction. The lifecycle (lifecycle.go) decides each of them.
 type ProposalStore interface {
 	Propose(ctx context.Context, queue string, w ProposeWrite) (TickCommitted, error)
 	GetProposal(ctx context.Context, id string) (Proposal, error)

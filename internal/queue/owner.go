@@ -153,4 +153,4 @@ func (s *Service) readableTicket(ctx context.Context, id string) (Ticket, error)
 
 // waitable says whether a long-poll waits on a ticket of this status: one that will change
 // (a placing ticket's next event is its match, or its return to searching).
-func waitable(st Status) bool { return st == Searching || st == Proposed || st == Placing }
+func waitable(st Status) bool { return st.Live() }

@@ -123,19 +123,6 @@ func appendAttributes(b []byte, attrs map[string]tick.Value) []byte {
 	return b
 }
 
-// cloneAttributes copies a ticket's attributes (the lists included).
-func cloneAttributes(attrs map[string]tick.Value) map[string]tick.Value {
-	if attrs == nil {
-		return nil
-	}
-	out := make(map[string]tick.Value, len(attrs))
-	for k, v := range attrs {
-		v.List = slices.Clone(v.List)
-		out[k] = v
-	}
-	return out
-}
-
 // explainWait sets a searching ticket's WaitingOn from the last pass of its queue, when
 // this replica leads the queue (the pass's reasons are kept in the leader's memory only).
 func (s *Service) explainWait(t *Ticket) {

@@ -665,7 +665,7 @@ func (s *Service) waitInQueue(ctx context.Context, id, queue string, wait time.D
 	select {
 	case <-watch.done:
 		if watch.read {
-			return cloneTicket(watch.ticket), nil, true // shared by the ticket's long-polls
+			return watch.ticket.Clone(), nil, true // shared by the ticket's long-polls
 		}
 	case <-wctx.Done():
 		if ctx.Err() != nil {

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"errors"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,19 +145,6 @@ func (nt *NewTicket) addRoleFaults(f *apperr.Fields, q Queue) {
 			}
 		}
 	}
-}
-
-// cloneShape copies the shape's maps and slices, for a store that hands out copies.
-func cloneShape(q *Queue) {
-	q.MinTeamSize = slices.Clone(q.MinTeamSize)
-	q.Composition = maps.Clone(q.Composition)
-	q.Roles = slices.Clone(q.Roles)
-	defs := slices.Clone(q.TeamDefs)
-	for i := range defs {
-		defs[i].MinSize = slices.Clone(defs[i].MinSize)
-		defs[i].Composition = maps.Clone(defs[i].Composition)
-	}
-	q.TeamDefs = defs
 }
 
 // shapedMatch is a shaped pass's match as the store keeps it: each team with its name, its
