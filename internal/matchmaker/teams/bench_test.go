@@ -164,3 +164,29 @@ func BenchmarkSplitHeuristic(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRebalance rebalances teams that are playing: n humans dealt unevenly over the
+// teams (the heaviest on team 0) and n/8 joiners to place, then swaps until none helps.
+func BenchmarkRebalance(b *testing.B) {
+	for _, s := range []struct{ teams, n int }{{2, 16}, {2, 64}, {4, 32}, {4, 128}} {
+		w := benchWeights(s.n+s.n/8, uint64(s.n))
+		w, unplaced := w[:s.n], w[s.n:]
+		teams := make([]Roster, s.teams)
+		for i, x := range w {
+			j := i % s.teams
+			if x > 70 {
+				j = 0
+			}
+			teams[j].Players = append(teams[j].Players, x)
+		}
+		b.Run(fmt.Sprintf("teams=%d/n=%d", s.teams, s.n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := Rebalance(teams, unplaced, RebalanceOptions{})
+				if err != nil || r.Swaps == 0 {
+					b.Fatalf("%d swaps, %v", r.Swaps, err)
+				}
+			}
+		})
+	}
+}
