@@ -54,58 +54,20 @@ func (d AttributeDist) validate(name string) error {
 	if name == tick.RatingAttribute {
 		return fmt.Errorf("%s: the name is reserved: a distance rule reads the tickets' ratings by it", at)
 	}
-	list := func() error {
-		if len(d.Values) == 0 || len(d.Values) > tick.MaxListItems {
-			return fmt.Errorf("%s.values must list 1 to %d values", at, tick.MaxListItems)
-		}
-		for i, v := range d.Values {
-			if v == "" {
-				return fmt.Errorf("%s.values[%d] must not be empty", at, i)
-			}
-			if slices.Contains(d.Values[:i], v) {
-				return fmt.Errorf("%s.values[%d]: %q is listed twice", at, i, v)
-			}
-		}
-		if len(d.Weights) == 0 {
-			return nil
-		}
-		if len(d.Weights) != len(d.Values) {
-			return fmt.Errorf("%s.weights must give one weight per value (%d), got %d", at, len(d.Values), len(d.Weights))
-		}
-		positive := 0
-		for i, w := range d.Weights {
-			if !(w >= 0 && w <= 1e9) {
-				return fmt.Errorf("%s.weights[%d] must be a weight between 0 and 1e9", at, i)
-			}
-			if w > 0 {
-				positive++
-			}
-		}
-		if positive < max(d.Choose, 1) {
-			return fmt.Errorf("%s.weights must give at least %d values a positive weight", at, max(d.Choose, 1))
-		}
-		return nil
-	}
-	notNumber := func() error {
-		if d.Normal != nil || d.Uniform != nil {
-			return fmt.Errorf("%s: normal and uniform are for a number attribute", at)
-		}
-		return nil
-	}
 	switch d.Type {
 	case tick.TypeString:
 		if d.Choose != 0 {
 			return fmt.Errorf("%s.choose is for a string_list attribute", at)
 		}
-		if err := notNumber(); err != nil {
+		if err := d.validateNoNumber(at); err != nil {
 			return err
 		}
-		return list()
+		return d.validateValues(at)
 	case tick.TypeStringList:
-		if err := notNumber(); err != nil {
+		if err := d.validateNoNumber(at); err != nil {
 			return err
 		}
-		if err := list(); err != nil {
+		if err := d.validateValues(at); err != nil {
 			return err
 		}
 		if d.Choose < 1 || d.Choose > len(d.Values) {
@@ -113,20 +75,69 @@ func (d AttributeDist) validate(name string) error {
 		}
 		return nil
 	case tick.TypeNumber:
-		if len(d.Values) > 0 || len(d.Weights) > 0 || d.Choose != 0 {
-			return fmt.Errorf("%s: values, weights and choose are for string and string_list attributes", at)
-		}
-		switch {
-		case (d.Normal == nil) == (d.Uniform == nil):
-			return fmt.Errorf("%s: a number attribute needs normal or uniform (one of them)", at)
-		case d.Normal != nil && !(math.Abs(d.Normal.Mean) <= attrMagnitude && d.Normal.SD >= 0 && d.Normal.SD <= attrMagnitude):
-			return fmt.Errorf("%s.normal needs a mean within +-%g and an sd in [0, %g]", at, attrMagnitude, attrMagnitude)
-		case d.Uniform != nil && !(-attrMagnitude <= d.Uniform.Min && d.Uniform.Min <= d.Uniform.Max && d.Uniform.Max <= attrMagnitude):
-			return fmt.Errorf("%s.uniform needs min <= max, both within +-%g", at, attrMagnitude)
-		}
-		return nil
+		return d.validateNumber(at)
 	}
 	return fmt.Errorf("%s.type must be %q, %q or %q, got %q", at, tick.TypeString, tick.TypeNumber, tick.TypeStringList, d.Type)
+}
+
+// validateValues checks the values of a string or string_list attribute (1 to
+// tick.MaxListItems, distinct, none empty) and their weights, if given: one per value, and
+// enough of them positive for a ticket to draw its Choose values.
+func (d AttributeDist) validateValues(at string) error {
+	if len(d.Values) == 0 || len(d.Values) > tick.MaxListItems {
+		return fmt.Errorf("%s.values must list 1 to %d values", at, tick.MaxListItems)
+	}
+	for i, v := range d.Values {
+		if v == "" {
+			return fmt.Errorf("%s.values[%d] must not be empty", at, i)
+		}
+		if slices.Contains(d.Values[:i], v) {
+			return fmt.Errorf("%s.values[%d]: %q is listed twice", at, i, v)
+		}
+	}
+	if len(d.Weights) == 0 {
+		return nil
+	}
+	if len(d.Weights) != len(d.Values) {
+		return fmt.Errorf("%s.weights must give one weight per value (%d), got %d", at, len(d.Values), len(d.Weights))
+	}
+	positive := 0
+	for i, w := range d.Weights {
+		if !(w >= 0 && w <= 1e9) {
+			return fmt.Errorf("%s.weights[%d] must be a weight between 0 and 1e9", at, i)
+		}
+		if w > 0 {
+			positive++
+		}
+	}
+	if positive < max(d.Choose, 1) {
+		return fmt.Errorf("%s.weights must give at least %d values a positive weight", at, max(d.Choose, 1))
+	}
+	return nil
+}
+
+func (d AttributeDist) validateNoNumber(at string) error {
+	if d.Normal != nil || d.Uniform != nil {
+		return fmt.Errorf("%s: normal and uniform are for a number attribute", at)
+	}
+	return nil
+}
+
+// validateNumber checks a number attribute: no values, exactly one distribution, its
+// parameters within attrMagnitude.
+func (d AttributeDist) validateNumber(at string) error {
+	if len(d.Values) > 0 || len(d.Weights) > 0 || d.Choose != 0 {
+		return fmt.Errorf("%s: values, weights and choose are for string and string_list attributes", at)
+	}
+	switch {
+	case (d.Normal == nil) == (d.Uniform == nil):
+		return fmt.Errorf("%s: a number attribute needs normal or uniform (one of them)", at)
+	case d.Normal != nil && !(math.Abs(d.Normal.Mean) <= attrMagnitude && d.Normal.SD >= 0 && d.Normal.SD <= attrMagnitude):
+		return fmt.Errorf("%s.normal needs a mean within +-%g and an sd in [0, %g]", at, attrMagnitude, attrMagnitude)
+	case d.Uniform != nil && !(-attrMagnitude <= d.Uniform.Min && d.Uniform.Min <= d.Uniform.Max && d.Uniform.Max <= attrMagnitude):
+		return fmt.Errorf("%s.uniform needs min <= max, both within +-%g", at, attrMagnitude)
+	}
+	return nil
 }
 
 // decl is the attribute as a queue declares it: a list holds at most its Choose values.

@@ -181,90 +181,131 @@ func Optimize(ctx context.Context, sc *Scenario, o OptimizeOptions, progress fun
 	if o.Penalty == 0 {
 		o.Penalty = 10
 	}
-	base := o.Base
-	if err := base.validate(sc); err != nil {
+	if err := o.Base.validate(sc); err != nil {
 		return nil, err
 	}
-	if base.Matcher == "none" {
-		return nil, fmt.Errorf("optimize: configuration %q does no matchmaking: nothing to search", base.Name)
+	if o.Base.Matcher == "none" {
+		return nil, fmt.Errorf("optimize: configuration %q does no matchmaking: nothing to search", o.Base.Name)
 	}
-	var names []string
-	var x0, lo, hi, step, minStep []float64
+	space, err := newSearchSpace(o.Base)
+	if err != nil {
+		return nil, err
+	}
+	op := &optimizer{ctx: ctx, sc: sc, o: o, space: space, progress: progress}
+	r, err := CompassSearch(ctx, op.objective, space.x0, SearchOptions{Lo: space.lo, Hi: space.hi,
+		Step: space.step, MinStep: space.minStep, MaxEvals: o.MaxEvals, Workers: o.Workers})
+	if err := errors.Join(err, op.runErr); err != nil {
+		return nil, err
+	}
+	return op.optimum(r.X), nil
+}
+
+// searchSpace is what Optimize searches around its base configuration: eq. 6.5's four
+// coefficients unless the rating is learned, then the widening's Initial and Step unless
+// the base lists its expansions; each coordinate with its bounds and its first and last step.
+type searchSpace struct {
+	base                      Configuration
+	names                     []string
+	x0, lo, hi, step, minStep []float64
+}
+
+func newSearchSpace(base Configuration) (*searchSpace, error) {
+	sp := &searchSpace{base: base}
 	if base.Rating != "learned" {
 		c := Coefficients(base.coefficients())
-		names = append(names, "accuracy", "reaction_time", "awareness", "movement")
-		x0 = append(x0, c.Accuracy, c.ReactionTime, c.Awareness, c.Movement)
+		sp.names = append(sp.names, "accuracy", "reaction_time", "awareness", "movement")
+		sp.x0 = append(sp.x0, c.Accuracy, c.ReactionTime, c.Awareness, c.Movement)
 		for range 4 {
-			lo, hi, step, minStep = append(lo, 0), append(hi, 1), append(step, 0.25), append(minStep, 0.01)
+			sp.lo, sp.hi = append(sp.lo, 0), append(sp.hi, 1)
+			sp.step, sp.minStep = append(sp.step, 0.25), append(sp.minStep, 0.01)
 		}
 	}
 	if base.Expansions == nil && base.expansion().Widening.EverySeconds > 0 {
 		w := base.expansion().Widening
-		names = append(names, "initial", "step")
-		x0 = append(x0, w.Initial, w.Step)
-		lo, hi = append(lo, 0, 1), append(hi, 1000, 1000)
-		step = append(step, max(w.Initial/2, 10), max(w.Step/2, 10))
-		minStep = append(minStep, 1, 1)
+		sp.names = append(sp.names, "initial", "step")
+		sp.x0 = append(sp.x0, w.Initial, w.Step)
+		sp.lo, sp.hi = append(sp.lo, 0, 1), append(sp.hi, 1000, 1000)
+		sp.step = append(sp.step, max(w.Initial/2, 10), max(w.Step/2, 10))
+		sp.minStep = append(sp.minStep, 1, 1)
 	}
-	if len(names) == 0 {
+	if len(sp.names) == 0 {
 		return nil, fmt.Errorf("optimize: configuration %q has nothing to search (it needs the performance rating, or a widening with every_s > 0 in place of explicit expansions)", base.Name)
 	}
-	at := func(x []float64) Configuration {
-		cf := base
-		k := 0
-		if base.Rating != "learned" {
-			cf.Coefficients = &Coefficients{Accuracy: x[0], ReactionTime: x[1], Awareness: x[2], Movement: x[3]}
-			k = 4
-		}
-		if k < len(x) {
-			w := base.expansion().Widening
-			w.Initial, w.Step = x[k], x[k+1]
-			if w.Max > 0 && w.Max < w.Initial {
-				w.Max = w.Initial
-			}
-			cf.Widening = &w
-		}
-		parts := make([]string, len(x))
-		for i, v := range x {
-			parts[i] = names[i] + "=" + strconv.FormatFloat(v, 'g', -1, 64)
-		}
-		cf.Name = base.Name + " [" + strings.Join(parts, " ") + "]"
-		return cf
+	return sp, nil
+}
+
+// at is the base configuration moved to the point x, named after the base and the point
+// (so the name finds a point's evaluation).
+func (sp *searchSpace) at(x []float64) Configuration {
+	cf := sp.base
+	k := 0
+	if sp.base.Rating != "learned" {
+		cf.Coefficients = &Coefficients{Accuracy: x[0], ReactionTime: x[1], Awareness: x[2], Movement: x[3]}
+		k = 4
 	}
-	var mu sync.Mutex
-	var evals []Evaluation
-	var runErr error
-	objective := func(x []float64) float64 {
-		cf := at(x)
-		res, err := Run(ctx, sc, cf, nil)
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			runErr = cmpErr(runErr, err)
-			return math.Inf(1)
+	if k < len(x) {
+		w := sp.base.expansion().Widening
+		w.Initial, w.Step = x[k], x[k+1]
+		if w.Max > 0 && w.Max < w.Initial {
+			w.Max = w.Initial
 		}
-		s := Summarize(res)
-		e := Evaluation{Configuration: cf, Summary: s, Objective: s.OneSided + o.Penalty*max(0, s.WaitMedian/o.WaitBudgetS-1)}
-		evals = append(evals, e)
-		if progress != nil {
-			progress(len(evals))
-		}
-		return e.Objective
+		cf.Widening = &w
 	}
-	r, err := CompassSearch(ctx, objective, x0, SearchOptions{Lo: lo, Hi: hi, Step: step, MinStep: minStep, MaxEvals: o.MaxEvals, Workers: o.Workers})
-	if err := errors.Join(err, runErr); err != nil {
-		return nil, err
+	parts := make([]string, len(x))
+	for i, v := range x {
+		parts[i] = sp.names[i] + "=" + strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	// The name holds the point, so it finds a point's evaluation.
-	opt := &Optimum{Parameters: names, Base: base.Name, WaitBudgetS: o.WaitBudgetS}
+	cf.Name = sp.base.Name + " [" + strings.Join(parts, " ") + "]"
+	return cf
+}
+
+// optimizer runs the scenario at the points the search asks for and keeps every
+// evaluation; the search's polls call objective concurrently.
+type optimizer struct {
+	ctx      context.Context
+	sc       *Scenario
+	o        OptimizeOptions
+	space    *searchSpace
+	progress func(evals int)
+
+	mu     sync.Mutex
+	evals  []Evaluation
+	runErr error // the first run that failed
+}
+
+// objective is the one-sided share plus the penalty of a median wait over the budget; a
+// run that fails is infinitely bad (and its error ends the search's answer).
+func (op *optimizer) objective(x []float64) float64 {
+	cf := op.space.at(x)
+	res, err := Run(op.ctx, op.sc, cf, nil)
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if err != nil {
+		op.runErr = cmpErr(op.runErr, err)
+		return math.Inf(1)
+	}
+	s := Summarize(res)
+	e := Evaluation{Configuration: cf, Summary: s, Objective: s.OneSided + op.o.Penalty*max(0, s.WaitMedian/op.o.WaitBudgetS-1)}
+	op.evals = append(op.evals, e)
+	if op.progress != nil {
+		op.progress(len(op.evals))
+	}
+	return e.Objective
+}
+
+// optimum is the answer once the search stopped at best: the evaluations of the start and
+// of best, found by name, and every evaluation in order.
+func (op *optimizer) optimum(best []float64) *Optimum {
+	sp := op.space
+	opt := &Optimum{Parameters: sp.names, Base: sp.base.Name, WaitBudgetS: op.o.WaitBudgetS}
 	byName := map[string]Evaluation{}
-	for _, e := range evals {
+	for _, e := range op.evals {
 		byName[e.Configuration.Name] = e
 	}
-	opt.Start, opt.Best = byName[at(clampAll(x0, lo, hi)).Name], byName[at(r.X).Name]
+	opt.Start, opt.Best = byName[sp.at(clampAll(sp.x0, sp.lo, sp.hi)).Name], byName[sp.at(best).Name]
 	opt.Best.Configuration.Name = SearchedName
-	opt.Evaluations = sortedEvaluations(evals)
-	return opt, nil
+	opt.Evaluations = sortedEvaluations(op.evals)
+	return opt
 }
 
 // cmpErr keeps the first error.

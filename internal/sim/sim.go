@@ -382,25 +382,14 @@ func (r *run) tick(now time.Duration) error {
 			r.ticketOf[p], r.slotOf[p] = int32(ti), int32(i)
 		}
 	}
-	dur := seconds(float64(r.sc.Rounds) * r.sc.RoundS)
-	n := r.sc.TeamSize
-	seen := make([]float64, 2*n) // the ratings the queue saw, team 0 then team 1
 	gone := make([]bool, len(r.waiting))
 	var requeued []int // the players of declined proposals who search again
 	for _, m := range matches {
 		if len(r.res.Matches) == r.sc.Matches {
 			break // the run is complete; later matches of this tick are not made
 		}
-		for _, team := range m.Teams {
-			if len(team) != n {
-				return fmt.Errorf("matcher made a team of %d players, want %d", len(team), n)
-			}
-			for _, p := range team {
-				if p < 0 || p >= len(r.pop) || r.state[p] != waiting {
-					return fmt.Errorf("matcher matched player %d, who is not waiting (or is matched twice)", p)
-				}
-				r.state[p] = playing
-			}
+		if err := r.claim(m); err != nil {
+			return err
 		}
 		if r.accept != nil {
 			second, ok := r.propose(m, gone, &requeued)
@@ -411,30 +400,70 @@ func (r *run) tick(now time.Duration) error {
 				r.res.SecondProposal++
 			}
 		}
-		var rating, skill [2]float64
-		for side, team := range m.Teams {
-			for k, p := range team {
-				t := r.waiting[r.ticketOf[p]]
-				seen[side*n+k] = t.Ratings[r.slotOf[p]]
-				rating[side] += seen[side*n+k]
-				skill[side] += r.pop[p].Skill
-				r.res.Waits = append(r.res.Waits, (now - t.Created).Seconds())
-				r.joined(int(r.ticketOf[p]), len(r.res.Matches), side)
-			}
-		}
-		for k := range n {
-			r.res.PairDifferences = append(r.res.PairDifferences, math.Abs(seen[k]-seen[n+k]))
-		}
-		rec := MatchRecord{AtS: now.Seconds(), Predicted: math.NaN(),
-			AverageDifference: math.Abs(rating[0]-rating[1]) / float64(n),
-			SkillGap:          math.Abs(skill[0]-skill[1]) / float64(n),
-			RoundP:            RoundProbability(skill[0]/float64(n), skill[1]/float64(n)),
-		}
-		rec.Rounds = PlayRounds(r.play, rec.RoundP, r.sc.Rounds)
-		r.inflight = append(r.inflight, inflight{end: now + dur, record: len(r.res.Matches),
-			played: Played{Seq: len(r.res.Matches), Teams: m.Teams, Rounds: rec.Rounds, DurationS: dur.Seconds()}})
-		r.res.Matches = append(r.res.Matches, rec)
+		r.startMatch(m, now)
 	}
+	if err := r.expire(expired, gone, now); err != nil {
+		return err
+	}
+	for _, p := range requeued {
+		r.state[p] = waiting
+	}
+	r.compact(gone)
+	return nil
+}
+
+// claim marks the players of match m playing, after checking that the matcher made teams
+// of the scenario's size of players who wait, none twice.
+func (r *run) claim(m Match) error {
+	for _, team := range m.Teams {
+		if len(team) != r.sc.TeamSize {
+			return fmt.Errorf("matcher made a team of %d players, want %d", len(team), r.sc.TeamSize)
+		}
+		for _, p := range team {
+			if p < 0 || p >= len(r.pop) || r.state[p] != waiting {
+				return fmt.Errorf("matcher matched player %d, who is not waiting (or is matched twice)", p)
+			}
+			r.state[p] = playing
+		}
+	}
+	return nil
+}
+
+// startMatch records match m, made now, with what the queue saw of it (its players' waits, the
+// pairs' differences, the teams' average difference) and the truth (the skill gap), plays
+// its rounds and puts it in flight until its result comes in.
+func (r *run) startMatch(m Match, now time.Duration) {
+	n := r.sc.TeamSize
+	dur := seconds(float64(r.sc.Rounds) * r.sc.RoundS)
+	var seen [2 * pairing.MaxTeamSize]float64 // the ratings the queue saw, team 0 then team 1
+	var rating, skill [2]float64
+	for side, team := range m.Teams {
+		for k, p := range team {
+			t := r.waiting[r.ticketOf[p]]
+			seen[side*n+k] = t.Ratings[r.slotOf[p]]
+			rating[side] += seen[side*n+k]
+			skill[side] += r.pop[p].Skill
+			r.res.Waits = append(r.res.Waits, (now - t.Created).Seconds())
+			r.joined(int(r.ticketOf[p]), len(r.res.Matches), side)
+		}
+	}
+	for k := range n {
+		r.res.PairDifferences = append(r.res.PairDifferences, math.Abs(seen[k]-seen[n+k]))
+	}
+	rec := MatchRecord{AtS: now.Seconds(), Predicted: math.NaN(),
+		AverageDifference: math.Abs(rating[0]-rating[1]) / float64(n),
+		SkillGap:          math.Abs(skill[0]-skill[1]) / float64(n),
+		RoundP:            RoundProbability(skill[0]/float64(n), skill[1]/float64(n)),
+	}
+	rec.Rounds = PlayRounds(r.play, rec.RoundP, r.sc.Rounds)
+	r.inflight = append(r.inflight, inflight{end: now + dur, record: len(r.res.Matches),
+		played: Played{Seq: len(r.res.Matches), Teams: m.Teams, Rounds: rec.Rounds, DurationS: dur.Seconds()}})
+	r.res.Matches = append(r.res.Matches, rec)
+}
+
+// expire removes the tickets the matcher expired (indices into r.waiting) and idles their
+// players, after checking that each was waiting, none twice and none also matched.
+func (r *run) expire(expired []int, gone []bool, now time.Duration) error {
 	for _, ti := range expired {
 		if ti < 0 || ti >= len(r.waiting) || gone[ti] {
 			return fmt.Errorf("matcher expired ticket index %d, not a waiting ticket (or twice)", ti)
@@ -450,10 +479,6 @@ func (r *run) tick(now time.Duration) error {
 		gone[ti] = true
 		r.res.Expired++
 	}
-	for _, p := range requeued {
-		r.state[p] = waiting
-	}
-	r.compact(gone)
 	return nil
 }
 
