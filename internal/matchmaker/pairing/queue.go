@@ -272,7 +272,9 @@ func (p *queue) greedyPairs() {
 	}
 }
 
-// ratingWindow is the default strategy.
+// ratingWindow is the default strategy: the oldest player and the 2t-1 players nearest him
+// in rating make a match (unless its interval exceeds Max: then he is left out), paired
+// adjacently in rating order, the pairs' sides chosen for the most even totals.
 func (p *queue) ratingWindow() {
 	t := p.opts.TeamSize
 	need := int32(2 * t)
@@ -281,124 +283,140 @@ func (p *queue) ratingWindow() {
 		sel   = make([]int32, 0, need) // positions in order of the anchor and its window
 		pairs [MaxTeamSize]Pair
 		diffs [MaxTeamSize]float64
-		free  [MaxTeamSize]float64 // twice the difference of each pair but the anchor's
 	)
 	for int32(p.left) >= need {
 		a := p.anchor()
 		b := p.bucketOf[a]
-		ra := p.r[a]
-
-		// The anchor and the players of its rating, oldest first; then outward.
-		sel = sel[:0]
-		for pos := p.head[b]; pos < p.start[b+1] && int32(len(sel)) < need; pos++ {
-			sel = append(sel, pos)
-		}
-		l, h := p.prev[b], p.next[b]
-		var lp, hp int32
-		if l >= 0 {
-			lp = p.head[l]
-		}
-		if h >= 0 {
-			hp = p.head[h]
-		}
-		far := ra
-		for int32(len(sel)) < need {
-			lower := h < 0
-			if !lower && l >= 0 {
-				c := cmpSides(ra, p.value[l], p.value[h])
-				lower = c < 0 || c == 0 && p.order[lp] < p.order[hp]
-			}
-			if lower {
-				sel = append(sel, lp)
-				far = p.value[l]
-				if lp++; lp == p.start[l+1] {
-					if l = p.prev[l]; l >= 0 {
-						lp = p.head[l]
-					}
-				}
-			} else {
-				sel = append(sel, hp)
-				far = p.value[h]
-				if hp++; hp == p.start[h+1] {
-					if h = p.next[h]; h >= 0 {
-						hp = p.head[h]
-					}
-				}
-			}
-		}
-		_, window := iv.step(math.Abs(far - ra))
-
-		// Pair adjacently in (rating, queue index) order: positions in order are that order.
-		slices.Sort(sel)
-		widest := window
-		ap := 0 // the anchor's pair
-		for i := range t {
-			lo, hi := p.order[sel[2*i]], p.order[sel[2*i+1]]
-			d := math.Abs(p.r[hi] - p.r[lo]) // Abs turns -0 into 0
-			_, step := iv.step(d)
-			widest = max(widest, step)
-			diffs[i] = d
-			pairs[i] = Pair{Players: [2]int{int(lo), int(hi)}, Difference: d, Interval: step}
-			if lo == a || hi == a {
-				ap = i
-			}
-		}
+		var far float64
+		sel, far = p.nearest(a, sel[:0], need)
+		_, window := iv.step(math.Abs(far - p.r[a]))
+		ap, widest := p.pairAdjacent(sel, a, pairs[:t], diffs[:t])
 		// Two players on opposite sides of the anchor are never adjacent, so no pair differs
 		// by more than the farthest player from the anchor and only the window can exceed
 		// Max; the pairs are checked all the same.
-		if widest > iv.Max {
+		if max(widest, window) > iv.Max {
 			p.take(b)
 			p.state[a] = leftOut
 			continue
 		}
-
-		// Sides. With team0 - team1 = sum of c_i, c_i = -d_i when pair i puts its lower
-		// player on team 0 and +d_i otherwise, search the 2^(t-1) choices of the pairs
-		// other than the anchor's in Gray-code order, one flip per step.
-		anchorHigh := pairs[ap].Players[1] == int(a)
-		sum := -diffs[ap]
-		if anchorHigh {
-			sum = diffs[ap]
-		}
-		nf := 0
-		for i := range t {
-			if i != ap {
-				sum -= diffs[i]
-				free[nf] = 2 * diffs[i]
-				nf++
-			}
-		}
-		best, bestMask := math.Abs(sum), uint(0)
-		mask := uint(0)
-		for g := uint(1); g < 1<<nf; g++ {
-			bit := uint(bits.TrailingZeros(g))
-			mask ^= 1 << bit
-			if mask&(1<<bit) != 0 {
-				sum += free[bit]
-			} else {
-				sum -= free[bit]
-			}
-			if s := math.Abs(sum); s < best || s == best && mask < bestMask {
-				best, bestMask = s, mask
-			}
-		}
-		j := 0
-		for i := range t {
-			high := anchorHigh
-			if i != ap {
-				high = bestMask&(1<<j) != 0
-				j++
-			}
-			if high {
-				pairs[i].Players[0], pairs[i].Players[1] = pairs[i].Players[1], pairs[i].Players[0]
-			}
-		}
-
+		chooseSides(pairs[:t], diffs[:t], ap, pairs[ap].Players[1] == int(a))
 		for _, pos := range sel { // each bucket's share of sel is a prefix from its head
 			q := p.take(p.bucketOf[p.order[pos]])
 			p.state[q] = matched
 		}
 		p.addMatch(pairs[:t], window)
+	}
+}
+
+// nearest appends to sel the positions in order of the anchor a and the players nearest
+// him in rating, need in all: those of his rating, oldest first, then outward, the nearer
+// side first and the older head on a tie. It returns sel and the rating farthest from a's.
+func (p *queue) nearest(a int32, sel []int32, need int32) ([]int32, float64) {
+	b := p.bucketOf[a]
+	ra := p.r[a]
+	for pos := p.head[b]; pos < p.start[b+1] && int32(len(sel)) < need; pos++ {
+		sel = append(sel, pos)
+	}
+	l, h := p.prev[b], p.next[b]
+	var lp, hp int32
+	if l >= 0 {
+		lp = p.head[l]
+	}
+	if h >= 0 {
+		hp = p.head[h]
+	}
+	far := ra
+	for int32(len(sel)) < need {
+		lower := h < 0
+		if !lower && l >= 0 {
+			c := cmpSides(ra, p.value[l], p.value[h])
+			lower = c < 0 || c == 0 && p.order[lp] < p.order[hp]
+		}
+		if lower {
+			sel = append(sel, lp)
+			far = p.value[l]
+			if lp++; lp == p.start[l+1] {
+				if l = p.prev[l]; l >= 0 {
+					lp = p.head[l]
+				}
+			}
+		} else {
+			sel = append(sel, hp)
+			far = p.value[h]
+			if hp++; hp == p.start[h+1] {
+				if h = p.next[h]; h >= 0 {
+					hp = p.head[h]
+				}
+			}
+		}
+	}
+	return sel, far
+}
+
+// pairAdjacent sorts sel and pairs its players adjacently in (rating, queue index) order
+// (positions in order are that order), lower player first, filling pairs and their
+// differences diffs. It returns the index of the anchor a's pair and the widest interval
+// of a pair.
+func (p *queue) pairAdjacent(sel []int32, a int32, pairs []Pair, diffs []float64) (ap int, widest float64) {
+	slices.Sort(sel)
+	for i := range pairs {
+		lo, hi := p.order[sel[2*i]], p.order[sel[2*i+1]]
+		d := math.Abs(p.r[hi] - p.r[lo]) // Abs turns -0 into 0
+		_, step := p.opts.Interval.step(d)
+		widest = max(widest, step)
+		diffs[i] = d
+		pairs[i] = Pair{Players: [2]int{int(lo), int(hi)}, Difference: d, Interval: step}
+		if lo == a || hi == a {
+			ap = i
+		}
+	}
+	return ap, widest
+}
+
+// chooseSides puts each pair's players on the teams (Players[0] on team 0) that make the
+// totals most even, the anchor's pair (ap) keeping its anchor on team 0. With team0 - team1
+// = sum of c_i, c_i = -d_i when pair i puts its lower player on team 0 and +d_i otherwise,
+// it searches the 2^(t-1) choices of the pairs other than the anchor's in Gray-code order,
+// one flip per step; a tie goes to the smallest mask (bit j set: the j-th other pair puts
+// its higher player on team 0).
+func chooseSides(pairs []Pair, diffs []float64, ap int, anchorHigh bool) {
+	var free [MaxTeamSize]float64 // twice the difference of each pair but the anchor's
+	sum := -diffs[ap]
+	if anchorHigh {
+		sum = diffs[ap]
+	}
+	nf := 0
+	for i := range pairs {
+		if i != ap {
+			sum -= diffs[i]
+			free[nf] = 2 * diffs[i]
+			nf++
+		}
+	}
+	best, bestMask := math.Abs(sum), uint(0)
+	mask := uint(0)
+	for g := uint(1); g < 1<<nf; g++ {
+		bit := uint(bits.TrailingZeros(g))
+		mask ^= 1 << bit
+		if mask&(1<<bit) != 0 {
+			sum += free[bit]
+		} else {
+			sum -= free[bit]
+		}
+		if s := math.Abs(sum); s < best || s == best && mask < bestMask {
+			best, bestMask = s, mask
+		}
+	}
+	j := 0
+	for i := range pairs {
+		high := anchorHigh
+		if i != ap {
+			high = bestMask&(1<<j) != 0
+			j++
+		}
+		if high {
+			pairs[i].Players[0], pairs[i].Players[1] = pairs[i].Players[1], pairs[i].Players[0]
+		}
 	}
 }
 

@@ -73,11 +73,42 @@ func newMeasure(totals []float64) Measure {
 // Swapping only the best pair each time reaches a local optimum quickly while moving very
 // few players; it is not the most balanced split, which Split finds by moving everyone.
 //
-// The unplaced are given by weight and referred to by index. Bots count in the totals and are never moved; the bot counter
-// is not modelled here (Assign does that for a single joiner). The unplaced go where they
-// leave the human counts as even as possible (the smallest max - min count); among the
-// placements that do, the weights decide.
+// The unplaced are given by weight and referred to by index. Bots count in the totals and
+// are never moved; the bot counter is not modelled here (Assign does that for a single
+// joiner). The unplaced go where they leave the human counts as even as possible (the
+// smallest max - min count); among the placements that do, the weights decide.
 func Rebalance(teams []Roster, unplaced []float64, opt RebalanceOptions) (RebalanceResult, error) {
+	if err := validateRebalance(teams, unplaced, opt); err != nil {
+		return RebalanceResult{}, err
+	}
+	l := newLineup(teams, len(unplaced))
+	var r RebalanceResult
+	r.Before = newMeasure(l.totals)
+	if len(unplaced) > 0 {
+		r.Moves, r.PlacementExact = l.place(teams, unplaced)
+	}
+	r.Placed = newMeasure(l.totals)
+
+	limit := len(l.weights)
+	if opt.MaxSwaps != nil {
+		limit = *opt.MaxSwaps
+	}
+	// A swap must gain more than rounding can, so that none is made (or undone) for noise.
+	eps := 1e-12 * max(1, l.sumOfTotals())
+	for r.Swaps < limit {
+		a, b, ok := l.bestSwap(eps)
+		if !ok {
+			break
+		}
+		r.Moves = append(r.Moves, l.swap(a, b))
+		r.Swaps++
+	}
+	r.After = newMeasure(l.totals)
+	r.Teams = l.rosters(len(teams))
+	return r, nil
+}
+
+func validateRebalance(teams []Roster, unplaced []float64, opt RebalanceOptions) error {
 	var f apperr.Fields
 	checkRosters(&f, teams, len(unplaced))
 	for i, w := range unplaced {
@@ -86,101 +117,122 @@ func Rebalance(teams []Roster, unplaced []float64, opt RebalanceOptions) (Rebala
 	if opt.MaxSwaps != nil && *opt.MaxSwaps < 0 {
 		f.Add("max_swaps", "must not be negative")
 	}
-	if err := f.Err(); err != nil {
-		return RebalanceResult{}, err
-	}
+	return f.Err()
+}
 
-	t := len(teams)
-	var r RebalanceResult
-	totals := make([]float64, t)
-	members := make([][]PlayerRef, t)
-	var weights []float64 // by global player number: the teams' players, then the unplaced
-	var who []PlayerRef
-	teamOf := []int{} // by global player number
+// lineup is the humans of a rebalance by global number (the teams' players in order, then
+// the unplaced as they are placed), each with his weight, his name and his team now, and
+// the teams' totals (bots included).
+type lineup struct {
+	totals  []float64
+	weights []float64
+	who     []PlayerRef
+	teamOf  []int
+}
+
+func newLineup(teams []Roster, unplaced int) *lineup {
+	n := unplaced
+	for _, tm := range teams {
+		n += len(tm.Players)
+	}
+	l := &lineup{
+		totals:  make([]float64, len(teams)),
+		weights: make([]float64, 0, n),
+		who:     make([]PlayerRef, 0, n),
+		teamOf:  make([]int, 0, n),
+	}
 	for j, tm := range teams {
-		totals[j] = tm.Total()
+		l.totals[j] = tm.Total()
 		for i, w := range tm.Players {
-			members[j] = append(members[j], PlayerRef{j, i})
-			weights = append(weights, w)
-			who = append(who, PlayerRef{j, i})
-			teamOf = append(teamOf, j)
+			l.add(w, PlayerRef{j, i}, j)
 		}
 	}
-	r.Before = newMeasure(totals)
+	return l
+}
 
-	// 1. Place the unplaced.
-	if len(unplaced) > 0 {
-		var place []uint8
-		place, r.PlacementExact = placeUnplaced(teams, totals, unplaced)
-		for i, j := range place {
-			to := int(j)
-			totals[to] += unplaced[i]
-			members[to] = append(members[to], PlayerRef{-1, i})
-			weights = append(weights, unplaced[i])
-			who = append(who, PlayerRef{-1, i})
-			teamOf = append(teamOf, to)
-			m := Move{Kind: Place, Player: PlayerRef{-1, i}, From: -1, To: to,
-				Totals: append([]float64(nil), totals...)}
-			m.Balance, m.Difference = Balance(totals)
-			r.Moves = append(r.Moves, m)
-		}
-	}
-	r.Placed = newMeasure(totals)
+func (l *lineup) add(w float64, p PlayerRef, team int) {
+	l.weights = append(l.weights, w)
+	l.who = append(l.who, p)
+	l.teamOf = append(l.teamOf, team)
+}
 
-	// 2. Swap.
-	limit := len(weights)
-	if opt.MaxSwaps != nil {
-		limit = *opt.MaxSwaps
+// place gives every unplaced player his team (placeUnplaced) and returns the placements as
+// moves, and whether the placement is optimal.
+func (l *lineup) place(teams []Roster, unplaced []float64) ([]Move, bool) {
+	place, exact := placeUnplaced(teams, l.totals, unplaced)
+	moves := make([]Move, 0, len(place))
+	for i, j := range place {
+		to := int(j)
+		l.totals[to] += unplaced[i]
+		l.add(unplaced[i], PlayerRef{-1, i}, to)
+		moves = append(moves, l.record(Move{Kind: Place, Player: PlayerRef{-1, i}, From: -1, To: to}))
 	}
-	scale := 0.0
-	for _, x := range totals {
-		scale += x
+	return moves, exact
+}
+
+func (l *lineup) sumOfTotals() float64 {
+	s := 0.0
+	for _, x := range l.totals {
+		s += x
 	}
-	eps := 1e-12 * max(1, scale)
-	for r.Swaps < limit {
-		_, cur := Balance(totals)
-		bestA, bestB, best := -1, -1, cur-eps
-		for a := range weights {
-			for b := a + 1; b < len(weights); b++ {
-				ta, tb := teamOf[a], teamOf[b]
-				if ta == tb {
-					continue
-				}
-				d := weights[b] - weights[a] // into ta, out of tb
-				lo, hi := totals[ta]+d, totals[tb]-d
-				if lo > hi {
-					lo, hi = hi, lo
-				}
-				for k, x := range totals {
-					if k != ta && k != tb {
-						lo, hi = min(lo, x), max(hi, x)
-					}
-				}
-				if hi-lo < best {
-					bestA, bestB, best = a, b, hi-lo
+	return s
+}
+
+// bestSwap finds the two players on different teams whose swap leaves the smallest
+// imbalance (max total - min total), the first such pair in global order; ok is false when
+// none improves today's imbalance by more than eps.
+func (l *lineup) bestSwap(eps float64) (bestA, bestB int, ok bool) {
+	totals, weights, teamOf := l.totals, l.weights, l.teamOf
+	_, cur := Balance(totals)
+	bestA, bestB, best := -1, -1, cur-eps
+	for a := range weights {
+		for b := a + 1; b < len(weights); b++ {
+			ta, tb := teamOf[a], teamOf[b]
+			if ta == tb {
+				continue
+			}
+			d := weights[b] - weights[a] // into ta, out of tb
+			lo, hi := totals[ta]+d, totals[tb]-d
+			if lo > hi {
+				lo, hi = hi, lo
+			}
+			for k, x := range totals {
+				if k != ta && k != tb {
+					lo, hi = min(lo, x), max(hi, x)
 				}
 			}
+			if hi-lo < best {
+				bestA, bestB, best = a, b, hi-lo
+			}
 		}
-		if bestA < 0 {
-			break
-		}
-		ta, tb := teamOf[bestA], teamOf[bestB]
-		d := weights[bestB] - weights[bestA]
-		totals[ta] += d
-		totals[tb] -= d
-		teamOf[bestA], teamOf[bestB] = tb, ta
-		m := Move{Kind: Swap, Player: who[bestA], Other: who[bestB], From: ta, To: tb,
-			Totals: append([]float64(nil), totals...)}
-		m.Balance, m.Difference = Balance(totals)
-		r.Moves = append(r.Moves, m)
-		r.Swaps++
 	}
-	r.After = newMeasure(totals)
-	r.Teams = make([][]PlayerRef, t)
-	for a, j := range teamOf {
-		r.Teams[j] = append(r.Teams[j], who[a])
+	return bestA, bestB, bestA >= 0
+}
+
+// swap moves player a to b's team and b to a's, and returns the move.
+func (l *lineup) swap(a, b int) Move {
+	ta, tb := l.teamOf[a], l.teamOf[b]
+	d := l.weights[b] - l.weights[a]
+	l.totals[ta] += d
+	l.totals[tb] -= d
+	l.teamOf[a], l.teamOf[b] = tb, ta
+	return l.record(Move{Kind: Swap, Player: l.who[a], Other: l.who[b], From: ta, To: tb})
+}
+
+// record completes m with the totals and the balance it leaves.
+func (l *lineup) record(m Move) Move {
+	m.Totals = append([]float64(nil), l.totals...)
+	m.Balance, m.Difference = Balance(l.totals)
+	return m
+}
+
+// rosters lists each team's humans by name, in global order.
+func (l *lineup) rosters(teams int) [][]PlayerRef {
+	r := make([][]PlayerRef, teams)
+	for a, j := range l.teamOf {
+		r[j] = append(r[j], l.who[a])
 	}
-	return r, nil
+	return r
 }
 
 // placeUnplaced gives each unplaced player a team: head counts as even as possible (the
