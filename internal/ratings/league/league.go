@@ -147,127 +147,183 @@ type truth struct {
 
 // Simulate plays the league. The same Config gives the same matches.
 func Simulate(cfg Config) []Match {
-	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
-	pool := make([]truth, cfg.Players)
-	for i := range pool {
-		pool[i] = truth{rng.NormFloat64() * cfg.SkillSD, rng.NormFloat64() * cfg.OffsetSD,
-			rng.NormFloat64() * cfg.CommandSD, rng.Float64() < 0.2}
-	}
-	ids := make([]string, cfg.Players) // pool slot -> the id of the player holding it now
-	for i := range ids {
-		ids[i] = fmt.Sprintf("p%03d", i)
-	}
-	newcomers := 0
-	mapBias := make([]float64, cfg.Maps)
-	for i := range mapBias {
-		mapBias[i] = cfg.SideBias + rng.NormFloat64()*cfg.MapBiasSD
-	}
+	l := newSeason(cfg)
 	out := make([]Match, 0, cfg.Matches)
 	for len(out) < cfg.Matches {
-		dur := 600 + rng.Float64()*1800
-		mapIdx := rng.IntN(cfg.Maps)
-		perm := rng.Perm(cfg.Players)
-		sizes := [2]int{cfg.TeamSize, cfg.TeamSize}
-		if cfg.Uneven > 0 && rng.Float64() < cfg.Uneven {
-			// One team short by one or two, or over by one.
-			sizes[rng.IntN(2)] += []int{-1, -2, 1}[rng.IntN(3)]
-		}
-		next := sizes[0] + sizes[1] // the next unused index in perm, for substitutes
-		if cfg.Rosters > 0 {
-			// The two rosters' slots first, in order; the rest of the pool after them.
-			a := rng.IntN(cfg.Rosters)
-			b := (a + 1 + rng.IntN(cfg.Rosters-1)) % cfg.Rosters
-			lineup := make([]int, 0, cfg.Players)
-			for _, r := range []int{a, b} {
-				for s := range cfg.TeamSize {
-					lineup = append(lineup, r*cfg.TeamSize+s)
-				}
-			}
-			for _, pi := range perm {
-				if pi/cfg.TeamSize != a && pi/cfg.TeamSize != b {
-					lineup = append(lineup, pi)
-				}
-			}
-			perm = lineup
-		}
-		flip := rng.IntN(2) == 0
-		sides := [2]string{cfg.Sides[1], cfg.Sides[0]}
-		if flip {
-			sides = cfg.Sides
-		}
-		r := ratings.Result{MatchID: fmt.Sprintf("m%d", len(out)), GameType: cfg.GameType,
-			Map: fmt.Sprintf("%s_map%d", cfg.GameType, mapIdx), DurationS: dur}
-		who := map[string]int{} // id -> pool slot, for lookups only
-		var played []int        // pool slots in order, for the drift (no map-order randomness)
-		take := func(slot int) string {
-			if cfg.Newcomers > 0 && slot >= cfg.Regulars && rng.Float64() < cfg.Newcomers {
-				skill := rng.NormFloat64() * cfg.SkillSD
-				if cfg.NewcomerSD > 0 {
-					skill = cfg.NewcomerMean + rng.NormFloat64()*cfg.NewcomerSD
-				}
-				pool[slot] = truth{skill: skill, offset: rng.NormFloat64() * cfg.OffsetSD,
-					command: rng.NormFloat64() * cfg.CommandSD, likesCommand: rng.Float64() < 0.2}
-				ids[slot] = fmt.Sprintf("n%05d", newcomers)
-				newcomers++
-			}
-			who[ids[slot]] = slot
-			played = append(played, slot)
-			return ids[slot]
-		}
-		start := 0
-		for ti := range 2 {
-			team := ratings.Team{Side: sides[ti]}
-			var fullTimers []int // indexes into team.Players
-			for s := range sizes[ti] {
-				pi := perm[start+s]
-				joined := 0.0
-				if rng.Float64() < cfg.LateStart {
-					joined = rng.Float64() * 0.3 * dur
-				}
-				left := dur
-				if rng.Float64() < cfg.Substitute {
-					left = joined + (0.1+0.8*rng.Float64())*(dur-joined)
-					if rng.Float64() < cfg.Replace && next < len(perm) {
-						sub := perm[next]
-						next++
-						team.Players = append(team.Players, ratings.Player{ID: take(sub), JoinedS: left, LeftS: dur})
-					}
-				}
-				if joined == 0 && left == dur {
-					fullTimers = append(fullTimers, len(team.Players))
-				}
-				team.Players = append(team.Players, ratings.Player{ID: take(pi), JoinedS: joined, LeftS: left})
-			}
-			start += sizes[ti]
-			if cfg.CommandSD > 0 && len(fullTimers) > 0 {
-				c := fullTimers[rng.IntN(len(fullTimers))]
-				if rng.Float64() < 0.8 { // most often one who likes commanding, if any
-					var likers []int
-					for _, ft := range fullTimers {
-						if pool[who[team.Players[ft].ID]].likesCommand {
-							likers = append(likers, ft)
-						}
-					}
-					if len(likers) > 0 {
-						c = likers[rng.IntN(len(likers))]
-					}
-				}
-				team.Players[c].CommanderS = dur * (0.6 + 0.4*rng.Float64())
-			}
-			r.Teams = append(r.Teams, team)
-		}
-		p := cfg.pTrue(&r, pool, who, mapBias[mapIdx], flip)
-		w := 1
-		if rng.Float64() < p {
-			w = 0
-		}
-		r.Winner = &w
-		out = append(out, Match{Result: r, PTrue: p})
-		for _, pi := range played {
-			pool[pi].skill += rng.NormFloat64() * cfg.Drift
-		}
+		out = append(out, l.play(len(out)))
 	}
 	return out
+}
+
+// season is a league being played: its one random stream (every draw in a fixed order, so
+// the same Config gives the same matches), the truth of the player holding each pool slot
+// now, and each map's side bias.
+type season struct {
+	cfg       Config
+	rng       *rand.Rand
+	pool      []truth
+	ids       []string // pool slot -> the id of the player holding it now
+	newcomers int
+	mapBias   []float64
+}
+
+func newSeason(cfg Config) *season {
+	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
+	l := &season{cfg: cfg, rng: rng, pool: make([]truth, cfg.Players), ids: make([]string, cfg.Players),
+		mapBias: make([]float64, cfg.Maps)}
+	for i := range l.pool {
+		l.pool[i] = truth{rng.NormFloat64() * cfg.SkillSD, rng.NormFloat64() * cfg.OffsetSD,
+			rng.NormFloat64() * cfg.CommandSD, rng.Float64() < 0.2}
+	}
+	for i := range l.ids {
+		l.ids[i] = fmt.Sprintf("p%03d", i)
+	}
+	for i := range l.mapBias {
+		l.mapBias[i] = cfg.SideBias + rng.NormFloat64()*cfg.MapBiasSD
+	}
+	return l
+}
+
+// lineups are the players of the match being drawn.
+type lineups struct {
+	who    map[string]int // id -> pool slot, for lookups only
+	played []int          // pool slots in order, for the drift (no map-order randomness)
+}
+
+// bench is the pool slots a match's leavers are replaced from, in order.
+type bench struct {
+	slots []int
+	next  int
+}
+
+// play draws match number seq: its length, map, team sizes and sides, each team's players,
+// then the winner by the truth's probability, and last every player's drift.
+func (l *season) play(seq int) Match {
+	cfg, rng := l.cfg, l.rng
+	dur := 600 + rng.Float64()*1800
+	mapIdx := rng.IntN(cfg.Maps)
+	perm := rng.Perm(cfg.Players)
+	sizes := [2]int{cfg.TeamSize, cfg.TeamSize}
+	if cfg.Uneven > 0 && rng.Float64() < cfg.Uneven {
+		// One team short by one or two, or over by one.
+		sizes[rng.IntN(2)] += []int{-1, -2, 1}[rng.IntN(3)]
+	}
+	if cfg.Rosters > 0 {
+		perm = l.rostersFirst(perm)
+	}
+	subs := &bench{slots: perm, next: sizes[0] + sizes[1]}
+	flip := rng.IntN(2) == 0
+	sides := [2]string{cfg.Sides[1], cfg.Sides[0]}
+	if flip {
+		sides = cfg.Sides
+	}
+	r := ratings.Result{MatchID: fmt.Sprintf("m%d", seq), GameType: cfg.GameType,
+		Map: fmt.Sprintf("%s_map%d", cfg.GameType, mapIdx), DurationS: dur}
+	m := &lineups{who: map[string]int{}}
+	team0 := l.team(sides[0], perm[:sizes[0]], subs, dur, m)
+	team1 := l.team(sides[1], perm[sizes[0]:sizes[0]+sizes[1]], subs, dur, m)
+	r.Teams = []ratings.Team{team0, team1}
+	p := cfg.pTrue(&r, l.pool, m.who, l.mapBias[mapIdx], flip)
+	w := 1
+	if rng.Float64() < p {
+		w = 0
+	}
+	r.Winner = &w
+	for _, pi := range m.played {
+		l.pool[pi].skill += rng.NormFloat64() * cfg.Drift
+	}
+	return Match{Result: r, PTrue: p}
+}
+
+// rostersFirst draws the two rosters that meet and orders the pool's slots for the match:
+// the two rosters' slots first, in order; the rest of the pool after them, as perm has them.
+func (l *season) rostersFirst(perm []int) []int {
+	cfg, rng := l.cfg, l.rng
+	a := rng.IntN(cfg.Rosters)
+	b := (a + 1 + rng.IntN(cfg.Rosters-1)) % cfg.Rosters
+	lineup := make([]int, 0, cfg.Players)
+	for _, r := range []int{a, b} {
+		for s := range cfg.TeamSize {
+			lineup = append(lineup, r*cfg.TeamSize+s)
+		}
+	}
+	for _, pi := range perm {
+		if pi/cfg.TeamSize != a && pi/cfg.TeamSize != b {
+			lineup = append(lineup, pi)
+		}
+	}
+	return lineup
+}
+
+// team draws a team on side from the pool slots of its starters: each may join late, leave
+// early and be replaced from the bench; then, when the league has commanders, one of the
+// players who played the whole match commands.
+func (l *season) team(side string, starters []int, subs *bench, dur float64, m *lineups) ratings.Team {
+	cfg, rng := l.cfg, l.rng
+	team := ratings.Team{Side: side}
+	var fullTimers []int // indexes into team.Players
+	for _, pi := range starters {
+		joined := 0.0
+		if rng.Float64() < cfg.LateStart {
+			joined = rng.Float64() * 0.3 * dur
+		}
+		left := dur
+		if rng.Float64() < cfg.Substitute {
+			left = joined + (0.1+0.8*rng.Float64())*(dur-joined)
+			if rng.Float64() < cfg.Replace && subs.next < len(subs.slots) {
+				sub := subs.slots[subs.next]
+				subs.next++
+				team.Players = append(team.Players, ratings.Player{ID: l.take(sub, m), JoinedS: left, LeftS: dur})
+			}
+		}
+		if joined == 0 && left == dur {
+			fullTimers = append(fullTimers, len(team.Players))
+		}
+		team.Players = append(team.Players, ratings.Player{ID: l.take(pi, m), JoinedS: joined, LeftS: left})
+	}
+	if cfg.CommandSD > 0 && len(fullTimers) > 0 {
+		c := l.commander(team.Players, fullTimers, m.who)
+		team.Players[c].CommanderS = dur * (0.6 + 0.4*rng.Float64())
+	}
+	return team
+}
+
+// take puts the player holding a pool slot in the match and returns his id; past the
+// regulars, a newcomer may first take the slot over for good.
+func (l *season) take(slot int, m *lineups) string {
+	cfg, rng := l.cfg, l.rng
+	if cfg.Newcomers > 0 && slot >= cfg.Regulars && rng.Float64() < cfg.Newcomers {
+		skill := rng.NormFloat64() * cfg.SkillSD
+		if cfg.NewcomerSD > 0 {
+			skill = cfg.NewcomerMean + rng.NormFloat64()*cfg.NewcomerSD
+		}
+		l.pool[slot] = truth{skill: skill, offset: rng.NormFloat64() * cfg.OffsetSD,
+			command: rng.NormFloat64() * cfg.CommandSD, likesCommand: rng.Float64() < 0.2}
+		l.ids[slot] = fmt.Sprintf("n%05d", l.newcomers)
+		l.newcomers++
+	}
+	m.who[l.ids[slot]] = slot
+	m.played = append(m.played, slot)
+	return l.ids[slot]
+}
+
+// commander picks one of the full-timers (indexes into players) to command: most often one
+// who likes commanding, if any.
+func (l *season) commander(players []ratings.Player, fullTimers []int, who map[string]int) int {
+	rng := l.rng
+	c := fullTimers[rng.IntN(len(fullTimers))]
+	if rng.Float64() < 0.8 {
+		var likers []int
+		for _, ft := range fullTimers {
+			if l.pool[who[players[ft].ID]].likesCommand {
+				likers = append(likers, ft)
+			}
+		}
+		if len(likers) > 0 {
+			c = likers[rng.IntN(len(likers))]
+		}
+	}
+	return c
 }
 
 // pTrue is the truth's probability that team 0 wins: the NS2 model's form with a fixed round
