@@ -166,7 +166,8 @@ func BenchmarkSplitHeuristic(b *testing.B) {
 }
 
 // BenchmarkRebalance rebalances teams that are playing: n humans dealt unevenly over the
-// teams (the heaviest on team 0) and n/8 joiners to place, then swaps until none helps.
+// teams (the heaviest on team 0) and n/8 joiners to place, then swaps until none helps;
+// with the process's CPU time per rebalance (cpu-ns/op), as benchSplit.
 func BenchmarkRebalance(b *testing.B) {
 	for _, s := range []struct{ teams, n int }{{2, 16}, {2, 64}, {4, 32}, {4, 128}} {
 		w := benchWeights(s.n+s.n/8, uint64(s.n))
@@ -181,12 +182,14 @@ func BenchmarkRebalance(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("teams=%d/n=%d", s.teams, s.n), func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := cpuTime(b)
 			for b.Loop() {
 				r, err := Rebalance(teams, unplaced, RebalanceOptions{})
 				if err != nil || r.Swaps == 0 {
 					b.Fatalf("%d swaps, %v", r.Swaps, err)
 				}
 			}
+			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
