@@ -1,42 +1,19 @@
 package handlers
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/http"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/resultjson"
 )
 
-type resultRequest struct {
-	MatchID   string         `json:"match_id"`
-	Context   contextJSON    `json:"context"`
-	Map       string         `json:"map"`
-	DurationS *float64       `json:"duration_s"`
-	Teams     []resultTeam   `json:"teams"`
-	Winner    jsontext.Value `json:"winner"`
-}
-
+// contextJSON is the context a request names: a game type and its mutators.
 type contextJSON struct {
 	GameType string   `json:"game_type"`
 	Mutators []string `json:"mutators"`
-}
-
-type resultTeam struct {
-	Side    string              `json:"side"`
-	Players []resultParticipant `json:"players"`
-}
-
-type resultParticipant struct {
-	ID         string   `json:"id,omitempty"`
-	Bot        string   `json:"bot,omitempty"`
-	JoinedS    *float64 `json:"joined_s,omitempty"`
-	LeftS      *float64 `json:"left_s,omitempty"`
-	CommanderS *float64 `json:"commander_s,omitempty"`
 }
 
 type resultResponse struct {
@@ -75,16 +52,16 @@ func newContextOut(c ratings.Context) contextOut {
 // first answer; with another result it is a 409.
 func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queue.Service, metrics *domainMetrics) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := decode[resultRequest](r)
+		req, err := decode[resultjson.Body](r)
 		var result ratings.Result
 		if err == nil {
-			result, err = req.result()
+			result, err = resultOf(&req)
 		}
 		if err == nil {
 			err = allowGameType(r.Context(), "context.game_type", req.Context.GameType)
 		}
 		if err == nil && queues != nil {
-			err = queues.CheckResult(r.Context(), req.MatchID, req.Context.GameType, req.roster())
+			err = queues.CheckResult(r.Context(), req.MatchID, req.Context.GameType, roster(&req))
 		}
 		if err != nil {
 			metrics.results.WithLabelValues("rejected").Inc()
@@ -132,7 +109,7 @@ func newResultResponse(rc ratings.Receipt) resultResponse {
 }
 
 // roster is the players' ids by team ("" for a bot), as queue.Service.CheckResult takes them.
-func (req *resultRequest) roster() [][]string {
+func roster(req *resultjson.Body) [][]string {
 	out := make([][]string, len(req.Teams))
 	for i, t := range req.Teams {
 		for _, p := range t.Players {
@@ -142,52 +119,11 @@ func (req *resultRequest) roster() [][]string {
 	return out
 }
 
-// result converts the request into the model's Result and validates it: every fault at once.
-func (req *resultRequest) result() (ratings.Result, error) {
+// resultOf is the body as the model's Result, validated: every fault at once.
+func resultOf(req *resultjson.Body) (ratings.Result, error) {
+	r, err := req.Result()
 	var fields apperr.Fields
-	r := ratings.Result{
-		MatchID:  req.MatchID,
-		GameType: req.Context.GameType,
-		Mutators: req.Context.Mutators,
-		Map:      req.Map,
-		Teams:    make([]ratings.Team, len(req.Teams)),
-	}
-	if req.DurationS == nil {
-		fields.Add("duration_s", "is required")
-	} else {
-		r.DurationS = *req.DurationS
-	}
-	switch {
-	case len(req.Winner) == 0:
-		fields.Add("winner", "is required: a team index, or null for a draw")
-	case req.Winner.Kind() == 'n':
-	default:
-		var winner int
-		if err := json.Unmarshal(req.Winner, &winner); err != nil {
-			fields.Add("winner", "must be 0 or 1 (a team index), or null for a draw")
-		} else {
-			r.Winner = &winner
-		}
-	}
-	for ti, t := range req.Teams {
-		team := ratings.Team{Side: t.Side, Players: make([]ratings.Player, len(t.Players))}
-		for pi, p := range t.Players {
-			left := r.DurationS
-			if p.LeftS != nil {
-				left = *p.LeftS
-			}
-			team.Players[pi] = ratings.Player{ID: p.ID, Bot: p.Bot, JoinedS: deref(p.JoinedS), LeftS: left,
-				CommanderS: deref(p.CommanderS)}
-		}
-		r.Teams[ti] = team
-	}
+	fields.Include(err)
 	fields.Include(r.Validate())
 	return r, fields.Err()
-}
-
-func deref(v *float64) float64 {
-	if v == nil {
-		return 0
-	}
-	return *v
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/resultjson"
 )
 
 // resultDeletion is DELETE /v1/results/{match_id}'s answer: the result as it was stored (a
@@ -16,26 +17,27 @@ type resultDeletion struct {
 	Rebuild rebuildResponse  `json:"rebuild"`
 }
 
-// storedResultJSON is a stored result in the shape of a resultRequest.
+// storedResultJSON is a stored result in the shape of a POST /v1/results body, every
+// member written out (the mutators, each player's joined_s and left_s).
 type storedResultJSON struct {
-	MatchID   string       `json:"match_id"`
-	Context   contextJSON  `json:"context"`
-	Map       string       `json:"map"`
-	DurationS float64      `json:"duration_s"`
-	Teams     []resultTeam `json:"teams"`
-	Winner    *int         `json:"winner"`
+	MatchID   string            `json:"match_id"`
+	Context   contextJSON       `json:"context"`
+	Map       string            `json:"map"`
+	DurationS float64           `json:"duration_s"`
+	Teams     []resultjson.Team `json:"teams"`
+	Winner    *int              `json:"winner"`
 }
 
 func newStoredResultJSON(r ratings.Result) storedResultJSON {
 	out := storedResultJSON{MatchID: r.MatchID, Context: contextJSON{GameType: r.GameType, Mutators: r.Mutators},
-		Map: r.Map, DurationS: r.DurationS, Teams: make([]resultTeam, len(r.Teams)), Winner: r.Winner}
+		Map: r.Map, DurationS: r.DurationS, Teams: make([]resultjson.Team, len(r.Teams)), Winner: r.Winner}
 	if out.Context.Mutators == nil {
 		out.Context.Mutators = []string{}
 	}
 	for i, t := range r.Teams {
-		team := resultTeam{Side: t.Side, Players: make([]resultParticipant, len(t.Players))}
+		team := resultjson.Team{Side: t.Side, Players: make([]resultjson.Participant, len(t.Players))}
 		for j, p := range t.Players {
-			rp := resultParticipant{ID: p.ID, Bot: p.Bot, JoinedS: &p.JoinedS, LeftS: &p.LeftS}
+			rp := resultjson.Participant{ID: p.ID, Bot: p.Bot, JoinedS: &p.JoinedS, LeftS: &p.LeftS}
 			if p.CommanderS != 0 {
 				rp.CommanderS = &p.CommanderS
 			}

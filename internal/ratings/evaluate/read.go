@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/resultjson"
 )
 
 // Formats are the results-file formats Read knows.
@@ -78,33 +79,6 @@ func readATP(r io.Reader) ([]ratings.Result, error) {
 	}
 }
 
-// resultBody is a POST /v1/results request body. Members the service does not read are
-// ignored, so an export with more fields still reads.
-type resultBody struct {
-	MatchID string `json:"match_id"`
-	Context struct {
-		GameType string   `json:"game_type"`
-		Mutators []string `json:"mutators,omitempty"`
-	} `json:"context"`
-	Map       string          `json:"map"`
-	DurationS *float64        `json:"duration_s"`
-	Teams     []teamBody      `json:"teams"`
-	Winner    json.RawMessage `json:"winner"`
-}
-
-type teamBody struct {
-	Side    string        `json:"side"`
-	Players []participant `json:"players"`
-}
-
-type participant struct {
-	ID         string   `json:"id,omitempty"`
-	Bot        string   `json:"bot,omitempty"`
-	JoinedS    *float64 `json:"joined_s,omitempty"`
-	LeftS      *float64 `json:"left_s,omitempty"`
-	CommanderS *float64 `json:"commander_s,omitempty"`
-}
-
 // readJSONL reads one POST /v1/results request body per line (blank lines are skipped), with
 // the service's defaults: joined_s 0, left_s duration_s, commander_s 0, winner null a draw. A
 // line that is not JSON is an error: the file is broken.
@@ -117,57 +91,25 @@ func readJSONL(r io.Reader) ([]ratings.Result, error) {
 		if len(b) == 0 {
 			continue
 		}
-		var body resultBody
+		// encoding/json, not the service's strict decoder: members the service does not read
+		// are ignored, so an export with more fields still reads.
+		var body resultjson.Body
 		if err := json.Unmarshal(b, &body); err != nil {
 			return nil, fmt.Errorf("results-jsonl: line %d: %w", line, err)
 		}
-		out = append(out, body.result())
+		r, err := body.Result()
+		if err != nil {
+			// A body the service would refuse for a missing or malformed duration_s or
+			// winner becomes the zero Result, which fails validation, so that Prepare skips
+			// and counts it like every other result the service refuses.
+			r = ratings.Result{}
+		}
+		out = append(out, r)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("results-jsonl: %w", err)
 	}
 	return out, nil
-}
-
-// result converts a body as the service would. A body the service would refuse for a missing
-// or malformed duration_s or winner becomes the zero Result, which fails validation, so that
-// Prepare skips and counts it like every other result the service refuses.
-func (b *resultBody) result() ratings.Result {
-	r := ratings.Result{MatchID: b.MatchID, GameType: b.Context.GameType, Mutators: b.Context.Mutators, Map: b.Map}
-	if b.DurationS == nil {
-		return ratings.Result{}
-	}
-	r.DurationS = *b.DurationS
-	switch string(b.Winner) {
-	case "":
-		return ratings.Result{}
-	case "null":
-	default:
-		var i int
-		if err := json.Unmarshal(b.Winner, &i); err != nil {
-			return ratings.Result{}
-		}
-		r.Winner = &i
-	}
-	for _, t := range b.Teams {
-		team := ratings.Team{Side: t.Side, Players: make([]ratings.Player, len(t.Players))}
-		for i, p := range t.Players {
-			left := r.DurationS
-			if p.LeftS != nil {
-				left = *p.LeftS
-			}
-			team.Players[i] = ratings.Player{ID: p.ID, Bot: p.Bot, JoinedS: deref(p.JoinedS), LeftS: left, CommanderS: deref(p.CommanderS)}
-		}
-		r.Teams = append(r.Teams, team)
-	}
-	return r
-}
-
-func deref(v *float64) float64 {
-	if v == nil {
-		return 0
-	}
-	return *v
 }
 
 // WriteJSONL writes results as POST /v1/results request bodies, one per line: the format
@@ -176,31 +118,9 @@ func WriteJSONL(w io.Writer, results []ratings.Result) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	for _, r := range results {
-		body := resultBody{MatchID: r.MatchID, Map: r.Map, DurationS: &r.DurationS, Winner: json.RawMessage("null")}
-		body.Context.GameType, body.Context.Mutators = r.GameType, r.Mutators
-		if r.Winner != nil {
-			body.Winner = json.RawMessage(fmt.Sprint(*r.Winner))
-		}
-		for _, t := range r.Teams {
-			tb := teamBody{Side: t.Side, Players: make([]participant, len(t.Players))}
-			for i, p := range t.Players {
-				tb.Players[i] = participant{ID: p.ID, Bot: p.Bot, JoinedS: nonZero(p.JoinedS), CommanderS: nonZero(p.CommanderS)}
-				if p.LeftS != r.DurationS {
-					tb.Players[i].LeftS = &p.LeftS
-				}
-			}
-			body.Teams = append(body.Teams, tb)
-		}
-		if err := enc.Encode(body); err != nil {
+		if err := enc.Encode(resultjson.FromResult(r)); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
-}
-
-func nonZero(v float64) *float64 {
-	if v == 0 {
-		return nil
-	}
-	return &v
 }
