@@ -18,9 +18,10 @@ import (
 )
 
 // Admission keeps the memory that compute requests and ticket creations hold at once under a
-// budget, so that a burst of large requests (32 concurrent 100,000-player matchmakes took
-// 1.46 GB before it) queues or is refused instead of taking the process over its container's
-// limit, and keeps one caller's stalled requests from costing anyone else.
+// budget, so that a burst of large requests (docs/performance.md, "Admission", has what 32
+// concurrent 100,000-player matchmakes took without it) queues or is refused instead of taking
+// the process over its container's limit, and keeps one caller's stalled requests from costing
+// anyone else.
 //
 // A request's body is read before its work starts, under BodyTimeout, and is charged by the
 // bytes that actually arrived as they arrive (to a reading budget of a quarter of Budget,
@@ -59,11 +60,11 @@ const (
 const MaxTicketBodyBytes = 256 << 10
 
 // bytesPerBodyByte is the heap a compute request holds at its peak per byte of its JSON body,
-// with a margin. /v1/matchmake, the largest, allocates 29 bytes per body byte over a request
-// (111 MB for a 100,000-player, 3.8 MB body), but much of it is garbage before the end: in
-// TestAdmissionKeepsABurstOfLargeRequestsInBudget two such requests at a time grew the heap's
-// live objects by about 34 MB each, 9 bytes per body byte. Charging 12 admits five of them
-// into a 256 MiB budget.
+// with a margin: measured on /v1/matchmake, the largest, whose allocations over a request are
+// mostly garbage before its end, so that its live heap, not what it allocates, is what a
+// budget must hold (docs/performance.md, "Admission", has the figures and how they were
+// taken). A 100,000-player body is 3.8 MB, so charging 12 admits five of them into a 256 MiB
+// budget.
 const bytesPerBodyByte = 12
 
 // minRequestCost is the least a request is charged: its buffers, goroutine and answer.

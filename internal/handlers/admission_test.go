@@ -54,8 +54,8 @@ func TestAdmissionChargesBySize(t *testing.T) {
 }
 
 // 32 concurrent maximum-size matchmakes (100,000 players) against a 256 MiB budget: every
-// answer is a 200 or a 503 problem, and the heap stays far below the 1.46 GB the burst took
-// without admission control.
+// answer is a 200 or a 503 problem, and the heap stays far below what the burst took without
+// admission control (docs/performance.md, "Admission").
 func TestAdmissionKeepsABurstOfLargeRequestsInBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a burst of 32 100,000-player requests")

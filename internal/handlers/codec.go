@@ -68,7 +68,7 @@ func respond(w http.ResponseWriter, r *http.Request, logger *slog.Logger, status
 // errors that name the field at fault by its JSON path ("players[3].rating").
 //
 // Requests are decoded with github.com/go-json-experiment/json (the prototype of Go's
-// encoding/json/v2): it decodes our bodies about twice as fast as encoding/json, is strict
+// encoding/json/v2): it decodes our bodies faster than encoding/json, is strict
 // where we want strictness (case-sensitive names, duplicate names and invalid UTF-8
 // rejected), and its errors carry the JSON Pointer of the bad value.
 func decode[T any](r *http.Request) (T, error) {

@@ -78,8 +78,8 @@ func (c *computation) execute(ctx context.Context, gate *workGate) error {
 // middle holds two lists of about 2^(n/2) subset sums and masks, twice over: about 38 MB at 40
 // humans. The search pools that scratch, but each search running at the same moment needs its
 // own, so without a bound a burst of 40-player splits would take memory in proportion to the
-// burst (a hundred at once, 3.8 GB); and a 3-4 team branch and bound can keep a core busy for
-// ~90 ms. With the gate, at most cap(slots) heavy searches run at once (Limits.HeavySearches),
+// burst (a hundred at once, 3.8 GB); and a 3-4 team branch and bound can keep a core busy
+// until its node budget runs out. With the gate, at most cap(slots) heavy searches run at once (Limits.HeavySearches),
 // so their scratch stays under cap x 38 MB. The others wait for a slot, holding only their
 // decoded request; a request whose context ends while it waits (the client went away, a
 // deadline passed) stops waiting and gets 503, having computed nothing. Light work does not

@@ -337,11 +337,11 @@ func humanWeights(in []rosterJSON, rs []teams.Roster, extra []teamPlayerJSON, ex
 }
 
 // teamSearchIsHeavy says whether placing humans on teams costs enough to wait for the gate:
-// above 24 humans on 2 teams (meet in the middle: ~0.1 ms and ~150 KB of scratch at 24,
-// ~2-4 ms at 32, ~30-75 ms and 38 MB at 40; the heuristic beyond, ~0.3-5 ms) and above 12 on
-// 3-4 teams (branch and bound: ~1-6 ms at 16, ~30-50 ms at 20 and up to its ~90 ms budget;
-// then the heuristic). Figures from the matchmaker's BenchmarkSplit on a shared 2-core
-// machine. Smaller searches take well under a millisecond and never queue behind big ones.
+// above 24 humans on 2 teams (meet in the middle, whose time and scratch double with every
+// two humans more, 38 MB of scratch at 40; the heuristic beyond) and above 12 on 3-4 teams
+// (branch and bound, up to its node budget; then the heuristic). Below those a split is
+// cheap (docs/performance.md, "Team splits", has the matchmaker's BenchmarkSplit at every
+// size) and never queues behind big ones.
 func teamSearchIsHeavy(humans, nTeams int) bool {
 	if nTeams < teams.MinTeams || nTeams > teams.MaxTeams {
 		return false // the matchmaker rejects it at once

@@ -97,9 +97,9 @@ func (req *rebalanceRequest) resolve(maxPlayers int) ([]teams.Roster, []float64,
 }
 
 // rebalanceIsHeavy says whether a rebalance waits for the gate: its placement is a split of
-// the unplaced (teamSearchIsHeavy), and each swap round tries every pair of humans, O(n^2),
-// so a rebalance of 256 humans takes about 1-3 ms (BenchmarkTeamsRebalanceHandler); above
-// 64 humans it takes a slot.
+// the unplaced (teamSearchIsHeavy), and each swap round tries every pair of humans, O(n^2)
+// (docs/performance.md, "Team splits", has BenchmarkTeamsRebalanceHandler at 24, 64 and 256
+// humans); above 64 humans it takes a slot.
 func rebalanceIsHeavy(teams, unplaced, humans int) bool {
 	return teamSearchIsHeavy(unplaced, teams) || humans > 64
 }

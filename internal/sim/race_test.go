@@ -2,6 +2,6 @@
 
 package sim
 
-// raceDetector is true under -race, where the simulator runs about 16 times slower: the long
+// raceDetector is true under -race, where the simulator runs many times slower: the long
 // runs shrink to their -short size.
 const raceDetector = true

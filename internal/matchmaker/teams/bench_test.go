@@ -15,10 +15,10 @@ import (
 //
 //	go test -run '^$' -bench 'BenchmarkSplit' -benchtime 300ms -count 6 ./internal/matchmaker/teams
 //
-// (several minutes). The "exact" metric says which path answered. The seed's C program
-// takes about 2 ms for its 17-player example and falls back to a heuristic above 16
-// players; the goals here are 17 humans exact under 0.2 ms, 24 under 2 ms, 32 under 30 ms
-// (with bots and caps too) and 64 by the heuristic under 5 ms.
+// (several minutes). The "exact" metric says which path answered. The seed's C program falls
+// back to a heuristic above 16 players; docs/performance.md, "Team splits", has the figures,
+// the goals (17 humans exact, then 24 and 32 with bots and caps too, 64 by the heuristic)
+// and the seed's program's time.
 
 func benchWeights(n int, seed uint64) []float64 {
 	rng := rand.New(rand.NewPCG(seed, 17))
