@@ -7,6 +7,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 )
 
 // This file holds the ready check (DESIGN, "Ready check (acceptance)"): a queue's
@@ -45,7 +46,7 @@ type ticketProposalJSON struct {
 	Teams    []assignedTeamJSON `json:"teams"`
 	AcceptBy time.Time          `json:"accept_by"`
 	// Attributes: what the match's rules agreed on (the map to play is among maps).
-	Attributes map[string]attributeValueJSON `json:"attributes,omitempty"`
+	Attributes map[string]rulesjson.Value `json:"attributes,omitempty"`
 }
 
 func newTicketProposalJSON(p *queue.TicketProposal) *ticketProposalJSON {

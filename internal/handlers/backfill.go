@@ -9,6 +9,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 )
 
 // This file holds POST /v1/queues/{name}/backfill (scope match): a ticket for a running
@@ -21,8 +22,8 @@ type backfillRequest struct {
 	Region    string                `json:"region"`
 	Bots      *backfillBotsJSON     `json:"bots"`
 	// Attributes: the running match's values, which its joiners keep by the queue's rules.
-	Attributes map[string]attributeValueJSON `json:"attributes"`
-	TTLS       *int                          `json:"ttl_s"`
+	Attributes map[string]rulesjson.Value `json:"attributes"`
+	TTLS       *int                       `json:"ttl_s"`
 }
 
 type backfillTeamRequest struct {
@@ -85,7 +86,7 @@ func newBackfillJSON(b *queue.Backfill) *backfillJSON {
 // service cannot see once it is decoded) named.
 func (req *backfillRequest) newBackfill(queueName, key string) (queue.NewBackfill, error) {
 	nb := queue.NewBackfill{Queue: queueName, MatchID: req.MatchID, OpenSlots: req.OpenSlots, Region: req.Region,
-		IdempotencyKey: key, Teams: make([]queue.NewBackfillTeam, len(req.Teams)), Attributes: ticketAttributes(req.Attributes)}
+		IdempotencyKey: key, Teams: make([]queue.NewBackfillTeam, len(req.Teams)), Attributes: rulesjson.Values(req.Attributes)}
 	var f apperr.Fields
 	for i, t := range req.Teams {
 		nb.Teams[i].Bots = t.Bots

@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 )
 
 // bufferPool recycles request and response buffers: the matchmaking endpoint reads and writes
@@ -194,7 +195,7 @@ func typeMessage(e *jsonv2.SemanticError) string {
 	if t == reflect.TypeFor[optionalNumber]() {
 		t = reflect.TypeFor[float64]()
 	}
-	if t == reflect.TypeFor[attributeValueJSON]() {
+	if t == reflect.TypeFor[rulesjson.Value]() {
 		return "must be a string, a number or a list of strings"
 	}
 	for t != nil && t.Kind() == reflect.Pointer {

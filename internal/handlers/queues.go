@@ -9,42 +9,38 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 )
 
 // This file holds the queue administration endpoints (scope admin): PUT, GET and DELETE
 // /v1/queues/{name}, and GET /v1/queues.
 
 type queueRequest struct {
-	Context      *contextJSON                 `json:"context"`
-	TeamSize     *int                         `json:"team_size"`
-	Teams        *int                         `json:"teams"`
-	Strategy     *string                      `json:"strategy"`
-	Expansions   *expansionsJSON              `json:"expansions"`
-	Regions      []string                     `json:"regions"`
-	TicketTTLS   *int                         `json:"ticket_ttl_s"`
-	MaxPartySize *int                         `json:"max_party_size"`
-	MaxSearching *int                         `json:"max_searching"`
-	MaxPerKey    *int                         `json:"max_searching_per_key"`
-	TickMS       *int                         `json:"tick_ms"`
-	Webhook      *webhookJSON                 `json:"webhook"`
-	Attributes   map[string]attributeDeclJSON `json:"attributes"`
-	Rules        []ruleJSON                   `json:"rules"`
-	MinTeamSize  []stepJSON                   `json:"min_team_size"`
-	Composition  map[string]roleRangeJSON     `json:"composition"`
-	TeamDefs     []teamDefJSON                `json:"team_defs"`
-	Roles        []string                     `json:"roles"`
-	Acceptance   *acceptanceJSON              `json:"acceptance"`
-	Allocator    *allocatorJSON               `json:"allocator"`
+	Context      *contextJSON                       `json:"context"`
+	TeamSize     *int                               `json:"team_size"`
+	Teams        *int                               `json:"teams"`
+	Strategy     *string                            `json:"strategy"`
+	Expansions   *expansionsJSON                    `json:"expansions"`
+	Regions      []string                           `json:"regions"`
+	TicketTTLS   *int                               `json:"ticket_ttl_s"`
+	MaxPartySize *int                               `json:"max_party_size"`
+	MaxSearching *int                               `json:"max_searching"`
+	MaxPerKey    *int                               `json:"max_searching_per_key"`
+	TickMS       *int                               `json:"tick_ms"`
+	Webhook      *webhookJSON                       `json:"webhook"`
+	Attributes   map[string]rulesjson.AttributeDecl `json:"attributes"`
+	Rules        []rulesjson.Rule                   `json:"rules"`
+	MinTeamSize  []rulesjson.Step                   `json:"min_team_size"`
+	Composition  map[string]rulesjson.RoleRange     `json:"composition"`
+	TeamDefs     []rulesjson.TeamDef                `json:"team_defs"`
+	Roles        []string                           `json:"roles"`
+	Acceptance   *acceptanceJSON                    `json:"acceptance"`
+	Allocator    *allocatorJSON                     `json:"allocator"`
 }
 
 type expansionsJSON struct {
-	Interval     []stepJSON `json:"interval"`
-	MaxLatencyMS []stepJSON `json:"max_latency_ms"`
-}
-
-type stepJSON struct {
-	AfterS float64 `json:"after_s"`
-	Value  float64 `json:"value"`
+	Interval     []rulesjson.Step `json:"interval"`
+	MaxLatencyMS []rulesjson.Step `json:"max_latency_ms"`
 }
 
 type webhookJSON struct {
@@ -54,29 +50,29 @@ type webhookJSON struct {
 
 // queueJSON is a queue as the API shows it. The webhook's secret is never shown.
 type queueJSON struct {
-	Name         string                       `json:"name"`
-	Context      contextJSON                  `json:"context"`
-	TeamSize     int                          `json:"team_size"`
-	Teams        int                          `json:"teams"`
-	Strategy     queue.Strategy               `json:"strategy"`
-	Expansions   expansionsJSON               `json:"expansions"`
-	Regions      []string                     `json:"regions"`
-	TicketTTLS   int                          `json:"ticket_ttl_s"`
-	MaxPartySize int                          `json:"max_party_size"`
-	MaxSearching int                          `json:"max_searching,omitempty"`
-	MaxPerKey    int                          `json:"max_searching_per_key,omitempty"`
-	TickMS       int64                        `json:"tick_ms"`
-	Webhook      *webhookPublicJSON           `json:"webhook,omitempty"`
-	Attributes   map[string]attributeDeclJSON `json:"attributes,omitempty"`
-	Rules        []ruleJSON                   `json:"rules,omitempty"`
-	MinTeamSize  []stepJSON                   `json:"min_team_size,omitempty"`
-	Composition  map[string]roleRangeJSON     `json:"composition,omitempty"`
-	TeamDefs     []teamDefJSON                `json:"team_defs,omitempty"`
-	Roles        []string                     `json:"roles,omitempty"`
-	Acceptance   *acceptanceJSON              `json:"acceptance,omitempty"`
-	Allocator    *allocatorPublicJSON         `json:"allocator,omitempty"`
-	CreatedAt    time.Time                    `json:"created_at"`
-	UpdatedAt    time.Time                    `json:"updated_at"`
+	Name         string                             `json:"name"`
+	Context      contextJSON                        `json:"context"`
+	TeamSize     int                                `json:"team_size"`
+	Teams        int                                `json:"teams"`
+	Strategy     queue.Strategy                     `json:"strategy"`
+	Expansions   expansionsJSON                     `json:"expansions"`
+	Regions      []string                           `json:"regions"`
+	TicketTTLS   int                                `json:"ticket_ttl_s"`
+	MaxPartySize int                                `json:"max_party_size"`
+	MaxSearching int                                `json:"max_searching,omitempty"`
+	MaxPerKey    int                                `json:"max_searching_per_key,omitempty"`
+	TickMS       int64                              `json:"tick_ms"`
+	Webhook      *webhookPublicJSON                 `json:"webhook,omitempty"`
+	Attributes   map[string]rulesjson.AttributeDecl `json:"attributes,omitempty"`
+	Rules        []rulesjson.Rule                   `json:"rules,omitempty"`
+	MinTeamSize  []rulesjson.Step                   `json:"min_team_size,omitempty"`
+	Composition  map[string]rulesjson.RoleRange     `json:"composition,omitempty"`
+	TeamDefs     []rulesjson.TeamDef                `json:"team_defs,omitempty"`
+	Roles        []string                           `json:"roles,omitempty"`
+	Acceptance   *acceptanceJSON                    `json:"acceptance,omitempty"`
+	Allocator    *allocatorPublicJSON               `json:"allocator,omitempty"`
+	CreatedAt    time.Time                          `json:"created_at"`
+	UpdatedAt    time.Time                          `json:"updated_at"`
 }
 
 type webhookPublicJSON struct {
@@ -94,7 +90,7 @@ func (req *queueRequest) definition(name string) queue.Queue {
 	if req.Context != nil {
 		q.GameType, q.Mutators = req.Context.GameType, req.Context.Mutators
 	}
-	q.TeamDefs, q.MinTeamSize, q.Composition, q.Roles = teamDefs(req.TeamDefs), steps(req.MinTeamSize), composition(req.Composition), req.Roles
+	q.TeamDefs, q.MinTeamSize, q.Composition, q.Roles = rulesjson.TeamDefs(req.TeamDefs), steps(req.MinTeamSize), rulesjson.Composition(req.Composition), req.Roles
 	if q.TeamDefs != nil { // their number and the largest, unless the request says otherwise
 		q.Teams, q.TeamSize = queue.TeamDefsShape(q.TeamDefs)
 	}
@@ -123,12 +119,12 @@ func (req *queueRequest) definition(name string) queue.Queue {
 	if w := req.Webhook; w != nil {
 		q.Webhook = &queue.Webhook{URL: w.URL, Secret: w.Secret}
 	}
-	q.Attributes, q.Rules = attributeDecls(req.Attributes), rules(req.Rules)
+	q.Attributes, q.Rules = rulesjson.Attributes(req.Attributes), rulesjson.Rules(req.Rules)
 	q.Acceptance, q.Allocator = req.Acceptance.acceptance(), req.Allocator.allocator()
 	return q
 }
 
-func steps(in []stepJSON) []queue.Step {
+func steps(in []rulesjson.Step) []queue.Step {
 	if in == nil {
 		return nil
 	}
@@ -139,10 +135,10 @@ func steps(in []stepJSON) []queue.Step {
 	return out
 }
 
-func stepsJSON(in []queue.Step) []stepJSON {
-	out := make([]stepJSON, len(in))
+func stepsJSON(in []queue.Step) []rulesjson.Step {
+	out := make([]rulesjson.Step, len(in))
 	for i, s := range in {
-		out[i] = stepJSON{AfterS: s.AfterS, Value: s.Value}
+		out[i] = rulesjson.Step{AfterS: s.AfterS, Value: s.Value}
 	}
 	return out
 }
@@ -161,11 +157,11 @@ func newQueueJSON(q queue.Queue) queueJSON {
 		MaxSearching: q.MaxSearching,
 		MaxPerKey:    q.MaxSearchingPerKey,
 		TickMS:       q.Tick.Milliseconds(),
-		Attributes:   attributeDeclsJSON(q.Attributes),
-		Rules:        rulesJSON(q.Rules),
+		Attributes:   rulesjson.FromAttributes(q.Attributes),
+		Rules:        rulesjson.FromRules(q.Rules),
 		MinTeamSize:  nilIfEmpty(stepsJSON(q.MinTeamSize)),
-		Composition:  compositionJSON(q.Composition),
-		TeamDefs:     teamDefsJSON(q.TeamDefs),
+		Composition:  rulesjson.FromComposition(q.Composition),
+		TeamDefs:     rulesjson.FromTeamDefs(q.TeamDefs),
 		Roles:        q.Roles,
 		CreatedAt:    q.CreatedAt,
 		UpdatedAt:    q.UpdatedAt,

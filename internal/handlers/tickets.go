@@ -13,6 +13,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 )
 
 // This file holds the ticket endpoints (scope match): POST /v1/queues/{name}/tickets,
@@ -20,10 +21,10 @@ import (
 // (scope read).
 
 type ticketRequest struct {
-	Players     []ticketPlayerJSON            `json:"players"`
-	LatenciesMS map[string]float64            `json:"latencies_ms"`
-	Attributes  map[string]attributeValueJSON `json:"attributes"`
-	TTLS        *int                          `json:"ttl_s"`
+	Players     []ticketPlayerJSON         `json:"players"`
+	LatenciesMS map[string]float64         `json:"latencies_ms"`
+	Attributes  map[string]rulesjson.Value `json:"attributes"`
+	TTLS        *int                       `json:"ttl_s"`
 }
 
 type ticketPlayerJSON struct {
@@ -33,19 +34,19 @@ type ticketPlayerJSON struct {
 }
 
 type ticketJSON struct {
-	ID          string                        `json:"id"`
-	Queue       string                        `json:"queue"`
-	Status      queue.Status                  `json:"status"`
-	Players     []ticketPlayerOut             `json:"players"`
-	LatenciesMS map[string]float64            `json:"latencies_ms,omitempty"`
-	Attributes  map[string]attributeValueJSON `json:"attributes,omitempty"`
-	CreatedAt   time.Time                     `json:"created_at"`
-	ExpiresAt   time.Time                     `json:"expires_at"`
-	UpdatedAt   time.Time                     `json:"updated_at"`
-	Reason      string                        `json:"reason,omitempty"`
-	Assignment  *ticketAssignedJSON           `json:"assignment,omitempty"`
-	Proposal    *ticketProposalJSON           `json:"proposal,omitempty"`
-	Backfill    *backfillJSON                 `json:"backfill,omitempty"`
+	ID          string                     `json:"id"`
+	Queue       string                     `json:"queue"`
+	Status      queue.Status               `json:"status"`
+	Players     []ticketPlayerOut          `json:"players"`
+	LatenciesMS map[string]float64         `json:"latencies_ms,omitempty"`
+	Attributes  map[string]rulesjson.Value `json:"attributes,omitempty"`
+	CreatedAt   time.Time                  `json:"created_at"`
+	ExpiresAt   time.Time                  `json:"expires_at"`
+	UpdatedAt   time.Time                  `json:"updated_at"`
+	Reason      string                     `json:"reason,omitempty"`
+	Assignment  *ticketAssignedJSON        `json:"assignment,omitempty"`
+	Proposal    *ticketProposalJSON        `json:"proposal,omitempty"`
+	Backfill    *backfillJSON              `json:"backfill,omitempty"`
 	// EstimatedWaitS: how much longer a searching ticket is expected to wait.
 	EstimatedWaitS *float64 `json:"estimated_wait_s,omitempty"`
 	// WaitingOn: why a searching ticket still waits (from the replica that leads its queue).
@@ -77,7 +78,7 @@ type ticketAssignedJSON struct {
 	// FillID, for a backfill and its joiners: the fill's id, for GET /v1/matches/{id}.
 	FillID string `json:"fill_id,omitempty"`
 	// Attributes: what the match's rules agreed on (the map to play is among maps).
-	Attributes map[string]attributeValueJSON `json:"attributes,omitempty"`
+	Attributes map[string]rulesjson.Value `json:"attributes,omitempty"`
 	// Connection: where the match is played, once placed.
 	Connection json.RawMessage `json:"connection,omitempty"`
 }
@@ -94,7 +95,7 @@ type assignedTeamJSON struct {
 func newTicketJSON(t queue.Ticket) ticketJSON {
 	out := ticketJSON{ID: t.ID, Queue: t.Queue, Status: t.Status, Players: make([]ticketPlayerOut, len(t.Players)),
 		LatenciesMS: t.Latencies, CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, UpdatedAt: t.UpdatedAt, Reason: t.Reason,
-		Attributes: ticketAttributesJSON(t.Attributes), WaitingOn: newWaitingOnJSON(t.WaitingOn)}
+		Attributes: rulesjson.FromValues(t.Attributes), WaitingOn: newWaitingOnJSON(t.WaitingOn)}
 	for i, p := range t.Players {
 		out.Players[i] = ticketPlayerOut{ID: p.ID, Rating: p.Rating, RatingSource: p.Source, Roles: p.Roles}
 	}
@@ -145,7 +146,7 @@ func handleCreateTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
-		nt := queue.NewTicket{Queue: chi.URLParam(r, "name"), Latencies: req.LatenciesMS, Attributes: ticketAttributes(req.Attributes),
+		nt := queue.NewTicket{Queue: chi.URLParam(r, "name"), Latencies: req.LatenciesMS, Attributes: rulesjson.Values(req.Attributes),
 			IdempotencyKey: r.Header.Get("Idempotency-Key"), Players: make([]queue.NewPlayer, len(req.Players))}
 		for i, p := range req.Players {
 			nt.Players[i].ID, nt.Players[i].Roles = p.ID, p.Roles
@@ -280,7 +281,7 @@ type matchOutJSON struct {
 	BackfillOf     string `json:"backfill_of,omitempty"`
 	BackfillTicket string `json:"backfill_ticket,omitempty"`
 	// Attributes: what the match's rules agreed on, by attribute.
-	Attributes map[string]attributeValueJSON `json:"attributes,omitempty"`
+	Attributes map[string]rulesjson.Value `json:"attributes,omitempty"`
 	// Connection: where the match is played, once placed.
 	Connection json.RawMessage `json:"connection,omitempty"`
 }

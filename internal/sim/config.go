@@ -16,6 +16,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/skill"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -111,31 +112,16 @@ type Acceptance struct {
 	DeclineRate float64 `json:"decline_rate"`
 }
 
-// Rule is one of a queue's match rules, as a queue definition's rules[i] (docs/rules.md).
-type Rule struct {
-	Name           string   `json:"name"`
-	Type           string   `json:"type"`
-	Attribute      string   `json:"attribute,omitempty"`
-	MinCommon      int      `json:"min_common,omitempty"`
-	Expansions     []Step   `json:"expansions,omitempty"`
-	OptionalAfterS *float64 `json:"optional_after_s,omitempty"`
-	MaxDifference  int      `json:"max_difference,omitempty"`
-}
+// Rule is one of a queue's match rules, as a queue definition's rules[i] (docs/rules.md;
+// package rulesjson).
+type Rule = rulesjson.Rule
 
 // tickRules is the configuration's rules as the pass takes them; nil without any.
 func (c Configuration) tickRules() []tick.Rule {
 	if len(c.Rules) == 0 {
 		return nil
 	}
-	out := make([]tick.Rule, len(c.Rules))
-	for i, r := range c.Rules {
-		out[i] = tick.Rule{Name: r.Name, Kind: r.Type, Attribute: r.Attribute, MinCommon: r.MinCommon,
-			OptionalAfterS: r.OptionalAfterS, MaxDifference: r.MaxDifference}
-		for _, s := range r.Expansions {
-			out[i].Expansions = append(out[i].Expansions, tick.Step{AfterS: s.AfterS, Value: s.Value})
-		}
-	}
-	return out
+	return rulesjson.Rules(c.Rules)
 }
 
 // passRules are the configuration's attributes, rules and role composition as the pass

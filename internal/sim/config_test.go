@@ -66,10 +66,10 @@ func TestConfigurationValidation(t *testing.T) {
 		ok bool
 	}{
 		{Configuration{Name: "a", Matcher: "pairing"}, true},
-		{Configuration{Name: "a", Matcher: "pairing", Widening: &w, Expansions: &Expansions{Interval: []Step{{0, 1}}}}, false},
+		{Configuration{Name: "a", Matcher: "pairing", Widening: &w, Expansions: &Expansions{Interval: []Step{{AfterS: 0, Value: 1}}}}, false},
 		{Configuration{Name: "a", Matcher: "pairing", Expansions: &Expansions{}}, false},
-		{Configuration{Name: "a", Matcher: "pairing", Expansions: &Expansions{Interval: []Step{{5, 1}}}}, false},
-		{Configuration{Name: "a", Matcher: "pairing", Expansions: &Expansions{Interval: []Step{{0, 10}, {5, 5}}}}, false},
+		{Configuration{Name: "a", Matcher: "pairing", Expansions: &Expansions{Interval: []Step{{AfterS: 5, Value: 1}}}}, false},
+		{Configuration{Name: "a", Matcher: "pairing", Expansions: &Expansions{Interval: []Step{{AfterS: 0, Value: 10}, {AfterS: 5, Value: 5}}}}, false},
 		{Configuration{Name: "a", Matcher: "pairing", Strategy: "rating_window"}, true},
 		{Configuration{Name: "a", Matcher: "pairing", Strategy: "best"}, false},
 		{Configuration{Name: "a", Matcher: "pairing", Rating: "learned", Coefficients: &c}, false},
@@ -79,7 +79,7 @@ func TestConfigurationValidation(t *testing.T) {
 		{Configuration{Name: "a", Matcher: "tick"}, true},
 		{Configuration{Name: "a", Matcher: "tick", Strategy: "rating_window", Widening: &w, TicketTTLS: 300}, true},
 		{Configuration{Name: "a", Matcher: "tick", Strategy: "best"}, false},
-		{Configuration{Name: "a", Matcher: "tick", Expansions: &Expansions{Interval: []Step{{0, 10}, {5, 5}}}}, false},
+		{Configuration{Name: "a", Matcher: "tick", Expansions: &Expansions{Interval: []Step{{AfterS: 0, Value: 10}, {AfterS: 5, Value: 5}}}}, false},
 		{Configuration{Name: "a", Matcher: "tick", Expansions: &Expansions{Interval: steps(32)}}, true},
 		{Configuration{Name: "a", Matcher: "tick", Expansions: &Expansions{Interval: steps(33)}}, false},
 		{Configuration{Name: "a", Matcher: "pairing", Expansions: &Expansions{Interval: steps(33)}}, false},

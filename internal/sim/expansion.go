@@ -4,15 +4,14 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 )
 
 // Step is one step of a queue's interval expansion, as in a queue definition
 // (expansions.interval): from AfterS seconds of waiting the ticket accepts rating
-// differences up to Value.
-type Step struct {
-	AfterS float64 `json:"after_s"`
-	Value  float64 `json:"value"`
-}
+// differences up to Value. It is the queue definition's own JSON (package rulesjson).
+type Step = rulesjson.Step
 
 // Widening is the thesis's widening interval put on a clock: Initial at first, Step wider
 // every EverySeconds of waiting, up to Max (0: no limit). EverySeconds 0 is the thesis as

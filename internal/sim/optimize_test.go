@@ -149,7 +149,7 @@ func TestOptimizeImprovesOnTheStart(t *testing.T) {
 		t.Errorf("snippet %+v, configuration %+v", q, best)
 	}
 	steps := q.Expansions.Interval
-	if len(steps) == 0 || len(steps) > maxSteps || steps[0] != (Step{0, best.Widening.Initial}) {
+	if len(steps) == 0 || len(steps) > maxSteps || steps[0] != (Step{AfterS: 0, Value: best.Widening.Initial}) {
 		t.Fatalf("snippet steps %v for %+v", steps, *best.Widening)
 	}
 	if want := best.steps(); !reflect.DeepEqual(steps, want) {
@@ -168,8 +168,8 @@ func TestOptimizeNeedsSomethingToSearch(t *testing.T) {
 	for _, base := range []Configuration{
 		{Name: "learned thesis", Matcher: "pairing", Rating: "learned"},
 		{Name: "no matchmaking", Matcher: "none"},
-		{Name: "steps", Matcher: "pairing", Rating: "learned", Expansions: &Expansions{Interval: []Step{{0, 25}}}},
-		{Name: "tick steps", Matcher: "tick", Rating: "learned", Expansions: &Expansions{Interval: []Step{{0, 25}}}},
+		{Name: "steps", Matcher: "pairing", Rating: "learned", Expansions: &Expansions{Interval: []Step{{AfterS: 0, Value: 25}}}},
+		{Name: "tick steps", Matcher: "tick", Rating: "learned", Expansions: &Expansions{Interval: []Step{{AfterS: 0, Value: 25}}}},
 		{Name: "tick thesis", Matcher: "tick", Rating: "learned"},
 	} {
 		if _, err := Optimize(context.Background(), &sc, OptimizeOptions{Base: base, WaitBudgetS: 10}, nil); err == nil {

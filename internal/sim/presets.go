@@ -107,7 +107,7 @@ func rulesPreset(sc *Scenario) {
 	sc.Roles = &RoleDist{Names: []string{"tank", "healer", "dps"}, Picks: []RolePick{
 		{Roles: []string{"tank"}, Weight: 20}, {Roles: []string{"healer"}, Weight: 30},
 		{Roles: []string{"dps"}, Weight: 30}, {Roles: []string{"dps", "healer", "tank"}, Weight: 20}}}
-	roles := map[string]RoleRange{"tank": {1, 1}, "healer": {2, 2}, "dps": {2, 2}}
+	roles := map[string]RoleRange{"tank": {Min: 1, Max: 1}, "healer": {Min: 2, Max: 2}, "dps": {Min: 2, Max: 2}}
 	for _, c := range []struct {
 		name  string
 		rules []Rule

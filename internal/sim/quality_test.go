@@ -31,7 +31,7 @@ func TestQualityOverTimeAgainstMatchmake(t *testing.T) {
 	if testing.Short() || raceDetector {
 		matches = 800
 	}
-	steps := &Expansions{Interval: []Step{{0, 25}, {10, 50}, {30, 150}}}
+	steps := &Expansions{Interval: []Step{{AfterS: 0, Value: 25}, {AfterS: 10, Value: 50}, {AfterS: 30, Value: 150}}}
 	def := ThesisDefault
 	var rows []string
 	for _, arr := range []struct {
@@ -285,7 +285,7 @@ func TestQualityPartiesWhereTheEvennessGoes(t *testing.T) {
 		t.Skip("a measurement: seconds of brute force")
 	}
 	t.Parallel()
-	steps := &Expansions{Interval: []Step{{0, 25}, {10, 50}, {30, 150}}}
+	steps := &Expansions{Interval: []Step{{AfterS: 0, Value: 25}, {AfterS: 10, Value: 50}, {AfterS: 30, Value: 150}}}
 	def := ThesisDefault
 	var rows, bySize []string
 	for _, rate := range []float64{0.5, 5} {

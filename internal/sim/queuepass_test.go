@@ -36,7 +36,7 @@ func TestQueuePassMapsThePass(t *testing.T) {
 		{ID: 3, Players: []int{14}, Ratings: []float64{980}, Created: at(90)},           // 10 s: 50
 		{ID: 4, Players: []int{12}, Ratings: []float64{1040}, Created: at(95)},          // 5 s: 25, 40 away
 	}
-	m, err := NewQueuePass(2, tick.RatingWindow, []Step{{0, 25}, {10, 50}}, 60*time.Second)
+	m, err := NewQueuePass(2, tick.RatingWindow, []Step{{AfterS: 0, Value: 25}, {AfterS: 10, Value: 50}}, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,11 +69,11 @@ func TestNewQueuePassRefusesWhatTheQueueRefuses(t *testing.T) {
 		steps    []Step
 	}{
 		{"no steps", 5, tick.GreedyPairs, nil},
-		{"first step later", 5, tick.GreedyPairs, []Step{{5, 25}}},
-		{"narrowing", 5, tick.GreedyPairs, []Step{{0, 50}, {10, 25}}},
+		{"first step later", 5, tick.GreedyPairs, []Step{{AfterS: 5, Value: 25}}},
+		{"narrowing", 5, tick.GreedyPairs, []Step{{AfterS: 0, Value: 50}, {AfterS: 10, Value: 25}}},
 		{"more steps than a queue holds", 5, tick.GreedyPairs, long},
-		{"strategy", 5, "best", []Step{{0, 25}}},
-		{"team size", 0, tick.GreedyPairs, []Step{{0, 25}}},
+		{"strategy", 5, "best", []Step{{AfterS: 0, Value: 25}}},
+		{"team size", 0, tick.GreedyPairs, []Step{{AfterS: 0, Value: 25}}},
 	} {
 		if _, err := NewQueuePass(tc.teamSize, tc.strategy, tc.steps, 0); err == nil {
 			t.Errorf("%s: no error", tc.name)
@@ -91,7 +91,7 @@ func TestNewQueuePassRefusesWhatTheQueueRefuses(t *testing.T) {
 func TestQueuePassKeepsTicketsWhole(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 5))
-	steps := []Step{{0, 25}, {5, 50}, {10, 100}, {30, 400}}
+	steps := []Step{{AfterS: 0, Value: 25}, {AfterS: 5, Value: 50}, {AfterS: 10, Value: 100}, {AfterS: 30, Value: 400}}
 	ttl := 60 * time.Second
 	made := 0
 	for _, strategy := range []string{tick.GreedyPairs, tick.RatingWindow} {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -38,11 +39,8 @@ type RolePick struct {
 }
 
 // RoleRange bounds how many players of a team play one role, as a queue definition's
-// composition gives it ({"min": 1, "max": 1}).
-type RoleRange struct {
-	Min int `json:"min"`
-	Max int `json:"max"`
-}
+// composition gives it ({"min": 1, "max": 1}; package rulesjson).
+type RoleRange = rulesjson.RoleRange
 
 // maxRolePicks is how many times the players of a party whose roles fit no team pick again
 // for the ticket (the benchmark's role queue re-draws as often).
@@ -108,10 +106,7 @@ func (c Configuration) shape(teamSize int) []tick.TeamDef {
 	if len(c.Composition) == 0 {
 		return nil
 	}
-	comp := make(map[string]tick.RoleRange, len(c.Composition))
-	for role, r := range c.Composition {
-		comp[role] = tick.RoleRange{Min: r.Min, Max: r.Max}
-	}
+	comp := rulesjson.Composition(c.Composition)
 	return []tick.TeamDef{{Size: teamSize, Composition: comp}, {Size: teamSize, Composition: comp}}
 }
 

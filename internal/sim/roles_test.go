@@ -65,15 +65,15 @@ func TestRoleValidation(t *testing.T) {
 		}, []string{"roles.picks", "positive weight"}},
 		{"a composition without roles", func(sc *Scenario, _ *Configuration) { sc.Roles = nil },
 			[]string{`configuration "mode + maps + roles 1/2/2"`, "composition needs the scenario's roles"}},
-		{"a composition of an unknown role", func(_ *Scenario, cf *Configuration) { cf.Composition["mage"] = RoleRange{0, 1} },
+		{"a composition of an unknown role", func(_ *Scenario, cf *Configuration) { cf.Composition["mage"] = RoleRange{Min: 0, Max: 1} },
 			[]string{`configuration "mode + maps + roles 1/2/2"`, "composition.mage", "one of the queue's roles"}},
-		{"min over max", func(_ *Scenario, cf *Configuration) { cf.Composition["tank"] = RoleRange{2, 1} },
+		{"min over max", func(_ *Scenario, cf *Configuration) { cf.Composition["tank"] = RoleRange{Min: 2, Max: 1} },
 			[]string{"composition.tank", "min <= max"}},
-		{"max over the team", func(_ *Scenario, cf *Configuration) { cf.Composition["tank"] = RoleRange{0, 6} },
+		{"max over the team", func(_ *Scenario, cf *Configuration) { cf.Composition["tank"] = RoleRange{Min: 0, Max: 6} },
 			[]string{"composition.tank", "size (5)"}},
-		{"minimums over the team", func(_ *Scenario, cf *Configuration) { cf.Composition["tank"] = RoleRange{3, 3} },
+		{"minimums over the team", func(_ *Scenario, cf *Configuration) { cf.Composition["tank"] = RoleRange{Min: 3, Max: 3} },
 			[]string{"composition cannot fill a team", "minimums need 7"}},
-		{"maximums short of the team", func(_ *Scenario, cf *Configuration) { cf.Composition["dps"] = RoleRange{0, 1} },
+		{"maximums short of the team", func(_ *Scenario, cf *Configuration) { cf.Composition["dps"] = RoleRange{Min: 0, Max: 1} },
 			[]string{"composition cannot fill a team", "maximums allow 4"}},
 		{"a composition on the pairing", func(_ *Scenario, cf *Configuration) { cf.Matcher, cf.Rules = "pairing", nil },
 			[]string{"composition runs on the tick matcher only", `"pairing"`}},
@@ -169,7 +169,7 @@ func teamCanKeep(lists [][]string, names []string, comp map[string]RoleRange) bo
 
 func TestTeamKeeps(t *testing.T) {
 	t.Parallel()
-	comp := map[string]RoleRange{"tank": {1, 1}, "healer": {2, 2}, "dps": {2, 2}}
+	comp := map[string]RoleRange{"tank": {Min: 1, Max: 1}, "healer": {Min: 2, Max: 2}, "dps": {Min: 2, Max: 2}}
 	names := []string{"tank", "healer", "dps"}
 	lists := [][]string{{"tank"}, {"healer"}, {"healer", "dps"}, {"dps"}, {}}
 	for _, tc := range []struct {
@@ -258,7 +258,7 @@ func (g *roleGuard) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
 // configurations with mode and maps keep them too (ruleGuard).
 func TestRoleConfigurationsKeepTheComposition(t *testing.T) {
 	t.Parallel()
-	comp := map[string]RoleRange{"tank": {1, 1}, "healer": {2, 2}, "dps": {2, 2}}
+	comp := map[string]RoleRange{"tank": {Min: 1, Max: 1}, "healer": {Min: 2, Max: 2}, "dps": {Min: 2, Max: 2}}
 	for _, tc := range []struct {
 		name    string
 		matches int
@@ -324,7 +324,7 @@ func TestRolesSameSeedSameReport(t *testing.T) {
 func TestQueuePassGivesRoles(t *testing.T) {
 	t.Parallel()
 	comp := map[string]tick.RoleRange{"a": {Min: 1, Max: 1}, "b": {Min: 1, Max: 1}}
-	m, err := NewRuledQueuePass(2, tick.RatingWindow, []Step{{0, 100}}, 0, PassRules{Roles: []string{"a", "b"},
+	m, err := NewRuledQueuePass(2, tick.RatingWindow, []Step{{AfterS: 0, Value: 100}}, 0, PassRules{Roles: []string{"a", "b"},
 		Shape: []tick.TeamDef{{Size: 2, Composition: comp}, {Size: 2, Composition: comp}}})
 	if err != nil {
 		t.Fatal(err)
@@ -346,11 +346,11 @@ func TestQueuePassGivesRoles(t *testing.T) {
 		if len(team) != 2 || len(roles) != 2 || rating[team[0]] > rating[team[1]] {
 			t.Fatalf("team %v with roles %v: want two players by rating, each with a role", team, roles)
 		}
-		if !teamKeeps(roles, [][]string{lists[team[0]], lists[team[1]]}, map[string]RoleRange{"a": {1, 1}, "b": {1, 1}}) {
+		if !teamKeeps(roles, [][]string{lists[team[0]], lists[team[1]]}, map[string]RoleRange{"a": {Min: 1, Max: 1}, "b": {Min: 1, Max: 1}}) {
 			t.Errorf("team %v plays %v", team, roles)
 		}
 	}
-	if _, err := NewRuledQueuePass(5, tick.RatingWindow, []Step{{0, 100}}, 0, PassRules{Roles: []string{"a"},
+	if _, err := NewRuledQueuePass(5, tick.RatingWindow, []Step{{AfterS: 0, Value: 100}}, 0, PassRules{Roles: []string{"a"},
 		Shape: []tick.TeamDef{{Size: 4}, {Size: 4}}}); err == nil {
 		t.Error("a pass of two teams of 4 in a 5v5 scenario was taken")
 	}

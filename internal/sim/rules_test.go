@@ -97,7 +97,7 @@ func TestRulesConfigurationValidation(t *testing.T) {
 		{"a number attribute and a distance rule", func(sc *Scenario, cf *Configuration) {
 			sc.Attributes["level"] = AttributeDist{Type: "number", Normal: &NormalDist{Mean: 30, SD: 10}}
 			cf.Rules = append(cf.Rules, Rule{Name: "level", Type: "distance", Attribute: "level",
-				Expansions: []Step{{0, 5}, {30, 20}}})
+				Expansions: []Step{{AfterS: 0, Value: 5}, {AfterS: 30, Value: 20}}})
 		}, "", ""},
 		{"an undeclared attribute", func(_ *Scenario, cf *Configuration) {
 			cf.Rules = append(cf.Rules, Rule{Name: "region", Type: "equal", Attribute: "region"})
@@ -110,9 +110,9 @@ func TestRulesConfigurationValidation(t *testing.T) {
 		{"a built-in name", func(_ *Scenario, cf *Configuration) { cf.Rules[0].Name = "interval" }, "rules[0].name", ""},
 		{"a name twice", func(_ *Scenario, cf *Configuration) { cf.Rules[1].Name = "mode" }, "rules[1].name", ""},
 		{"a name the API refuses", func(_ *Scenario, cf *Configuration) { cf.Rules[0].Name = "mode!" }, "rules[0].name", ""},
-		{"expansions on equal", func(_ *Scenario, cf *Configuration) { cf.Rules[0].Expansions = []Step{{0, 1}} }, "rules[0].expansions", ""},
+		{"expansions on equal", func(_ *Scenario, cf *Configuration) { cf.Rules[0].Expansions = []Step{{AfterS: 0, Value: 1}} }, "rules[0].expansions", ""},
 		{"expansions out of order", func(_ *Scenario, cf *Configuration) {
-			cf.Rules = append(cf.Rules, Rule{Name: "fair", Type: "team_balance", Expansions: []Step{{0, 50}, {10, 20}}})
+			cf.Rules = append(cf.Rules, Rule{Name: "fair", Type: "team_balance", Expansions: []Step{{AfterS: 0, Value: 50}, {AfterS: 10, Value: 20}}})
 		}, "rules[2].expansions[1].value", ""},
 		{"too many expansions", func(_ *Scenario, cf *Configuration) {
 			cf.Rules = append(cf.Rules, Rule{Name: "fair", Type: "team_balance", Expansions: steps(33)})
