@@ -6,13 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -21,12 +21,10 @@ import (
 func queueMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	var now atomic.Int64
-	now.Store(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC).UnixNano())
-	clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
+	clock := queuetest.NewClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	svc := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: rs, Matcher: queue.TickPass{}, Now: clock,
-		Metrics: queue.NewMetrics(reg), Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
+	svc := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: rs, Matcher: queue.TickPass{}, Clock: clock,
+		Metrics: queue.NewMetrics(reg)})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	q := queue.DefaultQueue("demo")
@@ -55,10 +53,15 @@ func queueMetrics(t *testing.T) map[string]bool {
 	want := []string{"matchmaker_queue_matches_total", "matchmaker_queue_backfills_total", "matchmaker_queue_backfill_joiners_total",
 		"matchmaker_queue_expired_tickets_total", "matchmaker_queue_band_wait_seconds", "matchmaker_queue_searching_players_by_band",
 		"matchmaker_queue_wait_seconds", "matchmaker_queue_searching_tickets"}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		now.Add(int64(100 * time.Millisecond)) // the lonely ticket's TTL passes after 2 s of fake time
-		time.Sleep(20 * time.Millisecond)
+	missing := ""
+	for range 100 { // the lonely ticket's TTL passes after 2 s of the clock's time
+		clock.Advance(100 * time.Millisecond)
+		wctx, stop := context.WithTimeout(ctx, 10*time.Second)
+		err := clock.WaitTimer(wctx, clock.Now().Add(q.Tick)) // the tick at that time is done
+		stop()
+		if err != nil {
+			t.Fatalf("no tick at %v: %v", clock.Now(), err)
+		}
 		families, err := reg.Gather()
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +70,7 @@ func queueMetrics(t *testing.T) map[string]bool {
 		for _, f := range families {
 			names[f.GetName()] = true
 		}
-		missing := ""
+		missing = ""
 		for _, w := range want {
 			if !names[w] {
 				missing = w
@@ -76,10 +79,9 @@ func queueMetrics(t *testing.T) map[string]bool {
 		if missing == "" {
 			return names
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the queue never exported %s", missing)
-		}
 	}
+	t.Fatalf("the queue never exported %s in 10 s of its time", missing)
+	return nil
 }
 
 // The backfill dashboard has the panels the issue asks for -- waiting players by band, wait

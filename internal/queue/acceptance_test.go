@@ -20,8 +20,7 @@ func readyFixture(t *testing.T) (fixture, *queue.Metrics) {
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
 	c := newClock()
 	m := queue.NewMetrics(prometheus.NewRegistry())
-	svc := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: pairInOrder{}, Now: c.now, Metrics: m,
-		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
+	svc := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: pairInOrder{}, Clock: c, Metrics: m})
 	f := fixture{svc: svc, store: store, ratings: rs, clock: c}
 	f.queue(t, func(q *queue.Queue) { q.Acceptance = &queue.Acceptance{Timeout: 20 * time.Second} })
 	return f, m
@@ -64,19 +63,18 @@ func TestReadyCheckTimesOutThenMatches(t *testing.T) {
 	b, _, _ := f.svc.CreateTicket(ctx, solo("duel", "bob"))
 	runService(t, f.svc)
 	pa := waitFor(t, f.svc, a.ID, queue.Proposed)
-	if pa.Proposal == nil || !pa.Proposal.AcceptBy.Equal(f.clock.now().Add(20*time.Second)) {
+	if pa.Proposal == nil || !pa.Proposal.AcceptBy.Equal(f.clock.Now().Add(20*time.Second)) {
 		t.Fatalf("alice's proposal: %+v", pa.Proposal)
 	}
 	first := pa.Proposal.MatchID
 	if p, err := f.svc.Answer(ctx, first, "alice", true); err != nil || p.State != queue.ProposalOpen {
 		t.Fatalf("alice accepts: %+v %v", p, err)
 	}
-	f.clock.add(19 * time.Second) // not yet
-	time.Sleep(150 * time.Millisecond)
+	f.advance(t, 19*time.Second) // not yet
 	if tk, _ := f.svc.GetTicket(ctx, b.ID, 0); tk.Status != queue.Proposed {
 		t.Fatalf("bob before the deadline: %s", tk.Status)
 	}
-	f.clock.add(time.Second)
+	f.advance(t, time.Second)
 	if tk := waitFor(t, f.svc, b.ID, queue.Cancelled); tk.Reason != queue.ReasonAcceptanceTimeout {
 		t.Fatalf("bob after the deadline: %+v", tk)
 	}
@@ -89,6 +87,7 @@ func TestReadyCheckTimesOutThenMatches(t *testing.T) {
 	}
 
 	c, _, _ := f.svc.CreateTicket(ctx, solo("duel", "carol"))
+	f.advance(t, 50*time.Millisecond) // alice is back at this tick's load, with carol
 	pa = waitFor(t, f.svc, a.ID, queue.Proposed)
 	if pa.Proposal.MatchID == first || pa.Proposal.Team != 0 { // alice is the older: team 0
 		t.Fatalf("alice's second proposal: %+v", pa.Proposal)
@@ -108,21 +107,14 @@ func TestReadyCheckTimesOutThenMatches(t *testing.T) {
 	if proposals(m, "proposed") != 2 || proposals(m, "accepted") != 1 {
 		t.Fatalf("proposals: proposed %v, accepted %v", proposals(m, "proposed"), proposals(m, "accepted"))
 	}
-	// The leader's stats count the match the ready check made, and both players' waits.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		f.clock.add(2 * time.Second) // past the stats' refresh
-		st, err := f.svc.Stats(ctx, "duel")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.MatchesLastMinute == 1 && st.Wait.Samples == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stats: %d matches, %d waits; want 1 and 2", st.MatchesLastMinute, st.Wait.Samples)
-		}
-		time.Sleep(50 * time.Millisecond)
+	// The leader's stats count the match the ready check made, and both players' waits: its
+	// next tick loads the matched tickets, the one after rebuilds the stats (at most every
+	// StatsRefresh).
+	f.advance(t, 50*time.Millisecond)
+	f.advance(t, queue.StatsRefresh)
+	st, err := f.svc.Stats(ctx, "duel")
+	if err != nil || st.MatchesLastMinute != 1 || st.Wait.Samples != 2 {
+		t.Fatalf("stats: %d matches, %d waits (%v); want 1 and 2", st.MatchesLastMinute, st.Wait.Samples, err)
 	}
 	// Every change is an event, for SSE, long-polls and webhooks alike.
 	evs, err := f.svc.Events(ctx, "duel", 0, 100, 0)
@@ -164,11 +156,12 @@ func TestDeclineAndCancelDissolveTheProposal(t *testing.T) {
 	}
 	waitFor(t, f.svc, a.ID, queue.Searching)
 	f.svc.CreateTicket(ctx, solo("duel", "carol"))
+	f.advance(t, 50*time.Millisecond)
 	pa = waitFor(t, f.svc, a.ID, queue.Proposed)
 	if _, err := f.svc.CancelTicket(ctx, a.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := f.store.AnswerProposal(ctx, pa.Proposal.MatchID, "carol", true, f.clock.now()); apperr.CodeOf(err) != apperr.Conflict {
+	if _, _, err := f.store.AnswerProposal(ctx, pa.Proposal.MatchID, "carol", true, f.clock.Now()); apperr.CodeOf(err) != apperr.Conflict {
 		t.Fatalf("the dissolved proposal takes an answer: %v", err)
 	}
 	if got := proposals(m, "declined"); got != 2 {
@@ -197,9 +190,8 @@ func TestANewLeaderExpiresTheOpenProposals(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	f.clock.add(time.Minute)
-	next := queue.NewService(queue.Deps{Store: f.store, Ratings: f.ratings, Matcher: pairInOrder{}, Now: f.clock.now,
-		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
+	f.clock.Advance(time.Minute)
+	next := queue.NewService(queue.Deps{Store: f.store, Ratings: f.ratings, Matcher: pairInOrder{}, Clock: f.clock})
 	runService(t, next)
 	if tk := waitFor(t, next, a.ID, queue.Cancelled); tk.Reason != queue.ReasonAcceptanceTimeout {
 		t.Fatalf("alice after the new leader's tick: %+v", tk)

@@ -124,12 +124,12 @@ func (s *Service) allocate(ctx context.Context, a Allocator, p Proposal, leading
 			return // a Conflict: the studio's backend answered first, or the deadline did
 		}
 		log.Debug("queue: the allocator did not place the match; trying again", "err", err, "in", backoff)
-		t := time.NewTimer(backoff)
+		t := s.clock.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
-		case <-t.C:
+		case <-t.Chan():
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}

@@ -22,9 +22,8 @@ func allocatorFixture(t *testing.T, h http.Handler, cfg queue.Config) fixture {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	cfg.QueueRefresh = 20 * time.Millisecond
 	f := newFixture(t, cfg)
-	f.svc = queue.NewService(queue.Deps{Store: f.store, Ratings: f.ratings, Matcher: &uniqueIDs{}, Config: cfg, Now: f.clock.now})
+	f.svc = queue.NewService(queue.Deps{Store: f.store, Ratings: f.ratings, Matcher: &uniqueIDs{}, Config: cfg, Clock: f.clock})
 	f.queue(t, func(q *queue.Queue) {
 		q.Allocator = &queue.Allocator{URL: srv.URL, Secret: allocatorSecret, Timeout: 10 * time.Second}
 	})
@@ -42,20 +41,14 @@ func (u *uniqueIDs) Match(q queue.Queue, waiting []queue.Ticket, now time.Time) 
 	return w, err
 }
 
-// waitPlacing long-polls ticket id until it is placing in a match other than not.
+// waitPlacing long-polls ticket id until it is placing, in a match other than not.
 func waitPlacing(t *testing.T, svc *queue.Service, id, not string) queue.Ticket {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		tk := waitFor(t, svc, id, queue.Placing)
-		if tk.Proposal.MatchID != not {
-			return tk
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ticket %s is still placing in %s", id, not)
-		}
-		time.Sleep(20 * time.Millisecond)
+	tk := waitFor(t, svc, id, queue.Placing)
+	if tk.Proposal.MatchID == not {
+		t.Fatalf("ticket %s is still placing in %s", id, not)
 	}
+	return tk
 }
 
 // verified checks an allocation request's signature as a receiver would.
@@ -97,6 +90,10 @@ func TestAllocatorFailsTwiceThenAnswers(t *testing.T) {
 	a, _, _ := f.svc.CreateTicket(ctx, solo("duel", "alice"))
 	f.svc.CreateTicket(ctx, solo("duel", "bob"))
 	runService(t, f.svc)
+	ticked(t, f.clock, f.svc, "duel") // the first tick makes the match placing
+	f.advance(t, 50*time.Millisecond) // the next one starts placing it on the allocator
+	waitTimer(t, f.clock, 250*time.Millisecond, "the allocator's first backoff")
+	waitTimer(t, f.clock, 500*time.Millisecond, "the allocator's second backoff")
 	got := waitFor(t, f.svc, a.ID, queue.Matched)
 	if got.Assignment == nil || string(got.Assignment.Connection) != `{"address":"10.0.0.7","port":7777}` || calls.Load() != 3 {
 		t.Fatalf("alice's assignment after %d calls: %+v", calls.Load(), got.Assignment)
@@ -125,12 +122,13 @@ func TestAllocatorThatNeverAnswers(t *testing.T) {
 	runService(t, f.svc)
 	placing := waitFor(t, f.svc, a.ID, queue.Placing)
 	first := placing.Proposal.MatchID
-	f.clock.add(10 * time.Second) // the deadline
+	f.advance(t, 10*time.Second) // the deadline
 	requeued := waitEvent(t, f.svc, a.ID, queue.EventRequeued)
 	if requeued.Reason != queue.ReasonPlacementTimeout || requeued.MatchID != first {
 		t.Fatalf("the requeued event: %+v", requeued)
 	}
 	// The next tick makes the match again, placing it anew; the studio answers for the allocator.
+	f.advance(t, 50*time.Millisecond)
 	again := waitPlacing(t, f.svc, a.ID, first)
 	if !again.CreatedAt.Equal(a.CreatedAt) {
 		t.Fatalf("alice lost her wait: %v, was %v", again.CreatedAt, a.CreatedAt)
@@ -141,6 +139,7 @@ func TestAllocatorThatNeverAnswers(t *testing.T) {
 	if ev := waitEvent(t, f.svc, a.ID, queue.EventRequeued, again.Proposal.MatchID); ev.Reason != "placement_failed: no server in eu" {
 		t.Fatalf("the failed placement's event: %+v", ev)
 	}
+	f.advance(t, 50*time.Millisecond)
 	third := waitPlacing(t, f.svc, a.ID, again.Proposal.MatchID)
 	m, err := f.svc.Place(ctx, third.Proposal.MatchID, json.RawMessage(`{"address": "10.0.0.9"}`))
 	if err != nil || string(m.Connection) != `{"address":"10.0.0.9"}` {
@@ -151,23 +150,23 @@ func TestAllocatorThatNeverAnswers(t *testing.T) {
 	}
 }
 
-// waitEvent polls the queue's events for one of type typ about ticket id (of match, if given).
+// waitEvent waits for an event of type typ about ticket id (of match, if given), reading the
+// queue's events from the first, and each batch as it comes.
 func waitEvent(t *testing.T, svc *queue.Service, id string, typ queue.EventType, match ...string) queue.Event {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var after int64
 	for {
-		evs, err := svc.Events(context.Background(), "duel", 0, 1000, 0)
+		evs, err := svc.Events(ctx, "duel", after, 1000, time.Second)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("no %s event for %s: %v", typ, id, err)
 		}
 		for _, e := range evs {
 			if e.TicketID == id && e.Type == typ && (len(match) == 0 || e.MatchID == match[0]) {
 				return e
 			}
+			after = e.Seq
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s event for %s: %+v", typ, id, evs)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -101,9 +101,9 @@ func TestStatsOnAReplicaThatDoesNotLead(t *testing.T) {
 	ctx := context.Background()
 	store := queue.NewMemoryStore()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	leader := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: queue.TickPass{},
-		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
-	other := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: queue.TickPass{}}) // never runs
+	c := newClock()
+	leader := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: queue.TickPass{}, Clock: c})
+	other := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: queue.TickPass{}, Clock: c}) // never runs
 	q := queue.DefaultQueue("duel")
 	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, 50*time.Millisecond
 	if _, _, err := leader.PutQueue(ctx, q); err != nil {
@@ -118,19 +118,11 @@ func TestStatsOnAReplicaThatDoesNotLead(t *testing.T) {
 		}
 	}
 	runService(t, leader)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st, err := other.Stats(ctx, "duel")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Source == "store" && st.MatchesLastMinute == 1 && st.SearchingTickets == 1 && st.Bands[4].SearchingPlayers == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the other replica's stats: %+v", st)
-		}
-		time.Sleep(100 * time.Millisecond)
+	ticked(t, c, leader, "duel")  // its first tick matches two of them, and publishes its stats
+	c.Advance(queue.StatsRefresh) // past the other replica's read of none
+	st, err := other.Stats(ctx, "duel")
+	if err != nil || st.Source != "store" || st.MatchesLastMinute != 1 || st.SearchingTickets != 1 || st.Bands[4].SearchingPlayers != 1 {
+		t.Fatalf("the other replica's stats: %+v %v", st, err)
 	}
 	if _, err := other.Stats(ctx, "nope"); apperr.CodeOf(err) != apperr.NotFound {
 		t.Fatalf("no such queue: %v", err)

@@ -9,25 +9,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // simulation drives one queue's leader tick by tick on a fake clock, with the memory store
 // and the production pass: no goroutine, no real time.
 type simulation struct {
-	svc  *Service
-	r    *runner
-	q    Queue
-	now  time.Time
-	ctx  context.Context
-	seen int64 // the last event read
+	svc   *Service
+	r     *runner
+	q     Queue
+	clock *clockwork.FakeClock
+	now   time.Time // the clock's
+	ctx   context.Context
+	seen  int64 // the last event read
 }
 
 func newSimulation(t *testing.T, q Queue) *simulation {
 	t.Helper()
 	sim := &simulation{q: q, now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), ctx: context.Background()}
+	sim.clock = clockwork.NewFakeClockAt(sim.now)
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	sim.svc = NewService(Deps{Store: NewMemoryStore(), Ratings: rs, Matcher: TickPass{}, Now: func() time.Time { return sim.now }})
+	sim.svc = NewService(Deps{Store: NewMemoryStore(), Ratings: rs, Matcher: TickPass{}, Clock: sim.clock})
 	if _, _, err := sim.svc.PutQueue(sim.ctx, q); err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +39,12 @@ func newSimulation(t *testing.T, q Queue) *simulation {
 	sim.r.def.Store(&q)
 	sim.svc.runners.Store(q.Name, sim.r)
 	return sim
+}
+
+// setNow moves the clock on to t.
+func (sim *simulation) setNow(t time.Time) {
+	sim.clock.Advance(t.Sub(sim.now))
+	sim.now = t
 }
 
 // tick runs one tick at the current time and returns the tickets it matched, with when.
@@ -110,9 +120,9 @@ func simulateWaits(t *testing.T, q Queue, arrival, warmup, measure time.Duration
 	nextTick, nextArrival := start, start
 	end := start.Add(warmup + measure)
 	for sim.now.Before(end.Add(5 * time.Minute)) {
-		sim.now = nextArrival
+		sim.setNow(nextArrival)
 		if !nextArrival.Before(nextTick) {
-			sim.now = nextTick
+			sim.setNow(nextTick)
 			for id, at := range sim.tick(t) {
 				p, ok := open[id]
 				if !ok {

@@ -1,6 +1,11 @@
 package queue
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // ProposalsCounter is m's matchmaker_queue_proposals_total, for tests.
 func ProposalsCounter(m *Metrics) *prometheus.CounterVec { return m.proposals }
@@ -15,5 +20,31 @@ func WatchedTickets(s *Service, queue string) int {
 	return 0
 }
 
+// FeedWaiters is how many long-polls and streams of this replica use queue's feed.
+func FeedWaiters(s *Service, queue string) int {
+	s.feeds.mu.Lock()
+	defer s.feeds.mu.Unlock()
+	if f, ok := s.feeds.byQueue[queue]; ok {
+		return f.refs
+	}
+	return 0
+}
+
 // RememberTicketQueue makes s believe ticket id is in queue, as a stale memory would.
 func RememberTicketQueue(s *Service, id, queue string) { s.ticketQueues.remember(id, queue) }
+
+// Ticked waits until s has ended a tick of queue that began at at or later (the runner ticks
+// at its clock's time), or ctx ends.
+func Ticked(ctx context.Context, s *Service, queue string, at time.Time) error {
+	for {
+		done, ended := s.tickMarks(queue).since(at)
+		if done {
+			return nil
+		}
+		select {
+		case <-ended:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

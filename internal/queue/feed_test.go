@@ -3,7 +3,6 @@ package queue_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -97,7 +96,9 @@ func TestWaitersShareOneReadOfTheEvents(t *testing.T) {
 			streamed <- got
 		})
 	}
-	time.Sleep(200 * time.Millisecond) // the waiters are in
+	poll(t, "the waiters are not all in", func() bool {
+		return queue.WatchedTickets(svc, "duel") == polls && queue.FeedWaiters(svc, "duel") == polls+streams
+	})
 	before := store.events.Load()
 	for i := range noise {
 		tk, _, err := svc.CreateTicket(ctx, solo("duel", fmt.Sprintf("noise-%d", i)))
@@ -168,12 +169,7 @@ func TestLongPollsWokenTogetherShareOneReadOfTheirTickets(t *testing.T) {
 			answered <- tk
 		})
 	}
-	for deadline := time.Now().Add(10 * time.Second); queue.WatchedTickets(svc, "duel") < polls; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d long-polls waiting after 10 s, want %d", queue.WatchedTickets(svc, "duel"), polls)
-		}
-		runtime.Gosched()
-	}
+	poll(t, "the long-polls are not all waiting", func() bool { return queue.WatchedTickets(svc, "duel") == polls })
 	one, batch := store.one.Load(), store.batch.Load()
 	end.At = time.Now()
 	if done, err := store.CommitTick(ctx, "duel", end); err != nil || len(done.Expired) != polls {
@@ -230,11 +226,7 @@ func TestAFeedOfStreamsReadsNoTickets(t *testing.T) {
 		}
 		got <- n
 	}()
-	for deadline := time.Now().Add(10 * time.Second); store.events.Load() == 0 && store.heads.Load() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the stream never began to read")
-		}
-	}
+	poll(t, "the stream never began to read", func() bool { return store.events.Load() > 0 || store.heads.Load() > 0 })
 	for i := range 3 {
 		cancelledTicket(t, ctx, svc, fmt.Sprintf("p%d", i))
 	}
@@ -270,19 +262,13 @@ func TestStreamsStartAtTheFeedsHead(t *testing.T) {
 		t.Fatalf("100 streams read the head from the store %d times, with the feed running", n)
 	}
 	cancelledTicket(t, ctx, svc, "b") // event 2: the feed reads it
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	poll(t, "the feed's head stays before event 2", func() bool {
 		start, err := svc.StreamStart(ctx, "duel")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if start == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the feed's head stays at %d after event 2", start)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return start == 2
+	})
 	if _, err := svc.StreamStart(ctx, "no such queue!"); err == nil {
 		t.Fatal("a stream of a queue name that is no name starts")
 	}

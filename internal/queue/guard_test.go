@@ -45,7 +45,13 @@ type slowStore struct {
 }
 
 func (s slowStore) GetQueue(ctx context.Context, name string) (queue.Queue, error) {
-	time.Sleep(s.delay)
+	answer := time.NewTimer(s.delay) // the database's time to answer
+	defer answer.Stop()
+	select {
+	case <-answer.C:
+	case <-ctx.Done():
+		return queue.Queue{}, ctx.Err()
+	}
 	return s.Store.GetQueue(ctx, name)
 }
 

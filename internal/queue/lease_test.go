@@ -34,16 +34,23 @@ var _ queue.LeaseStore = (*leaseStore)(nil)
 func TestTheLoopRenewsTheLeaseBetweenSlowTicks(t *testing.T) {
 	t.Parallel()
 	store := &leaseStore{MemoryStore: queue.NewMemoryStore()}
-	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{},
-		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
-		Config:  queue.Config{QueueRefresh: time.Hour}})
+	c := newClock()
+	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{}, Clock: c,
+		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
 	q := queue.DefaultQueue("slow")
 	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, time.Minute
 	if _, _, err := svc.PutQueue(context.Background(), q); err != nil {
 		t.Fatal(err)
 	}
 	runService(t, svc)
-	waitUntil(t, "Lead was not called between two ticks a minute apart", func() bool { return store.leads.Load() >= 5 })
+	ticked(t, c, svc, "slow")
+	for i := range 4 { // each LeaseRenewal a renewal, the next tick a minute away
+		waitTimer(t, c, store.LeaseRenewal(), fmt.Sprintf("renewal %d", i+1))
+	}
+	timerSet(t, c, store.LeaseRenewal(), "the fifth renewal")
+	if n := store.leads.Load(); n != 5 {
+		t.Fatalf("Lead called %d times by the first tick and four renewals, want 5", n)
+	}
 }
 
 // cursorCountingStore counts the webhook cursor's writes.
@@ -64,9 +71,10 @@ func TestWebhookCursorWrittenPerBatch(t *testing.T) {
 	const secret = "a-secret-of-16-bytes-or-more"
 	rc, url := newReceiver(t, secret, func(int64, int) int { return http.StatusNoContent })
 	store := &cursorCountingStore{MemoryStore: queue.NewMemoryStore()}
-	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{}, Now: newClock().now,
+	c := newClock()
+	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{}, Clock: c,
 		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
-		Config:  queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookAllow: loopback}})
+		Config:  queue.Config{WebhookAllow: loopback}})
 	q := queue.DefaultQueue("duel")
 	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, 50*time.Millisecond
 	q.Webhook = &queue.Webhook{URL: url, Secret: secret}
@@ -81,10 +89,11 @@ func TestWebhookCursorWrittenPerBatch(t *testing.T) {
 		}
 	}
 	runService(t, svc) // the first tick matches them all: one event each
-	waitUntil(t, "every event delivered", func() bool {
-		cur, _ := store.WebhookCursor(ctx, "duel")
-		return cur == players
-	})
+	rc.await(t, "not every event delivered", func(acked []int64, _ map[int64]int) bool { return len(acked) == players })
+	timerSet(t, c, time.Second, "the deliverer's round after it delivered them")
+	if cur, _ := store.WebhookCursor(ctx, "duel"); cur != players {
+		t.Fatalf("the cursor is at %d, want %d", cur, players)
+	}
 	if acked, _ := rc.snapshot(); len(acked) != players {
 		t.Fatalf("%d events acknowledged, want %d", len(acked), players)
 	}

@@ -99,11 +99,7 @@ func TestLongPollsOfOneTicketShareItsWatch(t *testing.T) {
 		}
 		long <- got
 	}()
-	for deadline := time.Now().Add(10 * time.Second); queue.WatchedTickets(svc, "duel") == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the long-poll never began to wait")
-		}
-	}
+	poll(t, "the long-poll never began to wait", func() bool { return queue.WatchedTickets(svc, "duel") == 1 })
 	if got, err := svc.GetTicket(ctx, tk.ID, 10*time.Millisecond); err != nil || got.Status != queue.Searching {
 		t.Fatalf("the short long-poll: %+v, %v", got, err)
 	}

@@ -15,7 +15,8 @@ import (
 // Run ticks the queues this replica leads until ctx ends. Every replica runs it: for each
 // queue a runner tries to lead at every tick, and only the leader loads the queue's changes,
 // runs the pass and writes its matches. Run re-reads the queue definitions every
-// Config.QueueRefresh (so a queue made or changed on another replica starts ticking here),
+// Config.QueueRefresh (so a queue made or changed on another replica starts ticking here;
+// one made here starts at once),
 // purges what is past Config.Retention every minute, and, when ctx ends, stops its runners
 // and resigns their queues.
 func (s *Service) Run(ctx context.Context) error {
@@ -26,17 +27,18 @@ func (s *Service) Run(ctx context.Context) error {
 			s.runners.Delete(name)
 		}
 	}()
-	refresh := time.NewTicker(s.cfg.QueueRefresh)
+	refresh := s.clock.NewTicker(s.cfg.QueueRefresh)
 	defer refresh.Stop()
-	purge := time.NewTicker(time.Minute)
+	purge := s.clock.NewTicker(time.Minute)
 	defer purge.Stop()
 	for {
 		s.syncRunners(ctx, runners)
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-refresh.C:
-		case <-purge.C:
+		case <-refresh.Chan():
+		case <-s.queuesChanged:
+		case <-purge.Chan():
 			s.purge(ctx)
 		}
 	}
@@ -117,6 +119,41 @@ type runner struct {
 	held       map[string]heldTicket // while leading (acceptance.go)
 }
 
+// tickMarks say when a queue's last tick here began, and wake whoever waits for a tick to end
+// (for tests that advance their clock and wait for the tick it brings).
+type tickMarks struct {
+	mu    sync.Mutex
+	at    time.Time
+	ended chan struct{} // closed, and replaced, as each tick ends
+}
+
+// tickMarks are queue's, made at the first ask, before or after its runner starts.
+func (s *Service) tickMarks(queue string) *tickMarks {
+	m, _ := s.ticked.LoadOrStore(queue, &tickMarks{})
+	return m.(*tickMarks)
+}
+
+func (m *tickMarks) done(at time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at = at
+	if m.ended != nil {
+		close(m.ended)
+	}
+	m.ended = make(chan struct{})
+}
+
+// since says whether a tick that began at at or later has ended, and if not, the channel
+// closed when the next one ends.
+func (m *tickMarks) since(at time.Time) (bool, <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended == nil {
+		m.ended = make(chan struct{})
+	}
+	return !m.at.IsZero() && !m.at.Before(at), m.ended
+}
+
 func (s *Service) startRunner(parent context.Context, q Queue) *runner {
 	ctx, cancel := context.WithCancel(parent)
 	r := &runner{s: s, cancel: cancel, kick: make(chan struct{}, 1), delivered: make(chan struct{}), ctx: ctx}
@@ -131,8 +168,13 @@ func (r *runner) stop() {
 	r.done.Wait()
 }
 
+// loop ticks the queue every q.Tick on the service's clock, and renews the lease between
+// ticks. Each wake is due at a time (the last tick's start and a Tick, or the next renewal),
+// so that a clock that moved on while the tick ran wakes the loop at once: a test that
+// advances its fake clock during a tick loses no tick.
 func (r *runner) loop(ctx context.Context) {
-	timer := time.NewTimer(0)
+	clock := r.s.clock
+	timer := clock.NewTimer(0)
 	defer timer.Stop()
 	var ticked time.Time // when the last tick started
 	for {
@@ -141,12 +183,13 @@ func (r *runner) loop(ctx context.Context) {
 			<-r.delivered // its last post answered and acknowledged before the lease ends
 			r.resign()
 			return
-		case <-timer.C:
+		case <-timer.Chan():
 		}
 		q := *r.def.Load()
-		if since := time.Since(ticked); ticked.IsZero() || since >= q.Tick {
-			ticked = time.Now()
+		if now := clock.Now(); ticked.IsZero() || now.Sub(ticked) >= q.Tick {
+			ticked = now
 			r.tick(ctx, q)
+			r.s.tickMarks(q.Name).done(now)
 		} else {
 			r.keepLease(ctx, q)
 		}
@@ -158,7 +201,7 @@ func (r *runner) loop(ctx context.Context) {
 // store's lease if that comes first (a queue that ticks once a minute would otherwise lose
 // a 10 s lease between its ticks).
 func (r *runner) nextWake(q Queue, ticked time.Time) time.Duration {
-	wait := max(q.Tick-time.Since(ticked), 0)
+	wait := max(ticked.Add(q.Tick).Sub(r.s.clock.Now()), 0)
 	if ls, ok := r.s.store.(LeaseStore); ok {
 		wait = min(wait, ls.LeaseRenewal())
 	}
@@ -250,7 +293,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	if !r.lead(ctx, q) {
 		return
 	}
-	start := time.Now()
+	start := r.s.clock.Now()
 	if err := r.load(ctx, q); err != nil {
 		log.Warn("queue: cannot load the queue's changes", "err", err)
 		return
@@ -285,7 +328,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	for _, t := range r.waiting {
 		players += len(t.Players)
 	}
-	r.s.metrics.ticked(q.Name, time.Since(start), len(r.waiting), players)
+	r.s.metrics.ticked(q.Name, r.s.clock.Since(start), len(r.waiting), players)
 	var oldest time.Time
 	if len(list) > 0 {
 		oldest = list[0].CreatedAt

@@ -26,6 +26,7 @@ type MemoryStore struct {
 	version   uint64            // bumped at every ticket change: the Changes cursor
 	wakeEvent chan struct{}     // closed and replaced when any event is appended
 	stats     map[string][]byte // queue -> its latest stats, encoded (a copy by construction)
+	waiters   map[string]int    // queue -> its WaitEvents calls under way
 }
 
 type memQueue struct {
@@ -49,7 +50,7 @@ var _ Store = (*MemoryStore)(nil)
 func NewMemoryStore() *MemoryStore {
 	return &MemoryStore{queues: make(map[string]*memQueue), tickets: make(map[string]*memTicket),
 		matches: make(map[string]Match), proposals: make(map[string]*Proposal), wakeEvent: make(chan struct{}),
-		stats: make(map[string][]byte)}
+		stats: make(map[string][]byte), waiters: make(map[string]int)}
 }
 
 func (s *MemoryStore) Name() string                   { return "memory" }
@@ -250,7 +251,9 @@ func (s *MemoryStore) WaitEvents(ctx context.Context, queue string, after int64)
 	q, ok := s.queues[queue]
 	ready := ok && q.head() > after
 	wake := s.wakeEvent
+	s.waiters[queue]++
 	s.mu.Unlock()
+	defer func() { s.mu.Lock(); s.waiters[queue]--; s.mu.Unlock() }()
 	if ready {
 		return nil
 	}
@@ -260,6 +263,14 @@ func (s *MemoryStore) WaitEvents(ctx context.Context, queue string, after int64)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Waiters is how many WaitEvents calls are under way on queue (the Postgres store's tests say
+// the same of theirs).
+func (s *MemoryStore) Waiters(queue string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waiters[queue]
 }
 
 func (s *MemoryStore) WebhookCursor(ctx context.Context, queue string) (seq int64, err error) {

@@ -175,10 +175,10 @@ func TestTickPassRules(t *testing.T) {
 func TestTheLeaderSaysWhyATicketWaits(t *testing.T) {
 	t.Parallel()
 	store := queue.NewMemoryStore()
-	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond})
+	f := newFixture(t, queue.Config{})
 	reg := prometheus.NewRegistry()
-	svc := queue.NewService(queue.Deps{Store: store, Ratings: f.ratings, Matcher: queue.TickPass{},
-		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}, Now: f.clock.now, Metrics: queue.NewMetrics(reg)})
+	svc := queue.NewService(queue.Deps{Store: store, Ratings: f.ratings, Matcher: queue.TickPass{}, Clock: f.clock,
+		Metrics: queue.NewMetrics(reg)})
 	ctx := context.Background()
 	q := queue.DefaultQueue("duel")
 	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, 50*time.Millisecond
@@ -197,20 +197,9 @@ func TestTheLeaderSaysWhyATicketWaits(t *testing.T) {
 		ids = append(ids, tk.ID)
 	}
 	runService(t, svc)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		st, err := svc.Stats(ctx, "duel")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.WaitingOn["mode"] == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stats waiting on %v, want mode: 2", st.WaitingOn)
-		}
-		f.clock.add(time.Second) // the stats are rebuilt at most every StatsRefresh of the service's clock
-		time.Sleep(20 * time.Millisecond)
+	ticked(t, f.clock, svc, "duel") // its first pass, and the first stats, say why they wait
+	if st, err := svc.Stats(ctx, "duel"); err != nil || st.WaitingOn["mode"] != 2 {
+		t.Fatalf("stats waiting on %v (%v), want mode: 2", st.WaitingOn, err)
 	}
 	for _, id := range ids {
 		got, err := svc.GetTicket(ctx, id, 0)

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
@@ -88,7 +89,8 @@ type Service struct {
 	ratings *ratings.Service
 	matcher Matcher
 	cfg     Config
-	now     func() time.Time
+	clock   clockwork.Clock
+	nowFunc func() time.Time // Deps.Now, without Deps.Clock
 	logger  *slog.Logger
 	metrics *Metrics
 	webhook *http.Client
@@ -97,10 +99,14 @@ type Service struct {
 	feeds        *feeds       // the queues' events, read once for every waiter of this replica
 	ticketQueues ticketQueues // the queues of tickets made or read lately: a long-poll's one read
 	runners      sync.Map     // queue name -> *runner, while Run runs
-	definitions  definitions
-	cacheMu      sync.Mutex
-	cache        map[string]cachedStats // the store's snapshots of queues led elsewhere
-	predicted    map[string][]float64   // match id -> its teams' win probabilities (Stats.Recent)
+	ticked       sync.Map     // queue name -> *tickMarks
+	// queuesChanged wakes Run when a queue is made, changed or deleted here, for its runner
+	// to start, change or stop at once rather than at the next Config.QueueRefresh.
+	queuesChanged chan struct{}
+	definitions   definitions
+	cacheMu       sync.Mutex
+	cache         map[string]cachedStats // the store's snapshots of queues led elsewhere
+	predicted     map[string][]float64   // match id -> its teams' win probabilities (Stats.Recent)
 }
 
 type cachedStats struct {
@@ -114,9 +120,16 @@ type Deps struct {
 	Ratings *ratings.Service // stored ratings of the queue's context
 	Matcher Matcher
 	Config  Config
-	Now     func() time.Time // nil: time.Now
-	Logger  *slog.Logger     // nil: discard
-	Metrics *Metrics         // nil: not measured
+	// Clock is the queue's one clock: the times of tickets, matches and events, when the
+	// leader ticks and renews its lease, when ready checks and placements time out, when
+	// webhooks and allocators are tried again, how old a definition read is. Tests give a
+	// fake one and advance it. nil: the real clock (with Now, see Now).
+	Clock clockwork.Clock
+	// Now, without Clock, is the service's time, while its schedule stays on the real clock:
+	// two clocks. Deprecated: give Clock (the Postgres store's tests still give Now).
+	Now     func() time.Time
+	Logger  *slog.Logger // nil: discard
+	Metrics *Metrics     // nil: not measured
 	// WebhookClient posts webhooks; nil: the policy's client (WebhookPolicy.Client) with
 	// Config.WebhookTimeout. A client given here is trusted to check addresses itself.
 	WebhookClient *http.Client
@@ -125,12 +138,13 @@ type Deps struct {
 // NewService returns the service.
 func NewService(d Deps) *Service {
 	s := &Service{store: d.Store, ratings: d.Ratings, matcher: d.Matcher, cfg: d.Config.withDefaults(),
-		now: d.Now, logger: d.Logger, metrics: d.Metrics, webhook: d.WebhookClient, cache: make(map[string]cachedStats),
+		clock: d.Clock, logger: d.Logger, metrics: d.Metrics, webhook: d.WebhookClient, cache: make(map[string]cachedStats),
 		predicted: make(map[string][]float64),
-		feeds:     newFeeds(d.Store)}
-	if s.now == nil {
-		s.now = time.Now
+		feeds:     newFeeds(d.Store), queuesChanged: make(chan struct{}, 1)}
+	if s.clock == nil {
+		s.clock, s.nowFunc = clockwork.NewRealClock(), d.Now
 	}
+	s.definitions.clock = s.clock
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -139,6 +153,14 @@ func NewService(d Deps) *Service {
 		s.webhook = s.policy.Client(s.cfg.WebhookTimeout)
 	}
 	return s
+}
+
+// now is the service's time: its clock's (or Deps.Now's, without one).
+func (s *Service) now() time.Time {
+	if s.nowFunc != nil {
+		return s.nowFunc()
+	}
+	return s.clock.Now()
 }
 
 // MaxWait is the longest long-poll the service answers.
@@ -179,7 +201,19 @@ func (s *Service) PutQueue(ctx context.Context, q Queue) (Queue, bool, error) {
 	now := s.now().UTC()
 	q.CreatedAt, q.UpdatedAt = now, now
 	defer s.definitions.forget(q.Name)
-	return s.store.PutQueue(ctx, q)
+	stored, created, err := s.store.PutQueue(ctx, q)
+	if err == nil {
+		s.changedQueues()
+	}
+	return stored, created, err
+}
+
+// changedQueues wakes Run, if it runs, to bring its runners up to the definitions.
+func (s *Service) changedQueues() {
+	select {
+	case s.queuesChanged <- struct{}{}:
+	default:
+	}
 }
 
 // keepSecrets gives a webhook or allocator defined without a secret the secret stored for the
@@ -231,7 +265,11 @@ func (s *Service) DeleteQueue(ctx context.Context, name string) error {
 		return err
 	}
 	defer s.definitions.forget(name)
-	return s.store.DeleteQueue(ctx, name, s.now().UTC())
+	if err := s.store.DeleteQueue(ctx, name, s.now().UTC()); err != nil {
+		return err
+	}
+	s.changedQueues()
+	return nil
 }
 
 // checkStoredGameType refuses (403 naming game_type) a caller restricted to some game types
@@ -292,6 +330,7 @@ func (s *Service) CheckQueue(ctx context.Context, name string) error {
 
 // definitions are the queue definitions a replica read lately, by name, with when it read them.
 type definitions struct {
+	clock  clockwork.Clock
 	flight singleflight.Group // the reads in progress, by queue name
 	mu     sync.Mutex
 	read   map[string]definitionRead
@@ -302,14 +341,14 @@ type definitions struct {
 
 type definitionRead struct {
 	q  Queue
-	at time.Time // wall-clock time: the cache's age is the process's, not the service's clock
+	at time.Time
 }
 
 func (d *definitions) get(name string, ttl time.Duration) (_ Queue, ok bool, generation uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	r, ok := d.read[name]
-	if !ok || time.Since(r.at) >= ttl {
+	if !ok || d.clock.Since(r.at) >= ttl {
 		return Queue{}, false, d.generation
 	}
 	return r.q, true, d.generation
@@ -324,7 +363,7 @@ func (d *definitions) put(q Queue, generation uint64) {
 	if d.read == nil {
 		d.read = make(map[string]definitionRead)
 	}
-	d.read[q.Name] = definitionRead{q: q, at: time.Now()}
+	d.read[q.Name] = definitionRead{q: q, at: d.clock.Now()}
 }
 
 func (d *definitions) forget(name string) {

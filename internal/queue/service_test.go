@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,19 +42,66 @@ func (pairInOrder) Match(q queue.Queue, waiting []queue.Ticket, now time.Time) (
 	return w, nil
 }
 
-// clock is a settable time for the service.
-type clock struct{ ns atomic.Int64 }
+// newClock is a test's clock, at T0: it moves when the test advances it.
+func newClock() *queuetest.Clock { return queuetest.NewClock(queuetest.T0) }
 
-func newClock() *clock               { c := &clock{}; c.set(queuetest.T0); return c }
-func (c *clock) now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *clock) set(t time.Time)     { c.ns.Store(t.UnixNano()) }
-func (c *clock) add(d time.Duration) { c.ns.Add(int64(d)) }
+// advance moves the clock on by d, then waits until svc, leading queueName, has ticked at the
+// new time: what that time brings (matches, expiries, deadlines) is done.
+func advance(t *testing.T, c *queuetest.Clock, svc *queue.Service, queueName string, d time.Duration) {
+	t.Helper()
+	c.Advance(d)
+	ticked(t, c, svc, queueName)
+}
+
+// ticked waits until svc, leading queueName, has ticked at the clock's time (or later).
+func ticked(t *testing.T, c *queuetest.Clock, svc *queue.Service, queueName string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := queue.Ticked(ctx, svc, queueName, c.Now()); err != nil {
+		t.Fatalf("no tick of %s at %v after 10 s: %v", queueName, c.Now(), err)
+	}
+}
+
+// waitTimer waits until the service sets a timer due d from now (a retry, a backoff), and
+// advances the clock to it.
+func waitTimer(t *testing.T, c *queuetest.Clock, d time.Duration, what string) {
+	t.Helper()
+	c.AdvanceTo(timerSet(t, c, d, what))
+}
+
+// timerSet waits until the service sets a timer due d from now, and says when that is.
+func timerSet(t *testing.T, c *queuetest.Clock, d time.Duration, what string) time.Time {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	at := c.Now().Add(d)
+	if err := c.WaitTimer(ctx, at); err != nil {
+		t.Fatalf("no timer for %s after 10 s: %v", what, err)
+	}
+	return at
+}
+
+// poll checks cond every millisecond until it holds (10 s at most): for what the service
+// does on its own goroutines and tells no one of (a long-poll that began to wait).
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	every := time.NewTicker(time.Millisecond)
+	defer every.Stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: %s", what)
+		}
+		<-every.C
+	}
+}
 
 type fixture struct {
 	svc     *queue.Service
 	store   *queue.MemoryStore
 	ratings *ratings.Service
-	clock   *clock
+	clock   *queuetest.Clock
 }
 
 func newFixture(t *testing.T, cfg queue.Config) fixture {
@@ -63,8 +109,14 @@ func newFixture(t *testing.T, cfg queue.Config) fixture {
 	store := queue.NewMemoryStore()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
 	c := newClock()
-	svc := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: pairInOrder{}, Config: cfg, Now: c.now})
+	svc := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: pairInOrder{}, Config: cfg, Clock: c})
 	return fixture{svc: svc, store: store, ratings: rs, clock: c}
+}
+
+// advance moves the fixture's clock on by d and waits for the tick of duel it brings.
+func (f fixture) advance(t *testing.T, d time.Duration) {
+	t.Helper()
+	advance(t, f.clock, f.svc, "duel", d)
 }
 
 func (f fixture) queue(t *testing.T, mutate func(q *queue.Queue)) queue.Queue {
@@ -219,7 +271,7 @@ func runService(t *testing.T, svc *queue.Service) {
 // the match can be read by its id.
 func TestTheLoopMatchesTicketsAndALongPollSeesIt(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond})
+	f := newFixture(t, queue.Config{})
 	ctx := context.Background()
 	f.queue(t, nil)
 	a, _, err := f.svc.CreateTicket(ctx, solo("duel", "alice"))
@@ -235,15 +287,17 @@ func TestTheLoopMatchesTicketsAndALongPollSeesIt(t *testing.T) {
 		polled <- tk
 	}()
 	runService(t, f.svc)
-	time.Sleep(100 * time.Millisecond) // a few ticks with one ticket: nothing to match
+	ticked(t, f.clock, f.svc, "duel")
+	f.advance(t, 50*time.Millisecond) // a second tick with one ticket: nothing to match
 	if tk, _ := f.svc.GetTicket(ctx, a.ID, 0); tk.Status != queue.Searching {
 		t.Fatalf("alone in the queue: %s", tk.Status)
 	}
-	f.clock.add(time.Second) // bob waits less: alice is the older, on team 0
+	f.clock.Advance(time.Second) // bob waits less: alice is the older, on team 0
 	b, _, err := f.svc.CreateTicket(ctx, solo("duel", "bob"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.advance(t, 50*time.Millisecond)
 	var got queue.Ticket
 	select {
 	case got = <-polled:
@@ -281,13 +335,14 @@ func TestALongPollEndsWithItsWait(t *testing.T) {
 // Tickets past their expiry expire at the next tick, with the reason.
 func TestTicketsExpire(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond})
+	f := newFixture(t, queue.Config{})
 	ctx := context.Background()
 	f.queue(t, nil)
 	a, _, _ := f.svc.CreateTicket(ctx, queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: "alice"}}, TTL: 10 * time.Second})
 	runService(t, f.svc)
-	f.clock.add(11 * time.Second)
-	tk, err := f.svc.GetTicket(ctx, a.ID, 5*time.Second)
+	ticked(t, f.clock, f.svc, "duel")
+	f.advance(t, 11*time.Second)
+	tk, err := f.svc.GetTicket(ctx, a.ID, 0)
 	if err != nil || tk.Status != queue.Expired || tk.Reason != "ttl" {
 		t.Fatalf("%+v %v", tk, err)
 	}
@@ -300,6 +355,7 @@ func TestWebhooksAreSignedAndRetried(t *testing.T) {
 	const secret = "a-secret-of-16-bytes-or-more"
 	var mu sync.Mutex
 	var got []map[string]any
+	attempted := make(chan struct{}, 5) // at each delivery, failed or not
 	failures := 2
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -308,6 +364,7 @@ func TestWebhooksAreSignedAndRetried(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		defer func() { attempted <- struct{}{} }()
 		if failures > 0 {
 			failures--
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -323,29 +380,23 @@ func TestWebhooksAreSignedAndRetried(t *testing.T) {
 		got = append(got, ev)
 	}))
 	defer hook.Close()
-	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookAllow: loopback})
+	f := newFixture(t, queue.Config{WebhookAllow: loopback})
 	ctx := context.Background()
 	f.queue(t, func(q *queue.Queue) { q.Webhook = &queue.Webhook{URL: hook.URL, Secret: secret} })
 	a, _, _ := f.svc.CreateTicket(ctx, solo("duel", "alice"))
-	f.clock.add(time.Second)
+	f.clock.Advance(time.Second)
 	b, _, _ := f.svc.CreateTicket(ctx, solo("duel", "bob"))
 	c, _, _ := f.svc.CreateTicket(ctx, solo("duel", "carol"))
 	if _, err := f.svc.CancelTicket(ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	runService(t, f.svc)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d webhook deliveries after 10 s, want 3", n)
-		}
-		time.Sleep(20 * time.Millisecond)
+	runService(t, f.svc) // its first tick matches alice and bob, and wakes the deliverer
+	<-attempted
+	waitTimer(t, f.clock, time.Second, "the first retry")
+	<-attempted
+	waitTimer(t, f.clock, 2*time.Second, "the second retry")
+	for range 3 {
+		<-attempted
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -358,11 +409,11 @@ func TestWebhooksAreSignedAndRetried(t *testing.T) {
 		t.Fatalf("matched deliveries %v", got[1:])
 	}
 	// The cursor moves once the receiver's answer is back, a moment after it recorded the
-	// event.
-	waitUntil(t, "the webhook cursor did not reach 3", func() bool {
-		cur, _ := f.store.WebhookCursor(ctx, "duel")
-		return cur == 3
-	})
+	// event: when the deliverer waits for its next round, a second on.
+	timerSet(t, f.clock, time.Second, "the deliverer's next round")
+	if cur, _ := f.store.WebhookCursor(ctx, "duel"); cur != 3 {
+		t.Fatalf("the webhook cursor is %d, want 3", cur)
+	}
 }
 
 // Deleting a queue cancels its searching tickets.

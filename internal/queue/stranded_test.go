@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -59,7 +60,8 @@ func TestTicketsExpireWhenThePassFails(t *testing.T) {
 	short, _, _ := svc.CreateTicket(ctx, queue.NewTicket{Queue: "arena", Players: []queue.NewPlayer{{ID: "x"}}, TTL: 10 * time.Second})
 	long, _, _ := svc.CreateTicket(ctx, queue.NewTicket{Queue: "arena", Players: []queue.NewPlayer{{ID: "y"}}, TTL: time.Hour})
 	runService(t, svc)
-	c.add(11 * time.Second)
+	ticked(t, c, svc, "arena")
+	advance(t, c, svc, "arena", 11*time.Second)
 	if got := waitForStatus(t, svc, short.ID); got.Status != queue.Expired || got.Reason != "ttl" {
 		t.Fatalf("the short ticket: %s (%q), want expired (ttl)", got.Status, got.Reason)
 	}
@@ -85,12 +87,11 @@ func waitForStatus(t *testing.T, svc *queue.Service, id string) queue.Ticket {
 
 // arena is a service with matcher over a queue "arena" of teams of teamSize that ticks every
 // 50 ms, on a clock of the test's.
-func arena(t *testing.T, matcher queue.Matcher, teamSize int) (*queue.Service, queue.Queue, *clock) {
+func arena(t *testing.T, matcher queue.Matcher, teamSize int) (*queue.Service, queue.Queue, *queuetest.Clock) {
 	t.Helper()
 	c := newClock()
 	svc := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Matcher: matcher,
-		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
-		Config:  queue.Config{QueueRefresh: 20 * time.Millisecond}, Now: c.now})
+		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()), Clock: c})
 	q := queue.DefaultQueue("arena")
 	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", teamSize, teamSize, 50*time.Millisecond
 	if _, _, err := svc.PutQueue(context.Background(), q); err != nil {

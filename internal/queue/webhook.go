@@ -80,24 +80,25 @@ func Sign(secret string, at int64, delivery string, body []byte) string {
 // it fails, is dead-lettered: logged, counted, and passed over, so one bad event does not
 // hold back every later one, nor keep the purge from the queue's events.
 func (r *runner) deliverLoop(ctx context.Context) {
+	clock := r.s.clock
 	var retryAt time.Time // zero: no failure pending
 	var head failingEvent
 	for {
 		wait := time.Second
 		if !retryAt.IsZero() {
-			wait = max(time.Until(retryAt), 0)
+			wait = max(clock.Until(retryAt), 0)
 		}
-		timer := time.NewTimer(wait)
+		timer := clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
 			return
 		case <-r.kick:
 			timer.Stop()
-			if !retryAt.IsZero() && time.Now().Before(retryAt) {
+			if !retryAt.IsZero() && clock.Now().Before(retryAt) {
 				continue // a failing receiver is not hammered at every tick
 			}
-		case <-timer.C:
+		case <-timer.Chan():
 		}
 		q := r.def.Load()
 		if !r.leading.Load() || q.Webhook == nil {
@@ -107,13 +108,13 @@ func (r *runner) deliverLoop(ctx context.Context) {
 		err := r.s.deliverWebhooks(ctx, *q, &head)
 		if errors.Is(err, ErrOutboxHandover) || errors.Is(err, errNotLeading) {
 			// Not a failure of the receiver's: the outbox is (still) another leader's.
-			retryAt = time.Now().Add(min(r.s.cfg.WebhookBackoff, time.Second))
+			retryAt = clock.Now().Add(min(r.s.cfg.WebhookBackoff, time.Second))
 			r.s.logger.Debug("queue: webhook delivery waits for the queue's outbox", "queue", q.Name, "err", err)
 			continue
 		}
 		if err != nil {
 			backoff := min(r.s.cfg.WebhookBackoff<<min(max(head.attempts-1, 0), 16), 60*r.s.cfg.WebhookBackoff)
-			retryAt = time.Now().Add(backoff)
+			retryAt = clock.Now().Add(backoff)
 			if ctx.Err() == nil {
 				r.s.logger.Warn("queue: webhook delivery failed; retrying", "queue", q.Name, "err", err, "attempt", head.attempts, "retry_in", backoff.String())
 			}
@@ -140,7 +141,7 @@ func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEve
 	if err != nil {
 		return err
 	}
-	written, flushed := cursor, time.Now()
+	written, flushed := cursor, s.clock.Now()
 	// flush records the cursor, even as the runner stops: an acknowledged event not recorded
 	// is posted again by the next leader. A deposed leader's flush, after its lease ended,
 	// still lands before the next leader may claim the outbox (a quarter of the lease later).
@@ -153,7 +154,7 @@ func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEve
 		if err := s.store.SetWebhookCursor(wctx, q.Name, cursor); err != nil {
 			return err
 		}
-		written, flushed = cursor, time.Now()
+		written, flushed = cursor, s.clock.Now()
 		return nil
 	}
 	defer func() {
@@ -196,7 +197,7 @@ func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEve
 					"queue", q.Name, "seq", e.Seq, "type", e.Type, "ticket_id", e.TicketID, "attempts", head.attempts, "why", why, "err", err)
 			}
 			cursor = e.Seq
-			if time.Since(flushed) >= cursorFlush {
+			if s.clock.Since(flushed) >= cursorFlush {
 				if err := flush(); err != nil {
 					return err
 				}

@@ -23,13 +23,14 @@ type receiver struct {
 	mu       sync.Mutex
 	attempts map[int64]int
 	acked    []int64
+	changed  chan struct{} // closed, and replaced, at each delivery
 }
 
 // loopback allows the test receivers (httptest servers on 127.0.0.1) past the webhook policy.
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
 func newReceiver(t *testing.T, secret string, answer func(seq int64, attempt int) int) (*receiver, string) {
-	rc := &receiver{attempts: map[int64]int{}}
+	rc := &receiver{attempts: map[int64]int{}, changed: make(chan struct{})}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if err := client.VerifyWebhook(secret, r.Header, body, queuetest.T0, time.Hour); err != nil {
@@ -46,6 +47,8 @@ func newReceiver(t *testing.T, secret string, answer func(seq int64, attempt int
 		if status/100 == 2 {
 			rc.acked = append(rc.acked, ev.Seq)
 		}
+		close(rc.changed)
+		rc.changed = make(chan struct{})
 		w.WriteHeader(status)
 	}))
 	t.Cleanup(srv.Close)
@@ -62,14 +65,24 @@ func (rc *receiver) snapshot() ([]int64, map[int64]int) {
 	return append([]int64(nil), rc.acked...), attempts
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
+// await waits until cond holds of the deliveries so far (10 s at most), waking at each one.
+func (rc *receiver) await(t *testing.T, what string, cond func(acked []int64, attempts map[int64]int) bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s: %s", what)
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		acked, attempts := rc.snapshot()
+		rc.mu.Lock()
+		changed := rc.changed
+		rc.mu.Unlock()
+		if cond(acked, attempts) {
+			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("after 10 s: %s (acknowledged %v, attempts %v)", what, acked, attempts)
+		}
 	}
 }
 
@@ -86,23 +99,36 @@ func TestWebhookRetriesWhileTheQueueIsBusy(t *testing.T) {
 		return http.StatusOK
 	})
 	// The backoff (200 ms, then 400) is longer than the 50 ms between the ticks that match.
-	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 200 * time.Millisecond, WebhookAllow: loopback})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	f := newFixture(t, queue.Config{WebhookBackoff: 200 * time.Millisecond, WebhookAllow: loopback})
+	ctx := context.Background()
 	f.queue(t, func(q *queue.Queue) { q.Webhook = &queue.Webhook{URL: url, Secret: secret} })
 	runService(t, f.svc)
-	var feeding sync.WaitGroup
-	feeding.Go(func() {
-		for i := 0; ctx.Err() == nil && i < 2000; i++ {
-			_, _, _ = f.svc.CreateTicket(ctx, solo("duel", fmt.Sprintf("p%d", i)))
-			time.Sleep(10 * time.Millisecond)
+	ticked(t, f.clock, f.svc, "duel")
+	timerSet(t, f.clock, time.Second, "the deliverer's wait for its round")
+	n := 0
+	busy := func(ticks int) { // each tick matches two new tickets and wakes the deliverer
+		for range ticks {
+			for range 2 {
+				n++
+				if _, _, err := f.svc.CreateTicket(ctx, solo("duel", fmt.Sprintf("p%d", n))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.advance(t, 50*time.Millisecond)
 		}
-	})
-	defer feeding.Wait()
-	defer cancel()
-	waitUntil(t, "the first event was not delivered on its third attempt", func() bool {
-		acked, attempts := rc.snapshot()
-		return len(acked) > 0 && acked[0] == 1 && attempts[1] == 3
+	}
+	attempt := func(k int) func([]int64, map[int64]int) bool {
+		return func(_ []int64, a map[int64]int) bool { return a[1] == k }
+	}
+	busy(1)
+	rc.await(t, "no first attempt at event 1", attempt(1))
+	timerSet(t, f.clock, 200*time.Millisecond, "the first retry")
+	busy(4) // four ticks that match: the retry comes at the fourth all the same
+	rc.await(t, "event 1 was not tried again 200 ms after, with a tick every 50 ms", attempt(2))
+	timerSet(t, f.clock, 400*time.Millisecond, "the second retry")
+	busy(8)
+	rc.await(t, "the first event was not delivered on its third attempt", func(acked []int64, a map[int64]int) bool {
+		return len(acked) > 0 && acked[0] == 1 && a[1] == 3
 	})
 }
 
@@ -129,7 +155,7 @@ func TestWebhookDeadLetters(t *testing.T) {
 				}
 				return http.StatusNoContent
 			})
-			f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 10 * time.Millisecond, WebhookMaxAttempts: 3, WebhookAllow: loopback})
+			f := newFixture(t, queue.Config{WebhookBackoff: 10 * time.Millisecond, WebhookMaxAttempts: 3, WebhookAllow: loopback})
 			ctx := context.Background()
 			f.queue(t, func(q *queue.Queue) { q.Webhook = &queue.Webhook{URL: url, Secret: secret} })
 			for _, id := range []string{"a", "b", "c"} {
@@ -144,18 +170,19 @@ func TestWebhookDeadLetters(t *testing.T) {
 				}
 			}
 			runService(t, f.svc) // b and c match: events 2 and 3
-			waitUntil(t, "events 2 and 3 were not delivered", func() bool {
-				acked, _ := rc.snapshot()
-				return len(acked) == 2
-			})
+			for attempt := 1; attempt < tc.wantAttempts; attempt++ {
+				rc.await(t, fmt.Sprintf("attempt %d at event 1", attempt), func(_ []int64, a map[int64]int) bool { return a[1] == attempt })
+				waitTimer(t, f.clock, 10*time.Millisecond<<(attempt-1), fmt.Sprintf("retry %d of event 1", attempt))
+			}
+			rc.await(t, "events 2 and 3 were not delivered", func(acked []int64, _ map[int64]int) bool { return len(acked) == 2 })
 			acked, attempts := rc.snapshot()
 			if acked[0] != 2 || acked[1] != 3 || attempts[1] != tc.wantAttempts {
 				t.Fatalf("acknowledged %v, event 1 tried %d times; want 2 and 3 after %d tries of 1", acked, attempts[1], tc.wantAttempts)
 			}
-			waitUntil(t, "the cursor did not reach 3", func() bool {
-				cur, _ := f.store.WebhookCursor(ctx, "duel")
-				return cur == 3
-			})
+			timerSet(t, f.clock, time.Second, "the deliverer's round after")
+			if cur, _ := f.store.WebhookCursor(ctx, "duel"); cur != 3 {
+				t.Fatalf("the cursor is at %d, want 3", cur)
+			}
 		})
 	}
 }
@@ -170,7 +197,7 @@ func TestWebhookDeadLettersOldEvents(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	f := newFixture(t, queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 10 * time.Millisecond, WebhookMaxAge: time.Minute, WebhookAllow: loopback})
+	f := newFixture(t, queue.Config{WebhookBackoff: 10 * time.Millisecond, WebhookMaxAge: time.Minute, WebhookAllow: loopback})
 	ctx := context.Background()
 	f.queue(t, func(q *queue.Queue) { q.Webhook = &queue.Webhook{URL: url, Secret: secret} })
 	tk, _, _ := f.svc.CreateTicket(ctx, solo("duel", "a"))
@@ -178,13 +205,21 @@ func TestWebhookDeadLettersOldEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	runService(t, f.svc)
-	waitUntil(t, "event 1 was not retried", func() bool { _, a := rc.snapshot(); return a[1] >= 3 })
+	ticked(t, f.clock, f.svc, "duel") // nothing to match: the deliverer waits for its round
+	waitTimer(t, f.clock, time.Second, "the deliverer's first round")
+	for attempt := 1; attempt <= 3; attempt++ {
+		rc.await(t, fmt.Sprintf("attempt %d at event 1", attempt), func(_ []int64, a map[int64]int) bool { return a[1] == attempt })
+		if attempt < 3 {
+			waitTimer(t, f.clock, 10*time.Millisecond<<(attempt-1), fmt.Sprintf("retry %d", attempt))
+		}
+	}
+	timerSet(t, f.clock, 40*time.Millisecond, "the third retry")
 	if cur, _ := f.store.WebhookCursor(ctx, "duel"); cur != 0 {
 		t.Fatalf("cursor %d while event 1 is young: it must be retried, not given up", cur)
 	}
-	f.clock.add(2 * time.Minute)
-	waitUntil(t, "the cursor did not pass the old event", func() bool {
-		cur, _ := f.store.WebhookCursor(ctx, "duel")
-		return cur == 1
-	})
+	f.clock.Advance(2 * time.Minute) // the third retry fails an event past WebhookMaxAge
+	timerSet(t, f.clock, time.Second, "the deliverer's round after the dead letter")
+	if cur, _ := f.store.WebhookCursor(ctx, "duel"); cur != 1 {
+		t.Fatalf("the cursor is at %d, want past the old event", cur)
+	}
 }

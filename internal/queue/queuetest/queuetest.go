@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -502,7 +503,11 @@ func testEvents(t *testing.T, st queue.Store) {
 	}
 	woke := make(chan error, 1)
 	go func() { woke <- st.WaitEvents(c, "q", 5) }()
-	time.Sleep(20 * time.Millisecond)
+	if w, ok := st.(interface{ Waiters(queue string) int }); ok { // the event comes to a waiter
+		for deadline := time.Now().Add(5 * time.Second); w.Waiters("q") == 0 && time.Now().Before(deadline); {
+			runtime.Gosched()
+		}
+	}
 	create(t, st, Ticket("q", "t9", 20, "late"))
 	must[queue.Ticket](t)(st.CancelTicket(c, "t9", at(21)))
 	select {
