@@ -127,6 +127,27 @@ func (nb *NewBackfill) validate(q Queue) error {
 	if len(nb.OpenSlots) != q.Teams {
 		f.Add("open_slots", "must give one count per team (%d)", q.Teams)
 	}
+	nb.addTeamFaults(&f, q)
+	if nb.Region != "" {
+		if err := ratings.ValidateName(nb.Region); err != nil {
+			f.Add("region", "%s", err)
+		} else if len(q.Regions) > 0 && !slices.Contains(q.Regions, nb.Region) {
+			f.Add("region", "%q is not one of the queue's regions %v", nb.Region, q.Regions)
+		}
+	}
+	nb.addBotRuleFaults(&f)
+	if nb.TTL != 0 && (nb.TTL < time.Second || nb.TTL > MaxTicketTTL) {
+		f.Add("ttl_s", "must be 1..%d seconds", int(MaxTicketTTL.Seconds()))
+	}
+	if len(nb.Attributes) > 0 {
+		f.Include(q.tickConfig().ValidateAttributes(nb.Attributes, true)) // attributes.<name>
+	}
+	return f.Err()
+}
+
+// addTeamFaults checks the running match's teams: their players (each once, rated from 0),
+// their bots, and the open slots each team asks for within its size, at least one in all.
+func (nb *NewBackfill) addTeamFaults(f *apperr.Fields, q Queue) {
 	seen := map[string]string{}
 	players, open := 0, 0
 	for i, t := range nb.Teams {
@@ -157,16 +178,7 @@ func (nb *NewBackfill) validate(q Queue) error {
 			}
 		}
 		if i < len(nb.OpenSlots) {
-			n := nb.OpenSlots[i]
-			switch {
-			case n < 0:
-				f.Add("open_slots["+strconv.Itoa(i)+"]", "must not be negative")
-			case len(t.Players)+n > q.TeamSize:
-				f.Add("open_slots["+strconv.Itoa(i)+"]", "must leave the team at most team_size (%d) players: it has %d",
-					q.TeamSize, len(t.Players))
-			default:
-				open += n
-			}
+			open += nb.addOpenSlotFault(f, q, i, len(t.Players))
 		}
 	}
 	if players == 0 && len(nb.Teams) == q.Teams {
@@ -175,36 +187,42 @@ func (nb *NewBackfill) validate(q Queue) error {
 	if open == 0 && len(nb.OpenSlots) == q.Teams && !slices.ContainsFunc(nb.OpenSlots, func(n int) bool { return n < 0 }) {
 		f.Add("open_slots", "must ask for at least one player")
 	}
-	if nb.Region != "" {
-		if err := ratings.ValidateName(nb.Region); err != nil {
-			f.Add("region", "%s", err)
-		} else if len(q.Regions) > 0 && !slices.Contains(q.Regions, nb.Region) {
-			f.Add("region", "%q is not one of the queue's regions %v", nb.Region, q.Regions)
-		}
+}
+
+// addOpenSlotFault checks team i's open slots, with the players it has, and returns them
+// when they are valid.
+func (nb *NewBackfill) addOpenSlotFault(f *apperr.Fields, q Queue, i, players int) int {
+	switch n := nb.OpenSlots[i]; {
+	case n < 0:
+		f.Add("open_slots["+strconv.Itoa(i)+"]", "must not be negative")
+	case players+n > q.TeamSize:
+		f.Add("open_slots["+strconv.Itoa(i)+"]", "must leave the team at most team_size (%d) players: it has %d", q.TeamSize, players)
+	default:
+		return n
 	}
-	if r := nb.Bots; r != nil {
-		if !(r.MeanRating >= 0 && r.MeanRating <= MaxRating) {
-			f.Add("bots.mean_rating", "must be a finite number between 0 and %g", float64(MaxRating))
-		}
-		if r.TargetPlayers < 0 || r.TargetPlayers > teams.MaxBots {
-			f.Add("bots.target_players", "must be 0..%d", teams.MaxBots)
-		}
-		if r.RecommendedMin < 0 || r.RecommendedMin > teams.MaxBots {
-			f.Add("bots.recommended.min", "must be 0..%d", teams.MaxBots)
-		}
-		if r.RecommendedMax < 0 || r.RecommendedMax > teams.MaxBots {
-			f.Add("bots.recommended.max", "must be 0..%d", teams.MaxBots)
-		} else if r.RecommendedMax < r.RecommendedMin {
-			f.Add("bots.recommended.max", "must be at least recommended.min (%d)", r.RecommendedMin)
-		}
+	return 0
+}
+
+// addBotRuleFaults checks the server's bot rule, if given.
+func (nb *NewBackfill) addBotRuleFaults(f *apperr.Fields) {
+	r := nb.Bots
+	if r == nil {
+		return
 	}
-	if nb.TTL != 0 && (nb.TTL < time.Second || nb.TTL > MaxTicketTTL) {
-		f.Add("ttl_s", "must be 1..%d seconds", int(MaxTicketTTL.Seconds()))
+	if !(r.MeanRating >= 0 && r.MeanRating <= MaxRating) {
+		f.Add("bots.mean_rating", "must be a finite number between 0 and %g", float64(MaxRating))
 	}
-	if len(nb.Attributes) > 0 {
-		f.Include(q.tickConfig().ValidateAttributes(nb.Attributes, true)) // attributes.<name>
+	if r.TargetPlayers < 0 || r.TargetPlayers > teams.MaxBots {
+		f.Add("bots.target_players", "must be 0..%d", teams.MaxBots)
 	}
-	return f.Err()
+	if r.RecommendedMin < 0 || r.RecommendedMin > teams.MaxBots {
+		f.Add("bots.recommended.min", "must be 0..%d", teams.MaxBots)
+	}
+	if r.RecommendedMax < 0 || r.RecommendedMax > teams.MaxBots {
+		f.Add("bots.recommended.max", "must be 0..%d", teams.MaxBots)
+	} else if r.RecommendedMax < r.RecommendedMin {
+		f.Add("bots.recommended.max", "must be at least recommended.min (%d)", r.RecommendedMin)
+	}
 }
 
 // fingerprint identifies a backfill request by its meaning, for Idempotency-Key retries:

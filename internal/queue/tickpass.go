@@ -22,23 +22,39 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 	if len(waiting) == 0 {
 		return TickWrite{}, nil
 	}
-	epoch := waiting[0].CreatedAt
-	for _, t := range waiting {
-		if t.CreatedAt.Before(epoch) {
-			epoch = t.CreatedAt
-		}
+	p := newPassInput(q, waiting)
+	out, err := p.run(q.tickConfig(), now)
+	if err != nil {
+		return TickWrite{}, err
 	}
-	secs := func(t time.Time) float64 { return t.Sub(epoch).Seconds() }
-	in := make([]tick.Ticket, 0, len(waiting))
-	index := make([]int, 0, len(waiting)) // waiting's index of each of in's tickets
+	return p.write(q, out, now), nil
+}
+
+// passInput is the waiting tickets as the pass takes them: in, each at waiting's index
+// index[k]; invalid, those that left before the pass (a backfill its queue no longer admits).
+type passInput struct {
+	waiting []Ticket
+	epoch   time.Time
+	in      []tick.Ticket
+	index   []int
+	invalid []Expiry
+}
+
+func (p *passInput) secs(t time.Time) float64 { return t.Sub(p.epoch).Seconds() }
+
+func newPassInput(q Queue, waiting []Ticket) *passInput {
+	p := &passInput{waiting: waiting, epoch: waiting[0].CreatedAt,
+		in: make([]tick.Ticket, 0, len(waiting)), index: make([]int, 0, len(waiting))}
 	players := 0
 	for _, t := range waiting {
+		if t.CreatedAt.Before(p.epoch) {
+			p.epoch = t.CreatedAt
+		}
 		players += len(t.Players)
 	}
 	ratings := make([]float64, 0, players) // every ticket's, in one array rather than one each
-	var invalid []Expiry
 	for i, t := range waiting {
-		tt := tick.Ticket{WaitingSince: secs(t.CreatedAt), ExpiresAt: secs(t.ExpiresAt), Attributes: t.Attributes}
+		tt := tick.Ticket{WaitingSince: p.secs(t.CreatedAt), ExpiresAt: p.secs(t.ExpiresAt), Attributes: t.Attributes}
 		if t.Backfill != nil {
 			tt.Backfill = tickBackfill(t)
 			if t.Backfill.Region != "" {
@@ -47,90 +63,116 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 			// A backfill the queue's definition no longer admits (its team size changed)
 			// would fail the whole pass: it leaves alone.
 			if tt.Validate(q.TeamSize) != nil {
-				invalid = append(invalid, Expiry{TicketID: t.ID, Reason: ReasonInvalid})
+				p.invalid = append(p.invalid, Expiry{TicketID: t.ID, Reason: ReasonInvalid})
 				continue
 			}
-			in, index = append(in, tt), append(index, i)
+			p.in, p.index = append(p.in, tt), append(p.index, i)
 			continue
 		}
 		for j := range t.Players {
 			ratings = append(ratings, t.Players[j].Rating)
 		}
 		tt.Ratings = ratings[len(ratings)-len(t.Players) : len(ratings) : len(ratings)]
-		if len(q.Roles) > 0 {
-			tt.Roles = make([][]string, len(t.Players))
-			for j := range t.Players {
-				tt.Roles[j] = t.Players[j].Roles
-			}
+		playerRoles(q, t, &tt)
+		queueLatencies(q, t, &tt)
+		p.in, p.index = append(p.in, tt), append(p.index, i)
+	}
+	return p
+}
+
+// playerRoles gives a ticket of a queue with roles its players' roles.
+func playerRoles(q Queue, t Ticket, tt *tick.Ticket) {
+	if len(q.Roles) > 0 {
+		tt.Roles = make([][]string, len(t.Players))
+		for j := range t.Players {
+			tt.Roles[j] = t.Players[j].Roles
 		}
-		if len(q.Expansions.MaxLatencyMS) > 0 { // latency considered: the queue's regions only
-			for _, region := range sortedRegions(t.Latencies) {
-				if slices.Contains(q.Regions, region) {
-					tt.Latencies = append(tt.Latencies, tick.RegionLatency{Region: region, MS: t.Latencies[region]})
-				}
-			}
+	}
+}
+
+// queueLatencies gives a ticket of a queue that considers latency its latencies to the
+// queue's regions, in order.
+func queueLatencies(q Queue, t Ticket, tt *tick.Ticket) {
+	if len(q.Expansions.MaxLatencyMS) == 0 {
+		return
+	}
+	for _, region := range sortedRegions(t.Latencies) {
+		if slices.Contains(q.Regions, region) {
+			tt.Latencies = append(tt.Latencies, tick.RegionLatency{Region: region, MS: t.Latencies[region]})
 		}
-		in, index = append(in, tt), append(index, i)
 	}
-	cfg := q.tickConfig()
-	out, err := tick.Run(in, secs(now), cfg)
-	if apperr.CodeOf(err) == apperr.Invalid {
-		// A ticket the queue's definition no longer admits (rules added that read an
-		// attribute it does not give, a party larger than a smaller team) would fail every
-		// pass: such tickets leave, and the others are matched. Checked only when the pass
-		// refuses its input, so a queue whose tickets are all valid pays nothing for it.
-		kept, keptIndex := in[:0:0], index[:0:0]
-		for k, tt := range in {
-			if cfg.ValidateTicket(tt) != nil {
-				invalid = append(invalid, Expiry{TicketID: waiting[index[k]].ID, Reason: ReasonInvalid})
-				continue
-			}
-			kept, keptIndex = append(kept, tt), append(keptIndex, index[k])
-		}
-		in, index = kept, keptIndex
-		out, err = tick.Run(in, secs(now), cfg)
+}
+
+// run runs the pass at now. A ticket the queue's definition no longer admits (rules added
+// that read an attribute it does not give, a party larger than a smaller team) would fail
+// every pass: when the pass refuses its input, such tickets leave, and the others are
+// matched. Checked only then, so a queue whose tickets are all valid pays nothing for it.
+func (p *passInput) run(cfg tick.Config, now time.Time) (tick.Result, error) {
+	out, err := tick.Run(p.in, p.secs(now), cfg)
+	if apperr.CodeOf(err) != apperr.Invalid {
+		return out, err
 	}
-	if err != nil {
-		return TickWrite{}, err
-	}
-	w := TickWrite{At: now, Matches: make([]Match, 0, len(out.Fills)+len(out.Matches)), Expired: invalid}
-	for _, f := range out.Fills {
-		w.Matches = append(w.Matches, fillMatch(q, waiting, index, f, now))
-	}
-	for _, m := range out.Matches {
-		match := Match{ID: newID("mt-"), CreatedAt: now, Region: m.Region, Teams: make([]MatchTeam, 2),
-			SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference, Attributes: m.Attributes}
-		if m.Shaped != nil {
-			shapedMatch(waiting, index, m, &match)
-			w.Matches = append(w.Matches, match)
+	kept, keptIndex := p.in[:0:0], p.index[:0:0]
+	for k, tt := range p.in {
+		if cfg.ValidateTicket(tt) != nil {
+			p.invalid = append(p.invalid, Expiry{TicketID: p.waiting[p.index[k]].ID, Reason: ReasonInvalid})
 			continue
 		}
-		for team, slots := range m.Teams {
-			for _, s := range slots {
-				t := waiting[index[s.Ticket]]
-				p := t.Players[s.Player]
-				match.Teams[team].Players = append(match.Teams[team].Players, MatchPlayer{ID: p.ID, TicketID: t.ID, Rating: p.Rating})
-				match.Teams[team].RatingTotal += p.Rating
-			}
-		}
-		for _, p := range m.Pairs {
-			a, b := waiting[index[p.Players[0].Ticket]].Players[p.Players[0].Player], waiting[index[p.Players[1].Ticket]].Players[p.Players[1].Player]
-			match.Pairs = append(match.Pairs, Pair{Players: [2]string{a.ID, b.ID}, Difference: p.Difference, Interval: p.Interval})
-		}
-		w.Matches = append(w.Matches, match)
+		kept, keptIndex = append(kept, tt), append(keptIndex, p.index[k])
+	}
+	p.in, p.index = kept, keptIndex
+	return tick.Run(p.in, p.secs(now), cfg)
+}
+
+// write is what the pass decided as the queue writes it: its fills and matches, the tickets
+// to expire, and why the others wait.
+func (p *passInput) write(q Queue, out tick.Result, now time.Time) TickWrite {
+	w := TickWrite{At: now, Matches: make([]Match, 0, len(out.Fills)+len(out.Matches)), Expired: p.invalid}
+	for _, f := range out.Fills {
+		w.Matches = append(w.Matches, fillMatch(q, p.waiting, p.index, f, now))
+	}
+	for _, m := range out.Matches {
+		w.Matches = append(w.Matches, p.match(m, now))
 	}
 	for _, e := range out.Expired {
-		w.Expired = append(w.Expired, Expiry{TicketID: waiting[index[e.Ticket]].ID, Reason: e.Reason})
+		w.Expired = append(w.Expired, Expiry{TicketID: p.waiting[p.index[e.Ticket]].ID, Reason: e.Reason})
 	}
 	if len(out.Waiting) > 0 {
 		ids := make([]string, len(out.Waiting))
 		for k, x := range out.Waiting {
-			ids[k] = waiting[index[x.Ticket]].ID
+			ids[k] = p.waiting[p.index[x.Ticket]].ID
 		}
 		w.Waiting = &Waits{ids: ids, waits: out.Waiting}
 	}
-	return w, nil
+	return w
 }
+
+// match is one of the pass's matches as the queue keeps it: its teams' players with their
+// tickets and ratings, and its pairs (a shaped match has teams of its shape instead).
+func (p *passInput) match(m tick.Match, now time.Time) Match {
+	match := Match{ID: newID("mt-"), CreatedAt: now, Region: m.Region, Teams: make([]MatchTeam, 2),
+		SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference, Attributes: m.Attributes}
+	if m.Shaped != nil {
+		shapedMatch(p.waiting, p.index, m, &match)
+		return match
+	}
+	for team, slots := range m.Teams {
+		for _, s := range slots {
+			t := p.waiting[p.index[s.Ticket]]
+			pl := t.Players[s.Player]
+			match.Teams[team].Players = append(match.Teams[team].Players, MatchPlayer{ID: pl.ID, TicketID: t.ID, Rating: pl.Rating})
+			match.Teams[team].RatingTotal += pl.Rating
+		}
+	}
+	for _, pr := range m.Pairs {
+		a, b := p.player(pr.Players[0]), p.player(pr.Players[1])
+		match.Pairs = append(match.Pairs, Pair{Players: [2]string{a.ID, b.ID}, Difference: pr.Difference, Interval: pr.Interval})
+	}
+	return match
+}
+
+// player is the player of a pass's slot.
+func (p *passInput) player(s tick.Slot) Player { return p.waiting[p.index[s.Ticket]].Players[s.Player] }
 
 // ReasonInvalid is the expiry reason of a ticket the queue's definition no longer admits: a
 // backfill whose team_size shrank below the match's players and open slots, a party larger

@@ -312,8 +312,15 @@ func testPlacement(t *testing.T, st queue.Store) {
 }
 
 func testAllocatorPlacement(t *testing.T, st queue.Store) {
-	c := ctx(t)
 	putQueue(t, st, Queue("q"))
+	testPlacingAtOnce(t, st)
+	testPlacingAfterAReadyCheck(t, st)
+}
+
+// testPlacingAtOnce: without a ready check, a proposal is placing at once; the allocator's
+// answer makes its match.
+func testPlacingAtOnce(t *testing.T, st queue.Store) {
+	c := ctx(t)
 	a := create(t, st, Ticket("q", "a", 1, "a1", "a2"))
 	b := create(t, st, Ticket("q", "b", 2, "b1", "b2"))
 	// Without a ready check, a match is placing at once.
@@ -363,8 +370,12 @@ func testAllocatorPlacement(t *testing.T, st queue.Store) {
 		t.Fatalf("placing proposals after: %+v", ps)
 	}
 
-	// With a ready check, placing once all accepted; a placement past its deadline fails and
-	// requeues everyone, one that fails requeues with its reason.
+}
+
+// testPlacingAfterAReadyCheck: with a ready check, placing once all accepted; a placement past
+// its deadline fails and requeues everyone, one that fails requeues with its reason.
+func testPlacingAfterAReadyCheck(t *testing.T, st queue.Store) {
+	c := ctx(t)
 	c1 := create(t, st, Ticket("q", "c", 20, "c1"))
 	d1 := create(t, st, Ticket("q", "d", 21, "d1"))
 	must[queue.TickCommitted](t)(st.Propose(c, "q", queue.ProposeWrite{At: at(22), AcceptBy: at(42), PlaceFor: 30 * time.Second,

@@ -1,6 +1,7 @@
 package queuetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -17,138 +18,194 @@ import (
 // proposals or matches, no player searching or proposed twice, every change the one the
 // model expects.
 func testProposalModel(t *testing.T, st queue.Store) {
-	c := ctx(t)
+	r := &modelRun{t: t, st: st, c: ctx(t), rng: rand.New(rand.NewPCG(22, 1)), m: newModel()}
 	putQueue(t, st, Queue("q"))
-	rng := rand.New(rand.NewPCG(22, 1))
-	m := newModel()
 	steps := 400
 	if testing.Short() {
 		steps = 100
 	}
-	var players []string
 	for i := range 12 {
-		players = append(players, fmt.Sprintf("p%d", i))
+		r.players = append(r.players, fmt.Sprintf("p%d", i))
 	}
-	now := 0
-	for step := range steps {
-		now++
+	for r.step = range steps {
+		r.now++
 		var what string
-		switch op := rng.IntN(20); {
-		case op < 4: // a ticket of one or two players
-			n := 1 + rng.IntN(2)
-			var ps []string
-			for _, i := range rng.Perm(len(players))[:n] {
-				ps = append(ps, players[i])
-			}
-			id := fmt.Sprintf("t%d", step)
-			what = fmt.Sprintf("create %s %v", id, ps)
-			_, _, err := st.CreateTicket(c, Ticket("q", id, now, ps...))
-			var se *queue.SearchingError
-			switch held := m.held(ps); {
-			case held && !errors.As(err, &se):
-				t.Fatalf("step %d %s: %v, want a player already searching", step, what, err)
-			case !held && err != nil:
-				t.Fatalf("step %d %s: %v", step, what, err)
-			case !held:
-				m.create(id, ps)
-			}
-		case op < 8: // a tick proposes two tickets (maybe no longer searching)
-			a, b := m.any(rng), m.any(rng)
-			if a == "" || a == b {
-				continue
-			}
-			id := fmt.Sprintf("m%d", step)
-			what = fmt.Sprintf("propose %s %s+%s", id, a, b)
-			done, err := st.Propose(c, "q", queue.ProposeWrite{At: at(now), AcceptBy: at(now + 15),
-				Proposals: []queue.Match{Match2v2(id, m.ticket(a), m.ticket(b))}})
-			want := m.tickets[a].status == queue.Searching && m.tickets[b].status == queue.Searching
-			if err != nil || (len(done.Matches) == 1) != want {
-				t.Fatalf("step %d %s: %+v %v, want stored %v", step, what, done, err, want)
-			}
-			if want {
-				m.propose(id, now+15, a, b)
-			}
-		case op < 15: // an answer, to a proposal open or not
-			id, player := m.anyAnswer(rng)
-			if id == "" {
-				continue
-			}
-			accept := rng.IntN(8) > 0
-			what = fmt.Sprintf("answer %s %s %v", id, player, accept)
-			p, resolved, err := st.AnswerProposal(c, id, player, accept, at(now))
-			if !m.proposals[id].open {
-				wantCode(t, err, apperr.Conflict)
-				break
-			}
-			if err != nil {
-				t.Fatalf("step %d %s: %v", step, what, err)
-			}
-			wantState := m.answer(id, player, accept)
-			if p.State != wantState || resolved != (wantState != queue.ProposalOpen) {
-				t.Fatalf("step %d %s: %s (resolved %v), want %s", step, what, p.State, resolved, wantState)
-			}
-		case op < 16: // a cancel
-			id := m.any(rng)
-			if id == "" {
-				continue
-			}
-			what = "cancel " + id
-			_, err := st.CancelTicket(c, id, at(now))
-			switch m.tickets[id].status {
-			case queue.Matched, queue.Expired:
-				wantCode(t, err, apperr.Conflict)
-			default:
-				if err != nil {
-					t.Fatalf("step %d %s: %v", step, what, err)
-				}
-				m.cancel(id)
-			}
-		case op < 18: // time passes: the leader expires what is due
-			now += rng.IntN(4)
-			what = fmt.Sprintf("expire at %d", now)
-			resolved, open, err := st.ExpireProposals(c, "q", at(now))
-			want, wantOpen := m.expire(now)
-			var got []string
-			for _, p := range resolved {
-				got = append(got, p.Match.ID)
-			}
-			if err != nil || !slices.Equal(got, want) || open != wantOpen {
-				t.Fatalf("step %d %s: %v open %d, %v; want %v open %d", step, what, got, open, err, want, wantOpen)
-			}
-		default: // a tick matches two tickets outright (a queue without the check, or a race)
-			a, b := m.any(rng), m.any(rng)
-			if a == "" || a == b {
-				continue
-			}
-			id := fmt.Sprintf("x%d", step)
-			what = fmt.Sprintf("match %s %s+%s", id, a, b)
-			done, err := st.CommitTick(c, "q", queue.TickWrite{At: at(now), Matches: []queue.Match{Match2v2(id, m.ticket(a), m.ticket(b))}})
-			want := m.tickets[a].status == queue.Searching && m.tickets[b].status == queue.Searching
-			if err != nil || (len(done.Matches) == 1) != want {
-				t.Fatalf("step %d %s: %+v %v, want stored %v", step, what, done, err, want)
-			}
-			if want {
-				m.tickets[a].status, m.tickets[b].status = queue.Matched, queue.Matched
-				m.tickets[a].match, m.tickets[b].match = id, id
-			}
+		switch op := r.rng.IntN(20); {
+		case op < 4:
+			what = r.create()
+		case op < 8:
+			what = r.propose()
+		case op < 15:
+			what = r.answer()
+		case op < 16:
+			what = r.cancel()
+		case op < 18:
+			what = r.expire()
+		default:
+			what = r.match()
 		}
-		m.check(t, st, fmt.Sprintf("step %d (%s)", step, what))
+		if what != "" {
+			r.m.check(t, st, fmt.Sprintf("step %d (%s)", r.step, what))
+		}
 	}
-	// The sequence went through every way a proposal ends.
-	ends := map[queue.ProposalState]int{}
-	for _, id := range m.porder {
-		p, err := st.GetProposal(c, id)
+	r.checkEveryEnd()
+}
+
+// modelRun is one random sequence of testProposalModel: the store, the model, the clock (in
+// seconds) and the step. Each step says what it did ("" when it did nothing).
+type modelRun struct {
+	t         *testing.T
+	st        queue.Store
+	c         context.Context
+	rng       *rand.Rand
+	m         *model
+	players   []string
+	now, step int
+}
+
+// fail reports a step that went wrong.
+func (r *modelRun) fail(what, format string, args ...any) {
+	r.t.Helper()
+	r.t.Fatalf("step %d %s: "+format, append([]any{r.step, what}, args...)...)
+}
+
+// create makes a ticket of one or two players.
+func (r *modelRun) create() string {
+	n := 1 + r.rng.IntN(2)
+	var ps []string
+	for _, i := range r.rng.Perm(len(r.players))[:n] {
+		ps = append(ps, r.players[i])
+	}
+	id := fmt.Sprintf("t%d", r.step)
+	what := fmt.Sprintf("create %s %v", id, ps)
+	_, _, err := r.st.CreateTicket(r.c, Ticket("q", id, r.now, ps...))
+	var se *queue.SearchingError
+	switch held := r.m.held(ps); {
+	case held && !errors.As(err, &se):
+		r.fail(what, "%v, want a player already searching", err)
+	case !held && err != nil:
+		r.fail(what, "%v", err)
+	case !held:
+		r.m.create(id, ps)
+	}
+	return what
+}
+
+// propose is a tick's proposal of two tickets (maybe no longer searching).
+func (r *modelRun) propose() string {
+	a, b := r.m.any(r.rng), r.m.any(r.rng)
+	if a == "" || a == b {
+		return ""
+	}
+	id := fmt.Sprintf("m%d", r.step)
+	what := fmt.Sprintf("propose %s %s+%s", id, a, b)
+	done, err := r.st.Propose(r.c, "q", queue.ProposeWrite{At: at(r.now), AcceptBy: at(r.now + 15),
+		Proposals: []queue.Match{Match2v2(id, r.m.ticket(a), r.m.ticket(b))}})
+	want := r.m.tickets[a].status == queue.Searching && r.m.tickets[b].status == queue.Searching
+	if err != nil || (len(done.Matches) == 1) != want {
+		r.fail(what, "%+v %v, want stored %v", done, err, want)
+	}
+	if want {
+		r.m.propose(id, r.now+15, a, b)
+	}
+	return what
+}
+
+// answer is an answer, to a proposal open or not.
+func (r *modelRun) answer() string {
+	id, player := r.m.anyAnswer(r.rng)
+	if id == "" {
+		return ""
+	}
+	accept := r.rng.IntN(8) > 0
+	what := fmt.Sprintf("answer %s %s %v", id, player, accept)
+	p, resolved, err := r.st.AnswerProposal(r.c, id, player, accept, at(r.now))
+	if !r.m.proposals[id].open {
+		wantCode(r.t, err, apperr.Conflict)
+		return what
+	}
+	if err != nil {
+		r.fail(what, "%v", err)
+	}
+	wantState := r.m.answer(id, player, accept)
+	if p.State != wantState || resolved != (wantState != queue.ProposalOpen) {
+		r.fail(what, "%s (resolved %v), want %s", p.State, resolved, wantState)
+	}
+	return what
+}
+
+// cancel is an owner's cancel of a ticket.
+func (r *modelRun) cancel() string {
+	id := r.m.any(r.rng)
+	if id == "" {
+		return ""
+	}
+	what := "cancel " + id
+	_, err := r.st.CancelTicket(r.c, id, at(r.now))
+	switch r.m.tickets[id].status {
+	case queue.Matched, queue.Expired:
+		wantCode(r.t, err, apperr.Conflict)
+	default:
 		if err != nil {
-			t.Fatal(err)
+			r.fail(what, "%v", err)
+		}
+		r.m.cancel(id)
+	}
+	return what
+}
+
+// expire is time passing, and the leader expiring what is due.
+func (r *modelRun) expire() string {
+	r.now += r.rng.IntN(4)
+	what := fmt.Sprintf("expire at %d", r.now)
+	resolved, open, err := r.st.ExpireProposals(r.c, "q", at(r.now))
+	want, wantOpen := r.m.expire(r.now)
+	var got []string
+	for _, p := range resolved {
+		got = append(got, p.Match.ID)
+	}
+	if err != nil || !slices.Equal(got, want) || open != wantOpen {
+		r.fail(what, "%v open %d, %v; want %v open %d", got, open, err, want, wantOpen)
+	}
+	return what
+}
+
+// match is a tick matching two tickets outright (a queue without the check, or a race).
+func (r *modelRun) match() string {
+	a, b := r.m.any(r.rng), r.m.any(r.rng)
+	if a == "" || a == b {
+		return ""
+	}
+	id := fmt.Sprintf("x%d", r.step)
+	what := fmt.Sprintf("match %s %s+%s", id, a, b)
+	done, err := r.st.CommitTick(r.c, "q", queue.TickWrite{At: at(r.now), Matches: []queue.Match{Match2v2(id, r.m.ticket(a), r.m.ticket(b))}})
+	want := r.m.tickets[a].status == queue.Searching && r.m.tickets[b].status == queue.Searching
+	if err != nil || (len(done.Matches) == 1) != want {
+		r.fail(what, "%+v %v, want stored %v", done, err, want)
+	}
+	if want {
+		r.m.tickets[a].status, r.m.tickets[b].status = queue.Matched, queue.Matched
+		r.m.tickets[a].match, r.m.tickets[b].match = id, id
+	}
+	return what
+}
+
+// checkEveryEnd checks that the sequence went through every way a proposal ends.
+func (r *modelRun) checkEveryEnd() {
+	ends := map[queue.ProposalState]int{}
+	for _, id := range r.m.porder {
+		p, err := r.st.GetProposal(r.c, id)
+		if err != nil {
+			r.t.Fatal(err)
 		}
 		ends[p.State]++
 	}
 	for _, s := range []queue.ProposalState{queue.ProposalAccepted, queue.ProposalDeclined, queue.ProposalTimedOut} {
 		if ends[s] == 0 && !testing.Short() {
-			t.Fatalf("no proposal ended %s in the sequence: %v", s, ends)
+			r.t.Fatalf("no proposal ended %s in the sequence: %v", s, ends)
 		}
 	}
-	t.Logf("proposals by end: %v", ends)
+	r.t.Logf("proposals by end: %v", ends)
 }
 
 type modelTicket struct {

@@ -1,0 +1,158 @@
+package queuetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+)
+
+// The contract of queue definitions, deletion, leadership, published stats and the purge.
+
+func testQueues(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	q := Queue("ranked")
+	q.Mutators = []string{"instagib"}
+	q.Regions = []string{"eu", "us"}
+	q.Expansions.MaxLatencyMS = []queue.Step{{AfterS: 0, Value: 60}, {AfterS: 20, Value: 120}}
+	q.Webhook = &queue.Webhook{URL: "https://example.com/hook", Secret: "0123456789abcdef"}
+	stored, created, err := st.PutQueue(c, q)
+	if err != nil || !created {
+		t.Fatalf("put: created %v, %v", created, err)
+	}
+	got := must[queue.Queue](t)(st.GetQueue(c, "ranked"))
+	if !sameQueue(got, q) || !sameQueue(stored, q) {
+		t.Fatalf("got %+v\nwant %+v", got, q)
+	}
+	q2 := q
+	q2.TeamSize, q2.Webhook, q2.CreatedAt, q2.UpdatedAt = 3, nil, at(50), at(50)
+	stored, created, err = st.PutQueue(c, q2)
+	if err != nil || created || stored.TeamSize != 3 || stored.Webhook != nil || !stored.CreatedAt.Equal(T0) || !stored.UpdatedAt.Equal(at(50)) {
+		t.Fatalf("replace: %+v created %v, %v (CreatedAt kept, the rest replaced)", stored, created, err)
+	}
+	putQueue(t, st, Queue("casual"))
+	list := must[[]queue.Queue](t)(st.ListQueues(c))
+	if len(list) != 2 || list[0].Name != "casual" || list[1].Name != "ranked" {
+		t.Fatalf("list: %+v", list)
+	}
+	if err := st.DeleteQueue(c, "ranked", at(60)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.GetQueue(c, "ranked")
+	wantCode(t, err, apperr.NotFound)
+	wantCode(t, st.DeleteQueue(c, "ranked", at(61)), apperr.NotFound)
+	if list := must[[]queue.Queue](t)(st.ListQueues(c)); len(list) != 1 {
+		t.Fatalf("list after delete: %+v", list)
+	}
+}
+
+func sameQueue(a, b queue.Queue) bool {
+	return a.Name == b.Name && a.GameType == b.GameType && slices.Equal(a.Mutators, b.Mutators) &&
+		slices.Equal(a.Regions, b.Regions) &&
+		a.TeamSize == b.TeamSize && a.Teams == b.Teams && a.Strategy == b.Strategy &&
+		slices.Equal(a.Expansions.Interval, b.Expansions.Interval) &&
+		slices.Equal(a.Expansions.MaxLatencyMS, b.Expansions.MaxLatencyMS) &&
+		a.TicketTTL == b.TicketTTL && a.MaxPartySize == b.MaxPartySize && a.Tick == b.Tick &&
+		(a.Webhook == nil) == (b.Webhook == nil) && (a.Webhook == nil || *a.Webhook == *b.Webhook) &&
+		a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt)
+}
+
+func testDeleteQueueCancels(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	putQueue(t, st, Queue("q"))
+	create(t, st, Ticket("q", "t1", 1, "alice", "bob"))
+	create(t, st, Ticket("q", "t2", 2, "carol"))
+	if err := st.DeleteQueue(c, "q", at(5)); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"t1", "t2"} {
+		tk := must[queue.Ticket](t)(st.GetTicket(c, id))
+		if tk.Status != queue.Cancelled || tk.Reason != "queue deleted" || !tk.UpdatedAt.Equal(at(5)) {
+			t.Fatalf("%s after its queue was deleted: %+v", id, tk)
+		}
+	}
+	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10))
+	if len(evs) != 2 || evs[0].Type != queue.EventCancelled || evs[0].Seq != 1 || evs[1].Seq != 2 {
+		t.Fatalf("events: %+v", evs)
+	}
+	// The queue can be made again; its players may search again.
+	putQueue(t, st, Queue("q"))
+	create(t, st, Ticket("q", "t3", 6, "alice"))
+}
+
+func testLead(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	putQueue(t, st, Queue("q"))
+	if !must[bool](t)(st.Lead(c, "q")) || !must[bool](t)(st.Lead(c, "q")) {
+		t.Fatal("the only process does not lead")
+	}
+	if err := st.Resign(c, "q"); err != nil {
+		t.Fatal(err)
+	}
+	if !must[bool](t)(st.Lead(c, "q")) {
+		t.Fatal("the only process cannot lead again after resigning")
+	}
+}
+
+func testPurge(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	putQueue(t, st, Queue("q"))
+	old := create(t, st, Ticket("q", "old", 1, "alice"))
+	_ = old
+	must[queue.Ticket](t)(st.CancelTicket(c, "old", at(2)))
+	create(t, st, Ticket("q", "live", 3, "bob"))
+	create(t, st, Ticket("q", "recent", 3, "carol"))
+	must[queue.Ticket](t)(st.CancelTicket(c, "recent", at(100)))
+	r := must[queue.PurgeReport](t)(st.Purge(c, at(50)))
+	if r.Tickets != 1 || r.Events != 1 {
+		t.Fatalf("purge: %+v, want the old ticket and its event", r)
+	}
+	_, err := st.GetTicket(c, "old")
+	wantCode(t, err, apperr.NotFound)
+	for _, id := range []string{"live", "recent"} {
+		must[queue.Ticket](t)(st.GetTicket(c, id))
+	}
+	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10))
+	if len(evs) != 1 || evs[0].TicketID != "recent" || evs[0].Seq != 2 {
+		t.Fatalf("events after the purge: %+v (seqs keep counting)", evs)
+	}
+}
+
+// The leader's stats snapshot is kept per queue, the last one wins, and a queue that does not
+// exist (or was deleted) has none.
+func testStats(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	putQueue(t, st, Queue("q"))
+	if _, ok, err := st.LatestStats(c, "q"); ok || err != nil {
+		t.Fatalf("before any: ok %v, %v", ok, err)
+	}
+	snap := queue.Stats{Queue: "q", At: at(5), Source: "leader", SearchingTickets: 3, SearchingPlayers: 4,
+		OldestWait: 7 * time.Second, MatchesLastHour: 2, Wait: queue.WaitSummary{Samples: 1, Quantiles: make([]float64, 21)},
+		Bands: make([]queue.BandStats, len(queue.Bands))}
+	snap.Bands[3].SearchingPlayers = 4
+	snap.Wait.Quantiles[20] = 12.5
+	if err := st.PublishStats(c, "q", snap); err != nil {
+		t.Fatal(err)
+	}
+	snap.SearchingTickets = 5
+	if err := st.PublishStats(c, "q", snap); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := st.LatestStats(c, "q")
+	if err != nil || !ok || got.SearchingTickets != 5 || got.OldestWait != 7*time.Second || !got.At.Equal(at(5)) ||
+		got.Bands[3].SearchingPlayers != 4 || got.Bands[3].Name != queue.Bands[3].Name || got.Wait.Quantiles[20] != 12.5 {
+		t.Fatalf("read back %+v ok %v, %v", got, ok, err)
+	}
+	wantCode(t, st.PublishStats(c, "nope", snap), apperr.NotFound)
+	if _, ok, err := st.LatestStats(c, "nope"); ok || err != nil {
+		t.Fatalf("no such queue: ok %v, %v", ok, err)
+	}
+	if err := st.DeleteQueue(c, "q", at(6)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := st.LatestStats(c, "q"); ok {
+		t.Fatal("a deleted queue's stats")
+	}
+}
