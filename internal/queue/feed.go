@@ -8,9 +8,9 @@ import (
 
 // feeds are this replica's readers of the queues' events, one per queue while it has waiters
 // (long-polls, event streams): each new event is read from the store once and handed to every
-// waiter here, so that the store's work per event does not grow with the number of waiters.
-// (Each waiter used to read the queue's new events itself at every notification: 200
-// long-polls and 10 events that concerned none of them made 4,070 transactions.)
+// waiter here, so that the store's work per event does not grow with the number of waiters
+// (each waiter used to read the queue's new events itself at every notification:
+// TestWaitersShareOneReadOfTheEvents; docs/performance.md, "Queue feeds").
 type feeds struct {
 	store  Store
 	linger time.Duration // how long a feed without waiters keeps reading
@@ -41,9 +41,9 @@ type feed struct {
 	moved   chan struct{}           // closed, and replaced, when events come or the feed stops
 	watch   map[string]*ticketWatch // by ticket id: the long-polls waiting for its next event
 	// ownerMoved: by owner, closed (and dropped) when events of its tickets come or the feed
-	// stops, for the streams of keys that read their own tickets' events only: 2,000
-	// streams of one key woke at every batch of every other key's events (a sixth of the
-	// leader's CPU in the soak, with the flood's streams held).
+	// stops, for the streams of keys that read their own tickets' events only: woken at
+	// every batch of every other key's events, a key's many held streams were a large share
+	// of the leader's CPU (docs/performance.md, the soak's sixth session).
 	ownerMoved map[string]chan struct{}
 	// ticketMoved: the same by ticket, for the streams of one ticket's events, with the
 	// count of streams waiting on each: the last one to leave drops it, for a ticket whose
@@ -60,8 +60,8 @@ type feed struct {
 // that event, with the ticket as the feed read it with the event (read true): the feed reads
 // an event batch's tickets with the events, in one round trip, where each long-poll used to
 // read its own as it woke (a read per waiter, all at once at every tick, queued for the
-// pool's connections: about half of the time from a match to its long-polls' answers in the
-// soak), and then the feed in a second read. Without read (the ticket was purged, or the feed
+// pool's connections between a match and its long-polls' answers; docs/performance.md,
+// "Feeds"), and then the feed in a second read. Without read (the ticket was purged, or the feed
 // stopped) each reads the ticket itself.
 type ticketWatch struct {
 	done    chan struct{}
@@ -240,8 +240,9 @@ func (fs *feeds) publish(f *feed, evs []Event, tickets map[string]Ticket) {
 	f.head = evs[len(evs)-1].Seq
 	f.buf = append(f.buf, evs...)
 	if len(f.buf) > 2*feedBuffer {
-		// Moved down once every feedBuffer events or so: a new buffer at each batch was a
-		// quarter of the leader's garbage in the soak. Readers copy out under fs.mu.
+		// Moved down once every feedBuffer events or so, not copied whole at each batch (the
+		// leader's garbage: docs/performance.md, the soak's sixth session). Readers copy out
+		// under fs.mu.
 		n := copy(f.buf, f.buf[len(f.buf)-feedBuffer:])
 		clear(f.buf[n:])
 		f.buf = f.buf[:n]
@@ -303,8 +304,8 @@ func (fs *feeds) unwatch(f *feed, ticketID string, w *ticketWatch) {
 // back to after (a stream further behind reads the store) or the feed has stopped; and the
 // channel that the next events scope keeps close (or the feed's stop). Only the events kept
 // are copied: every stream of the queue looks at each batch, and a key's stream keeps its own
-// tickets' events (the copy of every event for each of 2,000 streams of one key was most of
-// a replica's garbage).
+// tickets' events (a copy of every event for each of a key's many streams was most of a
+// replica's garbage: docs/performance.md, "Queue feeds").
 func (fs *feeds) since(f *feed, after int64, limit int, scope eventScope) (evs []Event, through int64, covered bool, moved <-chan struct{}) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()

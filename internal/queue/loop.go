@@ -103,8 +103,8 @@ type runner struct {
 	waiting map[string]Ticket // the queue's searching tickets, while leading
 	// the ids of the last tick's list, oldest first, and those loaded since (sortedWaiting)
 	order, arrived []string
-	// list is the last tick's list, its array used again: a list of 4,400 tickets made at
-	// each tick was 23% of the leader's allocated bytes in the soak.
+	// list is the last tick's list, its array used again rather than made at each tick (the
+	// leader's garbage: docs/performance.md, the soak's sixth session).
 	list  []Ticket
 	track *tracker // their counters and the recent history, while leading
 	stats atomic.Pointer[Stats]
@@ -360,9 +360,9 @@ func (r *runner) snapshot(ctx context.Context, queue string, now, oldest time.Ti
 
 // sortedWaiting is the waiting tickets, oldest first (ties by id). It starts from the last
 // tick's order, the tickets loaded since after it, so that the sort finds the list nearly in
-// order: sorted from the map's random order at every tick, the sort was a third of the
-// leader's work at 4,400 tickets, between a match's time and its commit. The list is the
-// runner's until its next call, which overwrites it.
+// order: sorted from the map's random order at every tick, the sort was a large part of the
+// leader's work between a match's time and its commit (docs/performance.md, "Queue feeds"). The
+// list is the runner's until its next call, which overwrites it.
 func (r *runner) sortedWaiting() []Ticket {
 	list := r.list[:0]
 	again := make(map[string]bool, len(r.arrived)) // loaded since: listed from arrived

@@ -31,8 +31,8 @@ type WaitingOn struct {
 
 // Waits says why each ticket a pass left searching waits. The leader keeps it until the next
 // pass, and writes the words only for the tickets asked about: the words and a map of every
-// waiting ticket, made at each tick, were over a quarter of the pass's CPU at 4,400 waiting
-// (the leader's profile in the soak), all of it between a match's time and its commit.
+// waiting ticket, made at each tick, cost the pass a large share of its CPU, all of it
+// between a match's time and its commit (docs/performance.md, the soak's sixth session).
 type Waits struct {
 	ids   []string    // the ticket id of each of waits
 	waits []tick.Wait // the pass's, in its order

@@ -59,10 +59,11 @@ type Config struct {
 	// client one deadline, not one per call. Zero: only the store's own per-call bounds.
 	CreateTimeout time.Duration
 	// DefinitionTTL is how long a replica answers ticket creations from a queue definition it
-	// read, rather than reading it again per ticket (a quarter of the service's CPU under a
-	// load of creations went to that read). A PUT or DELETE on this replica takes effect at
-	// once; one on another replica within DefinitionTTL. A deleted queue takes no ticket
-	// either way: the store refuses it. Default 1 s; negative: read per ticket.
+	// read, rather than reading it again per ticket (under a load of creations that read was
+	// the service's largest cost: docs/performance.md, "Ticket queue"). A PUT or DELETE on
+	// this replica takes effect at once; one on another replica within DefinitionTTL. A
+	// deleted queue takes no ticket either way: the store refuses it. Default 1 s; negative:
+	// read per ticket.
 	DefinitionTTL time.Duration
 	// WebhookAllow are the internal addresses (loopback, private, link-local, CGNAT, ...)
 	// webhooks may reach, for receivers on premises; public addresses are always allowed.
@@ -287,9 +288,9 @@ func (s *Service) checkStoredGameType(ctx context.Context, name string) error {
 
 // definition is the queue's definition for a ticket creation: the one read within
 // Config.DefinitionTTL, else a fresh read, one at a time per queue: the creations that come
-// while it is read wait for it (at 300 creations a second on a loaded machine, every
-// creation in flight when the cached one expired read the queue again, and those reads
-// queued for the pool's connections with everything else).
+// while it is read wait for it (else, under a load of creations, every creation in flight
+// when the cached one expired read the queue again, and those reads queued for the pool's
+// connections with everything else).
 func (s *Service) definition(ctx context.Context, name string) (Queue, error) {
 	if s.cfg.DefinitionTTL < 0 {
 		return s.store.GetQueue(ctx, name)
@@ -753,8 +754,9 @@ func (s *Service) Events(ctx context.Context, queue string, after int64, limit i
 // StreamEvents is Events for a stream that keeps its place: through is the Seq to ask after
 // next, past the events returned and the other keys' events passed over. A stream that
 // resumed from its last event instead would fall behind the feed's buffer while the queue
-// moves only with other keys' tickets, and read the store at every wait: 2,000 streams of
-// one key did so at once, 20 s into a soak, and took every connection of the pool. With a
+// moves only with other keys' tickets, and read the store at every wait: one key's many
+// streams did so at once and took every connection of the pool (docs/performance.md, the
+// soak's flood). With a
 // ticket, the stream reads that ticket's events only, and sleeps through the others: a
 // stream per waiting ticket (a game client's) then costs what its long-poll would.
 func (s *Service) StreamEvents(ctx context.Context, queue, ticket string, after int64, limit int, wait time.Duration) (_ []Event, through int64, _ error) {

@@ -5,7 +5,8 @@ import "sync"
 // ticketQueues remembers the queues of the tickets this replica made or read lately, so that
 // a long-poll of one watches its queue's feed before its one read of the ticket: without it,
 // a long-poll reads the ticket to learn its queue, starts the watch, and reads it again (two
-// of the database's transactions per long-poll, most of a soak's). Two generations of at
+// of the database's transactions per long-poll: docs/performance.md, the soak's fourth
+// session). Two generations of at
 // most ticketQueuesGeneration entries bound it: a ticket made or polled within the last
 // generation's worth of tickets is found.
 type ticketQueues struct {
@@ -13,8 +14,9 @@ type ticketQueues struct {
 	cur, old map[string]string // ticket id -> queue name
 }
 
-// ticketQueuesGeneration is a generation's size: about 2 minutes of tickets at 300 a second
-// (a long-poll comes back within its wait_s, 60 s at most), 3-4 MB for both.
+// ticketQueuesGeneration is a generation's size: a long-poll comes back within its wait_s
+// (60 s at most), so a generation must hold more than a minute of a busy queue's new tickets
+// (the soak's 300 a second), and two generations of ids and names stay a few MB.
 const ticketQueuesGeneration = 32_768
 
 func (c *ticketQueues) remember(ticketID, queue string) {
