@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
@@ -51,14 +52,14 @@ type (
 		Value valueJSON `json:"value"`
 	}
 	// valueJSON is an attribute's value: a string, a number or a list of strings.
-	valueJSON struct{ tick.Value }
+	valueJSON struct{ matchrules.Value }
 )
 
 func (v valueJSON) MarshalJSON() ([]byte, error) {
 	switch v.Type {
-	case tick.TypeNumber:
+	case matchrules.TypeNumber:
 		return json.Marshal(v.Num)
-	case tick.TypeStringList:
+	case matchrules.TypeStringList:
 		if v.List == nil {
 			return []byte("[]"), nil
 		}
@@ -74,9 +75,9 @@ func (v *valueJSON) UnmarshalJSON(b []byte) error {
 	}
 	switch x := x.(type) {
 	case string:
-		v.Value = tick.StringValue(x)
+		v.Value = matchrules.StringValue(x)
 	case float64:
-		v.Value = tick.NumberValue(x)
+		v.Value = matchrules.NumberValue(x)
 	case []any:
 		list := make([]string, len(x))
 		for i, s := range x {
@@ -86,7 +87,7 @@ func (v *valueJSON) UnmarshalJSON(b []byte) error {
 			}
 			list[i] = str
 		}
-		v.Value = tick.ListValue(list...)
+		v.Value = matchrules.ListValue(list...)
 	default:
 		return errors.New("an attribute's value is not a string, a number or a list of strings")
 	}
@@ -137,9 +138,9 @@ func readQueueRules(q *queue.Queue, b []byte) error {
 		return err
 	}
 	if len(doc.Attributes) > 0 {
-		q.Attributes = make(map[string]tick.Attribute, len(doc.Attributes))
+		q.Attributes = make(map[string]matchrules.Attribute, len(doc.Attributes))
 		for name, a := range doc.Attributes {
-			d := tick.Attribute{Type: a.Type, MaxItems: a.MaxItems}
+			d := matchrules.Attribute{Type: a.Type, MaxItems: a.MaxItems}
 			if a.Default != nil {
 				d.Default = &a.Default.Value
 			}
@@ -147,26 +148,26 @@ func readQueueRules(q *queue.Queue, b []byte) error {
 		}
 	}
 	for _, r := range doc.Rules {
-		x := tick.Rule{Name: r.Name, Kind: r.Type, Attribute: r.Attribute, MinCommon: r.MinCommon, OptionalAfterS: r.OptionalAfterS,
+		x := matchrules.Rule{Name: r.Name, Kind: r.Type, Attribute: r.Attribute, MinCommon: r.MinCommon, OptionalAfterS: r.OptionalAfterS,
 			MaxDifference: r.MaxDifference}
 		for _, s := range r.Expansions {
-			x.Expansions = append(x.Expansions, tick.Step{AfterS: s.AfterS, Value: s.Value})
+			x.Expansions = append(x.Expansions, matchrules.Step{AfterS: s.AfterS, Value: s.Value})
 		}
 		q.Rules = append(q.Rules, x)
 	}
 	q.MinTeamSize, q.Composition, q.Roles = doc.MinTeamSize.steps(), doc.Composition.ranges(), doc.Roles
 	q.MaxSearching, q.MaxSearchingPerKey = doc.MaxSearching, doc.MaxSearchingPerKey
 	for _, d := range doc.TeamDefs {
-		x := tick.TeamDef{Name: d.Name, Size: d.Size, Composition: d.Composition.ranges()}
+		x := matchrules.TeamDef{Name: d.Name, Size: d.Size, Composition: d.Composition.ranges()}
 		for _, s := range d.MinSize {
-			x.MinSize = append(x.MinSize, tick.Step{AfterS: s.AfterS, Value: s.Value})
+			x.MinSize = append(x.MinSize, matchrules.Step{AfterS: s.AfterS, Value: s.Value})
 		}
 		q.TeamDefs = append(q.TeamDefs, x)
 	}
 	return nil
 }
 
-func tickStepsJSON(steps []tick.Step) stepsJSONList {
+func tickStepsJSON(steps []matchrules.Step) stepsJSONList {
 	var out stepsJSONList
 	for _, s := range steps {
 		out = append(out, stepJSON{AfterS: s.AfterS, Value: s.Value})
@@ -175,7 +176,7 @@ func tickStepsJSON(steps []tick.Step) stepsJSONList {
 }
 
 // ticketAttributesDoc is the attributes column of a ticket: nil without attributes.
-func ticketAttributesDoc(attrs map[string]tick.Value) (*string, error) {
+func ticketAttributesDoc(attrs map[string]matchrules.Value) (*string, error) {
 	if len(attrs) == 0 {
 		return nil, nil
 	}
@@ -190,7 +191,7 @@ func ticketAttributesDoc(attrs map[string]tick.Value) (*string, error) {
 	return new(string(b)), nil
 }
 
-func readTicketAttributes(b []byte) (map[string]tick.Value, error) {
+func readTicketAttributes(b []byte) (map[string]matchrules.Value, error) {
 	if b == nil {
 		return nil, nil
 	}
@@ -198,7 +199,7 @@ func readTicketAttributes(b []byte) (map[string]tick.Value, error) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, err
 	}
-	out := make(map[string]tick.Value, len(doc))
+	out := make(map[string]matchrules.Value, len(doc))
 	for name, v := range doc {
 		out[name] = v.Value
 	}
@@ -207,7 +208,7 @@ func readTicketAttributes(b []byte) (map[string]tick.Value, error) {
 
 // matchAttributesJSON is a match's attributes as stored (in its row and in its tickets'
 // assignments); nil without any.
-func matchAttributesJSON(attrs []tick.MatchAttribute) []matchAttributeJSON {
+func matchAttributesJSON(attrs []matchpool.MatchAttribute) []matchAttributeJSON {
 	if len(attrs) == 0 {
 		return nil
 	}
@@ -218,18 +219,18 @@ func matchAttributesJSON(attrs []tick.MatchAttribute) []matchAttributeJSON {
 	return out
 }
 
-func matchAttributes(doc []matchAttributeJSON) []tick.MatchAttribute {
+func matchAttributes(doc []matchAttributeJSON) []matchpool.MatchAttribute {
 	if len(doc) == 0 {
 		return nil
 	}
-	out := make([]tick.MatchAttribute, len(doc))
+	out := make([]matchpool.MatchAttribute, len(doc))
 	for i, a := range doc {
-		out[i] = tick.MatchAttribute{Name: a.Name, Value: a.Value.Value}
+		out[i] = matchpool.MatchAttribute{Name: a.Name, Value: a.Value.Value}
 	}
 	return out
 }
 
-func newCompositionJSON(c map[string]tick.RoleRange) compositionJSON {
+func newCompositionJSON(c map[string]matchrules.RoleRange) compositionJSON {
 	if c == nil {
 		return nil
 	}
@@ -243,13 +244,13 @@ func newCompositionJSON(c map[string]tick.RoleRange) compositionJSON {
 	return out
 }
 
-func (c compositionJSON) ranges() map[string]tick.RoleRange {
+func (c compositionJSON) ranges() map[string]matchrules.RoleRange {
 	if c == nil {
 		return nil
 	}
-	out := make(map[string]tick.RoleRange, len(c))
+	out := make(map[string]matchrules.RoleRange, len(c))
 	for role, r := range c {
-		out[role] = tick.RoleRange{Min: r.Min, Max: r.Max}
+		out[role] = matchrules.RoleRange{Min: r.Min, Max: r.Max}
 	}
 	return out
 }

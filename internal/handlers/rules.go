@@ -1,7 +1,7 @@
 package handlers
 
 import (
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 )
@@ -15,7 +15,7 @@ type waitingOnJSON struct {
 }
 
 // matchAttributesJSON is a match's agreed attributes as an object, by attribute.
-func matchAttributesJSON(in []tick.MatchAttribute) map[string]rulesjson.Value {
+func matchAttributesJSON(in []matchpool.MatchAttribute) map[string]rulesjson.Value {
 	if len(in) == 0 {
 		return nil
 	}

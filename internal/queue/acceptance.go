@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -66,7 +66,7 @@ type TicketProposal struct {
 	Teams    [][]string
 	AcceptBy time.Time
 	// Attributes are what the match's rules agreed on (Match.Attributes).
-	Attributes []tick.MatchAttribute
+	Attributes []matchpool.MatchAttribute
 }
 
 // ProposalState is where a proposal is: open until every player accepted (accepted), one

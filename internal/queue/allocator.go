@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -68,9 +68,9 @@ func EncodeAllocation(p Proposal) []byte {
 	for _, a := range p.Match.Attributes {
 		var v any = a.Value.Str
 		switch a.Value.Type {
-		case tick.TypeNumber:
+		case matchrules.TypeNumber:
 			v = a.Value.Num
-		case tick.TypeStringList:
+		case matchrules.TypeStringList:
 			v = a.Value.List
 		}
 		j.Attributes = append(j.Attributes, allocationAttribute{Name: a.Name, Value: v})

@@ -13,6 +13,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -29,7 +30,7 @@ type NewBackfill struct {
 	Bots      *BotRule
 	// Attributes are the running match's values of the queue's attributes, which its
 	// joiners must keep by the queue's rules; each is optional.
-	Attributes map[string]tick.Value
+	Attributes map[string]matchrules.Value
 	TTL        time.Duration // 0: the queue's ticket_ttl_s
 	// IdempotencyKey makes retries safe, as for tickets.
 	IdempotencyKey string
@@ -140,7 +141,7 @@ func (nb *NewBackfill) validate(q Queue) error {
 		f.Add("ttl_s", "must be 1..%d seconds", int(MaxTicketTTL.Seconds()))
 	}
 	if len(nb.Attributes) > 0 {
-		f.Include(q.tickConfig().ValidateAttributes(nb.Attributes, true)) // attributes.<name>
+		f.Include(tick.ValidateAttributes(q.tickConfig(), nb.Attributes, true)) // attributes.<name>
 	}
 	return f.Err()
 }

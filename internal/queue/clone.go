@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
 // Deep copies of the domain's values, for a store that hands out copies (the memory store's
@@ -122,11 +122,11 @@ func cloneShape(q *Queue) {
 }
 
 // cloneAttributes copies a ticket's attributes (the lists included).
-func cloneAttributes(attrs map[string]tick.Value) map[string]tick.Value {
+func cloneAttributes(attrs map[string]matchrules.Value) map[string]matchrules.Value {
 	if attrs == nil {
 		return nil
 	}
-	out := make(map[string]tick.Value, len(attrs))
+	out := make(map[string]matchrules.Value, len(attrs))
 	for k, v := range attrs {
 		v.List = slices.Clone(v.List)
 		out[k] = v

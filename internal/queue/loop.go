@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
 )
 
 // Run ticks the queues this replica leads until ctx ends. Every replica runs it: for each
@@ -464,7 +464,7 @@ func expiredByTTL(waiting []Ticket, now time.Time) []Expiry {
 	var out []Expiry
 	for _, t := range waiting {
 		if !now.Before(t.ExpiresAt) {
-			out = append(out, Expiry{TicketID: t.ID, Reason: tick.ReasonTTL})
+			out = append(out, Expiry{TicketID: t.ID, Reason: matchpool.ReasonTTL})
 		}
 	}
 	return out

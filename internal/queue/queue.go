@@ -21,7 +21,8 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -80,7 +81,7 @@ type Queue struct {
 	GameType   string   // the rating context's game type: stored ratings come from it,
 	Mutators   []string // and the queue's matches' results go to it
 	TeamSize   int      // players per team, 1..MaxTeamSize; with TeamDefs, the largest team's
-	Teams      int      // teams in a match, 2..tick.MaxTeams; with TeamDefs, their number
+	Teams      int      // teams in a match, 2..rules.MaxTeams; with TeamDefs, their number
 	Strategy   Strategy
 	Expansions Expansions
 	// Regions lists the regions tickets may give latencies for; empty: any region name.
@@ -105,15 +106,15 @@ type Queue struct {
 	// Attributes declares the attributes tickets carry, by name; Rules are the match rules
 	// beside the interval and latency (see rules.go). A queue without them matches as it
 	// did before rules existed.
-	Attributes map[string]tick.Attribute
-	Rules      []tick.Rule
+	Attributes map[string]matchrules.Attribute
+	Rules      []matchrules.Rule
 	// The team shape (shape.go): MinTeamSize and Composition apply to each of the Teams x
 	// TeamSize; TeamDefs, when set, are named teams of their own sizes instead. Roles are
 	// the roles players may list, which a composition bounds. A queue with none of them and
 	// two teams matches as it did before shapes existed.
 	MinTeamSize []Step
-	Composition map[string]tick.RoleRange
-	TeamDefs    []tick.TeamDef
+	Composition map[string]matchrules.RoleRange
+	TeamDefs    []matchrules.TeamDef
 	Roles       []string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
@@ -259,7 +260,7 @@ type Ticket struct {
 	Players   []Player
 	Latencies map[string]float64 // region -> ms; nil: any region
 	// Attributes are the party's values of the queue's declared attributes (nil: none).
-	Attributes map[string]tick.Value
+	Attributes map[string]matchrules.Value
 	CreatedAt  time.Time
 	ExpiresAt  time.Time
 	UpdatedAt  time.Time // when Status last changed
@@ -346,7 +347,7 @@ type Assignment struct {
 	// BackfillOf), by which GetMatch finds it.
 	FillID string
 	// Attributes are the match's (Match.Attributes).
-	Attributes []tick.MatchAttribute
+	Attributes []matchpool.MatchAttribute
 	// TeamNames (named teams), Roles (player id -> role, with the queue's roles) and
 	// OpenSlots (by team; nil when every team is full) describe a shaped match's teams.
 	TeamNames []string
@@ -377,7 +378,7 @@ type Match struct {
 	// Attributes are what the match's equal and intersect rules agreed on, in the rules'
 	// order: for equal the one value, for intersect the values common to its tickets' lists
 	// (the map to play is among them).
-	Attributes []tick.MatchAttribute
+	Attributes []matchpool.MatchAttribute
 	// Connection is where the match is played, once placed (placement.go); nil before.
 	Connection json.RawMessage
 }

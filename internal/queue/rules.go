@@ -10,13 +10,14 @@ import (
 	"sync"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Match rules (DESIGN, "Match rules"): a queue declares the attributes its tickets carry
 // and the rules its matches keep; the pass (matchmaker/tick) enforces them. The domain
-// types are the pass's own (tick.Attribute, tick.Rule, tick.Value): a rule means one thing
+// types are the pass's own (matchrules.Attribute, matchrules.Rule, matchrules.Value): a rule means one thing
 // in the queue and in the pass.
 
 // MaxAttributes bounds the attributes a queue declares.
@@ -34,8 +35,8 @@ type WaitingOn struct {
 // waiting ticket, made at each tick, cost the pass a large share of its CPU, all of it
 // between a match's time and its commit (docs/performance.md, the soak's sixth session).
 type Waits struct {
-	ids   []string    // the ticket id of each of waits
-	waits []tick.Wait // the pass's, in its order
+	ids   []string         // the ticket id of each of waits
+	waits []matchpool.Wait // the pass's, in its order
 
 	indexOnce sync.Once
 	index     map[string]int // by ticket id, made at the first Of
@@ -71,14 +72,14 @@ func (w *Waits) ByRule() map[string]int {
 }
 
 // tickConfig is the queue's configuration of the pass.
-func (q *Queue) tickConfig() tick.Config {
-	return tick.Config{TeamSize: q.TeamSize, Strategy: string(q.Strategy),
+func (q *Queue) tickConfig() matchrules.Config {
+	return matchrules.Config{TeamSize: q.TeamSize, Strategy: string(q.Strategy),
 		Interval: tickSteps(q.Expansions.Interval), MaxLatency: tickSteps(q.Expansions.MaxLatencyMS),
 		Attributes: q.Attributes, Rules: q.Rules, Shape: q.shape(), Roles: q.Roles}
 }
 
 // addRuleFaults checks the queue's attributes and rules: the pass's rules
-// (tick.Config.ValidateRules), the names as every name of the API, and the queue's limits.
+// (matchrules.Config.ValidateRules), the names as every name of the API, and the queue's limits.
 func (q *Queue) addRuleFaults(f *apperr.Fields) {
 	if len(q.Attributes) > MaxAttributes {
 		f.Add("attributes", "must declare at most %d attributes", MaxAttributes)
@@ -101,7 +102,7 @@ func (q *Queue) addRuleFaults(f *apperr.Fields) {
 
 // appendAttributes appends a ticket's attributes to a fingerprint: by name, each value
 // with its type.
-func appendAttributes(b []byte, attrs map[string]tick.Value) []byte {
+func appendAttributes(b []byte, attrs map[string]matchrules.Value) []byte {
 	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
 	b = binary.AppendUvarint(b, uint64(len(attrs)))
 	for _, name := range slices.SortedFunc(maps.Keys(attrs), cmp.Compare) {
@@ -109,9 +110,9 @@ func appendAttributes(b []byte, attrs map[string]tick.Value) []byte {
 		str(name)
 		str(v.Type)
 		switch v.Type {
-		case tick.TypeString:
+		case matchrules.TypeString:
 			str(v.Str)
-		case tick.TypeNumber:
+		case matchrules.TypeNumber:
 			b = binary.BigEndian.AppendUint64(b, math.Float64bits(v.Num))
 		default:
 			b = binary.AppendUvarint(b, uint64(len(v.List)))

@@ -10,21 +10,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 )
 
 // withRules gives a queue a mode (equal, default "casual") and maps (intersect, at most 3).
 func withRules(q *queue.Queue) {
-	casual := tick.StringValue("casual")
-	q.Attributes = map[string]tick.Attribute{
-		"mode": {Type: tick.TypeString, Default: &casual},
-		"maps": {Type: tick.TypeStringList, MaxItems: 3},
+	casual := matchrules.StringValue("casual")
+	q.Attributes = map[string]matchrules.Attribute{
+		"mode": {Type: matchrules.TypeString, Default: &casual},
+		"maps": {Type: matchrules.TypeStringList, MaxItems: 3},
 	}
-	q.Rules = []tick.Rule{
-		{Name: "mode", Kind: tick.RuleEqual, Attribute: "mode"},
-		{Name: "maps", Kind: tick.RuleIntersect, Attribute: "maps"},
+	q.Rules = []matchrules.Rule{
+		{Name: "mode", Kind: matchrules.RuleEqual, Attribute: "mode"},
+		{Name: "maps", Kind: matchrules.RuleIntersect, Attribute: "maps"},
 	}
 }
 
@@ -54,10 +55,10 @@ func TestQueueRulesAreValidated(t *testing.T) {
 		{"a duplicate name", func(q *queue.Queue) { q.Rules[1].Name = "mode" }, "rules[1].name"},
 		{"a bad name", func(q *queue.Queue) { q.Rules[1].Name = "a b" }, "rules[1].name"},
 		{"expansions out of order", func(q *queue.Queue) {
-			q.Rules = append(q.Rules, tick.Rule{Name: "fair", Kind: tick.RuleTeamBalance,
-				Expansions: []tick.Step{{AfterS: 0, Value: 10}, {AfterS: 30, Value: 20}, {AfterS: 10, Value: 30}}})
+			q.Rules = append(q.Rules, matchrules.Rule{Name: "fair", Kind: matchrules.RuleTeamBalance,
+				Expansions: []matchrules.Step{{AfterS: 0, Value: 10}, {AfterS: 30, Value: 20}, {AfterS: 10, Value: 30}}})
 		}, "rules[2].expansions[2].after_s"},
-		{"an attribute type", func(q *queue.Queue) { q.Attributes["level"] = tick.Attribute{Type: "integer"} }, "attributes.level.type"},
+		{"an attribute type", func(q *queue.Queue) { q.Attributes["level"] = matchrules.Attribute{Type: "integer"} }, "attributes.level.type"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,13 +86,13 @@ func TestTicketAttributes(t *testing.T) {
 	ctx := context.Background()
 	f.queue(t, withRules)
 	for _, c := range []struct {
-		attrs map[string]tick.Value
+		attrs map[string]matchrules.Value
 		field string
 	}{
-		{map[string]tick.Value{"maps": tick.ListValue("dust"), "level": tick.NumberValue(3)}, "attributes.level"},
-		{map[string]tick.Value{"maps": tick.StringValue("dust")}, "attributes.maps"},
-		{map[string]tick.Value{"maps": tick.ListValue("a", "b", "c", "d")}, "attributes.maps"},
-		{map[string]tick.Value{"mode": tick.StringValue("ranked")}, "attributes.maps"}, // required: no default
+		{map[string]matchrules.Value{"maps": matchrules.ListValue("dust"), "level": matchrules.NumberValue(3)}, "attributes.level"},
+		{map[string]matchrules.Value{"maps": matchrules.StringValue("dust")}, "attributes.maps"},
+		{map[string]matchrules.Value{"maps": matchrules.ListValue("a", "b", "c", "d")}, "attributes.maps"},
+		{map[string]matchrules.Value{"mode": matchrules.StringValue("ranked")}, "attributes.maps"}, // required: no default
 	} {
 		nt := solo("duel", "alice")
 		nt.Attributes = c.attrs
@@ -102,7 +103,7 @@ func TestTicketAttributes(t *testing.T) {
 	}
 	nt := solo("duel", "alice")
 	nt.IdempotencyKey = "k1"
-	nt.Attributes = map[string]tick.Value{"maps": tick.ListValue("dust", "nuke")}
+	nt.Attributes = map[string]matchrules.Value{"maps": matchrules.ListValue("dust", "nuke")}
 	tk, _, err := f.svc.CreateTicket(ctx, nt)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +116,7 @@ func TestTicketAttributes(t *testing.T) {
 	if again, replayed, err := f.svc.CreateTicket(ctx, nt); err != nil || !replayed || again.ID != tk.ID {
 		t.Fatalf("replay: %v %v %v", again.ID, replayed, err)
 	}
-	nt.Attributes = map[string]tick.Value{"maps": tick.ListValue("dust")}
+	nt.Attributes = map[string]matchrules.Value{"maps": matchrules.ListValue("dust")}
 	if _, _, err := f.svc.CreateTicket(ctx, nt); apperr.CodeOf(err) != apperr.Conflict {
 		t.Fatalf("other attributes under the same key: %v", err)
 	}
@@ -130,9 +131,9 @@ func TestTickPassRules(t *testing.T) {
 	withRules(&q)
 	t0 := queuetest.T0
 	with := func(tk queue.Ticket, mode string, maps ...string) queue.Ticket {
-		tk.Attributes = map[string]tick.Value{"maps": tick.ListValue(maps...)}
+		tk.Attributes = map[string]matchrules.Value{"maps": matchrules.ListValue(maps...)}
 		if mode != "" {
-			tk.Attributes["mode"] = tick.StringValue(mode)
+			tk.Attributes["mode"] = matchrules.StringValue(mode)
 		}
 		return tk
 	}
@@ -151,8 +152,8 @@ func TestTickPassRules(t *testing.T) {
 	if ids := m.Tickets(); !slices.Equal(ids, []string{"a", "d"}) {
 		t.Fatalf("match of %v, want a and d", ids)
 	}
-	want := []tick.MatchAttribute{{Name: "mode", Value: tick.StringValue("ranked")}, {Name: "maps", Value: tick.ListValue("nuke")}}
-	if !slices.EqualFunc(m.Attributes, want, func(a, b tick.MatchAttribute) bool {
+	want := []matchpool.MatchAttribute{{Name: "mode", Value: matchrules.StringValue("ranked")}, {Name: "maps", Value: matchrules.ListValue("nuke")}}
+	if !slices.EqualFunc(m.Attributes, want, func(a, b matchpool.MatchAttribute) bool {
 		return a.Name == b.Name && a.Value.Str == b.Value.Str && slices.Equal(a.Value.List, b.Value.List)
 	}) {
 		t.Fatalf("attributes %+v, want %+v", m.Attributes, want)
@@ -189,7 +190,7 @@ func TestTheLeaderSaysWhyATicketWaits(t *testing.T) {
 	var ids []string
 	for _, p := range []struct{ id, mode string }{{"alice", "ranked"}, {"bob", "casual"}} {
 		nt := solo("duel", p.id)
-		nt.Attributes = map[string]tick.Value{"mode": tick.StringValue(p.mode), "maps": tick.ListValue("dust")}
+		nt.Attributes = map[string]matchrules.Value{"mode": matchrules.StringValue(p.mode), "maps": matchrules.ListValue("dust")}
 		tk, _, err := svc.CreateTicket(ctx, nt)
 		if err != nil {
 			t.Fatal(err)
@@ -243,12 +244,12 @@ func TestTickPassBackfillKeepsTheRules(t *testing.T) {
 	bf := searching("bf", t0, nil, pl("r1", 1000), pl("b1", 1010), pl("b2", 990))
 	bf.Backfill = &queue.Backfill{MatchID: "running", OpenSlots: []int{1, 0},
 		Teams: []queue.BackfillTeam{{Players: []string{"r1"}}, {Players: []string{"b1", "b2"}}}}
-	bf.Attributes = map[string]tick.Value{"mode": tick.StringValue("ranked")}
-	maps := map[string]tick.Value{"maps": tick.ListValue("dust")}
+	bf.Attributes = map[string]matchrules.Value{"mode": matchrules.StringValue("ranked")}
+	maps := map[string]matchrules.Value{"maps": matchrules.ListValue("dust")}
 	casual := searching("casual", t0.Add(-time.Minute), nil, pl("c1", 1000)) // the nearest and oldest, casual by default
 	casual.Attributes = maps
 	ranked := searching("ranked", t0.Add(time.Second), nil, pl("k1", 1010))
-	ranked.Attributes = map[string]tick.Value{"mode": tick.StringValue("ranked"), "maps": tick.ListValue("nuke")}
+	ranked.Attributes = map[string]matchrules.Value{"mode": matchrules.StringValue("ranked"), "maps": matchrules.ListValue("nuke")}
 	w, err := queue.TickPass{}.Match(q, []queue.Ticket{casual, bf, ranked}, t0.Add(2*time.Second))
 	if err != nil || len(w.Matches) != 1 || w.Matches[0].BackfillOf != "running" {
 		t.Fatalf("%+v %v", w, err)
@@ -266,11 +267,11 @@ func TestCreateBackfillAttributes(t *testing.T) {
 	f.queue(t, func(q *queue.Queue) { q.TeamSize, q.MaxPartySize = 2, 2; withRules(q) })
 	nb := queue.NewBackfill{Queue: "duel", MatchID: "running", OpenSlots: []int{1, 0},
 		Teams:      []queue.NewBackfillTeam{{Players: []queue.NewPlayer{{ID: "r1"}}}, {Players: []queue.NewPlayer{{ID: "b1"}, {ID: "b2"}}}},
-		Attributes: map[string]tick.Value{"mode": tick.NumberValue(1)}}
+		Attributes: map[string]matchrules.Value{"mode": matchrules.NumberValue(1)}}
 	if _, _, err := f.svc.CreateBackfill(ctx, nb); !slices.Contains(fieldsOf(err), "attributes.mode") {
 		t.Fatalf("a mode of the wrong type: %v", err)
 	}
-	nb.Attributes = map[string]tick.Value{"mode": tick.StringValue("ranked")} // no maps: optional for a backfill
+	nb.Attributes = map[string]matchrules.Value{"mode": matchrules.StringValue("ranked")} // no maps: optional for a backfill
 	tk, _, err := f.svc.CreateBackfill(ctx, nb)
 	if err != nil || tk.Attributes["mode"].Str != "ranked" {
 		t.Fatalf("%+v %v", tk.Attributes, err)
@@ -288,7 +289,7 @@ func TestTickPassExpiresTicketsTheRulesNoLongerAdmit(t *testing.T) {
 	old := searching("old", t0, nil, pl("o", 1000)) // no maps: made before the rules
 	a := searching("a", t0.Add(time.Second), nil, pl("a", 1000))
 	b := searching("b", t0.Add(2*time.Second), nil, pl("b", 1000))
-	a.Attributes = map[string]tick.Value{"maps": tick.ListValue("dust")}
+	a.Attributes = map[string]matchrules.Value{"maps": matchrules.ListValue("dust")}
 	b.Attributes = a.Attributes
 	w, err := queue.TickPass{}.Match(q, []queue.Ticket{old, a, b}, t0.Add(5*time.Second))
 	if err != nil || len(w.Matches) != 1 || !slices.Equal(w.Matches[0].Tickets(), []string{"a", "b"}) ||

@@ -23,6 +23,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -383,7 +384,7 @@ type NewTicket struct {
 	// Latencies is the measured latency to each region, in ms; nil when not given.
 	Latencies map[string]float64
 	// Attributes are the party's values of the queue's attributes; nil when not given.
-	Attributes map[string]tick.Value
+	Attributes map[string]matchrules.Value
 	// TTL is how long the ticket may wait; 0 is the queue's ticket_ttl_s.
 	TTL time.Duration
 	// IdempotencyKey makes retries safe (the Idempotency-Key header).
@@ -519,7 +520,7 @@ func (nt *NewTicket) validate(q Queue) error {
 		f.Add("ttl_s", "must be 1..%d seconds", int(MaxTicketTTL.Seconds()))
 	}
 	if len(nt.Attributes) > 0 || len(q.Rules) > 0 {
-		f.Include(q.tickConfig().ValidateAttributes(nt.Attributes, false)) // attributes.<name>
+		f.Include(tick.ValidateAttributes(q.tickConfig(), nt.Attributes, false)) // attributes.<name>
 	}
 	nt.addRoleFaults(&f, q)
 	return f.Err()

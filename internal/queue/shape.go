@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Team shapes (DESIGN, "Team shapes"): a queue's matches are Teams x TeamSize, or the named
 // teams of TeamDefs, each with its minimum size by wait and its role composition. The pass
-// (tick.Config.Shape) makes them; this file turns a queue's definition into that shape and
+// (matchrules.Config.Shape) makes them; this file turns a queue's definition into that shape and
 // checks it, naming the fields of PUT /v1/queues/{name}'s body.
 
 // Shaped says whether the queue's matches need the shaped pass: more than two teams, named
@@ -23,16 +24,16 @@ func (q *Queue) Shaped() bool {
 }
 
 // shape is the pass's team shape of the queue, nil for two plain teams.
-func (q *Queue) shape() []tick.TeamDef {
+func (q *Queue) shape() []matchrules.TeamDef {
 	if !q.Shaped() {
 		return nil
 	}
 	if len(q.TeamDefs) > 0 {
 		return q.TeamDefs
 	}
-	out := make([]tick.TeamDef, max(q.Teams, 0))
+	out := make([]matchrules.TeamDef, max(q.Teams, 0))
 	for i := range out {
-		out[i] = tick.TeamDef{Size: q.TeamSize, MinSize: tickSteps(q.MinTeamSize), Composition: q.Composition}
+		out[i] = matchrules.TeamDef{Size: q.TeamSize, MinSize: tickSteps(q.MinTeamSize), Composition: q.Composition}
 	}
 	return out
 }
@@ -48,15 +49,15 @@ func (q *Queue) largestTeamDef() int {
 }
 
 // TeamDefsShape is the teams and team_size a definition with named teams has.
-func TeamDefsShape(defs []tick.TeamDef) (teams, teamSize int) {
+func TeamDefsShape(defs []matchrules.TeamDef) (teams, teamSize int) {
 	return len(defs), (&Queue{TeamDefs: defs}).largestTeamDef()
 }
 
 // addShapeFaults checks the team shape with the pass's rules, renamed to the request's
 // fields: team_defs[i].size, min_team_size[j].value, composition.tank, roles[i].
 func (q *Queue) addShapeFaults(f *apperr.Fields) {
-	if q.Teams < 2 || q.Teams > tick.MaxTeams {
-		f.Add("teams", "must be 2..%d", tick.MaxTeams)
+	if q.Teams < 2 || q.Teams > matchrules.MaxTeams {
+		f.Add("teams", "must be 2..%d", matchrules.MaxTeams)
 		return
 	}
 	if len(q.TeamDefs) > 0 && len(q.TeamDefs) != q.Teams {
@@ -85,8 +86,8 @@ func (q *Queue) addShapeFaults(f *apperr.Fields) {
 	if len(q.MinTeamSize) > MaxExpansionStep {
 		f.Add("min_team_size", "must have at most %d steps", MaxExpansionStep)
 	}
-	cfg := tick.Config{TeamSize: q.TeamSize, Strategy: string(q.Strategy), Shape: q.shape(), Roles: q.Roles,
-		Interval: []tick.Step{{}}}
+	cfg := matchrules.Config{TeamSize: q.TeamSize, Strategy: string(q.Strategy), Shape: q.shape(), Roles: q.Roles,
+		Interval: []matchrules.Step{{}}}
 	named := len(q.TeamDefs) > 0
 	var e *apperr.Error
 	if !errors.As(cfg.ValidateShape(), &e) {
@@ -149,7 +150,7 @@ func (nt *NewTicket) addRoleFaults(f *apperr.Fields, q Queue) {
 
 // shapedMatch is a shaped pass's match as the store keeps it: each team with its name, its
 // players' roles and its open slots.
-func shapedMatch(waiting []Ticket, index []int, m tick.Match, match *Match) {
+func shapedMatch(waiting []Ticket, index []int, m matchpool.Match, match *Match) {
 	match.Teams = make([]MatchTeam, len(m.Shaped))
 	for k, team := range m.Shaped {
 		mt := &match.Teams[k]

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -537,9 +537,9 @@ func (s *Service) tolerate(t *Ticket) {
 		q = &d
 	}
 	wait := max(s.now().Sub(t.CreatedAt), 0).Seconds()
-	tol := &Tolerances{Interval: tick.Current(tickSteps(q.Expansions.Interval), wait)}
+	tol := &Tolerances{Interval: matchrules.Current(tickSteps(q.Expansions.Interval), wait)}
 	if len(q.Expansions.MaxLatencyMS) > 0 {
-		l := tick.Current(tickSteps(q.Expansions.MaxLatencyMS), wait)
+		l := matchrules.Current(tickSteps(q.Expansions.MaxLatencyMS), wait)
 		tol.MaxLatencyMS = &l
 	}
 	for _, r := range q.Rules {
@@ -547,7 +547,7 @@ func (s *Service) tolerate(t *Ticket) {
 			if tol.Rules == nil {
 				tol.Rules = make(map[string]float64)
 			}
-			tol.Rules[r.Name] = tick.Current(r.Expansions, wait)
+			tol.Rules[r.Name] = matchrules.Current(r.Expansions, wait)
 		}
 	}
 	t.Tolerances = tol

@@ -8,6 +8,8 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
 // TickPass is the production Matcher: matchmaker/tick's pass over the waiting tickets, with
@@ -35,7 +37,7 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 type passInput struct {
 	waiting []Ticket
 	epoch   time.Time
-	in      []tick.Ticket
+	in      []matchpool.Ticket
 	index   []int
 	invalid []Expiry
 }
@@ -44,7 +46,7 @@ func (p *passInput) secs(t time.Time) float64 { return t.Sub(p.epoch).Seconds() 
 
 func newPassInput(q Queue, waiting []Ticket) *passInput {
 	p := &passInput{waiting: waiting, epoch: waiting[0].CreatedAt,
-		in: make([]tick.Ticket, 0, len(waiting)), index: make([]int, 0, len(waiting))}
+		in: make([]matchpool.Ticket, 0, len(waiting)), index: make([]int, 0, len(waiting))}
 	players := 0
 	for _, t := range waiting {
 		if t.CreatedAt.Before(p.epoch) {
@@ -54,11 +56,11 @@ func newPassInput(q Queue, waiting []Ticket) *passInput {
 	}
 	ratings := make([]float64, 0, players) // every ticket's, in one array rather than one each
 	for i, t := range waiting {
-		tt := tick.Ticket{WaitingSince: p.secs(t.CreatedAt), ExpiresAt: p.secs(t.ExpiresAt), Attributes: t.Attributes}
+		tt := matchpool.Ticket{WaitingSince: p.secs(t.CreatedAt), ExpiresAt: p.secs(t.ExpiresAt), Attributes: t.Attributes}
 		if t.Backfill != nil {
 			tt.Backfill = tickBackfill(t)
 			if t.Backfill.Region != "" {
-				tt.Latencies = []tick.RegionLatency{{Region: t.Backfill.Region}}
+				tt.Latencies = []matchpool.RegionLatency{{Region: t.Backfill.Region}}
 			}
 			// A backfill the queue's definition no longer admits (its team size changed)
 			// would fail the whole pass: it leaves alone.
@@ -81,7 +83,7 @@ func newPassInput(q Queue, waiting []Ticket) *passInput {
 }
 
 // playerRoles gives a ticket of a queue with roles its players' roles.
-func playerRoles(q Queue, t Ticket, tt *tick.Ticket) {
+func playerRoles(q Queue, t Ticket, tt *matchpool.Ticket) {
 	if len(q.Roles) > 0 {
 		tt.Roles = make([][]string, len(t.Players))
 		for j := range t.Players {
@@ -92,13 +94,13 @@ func playerRoles(q Queue, t Ticket, tt *tick.Ticket) {
 
 // queueLatencies gives a ticket of a queue that considers latency its latencies to the
 // queue's regions, in order.
-func queueLatencies(q Queue, t Ticket, tt *tick.Ticket) {
+func queueLatencies(q Queue, t Ticket, tt *matchpool.Ticket) {
 	if len(q.Expansions.MaxLatencyMS) == 0 {
 		return
 	}
 	for _, region := range sortedRegions(t.Latencies) {
 		if slices.Contains(q.Regions, region) {
-			tt.Latencies = append(tt.Latencies, tick.RegionLatency{Region: region, MS: t.Latencies[region]})
+			tt.Latencies = append(tt.Latencies, matchpool.RegionLatency{Region: region, MS: t.Latencies[region]})
 		}
 	}
 }
@@ -107,14 +109,14 @@ func queueLatencies(q Queue, t Ticket, tt *tick.Ticket) {
 // that read an attribute it does not give, a party larger than a smaller team) would fail
 // every pass: when the pass refuses its input, such tickets leave, and the others are
 // matched. Checked only then, so a queue whose tickets are all valid pays nothing for it.
-func (p *passInput) run(cfg tick.Config, now time.Time) (tick.Result, error) {
+func (p *passInput) run(cfg matchrules.Config, now time.Time) (matchpool.Result, error) {
 	out, err := tick.Run(p.in, p.secs(now), cfg)
 	if apperr.CodeOf(err) != apperr.Invalid {
 		return out, err
 	}
 	kept, keptIndex := p.in[:0:0], p.index[:0:0]
 	for k, tt := range p.in {
-		if cfg.ValidateTicket(tt) != nil {
+		if tick.ValidateTicket(cfg, tt) != nil {
 			p.invalid = append(p.invalid, Expiry{TicketID: p.waiting[p.index[k]].ID, Reason: ReasonInvalid})
 			continue
 		}
@@ -126,7 +128,7 @@ func (p *passInput) run(cfg tick.Config, now time.Time) (tick.Result, error) {
 
 // write is what the pass decided as the queue writes it: its fills and matches, the tickets
 // to expire, and why the others wait.
-func (p *passInput) write(q Queue, out tick.Result, now time.Time) TickWrite {
+func (p *passInput) write(q Queue, out matchpool.Result, now time.Time) TickWrite {
 	w := TickWrite{At: now, Matches: make([]Match, 0, len(out.Fills)+len(out.Matches)), Expired: p.invalid}
 	for _, f := range out.Fills {
 		w.Matches = append(w.Matches, fillMatch(q, p.waiting, p.index, f, now))
@@ -149,7 +151,7 @@ func (p *passInput) write(q Queue, out tick.Result, now time.Time) TickWrite {
 
 // match is one of the pass's matches as the queue keeps it: its teams' players with their
 // tickets and ratings, and its pairs (a shaped match has teams of its shape instead).
-func (p *passInput) match(m tick.Match, now time.Time) Match {
+func (p *passInput) match(m matchpool.Match, now time.Time) Match {
 	match := Match{ID: newID("mt-"), CreatedAt: now, Region: m.Region, Teams: make([]MatchTeam, 2),
 		SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference, Attributes: m.Attributes}
 	if m.Shaped != nil {
@@ -172,7 +174,9 @@ func (p *passInput) match(m tick.Match, now time.Time) Match {
 }
 
 // player is the player of a pass's slot.
-func (p *passInput) player(s tick.Slot) Player { return p.waiting[p.index[s.Ticket]].Players[s.Player] }
+func (p *passInput) player(s matchpool.Slot) Player {
+	return p.waiting[p.index[s.Ticket]].Players[s.Player]
+}
 
 // ReasonInvalid is the expiry reason of a ticket the queue's definition no longer admits: a
 // backfill whose team_size shrank below the match's players and open slots, a party larger
@@ -181,12 +185,12 @@ const ReasonInvalid = "invalid"
 
 // tickBackfill is a backfill ticket as the pass takes it: each team's players' ratings (the
 // ticket's Players, by id) and bots, the open slots, the bot rule.
-func tickBackfill(t Ticket) *tick.Backfill {
+func tickBackfill(t Ticket) *matchpool.Backfill {
 	rating := make(map[string]float64, len(t.Players))
 	for _, p := range t.Players {
 		rating[p.ID] = p.Rating
 	}
-	b := &tick.Backfill{}
+	b := &matchpool.Backfill{}
 	for k, team := range t.Backfill.Teams {
 		if k >= 2 {
 			break
@@ -208,7 +212,7 @@ func tickBackfill(t Ticket) *tick.Backfill {
 
 // fillMatch is a fill as the store keeps it: a match with BackfillOf, its teams the running
 // match's players (of the backfill ticket) followed by the joiners, no pairs.
-func fillMatch(q Queue, waiting []Ticket, index []int, f tick.Fill, now time.Time) Match {
+func fillMatch(q Queue, waiting []Ticket, index []int, f matchpool.Fill, now time.Time) Match {
 	bf := waiting[index[f.Ticket]]
 	m := Match{ID: newID("mt-"), CreatedAt: now, Region: f.Region, Teams: make([]MatchTeam, 2),
 		BackfillOf: bf.Backfill.MatchID, BackfillTicket: bf.ID}
@@ -239,10 +243,10 @@ func fillMatch(q Queue, waiting []Ticket, index []int, f tick.Fill, now time.Tim
 	return m
 }
 
-func tickSteps(in []Step) []tick.Step {
-	out := make([]tick.Step, len(in))
+func tickSteps(in []Step) []matchrules.Step {
+	out := make([]matchrules.Step, len(in))
 	for i, s := range in {
-		out[i] = tick.Step{AfterS: s.AfterS, Value: s.Value}
+		out[i] = matchrules.Step{AfterS: s.AfterS, Value: s.Value}
 	}
 	return out
 }

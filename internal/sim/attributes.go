@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -43,7 +43,7 @@ type UniformDist struct {
 const maxAttributes = 32
 
 // attrMagnitude bounds a number attribute's parameters well inside what a queue takes
-// (tick.MaxMagnitude), so that a draw is a valid value.
+// (matchrules.MaxMagnitude), so that a draw is a valid value.
 const attrMagnitude = 1e9
 
 func (d AttributeDist) validate(name string) error {
@@ -51,11 +51,11 @@ func (d AttributeDist) validate(name string) error {
 	if err := ratings.ValidateName(name); err != nil {
 		return fmt.Errorf("attributes: attribute %q: %w", name, err)
 	}
-	if name == tick.RatingAttribute {
+	if name == matchrules.RatingAttribute {
 		return fmt.Errorf("%s: the name is reserved: a distance rule reads the tickets' ratings by it", at)
 	}
 	switch d.Type {
-	case tick.TypeString:
+	case matchrules.TypeString:
 		if d.Choose != 0 {
 			return fmt.Errorf("%s.choose is for a string_list attribute", at)
 		}
@@ -63,7 +63,7 @@ func (d AttributeDist) validate(name string) error {
 			return err
 		}
 		return d.validateValues(at)
-	case tick.TypeStringList:
+	case matchrules.TypeStringList:
 		if err := d.validateNoNumber(at); err != nil {
 			return err
 		}
@@ -74,18 +74,18 @@ func (d AttributeDist) validate(name string) error {
 			return fmt.Errorf("%s.choose must be between 1 and the %d values", at, len(d.Values))
 		}
 		return nil
-	case tick.TypeNumber:
+	case matchrules.TypeNumber:
 		return d.validateNumber(at)
 	}
-	return fmt.Errorf("%s.type must be %q, %q or %q, got %q", at, tick.TypeString, tick.TypeNumber, tick.TypeStringList, d.Type)
+	return fmt.Errorf("%s.type must be %q, %q or %q, got %q", at, matchrules.TypeString, matchrules.TypeNumber, matchrules.TypeStringList, d.Type)
 }
 
 // validateValues checks the values of a string or string_list attribute (1 to
-// tick.MaxListItems, distinct, none empty) and their weights, if given: one per value, and
+// matchrules.MaxListItems, distinct, none empty) and their weights, if given: one per value, and
 // enough of them positive for a ticket to draw its Choose values.
 func (d AttributeDist) validateValues(at string) error {
-	if len(d.Values) == 0 || len(d.Values) > tick.MaxListItems {
-		return fmt.Errorf("%s.values must list 1 to %d values", at, tick.MaxListItems)
+	if len(d.Values) == 0 || len(d.Values) > matchrules.MaxListItems {
+		return fmt.Errorf("%s.values must list 1 to %d values", at, matchrules.MaxListItems)
 	}
 	for i, v := range d.Values {
 		if v == "" {
@@ -141,32 +141,32 @@ func (d AttributeDist) validateNumber(at string) error {
 }
 
 // decl is the attribute as a queue declares it: a list holds at most its Choose values.
-func (d AttributeDist) decl() tick.Attribute {
-	a := tick.Attribute{Type: d.Type}
-	if d.Type == tick.TypeStringList {
+func (d AttributeDist) decl() matchrules.Attribute {
+	a := matchrules.Attribute{Type: d.Type}
+	if d.Type == matchrules.TypeStringList {
 		a.MaxItems = d.Choose
 	}
 	return a
 }
 
 // draw draws a ticket's value.
-func (d AttributeDist) draw(rng *rand.Rand) tick.Value {
+func (d AttributeDist) draw(rng *rand.Rand) matchrules.Value {
 	switch d.Type {
-	case tick.TypeString:
-		return tick.StringValue(d.Values[d.pick(rng, nil)])
-	case tick.TypeStringList:
+	case matchrules.TypeString:
+		return matchrules.StringValue(d.Values[d.pick(rng, nil)])
+	case matchrules.TypeStringList:
 		taken := make([]bool, len(d.Values))
 		list := make([]string, d.Choose)
 		for i := range list {
 			k := d.pick(rng, taken)
 			taken[k], list[i] = true, d.Values[k]
 		}
-		return tick.ListValue(list...)
+		return matchrules.ListValue(list...)
 	}
 	if d.Normal != nil {
-		return tick.NumberValue(d.Normal.Mean + d.Normal.SD*rng.NormFloat64())
+		return matchrules.NumberValue(d.Normal.Mean + d.Normal.SD*rng.NormFloat64())
 	}
-	return tick.NumberValue(d.Uniform.Min + (d.Uniform.Max-d.Uniform.Min)*rng.Float64())
+	return matchrules.NumberValue(d.Uniform.Min + (d.Uniform.Max-d.Uniform.Min)*rng.Float64())
 }
 
 // pick draws the index of a value not taken, by the weights (uniform without).
@@ -205,11 +205,11 @@ func drawIndex(rng *rand.Rand, n int, weight func(i int) float64) int {
 }
 
 // attributeDecls is the scenario's attributes as a queue declares them; nil without any.
-func (sc *Scenario) attributeDecls() map[string]tick.Attribute {
+func (sc *Scenario) attributeDecls() map[string]matchrules.Attribute {
 	if len(sc.Attributes) == 0 {
 		return nil
 	}
-	out := make(map[string]tick.Attribute, len(sc.Attributes))
+	out := make(map[string]matchrules.Attribute, len(sc.Attributes))
 	for name, d := range sc.Attributes {
 		out[name] = d.decl()
 	}
@@ -236,11 +236,11 @@ func newAttributeDrawer(attrs map[string]AttributeDist, rng *rand.Rand) *attribu
 }
 
 // draw returns a ticket's values; nil for a nil drawer (no attributes).
-func (a *attributeDrawer) draw() map[string]tick.Value {
+func (a *attributeDrawer) draw() map[string]matchrules.Value {
 	if a == nil {
 		return nil
 	}
-	out := make(map[string]tick.Value, len(a.names))
+	out := make(map[string]matchrules.Value, len(a.names))
 	for i, name := range a.names {
 		out[name] = a.dists[i].draw(a.rng)
 	}

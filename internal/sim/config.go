@@ -15,7 +15,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/skill"
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
@@ -117,7 +117,7 @@ type Acceptance struct {
 type Rule = rulesjson.Rule
 
 // tickRules is the configuration's rules as the pass takes them; nil without any.
-func (c Configuration) tickRules() []tick.Rule {
+func (c Configuration) tickRules() []matchrules.Rule {
 	if len(c.Rules) == 0 {
 		return nil
 	}

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
 // Ticket is what waits in the queue: one player, or a party that should play on one team.
@@ -14,7 +14,7 @@ type Ticket struct {
 	Ratings []float64     // the rating the queue sees for each player, fixed when the ticket was made
 	Created time.Duration // simulated time of arrival
 	// Attributes are the ticket's values of the scenario's attributes (nil without any).
-	Attributes map[string]tick.Value
+	Attributes map[string]matchrules.Value
 	// Roles are the roles each player lists, by Players' index, on a queue with a role
 	// composition (nil on any other: the queue reads no roles).
 	Roles [][]string

@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -83,7 +83,7 @@ func allDay(sc *Scenario, partySizes []float64) *Widening {
 func livePreset(sc *Scenario) {
 	w := allDay(sc, []float64{70, 18, 7, 3, 2})
 	def, opt := ThesisDefault, ThesisOptimised
-	rw := tick.RatingWindow
+	rw := matchrules.RatingWindow
 	sc.Configurations = []Configuration{
 		{Name: "no matchmaking", Matcher: "none", TicketTTLS: 300},
 		{Name: "thesis default", Matcher: "tick", Strategy: rw, Coefficients: &def, Widening: w, TicketTTLS: 300},
@@ -96,12 +96,12 @@ func livePreset(sc *Scenario) {
 func rulesPreset(sc *Scenario) {
 	w := allDay(sc, []float64{80, 8, 6, 4, 2})
 	sc.Attributes = map[string]AttributeDist{
-		"mode": {Type: tick.TypeString, Values: []string{"casual", "ranked", "tdm", "ctf"}},
-		"maps": {Type: tick.TypeStringList, Choose: 3,
+		"mode": {Type: matchrules.TypeString, Values: []string{"casual", "ranked", "tdm", "ctf"}},
+		"maps": {Type: matchrules.TypeStringList, Choose: 3,
 			Values: []string{"ancient", "anubis", "dust", "inferno", "mirage", "nuke", "overpass", "vertigo"}},
 	}
-	mode := Rule{Name: "mode", Type: tick.RuleEqual, Attribute: "mode"}
-	maps := Rule{Name: "maps", Type: tick.RuleIntersect, Attribute: "maps"}
+	mode := Rule{Name: "mode", Type: matchrules.RuleEqual, Attribute: "mode"}
+	maps := Rule{Name: "maps", Type: matchrules.RuleIntersect, Attribute: "maps"}
 	optional := maps
 	optional.OptionalAfterS = new(60.0)
 	sc.Roles = &RoleDist{Names: []string{"tank", "healer", "dps"}, Picks: []RolePick{
@@ -121,7 +121,7 @@ func rulesPreset(sc *Scenario) {
 		{"mode + maps + roles 1/2/2", []Rule{mode, maps}, roles},
 	} {
 		sc.Configurations = append(sc.Configurations, Configuration{Name: c.name, Matcher: "tick",
-			Strategy: tick.RatingWindow, Rating: "learned", Widening: w, TicketTTLS: 300, Rules: c.rules,
+			Strategy: matchrules.RatingWindow, Rating: "learned", Widening: w, TicketTTLS: 300, Rules: c.rules,
 			Composition: c.comp})
 	}
 }
@@ -129,7 +129,7 @@ func rulesPreset(sc *Scenario) {
 func readyPreset(sc *Scenario) {
 	w := allDay(sc, []float64{70, 18, 7, 3, 2})
 	for _, rate := range []float64{-1, 0.05, 0.1, 0.2} {
-		c := Configuration{Name: "no ready check", Matcher: "tick", Strategy: tick.RatingWindow, Rating: "learned",
+		c := Configuration{Name: "no ready check", Matcher: "tick", Strategy: matchrules.RatingWindow, Rating: "learned",
 			Widening: w, TicketTTLS: 300}
 		if rate >= 0 {
 			c.Name, c.Acceptance = fmt.Sprintf("%g%% decline", 100*rate), &Acceptance{DeclineRate: rate}

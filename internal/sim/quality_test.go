@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
 // Quality over time, the figure: tickets arriving at a steady rate with thesis-like
@@ -48,7 +50,7 @@ func TestQualityOverTimeAgainstMatchmake(t *testing.T) {
 				Awareness: Uniform01, Movement: Uniform01},
 			Arrivals: ArrivalConfig{RatePerS: rate, PartySizes: arr.parties},
 		}
-		for _, s := range []string{tick.RatingWindow, tick.GreedyPairs} {
+		for _, s := range []string{matchrules.RatingWindow, matchrules.GreedyPairs} {
 			for _, m := range []string{"tick", "pairing"} {
 				sc.Configurations = append(sc.Configurations, Configuration{Name: m + ", " + s, Matcher: m, Strategy: s,
 					Coefficients: &def, Expansions: steps, TicketTTLS: 300})
@@ -74,7 +76,7 @@ func TestQualityOverTimeAgainstMatchmake(t *testing.T) {
 				t.Errorf("%s, %s: the queue's pass split %d parties", label, s.Name, s.PartiesSplit)
 			}
 		}
-		for _, s := range []string{tick.RatingWindow, tick.GreedyPairs} {
+		for _, s := range []string{matchrules.RatingWindow, matchrules.GreedyPairs} {
 			if arr.parties != nil {
 				continue // the pairing splits parties: its teams are not the same problem's
 			}
@@ -95,10 +97,10 @@ func TestQualityOverTimeAgainstMatchmake(t *testing.T) {
 // waiting when the anchor was served, within the same tolerances (mutual acceptance by each
 // ticket's current interval, as the pass's).
 type partyAudit struct {
-	cfg    tick.Config
+	cfg    matchrules.Config
 	ttl    float64
 	cap    int // the most candidates the brute force considers (the nearest in rating)
-	in     []tick.Ticket
+	in     []matchpool.Ticket
 	made   []auditRow
 	capped int
 }
@@ -116,7 +118,7 @@ type auditRow struct {
 func (m *partyAudit) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
 	in := m.in[:0]
 	for _, t := range waiting {
-		in = append(in, tick.Ticket{Ratings: t.Ratings, WaitingSince: t.Created.Seconds(),
+		in = append(in, matchpool.Ticket{Ratings: t.Ratings, WaitingSince: t.Created.Seconds(),
 			ExpiresAt: t.Created.Seconds() + m.ttl})
 	}
 	m.in = in
@@ -157,7 +159,7 @@ func (m *partyAudit) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) 
 
 // audit measures one match; gone marks the tickets no longer waiting when its anchor (its
 // first ticket) was served.
-func (m *partyAudit) audit(mt tick.Match, gone []bool, now float64) auditRow {
+func (m *partyAudit) audit(mt matchpool.Match, gone []bool, now float64) auditRow {
 	t := m.cfg.TeamSize
 	row := auditRow{got: mt.AverageDifference, anchorSize: len(m.in[mt.Tickets[0]].Ratings)}
 	sizes, totals := []int{}, []float64{}
@@ -289,7 +291,7 @@ func TestQualityPartiesWhereTheEvennessGoes(t *testing.T) {
 	def := ThesisDefault
 	var rows, bySize []string
 	for _, rate := range []float64{0.5, 5} {
-		for _, s := range []string{tick.RatingWindow, tick.GreedyPairs} {
+		for _, s := range []string{matchrules.RatingWindow, matchrules.GreedyPairs} {
 			sc := Scenario{
 				Seed: 1, Matches: 4000, TickS: 1, MaxDays: 30, TeamSize: 5, Rounds: 11, RoundS: 45,
 				Population: PopulationConfig{Players: 20_000, Accuracy: Uniform01, ReactionTime: Uniform01,

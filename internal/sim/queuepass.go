@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
 // maxSteps is the most steps a queue definition's expansions.interval holds
@@ -36,14 +38,14 @@ const maxSteps = 32
 // players' Roles, the pass runs the shaped search (tick's runShaped), and each Match
 // carries the role the pass gave each player.
 type QueuePass struct {
-	cfg     tick.Config
+	cfg     matchrules.Config
 	ttl     time.Duration
-	in      []tick.Ticket
+	in      []matchpool.Ticket
 	waiting map[string]int
 }
 
 // NewQueuePass checks the queue's rules as the pass will get them: team size, strategy
-// (tick.RatingWindow or tick.GreedyPairs) and the interval's steps (at most maxSteps, the
+// (matchrules.RatingWindow or matchrules.GreedyPairs) and the interval's steps (at most maxSteps, the
 // first at 0, after_s increasing, values never decreasing). ttl 0: tickets never expire.
 func NewQueuePass(teamSize int, strategy string, interval []Step, ttl time.Duration) (*QueuePass, error) {
 	return NewRuledQueuePass(teamSize, strategy, interval, ttl, PassRules{})
@@ -53,14 +55,14 @@ func NewQueuePass(teamSize int, strategy string, interval []Step, ttl time.Durat
 // attributes it declares, its match rules, and a team shape with role compositions
 // (two teams of the team size; nil: two plain teams) over the roles it lists.
 type PassRules struct {
-	Attributes map[string]tick.Attribute
-	Rules      []tick.Rule
-	Shape      []tick.TeamDef
+	Attributes map[string]matchrules.Attribute
+	Rules      []matchrules.Rule
+	Shape      []matchrules.TeamDef
 	Roles      []string
 }
 
 // NewRuledQueuePass is NewQueuePass for a queue that declares attributes, has rules or a
-// role composition, which it checks as the pass will (tick.Config.Validate: a rule reading
+// role composition, which it checks as the pass will (matchrules.Config.Validate: a rule reading
 // an undeclared attribute is refused by its field, rules[i].attribute).
 func NewRuledQueuePass(teamSize int, strategy string, interval []Step, ttl time.Duration, r PassRules) (*QueuePass, error) {
 	if len(interval) > maxSteps {
@@ -71,10 +73,10 @@ func NewRuledQueuePass(teamSize int, strategy string, interval []Step, ttl time.
 			return nil, fmt.Errorf("teams: the simulator plays two teams of team_size (%d), not %d", teamSize, d.Size)
 		}
 	}
-	cfg := tick.Config{TeamSize: teamSize, Strategy: strategy, Interval: make([]tick.Step, len(interval)),
+	cfg := matchrules.Config{TeamSize: teamSize, Strategy: strategy, Interval: make([]matchrules.Step, len(interval)),
 		Attributes: r.Attributes, Rules: r.Rules, Shape: r.Shape, Roles: r.Roles}
 	for i, s := range interval {
-		cfg.Interval[i] = tick.Step{AfterS: s.AfterS, Value: s.Value}
+		cfg.Interval[i] = matchrules.Step{AfterS: s.AfterS, Value: s.Value}
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -84,7 +86,7 @@ func NewRuledQueuePass(teamSize int, strategy string, interval []Step, ttl time.
 
 // WaitingOn counts, over every pass so far, the anchors each rule held: per pass, each
 // ticket that anchored a search and was left waiting, by the rule the pass says stopped it
-// ("interval", or a rule's name; see tick.Wait).
+// ("interval", or a rule's name; see matchpool.Wait).
 func (m *QueuePass) WaitingOn() map[string]int { return m.waiting }
 
 // Tick implements Matcher.
@@ -97,7 +99,7 @@ func (m *QueuePass) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
 		}
 		// The pass leaves its input untouched, so the ticket's ratings and attributes are
 		// lent, not copied.
-		in = append(in, tick.Ticket{Ratings: t.Ratings, WaitingSince: t.Created.Seconds(), ExpiresAt: expires,
+		in = append(in, matchpool.Ticket{Ratings: t.Ratings, WaitingSince: t.Created.Seconds(), ExpiresAt: expires,
 			Attributes: t.Attributes, Roles: t.Roles})
 	}
 	m.in = in
@@ -134,7 +136,7 @@ func (m *QueuePass) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
 // shapedMatch is a match of the shaped pass (two teams) as a Match: each team sorted by the
 // ratings the queue saw, ascending, so that Teams[0][k] and Teams[1][k] are opponents of
 // the same rank, as the two-team pass pairs them, each player's role beside him.
-func shapedMatch(waiting []Ticket, teams []tick.Team) Match {
+func shapedMatch(waiting []Ticket, teams []matchpool.Team) Match {
 	var m Match
 	for side, t := range teams[:2] {
 		order := make([]int, len(t.Players))

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
@@ -36,7 +36,7 @@ func TestQueuePassMapsThePass(t *testing.T) {
 		{ID: 3, Players: []int{14}, Ratings: []float64{980}, Created: at(90)},           // 10 s: 50
 		{ID: 4, Players: []int{12}, Ratings: []float64{1040}, Created: at(95)},          // 5 s: 25, 40 away
 	}
-	m, err := NewQueuePass(2, tick.RatingWindow, []Step{{AfterS: 0, Value: 25}, {AfterS: 10, Value: 50}}, 60*time.Second)
+	m, err := NewQueuePass(2, matchrules.RatingWindow, []Step{{AfterS: 0, Value: 25}, {AfterS: 10, Value: 50}}, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,18 +68,18 @@ func TestNewQueuePassRefusesWhatTheQueueRefuses(t *testing.T) {
 		strategy string
 		steps    []Step
 	}{
-		{"no steps", 5, tick.GreedyPairs, nil},
-		{"first step later", 5, tick.GreedyPairs, []Step{{AfterS: 5, Value: 25}}},
-		{"narrowing", 5, tick.GreedyPairs, []Step{{AfterS: 0, Value: 50}, {AfterS: 10, Value: 25}}},
-		{"more steps than a queue holds", 5, tick.GreedyPairs, long},
+		{"no steps", 5, matchrules.GreedyPairs, nil},
+		{"first step later", 5, matchrules.GreedyPairs, []Step{{AfterS: 5, Value: 25}}},
+		{"narrowing", 5, matchrules.GreedyPairs, []Step{{AfterS: 0, Value: 50}, {AfterS: 10, Value: 25}}},
+		{"more steps than a queue holds", 5, matchrules.GreedyPairs, long},
 		{"strategy", 5, "best", []Step{{AfterS: 0, Value: 25}}},
-		{"team size", 0, tick.GreedyPairs, []Step{{AfterS: 0, Value: 25}}},
+		{"team size", 0, matchrules.GreedyPairs, []Step{{AfterS: 0, Value: 25}}},
 	} {
 		if _, err := NewQueuePass(tc.teamSize, tc.strategy, tc.steps, 0); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
-	if _, err := NewQueuePass(5, tick.GreedyPairs, long[:maxSteps], 0); err != nil {
+	if _, err := NewQueuePass(5, matchrules.GreedyPairs, long[:maxSteps], 0); err != nil {
 		t.Errorf("%d steps: %v", maxSteps, err)
 	}
 }
@@ -94,7 +94,7 @@ func TestQueuePassKeepsTicketsWhole(t *testing.T) {
 	steps := []Step{{AfterS: 0, Value: 25}, {AfterS: 5, Value: 50}, {AfterS: 10, Value: 100}, {AfterS: 30, Value: 400}}
 	ttl := 60 * time.Second
 	made := 0
-	for _, strategy := range []string{tick.GreedyPairs, tick.RatingWindow} {
+	for _, strategy := range []string{matchrules.GreedyPairs, matchrules.RatingWindow} {
 		m, err := NewQueuePass(5, strategy, steps, ttl)
 		if err != nil {
 			t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
@@ -47,8 +47,8 @@ type RoleRange = rulesjson.RoleRange
 const maxRolePicks = 20
 
 func (d *RoleDist) validate() error {
-	if len(d.Names) == 0 || len(d.Names) > tick.MaxRoles {
-		return fmt.Errorf("roles.names must list 1 to %d roles, got %d", tick.MaxRoles, len(d.Names))
+	if len(d.Names) == 0 || len(d.Names) > matchrules.MaxRoles {
+		return fmt.Errorf("roles.names must list 1 to %d roles, got %d", matchrules.MaxRoles, len(d.Names))
 	}
 	for i, r := range d.Names {
 		if err := ratings.ValidateName(r); err != nil {
@@ -102,12 +102,12 @@ func (d *RoleDist) drawPlayers(n int, rng *rand.Rand) [][]string {
 
 // shape is the configuration's team shape as the pass takes it: two teams of the team
 // size, each with the composition; nil without one (two plain teams, roles unread).
-func (c Configuration) shape(teamSize int) []tick.TeamDef {
+func (c Configuration) shape(teamSize int) []matchrules.TeamDef {
 	if len(c.Composition) == 0 {
 		return nil
 	}
 	comp := rulesjson.Composition(c.Composition)
-	return []tick.TeamDef{{Size: teamSize, Composition: comp}, {Size: teamSize, Composition: comp}}
+	return []matchrules.TeamDef{{Size: teamSize, Composition: comp}, {Size: teamSize, Composition: comp}}
 }
 
 // queueRoles are the roles the configuration's queue lists: the scenario's, with a
@@ -131,8 +131,8 @@ func (c Configuration) validateComposition(sc *Scenario) error {
 	if c.Matcher != "tick" {
 		return fmt.Errorf("composition runs on the tick matcher only (matcher %q knows no roles)", c.Matcher)
 	}
-	cfg := tick.Config{TeamSize: sc.TeamSize, Strategy: string(c.strategy()), Shape: c.shape(sc.TeamSize),
-		Roles: sc.Roles.Names, Interval: []tick.Step{{}}}
+	cfg := matchrules.Config{TeamSize: sc.TeamSize, Strategy: string(c.strategy()), Shape: c.shape(sc.TeamSize),
+		Roles: sc.Roles.Names, Interval: []matchrules.Step{{}}}
 	var faults []string
 	for _, fe := range fieldErrors(cfg.ValidateShape()) {
 		field := fe[0]

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
 // rolesScenario is rulesScenario with its configuration name, the scenario's roles and the
@@ -77,7 +77,7 @@ func TestRoleValidation(t *testing.T) {
 			[]string{"composition cannot fill a team", "maximums allow 4"}},
 		{"a composition on the pairing", func(_ *Scenario, cf *Configuration) { cf.Matcher, cf.Rules = "pairing", nil },
 			[]string{"composition runs on the tick matcher only", `"pairing"`}},
-		{"a composition with greedy_pairs", func(_ *Scenario, cf *Configuration) { cf.Strategy = tick.GreedyPairs },
+		{"a composition with greedy_pairs", func(_ *Scenario, cf *Configuration) { cf.Strategy = matchrules.GreedyPairs },
 			[]string{"strategy", "rating_window"}},
 	} {
 		sc, cf := rolesScenario(t, 100, "mode + maps + roles 1/2/2")
@@ -291,7 +291,7 @@ func TestRoleConfigurationsKeepTheComposition(t *testing.T) {
 			t.Errorf("%s: only %d of %d matches break the composition (%d say roles): the guard checks too little",
 				tc.name, g.breaks, g.matches, g.given)
 		}
-		teams := pass.WaitingOn()[tick.WaitTeams]
+		teams := pass.WaitingOn()[matchrules.WaitTeams]
 		if res := Summarize(r.res); tc.keeps && (!res.Roles || res.RolesRepicked == 0 || teams == 0) {
 			t.Errorf("%s: roles %v, re-picked %d, held by the teams %d times", tc.name, res.Roles, res.RolesRepicked, teams)
 		}
@@ -323,9 +323,9 @@ func TestRolesSameSeedSameReport(t *testing.T) {
 // match comes back with each team sorted by rating and each player's role beside him.
 func TestQueuePassGivesRoles(t *testing.T) {
 	t.Parallel()
-	comp := map[string]tick.RoleRange{"a": {Min: 1, Max: 1}, "b": {Min: 1, Max: 1}}
-	m, err := NewRuledQueuePass(2, tick.RatingWindow, []Step{{AfterS: 0, Value: 100}}, 0, PassRules{Roles: []string{"a", "b"},
-		Shape: []tick.TeamDef{{Size: 2, Composition: comp}, {Size: 2, Composition: comp}}})
+	comp := map[string]matchrules.RoleRange{"a": {Min: 1, Max: 1}, "b": {Min: 1, Max: 1}}
+	m, err := NewRuledQueuePass(2, matchrules.RatingWindow, []Step{{AfterS: 0, Value: 100}}, 0, PassRules{Roles: []string{"a", "b"},
+		Shape: []matchrules.TeamDef{{Size: 2, Composition: comp}, {Size: 2, Composition: comp}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,8 +350,8 @@ func TestQueuePassGivesRoles(t *testing.T) {
 			t.Errorf("team %v plays %v", team, roles)
 		}
 	}
-	if _, err := NewRuledQueuePass(5, tick.RatingWindow, []Step{{AfterS: 0, Value: 100}}, 0, PassRules{Roles: []string{"a"},
-		Shape: []tick.TeamDef{{Size: 4}, {Size: 4}}}); err == nil {
+	if _, err := NewRuledQueuePass(5, matchrules.RatingWindow, []Step{{AfterS: 0, Value: 100}}, 0, PassRules{Roles: []string{"a"},
+		Shape: []matchrules.TeamDef{{Size: 4}, {Size: 4}}}); err == nil {
 		t.Error("a pass of two teams of 4 in a 5v5 scenario was taken")
 	}
 }

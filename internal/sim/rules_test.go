@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
 // rulesScenario is the rules preset, smaller; under -race or -short, matches / 3.
@@ -163,7 +163,7 @@ func TestAttributeDraws(t *testing.T) {
 	counts = map[string]int{}
 	for range n {
 		v := lists.draw(rng)
-		if v.Type != tick.TypeStringList || len(v.List) != 3 {
+		if v.Type != matchrules.TypeStringList || len(v.List) != 3 {
 			t.Fatalf("a list of %v", v)
 		}
 		for i, m := range v.List {

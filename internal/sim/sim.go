@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
 // Result is what happened in one run of one configuration.
@@ -102,7 +102,7 @@ type run struct {
 	// the configuration has a composition.
 	roles   [][]string
 	roleRng *rand.Rand
-	shape   *tick.Config
+	shape   *matchrules.Config
 	play    *rand.Rand // the rounds
 	accept  *rand.Rand // the ready check's answers; nil without one
 	decline float64    // each player's probability of declining a proposal
@@ -187,7 +187,7 @@ func newRun(sc *Scenario, cf Configuration) (*run, error) {
 		r.roles = sc.Roles.drawPlayers(len(pop), r.roleRng)
 	}
 	if len(cf.Composition) > 0 {
-		r.shape = &tick.Config{TeamSize: sc.TeamSize, Shape: cf.shape(sc.TeamSize), Roles: cf.queueRoles(sc)}
+		r.shape = &matchrules.Config{TeamSize: sc.TeamSize, Shape: cf.shape(sc.TeamSize), Roles: cf.queueRoles(sc)}
 	}
 	if cf.Acceptance != nil {
 		r.accept, r.decline = stream(sc.Seed, streamAcceptance), cf.Acceptance.DeclineRate

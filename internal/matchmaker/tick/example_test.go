@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
 // One pass of a 2v2 queue at t = 100 s: a party of two and three solos; one solo's ticket
@@ -12,16 +14,16 @@ import (
 // ticket and 50 after 10 s.
 func ExampleRun() {
 	never := math.Inf(1)
-	tickets := []tick.Ticket{
+	tickets := []matchpool.Ticket{
 		{Ratings: []float64{1010, 990}, WaitingSince: 80, ExpiresAt: never}, // waited 20 s: 50
 		{Ratings: []float64{1040}, WaitingSince: 95, ExpiresAt: never},      // 5 s: 25, 40 away
 		{Ratings: []float64{1030}, WaitingSince: 85, ExpiresAt: never},      // 15 s: 50
 		{Ratings: []float64{980}, WaitingSince: 90, ExpiresAt: never},       // 10 s: 50
 		{Ratings: []float64{1000}, WaitingSince: 70, ExpiresAt: 100},        // expired
 	}
-	res, err := tick.Run(tickets, 100, tick.Config{
+	res, err := tick.Run(tickets, 100, matchrules.Config{
 		TeamSize: 2,
-		Interval: []tick.Step{{AfterS: 0, Value: 25}, {AfterS: 10, Value: 50}},
+		Interval: []matchrules.Step{{AfterS: 0, Value: 25}, {AfterS: 10, Value: 50}},
 	})
 	if err != nil {
 		panic(err)

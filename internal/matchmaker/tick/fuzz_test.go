@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
 // FuzzRun: any queue either gives an apperr.Invalid error, exactly when some field is
@@ -19,19 +21,19 @@ func FuzzRun(f *testing.F) {
 	f.Add([]byte{3, 1, 200, 7, 10, 11, 12, 13, 0, 2, 200, 1, 11, 0, 3, 9, 2, 12}, uint8(4), uint8(0), 0.0, false, true, false)
 	f.Add(binary.LittleEndian.AppendUint64([]byte{0, 0, 9, 0}, math.Float64bits(math.NaN())), uint8(1), uint8(5), 1.0, false, false, true)
 	f.Fuzz(func(t *testing.T, data []byte, teamSize, interval uint8, now float64, greedy, latency, wide bool) {
-		cfg := Config{TeamSize: int(teamSize % (MaxTeamSize + 2)), Strategy: RatingWindow,
-			Interval: []Step{{0, float64(interval)}, {10, 2 * float64(interval)}}}
+		cfg := matchrules.Config{TeamSize: int(teamSize % (matchrules.MaxTeamSize + 2)), Strategy: matchrules.RatingWindow,
+			Interval: []matchrules.Step{{AfterS: 0, Value: float64(interval)}, {AfterS: 10, Value: 2 * float64(interval)}}}
 		if greedy {
-			cfg.Strategy = GreedyPairs
+			cfg.Strategy = matchrules.GreedyPairs
 		}
 		if latency {
-			cfg.MaxLatency = []Step{{0, 50}, {20, 150}}
+			cfg.MaxLatency = []matchrules.Step{{AfterS: 0, Value: 50}, {AfterS: 20, Value: 150}}
 		}
-		var tk []Ticket
+		var tk []matchpool.Ticket
 		for len(data) >= 4 && len(tk) < 200 {
 			h, wait, expiry, lat := data[0], data[1], data[2], data[3]
 			data = data[4:]
-			x := Ticket{WaitingSince: now - float64(wait%64) + 2, ExpiresAt: now + float64(int(expiry)-8)}
+			x := matchpool.Ticket{WaitingSince: now - float64(wait%64) + 2, ExpiresAt: now + float64(int(expiry)-8)}
 			if expiry == 255 {
 				x.ExpiresAt = math.Inf(1)
 			}
@@ -47,12 +49,12 @@ func FuzzRun(f *testing.F) {
 			}
 			for i, r := range []string{"asia", "eu", "us"} {
 				if lat>>(2*i)&3 != 0 {
-					x.Latencies = append(x.Latencies, RegionLatency{r, 30 * float64(lat>>(2*i)&3)})
+					x.Latencies = append(x.Latencies, matchpool.RegionLatency{Region: r, MS: 30 * float64(lat>>(2*i)&3)})
 				}
 			}
 			tk = append(tk, x)
 		}
-		valid := cfg.Validate() == nil && math.Abs(now) <= MaxMagnitude
+		valid := cfg.Validate() == nil && math.Abs(now) <= matchrules.MaxMagnitude
 		for _, x := range tk {
 			valid = valid && x.Validate(cfg.TeamSize) == nil
 		}
@@ -66,7 +68,7 @@ func FuzzRun(f *testing.F) {
 		if err != nil {
 			t.Fatalf("valid input, error %v", err)
 		}
-		if err := check(tk, now, cfg, res); err != nil {
+		if err := checkResult(tk, now, cfg, res); err != nil {
 			t.Fatalf("%v\n%s", err, describe(tk, now, cfg))
 		}
 	})

@@ -1,7 +1,6 @@
 package tick
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -9,10 +8,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/testqueue"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
-// check verifies what must hold of any pass, whatever the queue:
+// checkResult verifies what must hold of any pass, whatever the queue:
 //   - every ticket is matched at most once and never when expired; Expired lists exactly the
 //     tickets with now >= ExpiresAt (ReasonTTL) or, latency considered, with no region
 //     within the widest limit (ReasonNoRegion), by index;
@@ -39,13 +40,13 @@ import (
 //
 // The brute forces run on up to bruteSplitMax tickets of a match and bruteLiveMax live
 // tickets.
-func check(tk []Ticket, now float64, cfg Config, res Result) error {
+func checkResult(tk []matchpool.Ticket, now float64, cfg matchrules.Config, res matchpool.Result) error {
 	w := newWorld(tk, now, cfg)
 	t := cfg.TeamSize
-	var wantExpired []Expiry
+	var wantExpired []matchpool.Expiry
 	for i, x := range tk {
 		if why := refExpiry(x, now, cfg); why != "" {
-			wantExpired = append(wantExpired, Expiry{Ticket: i, Reason: why})
+			wantExpired = append(wantExpired, matchpool.Expiry{Ticket: i, Reason: why})
 		}
 	}
 	if !slices.Equal(res.Expired, wantExpired) {
@@ -107,12 +108,12 @@ func check(tk []Ticket, now float64, cfg Config, res Result) error {
 			left = append(left, i)
 		}
 	}
-	waits := map[int]Wait{}
+	waits := map[int]matchpool.Wait{}
 	for k, x := range res.Waiting {
 		if k >= len(left) || x.Ticket != left[k] {
 			return fmt.Errorf("waiting %+v, want the tickets left %v in age order", res.Waiting, left)
 		}
-		if x.Rule != WaitInterval && x.Rule != WaitLatency && !slices.ContainsFunc(cfg.Rules, func(r Rule) bool { return r.Name == x.Rule }) {
+		if x.Rule != matchrules.WaitInterval && x.Rule != matchrules.WaitLatency && !slices.ContainsFunc(cfg.Rules, func(r matchrules.Rule) bool { return r.Name == x.Rule }) {
 			return fmt.Errorf("ticket %d waits on %q, no rule", x.Ticket, x.Rule)
 		}
 		waits[x.Ticket] = x
@@ -124,21 +125,21 @@ func check(tk []Ticket, now float64, cfg Config, res Result) error {
 	// on the match.
 	excused := func(i int) bool {
 		x := waits[i]
-		return x.Found && slices.ContainsFunc(cfg.Rules, func(r Rule) bool { return r.Name == x.Rule && r.hasTolerance() })
+		return x.Found && slices.ContainsFunc(cfg.Rules, func(r matchrules.Rule) bool { return r.Name == x.Rule && r.HasTolerance() })
 	}
 	if len(w.live) > bruteLiveMax {
 		return nil
 	}
-	var pool []int // the tickets the anchors had: those the backfills left
+	var cands []int // the tickets the anchors had: those the backfills left
 	for _, i := range w.live {
-		if !slices.ContainsFunc(res.Fills, func(f Fill) bool {
-			return slices.ContainsFunc(f.Joiners, func(j Joiner) bool { return j.Ticket == i })
+		if !slices.ContainsFunc(res.Fills, func(f matchpool.Fill) bool {
+			return slices.ContainsFunc(f.Joiners, func(j matchpool.Joiner) bool { return j.Ticket == i })
 		}) {
-			pool = append(pool, i)
+			cands = append(cands, i)
 		}
 	}
-	if len(pool) > 0 && in[pool[0]] == 0 && !excused(pool[0]) && w.anyMatch(pool[0], pool) {
-		return fmt.Errorf("the oldest ticket %d waits although a match for it existed", pool[0])
+	if len(cands) > 0 && in[cands[0]] == 0 && !excused(cands[0]) && w.anyMatch(cands[0], cands) {
+		return fmt.Errorf("the oldest ticket %d waits although a match for it existed", cands[0])
 	}
 	for _, i := range left {
 		if !excused(i) && w.anyMatch(i, left) {
@@ -157,12 +158,12 @@ func check(tk []Ticket, now float64, cfg Config, res Result) error {
 //   - brute force, maximality: a fill with room left for a ticket of s players has no
 //     joinable ticket of s players that was free when it was served (in no earlier fill),
 //     and a backfill without a fill had none of any size that fits.
-func checkFills(w *world, fills []Fill, in []int) error {
+func checkFills(w *world, fills []matchpool.Fill, in []int) error {
 	served := map[int]bool{}
 	earlier := map[int]bool{} // joiners of the fills before
 	k := 0
 	for _, b := range w.bf {
-		var f *Fill
+		var f *matchpool.Fill
 		if k < len(fills) && fills[k].Ticket == b {
 			f = &fills[k]
 			k++
@@ -202,7 +203,7 @@ func checkFills(w *world, fills []Fill, in []int) error {
 			}
 		}
 		for _, i := range w.live {
-			if earlier[i] || f != nil && slices.ContainsFunc(f.Joiners, func(j Joiner) bool { return j.Ticket == i }) {
+			if earlier[i] || f != nil && slices.ContainsFunc(f.Joiners, func(j matchpool.Joiner) bool { return j.Ticket == i }) {
 				continue
 			}
 			if s := len(w.tk[i].Ratings); (s <= room[0] || s <= room[1]) && w.joinable(b, i) {
@@ -236,13 +237,13 @@ func sumAbs(w *world, s []int) float64 {
 	return x
 }
 
-func checkTeams(w *world, m Match) error {
+func checkTeams(w *world, m matchpool.Match) error {
 	t := w.t
 	if len(m.Teams[0]) != t || len(m.Teams[1]) != t || len(m.Pairs) != t {
 		return fmt.Errorf("teams of %d and %d, %d pairs, want %d", len(m.Teams[0]), len(m.Teams[1]), len(m.Pairs), t)
 	}
 	side := map[int]int{}
-	seen := map[Slot]bool{}
+	seen := map[matchpool.Slot]bool{}
 	var tot [2]float64
 	for s, team := range m.Teams {
 		for i, x := range team {
@@ -288,7 +289,7 @@ func checkTeams(w *world, m Match) error {
 	return nil
 }
 
-func checkRegion(w *world, m Match) error {
+func checkRegion(w *world, m matchpool.Match) error {
 	data := slices.ContainsFunc(m.Tickets, func(i int) bool { return len(w.tk[i].Latencies) > 0 })
 	if len(w.cfg.MaxLatency) == 0 || !data {
 		if m.Region != "" {
@@ -314,121 +315,9 @@ func checkRegion(w *world, m Match) error {
 	return nil
 }
 
-// randomQueue draws a small queue: team sizes 1..5, parties, ratings with ties (small
+// testqueue.Random draws a small queue: team sizes 1..5, parties, ratings with ties (small
 // integers) or without, waits and expiries around now (some exactly at it), intervals of
 // 1-3 steps, and in half the cases latencies to 0-3 regions with some tickets without data.
-func randomQueue(rng *rand.Rand, maxTickets int) ([]Ticket, float64, Config) {
-	cfg := Config{TeamSize: 1 + rng.IntN(4), Strategy: RatingWindow}
-	if rng.IntN(6) == 0 {
-		cfg.TeamSize = 5
-	}
-	if rng.IntN(2) == 0 {
-		cfg.Strategy = GreedyPairs
-	}
-	now := float64(rng.IntN(100))
-	steps := func(scale float64) []Step {
-		s := []Step{{0, scale * float64(rng.IntN(4))}}
-		for range rng.IntN(3) {
-			last := s[len(s)-1]
-			s = append(s, Step{last.AfterS + float64(1+rng.IntN(20)), last.Value + scale*float64(rng.IntN(4))})
-		}
-		return s
-	}
-	cfg.Interval = steps(10)
-	regions := []string{"asia", "eu", "us"}[:rng.IntN(4)]
-	latency := rng.IntN(2) == 0
-	if latency {
-		cfg.MaxLatency = steps(40)
-	}
-	ties := rng.IntN(2) == 0
-	n := rng.IntN(maxTickets + 1)
-	tk := make([]Ticket, n)
-	for i := range tk {
-		size := 1
-		if rng.IntN(3) == 0 {
-			size = 1 + rng.IntN(cfg.TeamSize)
-		}
-		for range size {
-			r := 1000 + 40*rng.NormFloat64()
-			if ties {
-				r = float64(990 + 5*rng.IntN(5))
-			}
-			tk[i].Ratings = append(tk[i].Ratings, r)
-		}
-		tk[i].WaitingSince = now - float64(rng.IntN(60))
-		if rng.IntN(8) == 0 {
-			tk[i].WaitingSince = now + 1 // a clock ahead of the caller's
-		}
-		tk[i].ExpiresAt = math.Inf(1)
-		if rng.IntN(6) == 0 {
-			tk[i].ExpiresAt = now + float64(rng.IntN(3)-1) // expired before, at or after now
-		}
-		if latency && rng.IntN(4) != 0 {
-			for _, r := range regions {
-				if rng.IntN(4) != 0 {
-					tk[i].Latencies = append(tk[i].Latencies, RegionLatency{r, float64(10 * rng.IntN(15))})
-				}
-			}
-		}
-	}
-	if rng.IntN(3) == 0 { // arrival order; otherwise shuffled
-		slices.SortStableFunc(tk, func(a, b Ticket) int { return cmp.Compare(a.WaitingSince, b.WaitingSince) })
-	}
-	return tk, now, cfg
-}
-
-// withBackfills adds 1-3 backfill tickets to a random queue: matches of 1..2t-1 players
-// rated around the queue's ratings, open slots up to each team's size, in half the cases a
-// region (one the tickets know, or not), in a third a bot rule with bots.
-func withBackfills(rng *rand.Rand, tk []Ticket, now float64, cfg Config) []Ticket {
-	t := cfg.TeamSize
-	for range 1 + rng.IntN(3) {
-		b := &Backfill{}
-		for k := range 2 {
-			for range rng.IntN(t + 1) {
-				b.Teams[k].Players = append(b.Teams[k].Players, float64(960+10*rng.IntN(9)))
-			}
-		}
-		switch len(b.Teams[0].Players) + len(b.Teams[1].Players) {
-		case 0:
-			b.Teams[0].Players = []float64{1000}
-		case 2 * t:
-			b.Teams[1].Players = b.Teams[1].Players[1:]
-		}
-		for k := range 2 {
-			b.OpenSlots[k] = rng.IntN(t - len(b.Teams[k].Players) + 1)
-		}
-		if b.OpenSlots[0]+b.OpenSlots[1] == 0 {
-			k := 0
-			if len(b.Teams[0].Players) == t {
-				k = 1
-			}
-			b.OpenSlots[k] = 1
-		}
-		if rng.IntN(3) == 0 {
-			b.Bots = &BotRuleForTest
-			for k := range 2 {
-				for range rng.IntN(3) {
-					b.Teams[k].Bots = append(b.Teams[k].Bots, float64(900+50*rng.IntN(4)))
-				}
-			}
-		}
-		x := Ticket{WaitingSince: now - float64(rng.IntN(60)), ExpiresAt: math.Inf(1), Backfill: b}
-		if rng.IntN(8) == 0 {
-			x.ExpiresAt = now
-		}
-		if rng.IntN(2) == 0 {
-			x.Latencies = []RegionLatency{{[]string{"asia", "eu", "us", "mars"}[rng.IntN(4)], 0}}
-		}
-		at := rng.IntN(len(tk) + 1)
-		tk = slices.Insert(tk, at, x)
-	}
-	return tk
-}
-
-// BotRuleForTest keeps 4 players a team at most (and at least the largest team).
-var BotRuleForTest = teams.BotRule{MeanWeight: 950, TargetPlayers: 8, RecommendedMin: 2, RecommendedMax: 8}
-
 // Random small queues with backfill tickets: the backfills never overfill, keep parties
 // whole, take no player twice, take every joinable ticket that fits (brute force), and
 // agree with the reference, fills and matches.
@@ -441,8 +330,8 @@ func TestRandomBackfillsKeepTheRulesAndMatchTheReference(t *testing.T) {
 	filled := 0
 	for seed := range uint64(cases) {
 		rng := rand.New(rand.NewPCG(seed, 0xbac4))
-		tk, now, cfg := randomQueue(rng, 10)
-		tk = withBackfills(rng, tk, now, cfg)
+		tk, now, cfg := testqueue.Random(rng, 10)
+		tk = testqueue.WithBackfills(rng, tk, now, cfg)
 		res, err := Run(tk, now, cfg)
 		if err != nil {
 			t.Fatalf("seed %d: %v\n%s", seed, err, describe(tk, now, cfg))
@@ -468,7 +357,7 @@ func TestRandomQueuesKeepTheRulesAndMatchTheReference(t *testing.T) {
 		cases = 500
 	}
 	for seed := range uint64(cases) {
-		tk, now, cfg := randomQueue(randFor(seed), 11)
+		tk, now, cfg := testqueue.Random(randFor(seed), 11)
 		if err := againstTheReference(tk, now, cfg); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -477,12 +366,12 @@ func TestRandomQueuesKeepTheRulesAndMatchTheReference(t *testing.T) {
 
 // againstTheReference runs a pass, checks it, compares its matches and regions with the
 // reference's and a second run's.
-func againstTheReference(tk []Ticket, now float64, cfg Config) error {
+func againstTheReference(tk []matchpool.Ticket, now float64, cfg matchrules.Config) error {
 	res, err := Run(tk, now, cfg)
 	if err != nil {
 		return fmt.Errorf("%v\n%s", err, describe(tk, now, cfg))
 	}
-	if err := check(tk, now, cfg, res); err != nil {
+	if err := checkResult(tk, now, cfg, res); err != nil {
 		return fmt.Errorf("%v\n%s%+v", err, describe(tk, now, cfg), res)
 	}
 	want, regions, wantFills := ref(tk, now, cfg)
@@ -514,7 +403,7 @@ func TestLargeTeamsMatchTheReference(t *testing.T) {
 	}
 	for seed := range uint64(cases) {
 		rng := rand.New(rand.NewPCG(seed, 0x1a7e))
-		tk, now, cfg := randomQueue(rng, 10)
+		tk, now, cfg := testqueue.Random(rng, 10)
 		cfg.TeamSize = 6 + rng.IntN(7)
 		for i := range tk {
 			for range rng.IntN(cfg.TeamSize) {
@@ -539,15 +428,15 @@ func TestTheIssuesQueueKeepsTheRules(t *testing.T) {
 		n = 3_000
 	}
 	for _, regions := range []bool{false, true} {
-		for _, s := range []string{RatingWindow, GreedyPairs} {
-			tk, now := benchQueue(uint64(n), n, regions)
-			tk[7].ExpiresAt = now                              // and one expiry
-			tk = benchBackfills(tk, uint64(n), n/100, regions) // and the backfill benchmark's tickets
+		for _, s := range []string{matchrules.RatingWindow, matchrules.GreedyPairs} {
+			tk, now := testqueue.BenchQueue(uint64(n), n, regions)
+			tk[7].ExpiresAt = now                                        // and one expiry
+			tk = testqueue.BenchBackfills(tk, uint64(n), n/100, regions) // and the backfill benchmark's tickets
 			// With regions, out of arrival order: the pass sorts by age.
 			if regions {
 				rand.New(rand.NewPCG(1, 2)).Shuffle(len(tk), func(i, j int) { tk[i], tk[j] = tk[j], tk[i] })
 			}
-			cfg := benchConfig(s, regions)
+			cfg := testqueue.BenchConfig(s, regions)
 			res, err := Run(tk, now, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -555,7 +444,7 @@ func TestTheIssuesQueueKeepsTheRules(t *testing.T) {
 			if len(res.Matches) < n/10 || len(res.Fills) < n/200 {
 				t.Fatalf("%s, regions %v: %d matches and %d fills from %d tickets", s, regions, len(res.Matches), len(res.Fills), n)
 			}
-			if err := check(tk, now, cfg, res); err != nil {
+			if err := checkResult(tk, now, cfg, res); err != nil {
 				t.Fatalf("%s, regions %v: %v", s, regions, err)
 			}
 		}

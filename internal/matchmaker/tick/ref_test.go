@@ -7,6 +7,9 @@ import (
 	"slices"
 
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/twoteam"
 )
 
 // The reference: the rules of Run written the plain way, for small queues. It scans every
@@ -15,16 +18,16 @@ import (
 
 // world is a queue seen at one instant, everything computed from the definitions.
 type world struct {
-	tk      []Ticket
+	tk      []matchpool.Ticket
 	now     float64
-	cfg     Config
+	cfg     matchrules.Config
 	t       int
 	live    []int // input indices of the tickets that have not expired, oldest first, but
 	bf      []int // the backfill tickets among them, apart
 	regions []string
 }
 
-func newWorld(tk []Ticket, now float64, cfg Config) *world {
+func newWorld(tk []matchpool.Ticket, now float64, cfg matchrules.Config) *world {
 	w := &world{tk: tk, now: now, cfg: cfg, t: cfg.TeamSize}
 	for i, t := range tk {
 		live := refExpiry(t, now, cfg) == ""
@@ -51,9 +54,9 @@ func newWorld(tk []Ticket, now float64, cfg Config) *world {
 
 // refExpiry is why a ticket leaves the pass unmatched: its TTL, or latency considered and
 // no region it measured within the last step's limit; "" when it stays.
-func refExpiry(t Ticket, now float64, cfg Config) string {
+func refExpiry(t matchpool.Ticket, now float64, cfg matchrules.Config) string {
 	if now >= t.ExpiresAt {
-		return ReasonTTL
+		return matchpool.ReasonTTL
 	}
 	if len(cfg.MaxLatency) == 0 || len(t.Latencies) == 0 {
 		return ""
@@ -64,12 +67,12 @@ func refExpiry(t Ticket, now float64, cfg Config) string {
 			return ""
 		}
 	}
-	return ReasonNoRegion
+	return matchpool.ReasonNoRegion
 }
 
 // stepAt is the value of the last step whose AfterS is at most the ticket's wait (the
 // first always holds).
-func (w *world) stepAt(steps []Step, i int) float64 {
+func (w *world) stepAt(steps []matchrules.Step, i int) float64 {
 	wait := w.now - w.tk[i].WaitingSince
 	v := math.NaN()
 	for j, s := range steps {
@@ -199,9 +202,9 @@ func (w *world) isMatch(s []int) bool {
 }
 
 // anyMatch reports whether some valid match anchored at a exists among pool.
-func (w *world) anyMatch(a int, pool []int) bool {
+func (w *world) anyMatch(a int, cands []int) bool {
 	var cand []int
-	for _, i := range pool {
+	for _, i := range cands {
 		if i != a && w.accepts(a, i) {
 			cand = append(cand, i)
 		}
@@ -242,7 +245,7 @@ func (w *world) bestSplit(s []int) float64 {
 
 // ref runs the whole pass the plain way and returns the tickets of each match, the anchor
 // first and the others in the order chosen, with its region.
-func ref(tk []Ticket, now float64, cfg Config) (matches [][]int, regions []string, fills []Fill) {
+func ref(tk []matchpool.Ticket, now float64, cfg matchrules.Config) (matches [][]int, regions []string, fills []matchpool.Fill) {
 	w := newWorld(tk, now, cfg)
 	free := map[int]bool{}
 	for _, i := range w.live {
@@ -253,7 +256,7 @@ func ref(tk []Ticket, now float64, cfg Config) (matches [][]int, regions []strin
 			fills = append(fills, f)
 		}
 	}
-	pool := func() []int {
+	cands := func() []int {
 		var out []int
 		for _, i := range w.live {
 			if free[i] {
@@ -267,13 +270,13 @@ func ref(tk []Ticket, now float64, cfg Config) (matches [][]int, regions []strin
 			continue
 		}
 		var s []int
-		if cfg.Strategy == GreedyPairs {
-			if s = w.refGreedy(a, pool()); s != nil && w.hasMatchLevel() && w.matchLevelBroken(s) != "" {
+		if cfg.Strategy == matchrules.GreedyPairs {
+			if s = w.refGreedy(a, cands()); s != nil && w.hasMatchLevel() && w.matchLevelBroken(s) != "" {
 				s = nil
 			}
 		}
 		if s == nil {
-			s = w.refWindow(a, pool())
+			s = w.refWindow(a, cands())
 		}
 		if s == nil {
 			continue
@@ -328,12 +331,12 @@ func (w *world) joinable(b, i int) bool {
 	if len(w.cfg.MaxLatency) == 0 || len(w.tk[i].Latencies) == 0 {
 		return true
 	}
-	return slices.ContainsFunc(w.tk[i].Latencies, func(l RegionLatency) bool { return w.usable(i, l.Region) })
+	return slices.ContainsFunc(w.tk[i].Latencies, func(l matchpool.RegionLatency) bool { return w.usable(i, l.Region) })
 }
 
 // refFill serves backfill b the plain way: every free joinable ticket, nearest b's rating
 // first (the older first on a tie), placed by teams.Assign among the teams with room.
-func (w *world) refFill(b int, free map[int]bool) (Fill, bool) {
+func (w *world) refFill(b int, free map[int]bool) (matchpool.Fill, bool) {
 	bf := w.tk[b].Backfill
 	ra := w.bfRating(b)
 	var cand []int
@@ -345,7 +348,7 @@ func (w *world) refFill(b int, free map[int]bool) (Fill, bool) {
 	slices.SortStableFunc(cand, func(i, j int) int {
 		return cmp.Or(cmp.Compare(math.Abs(ra-w.mean(i)), math.Abs(ra-w.mean(j))), cmp.Compare(w.rankOf(i), w.rankOf(j)))
 	})
-	f := Fill{Ticket: b, Region: w.bfRegion(b)}
+	f := matchpool.Fill{Ticket: b, Region: w.bfRegion(b)}
 	for k, r := range bf.Teams {
 		f.Teams[k] = teams.Roster{Players: slices.Clone(r.Players), Bots: slices.Clone(r.Bots)}
 	}
@@ -383,7 +386,7 @@ func (w *world) refFill(b int, free map[int]bool) (Fill, bool) {
 			}
 		}
 		room[res.Team] -= size
-		f.Joiners = append(f.Joiners, Joiner{Ticket: i, Team: res.Team})
+		f.Joiners = append(f.Joiners, matchpool.Joiner{Ticket: i, Team: res.Team})
 		free[i] = false
 	}
 	return f, len(f.Joiners) > 0
@@ -408,11 +411,11 @@ func (w *world) nearestFirst(x int, s []int) {
 // last ticket and each earlier one that still allows a match, nearest first; among
 // classes, the smallest worst latency of the class's region, then the first class. With
 // rules judged on the match, a pick that breaks one is turned down and the next class's,
-// then the next prefix's, are tried, maxPicks picks at most.
-func (w *world) refWindow(a int, pool []int) []int {
+// then the next prefix's, are tried, twoteam.MaxPicks picks at most.
+func (w *world) refWindow(a int, cands []int) []int {
 	classes := w.classes(a)
 	var cand []int
-	for _, i := range pool {
+	for _, i := range cands {
 		if i != a && w.accepts(a, i) && w.admitsAll(a, i) && slices.ContainsFunc(classes, func(c class) bool { return w.inClass(a, i, c) }) {
 			cand = append(cand, i)
 		}
@@ -450,7 +453,7 @@ func (w *world) refWindow(a int, pool []int) []int {
 			if !w.hasMatchLevel() {
 				return t.s
 			}
-			if picks >= maxPicks {
+			if picks >= twoteam.MaxPicks {
 				return nil
 			}
 			picks++
@@ -458,7 +461,7 @@ func (w *world) refWindow(a int, pool []int) []int {
 				return t.s
 			}
 		}
-		if picks >= maxPicks {
+		if picks >= twoteam.MaxPicks {
 			return nil
 		}
 	}
@@ -498,7 +501,7 @@ func (w *world) keepNearest(a int, in []int) []int {
 }
 
 // refGreedy: the thesis's rule within the anchor's acceptable tickets, as documented on Run.
-func (w *world) refGreedy(a int, pool []int) []int {
+func (w *world) refGreedy(a int, cands []int) []int {
 	s := []int{a}
 	classes := w.classes(a)
 	if classes == nil {
@@ -520,7 +523,7 @@ func (w *world) refGreedy(a int, pool []int) []int {
 	}
 	opponent := func(sub int, with []int) int {
 		var c []int
-		for _, i := range pool {
+		for _, i := range cands {
 			if i != a && i != sub && !slices.Contains(with, i) && w.accepts(a, i) && w.accepts(sub, i) {
 				c = append(c, i)
 			}
@@ -542,7 +545,7 @@ func (w *world) refGreedy(a int, pool []int) []int {
 	aside := map[int]bool{}
 	for w.players(s) < 2*w.t {
 		sub := -1
-		for _, i := range pool { // oldest first
+		for _, i := range cands { // oldest first
 			if !aside[i] && !slices.Contains(s, i) && w.diff(a, i) <= w.interval(a) {
 				sub = i
 				break
@@ -568,7 +571,7 @@ func (w *world) refGreedy(a int, pool []int) []int {
 }
 
 // describe prints a queue for a failure message.
-func describe(tk []Ticket, now float64, cfg Config) string {
+func describe(tk []matchpool.Ticket, now float64, cfg matchrules.Config) string {
 	s := fmt.Sprintf("now %g, cfg %+v\n", now, cfg)
 	for i, t := range tk {
 		s += fmt.Sprintf("  %d: %v since %g expires %g lat %v\n", i, t.Ratings, t.WaitingSince, t.ExpiresAt, t.Latencies)

@@ -1,37 +1,15 @@
 package tick
 
 import (
-	"math/rand/v2"
 	"testing"
-)
 
-// benchRuledQueue is the queue with attributes: every ticket plays one of 4 modes
-// and lists 3 of 8 maps, uniformly.
-func benchRuledQueue(seed uint64, n int) ([]Ticket, float64, Config) {
-	tk, now := benchQueue(seed, n, false)
-	rng := rand.New(rand.NewPCG(seed, 0x7a1e5))
-	modes := []string{"casual", "competitive", "ranked", "tournament"}
-	maps := []string{"ancient", "anubis", "dust", "inferno", "mirage", "nuke", "overpass", "vertigo"}
-	for i := range tk {
-		list := make([]string, 3)
-		for j, k := range rng.Perm(len(maps))[:3] {
-			list[j] = maps[k]
-		}
-		tk[i].Attributes = map[string]Value{"mode": StringValue(modes[rng.IntN(len(modes))]), "maps": ListValue(list...)}
-	}
-	cfg := benchConfig(RatingWindow, false)
-	cfg.Attributes = map[string]Attribute{"mode": {Type: TypeString}, "maps": {Type: TypeStringList, MaxItems: 8}}
-	cfg.Rules = []Rule{
-		{Name: "mode", Kind: RuleEqual, Attribute: "mode"},
-		{Name: "maps", Kind: RuleIntersect, Attribute: "maps"},
-	}
-	return tk, now, cfg
-}
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/testqueue"
+)
 
 // BenchmarkTickRules is the figure for rules: one pass over 5,000 tickets, 5v5, a
 // mode (equal, 4 modes), maps (intersect, each ticket 3 of 8) and the rating interval.
 func BenchmarkTickRules(b *testing.B) {
-	tk, now, cfg := benchRuledQueue(1, 5_000)
+	tk, now, cfg := testqueue.BenchRuled(1, 5_000)
 	benchRun(b, tk, now, cfg)
 }
 
@@ -39,7 +17,7 @@ func BenchmarkTickRules(b *testing.B) {
 // matches are what the rules allow: one mode, a map in common.
 func TestTheRulesBenchmarksQueueKeepsTheRules(t *testing.T) {
 	t.Parallel()
-	tk, now, cfg := benchRuledQueue(1, 5_000)
+	tk, now, cfg := testqueue.BenchRuled(1, 5_000)
 	res, err := Run(tk, now, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +25,7 @@ func TestTheRulesBenchmarksQueueKeepsTheRules(t *testing.T) {
 	if len(res.Matches) < 200 {
 		t.Fatalf("%d matches from %d tickets", len(res.Matches), len(tk))
 	}
-	if err := check(tk, now, cfg, res); err != nil {
+	if err := checkResult(tk, now, cfg, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range res.Matches {
@@ -63,6 +41,6 @@ func TestTheRulesBenchmarksQueueKeepsTheRules(t *testing.T) {
 // BenchmarkRulesLargeQueue is the same queue, mode and maps at 100,000 tickets (20% parties,
 // as the queue): a figure for the next slice's target, which adds roles.
 func BenchmarkRulesLargeQueue(b *testing.B) {
-	tk, now, cfg := benchRuledQueue(1, 100_000)
+	tk, now, cfg := testqueue.BenchRuled(1, 100_000)
 	benchRun(b, tk, now, cfg)
 }

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/twoteam"
 )
 
 // The rules the plain way, for the reference: what a rule means of a set of tickets, read
@@ -13,15 +17,15 @@ import (
 
 func (w *world) wait(i int) float64 { return w.now - w.tk[i].WaitingSince }
 
-func (w *world) binds(r Rule, i int) bool {
+func (w *world) binds(r matchrules.Rule, i int) bool {
 	return r.OptionalAfterS == nil || w.wait(i) < *r.OptionalAfterS
 }
 
 // val is ticket i's value of attribute name, its default when it gives none; the reserved
 // rating is the ticket's (mean) rating.
-func (w *world) val(name string, i int) Value {
-	if name == RatingAttribute && w.tk[i].Backfill == nil {
-		return NumberValue(w.mean(i))
+func (w *world) val(name string, i int) matchrules.Value {
+	if name == matchrules.RatingAttribute && w.tk[i].Backfill == nil {
+		return matchrules.NumberValue(w.mean(i))
 	}
 	if v, ok := w.tk[i].Attributes[name]; ok {
 		return v
@@ -29,10 +33,10 @@ func (w *world) val(name string, i int) Value {
 	return *w.cfg.Attributes[name].Default
 }
 
-func (w *world) tol(r Rule, i int) float64 { return w.stepAt(r.Expansions, i) }
+func (w *world) tol(r matchrules.Rule, i int) float64 { return w.stepAt(r.Expansions, i) }
 
 // bound is the tickets of s that r binds.
-func (w *world) bound(r Rule, s []int) []int {
+func (w *world) bound(r matchrules.Rule, s []int) []int {
 	var out []int
 	for _, i := range s {
 		if w.binds(r, i) {
@@ -42,7 +46,9 @@ func (w *world) bound(r Rule, s []int) []int {
 	return out
 }
 
-func sameValue(a, b Value) bool { return a.Type == b.Type && a.Str == b.Str && a.Num == b.Num }
+func sameValue(a, b matchrules.Value) bool {
+	return a.Type == b.Type && a.Str == b.Str && a.Num == b.Num
+}
 
 // common is the values every list of the tickets of s holds, sorted.
 func (w *world) common(name string, s []int) []string {
@@ -65,23 +71,23 @@ func (w *world) brokenRule(s []int) string {
 		}
 		tol := math.Inf(1)
 		for _, i := range b {
-			if r.hasTolerance() {
+			if r.HasTolerance() {
 				tol = min(tol, w.tol(r, i))
 			}
 		}
 		ok := true
 		switch r.Kind {
-		case RuleEqual:
+		case matchrules.RuleEqual:
 			ok = !slices.ContainsFunc(b, func(i int) bool { return !sameValue(w.val(r.Attribute, i), w.val(r.Attribute, b[0])) })
-		case RuleIntersect:
-			ok = len(w.common(r.Attribute, b)) >= r.minCommon()
-		case RuleDistance:
+		case matchrules.RuleIntersect:
+			ok = len(w.common(r.Attribute, b)) >= r.MinCommonValues()
+		case matchrules.RuleDistance:
 			lo, hi := math.Inf(1), math.Inf(-1)
 			for _, i := range b {
 				lo, hi = min(lo, w.val(r.Attribute, i).Num), max(hi, w.val(r.Attribute, i).Num)
 			}
 			ok = hi-lo <= tol
-		case RuleTeamBalance:
+		case matchrules.RuleTeamBalance:
 			ok = w.bestSplit(s)/float64(w.t) <= tol
 		}
 		if !ok {
@@ -95,14 +101,14 @@ func (w *world) brokenRule(s []int) string {
 // breaks, or "".
 func (w *world) matchLevelBroken(s []int) string {
 	name := w.brokenRule(s)
-	if i := slices.IndexFunc(w.cfg.Rules, func(r Rule) bool { return r.Name == name }); i >= 0 && !w.cfg.Rules[i].hasTolerance() {
+	if i := slices.IndexFunc(w.cfg.Rules, func(r matchrules.Rule) bool { return r.Name == name }); i >= 0 && !w.cfg.Rules[i].HasTolerance() {
 		panic(fmt.Sprintf("match %v breaks class rule %q", s, name))
 	}
 	return name
 }
 
 func (w *world) hasMatchLevel() bool {
-	return slices.ContainsFunc(w.cfg.Rules, func(r Rule) bool { return r.hasTolerance() })
+	return slices.ContainsFunc(w.cfg.Rules, func(r matchrules.Rule) bool { return r.HasTolerance() })
 }
 
 // admitsAll: candidate i against the anchor a, as every ticket of a match must be: equal
@@ -114,11 +120,11 @@ func (w *world) admitsAll(a, i int) bool {
 			continue
 		}
 		switch r.Kind {
-		case RuleEqual:
+		case matchrules.RuleEqual:
 			if !sameValue(w.val(r.Attribute, a), w.val(r.Attribute, i)) {
 				return false
 			}
-		case RuleDistance:
+		case matchrules.RuleDistance:
 			if math.Abs(w.val(r.Attribute, a).Num-w.val(r.Attribute, i).Num) > min(w.tol(r, a), w.tol(r, i)) {
 				return false
 			}
@@ -126,6 +132,9 @@ func (w *world) admitsAll(a, i int) bool {
 	}
 	return true
 }
+
+// classWindow is a distance rule's window of values, as twoteam's classes slide them.
+type classWindow struct{ t, lo, hi float64 }
 
 // class is one class of an anchor: a region and, per rule with classes, a key: the value
 // (equal) or the set of values (intersect) its tickets have; unboundOnly, a class only
@@ -136,33 +145,33 @@ type class struct {
 }
 
 type classKey struct {
-	rule        Rule
-	value       Value
+	rule        matchrules.Rule
+	value       matchrules.Value
 	set         []string
 	unboundOnly bool
-	win         *window // distance, the anchor bound
+	win         *classWindow // distance, the anchor bound
 }
 
 // universe is the distinct values of attribute name among the live tickets, sorted (lists
 // flattened).
-func (w *world) universe(name string) []Value {
-	var out []Value
+func (w *world) universe(name string) []matchrules.Value {
+	var out []matchrules.Value
 	for _, i := range w.live {
 		v := w.val(name, i)
-		vs := []Value{v}
-		if v.Type == TypeStringList {
+		vs := []matchrules.Value{v}
+		if v.Type == matchrules.TypeStringList {
 			vs = nil
 			for _, s := range v.List {
-				vs = append(vs, StringValue(s))
+				vs = append(vs, matchrules.StringValue(s))
 			}
 		}
 		for _, x := range vs {
-			if !slices.ContainsFunc(out, func(y Value) bool { return sameValue(x, y) }) {
+			if !slices.ContainsFunc(out, func(y matchrules.Value) bool { return sameValue(x, y) }) {
 				out = append(out, x)
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Value) int { return cmp.Or(cmp.Compare(a.Num, b.Num), cmp.Compare(a.Str, b.Str)) })
+	slices.SortFunc(out, func(a, b matchrules.Value) int { return cmp.Or(cmp.Compare(a.Num, b.Num), cmp.Compare(a.Str, b.Str)) })
 	return out
 }
 
@@ -180,7 +189,7 @@ func combos(xs []string, m int) [][]string {
 	return out
 }
 
-// classes is the anchor's classes, in order, the first MaxClasses; nil when a rule rules
+// classes is the anchor's classes, in order, the first twoteam.MaxClasses; nil when a rule rules
 // the anchor out.
 func (w *world) classes(a int) []class {
 	out := []class{}
@@ -190,13 +199,13 @@ func (w *world) classes(a int) []class {
 	for _, r := range w.cfg.Rules {
 		var keys []classKey
 		switch {
-		case r.Kind == RuleEqual && !w.binds(r, a):
+		case r.Kind == matchrules.RuleEqual && !w.binds(r, a):
 			for _, v := range w.universe(r.Attribute) {
 				keys = append(keys, classKey{rule: r, value: v})
 			}
-		case r.Kind == RuleDistance && w.binds(r, a):
+		case r.Kind == matchrules.RuleDistance && w.binds(r, a):
 			// Windows of width T, each tolerance T of the expansions up to the anchor's, in
-			// the steps' order, that hold the anchor's value, sliding by T/distanceWindows.
+			// the steps' order, that hold the anchor's value, sliding by T/twoteam.DistanceWindows.
 			x, tol := w.val(r.Attribute, a).Num, w.tol(r, a)
 			seen := map[float64]bool{}
 			for _, s := range r.Expansions {
@@ -205,15 +214,15 @@ func (w *world) classes(a int) []class {
 					continue
 				}
 				seen[t] = true
-				for j := 0; j <= distanceWindows; j++ {
-					lo := x - t + float64(j)*t/distanceWindows
-					keys = append(keys, classKey{rule: r, win: &window{t, lo, lo + t}})
+				for j := 0; j <= twoteam.DistanceWindows; j++ {
+					lo := x - t + float64(j)*t/twoteam.DistanceWindows
+					keys = append(keys, classKey{rule: r, win: &classWindow{t, lo, lo + t}})
 					if t == 0 {
 						break
 					}
 				}
 			}
-		case r.Kind == RuleIntersect:
+		case r.Kind == matchrules.RuleIntersect:
 			var ref []string
 			if w.binds(r, a) {
 				ref = slices.Sorted(slices.Values(w.val(r.Attribute, a).List))
@@ -222,21 +231,21 @@ func (w *world) classes(a int) []class {
 					ref = append(ref, v.Str)
 				}
 			}
-			ref = ref[:min(len(ref), MaxListItems)]
+			ref = ref[:min(len(ref), matchrules.MaxListItems)]
 			switch {
-			case len(ref) < r.minCommon() && w.binds(r, a):
+			case len(ref) < r.MinCommonValues() && w.binds(r, a):
 				return nil
-			case len(ref) < r.minCommon():
+			case len(ref) < r.MinCommonValues():
 				keys = []classKey{{rule: r, unboundOnly: true}}
 			default:
-				for _, s := range combos(ref, r.minCommon()) {
+				for _, s := range combos(ref, r.MinCommonValues()) {
 					keys = append(keys, classKey{rule: r, set: s})
 				}
 			}
 		default:
 			continue
 		}
-		keys = keys[:min(len(keys), MaxClasses)]
+		keys = keys[:min(len(keys), twoteam.MaxClasses)]
 		var next []class
 		for _, c := range out {
 			for _, k := range keys {
@@ -245,7 +254,7 @@ func (w *world) classes(a int) []class {
 		}
 		out = next
 	}
-	return out[:min(len(out), MaxClasses)]
+	return out[:min(len(out), twoteam.MaxClasses)]
 }
 
 // inClass: ticket i is in class c (the anchor a's).
@@ -263,9 +272,9 @@ func (w *world) inClass(a, i int, c class) bool {
 			return false
 		case k.win != nil && !(w.tol(k.rule, i) >= k.win.t && k.win.lo <= v.Num && v.Num <= k.win.hi):
 			return false
-		case k.rule.Kind == RuleEqual && !sameValue(v, k.value):
+		case k.rule.Kind == matchrules.RuleEqual && !sameValue(v, k.value):
 			return false
-		case k.rule.Kind == RuleIntersect && slices.ContainsFunc(k.set, func(x string) bool { return !slices.Contains(v.List, x) }):
+		case k.rule.Kind == matchrules.RuleIntersect && slices.ContainsFunc(k.set, func(x string) bool { return !slices.Contains(v.List, x) }):
 			return false
 		}
 	}
@@ -287,30 +296,30 @@ func (w *world) sharesClass(s []int) bool {
 }
 
 // expectAttributes is Match.Attributes by the definition.
-func (w *world) expectAttributes(s []int) []MatchAttribute {
-	var out []MatchAttribute
+func (w *world) expectAttributes(s []int) []matchpool.MatchAttribute {
+	var out []matchpool.MatchAttribute
 	for _, r := range w.cfg.Rules {
-		if !r.classified() {
+		if !r.ReportsValue() {
 			continue
 		}
 		b := w.bound(r, s)
 		if len(b) == 0 {
 			b = s
 		}
-		var v Value
-		if r.Kind == RuleEqual {
+		var v matchrules.Value
+		if r.Kind == matchrules.RuleEqual {
 			v = w.val(r.Attribute, b[0])
 			if slices.ContainsFunc(b, func(i int) bool { return !sameValue(w.val(r.Attribute, i), v) }) {
 				continue
 			}
 		} else {
-			v = ListValue(w.common(r.Attribute, b)...)
+			v = matchrules.ListValue(w.common(r.Attribute, b)...)
 			if v.List == nil {
 				v.List = []string{}
 			}
 		}
-		if !slices.ContainsFunc(out, func(a MatchAttribute) bool { return a.Name == r.Attribute }) {
-			out = append(out, MatchAttribute{r.Attribute, v})
+		if !slices.ContainsFunc(out, func(a matchpool.MatchAttribute) bool { return a.Name == r.Attribute }) {
+			out = append(out, matchpool.MatchAttribute{Name: r.Attribute, Value: v})
 		}
 	}
 	return out
@@ -322,26 +331,26 @@ func (w *world) expectAttributes(s []int) []MatchAttribute {
 func (w *world) keepsBackfillRules(b, i int) bool {
 	for _, r := range w.cfg.Rules {
 		v, ok := w.tk[b].Attributes[r.Attribute]
-		if !ok || r.Kind == RuleTeamBalance || !w.binds(r, b) || !w.binds(r, i) {
+		if !ok || r.Kind == matchrules.RuleTeamBalance || !w.binds(r, b) || !w.binds(r, i) {
 			continue
 		}
 		x := w.val(r.Attribute, i)
 		switch r.Kind {
-		case RuleEqual:
+		case matchrules.RuleEqual:
 			if !sameValue(x, v) {
 				return false
 			}
-		case RuleIntersect:
+		case matchrules.RuleIntersect:
 			common := 0
 			for _, s := range x.List {
 				if slices.Contains(v.List, s) {
 					common++
 				}
 			}
-			if common < r.minCommon() {
+			if common < r.MinCommonValues() {
 				return false
 			}
-		case RuleDistance:
+		case matchrules.RuleDistance:
 			if math.Abs(x.Num-v.Num) > min(w.tol(r, i), w.stepAt(r.Expansions, b)) {
 				return false
 			}

@@ -6,6 +6,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/testqueue"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
 // The shaped pass against a brute force on small queues: every match keeps the shape, the
@@ -19,7 +23,7 @@ func TestShapedAgainstBruteForce(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	for run := range runs {
-		tk, cfg := randomShapedQueue(rng)
+		tk, cfg := testqueue.RandomShaped(rng)
 		now := 60.0
 		res, err := Run(tk, now, cfg)
 		if err != nil {
@@ -30,85 +34,17 @@ func TestShapedAgainstBruteForce(t *testing.T) {
 			t.Fatalf("run %d: %s\nconfig %+v\ntickets %+v\nmatches %+v", run, msg, cfg, tk, res.Matches)
 		}
 		oldest := ref.oldest()
-		if ref.matchExists(oldest) && !slices.ContainsFunc(res.Matches, func(m Match) bool { return slices.Contains(m.Tickets, oldest) }) {
+		if ref.matchExists(oldest) && !slices.ContainsFunc(res.Matches, func(m matchpool.Match) bool { return slices.Contains(m.Tickets, oldest) }) {
 			t.Fatalf("run %d: the oldest ticket %d has a match and waits (%+v)\nconfig %+v\ntickets %+v\nmatches %+v",
 				run, oldest, res.Waiting, cfg, tk, res.Matches)
 		}
 	}
 }
 
-func randomShapedQueue(rng *rand.Rand) ([]Ticket, Config) {
-	cfg := Config{Interval: []Step{{0, float64(10 * rng.IntN(6))}, {30, 100}}}
-	if rng.IntN(2) == 0 {
-		cfg.Interval = cfg.Interval[:1]
-	}
-	roles := []string{"tank", "dps", "healer"}
-	switch rng.IntN(6) {
-	case 0:
-		cfg.Shape = symmetric(3, 1)
-	case 1:
-		cfg.Shape = symmetric(2, 2)
-	case 2:
-		cfg.Shape = []TeamDef{{Name: "monster", Size: 1}, {Name: "hunters", Size: 3}}
-	case 3:
-		cfg.Shape = symmetric(3, 2)
-	case 4:
-		cfg.Roles = roles[:2]
-		comp := map[string]RoleRange{"tank": {1, 1}}
-		cfg.Shape = []TeamDef{{Size: 2, Composition: comp}, {Size: 2, Composition: comp}}
-	case 5:
-		cfg.Roles = roles
-		comp := map[string]RoleRange{"tank": {0, 1}, "healer": {1, 1}}
-		cfg.Shape = []TeamDef{{Size: 3, Composition: comp}, {Size: 2, Composition: map[string]RoleRange{"dps": {1, 2}}}}
-	}
-	if rng.IntN(3) == 0 {
-		for k := range cfg.Shape {
-			if d := &cfg.Shape[k]; d.Size > 1 {
-				d.MinSize = []Step{{0, float64(d.Size)}, {float64(10 + rng.IntN(60)), float64(d.Size - 1)}}
-			}
-		}
-	}
-	largest := 0
-	for _, d := range cfg.Shape {
-		largest = max(largest, d.Size)
-	}
-	cfg.TeamSize = largest
-	n := 3 + rng.IntN(4)
-	tk := make([]Ticket, n)
-	for i := range tk {
-		size := 1
-		if largest > 1 && rng.IntN(4) == 0 {
-			size = 2
-		}
-		x := Ticket{WaitingSince: float64(rng.IntN(60)), ExpiresAt: math.Inf(1)}
-		for range size {
-			x.Ratings = append(x.Ratings, float64(rng.IntN(60)))
-			if len(cfg.Roles) > 0 {
-				var rs []string
-				for _, r := range cfg.Roles {
-					if rng.IntN(2) == 0 {
-						rs = append(rs, r)
-					}
-				}
-				x.Roles = append(x.Roles, rs)
-			}
-		}
-		if len(x.Roles) > 1 && !cfg.partyFits(x.Roles) {
-			x.Roles = nil // the service refuses such a party (TestShapedTicketValidation)
-		}
-		tk[i] = x
-	}
-	tk, cfg = withRules(rng, tk, cfg)
-	if rng.IntN(4) == 0 {
-		cfg.Rules = append(cfg.Rules, Rule{Name: "premades", Kind: RulePartyMix, MaxDifference: rng.IntN(2)})
-	}
-	return tk, cfg
-}
-
 // shapedRef is the shaped pass's meaning, computed the plain way.
 type shapedRef struct {
-	tk  []Ticket
-	cfg Config
+	tk  []matchpool.Ticket
+	cfg matchrules.Config
 	now float64
 }
 
@@ -149,7 +85,7 @@ func (r *shapedRef) mins(wait float64) []int {
 // accepts: candidate c within both its and the anchor's current intervals.
 func (r *shapedRef) accepts(a, c int) bool {
 	d := math.Abs(r.mean(a) - r.mean(c))
-	return d <= current(r.cfg.Interval, r.now-r.tk[a].WaitingSince) && d <= current(r.cfg.Interval, r.now-r.tk[c].WaitingSince)
+	return d <= matchrules.Current(r.cfg.Interval, r.now-r.tk[a].WaitingSince) && d <= matchrules.Current(r.cfg.Interval, r.now-r.tk[c].WaitingSince)
 }
 
 // matchExists: some set of tickets acceptable to anchor a makes a valid match with it.
@@ -184,21 +120,21 @@ func (r *shapedRef) groupRulesBroken(s []int) string {
 			continue
 		}
 		switch rule.Kind {
-		case RuleEqual:
+		case matchrules.RuleEqual:
 			for _, i := range b {
 				if !sameValue(w.val(rule.Attribute, i), w.val(rule.Attribute, b[0])) {
 					return rule.Name
 				}
 			}
-		case RuleIntersect:
-			if len(w.common(rule.Attribute, b)) < rule.minCommon() {
+		case matchrules.RuleIntersect:
+			if len(w.common(rule.Attribute, b)) < rule.MinCommonValues() {
 				return rule.Name
 			}
-		case RuleDistance:
+		case matchrules.RuleDistance:
 			lo, hi, tol := math.Inf(1), math.Inf(-1), math.Inf(1)
 			for _, i := range b {
 				v := w.val(rule.Attribute, i).Num
-				if rule.readsRating() {
+				if rule.ReadsRating() {
 					v = r.mean(i)
 				}
 				lo, hi, tol = min(lo, v), max(hi, v), min(tol, w.tol(rule, i))
@@ -272,11 +208,11 @@ func (r *shapedRef) splitBroken(s, team, mins []int) string {
 			continue
 		}
 		switch rule.Kind {
-		case RulePartyMix:
+		case matchrules.RulePartyMix:
 			if lhi-llo > rule.MaxDifference {
 				return rule.Name
 			}
-		case RuleTeamBalance:
+		case matchrules.RuleTeamBalance:
 			tol := math.Inf(1)
 			for _, i := range b {
 				tol = min(tol, w.tol(rule, i))
@@ -336,7 +272,7 @@ func (r *shapedRef) rolesFit(s, team []int, k int) bool {
 }
 
 // checkMatches checks every match Run made.
-func (r *shapedRef) checkMatches(ms []Match) string {
+func (r *shapedRef) checkMatches(ms []matchpool.Match) string {
 	seen := map[int]bool{}
 	for _, m := range ms {
 		if len(m.Shaped) != len(r.cfg.Shape) {
@@ -400,7 +336,7 @@ func (r *shapedRef) checkMatches(ms []Match) string {
 }
 
 // rolesAsAssignedBroken checks the roles the match gave against the compositions.
-func (r *shapedRef) rolesAsAssignedBroken(m Match) string {
+func (r *shapedRef) rolesAsAssignedBroken(m matchpool.Match) string {
 	for k, t := range m.Shaped {
 		comp := r.cfg.Shape[k].Composition
 		if len(comp) == 0 {

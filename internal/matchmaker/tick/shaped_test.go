@@ -7,28 +7,23 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/testqueue"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
-func solos(ratings ...float64) []Ticket {
-	tk := make([]Ticket, len(ratings))
+func solos(ratings ...float64) []matchpool.Ticket {
+	tk := make([]matchpool.Ticket, len(ratings))
 	for i, r := range ratings {
-		tk[i] = Ticket{Ratings: []float64{r}, WaitingSince: float64(i), ExpiresAt: math.Inf(1)}
+		tk[i] = matchpool.Ticket{Ratings: []float64{r}, WaitingSince: float64(i), ExpiresAt: math.Inf(1)}
 	}
 	return tk
 }
 
-func symmetric(teams, size int) []TeamDef {
-	out := make([]TeamDef, teams)
-	for i := range out {
-		out[i] = TeamDef{Size: size}
-	}
-	return out
-}
-
-func wide() []Step { return []Step{{0, 1000}} }
+func wide() []matchrules.Step { return []matchrules.Step{{AfterS: 0, Value: 1000}} }
 
 func TestShapedFreeForAll(t *testing.T) {
-	cfg := Config{TeamSize: 1, Interval: wide(), Shape: symmetric(8, 1)}
+	cfg := matchrules.Config{TeamSize: 1, Interval: wide(), Shape: testqueue.Symmetric(8, 1)}
 	res, err := Run(solos(10, 20, 30, 40, 50, 60, 70, 80, 90), 100, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -64,14 +59,14 @@ func TestShapedFreeForAll(t *testing.T) {
 // lists none as waiting: the service takes them out of the queue by this list.
 func TestShapedPassReportsTheExpiredTickets(t *testing.T) {
 	t.Parallel()
-	cfg := Config{TeamSize: 1, Interval: wide(), Shape: symmetric(3, 1)}
+	cfg := matchrules.Config{TeamSize: 1, Interval: wide(), Shape: testqueue.Symmetric(3, 1)}
 	tk := solos(10, 20, 30, 40)
 	tk[0].ExpiresAt, tk[2].ExpiresAt = 50, 100 // the pass runs at 100: both past
 	res, err := Run(tk, 100, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Expiry{{Ticket: 0, Reason: ReasonTTL}, {Ticket: 2, Reason: ReasonTTL}}
+	want := []matchpool.Expiry{{Ticket: 0, Reason: matchpool.ReasonTTL}, {Ticket: 2, Reason: matchpool.ReasonTTL}}
 	if !slices.Equal(res.Expired, want) {
 		t.Fatalf("expired %+v, want %+v", res.Expired, want)
 	}
@@ -84,15 +79,15 @@ func TestShapedPassReportsTheExpiredTickets(t *testing.T) {
 // that binds none of the match's tickets, whose values differ, leaves it to the next.
 func TestShapedMatchReportsAnAttributeByTheFirstRuleWithAValue(t *testing.T) {
 	t.Parallel()
-	cfg := Config{TeamSize: 1, Interval: wide(), Shape: symmetric(3, 1),
-		Attributes: map[string]Attribute{"mode": {Type: TypeString}},
-		Rules: []Rule{
-			{Name: "soon", Kind: RuleEqual, Attribute: "mode", OptionalAfterS: after(5)},
-			{Name: "later", Kind: RuleEqual, Attribute: "mode", OptionalAfterS: after(30)},
+	cfg := matchrules.Config{TeamSize: 1, Interval: wide(), Shape: testqueue.Symmetric(3, 1),
+		Attributes: map[string]matchrules.Attribute{"mode": {Type: matchrules.TypeString}},
+		Rules: []matchrules.Rule{
+			{Name: "soon", Kind: matchrules.RuleEqual, Attribute: "mode", OptionalAfterS: after(5)},
+			{Name: "later", Kind: matchrules.RuleEqual, Attribute: "mode", OptionalAfterS: after(30)},
 		}}
 	tk := solos(10, 20, 30)
 	for i, m := range []string{"a", "b", "b"} {
-		tk[i].Attributes = map[string]Value{"mode": StringValue(m)}
+		tk[i].Attributes = map[string]matchrules.Value{"mode": matchrules.StringValue(m)}
 	}
 	tk[0].WaitingSince, tk[1].WaitingSince, tk[2].WaitingSince = 60, 90, 90 // at 100: 40, 10, 10 s
 	res, err := Run(tk, 100, cfg)
@@ -102,7 +97,7 @@ func TestShapedMatchReportsAnAttributeByTheFirstRuleWithAValue(t *testing.T) {
 	if len(res.Matches) != 1 {
 		t.Fatalf("matches %+v, waiting %+v: want one of the three", res.Matches, res.Waiting)
 	}
-	want := []MatchAttribute{{"mode", StringValue("b")}} // "later" binds the two of 10 s
+	want := []matchpool.MatchAttribute{{Name: "mode", Value: matchrules.StringValue("b")}} // "later" binds the two of 10 s
 	if got := res.Matches[0].Attributes; len(got) != 1 || got[0].Name != "mode" || got[0].Value.Str != "b" {
 		t.Fatalf("attributes %+v, want %+v", got, want)
 	}
@@ -110,9 +105,9 @@ func TestShapedMatchReportsAnAttributeByTheFirstRuleWithAValue(t *testing.T) {
 
 func TestShapedAsymmetricTeams(t *testing.T) {
 	// One monster against four hunters: the monster's rating against the hunters' average.
-	cfg := Config{TeamSize: 4, Interval: wide(), Shape: []TeamDef{{Name: "monster", Size: 1}, {Name: "hunters", Size: 4}}}
+	cfg := matchrules.Config{TeamSize: 4, Interval: wide(), Shape: []matchrules.TeamDef{{Name: "monster", Size: 1}, {Name: "hunters", Size: 4}}}
 	tk := solos(1000, 1000, 1000, 1000, 1500, 1000)
-	tk[3] = Ticket{Ratings: []float64{900, 1100}, WaitingSince: 3, ExpiresAt: math.Inf(1)}
+	tk[3] = matchpool.Ticket{Ratings: []float64{900, 1100}, WaitingSince: 3, ExpiresAt: math.Inf(1)}
 	res, err := Run(tk, 100, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -138,13 +133,13 @@ func TestShapedAsymmetricTeams(t *testing.T) {
 func TestShapedRoleComposition(t *testing.T) {
 	// 5v5 with one tank, two healers, two dps per team. Ten dps come first; then the
 	// tanks and healers the teams need.
-	comp := map[string]RoleRange{"tank": {1, 1}, "healer": {2, 2}, "dps": {2, 2}}
-	cfg := Config{TeamSize: 5, Interval: wide(), Roles: []string{"tank", "healer", "dps"},
-		Shape: []TeamDef{{Size: 5, Composition: comp}, {Size: 5, Composition: comp}}}
-	var tk []Ticket
+	comp := map[string]matchrules.RoleRange{"tank": {Min: 1, Max: 1}, "healer": {Min: 2, Max: 2}, "dps": {Min: 2, Max: 2}}
+	cfg := matchrules.Config{TeamSize: 5, Interval: wide(), Roles: []string{"tank", "healer", "dps"},
+		Shape: []matchrules.TeamDef{{Size: 5, Composition: comp}, {Size: 5, Composition: comp}}}
+	var tk []matchpool.Ticket
 	add := func(n int, roles ...string) {
 		for range n {
-			tk = append(tk, Ticket{Ratings: []float64{1000 + float64(len(tk))}, WaitingSince: float64(len(tk)),
+			tk = append(tk, matchpool.Ticket{Ratings: []float64{1000 + float64(len(tk))}, WaitingSince: float64(len(tk)),
 				ExpiresAt: math.Inf(1), Roles: [][]string{roles}})
 		}
 	}
@@ -171,15 +166,15 @@ func TestShapedRoleComposition(t *testing.T) {
 			t.Fatalf("team roles %v, want 1 tank, 2 healers, 2 dps", count)
 		}
 	}
-	if len(res.Waiting) == 0 || res.Waiting[0].Rule != WaitTeams {
-		t.Fatalf("the dps left waiting say %+v, want %q", res.Waiting, WaitTeams)
+	if len(res.Waiting) == 0 || res.Waiting[0].Rule != matchrules.WaitTeams {
+		t.Fatalf("the dps left waiting say %+v, want %q", res.Waiting, matchrules.WaitTeams)
 	}
 }
 
 func TestShapedStartsShortAfterMinSize(t *testing.T) {
 	// A 5v5 that may start as 4v4 once its anchor waited 90 s.
-	minSize := []Step{{0, 5}, {90, 4}}
-	cfg := Config{TeamSize: 5, Interval: wide(), Shape: []TeamDef{{Size: 5, MinSize: minSize}, {Size: 5, MinSize: minSize}}}
+	minSize := []matchrules.Step{{AfterS: 0, Value: 5}, {AfterS: 90, Value: 4}}
+	cfg := matchrules.Config{TeamSize: 5, Interval: wide(), Shape: []matchrules.TeamDef{{Size: 5, MinSize: minSize}, {Size: 5, MinSize: minSize}}}
 	tk := solos(1, 2, 3, 4, 5, 6, 7, 8, 9)
 	res, err := Run(tk, 80, cfg)
 	if err != nil || len(res.Matches) != 0 {
@@ -202,10 +197,10 @@ func TestShapedStartsShortAfterMinSize(t *testing.T) {
 }
 
 func TestShapedPartyMix(t *testing.T) {
-	cfg := Config{TeamSize: 2, Interval: wide(), Shape: symmetric(2, 2),
-		Rules: []Rule{{Name: "premades", Kind: RulePartyMix}}}
-	party := Ticket{Ratings: []float64{1000, 1000}, ExpiresAt: math.Inf(1)}
-	tk := append([]Ticket{party}, solos(1000, 1000)...)
+	cfg := matchrules.Config{TeamSize: 2, Interval: wide(), Shape: testqueue.Symmetric(2, 2),
+		Rules: []matchrules.Rule{{Name: "premades", Kind: matchrules.RulePartyMix}}}
+	party := matchpool.Ticket{Ratings: []float64{1000, 1000}, ExpiresAt: math.Inf(1)}
+	tk := append([]matchpool.Ticket{party}, solos(1000, 1000)...)
 	res, err := Run(tk, 10, cfg)
 	if err != nil || len(res.Matches) != 0 {
 		t.Fatalf("a party of 2 against two solos: %d matches (%v), want none", len(res.Matches), err)
@@ -223,24 +218,24 @@ func TestShapedValidation(t *testing.T) {
 	roles := []string{"tank", "dps"}
 	cases := []struct {
 		name  string
-		cfg   Config
+		cfg   matchrules.Config
 		field string
 	}{
-		{"one team", Config{Shape: symmetric(1, 5)}, "teams"},
-		{"too many teams", Config{Shape: symmetric(65, 1)}, "teams"},
-		{"size", Config{Shape: []TeamDef{{Size: 0}, {Size: 2}}}, "teams[0].size"},
-		{"names", Config{Shape: []TeamDef{{Name: "a", Size: 1}, {Name: "a", Size: 1}}}, "teams[1].name"},
-		{"min size above size", Config{Shape: []TeamDef{{Size: 2, MinSize: []Step{{0, 3}}}, {Size: 2}}}, "teams[0].min_size[0].value"},
-		{"min size grows", Config{Shape: []TeamDef{{Size: 5, MinSize: []Step{{0, 4}, {10, 5}}}, {Size: 5}}}, "teams[0].min_size[1].value"},
-		{"min size order", Config{Shape: []TeamDef{{Size: 5, MinSize: []Step{{0, 5}, {0, 4}}}, {Size: 5}}}, "teams[0].min_size[1].after_s"},
-		{"composition without roles", Config{Shape: []TeamDef{{Size: 2, Composition: map[string]RoleRange{"tank": {1, 1}}}, {Size: 2}}}, "teams[0].composition"},
-		{"unknown role", Config{Roles: roles, Shape: []TeamDef{{Size: 2, Composition: map[string]RoleRange{"mage": {1, 1}}}, {Size: 2}}}, "teams[0].composition.mage"},
-		{"minimums overfill", Config{Roles: roles, Shape: []TeamDef{{Size: 2, Composition: map[string]RoleRange{"tank": {2, 2}, "dps": {1, 2}}}, {Size: 2}}}, "teams[0].composition"},
-		{"maximums underfill", Config{Roles: roles, Shape: []TeamDef{{Size: 3, Composition: map[string]RoleRange{"tank": {0, 1}, "dps": {0, 1}}}, {Size: 3}}}, "teams[0].composition"},
-		{"greedy pairs", Config{Strategy: GreedyPairs, Shape: symmetric(3, 2)}, "strategy"},
-		{"repeated role", Config{Roles: []string{"tank", "tank"}}, "roles[1]"},
-		{"party mix difference", Config{Rules: []Rule{{Name: "p", Kind: RulePartyMix, MaxDifference: -1}}}, "rules[0].max_difference"},
-		{"reserved name", Config{Rules: []Rule{{Name: "teams", Kind: RulePartyMix}}}, "rules[0].name"},
+		{"one team", matchrules.Config{Shape: testqueue.Symmetric(1, 5)}, "teams"},
+		{"too many teams", matchrules.Config{Shape: testqueue.Symmetric(65, 1)}, "teams"},
+		{"size", matchrules.Config{Shape: []matchrules.TeamDef{{Size: 0}, {Size: 2}}}, "teams[0].size"},
+		{"names", matchrules.Config{Shape: []matchrules.TeamDef{{Name: "a", Size: 1}, {Name: "a", Size: 1}}}, "teams[1].name"},
+		{"min size above size", matchrules.Config{Shape: []matchrules.TeamDef{{Size: 2, MinSize: []matchrules.Step{{AfterS: 0, Value: 3}}}, {Size: 2}}}, "teams[0].min_size[0].value"},
+		{"min size grows", matchrules.Config{Shape: []matchrules.TeamDef{{Size: 5, MinSize: []matchrules.Step{{AfterS: 0, Value: 4}, {AfterS: 10, Value: 5}}}, {Size: 5}}}, "teams[0].min_size[1].value"},
+		{"min size order", matchrules.Config{Shape: []matchrules.TeamDef{{Size: 5, MinSize: []matchrules.Step{{AfterS: 0, Value: 5}, {AfterS: 0, Value: 4}}}, {Size: 5}}}, "teams[0].min_size[1].after_s"},
+		{"composition without roles", matchrules.Config{Shape: []matchrules.TeamDef{{Size: 2, Composition: map[string]matchrules.RoleRange{"tank": {Min: 1, Max: 1}}}, {Size: 2}}}, "teams[0].composition"},
+		{"unknown role", matchrules.Config{Roles: roles, Shape: []matchrules.TeamDef{{Size: 2, Composition: map[string]matchrules.RoleRange{"mage": {Min: 1, Max: 1}}}, {Size: 2}}}, "teams[0].composition.mage"},
+		{"minimums overfill", matchrules.Config{Roles: roles, Shape: []matchrules.TeamDef{{Size: 2, Composition: map[string]matchrules.RoleRange{"tank": {Min: 2, Max: 2}, "dps": {Min: 1, Max: 2}}}, {Size: 2}}}, "teams[0].composition"},
+		{"maximums underfill", matchrules.Config{Roles: roles, Shape: []matchrules.TeamDef{{Size: 3, Composition: map[string]matchrules.RoleRange{"tank": {Min: 0, Max: 1}, "dps": {Min: 0, Max: 1}}}, {Size: 3}}}, "teams[0].composition"},
+		{"greedy pairs", matchrules.Config{Strategy: matchrules.GreedyPairs, Shape: testqueue.Symmetric(3, 2)}, "strategy"},
+		{"repeated role", matchrules.Config{Roles: []string{"tank", "tank"}}, "roles[1]"},
+		{"party mix difference", matchrules.Config{Rules: []matchrules.Rule{{Name: "p", Kind: matchrules.RulePartyMix, MaxDifference: -1}}}, "rules[0].max_difference"},
+		{"reserved name", matchrules.Config{Rules: []matchrules.Rule{{Name: "teams", Kind: matchrules.RulePartyMix}}}, "rules[0].name"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -255,25 +250,25 @@ func TestShapedValidation(t *testing.T) {
 }
 
 func TestShapedTicketValidation(t *testing.T) {
-	one := map[string]RoleRange{"tank": {0, 1}}
-	cfg := Config{TeamSize: 4, Interval: wide(), Roles: []string{"tank", "dps"},
-		Shape: []TeamDef{{Name: "monster", Size: 1, Composition: one}, {Name: "hunters", Size: 4, Composition: one}}}
+	one := map[string]matchrules.RoleRange{"tank": {Min: 0, Max: 1}}
+	cfg := matchrules.Config{TeamSize: 4, Interval: wide(), Roles: []string{"tank", "dps"},
+		Shape: []matchrules.TeamDef{{Name: "monster", Size: 1, Composition: one}, {Name: "hunters", Size: 4, Composition: one}}}
 	cases := []struct {
 		name   string
-		ticket Ticket
+		ticket matchpool.Ticket
 		field  string
 	}{
-		{"party larger than every team", Ticket{Ratings: make([]float64, 5)}, "tickets[0].ratings"},
-		{"unknown role", Ticket{Ratings: []float64{1}, Roles: [][]string{{"mage"}}}, "tickets[0].roles[0][0]"},
-		{"repeated role", Ticket{Ratings: []float64{1}, Roles: [][]string{{"tank", "tank"}}}, "tickets[0].roles[0][1]"},
-		{"more lists than players", Ticket{Ratings: []float64{1}, Roles: [][]string{{"tank"}, {"dps"}}}, "tickets[0].roles"},
-		{"a party no composition takes", Ticket{Ratings: []float64{1, 2}, Roles: [][]string{{"tank"}, {"tank"}}}, "tickets[0].roles"},
-		{"backfill", Ticket{Backfill: &Backfill{OpenSlots: [2]int{1, 0}, Teams: [2]teams.Roster{{Players: []float64{1}}}}}, "tickets[0].backfill"},
+		{"party larger than every team", matchpool.Ticket{Ratings: make([]float64, 5)}, "tickets[0].ratings"},
+		{"unknown role", matchpool.Ticket{Ratings: []float64{1}, Roles: [][]string{{"mage"}}}, "tickets[0].roles[0][0]"},
+		{"repeated role", matchpool.Ticket{Ratings: []float64{1}, Roles: [][]string{{"tank", "tank"}}}, "tickets[0].roles[0][1]"},
+		{"more lists than players", matchpool.Ticket{Ratings: []float64{1}, Roles: [][]string{{"tank"}, {"dps"}}}, "tickets[0].roles"},
+		{"a party no composition takes", matchpool.Ticket{Ratings: []float64{1, 2}, Roles: [][]string{{"tank"}, {"tank"}}}, "tickets[0].roles"},
+		{"backfill", matchpool.Ticket{Backfill: &matchpool.Backfill{OpenSlots: [2]int{1, 0}, Teams: [2]teams.Roster{{Players: []float64{1}}}}}, "tickets[0].backfill"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.ticket.ExpiresAt = math.Inf(1)
-			_, err := Run([]Ticket{c.ticket}, 0, cfg)
+			_, err := Run([]matchpool.Ticket{c.ticket}, 0, cfg)
 			if !hasField(err, c.field) {
 				t.Fatalf("Run() = %v, want a fault naming %s", err, c.field)
 			}
@@ -284,9 +279,9 @@ func TestShapedTicketValidation(t *testing.T) {
 func TestPartyMixOnTwoTeams(t *testing.T) {
 	// The two-team pass judges party_mix on the split it made: a party of 3 against three
 	// solos waits; against another party of 3 it plays.
-	cfg := Config{TeamSize: 3, Interval: wide(), Rules: []Rule{{Name: "premades", Kind: RulePartyMix}}}
-	party := Ticket{Ratings: []float64{1000, 1000, 1000}, ExpiresAt: math.Inf(1)}
-	tk := append([]Ticket{party}, solos(1000, 1000, 1000)...)
+	cfg := matchrules.Config{TeamSize: 3, Interval: wide(), Rules: []matchrules.Rule{{Name: "premades", Kind: matchrules.RulePartyMix}}}
+	party := matchpool.Ticket{Ratings: []float64{1000, 1000, 1000}, ExpiresAt: math.Inf(1)}
+	tk := append([]matchpool.Ticket{party}, solos(1000, 1000, 1000)...)
 	res, err := Run(tk, 10, cfg)
 	if err != nil || len(res.Matches) != 0 {
 		t.Fatalf("a party of 3 against solos: %d matches (%v), want none", len(res.Matches), err)
@@ -307,14 +302,14 @@ func TestPartyMixOnTwoTeams(t *testing.T) {
 // Why a ticket waits in a queue partitioned by an equal rule: the interval when tickets of
 // its value search but none is near enough, the rule when none of its value searches.
 func TestWaitsOnTheIntervalOrThePartitioningRule(t *testing.T) {
-	cfg := Config{TeamSize: 1, Interval: []Step{{0, 50}},
-		Attributes: map[string]Attribute{"mode": {Type: TypeString}},
-		Rules:      []Rule{{Name: "mode", Kind: RuleEqual, Attribute: "mode"}}}
-	mode := func(m string, rating float64, since float64) Ticket {
-		return Ticket{Ratings: []float64{rating}, WaitingSince: since, ExpiresAt: math.Inf(1),
-			Attributes: map[string]Value{"mode": StringValue(m)}}
+	cfg := matchrules.Config{TeamSize: 1, Interval: []matchrules.Step{{AfterS: 0, Value: 50}},
+		Attributes: map[string]matchrules.Attribute{"mode": {Type: matchrules.TypeString}},
+		Rules:      []matchrules.Rule{{Name: "mode", Kind: matchrules.RuleEqual, Attribute: "mode"}}}
+	mode := func(m string, rating float64, since float64) matchpool.Ticket {
+		return matchpool.Ticket{Ratings: []float64{rating}, WaitingSince: since, ExpiresAt: math.Inf(1),
+			Attributes: map[string]matchrules.Value{"mode": matchrules.StringValue(m)}}
 	}
-	tk := []Ticket{mode("ranked", 300, 0), mode("casual", 1000, 1), mode("ranked", 2000, 2)}
+	tk := []matchpool.Ticket{mode("ranked", 300, 0), mode("casual", 1000, 1), mode("ranked", 2000, 2)}
 	res, err := Run(tk, 10, cfg)
 	if err != nil || len(res.Matches) != 0 {
 		t.Fatalf("%+v, %v", res, err)
@@ -338,9 +333,9 @@ func TestWaitsOnTheIntervalOrThePartitioningRule(t *testing.T) {
 // A role queue whose searching players cannot fill a composition's minimum says which role
 // is missing, without walking its candidates.
 func TestShapedWaitsOnAScarceRole(t *testing.T) {
-	comp := map[string]RoleRange{"tank": {1, 1}}
-	cfg := Config{TeamSize: 2, Interval: wide(), Roles: []string{"tank", "dps"},
-		Shape: []TeamDef{{Size: 2, Composition: comp}, {Size: 2, Composition: comp}}}
+	comp := map[string]matchrules.RoleRange{"tank": {Min: 1, Max: 1}}
+	cfg := matchrules.Config{TeamSize: 2, Interval: wide(), Roles: []string{"tank", "dps"},
+		Shape: []matchrules.TeamDef{{Size: 2, Composition: comp}, {Size: 2, Composition: comp}}}
 	tk := solos(1000, 1000, 1000, 1000, 1000)
 	for i := range tk {
 		tk[i].Roles = [][]string{{"dps"}}
@@ -363,16 +358,16 @@ func TestShapedWaitsOnAScarceRole(t *testing.T) {
 // the same roles are not given to a party whose players list the same names split
 // otherwise.
 func TestShapedJudgesEachPartysRolesByItsOwnLists(t *testing.T) {
-	cfg := Config{TeamSize: 3, Interval: wide(), Roles: []string{"tank", "dps"},
-		Shape: symmetric(2, 3)}
+	cfg := matchrules.Config{TeamSize: 3, Interval: wide(), Roles: []string{"tank", "dps"},
+		Shape: testqueue.Symmetric(2, 3)}
 	for k := range cfg.Shape {
-		cfg.Shape[k].Composition = map[string]RoleRange{"tank": {1, 1}}
+		cfg.Shape[k].Composition = map[string]matchrules.RoleRange{"tank": {Min: 1, Max: 1}}
 	}
-	fits := Ticket{Ratings: []float64{1, 2}, Roles: [][]string{{"dps", "tank"}, {"dps"}}, ExpiresAt: math.Inf(1)}
-	twoTanks := Ticket{Ratings: []float64{1, 2, 3}, Roles: [][]string{{"dps"}, {"tank"}, {"tank"}}, ExpiresAt: math.Inf(1)}
-	other := Ticket{Ratings: []float64{1, 2, 3}, Roles: [][]string{{"dps", "tank"}, {"tank"}}, ExpiresAt: math.Inf(1)}
+	fits := matchpool.Ticket{Ratings: []float64{1, 2}, Roles: [][]string{{"dps", "tank"}, {"dps"}}, ExpiresAt: math.Inf(1)}
+	twoTanks := matchpool.Ticket{Ratings: []float64{1, 2, 3}, Roles: [][]string{{"dps"}, {"tank"}, {"tank"}}, ExpiresAt: math.Inf(1)}
+	other := matchpool.Ticket{Ratings: []float64{1, 2, 3}, Roles: [][]string{{"dps", "tank"}, {"tank"}}, ExpiresAt: math.Inf(1)}
 	// other lists dps, tank, tank as twoTanks does, in two lists: it fits, twoTanks does not.
-	_, err := Run([]Ticket{fits, other, twoTanks}, 0, cfg)
+	_, err := Run([]matchpool.Ticket{fits, other, twoTanks}, 0, cfg)
 	if !hasField(err, "tickets[2].roles") || hasField(err, "tickets[1].roles") || hasField(err, "tickets[0].roles") {
 		t.Fatalf("Run() = %v, want a fault naming tickets[2].roles alone", err)
 	}

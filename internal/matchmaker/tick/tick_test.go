@@ -2,7 +2,6 @@ package tick
 
 import (
 	"errors"
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
 	"math"
 	"reflect"
 	"slices"
@@ -10,20 +9,25 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/testqueue"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
+
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // solo is a ticket of one player waiting since since, never expiring.
-func solo(rating, since float64) Ticket {
-	return Ticket{Ratings: []float64{rating}, WaitingSince: since, ExpiresAt: math.Inf(1)}
+func solo(rating, since float64) matchpool.Ticket {
+	return matchpool.Ticket{Ratings: []float64{rating}, WaitingSince: since, ExpiresAt: math.Inf(1)}
 }
 
-func party(since float64, ratings ...float64) Ticket {
-	return Ticket{Ratings: ratings, WaitingSince: since, ExpiresAt: math.Inf(1)}
+func party(since float64, ratings ...float64) matchpool.Ticket {
+	return matchpool.Ticket{Ratings: ratings, WaitingSince: since, ExpiresAt: math.Inf(1)}
 }
 
 // matchedTickets lists each match's tickets.
-func matchedTickets(res Result) [][]int {
+func matchedTickets(res matchpool.Result) [][]int {
 	out := [][]int{}
 	for _, m := range res.Matches {
 		out = append(out, m.Tickets)
@@ -31,13 +35,13 @@ func matchedTickets(res Result) [][]int {
 	return out
 }
 
-func run(t *testing.T, tk []Ticket, now float64, cfg Config) Result {
+func run(t *testing.T, tk []matchpool.Ticket, now float64, cfg matchrules.Config) matchpool.Result {
 	t.Helper()
 	res, err := Run(tk, now, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := check(tk, now, cfg, res); err != nil {
+	if err := checkResult(tk, now, cfg, res); err != nil {
 		t.Fatal(err)
 	}
 	return res
@@ -47,7 +51,7 @@ func run(t *testing.T, tk []Ticket, now float64, cfg Config) Result {
 // reached; two tickets match only when both intervals cover their difference.
 func TestIntervalsWidenByEachTicketsOwnWait(t *testing.T) {
 	t.Parallel()
-	cfg := Config{TeamSize: 1, Interval: []Step{{0, 10}, {10, 20}, {30, 50}}}
+	cfg := matchrules.Config{TeamSize: 1, Interval: []matchrules.Step{{AfterS: 0, Value: 10}, {AfterS: 10, Value: 20}, {AfterS: 30, Value: 50}}}
 	const now = 100.0
 	tests := []struct {
 		name         string
@@ -68,7 +72,7 @@ func TestIntervalsWidenByEachTicketsOwnWait(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			tk := []Ticket{solo(1000, now-tt.waitA), solo(1000+tt.diff, now-tt.waitB)}
+			tk := []matchpool.Ticket{solo(1000, now-tt.waitA), solo(1000+tt.diff, now-tt.waitB)}
 			got := len(run(t, tk, now, cfg).Matches) == 1
 			if got != tt.match {
 				t.Fatalf("matched %v, want %v", got, tt.match)
@@ -81,7 +85,7 @@ func TestIntervalsWidenByEachTicketsOwnWait(t *testing.T) {
 // with a perfect opponent waiting.
 func TestTicketsExpireAtExpiresAt(t *testing.T) {
 	t.Parallel()
-	cfg := Config{TeamSize: 1, Interval: []Step{{0, 10}}}
+	cfg := matchrules.Config{TeamSize: 1, Interval: []matchrules.Step{{AfterS: 0, Value: 10}}}
 	const now = 50.0
 	tests := []struct {
 		name    string
@@ -98,11 +102,11 @@ func TestTicketsExpireAtExpiresAt(t *testing.T) {
 			t.Parallel()
 			a := solo(1000, 0)
 			a.ExpiresAt = tt.expires
-			res := run(t, []Ticket{a, solo(1000, 1)}, now, cfg)
-			var want []Expiry
+			res := run(t, []matchpool.Ticket{a, solo(1000, 1)}, now, cfg)
+			var want []matchpool.Expiry
 			matches := [][]int{{0, 1}}
 			if tt.expired {
-				want = []Expiry{{Ticket: 0, Reason: ReasonTTL}}
+				want = []matchpool.Expiry{{Ticket: 0, Reason: matchpool.ReasonTTL}}
 				matches = [][]int{}
 			}
 			if !slices.Equal(res.Expired, want) || !reflect.DeepEqual(matchedTickets(res), matches) {
@@ -115,15 +119,15 @@ func TestTicketsExpireAtExpiresAt(t *testing.T) {
 // The oldest ticket anchors first, and rating_window takes the nearest acceptable tickets.
 func TestTheOldestAnchorsAndTakesTheNearest(t *testing.T) {
 	t.Parallel()
-	cfg := Config{TeamSize: 1, Interval: []Step{{0, 100}}}
-	tk := []Ticket{solo(1050, 2), solo(1000, 0), solo(1005, 1), solo(1200, 3)}
+	cfg := matchrules.Config{TeamSize: 1, Interval: []matchrules.Step{{AfterS: 0, Value: 100}}}
+	tk := []matchpool.Ticket{solo(1050, 2), solo(1000, 0), solo(1005, 1), solo(1200, 3)}
 	res := run(t, tk, 10, cfg)
 	// Ticket 1 (1000) waited longest: it takes 1005; then 1050 waits, 1200 is beyond it.
 	if want := [][]int{{1, 2}}; !reflect.DeepEqual(matchedTickets(res), want) {
 		t.Fatalf("matches %v, want %v", matchedTickets(res), want)
 	}
 	m := res.Matches[0]
-	want := Pair{Players: [2]Slot{{1, 0}, {2, 0}}, Difference: 5, Interval: 100}
+	want := matchpool.Pair{Players: [2]matchpool.Slot{{Ticket: 1, Player: 0}, {Ticket: 2, Player: 0}}, Difference: 5, Interval: 100}
 	if m.Pairs[0] != want || m.SkillDifference != 5 || m.AverageDifference != 5 || m.Region != "" {
 		t.Fatalf("match %+v, want the pair %+v", m, want)
 	}
@@ -133,8 +137,8 @@ func TestTheOldestAnchorsAndTakesTheNearest(t *testing.T) {
 // player faces the opponent of the same rank on the other team.
 func TestPartiesStayTogetherAndTheSplitIsEven(t *testing.T) {
 	t.Parallel()
-	cfg := Config{TeamSize: 3, Interval: []Step{{0, 100}}}
-	tk := []Ticket{
+	cfg := matchrules.Config{TeamSize: 3, Interval: []matchrules.Step{{AfterS: 0, Value: 100}}}
+	tk := []matchpool.Ticket{
 		party(0, 1100, 900), // mean 1000
 		solo(1010, 1),
 		solo(980, 2),
@@ -148,10 +152,10 @@ func TestPartiesStayTogetherAndTheSplitIsEven(t *testing.T) {
 	m := res.Matches[0]
 	// The party (2000) with 1010 makes 3010 against 980+995+1025 = 3000: the most even of
 	// the splits that keep the party whole (with 995: 2995 against 3015).
-	if want := []Slot{{0, 1}, {1, 0}, {0, 0}}; !slices.Equal(m.Teams[0], want) {
+	if want := []matchpool.Slot{{Ticket: 0, Player: 1}, {Ticket: 1, Player: 0}, {Ticket: 0, Player: 0}}; !slices.Equal(m.Teams[0], want) {
 		t.Fatalf("team 0 %v, want %v (sorted by rating: 900, 1010, 1100)", m.Teams[0], want)
 	}
-	if want := []Slot{{2, 0}, {4, 0}, {3, 0}}; !slices.Equal(m.Teams[1], want) {
+	if want := []matchpool.Slot{{Ticket: 2, Player: 0}, {Ticket: 4, Player: 0}, {Ticket: 3, Player: 0}}; !slices.Equal(m.Teams[1], want) {
 		t.Fatalf("team 1 %v, want %v (980, 995, 1025)", m.Teams[1], want)
 	}
 	if m.SkillDifference != 10 || m.AverageDifference != 10.0/3 || m.Pairs[0].Difference != 80 {
@@ -165,19 +169,19 @@ func TestPartiesStayTogetherAndTheSplitIsEven(t *testing.T) {
 // oldest ticket left and its own nearest).
 func TestStrategiesChooseTheirOwnWay(t *testing.T) {
 	t.Parallel()
-	tk := []Ticket{solo(1000, 0), solo(1040, 1), solo(1001, 2), solo(1002, 3), solo(1039, 4)}
+	tk := []matchpool.Ticket{solo(1000, 0), solo(1040, 1), solo(1001, 2), solo(1002, 3), solo(1039, 4)}
 	tests := []struct {
 		strategy string
 		want     []int
 	}{
-		{RatingWindow, []int{0, 2, 3, 4}}, // 1000 and its nearest: 1001, 1002, 1039
-		{"", []int{0, 2, 3, 4}},           // the default
-		{GreedyPairs, []int{0, 2, 1, 4}},  // 1000 takes 1001; 1040, the oldest left, takes 1039
+		{matchrules.RatingWindow, []int{0, 2, 3, 4}}, // 1000 and its nearest: 1001, 1002, 1039
+		{"", []int{0, 2, 3, 4}},                      // the default
+		{matchrules.GreedyPairs, []int{0, 2, 1, 4}},  // 1000 takes 1001; 1040, the oldest left, takes 1039
 	}
 	for _, tt := range tests {
 		t.Run(tt.strategy, func(t *testing.T) {
 			t.Parallel()
-			cfg := Config{TeamSize: 2, Strategy: tt.strategy, Interval: []Step{{0, 100}}}
+			cfg := matchrules.Config{TeamSize: 2, Strategy: tt.strategy, Interval: []matchrules.Step{{AfterS: 0, Value: 100}}}
 			res := run(t, tk, 10, cfg)
 			if want := [][]int{tt.want}; !reflect.DeepEqual(matchedTickets(res), want) {
 				t.Fatalf("matches %v, want %v", matchedTickets(res), want)
@@ -190,35 +194,35 @@ func TestStrategiesChooseTheirOwnWay(t *testing.T) {
 // region with the smallest worst latency; a ticket without data accepts any region.
 func TestTheRegionIsWithinEveryTicketsLimit(t *testing.T) {
 	t.Parallel()
-	cfg := Config{TeamSize: 1, Interval: []Step{{0, 100}}, MaxLatency: []Step{{0, 50}, {20, 100}}}
-	lat := func(t Ticket, l ...RegionLatency) Ticket { t.Latencies = l; return t }
+	cfg := matchrules.Config{TeamSize: 1, Interval: []matchrules.Step{{AfterS: 0, Value: 100}}, MaxLatency: []matchrules.Step{{AfterS: 0, Value: 50}, {AfterS: 20, Value: 100}}}
+	lat := func(t matchpool.Ticket, l ...matchpool.RegionLatency) matchpool.Ticket { t.Latencies = l; return t }
 	tests := []struct {
 		name    string
-		tickets []Ticket
+		tickets []matchpool.Ticket
 		matches [][]int
 		region  string
 	}{
-		{"the smallest worst latency", []Ticket{
-			lat(solo(1000, 10), RegionLatency{"eu", 40}, RegionLatency{"us", 30}),
-			lat(solo(1000, 10), RegionLatency{"eu", 20}, RegionLatency{"us", 45}),
+		{"the smallest worst latency", []matchpool.Ticket{
+			lat(solo(1000, 10), matchpool.RegionLatency{Region: "eu", MS: 40}, matchpool.RegionLatency{Region: "us", MS: 30}),
+			lat(solo(1000, 10), matchpool.RegionLatency{Region: "eu", MS: 20}, matchpool.RegionLatency{Region: "us", MS: 45}),
 		}, [][]int{{0, 1}}, "eu"},
-		{"only where both are within their limits", []Ticket{
-			lat(solo(1000, 10), RegionLatency{"eu", 60}, RegionLatency{"us", 30}),
-			lat(solo(1000, 10), RegionLatency{"eu", 20}, RegionLatency{"us", 45}),
+		{"only where both are within their limits", []matchpool.Ticket{
+			lat(solo(1000, 10), matchpool.RegionLatency{Region: "eu", MS: 60}, matchpool.RegionLatency{Region: "us", MS: 30}),
+			lat(solo(1000, 10), matchpool.RegionLatency{Region: "eu", MS: 20}, matchpool.RegionLatency{Region: "us", MS: 45}),
 		}, [][]int{{0, 1}}, "us"},
-		{"a limit widens with the ticket's wait", []Ticket{
-			lat(solo(1000, -20), RegionLatency{"eu", 60}), // waited 30 s: 100 ms
-			lat(solo(1000, 10), RegionLatency{"eu", 20}),
+		{"a limit widens with the ticket's wait", []matchpool.Ticket{
+			lat(solo(1000, -20), matchpool.RegionLatency{Region: "eu", MS: 60}), // waited 30 s: 100 ms
+			lat(solo(1000, 10), matchpool.RegionLatency{Region: "eu", MS: 20}),
 		}, [][]int{{0, 1}}, "eu"},
-		{"no region in common", []Ticket{
-			lat(solo(1000, 10), RegionLatency{"eu", 20}),
-			lat(solo(1000, 10), RegionLatency{"us", 20}),
+		{"no region in common", []matchpool.Ticket{
+			lat(solo(1000, 10), matchpool.RegionLatency{Region: "eu", MS: 20}),
+			lat(solo(1000, 10), matchpool.RegionLatency{Region: "us", MS: 20}),
 		}, [][]int{}, ""},
-		{"no data: any region will do", []Ticket{
+		{"no data: any region will do", []matchpool.Ticket{
 			solo(1000, 10),
-			lat(solo(1000, 10), RegionLatency{"us", 20}),
+			lat(solo(1000, 10), matchpool.RegionLatency{Region: "us", MS: 20}),
 		}, [][]int{{0, 1}}, "us"},
-		{"no data at all: no region named", []Ticket{solo(1000, 10), solo(1000, 10)}, [][]int{{0, 1}}, ""},
+		{"no data at all: no region named", []matchpool.Ticket{solo(1000, 10), solo(1000, 10)}, [][]int{{0, 1}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -238,9 +242,9 @@ func TestTheRegionIsWithinEveryTicketsLimit(t *testing.T) {
 func TestLatencyOffIgnoresLatencies(t *testing.T) {
 	t.Parallel()
 	a, b := solo(1000, 0), solo(1000, 0)
-	a.Latencies = []RegionLatency{{"eu", 500}}
-	b.Latencies = []RegionLatency{{"us", 500}}
-	res := run(t, []Ticket{a, b}, 1, Config{TeamSize: 1, Interval: []Step{{0, 10}}})
+	a.Latencies = []matchpool.RegionLatency{{Region: "eu", MS: 500}}
+	b.Latencies = []matchpool.RegionLatency{{Region: "us", MS: 500}}
+	res := run(t, []matchpool.Ticket{a, b}, 1, matchrules.Config{TeamSize: 1, Interval: []matchrules.Step{{AfterS: 0, Value: 10}}})
 	if len(res.Matches) != 1 || res.Matches[0].Region != "" {
 		t.Fatalf("matches %+v, want one without a region", res.Matches)
 	}
@@ -250,47 +254,47 @@ func TestLatencyOffIgnoresLatencies(t *testing.T) {
 // terms.
 func TestInvalidInputNamesEveryField(t *testing.T) {
 	t.Parallel()
-	ok := Config{TeamSize: 2, Interval: []Step{{0, 10}}}
+	ok := matchrules.Config{TeamSize: 2, Interval: []matchrules.Step{{AfterS: 0, Value: 10}}}
 	good := solo(1000, 0)
 	nan := math.NaN()
 	tests := []struct {
 		name    string
-		cfg     Config
+		cfg     matchrules.Config
 		now     float64
-		tickets []Ticket
+		tickets []matchpool.Ticket
 		fields  []string
 	}{
-		{"team size 0", Config{TeamSize: 0, Interval: ok.Interval}, 0, nil, []string{"team_size"}},
-		{"team size 17", Config{TeamSize: 17, Interval: ok.Interval}, 0, nil, []string{"team_size"}},
-		{"unknown strategy", Config{TeamSize: 2, Strategy: "fifo", Interval: ok.Interval}, 0, nil, []string{"strategy"}},
-		{"no interval", Config{TeamSize: 2}, 0, nil, []string{"interval"}},
-		{"first step not at 0", Config{TeamSize: 2, Interval: []Step{{5, 10}}}, 0, nil, []string{"interval[0].after_s"}},
-		{"steps out of order", Config{TeamSize: 2, Interval: []Step{{0, 10}, {10, 20}, {10, 30}}}, 0, nil, []string{"interval[2].after_s"}},
-		{"a narrowing step", Config{TeamSize: 2, Interval: []Step{{0, 10}, {10, 5}}}, 0, nil, []string{"interval[1].value"}},
-		{"values not finite", Config{TeamSize: 2, Interval: []Step{{0, math.Inf(1)}, {nan, nan}}}, 0, nil,
+		{"team size 0", matchrules.Config{TeamSize: 0, Interval: ok.Interval}, 0, nil, []string{"team_size"}},
+		{"team size 17", matchrules.Config{TeamSize: 17, Interval: ok.Interval}, 0, nil, []string{"team_size"}},
+		{"unknown strategy", matchrules.Config{TeamSize: 2, Strategy: "fifo", Interval: ok.Interval}, 0, nil, []string{"strategy"}},
+		{"no interval", matchrules.Config{TeamSize: 2}, 0, nil, []string{"interval"}},
+		{"first step not at 0", matchrules.Config{TeamSize: 2, Interval: []matchrules.Step{{AfterS: 5, Value: 10}}}, 0, nil, []string{"interval[0].after_s"}},
+		{"steps out of order", matchrules.Config{TeamSize: 2, Interval: []matchrules.Step{{AfterS: 0, Value: 10}, {AfterS: 10, Value: 20}, {AfterS: 10, Value: 30}}}, 0, nil, []string{"interval[2].after_s"}},
+		{"a narrowing step", matchrules.Config{TeamSize: 2, Interval: []matchrules.Step{{AfterS: 0, Value: 10}, {AfterS: 10, Value: 5}}}, 0, nil, []string{"interval[1].value"}},
+		{"values not finite", matchrules.Config{TeamSize: 2, Interval: []matchrules.Step{{AfterS: 0, Value: math.Inf(1)}, {AfterS: nan, Value: nan}}}, 0, nil,
 			[]string{"interval[0].value", "interval[1].after_s", "interval[1].value"}},
-		{"a negative latency limit", Config{TeamSize: 2, Interval: ok.Interval, MaxLatency: []Step{{0, -1}}}, 0, nil, []string{"max_latency[0].value"}},
-		{"latency steps out of order", Config{TeamSize: 2, Interval: ok.Interval, MaxLatency: []Step{{1, 50}}}, 0, nil, []string{"max_latency[0].after_s"}},
+		{"a negative latency limit", matchrules.Config{TeamSize: 2, Interval: ok.Interval, MaxLatency: []matchrules.Step{{AfterS: 0, Value: -1}}}, 0, nil, []string{"max_latency[0].value"}},
+		{"latency steps out of order", matchrules.Config{TeamSize: 2, Interval: ok.Interval, MaxLatency: []matchrules.Step{{AfterS: 1, Value: 50}}}, 0, nil, []string{"max_latency[0].after_s"}},
 		{"now not finite", ok, math.Inf(-1), nil, []string{"now"}},
-		{"tickets", ok, 0, []Ticket{
+		{"tickets", ok, 0, []matchpool.Ticket{
 			good,
 			{Ratings: nil, ExpiresAt: 1},
 			{Ratings: []float64{1, 2, 3}, ExpiresAt: 1},
 			{Ratings: []float64{1, nan}, WaitingSince: math.Inf(1), ExpiresAt: nan},
-			{Ratings: []float64{1}, ExpiresAt: 1, Latencies: []RegionLatency{{"us", 1}, {"eu", -1}, {"", 2}}},
-			{Ratings: []float64{1}, ExpiresAt: 1, Backfill: &Backfill{OpenSlots: [2]int{1, 0}}},
-			{ExpiresAt: 1, Latencies: []RegionLatency{{"eu", 0}, {"us", 0}}, Backfill: &Backfill{
+			{Ratings: []float64{1}, ExpiresAt: 1, Latencies: []matchpool.RegionLatency{{Region: "us", MS: 1}, {Region: "eu", MS: -1}, {Region: "", MS: 2}}},
+			{Ratings: []float64{1}, ExpiresAt: 1, Backfill: &matchpool.Backfill{OpenSlots: [2]int{1, 0}}},
+			{ExpiresAt: 1, Latencies: []matchpool.RegionLatency{{Region: "eu", MS: 0}, {Region: "us", MS: 0}}, Backfill: &matchpool.Backfill{
 				Teams:     [2]teams.Roster{{Players: []float64{-1}}, {Players: []float64{1, 1}, Bots: []float64{nan}}},
 				OpenSlots: [2]int{-1, 1}, Bots: &teams.BotRule{MeanWeight: -1}}},
-			{ExpiresAt: 1, Backfill: &Backfill{Teams: [2]teams.Roster{{Players: []float64{1}}}}},
+			{ExpiresAt: 1, Backfill: &matchpool.Backfill{Teams: [2]teams.Roster{{Players: []float64{1}}}}},
 		}, []string{"tickets[1].ratings", "tickets[2].ratings", "tickets[3].ratings[1]", "tickets[3].waiting_since",
 			"tickets[3].expires_at", "tickets[4].latencies[1].region", "tickets[4].latencies[1].ms",
 			"tickets[4].latencies[2].region", "tickets[5].ratings", "tickets[5].backfill.teams",
 			"tickets[6].latencies", "tickets[6].backfill.teams[0].players[0]", "tickets[6].backfill.teams[1].bots[0]",
 			"tickets[6].backfill.open_slots[0]", "tickets[6].backfill.open_slots[1]", "tickets[6].backfill.bots.mean_weight",
 			"tickets[7].backfill.open_slots"}},
-		{"an expired ticket is checked too", ok, 10, []Ticket{{Ratings: []float64{nan}, ExpiresAt: 1}}, []string{"tickets[0].ratings[0]"}},
-		{"a bad config and a bad ticket", Config{TeamSize: 2}, 0, []Ticket{{ExpiresAt: 1}}, []string{"interval", "tickets[0].ratings"}},
+		{"an expired ticket is checked too", ok, 10, []matchpool.Ticket{{Ratings: []float64{nan}, ExpiresAt: 1}}, []string{"tickets[0].ratings[0]"}},
+		{"a bad config and a bad ticket", matchrules.Config{TeamSize: 2}, 0, []matchpool.Ticket{{ExpiresAt: 1}}, []string{"interval", "tickets[0].ratings"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -322,15 +326,15 @@ func faultFields(t *testing.T, err error) []string {
 // A pass holds at most MaxRegions region names; the first beyond is named.
 func TestTooManyRegionsIsInvalid(t *testing.T) {
 	t.Parallel()
-	cfg := Config{TeamSize: 1, Interval: []Step{{0, 10}}, MaxLatency: []Step{{0, 50}}}
-	var tk []Ticket
-	for i := range MaxRegions + 1 {
+	cfg := matchrules.Config{TeamSize: 1, Interval: []matchrules.Step{{AfterS: 0, Value: 10}}, MaxLatency: []matchrules.Step{{AfterS: 0, Value: 50}}}
+	var tk []matchpool.Ticket
+	for i := range matchpool.MaxRegions + 1 {
 		x := solo(1000, float64(i))
-		x.Latencies = []RegionLatency{{"r" + strconv.Itoa(i), 10}}
+		x.Latencies = []matchpool.RegionLatency{{Region: "r" + strconv.Itoa(i), MS: 10}}
 		tk = append(tk, x)
 	}
-	if _, err := Run(tk[:MaxRegions], 100, cfg); err != nil {
-		t.Fatalf("%d regions: %v", MaxRegions, err)
+	if _, err := Run(tk[:matchpool.MaxRegions], 100, cfg); err != nil {
+		t.Fatalf("%d regions: %v", matchpool.MaxRegions, err)
 	}
 	_, err := Run(tk, 100, cfg)
 	if got, want := faultFields(t, err), []string{"tickets[64].latencies[0].region"}; !slices.Equal(got, want) {
@@ -342,17 +346,17 @@ func TestTooManyRegionsIsInvalid(t *testing.T) {
 // ticket's fields named as in a ticket.
 func TestValidateAppliesRunsRules(t *testing.T) {
 	t.Parallel()
-	if err := (Config{TeamSize: 5, Interval: []Step{{0, 25}, {10, 50}}, MaxLatency: []Step{{0, 60}}}).Validate(); err != nil {
+	if err := (matchrules.Config{TeamSize: 5, Interval: []matchrules.Step{{AfterS: 0, Value: 25}, {AfterS: 10, Value: 50}}, MaxLatency: []matchrules.Step{{AfterS: 0, Value: 60}}}).Validate(); err != nil {
 		t.Fatalf("a valid config: %v", err)
 	}
-	if got := faultFields(t, Config{TeamSize: 5}.Validate()); !slices.Equal(got, []string{"interval"}) {
+	if got := faultFields(t, matchrules.Config{TeamSize: 5}.Validate()); !slices.Equal(got, []string{"interval"}) {
 		t.Fatalf("fields %v", got)
 	}
 	if err := solo(1000, 0).Validate(1); err != nil {
 		t.Fatalf("a valid ticket: %v", err)
 	}
 	bad := party(0, 1, 2, 3)
-	bad.Latencies = []RegionLatency{{"eu", math.NaN()}}
+	bad.Latencies = []matchpool.RegionLatency{{Region: "eu", MS: math.NaN()}}
 	if got, want := faultFields(t, bad.Validate(2)), []string{"latencies[0].ms", "ratings"}; !slices.Equal(got, want) {
 		t.Fatalf("fields %v, want %v", got, want)
 	}
@@ -363,14 +367,14 @@ func TestValidateAppliesRunsRules(t *testing.T) {
 func TestRunLeavesItsInputAndRunsConcurrently(t *testing.T) {
 	t.Parallel()
 	type pass struct {
-		tk  []Ticket
+		tk  []matchpool.Ticket
 		now float64
-		cfg Config
-		res Result
+		cfg matchrules.Config
+		res matchpool.Result
 	}
 	var passes []pass
 	for seed := range uint64(40) {
-		tk, now, cfg := randomQueue(randFor(seed), 30)
+		tk, now, cfg := testqueue.Random(randFor(seed), 30)
 		before := cloneTickets(tk)
 		res, err := Run(tk, now, cfg)
 		if err != nil {
@@ -396,7 +400,7 @@ func TestRunLeavesItsInputAndRunsConcurrently(t *testing.T) {
 	wg.Wait()
 }
 
-func cloneTickets(tk []Ticket) []Ticket {
+func cloneTickets(tk []matchpool.Ticket) []matchpool.Ticket {
 	out := slices.Clone(tk)
 	for i := range out {
 		out[i].Ratings = slices.Clone(tk[i].Ratings)
@@ -411,23 +415,23 @@ func cloneTickets(tk []Ticket) []Ticket {
 // schedule latencies are ignored.
 func TestTicketsWithNoRegionExpire(t *testing.T) {
 	t.Parallel()
-	widening := Config{TeamSize: 1, Interval: []Step{{0, 100}}, MaxLatency: []Step{{0, 50}, {20, 120}}}
-	lat := func(l ...RegionLatency) Ticket { x := solo(1000, 0); x.Latencies = l; return x }
+	widening := matchrules.Config{TeamSize: 1, Interval: []matchrules.Step{{AfterS: 0, Value: 100}}, MaxLatency: []matchrules.Step{{AfterS: 0, Value: 50}, {AfterS: 20, Value: 120}}}
+	lat := func(l ...matchpool.RegionLatency) matchpool.Ticket { x := solo(1000, 0); x.Latencies = l; return x }
 	tests := []struct {
 		name string
-		cfg  Config
-		tk   Ticket
-		want []Expiry
+		cfg  matchrules.Config
+		tk   matchpool.Ticket
+		want []matchpool.Expiry
 	}{
-		{"every region beyond the widest limit", widening, lat(RegionLatency{"eu", 121}, RegionLatency{"us", 300}), []Expiry{{0, ReasonNoRegion}}},
-		{"one region within the widest limit", widening, lat(RegionLatency{"eu", 120}, RegionLatency{"us", 300}), nil},
+		{"every region beyond the widest limit", widening, lat(matchpool.RegionLatency{Region: "eu", MS: 121}, matchpool.RegionLatency{Region: "us", MS: 300}), []matchpool.Expiry{{Ticket: 0, Reason: matchpool.ReasonNoRegion}}},
+		{"one region within the widest limit", widening, lat(matchpool.RegionLatency{Region: "eu", MS: 120}, matchpool.RegionLatency{Region: "us", MS: 300}), nil},
 		{"no latency data", widening, solo(1000, 0), nil},
-		{"latency not considered", Config{TeamSize: 1, Interval: []Step{{0, 100}}}, lat(RegionLatency{"eu", 5000}), nil},
+		{"latency not considered", matchrules.Config{TeamSize: 1, Interval: []matchrules.Step{{AfterS: 0, Value: 100}}}, lat(matchpool.RegionLatency{Region: "eu", MS: 5000}), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := run(t, []Ticket{tt.tk}, 1, tt.cfg)
+			res := run(t, []matchpool.Ticket{tt.tk}, 1, tt.cfg)
 			if !slices.Equal(res.Expired, tt.want) {
 				t.Fatalf("expired %v, want %v", res.Expired, tt.want)
 			}

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
@@ -67,7 +68,7 @@ func proposalFixture(t *testing.T, st queue.Store) (a, b queue.Ticket, m queue.M
 	a = create(t, st, Ticket("q", "a", 1, "a1", "a2"))
 	b = create(t, st, Ticket("q", "b", 2, "b1", "b2"))
 	m = Match2v2("m1", a, b)
-	m.Attributes = []tick.MatchAttribute{{Name: "maps", Value: tick.ListValue("dust", "nuke")}}
+	m.Attributes = []matchpool.MatchAttribute{{Name: "maps", Value: matchrules.ListValue("dust", "nuke")}}
 	done, err := st.Propose(c, "q", queue.ProposeWrite{At: at(10), AcceptBy: at(30), Proposals: []queue.Match{m}})
 	if err != nil || !slices.Equal(done.Matches, []string{"m1"}) {
 		t.Fatalf("propose: %+v %v", done, err)

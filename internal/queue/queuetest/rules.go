@@ -5,7 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
@@ -16,16 +17,16 @@ import (
 func testRulesAndAttributes(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	q := Queue("ruled")
-	casual, after := tick.StringValue("casual"), 60.0
-	q.Attributes = map[string]tick.Attribute{
-		"mode":  {Type: tick.TypeString, Default: &casual},
-		"maps":  {Type: tick.TypeStringList, MaxItems: 3},
-		"level": {Type: tick.TypeNumber},
+	casual, after := matchrules.StringValue("casual"), 60.0
+	q.Attributes = map[string]matchrules.Attribute{
+		"mode":  {Type: matchrules.TypeString, Default: &casual},
+		"maps":  {Type: matchrules.TypeStringList, MaxItems: 3},
+		"level": {Type: matchrules.TypeNumber},
 	}
-	q.Rules = []tick.Rule{
-		{Name: "mode", Kind: tick.RuleEqual, Attribute: "mode"},
-		{Name: "maps", Kind: tick.RuleIntersect, Attribute: "maps", MinCommon: 2},
-		{Name: "level", Kind: tick.RuleDistance, Attribute: "level", Expansions: []tick.Step{{AfterS: 0, Value: 5}, {AfterS: 30, Value: 10}},
+	q.Rules = []matchrules.Rule{
+		{Name: "mode", Kind: matchrules.RuleEqual, Attribute: "mode"},
+		{Name: "maps", Kind: matchrules.RuleIntersect, Attribute: "maps", MinCommon: 2},
+		{Name: "level", Kind: matchrules.RuleDistance, Attribute: "level", Expansions: []matchrules.Step{{AfterS: 0, Value: 5}, {AfterS: 30, Value: 10}},
 			OptionalAfterS: &after},
 	}
 	putQueue(t, st, q)
@@ -38,7 +39,7 @@ func testRulesAndAttributes(t *testing.T, st queue.Store) {
 		t.Fatalf("a queue without rules: %+v %+v", plain.Attributes, plain.Rules)
 	}
 
-	attrs := map[string]tick.Value{"mode": tick.StringValue("ranked"), "maps": tick.ListValue("nuke", "dust"), "level": tick.NumberValue(31.5)}
+	attrs := map[string]matchrules.Value{"mode": matchrules.StringValue("ranked"), "maps": matchrules.ListValue("nuke", "dust"), "level": matchrules.NumberValue(31.5)}
 	a := Ticket("ruled", "ra", 1, "a1", "a2")
 	a.Attributes = attrs
 	create(t, st, a)
@@ -55,7 +56,7 @@ func testRulesAndAttributes(t *testing.T, st queue.Store) {
 	}
 
 	m := Match2v2("rm", a, b)
-	m.Attributes = []tick.MatchAttribute{{Name: "mode", Value: tick.StringValue("ranked")}, {Name: "maps", Value: tick.ListValue("dust", "nuke")}}
+	m.Attributes = []matchpool.MatchAttribute{{Name: "mode", Value: matchrules.StringValue("ranked")}, {Name: "maps", Value: matchrules.ListValue("dust", "nuke")}}
 	must[queue.TickCommitted](t)(st.CommitTick(c, "ruled", queue.TickWrite{At: at(10), Matches: []queue.Match{m}}))
 	if got := must[queue.Match](t)(st.GetMatch(c, "rm")); !reflect.DeepEqual(got.Attributes, m.Attributes) {
 		t.Fatalf("match attributes %+v, want %+v", got.Attributes, m.Attributes)

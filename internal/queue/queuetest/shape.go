@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
@@ -15,10 +15,10 @@ import (
 func testTeamShapesRoundTrip(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	q := Queue("hunt")
-	q.TeamDefs = []tick.TeamDef{
+	q.TeamDefs = []matchrules.TeamDef{
 		{Name: "monster", Size: 1},
-		{Name: "hunters", Size: 3, MinSize: []tick.Step{{AfterS: 0, Value: 3}, {AfterS: 60, Value: 2}},
-			Composition: map[string]tick.RoleRange{"medic": {Min: 0, Max: 1}}},
+		{Name: "hunters", Size: 3, MinSize: []matchrules.Step{{AfterS: 0, Value: 3}, {AfterS: 60, Value: 2}},
+			Composition: map[string]matchrules.RoleRange{"medic": {Min: 0, Max: 1}}},
 	}
 	q.Teams, q.TeamSize, q.MaxPartySize = 2, 3, 3
 	q.Roles = []string{"medic", "trapper"}
@@ -31,7 +31,7 @@ func testTeamShapesRoundTrip(t *testing.T, st queue.Store) {
 	sym.Teams, sym.TeamSize, sym.MaxPartySize = 8, 1, 1
 	sym.MinTeamSize = []queue.Step{{AfterS: 0, Value: 1}}
 	sym.Roles = []string{"tank"}
-	sym.Composition = map[string]tick.RoleRange{"tank": {Min: 0, Max: 1}}
+	sym.Composition = map[string]matchrules.RoleRange{"tank": {Min: 0, Max: 1}}
 	putQueue(t, st, sym)
 	if got := must[queue.Queue](t)(st.GetQueue(c, "ffa")); got.Teams != 8 || !slices.Equal(got.MinTeamSize, sym.MinTeamSize) ||
 		!reflect.DeepEqual(got.Composition, sym.Composition) {

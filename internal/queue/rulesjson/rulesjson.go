@@ -11,8 +11,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
 // Step is one step of an expansion: from AfterS seconds of waiting on, the value is Value.
@@ -41,7 +40,7 @@ type AttributeDecl struct {
 }
 
 // Value is an attribute's value: a string, a number or a list of strings, its type its JSON's.
-type Value struct{ tick.Value }
+type Value struct{ matchrules.Value }
 
 // UnmarshalJSONFrom implements json (v2)'s UnmarshalerFrom.
 func (v *Value) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
@@ -51,14 +50,14 @@ func (v *Value) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 	switch tok.Kind() {
 	case '"':
-		v.Value = tick.StringValue(tok.String())
+		v.Value = matchrules.StringValue(tok.String())
 		return nil
 	case '0':
 		x, err := tok.Float()
 		if err != nil {
 			return &jsonv2.SemanticError{JSONKind: '0', Err: err}
 		}
-		v.Value = tick.NumberValue(x)
+		v.Value = matchrules.NumberValue(x)
 		return nil
 	case '[':
 		list := []string{}
@@ -75,7 +74,7 @@ func (v *Value) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if _, err := dec.ReadToken(); err != nil {
 			return err
 		}
-		v.Value = tick.ListValue(list...)
+		v.Value = matchrules.ListValue(list...)
 		return nil
 	}
 	return &jsonv2.SemanticError{JSONKind: tok.Kind()}
@@ -89,9 +88,9 @@ func (v *Value) UnmarshalJSON(b []byte) error {
 // MarshalJSON writes the value as its type's JSON (an empty list as []).
 func (v Value) MarshalJSON() ([]byte, error) {
 	switch v.Type {
-	case tick.TypeNumber:
+	case matchrules.TypeNumber:
 		return json.Marshal(v.Num)
-	case tick.TypeStringList:
+	case matchrules.TypeStringList:
 		if v.List == nil {
 			return []byte("[]"), nil
 		}
@@ -101,19 +100,19 @@ func (v Value) MarshalJSON() ([]byte, error) {
 }
 
 // Steps are the steps as the tick package takes them; nil for nil.
-func Steps(in []Step) []tick.Step {
+func Steps(in []Step) []matchrules.Step {
 	if in == nil {
 		return nil
 	}
-	out := make([]tick.Step, len(in))
+	out := make([]matchrules.Step, len(in))
 	for i, s := range in {
-		out[i] = tick.Step{AfterS: s.AfterS, Value: s.Value}
+		out[i] = matchrules.Step{AfterS: s.AfterS, Value: s.Value}
 	}
 	return out
 }
 
 // FromSteps is the JSON of steps; nil for none.
-func FromSteps(in []tick.Step) []Step {
+func FromSteps(in []matchrules.Step) []Step {
 	if len(in) == 0 {
 		return nil
 	}
@@ -126,13 +125,13 @@ func FromSteps(in []tick.Step) []Step {
 
 // Rules are the rules as the tick package takes them; nil for nil (and empty for empty). A
 // rule without expansions has nil ones.
-func Rules(in []Rule) []tick.Rule {
+func Rules(in []Rule) []matchrules.Rule {
 	if in == nil {
 		return nil
 	}
-	out := make([]tick.Rule, len(in))
+	out := make([]matchrules.Rule, len(in))
 	for i, r := range in {
-		out[i] = tick.Rule{Name: r.Name, Kind: r.Type, Attribute: r.Attribute, MinCommon: r.MinCommon,
+		out[i] = matchrules.Rule{Name: r.Name, Kind: r.Type, Attribute: r.Attribute, MinCommon: r.MinCommon,
 			OptionalAfterS: r.OptionalAfterS, MaxDifference: r.MaxDifference}
 		if len(r.Expansions) > 0 {
 			out[i].Expansions = Steps(r.Expansions)
@@ -142,7 +141,7 @@ func Rules(in []Rule) []tick.Rule {
 }
 
 // FromRules is the JSON of rules; nil for none.
-func FromRules(in []tick.Rule) []Rule {
+func FromRules(in []matchrules.Rule) []Rule {
 	if len(in) == 0 {
 		return nil
 	}
@@ -155,13 +154,13 @@ func FromRules(in []tick.Rule) []Rule {
 }
 
 // Attributes are the declarations as the tick package takes them; nil for nil.
-func Attributes(in map[string]AttributeDecl) map[string]tick.Attribute {
+func Attributes(in map[string]AttributeDecl) map[string]matchrules.Attribute {
 	if in == nil {
 		return nil
 	}
-	out := make(map[string]tick.Attribute, len(in))
+	out := make(map[string]matchrules.Attribute, len(in))
 	for name, a := range in {
-		d := tick.Attribute{Type: a.Type, MaxItems: a.MaxItems}
+		d := matchrules.Attribute{Type: a.Type, MaxItems: a.MaxItems}
 		if a.Default != nil {
 			d.Default = &a.Default.Value
 		}
@@ -171,7 +170,7 @@ func Attributes(in map[string]AttributeDecl) map[string]tick.Attribute {
 }
 
 // FromAttributes is the JSON of declarations; nil for none.
-func FromAttributes(in map[string]tick.Attribute) map[string]AttributeDecl {
+func FromAttributes(in map[string]matchrules.Attribute) map[string]AttributeDecl {
 	if len(in) == 0 {
 		return nil
 	}
@@ -187,11 +186,11 @@ func FromAttributes(in map[string]tick.Attribute) map[string]AttributeDecl {
 }
 
 // Values are a ticket's attribute values as the tick package takes them; nil for nil.
-func Values(in map[string]Value) map[string]tick.Value {
+func Values(in map[string]Value) map[string]matchrules.Value {
 	if in == nil {
 		return nil
 	}
-	out := make(map[string]tick.Value, len(in))
+	out := make(map[string]matchrules.Value, len(in))
 	for name, v := range in {
 		out[name] = v.Value
 	}
@@ -199,7 +198,7 @@ func Values(in map[string]Value) map[string]tick.Value {
 }
 
 // FromValues is the JSON of a ticket's attribute values; nil for none.
-func FromValues(in map[string]tick.Value) map[string]Value {
+func FromValues(in map[string]matchrules.Value) map[string]Value {
 	if len(in) == 0 {
 		return nil
 	}
@@ -226,19 +225,19 @@ type TeamDef struct {
 }
 
 // Composition is a composition as the tick package takes it; nil for nil.
-func Composition(in map[string]RoleRange) map[string]tick.RoleRange {
+func Composition(in map[string]RoleRange) map[string]matchrules.RoleRange {
 	if in == nil {
 		return nil
 	}
-	out := make(map[string]tick.RoleRange, len(in))
+	out := make(map[string]matchrules.RoleRange, len(in))
 	for role, r := range in {
-		out[role] = tick.RoleRange{Min: r.Min, Max: r.Max}
+		out[role] = matchrules.RoleRange{Min: r.Min, Max: r.Max}
 	}
 	return out
 }
 
 // FromComposition is the JSON of a composition; nil for none.
-func FromComposition(in map[string]tick.RoleRange) map[string]RoleRange {
+func FromComposition(in map[string]matchrules.RoleRange) map[string]RoleRange {
 	if len(in) == 0 {
 		return nil
 	}
@@ -251,13 +250,13 @@ func FromComposition(in map[string]tick.RoleRange) map[string]RoleRange {
 
 // TeamDefs are the team definitions as the tick package takes them; nil for nil. A team
 // without minimum sizes has nil ones.
-func TeamDefs(in []TeamDef) []tick.TeamDef {
+func TeamDefs(in []TeamDef) []matchrules.TeamDef {
 	if in == nil {
 		return nil
 	}
-	out := make([]tick.TeamDef, len(in))
+	out := make([]matchrules.TeamDef, len(in))
 	for i, d := range in {
-		out[i] = tick.TeamDef{Name: d.Name, Size: d.Size, Composition: Composition(d.Composition)}
+		out[i] = matchrules.TeamDef{Name: d.Name, Size: d.Size, Composition: Composition(d.Composition)}
 		if len(d.MinSize) > 0 {
 			out[i].MinSize = Steps(d.MinSize)
 		}
@@ -266,7 +265,7 @@ func TeamDefs(in []TeamDef) []tick.TeamDef {
 }
 
 // FromTeamDefs is the JSON of team definitions; nil for none.
-func FromTeamDefs(in []tick.TeamDef) []TeamDef {
+func FromTeamDefs(in []matchrules.TeamDef) []TeamDef {
 	if len(in) == 0 {
 		return nil
 	}

@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	jsonv2 "github.com/go-json-experiment/json"
-
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
 // TestValueTakesItsTypeFromItsJSON: a string, a number and a list of strings each decode to
@@ -16,13 +15,13 @@ func TestValueTakesItsTypeFromItsJSON(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		json string
-		want tick.Value
+		want matchrules.Value
 	}{
-		{`"ranked"`, tick.StringValue("ranked")},
-		{`1.5`, tick.NumberValue(1.5)},
-		{`-3`, tick.NumberValue(-3)},
-		{`["dust","nuke"]`, tick.ListValue("dust", "nuke")},
-		{`[]`, tick.ListValue()},
+		{`"ranked"`, matchrules.StringValue("ranked")},
+		{`1.5`, matchrules.NumberValue(1.5)},
+		{`-3`, matchrules.NumberValue(-3)},
+		{`["dust","nuke"]`, matchrules.ListValue("dust", "nuke")},
+		{`[]`, matchrules.ListValue()},
 	} {
 		var strict, lenient Value
 		if err := jsonv2.Unmarshal([]byte(tc.json), &strict); err != nil {
@@ -41,7 +40,7 @@ func TestValueTakesItsTypeFromItsJSON(t *testing.T) {
 			t.Errorf("%s: written back as %s (%v)", tc.json, b, err)
 		}
 	}
-	if b, _ := json.Marshal(Value{Value: tick.Value{Type: tick.TypeStringList}}); string(b) != "[]" {
+	if b, _ := json.Marshal(Value{Value: matchrules.Value{Type: matchrules.TypeStringList}}); string(b) != "[]" {
 		t.Errorf("a nil list is written %s, want []", b)
 	}
 }
@@ -86,23 +85,23 @@ func TestRulesRoundTrip(t *testing.T) {
 	}
 	rules, attrs, defs := Rules(doc.Rules), Attributes(doc.Attributes), TeamDefs(doc.TeamDefs)
 	sixty := 60.0
-	wantRules := []tick.Rule{
+	wantRules := []matchrules.Rule{
 		{Name: "mode", Kind: "equal", Attribute: "mode"},
 		{Name: "maps", Kind: "intersect", Attribute: "maps", MinCommon: 2,
-			Expansions: []tick.Step{{AfterS: 0, Value: 2}, {AfterS: 30, Value: 1}}, OptionalAfterS: &sixty},
+			Expansions: []matchrules.Step{{AfterS: 0, Value: 2}, {AfterS: 30, Value: 1}}, OptionalAfterS: &sixty},
 		{Name: "balance", Kind: "team_balance", MaxDifference: 2},
 	}
 	if !reflect.DeepEqual(rules, wantRules) {
 		t.Errorf("rules:\n got %+v\nwant %+v", rules, wantRules)
 	}
-	casual := tick.StringValue("casual")
-	wantAttrs := map[string]tick.Attribute{"mode": {Type: "string", Default: &casual}, "maps": {Type: "string_list", MaxItems: 3}}
+	casual := matchrules.StringValue("casual")
+	wantAttrs := map[string]matchrules.Attribute{"mode": {Type: "string", Default: &casual}, "maps": {Type: "string_list", MaxItems: 3}}
 	if !reflect.DeepEqual(attrs, wantAttrs) {
 		t.Errorf("attributes:\n got %+v\nwant %+v", attrs, wantAttrs)
 	}
-	wantDefs := []tick.TeamDef{
-		{Name: "attack", Size: 5, MinSize: []tick.Step{{AfterS: 0, Value: 5}, {AfterS: 60, Value: 4}},
-			Composition: map[string]tick.RoleRange{"tank": {Min: 1, Max: 1}}},
+	wantDefs := []matchrules.TeamDef{
+		{Name: "attack", Size: 5, MinSize: []matchrules.Step{{AfterS: 0, Value: 5}, {AfterS: 60, Value: 4}},
+			Composition: map[string]matchrules.RoleRange{"tank": {Min: 1, Max: 1}}},
 		{Size: 5},
 	}
 	if !reflect.DeepEqual(defs, wantDefs) {
@@ -124,10 +123,10 @@ func TestRulesRoundTrip(t *testing.T) {
 // given stays an empty list.
 func TestNoneIsNil(t *testing.T) {
 	t.Parallel()
-	if Rules(nil) != nil || FromRules(nil) != nil || FromRules([]tick.Rule{}) != nil || Attributes(nil) != nil ||
-		FromAttributes(map[string]tick.Attribute{}) != nil || Values(nil) != nil || FromValues(map[string]tick.Value{}) != nil ||
-		TeamDefs(nil) != nil || FromTeamDefs(nil) != nil || Composition(nil) != nil || FromComposition(map[string]tick.RoleRange{}) != nil ||
-		Steps(nil) != nil || FromSteps([]tick.Step{}) != nil {
+	if Rules(nil) != nil || FromRules(nil) != nil || FromRules([]matchrules.Rule{}) != nil || Attributes(nil) != nil ||
+		FromAttributes(map[string]matchrules.Attribute{}) != nil || Values(nil) != nil || FromValues(map[string]matchrules.Value{}) != nil ||
+		TeamDefs(nil) != nil || FromTeamDefs(nil) != nil || Composition(nil) != nil || FromComposition(map[string]matchrules.RoleRange{}) != nil ||
+		Steps(nil) != nil || FromSteps([]matchrules.Step{}) != nil {
 		t.Error("none mapped to something")
 	}
 	if r := Rules([]Rule{}); r == nil || len(r) != 0 {

@@ -1,0 +1,293 @@
+package twoteam
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/scratch"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
+)
+
+// ratingWindow serves anchor a by the nearest-tickets rule and reports whether it made a
+// match. The acceptable candidates are walked outward from the anchor, nearest first;
+// per class of the anchor (its regions, or with rules the classes of classes.go) dp holds
+// the head counts the candidates walked so far can reach with the anchor, and a candidate
+// that completes a match in some class has the match of that prefix picked (finish). The
+// walk stops at the first pick made, after MaxPicks picks the rules judged on the match
+// turned down (team_balance, and distance for an anchor past its optional_after_s), or
+// when both sides are beyond the anchor's interval; an anchor left without a match says
+// why (explain).
+func (p *pass) ratingWindow(a int32) bool {
+	an := &p.nodes[a]
+	ra, iva, ma, sa := an.key, an.iv, an.mask, int(an.size)
+	p.picks, p.turnedDown = 0, matchpool.Wait{}
+	if p.ruled {
+		if ma = p.anchorClasses(a); ma == 0 {
+			p.waitZero(a)
+			return false
+		}
+	}
+	for m := ma; m != 0; m &= m - 1 {
+		p.dp[bits.TrailingZeros64(m)] = p.hs.one(sa)
+	}
+	w, wm, rej := p.walk[:0], p.wmask[:0], p.rej[:0]
+	o := p.outwardIn(a, p.part >= 0)
+	for {
+		dl, dh := math.Inf(1), math.Inf(1)
+		if o.l >= 0 {
+			dl = matchrules.Distance(ra, p.nodes[o.l].key)
+		}
+		if o.h >= 0 {
+			dh = matchrules.Distance(ra, p.nodes[o.h].key)
+		}
+		if dl > iva && dh > iva {
+			break
+		}
+		c, d := o.step(p, dl, dh)
+		cn := &p.nodes[c]
+		if d > cn.iv {
+			rej = append(rej, rejection{c, stageInterval})
+			continue
+		}
+		m := cn.mask & an.mask
+		if m == 0 {
+			rej = append(rej, rejection{c, stageLatency})
+			continue
+		}
+		if p.ruled {
+			var r int
+			if m, r = p.classesOf(a, c, m); m == 0 {
+				rej = append(rej, rejection{c, stageRules + int32(r)})
+				continue
+			}
+		}
+		w, wm = append(w, c), append(wm, m)
+		var done uint64
+		for ; m != 0; m &= m - 1 {
+			r := bits.TrailingZeros64(m)
+			var x heads
+			p.hs.place(&x, &p.dp[r], int(cn.size))
+			if p.hs.complete(&x) {
+				done |= 1 << r
+			}
+			for i := range p.hs.words {
+				p.dp[r][i] |= x[i]
+			}
+		}
+		if done != 0 {
+			if p.finish(a, w, wm, done) {
+				p.walk, p.wmask, p.rej = w, wm, rej
+				return true
+			}
+			if p.picks >= MaxPicks {
+				break
+			}
+		}
+	}
+	p.walk, p.wmask, p.rej = w, wm, rej
+	p.explain(a, w, wm, rej)
+	return false
+}
+
+// MaxPicks bounds the matches an anchor's walk picks and the rules judged on the match
+// turn down: each costs a split, and a walk past the first completion finds a pick in every
+// class at every step.
+const MaxPicks = 8
+
+// cursor walks the unmatched positions outward from a centre: nearest first, and among
+// the equally near, oldest first. To the right, positions in a run of equal ratings are
+// in age order already; to the left they are walked backward, so the cursor jumps to the
+// start of each run (l) and walks it forward to its end (lEnd) before the next run left.
+// With part, it walks the links of the centre's partition (pass.part) only.
+type cursor struct {
+	l, lEnd, lNext int32 // -1: nothing left on that side
+	h              int32
+	part           bool
+}
+
+func (p *pass) outward(centre int32) cursor { return p.outwardIn(centre, false) }
+
+func (p *pass) outwardIn(centre int32, part bool) cursor {
+	o := cursor{part: part}
+	o.h = o.next(p, centre)
+	o.enterLeft(p, o.prev(p, centre))
+	return o
+}
+
+func (o *cursor) next(p *pass, i int32) int32 {
+	if o.part {
+		return p.pnext[i]
+	}
+	return p.nodes[i].next
+}
+
+func (o *cursor) prev(p *pass, i int32) int32 {
+	if o.part {
+		return p.pprev[i]
+	}
+	return p.nodes[i].prev
+}
+
+// enterLeft starts the run of equal ratings that ends at position e.
+func (o *cursor) enterLeft(p *pass, e int32) {
+	o.l, o.lEnd = e, e
+	if e < 0 {
+		return
+	}
+	for s := o.prev(p, e); s >= 0 && p.nodes[s].key == p.nodes[e].key; s = o.prev(p, s) {
+		o.l = s
+	}
+	o.lNext = o.prev(p, o.l)
+}
+
+// step takes the nearer of the two sides' next positions, at distances dl and dh (+Inf
+// for a side that is done), the older one on a tie, and returns it with its distance.
+func (o *cursor) step(p *pass, dl, dh float64) (int32, float64) {
+	if dl < dh || dl == dh && o.l >= 0 && p.nodes[o.l].rank < p.nodes[o.h].rank {
+		c := o.l
+		if c == o.lEnd {
+			o.enterLeft(p, o.lNext)
+		} else {
+			o.l = o.next(p, c)
+		}
+		return c, dl
+	}
+	c := o.h
+	o.h = o.next(p, c)
+	return c, dh
+}
+
+// finish makes the match of anchor a from the walked candidates w (in the classes wm),
+// whose last one completed a match in the classes of done: the pick of the class whose
+// region has the smallest worst latency, then the first class; with rules judged on the
+// match, the next class's pick when one is turned down. It reports whether a match was
+// made.
+func (p *pass) finish(a int32, w []int32, wm []uint64, done uint64) bool {
+	if done&(done-1) == 0 { // one class: the usual case
+		p.choose(a, w, wm, bits.TrailingZeros64(done))
+		return p.makeMatch(p.chosen)
+	}
+	if !p.matchLevel {
+		worst := math.Inf(1)
+		for m := done; m != 0; m &= m - 1 {
+			k := bits.TrailingZeros64(m)
+			p.choose(a, w, wm, k)
+			if _, wl := p.region(p.chosen, 1<<p.classRegion(k)); wl < worst {
+				worst = wl
+				p.best = append(p.best[:0], p.chosen...)
+			}
+		}
+		return p.makeMatch(p.best)
+	}
+	p.tries = p.tries[:0]
+	for m := done; m != 0; m &= m - 1 {
+		k := bits.TrailingZeros64(m)
+		p.choose(a, w, wm, k)
+		_, wl := p.region(p.chosen, 1<<p.classRegion(k))
+		p.tries = append(p.tries, try{k, wl})
+	}
+	slices.SortStableFunc(p.tries, func(x, y try) int { return cmp.Compare(x.worst, y.worst) })
+	for _, t := range p.tries {
+		if p.picks >= MaxPicks {
+			return false
+		}
+		p.choose(a, w, wm, t.class)
+		if p.makeMatch(p.chosen) {
+			return true
+		}
+	}
+	return false
+}
+
+// try is a class whose pick finish may make, with its region's worst latency.
+type try struct {
+	class int
+	worst float64
+}
+
+// choose sets p.chosen to the anchor and the tickets of w it takes in class k: the last
+// one of w, and each earlier one in k, nearest first, when a match can still be completed
+// with it. need[i] holds the head counts from which the tickets w[i:] (the last one
+// included) can complete a match.
+func (p *pass) choose(a int32, w []int32, wm []uint64, k int) {
+	// Usually every ticket walked is in class k and they make 2 x TeamSize players with the
+	// anchor: then the match is all of them (no other subset has that many players).
+	n := int(p.nodes[a].size)
+	for i, c := range w {
+		if wm[i]>>k&1 == 0 {
+			n = -1
+			break
+		}
+		n += int(p.nodes[c].size)
+	}
+	if n == 2*p.t {
+		p.chosen = append(append(p.chosen[:0], a), w...)
+		return
+	}
+	last := len(w)
+	p.need = scratch.Resize(p.need, last+1)
+	need := p.need
+	need[last] = p.hs.target()
+	for i := last - 1; i >= 0; i-- {
+		c := w[i]
+		if wm[i]>>k&1 == 0 {
+			need[i] = need[i+1]
+			continue
+		}
+		p.hs.unplace(&need[i], &need[i+1], int(p.nodes[c].size))
+		if i < last-1 { // the last one is taken: no state skips it
+			for x := range p.hs.words {
+				need[i][x] |= need[i+1][x]
+			}
+		}
+	}
+	cur := p.hs.one(int(p.nodes[a].size))
+	p.chosen = append(p.chosen[:0], a)
+	for i, c := range w {
+		if wm[i]>>k&1 == 0 {
+			continue
+		}
+		var n heads
+		p.hs.place(&n, &cur, int(p.nodes[c].size))
+		for x := range p.hs.words {
+			n[x] &= need[i+1][x]
+		}
+		if !p.hs.empty(&n) {
+			cur = n
+			p.chosen = append(p.chosen, c)
+		}
+	}
+}
+
+// region returns the region among those of mask that every ticket of c accepts with the
+// smallest worst latency (the first by name on a tie), and that latency: -1 with a latency
+// of 0 when no ticket of c has data, and with +Inf when no region of mask will do.
+func (p *pass) region(c []int32, mask uint64) (int, float64) {
+	if !p.latency {
+		return -1, 0
+	}
+	var worst [matchpool.MaxRegions]float64
+	data := false
+	for _, pos := range c {
+		mask &= p.nodes[pos].mask
+		n := &p.nodes[pos]
+		for _, l := range p.lat[n.lat : n.lat+int32(n.nlat)] {
+			worst[l.region] = max(worst[l.region], l.ms)
+		}
+		data = data || n.nlat > 0
+	}
+	if !data {
+		return -1, 0
+	}
+	best, bw := -1, math.Inf(1)
+	for m := mask; m != 0; m &= m - 1 {
+		r := bits.TrailingZeros64(m)
+		if worst[r] < bw {
+			best, bw = r, worst[r]
+		}
+	}
+	return best, bw
+}
