@@ -6,7 +6,9 @@
 //     found with a widening interval;
 //   - teams: the players on one server split into 2..4 balanced teams with bots, late joiners
 //     placed, running games rebalanced with the fewest swaps, each side's advantage;
-//   - tick: one pass of the ticket queue over its waiting tickets.
+//   - tick: one pass of the ticket queue over its waiting tickets (the queue's rules in
+//     tick/matchrules, the tickets and results in tick/matchpool, the passes over two teams
+//     and over any team shape in tick/twoteam and tick/shaped).
 //
 // They know no HTTP, no SQL and no clock: time, when an algorithm needs it, is an argument,
 // and the same input gives the same answer. deps_test.go holds them to it. Players are

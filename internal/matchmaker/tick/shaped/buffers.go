@@ -6,11 +6,11 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
 )
 
-// shapedScratch is the arrays of a shaped pass that its Result does not keep, kept from one
+// passBuffers is the arrays of a shaped pass that its Result does not keep, kept from one
 // pass to the next, as the two-team pass's are: the queue service runs a pass of the same
-// queue every tick, and a pass of 100,000 tickets fills about 18 MB of them. (The matches'
-// arenas are the caller's: not kept.)
-type shapedScratch struct {
+// queue every tick, and a large pass fills megabytes of them. (The matches' arenas are the
+// caller's: not kept.)
+type passBuffers struct {
 	sweeps              []sweepArrays // read's, a sweep's each; the first's hold the joined values
 	live                []sticket     // every sweep's tickets, then the joined ones
 	sorted              []sticket     // and the same in link's order
@@ -27,24 +27,24 @@ type shapedScratch struct {
 
 // ruleArrays are a shapeRule's arrays by live index, as a sweep reads them.
 type ruleArrays struct {
-	bound    []bool
-	id       []int32
-	set      []uint64
-	num, tol []float64
+	bound             []bool
+	valueID           []int32
+	listSet           []uint64
+	number, tolerance []float64
 }
 
-var shapedScratches = &sync.Pool{New: func() any { return new(shapedScratch) }}
+var passBufferPool = &sync.Pool{New: func() any { return new(passBuffers) }}
 
 // keep takes back the pass's arrays for the next pass and pools them. The pass must not be
 // used after.
 func (s *shaper) keep() {
-	sc := s.scratch
+	sc := s.buffers
 	sc.nodes, sc.byAge = s.nodes[:0], s.byAge[:0] // the sweeps' arrays are kept by joinSweeps
 	for k := range s.rules {
 		if d := &s.rules[k]; d.list != nil {
 			sc.lists = d.list[:0]
 		}
 	}
-	s.scratch = nil
-	shapedScratches.Put(sc)
+	s.buffers = nil
+	passBufferPool.Put(sc)
 }

@@ -16,10 +16,10 @@ import (
 // pass with new arrays returns. Not parallel: it swaps the
 // pool.
 func TestShapedPassReusingArraysGivesTheSameResult(t *testing.T) {
-	saved := shapedScratches
-	defer func() { shapedScratches = saved }()
+	saved := passBufferPool
+	defer func() { passBufferPool = saved }()
 	fresh := func(tk []matchpool.Ticket, now float64, cfg matchrules.Config) matchpool.Result {
-		shapedScratches = &sync.Pool{New: func() any { return new(shapedScratch) }}
+		passBufferPool = &sync.Pool{New: func() any { return new(passBuffers) }}
 		res, err := Run(tk, now, &cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -41,9 +41,9 @@ func TestShapedPassReusingArraysGivesTheSameResult(t *testing.T) {
 			earlier, earlierCfg = testqueue.RandomShaped(rng)
 			earlierNow = 60
 		}
-		shapedScratches = &sync.Pool{New: func() any { return new(shapedScratch) }}
-		sc := new(shapedScratch)
-		shapedScratches.New = func() any { return sc } // both passes get the same arrays
+		passBufferPool = &sync.Pool{New: func() any { return new(passBuffers) }}
+		sc := new(passBuffers)
+		passBufferPool.New = func() any { return sc } // both passes get the same arrays
 		for range 2 {
 			if _, err := Run(earlier, earlierNow, &earlierCfg); err != nil {
 				t.Fatal(err)

@@ -69,33 +69,33 @@ type fillTeam struct {
 // newFillSpace returns the states of cfg's shape, nil when they would be too many or the
 // shape has no composition (packing the parties is then checked as it was).
 func newFillSpace(cfg *matchrules.Config, in *shapeInfo) *fillSpace {
-	if !slices.Contains(in.comp, true) || len(cfg.Roles) == 0 {
+	if !slices.Contains(in.hasComposition, true) || len(cfg.Roles) == 0 {
 		return nil
 	}
 	fs := &fillSpace{states: 1}
-	kindOf := map[int]int{} // by the first team of a definition (shapeInfo.class)
+	kindOf := map[int]int{} // by the first team of a definition (shapeInfo.twinOf)
 	for k, size := range in.sizes {
 		t := fillTeam{mult: fs.states, twin: -1, dimOf: make([]uint8, len(cfg.Roles))}
-		if c := in.class[k]; c != k {
+		if c := in.twinOf[k]; c != k {
 			t.twin = c
 		}
-		kind, ok := kindOf[in.class[k]]
+		kind, ok := kindOf[in.twinOf[k]]
 		if !ok {
 			kind = len(kindOf)
-			kindOf[in.class[k]] = kind
+			kindOf[in.twinOf[k]] = kind
 		}
 		t.kind = kind
 		// The bounded roles get a dimension each, the free ones (if any) share the last.
 		var lo, hi []int
 		for r := range cfg.Roles {
-			if in.comp[k] && (in.lo[k][r] > 0 || in.hi[k][r] < size) {
+			if in.hasComposition[k] && (in.roleMin[k][r] > 0 || in.roleMax[k][r] < size) {
 				t.dimOf[r] = uint8(len(hi))
-				lo, hi = append(lo, in.lo[k][r]), append(hi, min(in.hi[k][r], size))
+				lo, hi = append(lo, in.roleMin[k][r]), append(hi, min(in.roleMax[k][r], size))
 			}
 		}
 		free := len(hi)
 		for r := range cfg.Roles {
-			if !in.comp[k] || in.lo[k][r] == 0 && in.hi[k][r] >= size {
+			if !in.hasComposition[k] || in.roleMin[k][r] == 0 && in.roleMax[k][r] >= size {
 				t.dimOf[r] = uint8(free)
 				if len(hi) == free {
 					lo, hi = append(lo, 0), append(hi, size)
@@ -234,7 +234,7 @@ func (fs *fillSpace) stride() int { return fs.kinds * fillMaxTeamState }
 // seatType is seatFrom for a ticket of type typ on a team of the given kind: by the
 // type's table, a word a state of cur.
 func (s *shaper) seatType(typ int32, kind int, cur uint64) uint64 {
-	to := s.types.to[typ][kind*fillMaxTeamState : (kind+1)*fillMaxTeamState]
+	to := s.ticketTypes.to[typ][kind*fillMaxTeamState : (kind+1)*fillMaxTeamState]
 	var next uint64
 	for ; cur != 0; cur &= cur - 1 {
 		next |= to[bits.TrailingZeros64(cur)]
@@ -247,9 +247,9 @@ func (s *shaper) seatType(typ int32, kind int, cur uint64) uint64 {
 // state that seats a ticket of its type (the teams are seated independently of each
 // other, given the group's state).
 func (s *shaper) canSeat(g *group, n *walkNode) bool {
-	can := s.types.can[n.fillType]
-	for k := range s.fill.teams {
-		if g.proj[k]&can[s.fill.teams[k].kind] != 0 {
+	can := s.ticketTypes.can[n.fillType]
+	for k := range s.fillSpace.teams {
+		if g.projection[k]&can[s.fillSpace.teams[k].kind] != 0 {
 			return true
 		}
 	}
@@ -262,7 +262,7 @@ func (s *shaper) canSeat(g *group, n *walkNode) bool {
 // team of the same definition) is not seated on: the twin's seating is the same up to the
 // teams' order.
 func (s *shaper) seatAll(g *group, typ int32, size int) {
-	fs := s.fill
+	fs := s.fillSpace
 	teams := len(fs.teams)
 	last := &fs.teams[teams-1]
 	next := scratch.Resize(s.fillBuf, fs.rows)
@@ -285,7 +285,7 @@ func (s *shaper) seatAll(g *group, typ int32, size int) {
 			if t.twin >= 0 && local == int(digits[t.twin]) {
 				continue
 			}
-			for to := s.types.to[typ][t.kind*fillMaxTeamState+local]; to != 0; to &= to - 1 {
+			for to := s.ticketTypes.to[typ][t.kind*fillMaxTeamState+local]; to != 0; to &= to - 1 {
 				next[row+(bits.TrailingZeros64(to)-local)*t.mult] |= word
 			}
 		}
@@ -296,18 +296,18 @@ func (s *shaper) seatAll(g *group, typ int32, size int) {
 
 // project sets each team's projection of the group's states.
 func (s *shaper) project(g *group) {
-	fs := s.fill
+	fs := s.fillSpace
 	teams := len(fs.teams)
-	g.proj = scratch.Resize(g.proj, teams)
-	clear(g.proj)
+	g.projection = scratch.Resize(g.projection, teams)
+	clear(g.projection)
 	for row, word := range g.fill {
 		if word == 0 {
 			continue
 		}
 		for k, d := range fs.digits[row*teams : (row+1)*teams-1] {
-			g.proj[k] |= 1 << d
+			g.projection[k] |= 1 << d
 		}
-		g.proj[teams-1] |= word
+		g.projection[teams-1] |= word
 	}
 }
 
@@ -418,7 +418,7 @@ func (ft *fillTypes) renumber(fs *fillSpace, from *fillTypes) []int32 {
 
 // resetFill makes the group's states the one of empty teams.
 func (s *shaper) resetFill(g *group) {
-	g.fill = scratch.Resize(g.fill, s.fill.rows)
+	g.fill = scratch.Resize(g.fill, s.fillSpace.rows)
 	clear(g.fill)
 	g.fill[0] = 1
 	s.project(g)

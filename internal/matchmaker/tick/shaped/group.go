@@ -12,42 +12,42 @@ import (
 // group is the tickets an anchor has taken, and what the rules that bind them require of
 // the next: a state a walk grows and the exhaustive search copies.
 type group struct {
-	members []int32
-	players int
-	mask    uint64
-	eq      []int32               // per rule: the equal value of the tickets it binds, -1 none yet
-	common  []uint64              // per rule: the intersect values its bound tickets share (bits)
-	lists   [][]int32             // per rule, where the values are more than 64: as a list
-	any     []bool                // per rule: some ticket of the group is bound
-	lo, hi  []float64             // per rule: the distance values' range of the bound tickets
-	tol     []float64             // and their smallest tolerance
-	room    []int                 // per team, the places a packing of the parties leaves
-	refused []uint64              // role signatures rolesCanFill refused since the group last grew
-	roles   []matchrules.RoleList // with compositions, the roles of its players, in order
+	members   []int32
+	players   int
+	regions   uint64
+	equalID   []int32               // per rule: the equal value of the tickets it binds, -1 none yet
+	common    []uint64              // per rule: the intersect values its bound tickets share (bits)
+	lists     [][]int32             // per rule, where the values are more than 64: as a list
+	boundAny  []bool                // per rule: some ticket of the group is bound
+	low, high []float64             // per rule: the distance values' range of the bound tickets
+	tolerance []float64             // and their smallest tolerance
+	room      []int                 // per team, the places a packing of the parties leaves
+	refused   []uint64              // role signatures rolesCanFill refused since the group last grew
+	roles     []matchrules.RoleList // with compositions, the roles of its players, in order
 	// an assignment of those roles (roleFit's), its count per role and the minimums it met
 	roleCounted bool
 	roleCount   [matchrules.MaxRoles]int
 	roleCovered int
 	fill        []uint64 // with a fill space, its states (shaped_fill.go)
-	proj        []uint64 // and each team's projection of them
+	projection  []uint64 // and each team's projection of them
 }
 
 // resetGroup makes g the group of anchor a alone, reusing its arrays.
 func (s *shaper) resetGroup(g *group, a int32) *group {
 	n := len(s.rules)
-	g.members, g.players, g.mask, g.roles = g.members[:0], 0, math.MaxUint64, g.roles[:0]
+	g.members, g.players, g.regions, g.roles = g.members[:0], 0, math.MaxUint64, g.roles[:0]
 	g.roleCounted = false
-	if want := s.capacity() + matchrules.MaxTeamSize; s.roleLo != nil && cap(g.roles) < want {
+	if want := s.capacity() + matchrules.MaxTeamSize; s.roleMins != nil && cap(g.roles) < want {
 		g.roles = make([]matchrules.RoleList, 0, want) // room for a candidate's past the group's: no copy per check
 	}
-	g.eq, g.common, g.lists, g.any = scratch.Resize(g.eq, n), scratch.Resize(g.common, n), scratch.Resize(g.lists, n), scratch.Resize(g.any, n)
-	g.lo, g.hi, g.tol = scratch.Resize(g.lo, n), scratch.Resize(g.hi, n), scratch.Resize(g.tol, n)
+	g.equalID, g.common, g.lists, g.boundAny = scratch.Resize(g.equalID, n), scratch.Resize(g.common, n), scratch.Resize(g.lists, n), scratch.Resize(g.boundAny, n)
+	g.low, g.high, g.tolerance = scratch.Resize(g.low, n), scratch.Resize(g.high, n), scratch.Resize(g.tolerance, n)
 	for i := range n {
-		g.eq[i], g.common[i], g.lists[i], g.any[i] = -1, 0, nil, false
-		g.lo[i], g.hi[i], g.tol[i] = math.Inf(1), math.Inf(-1), math.Inf(1)
+		g.equalID[i], g.common[i], g.lists[i], g.boundAny[i] = -1, 0, nil, false
+		g.low[i], g.high[i], g.tolerance[i] = math.Inf(1), math.Inf(-1), math.Inf(1)
 	}
-	g.room = append(g.room[:0], s.split.info.sizes...)
-	if s.fill != nil {
+	g.room = append(g.room[:0], s.split.shape.sizes...)
+	if s.fillSpace != nil {
 		s.resetFill(g)
 	}
 	s.add(g, a)
@@ -60,12 +60,12 @@ func (g *group) copyTo(c *group) {
 	was := *c
 	*c = *g
 	c.members = append(was.members[:0], g.members...)
-	c.eq, c.common, c.any = append(was.eq[:0], g.eq...), append(was.common[:0], g.common...), append(was.any[:0], g.any...)
+	c.equalID, c.common, c.boundAny = append(was.equalID[:0], g.equalID...), append(was.common[:0], g.common...), append(was.boundAny[:0], g.boundAny...)
 	c.lists = append(was.lists[:0], g.lists...) // the lists are never written: shared
-	c.lo, c.hi, c.tol = append(was.lo[:0], g.lo...), append(was.hi[:0], g.hi...), append(was.tol[:0], g.tol...)
+	c.low, c.high, c.tolerance = append(was.low[:0], g.low...), append(was.high[:0], g.high...), append(was.tolerance[:0], g.tolerance...)
 	c.room, c.refused = append(was.room[:0], g.room...), append(was.refused[:0], g.refused...)
 	c.roles = append(was.roles[:0], g.roles...)
-	c.fill, c.proj = append(was.fill[:0], g.fill...), append(was.proj[:0], g.proj...)
+	c.fill, c.projection = append(was.fill[:0], g.fill...), append(was.projection[:0], g.projection...)
 }
 
 // add takes ticket i into the group (fits said it may).
@@ -74,14 +74,14 @@ func (s *shaper) add(g *group, i int32) {
 	g.members = append(g.members, i)
 	g.players += int(n.size)
 	if s.latency { // without, every mask is all ones
-		g.mask &= s.live[i].mask
+		g.regions &= s.live[i].regions
 	}
-	if s.fill != nil {
+	if s.fillSpace != nil {
 		s.seatAll(g, n.fillType, int(n.size))
 	} else {
 		x := &s.live[i]
 		g.refused = g.refused[:0] // a larger group refuses differently
-		if s.roleLo != nil {
+		if s.roleMins != nil {
 			g.roles = append(g.roles, s.rolesOf(x)...)
 			s.countGroupRoles(g)
 		}
@@ -93,28 +93,28 @@ func (s *shaper) add(g *group, i int32) {
 	}
 	for k := range s.rules {
 		d := &s.rules[k]
-		if k == s.part || !d.always && !d.bound[i] {
-			continue // fits does not read the group's value of s.part: it is the anchor's
+		if k == s.partitionRule || !d.always && !d.bound[i] {
+			continue // fits does not read the group's value of s.partitionRule: it is the anchor's
 		}
-		first := !g.any[k]
-		g.any[k] = true
+		first := !g.boundAny[k]
+		g.boundAny[k] = true
 		switch d.kind {
 		case walkEqual:
-			g.eq[k] = d.id[i]
+			g.equalID[k] = d.valueID[i]
 		case walkIntersect:
 			switch {
-			case d.bits && first:
-				g.common[k] = d.set[i]
-			case d.bits:
-				g.common[k] &= d.set[i]
+			case d.listAsBits && first:
+				g.common[k] = d.listSet[i]
+			case d.listAsBits:
+				g.common[k] &= d.listSet[i]
 			case first:
 				g.lists[k] = d.list[i]
 			default:
 				g.lists[k] = intersection(g.lists[k], d.list[i])
 			}
 		case walkDistance:
-			g.lo[k], g.hi[k] = min(g.lo[k], d.num[i]), max(g.hi[k], d.num[i])
-			g.tol[k] = min(g.tol[k], d.tol[i])
+			g.low[k], g.high[k] = min(g.low[k], d.number[i]), max(g.high[k], d.number[i])
+			g.tolerance[k] = min(g.tolerance[k], d.tolerance[i])
 		}
 	}
 }
@@ -136,15 +136,15 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 	if g.players+int(n.size) > capacity {
 		return stageTeams
 	}
-	if s.latency && g.mask&s.live[i].mask == 0 { // without latency every mask is all ones
+	if s.latency && g.regions&s.live[i].regions == 0 { // without latency every mask is all ones
 		return stageLatency
 	}
 	for k := range s.rules {
 		d := &s.rules[k]
-		if k == s.part || !d.always && !d.bound[i] {
-			continue // the group's tickets are all of the anchor's value of s.part
+		if k == s.partitionRule || !d.always && !d.bound[i] {
+			continue // the group's tickets are all of the anchor's value of s.partitionRule
 		}
-		if !g.any[k] {
+		if !g.boundAny[k] {
 			if d.kind == walkIntersect && d.values(i) < d.minCommon {
 				return stageRules + k // alone, its list is too short
 			}
@@ -153,21 +153,21 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 		ok := true
 		switch d.kind {
 		case walkEqual:
-			ok = g.eq[k] == d.id[i]
+			ok = g.equalID[k] == d.valueID[i]
 		case walkIntersect:
-			if d.bits {
-				ok = bits.OnesCount64(g.common[k]&d.set[i]) >= d.minCommon
+			if d.listAsBits {
+				ok = bits.OnesCount64(g.common[k]&d.listSet[i]) >= d.minCommon
 			} else {
 				ok = len(intersection(g.lists[k], d.list[i])) >= d.minCommon
 			}
 		case walkDistance:
-			ok = max(g.hi[k], d.num[i])-min(g.lo[k], d.num[i]) <= min(g.tol[k], d.tol[i])
+			ok = max(g.high[k], d.number[i])-min(g.low[k], d.number[i]) <= min(g.tolerance[k], d.tolerance[i])
 		}
 		if !ok {
 			return stageRules + k
 		}
 	}
-	if s.fill != nil {
+	if s.fillSpace != nil {
 		if !s.canSeat(g, n) {
 			return stageTeams
 		}
@@ -232,7 +232,7 @@ func (s *shaper) repack(g *group) {
 func (s *shaper) packAll(sizes []int) []int {
 	slices.Sort(sizes)
 	slices.Reverse(sizes)
-	room := append(s.roomBuf[:0], s.split.info.sizes...)
+	room := append(s.roomBuf[:0], s.split.shape.sizes...)
 	s.roomBuf = room
 	nodes := 0
 	var fit func(j int) bool
@@ -264,29 +264,29 @@ func (s *shaper) packAll(sizes []int) []int {
 // rolesCanFill says whether, with x, the group's players can take roles that the shape's
 // compositions together allow, and leave enough places for the minimums not yet met.
 func (s *shaper) rolesCanFill(g *group, x *sticket, capacity int) bool {
-	if s.roleLo == nil {
+	if s.roleMins == nil {
 		return true
 	}
-	if slices.Contains(g.refused, x.roleSig) {
+	if slices.Contains(g.refused, x.rolesKey) {
 		return false // a ticket of the same roles was refused by this same group
 	}
 	if x.size == 1 && g.roleCounted {
 		// A solo takes a role with room in the group's own assignment: one whose minimum
 		// is not met yet (that minimum's deficit falls with the room), or one below its
 		// maximum while the room left still covers the deficit.
-		deficit, room := s.roleLoSum-g.roleCovered, capacity-len(g.roles)-1
-		for _, r := range soloRoles(x.solo[0].Roles(), len(s.roles)) {
-			if g.roleCount[r] < s.roleLo[r] || g.roleCount[r] < s.roleHi[r] && deficit <= room {
+		deficit, room := s.roleMinSum-g.roleCovered, capacity-len(g.roles)-1
+		for _, r := range soloRoles(x.soloRoles[0].Roles(), len(s.roles)) {
+			if g.roleCount[r] < s.roleMins[r] || g.roleCount[r] < s.roleMaxes[r] && deficit <= room {
 				return true
 			}
 		}
 	}
 	players := append(g.roles, s.rolesOf(x)...) // x's past the group's own, for this check only
 	s.roleOut = scratch.Resize(s.roleOut, len(players))
-	all, covered := matchrules.FitRoles(players, s.roleLo, s.roleHi, s.roleOut)
-	ok := all && s.roleLoSum-covered <= capacity-len(players)
+	all, covered := matchrules.FitRoles(players, s.roleMins, s.roleMaxes, s.roleOut)
+	ok := all && s.roleMinSum-covered <= capacity-len(players)
 	if !ok {
-		g.refused = append(g.refused, x.roleSig)
+		g.refused = append(g.refused, x.rolesKey)
 	}
 	return ok
 }
@@ -295,7 +295,7 @@ func (s *shaper) rolesCanFill(g *group, x *sticket, capacity int) bool {
 // rolesCanFill's quick check of a solo.
 func (s *shaper) countGroupRoles(g *group) {
 	s.roleOut = scratch.Resize(s.roleOut, len(g.roles))
-	all, covered := matchrules.FitRoles(g.roles, s.roleLo, s.roleHi, s.roleOut)
+	all, covered := matchrules.FitRoles(g.roles, s.roleMins, s.roleMaxes, s.roleOut)
 	g.roleCounted, g.roleCovered, g.roleCount = all, covered, [matchrules.MaxRoles]int{}
 	for _, r := range s.roleOut {
 		if r >= 0 {

@@ -16,7 +16,7 @@ func (s *shaper) link() {
 	// the tickets), then moves the rules' values and half the tickets there while this one
 	// moves the other half, so that a walk reads neighbours in memory. The tickets are
 	// gathered into an array of their own: in place, following the cycles of the order,
-	// their move was the pass's longest step on one core (4 of 8.7 ms of linking).
+	// their move was the pass's longest step on one core.
 	var wg sync.WaitGroup
 	beside := func(f func()) { f() }
 	if len(s.live) >= parallelMin && runtime.GOMAXPROCS(0) > 1 {
@@ -25,7 +25,7 @@ func (s *shaper) link() {
 	beside(s.countAllRoles)
 	order, aged := s.order()
 	wg.Wait()
-	sc := s.scratch
+	sc := s.buffers
 	sorted := scratch.Resize(sc.sorted, len(s.live))
 	sc.sorted = sorted
 	half := len(order) / 2
@@ -36,17 +36,17 @@ func (s *shaper) link() {
 	gatherInto(sorted[half:], s.live, order[half:])
 	wg.Wait()
 	s.live = sorted
-	s.nodes = scratch.Resize(s.scratch.nodes, len(s.live))
+	s.nodes = scratch.Resize(s.buffers.nodes, len(s.live))
 	for k := range s.live {
 		x := &s.live[k]
-		s.nodes[k] = walkNode{mean: x.mean, iv: x.iv, prev: -1, next: -1, fillType: x.fillType, size: int32(x.size)}
+		s.nodes[k] = walkNode{mean: x.mean, interval: x.interval, prev: -1, next: -1, fillType: x.fillType, size: int32(x.size)}
 		if k > 0 && s.partOf(int32(k-1)) == s.partOf(int32(k)) {
 			s.nodes[k].prev, s.nodes[k-1].next = int32(k-1), int32(k)
 		}
 	}
 	// Age order: the live tickets were read in input order, which the queue service keeps
 	// by age; only when it is not are they sorted.
-	s.byAge = scratch.Resize(s.scratch.byAge, len(s.live))
+	s.byAge = scratch.Resize(s.buffers.byAge, len(s.live))
 	for k, i := range order {
 		s.byAge[i] = int32(k)
 	}
@@ -57,19 +57,18 @@ func (s *shaper) link() {
 
 // moveRules puts the rules' arrays in the order of order. Each is gathered into a spare
 // array, which is then the array the first sweep reads the next pass into: a gather reads
-// at random and writes in order, where following the cycles in place did both at random,
-// at a quarter of the tick's time to link.
+// at random and writes in order, where following the cycles in place did both at random.
 func (s *shaper) moveRules(order []int32) {
-	sc := s.scratch
+	sc := s.buffers
 	sc.spareRules = scratch.Resize(sc.spareRules, len(s.rules))
 	for k := range s.rules {
 		d, spare := &s.rules[k], &sc.spareRules[k]
 		d.bound, spare.bound = gather(d.bound, spare.bound, order)
-		d.id, spare.id = gather(d.id, spare.id, order)
-		d.set, spare.set = gather(d.set, spare.set, order)
-		d.num, spare.num = gather(d.num, spare.num, order)
-		d.tol, spare.tol = gather(d.tol, spare.tol, order)
-		sc.sweeps[0].rules[k] = ruleArrays{bound: d.bound[:0], id: d.id[:0], set: d.set[:0], num: d.num[:0], tol: d.tol[:0]}
+		d.valueID, spare.valueID = gather(d.valueID, spare.valueID, order)
+		d.listSet, spare.listSet = gather(d.listSet, spare.listSet, order)
+		d.number, spare.number = gather(d.number, spare.number, order)
+		d.tolerance, spare.tolerance = gather(d.tolerance, spare.tolerance, order)
+		sc.sweeps[0].rules[k] = ruleArrays{bound: d.bound[:0], valueID: d.valueID[:0], listSet: d.listSet[:0], number: d.number[:0], tolerance: d.tolerance[:0]}
 		if d.list != nil { // more than 64 values: rare
 			sc.doneRules = scratch.Resize(sc.doneRules, len(order))
 			permuteInPlace(d.list, order, sc.doneRules)
@@ -97,12 +96,12 @@ func gatherInto[T any](out, xs []T, order []int32) {
 
 // countAllRoles counts the searching players of each role, by partition (countRoles).
 func (s *shaper) countAllRoles() {
-	if s.roleLo == nil {
+	if s.roleMins == nil {
 		return
 	}
-	s.roleCount = make([][]int32, s.partitions())
-	for p := range s.roleCount {
-		s.roleCount[p] = make([]int32, len(s.roles))
+	s.searchingByRole = make([][]int32, s.partitions())
+	for p := range s.searchingByRole {
+		s.searchingByRole[p] = make([]int32, len(s.roles))
 	}
 	for i := range s.live {
 		s.countRoles(int32(i), 1)
@@ -115,7 +114,7 @@ func (s *shaper) countAllRoles() {
 // stable by partition value, a few passes over the tickets rather than a comparison sort.
 func (s *shaper) order() (order []int32, aged bool) {
 	n := len(s.live)
-	sc := s.scratch
+	sc := s.buffers
 	order = scratch.Resize(sc.order, n)
 	sc.order = order
 	aged = true
@@ -139,13 +138,13 @@ func (s *shaper) order() (order []int32, aged bool) {
 		means[i] = s.live[i].mean
 	}
 	sc.sort.SortIndex(means, order)
-	if s.part < 0 {
+	if s.partitionRule < 0 {
 		return order, aged
 	}
 	// A counting sort by partition value, stable.
-	d := &s.rules[s.part]
+	d := &s.rules[s.partitionRule]
 	start := make([]int32, len(d.names)+len(d.nums)+1)
-	for _, id := range d.id {
+	for _, id := range d.valueID {
 		start[id+1]++
 	}
 	for v := 1; v < len(start); v++ {
@@ -153,7 +152,7 @@ func (s *shaper) order() (order []int32, aged bool) {
 	}
 	out := scratch.Resize(sc.count, n)
 	for _, i := range order {
-		v := d.id[i]
+		v := d.valueID[i]
 		out[start[v]] = i
 		start[v]++
 	}

@@ -29,19 +29,19 @@ func (s *shaper) read(f *apperr.Fields) {
 	s.startRules()
 	parts, workers := 1, 1
 	// Sweeps in parallel pay where reading a ticket is heavy (its attribute map, its role
-	// lists): without either, a second goroutine cost the free-for-all 8% more CPU.
-	if len(s.in) >= parallelMin && (len(cfg.Rules) > 0 || len(cfg.Roles) > 0) {
+	// lists): without either, a second goroutine cost more CPU than it saved.
+	if len(s.tickets) >= parallelMin && (len(cfg.Rules) > 0 || len(cfg.Roles) > 0) {
 		workers = runtime.GOMAXPROCS(0)
 		parts = min(workers*sweepsPerCore, maxSweeps)
 	}
 	sweeps := make([]sweep, parts)
-	sc := s.scratch
+	sc := s.buffers
 	sc.sweeps = scratch.Resize(sc.sweeps, parts)
 	// Each sweep reads its live tickets into one array at its tickets' own places, which
 	// joinSweeps closes the gaps of (the expired ones'): no sweep's array is copied.
-	sc.live, sc.kept = scratch.Resize(sc.live, len(s.in)), scratch.Resize(sc.kept, len(s.in))
+	sc.live, sc.kept = scratch.Resize(sc.live, len(s.tickets)), scratch.Resize(sc.kept, len(s.tickets))
 	for k := range sweeps {
-		from, to := k*len(s.in)/parts, (k+1)*len(s.in)/parts
+		from, to := k*len(s.tickets)/parts, (k+1)*len(s.tickets)/parts
 		sweeps[k].start(s, &sc.sweeps[k], from, to)
 		sweeps[k].live, sweeps[k].kept = sc.live[from:from:to], sc.kept[from:from:to]
 	}
@@ -69,10 +69,10 @@ func (s *shaper) read(f *apperr.Fields) {
 	slices.Sort(s.regions)
 	if s.latency {
 		for j := range s.live {
-			s.live[j].mask = s.regionMask(&s.in[s.live[j].in])
+			s.live[j].regions = s.regionMask(&s.tickets[s.live[j].input])
 		}
 	}
-	s.endRules(sweeps[0].readers, s.kept)
+	s.endRules(sweeps[0].readers, s.inputs)
 }
 
 // maxSweeps bounds the sweeps read cuts a queue into; sweepsPerCore is how many it cuts a
@@ -85,13 +85,13 @@ const (
 // sweep is read's work on the tickets in[from:to]: their faults, and the live ones as read,
 // with the rules' values numbered by its own interners (join renumbers them).
 type sweep struct {
-	s        *shaper
+	pass     *shaper
 	from, to int
-	f        apperr.Fields
-	check    *check.Checker
+	faults   apperr.Fields
+	checker  *check.Checker
 	readers  []ruleReader
 	rules    []ruleArrays
-	key      string // touch's lookup: an attribute a rule reads
+	touchKey string // touch's lookup: an attribute a rule reads
 	widest   float64
 	touched  int // touch's sum, kept so that the reads are not dropped
 	live     []sticket
@@ -118,9 +118,9 @@ func (w *sweep) start(s *shaper, arrays *sweepArrays, from, to int) {
 	cfg := s.cfg
 	n := to - from
 	if from == 0 {
-		n = len(s.in)
+		n = len(s.tickets)
 	}
-	*w = sweep{s: s, from: from, to: to, check: check.NewChecker(cfg), widest: -1,
+	*w = sweep{pass: s, from: from, to: to, checker: check.NewChecker(cfg), widest: -1,
 		regionID: map[string]int{}, ratings: scratch.Reuse(arrays.ratings, n)}
 	if s.latency {
 		w.widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
@@ -130,7 +130,7 @@ func (w *sweep) start(s *shaper, arrays *sweepArrays, from, to int) {
 	}
 	for _, r := range cfg.Rules {
 		if r.ReadsAttribute() {
-			w.key = r.Attribute
+			w.touchKey = r.Attribute
 			break
 		}
 	}
@@ -141,40 +141,40 @@ func (w *sweep) start(s *shaper, arrays *sweepArrays, from, to int) {
 		r := &cfg.Rules[k]
 		d, was, rd := &w.rules[k], &arrays.rules[k], &w.readers[k]
 		d.bound = scratch.Reuse(was.bound, n)
-		rd.attr = w.check.DeclaredIndex(r.Attribute)
+		rd.declared = w.checker.DeclaredIndex(r.Attribute)
 		if a, ok := cfg.Attributes[r.Attribute]; ok && a.Default != nil {
-			rd.def = *a.Default
+			rd.defaultValue = *a.Default
 		}
 		if r.HasTolerance() {
-			d.tol = scratch.Reuse(was.tol, n)
+			d.tolerance = scratch.Reuse(was.tolerance, n)
 		}
 		switch r.Kind {
 		case matchrules.RuleEqual:
-			d.id = scratch.Reuse(was.id, n)
-			rd.numID = map[float64]int32{}
+			d.valueID = scratch.Reuse(was.valueID, n)
+			rd.numberIDs = map[float64]int32{}
 		case matchrules.RuleIntersect:
-			d.set = scratch.Reuse(was.set, n)
+			d.listSet = scratch.Reuse(was.listSet, n)
 		case matchrules.RuleDistance:
-			d.num = scratch.Reuse(was.num, n)
+			d.number = scratch.Reuse(was.number, n)
 		}
 	}
 }
 
 // run checks and reads the sweep's tickets.
 func (w *sweep) run() {
-	s, cfg := w.s, w.s.cfg
+	s, cfg := w.pass, w.pass.cfg
 	for i := w.from; i < w.to; i++ {
-		t := &s.in[i]
+		t := &s.tickets[i]
 		if j := i + touchAhead; j < w.to {
-			w.touched += touch(&s.in[j], w.key)
+			w.touched += touch(&s.tickets[j], w.touchKey)
 		}
-		check.Ticket(&w.f, cfg, t, i, w.check)
+		check.Ticket(&w.faults, cfg, t, i, w.checker)
 		for _, l := range t.Latencies {
 			if _, ok := w.regionID[l.Region]; !ok && l.Region != "" {
 				w.regionID[l.Region] = len(w.regionID)
 			}
 		}
-		if w.f.Len() > 0 {
+		if w.faults.Len() > 0 {
 			continue // the pass fails: the rest is only checked
 		}
 		if why := matchpool.ExpiryReason(t, s.now, w.widest); why != "" {
@@ -195,9 +195,9 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 	for k := range sweeps {
 		w := &sweeps[k]
 		if k == 0 {
-			*f = w.f
+			*f = w.faults
 		} else {
-			f.Include(w.f.Err())
+			f.Include(w.faults.Err())
 		}
 		for r := range w.regionID {
 			regions[r] = true
@@ -213,21 +213,21 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 		return len(regions)
 	}
 	first := &sweeps[0]
-	s.ratings, s.types, s.expired = first.ratings, first.types, first.expired
+	s.ratings, s.ticketTypes, s.expired = first.ratings, first.types, first.expired
 	s.playerRoles = first.playerRoles
 	for k := range s.rules {
 		d, a := &s.rules[k], &first.rules[k]
-		d.bound, d.tol, d.id, d.set, d.num = a.bound, a.tol, a.id, a.set, a.num
+		d.bound, d.tolerance, d.valueID, d.listSet, d.number = a.bound, a.tolerance, a.valueID, a.listSet, a.number
 	}
 	for k := range sweeps[1:] {
 		w := &sweeps[k+1]
 		shift := int32(len(s.ratings))
 		var types []int32
-		if s.fill != nil {
-			types = s.types.renumber(s.fill, &w.types)
+		if s.fillSpace != nil {
+			types = s.ticketTypes.renumber(s.fillSpace, &w.types)
 		}
 		for j := range w.live {
-			w.live[j].ratings += shift
+			w.live[j].ratingsAt += shift
 			if types != nil {
 				w.live[j].fillType = types[w.live[j].fillType]
 			}
@@ -240,15 +240,15 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 			s.joinRule(r, &first.readers[r], &w.readers[r], &w.rules[r])
 		}
 	}
-	sc := s.scratch
-	s.live, s.kept = sc.live[:0], sc.kept[:0]
+	sc := s.buffers
+	s.live, s.inputs = sc.live[:0], sc.kept[:0]
 	for k := range sweeps { // each sweep's tickets right after the one's before
 		w := &sweeps[k]
 		n := len(s.live)
-		s.live, s.kept = s.live[:n+len(w.live)], s.kept[:n+len(w.kept)]
+		s.live, s.inputs = s.live[:n+len(w.live)], s.inputs[:n+len(w.kept)]
 		if n != w.from { // some tickets before had expired: close the gap
 			copy(s.live[n:], w.live)
-			copy(s.kept[n:], w.kept)
+			copy(s.inputs[n:], w.kept)
 		}
 	}
 	// The joined arrays but the tickets' are the first sweep's, grown.
@@ -256,7 +256,7 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 	sc.sweeps[0].playerRoles = s.playerRoles[:0]
 	for k := range s.rules {
 		d := &s.rules[k]
-		sc.sweeps[0].rules[k] = ruleArrays{bound: d.bound[:0], id: d.id[:0], set: d.set[:0], num: d.num[:0], tol: d.tol[:0]}
+		sc.sweeps[0].rules[k] = ruleArrays{bound: d.bound[:0], valueID: d.valueID[:0], listSet: d.listSet[:0], number: d.number[:0], tolerance: d.tolerance[:0]}
 	}
 	for k := range sweeps[1:] {
 		w := &sweeps[k+1]
@@ -264,7 +264,7 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 		a.ratings, a.playerRoles = w.ratings[:0], w.playerRoles[:0]
 		for r := range w.rules {
 			x := &w.rules[r]
-			a.rules[r] = ruleArrays{bound: x.bound[:0], id: x.id[:0], set: x.set[:0], num: x.num[:0], tol: x.tol[:0]}
+			a.rules[r] = ruleArrays{bound: x.bound[:0], valueID: x.valueID[:0], listSet: x.listSet[:0], number: x.number[:0], tolerance: x.tolerance[:0]}
 		}
 	}
 	return len(regions)
@@ -275,51 +275,51 @@ func (s *shaper) joinSweeps(f *apperr.Fields, sweeps []sweep) int {
 func (s *shaper) joinRule(k int, into, rd *ruleReader, a *ruleArrays) {
 	d := &s.rules[k]
 	d.bound = append(d.bound, a.bound...)
-	d.tol = append(d.tol, a.tol...)
-	d.num = append(d.num, a.num...)
+	d.tolerance = append(d.tolerance, a.tolerance...)
+	d.number = append(d.number, a.number...)
 	switch d.rule.Kind {
 	case matchrules.RuleEqual:
-		renumber := make([]int32, 0, len(rd.strs.Names)+len(rd.nums))
+		renumber := make([]int32, 0, len(rd.interned.Names)+len(rd.nums))
 		same := true
-		for id, name := range rd.strs.Names {
-			renumber = append(renumber, into.strs.ID(name))
+		for id, name := range rd.interned.Names {
+			renumber = append(renumber, into.interned.ID(name))
 			same = same && renumber[id] == int32(id)
 		}
 		for id, x := range rd.nums {
-			to, ok := into.numID[x]
+			to, ok := into.numberIDs[x]
 			if !ok {
 				to = int32(len(into.nums))
-				into.numID[x] = to
+				into.numberIDs[x] = to
 				into.nums = append(into.nums, x)
 			}
 			renumber = append(renumber, to)
 			same = same && to == int32(id)
 		}
-		from := len(d.id)
-		d.id = append(d.id, a.id...)
+		from := len(d.valueID)
+		d.valueID = append(d.valueID, a.valueID...)
 		if !same {
-			for j, id := range d.id[from:] {
-				d.id[from+j] = renumber[id]
+			for j, id := range d.valueID[from:] {
+				d.valueID[from+j] = renumber[id]
 			}
 		}
 	case matchrules.RuleIntersect:
-		renumber := make([]int32, len(rd.strs.Names))
+		renumber := make([]int32, len(rd.interned.Names))
 		same := true
-		for id, name := range rd.strs.Names {
-			renumber[id] = into.strs.ID(name)
+		for id, name := range rd.interned.Names {
+			renumber[id] = into.interned.ID(name)
 			same = same && renumber[id] == int32(id)
 		}
-		from := len(d.set)
-		d.set = append(d.set, a.set...)
+		from := len(d.listSet)
+		d.listSet = append(d.listSet, a.listSet...)
 		if !same { // beyond 64 values in all the sets are dropped: endRules reads lists
-			for j, set := range d.set[from:] {
+			for j, set := range d.listSet[from:] {
 				var out uint64
 				for ; set != 0; set &= set - 1 {
 					if to := renumber[bits.TrailingZeros64(set)]; to < 64 {
 						out |= 1 << to
 					}
 				}
-				d.set[from+j] = out
+				d.listSet[from+j] = out
 			}
 		}
 	}
@@ -330,9 +330,9 @@ const touchAhead = 8
 
 // touch reads a word of two of the ticket's scattered parts (its attribute map, by a
 // lookup of key, and its ratings), so that their cache misses overlap with the sweep's
-// work on the tickets before it rather than stall the sweep when it gets there: the read
-// of 100,000 tickets took 10-25% less time (touching their lists and roles too did not
-// help). The result only keeps the reads from being dropped.
+// work on the tickets before it rather than stall the sweep when it gets there (touching
+// their lists and roles too did not help). The result only keeps the reads from being
+// dropped.
 func touch(t *matchpool.Ticket, key string) int {
 	n := len(t.Ratings)
 	if len(t.Ratings) > 0 {
@@ -347,33 +347,33 @@ func touch(t *matchpool.Ticket, key string) int {
 }
 
 func (w *sweep) readTicket(t *matchpool.Ticket, i int) sticket {
-	s := w.s
+	s := w.pass
 	wait := s.now - t.WaitingSince
-	x := sticket{in: int32(i), since: t.WaitingSince, size: len(t.Ratings), iv: matchrules.Current(s.cfg.Interval, wait),
-		ratings: int32(len(w.ratings))}
+	x := sticket{input: int32(i), since: t.WaitingSince, size: len(t.Ratings), interval: matchrules.Current(s.cfg.Interval, wait),
+		ratingsAt: int32(len(w.ratings))}
 	for _, r := range t.Ratings {
 		x.total += r
 	}
 	w.ratings = append(w.ratings, t.Ratings...)
 	x.mean = x.total / float64(x.size)
-	x.mask = math.MaxUint64         // regionMask's, once every region is known
+	x.regions = math.MaxUint64      // regionMask's, once every region is known
 	var roles []matchrules.RoleList // per player, the roles it plays in order
 	if len(s.roles) > 0 {
 		for j := range x.size {
-			var rs matchrules.RoleList      // none: any
-			if j < len(w.check.RoleLists) { // the check's, of this ticket
-				rs = w.check.RoleLists[j]
+			var rs matchrules.RoleList        // none: any
+			if j < len(w.checker.RoleLists) { // the check's, of this ticket
+				rs = w.checker.RoleLists[j]
 			}
 			w.playerRoles = append(w.playerRoles, rs)
 		}
-		roles = w.playerRoles[x.ratings : int(x.ratings)+x.size : int(x.ratings)+x.size]
-		x.roleSig = roleSignature(roles)
+		roles = w.playerRoles[x.ratingsAt : int(x.ratingsAt)+x.size : int(x.ratingsAt)+x.size]
+		x.rolesKey = roleSignature(roles)
 		if x.size == 1 {
-			x.solo[0] = roles[0]
+			x.soloRoles[0] = roles[0]
 		}
 	}
-	if s.fill != nil {
-		x.fillType = w.types.typeOf(s.fill, roles, x.size)
+	if s.fillSpace != nil {
+		x.fillType = w.types.typeOf(s.fillSpace, roles, x.size)
 	}
 	return x
 }
@@ -396,24 +396,24 @@ func (s *shaper) regionMask(t *matchpool.Ticket) uint64 {
 
 // ruleReader reads one rule's values of the live tickets as the sweep meets them.
 type ruleReader struct {
-	attr  int              // the rule's attribute among the checker's declared ones, -1: none
-	def   matchrules.Value // its default
-	strs  intern.Table
-	numID map[float64]int32
-	nums  []float64 // equal (numbers): by id
+	declared     int              // the rule's attribute among the checker's declared ones, -1: none
+	defaultValue matchrules.Value // its default
+	interned     intern.Table
+	numberIDs    map[float64]int32
+	nums         []float64 // equal (numbers): by id
 }
 
 // startRules makes the pass's rules, without their arrays (the sweeps').
 func (s *shaper) startRules() {
-	s.part = -1
+	s.partitionRule = -1
 	s.rules = make([]shapeRule, len(s.cfg.Rules))
 	for k := range s.cfg.Rules {
 		r := &s.cfg.Rules[k]
 		d := &s.rules[k]
 		d.rule = r
 		d.always, d.kind, d.minCommon = r.OptionalAfterS == nil, walkKinds[r.Kind], r.MinCommonValues()
-		if s.part < 0 && r.Kind == matchrules.RuleEqual && d.always {
-			s.part = k
+		if s.partitionRule < 0 && r.Kind == matchrules.RuleEqual && d.always {
+			s.partitionRule = k
 		}
 		if r.ReportsValue() {
 			s.reported = append(s.reported, k)
@@ -424,45 +424,45 @@ func (s *shaper) startRules() {
 // readRules appends each rule's values of ticket t, the last live one, whose attributes
 // check has just checked.
 func (w *sweep) readRules(t *matchpool.Ticket) {
-	s := w.s
+	s := w.pass
 	wait := s.now - t.WaitingSince
 	for k := range s.rules {
 		d, rd := &w.rules[k], &w.readers[k]
 		r := s.rules[k].rule
 		d.bound = append(d.bound, r.BindsAt(wait))
 		if r.HasTolerance() {
-			d.tol = append(d.tol, matchrules.Current(r.Expansions, wait))
+			d.tolerance = append(d.tolerance, matchrules.Current(r.Expansions, wait))
 		}
-		v := rd.def // validated: a rule reads a given attribute or a default
-		if rd.attr >= 0 && w.check.Given[rd.attr] {
-			v = w.check.Values[rd.attr]
+		v := rd.defaultValue // validated: a rule reads a given attribute or a default
+		if rd.declared >= 0 && w.checker.Given[rd.declared] {
+			v = w.checker.Values[rd.declared]
 		}
 		switch r.Kind {
 		case matchrules.RuleEqual:
 			if v.Type == matchrules.TypeNumber {
-				id, ok := rd.numID[v.Num]
+				id, ok := rd.numberIDs[v.Num]
 				if !ok {
 					id = int32(len(rd.nums))
-					rd.numID[v.Num] = id
+					rd.numberIDs[v.Num] = id
 					rd.nums = append(rd.nums, v.Num)
 				}
-				d.id = append(d.id, id)
+				d.valueID = append(d.valueID, id)
 			} else {
-				d.id = append(d.id, rd.strs.ID(v.Str))
+				d.valueID = append(d.valueID, rd.interned.ID(v.Str))
 			}
 		case matchrules.RuleIntersect:
 			var set uint64 // the values numbered below 64: all of them while bits holds
 			for _, x := range v.List {
-				if id := rd.strs.ID(x); id < 64 {
+				if id := rd.interned.ID(x); id < 64 {
 					set |= 1 << id
 				}
 			}
-			d.set = append(d.set, set)
+			d.listSet = append(d.listSet, set)
 		case matchrules.RuleDistance:
 			if r.ReadsRating() {
-				d.num = append(d.num, w.live[len(w.live)-1].mean)
+				d.number = append(d.number, w.live[len(w.live)-1].mean)
 			} else {
-				d.num = append(d.num, v.Num)
+				d.number = append(d.number, v.Num)
 			}
 		}
 	}
@@ -474,11 +474,11 @@ func (w *sweep) readRules(t *matchpool.Ticket) {
 func (s *shaper) endRules(readers []ruleReader, kept []int) {
 	for k := range s.rules {
 		d, rd := &s.rules[k], &readers[k]
-		d.names, d.nums = rd.strs.Names, rd.nums
+		d.names, d.nums = rd.interned.Names, rd.nums
 		if d.rule.Kind != matchrules.RuleIntersect {
 			continue
 		}
-		if d.bits = len(d.names) <= 64; d.bits {
+		if d.listAsBits = len(d.names) <= 64; d.listAsBits {
 			d.byName = make([]int32, len(d.names)) // common lists a match's values in this order
 			for id := range d.byName {
 				d.byName[id] = int32(id)
@@ -486,16 +486,16 @@ func (s *shaper) endRules(readers []ruleReader, kept []int) {
 			slices.SortFunc(d.byName, func(a, b int32) int { return cmp.Compare(d.names[a], d.names[b]) })
 			continue
 		}
-		d.set = nil
-		d.list = scratch.Reuse(s.scratch.lists, len(kept))
+		d.listSet = nil
+		d.list = scratch.Reuse(s.buffers.lists, len(kept))
 		for _, i := range kept {
-			v, ok := s.in[i].Attributes[d.rule.Attribute]
+			v, ok := s.tickets[i].Attributes[d.rule.Attribute]
 			if !ok {
-				v = rd.def
+				v = rd.defaultValue
 			}
 			ids := s.listIDs.Take(len(v.List))
 			for n, x := range v.List {
-				ids[n] = rd.strs.ID(x)
+				ids[n] = rd.interned.ID(x)
 			}
 			intern.SortIDs(ids)
 			d.list = append(d.list, ids)
@@ -505,8 +505,8 @@ func (s *shaper) endRules(readers []ruleReader, kept []int) {
 
 // values is the number of values intersect rule d's ticket i lists.
 func (d *shapeRule) values(i int32) int {
-	if d.bits {
-		return bits.OnesCount64(d.set[i])
+	if d.listAsBits {
+		return bits.OnesCount64(d.listSet[i])
 	}
 	return len(d.list[i])
 }

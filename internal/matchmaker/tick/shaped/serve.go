@@ -23,8 +23,8 @@ func (s *shaper) serve(a int32) {
 	mins, need := s.minSizes(s.now-x.since, s.mins)
 	s.mins = mins
 	g := s.resetGroup(&s.walkGroup, a)
-	s.cands = s.cands[:0]
-	s.turned, s.turnDowns = matchpool.Wait{}, 0
+	s.candidates = s.candidates[:0]
+	s.turnedDown, s.turnDowns = matchpool.Wait{}, 0
 	stages := &s.stages
 	stages.reset(stageRules + len(s.rules))
 	left, right := s.nodes[a].prev, s.nodes[a].next
@@ -43,8 +43,8 @@ func (s *shaper) serve(a int32) {
 		if stage != 0 {
 			continue
 		}
-		if len(s.cands) <= fallbackCandidates {
-			s.cands = append(s.cands, c)
+		if len(s.candidates) <= fallbackCandidates {
+			s.candidates = append(s.candidates, c)
 		}
 		if s.fits(g, c, capacity) != 0 {
 			continue
@@ -65,7 +65,7 @@ func (s *shaper) serve(a int32) {
 	if need < capacity && g.players >= need && s.tryMatch(g, mins, false) {
 		return
 	}
-	if len(s.cands) <= fallbackCandidates && s.playersOf(a, s.cands) >= need && s.exhaustive(a, capacity, need) {
+	if len(s.candidates) <= fallbackCandidates && s.playersOf(a, s.candidates) >= need && s.exhaustive(a, capacity, need) {
 		return
 	}
 	s.addWait(a, s.why(a, stages, need))
@@ -77,12 +77,12 @@ func (s *shaper) nearer(a int32, left, right *int32) int32 {
 	x := &s.live[a]
 	dl, dr := math.Inf(1), math.Inf(1)
 	if *left >= 0 {
-		if dl = x.mean - s.nodes[*left].mean; dl > x.iv {
+		if dl = x.mean - s.nodes[*left].mean; dl > x.interval {
 			*left, dl = -1, math.Inf(1)
 		}
 	}
 	if *right >= 0 {
-		if dr = s.nodes[*right].mean - x.mean; dr > x.iv {
+		if dr = s.nodes[*right].mean - x.mean; dr > x.interval {
 			*right, dr = -1, math.Inf(1)
 		}
 	}
@@ -104,29 +104,29 @@ func (s *shaper) nearer(a int32, left, right *int32) int32 {
 // first stage that stops it.
 func (s *shaper) acceptable(a, c int32) int {
 	x, y := &s.nodes[a], &s.nodes[c]
-	if matchrules.Distance(x.mean, y.mean) > y.iv { // within the anchor's: the walk stops at its interval
+	if matchrules.Distance(x.mean, y.mean) > y.interval { // within the anchor's: the walk stops at its interval
 		return stageInterval
 	}
-	if s.latency && s.live[a].mask&s.live[c].mask == 0 { // without latency every mask is all ones
+	if s.latency && s.live[a].regions&s.live[c].regions == 0 { // without latency every mask is all ones
 		return stageLatency
 	}
 	for k := range s.rules {
 		d := &s.rules[k]
-		if k == s.part || !d.always && (!d.bound[a] || !d.bound[c]) {
-			continue // the walk passes only tickets of the anchor's value of s.part
+		if k == s.partitionRule || !d.always && (!d.bound[a] || !d.bound[c]) {
+			continue // the walk passes only tickets of the anchor's value of s.partitionRule
 		}
 		ok := true
 		switch d.kind {
 		case walkEqual:
-			ok = d.id[a] == d.id[c]
+			ok = d.valueID[a] == d.valueID[c]
 		case walkIntersect:
-			if d.bits {
-				ok = bits.OnesCount64(d.set[a]&d.set[c]) >= d.minCommon
+			if d.listAsBits {
+				ok = bits.OnesCount64(d.listSet[a]&d.listSet[c]) >= d.minCommon
 			} else {
 				ok = len(intersection(d.list[a], d.list[c])) >= d.minCommon
 			}
 		case walkDistance:
-			ok = matchrules.Distance(d.num[a], d.num[c]) <= min(d.tol[a], d.tol[c])
+			ok = matchrules.Distance(d.number[a], d.number[c]) <= min(d.tolerance[a], d.tolerance[c])
 		}
 		if !ok {
 			return stageRules + k
@@ -152,8 +152,8 @@ func (s *shaper) tryMatch(g *group, mins []int, full bool) bool {
 	if !ok {
 		if turned.Rule != "" {
 			s.turnDowns++
-			if s.turned.Rule == "" {
-				s.turned = turned
+			if s.turnedDown.Rule == "" {
+				s.turnedDown = turned
 			}
 		}
 		return false
@@ -162,7 +162,7 @@ func (s *shaper) tryMatch(g *group, mins []int, full bool) bool {
 	return true
 }
 
-// exhaustive searches every subset of the anchor's acceptable candidates (s.cands, nearest
+// exhaustive searches every subset of the anchor's acceptable candidates (s.candidates, nearest
 // first) for a match: a full one first, then one at the current minimum sizes.
 func (s *shaper) exhaustive(a int32, capacity, need int) bool {
 	for _, full := range []bool{true, false} {
@@ -175,13 +175,13 @@ func (s *shaper) exhaustive(a int32, capacity, need int) bool {
 			if nodes++; nodes > fallbackNodes {
 				return false
 			}
-			if full && g.players == capacity || !full && g.players >= need && j == len(s.cands) {
+			if full && g.players == capacity || !full && g.players >= need && j == len(s.candidates) {
 				return s.tryMatch(g, s.mins, full)
 			}
-			if j == len(s.cands) {
+			if j == len(s.candidates) {
 				return false
 			}
-			c := s.cands[j]
+			c := s.candidates[j]
 			if s.fits(g, c, capacity) == 0 {
 				h := s.searchGroup(j + 1)
 				g.copyTo(h)
@@ -255,24 +255,24 @@ func (s *shaper) why(a int32, c *stageCount, need int) matchpool.Wait {
 			return w
 		}
 	}
-	if s.turned.Rule != "" {
-		return s.turned
+	if s.turnedDown.Rule != "" {
+		return s.turnedDown
 	}
 	return matchpool.Wait{Rule: matchrules.WaitTeams, Kind: matchrules.WaitTeams, Candidates: left}
 }
 
 // makeMatch records the group's match, split as team says, and takes its tickets.
 func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
-	m := matchpool.Match{Tickets: s.ints.Take(len(g.members))[:0], Shaped: s.teams.Take(len(s.cfg.Shape)), Exact: exact,
-		Region: s.region(g.members, g.mask), Attributes: s.attributes(g)}
+	m := matchpool.Match{Tickets: s.ticketArena.Take(len(g.members))[:0], Shaped: s.teamArena.Take(len(s.cfg.Shape)), Exact: exact,
+		Region: s.region(g.members, g.regions), Attributes: s.attributes(g)}
 	var used [matchrules.MaxTeams]int // each team's players, to cut its slots from one array
 	for mi, i := range g.members {
 		used[team[mi]] += s.live[i].size
 	}
 	for k := range m.Shaped {
-		m.Shaped[k].Players = s.slots.Take(used[k])[:0]
+		m.Shaped[k].Players = s.slotArena.Take(used[k])[:0]
 		if len(s.roles) > 0 {
-			m.Shaped[k].Roles = s.names.Take(used[k])[:0]
+			m.Shaped[k].Roles = s.nameArena.Take(used[k])[:0]
 		}
 	}
 	var roles []int8
@@ -291,10 +291,10 @@ func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
 	}
 	for mi, i := range g.members {
 		x := &s.live[i]
-		m.Tickets = append(m.Tickets, int(x.in))
+		m.Tickets = append(m.Tickets, int(x.input))
 		t := &m.Shaped[team[mi]]
-		for p, r := range s.ratings[x.ratings : x.ratings+int32(x.size)] {
-			t.Players = append(t.Players, matchpool.Slot{Ticket: int(x.in), Player: p})
+		for p, r := range s.ratings[x.ratingsAt : x.ratingsAt+int32(x.size)] {
+			t.Players = append(t.Players, matchpool.Slot{Ticket: int(x.input), Player: p})
 			t.Total += r
 			if roles != nil {
 				name := ""
@@ -317,7 +317,7 @@ func (s *shaper) makeMatch(g *group, team []int8, exact bool) {
 	}
 	m.SkillDifference, m.AverageDifference = hiT-loT, hiA-loA
 	s.matches = append(s.matches, m)
-	s.matchRank = append(s.matchRank, s.rank)
+	s.matchRank = append(s.matchRank, s.anchorRank)
 	for _, i := range g.members {
 		s.take(i)
 	}
@@ -330,7 +330,7 @@ func (s *shaper) attributes(g *group) []matchpool.MatchAttribute {
 	if len(s.reported) == 0 {
 		return nil
 	}
-	out := s.attrs.Take(len(s.reported))[:0]
+	out := s.attrArena.Take(len(s.reported))[:0]
 	for _, k := range s.reported {
 		d := &s.rules[k]
 		if slices.ContainsFunc(out, func(a matchpool.MatchAttribute) bool { return a.Name == d.rule.Attribute }) {
@@ -346,8 +346,8 @@ func (s *shaper) attributes(g *group) []matchpool.MatchAttribute {
 					continue
 				}
 				if id < 0 {
-					id = d.id[i]
-				} else if d.id[i] != id {
+					id = d.valueID[i]
+				} else if d.valueID[i] != id {
 					id = -2
 					break
 				}
@@ -375,14 +375,14 @@ func (s *shaper) attributes(g *group) []matchpool.MatchAttribute {
 // binds) all list, sorted.
 func (s *shaper) common(d *shapeRule, members []int32, all bool) []string {
 	var list []string
-	if d.bits {
+	if d.listAsBits {
 		set := uint64(math.MaxUint64)
 		for _, i := range members {
 			if all || d.bound[i] {
-				set &= d.set[i]
+				set &= d.listSet[i]
 			}
 		}
-		list = s.names.Take(bits.OnesCount64(set))[:0]
+		list = s.nameArena.Take(bits.OnesCount64(set))[:0]
 		for _, id := range d.byName {
 			if set&(1<<id) != 0 {
 				list = append(list, d.names[id])
@@ -400,7 +400,7 @@ func (s *shaper) common(d *shapeRule, members []int32, all bool) []string {
 				ids = intersection(ids, d.list[i])
 			}
 		}
-		list = s.names.Take(len(ids))[:0]
+		list = s.nameArena.Take(len(ids))[:0]
 		for _, id := range ids {
 			list = append(list, d.names[id])
 		}
@@ -425,11 +425,11 @@ func (s *shaper) playersOf(a int32, cs []int32) int {
 // of the partitioning equal rule) play than the shape's compositions need, -1 for none:
 // then no walk can fill the teams.
 func (s *shaper) scarceRole(a int32) int {
-	if s.roleLo == nil {
+	if s.roleMins == nil {
 		return -1
 	}
-	counts := s.roleCount[s.partOf(a)]
-	for r, need := range s.roleLo {
+	counts := s.searchingByRole[s.partOf(a)]
+	for r, need := range s.roleMins {
 		if counts[r] < int32(need) {
 			return r
 		}
@@ -439,10 +439,10 @@ func (s *shaper) scarceRole(a int32) int {
 
 // countRoles adds d times ticket i's players to the role counts of its partition.
 func (s *shaper) countRoles(i int32, d int32) {
-	if s.roleLo == nil {
+	if s.roleMins == nil {
 		return
 	}
-	counts := s.roleCount[s.partOf(i)]
+	counts := s.searchingByRole[s.partOf(i)]
 	roles := s.rolesOf(&s.live[i])
 	for p := range roles {
 		rs := roles[p].Roles()

@@ -21,39 +21,39 @@ const (
 
 // shapeInfo is what the split reads of the shape, once a pass.
 type shapeInfo struct {
-	sizes  []int
-	class  []int   // the first team of an identical definition: the split tries one of them
-	lo, hi [][]int // per team, per role, with a composition
-	comp   []bool
-	loSum  []int
+	sizes            []int
+	twinOf           []int   // the first team of an identical definition: the split tries one of them
+	roleMin, roleMax [][]int // per team, per role, with a composition
+	hasComposition   []bool
+	roleMinSum       []int
 }
 
 func newShapeInfo(cfg *matchrules.Config) shapeInfo {
 	n := len(cfg.Shape)
-	in := shapeInfo{sizes: make([]int, n), class: make([]int, n), lo: make([][]int, n), hi: make([][]int, n),
-		comp: make([]bool, n), loSum: make([]int, n)}
+	in := shapeInfo{sizes: make([]int, n), twinOf: make([]int, n), roleMin: make([][]int, n), roleMax: make([][]int, n),
+		hasComposition: make([]bool, n), roleMinSum: make([]int, n)}
 	for k, d := range cfg.Shape {
 		in.sizes[k] = d.Size
-		in.class[k] = k
+		in.twinOf[k] = k
 		for j := range k {
 			e := cfg.Shape[j]
 			if e.Size == d.Size && slices.Equal(e.MinSize, d.MinSize) && sameComposition(e.Composition, d.Composition) {
-				in.class[k] = j
+				in.twinOf[k] = j
 				break
 			}
 		}
 		if len(d.Composition) == 0 {
 			continue
 		}
-		in.comp[k] = true
-		in.lo[k], in.hi[k] = make([]int, len(cfg.Roles)), make([]int, len(cfg.Roles))
+		in.hasComposition[k] = true
+		in.roleMin[k], in.roleMax[k] = make([]int, len(cfg.Roles)), make([]int, len(cfg.Roles))
 		for r, role := range cfg.Roles {
 			b, ok := d.Composition[role]
 			if !ok {
 				b = matchrules.RoleRange{Min: 0, Max: d.Size}
 			}
-			in.lo[k][r], in.hi[k][r] = b.Min, b.Max
-			in.loSum[k] += b.Min
+			in.roleMin[k][r], in.roleMax[k][r] = b.Min, b.Max
+			in.roleMinSum[k] += b.Min
 		}
 	}
 	return in
@@ -73,27 +73,27 @@ func sameComposition(a, b map[string]matchrules.RoleRange) bool {
 
 // splitState is the search of one split; its buffers serve every match of a pass.
 type splitState struct {
-	info  shapeInfo
-	g     []int32 // the group's live indices
-	order []int   // g's indices, largest party first, then highest total
-	rem   []int   // players of order[j:]
+	shape       shapeInfo
+	group       []int32 // the group's live indices
+	order       []int   // g's indices, largest party first, then highest total
+	playersFrom []int   // players of order[j:]
 	// the lowest and highest rating of a player of order[j:], with bound
-	remLo, remHi []float64
-	bound        bool   // cannotBeat prunes: an exact full split, a team of more than one
-	team         []int8 // by g index
-	best         []int8
-	used         []int
-	sum          []float64
-	mins         []int
-	full         bool
-	first        bool // stop at the first valid split (the heuristic)
-	nodes        int
-	spread       float64 // the best split's
-	found        bool
-	cut          bool // the search stopped at exactNodes
+	lowestFrom, highestFrom []float64
+	prunes                  bool   // cannotBeat prunes: an exact full split, a team of more than one
+	team                    []int8 // by g index
+	best                    []int8
+	teamPlayers             []int
+	teamTotals              []float64
+	mins                    []int
+	full                    bool
+	heuristic               bool // stop at the first valid split (the heuristic)
+	steps                   int
+	spread                  float64 // the best split's
+	found                   bool
+	cut                     bool // the search stopped at exactNodes
 	// the first party_mix rule that refused a split of the right sizes, and by how much
 	mixBroken, mixDiff int
-	players            []matchrules.RoleList
+	teamRoles          []matchrules.RoleList
 	roleOut            []int8
 	seats              []uint64 // with a fill space, each team's role states (shaped_fill.go)
 }
@@ -104,41 +104,41 @@ type splitState struct {
 // turned, when a team_balance rule turned down the best one.
 func (s *shaper) splitGroup(g []int32, mins []int, full bool) (team []int8, exact, ok bool, turned matchpool.Wait) {
 	sp := &s.split
-	n := len(sp.info.sizes)
-	sp.g, sp.mins, sp.full = g, mins, full
+	n := len(sp.shape.sizes)
+	sp.group, sp.mins, sp.full = g, mins, full
 	sp.team, sp.best = scratch.Resize(sp.team, len(g)), scratch.Resize(sp.best, len(g))
-	sp.used, sp.sum = scratch.Resize(sp.used, n), scratch.Resize(sp.sum, n)
-	clear(sp.used)
-	clear(sp.sum)
+	sp.teamPlayers, sp.teamTotals = scratch.Resize(sp.teamPlayers, n), scratch.Resize(sp.teamTotals, n)
+	clear(sp.teamPlayers)
+	clear(sp.teamTotals)
 	s.orderParties(g)
-	sp.rem = scratch.Resize(sp.rem, len(g)+1)
-	sp.rem[len(g)] = 0
-	sp.first = len(g) > exactMembers
+	sp.playersFrom = scratch.Resize(sp.playersFrom, len(g)+1)
+	sp.playersFrom[len(g)] = 0
+	sp.heuristic = len(g) > exactMembers
 	// With teams of one player every full split spreads the same: no bound prunes.
-	sp.bound = full && !sp.first && slices.ContainsFunc(sp.info.sizes, func(n int) bool { return n > 1 })
-	if sp.bound {
-		sp.remLo, sp.remHi = scratch.Resize(sp.remLo, len(g)+1), scratch.Resize(sp.remHi, len(g)+1)
-		sp.remLo[len(g)], sp.remHi[len(g)] = math.Inf(1), math.Inf(-1)
+	sp.prunes = full && !sp.heuristic && slices.ContainsFunc(sp.shape.sizes, func(n int) bool { return n > 1 })
+	if sp.prunes {
+		sp.lowestFrom, sp.highestFrom = scratch.Resize(sp.lowestFrom, len(g)+1), scratch.Resize(sp.highestFrom, len(g)+1)
+		sp.lowestFrom[len(g)], sp.highestFrom[len(g)] = math.Inf(1), math.Inf(-1)
 	}
 	for j := len(g) - 1; j >= 0; j-- {
 		x := &s.live[g[sp.order[j]]]
-		sp.rem[j] = sp.rem[j+1] + x.size
-		if !sp.bound {
+		sp.playersFrom[j] = sp.playersFrom[j+1] + x.size
+		if !sp.prunes {
 			continue
 		}
-		lo, hi := sp.remLo[j+1], sp.remHi[j+1]
-		for _, r := range s.ratings[x.ratings : x.ratings+int32(x.size)] {
+		lo, hi := sp.lowestFrom[j+1], sp.highestFrom[j+1]
+		for _, r := range s.ratings[x.ratingsAt : x.ratingsAt+int32(x.size)] {
 			lo, hi = min(lo, r), max(hi, r)
 		}
-		sp.remLo[j], sp.remHi[j] = lo, hi
+		sp.lowestFrom[j], sp.highestFrom[j] = lo, hi
 	}
-	if s.fill != nil {
+	if s.fillSpace != nil {
 		sp.seats = scratch.Resize(sp.seats, n)
 		for k := range sp.seats {
 			sp.seats[k] = 1 // no player yet
 		}
 	}
-	sp.nodes, sp.found, sp.cut, sp.spread = 0, false, false, math.Inf(1)
+	sp.steps, sp.found, sp.cut, sp.spread = 0, false, false, math.Inf(1)
 	sp.mixBroken = -1
 	s.place(0)
 	if !sp.found {
@@ -150,8 +150,8 @@ func (s *shaper) splitGroup(g []int32, mins []int, full bool) (team []int8, exac
 		}
 		return nil, false, false, matchpool.Wait{}
 	}
-	exact = !sp.first && !sp.cut
-	if sp.first {
+	exact = !sp.heuristic && !sp.cut
+	if sp.heuristic {
 		s.swaps()
 	}
 	copy(sp.team, sp.best)
@@ -163,7 +163,7 @@ func (s *shaper) splitGroup(g []int32, mins []int, full bool) (team []int8, exac
 		tol, bound := math.Inf(1), false
 		for _, m := range g {
 			if d.bound[m] {
-				tol, bound = min(tol, d.tol[m]), true
+				tol, bound = min(tol, d.tolerance[m]), true
 			}
 		}
 		if bound && sp.spread > tol {
@@ -176,8 +176,8 @@ func (s *shaper) splitGroup(g []int32, mins []int, full bool) (team []int8, exac
 }
 
 // orderParties sets sp.order to g's indices, the largest party first, then the highest
-// total (of one size: the highest mean), then the first in g: by insertion, a group being a few tickets (a sort calling a
-// comparison was a quarter of splitting the role queue's groups).
+// total (of one size: the highest mean), then the first in g: by insertion, a group being
+// a few tickets (a sort calling a comparison for each pair cost more).
 func (s *shaper) orderParties(g []int32) {
 	sp := &s.split
 	sp.order = sp.order[:0]
@@ -215,28 +215,28 @@ const insertionMax = 24
 // their share first.
 func (s *shaper) place(j int) {
 	sp := &s.split
-	if sp.first && sp.found || sp.cut {
+	if sp.heuristic && sp.found || sp.cut {
 		return
 	}
 	if j == len(sp.order) {
 		s.leaf()
 		return
 	}
-	if sp.nodes++; sp.nodes > exactNodes {
+	if sp.steps++; sp.steps > exactNodes {
 		sp.cut = true
 		return
 	}
 	m := sp.order[j]
-	x := &s.live[sp.g[m]]
+	x := &s.live[sp.group[m]]
 	var tried [matchrules.MaxTeams]bool
-	n := len(sp.info.sizes)
+	n := len(sp.shape.sizes)
 	for range n {
 		k := -1 // the untried team with room furthest below its share
 		for c := range n {
-			if tried[c] || sp.used[c]+x.size > sp.info.sizes[c] {
+			if tried[c] || sp.teamPlayers[c]+x.size > sp.shape.sizes[c] {
 				continue
 			}
-			if k < 0 || sp.sum[c]/float64(sp.info.sizes[c]) < sp.sum[k]/float64(sp.info.sizes[k]) {
+			if k < 0 || sp.teamTotals[c]/float64(sp.shape.sizes[c]) < sp.teamTotals[k]/float64(sp.shape.sizes[k]) {
 				k = c
 			}
 		}
@@ -244,29 +244,29 @@ func (s *shaper) place(j int) {
 			return
 		}
 		tried[k] = true
-		if sp.used[k] == 0 && s.emptyTwin(k) {
+		if sp.teamPlayers[k] == 0 && s.emptyTwin(k) {
 			continue
 		}
 		var seats uint64
-		if s.fill != nil { // the team's role states with x seated: none, and no split seats x there
-			t := &s.fill.teams[k]
+		if s.fillSpace != nil { // the team's role states with x seated: none, and no split seats x there
+			t := &s.fillSpace.teams[k]
 			if seats = s.seatType(x.fillType, t.kind, sp.seats[k]); seats == 0 {
 				continue
 			}
 			seats, sp.seats[k] = sp.seats[k], seats
 		}
-		sp.used[k] += x.size
-		sp.sum[k] += x.total
+		sp.teamPlayers[k] += x.size
+		sp.teamTotals[k] += x.total
 		sp.team[m] = int8(k)
 		if s.canFinish(j+1) && !s.cannotBeat(j+1) {
 			s.place(j + 1)
 		}
-		sp.used[k] -= x.size
-		sp.sum[k] -= x.total
-		if s.fill != nil {
+		sp.teamPlayers[k] -= x.size
+		sp.teamTotals[k] -= x.total
+		if s.fillSpace != nil {
 			sp.seats[k] = seats
 		}
-		if sp.first && sp.found || sp.cut {
+		if sp.heuristic && sp.found || sp.cut {
 			return
 		}
 	}
@@ -277,7 +277,7 @@ func (s *shaper) place(j int) {
 func (s *shaper) emptyTwin(k int) bool {
 	sp := &s.split
 	for c := range k {
-		if sp.info.class[c] == sp.info.class[k] && sp.used[c] == 0 {
+		if sp.shape.twinOf[c] == sp.shape.twinOf[k] && sp.teamPlayers[c] == 0 {
 			return true
 		}
 	}
@@ -288,34 +288,32 @@ func (s *shaper) emptyTwin(k int) bool {
 func (s *shaper) canFinish(j int) bool {
 	sp := &s.split
 	short := 0
-	for k, u := range sp.used {
+	for k, u := range sp.teamPlayers {
 		want := sp.mins[k]
 		if sp.full {
-			want = sp.info.sizes[k]
+			want = sp.shape.sizes[k]
 		}
 		short += max(0, want-u)
 	}
-	return short <= sp.rem[j]
+	return short <= sp.playersFrom[j]
 }
 
 // cannotBeat: every full split that seats order[j:] on the teams as they are now spreads
 // the teams' averages more than the best one found. Each team's room takes players rated
 // between the lowest and the highest of those left, which bounds its average; the spread
 // is at least the highest lower bound less the lowest upper bound. (Only for exact full
-// splits, whose teams' sizes are known, with a team of more than one player: sp.bound.) On
-// the role benchmark it prunes the search's steps from 670,000 to 280,000, the splits
-// judged from 160,000 to 29,000.
+// splits, whose teams' sizes are known, with a team of more than one player: sp.prunes.)
 func (s *shaper) cannotBeat(j int) bool {
 	sp := &s.split
-	if !sp.found || !sp.bound || j == len(sp.order) {
+	if !sp.found || !sp.prunes || j == len(sp.order) {
 		return false
 	}
 	lo, hi := math.Inf(-1), math.Inf(1) // the highest lower bound, the lowest upper bound
-	for k, u := range sp.used {
-		size := float64(sp.info.sizes[k])
+	for k, u := range sp.teamPlayers {
+		size := float64(sp.shape.sizes[k])
 		room := size - float64(u)
-		lo = max(lo, (sp.sum[k]+room*sp.remLo[j])/size)
-		hi = min(hi, (sp.sum[k]+room*sp.remHi[j])/size)
+		lo = max(lo, (sp.teamTotals[k]+room*sp.lowestFrom[j])/size)
+		hi = min(hi, (sp.teamTotals[k]+room*sp.highestFrom[j])/size)
 	}
 	// A margin far above rounding: a split within it of the best is not pruned.
 	return lo-hi > sp.spread+1e-6
@@ -324,8 +322,8 @@ func (s *shaper) cannotBeat(j int) bool {
 // leaf judges a complete split: the least spread of averages among the valid ones.
 func (s *shaper) leaf() {
 	sp := &s.split
-	for k, u := range sp.used {
-		if u < sp.mins[k] || sp.full && u != sp.info.sizes[k] {
+	for k, u := range sp.teamPlayers {
+		if u < sp.mins[k] || sp.full && u != sp.shape.sizes[k] {
 			return
 		}
 	}
@@ -349,11 +347,11 @@ func (s *shaper) leaf() {
 func (s *shaper) spreadOf() float64 {
 	sp := &s.split
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for k, u := range sp.used {
+	for k, u := range sp.teamPlayers {
 		if u == 0 {
 			continue
 		}
-		avg := sp.sum[k] / float64(u)
+		avg := sp.teamTotals[k] / float64(u)
 		lo, hi = min(lo, avg), max(hi, avg)
 	}
 	return hi - lo
@@ -370,13 +368,13 @@ func (s *shaper) partyMixBroken() (int, int) {
 		}
 		var largest [matchrules.MaxTeams]int
 		bound := false
-		for m, i := range sp.g {
+		for m, i := range sp.group {
 			largest[sp.team[m]] = max(largest[sp.team[m]], s.live[i].size)
 			bound = bound || d.bound[i]
 		}
 		lo, hi := math.MaxInt, 0
-		for k := range sp.info.sizes {
-			if sp.used[k] > 0 {
+		for k := range sp.shape.sizes {
+			if sp.teamPlayers[k] > 0 {
 				lo, hi = min(lo, largest[k]), max(hi, largest[k])
 			}
 		}
@@ -390,11 +388,11 @@ func (s *shaper) partyMixBroken() (int, int) {
 // rolesMet says whether every team of the split in sp.team meets its composition: by the
 // teams' role states the search kept, with a fill space.
 func (s *shaper) rolesMet() bool {
-	if s.fill == nil {
+	if s.fillSpace == nil {
 		return s.compositionOK(nil, nil)
 	}
 	for k, seats := range s.split.seats {
-		if seats&s.fill.teams[k].met == 0 {
+		if seats&s.fillSpace.teams[k].met == 0 {
 			return false
 		}
 	}
@@ -405,36 +403,36 @@ func (s *shaper) rolesMet() bool {
 // writes each player's role there: member m's player p at roles[at[m]+p].
 func (s *shaper) compositionOK(roles []int8, at []int) bool {
 	sp := &s.split
-	for k := range sp.info.sizes {
-		if !sp.info.comp[k] && roles == nil {
+	for k := range sp.shape.sizes {
+		if !sp.shape.hasComposition[k] && roles == nil {
 			continue
 		}
-		sp.players = sp.players[:0]
-		for m, i := range sp.g {
+		sp.teamRoles = sp.teamRoles[:0]
+		for m, i := range sp.group {
 			if int(sp.team[m]) == k {
-				sp.players = append(sp.players, s.rolesOf(&s.live[i])...)
+				sp.teamRoles = append(sp.teamRoles, s.rolesOf(&s.live[i])...)
 			}
 		}
-		if len(sp.players) == 0 {
+		if len(sp.teamRoles) == 0 {
 			continue
 		}
-		sp.roleOut = scratch.Resize(sp.roleOut, len(sp.players))
-		if sp.info.comp[k] {
-			all, covered := matchrules.FitRoles(sp.players, sp.info.lo[k], sp.info.hi[k], sp.roleOut)
-			if !all || covered < sp.info.loSum[k] {
+		sp.roleOut = scratch.Resize(sp.roleOut, len(sp.teamRoles))
+		if sp.shape.hasComposition[k] {
+			all, covered := matchrules.FitRoles(sp.teamRoles, sp.shape.roleMin[k], sp.shape.roleMax[k], sp.roleOut)
+			if !all || covered < sp.shape.roleMinSum[k] {
 				return false
 			}
 		} else {
-			for p := range sp.players {
+			for p := range sp.teamRoles {
 				sp.roleOut[p] = -1
-				if rs := &sp.players[p]; rs.Len() > 0 {
+				if rs := &sp.teamRoles[p]; rs.Len() > 0 {
 					sp.roleOut[p] = int8(rs.Roles()[0])
 				}
 			}
 		}
 		if roles != nil {
 			from := 0
-			for m, i := range sp.g {
+			for m, i := range sp.group {
 				if int(sp.team[m]) == k {
 					n := s.live[i].size
 					copy(roles[at[m]:at[m]+n], sp.roleOut[from:from+n])
@@ -455,15 +453,15 @@ func (s *shaper) swaps() {
 	s.recount()
 	for range swapRounds {
 		hiK, loK := -1, -1
-		for k, u := range sp.used {
+		for k, u := range sp.teamPlayers {
 			if u == 0 {
 				continue
 			}
-			avg := sp.sum[k] / float64(u)
-			if hiK < 0 || avg > sp.sum[hiK]/float64(sp.used[hiK]) {
+			avg := sp.teamTotals[k] / float64(u)
+			if hiK < 0 || avg > sp.teamTotals[hiK]/float64(sp.teamPlayers[hiK]) {
 				hiK = k
 			}
-			if loK < 0 || avg < sp.sum[loK]/float64(sp.used[loK]) {
+			if loK < 0 || avg < sp.teamTotals[loK]/float64(sp.teamPlayers[loK]) {
 				loK = k
 			}
 		}
@@ -471,12 +469,12 @@ func (s *shaper) swaps() {
 			return
 		}
 		bestA, bestB, best := -1, -1, sp.spread
-		for a := range sp.g {
+		for a := range sp.group {
 			if int(sp.team[a]) != hiK {
 				continue
 			}
-			for b := range sp.g {
-				x, y := &s.live[sp.g[a]], &s.live[sp.g[b]]
+			for b := range sp.group {
+				x, y := &s.live[sp.group[a]], &s.live[sp.group[b]]
 				if int(sp.team[b]) != loK || x.size != y.size || x.total <= y.total {
 					continue
 				}
@@ -499,20 +497,20 @@ func (s *shaper) swaps() {
 // swap moves ticket a from team from to team to, and b the other way.
 func (s *shaper) swap(a, b, from, to int) {
 	sp := &s.split
-	d := s.live[sp.g[a]].total - s.live[sp.g[b]].total
+	d := s.live[sp.group[a]].total - s.live[sp.group[b]].total
 	sp.team[a], sp.team[b] = int8(to), int8(from)
-	sp.sum[from] -= d
-	sp.sum[to] += d
+	sp.teamTotals[from] -= d
+	sp.teamTotals[to] += d
 }
 
 // recount sets used and sum from sp.team.
 func (s *shaper) recount() {
 	sp := &s.split
-	clear(sp.used)
-	clear(sp.sum)
-	for m, i := range sp.g {
-		sp.used[sp.team[m]] += s.live[i].size
-		sp.sum[sp.team[m]] += s.live[i].total
+	clear(sp.teamPlayers)
+	clear(sp.teamTotals)
+	for m, i := range sp.group {
+		sp.teamPlayers[sp.team[m]] += s.live[i].size
+		sp.teamTotals[sp.team[m]] += s.live[i].total
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // serveBackfills serves the backfill tickets, oldest first, before any anchor: each takes
 // the acceptable tickets nearest its match's rating that fit its open slots.
 func (p *pass) serveBackfills() {
-	for _, i := range p.bf {
+	for _, i := range p.backfills {
 		if f, ok := p.backfill(int(i)); ok {
 			p.fills = append(p.fills, f)
 		}
@@ -33,83 +33,51 @@ func (p *pass) serveBackfills() {
 // interval is passed. A ticket must also keep the backfill's rules (backfill_rules.go). A
 // backfill that found nobody keeps waiting.
 func (p *pass) backfill(i int) (matchpool.Fill, bool) {
-	t := &p.in[i]
+	t := &p.tickets[i]
 	b := t.Backfill
-	var rosters [2]teams.Roster
-	sum, n := 0.0, 0
-	for k, r := range b.Teams {
-		rosters[k] = teams.Roster{Players: slices.Clone(r.Players), Bots: slices.Clone(r.Bots)}
-		for _, w := range r.Players {
-			sum += w
-			n++
-		}
-	}
-	if n == 0 {
+	rosters, rating, ok := runningTeams(b)
+	if !ok {
 		return matchpool.Fill{}, false // validated away: a match with nobody left asks for nobody
 	}
-	ra := sum / float64(n)
-	iv := matchrules.Current(p.interval, p.now-t.WaitingSince)
+	interval := matchrules.Current(p.interval, p.now-t.WaitingSince)
 	region := ""
 	if len(t.Latencies) > 0 {
 		region = t.Latencies[0].Region
 	}
 	accepts := p.regionRule(region)
 	joinRules := p.backfillRules(t)
-
-	// The nearest unmatched positions on each side of the rating ra.
-	live := int32(len(p.nodes))
-	at := int32(sort.Search(int(live), func(k int) bool { return p.nodes[k].key >= ra }))
-	h, l := at, at-1
-	for h < live && p.nodes[h].state == matched {
-		h++
-	}
-	for l >= 0 && p.nodes[l].state == matched {
-		l--
-	}
-	if h == live {
-		h = -1
-	}
-	o := cursor{h: h}
-	o.enterLeft(p, l)
-
+	o := p.outwardFrom(rating)
 	room := b.OpenSlots
 	var joiners []matchpool.Joiner
 	var taken []int32
 	closed := make([]bool, 2)
 	for room[0]+room[1] > 0 {
 		dl, dh := math.Inf(1), math.Inf(1)
-		if o.l >= 0 {
-			dl = matchrules.Distance(ra, p.nodes[o.l].key)
+		if o.left >= 0 {
+			dl = matchrules.Distance(rating, p.nodes[o.left].rating)
 		}
-		if o.h >= 0 {
-			dh = matchrules.Distance(ra, p.nodes[o.h].key)
+		if o.right >= 0 {
+			dh = matchrules.Distance(rating, p.nodes[o.right].rating)
 		}
-		if dl > iv && dh > iv {
+		if dl > interval && dh > interval {
 			break
 		}
 		c, d := o.step(p, dl, dh)
 		cn := &p.nodes[c]
 		size := int(cn.size)
-		if d > cn.iv || !accepts(cn) || size > room[0] && size > room[1] || !p.weights(cn) || !joins(joinRules, c) {
+		if d > cn.interval || !accepts(cn) || size > room[0] && size > room[1] || !p.weights(cn) || !joins(joinRules, c) {
 			continue
 		}
 		closed[0], closed[1] = room[0] < size, room[1] < size
 		res, err := teams.Assign(rosters[:], cn.total, teams.AssignOptions{Bots: b.Bots, Humans: size,
-			MaxHumansPerTeam: p.t, Closed: closed})
+			MaxHumansPerTeam: p.teamSize, Closed: closed})
 		if err != nil {
 			continue // no team may take him (the bot rule's cap): the next may fit
 		}
-		k := res.Team
-		for j := range int32(size) {
-			r := cn.total
-			if size > 1 {
-				r = p.rat[cn.rat+j]
-			}
-			rosters[k].Players = append(rosters[k].Players, r)
-		}
+		p.seat(&rosters[res.Team], cn)
 		applyBots(&rosters, res.BotChange, b.Bots)
-		room[k] -= size
-		joiners = append(joiners, matchpool.Joiner{Ticket: int(cn.in), Team: k})
+		room[res.Team] -= size
+		joiners = append(joiners, matchpool.Joiner{Ticket: int(cn.input), Team: res.Team})
 		taken = append(taken, c)
 	}
 	if len(joiners) == 0 {
@@ -122,18 +90,65 @@ func (p *pass) backfill(i int) (matchpool.Fill, bool) {
 	return matchpool.Fill{Ticket: i, Joiners: joiners, Teams: rosters, Region: region}, true
 }
 
+// runningTeams is a copy of the backfill's teams, for the joins to change, and the mean
+// rating of its players; ok false when it has none.
+func runningTeams(b *matchpool.Backfill) (rosters [2]teams.Roster, rating float64, ok bool) {
+	sum, n := 0.0, 0
+	for k, r := range b.Teams {
+		rosters[k] = teams.Roster{Players: slices.Clone(r.Players), Bots: slices.Clone(r.Bots)}
+		for _, w := range r.Players {
+			sum += w
+			n++
+		}
+	}
+	if n == 0 {
+		return rosters, 0, false
+	}
+	return rosters, sum / float64(n), true
+}
+
+// outwardFrom is a cursor from the nearest unmatched positions on each side of rating.
+func (p *pass) outwardFrom(rating float64) cursor {
+	live := int32(len(p.nodes))
+	at := int32(sort.Search(int(live), func(k int) bool { return p.nodes[k].rating >= rating }))
+	h, l := at, at-1
+	for h < live && p.nodes[h].state == matched {
+		h++
+	}
+	for l >= 0 && p.nodes[l].state == matched {
+		l--
+	}
+	if h == live {
+		h = -1
+	}
+	o := cursor{right: h}
+	o.enterLeft(p, l)
+	return o
+}
+
+// seat appends the players of the ticket at n to a team's roster.
+func (p *pass) seat(team *teams.Roster, n *node) {
+	for j := range int32(n.size) {
+		r := n.total // a solo's rating
+		if n.size > 1 {
+			r = p.ratings[n.ratingsAt+j]
+		}
+		team.Players = append(team.Players, r)
+	}
+}
+
 // regionRule returns whether a waiting ticket accepts the backfill's region now: without
 // latency considered, or a region not named, every ticket that accepts some region does;
 // a region no waiting ticket measured is accepted by those without latency data only.
 func (p *pass) regionRule(region string) func(*node) bool {
 	if !p.latency || region == "" {
-		return func(n *node) bool { return n.mask != 0 }
+		return func(n *node) bool { return n.regions != 0 }
 	}
 	id, ok := slices.BinarySearch(p.regionNames, region)
 	if !ok {
-		return func(n *node) bool { return n.nlat == 0 }
+		return func(n *node) bool { return n.latencyCount == 0 }
 	}
-	return func(n *node) bool { return n.mask>>id&1 == 1 }
+	return func(n *node) bool { return n.regions>>id&1 == 1 }
 }
 
 // weights reports whether every rating of the ticket at n is a weight teams.Assign takes.
@@ -142,7 +157,7 @@ func (p *pass) weights(n *node) bool {
 	if n.size == 1 {
 		return ok(n.total)
 	}
-	for _, r := range p.rat[n.rat : n.rat+int32(n.size)] {
+	for _, r := range p.ratings[n.ratingsAt : n.ratingsAt+int32(n.size)] {
 		if !ok(r) {
 			return false
 		}

@@ -18,16 +18,16 @@ import (
 
 // bfRule is one rule as it binds the joiners of one backfill ticket.
 type bfRule struct {
-	d    *ruleData
-	id   int32   // equal: the backfill's value's rank; -1 when no live ticket has it
-	list []int32 // intersect: the ranks of the backfill's values that live tickets list
-	num  float64 // distance: the backfill's value
-	tol  float64 // distance: the backfill's tolerance
+	data      *ruleData
+	valueRank int32   // equal: the backfill's value's rank; -1 when no live ticket has it
+	list      []int32 // intersect: the ranks of the backfill's values that live tickets list
+	number    float64 // distance: the backfill's value
+	tolerance float64 // distance: the backfill's tolerance
 }
 
 // backfillRules returns the rules that bind the joiners of backfill ticket t.
 func (p *pass) backfillRules(t *matchpool.Ticket) []bfRule {
-	if !p.ruled || len(t.Attributes) == 0 {
+	if !p.hasRules || len(t.Attributes) == 0 {
 		return nil
 	}
 	var out []bfRule
@@ -38,7 +38,7 @@ func (p *pass) backfillRules(t *matchpool.Ticket) []bfRule {
 		if !ok || !d.rule.ReadsAttribute() || !d.rule.BindsAt(wait) {
 			continue
 		}
-		x := bfRule{d: d, id: -1}
+		x := bfRule{data: d, valueRank: -1}
 		switch d.rule.Kind {
 		case matchrules.RuleEqual:
 			var found bool
@@ -49,7 +49,7 @@ func (p *pass) backfillRules(t *matchpool.Ticket) []bfRule {
 				k, found = slices.BinarySearch(d.names, v.Str)
 			}
 			if found {
-				x.id = int32(k)
+				x.valueRank = int32(k)
 			}
 		case matchrules.RuleIntersect:
 			for _, s := range v.List {
@@ -59,7 +59,7 @@ func (p *pass) backfillRules(t *matchpool.Ticket) []bfRule {
 			}
 			slices.Sort(x.list)
 		case matchrules.RuleDistance:
-			x.num, x.tol = v.Num, matchrules.Current(d.rule.Expansions, wait)
+			x.number, x.tolerance = v.Num, matchrules.Current(d.rule.Expansions, wait)
 		}
 		out = append(out, x)
 	}
@@ -69,13 +69,13 @@ func (p *pass) backfillRules(t *matchpool.Ticket) []bfRule {
 // joins reports whether the ticket at c keeps the backfill's rules rs.
 func joins(rs []bfRule, c int32) bool {
 	for _, x := range rs {
-		d := x.d
+		d := x.data
 		if !d.bound[c] {
 			continue
 		}
 		switch d.rule.Kind {
 		case matchrules.RuleEqual:
-			if d.id[c] != x.id {
+			if d.valueRank[c] != x.valueRank {
 				return false
 			}
 		case matchrules.RuleIntersect:
@@ -89,7 +89,7 @@ func joins(rs []bfRule, c int32) bool {
 				return false
 			}
 		case matchrules.RuleDistance:
-			if matchrules.Distance(d.num[c], x.num) > min(d.tol[c], x.tol) {
+			if matchrules.Distance(d.number[c], x.number) > min(d.tolerance[c], x.tolerance) {
 				return false
 			}
 		}

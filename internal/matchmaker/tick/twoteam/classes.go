@@ -40,31 +40,31 @@ const MaxClasses = 64
 
 // dim is one rule's classes for the anchor being served.
 type dim struct {
-	d     *ruleData
+	data  *ruleData
 	count int // classes, 1..MaxClasses
 	// intersect: ref are the ranks the classes' sets are drawn from, and class k holds the
 	// tickets whose lists hold the ref values of bits sets[k] (nil when min_common is 1:
 	// class k is the value ref[k]).
-	ref  []int32
-	sets []uint64
+	refRanks []int32
+	sets     []uint64
 	// unboundOnly: the one class only tickets the rule does not bind are in.
 	unboundOnly bool
-	// distance: class k holds the tickets whose tolerance is at least wins[k].t and value is
-	// in [wins[k].lo, wins[k].hi].
-	wins []window
+	// distance: class k holds the tickets whose tolerance is at least windows[k].tolerance and value
+	// is in [windows[k].lo, windows[k].hi].
+	windows []window
 }
 
 // window is a class of a distance rule.
-type window struct{ t, lo, hi float64 }
+type window struct{ tolerance, lo, hi float64 }
 
 // DistanceWindows is how many steps a distance rule's windows slide by across their width.
 const DistanceWindows = 4
 
-// anchorClasses sets the classes of anchor a (p.dims, p.classRegions, p.inner) and
+// anchorClasses sets the classes of anchor a (p.dims, p.classRegions, p.classesPerRegion) and
 // returns the mask of the anchor's classes, 0 when it can have no match (a bound intersect
-// rule whose list holds fewer than min_common values: p.zeroRule names it).
+// rule whose list holds fewer than min_common values: p.excludingRule names it).
 func (p *pass) anchorClasses(a int32) uint64 {
-	p.dims, p.sets, p.wins = p.dims[:0], p.sets[:0], p.wins[:0] // the dimensions' parts are slices of sets and wins
+	p.dims, p.classSets, p.classWindows = p.dims[:0], p.classSets[:0], p.classWindows[:0] // the dimensions' parts are slices of classSets and classWindows
 	inner := 1
 	for i := range p.rules {
 		d := &p.rules[i]
@@ -72,43 +72,43 @@ func (p *pass) anchorClasses(a int32) uint64 {
 		if !d.rule.ReportsValue() && !(d.rule.Kind == matchrules.RuleDistance && bound) {
 			continue
 		}
-		x := dim{d: d}
+		x := dim{data: d}
 		switch {
 		case d.rule.Kind == matchrules.RuleEqual && bound:
 			continue // a filter: see admits
 		case d.rule.Kind == matchrules.RuleDistance:
-			x.wins = p.windows(d, a)
-			x.count = len(x.wins)
+			x.windows = p.windows(d, a)
+			x.count = len(x.windows)
 		case d.rule.Kind == matchrules.RuleEqual:
 			x.count = min(len(d.names)+len(d.nums), MaxClasses)
 		default:
 			m := d.rule.MinCommonValues()
 			if bound {
-				x.ref = d.list(a)
+				x.refRanks = d.list(a)
 			} else {
-				x.ref = ranks[:min(len(d.names), matchrules.MaxListItems)]
+				x.refRanks = ranks[:min(len(d.names), matchrules.MaxListItems)]
 			}
-			x.ref = x.ref[:min(len(x.ref), matchrules.MaxListItems)]
+			x.refRanks = x.refRanks[:min(len(x.refRanks), matchrules.MaxListItems)]
 			switch {
-			case len(x.ref) < m && bound:
-				p.zeroRule = i
+			case len(x.refRanks) < m && bound:
+				p.excludingRule = i
 				return 0
-			case len(x.ref) < m:
+			case len(x.refRanks) < m:
 				x.count, x.unboundOnly = 1, true
 			case m == 1:
-				x.count = len(x.ref)
+				x.count = len(x.refRanks)
 			default:
-				from := len(p.sets)
-				p.sets = combinations(p.sets, len(x.ref), m, MaxClasses)
-				x.sets = p.sets[from:]
+				from := len(p.classSets)
+				p.classSets = combinations(p.classSets, len(x.refRanks), m, MaxClasses)
+				x.sets = p.classSets[from:]
 				x.count = len(x.sets)
 			}
 		}
 		p.dims = append(p.dims, x)
 		inner = min(inner*x.count, MaxClasses+1)
 	}
-	p.inner = inner
-	ma := p.nodes[a].mask
+	p.classesPerRegion = inner
+	ma := p.nodes[a].regions
 	if inner == 1 {
 		p.classRegions = p.classRegions[:0]
 		return ma // the classes are the regions, by id
@@ -123,10 +123,10 @@ func (p *pass) anchorClasses(a int32) uint64 {
 
 // classRegion is the region (id) of class k of the anchor being served.
 func (p *pass) classRegion(k int) int {
-	if p.inner == 1 {
+	if p.classesPerRegion == 1 {
 		return k
 	}
-	return int(p.classRegions[k/p.inner])
+	return int(p.classRegions[k/p.classesPerRegion])
 }
 
 // classesOf returns the classes of the anchor's that candidate c is in, given its regions
@@ -140,14 +140,14 @@ func (p *pass) classesOf(a, c int32, m uint64) (uint64, int) {
 		if !p.admits(d, a, c) {
 			return 0, i
 		}
-		if j < len(p.dims) && p.dims[j].d == d {
+		if j < len(p.dims) && p.dims[j].data == d {
 			if dm[j] = p.dims[j].mask(c); dm[j] == 0 {
 				return 0, i
 			}
 			j++
 		}
 	}
-	if p.inner == 1 {
+	if p.classesPerRegion == 1 {
 		return m, -1 // every rule has one class: the classes are the regions
 	}
 	cls, width := uint64(1), 1
@@ -177,9 +177,9 @@ func (p *pass) admits(d *ruleData, a, c int32) bool {
 	}
 	switch d.rule.Kind {
 	case matchrules.RuleEqual:
-		return d.id[a] == d.id[c]
+		return d.valueRank[a] == d.valueRank[c]
 	case matchrules.RuleDistance:
-		return matchrules.Distance(d.num[a], d.num[c]) <= min(d.tol[a], d.tol[c])
+		return matchrules.Distance(d.number[a], d.number[c]) <= min(d.tolerance[a], d.tolerance[c])
 	}
 	return true
 }
@@ -187,23 +187,23 @@ func (p *pass) admits(d *ruleData, a, c int32) bool {
 // mask is the classes of the dimension candidate c is in.
 func (x *dim) mask(c int32) uint64 {
 	all := uint64(math.MaxUint64) >> (64 - x.count)
-	if !x.d.bound[c] {
+	if !x.data.bound[c] {
 		return all
 	}
 	if x.unboundOnly {
 		return 0
 	}
-	if x.d.rule.Kind == matchrules.RuleEqual {
-		if id := x.d.id[c]; int(id) < x.count {
+	if x.data.rule.Kind == matchrules.RuleEqual {
+		if id := x.data.valueRank[c]; int(id) < x.count {
 			return 1 << id
 		}
 		return 0
 	}
-	if x.wins != nil {
+	if x.windows != nil {
 		var r uint64
-		v, tol := x.d.num[c], x.d.tol[c]
-		for k, w := range x.wins {
-			if tol >= w.t && w.lo <= v && v <= w.hi {
+		v, tol := x.data.number[c], x.data.tolerance[c]
+		for k, w := range x.windows {
+			if tol >= w.tolerance && w.lo <= v && v <= w.hi {
 				r |= 1 << k
 			}
 		}
@@ -211,12 +211,12 @@ func (x *dim) mask(c int32) uint64 {
 	}
 	// The ref values c's list holds, as bits of ref's indices.
 	var in uint64
-	if set := x.d.set; set != nil { // every value's rank is below 64: lists are bit sets
-		for k, id := range x.ref {
+	if set := x.data.listSet; set != nil { // every value's rank is below 64: lists are bit sets
+		for k, id := range x.refRanks {
 			in |= set[c] >> id & 1 << k
 		}
 	} else { // both ascending
-		list, ref := x.d.list(c), x.ref
+		list, ref := x.data.list(c), x.refRanks
 		for i, j := 0, 0; i < len(list) && j < len(ref); {
 			switch {
 			case list[i] < ref[j]:
@@ -295,9 +295,9 @@ var ranks = func() (r [matchrules.MaxListItems]int32) {
 // windows are the classes of distance rule d for the anchor a, which it binds: see the
 // package's classes above.
 func (p *pass) windows(d *ruleData, a int32) []window {
-	from := len(p.wins)
-	out := p.wins
-	x, tol := d.num[a], d.tol[a]
+	from := len(p.classWindows)
+	out := p.classWindows
+	x, tol := d.number[a], d.tolerance[a]
 	for i, s := range d.rule.Expansions {
 		t := s.Value
 		if t > tol || i > 0 && t == d.rule.Expansions[i-1].Value {
@@ -314,6 +314,6 @@ func (p *pass) windows(d *ruleData, a int32) []window {
 			break
 		}
 	}
-	p.wins = out
+	p.classWindows = out
 	return out[from:]
 }

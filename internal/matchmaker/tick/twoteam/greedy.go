@@ -14,29 +14,29 @@ const none = math.MaxInt32
 // minTree answers "the oldest ticket in a range of positions" for greedy_pairs: a segment
 // tree over positions holding ranks, none for a ticket matched or set aside.
 type minTree struct {
-	n int
-	v []int32 // v[n+pos] is the leaf of pos; v[i] = min(v[2i], v[2i+1])
+	n     int
+	nodes []int32 // v[n+pos] is the leaf of pos; v[i] = min(v[2i], v[2i+1])
 }
 
 func (m *minTree) init(rank []int32) {
 	m.n = len(rank)
-	m.v = scratch.Resize(m.v, 2*m.n)
-	copy(m.v[m.n:], rank)
+	m.nodes = scratch.Resize(m.nodes, 2*m.n)
+	copy(m.nodes[m.n:], rank)
 	for i := m.n - 1; i > 0; i-- {
-		m.v[i] = min(m.v[2*i], m.v[2*i+1])
+		m.nodes[i] = min(m.nodes[2*i], m.nodes[2*i+1])
 	}
 }
 
 func (m *minTree) set(pos int, x int32) {
 	i := pos + m.n
-	m.v[i] = x
+	m.nodes[i] = x
 	for i > 1 {
 		i /= 2
-		v := min(m.v[2*i], m.v[2*i+1])
-		if m.v[i] == v {
+		v := min(m.nodes[2*i], m.nodes[2*i+1])
+		if m.nodes[i] == v {
 			return // the ancestors hold what they held
 		}
-		m.v[i] = v
+		m.nodes[i] = v
 	}
 }
 
@@ -45,12 +45,12 @@ func (m *minTree) min(lo, hi int) int32 {
 	r := int32(none)
 	for lo, hi = lo+m.n, hi+m.n; lo < hi; lo, hi = lo/2, hi/2 {
 		if lo&1 != 0 {
-			r = min(r, m.v[lo])
+			r = min(r, m.nodes[lo])
 			lo++
 		}
 		if hi&1 != 0 {
 			hi--
-			r = min(r, m.v[hi])
+			r = min(r, m.nodes[hi])
 		}
 	}
 	return r
@@ -65,13 +65,13 @@ func (m *minTree) min(lo, hi int) int32 {
 // leaves no room or finds no opponent is set aside (none in the tree) until the match is
 // made or given up.
 func (p *pass) greedyPairs(a int32) bool {
-	ra, iva := p.nodes[a].key, p.nodes[a].iv
-	lo := sort.Search(len(p.nodes), func(i int) bool { return p.nodes[i].key >= ra || matchrules.Distance(ra, p.nodes[i].key) <= iva })
-	hi := sort.Search(len(p.nodes), func(i int) bool { return p.nodes[i].key > ra && matchrules.Distance(ra, p.nodes[i].key) > iva })
-	t := p.t
-	cur := p.hs.one(int(p.nodes[a].size))
-	total, regions := int(p.nodes[a].size), p.nodes[a].mask
-	if p.ruled {
+	ra, iva := p.nodes[a].rating, p.nodes[a].interval
+	lo := sort.Search(len(p.nodes), func(i int) bool { return p.nodes[i].rating >= ra || matchrules.Distance(ra, p.nodes[i].rating) <= iva })
+	hi := sort.Search(len(p.nodes), func(i int) bool { return p.nodes[i].rating > ra && matchrules.Distance(ra, p.nodes[i].rating) > iva })
+	t := p.teamSize
+	cur := p.heads.one(int(p.nodes[a].size))
+	total, regions := int(p.nodes[a].size), p.nodes[a].regions
+	if p.hasRules {
 		if regions = p.anchorClasses(a); regions == 0 {
 			return false
 		}
@@ -79,27 +79,27 @@ func (p *pass) greedyPairs(a int32) bool {
 	p.chosen = append(p.chosen[:0], a)
 	p.touched = append(p.touched[:0], a)
 	p.nodes[a].state = placed
-	p.tree.set(int(a), none)
+	p.oldest.set(int(a), none)
 	s := a
 	for total < 2*t {
 		with, sub := total, cur
 		if s != a { // the next sub-anchor
-			k := p.tree.min(lo, hi)
+			k := p.oldest.min(lo, hi)
 			if k == none {
 				break
 			}
-			s = p.posOf[k]
-			p.tree.set(int(s), none)
+			s = p.positionOf[k]
+			p.oldest.set(int(s), none)
 			p.touched = append(p.touched, s)
 			with += int(p.nodes[s].size)
-			if matchrules.Distance(ra, p.nodes[s].key) > p.nodes[s].iv || p.classMask(a, s)&regions == 0 || with > 2*t {
+			if matchrules.Distance(ra, p.nodes[s].rating) > p.nodes[s].interval || p.classMask(a, s)&regions == 0 || with > 2*t {
 				continue
 			}
-			if p.hs.place(&sub, &cur, int(p.nodes[s].size)); p.hs.empty(&sub) {
+			if p.heads.place(&sub, &cur, int(p.nodes[s].size)); p.heads.empty(&sub) {
 				continue
 			}
 			if with == 2*t { // it fills the match alone
-				if p.hs.complete(&sub) {
+				if p.heads.complete(&sub) {
 					p.place(s)
 					cur, total = sub, with
 				}
@@ -130,7 +130,7 @@ func (p *pass) greedyPairs(a int32) bool {
 			continue
 		}
 		p.nodes[pos].state = waiting
-		p.tree.set(int(pos), p.nodes[pos].rank)
+		p.oldest.set(int(pos), p.nodes[pos].rank)
 	}
 	return ok
 }
@@ -139,7 +139,7 @@ func (p *pass) greedyPairs(a int32) bool {
 func (p *pass) place(pos int32) {
 	p.nodes[pos].state = placed
 	p.chosen = append(p.chosen, pos)
-	p.tree.set(int(pos), none)
+	p.oldest.set(int(pos), none)
 }
 
 // opponent returns the nearest ticket to sub-anchor s, walking outward from it, that is
@@ -148,35 +148,35 @@ func (p *pass) place(pos int32) {
 // from which the teams can still be filled, and completes them if it brings the players to
 // 2 x TeamSize. It returns -1 if there is none, else the ticket and the head counts
 // after it.
-func (p *pass) opponent(a, s int32, cur *heads, players int, regions uint64) (int32, heads) {
-	ra, iva, rs, ivs := p.nodes[a].key, p.nodes[a].iv, p.nodes[s].key, p.nodes[s].iv
+func (p *pass) opponent(a, s int32, cur *headSet, players int, regions uint64) (int32, headSet) {
+	ra, iva, rs, ivs := p.nodes[a].rating, p.nodes[a].interval, p.nodes[s].rating, p.nodes[s].interval
 	o := p.outward(s)
 	for {
 		// A side ends at the edge of the anchor's interval as well as of the sub-anchor's.
 		dl, dh := math.Inf(1), math.Inf(1)
-		if o.l >= 0 && (p.nodes[o.l].key >= ra || matchrules.Distance(ra, p.nodes[o.l].key) <= iva) {
-			dl = matchrules.Distance(rs, p.nodes[o.l].key)
+		if o.left >= 0 && (p.nodes[o.left].rating >= ra || matchrules.Distance(ra, p.nodes[o.left].rating) <= iva) {
+			dl = matchrules.Distance(rs, p.nodes[o.left].rating)
 		}
-		if o.h >= 0 && (p.nodes[o.h].key <= ra || matchrules.Distance(ra, p.nodes[o.h].key) <= iva) {
-			dh = matchrules.Distance(rs, p.nodes[o.h].key)
+		if o.right >= 0 && (p.nodes[o.right].rating <= ra || matchrules.Distance(ra, p.nodes[o.right].rating) <= iva) {
+			dh = matchrules.Distance(rs, p.nodes[o.right].rating)
 		}
 		if dl > ivs && dh > ivs {
-			return -1, heads{}
+			return -1, headSet{}
 		}
 		c, d := o.step(p, dl, dh)
-		if p.nodes[c].state != waiting || d > p.nodes[c].iv || p.classMask(a, c)&regions == 0 {
+		if p.nodes[c].state != waiting || d > p.nodes[c].interval || p.classMask(a, c)&regions == 0 {
 			continue
 		}
-		if da := matchrules.Distance(ra, p.nodes[c].key); da > iva || da > p.nodes[c].iv {
+		if da := matchrules.Distance(ra, p.nodes[c].rating); da > iva || da > p.nodes[c].interval {
 			continue
 		}
 		n := players + int(p.nodes[c].size)
-		if n > 2*p.t {
+		if n > 2*p.teamSize {
 			continue
 		}
-		var after heads
-		p.hs.place(&after, cur, int(p.nodes[c].size))
-		if p.hs.empty(&after) || n == 2*p.t && !p.hs.complete(&after) {
+		var after headSet
+		p.heads.place(&after, cur, int(p.nodes[c].size))
+		if p.heads.empty(&after) || n == 2*p.teamSize && !p.heads.complete(&after) {
 			continue
 		}
 		return c, after
@@ -186,9 +186,9 @@ func (p *pass) opponent(a, s int32, cur *heads, players int, regions uint64) (in
 // classMask is the classes of anchor a that the ticket at c is in: its regions without
 // rules (the anchor's classes are the regions), else as classesOf says.
 func (p *pass) classMask(a, c int32) uint64 {
-	if !p.ruled {
-		return p.nodes[c].mask
+	if !p.hasRules {
+		return p.nodes[c].regions
 	}
-	m, _ := p.classesOf(a, c, p.nodes[c].mask&p.nodes[a].mask)
+	m, _ := p.classesOf(a, c, p.nodes[c].regions&p.nodes[a].regions)
 	return m
 }

@@ -6,19 +6,19 @@ import "github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 // both 0..t, as bit x*(t+1)+y. (t+1)^2 is at most 289 bits; a pass uses the first words of
 // them, one word up to teams of 7, so a ticket is placed on either team of every state at
 // once with a few shifts.
-type heads [5]uint64
+type headSet [5]uint64
 
 // headSpace is the geometry of heads for one team size.
 type headSpace struct {
-	t, stride, words int
-	all              heads                             // every (x, y)
-	yFrom            [matchrules.MaxTeamSize + 1]heads // yFrom[s]: the (x, y) with y >= s
-	yTo              [matchrules.MaxTeamSize + 1]heads // yTo[s]: the (x, y) with y <= t-s
-	full             struct{ word, bit uint }          // (t, t)
+	teamSize, stride, words int
+	all                     headSet                             // every (x, y)
+	yFrom                   [matchrules.MaxTeamSize + 1]headSet // yFrom[s]: the (x, y) with y >= s
+	yTo                     [matchrules.MaxTeamSize + 1]headSet // yTo[s]: the (x, y) with y <= t-s
+	full                    struct{ word, bit uint }            // (t, t)
 }
 
 func (hs *headSpace) init(t int) {
-	*hs = headSpace{t: t, stride: t + 1, words: ((t+1)*(t+1) + 63) / 64}
+	*hs = headSpace{teamSize: t, stride: t + 1, words: ((t+1)*(t+1) + 63) / 64}
 	for x := 0; x <= t; x++ {
 		for y := 0; y <= t; y++ {
 			b := x*hs.stride + y
@@ -38,22 +38,22 @@ func (hs *headSpace) init(t int) {
 }
 
 // one is the set holding (x, 0) alone: the anchor's ticket of x players on its team.
-func (hs *headSpace) one(x int) (h heads) {
+func (hs *headSpace) one(x int) (h headSet) {
 	b := x * hs.stride
 	h[b/64] = 1 << (b % 64)
 	return h
 }
 
 // target is the set holding (t, t) alone: two full teams.
-func (hs *headSpace) target() (h heads) {
+func (hs *headSpace) target() (h headSet) {
 	h[hs.full.word] = 1 << hs.full.bit
 	return h
 }
 
 // complete reports whether d holds (t, t).
-func (hs *headSpace) complete(d *heads) bool { return d[hs.full.word]>>hs.full.bit&1 != 0 }
+func (hs *headSpace) complete(d *headSet) bool { return d[hs.full.word]>>hs.full.bit&1 != 0 }
 
-func (hs *headSpace) empty(d *heads) bool {
+func (hs *headSpace) empty(d *headSet) bool {
 	for i := range hs.words {
 		if d[i] != 0 {
 			return false
@@ -63,7 +63,7 @@ func (hs *headSpace) empty(d *heads) bool {
 }
 
 // place sets r to the states reached from d by a ticket of s players on either team.
-func (hs *headSpace) place(r, d *heads, s int) {
+func (hs *headSpace) place(r, d *headSet, s int) {
 	if hs.words == 1 { // teams of up to 7
 		r[0] = d[0]<<s&hs.yFrom[s][0] | d[0]<<(s*hs.stride)&hs.all[0]
 		return
@@ -76,12 +76,12 @@ func (hs *headSpace) place(r, d *heads, s int) {
 
 // add places a ticket of s players on either team in every state of d, keeping d's states
 // (the ticket may also stay out).
-func (hs *headSpace) add(d *heads, s int) {
+func (hs *headSpace) add(d *headSet, s int) {
 	if hs.words == 1 {
 		d[0] |= d[0]<<s&hs.yFrom[s][0] | d[0]<<(s*hs.stride)&hs.all[0]
 		return
 	}
-	var r heads
+	var r headSet
 	hs.place(&r, d, s)
 	for i := range hs.words {
 		d[i] |= r[i]
@@ -90,7 +90,7 @@ func (hs *headSpace) add(d *heads, s int) {
 
 // unplace sets r to the states from which a ticket of s players on either team reaches
 // one of d.
-func (hs *headSpace) unplace(r, d *heads, s int) {
+func (hs *headSpace) unplace(r, d *headSet, s int) {
 	if hs.words == 1 {
 		r[0] = d[0]>>s&hs.yTo[s][0] | d[0]>>(s*hs.stride)
 		return
@@ -102,7 +102,7 @@ func (hs *headSpace) unplace(r, d *heads, s int) {
 }
 
 // shl shifts the first words of d left by k bits.
-func (hs *headSpace) shl(d *heads, k int) (r heads) {
+func (hs *headSpace) shl(d *headSet, k int) (r headSet) {
 	q, b := k/64, uint(k%64)
 	for i := hs.words - 1; i >= q; i-- {
 		r[i] = d[i-q] << b
@@ -114,7 +114,7 @@ func (hs *headSpace) shl(d *heads, k int) (r heads) {
 }
 
 // shr shifts the first words of d right by k bits.
-func (hs *headSpace) shr(d *heads, k int) (r heads) {
+func (hs *headSpace) shr(d *headSet, k int) (r headSet) {
 	q, b := k/64, uint(k%64)
 	for i := 0; i+q < hs.words; i++ {
 		r[i] = d[i+q] >> b

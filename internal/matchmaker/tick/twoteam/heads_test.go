@@ -17,7 +17,7 @@ func TestHeadsAgreeWithPlainSets(t *testing.T) {
 	for ts := 1; ts <= matchrules.MaxTeamSize; ts++ {
 		var hs headSpace
 		hs.init(ts)
-		toHeads := func(s set) (h heads) {
+		toHeads := func(s set) (h headSet) {
 			for k := range s {
 				b := k[0]*(ts+1) + k[1]
 				h[b/64] |= 1 << (b % 64)
@@ -50,7 +50,7 @@ func TestHeadsAgreeWithPlainSets(t *testing.T) {
 					unplaced[[2]int{k[0], k[1] - size}] = true
 				}
 			}
-			var got heads
+			var got headSet
 			if hs.place(&got, &h, size); got != toHeads(placed) {
 				t.Fatalf("team size %d: place %d in %v gives %v, want %v", ts, size, s, got, toHeads(placed))
 			}

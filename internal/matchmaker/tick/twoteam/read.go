@@ -16,12 +16,12 @@ import (
 // expired and the backfill tickets set apart, each live one read once by rank (age order),
 // then gathered by position (rating order) for the searches.
 func (p *pass) init(tickets []matchpool.Ticket, now float64, cfg *matchrules.Config, f *apperr.Fields) error {
-	p.t = cfg.TeamSize
-	if p.hs.t != p.t { // a pooled pass keeps the geometry of its last team size
-		p.hs.init(p.t)
+	p.teamSize = cfg.TeamSize
+	if p.heads.teamSize != p.teamSize { // a pooled pass keeps the geometry of its last team size
+		p.heads.init(p.teamSize)
 	}
 	p.greedy, p.latency = cfg.Strategy == matchrules.GreedyPairs, len(cfg.MaxLatency) > 0
-	p.count, p.feasible = [matchrules.MaxTeamSize + 1]int{}, [matchrules.MaxTeamSize + 1]int8{}
+	p.unmatchedBySize, p.feasibleBySize = [matchrules.MaxTeamSize + 1]int{}, [matchrules.MaxTeamSize + 1]int8{}
 	p.orderByAge(tickets)
 	p.setApart(tickets, now, cfg, f)
 	regions, err := p.readByRank(tickets, now, cfg, f)
@@ -30,23 +30,23 @@ func (p *pass) init(tickets []matchpool.Ticket, now float64, cfg *matchrules.Con
 	}
 	p.gatherByPosition(regions)
 	if p.greedy {
-		p.tree.init(p.rank)
+		p.oldest.init(p.rankAt)
 	}
-	p.in, p.now, p.interval = tickets, now, cfg.Interval
-	p.dp = scratch.Resize(p.dp, MaxClasses)
+	p.tickets, p.now, p.interval = tickets, now, cfg.Interval
+	p.reach = scratch.Resize(p.reach, MaxClasses)
 	p.waits, p.waitPos = p.waits[:0], p.waitPos[:0]
 	p.readRules(tickets, cfg)
-	p.made, p.ids, p.slots, p.pairs = p.made[:0], p.ids[:0], p.slots[:0], p.pairs[:0]
-	p.attrs, p.attrList, p.attrAt = p.attrs[:0], p.attrList[:0], p.attrAt[:0]
+	p.made, p.matchTickets, p.matchSlots, p.matchPairs = p.made[:0], p.matchTickets[:0], p.matchSlots[:0], p.matchPairs[:0]
+	p.matchAttrs, p.matchLists, p.matchListAt = p.matchAttrs[:0], p.matchLists[:0], p.matchListAt[:0]
 	return nil
 }
 
-// orderByAge sets p.age to every ticket's input index, oldest first; the queue service
+// orderByAge sets p.byAge to every ticket's input index, oldest first; the queue service
 // keeps its tickets in arrival order, so usually no sort. (An invalid WaitingSince sorts
 // somewhere and is reported with the ticket.)
 func (p *pass) orderByAge(tickets []matchpool.Ticket) {
 	n := len(tickets)
-	age := scratch.Resize(p.age, n)
+	age := scratch.Resize(p.byAge, n)
 	sorted := true
 	for i := 1; i < n && sorted; i++ {
 		sorted = tickets[i-1].WaitingSince <= tickets[i].WaitingSince
@@ -56,17 +56,17 @@ func (p *pass) orderByAge(tickets []matchpool.Ticket) {
 			age[i] = int32(i)
 		}
 	} else {
-		p.since = scratch.Resize(p.since, n)
+		p.waitingSince = scratch.Resize(p.waitingSince, n)
 		for i, t := range tickets {
-			p.since[i] = t.WaitingSince
+			p.waitingSince[i] = t.WaitingSince
 		}
-		pairing.SortIndex(p.since, age)
+		pairing.SortIndex(p.waitingSince, age)
 	}
-	p.age = age
+	p.byAge = age
 }
 
-// setApart keeps in p.age the live tickets that search, oldest first, and sets the others
-// apart: the backfill tickets (p.bf, served first and never a candidate) and the expired
+// setApart keeps in p.byAge the live tickets that search, oldest first, and sets the others
+// apart: the backfill tickets (p.backfills, served first and never a candidate) and the expired
 // ones (p.expired, by input index), which it checks.
 func (p *pass) setApart(tickets []matchpool.Ticket, now float64, cfg *matchrules.Config, f *apperr.Fields) {
 	widest := -1.0 // the widest latency limit: a ticket with data and no region within it never matches
@@ -74,28 +74,28 @@ func (p *pass) setApart(tickets []matchpool.Ticket, now float64, cfg *matchrules
 		widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
 	}
 	live := 0
-	p.bf = p.bf[:0]
-	for _, i := range p.age {
+	p.backfills = p.backfills[:0]
+	for _, i := range p.byAge {
 		if matchpool.ExpiryReason(&tickets[i], now, widest) != "" {
 			continue
 		}
 		if tickets[i].Backfill != nil {
-			tickets[i].AddFaults(f, int(i), p.t)
+			tickets[i].AddFaults(f, int(i), p.teamSize)
 			check.Attributes(f, cfg, &tickets[i], int(i))
-			p.bf = append(p.bf, i)
+			p.backfills = append(p.backfills, i)
 			continue
 		}
-		p.age[live] = i
+		p.byAge[live] = i
 		live++
 	}
-	p.age = p.age[:live]
-	if live+len(p.bf) == len(tickets) {
+	p.byAge = p.byAge[:live]
+	if live+len(p.backfills) == len(tickets) {
 		return
 	}
 	p.expired = make([]matchpool.Expiry, 0, len(tickets)-live)
 	for i := range tickets {
 		if why := matchpool.ExpiryReason(&tickets[i], now, widest); why != "" {
-			tickets[i].AddFaults(f, i, p.t)
+			tickets[i].AddFaults(f, i, p.teamSize)
 			check.Attributes(f, cfg, &tickets[i], i)
 			p.expired = append(p.expired, matchpool.Expiry{Ticket: i, Reason: why})
 		}
@@ -103,14 +103,14 @@ func (p *pass) setApart(tickets []matchpool.Ticket, now float64, cfg *matchrules
 }
 
 // readByRank reads every live ticket once, in age order (usually the input's), checking it:
-// what the searches need of it into p.info and its sort key into p.mean, by rank; a
-// party's ratings into p.ratK and the latencies into p.latK. It returns the regions named,
+// what the searches need of it into p.byRank and its sort key into p.means, by rank; a
+// party's ratings into p.rankRatings and the latencies into p.rankLatencies. It returns the regions named,
 // by id in order of first sight.
 func (p *pass) readByRank(tickets []matchpool.Ticket, now float64, cfg *matchrules.Config, f *apperr.Fields) (map[string]int, error) {
-	live := len(p.age)
-	p.mean = scratch.Resize(p.mean, live)
-	p.info = scratch.Resize(p.info, live)
-	p.ratK, p.latK = p.ratK[:0], p.latK[:0]
+	live := len(p.byAge)
+	p.means = scratch.Resize(p.means, live)
+	p.byRank = scratch.Resize(p.byRank, live)
+	p.rankRatings, p.rankLatencies = p.rankRatings[:0], p.rankLatencies[:0]
 	var regions regionReader
 	if p.latency {
 		regions.ids = make(map[string]int)
@@ -119,9 +119,9 @@ func (p *pass) readByRank(tickets []matchpool.Ticket, now float64, cfg *matchrul
 	if attributes {
 		p.declare(cfg)
 	}
-	for k, i := range p.age {
+	for k, i := range p.byAge {
 		t := &tickets[i]
-		t.AddFaults(f, int(i), p.t)
+		t.AddFaults(f, int(i), p.teamSize)
 		if attributes {
 			p.readAttributes(f, cfg, t, int(i))
 		}
@@ -132,19 +132,19 @@ func (p *pass) readByRank(tickets []matchpool.Ticket, now float64, cfg *matchrul
 		for _, r := range t.Ratings {
 			s += r
 		}
-		x := info{mean: s / float64(len(t.Ratings)), iv: matchrules.Current(cfg.Interval, now-t.WaitingSince),
-			total: s, in: i, size: uint8(len(t.Ratings))}
+		x := info{mean: s / float64(len(t.Ratings)), interval: matchrules.Current(cfg.Interval, now-t.WaitingSince),
+			total: s, input: i, size: uint8(len(t.Ratings))}
 		if len(t.Ratings) > 1 {
-			x.rat = int32(len(p.ratK))
-			p.ratK = append(p.ratK, t.Ratings...)
+			x.ratingsAt = int32(len(p.rankRatings))
+			p.rankRatings = append(p.rankRatings, t.Ratings...)
 		}
 		if p.latency {
-			x.limit = matchrules.Current(cfg.MaxLatency, now-t.WaitingSince)
-			x.lat, x.nlat = int32(len(p.latK)), uint8(len(t.Latencies))
-			p.latK = regions.read(p.latK, t.Latencies, int(i), f)
+			x.latencyLimit = matchrules.Current(cfg.MaxLatency, now-t.WaitingSince)
+			x.latenciesAt, x.latencyCount = int32(len(p.rankLatencies)), uint8(len(t.Latencies))
+			p.rankLatencies = regions.read(p.rankLatencies, t.Latencies, int(i), f)
 		}
-		p.mean[k] = x.mean
-		p.info[k] = x
+		p.means[k] = x.mean
+		p.byRank[k] = x
 	}
 	return regions.ids, f.Err()
 }
@@ -183,7 +183,7 @@ func (r *regionReader) read(out []latency, lats []matchpool.RegionLatency, i int
 	return out
 }
 
-// gatherByPosition sorts the live tickets by rating (p.rank: the rank at each position)
+// gatherByPosition sorts the live tickets by rating (p.rankAt: the rank at each position)
 // and gathers what the searches read of each into its node by position, its party's
 // ratings and its latencies beside its neighbours', so that a match reads memory near its
 // anchor rather than all over the input. ids are the regions (readByRank's).
@@ -193,38 +193,38 @@ func (p *pass) gatherByPosition(ids map[string]int) {
 	if p.latency {
 		all = p.names(ids, &rename)
 	}
-	live := len(p.age)
-	p.rank = scratch.Resize(p.rank, live)
-	pairing.SortIndex(p.mean, p.rank)
-	p.posOf = scratch.Resize(p.posOf, live)
+	live := len(p.byAge)
+	p.rankAt = scratch.Resize(p.rankAt, live)
+	pairing.SortIndex(p.means, p.rankAt)
+	p.positionOf = scratch.Resize(p.positionOf, live)
 	p.taken = scratch.Resize(p.taken, live)
 	clear(p.taken)
 	p.nodes = scratch.Resize(p.nodes, live)
-	p.rat = scratch.Resize(p.rat, len(p.ratK))
-	p.lat = scratch.Resize(p.lat, len(p.latK))
+	p.ratings = scratch.Resize(p.ratings, len(p.rankRatings))
+	p.latencies = scratch.Resize(p.latencies, len(p.rankLatencies))
 	rat, lat := int32(0), int32(0)
-	for pos, k := range p.rank {
-		p.posOf[k] = int32(pos)
-		in := &p.info[k]
-		x := node{key: in.mean, iv: in.iv, mask: 1, prev: int32(pos) - 1, next: int32(pos) + 1,
-			rank: k, in: in.in, total: in.total, size: in.size}
-		p.count[in.size]++
+	for pos, k := range p.rankAt {
+		p.positionOf[k] = int32(pos)
+		in := &p.byRank[k]
+		x := node{rating: in.mean, interval: in.interval, regions: 1, prev: int32(pos) - 1, next: int32(pos) + 1,
+			rank: k, input: in.input, total: in.total, size: in.size}
+		p.unmatchedBySize[in.size]++
 		if in.size > 1 {
-			x.rat = rat
-			rat += int32(copy(p.rat[rat:], p.ratK[in.rat:in.rat+int32(in.size)]))
+			x.ratingsAt = rat
+			rat += int32(copy(p.ratings[rat:], p.rankRatings[in.ratingsAt:in.ratingsAt+int32(in.size)]))
 		}
 		if p.latency {
 			// The regions within the ticket's current limit, or all of them without data.
-			x.lat, x.nlat, x.mask = lat, in.nlat, all
-			if in.nlat > 0 {
-				x.mask = 0
+			x.latenciesAt, x.latencyCount, x.regions = lat, in.latencyCount, all
+			if in.latencyCount > 0 {
+				x.regions = 0
 			}
-			for _, l := range p.latK[in.lat : in.lat+int32(in.nlat)] {
+			for _, l := range p.rankLatencies[in.latenciesAt : in.latenciesAt+int32(in.latencyCount)] {
 				l.region = rename[l.region]
-				p.lat[lat] = l
+				p.latencies[lat] = l
 				lat++
-				if l.ms <= in.limit {
-					x.mask |= 1 << l.region
+				if l.ms <= in.latencyLimit {
+					x.regions |= 1 << l.region
 				}
 			}
 		}
@@ -255,54 +255,4 @@ func (p *pass) names(ids map[string]int, rename *[matchpool.MaxRegions]uint8) ui
 		return math.MaxUint64
 	}
 	return uint64(1)<<len(p.regionNames) - 1
-}
-
-// run is the anchor loop.
-func (p *pass) run() {
-	p.serveBackfills()
-	for k, a := range p.posOf {
-		if p.taken[k] {
-			continue
-		}
-		if p.nodes[a].mask == 0 {
-			p.wait(a, matchpool.Wait{Rule: matchrules.WaitLatency, Kind: matchrules.WaitLatency})
-			continue
-		}
-		if !p.sizeFeasible(int(p.nodes[a].size)) {
-			p.wait(a, matchpool.Wait{Rule: matchrules.WaitInterval, Kind: matchrules.WaitInterval, Short: true})
-			continue
-		}
-		if p.greedy && p.greedyPairs(a) {
-			continue
-		}
-		p.ratingWindow(a)
-	}
-}
-
-// sizeFeasible reports whether the unmatched tickets, whatever their ratings, could make a
-// match with an anchor of s players: it spares the walk of a whole interval when the head
-// counts alone rule a match out (a queue of parties of 3 in 5v5). Only up to 2t/c tickets
-// of c players can be in one match, so the answer changes only when a count falls below
-// that, which clears the cache.
-func (p *pass) sizeFeasible(s int) bool {
-	if c := p.feasible[s]; c != 0 {
-		return c > 0
-	}
-	t := p.t
-	d := p.hs.one(s)
-	for c := 1; c <= t; c++ {
-		k := p.count[c]
-		if c == s {
-			k--
-		}
-		for range min(k, 2*t/c) {
-			p.hs.add(&d, c)
-		}
-	}
-	ok := p.hs.complete(&d)
-	p.feasible[s] = -1
-	if ok {
-		p.feasible[s] = 1
-	}
-	return ok
 }

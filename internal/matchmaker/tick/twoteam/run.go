@@ -17,7 +17,7 @@ func Run(tickets []matchpool.Ticket, now float64, cfg *matchrules.Config) (match
 	p := passes.Get().(*pass)
 	defer p.release()
 	// init checks the tickets as it reads them: a ticket's ratings and latencies are read
-	// from memory once, the expensive part of reading 100,000 tickets.
+	// from memory once, the expensive part of reading a large queue.
 	if err := p.init(tickets, now, cfg, &f); err != nil {
 		return matchpool.Result{}, err
 	}
@@ -26,22 +26,22 @@ func Run(tickets []matchpool.Ticket, now float64, cfg *matchrules.Config) (match
 }
 
 // passes keep a pass's buffers from one call to the next: the queue service runs a pass
-// of the same queue every tick, and a pass of 100,000 tickets needs about 10 MB of them.
+// of the same queue every tick, and a large pass needs megabytes of them.
 var passes = sync.Pool{New: func() any { return new(pass) }}
 
 // release drops what the pass holds of the caller's (the result, region names) and pools
 // it.
 func (p *pass) release() {
-	p.expired, p.regionNames, p.in, p.interval, p.fills = nil, nil, nil, nil, nil
+	p.expired, p.regionNames, p.tickets, p.interval, p.fills = nil, nil, nil, nil, nil
 	for i := range p.rules { // what the pass holds of the caller's
 		d := &p.rules[i]
 		d.rule, d.names, d.attr = nil, nil, matchrules.Attribute{}
-		clear(d.strs.Names)
+		clear(d.interned.Names)
 	}
 	p.dims = p.dims[:0]
-	clear(p.attrs)
-	clear(p.attrList)
-	p.read = p.read[:0]
+	clear(p.matchAttrs)
+	clear(p.matchLists)
+	p.readAttrs = p.readAttrs[:0]
 	passes.Put(p)
 }
 
@@ -82,107 +82,106 @@ const (
 // input is read once, in age order (which is usually its own), into arrays by rank that
 // are then gathered by position.
 type pass struct {
-	t           int
-	in          []matchpool.Ticket // the caller's, during Run
+	teamSize    int
+	tickets     []matchpool.Ticket // the caller's, during Run
 	now         float64
 	interval    []matchrules.Step
-	bf          []int32 // live backfill tickets (input indices), oldest first
+	backfills   []int32 // live backfill tickets (input indices), oldest first
 	fills       []matchpool.Fill
 	greedy      bool
 	latency     bool
 	regionNames []string // sorted: a region's id is its index
 
 	// by rank
-	age   []int32 // input index
-	posOf []int32
-	taken []bool    // matched: the anchor loop skips them without reading their nodes
-	mean  []float64 // the sort's keys
-	info  []info
-	ratK  []float64 // parties' ratings
-	latK  []latency // with region ids in order of first sight
+	byAge         []int32   // input index
+	positionOf    []int32   // position
+	taken         []bool    // matched: the anchor loop skips them without reading their nodes
+	means         []float64 // the sort's keys
+	byRank        []info
+	rankRatings   []float64 // parties' ratings, a party's from byRank[k].ratingsAt
+	rankLatencies []latency // with region ids in order of first sight
 
 	// by position
-	rank  []int32
-	nodes []node
-	rat   []float64 // the players' ratings, by position of their tickets
-	lat   []latency // the latencies, by position of their tickets
+	rankAt    []int32 // rank
+	nodes     []node
+	ratings   []float64 // the players' ratings, by position of their tickets
+	latencies []latency // the latencies, by position of their tickets
 
-	since []float64 // to sort by age when the input is not in age order
+	waitingSince []float64 // to sort by age when the input is not in age order
 
-	count    [matchrules.MaxTeamSize + 1]int  // unmatched tickets by size
-	feasible [matchrules.MaxTeamSize + 1]int8 // cache of sizeFeasible by anchor size: 0 unknown, 1 yes, -1 no
+	unmatchedBySize [matchrules.MaxTeamSize + 1]int  // unmatched tickets by size
+	feasibleBySize  [matchrules.MaxTeamSize + 1]int8 // cache of sizeFeasible by anchor size: 0 unknown, 1 yes, -1 no
 
-	tree minTree // greedy_pairs: the oldest unmatched ticket in a range of positions
+	oldest minTree // greedy_pairs: the oldest unmatched ticket in a range of positions
 
 	// scratch of one anchor
-	hs      headSpace
-	dp      []heads // per region
-	walk    []int32 // acceptable candidates, nearest first
-	need    []heads
-	chosen  []int32
-	best    []int32
-	touched []int32
-	sp      splitter
-	members [2][]member
+	heads    headSpace
+	reach    []headSet // per class: the head counts the anchor reaches with the candidates walked
+	walked   []int32   // acceptable candidates, nearest first
+	needFrom []headSet // choose's: the head counts from which walked[i:] complete a match
+	chosen   []int32
+	best     []int32
+	touched  []int32
+	splitter splitter
+	members  [2][]member
 
 	// rules: what the pass read of each, and the classes of the anchor being served
-	ruled        bool    // the config has rules
-	part         int     // the rule whose value partitions the walks (partition), -1: none
-	pprev, pnext []int32 // with part, the links of the unmatched positions of one value
-	matchLevel   bool    // some rule is judged on the match (distance, team_balance)
-	rules        []ruleData
-	dims         []dim
-	inner        int    // classes per region of the anchor (1: the classes are the regions)
-	classRegions []int8 // with inner > 1, the anchor's regions by id: class k is in classRegions[k/inner]
-	sets         []uint64
-	wins         []window
-	zeroRule     int // the rule that rules out the anchor, when anchorClasses returns 0
-	wmask        []uint64
-	rej          []rejection
-	tries        []try
-	picks        int            // matches an anchor's walk picked
-	turnedDown   matchpool.Wait // the first match of the anchor's walk a rule turned down
-	waits        []matchpool.Wait
-	waitPos      []int32 // the position of each wait's ticket
-	judged       []int32 // scratch of matchAttributes
-	read         []readAttr
-	attrs        []matchpool.MatchAttribute // of the matches made
-	attrList     []string                   // their lists
-	attrAt       []int32                    // where each one's list starts in attrList
-	vals         []matchrules.Value         // by rank, the values of read
+	hasRules           bool    // the config has rules
+	partitionRule      int     // the rule whose value partitions the walks (partition()), -1: none
+	partPrev, partNext []int32 // with partitionRule, the links of the unmatched positions of one value
+	judgesMatch        bool    // some rule is judged on the match (distance, team_balance)
+	rules              []ruleData
+	dims               []dim
+	classesPerRegion   int    // classes per region of the anchor (1: the classes are the regions)
+	classRegions       []int8 // with classesPerRegion > 1, the anchor's regions by id: class k is in classRegions[k/classesPerRegion]
+	classSets          []uint64
+	classWindows       []window
+	excludingRule      int // the rule that rules out the anchor, when anchorClasses returns 0
+	walkedClasses      []uint64
+	rejected           []rejection
+	tries              []try
+	picks              int            // matches an anchor's walk picked
+	turnedDown         matchpool.Wait // the first match of the anchor's walk a rule turned down
+	waits              []matchpool.Wait
+	waitPos            []int32 // the position of each wait's ticket
+	judged             []int32 // scratch of matchAttributes
+	readAttrs          []readAttr
+	matchAttrs         []matchpool.MatchAttribute // of the matches made
+	matchLists         []string                   // their lists
+	matchListAt        []int32                    // where each one's list starts in matchLists
 
 	// the result: the matches made and their parts, copied out at the end
-	made    []made
-	ids     []int
-	slots   []matchpool.Slot
-	pairs   []matchpool.Pair
-	expired []matchpool.Expiry
+	made         []made
+	matchTickets []int
+	matchSlots   []matchpool.Slot
+	matchPairs   []matchpool.Pair
+	expired      []matchpool.Expiry
 }
 
 // node is what the searches read of a live ticket, at its position: a walk reads one
 // cache line per ticket (64 bytes) rather than one per array.
 type node struct {
-	key        float64 // mean rating
-	iv         float64 // current interval
-	mask       uint64  // regions the ticket accepts now (bit 0 alone without latency)
-	prev, next int32   // unmatched positions, -1 at the ends
-	rank       int32
-	in         int32   // input index
-	total      float64 // sum of the players' ratings
-	rat        int32   // a party's ratings are rat[rat : rat+size]
-	lat        int32   // its latencies are lat[lat : lat+nlat]
-	size       uint8   // players
-	nlat       uint8
-	state      uint8
+	rating       float64 // mean rating
+	interval     float64 // current interval
+	regions      uint64  // regions the ticket accepts now (bit 0 alone without latency)
+	prev, next   int32   // unmatched positions, -1 at the ends
+	rank         int32
+	input        int32   // input index
+	total        float64 // sum of the players' ratings
+	ratingsAt    int32   // a party's ratings are ratings[ratingsAt : ratingsAt+size]
+	latenciesAt  int32   // its latencies are latencies[latenciesAt : latenciesAt+latencyCount]
+	size         uint8   // players
+	latencyCount uint8
+	state        uint8
 }
 
 // info is what the pass reads of a live ticket, by rank, to gather by position.
 type info struct {
-	mean, iv, limit, total float64 // limit: current latency limit
-	in                     int32
-	rat                    int32 // a party's ratings are ratK[rat : rat+size]
-	lat                    int32 // its latencies are latK[lat : lat+nlat]
-	size, nlat             uint8
+	mean, interval, latencyLimit, total float64 // the current interval and latency limit
+	input                               int32
+	ratingsAt                           int32 // a party's ratings are rankRatings[ratingsAt : ratingsAt+size]
+	latenciesAt                         int32 // its latencies are rankLatencies[latenciesAt : latenciesAt+latencyCount]
+	size, latencyCount                  uint8
 }
 
 // latency is a ticket's latency to the region of id region.

@@ -22,7 +22,7 @@ type rejection struct {
 
 // wait records why the ticket at a waits.
 func (p *pass) wait(a int32, x matchpool.Wait) {
-	x.Ticket = int(p.nodes[a].in)
+	x.Ticket = int(p.nodes[a].input)
 	p.waits, p.waitPos = append(p.waits, x), append(p.waitPos, a)
 }
 
@@ -41,7 +41,7 @@ func (p *pass) stageWait(s int, candidates int) matchpool.Wait {
 // waitZero records an anchor that a rule rules out whatever the candidates (anchorClasses
 // returned 0).
 func (p *pass) waitZero(a int32) {
-	p.wait(a, p.stageWait(stageRules+p.zeroRule, 0))
+	p.wait(a, p.stageWait(stageRules+p.excludingRule, 0))
 }
 
 // explain records why anchor a, whose walk met the candidates w (in the classes wm) and
@@ -54,10 +54,10 @@ func (p *pass) explain(a int32, w []int32, wm []uint64, rej []rejection) {
 	stages := stageRules + len(p.rules)
 	// dp[s]: the head counts the anchor reaches with the candidates that passed stages
 	// 0..s, built from the last stage down.
-	var dp [stageRules + matchrules.MaxRules]heads
-	last := p.hs.one(int(p.nodes[a].size))
+	var dp [stageRules + matchrules.MaxRules]headSet
+	last := p.heads.one(int(p.nodes[a].size))
 	for _, c := range w {
-		p.hs.add(&last, int(p.nodes[c].size))
+		p.heads.add(&last, int(p.nodes[c].size))
 	}
 	counts := [stageRules + matchrules.MaxRules]int{}
 	for _, r := range rej {
@@ -68,22 +68,22 @@ func (p *pass) explain(a int32, w []int32, wm []uint64, rej []rejection) {
 		dp[s] = dp[s+1]
 		for _, r := range rej {
 			if int(r.stage) == s+1 {
-				p.hs.add(&dp[s], int(p.nodes[r.pos].size))
+				p.heads.add(&dp[s], int(p.nodes[r.pos].size))
 			}
 		}
 	}
 	judged := len(w) + len(rej) // candidates stage s judged
 	for s := range stages {
-		if !p.hs.complete(&dp[s]) {
+		if !p.heads.complete(&dp[s]) {
 			switch {
-			case s == stageInterval && p.part >= 0 && judged-counts[s] == 0 && p.partitionHasOthers(a):
+			case s == stageInterval && p.partitionRule >= 0 && judged-counts[s] == 0 && p.partitionHasOthers(a):
 				// Tickets of the anchor's value search, and none is within the interval:
 				// the interval's doing, not the rule's.
 				p.wait(a, p.stageWait(s, judged))
-			case s == stageInterval && p.part >= 0:
+			case s == stageInterval && p.partitionRule >= 0:
 				// The walk met the candidates of the anchor's value only (partition): too
 				// few of them is the rule's doing as much as the interval's.
-				p.wait(a, p.stageWait(stageRules+p.part, judged-counts[s]))
+				p.wait(a, p.stageWait(stageRules+p.partitionRule, judged-counts[s]))
 			case s >= stageRules && p.rules[s-stageRules].rule.Kind == matchrules.RuleEqual:
 				p.wait(a, p.stageWait(s, judged-counts[s]))
 			default:
@@ -96,7 +96,7 @@ func (p *pass) explain(a int32, w []int32, wm []uint64, rej []rejection) {
 	// Head counts allow a match at every stage: the candidates share no class. The first
 	// rule (latency, then the rules with classes, in order) that alone leaves none.
 	an := &p.nodes[a]
-	if p.latency && p.noClass(a, w, func(c int32) uint64 { return p.nodes[c].mask & an.mask }) {
+	if p.latency && p.noClass(a, w, func(c int32) uint64 { return p.nodes[c].regions & an.regions }) {
 		p.wait(a, p.stageWait(stageLatency, len(w)))
 		return
 	}
@@ -114,22 +114,22 @@ func (p *pass) explain(a int32, w []int32, wm []uint64, rej []rejection) {
 
 // partitionHasOthers: another unmatched ticket has the anchor's value of the
 // partitioning rule.
-func (p *pass) partitionHasOthers(a int32) bool { return p.pprev[a] >= 0 || p.pnext[a] >= 0 }
+func (p *pass) partitionHasOthers(a int32) bool { return p.partPrev[a] >= 0 || p.partNext[a] >= 0 }
 
 // noClass reports whether no class of one rule (the classes of each candidate by mask)
 // holds a match of the anchor and the candidates w.
 func (p *pass) noClass(a int32, w []int32, mask func(int32) uint64) bool {
-	var dp [MaxClasses]heads
+	var dp [MaxClasses]headSet
 	var seen uint64
 	for _, c := range w {
 		for m := mask(c); m != 0; m &= m - 1 {
 			k := bits.TrailingZeros64(m)
 			if seen>>k&1 == 0 {
 				seen |= 1 << k
-				dp[k] = p.hs.one(int(p.nodes[a].size))
+				dp[k] = p.heads.one(int(p.nodes[a].size))
 			}
-			p.hs.add(&dp[k], int(p.nodes[c].size))
-			if p.hs.complete(&dp[k]) {
+			p.heads.add(&dp[k], int(p.nodes[c].size))
+			if p.heads.complete(&dp[k]) {
 				return false
 			}
 		}
@@ -140,7 +140,7 @@ func (p *pass) noClass(a int32, w []int32, mask func(int32) uint64) bool {
 // ruleIndex is the index of the dimension's rule in the config.
 func (x *dim) ruleIndex(p *pass) int {
 	for i := range p.rules {
-		if &p.rules[i] == x.d {
+		if &p.rules[i] == x.data {
 			return i
 		}
 	}

@@ -13,7 +13,7 @@ import (
 
 // ratingWindow serves anchor a by the nearest-tickets rule and reports whether it made a
 // match. The acceptable candidates are walked outward from the anchor, nearest first;
-// per class of the anchor (its regions, or with rules the classes of classes.go) dp holds
+// per class of the anchor (its regions, or with rules the classes of classes.go) p.reach holds
 // the head counts the candidates walked so far can reach with the anchor, and a candidate
 // that completes a match in some class has the match of that prefix picked (finish). The
 // walk stops at the first pick made, after MaxPicks picks the rules judged on the match
@@ -22,42 +22,42 @@ import (
 // why (explain).
 func (p *pass) ratingWindow(a int32) bool {
 	an := &p.nodes[a]
-	ra, iva, ma, sa := an.key, an.iv, an.mask, int(an.size)
+	ra, iva, ma, sa := an.rating, an.interval, an.regions, int(an.size)
 	p.picks, p.turnedDown = 0, matchpool.Wait{}
-	if p.ruled {
+	if p.hasRules {
 		if ma = p.anchorClasses(a); ma == 0 {
 			p.waitZero(a)
 			return false
 		}
 	}
 	for m := ma; m != 0; m &= m - 1 {
-		p.dp[bits.TrailingZeros64(m)] = p.hs.one(sa)
+		p.reach[bits.TrailingZeros64(m)] = p.heads.one(sa)
 	}
-	w, wm, rej := p.walk[:0], p.wmask[:0], p.rej[:0]
-	o := p.outwardIn(a, p.part >= 0)
+	w, wm, rej := p.walked[:0], p.walkedClasses[:0], p.rejected[:0]
+	o := p.outwardIn(a, p.partitionRule >= 0)
 	for {
 		dl, dh := math.Inf(1), math.Inf(1)
-		if o.l >= 0 {
-			dl = matchrules.Distance(ra, p.nodes[o.l].key)
+		if o.left >= 0 {
+			dl = matchrules.Distance(ra, p.nodes[o.left].rating)
 		}
-		if o.h >= 0 {
-			dh = matchrules.Distance(ra, p.nodes[o.h].key)
+		if o.right >= 0 {
+			dh = matchrules.Distance(ra, p.nodes[o.right].rating)
 		}
 		if dl > iva && dh > iva {
 			break
 		}
 		c, d := o.step(p, dl, dh)
 		cn := &p.nodes[c]
-		if d > cn.iv {
+		if d > cn.interval {
 			rej = append(rej, rejection{c, stageInterval})
 			continue
 		}
-		m := cn.mask & an.mask
+		m := cn.regions & an.regions
 		if m == 0 {
 			rej = append(rej, rejection{c, stageLatency})
 			continue
 		}
-		if p.ruled {
+		if p.hasRules {
 			var r int
 			if m, r = p.classesOf(a, c, m); m == 0 {
 				rej = append(rej, rejection{c, stageRules + int32(r)})
@@ -68,18 +68,18 @@ func (p *pass) ratingWindow(a int32) bool {
 		var done uint64
 		for ; m != 0; m &= m - 1 {
 			r := bits.TrailingZeros64(m)
-			var x heads
-			p.hs.place(&x, &p.dp[r], int(cn.size))
-			if p.hs.complete(&x) {
+			var x headSet
+			p.heads.place(&x, &p.reach[r], int(cn.size))
+			if p.heads.complete(&x) {
 				done |= 1 << r
 			}
-			for i := range p.hs.words {
-				p.dp[r][i] |= x[i]
+			for i := range p.heads.words {
+				p.reach[r][i] |= x[i]
 			}
 		}
 		if done != 0 {
 			if p.finish(a, w, wm, done) {
-				p.walk, p.wmask, p.rej = w, wm, rej
+				p.walked, p.walkedClasses, p.rejected = w, wm, rej
 				return true
 			}
 			if p.picks >= MaxPicks {
@@ -87,7 +87,7 @@ func (p *pass) ratingWindow(a int32) bool {
 			}
 		}
 	}
-	p.walk, p.wmask, p.rej = w, wm, rej
+	p.walked, p.walkedClasses, p.rejected = w, wm, rej
 	p.explain(a, w, wm, rej)
 	return false
 }
@@ -101,62 +101,62 @@ const MaxPicks = 8
 // the equally near, oldest first. To the right, positions in a run of equal ratings are
 // in age order already; to the left they are walked backward, so the cursor jumps to the
 // start of each run (l) and walks it forward to its end (lEnd) before the next run left.
-// With part, it walks the links of the centre's partition (pass.part) only.
+// With part, it walks the links of the centre's partition (pass.partitionRule) only.
 type cursor struct {
-	l, lEnd, lNext int32 // -1: nothing left on that side
-	h              int32
-	part           bool
+	left, leftEnd, leftNext int32 // -1: nothing left on that side
+	right                   int32
+	part                    bool
 }
 
 func (p *pass) outward(centre int32) cursor { return p.outwardIn(centre, false) }
 
 func (p *pass) outwardIn(centre int32, part bool) cursor {
 	o := cursor{part: part}
-	o.h = o.next(p, centre)
+	o.right = o.next(p, centre)
 	o.enterLeft(p, o.prev(p, centre))
 	return o
 }
 
 func (o *cursor) next(p *pass, i int32) int32 {
 	if o.part {
-		return p.pnext[i]
+		return p.partNext[i]
 	}
 	return p.nodes[i].next
 }
 
 func (o *cursor) prev(p *pass, i int32) int32 {
 	if o.part {
-		return p.pprev[i]
+		return p.partPrev[i]
 	}
 	return p.nodes[i].prev
 }
 
 // enterLeft starts the run of equal ratings that ends at position e.
 func (o *cursor) enterLeft(p *pass, e int32) {
-	o.l, o.lEnd = e, e
+	o.left, o.leftEnd = e, e
 	if e < 0 {
 		return
 	}
-	for s := o.prev(p, e); s >= 0 && p.nodes[s].key == p.nodes[e].key; s = o.prev(p, s) {
-		o.l = s
+	for s := o.prev(p, e); s >= 0 && p.nodes[s].rating == p.nodes[e].rating; s = o.prev(p, s) {
+		o.left = s
 	}
-	o.lNext = o.prev(p, o.l)
+	o.leftNext = o.prev(p, o.left)
 }
 
 // step takes the nearer of the two sides' next positions, at distances dl and dh (+Inf
 // for a side that is done), the older one on a tie, and returns it with its distance.
 func (o *cursor) step(p *pass, dl, dh float64) (int32, float64) {
-	if dl < dh || dl == dh && o.l >= 0 && p.nodes[o.l].rank < p.nodes[o.h].rank {
-		c := o.l
-		if c == o.lEnd {
-			o.enterLeft(p, o.lNext)
+	if dl < dh || dl == dh && o.left >= 0 && p.nodes[o.left].rank < p.nodes[o.right].rank {
+		c := o.left
+		if c == o.leftEnd {
+			o.enterLeft(p, o.leftNext)
 		} else {
-			o.l = o.next(p, c)
+			o.left = o.next(p, c)
 		}
 		return c, dl
 	}
-	c := o.h
-	o.h = o.next(p, c)
+	c := o.right
+	o.right = o.next(p, c)
 	return c, dh
 }
 
@@ -170,7 +170,7 @@ func (p *pass) finish(a int32, w []int32, wm []uint64, done uint64) bool {
 		p.choose(a, w, wm, bits.TrailingZeros64(done))
 		return p.makeMatch(p.chosen)
 	}
-	if !p.matchLevel {
+	if !p.judgesMatch {
 		worst := math.Inf(1)
 		for m := done; m != 0; m &= m - 1 {
 			k := bits.TrailingZeros64(m)
@@ -223,39 +223,39 @@ func (p *pass) choose(a int32, w []int32, wm []uint64, k int) {
 		}
 		n += int(p.nodes[c].size)
 	}
-	if n == 2*p.t {
+	if n == 2*p.teamSize {
 		p.chosen = append(append(p.chosen[:0], a), w...)
 		return
 	}
 	last := len(w)
-	p.need = scratch.Resize(p.need, last+1)
-	need := p.need
-	need[last] = p.hs.target()
+	p.needFrom = scratch.Resize(p.needFrom, last+1)
+	need := p.needFrom
+	need[last] = p.heads.target()
 	for i := last - 1; i >= 0; i-- {
 		c := w[i]
 		if wm[i]>>k&1 == 0 {
 			need[i] = need[i+1]
 			continue
 		}
-		p.hs.unplace(&need[i], &need[i+1], int(p.nodes[c].size))
+		p.heads.unplace(&need[i], &need[i+1], int(p.nodes[c].size))
 		if i < last-1 { // the last one is taken: no state skips it
-			for x := range p.hs.words {
+			for x := range p.heads.words {
 				need[i][x] |= need[i+1][x]
 			}
 		}
 	}
-	cur := p.hs.one(int(p.nodes[a].size))
+	cur := p.heads.one(int(p.nodes[a].size))
 	p.chosen = append(p.chosen[:0], a)
 	for i, c := range w {
 		if wm[i]>>k&1 == 0 {
 			continue
 		}
-		var n heads
-		p.hs.place(&n, &cur, int(p.nodes[c].size))
-		for x := range p.hs.words {
+		var n headSet
+		p.heads.place(&n, &cur, int(p.nodes[c].size))
+		for x := range p.heads.words {
 			n[x] &= need[i+1][x]
 		}
-		if !p.hs.empty(&n) {
+		if !p.heads.empty(&n) {
 			cur = n
 			p.chosen = append(p.chosen, c)
 		}
@@ -272,12 +272,12 @@ func (p *pass) region(c []int32, mask uint64) (int, float64) {
 	var worst [matchpool.MaxRegions]float64
 	data := false
 	for _, pos := range c {
-		mask &= p.nodes[pos].mask
+		mask &= p.nodes[pos].regions
 		n := &p.nodes[pos]
-		for _, l := range p.lat[n.lat : n.lat+int32(n.nlat)] {
+		for _, l := range p.latencies[n.latenciesAt : n.latenciesAt+int32(n.latencyCount)] {
 			worst[l.region] = max(worst[l.region], l.ms)
 		}
-		data = data || n.nlat > 0
+		data = data || n.latencyCount > 0
 	}
 	if !data {
 		return -1, 0

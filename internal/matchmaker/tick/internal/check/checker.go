@@ -19,8 +19,8 @@ type Checker struct {
 	decls    []matchrules.Attribute // their declarations: a ticket's check looks none up by name
 	// requiredBy[j]: the rules that read declared[j], which has no default
 	requiredBy [][]string
-	// partyFits's answers by a party's role lists (partyKey: scratch): a pass of 100,000
-	// tickets checks some 20,000 parties, whose lists repeat
+	// partyFits's answers by a party's role lists (partyKey: scratch): a large pass checks
+	// thousands of parties, whose lists repeat
 	partyFit map[string]bool
 	partyKey []byte
 	// Values are the last ticket's value of each declared attribute (by DeclaredIndex), and

@@ -17,36 +17,36 @@ import (
 // with the tickets, in age order (readAttributes), by rank, and gathered by position
 // (readRules), as init does with ratings.
 type ruleData struct {
-	rule  *matchrules.Rule
-	attr  matchrules.Attribute
-	read  int    // the attribute's index in pass.read
-	bound []bool // the rule still binds the ticket (its wait < OptionalAfterS)
+	rule      *matchrules.Rule
+	attr      matchrules.Attribute
+	readIndex int    // the attribute's index in pass.read
+	bound     []bool // the rule still binds the ticket (its wait < OptionalAfterS)
 
 	// equal: the value's rank among the distinct values of the live tickets, in order
 	// (strings by bytes, numbers by value); names or nums hold them by rank.
-	id []int32
+	valueRank []int32
 	// distance: the value; distance and team_balance: the current tolerance.
-	num, tol []float64
+	number, tolerance []float64
 	// intersect: a ticket's list is ids[off[pos]:off[pos+1]], ranks ascending; and when
 	// the rule's values are at most 64, the list as a bit set of ranks.
-	off, ids []int32
-	set      []uint64
+	listStart, listRanks []int32
+	listSet              []uint64
 
 	names  []string
 	nums   []float64
 	setBuf []uint64
 
 	// by rank, as read
-	idK, offK, idsK []int32
-	numK            []float64
-	strs            intern.Table
-	numIDs          map[float64]int32
+	idByAge, listStartByAge, listRanksByAge []int32
+	numberByAge                             []float64
+	interned                                intern.Table
+	numberIDs                               map[float64]int32
 }
 
 // declare prepares readAttributes for a pass: the attributes the rules
 // read, each once, and the rules' buffers.
 func (p *pass) declare(cfg *matchrules.Config) {
-	p.read = p.read[:0]
+	p.readAttrs = p.readAttrs[:0]
 	if cap(p.rules) < len(cfg.Rules) {
 		p.rules = make([]ruleData, len(cfg.Rules))
 	}
@@ -54,18 +54,18 @@ func (p *pass) declare(cfg *matchrules.Config) {
 	for i := range cfg.Rules {
 		r := &cfg.Rules[i]
 		d := &p.rules[i]
-		*d = ruleData{rule: r, attr: cfg.Attributes[r.Attribute], read: -1, bound: d.bound, id: d.id, num: d.num,
-			tol: d.tol, off: d.off, ids: d.ids, setBuf: d.setBuf, idK: d.idK[:0], offK: d.offK[:0], idsK: d.idsK[:0], numK: d.numK[:0],
-			strs: intern.Table{Names: d.strs.Names[:0]}}
+		*d = ruleData{rule: r, attr: cfg.Attributes[r.Attribute], readIndex: -1, bound: d.bound, valueRank: d.valueRank, number: d.number,
+			tolerance: d.tolerance, listStart: d.listStart, listRanks: d.listRanks, setBuf: d.setBuf, idByAge: d.idByAge[:0], listStartByAge: d.listStartByAge[:0], listRanksByAge: d.listRanksByAge[:0], numberByAge: d.numberByAge[:0],
+			interned: intern.Table{Names: d.interned.Names[:0]}}
 		if !r.ReadsAttribute() {
 			continue
 		}
-		d.read = slices.IndexFunc(p.read, func(x readAttr) bool { return x.name == r.Attribute })
-		if d.read < 0 {
-			d.read = len(p.read)
-			p.read = append(p.read, readAttr{name: r.Attribute, attr: d.attr, rule: r.Name})
+		d.readIndex = slices.IndexFunc(p.readAttrs, func(x readAttr) bool { return x.name == r.Attribute })
+		if d.readIndex < 0 {
+			d.readIndex = len(p.readAttrs)
+			p.readAttrs = append(p.readAttrs, readAttr{name: r.Attribute, attr: d.attr, rule: r.Name})
 		}
-		p.read[d.read].rules = append(p.read[d.read].rules, i)
+		p.readAttrs[d.readIndex].rules = append(p.readAttrs[d.readIndex].rules, i)
 	}
 }
 
@@ -84,8 +84,8 @@ type readAttr struct {
 func (p *pass) readAttributes(f *apperr.Fields, cfg *matchrules.Config, t *matchpool.Ticket, i int) {
 	at := func(field string) string { return "tickets[" + strconv.Itoa(i) + "]." + field }
 	found := 0
-	for j := range p.read {
-		x := &p.read[j]
+	for j := range p.readAttrs {
+		x := &p.readAttrs[j]
 		v, ok := t.Attributes[x.name]
 		switch {
 		case ok:
@@ -105,14 +105,14 @@ func (p *pass) readAttributes(f *apperr.Fields, cfg *matchrules.Config, t *match
 			d := &p.rules[r]
 			switch d.rule.Kind {
 			case matchrules.RuleEqual:
-				d.idK = append(d.idK, d.intern(&v))
+				d.idByAge = append(d.idByAge, d.intern(&v))
 			case matchrules.RuleIntersect:
-				d.offK = append(d.offK, int32(len(d.idsK)))
+				d.listStartByAge = append(d.listStartByAge, int32(len(d.listRanksByAge)))
 				for _, s := range v.List {
-					d.idsK = append(d.idsK, d.strs.ID(s))
+					d.listRanksByAge = append(d.listRanksByAge, d.interned.ID(s))
 				}
 			case matchrules.RuleDistance:
-				d.numK = append(d.numK, v.Num)
+				d.numberByAge = append(d.numberByAge, v.Num)
 			}
 		}
 	}
@@ -120,7 +120,7 @@ func (p *pass) readAttributes(f *apperr.Fields, cfg *matchrules.Config, t *match
 		return
 	}
 	for name, v := range t.Attributes {
-		if slices.ContainsFunc(p.read, func(x readAttr) bool { return x.name == name }) {
+		if slices.ContainsFunc(p.readAttrs, func(x readAttr) bool { return x.name == name }) {
 			continue
 		}
 		a, ok := cfg.Attributes[name]
@@ -135,15 +135,15 @@ func (p *pass) readAttributes(f *apperr.Fields, cfg *matchrules.Config, t *match
 // intern numbers an equal rule's value in order of first sight.
 func (d *ruleData) intern(v *matchrules.Value) int32 {
 	if d.attr.Type != matchrules.TypeNumber {
-		return d.strs.ID(v.Str)
+		return d.interned.ID(v.Str)
 	}
-	if d.numIDs == nil {
-		d.numIDs = make(map[float64]int32)
+	if d.numberIDs == nil {
+		d.numberIDs = make(map[float64]int32)
 	}
-	id, ok := d.numIDs[v.Num]
+	id, ok := d.numberIDs[v.Num]
 	if !ok {
 		id = int32(len(d.nums))
-		d.numIDs[v.Num] = id
+		d.numberIDs[v.Num] = id
 		d.nums = append(d.nums, v.Num)
 	}
 	return id
@@ -153,8 +153,8 @@ func (d *ruleData) intern(v *matchrules.Value) int32 {
 // ranks them, and reads what changes with the wait: whether each rule binds each ticket,
 // and its tolerance.
 func (p *pass) readRules(tickets []matchpool.Ticket, cfg *matchrules.Config) {
-	p.ruled, p.matchLevel, p.inner, p.dims, p.part = len(cfg.Rules) > 0, false, 1, p.dims[:0], -1
-	if !p.ruled {
+	p.hasRules, p.judgesMatch, p.classesPerRegion, p.dims, p.partitionRule = len(cfg.Rules) > 0, false, 1, p.dims[:0], -1
+	if !p.hasRules {
 		p.rules = p.rules[:0]
 		return
 	}
@@ -163,94 +163,94 @@ func (p *pass) readRules(tickets []matchpool.Ticket, cfg *matchrules.Config) {
 	for i := range p.rules {
 		d := &p.rules[i]
 		r := d.rule
-		p.matchLevel = p.matchLevel || r.JudgedOnMatch()
+		p.judgesMatch = p.judgesMatch || r.JudgedOnMatch()
 		d.bound = scratch.Resize(d.bound, n)
 		for pos := range p.nodes {
-			d.bound[pos] = r.BindsAt(p.now - tickets[p.nodes[pos].in].WaitingSince)
+			d.bound[pos] = r.BindsAt(p.now - tickets[p.nodes[pos].input].WaitingSince)
 		}
 		switch r.Kind {
 		case matchrules.RuleEqual:
-			d.id = scratch.Resize(d.id, n)
+			d.valueRank = scratch.Resize(d.valueRank, n)
 			for pos := range p.nodes {
-				d.id[pos] = d.idK[p.nodes[pos].rank]
+				d.valueRank[pos] = d.idByAge[p.nodes[pos].rank]
 			}
 			if d.attr.Type == matchrules.TypeNumber {
-				d.renumber(len(d.nums), func(a, b int32) int { return cmp.Compare(d.nums[a], d.nums[b]) }, d.id)
+				d.renumber(len(d.nums), func(a, b int32) int { return cmp.Compare(d.nums[a], d.nums[b]) }, d.valueRank)
 				slices.Sort(d.nums)
 			} else {
-				d.names = d.strs.Names
-				d.renumber(len(d.names), func(a, b int32) int { return cmp.Compare(d.names[a], d.names[b]) }, d.id)
+				d.names = d.interned.Names
+				d.renumber(len(d.names), func(a, b int32) int { return cmp.Compare(d.names[a], d.names[b]) }, d.valueRank)
 				d.names = slices.Clone(d.names) // the interner's array is the pass's
 				slices.Sort(d.names)
 			}
 		case matchrules.RuleIntersect:
-			d.offK = append(d.offK, int32(len(d.idsK)))
-			d.names = d.strs.Names
-			d.renumber(len(d.names), func(a, b int32) int { return cmp.Compare(d.names[a], d.names[b]) }, d.idsK)
+			d.listStartByAge = append(d.listStartByAge, int32(len(d.listRanksByAge)))
+			d.names = d.interned.Names
+			d.renumber(len(d.names), func(a, b int32) int { return cmp.Compare(d.names[a], d.names[b]) }, d.listRanksByAge)
 			d.names = slices.Clone(d.names)
 			slices.Sort(d.names)
-			d.off, d.ids = scratch.Resize(d.off, n+1), d.ids[:0]
+			d.listStart, d.listRanks = scratch.Resize(d.listStart, n+1), d.listRanks[:0]
 			for pos := range p.nodes {
 				k := p.nodes[pos].rank
-				d.off[pos] = int32(len(d.ids))
-				d.ids = append(d.ids, d.idsK[d.offK[k]:d.offK[k+1]]...)
-				intern.SortIDs(d.ids[d.off[pos]:])
+				d.listStart[pos] = int32(len(d.listRanks))
+				d.listRanks = append(d.listRanks, d.listRanksByAge[d.listStartByAge[k]:d.listStartByAge[k+1]]...)
+				intern.SortIDs(d.listRanks[d.listStart[pos]:])
 			}
-			d.off[n] = int32(len(d.ids))
-			d.set = nil
+			d.listStart[n] = int32(len(d.listRanks))
+			d.listSet = nil
 			if len(d.names) <= 64 {
-				d.set = scratch.Resize(d.setBuf, n)
-				d.setBuf = d.set
+				d.listSet = scratch.Resize(d.setBuf, n)
+				d.setBuf = d.listSet
 				for pos := range n {
 					var b uint64
-					for _, id := range d.ids[d.off[pos]:d.off[pos+1]] {
+					for _, id := range d.listRanks[d.listStart[pos]:d.listStart[pos+1]] {
 						b |= 1 << id
 					}
-					d.set[pos] = b
+					d.listSet[pos] = b
 				}
 			}
 		case matchrules.RuleDistance:
-			d.num = scratch.Resize(d.num, n)
+			d.number = scratch.Resize(d.number, n)
 			for pos := range p.nodes {
 				if r.ReadsRating() {
-					d.num[pos] = p.nodes[pos].key // the ticket's (mean) rating
+					d.number[pos] = p.nodes[pos].rating // the ticket's (mean) rating
 					continue
 				}
-				d.num[pos] = d.numK[p.nodes[pos].rank]
+				d.number[pos] = d.numberByAge[p.nodes[pos].rank]
 			}
 		}
 		if r.HasTolerance() {
-			d.tol = scratch.Resize(d.tol, n)
+			d.tolerance = scratch.Resize(d.tolerance, n)
 			for pos := range p.nodes {
-				d.tol[pos] = matchrules.Current(r.Expansions, p.now-tickets[p.nodes[pos].in].WaitingSince)
+				d.tolerance[pos] = matchrules.Current(r.Expansions, p.now-tickets[p.nodes[pos].input].WaitingSince)
 			}
 		}
 	}
 }
 
 // partition links the tickets by the value of the first equal rule that binds every
-// ticket at any wait, if there is one (pass.part): the anchors' walks then meet only the
+// ticket at any wait, if there is one (pass.partitionRule): the anchors' walks then meet only the
 // candidates of their own value, where a walk over all of them would turn the others away
 // one by one (3 in 4 with 4 modes).
 func (p *pass) partition() {
-	p.part = slices.IndexFunc(p.rules, func(d ruleData) bool {
+	p.partitionRule = slices.IndexFunc(p.rules, func(d ruleData) bool {
 		return d.rule.Kind == matchrules.RuleEqual && d.rule.OptionalAfterS == nil
 	})
-	if p.part < 0 {
+	if p.partitionRule < 0 {
 		return
 	}
-	d := &p.rules[p.part]
+	d := &p.rules[p.partitionRule]
 	n := len(p.nodes)
-	p.pprev, p.pnext = scratch.Resize(p.pprev, n), scratch.Resize(p.pnext, n)
+	p.partPrev, p.partNext = scratch.Resize(p.partPrev, n), scratch.Resize(p.partNext, n)
 	last := make([]int32, len(d.names)+len(d.nums))
 	for i := range last {
 		last[i] = -1
 	}
 	for pos := range int32(n) {
-		v := d.id[pos]
-		p.pprev[pos], p.pnext[pos] = last[v], -1
+		v := d.valueRank[pos]
+		p.partPrev[pos], p.partNext[pos] = last[v], -1
 		if last[v] >= 0 {
-			p.pnext[last[v]] = pos
+			p.partNext[last[v]] = pos
 		}
 		last[v] = pos
 	}
@@ -274,4 +274,4 @@ func (d *ruleData) renumber(n int, compare func(a, b int32) int, ids []int32) {
 }
 
 // list is the intersect rule's list of the ticket at pos, as ranks ascending.
-func (d *ruleData) list(pos int32) []int32 { return d.ids[d.off[pos]:d.off[pos+1]] }
+func (d *ruleData) list(pos int32) []int32 { return d.listRanks[d.listStart[pos]:d.listStart[pos+1]] }

@@ -33,9 +33,9 @@ func (p *pass) matchRulesHold(c []int32, team0 uint32, avgDiff float64) bool {
 				continue
 			}
 			any = true
-			tol = min(tol, d.tol[pos])
+			tol = min(tol, d.tolerance[pos])
 			if d.rule.Kind == matchrules.RuleDistance {
-				lo, hi = min(lo, d.num[pos]), max(hi, d.num[pos])
+				lo, hi = min(lo, d.number[pos]), max(hi, d.number[pos])
 			}
 		}
 		if !any {
@@ -79,7 +79,7 @@ func (p *pass) partyMixHolds(d *ruleData, c []int32, team0 uint32) bool {
 // matchAttributes appends to p.attrs what the match's equal and intersect rules agreed on
 // (Match.Attributes) and returns where they are.
 func (p *pass) matchAttributes(c []int32) [2]int32 {
-	from := int32(len(p.attrs))
+	from := int32(len(p.matchAttrs))
 	for i := range p.rules {
 		d := &p.rules[i]
 		if !d.rule.ReportsValue() {
@@ -96,11 +96,11 @@ func (p *pass) matchAttributes(c []int32) [2]int32 {
 			judged = c
 		}
 		var v matchrules.Value
-		listAt := len(p.attrList)
+		listAt := len(p.matchLists)
 		switch d.rule.Kind {
 		case matchrules.RuleEqual:
-			id := d.id[judged[0]]
-			if slices.ContainsFunc(judged, func(pos int32) bool { return d.id[pos] != id }) {
+			id := d.valueRank[judged[0]]
+			if slices.ContainsFunc(judged, func(pos int32) bool { return d.valueRank[pos] != id }) {
 				continue
 			}
 			if d.attr.Type == matchrules.TypeNumber {
@@ -109,13 +109,13 @@ func (p *pass) matchAttributes(c []int32) [2]int32 {
 				v = matchrules.StringValue(d.names[id])
 			}
 		case matchrules.RuleIntersect:
-			if d.set != nil { // lists as bit sets: the common values are their intersection
+			if d.listSet != nil { // lists as bit sets: the common values are their intersection
 				common := ^uint64(0)
 				for _, pos := range judged {
-					common &= d.set[pos]
+					common &= d.listSet[pos]
 				}
 				for ; common != 0; common &= common - 1 {
-					p.attrList = append(p.attrList, d.names[bits.TrailingZeros64(common)]) // ranks ascending: sorted
+					p.matchLists = append(p.matchLists, d.names[bits.TrailingZeros64(common)]) // ranks ascending: sorted
 				}
 			} else {
 				for _, id := range d.list(judged[0]) {
@@ -123,22 +123,22 @@ func (p *pass) matchAttributes(c []int32) [2]int32 {
 						_, ok := slices.BinarySearch(d.list(pos), id)
 						return !ok
 					}) {
-						p.attrList = append(p.attrList, d.names[id]) // ranks ascending: the values sorted
+						p.matchLists = append(p.matchLists, d.names[id]) // ranks ascending: the values sorted
 					}
 				}
 			}
 			v = matchrules.ListValue(noValues...)
-			if len(p.attrList) > listAt {
-				v.List = p.attrList[listAt:len(p.attrList):len(p.attrList)]
+			if len(p.matchLists) > listAt {
+				v.List = p.matchLists[listAt:len(p.matchLists):len(p.matchLists)]
 			}
 		}
-		if slices.ContainsFunc(p.attrs[from:], func(a matchpool.MatchAttribute) bool { return a.Name == d.rule.Attribute }) {
+		if slices.ContainsFunc(p.matchAttrs[from:], func(a matchpool.MatchAttribute) bool { return a.Name == d.rule.Attribute }) {
 			continue // two rules on one attribute: the first one's
 		}
-		p.attrs = append(p.attrs, matchpool.MatchAttribute{Name: d.rule.Attribute, Value: v})
-		p.attrAt = append(p.attrAt, int32(listAt))
+		p.matchAttrs = append(p.matchAttrs, matchpool.MatchAttribute{Name: d.rule.Attribute, Value: v})
+		p.matchListAt = append(p.matchListAt, int32(listAt))
 	}
-	return [2]int32{from, int32(len(p.attrs))}
+	return [2]int32{from, int32(len(p.matchAttrs))}
 }
 
 // noValues is the list of an intersect whose tickets, none bound, have no value in common.
