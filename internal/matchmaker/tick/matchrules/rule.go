@@ -126,25 +126,36 @@ func (c *Config) addRuleFaults(f *apperr.Fields) {
 	}
 }
 
+// attributeTypes are the types of attribute a rule may read, one or two ("" for none).
+type attributeTypes [2]string
+
+// list is the types as a list, for a fault's message.
+func (t attributeTypes) list() []string {
+	if t[1] == "" {
+		return []string{t[0]}
+	}
+	return []string{t[0], t[1]}
+}
+
 // attributeTypesOf is the attribute types a rule of kind reads (none for team_balance and
 // party_mix); known false for a kind that is not one.
-func attributeTypesOf(kind string) (want []string, known bool) {
+func attributeTypesOf(kind string) (want attributeTypes, known bool) {
 	switch kind {
 	case RuleEqual:
-		return []string{TypeString, TypeNumber}, true
+		return attributeTypes{TypeString, TypeNumber}, true
 	case RuleIntersect:
-		return []string{TypeStringList}, true
+		return attributeTypes{TypeStringList}, true
 	case RuleDistance:
-		return []string{TypeNumber}, true
+		return attributeTypes{TypeNumber}, true
 	case RuleTeamBalance, RulePartyMix:
-		return nil, true
+		return attributeTypes{}, true
 	}
-	return nil, false
+	return attributeTypes{}, false
 }
 
 // addRuleFieldFaults checks the fields of rule r, of a known kind whose attribute is of a
 // type of want.
-func (c *Config) addRuleFieldFaults(f *apperr.Fields, r Rule, at func(string) string, want []string) {
+func (c *Config) addRuleFieldFaults(f *apperr.Fields, r Rule, at func(string) string, want attributeTypes) {
 	if r.MaxDifference != 0 && (r.Kind != RulePartyMix || r.MaxDifference < 0 || r.MaxDifference > MaxTeamSize) {
 		f.Add(at("max_difference"), "must be between 0 and %d, for a party_mix rule only", MaxTeamSize)
 	}
@@ -157,9 +168,9 @@ func (c *Config) addRuleFieldFaults(f *apperr.Fields, r Rule, at func(string) st
 			f.Add(at("attribute"), "must name the attribute the rule reads")
 		case !ok:
 			f.Add(at("attribute"), "must be a declared attribute: %q is not", r.Attribute)
-		case a.Type != want[0] && (len(want) < 2 || a.Type != want[1]):
+		case a.Type != want[0] && (want[1] == "" || a.Type != want[1]):
 			f.Add(at("attribute"), "must be an attribute of type %v for a rule of type %s: %q is a %s",
-				want, r.Kind, r.Attribute, a.Type)
+				want.list(), r.Kind, r.Attribute, a.Type)
 		}
 	} else if r.Attribute != "" {
 		f.Add(at("attribute"), "must be empty for a rule of type %s", r.Kind)

@@ -24,11 +24,14 @@ func (p *pass) init(tickets []matchpool.Ticket, now float64, cfg *matchrules.Con
 	p.unmatchedBySize, p.feasibleBySize = [matchrules.MaxTeamSize + 1]int{}, [matchrules.MaxTeamSize + 1]int8{}
 	p.orderByAge(tickets)
 	p.setApart(tickets, now, cfg, f)
-	regions, err := p.readByRank(tickets, now, cfg, f)
-	if err != nil {
+	var regions regionReader // made here: a map that does not leave init stays off the heap
+	if p.latency {
+		regions.ids = make(map[string]int)
+	}
+	if err := p.readByRank(tickets, now, cfg, f, &regions); err != nil {
 		return err
 	}
-	p.gatherByPosition(regions)
+	p.gatherByPosition(regions.ids)
 	if p.greedy {
 		p.oldest.init(p.rankAt)
 	}
@@ -104,17 +107,13 @@ func (p *pass) setApart(tickets []matchpool.Ticket, now float64, cfg *matchrules
 
 // readByRank reads every live ticket once, in age order (usually the input's), checking it:
 // what the searches need of it into p.byRank and its sort key into p.means, by rank; a
-// party's ratings into p.rankRatings and the latencies into p.rankLatencies. It returns the regions named,
-// by id in order of first sight.
-func (p *pass) readByRank(tickets []matchpool.Ticket, now float64, cfg *matchrules.Config, f *apperr.Fields) (map[string]int, error) {
+// party's ratings into p.rankRatings and the latencies into p.rankLatencies, their regions
+// numbered by regions.
+func (p *pass) readByRank(tickets []matchpool.Ticket, now float64, cfg *matchrules.Config, f *apperr.Fields, regions *regionReader) error {
 	live := len(p.byAge)
 	p.means = scratch.Resize(p.means, live)
 	p.byRank = scratch.Resize(p.byRank, live)
 	p.rankRatings, p.rankLatencies = p.rankRatings[:0], p.rankLatencies[:0]
-	var regions regionReader
-	if p.latency {
-		regions.ids = make(map[string]int)
-	}
 	attributes := len(cfg.Rules) > 0 || len(cfg.Attributes) > 0
 	if attributes {
 		p.declare(cfg)
@@ -146,7 +145,7 @@ func (p *pass) readByRank(tickets []matchpool.Ticket, now float64, cfg *matchrul
 		p.means[k] = x.mean
 		p.byRank[k] = x
 	}
-	return regions.ids, f.Err()
+	return f.Err()
 }
 
 // regionReader numbers the regions of the tickets' latencies in order of first sight.

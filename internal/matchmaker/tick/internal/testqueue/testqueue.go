@@ -210,6 +210,11 @@ func rolesQueueOf(seed uint64, n int, pick func(x int) []string) ([]matchpool.Ti
 	return tk, now, cfg
 }
 
+// Random is a small random queue of up to maxTickets tickets and the time of its pass:
+// teams of 1-4 (5 in a sixth of the cases), either strategy, an interval by wait and in
+// half the cases a latency limit, parties in a third of the tickets, ratings near 1000 (or
+// ties on a grid), some clocks ahead of the pass's and some tickets expired, in arrival
+// order or shuffled.
 func Random(rng *rand.Rand, maxTickets int) ([]matchpool.Ticket, float64, matchrules.Config) {
 	cfg := matchrules.Config{TeamSize: 1 + rng.IntN(4), Strategy: matchrules.RatingWindow}
 	if rng.IntN(6) == 0 {
@@ -219,14 +224,7 @@ func Random(rng *rand.Rand, maxTickets int) ([]matchpool.Ticket, float64, matchr
 		cfg.Strategy = matchrules.GreedyPairs
 	}
 	now := float64(rng.IntN(100))
-	steps := func(scale float64) []matchrules.Step {
-		s := []matchrules.Step{{AfterS: 0, Value: scale * float64(rng.IntN(4))}}
-		for range rng.IntN(3) {
-			last := s[len(s)-1]
-			s = append(s, matchrules.Step{AfterS: last.AfterS + float64(1+rng.IntN(20)), Value: last.Value + scale*float64(rng.IntN(4))})
-		}
-		return s
-	}
+	steps := func(scale float64) []matchrules.Step { return randomSteps(rng, scale, 4) }
 	cfg.Interval = steps(10)
 	regions := []string{"asia", "eu", "us"}[:rng.IntN(4)]
 	latency := rng.IntN(2) == 0
@@ -349,14 +347,7 @@ func WithRules(rng *rand.Rand, tk []matchpool.Ticket, cfg matchrules.Config) ([]
 		x := float64(5 + rng.IntN(40))
 		return &x
 	}
-	steps := func(scale float64) []matchrules.Step {
-		s := []matchrules.Step{{AfterS: 0, Value: scale * float64(rng.IntN(3))}}
-		for range rng.IntN(3) {
-			last := s[len(s)-1]
-			s = append(s, matchrules.Step{AfterS: last.AfterS + float64(1+rng.IntN(20)), Value: last.Value + scale*float64(rng.IntN(3))})
-		}
-		return s
-	}
+	steps := func(scale float64) []matchrules.Step { return randomSteps(rng, scale, 3) }
 	all := []matchrules.Rule{
 		{Name: "mode", Kind: matchrules.RuleEqual, Attribute: "mode", OptionalAfterS: optional()},
 		{Name: "platform", Kind: matchrules.RuleEqual, Attribute: "plat", OptionalAfterS: optional()},
@@ -396,6 +387,10 @@ func WithRules(rng *rand.Rand, tk []matchpool.Ticket, cfg matchrules.Config) ([]
 	return tk, cfg
 }
 
+// RandomShaped is a small random queue (3-6 tickets) of a team shape, its pass at 60 s:
+// three teams of one, 2v2, a monster against three hunters, three teams of two, or
+// compositions of roles; minimum sizes in a third of the cases, parties of two, the rules
+// of WithRules, and party_mix in a quarter.
 func RandomShaped(rng *rand.Rand) ([]matchpool.Ticket, matchrules.Config) {
 	cfg := matchrules.Config{Interval: []matchrules.Step{{AfterS: 0, Value: float64(10 * rng.IntN(6))}, {AfterS: 30, Value: 100}}}
 	if rng.IntN(2) == 0 {
@@ -464,10 +459,22 @@ func RandomShaped(rng *rand.Rand) ([]matchpool.Ticket, matchrules.Config) {
 	return tk, cfg
 }
 
+// Symmetric is a shape of teams unnamed teams of size players.
 func Symmetric(teams, size int) []matchrules.TeamDef {
 	out := make([]matchrules.TeamDef, teams)
 	for i := range out {
 		out[i] = matchrules.TeamDef{Size: size}
 	}
 	return out
+}
+
+// randomSteps is an expansion of 1-3 steps, each a 1-20 s after the last and scale times
+// 0..grows-1 higher.
+func randomSteps(rng *rand.Rand, scale float64, grows int) []matchrules.Step {
+	s := []matchrules.Step{{AfterS: 0, Value: scale * float64(rng.IntN(grows))}}
+	for range rng.IntN(3) {
+		last := s[len(s)-1]
+		s = append(s, matchrules.Step{AfterS: last.AfterS + float64(1+rng.IntN(20)), Value: last.Value + scale*float64(rng.IntN(grows))})
+	}
+	return s
 }
