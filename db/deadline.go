@@ -5,26 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
-// Options are the store's deadlines. The zero value takes the defaults.
+// Options are the pool's size and its calls' deadlines. The zero value takes the defaults.
 type Options struct {
 	// Timeout bounds every call, the wait for a connection included: a call that has not
 	// finished by then fails with apperr.Unavailable, and its connection is closed (pgx
 	// closes a connection whose call ran out of time, and asks the server to cancel the
 	// statement). Default DefaultTimeout.
 	Timeout time.Duration
-	// RebuildTimeout bounds Rebuild, which reads and rewrites a game type's whole history.
-	// Default DefaultRebuildTimeout.
+	// RebuildTimeout bounds the long calls (NewLongOp): those that read or rewrite a game
+	// type's whole history. Default DefaultRebuildTimeout.
 	RebuildTimeout time.Duration
-	// Committers is how many batches of results are written at once, each on a connection
-	// of its own (see commit.go). Default DefaultCommitters; negative turns group commit
-	// off: each result is written in a transaction of its own, by its caller.
-	Committers int
 	// MaxConns is the pool's size when the URL sets no pool_max_conns. Default
 	// DefaultMaxConns, whatever the machine's cores: a replica's share of the database's
 	// max_connections is the operator's choice, not the node's.
@@ -50,53 +47,67 @@ func (o Options) withDefaults() Options {
 	if o.RebuildTimeout <= 0 {
 		o.RebuildTimeout = DefaultRebuildTimeout
 	}
-	if o.Committers == 0 {
-		o.Committers = DefaultCommitters
-	}
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
 	}
 	return o
 }
 
-// op names a store call, for the in-flight counts and the messages.
-type op int
+// An Op is a kind of call a store makes (Call): its name, for the in-flight counts and the
+// messages, and its deadline. Make each once, in a package-level variable.
+type Op struct {
+	id   int
+	name string
+	long bool // bounded by Options.RebuildTimeout, not Timeout
+}
 
-const (
-	opRecordResult op = iota
-	opRatings
-	opPlayerRatings
-	opLeaderboard
-	opBotMean
-	opBias
-	opPolicy
-	opSetMutator
-	opRebuild
-	opHistory
-	opTunings
-	opSaveTunings
-	opPing
-	opStoredResult
-	opDeleteResult
-	numOps
-)
+// maxOps bounds the Ops a process defines, so that a DB counts its calls in a fixed array.
+const maxOps = 64
 
-var opNames = [numOps]string{"record result", "ratings", "player ratings", "leaderboard", "bot mean", "bias",
-	"policy", "set mutator", "rebuild", "history", "tunings", "save tunings", "ping",
-	"stored result", "delete result"}
+// opNames are the names of the Ops made so far, by id.
+var opNames struct {
+	sync.Mutex
+	names []string
+}
 
-func (o op) String() string { return opNames[o] }
+// NewOp makes an Op with the ordinary deadline (Options.Timeout).
+func NewOp(name string) Op { return newOp(name, false) }
 
-// errTimedOut is the cause of a call's context that ran out of the store's time.
+// NewLongOp makes an Op with the long deadline (Options.RebuildTimeout).
+func NewLongOp(name string) Op { return newOp(name, true) }
+
+func newOp(name string, long bool) Op {
+	opNames.Lock()
+	defer opNames.Unlock()
+	if len(opNames.names) == maxOps {
+		panic("db: more than maxOps kinds of call")
+	}
+	opNames.names = append(opNames.names, name)
+	return Op{id: len(opNames.names) - 1, name: name, long: long}
+}
+
+func (o Op) String() string { return o.name }
+
+// errTimedOut is the cause of a call's context that ran out of its time.
 var errTimedOut = errors.New("db: the store's call deadline passed")
 
-// calls bounds and counts the store's calls, and cancels them all when the store is closed
+// Background is the context of work a store does for callers that do not wait on it
+// themselves (a batch of results written for several): it ends at the ordinary call deadline,
+// or when the pool is shut down by force. TimedOut tells the first from the second.
+func (d *DB) Background() (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(d.calls.abort, d.calls.opts.Timeout, errTimedOut)
+}
+
+// TimedOut reports whether ctx, made by Call or Background, ended at its deadline.
+func TimedOut(ctx context.Context) bool { return errors.Is(context.Cause(ctx), errTimedOut) }
+
+// calls bounds and counts the stores' calls, and cancels them all when the pool is shut down
 // by force.
 type calls struct {
 	opts     Options
 	abort    context.Context // done once a shutdown gives up waiting
 	abortNow context.CancelFunc
-	inFlight [numOps]atomic.Int64
+	inFlight [maxOps]atomic.Int64
 }
 
 func newCalls(o Options) *calls {
@@ -105,29 +116,34 @@ func newCalls(o Options) *calls {
 	return c
 }
 
-// start begins a call: its context ends at the store's deadline for o, or when the store is
-// closed by force, whichever is first. The returned function ends the call; given the call's
-// error it says, for one that ran out of time, that the database did not answer in time.
-func (c *calls) start(ctx context.Context, o op) (context.Context, func(*error)) {
+// Call begins a call of a store: its context ends at the deadline for o, or when the pool is
+// shut down by force, whichever is first. The returned function ends the call; given the
+// call's error it says, for one that ran out of time, that the database did not answer in
+// time (Unavailable).
+func (d *DB) Call(ctx context.Context, o Op) (context.Context, func(*error)) {
+	return d.calls.start(ctx, o)
+}
+
+func (c *calls) start(ctx context.Context, o Op) (context.Context, func(*error)) {
 	d := c.opts.Timeout
-	if o == opRebuild || o == opHistory || o == opDeleteResult {
+	if o.long {
 		d = c.opts.RebuildTimeout
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, d, errTimedOut)
 	stop := context.AfterFunc(c.abort, cancel)
-	c.inFlight[o].Add(1)
+	c.inFlight[o.id].Add(1)
 	return ctx, func(err *error) {
 		if *err != nil && ctx.Err() != nil {
 			*err = c.ended(ctx, o, d, *err)
 		}
 		stop()
 		cancel()
-		c.inFlight[o].Add(-1)
+		c.inFlight[o.id].Add(-1)
 	}
 }
 
 // ended rewrites the error of a call whose context ended: Unavailable, saying why.
-func (c *calls) ended(ctx context.Context, o op, d time.Duration, err error) error {
+func (c *calls) ended(ctx context.Context, o Op, d time.Duration, err error) error {
 	switch apperr.CodeOf(err) {
 	case apperr.Unavailable, apperr.Internal:
 	default:
@@ -141,18 +157,21 @@ func (c *calls) ended(ctx context.Context, o op, d time.Duration, err error) err
 	switch {
 	case c.abort.Err() != nil:
 		return apperr.Wrap(apperr.Unavailable, cause, "db: "+o.String()+": the store was closed")
-	case errors.Is(context.Cause(ctx), errTimedOut):
+	case TimedOut(ctx):
 		return apperr.Wrap(apperr.Unavailable, cause, fmt.Sprintf("db: %s: the database did not answer within %s", o, d))
 	}
-	return mapError(err, o.String())
+	return MapError(err, o.String())
 }
 
 // running describes the calls in flight, e.g. "2 record result, 1 ratings", or "none".
 func (c *calls) running() string {
+	opNames.Lock()
+	names := opNames.names
+	opNames.Unlock()
 	var parts []string
-	for o := range numOps {
-		if n := c.inFlight[o].Load(); n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, o))
+	for id, name := range names {
+		if n := c.inFlight[id].Load(); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, name))
 		}
 	}
 	if len(parts) == 0 {

@@ -14,9 +14,12 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
-// mapError turns an error from pgx or Postgres into the domain's: what says what the store was
-// doing, for the message. Errors that already are apperr errors pass unchanged.
-func mapError(err error, what string) error {
+// MapError turns an error from pgx or Postgres into the domain's: what says what the store was
+// doing, for the message. pgx.ErrNoRows is NotFound, a unique violation Conflict, a connection
+// that cannot be had or is lost (and a context that ends first) Unavailable, anything else
+// Internal with the cause kept for the logs. Errors that already are apperr errors pass
+// unchanged.
+func MapError(err error, what string) error {
 	if err == nil {
 		return nil
 	}
@@ -73,8 +76,9 @@ func unreachable(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// retryable reports errors after which the whole transaction may simply be run again.
-func retryable(err error) bool {
+// Retryable reports errors after which the whole transaction may simply be run again: a
+// serialization failure, a deadlock, or two results' inserts of the same new row.
+func Retryable(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {

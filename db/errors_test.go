@@ -42,27 +42,27 @@ func TestMapError(t *testing.T) {
 		{errors.New("something else"), apperr.Internal},
 		{domain, apperr.Invalid},
 	} {
-		got := mapError(tc.err, "test")
+		got := MapError(tc.err, "test")
 		if code := apperr.CodeOf(got); code != tc.want {
-			t.Errorf("mapError(%v) = %v (%s), want %s", tc.err, got, code, tc.want)
+			t.Errorf("MapError(%v) = %v (%s), want %s", tc.err, got, code, tc.want)
 		}
 		if !errors.Is(got, tc.err) && !errors.Is(tc.err, got) {
-			t.Errorf("mapError(%v) lost its cause: %v", tc.err, got)
+			t.Errorf("MapError(%v) lost its cause: %v", tc.err, got)
 		}
 	}
 	for code, says := range map[string]string{"3D000": "does not exist", "28P01": "user or password", "57P03": "cannot be reached"} {
-		if msg := mapError(pg(code), "open").Error(); !strings.Contains(msg, says) {
+		if msg := MapError(pg(code), "open").Error(); !strings.Contains(msg, says) {
 			t.Errorf("SQLSTATE %s says %q, want it to say %q", code, msg, says)
 		}
 	}
-	if msg := mapError(fmt.Errorf("acquiring a connection: %w", context.DeadlineExceeded), "purge").Error(); !strings.Contains(msg, "deadline") || strings.Contains(msg, "cannot be reached") {
+	if msg := MapError(fmt.Errorf("acquiring a connection: %w", context.DeadlineExceeded), "purge").Error(); !strings.Contains(msg, "deadline") || strings.Contains(msg, "cannot be reached") {
 		t.Errorf("a deadline says %q: it should name the deadline, not an unreachable database", msg)
 	}
-	if mapError(nil, "x") != nil {
-		t.Fatal("mapError(nil) != nil")
+	if MapError(nil, "x") != nil {
+		t.Fatal("MapError(nil) != nil")
 	}
-	if !retryable(&pgconn.PgError{Code: "40P01"}) || !retryable(&pgconn.PgError{Code: "23505", ConstraintName: "matches_pkey"}) ||
-		retryable(&pgconn.PgError{Code: "23505", ConstraintName: "other"}) || retryable(errors.New("x")) {
-		t.Fatal("retryable misjudges")
+	if !Retryable(&pgconn.PgError{Code: "40P01"}) || !Retryable(&pgconn.PgError{Code: "23505", ConstraintName: "matches_pkey"}) ||
+		Retryable(&pgconn.PgError{Code: "23505", ConstraintName: "other"}) || Retryable(errors.New("x")) {
+		t.Fatal("Retryable misjudges")
 	}
 }

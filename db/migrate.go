@@ -47,11 +47,11 @@ func MigrateCount(ctx context.Context, url string) (int, error) {
 	sqlDB := stdlib.OpenDB(*cfg)
 	defer sqlDB.Close()
 	if err := sqlDB.PingContext(ctx); err != nil {
-		return 0, mapError(err, "migrate: connect")
+		return 0, MapError(err, "migrate: connect")
 	}
 	n, err := migrate(ctx, sqlDB)
 	if err != nil {
-		return n, mapError(err, "migrate")
+		return n, MapError(err, "migrate")
 	}
 	return n, nil
 }

@@ -40,27 +40,27 @@ type schemaReady struct{ ok atomic.Bool }
 // (the Job still running, or MATCHMAKER_MIGRATE=false without one) answered /readyz 200 while
 // every store call failed. A schema newer than the binary's (a rolling update, migrated
 // first) is ready: migrations only add.
-func (s *Store) Ready(ctx context.Context) error {
-	if err := s.Ping(ctx); err != nil {
+func (d *DB) Ready(ctx context.Context) error {
+	if err := d.Ping(ctx); err != nil {
 		return err
 	}
-	if s.schema.ok.Load() {
+	if d.schema.ok.Load() {
 		return nil
 	}
 	var version int64
-	err := s.pool.QueryRow(ctx,
+	err := d.pool.QueryRow(ctx,
 		`SELECT coalesce(max(version_id), 0) FROM goose_db_version WHERE is_applied`).Scan(&version)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table: never migrated
 		err = nil
 	}
 	if err != nil {
-		return mapError(err, "schema version")
+		return MapError(err, "schema version")
 	}
 	if version < SchemaVersion {
 		return apperr.New(apperr.Unavailable, "%s", fmt.Sprintf(
 			"the database schema is at version %d, this binary needs %d: run `api migrate`", version, SchemaVersion))
 	}
-	s.schema.ok.Store(true)
+	d.schema.ok.Store(true)
 	return nil
 }

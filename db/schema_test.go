@@ -15,7 +15,7 @@ import (
 func TestReadyWaitsForTheSchema(t *testing.T) {
 	url := dbtest.URL(t)
 	ctx := context.Background()
-	s, err := db.OpenWith(ctx, url, db.Options{MaxConns: 2})
+	s, err := db.Open(ctx, url, db.Options{MaxConns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Keepalive probes of the store's TCP connections: an idle connection to a host that went
+// Keepalive probes of the pool's TCP connections: an idle connection to a host that went
 // away (a network partition, a dead machine) is found out in about 25 s instead of Go's
 // default of about 2.5 minutes, so the pool does not hand it to a request. (A server
 // process that is frozen while its host still runs answers the probes: only the call
@@ -23,7 +23,7 @@ var keepAlive = net.KeepAliveConfig{Enable: true, Idle: 10 * time.Second, Interv
 // to 15 s for each; a frozen server answers neither, and the pool's Close waits for both.
 const goodbyeTimeout = time.Second
 
-// sockets dials the store's connections (pool connections and pgx's cancel requests) and
+// sockets dials the pool's connections (pool connections and pgx's cancel requests) and
 // keeps every one it opened, so that a shutdown that runs out of time can close them all,
 // whatever pgx is waiting for on them.
 type sockets struct {
@@ -77,7 +77,7 @@ func (ss *sockets) count() int {
 	return len(ss.open)
 }
 
-// socket is one connection the store opened.
+// socket is one connection the pool opened.
 type socket struct {
 	net.Conn
 	owner   *sockets

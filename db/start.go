@@ -30,15 +30,15 @@ const (
 	lastRetry  = 5 * time.Second
 )
 
-// Connect opens the store at url (OpenWith) and migrates it if st.Migrate, trying again with
+// Connect opens the database at url (Open) and migrates it if st.Migrate, trying again with
 // a growing pause while the database cannot be reached (apperr.Unavailable: refused, silent,
 // starting up), until st.Within has passed. Each attempt is bounded
 // by the call deadline (and opening a connection by its connect_timeout), so a database that
 // accepts connections but never answers is an attempt that fails, not a start-up that hangs.
-// It returns the store and how many migrations it applied; an error that no retry can cure
+// It returns the pool and how many migrations it applied; an error that no retry can cure
 // (a malformed URL, a database that does not exist, a refused user or password, a failed
 // migration) ends it at once.
-func Connect(ctx context.Context, url string, o Options, st Startup) (*Store, int, error) {
+func Connect(ctx context.Context, url string, o Options, st Startup) (*DB, int, error) {
 	if st.Within > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, st.Within)
@@ -76,8 +76,8 @@ func Connect(ctx context.Context, url string, o Options, st Startup) (*Store, in
 	}
 }
 
-func connectOnce(ctx context.Context, url string, o Options, migrate bool) (*Store, int, error) {
-	s, err := OpenWith(ctx, url, o)
+func connectOnce(ctx context.Context, url string, o Options, migrate bool) (*DB, int, error) {
+	s, err := Open(ctx, url, o)
 	if err != nil {
 		return nil, 0, err
 	}

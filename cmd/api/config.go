@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/queuedb"
+	"github.com/matchmakerhq/matchmaker/db/ratingsdb"
 	"github.com/matchmakerhq/matchmaker/internal/handlers"
 	"github.com/matchmakerhq/matchmaker/internal/lineproto"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
@@ -44,7 +46,7 @@ type config struct {
 	ShutdownTimeout       time.Duration
 	QueueRetention        time.Duration
 	// LeaderLease is how long a queue's leader may go without renewing its lease before
-	// another replica takes the queue from it (db.QueueOptions.LeaderLease).
+	// another replica takes the queue from it (queuedb.Options.LeaderLease).
 	LeaderLease time.Duration
 	// WebhookMaxAttempts and WebhookMaxAge: when a webhook event is given up on.
 	WebhookMaxAttempts int
@@ -90,7 +92,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		LogLevel:              env.level("MATCHMAKER_LOG_LEVEL", slog.LevelInfo),
 		ShutdownTimeout:       env.duration("MATCHMAKER_SHUTDOWN_TIMEOUT", 15*time.Second),
 		QueueRetention:        env.duration("MATCHMAKER_QUEUE_RETENTION", time.Hour),
-		LeaderLease:           env.duration("MATCHMAKER_LEADER_LEASE", db.DefaultLeaderLease),
+		LeaderLease:           env.duration("MATCHMAKER_LEADER_LEASE", queuedb.DefaultLeaderLease),
 		WebhookMaxAttempts:    env.integer("MATCHMAKER_WEBHOOK_MAX_ATTEMPTS", 20),
 		WebhookMaxAge:         env.duration("MATCHMAKER_WEBHOOK_MAX_AGE", time.Hour),
 		ReadTimeout:           env.duration("MATCHMAKER_READ_TIMEOUT", 30*time.Second),
@@ -116,7 +118,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		StoreTimeout:        env.duration("MATCHMAKER_STORE_TIMEOUT", db.DefaultTimeout),
 		StoreRebuildTimeout: env.duration("MATCHMAKER_STORE_REBUILD_TIMEOUT", db.DefaultRebuildTimeout),
 		StoreStartupTimeout: env.duration("MATCHMAKER_STORE_STARTUP_TIMEOUT", 30*time.Second),
-		StoreCommitters:     env.integer("MATCHMAKER_STORE_COMMITTERS", db.DefaultCommitters),
+		StoreCommitters:     env.integer("MATCHMAKER_STORE_COMMITTERS", ratingsdb.DefaultCommitters),
 		StoreMaxConns:       env.integer("MATCHMAKER_DB_MAX_CONNS", db.DefaultMaxConns),
 	}
 	rateLimits, err := handlers.ParseRateLimits(getenv("MATCHMAKER_RATE_LIMITS"))
@@ -243,14 +245,18 @@ func (c config) validate() error {
 	return errors.Join(errs...)
 }
 
-// storeOptions are the Postgres store's deadlines.
+// storeOptions are the Postgres pool's size and deadlines.
 func (c config) storeOptions() db.Options {
+	return db.Options{Timeout: c.StoreTimeout, RebuildTimeout: c.StoreRebuildTimeout, MaxConns: c.StoreMaxConns}
+}
+
+// ratingsOptions are the Postgres ratings store's own (its group commit).
+func (c config) ratingsOptions() ratingsdb.Options {
 	committers := c.StoreCommitters
 	if committers == 0 {
 		committers = -1 // no group commit
 	}
-	return db.Options{Timeout: c.StoreTimeout, RebuildTimeout: c.StoreRebuildTimeout, Committers: committers,
-		MaxConns: c.StoreMaxConns}
+	return ratingsdb.Options{Committers: committers}
 }
 
 // logValue lists the configuration for the start-up log with the secrets masked.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/ratingsdb"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -89,7 +90,7 @@ func describe(pr ratings.Progress) string {
 
 // openHistory checks what a subcommand over a game type's stored history (rebuild, tune)
 // needs — a database and a valid -game-type — migrates it when asked, and opens it.
-func openHistory(ctx context.Context, cfg config, command string) (*db.Store, error) {
+func openHistory(ctx context.Context, cfg config, command string) (*ratingsdb.Store, error) {
 	if cfg.DatabaseURL == "" {
 		return nil, fmt.Errorf("%s needs DATABASE_URL (or -database-url): the in-memory store keeps no history", command)
 	}
@@ -104,7 +105,7 @@ func openHistory(ctx context.Context, cfg config, command string) (*db.Store, er
 			return nil, fmt.Errorf("migrate: %w", err)
 		}
 	}
-	store, err := db.Open(ctx, cfg.DatabaseURL)
+	store, err := ratingsdb.Open(ctx, cfg.DatabaseURL, db.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/queuedb"
+	"github.com/matchmakerhq/matchmaker/db/ratingsdb"
 	"github.com/matchmakerhq/matchmaker/internal/handlers"
 	"github.com/matchmakerhq/matchmaker/internal/lineproto"
 	"github.com/matchmakerhq/matchmaker/internal/metrics"
@@ -76,20 +78,30 @@ func helpIsNoError(err error) error {
 }
 
 // openStores opens the rating and queue stores the configuration asks for: Postgres (migrated
-// first when MATCHMAKER_MIGRATE is on) or, without DATABASE_URL, the in-memory stores. close
-// closes the queue store, then the pool.
+// first when MATCHMAKER_MIGRATE is on), both on one pool, or, without DATABASE_URL, the
+// in-memory stores. It waits for a database that is not there yet at most
+// MATCHMAKER_STORE_STARTUP_TIMEOUT, logging each attempt, and then fails: the process exits
+// rather than hangs without a listener. The returned function closes the queue store, then the
+// rating store and the pool, within its context's deadline (see closeStore).
 func openStores(ctx context.Context, cfg config, logger *slog.Logger) (ratings.Store, queue.Store, func(context.Context) error, error) {
-	rs, closeRatings, err := openStore(ctx, cfg, logger)
-	if err != nil {
-		return nil, nil, nil, err
+	if cfg.DatabaseURL == "" {
+		logger.Warn("DATABASE_URL is not set: ratings and tickets are kept IN MEMORY and LOST when the process exits; " +
+			"set DATABASE_URL to a Postgres database to keep them")
+		return ratings.NewMemoryStore(nil), queue.NewMemoryStore(), func(context.Context) error { return nil }, nil
 	}
-	pg, ok := rs.(*db.Store)
-	if !ok {
-		return rs, queue.NewMemoryStore(), closeRatings, nil
-	}
-	qs, err := db.NewQueueStoreWith(ctx, pg.Pool(), db.QueueOptions{LeaderLease: cfg.LeaderLease, Logger: logger})
+	pool, n, err := db.Connect(ctx, cfg.DatabaseURL, cfg.storeOptions(),
+		db.Startup{Within: cfg.StoreStartupTimeout, Migrate: cfg.Migrate, Logger: logger})
 	if err != nil {
-		_ = closeRatings(ctx)
+		return nil, nil, nil, fmt.Errorf("open database: %w", err)
+	}
+	if cfg.Migrate {
+		logger.Info("migrations applied", "count", n)
+	}
+	logger.Info("rating store: postgres", "database_url", maskURL(cfg.DatabaseURL))
+	rs := ratingsdb.New(pool, cfg.ratingsOptions())
+	qs, err := queuedb.NewWith(ctx, pool.Pool(), queuedb.Options{LeaderLease: cfg.LeaderLease, Logger: logger})
+	if err != nil {
+		_ = rs.Shutdown(ctx)
 		return nil, nil, nil, fmt.Errorf("open the queue store: %w", err)
 	}
 	return rs, qs, func(ctx context.Context) error {
@@ -103,31 +115,20 @@ func openStores(ctx context.Context, cfg config, logger *slog.Logger) (ratings.S
 		case <-ctx.Done():
 			logger.Error("queue store: closing abandoned at the shutdown deadline")
 		}
-		return closeRatings(ctx)
+		return rs.Shutdown(ctx)
 	}, nil
 }
 
-// openStore opens the rating store the configuration asks for: Postgres (migrated first when
-// MATCHMAKER_MIGRATE is on) or, without DATABASE_URL, the in-memory store. It waits for a
-// database that is not there yet at most MATCHMAKER_STORE_STARTUP_TIMEOUT, logging each
-// attempt, and then fails: the process exits rather than hangs without a listener. The
-// returned function closes the store within its context's deadline (see closeStore).
-func openStore(ctx context.Context, cfg config, logger *slog.Logger) (ratings.Store, func(context.Context) error, error) {
-	if cfg.DatabaseURL == "" {
-		logger.Warn("DATABASE_URL is not set: ratings and tickets are kept IN MEMORY and LOST when the process exits; " +
-			"set DATABASE_URL to a Postgres database to keep them")
-		return ratings.NewMemoryStore(nil), func(context.Context) error { return nil }, nil
+// closeOnce is shutdown, which closes the stores, run the first time only (see closeStore).
+func closeOnce(shutdown func(context.Context) error, logger *slog.Logger) func(context.Context) error {
+	closed := false
+	return func(ctx context.Context) error {
+		if closed {
+			return nil
+		}
+		closed = true
+		return closeStore(ctx, shutdown, logger)
 	}
-	store, n, err := db.Connect(ctx, cfg.DatabaseURL, cfg.storeOptions(),
-		db.Startup{Within: cfg.StoreStartupTimeout, Migrate: cfg.Migrate, Logger: logger})
-	if err != nil {
-		return nil, nil, fmt.Errorf("open database: %w", err)
-	}
-	if cfg.Migrate {
-		logger.Info("migrations applied", "count", n)
-	}
-	logger.Info("rating store: postgres", "database_url", maskURL(cfg.DatabaseURL))
-	return store, store.Shutdown, nil
 }
 
 // closeStore closes the store last, after the servers have drained, within what is left of
@@ -147,12 +148,12 @@ func migrate(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Log
 		return errors.New("migrate needs DATABASE_URL (or -database-url)")
 	}
 	// Like the service's start-up, it waits a bounded time for a database that is not there yet.
-	store, n, err := db.Connect(ctx, cfg.DatabaseURL, cfg.storeOptions(),
+	pool, n, err := db.Connect(ctx, cfg.DatabaseURL, cfg.storeOptions(),
 		db.Startup{Within: cfg.StoreStartupTimeout, Migrate: true, Logger: logger})
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	store.Close()
+	pool.Close()
 	fmt.Fprintf(stdout, "applied %d migration(s); the schema is up to date\n", n)
 	return nil
 }
@@ -198,19 +199,10 @@ func healthcheck(ctx context.Context, addr string) error {
 // serve runs the HTTP service until ctx is cancelled, then drains in-flight requests.
 func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	logger.Info("starting", "config", cfg.logValue())
-
-	keys, err := handlers.ParseAPIKeys(cfg.APIKeys)
+	auth, err := newAuth(cfg, logger)
 	if err != nil {
-		return fmt.Errorf("MATCHMAKER_API_KEYS: %w", err)
+		return err
 	}
-	auth := &handlers.Auth{Off: !cfg.Auth, Keys: keys}
-	switch {
-	case auth.Off:
-		logger.Warn("MATCHMAKER_AUTH=off: every endpoint is open to anyone who can reach it; use this for development only")
-	case len(keys) == 0:
-		logger.Warn("no API keys configured: matchmaking, team splits and reads are open; results and admin calls will answer 401 until MATCHMAKER_API_KEYS is set")
-	}
-
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -219,103 +211,35 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 		return err
 	}
 	// The stores close last, after both servers have drained and the queue loop stopped
-	// (below); this is for the returns before that.
-	storeOpen := true
-	defer func() {
-		if storeOpen {
-			ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-			defer cancel()
-			_ = closeStore(ctx, storeClose, logger)
-		}
-	}()
-	// One service over one metered store for every transport, so HTTP and line-protocol
-	// calls are timed alike and follow the same rules; the mutator policy is read from the
-	// store at most every ratings.PolicyRefresh (the metrics count those reads only).
-	storeCalls := metrics.NewStoreCalls(registry)
-	metered := ratings.Metered(rawStore, storeCalls.Observer(rawStore.Name()))
-	svc := ratings.NewServiceWithModels(ratings.CachePolicy(metered, ratings.PolicyRefresh), cfg.RatingModels)
-	queueStore = queue.Guarded(queueStore, cfg.StoreTimeout, storeCalls.Observer("queue-"+queueStore.Name()))
-	queues := queue.NewService(queue.Deps{Store: queueStore, Ratings: svc, Matcher: queue.TickPass{},
-		Config: queue.Config{Retention: cfg.QueueRetention, CreateTimeout: cfg.StoreTimeout,
-			WebhookMaxAttempts: cfg.WebhookMaxAttempts, WebhookMaxAge: cfg.WebhookMaxAge, WebhookAllow: cfg.WebhookAllow}, Logger: logger, Metrics: queue.NewMetrics(registry)})
+	// (below); the deferred close is for the returns before that.
+	closeStores := closeOnce(storeClose, logger)
+	defer withTimeout(cfg.ShutdownTimeout, func(ctx context.Context) { _ = closeStores(ctx) })
+	svc, queues := newServices(cfg, registry, rawStore, queueStore, logger)
 	// Event streams and long-polls end when the shutdown starts, so that the drain is not held
 	// up by clients that would wait a minute; their clients reconnect to another replica.
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	handler := handlers.NewServer(handlers.Deps{
-		Logger:     logger,
-		Limits:     cfg.Limits,
-		Registry:   registry,
-		Ratings:    svc,
-		Queue:      queues,
-		Streams:    streams,
-		Auth:       auth,
-		RateLimits: cfg.RateLimits,
-	})
-	// The tick loop of the queues this replica leads; it resigns them when it stops.
-	loopCtx, stopLoop := context.WithCancel(context.Background())
-	loopDone := make(chan struct{})
-	go func() { _ = queues.Run(loopCtx); close(loopDone) }()
-	// Stopping the loop waits for a tick in flight and the resignations, at most until ctx ends.
-	stopQueues := func(ctx context.Context) bool {
-		stopLoop()
-		select {
-		case <-loopDone:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-		defer cancel()
-		stopQueues(ctx)
-	}()
+	handler := handlers.NewServer(handlers.Deps{Logger: logger, Limits: cfg.Limits, Registry: registry, Ratings: svc,
+		Queue: queues, Streams: streams, Auth: auth, RateLimits: cfg.RateLimits})
+	stopQueues := startQueueLoop(queues)
+	defer withTimeout(cfg.ShutdownTimeout, func(ctx context.Context) { stopQueues(ctx) })
 
-	listener, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
-	listener = handlers.ProblemListener(listener) // net/http's own 400s and 431s as problem+json
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       cfg.ReadTimeout,
-		WriteTimeout:      cfg.WriteTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
 	if cfg.DebugAddr != "" {
-		// pprof on its own listener, never on the public port.
-		debugLn, err := net.Listen("tcp", cfg.DebugAddr)
+		stopDebug, err := startDebug(cfg.DebugAddr, logger)
 		if err != nil {
-			return fmt.Errorf("listen on MATCHMAKER_DEBUG_ADDR %s: %w", cfg.DebugAddr, err)
+			return err
 		}
-		debugSrv := &http.Server{Handler: debugMux(), ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = debugSrv.Serve(debugLn) }()
-		defer debugSrv.Close()
-		logger.Info("pprof listening", "addr", debugLn.Addr().String())
+		defer stopDebug()
 	}
-
 	serveErr := make(chan error, 2)
-	go func() { serveErr <- srv.Serve(listener) }()
-	logger.Info("listening", "addr", listener.Addr().String())
-
-	var legacy *lineproto.Server
-	if cfg.LegacyAddr != "" {
-		legacy = lineproto.NewServer(svc, logger, cfg.lineConfig(), lineproto.NewMetrics(registry))
-		legacyLn, err := net.Listen("tcp", cfg.LegacyAddr)
-		if err != nil {
-			_ = srv.Close()
-			return fmt.Errorf("listen on MATCHMAKER_LEGACY_ADDR %s: %w", cfg.LegacyAddr, err)
-		}
-		go func() {
-			if err := legacy.Serve(context.Background(), legacyLn); err != nil {
-				serveErr <- fmt.Errorf("line protocol: %w", err)
-			}
-		}()
-		logger.Info("line protocol listening", "addr", legacyLn.Addr().String())
+	srv, err := startHTTP(cfg, handler, logger, serveErr)
+	if err != nil {
+		return err
+	}
+	legacy, err := startLegacy(cfg, svc, registry, logger, serveErr)
+	if err != nil {
+		_ = srv.Close()
+		return err
 	}
 
 	select {
@@ -329,21 +253,11 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	// servers so the whole shutdown fits in MATCHMAKER_SHUTDOWN_TIMEOUT.
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
-	var errs []error
-	if legacy != nil {
-		if err := legacy.Shutdown(shutdownCtx); err != nil {
-			errs = append(errs, fmt.Errorf("line protocol shutdown: %w", err))
-		}
-	}
-	endStreams()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
-	}
+	errs := drain(shutdownCtx, legacy, endStreams, srv)
 	if !stopQueues(shutdownCtx) {
 		logger.Error("queue loop: abandoned at the shutdown deadline (a tick or a resignation did not end)")
 	}
-	storeOpen = false
-	if err := closeStore(shutdownCtx, storeClose, logger); err != nil {
+	if err := closeStores(shutdownCtx); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
@@ -354,4 +268,130 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// newAuth is the API keys' configuration, with a warning when it leaves endpoints open.
+func newAuth(cfg config, logger *slog.Logger) (*handlers.Auth, error) {
+	keys, err := handlers.ParseAPIKeys(cfg.APIKeys)
+	if err != nil {
+		return nil, fmt.Errorf("MATCHMAKER_API_KEYS: %w", err)
+	}
+	auth := &handlers.Auth{Off: !cfg.Auth, Keys: keys}
+	switch {
+	case auth.Off:
+		logger.Warn("MATCHMAKER_AUTH=off: every endpoint is open to anyone who can reach it; use this for development only")
+	case len(keys) == 0:
+		logger.Warn("no API keys configured: matchmaking, team splits and reads are open; results and admin calls will answer 401 until MATCHMAKER_API_KEYS is set")
+	}
+	return auth, nil
+}
+
+// withTimeout runs f with a context of its own that ends after d.
+func withTimeout(d time.Duration, f func(context.Context)) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	f(ctx)
+}
+
+// newServices is one ratings service over one metered store for every transport, so HTTP and
+// line-protocol calls are timed alike and follow the same rules (the mutator policy is read
+// from the store at most every ratings.PolicyRefresh, and the metrics count those reads only),
+// and the queue service over the guarded queue store.
+func newServices(cfg config, registry *prometheus.Registry, rawStore ratings.Store, queueStore queue.Store, logger *slog.Logger) (*ratings.Service, *queue.Service) {
+	storeCalls := metrics.NewStoreCalls(registry)
+	metered := ratings.Metered(rawStore, storeCalls.Observer(rawStore.Name()))
+	svc := ratings.NewServiceWithModels(ratings.CachePolicy(metered, ratings.PolicyRefresh), cfg.RatingModels)
+	queueStore = queue.Guarded(queueStore, cfg.StoreTimeout, storeCalls.Observer("queue-"+queueStore.Name()))
+	queues := queue.NewService(queue.Deps{Store: queueStore, Ratings: svc, Matcher: queue.TickPass{},
+		Config: queue.Config{Retention: cfg.QueueRetention, CreateTimeout: cfg.StoreTimeout,
+			WebhookMaxAttempts: cfg.WebhookMaxAttempts, WebhookMaxAge: cfg.WebhookMaxAge, WebhookAllow: cfg.WebhookAllow}, Logger: logger, Metrics: queue.NewMetrics(registry)})
+	return svc, queues
+}
+
+// startQueueLoop runs the tick loop of the queues this replica leads; it resigns them when it
+// stops. The returned function stops it, waiting for a tick in flight and the resignations at
+// most until ctx ends, and reports whether they ended.
+func startQueueLoop(queues *queue.Service) func(ctx context.Context) bool {
+	loopCtx, stopLoop := context.WithCancel(context.Background())
+	loopDone := make(chan struct{})
+	go func() { _ = queues.Run(loopCtx); close(loopDone) }()
+	return func(ctx context.Context) bool {
+		stopLoop()
+		select {
+		case <-loopDone:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// startHTTP listens on MATCHMAKER_ADDR and serves handler; Serve's error goes to serveErr.
+func startHTTP(cfg config, handler http.Handler, logger *slog.Logger, serveErr chan<- error) (*http.Server, error) {
+	listener, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	listener = handlers.ProblemListener(listener) // net/http's own 400s and 431s as problem+json
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	go func() { serveErr <- srv.Serve(listener) }()
+	logger.Info("listening", "addr", listener.Addr().String())
+	return srv, nil
+}
+
+// startDebug serves pprof on its own listener, never on the public port; the returned
+// function closes it.
+func startDebug(addr string, logger *slog.Logger) (func(), error) {
+	debugLn, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on MATCHMAKER_DEBUG_ADDR %s: %w", addr, err)
+	}
+	debugSrv := &http.Server{Handler: debugMux(), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = debugSrv.Serve(debugLn) }()
+	logger.Info("pprof listening", "addr", debugLn.Addr().String())
+	return func() { _ = debugSrv.Close() }, nil
+}
+
+// startLegacy serves the line protocol on MATCHMAKER_LEGACY_ADDR, if set (nil otherwise); its
+// error goes to serveErr.
+func startLegacy(cfg config, svc *ratings.Service, registry *prometheus.Registry, logger *slog.Logger, serveErr chan<- error) (*lineproto.Server, error) {
+	if cfg.LegacyAddr == "" {
+		return nil, nil
+	}
+	legacy := lineproto.NewServer(svc, logger, cfg.lineConfig(), lineproto.NewMetrics(registry))
+	legacyLn, err := net.Listen("tcp", cfg.LegacyAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on MATCHMAKER_LEGACY_ADDR %s: %w", cfg.LegacyAddr, err)
+	}
+	go func() {
+		if err := legacy.Serve(context.Background(), legacyLn); err != nil {
+			serveErr <- fmt.Errorf("line protocol: %w", err)
+		}
+	}()
+	logger.Info("line protocol listening", "addr", legacyLn.Addr().String())
+	return legacy, nil
+}
+
+// drain shuts both servers down within ctx, the event streams ended first, and returns what
+// failed.
+func drain(ctx context.Context, legacy *lineproto.Server, endStreams func(), srv *http.Server) []error {
+	var errs []error
+	if legacy != nil {
+		if err := legacy.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("line protocol shutdown: %w", err))
+		}
+	}
+	endStreams()
+	if err := srv.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+	}
+	return errs
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/ratingsdb"
 )
 
 func TestStoreSettings(t *testing.T) {
@@ -15,10 +16,11 @@ func TestStoreSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := db.Options{Timeout: db.DefaultTimeout, RebuildTimeout: db.DefaultRebuildTimeout, Committers: db.DefaultCommitters,
-		MaxConns: db.DefaultMaxConns}
-	if got := cfg.storeOptions(); got != want || cfg.StoreStartupTimeout != 30*time.Second {
-		t.Fatalf("defaults: %+v, start-up %v", got, cfg.StoreStartupTimeout)
+	want := db.Options{Timeout: db.DefaultTimeout, RebuildTimeout: db.DefaultRebuildTimeout, MaxConns: db.DefaultMaxConns}
+	wantRatings := ratingsdb.Options{Committers: ratingsdb.DefaultCommitters}
+	if got, gotRatings := cfg.storeOptions(), cfg.ratingsOptions(); got != want || gotRatings != wantRatings ||
+		cfg.StoreStartupTimeout != 30*time.Second {
+		t.Fatalf("defaults: %+v %+v, start-up %v", got, gotRatings, cfg.StoreStartupTimeout)
 	}
 	env := map[string]string{"MATCHMAKER_STORE_TIMEOUT": "750ms", "MATCHMAKER_STORE_REBUILD_TIMEOUT": "1h",
 		"MATCHMAKER_STORE_STARTUP_TIMEOUT": "0", "MATCHMAKER_STORE_COMMITTERS": "2",
@@ -27,9 +29,11 @@ func TestStoreSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = db.Options{Timeout: 750 * time.Millisecond, RebuildTimeout: time.Hour, Committers: 2, MaxConns: 6}
-	if got := cfg.storeOptions(); got != want || cfg.StoreStartupTimeout != 0 {
-		t.Fatalf("set: %+v, start-up %v", got, cfg.StoreStartupTimeout)
+	want = db.Options{Timeout: 750 * time.Millisecond, RebuildTimeout: time.Hour, MaxConns: 6}
+	wantRatings = ratingsdb.Options{Committers: 2}
+	if got, gotRatings := cfg.storeOptions(), cfg.ratingsOptions(); got != want || gotRatings != wantRatings ||
+		cfg.StoreStartupTimeout != 0 {
+		t.Fatalf("set: %+v %+v, start-up %v", got, gotRatings, cfg.StoreStartupTimeout)
 	}
 }
 

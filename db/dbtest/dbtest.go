@@ -36,6 +36,11 @@ const (
 	EnvRequire = "MATCHMAKER_REQUIRE_TEST_DB"
 	// Image is the Postgres image started when only a Docker engine is available.
 	Image = "postgres:15-alpine"
+	// MaxConns is the pool size of the stores' tests. A store package's tests run two at a
+	// time beside another package's on a server that other runs share (max_connections 100
+	// by default): with the service's default of 16 a connection each, one package peaked at
+	// 40 connections and runs failed with "too many clients already".
+	MaxConns = 6
 )
 
 // URL creates a new, empty database for the calling test and returns its URL. The database is

@@ -1,4 +1,4 @@
-package db_test
+package queuedb_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 )
@@ -42,7 +43,7 @@ func benchTicket(id string, at time.Time) queue.Ticket {
 //
 // with TEST_DATABASE_URL set. tickets/s is the rate, tickets/commit how many tickets shared a
 // commit, p50-ms and p99-ms a call's latency, server-µs/ticket the CPU the Postgres processes
-// spent per ticket (0 when the server is not on this machine; see serverCPU).
+// spent per ticket (0 when the server is not on this machine; see dbtest.ServerCPU).
 func BenchmarkQueueCreateTicket(b *testing.B) {
 	qs, s := openQueueStore(b)
 	ctx := context.Background()
@@ -55,7 +56,7 @@ func BenchmarkQueueCreateTicket(b *testing.B) {
 	var mu sync.Mutex
 	var lat []time.Duration
 	commits0, tickets0 := qs.CreateStats()
-	cpu0 := serverCPU(s.Pool())
+	cpu0 := dbtest.ServerCPU(s.Pool())
 	now := time.Now()
 	b.ResetTimer()
 	start := time.Now()
@@ -78,21 +79,12 @@ func BenchmarkQueueCreateTicket(b *testing.B) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	commits, tickets := qs.CreateStats()
-	cpu := serverCPU(s.Pool()) - cpu0
+	cpu := dbtest.ServerCPU(s.Pool()) - cpu0
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "tickets/s")
 	b.ReportMetric(float64(tickets-tickets0)/float64(max(1, commits-commits0)), "tickets/commit")
 	b.ReportMetric(percentile(lat, 0.5), "p50-ms")
 	b.ReportMetric(percentile(lat, 0.99), "p99-ms")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "server-µs/ticket")
-}
-
-// walBytes is the server's WAL position: the bytes of WAL it has written, by every database.
-func walBytes(tb testing.TB, pool *pgxpool.Pool) int64 {
-	var n int64
-	if err := pool.QueryRow(context.Background(), `SELECT pg_current_wal_lsn() - '0/0'`).Scan(&n); err != nil {
-		tb.Fatal(err)
-	}
-	return n
 }
 
 // seedSearching inserts n searching solo tickets into a queue directly, as the store stores
@@ -163,12 +155,12 @@ func BenchmarkQueueCommitTick(b *testing.B) {
 		for m := range matches {
 			w.Matches = append(w.Matches, fiveVFiveMatch(fmt.Sprintf("m%d-%d", i, m), ts[10*m:10*m+10], w.At))
 		}
-		cpu0, wal0 := serverCPU(s.Pool()), walBytes(b, s.Pool())
+		cpu0, wal0 := dbtest.ServerCPU(s.Pool()), dbtest.WALBytes(b, s.Pool())
 		b.StartTimer()
 		done, err := qs.CommitTick(ctx, "bench", w)
 		b.StopTimer()
-		cpu += serverCPU(s.Pool()) - cpu0
-		wal += walBytes(b, s.Pool()) - wal0
+		cpu += dbtest.ServerCPU(s.Pool()) - cpu0
+		wal += dbtest.WALBytes(b, s.Pool()) - wal0
 		if err != nil || len(done.Matches) != matches {
 			b.Fatalf("%d matches stored, %v", len(done.Matches), err)
 		}

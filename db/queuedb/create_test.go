@@ -1,4 +1,4 @@
-package db_test
+package queuedb_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/queuedb"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
@@ -66,7 +66,7 @@ func TestQueueCreateAnswersWhatHappened(t *testing.T) {
 			}
 			if status == "searching" {
 				stored[id] = true
-			} else if !uncertain || reason != db.ReasonCreationFailed {
+			} else if !uncertain || reason != queuedb.ReasonCreationFailed {
 				t.Fatalf("ticket %s is %s (%s)", id, status, reason)
 			}
 		}

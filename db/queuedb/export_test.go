@@ -1,21 +1,21 @@
-package db
+package queuedb
 
 // CreateStats says how many create transactions the store committed and how many tickets
 // they stored.
-func (s *QueueStore) CreateStats() (commits, tickets uint64) {
+func (s *Store) CreateStats() (commits, tickets uint64) {
 	return s.commits.Load(), s.committed.Load()
 }
 
 // UncertainCommits is the number of create batches whose COMMIT went out and never answered.
-func (s *QueueStore) UncertainCommits() uint64 { return s.uncertainCommits.Load() }
+func (s *Store) UncertainCommits() uint64 { return s.uncertainCommits.Load() }
 
 // QueuedCreates is the number of CreateTicket calls waiting for the committer to take them.
-func (s *QueueStore) QueuedCreates() int { return len(s.creates) }
+func (s *Store) QueuedCreates() int { return len(s.creates) }
 
 // ListenerPID and LeaderPID are the backends of the store's dedicated sessions (0: none).
-func (s *QueueStore) ListenerPID() uint32 { return s.listenerPID.Load() }
+func (s *Store) ListenerPID() uint32 { return s.listenerPID.Load() }
 
-func (s *QueueStore) LeaderPID() uint32 {
+func (s *Store) LeaderPID() uint32 {
 	s.lead.mu.Lock()
 	defer s.lead.mu.Unlock()
 	if s.lead.conn == nil {
@@ -26,13 +26,13 @@ func (s *QueueStore) LeaderPID() uint32 {
 
 // SetListening makes the store's waiters believe the listening connection is up or down, as
 // the listener does when its connection fails and comes back, and wakes them.
-func (s *QueueStore) SetListening(up bool) {
+func (s *Store) SetListening(up bool) {
 	s.notify.setUp(up)
 	s.notify.wakeAll()
 }
 
 // Waiters is the number of WaitEvents calls waiting for a notification of the queue.
-func (s *QueueStore) Waiters(queueName string) int {
+func (s *Store) Waiters(queueName string) int {
 	s.notify.mu.Lock()
 	defer s.notify.mu.Unlock()
 	return len(s.notify.waiters[queueName])

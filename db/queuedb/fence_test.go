@@ -1,11 +1,11 @@
-package db_test
+package queuedb_test
 
 import (
 	"errors"
 	"testing"
 	"time"
 
-	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/queuedb"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
@@ -19,7 +19,7 @@ import (
 // outbox only after.
 func TestQueueDeposedLeaderWritesNothing(t *testing.T) {
 	t.Parallel()
-	stores, pool := openReplicasWith(t, 2, func(int) db.QueueOptions { return db.QueueOptions{LeaderLease: testLease} })
+	stores, pool := openReplicasWith(t, 2, func(int) queuedb.Options { return queuedb.Options{LeaderLease: testLease} })
 	a, b := stores[0], stores[1]
 	ctx := testCtx(t)
 	mustPut(t, a, queuetest.Queue("q"))

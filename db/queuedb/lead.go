@@ -1,4 +1,4 @@
-package db
+package queuedb
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
@@ -90,7 +91,7 @@ const (
 	maxBackoff = 5 * time.Second
 )
 
-// DefaultLeaderLease is QueueOptions.LeaderLease's default: a hung leader's queues tick again
+// DefaultLeaderLease is Options.LeaderLease's default: a hung leader's queues tick again
 // within about this much, and a leader renews every quarter of it.
 const DefaultLeaderLease = 10 * time.Second
 
@@ -98,8 +99,8 @@ const DefaultLeaderLease = 10 * time.Second
 // must fit a quarter of it with room to spare.
 const MinLeaderLease = 200 * time.Millisecond
 
-// QueueOptions are the queue store's settings; the zero value is the defaults.
-type QueueOptions struct {
+// Options are the queue store's settings; the zero value is the defaults.
+type Options struct {
 	// LeaderLease is how long a queue's leader may go without renewing its lease before
 	// another replica ends its session and takes the queue. Every replica must use the same.
 	// Default DefaultLeaderLease; at least MinLeaderLease.
@@ -141,7 +142,7 @@ type leader struct {
 	claimed map[string]int64
 }
 
-func (l *leader) init(o QueueOptions) {
+func (l *leader) init(o Options) {
 	l.lease = max(o.LeaderLease, MinLeaderLease)
 	if o.LeaderLease == 0 {
 		l.lease = DefaultLeaderLease
@@ -174,7 +175,7 @@ func (l *leader) connect(ctx context.Context) error {
 	if err != nil {
 		l.backoff = min(max(2*l.backoff, minBackoff), maxBackoff)
 		l.retryAt = time.Now().Add(l.backoff)
-		return mapError(err, "queue: leadership connection")
+		return db.MapError(err, "queue: leadership connection")
 	}
 	l.conn, l.held, l.backoff = conn, make(map[int32]map[string]bool), 0
 	return nil
@@ -322,9 +323,9 @@ func (l *leader) close() {
 // connection is down; a connection found dead ends every leadership of this process at once,
 // and the call tries to connect again, at most once per backoff interval. A queue whose lock
 // another process holds on a lease older than LeaderLease is taken from it (breakHung).
-func (s *QueueStore) Lead(ctx context.Context, queueName string) (bool, error) {
+func (s *Store) Lead(ctx context.Context, queueName string) (bool, error) {
 	if err := ctx.Err(); err != nil {
-		return false, mapError(err, "queue: lead")
+		return false, db.MapError(err, "queue: lead")
 	}
 	l := &s.lead
 	if l.leading(queueName) {
@@ -371,7 +372,7 @@ func (s *QueueStore) Lead(ctx context.Context, queueName string) (bool, error) {
 	if got {
 		if err := l.take(qctx, key, queueName); err != nil {
 			l.drop()
-			return false, mapError(err, "queue: lead")
+			return false, db.MapError(err, "queue: lead")
 		}
 	}
 	return got, nil
@@ -382,7 +383,7 @@ func (l *leader) tryLock(ctx context.Context, key int32) (bool, error) {
 	var got bool
 	if err := l.conn.QueryRow(ctx, sqlTryLead, key).Scan(&got); err != nil {
 		l.drop()
-		return false, mapError(err, "queue: lead")
+		return false, db.MapError(err, "queue: lead")
 	}
 	return got, nil
 }
@@ -400,12 +401,12 @@ func (l *leader) breakHung(ctx context.Context, key int32, queueName string) (bo
 	}
 	if err != nil {
 		l.drop()
-		return false, mapError(err, "queue: lead")
+		return false, db.MapError(err, "queue: lead")
 	}
 	renewed := time.Duration(age * float64(time.Second)).Round(time.Millisecond)
 	var ended bool
 	if err := l.conn.QueryRow(ctx, sqlEndHolder, int64(pid)).Scan(&ended); err != nil {
-		if mapped := mapError(err, "queue: lead"); apperr.CodeOf(mapped) == apperr.Unavailable {
+		if mapped := db.MapError(err, "queue: lead"); apperr.CodeOf(mapped) == apperr.Unavailable {
 			l.drop()
 			return false, mapped
 		}
@@ -434,14 +435,14 @@ func (l *leader) claimedUnder(queueName string) int64 {
 }
 
 // LeaseLeft implements queue.LeaseStore.
-func (s *QueueStore) LeaseLeft(queueName string) time.Duration { return s.lead.leaseLeft(queueName) }
+func (s *Store) LeaseLeft(queueName string) time.Duration { return s.lead.leaseLeft(queueName) }
 
 // LeaseRenewal implements queue.LeaseStore: how often a leader's Lead must be called.
-func (s *QueueStore) LeaseRenewal() time.Duration { return s.lead.renewEvery() }
+func (s *Store) LeaseRenewal() time.Duration { return s.lead.renewEvery() }
 
 // Resign implements queue.Store. The lease ends, so the next leader need not wait it out; the
 // lock is released when no other queue of this process is led under the same key.
-func (s *QueueStore) Resign(ctx context.Context, queueName string) error {
+func (s *Store) Resign(ctx context.Context, queueName string) error {
 	l := &s.lead
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -476,7 +477,7 @@ func (s *QueueStore) Resign(ctx context.Context, queueName string) error {
 
 // fence is the epoch condition of a leader's write to queueName: nil (no condition) when this
 // process never led the queue.
-func (s *QueueStore) fence(queueName string) *int64 {
+func (s *Store) fence(queueName string) *int64 {
 	if epoch, ok := s.lead.epoch(queueName); ok {
 		return &epoch
 	}

@@ -1,4 +1,4 @@
-package db_test
+package queuedb_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/db/queuedb"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
@@ -53,8 +54,8 @@ const testLease = 1500 * time.Millisecond
 func TestQueueHungLeaderIsReplaced(t *testing.T) {
 	t.Parallel()
 	clocks := []*leaseClock{newLeaseClock(), newLeaseClock()}
-	stores, pool := openReplicasWith(t, 2, func(i int) db.QueueOptions {
-		return db.QueueOptions{LeaderLease: testLease, Now: clocks[i].now}
+	stores, pool := openReplicasWith(t, 2, func(i int) queuedb.Options {
+		return queuedb.Options{LeaderLease: testLease, Now: clocks[i].now}
 	})
 	a, b := stores[0], stores[1]
 	ctx := testCtx(t)
@@ -116,7 +117,7 @@ func TestQueueHungLeaderIsReplaced(t *testing.T) {
 // one of a's calls for a few leases.
 func TestQueueLiveLeaderIsNotBroken(t *testing.T) {
 	t.Parallel()
-	stores, pool := openReplicasWith(t, 2, func(int) db.QueueOptions { return db.QueueOptions{LeaderLease: testLease} })
+	stores, pool := openReplicasWith(t, 2, func(int) queuedb.Options { return queuedb.Options{LeaderLease: testLease} })
 	a, b := stores[0], stores[1]
 	ctx := testCtx(t)
 	mustPut(t, a, queuetest.Queue("q"))
@@ -143,7 +144,7 @@ func TestQueueLiveLeaderIsNotBroken(t *testing.T) {
 // wait.)
 func TestQueueLeaseBound(t *testing.T) {
 	t.Parallel()
-	stores, pool := openReplicasWith(t, 2, func(int) db.QueueOptions { return db.QueueOptions{LeaderLease: time.Hour} })
+	stores, pool := openReplicasWith(t, 2, func(int) queuedb.Options { return queuedb.Options{LeaderLease: time.Hour} })
 	a, b := stores[0], stores[1]
 	ctx := testCtx(t)
 	mustPut(t, a, queuetest.Queue("q"))
@@ -179,7 +180,7 @@ func TestQueueLeaseBound(t *testing.T) {
 func TestQueueLeaderStopsOnItsOwnLease(t *testing.T) {
 	t.Parallel()
 	clock := newLeaseClock()
-	stores, _ := openReplicasWith(t, 1, func(int) db.QueueOptions { return db.QueueOptions{LeaderLease: time.Minute, Now: clock.now} })
+	stores, _ := openReplicasWith(t, 1, func(int) queuedb.Options { return queuedb.Options{LeaderLease: time.Minute, Now: clock.now} })
 	a := stores[0]
 	ctx := testCtx(t)
 	mustPut(t, a, queuetest.Queue("q"))
@@ -216,7 +217,7 @@ func TestQueueTakeoverRefused(t *testing.T) {
 	if err := db.Migrate(ctx, url); err != nil {
 		t.Fatal(err)
 	}
-	admin, err := db.OpenWith(ctx, url, db.Options{MaxConns: testMaxConns})
+	admin, err := db.Open(ctx, url, db.Options{MaxConns: testMaxConns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,12 +244,12 @@ func TestQueueTakeoverRefused(t *testing.T) {
 		t.Skipf("TEST_DATABASE_URL is not a URL (%v): cannot log in as another role", err)
 	}
 	u.User = neturl.User(role)
-	replica, err := db.OpenWith(ctx, u.String(), db.Options{MaxConns: testMaxConns})
+	replica, err := db.Open(ctx, u.String(), db.Options{MaxConns: testMaxConns})
 	if err != nil {
 		t.Skipf("the server does not let %s log in without a password: %v", role, err)
 	}
 	t.Cleanup(replica.Close)
-	b, err := db.NewQueueStoreWith(ctx, replica.Pool(), db.QueueOptions{LeaderLease: time.Hour})
+	b, err := queuedb.NewWith(ctx, replica.Pool(), queuedb.Options{LeaderLease: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +298,7 @@ func sessionAlive(t *testing.T, pool *pgxpool.Pool, pid uint32) bool {
 func TestQueueLeasesRenewTogether(t *testing.T) {
 	t.Parallel()
 	clock := newLeaseClock()
-	stores, pool := openReplicasWith(t, 1, func(int) db.QueueOptions { return db.QueueOptions{LeaderLease: time.Minute, Now: clock.now} })
+	stores, pool := openReplicasWith(t, 1, func(int) queuedb.Options { return queuedb.Options{LeaderLease: time.Minute, Now: clock.now} })
 	a := stores[0]
 	ctx := testCtx(t)
 	names := []string{"q1", "q2", "q3"}

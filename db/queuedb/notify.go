@@ -1,4 +1,4 @@
-package db
+package queuedb
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
@@ -117,14 +118,14 @@ func (n *notifier) setUp(up bool) {
 }
 
 // listen opens a listening connection.
-func (s *QueueStore) listen(ctx context.Context) (*pgx.Conn, error) {
+func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.connCfg.Copy())
 	if err != nil {
-		return nil, mapError(err, "queue: listening connection")
+		return nil, db.MapError(err, "queue: listening connection")
 	}
 	if _, err := conn.Exec(ctx, "LISTEN "+eventsChannel); err != nil {
 		_ = conn.Close(context.Background())
-		return nil, mapError(err, "queue: listen")
+		return nil, db.MapError(err, "queue: listen")
 	}
 	return conn, nil
 }
@@ -132,7 +133,7 @@ func (s *QueueStore) listen(ctx context.Context) (*pgx.Conn, error) {
 // runListener delivers notifications to the waiters until the store closes. When the
 // connection fails it wakes every waiter (they poll meanwhile) and connects again, backing
 // off; once it is back it wakes them all again, since events may have come in between.
-func (s *QueueStore) runListener(conn *pgx.Conn) {
+func (s *Store) runListener(conn *pgx.Conn) {
 	backoff := time.Duration(0)
 	for {
 		if conn != nil {
@@ -175,7 +176,7 @@ func (s *QueueStore) runListener(conn *pgx.Conn) {
 // after; otherwise at a notification of a later event (or, spuriously, when the listening
 // connection goes down or comes back), or when ctx ends. While notifications are not coming
 // it reads the queue's last event number every pollInterval.
-func (s *QueueStore) WaitEvents(ctx context.Context, queueName string, after int64) error {
+func (s *Store) WaitEvents(ctx context.Context, queueName string, after int64) error {
 	for {
 		// Subscribe before reading, so that an event committed after the read wakes us.
 		w, up := s.notify.subscribe(queueName, after)
@@ -189,7 +190,7 @@ func (s *QueueStore) WaitEvents(ctx context.Context, queueName string, after int
 
 // waitOnce reads the queue's last event number and waits for w, ctx or, when up is false,
 // the next poll. It reports whether the wait is over.
-func (s *QueueStore) waitOnce(ctx context.Context, queueName string, after int64, w *waiter, up bool) (bool, error) {
+func (s *Store) waitOnce(ctx context.Context, queueName string, after int64, w *waiter, up bool) (bool, error) {
 	last, err := s.EventHead(ctx, queueName) // no queue: no events, yet
 	switch {
 	case ctx.Err() != nil:

@@ -1,4 +1,4 @@
-package db
+package queuedb
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
@@ -17,10 +18,10 @@ import (
 // row, then the match's, then its tickets, in the order every writer of the queue takes them;
 // the match and the tickets still matched in it get the connection, each ticket a placed
 // event.
-func (s *QueueStore) PlaceMatch(ctx context.Context, id string, connection json.RawMessage, at time.Time) (queue.Match, error) {
+func (s *Store) PlaceMatch(ctx context.Context, id string, connection json.RawMessage, at time.Time) (queue.Match, error) {
 	at = at.Truncate(time.Microsecond)
 	var m queue.Match
-	err := s.inTx(ctx, s.pool, "queue: place match", func(conn *pgxpool.Conn) error {
+	err := db.InTx(ctx, s.pool, "queue: place match", func(conn *pgxpool.Conn) error {
 		var found bool
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
@@ -72,7 +73,7 @@ FROM seq, placed`, ids, id, string(connection), m.Queue, at)
 		if err := conn.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		return committed(conn)
+		return db.Committed(conn)
 	})
 	if err != nil {
 		return queue.Match{}, err

@@ -1,11 +1,11 @@
-package db_test
+package queuedb_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/queuedb"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 )
 
@@ -43,7 +43,7 @@ func TestQueueEventReadsLookTicketsUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Exec(ctx, `RESET plan_cache_mode`)
-	for name, sql := range map[string]string{"events": db.SQLEvents, "event_tickets": db.SQLEventTickets} {
+	for name, sql := range map[string]string{"events": queuedb.SQLEvents, "event_tickets": queuedb.SQLEventTickets} {
 		if _, err := conn.Exec(ctx, `PREPARE `+name+`(text, bigint, int) AS `+sql); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package db
+package queuedb
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
@@ -75,7 +76,7 @@ CROSS JOIN LATERAL (
 )
 
 // Propose implements queue.ProposalStore: one transaction in two round trips, as CommitTick.
-func (s *QueueStore) Propose(ctx context.Context, queueName string, w queue.ProposeWrite) (queue.TickCommitted, error) {
+func (s *Store) Propose(ctx context.Context, queueName string, w queue.ProposeWrite) (queue.TickCommitted, error) {
 	var ids []string
 	for _, m := range w.Proposals {
 		ids = append(ids, m.Tickets()...)
@@ -91,7 +92,7 @@ func (s *QueueStore) Propose(ctx context.Context, queueName string, w queue.Prop
 	}
 	at, acceptBy := w.At.Truncate(time.Microsecond), w.AcceptBy.Truncate(time.Microsecond)
 	var done queue.TickCommitted
-	err := s.inTx(ctx, s.work, "queue: propose", func(conn *pgxpool.Conn) error {
+	err := db.InTx(ctx, s.work, "queue: propose", func(conn *pgxpool.Conn) error {
 		done = queue.TickCommitted{}
 		found, epoch, searching, err := s.lockForTick(ctx, conn, queueName, ids)
 		if err != nil {
@@ -151,7 +152,7 @@ func (s *QueueStore) Propose(ctx context.Context, queueName string, w queue.Prop
 		if err := conn.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		return committed(conn)
+		return db.Committed(conn)
 	})
 	if err != nil {
 		return queue.TickCommitted{}, err
@@ -161,7 +162,7 @@ func (s *QueueStore) Propose(ctx context.Context, queueName string, w queue.Prop
 
 // lockForTick begins a transaction on conn, locks the queue's row (reading its leader epoch)
 // and the tickets ids of the queue, and returns those searching, with their rows.
-func (s *QueueStore) lockForTick(ctx context.Context, conn *pgxpool.Conn, queueName string, ids []string) (found bool, epoch int64, searching map[string]pgtype.TID, err error) {
+func (s *Store) lockForTick(ctx context.Context, conn *pgxpool.Conn, queueName string, ids []string) (found bool, epoch int64, searching map[string]pgtype.TID, err error) {
 	searching = make(map[string]pgtype.TID, len(ids))
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
@@ -182,14 +183,14 @@ func (s *QueueStore) lockForTick(ctx context.Context, conn *pgxpool.Conn, queueN
 }
 
 // GetProposal implements queue.ProposalStore.
-func (s *QueueStore) GetProposal(ctx context.Context, id string) (queue.Proposal, error) {
+func (s *Store) GetProposal(ctx context.Context, id string) (queue.Proposal, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+proposalColumns+` FROM queue_proposals AS p WHERE p.id = $1`, id)
 	if err != nil {
-		return queue.Proposal{}, mapError(err, "queue: get proposal")
+		return queue.Proposal{}, db.MapError(err, "queue: get proposal")
 	}
 	ps, err := collectProposals(rows)
 	if err != nil {
-		return queue.Proposal{}, mapError(err, "queue: get proposal")
+		return queue.Proposal{}, db.MapError(err, "queue: get proposal")
 	}
 	if len(ps) == 0 {
 		return queue.Proposal{}, apperr.New(apperr.NotFound, "no proposal %q", id)
@@ -200,11 +201,11 @@ func (s *QueueStore) GetProposal(ctx context.Context, id string) (queue.Proposal
 // AnswerProposal implements queue.ProposalStore: the queue's row and the proposal's locked
 // in the first round trip; an answer that leaves it open is written with COMMIT in the
 // second; one that resolves it locks its tickets and then writes the outcome.
-func (s *QueueStore) AnswerProposal(ctx context.Context, id, playerID string, accept bool, at time.Time) (queue.Proposal, bool, error) {
+func (s *Store) AnswerProposal(ctx context.Context, id, playerID string, accept bool, at time.Time) (queue.Proposal, bool, error) {
 	at = at.Truncate(time.Microsecond)
 	var p queue.Proposal
 	var resolved bool
-	err := s.inTx(ctx, s.pool, "queue: answer proposal", func(conn *pgxpool.Conn) error {
+	err := db.InTx(ctx, s.pool, "queue: answer proposal", func(conn *pgxpool.Conn) error {
 		resolved = false
 		ps, err := lockProposal(ctx, conn, id)
 		if err != nil {
@@ -231,7 +232,7 @@ func (s *QueueStore) AnswerProposal(ctx context.Context, id, playerID string, ac
 			if err := conn.SendBatch(ctx, b).Close(); err != nil {
 				return err
 			}
-			return committed(conn)
+			return db.Committed(conn)
 		}
 		p.State, p.ResolvedAt, resolved = o.State, at, true
 		if o.State == queue.ProposalPlacing {
@@ -246,7 +247,7 @@ func (s *QueueStore) AnswerProposal(ctx context.Context, id, playerID string, ac
 }
 
 // ExpireProposals implements queue.ProposalStore: fenced as the leader's other writes.
-func (s *QueueStore) ExpireProposals(ctx context.Context, queueName string, at time.Time) ([]queue.Proposal, int, error) {
+func (s *Store) ExpireProposals(ctx context.Context, queueName string, at time.Time) ([]queue.Proposal, int, error) {
 	at = at.Truncate(time.Microsecond)
 	var out []queue.Proposal
 	var open, due int
@@ -255,9 +256,9 @@ func (s *QueueStore) ExpireProposals(ctx context.Context, queueName string, at t
 SELECT count(*) FILTER (WHERE accept_by > $2), count(*) FILTER (WHERE accept_by <= $2)
 FROM queue_proposals WHERE queue = $1 AND state IN ('open', 'placing')`, queueName, at).Scan(&open, &due)
 	if err != nil || due == 0 {
-		return nil, open, mapError(err, "queue: expire proposals")
+		return nil, open, db.MapError(err, "queue: expire proposals")
 	}
-	err = s.inTx(ctx, s.work, "queue: expire proposals", func(conn *pgxpool.Conn) error {
+	err = db.InTx(ctx, s.work, "queue: expire proposals", func(conn *pgxpool.Conn) error {
 		out, open = nil, 0
 		var found bool
 		var epoch int64
@@ -309,7 +310,7 @@ WHERE p.queue = $1 AND p.state IN ('open', 'placing') AND p.accept_by <= $2 ORDE
 // dissolve ends the proposal of t, a proposed ticket that is being cancelled: conn's
 // transaction holds t's queue's row and t's row (at row). t is cancelled with reason and the
 // proposal's other tickets go back to searching; the transaction is committed.
-func (s *QueueStore) dissolve(ctx context.Context, conn *pgxpool.Conn, t *queue.Ticket, row pgtype.TID, at time.Time, reason string) error {
+func (s *Store) dissolve(ctx context.Context, conn *pgxpool.Conn, t *queue.Ticket, row pgtype.TID, at time.Time, reason string) error {
 	at = at.Truncate(time.Microsecond)
 	var ps []queue.Proposal
 	rows, err := conn.Query(ctx, `SELECT `+proposalColumns+` FROM queue_proposals AS p WHERE p.id = $1 FOR UPDATE`, t.Proposal.MatchID)
@@ -337,7 +338,7 @@ func (s *QueueStore) dissolve(ctx context.Context, conn *pgxpool.Conn, t *queue.
 // transaction holds the queue's row and the proposals'. It locks their tickets, and changes
 // those still proposed in them: an accepted proposal's match is stored and its tickets
 // matched; the others' tickets cancelled or requeued; each with its event.
-func (s *QueueStore) resolve(ctx context.Context, conn *pgxpool.Conn, queueName string, at time.Time, ps []queue.Proposal, outcomes []queue.ProposalOutcome, connection json.RawMessage) error {
+func (s *Store) resolve(ctx context.Context, conn *pgxpool.Conn, queueName string, at time.Time, ps []queue.Proposal, outcomes []queue.ProposalOutcome, connection json.RawMessage) error {
 	var ids []string
 	for _, p := range ps {
 		ids = append(ids, p.Match.Tickets()...)
@@ -439,7 +440,7 @@ func (s *QueueStore) resolve(ctx context.Context, conn *pgxpool.Conn, queueName 
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}
-	return committed(conn)
+	return db.Committed(conn)
 }
 
 // queueProposalUpdates adds the statement that writes ps' answers and states to b.
@@ -569,32 +570,32 @@ func acceptanceTimeout(q queue.Queue) *time.Duration {
 }
 
 // PlacingProposals implements queue.AllocatorStore.
-func (s *QueueStore) PlacingProposals(ctx context.Context, queueName string) ([]queue.Proposal, error) {
+func (s *Store) PlacingProposals(ctx context.Context, queueName string) ([]queue.Proposal, error) {
 	rows, err := s.work.Query(ctx, `SELECT `+proposalColumns+` FROM queue_proposals AS p
 WHERE p.queue = $1 AND p.state = 'placing' ORDER BY p.id`, queueName)
 	if err != nil {
-		return nil, mapError(err, "queue: placing proposals")
+		return nil, db.MapError(err, "queue: placing proposals")
 	}
 	ps, err := collectProposals(rows)
-	return ps, mapError(err, "queue: placing proposals")
+	return ps, db.MapError(err, "queue: placing proposals")
 }
 
 // CompletePlacement implements queue.AllocatorStore.
-func (s *QueueStore) CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (queue.Proposal, error) {
+func (s *Store) CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (queue.Proposal, error) {
 	return s.endPlacement(ctx, id, at, queue.ProposalOutcome{State: queue.ProposalAccepted}, connection)
 }
 
 // FailPlacement implements queue.AllocatorStore.
-func (s *QueueStore) FailPlacement(ctx context.Context, id, reason string, at time.Time) (queue.Proposal, error) {
+func (s *Store) FailPlacement(ctx context.Context, id, reason string, at time.Time) (queue.Proposal, error) {
 	return s.endPlacement(ctx, id, at, queue.ProposalOutcome{State: queue.ProposalFailed, Reason: reason}, nil)
 }
 
 // endPlacement resolves placing proposal id with o: the queue's row and the proposal's
 // locked, then its tickets, as an answer's.
-func (s *QueueStore) endPlacement(ctx context.Context, id string, at time.Time, o queue.ProposalOutcome, connection json.RawMessage) (queue.Proposal, error) {
+func (s *Store) endPlacement(ctx context.Context, id string, at time.Time, o queue.ProposalOutcome, connection json.RawMessage) (queue.Proposal, error) {
 	at = at.Truncate(time.Microsecond)
 	var p queue.Proposal
-	err := s.inTx(ctx, s.pool, "queue: end placement", func(conn *pgxpool.Conn) error {
+	err := db.InTx(ctx, s.pool, "queue: end placement", func(conn *pgxpool.Conn) error {
 		ps, err := lockProposal(ctx, conn, id)
 		if err != nil {
 			return err

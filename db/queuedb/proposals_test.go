@@ -1,4 +1,4 @@
-package db_test
+package queuedb_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package db
+package queuedb
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
@@ -61,16 +62,16 @@ FROM queues AS q`
 // the migration), so that its events keep their numbers. It deletes in chunks, each its own
 // transaction, and while another process purges it does nothing. On an error (its deadline,
 // say) it returns what it deleted so far with the error.
-func (s *QueueStore) Purge(ctx context.Context, before time.Time) (queue.PurgeReport, error) {
+func (s *Store) Purge(ctx context.Context, before time.Time) (queue.PurgeReport, error) {
 	var r queue.PurgeReport
 	conn, err := s.work.Acquire(ctx)
 	if err != nil {
-		return r, mapError(err, "queue: purge")
+		return r, db.MapError(err, "queue: purge")
 	}
 	defer conn.Release()
 	var locked bool
 	if err := conn.QueryRow(ctx, sqlTryPurgeLock).Scan(&locked); err != nil {
-		return r, mapError(err, "queue: purge")
+		return r, db.MapError(err, "queue: purge")
 	}
 	if !locked {
 		return r, nil
@@ -85,16 +86,16 @@ func (s *QueueStore) Purge(ctx context.Context, before time.Time) (queue.PurgeRe
 		}
 	}()
 	if r.Tickets, err = purgeChunks(ctx, conn, sqlPurgeTickets, before); err != nil {
-		return r, mapError(err, "queue: purge tickets")
+		return r, db.MapError(err, "queue: purge tickets")
 	}
 	if _, err = purgeChunks(ctx, conn, sqlPurgeProposals, before); err != nil {
-		return r, mapError(err, "queue: purge proposals")
+		return r, db.MapError(err, "queue: purge proposals")
 	}
 	if r.Matches, err = purgeChunks(ctx, conn, sqlPurgeMatches, before); err != nil {
-		return r, mapError(err, "queue: purge matches")
+		return r, db.MapError(err, "queue: purge matches")
 	}
 	if r.Events, err = purgeEvents(ctx, conn, before); err != nil {
-		return r, mapError(err, "queue: purge events")
+		return r, db.MapError(err, "queue: purge events")
 	}
 	return r, nil
 }

@@ -1,4 +1,4 @@
-package db
+package queuedb
 
 import (
 	"encoding/json"

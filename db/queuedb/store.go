@@ -1,4 +1,4 @@
-package db
+package queuedb
 
 import (
 	"context"
@@ -14,16 +14,17 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// QueueStore is the Postgres queue.Store (schema: migrations/00002_queue.sql). It shares the
-// rating store's pool for its queries and opens two connections of its own: one holds the
-// advisory locks of the queues this process leads (queue_lead.go), the other LISTENs for the
-// events every replica writes (queue_notify.go). A process opens one QueueStore.
+// Store is the Postgres queue.Store (schema: db/migrations/00002_queue.sql). It shares the
+// pool of the ratings store (db.DB.Pool) for its queries and opens two connections of its own: one holds the
+// advisory locks of the queues this process leads (lead.go), the other LISTENs for the
+// events every replica writes (notify.go). A process opens one Store.
 //
-// Ticket creation is group-committed (queue_tickets.go): concurrent CreateTicket calls are
+// Ticket creation is group-committed (tickets.go): concurrent CreateTicket calls are
 // gathered by one committer goroutine and committed in one transaction of two round trips
 // (the writes, then COMMIT without the tickets whose callers gave up meanwhile), each still
 // getting its own answer.
@@ -32,7 +33,7 @@ import (
 // after, by id (the migration's comment gives the whole order), so the store's transactions
 // do not deadlock one another; a deadlock or serialization failure, which that order should
 // rule out, is retried all the same.
-type QueueStore struct {
+type Store struct {
 	pool *pgxpool.Pool
 	// work is the queue's own work (the leader's loads, ticks, cursors, stats, the purge, the
 	// create batches, the definitions' refresh), on a few connections that clients' reads
@@ -64,18 +65,18 @@ type QueueStore struct {
 	uncertainCommits atomic.Uint64
 }
 
-var _ queue.Store = (*QueueStore)(nil)
+var _ queue.Store = (*Store)(nil)
 
-// NewQueueStore opens the queue store on the rating store's pool (Store.Pool): it connects its
-// two dedicated connections with the pool's settings and starts its committer and listener.
-// Migrate first. Close it before closing the pool.
-func NewQueueStore(ctx context.Context, pool *pgxpool.Pool) (*QueueStore, error) {
-	return NewQueueStoreWith(ctx, pool, QueueOptions{})
+// New opens the queue store on the pool both stores share (db.DB.Pool): it connects its two
+// dedicated connections with the pool's settings and starts its committer and listener.
+// Migrate first (db.Migrate). Close it before closing the pool.
+func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
+	return NewWith(ctx, pool, Options{})
 }
 
-// NewQueueStoreWith is NewQueueStore with options.
-func NewQueueStoreWith(ctx context.Context, pool *pgxpool.Pool, o QueueOptions) (*QueueStore, error) {
-	s := &QueueStore{
+// NewWith is New with options.
+func NewWith(ctx context.Context, pool *pgxpool.Pool, o Options) (*Store, error) {
+	s := &Store{
 		pool:    pool,
 		connCfg: dedicatedConfig(pool),
 		creates: make(chan *createRequest, 4*maxCreateBatch),
@@ -89,7 +90,7 @@ func NewQueueStoreWith(ctx context.Context, pool *pgxpool.Pool, o QueueOptions) 
 	work, err := pgxpool.NewWithConfig(ctx, wcfg)
 	if err != nil {
 		s.cancelBG()
-		return nil, mapError(err, "queue: work connections")
+		return nil, db.MapError(err, "queue: work connections")
 	}
 	s.work = work
 	s.lead.connCfg = s.connCfg
@@ -137,7 +138,7 @@ func dedicatedConfig(pool *pgxpool.Pool) *pgx.ConnConfig {
 // Close stops the committer (the batch being committed finishes; calls still queued get an
 // Unavailable error), closes the dedicated connections, which ends this process's
 // leaderships, and wakes every waiter. It does not close the pool. It is safe to call twice.
-func (s *QueueStore) Close() {
+func (s *Store) Close() {
 	s.once.Do(func() {
 		close(s.stop)
 		s.cancelBG()
@@ -148,16 +149,16 @@ func (s *QueueStore) Close() {
 	})
 }
 
-// workConns is the size of the queue's own pool (QueueStore.work): the committer's batch, a
+// workConns is the size of the queue's own pool (Store.work): the committer's batch, a
 // tick's commit and the leader's reads of a few queues at once.
 const workConns = 4
 
 // Name is "postgres".
-func (s *QueueStore) Name() string { return "postgres" }
+func (s *Store) Name() string { return "postgres" }
 
 // Ping checks that the database answers.
-func (s *QueueStore) Ping(ctx context.Context) error {
-	return mapError(s.pool.Ping(ctx), "queue: ping")
+func (s *Store) Ping(ctx context.Context) error {
+	return db.MapError(s.pool.Ping(ctx), "queue: ping")
 }
 
 // --- queue definitions --------------------------------------------------------------------
@@ -189,7 +190,7 @@ RETURNING ` + queueColumns
 // locked (if it exists) and then inserted or replaced. Two calls that create the same queue
 // at once both find no row; the second's insert fails on the primary key and it starts over,
 // to replace the first's.
-func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, bool, error) {
+func (s *Store) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, bool, error) {
 	exp, err := json.Marshal(expansionsJSON{Interval: stepsJSON(q.Expansions.Interval), MaxLatencyMS: stepsJSON(q.Expansions.MaxLatencyMS)})
 	if err != nil {
 		return queue.Queue{}, false, apperr.Wrap(apperr.Invalid, err, "queue: the expansions cannot be stored")
@@ -207,7 +208,7 @@ func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, 
 	for attempt := 1; ; attempt++ {
 		var stored queue.Queue
 		var created bool
-		err := s.inTx(ctx, s.pool, "queue: put queue", func(conn *pgxpool.Conn) error {
+		err := db.InTx(ctx, s.pool, "queue: put queue", func(conn *pgxpool.Conn) error {
 			var found, deleted bool
 			b := &pgx.Batch{}
 			b.Queue("BEGIN")
@@ -230,7 +231,7 @@ func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, 
 				return err
 			}
 			created = !found || deleted
-			return committed(conn)
+			return db.Committed(conn)
 		})
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.ConstraintName == "queues_pkey" && attempt < 3 {
@@ -241,22 +242,22 @@ func (s *QueueStore) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, 
 }
 
 // GetQueue implements queue.Store.
-func (s *QueueStore) GetQueue(ctx context.Context, name string) (queue.Queue, error) {
+func (s *Store) GetQueue(ctx context.Context, name string) (queue.Queue, error) {
 	q, err := scanQueue(s.pool.QueryRow(ctx, `SELECT `+queueColumns+` FROM queues WHERE name = $1 AND deleted_at IS NULL`, name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return queue.Queue{}, noQueue(name)
 	}
-	return q, mapError(err, "queue: get queue")
+	return q, db.MapError(err, "queue: get queue")
 }
 
 // ListQueues implements queue.Store.
-func (s *QueueStore) ListQueues(ctx context.Context) ([]queue.Queue, error) {
+func (s *Store) ListQueues(ctx context.Context) ([]queue.Queue, error) {
 	rows, err := s.work.Query(ctx, `SELECT `+queueColumns+` FROM queues WHERE deleted_at IS NULL ORDER BY name`)
 	if err != nil {
-		return nil, mapError(err, "queue: list queues")
+		return nil, db.MapError(err, "queue: list queues")
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (queue.Queue, error) { return scanQueue(row) })
-	return out, mapError(err, "queue: list queues")
+	return out, db.MapError(err, "queue: list queues")
 }
 
 // scanQueue reads a row of queueColumns, and then extra.
@@ -314,12 +315,12 @@ const ticketColumns = `t.id, t.queue, t.status, t.players, t.latencies, t.create
     t.reason, t.assignment, t.idempotency_key, t.body_hash, t.backfill, t.attributes, t.owner, t.proposal`
 
 // GetTicket implements queue.Store.
-func (s *QueueStore) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
+func (s *Store) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
 	t, err := scanTicket(s.pool.QueryRow(ctx, `SELECT `+ticketColumns+` FROM queue_tickets AS t WHERE t.id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return queue.Ticket{}, apperr.New(apperr.NotFound, "no ticket %q", id)
 	}
-	return t, mapError(err, "queue: get ticket")
+	return t, db.MapError(err, "queue: get ticket")
 }
 
 // scanTicket reads a row of ticketColumns, and then extra.
@@ -382,12 +383,12 @@ SELECT id, queue, created_at, region, teams, pairs, skill_difference, average_di
 FROM queue_matches WHERE id = $1`
 
 // GetMatch implements queue.Store.
-func (s *QueueStore) GetMatch(ctx context.Context, id string) (queue.Match, error) {
+func (s *Store) GetMatch(ctx context.Context, id string) (queue.Match, error) {
 	return s.getMatch(ctx, s.pool, id)
 }
 
 // getMatch reads a match with q (the pool, or a transaction's connection).
-func (s *QueueStore) getMatch(ctx context.Context, q interface {
+func (s *Store) getMatch(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }, id string) (queue.Match, error) {
 	var m queue.Match
@@ -398,10 +399,10 @@ func (s *QueueStore) getMatch(ctx context.Context, q interface {
 		return queue.Match{}, apperr.New(apperr.NotFound, "no match %q", id)
 	}
 	if err != nil {
-		return queue.Match{}, mapError(err, "queue: get match")
+		return queue.Match{}, db.MapError(err, "queue: get match")
 	}
 	if err := decodeMatchColumns(&m, teams, pairs, attributes); err != nil {
-		return queue.Match{}, mapError(fmt.Errorf("stored match %q: %w", id, err), "queue: get match")
+		return queue.Match{}, db.MapError(fmt.Errorf("stored match %q: %w", id, err), "queue: get match")
 	}
 	if connection != nil {
 		m.Connection = connection
@@ -427,13 +428,13 @@ WHERE q.name = $1
 ORDER BY e.seq`
 
 // Events implements queue.Store.
-func (s *QueueStore) Events(ctx context.Context, queueName string, after int64, limit int) ([]queue.Event, error) {
+func (s *Store) Events(ctx context.Context, queueName string, after int64, limit int) ([]queue.Event, error) {
 	rows, err := s.pool.Query(ctx, sqlEvents, queueName, after, max(limit, 0))
 	if err != nil {
-		return nil, mapError(err, "queue: events")
+		return nil, db.MapError(err, "queue: events")
 	}
 	out, err := scanEvents(rows, queueName)
-	return out, mapError(err, "queue: events")
+	return out, db.MapError(err, "queue: events")
 }
 
 // The tickets of up to $3 events of queue $1 after $2, as they are now: the tickets sqlEvents'
@@ -451,7 +452,7 @@ CROSS JOIN LATERAL (SELECT * FROM queue_tickets WHERE id = e.ticket_id LIMIT 1) 
 // FeedEvents implements queue.Store: the events and their tickets in one round trip, each
 // statement in its own snapshot. A ticket read after its events were is as new as they are,
 // or newer; an event committed between the two only adds its ticket.
-func (s *QueueStore) FeedEvents(ctx context.Context, queueName string, after int64, limit int) ([]queue.Event, []queue.Ticket, error) {
+func (s *Store) FeedEvents(ctx context.Context, queueName string, after int64, limit int) ([]queue.Event, []queue.Ticket, error) {
 	var evs []queue.Event
 	var tickets []queue.Ticket
 	b := &pgx.Batch{}
@@ -470,7 +471,7 @@ func (s *QueueStore) FeedEvents(ctx context.Context, queueName string, after int
 		return rows.Err()
 	})
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, nil, mapError(err, "queue: feed events")
+		return nil, nil, db.MapError(err, "queue: feed events")
 	}
 	return evs, tickets, nil
 }
@@ -516,13 +517,13 @@ func scanEvents(rows pgx.Rows, queueName string) ([]queue.Event, error) {
 }
 
 // EventHead implements queue.Store.
-func (s *QueueStore) EventHead(ctx context.Context, queueName string) (int64, error) {
+func (s *Store) EventHead(ctx context.Context, queueName string) (int64, error) {
 	var seq int64
 	err := s.pool.QueryRow(ctx, `SELECT event_seq FROM queues WHERE name = $1`, queueName).Scan(&seq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, noQueue(queueName)
 	}
-	return seq, mapError(err, "queue: event head")
+	return seq, db.MapError(err, "queue: event head")
 }
 
 // WebhookCursor implements queue.Store. A leader's first read under its epoch claims the
@@ -530,7 +531,7 @@ func (s *QueueStore) EventHead(ctx context.Context, queueName string) (int64, er
 // only once the previous leader's lease has run out (that leader may still be posting,
 // unaware it was deposed); until then the read fails with an error wrapping
 // queue.ErrOutboxHandover.
-func (s *QueueStore) WebhookCursor(ctx context.Context, queueName string) (int64, error) {
+func (s *Store) WebhookCursor(ctx context.Context, queueName string) (int64, error) {
 	epoch, led := s.lead.epoch(queueName)
 	if !led || epoch == lostEpoch || s.lead.claimedUnder(queueName) == epoch {
 		var seq int64
@@ -538,7 +539,7 @@ func (s *QueueStore) WebhookCursor(ctx context.Context, queueName string) (int64
 		if errors.Is(err, pgx.ErrNoRows) {
 			return 0, noQueue(queueName)
 		}
-		return seq, mapError(err, "queue: webhook cursor")
+		return seq, db.MapError(err, "queue: webhook cursor")
 	}
 	var seq int64
 	var claimed, current bool
@@ -555,7 +556,7 @@ FROM queues AS q WHERE q.name = $1`, queueName, epoch).Scan(&seq, &claimed, &cur
 	case errors.Is(err, pgx.ErrNoRows):
 		return 0, noQueue(queueName)
 	case err != nil:
-		return 0, mapError(err, "queue: webhook cursor")
+		return 0, db.MapError(err, "queue: webhook cursor")
 	case !current:
 		return 0, deposed(queueName)
 	case !claimed:
@@ -570,7 +571,7 @@ FROM queues AS q WHERE q.name = $1`, queueName, epoch).Scan(&seq, &claimed, &cur
 // SetWebhookCursor implements queue.Store. The cursor never goes back: acknowledgements may
 // arrive out of order. A leader's write goes through while the outbox is its own: until a
 // later leader claimed it (WebhookCursor), which is after this one's lease ran out.
-func (s *QueueStore) SetWebhookCursor(ctx context.Context, queueName string, seq int64) error {
+func (s *Store) SetWebhookCursor(ctx context.Context, queueName string, seq int64) error {
 	var fenced bool
 	err := s.work.QueryRow(ctx, `
 UPDATE queues AS q SET webhook_seq = CASE WHEN $3::bigint IS NULL OR q.webhook_epoch = $3 THEN greatest(q.webhook_seq, $2) ELSE q.webhook_seq END
@@ -580,7 +581,7 @@ RETURNING NOT ($3::bigint IS NULL OR q.webhook_epoch = $3)`, queueName, seq, s.w
 	case errors.Is(err, pgx.ErrNoRows):
 		return noQueue(queueName)
 	case err != nil:
-		return mapError(err, "queue: set webhook cursor")
+		return db.MapError(err, "queue: set webhook cursor")
 	case fenced:
 		return deposed(queueName)
 	}
@@ -590,7 +591,7 @@ RETURNING NOT ($3::bigint IS NULL OR q.webhook_epoch = $3)`, queueName, seq, s.w
 // webhookFence is the outbox condition of a cursor write: the epoch under which this process
 // claimed the outbox, else its leader epoch (refused: it has not claimed it), else none (it
 // never led the queue).
-func (s *QueueStore) webhookFence(queueName string) *int64 {
+func (s *Store) webhookFence(queueName string) *int64 {
 	if e := s.lead.claimedUnder(queueName); e != 0 {
 		return &e
 	}
@@ -657,7 +658,7 @@ const changesColumns = `t.id, t.queue, t.status,
     CASE WHEN t.status = 'searching' THEN t.attributes END, t.owner, NULL::jsonb`
 
 // Changes implements queue.Store.
-func (s *QueueStore) Changes(ctx context.Context, queueName string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {
+func (s *Store) Changes(ctx context.Context, queueName string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {
 	var rows pgx.Rows
 	var err error
 	if since == 0 {
@@ -666,7 +667,7 @@ func (s *QueueStore) Changes(ctx context.Context, queueName string, since queue.
 		rows, err = s.work.Query(ctx, sqlChangesSince, queueName, uint64(since))
 	}
 	if err != nil {
-		return nil, since, mapError(err, "queue: changes")
+		return nil, since, db.MapError(err, "queue: changes")
 	}
 	defer rows.Close()
 	var out []queue.Ticket
@@ -677,18 +678,18 @@ func (s *QueueStore) Changes(ctx context.Context, queueName string, since queue.
 			dst := make([]any, len(rows.FieldDescriptions()))
 			dst[len(dst)-2], dst[len(dst)-1] = &xmin, &exists
 			if err := rows.Scan(dst...); err != nil {
-				return nil, since, mapError(err, "queue: changes")
+				return nil, since, db.MapError(err, "queue: changes")
 			}
 			continue
 		}
 		t, err := scanTicket(rows, &xmin, &exists)
 		if err != nil {
-			return nil, since, mapError(err, "queue: changes")
+			return nil, since, db.MapError(err, "queue: changes")
 		}
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, since, mapError(err, "queue: changes")
+		return nil, since, db.MapError(err, "queue: changes")
 	}
 	if !exists {
 		return nil, since, noQueue(queueName)
@@ -823,7 +824,7 @@ func (b backfillJSON) backfill() *queue.Backfill {
 }
 
 // PublishStats implements queue.Store: an upsert, if the queue exists.
-func (s *QueueStore) PublishStats(ctx context.Context, queueName string, st queue.Stats) error {
+func (s *Store) PublishStats(ctx context.Context, queueName string, st queue.Stats) error {
 	b, err := queue.EncodeStats(st)
 	if err != nil {
 		return apperr.Wrap(apperr.Invalid, err, "queue: the stats cannot be stored")
@@ -835,7 +836,7 @@ SELECT $1, $2, $3::jsonb WHERE EXISTS (
     SELECT 1 FROM queues WHERE name = $1 AND deleted_at IS NULL AND ($4::bigint IS NULL OR leader_epoch = $4))
 ON CONFLICT (queue) DO UPDATE SET at = excluded.at, stats = excluded.stats`, queueName, st.At, string(b), mine)
 	if err != nil {
-		return mapError(err, "queue: publish stats")
+		return db.MapError(err, "queue: publish stats")
 	}
 	if tag.RowsAffected() == 0 {
 		if mine != nil {
@@ -850,7 +851,7 @@ ON CONFLICT (queue) DO UPDATE SET at = excluded.at, stats = excluded.stats`, que
 }
 
 // LatestStats implements queue.Store.
-func (s *QueueStore) LatestStats(ctx context.Context, queueName string) (queue.Stats, bool, error) {
+func (s *Store) LatestStats(ctx context.Context, queueName string) (queue.Stats, bool, error) {
 	var b []byte
 	err := s.pool.QueryRow(ctx, `
 SELECT s.stats FROM queue_stats AS s JOIN queues AS q ON q.name = s.queue AND q.deleted_at IS NULL
@@ -859,11 +860,11 @@ WHERE s.queue = $1`, queueName).Scan(&b)
 		return queue.Stats{}, false, nil
 	}
 	if err != nil {
-		return queue.Stats{}, false, mapError(err, "queue: latest stats")
+		return queue.Stats{}, false, db.MapError(err, "queue: latest stats")
 	}
 	st, err := queue.DecodeStats(b)
 	if err != nil {
-		return queue.Stats{}, false, mapError(fmt.Errorf("stored stats of queue %q: %w", queueName, err), "queue: latest stats")
+		return queue.Stats{}, false, db.MapError(fmt.Errorf("stored stats of queue %q: %w", queueName, err), "queue: latest stats")
 	}
 	return st, true, nil
 }

@@ -1,4 +1,4 @@
-package db_test
+package queuedb_test
 
 import (
 	"context"
@@ -15,17 +15,37 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/db/queuedb"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 )
 
-// openQueueStore opens a queue store on a fresh, migrated database, and returns it with the
-// rating store whose pool it uses.
-func openQueueStore(tb testing.TB) (*db.QueueStore, *db.Store) {
+// testMaxConns is the pool size of the tests' stores (see dbtest.MaxConns).
+const testMaxConns = dbtest.MaxConns
+
+// openDB returns a pool on a fresh, migrated database of the test's own.
+func openDB(tb testing.TB) *db.DB {
 	tb.Helper()
-	s, _ := openStore(tb)
-	qs, err := db.NewQueueStore(context.Background(), s.Pool())
+	url := dbtest.URL(tb)
+	ctx := context.Background()
+	if err := db.Migrate(ctx, url); err != nil {
+		tb.Fatalf("Migrate: %v", err)
+	}
+	d, err := db.Open(ctx, url, db.Options{MaxConns: testMaxConns})
+	if err != nil {
+		tb.Fatalf("Open: %v", err)
+	}
+	tb.Cleanup(d.Close)
+	return d
+}
+
+// openQueueStore opens a queue store on a fresh, migrated database, and returns it with the
+// pool it uses.
+func openQueueStore(tb testing.TB) (*queuedb.Store, *db.DB) {
+	tb.Helper()
+	s := openDB(tb)
+	qs, err := queuedb.New(context.Background(), s.Pool())
 	if err != nil {
 		tb.Fatalf("NewQueueStore: %v", err)
 	}
@@ -35,28 +55,28 @@ func openQueueStore(tb testing.TB) (*db.QueueStore, *db.Store) {
 
 // openReplicas opens n queue stores on one fresh database, each with a pool of its own, as n
 // replicas of the service have.
-func openReplicas(tb testing.TB, n int) ([]*db.QueueStore, *pgxpool.Pool) {
+func openReplicas(tb testing.TB, n int) ([]*queuedb.Store, *pgxpool.Pool) {
 	tb.Helper()
-	return openReplicasWith(tb, n, func(int) db.QueueOptions { return db.QueueOptions{} })
+	return openReplicasWith(tb, n, func(int) queuedb.Options { return queuedb.Options{} })
 }
 
 // openReplicasWith is openReplicas with each replica's queue store options.
-func openReplicasWith(tb testing.TB, n int, opts func(i int) db.QueueOptions) ([]*db.QueueStore, *pgxpool.Pool) {
+func openReplicasWith(tb testing.TB, n int, opts func(i int) queuedb.Options) ([]*queuedb.Store, *pgxpool.Pool) {
 	tb.Helper()
 	ctx := context.Background()
 	url := dbtest.URL(tb)
 	if err := db.Migrate(ctx, url); err != nil {
 		tb.Fatal(err)
 	}
-	var out []*db.QueueStore
+	var out []*queuedb.Store
 	var pool *pgxpool.Pool
 	for i := range n {
-		s, err := db.OpenWith(ctx, url, db.Options{MaxConns: testMaxConns})
+		s, err := db.Open(ctx, url, db.Options{MaxConns: testMaxConns})
 		if err != nil {
 			tb.Fatal(err)
 		}
 		tb.Cleanup(s.Close)
-		qs, err := db.NewQueueStoreWith(ctx, s.Pool(), opts(i))
+		qs, err := queuedb.NewWith(ctx, s.Pool(), opts(i))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -70,14 +90,14 @@ func openReplicasWith(tb testing.TB, n int, opts func(i int) db.QueueOptions) ([
 // for each (created and migrated) took most of the suite's time.
 func TestPostgresQueueStoreContract(t *testing.T) {
 	t.Parallel()
-	s, _ := openStore(t)
+	s := openDB(t)
 	queuetest.Run(t, func(t *testing.T) queue.Store {
 		_, err := s.Pool().Exec(context.Background(),
 			`TRUNCATE queues, queue_tickets, queue_searching, queue_matches, queue_events, queue_proposals`)
 		if err != nil {
 			t.Fatal(err)
 		}
-		qs, err := db.NewQueueStore(context.Background(), s.Pool())
+		qs, err := queuedb.New(context.Background(), s.Pool())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -349,7 +369,7 @@ func TestQueueReplicasCreateConcurrently(t *testing.T) {
 func TestQueueReplicasLead(t *testing.T) {
 	t.Parallel()
 	clocks := []*leaseClock{newLeaseClock(), newLeaseClock(), newLeaseClock()}
-	stores, pool := openReplicasWith(t, 3, func(i int) db.QueueOptions { return db.QueueOptions{Now: clocks[i].now} })
+	stores, pool := openReplicasWith(t, 3, func(i int) queuedb.Options { return queuedb.Options{Now: clocks[i].now} })
 	ctx := testCtx(t)
 	mustPut(t, stores[0], queuetest.Queue("q"))
 	leaders := func(among []int) []int {
@@ -397,7 +417,7 @@ func TestQueueReplicasLead(t *testing.T) {
 	})
 	// Its renewal is due (a quarter of the lease on its clock): the renewal finds the session
 	// gone.
-	clocks[dead].advance(db.DefaultLeaderLease / 4)
+	clocks[dead].advance(queuedb.DefaultLeaderLease / 4)
 	if ok, err := stores[dead].Lead(ctx, "q"); ok {
 		t.Fatalf("the replica whose session died still leads (%v)", err)
 	}

@@ -1,4 +1,4 @@
-package db
+package queuedb
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
@@ -143,7 +143,7 @@ DELETE FROM queue_searching WHERE ticket_id = ANY($1::text[]) AND xmin = pg_curr
 // for its commit. If its context ends first it returns the context's error, and the ticket
 // may still be committed with the batch: a retry with the same idempotency key finds it.
 // Times are stored to the microsecond; the returned ticket has them so.
-func (s *QueueStore) CreateTicket(ctx context.Context, t queue.Ticket) (queue.Ticket, bool, error) {
+func (s *Store) CreateTicket(ctx context.Context, t queue.Ticket) (queue.Ticket, bool, error) {
 	req, err := newCreateRequest(ctx, t)
 	if err != nil {
 		return queue.Ticket{}, false, err
@@ -232,13 +232,13 @@ func cloneMap(m map[string]float64) map[string]float64 {
 // answers the context's error, and the batch leaves the ticket out or, if it was already
 // committing it, cancels it once stored (commitCreates), so that an error always means a
 // ticket that will not be matched.
-func (s *QueueStore) submit(ctx context.Context, req *createRequest) (createOutcome, error) {
+func (s *Store) submit(ctx context.Context, req *createRequest) (createOutcome, error) {
 	closed := apperr.New(apperr.Unavailable, "queue: the store is closed")
 	req.state.Store(requestPending)
 	select {
 	case s.creates <- req:
 	case <-ctx.Done():
-		return createOutcome{}, mapError(ctx.Err(), "queue: create ticket")
+		return createOutcome{}, db.MapError(ctx.Err(), "queue: create ticket")
 	case <-s.stop:
 		return createOutcome{}, closed
 	}
@@ -247,7 +247,7 @@ func (s *QueueStore) submit(ctx context.Context, req *createRequest) (createOutc
 		return out, out.err
 	case <-ctx.Done():
 		if req.state.CompareAndSwap(requestPending, requestAbandoned) || req.state.CompareAndSwap(requestCommitting, requestAbandoned) {
-			return createOutcome{}, mapError(ctx.Err(), "queue: create ticket")
+			return createOutcome{}, db.MapError(ctx.Err(), "queue: create ticket")
 		}
 		return s.awaitCommit(ctx, req)
 	case <-s.committerDone:
@@ -263,7 +263,7 @@ func (s *QueueStore) submit(ctx context.Context, req *createRequest) (createOutc
 // awaitCommit waits for the answer of the batch that is committing req (sealed) or has
 // answered it, past the caller's deadline by at most commitGrace: a COMMIT that takes longer
 // leaves the ticket to be cancelled if it turns out stored.
-func (s *QueueStore) awaitCommit(ctx context.Context, req *createRequest) (createOutcome, error) {
+func (s *Store) awaitCommit(ctx context.Context, req *createRequest) (createOutcome, error) {
 	grace := time.NewTimer(commitGrace)
 	defer grace.Stop()
 	select {
@@ -271,7 +271,7 @@ func (s *QueueStore) awaitCommit(ctx context.Context, req *createRequest) (creat
 		return out, out.err
 	case <-grace.C:
 		if req.state.CompareAndSwap(requestSealed, requestAbandoned) {
-			return createOutcome{}, mapError(ctx.Err(), "queue: create ticket")
+			return createOutcome{}, db.MapError(ctx.Err(), "queue: create ticket")
 		}
 		out := <-req.done // answered meanwhile
 		return out, out.err
@@ -282,7 +282,7 @@ func (s *QueueStore) awaitCommit(ctx context.Context, req *createRequest) (creat
 // idempotency key (a replay, or a Conflict if the body differs), a searching ticket holding
 // one of its players, or a ticket with its id. If none of them is there any more (the
 // searching ticket ended since), it says to try again.
-func (s *QueueStore) whyTaken(ctx context.Context, t queue.Ticket) (_ queue.Ticket, replayed bool, _ error, again bool) {
+func (s *Store) whyTaken(ctx context.Context, t queue.Ticket) (_ queue.Ticket, replayed bool, _ error, again bool) {
 	if t.IdempotencyKey != "" {
 		stored, err := scanTicket(s.pool.QueryRow(ctx, `SELECT `+ticketColumns+`
 FROM queue_tickets AS t WHERE t.queue = $1 AND t.owner = $3 AND t.idempotency_key = $2`, t.Queue, t.IdempotencyKey, t.Owner))
@@ -293,7 +293,7 @@ FROM queue_tickets AS t WHERE t.queue = $1 AND t.owner = $3 AND t.idempotency_ke
 			return queue.Ticket{}, false, apperr.New(apperr.Conflict,
 				"the Idempotency-Key %q was used for another ticket body", t.IdempotencyKey), false
 		case !errors.Is(err, pgx.ErrNoRows):
-			return queue.Ticket{}, false, mapError(err, "queue: create ticket"), false
+			return queue.Ticket{}, false, db.MapError(err, "queue: create ticket"), false
 		}
 	}
 	ids := make([]string, len(t.Players))
@@ -309,11 +309,11 @@ ORDER BY player_id LIMIT 1`, t.Queue, ids, t.ID).Scan(&player, &holder)
 	case err == nil:
 		return queue.Ticket{}, false, queue.ErrSearching(player, holder), false
 	case !errors.Is(err, pgx.ErrNoRows):
-		return queue.Ticket{}, false, mapError(err, "queue: create ticket"), false
+		return queue.Ticket{}, false, db.MapError(err, "queue: create ticket"), false
 	}
 	var exists bool
 	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queue_tickets WHERE id = $1)`, t.ID).Scan(&exists); err != nil {
-		return queue.Ticket{}, false, mapError(err, "queue: create ticket"), false
+		return queue.Ticket{}, false, db.MapError(err, "queue: create ticket"), false
 	}
 	if exists {
 		return queue.Ticket{}, false, apperr.New(apperr.Conflict, "ticket %q exists", t.ID), false
@@ -324,7 +324,7 @@ ORDER BY player_id LIMIT 1`, t.Queue, ids, t.ID).Scan(&player, &holder)
 // runCommitter commits the creates: each batch is what arrived while the previous one was
 // committed, at most maxCreateBatch. When the store closes it finishes its batch and fails
 // the calls still queued.
-func (s *QueueStore) runCommitter() {
+func (s *Store) runCommitter() {
 	defer close(s.committerDone)
 	var pending []*createRequest
 	for {
@@ -359,7 +359,7 @@ func (s *QueueStore) runCommitter() {
 }
 
 // failQueued answers the calls that will not be committed.
-func (s *QueueStore) failQueued(pending []*createRequest) {
+func (s *Store) failQueued(pending []*createRequest) {
 	closed := createOutcome{err: apperr.New(apperr.Unavailable, "queue: the store is closed")}
 	for _, r := range pending {
 		r.done <- closed
@@ -407,7 +407,7 @@ func splitBatch(pending []*createRequest) (batch, rest []*createRequest) {
 
 // commitCreates runs one batch's transaction, again after a deadlock or a serialization
 // failure, and answers every call in it.
-func (s *QueueStore) commitCreates(batch []*createRequest) {
+func (s *Store) commitCreates(batch []*createRequest) {
 	batch = slices.DeleteFunc(batch, func(r *createRequest) bool {
 		return !r.state.CompareAndSwap(requestPending, requestCommitting) // its caller gave up
 	})
@@ -458,7 +458,7 @@ func (s *QueueStore) commitCreates(batch []*createRequest) {
 	queueNames = slices.Compact(queueNames)
 
 	var commitSent bool // the COMMIT went out: a failure from then on may hide a commit
-	commitErr := s.inTx(ctx, s.work, "queue: create tickets", func(conn *pgxpool.Conn) error {
+	commitErr := db.InTx(ctx, s.work, "queue: create tickets", func(conn *pgxpool.Conn) error {
 		clear(live)
 		clear(stored)
 		commitSent = false
@@ -547,7 +547,7 @@ func commitWithout(ctx context.Context, conn *pgxpool.Conn, unclaimed, leftOut [
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}
-	return committed(conn)
+	return db.Committed(conn)
 }
 
 // answer sends each call of the batch its outcome, then cancels the tickets that may be
@@ -556,7 +556,7 @@ func commitWithout(ctx context.Context, conn *pgxpool.Conn, unclaimed, leftOut [
 // out and never answered (it may have been carried out). A call with an idempotency key is
 // left alone: its retry finds the ticket, as its key promises; one without has no way to,
 // and its ticket is cancelled rather than matched.
-func (s *QueueStore) answer(batch []*createRequest, commitErr error, commitSent bool, stored, live map[string]bool) {
+func (s *Store) answer(batch []*createRequest, commitErr error, commitSent bool, stored, live map[string]bool) {
 	var pe *pgconn.PgError
 	unanswered := commitErr != nil && commitSent && !errors.As(commitErr, &pe)
 	if unanswered {
@@ -598,7 +598,7 @@ const ReasonCreationFailed = "creation_failed"
 // answer never came (its deadline ran out during its round trip, or the connection broke) and
 // its COMMIT may have been carried out. Such a ticket must not be matched. The callers are
 // answered first, so that none waits for this.
-func (s *QueueStore) cancelIfStored(ids []string) {
+func (s *Store) cancelIfStored(ids []string) {
 	ctx, cancel := context.WithTimeout(s.bg, 5*time.Second)
 	defer cancel()
 	var found []string
@@ -613,41 +613,6 @@ func (s *QueueStore) cancelIfStored(ids []string) {
 			continue
 		}
 		slog.Warn("queue: a ticket whose creation answered an error was stored after all; cancelled it", "ticket_id", id)
-	}
-}
-
-// committed checks that the transaction the batch ended with COMMIT did commit: a COMMIT of
-// a transaction that failed answers ROLLBACK without an error.
-func committed(conn *pgxpool.Conn) error {
-	if st := conn.Conn().PgConn().TxStatus(); st != 'I' {
-		return fmt.Errorf("db: the transaction is still open after COMMIT (status %q)", st)
-	}
-	return nil
-}
-
-// inTx runs fn on a connection of the pool, again (after a short random pause) when it fails
-// with a deadlock or a serialization failure; whatever transaction fn leaves open is rolled
-// back. Its error is mapped to the domain's.
-func (s *QueueStore) inTx(ctx context.Context, pool *pgxpool.Pool, what string, fn func(conn *pgxpool.Conn) error) error {
-	for attempt := 1; ; attempt++ {
-		err := func() error {
-			conn, err := pool.Acquire(ctx)
-			if err != nil {
-				return err
-			}
-			defer release(ctx, conn, DefaultTimeout)
-			return fn(conn)
-		}()
-		if err == nil || attempt == maxAttempts || !retryable(err) {
-			return mapError(err, what)
-		}
-		t := time.NewTimer(time.Duration(rand.IntN(attempt*2000)) * time.Microsecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return mapError(ctx.Err(), what)
-		case <-t.C:
-		}
 	}
 }
 
@@ -718,7 +683,7 @@ SELECT $1, seq.base + e.n, e.type, e.ticket_id, nullif(e.match_id, ''),
 FROM seq, unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[]) WITH ORDINALITY
     AS e(ticket_id, type, match_id, team, reason, n)`
 
-	// Delivered at COMMIT to every replica's listener (queue_notify.go), with the queue's last
+	// Delivered at COMMIT to every replica's listener (notify.go), with the queue's last
 	// Seq as this transaction leaves it.
 	sqlNotify = `SELECT pg_notify('` + eventsChannel + `', name || ' ' || event_seq) FROM queues WHERE name = $1`
 )
@@ -752,13 +717,13 @@ SELECT 1 FROM queues WHERE name = (SELECT queue FROM queue_tickets WHERE id = $1
 
 // CancelTicket implements queue.Store. One transaction in two round trips: the locks and the
 // ticket, then, if it is searching, its end and COMMIT.
-func (s *QueueStore) CancelTicket(ctx context.Context, id string, at time.Time) (queue.Ticket, error) {
+func (s *Store) CancelTicket(ctx context.Context, id string, at time.Time) (queue.Ticket, error) {
 	return s.cancelTicket(ctx, id, at, "cancelled")
 }
 
-func (s *QueueStore) cancelTicket(ctx context.Context, id string, at time.Time, reason string) (queue.Ticket, error) {
+func (s *Store) cancelTicket(ctx context.Context, id string, at time.Time, reason string) (queue.Ticket, error) {
 	var t queue.Ticket
-	err := s.inTx(ctx, s.pool, "queue: cancel ticket", func(conn *pgxpool.Conn) error {
+	err := db.InTx(ctx, s.pool, "queue: cancel ticket", func(conn *pgxpool.Conn) error {
 		var found bool
 		var row pgtype.TID
 		b := &pgx.Batch{}
@@ -798,7 +763,7 @@ func (s *QueueStore) cancelTicket(ctx context.Context, id string, at time.Time, 
 		if err := conn.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		if err := committed(conn); err != nil {
+		if err := db.Committed(conn); err != nil {
 			return err
 		}
 		t.Status, t.Reason, t.UpdatedAt = queue.Cancelled, reason, at
@@ -882,7 +847,7 @@ func newMatchRow(m queue.Match) (matchRow, error) {
 //
 // A tick that ends nothing rolls back after the first; one without matches or expiries only
 // checks that the queue exists.
-func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.TickWrite) (queue.TickCommitted, error) {
+func (s *Store) CommitTick(ctx context.Context, queueName string, w queue.TickWrite) (queue.TickCommitted, error) {
 	var ids []string
 	for _, m := range w.Matches {
 		ids = append(ids, m.Tickets()...)
@@ -906,11 +871,11 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 		if err == nil && !exists {
 			return queue.TickCommitted{}, noQueue(queueName)
 		}
-		return queue.TickCommitted{}, mapError(err, "queue: commit tick")
+		return queue.TickCommitted{}, db.MapError(err, "queue: commit tick")
 	}
 
 	var done queue.TickCommitted
-	err := s.inTx(ctx, s.work, "queue: commit tick", func(conn *pgxpool.Conn) error {
+	err := db.InTx(ctx, s.work, "queue: commit tick", func(conn *pgxpool.Conn) error {
 		done = queue.TickCommitted{}
 		found, epoch, searching, err := s.lockForTick(ctx, conn, queueName, ids) // searching: by id
 		if err != nil {
@@ -977,7 +942,7 @@ func (s *QueueStore) CommitTick(ctx context.Context, queueName string, w queue.T
 		if err := conn.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		return committed(conn)
+		return db.Committed(conn)
 	})
 	if err != nil {
 		return queue.TickCommitted{}, err
@@ -995,9 +960,9 @@ CROSS JOIN LATERAL (SELECT ctid, id FROM queue_tickets WHERE id = s.ticket_id FO
 // DeleteQueue implements queue.Store. The queue's row is locked FOR UPDATE, which waits for
 // the batches creating tickets in it and keeps new ones out; its searching tickets are
 // cancelled, by id, and the row becomes a tombstone.
-func (s *QueueStore) DeleteQueue(ctx context.Context, name string, at time.Time) error {
+func (s *Store) DeleteQueue(ctx context.Context, name string, at time.Time) error {
 	at = at.Truncate(time.Microsecond)
-	return s.inTx(ctx, s.pool, "queue: delete queue", func(conn *pgxpool.Conn) error {
+	return db.InTx(ctx, s.pool, "queue: delete queue", func(conn *pgxpool.Conn) error {
 		var found bool
 		f := finish{queue: name, at: at}
 		b := &pgx.Batch{}
@@ -1031,6 +996,6 @@ func (s *QueueStore) DeleteQueue(ctx context.Context, name string, at time.Time)
 		if err := conn.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		return committed(conn)
+		return db.Committed(conn)
 	})
 }

@@ -1,4 +1,4 @@
-package db_test
+package queuedb_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/queuedb"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
@@ -62,7 +62,7 @@ func (d *deliveryLog) snapshot() []string {
 // new leader posted the held event again, and the two posted side by side.)
 func TestQueueWebhookOnceAcrossLeaders(t *testing.T) {
 	t.Parallel()
-	stores, pool := openReplicasWith(t, 2, func(int) db.QueueOptions { return db.QueueOptions{LeaderLease: testLease} })
+	stores, pool := openReplicasWith(t, 2, func(int) queuedb.Options { return queuedb.Options{LeaderLease: testLease} })
 	const held = 8
 	rc := &deliveryLog{hold: held, arrived: make(chan struct{}), release: make(chan struct{})}
 	srv := httptest.NewServer(rc)

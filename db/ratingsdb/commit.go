@@ -1,4 +1,4 @@
-package db
+package ratingsdb
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
@@ -160,7 +161,7 @@ func (s *Store) record(ctx context.Context, p *prepared, apply ratings.ApplyFunc
 		// No group commit: the result is a batch of its own, written on this goroutine.
 		for again := []*job{j}; len(again) > 0; {
 			if err := ctx.Err(); err != nil {
-				return ratings.Recorded{}, mapError(err, "record result")
+				return ratings.Recorded{}, db.MapError(err, "record result")
 			}
 			again = s.commitBatch(again)
 		}
@@ -176,7 +177,7 @@ func (s *Store) record(ctx context.Context, p *prepared, apply ratings.ApplyFunc
 	case <-ctx.Done():
 		// The result may still be written (its batch may be committing): the client's retry
 		// is answered as a replay if it was.
-		return ratings.Recorded{}, mapError(ctx.Err(), "record result")
+		return ratings.Recorded{}, db.MapError(ctx.Err(), "record result")
 	}
 }
 
@@ -189,7 +190,7 @@ func (s *Store) commitJobs(jobs []*job) {
 	for _, j := range jobs {
 		switch id := j.p.req.Result.MatchID; {
 		case j.ctx.Err() != nil:
-			j.finish(ratings.Recorded{}, mapError(j.ctx.Err(), "record result"))
+			j.finish(ratings.Recorded{}, db.MapError(j.ctx.Err(), "record result"))
 		case ids[id]:
 			later = append(later, j)
 		default:
@@ -207,7 +208,7 @@ func (s *Store) commitBatch(jobs []*job) (again []*job) {
 	if len(jobs) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeoutCause(s.calls.abort, s.calls.opts.Timeout, errTimedOut)
+	ctx, cancel := s.db.Background()
 	defer cancel()
 	b := newBatch(jobs)
 	err := s.writeBatch(ctx, b) // its connection is released, the transaction over, when it returns
@@ -229,23 +230,23 @@ func (s *Store) commitBatch(jobs []*job) (again []*job) {
 	}
 	open := b.unsettled()
 	switch {
-	case retryable(err):
+	case db.Retryable(err):
 		// Back off a little, at random, so the same transactions do not collide again.
 		time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
 		for _, j := range open {
 			again = append(again, s.retry(j, err)...)
 		}
-	case len(open) > 1 && apperr.CodeOf(mapError(err, "")) == apperr.Internal:
+	case len(open) > 1 && apperr.CodeOf(db.MapError(err, "")) == apperr.Internal:
 		// Something in the data: one result at a time, so that only its own fails.
 		for _, j := range open {
 			again = append(again, s.commitBatch([]*job{j})...)
 		}
 	default:
-		if errors.Is(context.Cause(ctx), errTimedOut) {
-			err = apperr.Wrap(apperr.Unavailable, err, fmt.Sprintf("db: record result: the database did not answer within %s", s.calls.opts.Timeout))
+		if db.TimedOut(ctx) {
+			err = apperr.Wrap(apperr.Unavailable, err, fmt.Sprintf("db: record result: the database did not answer within %s", s.db.Timeout()))
 		}
 		for _, j := range open {
-			j.finish(ratings.Recorded{}, mapError(err, "record result"))
+			j.finish(ratings.Recorded{}, db.MapError(err, "record result"))
 		}
 	}
 	return again
@@ -260,9 +261,9 @@ func (s *Store) retry(j *job, err error) []*job {
 	switch {
 	case errors.Is(err, errStaleGuess): // the policy keeps changing under us
 		err = apperr.Wrap(apperr.Unavailable, err, "db: record result: the mutator policy kept changing, try again")
-	case retryable(err): // not the client's fault: a conflict with other results, every time
+	case db.Retryable(err): // not the client's fault: a conflict with other results, every time
 		err = apperr.Wrap(apperr.Unavailable, err, "db: record result: the database is too busy, try again")
 	}
-	j.finish(ratings.Recorded{}, mapError(err, "record result"))
+	j.finish(ratings.Recorded{}, db.MapError(err, "record result"))
 	return nil
 }

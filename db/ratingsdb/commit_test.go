@@ -1,7 +1,6 @@
-package db_test
+package ratingsdb_test
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,24 +12,25 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/db/ratingsdb"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
 )
 
-// openStoreWith is openStore with options.
-func openStoreWith(t *testing.T, o db.Options) *db.Store {
+// openStoreWith is openStore with the store's options.
+func openStoreWith(t *testing.T, o ratingsdb.Options) *ratingsdb.Store {
 	t.Helper()
 	url := dbtest.URL(t)
 	ctx := context.Background()
 	if err := db.Migrate(ctx, url); err != nil {
 		t.Fatal(err)
 	}
-	o.MaxConns = cmp.Or(o.MaxConns, testMaxConns)
-	s, err := db.OpenWith(ctx, url, o)
+	d, err := db.Open(ctx, url, db.Options{MaxConns: testMaxConns})
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := ratingsdb.New(d, o)
 	t.Cleanup(s.Close)
 	return s
 }
@@ -38,7 +38,7 @@ func openStoreWith(t *testing.T, o db.Options) *db.Store {
 // holdCommitter keeps a store's only committer busy with a result whose apply waits, so that
 // the results recorded meanwhile queue up and go together into the next batch. The returned
 // function lets it go and waits for it.
-func holdCommitter(t *testing.T, s *db.Store) func() {
+func holdCommitter(t *testing.T, s *ratingsdb.Store) func() {
 	t.Helper()
 	r := fiveVFive("holder", "holder-")
 	// Sides of its own: the batch after it may read the bias table before it commits (a batch
@@ -73,7 +73,7 @@ type call struct {
 
 // recordTogether records the calls in one batch: it holds the committer, queues them all,
 // and lets it go.
-func recordTogether(t *testing.T, s *db.Store, calls []*call) {
+func recordTogether(t *testing.T, s *ratingsdb.Store, calls []*call) {
 	t.Helper()
 	release := holdCommitter(t, s)
 	var wg sync.WaitGroup
@@ -91,7 +91,7 @@ func recordTogether(t *testing.T, s *db.Store, calls []*call) {
 }
 
 // transactions counts the transactions that wrote the given matches.
-func transactions(t *testing.T, s *db.Store, ids []string) int {
+func transactions(t *testing.T, s *ratingsdb.Store, ids []string) int {
 	t.Helper()
 	var n int
 	if err := s.Pool().QueryRow(context.Background(),
@@ -102,7 +102,7 @@ func transactions(t *testing.T, s *db.Store, ids []string) int {
 }
 
 // snapshot is every stored rating, bit for bit.
-func snapshot(t *testing.T, s *db.Store) map[string][9]uint64 {
+func snapshot(t *testing.T, s *ratingsdb.Store) map[string][9]uint64 {
 	t.Helper()
 	rows, err := s.Pool().Query(context.Background(), `
 SELECT context_key || '/' || participant_id, skill, coalesce(side_offset, 0), coalesce(commander, 0), coalesce(skill_g, 0),
@@ -137,7 +137,7 @@ FROM ratings`)
 // for bit.
 func TestGroupCommitWritesQueuedResultsInOneTransaction(t *testing.T) {
 	t.Parallel()
-	s := openStoreWith(t, db.Options{Committers: 1})
+	s := openStoreWith(t, ratingsdb.Options{Committers: 1})
 	rng := rand.New(rand.NewPCG(7, 7))
 	var calls []*call
 	var ids []string
@@ -187,7 +187,7 @@ func TestGroupCommitWritesQueuedResultsInOneTransaction(t *testing.T) {
 // others are stored, and nothing of the failed ones is.
 func TestGroupCommitIsolatesFailures(t *testing.T) {
 	t.Parallel()
-	s := openStoreWith(t, db.Options{Committers: 1})
+	s := openStoreWith(t, ratingsdb.Options{Committers: 1})
 	ctx := context.Background()
 	stored := fiveVFive("stored", "s")
 	if _, err := s.RecordResult(ctx, request(stored), apply(stored, []byte(`"first"`))); err != nil {
@@ -256,7 +256,7 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 // fails.
 func TestGroupCommitSplitsABatchTheDatabaseRejects(t *testing.T) {
 	t.Parallel()
-	s := openStoreWith(t, db.Options{Committers: 1})
+	s := openStoreWith(t, ratingsdb.Options{Committers: 1})
 	if _, err := s.Pool().Exec(context.Background(), `ALTER TABLE matches ADD CONSTRAINT no_poison CHECK (match_id <> 'poison')`); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestGroupCommitSplitsABatchTheDatabaseRejects(t *testing.T) {
 // every result is stored, none is refused, and every player has as many games as results.
 func TestGroupCommitManyNewcomersAtOnce(t *testing.T) {
 	t.Parallel()
-	s := openStoreWith(t, db.Options{})
+	s := openStoreWith(t, ratingsdb.Options{})
 	ctx := context.Background()
 	games := make([]map[string]int, 16)
 	var wg sync.WaitGroup
@@ -334,6 +334,6 @@ func TestGroupCommitManyNewcomersAtOnce(t *testing.T) {
 // transaction of its own, by its caller) the store keeps the same contract.
 func TestPostgresStoreContractWithoutGroupCommit(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) ratings.Store {
-		return openStoreWith(t, db.Options{Committers: -1})
+		return openStoreWith(t, ratingsdb.Options{Committers: -1})
 	})
 }

@@ -1,4 +1,4 @@
-package db_test
+package ratingsdb_test
 
 import (
 	"context"
@@ -10,19 +10,20 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/db/pgfault"
+	"github.com/matchmakerhq/matchmaker/db/ratingsdb"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // faultStore is a store with the given call deadline on a private server the test may freeze.
-func faultStore(t *testing.T, timeout time.Duration) (*db.Store, *pgfault.Server) {
+func faultStore(t *testing.T, timeout time.Duration) (*ratingsdb.Store, *pgfault.Server) {
 	t.Helper()
 	srv := pgfault.Start(t)
 	ctx := context.Background()
 	if err := db.Migrate(ctx, srv.URL()); err != nil {
 		t.Fatal(err)
 	}
-	s, err := db.OpenWith(ctx, srv.URL(), db.Options{Timeout: timeout})
+	s, err := ratingsdb.Open(ctx, srv.URL(), db.Options{Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func faultStore(t *testing.T, timeout time.Duration) (*db.Store, *pgfault.Server
 }
 
 // storeCalls are one call of each kind; each returns its error.
-func storeCalls(s *db.Store) map[string]func(ctx context.Context, n int) error {
+func storeCalls(s *ratingsdb.Store) map[string]func(ctx context.Context, n int) error {
 	c := ratings.Context{GameType: "tdm"}
 	return map[string]func(ctx context.Context, n int) error{
 		"RecordResult": func(ctx context.Context, n int) error {

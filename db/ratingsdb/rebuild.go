@@ -1,4 +1,4 @@
-package db
+package ratingsdb
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -95,7 +96,7 @@ func (e errReplay) Error() string { return e.err.Error() }
 // state RebuildContexts refuses) changes nothing; one that fails while writing (the database
 // gone) leaves the game type's ratings part rebuilt, and is to be run again.
 func (s *Store) Rebuild(ctx context.Context, gameType string, replay ratings.ReplayFunc, progress func(ratings.Progress)) (_ ratings.RebuildReport, err error) {
-	ctx, done := s.calls.start(ctx, opRebuild)
+	ctx, done := s.db.Call(ctx, opRebuild)
 	defer done(&err)
 	gc, err := ratings.NewContext(gameType, nil)
 	if err != nil {
@@ -107,7 +108,7 @@ func (s *Store) Rebuild(ctx context.Context, gameType string, replay ratings.Rep
 		if errors.As(err, &re) {
 			return ratings.RebuildReport{}, re.err
 		}
-		return ratings.RebuildReport{}, mapError(err, "rebuild")
+		return ratings.RebuildReport{}, db.MapError(err, "rebuild")
 	}
 	return rep, nil
 }
@@ -117,7 +118,7 @@ func (s *Store) Rebuild(ctx context.Context, gameType string, replay ratings.Rep
 // locked step. Until that step commits, the result is stored: a replay of its body is
 // answered as one, and a deletion that fails can be run again.
 func (s *Store) DeleteResult(ctx context.Context, matchID, gameType string, replay ratings.ReplayFunc, progress func(ratings.Progress)) (_ ratings.RebuildReport, err error) {
-	ctx, done := s.calls.start(ctx, opDeleteResult)
+	ctx, done := s.db.Call(ctx, opDeleteResult)
 	defer done(&err)
 	gc, err := ratings.NewContext(gameType, nil)
 	if err != nil {
@@ -129,25 +130,25 @@ func (s *Store) DeleteResult(ctx context.Context, matchID, gameType string, repl
 		if errors.As(err, &re) {
 			return ratings.RebuildReport{}, re.err
 		}
-		return ratings.RebuildReport{}, mapError(err, "delete result")
+		return ratings.RebuildReport{}, db.MapError(err, "delete result")
 	}
 	return rep, nil
 }
 
 // StoredResult implements ratings.Store.
 func (s *Store) StoredResult(ctx context.Context, matchID string) (_ ratings.Result, err error) {
-	ctx, done := s.calls.start(ctx, opStoredResult)
+	ctx, done := s.db.Call(ctx, opStoredResult)
 	defer done(&err)
 	var raw []byte
 	if err := s.pool.QueryRow(ctx, `SELECT result FROM matches WHERE match_id = $1`, matchID).Scan(&raw); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ratings.Result{}, ratings.ResultNotFoundError(matchID)
 		}
-		return ratings.Result{}, mapError(err, "stored result")
+		return ratings.Result{}, db.MapError(err, "stored result")
 	}
 	var d resultDoc
 	if err := json.Unmarshal(raw, &d); err != nil {
-		return ratings.Result{}, mapError(err, "stored result")
+		return ratings.Result{}, db.MapError(err, "stored result")
 	}
 	return d.result(), nil
 }

@@ -1,4 +1,4 @@
-package db
+package ratingsdb
 
 import (
 	"bytes"
@@ -8,12 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
@@ -185,14 +184,14 @@ var errStaleGuess = errors.New("db: the cached mutator policy was stale")
 // update only; a rebuild removes it. The in-memory store, which applies results one at a
 // time, has no such lag.
 func (s *Store) RecordResult(ctx context.Context, req ratings.RecordRequest, apply ratings.ApplyFunc) (_ ratings.Recorded, err error) {
-	ctx, done := s.calls.start(ctx, opRecordResult)
+	ctx, done := s.db.Call(ctx, opRecordResult)
 	defer done(&err)
 	if err := req.Result.Validate(); err != nil {
 		return ratings.Recorded{}, err
 	}
 	p, err := prepare(req)
 	if err != nil {
-		return ratings.Recorded{}, mapError(err, "record result")
+		return ratings.Recorded{}, db.MapError(err, "record result")
 	}
 	return s.record(ctx, p, apply)
 }
@@ -339,7 +338,7 @@ func (s *Store) writeBatch(ctx context.Context, b *batch) error {
 	for _, bj := range b.jobs {
 		c, err := s.guess(bj.p)
 		if err != nil {
-			bj.settle(ratings.Recorded{}, mapError(err, "record result"))
+			bj.settle(ratings.Recorded{}, db.MapError(err, "record result"))
 			continue
 		}
 		bj.key = c.Key()
@@ -367,7 +366,7 @@ func (s *Store) writeBatch(ctx context.Context, b *batch) error {
 	if err != nil {
 		return err
 	}
-	defer release(ctx, conn, s.calls.opts.Timeout)
+	defer db.Release(ctx, conn, s.db.Timeout())
 
 	type stored struct {
 		hash, response []byte
@@ -465,7 +464,7 @@ func (s *Store) writeBatch(ctx context.Context, b *batch) error {
 		if err := bj.ctx.Err(); err != nil {
 			// The caller has gone (its deadline passed while the batch waited for a lock, say):
 			// its result is left out, so that only a commit under way leaves it in doubt.
-			bj.settle(ratings.Recorded{}, mapError(err, "record result"))
+			bj.settle(ratings.Recorded{}, db.MapError(err, "record result"))
 			continue
 		}
 		r := &bj.p.req.Result
@@ -476,7 +475,7 @@ func (s *Store) writeBatch(ctx context.Context, b *batch) error {
 			}
 			c, err := ratings.ParseContextKey(m.key)
 			if err != nil {
-				bj.settle(ratings.Recorded{}, mapError(fmt.Errorf("stored context key %q: %w", m.key, err), "record result"))
+				bj.settle(ratings.Recorded{}, db.MapError(fmt.Errorf("stored context key %q: %w", m.key, err), "record result"))
 				continue
 			}
 			bj.settle(ratings.Recorded{Context: c, Response: m.response, Replayed: true}, nil)
@@ -618,13 +617,13 @@ func (b *batch) apply(bj *batchJob, c ratings.Context) {
 	ck := cellKey{bj.key, p.bias}
 	if cell, ok := b.cells[ck]; ok {
 		if err := bias.Set(ratings.BiasEntry{Key: p.bias, BiasCell: cell}); err != nil {
-			bj.settle(ratings.Recorded{}, mapError(err, "record result"))
+			bj.settle(ratings.Recorded{}, db.MapError(err, "record result"))
 			return
 		}
 	}
 	if total, ok := b.cells[ck.pair()]; ok {
 		if err := bias.SetTotal(p.bias, total); err != nil { // after Set, which adds the cell to the total
-			bj.settle(ratings.Recorded{}, mapError(err, "record result"))
+			bj.settle(ratings.Recorded{}, db.MapError(err, "record result"))
 			return
 		}
 	}
@@ -633,7 +632,7 @@ func (b *batch) apply(bj *batchJob, c ratings.Context) {
 		err = ratings.CheckOutcome(p.req.Result, o)
 	}
 	if err == nil && bj.ctx.Err() != nil {
-		err = mapError(bj.ctx.Err(), "record result") // the caller left while it was applied
+		err = db.MapError(bj.ctx.Err(), "record result") // the caller left while it was applied
 	}
 	if err != nil {
 		bj.settle(ratings.Recorded{}, err)
@@ -781,19 +780,6 @@ func cellArrays(cells []cellKey) (ctxs, sideA, sideB, maps []string, sizes []int
 		ctxs[i], sideA[i], sideB[i], maps[i], sizes[i] = c.ctx, c.k.SideA, c.k.SideB, c.k.Map, int32(c.k.Size)
 	}
 	return ctxs, sideA, sideB, maps, sizes
-}
-
-// release rolls back whatever transaction is still open on conn and returns it to the pool.
-// The rollback gets its own deadline (the store's): the caller's context may be the reason it is
-// needed. A connection that cannot be rolled back is closed by the pool on release.
-func release(ctx context.Context, conn *pgxpool.Conn, timeout time.Duration) {
-	pc := conn.Conn().PgConn()
-	if !pc.IsClosed() && !pc.IsBusy() && pc.TxStatus() != 'I' {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-		_, _ = conn.Exec(rctx, "ROLLBACK")
-		cancel()
-	}
-	conn.Release()
 }
 
 // resultDoc is a ratings.Result as stored in matches.result: named like the API's fields, so

@@ -1,4 +1,4 @@
-package db_test
+package ratingsdb_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
 
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
@@ -36,7 +38,7 @@ func BenchmarkRecordServicePostgres(b *testing.B) {
 			var seq, workers atomic.Int64
 			b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
 			b.ReportAllocs()
-			db0, wal0 := serverCPU(s.Pool()), walBytes(b, s.Pool())
+			db0, wal0 := dbtest.ServerCPU(s.Pool()), dbtest.WALBytes(b, s.Pool())
 			start := time.Now()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
@@ -70,8 +72,8 @@ func BenchmarkRecordServicePostgres(b *testing.B) {
 			elapsed := time.Since(start)
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "results/s")
-			b.ReportMetric(float64((serverCPU(s.Pool())-db0).Microseconds())/float64(b.N), "db-cpu-us/op")
-			b.ReportMetric(float64(walBytes(b, s.Pool())-wal0)/float64(b.N), "wal-B/op")
+			b.ReportMetric(float64((dbtest.ServerCPU(s.Pool())-db0).Microseconds())/float64(b.N), "db-cpu-us/op")
+			b.ReportMetric(float64(dbtest.WALBytes(b, s.Pool())-wal0)/float64(b.N), "wal-B/op")
 		})
 	}
 }

@@ -1,26 +1,23 @@
-package db
+package ratingsdb
 
 import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // Store is the Postgres ratings.Store. Its methods are safe for concurrent use.
 type Store struct {
-	pool    *pgxpool.Pool
-	calls   *calls
-	sockets *sockets
+	db   *db.DB
+	pool *pgxpool.Pool // db's
 
 	// queue holds the results waiting for a committer (commit.go); stopped closes when the
 	// committers have stopped.
@@ -45,15 +42,27 @@ type Store struct {
 
 	// shards is how many rows each bias cell is spread over (see the migration).
 	shards int
-	schema schemaReady // Ready found the schema at SchemaVersion
 }
 
 var _ ratings.Store = (*Store)(nil)
 
-// DefaultMaxConns is the pool size when the URL does not set pool_max_conns: enough for the
-// service's concurrent requests to commit together (group commit) rather than queue for a
-// connection.
-const DefaultMaxConns = 16
+// The store's calls, for their deadlines, the in-flight counts and the messages.
+var (
+	opRecordResult  = db.NewOp("record result")
+	opRatings       = db.NewOp("ratings")
+	opPlayerRatings = db.NewOp("player ratings")
+	opLeaderboard   = db.NewOp("leaderboard")
+	opBotMean       = db.NewOp("bot mean")
+	opBias          = db.NewOp("bias")
+	opPolicy        = db.NewOp("policy")
+	opSetMutator    = db.NewOp("set mutator")
+	opRebuild       = db.NewLongOp("rebuild")
+	opHistory       = db.NewLongOp("history")
+	opTunings       = db.NewOp("tunings")
+	opSaveTunings   = db.NewOp("save tunings")
+	opStoredResult  = db.NewOp("stored result")
+	opDeleteResult  = db.NewLongOp("delete result")
+)
 
 // defaultBiasShards spreads each bias cell over 64 rows, one per connection (pg_backend_pid()
 // modulo 64): a transaction holds its shard's row lock until its COMMIT is flushed, so with
@@ -62,40 +71,34 @@ const DefaultMaxConns = 16
 // common wait; 64 covers several replicas' pools. Readers sum at most 64 rows a cell.
 const defaultBiasShards = 64
 
-// Open connects to the database at url (a postgres:// URL or a key=value string; pgxpool's
-// pool_* parameters are honoured) with the default Options and checks that it answers. It
-// does not migrate: call Migrate first. A database that cannot be reached is an
-// apperr.Unavailable error.
-func Open(ctx context.Context, url string) (*Store, error) {
-	return OpenWith(ctx, url, Options{})
+// Options are the store's own; the pool's (deadlines, size) are db.Options.
+type Options struct {
+	// Committers is how many batches of results are written at once, each on a connection
+	// of its own (see commit.go). Default DefaultCommitters; negative turns group commit
+	// off: each result is written in a transaction of its own, by its caller.
+	Committers int
 }
 
-// OpenWith is Open with the given deadlines. The first Ping has the call deadline too.
-func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+// Open opens the database at url (db.Open, with o) and the store on it, with the default
+// Options. It does not migrate: call db.Migrate first.
+func Open(ctx context.Context, url string, o db.Options) (*Store, error) {
+	d, err := db.Open(ctx, url, o)
 	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err, "db: the database URL cannot be parsed")
-	}
-	if !strings.Contains(url, "pool_max_conns") {
-		cfg.MaxConns = int32(o.withDefaults().MaxConns)
-	}
-	if cfg.ConnConfig.ConnectTimeout <= 0 {
-		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
-	}
-	socks := newSockets()
-	cfg.ConnConfig.DialFunc = socks.dial
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, mapError(err, "open")
-	}
-	s := &Store{pool: pool, calls: newCalls(o), sockets: socks,
-		statuses: make(map[string]ratings.MutatorStatus), shards: defaultBiasShards}
-	if err := s.Ping(ctx); err != nil {
-		pool.Close()
 		return nil, err
 	}
+	return New(d, Options{}), nil
+}
+
+// New is the store on d, which it owns from then on: Shutdown and Close close d (close the
+// queue store on the same pool first).
+func New(d *db.DB, o Options) *Store {
+	s := &Store{db: d, pool: d.Pool(), statuses: make(map[string]ratings.MutatorStatus), shards: defaultBiasShards}
 	s.known.rows = make(map[rowKey]struct{})
-	if n := s.calls.opts.Committers; n > 0 {
+	n := o.Committers
+	if n == 0 {
+		n = DefaultCommitters
+	}
+	if n > 0 {
 		s.queue = newQueue()
 		s.stopped = s.startCommitters(n)
 	} else {
@@ -103,40 +106,24 @@ func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 		close(stopped)
 		s.stopped = stopped
 	}
-	return s, nil
+	return s
 }
 
-// Close closes the store, waiting for the calls in flight however long they take.
+// Close closes the store and its pool, waiting for the calls in flight however long they
+// take.
 func (s *Store) Close() { _ = s.Shutdown(context.Background()) }
 
-// Shutdown closes the store. New calls fail at once (Unavailable); the calls in flight may
-// finish until ctx ends. Then Shutdown stops waiting: it cancels the calls left, closes every
-// socket the store opened (whatever pgx is waiting for on it) and returns an error that says
-// what it abandoned. (pgxpool's Close alone waits for every connection in use to come back,
-// which a call stuck on a frozen server never does before its deadline.)
+// Shutdown closes the store and its pool (db.DB.Shutdown), the results queued already written
+// first. New calls fail at once (Unavailable); the calls in flight may finish until ctx ends,
+// then Shutdown cancels them, closes the pool's sockets and returns an error that says what it
+// abandoned.
 func (s *Store) Shutdown(ctx context.Context) error {
-	closed := make(chan struct{})
-	go func() {
+	return s.db.Shutdown(ctx, func() {
 		if s.queue != nil {
 			s.queue.close() // the results queued already are written first
 		}
 		<-s.stopped
-		s.pool.Close()
-		close(closed)
-	}()
-	select {
-	case <-closed:
-		return nil
-	case <-ctx.Done():
-	}
-	running, inUse := s.calls.running(), s.pool.Stat().AcquiredConns()
-	s.calls.abortNow()
-	n := s.sockets.closeAll()
-	select {
-	case <-closed:
-	case <-time.After(100 * time.Millisecond): // the pool's goroutines end on their own
-	}
-	return fmt.Errorf("db: the shutdown deadline passed: abandoned the calls in flight (%s) and %d connections in use; closed %d sockets", running, inUse, n)
+	})
 }
 
 // Pool is the store's connection pool, for health checks and metrics.
@@ -146,11 +133,11 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 func (s *Store) Name() string { return "postgres" }
 
 // Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) (err error) {
-	ctx, done := s.calls.start(ctx, opPing)
-	defer done(&err)
-	return mapError(s.pool.Ping(ctx), "ping")
-}
+func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+
+// Ready checks that the database answers and that its schema is recent enough (db.DB.Ready),
+// for the readiness probe.
+func (s *Store) Ready(ctx context.Context) error { return s.db.Ready(ctx) }
 
 // --- reads --------------------------------------------------------------------------------
 
@@ -184,7 +171,7 @@ CROSS JOIN LATERAL (
 
 // Ratings implements ratings.Store.
 func (s *Store) Ratings(ctx context.Context, c ratings.Context, ps []ratings.Participant) (_ map[ratings.Participant]ratings.Rating, err error) {
-	ctx, done := s.calls.start(ctx, opRatings)
+	ctx, done := s.db.Call(ctx, opRatings)
 	defer done(&err)
 	out := make(map[ratings.Participant]ratings.Rating, len(ps))
 	if len(ps) == 0 {
@@ -193,10 +180,10 @@ func (s *Store) Ratings(ctx context.Context, c ratings.Context, ps []ratings.Par
 	bots, ids := participantArrays(ps)
 	rows, err := s.pool.Query(ctx, sqlRatings, c.Key(), bots, ids)
 	if err != nil {
-		return nil, mapError(err, "ratings")
+		return nil, db.MapError(err, "ratings")
 	}
 	if err := scanRatings(rows, out); err != nil {
-		return nil, mapError(err, "ratings")
+		return nil, db.MapError(err, "ratings")
 	}
 	return out, nil
 }
@@ -222,11 +209,11 @@ ORDER BY context_key`
 
 // PlayerRatings implements ratings.Store; the list is sorted by context key.
 func (s *Store) PlayerRatings(ctx context.Context, playerID string) (_ []ratings.ContextRating, err error) {
-	ctx, done := s.calls.start(ctx, opPlayerRatings)
+	ctx, done := s.db.Call(ctx, opPlayerRatings)
 	defer done(&err)
 	rows, err := s.pool.Query(ctx, sqlPlayerRatings, playerID)
 	if err != nil {
-		return nil, mapError(err, "player ratings")
+		return nil, db.MapError(err, "player ratings")
 	}
 	var out []ratings.ContextRating
 	var key string
@@ -242,7 +229,7 @@ func (s *Store) PlayerRatings(ctx context.Context, playerID string) (_ []ratings
 		return nil
 	})
 	if err != nil {
-		return nil, mapError(err, "player ratings")
+		return nil, db.MapError(err, "player ratings")
 	}
 	return out, nil
 }
@@ -258,7 +245,7 @@ LIMIT $2`
 
 // Leaderboard implements ratings.Store.
 func (s *Store) Leaderboard(ctx context.Context, c ratings.Context, limit int, by ratings.Ranking) (_ []ratings.RatedParticipant, err error) {
-	ctx, done := s.calls.start(ctx, opLeaderboard)
+	ctx, done := s.db.Call(ctx, opLeaderboard)
 	defer done(&err)
 	out := []ratings.RatedParticipant{}
 	if limit <= 0 {
@@ -266,7 +253,7 @@ func (s *Store) Leaderboard(ctx context.Context, c ratings.Context, limit int, b
 	}
 	rows, err := s.pool.Query(ctx, sqlLeaderboard, c.Key(), limit, by.K, by.PriorSigma)
 	if err != nil {
-		return nil, mapError(err, "leaderboard")
+		return nil, db.MapError(err, "leaderboard")
 	}
 	var rp ratings.RatedParticipant
 	var games int64
@@ -277,7 +264,7 @@ func (s *Store) Leaderboard(ctx context.Context, c ratings.Context, limit int, b
 		return nil
 	})
 	if err != nil {
-		return nil, mapError(err, "leaderboard")
+		return nil, db.MapError(err, "leaderboard")
 	}
 	return out, nil
 }
@@ -292,11 +279,11 @@ GROUP BY map, size`
 
 // Bias implements ratings.Store.
 func (s *Store) Bias(ctx context.Context, c ratings.Context, k ratings.BiasKey) (_ ratings.BiasTable, err error) {
-	ctx, done := s.calls.start(ctx, opBias)
+	ctx, done := s.db.Call(ctx, opBias)
 	defer done(&err)
 	rows, err := s.pool.Query(ctx, sqlBias, c.Key(), k.SideA, k.SideB, k.Map, int32(k.Size))
 	if err != nil {
-		return ratings.BiasTable{}, mapError(err, "bias")
+		return ratings.BiasTable{}, db.MapError(err, "bias")
 	}
 	var cell, total ratings.BiasCell
 	var hasCell, hasTotal bool
@@ -313,17 +300,17 @@ func (s *Store) Bias(ctx context.Context, c ratings.Context, k ratings.BiasKey) 
 		return nil
 	})
 	if err != nil {
-		return ratings.BiasTable{}, mapError(err, "bias")
+		return ratings.BiasTable{}, db.MapError(err, "bias")
 	}
 	var t ratings.BiasTable
 	if hasCell {
 		if err := t.Set(ratings.BiasEntry{Key: k, BiasCell: cell}); err != nil {
-			return ratings.BiasTable{}, mapError(err, "bias")
+			return ratings.BiasTable{}, db.MapError(err, "bias")
 		}
 	}
 	if hasTotal {
 		if err := t.SetTotal(k, total); err != nil { // after Set, which adds the cell to the total
-			return ratings.BiasTable{}, mapError(err, "bias")
+			return ratings.BiasTable{}, db.MapError(err, "bias")
 		}
 	}
 	return t, nil
@@ -335,15 +322,15 @@ SELECT skill FROM ratings WHERE context_key = $1 AND is_bot ORDER BY participant
 // BotMean implements ratings.Store. The weights are computed and summed in Go, in the order
 // of the bots' names, exactly as the in-memory store does.
 func (s *Store) BotMean(ctx context.Context, c ratings.Context) (_ float64, _ int, err error) {
-	ctx, done := s.calls.start(ctx, opBotMean)
+	ctx, done := s.db.Call(ctx, opBotMean)
 	defer done(&err)
 	rows, err := s.pool.Query(ctx, sqlBotSkills, c.Key())
 	if err != nil {
-		return 0, 0, mapError(err, "bot mean")
+		return 0, 0, db.MapError(err, "bot mean")
 	}
 	skills, err := pgx.CollectRows(rows, pgx.RowTo[float64])
 	if err != nil {
-		return 0, 0, mapError(err, "bot mean")
+		return 0, 0, db.MapError(err, "bot mean")
 	}
 	mean, n := ratings.MeanWeight(skills)
 	return mean, n, nil
@@ -355,7 +342,7 @@ const sqlPolicy = `SELECT name, status FROM mutators ORDER BY name`
 
 // Policy implements ratings.Store.
 func (s *Store) Policy(ctx context.Context) (_ *ratings.MutatorPolicy, err error) {
-	ctx, done := s.calls.start(ctx, opPolicy)
+	ctx, done := s.db.Call(ctx, opPolicy)
 	defer done(&err)
 	return s.policy(ctx, s.pool)
 }
@@ -368,7 +355,7 @@ type querier interface {
 func (s *Store) policy(ctx context.Context, q querier) (*ratings.MutatorPolicy, error) {
 	rows, err := q.Query(ctx, sqlPolicy)
 	if err != nil {
-		return nil, mapError(err, "policy")
+		return nil, db.MapError(err, "policy")
 	}
 	statuses := map[string]ratings.MutatorStatus{}
 	var name, status string
@@ -377,11 +364,11 @@ func (s *Store) policy(ctx context.Context, q querier) (*ratings.MutatorPolicy, 
 		statuses[name] = st
 		return err
 	}); err != nil {
-		return nil, mapError(err, "policy")
+		return nil, db.MapError(err, "policy")
 	}
 	p, err := policyOf(statuses)
 	if err != nil {
-		return nil, mapError(err, "policy")
+		return nil, db.MapError(err, "policy")
 	}
 	s.remember(statuses)
 	return p, nil
@@ -432,7 +419,7 @@ RETURNING name, status`
 
 // SetMutator implements ratings.Store.
 func (s *Store) SetMutator(ctx context.Context, name string, affectsGameplay bool) (_ ratings.MutatorInfo, err error) {
-	ctx, done := s.calls.start(ctx, opSetMutator)
+	ctx, done := s.db.Call(ctx, opSetMutator)
 	defer done(&err)
 	var check ratings.MutatorPolicy
 	if err := check.Set(name, affectsGameplay); err != nil {
@@ -441,11 +428,11 @@ func (s *Store) SetMutator(ctx context.Context, name string, affectsGameplay boo
 	want := check.Mutators()[0]
 	var stored, status string
 	if err := s.pool.QueryRow(ctx, sqlSetMutator, want.Name, want.Status.String()).Scan(&stored, &status); err != nil {
-		return ratings.MutatorInfo{}, mapError(err, "set mutator")
+		return ratings.MutatorInfo{}, db.MapError(err, "set mutator")
 	}
 	st, err := parseStatus(status)
 	if err != nil {
-		return ratings.MutatorInfo{}, mapError(err, "set mutator")
+		return ratings.MutatorInfo{}, db.MapError(err, "set mutator")
 	}
 	s.remember(map[string]ratings.MutatorStatus{stored: st})
 	return ratings.MutatorInfo{Name: stored, Status: st}, nil

@@ -1,4 +1,4 @@
-package db
+package ratingsdb
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -28,7 +29,7 @@ func (e errCallback) Error() string { return e.err.Error() }
 // History implements ratings.Store: the game type's results in the order accepted, read row
 // by row from one query (the whole history is never held).
 func (s *Store) History(ctx context.Context, gameType string, fn func(ratings.Result) error) (err error) {
-	ctx, done := s.calls.start(ctx, opHistory)
+	ctx, done := s.db.Call(ctx, opHistory)
 	defer done(&err)
 	gc, err := ratings.NewContext(gameType, nil)
 	if err != nil {
@@ -36,7 +37,7 @@ func (s *Store) History(ctx context.Context, gameType string, fn func(ratings.Re
 	}
 	rows, err := s.pool.Query(ctx, sqlHistory, gc.GameType)
 	if err != nil {
-		return mapError(err, "history")
+		return db.MapError(err, "history")
 	}
 	var raw []byte
 	_, err = pgx.ForEachRow(rows, []any{&raw}, func() error {
@@ -53,12 +54,12 @@ func (s *Store) History(ctx context.Context, gameType string, fn func(ratings.Re
 	if errors.As(err, &ce) {
 		return ce.err
 	}
-	return mapError(err, "history")
+	return db.MapError(err, "history")
 }
 
 // Tunings implements ratings.Store.
 func (s *Store) Tunings(ctx context.Context, gameType string) (_ map[string]ratings.Tuning, err error) {
-	ctx, done := s.calls.start(ctx, opTunings)
+	ctx, done := s.db.Call(ctx, opTunings)
 	defer done(&err)
 	gc, err := ratings.NewContext(gameType, nil)
 	if err != nil {
@@ -66,7 +67,7 @@ func (s *Store) Tunings(ctx context.Context, gameType string) (_ map[string]rati
 	}
 	rows, err := s.pool.Query(ctx, sqlTunings, gc.GameType)
 	if err != nil {
-		return nil, mapError(err, "tunings")
+		return nil, db.MapError(err, "tunings")
 	}
 	out := map[string]ratings.Tuning{}
 	var key, model string
@@ -87,7 +88,7 @@ func (s *Store) Tunings(ctx context.Context, gameType string) (_ map[string]rati
 		return nil
 	})
 	if err != nil {
-		return nil, mapError(err, "tunings")
+		return nil, db.MapError(err, "tunings")
 	}
 	return out, nil
 }
@@ -95,7 +96,7 @@ func (s *Store) Tunings(ctx context.Context, gameType string) (_ map[string]rati
 // SaveTunings implements ratings.Store: in one transaction, the game type's tunings deleted
 // and ts inserted.
 func (s *Store) SaveTunings(ctx context.Context, gameType string, ts []ratings.Tuning) (err error) {
-	ctx, done := s.calls.start(ctx, opSaveTunings)
+	ctx, done := s.db.Call(ctx, opSaveTunings)
 	defer done(&err)
 	gc, err := ratings.NewContext(gameType, nil)
 	if err != nil {
@@ -123,5 +124,5 @@ func (s *Store) SaveTunings(ctx context.Context, gameType string, ts []ratings.T
 		}
 		return nil
 	})
-	return mapError(err, "save tunings")
+	return db.MapError(err, "save tunings")
 }

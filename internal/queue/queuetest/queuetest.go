@@ -1,6 +1,6 @@
 // Package queuetest is the contract suite every queue.Store passes: the memory store in
-// package queue and the Postgres store in package db run the same tests, so the service can
-// rely on one behaviour whichever store it is given.
+// package queue and the Postgres store in package db/queuedb run the same tests, so the
+// service can rely on one behaviour whichever store it is given.
 package queuetest
 
 import (

@@ -1,8 +1,8 @@
 // Package storetest is the contract suite every ratings.Store passes: the in-memory store in
-// package ratings and the Postgres store in package db run it from their tests. It checks the
-// store against a reference kept in the test (ratings.State per context, applied one result
-// at a time with ratings.DefaultModel): what the store stores and returns bit for bit, and what
-// the model computes from it to rounding (see sameRating).
+// package ratings and the Postgres store in package db/ratingsdb run it from their tests. It
+// checks the store against a reference kept in the test (ratings.State per context, applied
+// one result at a time with ratings.DefaultModel): what the store stores and returns bit for
+// bit, and what the model computes from it to rounding (see sameRating).
 package storetest
 
 import (
