@@ -166,40 +166,17 @@ type rebuilding struct {
 	tell     func(phase string, done, total int)
 }
 
-// rebuild is Rebuild, or with a deleted match id DeleteResult.
+// rebuild is Rebuild, or with a deleted match id DeleteResult: the steps Rebuild lists.
 func (s *Store) rebuild(ctx context.Context, gameType, deleted string, replay ratings.ReplayFunc, progress func(ratings.Progress)) (ratings.RebuildReport, error) {
 	rb := &rebuilding{s: s, gameType: gameType, replay: replay, tell: func(phase string, done, total int) {
 		if progress != nil {
 			progress(ratings.Progress{Phase: phase, Done: done, Total: total})
 		}
 	}}
-	var total int
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, gameType); err != nil {
-			return err
-		}
-		if deleted != "" {
-			err := tx.QueryRow(ctx, sqlFindDeleted, deleted, gameType).Scan(&rb.deleted)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return ratings.ResultNotFoundError(deleted)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		var err error
-		if rb.policy, err = s.policy(ctx, tx); err != nil {
-			return err
-		}
-		return tx.QueryRow(ctx, sqlHistoryCut, gameType).Scan(&rb.cut, &total)
-	})
+	total, err := rb.firstCut(ctx, deleted)
 	if err != nil {
 		return ratings.RebuildReport{}, err
 	}
-	if rb.deleted != 0 {
-		total--
-	}
-
 	rb.tell("replaying", 0, total)
 	if err := rb.apply(ctx, s.pool, 0, rb.cut, total, "replaying", nil); err != nil {
 		return ratings.RebuildReport{}, err
@@ -210,42 +187,93 @@ func (s *Store) rebuild(ctx context.Context, gameType, deleted string, replay ra
 	if err := rb.writeAll(ctx); err != nil {
 		return ratings.RebuildReport{}, err
 	}
+	if err := rb.catchUp(ctx); err != nil {
+		return ratings.RebuildReport{}, err
+	}
+	if err := rb.deleteStale(ctx); err != nil {
+		return ratings.RebuildReport{}, err
+	}
+	rep, err := rb.finish(ctx)
+	if err != nil {
+		return ratings.RebuildReport{}, err
+	}
+	rep.Results = rb.results
+	rb.tell("writing", rep.Ratings, rep.Ratings)
+	return rep, nil
+}
 
+// firstCut is step 1: under the exclusive lock, the policy, the cut and (for a deletion) the
+// deleted result's number. It returns how many results the replay up to the cut applies.
+func (rb *rebuilding) firstCut(ctx context.Context, deleted string) (int, error) {
+	var total int
+	err := pgx.BeginFunc(ctx, rb.s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, rb.gameType); err != nil {
+			return err
+		}
+		if deleted != "" {
+			err := tx.QueryRow(ctx, sqlFindDeleted, deleted, rb.gameType).Scan(&rb.deleted)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ratings.ResultNotFoundError(deleted)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		var err error
+		if rb.policy, err = rb.s.policy(ctx, tx); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, sqlHistoryCut, rb.gameType).Scan(&rb.cut, &total)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if rb.deleted != 0 {
+		total--
+	}
+	return total, nil
+}
+
+// catchUp is step 4's passes: the results recorded since the last cut applied, and the rows
+// they touched written, without holding results off.
+func (rb *rebuilding) catchUp(ctx context.Context) error {
 	for range catchUpPasses {
 		cut, n, err := rb.nextCut(ctx)
 		if err != nil {
-			return ratings.RebuildReport{}, err
+			return err
 		}
 		if n == 0 {
 			break
 		}
 		touched := map[rowKey]struct{}{}
-		if err := rb.apply(ctx, s.pool, rb.cut, cut, n, "catching up", touched); err != nil {
-			return ratings.RebuildReport{}, err
+		if err := rb.apply(ctx, rb.s.pool, rb.cut, cut, n, "catching up", touched); err != nil {
+			return err
 		}
 		rb.cut = cut
 		if err := rb.writeRows(ctx, sortedRows(touched)); err != nil {
-			return ratings.RebuildReport{}, err
+			return err
 		}
 	}
+	return nil
+}
 
-	if err := rb.deleteStale(ctx); err != nil {
-		return ratings.RebuildReport{}, err
-	}
-
+// finish is step 5, under the exclusive lock in one transaction: the last results applied and
+// their rows written, the deleted result's row deleted, and the game type's bias cells
+// replaced by the rebuilt ones.
+func (rb *rebuilding) finish(ctx context.Context) (ratings.RebuildReport, error) {
 	var rep ratings.RebuildReport
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, gameType); err != nil {
+	err := pgx.BeginFunc(ctx, rb.s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, rb.gameType); err != nil {
 			return err
 		}
 		var last int64
 		var n int
-		if err := tx.QueryRow(ctx, sqlHistoryCut, gameType).Scan(&last, &n); err != nil {
+		if err := tx.QueryRow(ctx, sqlHistoryCut, rb.gameType).Scan(&last, &n); err != nil {
 			return err
 		}
 		touched := map[rowKey]struct{}{}
 		if last > rb.cut {
-			if err := tx.QueryRow(ctx, sqlHistorySpan, gameType, rb.cut, last).Scan(&n); err != nil {
+			if err := tx.QueryRow(ctx, sqlHistorySpan, rb.gameType, rb.cut, last).Scan(&n); err != nil {
 				return err
 			}
 			if err := rb.apply(ctx, tx, rb.cut, last, n, "catching up", touched); err != nil {
@@ -253,7 +281,7 @@ func (s *Store) rebuild(ctx context.Context, gameType, deleted string, replay ra
 			}
 			rb.cut = last
 		}
-		contexts, r, err := ratings.RebuildContexts(gameType, rb.states)
+		contexts, r, err := ratings.RebuildContexts(rb.gameType, rb.states)
 		if err != nil {
 			return err
 		}
@@ -270,21 +298,16 @@ func (s *Store) rebuild(ctx context.Context, gameType, deleted string, replay ra
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, sqlDeleteBias, gameType); err != nil {
+		if _, err := tx.Exec(ctx, sqlDeleteBias, rb.gameType); err != nil {
 			return err
 		}
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"bias_cells"},
 			[]string{"context_key", "side_a", "side_b", "map", "size", "shard", "game_type", "wins", "games",
 				"presence", "presence_weight", "newcomer", "newcomer_weight", "scale", "scale_weight"},
-			pgx.CopyFromRows(biasRows(gameType, contexts)))
+			pgx.CopyFromRows(biasRows(rb.gameType, contexts)))
 		return err
 	})
-	if err != nil {
-		return ratings.RebuildReport{}, err
-	}
-	rep.Results = rb.results
-	rb.tell("writing", rep.Ratings, rep.Ratings)
-	return rep, nil
+	return rep, err
 }
 
 // apply streams the results numbered (from, to] into the replay, telling progress under
