@@ -136,9 +136,9 @@ func checkDeleted(t *testing.T, st ratings.Store, matchID string) {
 
 // testConcurrentDelete: results keep coming while a result is deleted. Each writer has a side
 // pair of its own, so no two concurrent results share a bias cell (a lag the Postgres store
-// allows between concurrent results, see ratingsdb.Store.RecordResult), and results that share a
-// player are serialized: the ratings left must then be exactly those of the stored history
-// (which no longer holds the deleted result) replayed in the order it was accepted.
+// allows between concurrent results, see ratingsdb.Store.RecordResult), and results that
+// share a player are serialized: the ratings left must then be exactly those of the stored
+// history (which no longer holds the deleted result) replayed in the order it was accepted.
 func testConcurrentDelete(t *testing.T, st ratings.Store) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(19, 19))
