@@ -1,4 +1,4 @@
--- Fencing of a queue's leader (db/queue_lead.go): each time a process takes a queue's
+-- Fencing of a queue's leader (db/queuedb/lead.go): each time a process takes a queue's
 -- leadership it counts the queue's epoch up by one and remembers the value; every write only
 -- the leader makes (a tick's commit, the webhook cursor, the stats) locks or updates the
 -- queue's row on the condition that the epoch is still its own. A leader that lost its lock

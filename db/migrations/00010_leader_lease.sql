@@ -1,4 +1,4 @@
--- A queue leader's lease (db/queue_lead.go). The advisory lock alone kept a hung leader (a
+-- A queue leader's lease (db/queuedb/lead.go). The advisory lock alone kept a hung leader (a
 -- stuck goroutine, SIGSTOP, a GC storm: its socket open, its session alive) in place for ever,
 -- and nobody ticked its queues. Its leader now renews leader_renewed_at, on the database's
 -- clock, as it ticks; a replica that cannot take the lock and finds the lease older than the
