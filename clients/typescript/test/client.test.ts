@@ -246,7 +246,9 @@ describe("a queue through the client", { timeout: 120_000 }, () => {
     await until(() => failures.length === 0);
     await ticket(mm, queue, unique("mia"), 1100);
     assert.equal((await waiting).status, "matched");
-    assert.ok(calls.filter((c) => c === `GET /v1/tickets/${first.id}`).length >= 5, calls.join(", "));
+    // Three failed reads, each tried again, then one answered (the match may be made before
+    // it, or the stream's event brings one more read).
+    assert.ok(calls.filter((c) => c === `GET /v1/tickets/${first.id}`).length >= 4, calls.join(", "));
   });
 
   test("a cancelled ticket ends the wait, cancelled", async () => {
