@@ -1,7 +1,8 @@
 // Package rulesjson is a queue's match rules in JSON, as a queue definition writes them
-// (docs/rules.md): the attributes tickets carry, the rules and their expansion steps, and an
-// attribute's value. It holds the one mapping between that JSON and the tick package's types,
-// both ways, for the API, the queue store's rules column and the simulator's scenarios; each
+// (docs/rules.md): the attributes tickets carry, the rules and their expansion steps, an
+// attribute's value, and the team shape (team definitions, role compositions). It holds the
+// one mapping between that JSON and the match rules' types (package tick/matchrules), both
+// ways, for the API, the queue store's JSON columns and the simulator's scenarios; each
 // decodes with its own decoder (the API strictly) and maps here.
 package rulesjson
 
@@ -11,6 +12,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
 
@@ -99,7 +101,7 @@ func (v Value) MarshalJSON() ([]byte, error) {
 	return json.Marshal(v.Str)
 }
 
-// Steps are the steps as the tick package takes them; nil for nil.
+// Steps are the steps as package matchrules has them; nil for nil.
 func Steps(in []Step) []matchrules.Step {
 	if in == nil {
 		return nil
@@ -123,7 +125,7 @@ func FromSteps(in []matchrules.Step) []Step {
 	return out
 }
 
-// Rules are the rules as the tick package takes them; nil for nil (and empty for empty). A
+// Rules are the rules as package matchrules has them; nil for nil (and empty for empty). A
 // rule without expansions has nil ones.
 func Rules(in []Rule) []matchrules.Rule {
 	if in == nil {
@@ -153,7 +155,7 @@ func FromRules(in []matchrules.Rule) []Rule {
 	return out
 }
 
-// Attributes are the declarations as the tick package takes them; nil for nil.
+// Attributes are the declarations as package matchrules has them; nil for nil.
 func Attributes(in map[string]AttributeDecl) map[string]matchrules.Attribute {
 	if in == nil {
 		return nil
@@ -185,7 +187,7 @@ func FromAttributes(in map[string]matchrules.Attribute) map[string]AttributeDecl
 	return out
 }
 
-// Values are a ticket's attribute values as the tick package takes them; nil for nil.
+// Values are a ticket's attribute values as package matchrules has them; nil for nil.
 func Values(in map[string]Value) map[string]matchrules.Value {
 	if in == nil {
 		return nil
@@ -224,7 +226,7 @@ type TeamDef struct {
 	Composition map[string]RoleRange `json:"composition,omitempty"`
 }
 
-// Composition is a composition as the tick package takes it; nil for nil.
+// Composition is a composition as package matchrules has it; nil for nil.
 func Composition(in map[string]RoleRange) map[string]matchrules.RoleRange {
 	if in == nil {
 		return nil
@@ -248,7 +250,7 @@ func FromComposition(in map[string]matchrules.RoleRange) map[string]RoleRange {
 	return out
 }
 
-// TeamDefs are the team definitions as the tick package takes them; nil for nil. A team
+// TeamDefs are the team definitions as package matchrules has them; nil for nil. A team
 // without minimum sizes has nil ones.
 func TeamDefs(in []TeamDef) []matchrules.TeamDef {
 	if in == nil {
