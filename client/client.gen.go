@@ -2106,7 +2106,7 @@ type WaitingOn struct {
 	// Detail The reason in words, e.g. "no maps common to 9 candidates".
 	Detail string `json:"detail"`
 
-	// Rule `interval`, `latency`, `teams` (enough candidates passed every rule, but their parties or roles cannot fill the team shape), or the name of one of the queue's rules.
+	// Rule `interval`, `latency`, `teams` (enough candidates passed every rule, but their parties or roles cannot fill the team shape, or, in a queue without a `team_balance` rule, the most even teams a match with a party makes differ by more than a tenth of the ticket's current interval in average rating), or the name of one of the queue's rules.
 	Rule string `json:"rule"`
 }
 

@@ -202,7 +202,7 @@ func lineWith(s, sub string) string {
 // field and the attribute, as is a composition of a role the scenario does not list.
 func TestSimulateRulesPreset(t *testing.T) {
 	t.Parallel()
-	checkPreset(t, "rules", []string{"scenario preset rules, seed 1", "held most by", "no rules", "mode + maps", "interval 100%",
+	checkPreset(t, "rules", []string{"scenario preset rules, seed 1", "held most by", "no rules", "mode + maps", "interval 91%",
 		"roles re-picked", "mode + maps + roles 1/2/2", "roles 1/2/2: teams "},
 		`"attribute": "maps"`, `"attribute": "map"`, "rules[1].attribute", `"map"`)
 	checkRefused(t, "rules", `"tank": {`, `"tanks": {`, `configuration "roles 1/2/2"`, "composition.tanks", "one of the queue's roles")

@@ -47,10 +47,11 @@ func TestQueuePassMapsThePass(t *testing.T) {
 		t.Errorf("matches %v, expired %v; want %v and [0]", matches, expired, want)
 	}
 	// A second before, the first ticket has 1 s to live and is the oldest: it anchors (1000,
-	// interval 50) and takes the party (mean 1000) and the nearest solo that accepts it (980,
-	// interval 25); the most even split puts the party against the two solos.
+	// interval 50), but every match it has holds the party (mean 1000) and is at least 10
+	// apart on average, over the balance of a tenth of its interval, so it waits. The party
+	// anchors next (interval 50) and takes 980 and 1030: 5 apart on average, within.
 	matches, expired = m.Tick(waiting, at(99))
-	want = []Match{{Teams: [2][]int{{14, 15}, {11, 10}}}}
+	want = []Match{{Teams: [2][]int{{11, 10}, {14, 13}}}}
 	if !reflect.DeepEqual(matches, want) || len(expired) != 0 {
 		t.Errorf("at 99 s: matches %v, expired %v; want %v and none", matches, expired, want)
 	}

@@ -321,7 +321,7 @@ func TestRulesSameSeedSameReport(t *testing.T) {
 	// The role queues have a test of their own, on fewer matches: their passes cost more.
 	sc.Configurations = slices.DeleteFunc(sc.Configurations, func(c Configuration) bool { return len(c.Composition) > 0 })
 	ctx := context.Background()
-	one, _ := sameReport(t, &sc, "held most by", "held_most_by", "interval 100%", "mode + maps")
+	one, _ := sameReport(t, &sc, "held most by", "held_most_by", "interval 94%", "mode + maps")
 	sc.Seed++
 	sc.Configurations = sc.Configurations[:1]
 	other, err := Compare(ctx, &sc, 2, nil)

@@ -1776,7 +1776,7 @@ export interface components {
         };
         /** @description Why a searching ticket still waits, from the last search it anchored on the replica that leads its queue. */
         WaitingOn: {
-            /** @description `interval`, `latency`, `teams` (enough candidates passed every rule, but their parties or roles cannot fill the team shape), or the name of one of the queue's rules. */
+            /** @description `interval`, `latency`, `teams` (enough candidates passed every rule, but their parties or roles cannot fill the team shape, or, in a queue without a `team_balance` rule, the most even teams a match with a party makes differ by more than a tenth of the ticket's current interval in average rating), or the name of one of the queue's rules. */
             rule: string;
             /** @description The reason in words, e.g. "no maps common to 9 candidates". */
             detail: string;

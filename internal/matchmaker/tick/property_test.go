@@ -27,6 +27,8 @@ import (
 //     every ticket accepts it at its current limit, and no region all of them accept has
 //     a smaller worst latency (or an equal one and an earlier name);
 //   - the teams are the most even split of the match's tickets (brute force, up to rounding);
+//     a match with a party, in a queue without a team_balance rule, keeps the balance
+//     (matchrules.DefaultBalance of its anchor's interval);
 //   - the oldest live ticket is matched if any valid match for it existed among the live
 //     tickets; more: no ticket left waiting could anchor a valid match among the tickets
 //     left waiting (each had its turn as anchor with all of them still there). With rules
@@ -101,6 +103,10 @@ func checkResult(tk []matchpool.Ticket, now float64, cfg matchrules.Config, res 
 		if m.AverageDifference != m.SkillDifference/float64(t) {
 			return fmt.Errorf("match %d: average difference %g, skill difference %g", mi, m.AverageDifference, m.SkillDifference)
 		}
+		if len(m.Tickets) <= bruteSplitMax && w.balanceBroken(m.Tickets) {
+			return fmt.Errorf("match %d: teams %g apart on average, over the balance (%g of the anchor's interval %g)",
+				mi, m.AverageDifference, matchrules.DefaultBalance, w.interval(a))
+		}
 	}
 	var left []int
 	for _, i := range w.live {
@@ -113,7 +119,8 @@ func checkResult(tk []matchpool.Ticket, now float64, cfg matchrules.Config, res 
 		if k >= len(left) || x.Ticket != left[k] {
 			return fmt.Errorf("waiting %+v, want the tickets left %v in age order", res.Waiting, left)
 		}
-		if x.Rule != matchrules.WaitInterval && x.Rule != matchrules.WaitLatency && !slices.ContainsFunc(cfg.Rules, func(r matchrules.Rule) bool { return r.Name == x.Rule }) {
+		if x.Rule != matchrules.WaitInterval && x.Rule != matchrules.WaitLatency && x.Rule != matchrules.WaitTeams &&
+			!slices.ContainsFunc(cfg.Rules, func(r matchrules.Rule) bool { return r.Name == x.Rule }) {
 			return fmt.Errorf("ticket %d waits on %q, no rule", x.Ticket, x.Rule)
 		}
 		waits[x.Ticket] = x

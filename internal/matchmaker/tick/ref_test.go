@@ -25,6 +25,9 @@ type world struct {
 	live    []int // input indices of the tickets that have not expired, oldest first, but
 	bf      []int // the backfill tickets among them, apart
 	regions []string
+	// plain: the pass as it was before it looked ahead and kept the balance (issue 36),
+	// for the property that its choice is never less even
+	plain bool
 }
 
 func newWorld(tk []matchpool.Ticket, now float64, cfg matchrules.Config) *world {
@@ -186,7 +189,7 @@ func (w *world) placeable(s []int, full bool) bool {
 
 // isMatch: s (the anchor first) is a valid match: every other ticket accepts and is
 // accepted by the anchor, the players split into two full teams with parties whole, some
-// region is acceptable to all, no rule is broken, and (with rules) the tickets share one
+// region is acceptable to all, the balance holds (balanceBroken), no rule is broken, and (with rules) the tickets share one
 // of the anchor's classes: the search's guarantee holds within the first MaxClasses (see
 // classes.go), which for the small queues here are all of them.
 func (w *world) isMatch(s []int) bool {
@@ -196,6 +199,9 @@ func (w *world) isMatch(s []int) bool {
 		}
 	}
 	if !(w.players(s) == 2*w.t && w.placeable(s, true) && len(w.okRegions(s)) > 0) {
+		return false
+	}
+	if w.balanceBroken(s) {
 		return false
 	}
 	return len(w.cfg.Rules) == 0 || w.brokenRule(s) == "" && w.sharesClass(s)
@@ -271,7 +277,7 @@ func ref(tk []matchpool.Ticket, now float64, cfg matchrules.Config) (matches [][
 		}
 		var s []int
 		if cfg.Strategy == matchrules.GreedyPairs {
-			if s = w.refGreedy(a, cands()); s != nil && w.hasMatchLevel() && w.matchLevelBroken(s) != "" {
+			if s = w.refGreedy(a, cands()); s != nil && w.pickBroken(s) {
 				s = nil
 			}
 		}
@@ -408,10 +414,11 @@ func (w *world) nearestFirst(x int, s []int) {
 // refWindow: the anchor's acceptable candidates in some class of the anchor's (sharing a
 // region with it, without rules) and admitted by its rules, nearest first; the shortest
 // prefix with a valid match in some class; in each such class the match keeps the prefix's
-// last ticket and each earlier one that still allows a match, nearest first; among
-// classes, the smallest worst latency of the class's region, then the first class. With
-// rules judged on the match, a pick that breaks one is turned down and the next class's,
-// then the next prefix's, are tried, twoteam.MaxPicks picks at most.
+// last ticket and each earlier one that still allows a match, nearest first (or a more
+// even one: refPick); among classes, the smallest worst latency of the class's region,
+// then the first class. A pick that breaks a rule judged on the match or the balance is
+// turned down and the next class's, then the next prefix's, are tried, twoteam.MaxPicks
+// picks at most; a class whose most even match breaks the balance is tried no more.
 func (w *world) refWindow(a int, cands []int) []int {
 	classes := w.classes(a)
 	var cand []int
@@ -421,14 +428,18 @@ func (w *world) refWindow(a int, cands []int) []int {
 		}
 	}
 	w.nearestFirst(a, cand)
-	picks := 0
+	st := &refPicks{looked: map[int]bool{}, exhausted: map[int]bool{}}
 	for k := 1; k <= len(cand); k++ {
 		type try struct {
-			s   []int
-			lat float64
+			s     []int
+			lat   float64
+			class int
 		}
 		var tries []try
-		for _, c := range classes {
+		for ci, c := range classes {
+			if st.exhausted[ci] {
+				continue
+			}
 			var in []int // the prefix's tickets in c
 			for _, i := range cand[:k] {
 				if w.inClass(a, i, c) {
@@ -446,24 +457,96 @@ func (w *world) refWindow(a int, cands []int) []int {
 			if c.region != "" {
 				lat = w.worst(s, c.region)
 			}
-			tries = append(tries, try{s, lat})
+			tries = append(tries, try{s, lat, ci})
 		}
 		slices.SortStableFunc(tries, func(x, y try) int { return cmp.Compare(x.lat, y.lat) })
 		for _, t := range tries {
-			if !w.hasMatchLevel() {
-				return t.s
-			}
-			if picks >= twoteam.MaxPicks {
+			if st.picks >= twoteam.MaxPicks {
 				return nil
 			}
-			picks++
-			if w.matchLevelBroken(t.s) == "" {
-				return t.s
+			if s := w.refPick(a, t.s, cand, classes[t.class], t.class, st); s != nil {
+				return s
 			}
 		}
-		if picks >= twoteam.MaxPicks {
+		if st.picks >= twoteam.MaxPicks || len(st.exhausted) == len(classes) {
 			return nil
 		}
+	}
+	return nil
+}
+
+// refPicks is what refWindow's picks of one anchor have done: picks made, and per class
+// (by index) whether it looked ahead and whether it is exhausted.
+type refPicks struct {
+	picks             int
+	looked, exhausted map[int]bool
+}
+
+// refPick: the pick of anchor a in class c (index ci) is made unless it breaks a rule
+// judged on the match or the balance; but the first pick of a class that holds a party and
+// whose teams differ by more than twoteam's evenEnough of the anchor's interval is first
+// looked ahead: among the candidates of the class, those of the prefix and the next nearest,
+// twoteam's lookAheadTickets at most, the most even match (the least set of candidates, by
+// their order, among the equally even) is made instead when it is more even than the pick,
+// and the pick then if it broke a rule; when the most even match breaks the balance, the
+// most even of the solo candidates alone (the anchor a solo), and without one, when the
+// search held every candidate of the class, the class is exhausted.
+func (w *world) refPick(a int, pick, cand []int, c class, ci int, st *refPicks) []int {
+	try := func(s []int) ([]int, bool) { // the match, or whether it broke the balance
+		st.picks++
+		broken, overBound := w.pickBrokenWhy(s)
+		if !broken {
+			return s, false
+		}
+		return nil, overBound
+	}
+	if w.plain || st.looked[ci] || !w.worthLookingAhead(a, pick) {
+		s, _ := try(pick)
+		return s
+	}
+	st.looked[ci] = true
+	var around []int // the class's candidates, nearest first
+	for _, i := range cand {
+		if w.inClass(a, i, c) {
+			around = append(around, i)
+		}
+	}
+	if slices.Index(around, pick[len(pick)-1])+1 > lookAheadTickets { // the prefix is too long
+		s, _ := try(pick)
+		return s
+	}
+	sawEvery := len(around) <= lookAheadTickets
+	around = around[:min(len(around), lookAheadTickets)]
+	best, diff, ok := w.evenestOf(a, around)
+	tol := 1e-9 * (1 + math.Abs(w.total(a)) + sumAbs(w, around))
+	first := pick
+	if ok && diff < w.bestSplit(pick)-tol {
+		first = best
+	}
+	s, over := try(first)
+	switch {
+	case s != nil:
+		return s
+	case !over && !slices.Equal(first, pick):
+		s, _ := try(pick)
+		return s
+	case !over:
+		return nil
+	}
+	var solos []int
+	for _, i := range around {
+		if len(w.tk[i].Ratings) == 1 {
+			solos = append(solos, i)
+		}
+	}
+	if len(w.tk[a].Ratings) == 1 {
+		if best, _, ok := w.evenestOf(a, solos); ok {
+			s, _ := try(best)
+			return s
+		}
+	}
+	if sawEvery {
+		st.exhausted[ci] = true
 	}
 	return nil
 }

@@ -111,6 +111,98 @@ func (w *world) hasMatchLevel() bool {
 	return slices.ContainsFunc(w.cfg.Rules, func(r matchrules.Rule) bool { return r.HasTolerance() })
 }
 
+// pickBroken: the match s breaks a rule judged on it or the balance.
+func (w *world) pickBroken(s []int) bool {
+	broken, _ := w.pickBrokenWhy(s)
+	return broken
+}
+
+// pickBrokenWhy: the match s breaks a rule judged on it, or else the balance (overBound).
+func (w *world) pickBrokenWhy(s []int) (broken, overBound bool) {
+	if w.hasMatchLevel() && w.matchLevelBroken(s) != "" {
+		return true, false
+	}
+	if w.balanceBroken(s) {
+		return true, true
+	}
+	return false, false
+}
+
+// balanceBroken: in a queue without a team_balance rule, the match s holds a party and its
+// teams' averages differ by more than matchrules.DefaultBalance of its anchor's interval
+// (up to the sums' rounding).
+func (w *world) balanceBroken(s []int) bool {
+	if w.plain || slices.ContainsFunc(w.cfg.Rules, func(r matchrules.Rule) bool { return r.Kind == matchrules.RuleTeamBalance }) || !w.holdsParty(s) {
+		return false
+	}
+	return w.bestSplit(s)/float64(w.t) > matchrules.DefaultBalance*w.interval(s[0])+1e-9*(1+math.Abs(w.mean(s[0])))
+}
+
+// holdsParty: a ticket of s has more than one player.
+func (w *world) holdsParty(s []int) bool {
+	return slices.ContainsFunc(s, func(i int) bool { return len(w.tk[i].Ratings) > 1 })
+}
+
+// total is the sum of ticket i's ratings.
+func (w *world) total(i int) float64 {
+	t := 0.0
+	for _, r := range w.tk[i].Ratings {
+		t += r
+	}
+	return t
+}
+
+// worthLookingAhead: the pick s of anchor a holds a party, is few enough tickets for the
+// look-ahead, and its teams differ by more than twoteam's evenEnough of the anchor's
+// interval.
+func (w *world) worthLookingAhead(a int, s []int) bool {
+	return len(s) <= lookAheadTickets+1 && w.holdsParty(s) && w.bestSplit(s) > evenEnough*w.interval(a)*float64(w.t)
+}
+
+// The look-ahead's bounds, as twoteam's (evener.go).
+const (
+	lookAheadTickets = 10
+	evenEnough       = 0.02
+)
+
+// evenestOf: the most even match of anchor a with some of around (the anchor first, the
+// others in around's order), by brute force, and its teams' difference; of the equally even
+// (to the sums' rounding), the one of the least set of candidates (bit i for around[i]).
+func (w *world) evenestOf(a int, around []int) ([]int, float64, bool) {
+	best, bestSet := math.Inf(1), -1
+	diffs := make([]float64, 1<<len(around))
+	for m := range diffs {
+		s := []int{a}
+		for b, i := range around {
+			if m>>b&1 != 0 {
+				s = append(s, i)
+			}
+		}
+		diffs[m] = math.Inf(1)
+		if w.players(s) == 2*w.t {
+			diffs[m] = w.bestSplit(s)
+		}
+		best = min(best, diffs[m])
+	}
+	if math.IsInf(best, 1) {
+		return nil, 0, false
+	}
+	tol := 1e-9 * (1 + math.Abs(w.total(a)) + sumAbs(w, around))
+	for m, d := range diffs {
+		if d <= best+tol {
+			bestSet = m
+			break
+		}
+	}
+	s := []int{a}
+	for b, i := range around {
+		if bestSet>>b&1 != 0 {
+			s = append(s, i)
+		}
+	}
+	return s, best, true
+}
+
 // admitsAll: candidate i against the anchor a, as every ticket of a match must be: equal
 // rules binding both, the same value; distance rules binding both, within the smaller
 // tolerance.

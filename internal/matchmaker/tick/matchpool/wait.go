@@ -27,7 +27,9 @@ type Wait struct {
 	// anchor's value; for a match turned down, the match's tickets beside the anchor.
 	Candidates int
 	// Found: the rule turned down a match the search found, whose spread (a distance
-	// rule's values, or the teams' average ratings) was Value, over Tolerance.
+	// rule's values, or the teams' average ratings) was Value, over Tolerance. For the teams
+	// (matchrules.WaitTeams): the most even match found was more uneven than the bound a queue
+	// without a team_balance rule keeps (twoteam.DefaultBalance, shaped.DefaultBalance).
 	Found            bool
 	Value, Tolerance float64
 	// Short (interval): the queue's searching tickets, whatever their ratings, hold too
@@ -75,6 +77,10 @@ func (w Wait) Detail() string {
 	case matchrules.RulePartyMix:
 		return fmt.Sprintf("the teams' largest parties differ by %g players, over the %g allowed, in the match found", w.Value, w.Tolerance)
 	case matchrules.WaitTeams:
+		if w.Found {
+			return fmt.Sprintf("the most even teams of the %s differ by %g in average rating, over the %g the wait allows",
+				n, w.Value, w.Tolerance)
+		}
 		if w.Role != "" {
 			return "too few players searching who play " + w.Role + " for the teams' compositions"
 		}

@@ -45,6 +45,15 @@ const (
 // MaxRules bounds a queue's rules.
 const MaxRules = 16
 
+// DefaultBalance bounds the team-average difference of a match that holds a party, in a
+// queue without a team_balance rule, as a fraction of its anchor's current interval: a
+// match more uneven than that is turned down and its anchor waits for a better set (saying
+// so as the teams, WaitTeams), until its wait has widened the interval, and with it the
+// bound, enough. A match of solo players is not bound: its split has the most freedom, and
+// in a 1v1 the difference is the pair's, which the interval bounds already.
+// docs/simulator.md measures what the bound buys and what it costs in wait.
+const DefaultBalance = 0.1
+
 // Rule is one of a queue's match rules (DESIGN, "Match rules"). A rule binds a ticket
 // until the ticket has waited OptionalAfterS; a match satisfies the rule when the tickets
 // of the match it still binds satisfy it together. A tolerance (Expansions, by wait as the

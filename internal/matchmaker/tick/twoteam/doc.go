@@ -4,9 +4,10 @@
 // Where each part lives: run.go holds Run and the pass's state; read.go reads the tickets
 // (by age, then by rating); anchors.go is the loop over the anchors; window.go the
 // rating_window walk and greedy.go greedy_pairs; heads.go the head counts the walks keep;
-// match.go makes a match, split.go splits it; classes.go, ruledata.go and matchlevel.go
-// are the rules, waits.go says why an anchor waits, backfill.go and backfill_rules.go
-// serve the backfill tickets.
+// match.go makes a match, split.go splits it; balance.go and evener.go look ahead to a
+// more even match and keep the balance; classes.go, ruledata.go and matchlevel.go are the
+// rules, waits.go says why an anchor waits, backfill.go and backfill_rules.go serve the
+// backfill tickets.
 //
 // Anchors: the tickets are taken oldest first (WaitingSince, then input index) as the
 // anchor of a match. A candidate ticket is acceptable to the anchor when the difference of
@@ -24,6 +25,25 @@
 // taken is in it, and among the earlier ones the nearest are kept first: each one is kept
 // when a match can still be completed with it. So if any match for the anchor exists, one
 // is found, and its farthest ticket is as near as it can be.
+//
+// Looking ahead to the teams: the first pick of a class that holds a party and whose teams
+// differ by more than evenEnough of the anchor's interval (on average) is not made at once:
+// the candidates of the class walked and the next ones, lookAheadTickets in all at most,
+// are searched for their most even match (every choice of them, for each of the two teams or
+// none, by the evener), which is made instead when it is more even; of equally even matches
+// the pick, then the one whose farthest candidate in the walk's order is the nearest. A
+// party of four then meets a party of four, or the solo players that even it, where the
+// nearest tickets would have left one team far above the other.
+//
+// The balance: in a queue without a team_balance rule, a match that holds a party and whose
+// teams' averages differ by more than matchrules.DefaultBalance of the anchor's current
+// interval is turned down like a match that breaks a rule, and the anchor waits for a better
+// set (matchpool.Wait on the teams, Found) until its wait has widened the bound enough. When
+// even the most even match of the class breaks it, the most even match of its solo players
+// alone is tried (the balance binds only matches with a party); without one, a class whose
+// candidates the search held all is tried no more for this anchor. So in a queue without rules
+// judged on the match, an anchor whose class holds at most lookAheadTickets candidates is
+// matched whenever a match for it keeps the balance.
 //
 // greedy_pairs (the thesis's rule, as pairing.GreedyPairs, within the anchor's acceptable
 // tickets): the anchor takes as its opponent the nearest acceptable ticket that fits; then

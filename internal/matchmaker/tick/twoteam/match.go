@@ -10,18 +10,26 @@ import (
 )
 
 // makeMatch records the match of the tickets at positions c (the anchor first): the most
-// even split, the pairs, the region; and takes the tickets out of the pass. With rules
-// judged on the match (distance, team_balance) it first checks them, and a match that
-// breaks one is not made: it reports whether the match was made.
-func (p *pass) makeMatch(c []int32) bool {
+// even split, the pairs, the region; and takes the tickets out of the pass. It first checks
+// the rules judged on the match (distance, team_balance, party_mix) and the default bound
+// on its balance (balanceHolds), and a match that breaks one is not made: it reports
+// whether the match was made.
+func (p *pass) makeMatch(c []int32) bool { return p.makeMatchSplit(c, p.splitOf(c)) }
+
+// splitOf is the most even split of the tickets at positions c (the anchor first): bit i
+// set for c[i] on the anchor's team.
+func (p *pass) splitOf(c []int32) uint32 {
 	sp := &p.splitter
 	sp.sizes, sp.totals = sp.sizes[:0], sp.totals[:0]
 	for _, pos := range c {
 		sp.sizes = append(sp.sizes, int(p.nodes[pos].size))
 		sp.totals = append(sp.totals, p.nodes[pos].total)
 	}
-	team0 := sp.split(p.teamSize)
+	return sp.split(p.teamSize)
+}
 
+// makeMatchSplit is makeMatch with the split of c, team0 (splitOf's), found already.
+func (p *pass) makeMatchSplit(c []int32, team0 uint32) bool {
 	t := p.teamSize
 	m := made{ticketsAt: int32(len(p.matchTickets)), slotsAt: int32(len(p.matchSlots)), pairsAt: int32(len(p.matchPairs)),
 		ticketCount: int32(len(c)), region: -1}
@@ -65,12 +73,12 @@ func (p *pass) makeMatch(c []int32) bool {
 			Interval: min(x.interval, y.interval)})
 	}
 	m.skillDifference = math.Abs(tot0 - tot1)
-	if p.judgesMatch {
-		p.picks++
-		if !p.matchRulesHold(c, team0, m.skillDifference/float64(t)) {
-			p.matchTickets, p.matchSlots, p.matchPairs = p.matchTickets[:m.ticketsAt], p.matchSlots[:m.slotsAt], p.matchPairs[:m.pairsAt]
-			return false
-		}
+	p.picks++
+	p.lastOverBound = false
+	avgDiff := m.skillDifference / float64(t)
+	if p.judgesMatch && !p.matchRulesHold(c, team0, avgDiff) || !p.balanceHolds(c, avgDiff) {
+		p.matchTickets, p.matchSlots, p.matchPairs = p.matchTickets[:m.ticketsAt], p.matchSlots[:m.slotsAt], p.matchPairs[:m.pairsAt]
+		return false
 	}
 	if r, _ := p.region(c, math.MaxUint64); r >= 0 {
 		m.region = int8(r)

@@ -154,6 +154,7 @@ func (d *ruleData) intern(v *matchrules.Value) int32 {
 // and its tolerance.
 func (p *pass) readRules(tickets []matchpool.Ticket, cfg *matchrules.Config) {
 	p.hasRules, p.judgesMatch, p.classesPerRegion, p.dims, p.partitionRule = len(cfg.Rules) > 0, false, 1, p.dims[:0], -1
+	p.hasBalanceRule = false
 	if !p.hasRules {
 		p.rules = p.rules[:0]
 		return
@@ -164,6 +165,7 @@ func (p *pass) readRules(tickets []matchpool.Ticket, cfg *matchrules.Config) {
 		d := &p.rules[i]
 		r := d.rule
 		p.judgesMatch = p.judgesMatch || r.JudgedOnMatch()
+		p.hasBalanceRule = p.hasBalanceRule || r.Kind == matchrules.RuleTeamBalance
 		d.bound = scratch.Resize(d.bound, n)
 		for pos := range p.nodes {
 			d.bound[pos] = r.BindsAt(p.now - tickets[p.nodes[pos].input].WaitingSince)

@@ -120,16 +120,25 @@ type pass struct {
 	walked   []int32   // acceptable candidates, nearest first
 	needFrom []headSet // choose's: the head counts from which walked[i:] complete a match
 	chosen   []int32
-	best     []int32
 	touched  []int32
 	splitter splitter
-	members  [2][]member
+	evener   evener
+	// the look-ahead's (balance.go): the candidates its search chooses among, the pick it
+	// replaces, whether it held every candidate of the class, and per class of the anchor
+	// whether it looked ahead and whether the class is exhausted
+	around, solos          []int32
+	picked                 []int32
+	sawEvery               bool
+	lookedAhead, exhausted uint64
+	lastOverBound          bool // the last match turned down broke the balance (balanceHolds)
+	members                [2][]member
 
 	// rules: what the pass read of each, and the classes of the anchor being served
 	hasRules           bool    // the config has rules
 	partitionRule      int     // the rule whose value partitions the walks (partition()), -1: none
 	partPrev, partNext []int32 // with partitionRule, the links of the unmatched positions of one value
-	judgesMatch        bool    // some rule is judged on the match (distance, team_balance)
+	judgesMatch        bool    // some rule is judged on the match (distance, team_balance, party_mix)
+	hasBalanceRule     bool    // a team_balance rule: the default bound (balanceHolds) is off
 	rules              []ruleData
 	dims               []dim
 	classesPerRegion   int    // classes per region of the anchor (1: the classes are the regions)

@@ -23,7 +23,7 @@ import (
 func (p *pass) ratingWindow(a int32) bool {
 	an := &p.nodes[a]
 	ra, iva, ma, sa := an.rating, an.interval, an.regions, int(an.size)
-	p.picks, p.turnedDown = 0, matchpool.Wait{}
+	p.picks, p.turnedDown, p.lookedAhead, p.exhausted = 0, matchpool.Wait{}, 0, 0
 	if p.hasRules {
 		if ma = p.anchorClasses(a); ma == 0 {
 			p.waitZero(a)
@@ -48,21 +48,10 @@ func (p *pass) ratingWindow(a int32) bool {
 		}
 		c, d := o.step(p, dl, dh)
 		cn := &p.nodes[c]
-		if d > cn.interval {
-			rej = append(rej, rejection{c, stageInterval})
-			continue
-		}
-		m := cn.regions & an.regions
+		m, stage := p.admit(a, c, d)
 		if m == 0 {
-			rej = append(rej, rejection{c, stageLatency})
+			rej = append(rej, rejection{c, stage})
 			continue
-		}
-		if p.hasRules {
-			var r int
-			if m, r = p.classesOf(a, c, m); m == 0 {
-				rej = append(rej, rejection{c, stageRules + int32(r)})
-				continue
-			}
 		}
 		w, wm = append(w, c), append(wm, m)
 		var done uint64
@@ -77,13 +66,13 @@ func (p *pass) ratingWindow(a int32) bool {
 				p.reach[r][i] |= x[i]
 			}
 		}
-		if done != 0 {
-			if p.finish(a, w, wm, done) {
+		if done &^= p.exhausted; done != 0 {
+			if p.finish(a, w, wm, done, o) {
 				p.walked, p.walkedClasses, p.rejected = w, wm, rej
 				return true
 			}
-			if p.picks >= MaxPicks {
-				break
+			if p.picks >= MaxPicks || ma&^p.exhausted == 0 {
+				break // every class of the anchor's exhausted: no match of it is even enough
 			}
 		}
 	}
@@ -160,27 +149,37 @@ func (o *cursor) step(p *pass, dl, dh float64) (int32, float64) {
 	return c, dh
 }
 
-// finish makes the match of anchor a from the walked candidates w (in the classes wm),
-// whose last one completed a match in the classes of done: the pick of the class whose
-// region has the smallest worst latency, then the first class; with rules judged on the
-// match, the next class's pick when one is turned down. It reports whether a match was
-// made.
-func (p *pass) finish(a int32, w []int32, wm []uint64, done uint64) bool {
-	if done&(done-1) == 0 { // one class: the usual case
-		p.choose(a, w, wm, bits.TrailingZeros64(done))
-		return p.makeMatch(p.chosen)
+// admit judges candidate c, at distance d from anchor a in rating, as the walk does: the
+// classes of the anchor's it is in, or 0 and the stage that turned it away.
+func (p *pass) admit(a, c int32, d float64) (uint64, int32) {
+	cn := &p.nodes[c]
+	if d > cn.interval {
+		return 0, stageInterval
 	}
-	if !p.judgesMatch {
-		worst := math.Inf(1)
-		for m := done; m != 0; m &= m - 1 {
-			k := bits.TrailingZeros64(m)
-			p.choose(a, w, wm, k)
-			if _, wl := p.region(p.chosen, 1<<p.classRegion(k)); wl < worst {
-				worst = wl
-				p.best = append(p.best[:0], p.chosen...)
-			}
+	m := cn.regions & p.nodes[a].regions
+	if m == 0 {
+		return 0, stageLatency
+	}
+	if p.hasRules {
+		var r int
+		if m, r = p.classesOf(a, c, m); m == 0 {
+			return 0, stageRules + int32(r)
 		}
-		return p.makeMatch(p.best)
+	}
+	return m, 0
+}
+
+// finish makes the match of anchor a from the walked candidates w (in the classes wm),
+// whose last one completed a match in the classes of done (o: the walk's cursor, at the
+// next candidate): the pick of the class whose region has the smallest worst latency, then
+// the first class, or a more even match of its class the look-ahead finds (evenOut); the
+// next class's pick when one is turned down (a rule judged on the match, the balance). It
+// reports whether a match was made.
+func (p *pass) finish(a int32, w []int32, wm []uint64, done uint64, o cursor) bool {
+	if done&(done-1) == 0 { // one class: the usual case
+		k := bits.TrailingZeros64(done)
+		p.choose(a, w, wm, k)
+		return p.pickClass(a, w, wm, k, o)
 	}
 	p.tries = p.tries[:0]
 	for m := done; m != 0; m &= m - 1 {
@@ -195,7 +194,7 @@ func (p *pass) finish(a int32, w []int32, wm []uint64, done uint64) bool {
 			return false
 		}
 		p.choose(a, w, wm, t.class)
-		if p.makeMatch(p.chosen) {
+		if p.pickClass(a, w, wm, t.class, o) {
 			return true
 		}
 	}
