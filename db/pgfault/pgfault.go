@@ -47,11 +47,22 @@ type Server struct {
 	port   int
 	cred   *syscall.Credential // the postgres user's, when the test runs as root
 	frozen []int               // the pids Freeze stopped
+	killed bool                // Kill ended it: there is nothing left to stop
 }
 
 // Start initialises and starts a server for the test; it is stopped and its directory
 // removed when the test ends.
 func Start(tb testing.TB) *Server {
+	tb.Helper()
+	s := newServer(tb)
+	s.run("initdb", "-D", s.data(), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C")
+	s.Start()
+	return s
+}
+
+// newServer finds the binaries and makes the server's directory (owned by the postgres user
+// when the test runs as root), removed when the test ends; the server has no data yet.
+func newServer(tb testing.TB) *Server {
 	tb.Helper()
 	bin, err := binaries()
 	if err != nil {
@@ -74,8 +85,6 @@ func Start(tb testing.TB) *Server {
 			tb.Fatal(err)
 		}
 	}
-	s.run("initdb", "-D", s.data(), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C")
-	s.Start()
 	return s
 }
 
@@ -101,6 +110,7 @@ func (s *Server) Start() {
 			"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=100",
 		}, " "), "start")
 		if err == nil {
+			s.killed = false
 			return
 		}
 		if attempt == 3 || !strings.Contains(s.logTail(), "could not bind") {
@@ -114,6 +124,37 @@ func (s *Server) Stop() {
 	s.tb.Helper()
 	s.Thaw()
 	s.run("pg_ctl", "-D", s.data(), "-m", "fast", "-w", "-t", "60", "stop")
+}
+
+// Kill ends the server at once, as the kernel's OOM killer or a crash of the server's
+// process would: SIGKILL to the postmaster and every process it started. It writes nothing
+// and tells no client; the kernel closes the processes' sockets, so the clients' connections
+// break (a machine that dies instead leaves them silent: Freeze). The data directory stays as
+// the crash left it.
+func (s *Server) Kill() {
+	s.tb.Helper()
+	pm := s.postmaster()
+	procs := append([]int{pm}, children(pm)...)
+	for _, pid := range procs {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	s.frozen, s.killed = nil, true
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range procs {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// alive reports whether a process runs (a zombie does not).
+func alive(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
 // Freeze stops the postmaster and every process it started (SIGSTOP): the server keeps its
@@ -170,7 +211,7 @@ func (s *Server) log() string  { return filepath.Join(s.dir, "server.log") }
 // remove stops the server whatever its state and deletes its directory.
 func (s *Server) remove() {
 	s.Thaw()
-	if _, err := os.Stat(filepath.Join(s.data(), "postmaster.pid")); err == nil {
+	if _, err := os.Stat(filepath.Join(s.data(), "postmaster.pid")); err == nil && !s.killed {
 		if err := s.tryRun("pg_ctl", "-D", s.data(), "-m", "immediate", "-w", "-t", "60", "stop"); err != nil {
 			s.tb.Logf("pgfault: stopping the server: %v", err)
 		}

@@ -81,3 +81,44 @@ func TestMissingBinariesSkipOrFail(t *testing.T) {
 		t.Fatal("Start without binaries did not skip the test")
 	}
 }
+
+func TestFaultReplicatedStandbyTakesOverAfterAKill(t *testing.T) {
+	r := pgfault.StartReplicated(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, r.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE acked (n int); INSERT INTO acked VALUES (1)"); err != nil {
+		t.Fatalf("on the primary: %v", err)
+	}
+	// The primary acknowledges a commit only once the standby has it: with the standby
+	// stopped, a commit waits.
+	r.Standby.Freeze()
+	qctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = conn.Exec(qctx, "INSERT INTO acked VALUES (2)")
+	cancel()
+	if err == nil {
+		t.Fatal("a commit was acknowledged while the synchronous standby was frozen")
+	}
+	r.Standby.Thaw()
+
+	r.Primary.Kill()
+	if err := ping(r.URL(), 2*time.Second); err == nil {
+		t.Fatal("the URL reached a server after the primary was killed, before the promotion (the standby took a read-write session)")
+	}
+	r.Promote()
+	after, err := pgx.Connect(ctx, r.URL())
+	if err != nil {
+		t.Fatalf("the URL after the promotion: %v", err)
+	}
+	defer after.Close(ctx)
+	var n int
+	if err := after.QueryRow(ctx, "SELECT count(*) FROM acked WHERE n = 1").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the acknowledged row on the promoted standby: %d rows, %v", n, err)
+	}
+	if _, err := after.Exec(ctx, "INSERT INTO acked VALUES (3)"); err != nil {
+		t.Fatalf("a write on the promoted standby: %v", err)
+	}
+}
