@@ -188,10 +188,14 @@ func (fs *feeds) run(ctx context.Context, f *feed) {
 		return
 	}
 	for ctx.Err() == nil {
-		if err := fs.store.WaitEvents(ctx, f.queue, head); err != nil {
-			return // ctx ended
+		// A wait that fails (its read of the head, on a database failing over) is tried again
+		// like a failed read: a feed that stopped there left its streams waiting for good.
+		err := fs.store.WaitEvents(ctx, f.queue, head)
+		var evs []Event
+		var tickets []Ticket
+		if err == nil {
+			evs, tickets, err = fs.read(ctx, f, head)
 		}
-		evs, tickets, err := fs.read(ctx, f, head)
 		if err != nil {
 			select {
 			case <-ctx.Done():

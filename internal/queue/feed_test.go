@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
@@ -271,5 +272,49 @@ func TestStreamsStartAtTheFeedsHead(t *testing.T) {
 	})
 	if _, err := svc.StreamStart(ctx, "no such queue!"); err == nil {
 		t.Fatal("a stream of a queue name that is no name starts")
+	}
+}
+
+// downStore is a store whose waits for events fail while down is set, as its reads do on a
+// database that is failing over.
+type downStore struct {
+	*queue.MemoryStore
+	down atomic.Bool
+}
+
+func (d *downStore) WaitEvents(ctx context.Context, q string, after int64) error {
+	if d.down.Load() {
+		return apperr.New(apperr.Unavailable, "the database cannot be reached")
+	}
+	return d.MemoryStore.WaitEvents(ctx, q, after)
+}
+
+// A feed whose wait for events fails (the database away) waits again once it is back: the
+// events made meanwhile reach the stream that was waiting throughout.
+func TestAFeedOutlivesAFailedWait(t *testing.T) {
+	t.Parallel()
+	store := &downStore{MemoryStore: queue.NewMemoryStore()}
+	svc := duelReplica(store)
+	ctx := context.Background()
+	putDuel(t, ctx, svc)
+	store.down.Store(true)
+	got := make(chan []queue.Event, 1)
+	go func() {
+		evs, err := svc.Events(ctx, "duel", 0, 100, 30*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- evs
+	}()
+	poll(t, "the stream is not waiting", func() bool { return queue.FeedWaiters(svc, "duel") == 1 })
+	cancelledTicket(t, ctx, svc, "a") // event 1, while the waits fail
+	store.down.Store(false)
+	select {
+	case evs := <-got:
+		if len(evs) != 1 {
+			t.Fatalf("the stream got %d events, want the one made while the database was away", len(evs))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream got nothing within 10 s of the store's return: its feed stopped at the failed wait")
 	}
 }
