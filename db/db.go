@@ -35,6 +35,9 @@ func Open(ctx context.Context, url string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err, "db: the database URL cannot be parsed")
 	}
+	if err := checkHosts(&cfg.ConnConfig.Config); err != nil {
+		return nil, err
+	}
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = int32(o.withDefaults().MaxConns)
 	}

@@ -46,6 +46,8 @@ func MapError(err error, what string) error {
 			return apperr.Wrap(apperr.Unavailable, err, msg+": the database refused DATABASE_URL's user or password")
 		case "57P01", "57P02", "57P03": // shutting down, crashed, cannot connect now
 			return apperr.Wrap(apperr.Unavailable, err, msg+": the database cannot be reached")
+		case "25006": // read_only_sql_transaction: a standby, or a primary being demoted
+			return apperr.Wrap(apperr.Unavailable, err, msg+": the database takes no writes (a standby): is target_session_attrs=read-write in DATABASE_URL?")
 		}
 		switch pe.Code[:2] {
 		case "08", "53", "58": // connection exception, insufficient resources, system error

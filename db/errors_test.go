@@ -31,6 +31,7 @@ func TestMapError(t *testing.T) {
 		{pg("57P01"), apperr.Unavailable}, // admin shutdown
 		{pg("3D000"), apperr.Unavailable}, // no such database
 		{pg("57014"), apperr.Unavailable}, // statement timeout
+		{pg("25006"), apperr.Unavailable}, // read-only transaction: a standby
 		{pg("22P02"), apperr.Internal},    // a malformed value: our bug
 		{pg("23514"), apperr.Internal},    // a CHECK: our bug too
 		{context.Canceled, apperr.Unavailable},
@@ -50,7 +51,7 @@ func TestMapError(t *testing.T) {
 			t.Errorf("MapError(%v) lost its cause: %v", tc.err, got)
 		}
 	}
-	for code, says := range map[string]string{"3D000": "does not exist", "28P01": "user or password", "57P03": "cannot be reached"} {
+	for code, says := range map[string]string{"3D000": "does not exist", "28P01": "user or password", "57P03": "cannot be reached", "25006": "target_session_attrs"} {
 		if msg := MapError(pg(code), "open").Error(); !strings.Contains(msg, says) {
 			t.Errorf("SQLSTATE %s says %q, want it to say %q", code, msg, says)
 		}

@@ -386,8 +386,20 @@ func TestFaultFreezeAndStopUnderLoad(t *testing.T) {
 	all := l.finish()
 	checkBounded(t, "the whole run", all)
 
-	// Every write not acknowledged is sent again until it is: the same body, so a result whose
-	// commit went through before its 503 is answered as a replay, not stored twice.
+	conn, err := pgx.Connect(context.Background(), srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	verifyAcknowledged(t, l, conn, all)
+}
+
+// verifyAcknowledged sends every write of all not acknowledged again until it is (the same
+// body, so that a result whose commit went through before its 503 is answered as a replay,
+// not stored twice), then checks on conn's database that every write is stored exactly once
+// (each load's verify).
+func verifyAcknowledged(t *testing.T, l *load, conn *pgx.Conn, all []exchange) {
+	t.Helper()
 	var sent []exchange
 	retried, replayed := 0, 0
 	for _, e := range all {
@@ -409,11 +421,6 @@ func TestFaultFreezeAndStopUnderLoad(t *testing.T) {
 		sent = append(sent, e)
 	}
 	t.Logf("%d writes acknowledged; %d retried after the faults, of which %d had been stored before their 503 (replays)", len(sent), retried, replayed)
-	conn, err := pgx.Connect(context.Background(), srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
 	for _, wl := range writeLoads() {
 		var mine []exchange
 		for _, e := range sent {

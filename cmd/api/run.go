@@ -98,6 +98,9 @@ func openStores(ctx context.Context, cfg config, logger *slog.Logger) (ratings.S
 		logger.Info("migrations applied", "count", n)
 	}
 	logger.Info("rating store: postgres", "database_url", maskURL(cfg.DatabaseURL))
+	if pool.Hosts() > 1 {
+		logReplication(ctx, pool, logger)
+	}
 	rs := ratingsdb.New(pool, cfg.ratingsOptions())
 	qs, err := queuedb.NewWith(ctx, pool.Pool(), queuedb.Options{LeaderLease: cfg.LeaderLease, Logger: logger})
 	if err != nil {
@@ -117,6 +120,24 @@ func openStores(ctx context.Context, cfg config, logger *slog.Logger) (ratings.S
 		}
 		return rs.Shutdown(ctx)
 	}, nil
+}
+
+// logReplication says, for a DATABASE_URL that lists a primary and its standbys, whether a
+// write the service acknowledges is sure to be on the standby promoted when the primary dies:
+// only when every COMMIT waits for a synchronous standby (docs/operations.md#failover).
+func logReplication(ctx context.Context, pool *db.DB, logger *slog.Logger) {
+	r, err := pool.Replication(ctx)
+	switch {
+	case err != nil:
+		logger.Warn("failover: cannot read the primary's synchronous replication settings", "err", err.Error())
+	case r.Risk() != "":
+		logger.Warn("failover: DATABASE_URL lists several hosts, but "+r.Risk()+
+			": a write acknowledged just before the primary fails may be missing on the standby promoted (docs/operations.md#failover)",
+			"hosts", pool.Hosts())
+	default:
+		logger.Info("failover: every commit waits for a synchronous standby", "hosts", pool.Hosts(),
+			"synchronous_standby_names", r.StandbyNames, "synchronous_commit", r.SynchronousCommit)
+	}
 }
 
 // closeOnce is shutdown, which closes the stores, run the first time only (see closeStore).

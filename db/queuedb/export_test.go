@@ -42,3 +42,9 @@ func (s *Store) Waiters(queueName string) int {
 const SQLEvents = sqlEvents
 
 const SQLEventTickets = sqlEventTickets
+
+// Listening reports whether the listening connection is up.
+func (s *Store) Listening() bool { return s.notify.isUp() }
+
+// Epoch is the leader epoch this process holds for the queue (ok false: it never led it).
+func (s *Store) Epoch(queueName string) (int64, bool) { return s.lead.epoch(queueName) }

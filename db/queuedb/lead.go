@@ -85,10 +85,14 @@ const lostEpoch = -1
 // process holds.
 const leadTimeout = 5 * time.Second
 
-// Reconnection of the leadership connection backs off from minBackoff to maxBackoff.
+// Reconnection of the leadership and listening connections backs off from minBackoff to
+// maxBackoff. The bound is what a failover adds to the promotion before the queues tick and
+// the waiters are notified again: a standby promoted after a minute's outage is found within
+// a second, not the five a longer backoff took. An attempt costs little meanwhile: a refused
+// connection, or a standby that says it is one (target_session_attrs).
 const (
 	minBackoff = 100 * time.Millisecond
-	maxBackoff = 5 * time.Second
+	maxBackoff = time.Second
 )
 
 // DefaultLeaderLease is Options.LeaderLease's default: a hung leader's queues tick again
