@@ -391,18 +391,23 @@ func (s *Store) GetMatch(ctx context.Context, id string) (queue.Match, error) {
 func (s *Store) getMatch(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }, id string) (queue.Match, error) {
-	var m queue.Match
-	var teams, pairs, attributes, connection []byte
-	err := q.QueryRow(ctx, sqlGetMatch, id).Scan(&m.ID, &m.Queue, &m.CreatedAt, &m.Region, &teams, &pairs,
-		&m.SkillDifference, &m.AverageDifference, &m.BackfillOf, &m.BackfillTicket, &attributes, &connection)
+	m, err := scanMatch(q.QueryRow(ctx, sqlGetMatch, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return queue.Match{}, apperr.New(apperr.NotFound, "no match %q", id)
 	}
-	if err != nil {
-		return queue.Match{}, db.MapError(err, "queue: get match")
+	return m, db.MapError(err, "queue: get match")
+}
+
+// scanMatch reads a row of sqlGetMatch's columns.
+func scanMatch(row pgx.Row) (queue.Match, error) {
+	var m queue.Match
+	var teams, pairs, attributes, connection []byte
+	if err := row.Scan(&m.ID, &m.Queue, &m.CreatedAt, &m.Region, &teams, &pairs,
+		&m.SkillDifference, &m.AverageDifference, &m.BackfillOf, &m.BackfillTicket, &attributes, &connection); err != nil {
+		return queue.Match{}, err
 	}
 	if err := decodeMatchColumns(&m, teams, pairs, attributes); err != nil {
-		return queue.Match{}, db.MapError(fmt.Errorf("stored match %q: %w", id, err), "queue: get match")
+		return queue.Match{}, fmt.Errorf("stored match %q: %w", m.ID, err)
 	}
 	if connection != nil {
 		m.Connection = connection

@@ -3,722 +3,42 @@ package queuedb
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"log/slog"
-	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/matchmakerhq/matchmaker/db"
-	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// --- creating tickets: group commit -------------------------------------------------------
-
-// maxCreateBatch caps how many tickets share a commit: the batch is whatever arrived while
-// the previous commit ran, up to this many.
-const maxCreateBatch = 256
-
-// createTimeout bounds one batch's transaction when its callers set no earlier deadline; it is
-// not any caller's context, since the batch belongs to all of them.
-const createTimeout = 10 * time.Second
-
-// createRequest is one CreateTicket call waiting for the committer.
-type createRequest struct {
-	ctx       context.Context
-	t         queue.Ticket
-	players   []byte  // the players as stored
-	latencies *string // nil: any region
-	backfill  *string // nil: an ordinary ticket
-	attrs     *string // nil: no attributes
-	key       *string // the idempotency key, nil for none
-	hash      []byte  // with a key
-	done      chan createOutcome
-	// state says who answers the call, and so whether a ticket whose caller was told the
-	// creation failed must be cancelled: see submit and commitCreates.
-	state atomic.Int32
-}
-
-// The states of a createRequest. pending -> committing (a batch took it) -> sealed (the batch
-// is committing it: its caller waits for the answer, at most commitGrace past its deadline)
-// -> answered (the batch sent its outcome). pending or committing -> abandoned (its caller
-// gave up first: the batch leaves the ticket out, or deletes it in its transaction); sealed
-// -> abandoned (the COMMIT outlived the grace: cancelled once stored, see commitCreates).
-const (
-	requestPending int32 = iota
-	requestCommitting
-	requestSealed
-	requestAnswered
-	requestAbandoned
-)
-
-// commitGrace is how long past its deadline a caller waits for the COMMIT of a batch that
-// holds its ticket: one round trip, far shorter on a healthy server, and short enough that a
-// creation still answers within the store's deadline and half a second.
-const commitGrace = 250 * time.Millisecond
-
-// createOutcome is what the batch did with one ticket.
-type createOutcome struct {
-	stored  bool  // committed
-	noQueue bool  // no such queue (or it was deleted)
-	err     error // the batch failed
-	// Otherwise the ticket was not stored: one of its players, its idempotency key or its id
-	// was taken, which the caller finds out (whyTaken).
-}
-
-// The statements of one batch, sent in one round trip with BEGIN and COMMIT.
-const (
-	// A queue's deletion takes FOR UPDATE on its row, which waits for this lock: once a batch
-	// has it, its tickets' queues stay live until it commits. It returns their names.
-	sqlShareQueues = `
-SELECT name FROM queues WHERE name = ANY($1::text[]) AND deleted_at IS NULL
-ORDER BY name FOR KEY SHARE`
-
-	// Each ticket of a live queue claims its players' rows in queue_searching; a ticket is
-	// stored when it got all of them (and its id and idempotency key are free: ON CONFLICT DO
-	// NOTHING covers every unique index). A claim that meets a row another transaction
-	// inserted and has not committed waits for it, then takes the row if that transaction
-	// rolled back or deleted it. Claims are inserted in one order, (queue, player), in every
-	// batch, so that two batches that share players, on two replicas, wait for each other in
-	// the same direction. The tickets come after the claims, and meet another batch's only on
-	// a unique index: the idempotency key (ids are random). They are inserted in one order
-	// too, (queue, owner, idempotency key): in the callers' order, two batches each holding
-	// two keys the other also has (a client retrying two creations on two replicas at once,
-	// with other players) each took one key and waited for the other's. (A deadlock, which
-	// these orders should rule out, is retried all the same.) The batch has no two tickets
-	// with a player, an idempotency key or an id in common (splitBatch defers the later one).
-	// It returns the ids of the tickets stored.
-	//
-	// The planner sees one row in each CTE, whatever the batch's size: the NOT IN subqueries
-	// are hashed, where joins between the CTEs were planned as nested loops, quadratic in the
-	// batch.
-	sqlCreateTickets = `
-WITH ticket AS (
-    SELECT *
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
-                $7::text[], $8::bytea[], $12::text[], $13::text[], $14::text[])
-      AS u(id, queue, players, latencies, created_at, expires_at, idempotency_key, body_hash, backfill, attributes, owner)
-), live AS (
-    SELECT ticket.* FROM ticket JOIN queues AS q ON q.name = ticket.queue AND q.deleted_at IS NULL
-), claim AS (
-    SELECT * FROM unnest($9::text[], $10::text[], $11::text[]) AS p(queue, player_id, ticket_id)
-    WHERE p.ticket_id IN (SELECT id FROM live)
-), claimed AS (
-    INSERT INTO queue_searching (queue, player_id, ticket_id)
-    SELECT queue, player_id, ticket_id FROM claim
-    ORDER BY queue COLLATE "C", player_id COLLATE "C"
-    ON CONFLICT (queue, player_id) DO NOTHING
-    RETURNING ticket_id, player_id
-), stored AS (
-    INSERT INTO queue_tickets (id, queue, status, players, latencies, created_at, expires_at, updated_at,
-                               idempotency_key, body_hash, changed_xid, backfill, attributes, owner)
-    SELECT id, queue, 'searching', players::jsonb, latencies::jsonb, created_at, expires_at, created_at,
-           idempotency_key, body_hash, pg_current_xact_id(), backfill::jsonb, attributes::jsonb, owner
-    FROM live
-    WHERE id NOT IN (
-        SELECT ticket_id FROM claim WHERE (ticket_id, player_id) NOT IN (SELECT ticket_id, player_id FROM claimed)
-    )
-    ORDER BY queue COLLATE "C", owner COLLATE "C", idempotency_key COLLATE "C", id COLLATE "C"
-    ON CONFLICT DO NOTHING
-    RETURNING id
-)
-SELECT id FROM stored`
-
-	// The claims of the tickets the batch did not store ($1, known from the insert's answer)
-	// are given back: the rows this transaction inserted (xmin) for them. Sent with the
-	// COMMIT, and only when some ticket was not stored: run in every batch, this delete was
-	// the statement the database spent most time in under the soak's load.
-	sqlReturnClaims = `
-DELETE FROM queue_searching WHERE ticket_id = ANY($1::text[]) AND xmin = pg_current_xact_id()::xid`
-)
-
-// CreateTicket implements queue.Store. The call joins the committer's next batch and waits
-// for its commit. If its context ends first it returns the context's error, and the ticket
-// may still be committed with the batch: a retry with the same idempotency key finds it.
-// Times are stored to the microsecond; the returned ticket has them so.
-func (s *Store) CreateTicket(ctx context.Context, t queue.Ticket) (queue.Ticket, bool, error) {
-	req, err := newCreateRequest(ctx, t)
-	if err != nil {
-		return queue.Ticket{}, false, err
-	}
-	// A ticket refused for a player whose searching ticket ended meanwhile is tried again.
-	for range 3 {
-		out, err := s.submit(ctx, req)
-		switch {
-		case err != nil:
-			return queue.Ticket{}, false, err
-		case out.stored:
-			return req.t, false, nil
-		case out.noQueue:
-			return queue.Ticket{}, false, noQueue(t.Queue)
-		}
-		stored, replayed, err, again := s.whyTaken(ctx, req.t)
-		if !again {
-			return stored, replayed, err
-		}
-	}
-	return queue.Ticket{}, false, apperr.New(apperr.Unavailable, "queue: the players of ticket %q keep changing, try again", t.ID)
-}
-
-func newCreateRequest(ctx context.Context, t queue.Ticket) (*createRequest, error) {
-	// The batch's SQL counts a ticket's claims to know it got all its players: it needs one
-	// or more, each once.
-	if len(t.Players) == 0 {
-		return nil, apperr.Field("players", "must have at least one player")
-	}
-	seen := make(map[string]bool, len(t.Players))
-	for i, p := range t.Players {
-		if seen[p.ID] {
-			return nil, apperr.Field(fmt.Sprintf("players[%d].id", i), "is in the ticket twice")
-		}
-		seen[p.ID] = true
-	}
-	t.Status = queue.Searching
-	t.CreatedAt = t.CreatedAt.Truncate(time.Microsecond)
-	t.ExpiresAt = t.ExpiresAt.Truncate(time.Microsecond)
-	t.UpdatedAt = t.CreatedAt
-	t.Reason, t.Assignment = "", nil
-	t.Players = slices.Clone(t.Players)
-	ps := make([]ticketPlayerJSON, len(t.Players))
-	for i, p := range t.Players {
-		ps[i] = ticketPlayerJSON(p)
-	}
-	req := &createRequest{ctx: ctx, t: t, done: make(chan createOutcome, 1)}
-	var err error
-	if req.players, err = json.Marshal(ps); err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err, "queue: the ticket's players cannot be stored")
-	}
-	if t.Latencies != nil {
-		l, err := json.Marshal(t.Latencies)
-		if err != nil {
-			return nil, apperr.Wrap(apperr.Invalid, err, "queue: the ticket's latencies cannot be stored")
-		}
-		req.latencies = new(string(l))
-		req.t.Latencies = cloneMap(t.Latencies)
-	}
-	if t.Backfill != nil {
-		b, err := json.Marshal(newBackfillJSON(t.Backfill))
-		if err != nil {
-			return nil, apperr.Wrap(apperr.Invalid, err, "queue: the ticket's backfill cannot be stored")
-		}
-		req.backfill = new(string(b))
-		req.t.Backfill = newBackfillJSON(t.Backfill).backfill() // a copy
-	}
-	if req.attrs, err = ticketAttributesDoc(t.Attributes); err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err, "queue: the ticket's attributes cannot be stored")
-	}
-	if t.IdempotencyKey != "" {
-		req.key, req.hash = &req.t.IdempotencyKey, req.t.BodyHash[:]
-	}
-	return req, nil
-}
-
-func cloneMap(m map[string]float64) map[string]float64 {
-	out := make(map[string]float64, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-// submit hands req to the committer and waits for its batch, at most until ctx ends: then it
-// answers the context's error, and the batch leaves the ticket out or, if it was already
-// committing it, cancels it once stored (commitCreates), so that an error always means a
-// ticket that will not be matched.
-func (s *Store) submit(ctx context.Context, req *createRequest) (createOutcome, error) {
-	closed := apperr.New(apperr.Unavailable, "queue: the store is closed")
-	req.state.Store(requestPending)
-	select {
-	case s.creates <- req:
-	case <-ctx.Done():
-		return createOutcome{}, db.MapError(ctx.Err(), "queue: create ticket")
-	case <-s.stop:
-		return createOutcome{}, closed
-	}
-	select {
-	case out := <-req.done:
-		return out, out.err
-	case <-ctx.Done():
-		if req.state.CompareAndSwap(requestPending, requestAbandoned) || req.state.CompareAndSwap(requestCommitting, requestAbandoned) {
-			return createOutcome{}, db.MapError(ctx.Err(), "queue: create ticket")
-		}
-		return s.awaitCommit(ctx, req)
-	case <-s.committerDone:
-		select { // the committer answers before it ends
-		case out := <-req.done:
-			return out, out.err
-		default:
-			return createOutcome{}, closed
-		}
-	}
-}
-
-// awaitCommit waits for the answer of the batch that is committing req (sealed) or has
-// answered it, past the caller's deadline by at most commitGrace: a COMMIT that takes longer
-// leaves the ticket to be cancelled if it turns out stored.
-func (s *Store) awaitCommit(ctx context.Context, req *createRequest) (createOutcome, error) {
-	grace := time.NewTimer(commitGrace)
-	defer grace.Stop()
-	select {
-	case out := <-req.done:
-		return out, out.err
-	case <-grace.C:
-		if req.state.CompareAndSwap(requestSealed, requestAbandoned) {
-			return createOutcome{}, db.MapError(ctx.Err(), "queue: create ticket")
-		}
-		out := <-req.done // answered meanwhile
-		return out, out.err
-	}
-}
-
-// whyTaken finds out, from what is committed, why t was not stored: the stored ticket of its
-// idempotency key (a replay, or a Conflict if the body differs), a searching ticket holding
-// one of its players, or a ticket with its id. If none of them is there any more (the
-// searching ticket ended since), it says to try again.
-func (s *Store) whyTaken(ctx context.Context, t queue.Ticket) (_ queue.Ticket, replayed bool, _ error, again bool) {
-	if t.IdempotencyKey != "" {
-		stored, err := scanTicket(s.pool.QueryRow(ctx, `SELECT `+ticketColumns+`
-FROM queue_tickets AS t WHERE t.queue = $1 AND t.owner = $3 AND t.idempotency_key = $2`, t.Queue, t.IdempotencyKey, t.Owner))
-		switch {
-		case err == nil && stored.BodyHash == t.BodyHash:
-			return stored, true, nil, false
-		case err == nil:
-			return queue.Ticket{}, false, apperr.New(apperr.Conflict,
-				"the Idempotency-Key %q was used for another ticket body", t.IdempotencyKey), false
-		case !errors.Is(err, pgx.ErrNoRows):
-			return queue.Ticket{}, false, db.MapError(err, "queue: create ticket"), false
-		}
-	}
-	ids := make([]string, len(t.Players))
-	for i, p := range t.Players {
-		ids[i] = p.ID
-	}
-	var player, holder string
-	err := s.pool.QueryRow(ctx, `
-SELECT player_id, ticket_id FROM queue_searching
-WHERE queue = $1 AND player_id = ANY($2::text[]) AND ticket_id <> $3
-ORDER BY player_id LIMIT 1`, t.Queue, ids, t.ID).Scan(&player, &holder)
-	switch {
-	case err == nil:
-		return queue.Ticket{}, false, queue.ErrSearching(player, holder), false
-	case !errors.Is(err, pgx.ErrNoRows):
-		return queue.Ticket{}, false, db.MapError(err, "queue: create ticket"), false
-	}
-	var exists bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queue_tickets WHERE id = $1)`, t.ID).Scan(&exists); err != nil {
-		return queue.Ticket{}, false, db.MapError(err, "queue: create ticket"), false
-	}
-	if exists {
-		return queue.Ticket{}, false, apperr.New(apperr.Conflict, "ticket %q exists", t.ID), false
-	}
-	return queue.Ticket{}, false, nil, true
-}
-
-// runCommitter commits the creates: each batch is what arrived while the previous one was
-// committed, at most maxCreateBatch. When the store closes it finishes its batch and fails
-// the calls still queued.
-func (s *Store) runCommitter() {
-	defer close(s.committerDone)
-	var pending []*createRequest
-	for {
-		if len(pending) == 0 {
-			select {
-			case r := <-s.creates:
-				pending = append(pending, r)
-			case <-s.stop:
-				s.failQueued(nil)
-				return
-			}
-		}
-	gather:
-		for len(pending) < maxCreateBatch {
-			select {
-			case r := <-s.creates:
-				pending = append(pending, r)
-			default:
-				break gather
-			}
-		}
-		var batch []*createRequest
-		batch, pending = splitBatch(pending)
-		s.commitCreates(batch)
-		select {
-		case <-s.stop:
-			s.failQueued(pending)
-			return
-		default:
-		}
-	}
-}
-
-// failQueued answers the calls that will not be committed.
-func (s *Store) failQueued(pending []*createRequest) {
-	closed := createOutcome{err: apperr.New(apperr.Unavailable, "queue: the store is closed")}
-	for _, r := range pending {
-		r.done <- closed
-	}
-	for {
-		select {
-		case r := <-s.creates:
-			r.done <- closed
-		default:
-			return
-		}
-	}
-}
-
-// splitBatch takes the next batch from pending, in order: at most maxCreateBatch calls whose
-// callers still wait, no two of which share a player in a queue, an idempotency key in a
-// queue or a ticket id. A call that shares one with an earlier call waits for the next batch,
-// which then sees the earlier one committed (or not) and answers it as if the two had come
-// one after the other.
-func splitBatch(pending []*createRequest) (batch, rest []*createRequest) {
-	type key struct{ kind, queue, name string }
-	taken := make(map[key]bool)
-	for _, r := range pending {
-		if r.state.Load() == requestAbandoned {
-			continue // its caller has its answer already
-		}
-		keys := []key{{"id", "", r.t.ID}}
-		if r.key != nil {
-			keys = append(keys, key{"idempotency", r.t.Queue, r.t.Owner + "\x00" + *r.key})
-		}
-		for _, p := range r.t.Players {
-			keys = append(keys, key{"player", r.t.Queue, p.ID})
-		}
-		if len(batch) == maxCreateBatch || slices.ContainsFunc(keys, func(k key) bool { return taken[k] }) {
-			rest = append(rest, r)
-			continue
-		}
-		for _, k := range keys {
-			taken[k] = true
-		}
-		batch = append(batch, r)
-	}
-	return batch, rest
-}
-
-// commitCreates runs one batch's transaction, again after a deadlock or a serialization
-// failure, and answers every call in it.
-func (s *Store) commitCreates(batch []*createRequest) {
-	batch = slices.DeleteFunc(batch, func(r *createRequest) bool {
-		return !r.state.CompareAndSwap(requestPending, requestCommitting) // its caller gave up
-	})
-	if len(batch) == 0 {
-		return
-	}
-	// The batch ends by the latest of its callers' deadlines: the others have given up by then
-	// (and their tickets are cancelled if stored), and no caller is failed by another's.
-	var deadline time.Time
-	for _, r := range batch {
-		d, ok := r.ctx.Deadline()
-		if !ok {
-			deadline = time.Time{}
-			break
-		}
-		deadline = later(deadline, d)
-	}
-	if limit := time.Now().Add(createTimeout); deadline.IsZero() || deadline.After(limit) {
-		deadline = limit
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	n := len(batch)
-	var (
-		ids, queues, players                    = make([]string, n), make([]string, n), make([]string, n)
-		latencies, keys, backfills              = make([]*string, n), make([]*string, n), make([]*string, n)
-		attributes, owners                      = make([]*string, n), make([]string, n)
-		created, expires                        = make([]time.Time, n), make([]time.Time, n)
-		hashes                                  = make([][]byte, n)
-		claimQueues, claimPlayers, claimTickets []string
-		queueNames                              []string
-		live                                    = make(map[string]bool)    // queue names
-		stored                                  = make(map[string]bool, n) // ticket ids
-	)
-	for i, r := range batch {
-		t := &r.t
-		ids[i], queues[i], players[i] = t.ID, t.Queue, string(r.players)
-		latencies[i], keys[i], hashes[i], backfills[i], attributes[i] = r.latencies, r.key, r.hash, r.backfill, r.attrs
-		created[i], expires[i], owners[i] = t.CreatedAt, t.ExpiresAt, t.Owner
-		for _, p := range t.Players {
-			claimQueues = append(claimQueues, t.Queue)
-			claimPlayers = append(claimPlayers, p.ID)
-			claimTickets = append(claimTickets, t.ID)
-		}
-		queueNames = append(queueNames, t.Queue)
-	}
-	slices.Sort(queueNames)
-	queueNames = slices.Compact(queueNames)
-
-	var commitSent bool // the COMMIT went out: a failure from then on may hide a commit
-	commitErr := db.InTx(ctx, s.work, "queue: create tickets", func(conn *pgxpool.Conn) error {
-		clear(live)
-		clear(stored)
-		commitSent = false
-		b := &pgx.Batch{}
-		b.Queue("BEGIN")
-		b.Queue(sqlShareQueues, queueNames).Query(func(rows pgx.Rows) error {
-			var name string
-			_, err := pgx.ForEachRow(rows, []any{&name}, func() error {
-				live[name] = true
-				return nil
-			})
-			return err
-		})
-		b.Queue(sqlCreateTickets, ids, queues, players, latencies, created, expires, keys, hashes,
-			claimQueues, claimPlayers, claimTickets, backfills, attributes, owners).Query(func(rows pgx.Rows) error {
-			var id string
-			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
-				stored[id] = true
-				return nil
-			})
-			return err
-		})
-		if err := conn.SendBatch(ctx, b).Close(); err != nil {
-			return err
-		}
-		commitSent = true
-		// The calls are sealed now and their callers wait for this answer: it gets at least
-		// commitGrace, whatever the batch's deadline.
-		cctx, cancel := context.WithDeadline(context.Background(), later(deadline, time.Now().Add(commitGrace)))
-		defer cancel()
-		return commitWithout(cctx, conn, notStored(batch, stored), sealOrLeaveOut(batch, stored))
-	})
-	if commitErr == nil {
-		s.commits.Add(1)
-		s.committed.Add(uint64(len(stored)))
-	}
-	s.answer(batch, commitErr, commitSent, stored, live)
-}
-
-// sealOrLeaveOut is the moment a batch decides, before its COMMIT, which of its calls it
-// commits: those whose callers still wait are sealed (they now wait for the COMMIT's
-// answer); the stored tickets of those who gave up are taken out of stored and returned, for
-// the transaction to delete. A creation that answered an error then left nothing behind.
-func sealOrLeaveOut(batch []*createRequest, stored map[string]bool) (leftOut []string) {
-	for _, r := range batch {
-		if r.state.CompareAndSwap(requestCommitting, requestSealed) || r.state.Load() == requestSealed {
-			continue
-		}
-		if stored[r.t.ID] {
-			delete(stored, r.t.ID)
-			leftOut = append(leftOut, r.t.ID)
-		}
-	}
-	return leftOut
-}
-
-// sqlLeaveOut deletes what this transaction wrote for the tickets $1: their claims and rows.
-const sqlLeaveOut = `
-WITH claims AS (
-    DELETE FROM queue_searching WHERE ticket_id = ANY($1::text[]) AND xmin = pg_current_xact_id()::xid
-)
-DELETE FROM queue_tickets WHERE id = ANY($1::text[]) AND changed_xid = pg_current_xact_id()`
-
-// notStored is the ids of the batch's tickets the insert did not store: their claims, if
-// any, go back.
-func notStored(batch []*createRequest, stored map[string]bool) (ids []string) {
-	for _, r := range batch {
-		if !stored[r.t.ID] {
-			ids = append(ids, r.t.ID)
-		}
-	}
-	return ids
-}
-
-// commitWithout commits the open transaction on conn after giving back the claims of the
-// tickets unclaimed, and without the tickets leftOut.
-func commitWithout(ctx context.Context, conn *pgxpool.Conn, unclaimed, leftOut []string) error {
-	b := &pgx.Batch{}
-	if len(unclaimed) > 0 {
-		b.Queue(sqlReturnClaims, unclaimed)
-	}
-	if len(leftOut) > 0 {
-		b.Queue(sqlLeaveOut, leftOut)
-	}
-	b.Queue("COMMIT")
-	if err := conn.SendBatch(ctx, b).Close(); err != nil {
-		return err
-	}
-	return db.Committed(conn)
-}
-
-// answer sends each call of the batch its outcome, then cancels the tickets that may be
-// stored though their callers were told the creation failed: those whose callers stopped
-// waiting for a COMMIT that outlived commitGrace, and every one of a batch whose COMMIT went
-// out and never answered (it may have been carried out). A call with an idempotency key is
-// left alone: its retry finds the ticket, as its key promises; one without has no way to,
-// and its ticket is cancelled rather than matched.
-func (s *Store) answer(batch []*createRequest, commitErr error, commitSent bool, stored, live map[string]bool) {
-	var pe *pgconn.PgError
-	unanswered := commitErr != nil && commitSent && !errors.As(commitErr, &pe)
-	if unanswered {
-		s.uncertainCommits.Add(1)
-	}
-	var abandoned []string
-	for _, r := range batch {
-		out := createOutcome{err: commitErr}
-		if commitErr == nil {
-			// A queue made between the lock and the insert may have tickets stored: stored wins.
-			out = createOutcome{stored: stored[r.t.ID], noQueue: !live[r.t.Queue]}
-		}
-		answered := r.state.CompareAndSwap(requestSealed, requestAnswered) || r.state.CompareAndSwap(requestCommitting, requestAnswered)
-		if answered {
-			r.done <- out
-		}
-		if r.key == nil && ((!answered && out.stored) || unanswered) {
-			abandoned = append(abandoned, r.t.ID)
-		}
-	}
-	if len(abandoned) > 0 {
-		s.cancelIfStored(abandoned)
-	}
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-// ReasonCreationFailed is the reason of a ticket cancelled because its creation answered an
-// error although its batch committed.
-const ReasonCreationFailed = "creation_failed"
-
-// cancelIfStored cancels those of ids that are stored and searching although their callers
-// were told the creation failed: they gave up while the batch was committing, or the batch's
-// answer never came (its deadline ran out during its round trip, or the connection broke) and
-// its COMMIT may have been carried out. Such a ticket must not be matched. The callers are
-// answered first, so that none waits for this.
-func (s *Store) cancelIfStored(ids []string) {
-	ctx, cancel := context.WithTimeout(s.bg, 5*time.Second)
-	defer cancel()
-	var found []string
-	err := s.work.QueryRow(ctx, `SELECT coalesce(array_agg(id), '{}') FROM queue_tickets WHERE id = ANY($1) AND status = 'searching'`, ids).Scan(&found)
-	if err != nil {
-		slog.Warn("queue: cannot check the tickets of a batch whose commit did not answer", "tickets", len(ids), "err", err)
-		return
-	}
-	for _, id := range found {
-		if _, err := s.cancelTicket(ctx, id, time.Now(), ReasonCreationFailed); err != nil {
-			slog.Warn("queue: a ticket whose creation failed was stored and cannot be cancelled", "ticket_id", id, "err", err)
-			continue
-		}
-		slog.Warn("queue: a ticket whose creation answered an error was stored after all; cancelled it", "ticket_id", id)
-	}
-}
-
-// --- ending tickets: cancels, ticks, deleted queues ----------------------------------------
-
-// finish is the end of a set of searching tickets of one queue, in the order their events
-// are numbered.
-type finish struct {
-	queue       string
-	at          time.Time
-	rows        []pgtype.TID // where the locked tickets are
-	ids         []string
-	statuses    []string // matched, expired or cancelled: also the event's type
-	reasons     []string
-	assignments []*string // JSON, matched only
-	matchIDs    []string  // matched only, else ""
-	teams       []int32   // matched only
-}
-
-func (f *finish) add(row pgtype.TID, id string, status queue.Status, reason string, a *queue.Assignment) error {
-	var doc *string
-	matchID, team := "", int32(0)
-	if a != nil {
-		b, err := json.Marshal(newAssignmentJSON(*a))
-		if err != nil {
-			return err
-		}
-		doc, matchID, team = new(string(b)), a.MatchID, int32(a.Team)
-	}
-	f.rows = append(f.rows, row)
-	f.ids = append(f.ids, id)
-	f.statuses = append(f.statuses, string(status))
-	f.reasons = append(f.reasons, reason)
-	f.assignments = append(f.assignments, doc)
-	f.matchIDs = append(f.matchIDs, matchID)
-	f.teams = append(f.teams, team)
-	return nil
-}
-
-// The statements that end tickets, in the order write sends them. The caller holds the
-// queue's row lock and the tickets' (FOR UPDATE), and has checked that they are searching.
-const (
-	// The tickets are found by the address (ctid) of the rows the transaction locked, which
-	// stays theirs while it holds the lock: one direct read per ticket, whatever the planner
-	// thinks of the table's size (a join on id was planned as a scan of the whole table while
-	// its statistics were behind).
-	sqlFinishTickets = `
-UPDATE queue_tickets AS t
-SET status = u.status, reason = u.reason, assignment = u.assignment::jsonb, updated_at = $2,
-    proposal = NULL, changed_xid = pg_current_xact_id()
-FROM unnest($1::tid[], $3::text[], $4::text[], $5::text[]) AS u(row, status, reason, assignment)
-WHERE t.ctid = u.row AND t.status IN ('searching', 'proposed', 'placing')`
-
-	sqlEndSearching = `DELETE FROM queue_searching WHERE ticket_id = ANY($1::text[])`
-
-	// The events take the queue's next numbers: the row stays locked until COMMIT, so the
-	// events of two transactions are numbered in the order they commit, and a reader that
-	// has seen Seq n has seen every event up to n.
-	sqlAppendEvents = `
-WITH seq AS (
-    UPDATE queues SET event_seq = event_seq + cardinality($2::text[])
-    WHERE name = $1
-    RETURNING event_seq - cardinality($2::text[]) AS base
-)
-INSERT INTO queue_events (queue, seq, type, ticket_id, match_id, team, reason, at)
-SELECT $1, seq.base + e.n, e.type, e.ticket_id, nullif(e.match_id, ''),
-       CASE WHEN e.type IN ('matched', 'proposed') THEN e.team END, e.reason, $7
-FROM seq, unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[]) WITH ORDINALITY
-    AS e(ticket_id, type, match_id, team, reason, n)`
-
-	// Delivered at COMMIT to every replica's listener (notify.go), with the queue's last
-	// Seq as this transaction leaves it.
-	sqlNotify = `SELECT pg_notify('` + eventsChannel + `', name || ' ' || event_seq) FROM queues WHERE name = $1`
-)
-
-// write adds f's statements to b, each checking that it wrote a row per ticket.
-func (f *finish) write(b *pgx.Batch) {
-	n := int64(len(f.ids))
-	b.Queue(sqlFinishTickets, f.rows, f.at, f.statuses, f.reasons, f.assignments).Exec(rowsWere(n, "tickets ended"))
-	b.Queue(sqlEndSearching, f.ids)
-	b.Queue(sqlAppendEvents, f.queue, f.ids, f.statuses, f.matchIDs, f.teams, f.reasons, f.at).Exec(rowsWere(n, "events appended"))
-	b.Queue(sqlNotify, f.queue)
-}
-
-// rowsWere checks a statement's row count.
-func rowsWere(want int64, what string) func(pgconn.CommandTag) error {
-	return func(tag pgconn.CommandTag) error {
-		if got := tag.RowsAffected(); got != want {
-			return fmt.Errorf("db: %d %s, want %d", got, what, want)
-		}
-		return nil
-	}
-}
+// Ending tickets: cancels, ticks, deleted queues. The lifecycle decides each (change.go).
 
 const (
+	// The queue's row, even a deleted queue's: a tick that was under way when its queue was
+	// deleted finds its tickets cancelled and changes nothing.
+	sqlLockQueue = `SELECT leader_epoch FROM queues WHERE name = $1 FOR NO KEY UPDATE`
+
 	// The ticket's queue's row (a ticket never changes queue), then the ticket: the order of
 	// the migration's comment.
 	sqlLockTicketQueue = `
 SELECT 1 FROM queues WHERE name = (SELECT queue FROM queue_tickets WHERE id = $1) FOR NO KEY UPDATE`
 	sqlLockTicket = `SELECT ` + ticketColumns + `, t.ctid FROM queue_tickets AS t WHERE t.id = $1 FOR UPDATE`
+
+	// The live tickets of a queue (searching, proposed or placing: those holding players in
+	// queue_searching), locked one by one in the order of their ids.
+	sqlLockLive = `
+SELECT t.ctid, t.id, t.queue, t.status, coalesce(t.proposal->>'match_id', '')
+FROM (SELECT DISTINCT ticket_id FROM queue_searching WHERE queue = $1 ORDER BY ticket_id) AS s
+CROSS JOIN LATERAL (SELECT ctid, id, queue, status, proposal FROM queue_tickets WHERE id = s.ticket_id FOR UPDATE) AS t`
 )
 
-// CancelTicket implements queue.Store. One transaction in two round trips: the locks and the
-// ticket, then, if it is searching, its end and COMMIT.
+// CancelTicket implements queue.Store. One transaction in two round trips for a searching
+// ticket: the locks and the ticket, then its end and COMMIT (four for a proposed one, whose
+// proposal and its tickets are locked and resolved).
 func (s *Store) CancelTicket(ctx context.Context, id string, at time.Time) (queue.Ticket, error) {
-	return s.cancelTicket(ctx, id, at, "cancelled")
+	return s.cancelTicket(ctx, id, at, queue.ReasonCancelled)
 }
 
 func (s *Store) cancelTicket(ctx context.Context, id string, at time.Time, reason string) (queue.Ticket, error) {
@@ -726,78 +46,41 @@ func (s *Store) cancelTicket(ctx context.Context, id string, at time.Time, reaso
 	err := db.InTx(ctx, s.pool, "queue: cancel ticket", func(conn *pgxpool.Conn) error {
 		var found bool
 		var row pgtype.TID
-		b := &pgx.Batch{}
-		b.Queue("BEGIN")
-		b.Queue(sqlLockTicketQueue, id)
-		b.Queue(sqlLockTicket, id).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				var err error
-				if t, err = scanTicket(rows, &row); err != nil {
-					return err
+		ch := &change{at: at.Truncate(time.Microsecond), cause: queue.CancelRequest{Ticket: id, Reason: reason}}
+		ch.lock = func(b *pgx.Batch) {
+			b.Queue(sqlLockTicketQueue, id)
+			b.Queue(sqlLockTicket, id).Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					var err error
+					if t, err = scanTicket(rows, &row); err != nil {
+						return err
+					}
+					found = true
 				}
-				found = true
+				return rows.Err()
+			})
+		}
+		ch.locked = func(l *queue.Locked) error {
+			var states []queue.TicketState
+			if found {
+				states, ch.rows[id] = []queue.TicketState{queue.StateOf(&t)}, row
 			}
-			return rows.Err()
-		})
-		if err := conn.SendBatch(ctx, b).Close(); err != nil {
-			return err
-		}
-		switch {
-		case !found:
-			return apperr.New(apperr.NotFound, "no ticket %q", id)
-		case t.Status == queue.Cancelled:
+			l.Read(queue.Need{Tickets: []string{id}}, states, nil, nil)
 			return nil
-		case t.Status == queue.Proposed:
-			return s.dissolve(ctx, conn, &t, row, at, reason)
-		case t.Status != queue.Searching:
-			return apperr.New(apperr.Conflict, "ticket %q is %s: only a searching ticket can be cancelled", id, t.Status)
 		}
-		at = at.Truncate(time.Microsecond)
-		f := finish{queue: t.Queue, at: at}
-		if err := f.add(row, id, queue.Cancelled, reason, nil); err != nil {
-			return err
+		c, err := s.run(ctx, conn, ch)
+		for i := range c.Transitions {
+			if tr := &c.Transitions[i]; tr.Ticket == id {
+				tr.Apply(&t, c.At)
+			}
 		}
-		b = &pgx.Batch{}
-		f.write(b)
-		b.Queue("COMMIT")
-		if err := conn.SendBatch(ctx, b).Close(); err != nil {
-			return err
-		}
-		if err := db.Committed(conn); err != nil {
-			return err
-		}
-		t.Status, t.Reason, t.UpdatedAt = queue.Cancelled, reason, at
-		return nil
+		return err
 	})
 	if err != nil {
 		return queue.Ticket{}, err
 	}
 	return t, nil
 }
-
-const (
-	// The queue's row, even a deleted queue's: a tick that was under way when its queue was
-	// deleted finds its tickets cancelled and changes nothing.
-	sqlLockQueue = `SELECT leader_epoch FROM queues WHERE name = $1 FOR NO KEY UPDATE`
-
-	// The tick's tickets of the queue, locked one by one in the order of their ids (the
-	// caller sorts them): one primary-key lookup each, whatever the statistics say.
-	sqlLockTickets = `
-SELECT t.ctid, t.id, t.status
-FROM unnest($1::text[]) AS u(id)
-CROSS JOIN LATERAL (
-    SELECT ctid, id, status FROM queue_tickets WHERE id = u.id AND queue = $2 FOR UPDATE
-) AS t`
-
-	sqlInsertMatches = `
-INSERT INTO queue_matches (id, queue, created_at, region, teams, pairs, skill_difference, average_difference,
-                           backfill_of, backfill_ticket, attributes)
-SELECT u.id, $1, u.created_at, u.region, u.teams::jsonb, u.pairs::jsonb, u.skill, u.average,
-       nullif(u.backfill_of, ''), nullif(u.backfill_ticket, ''), u.attributes::jsonb
-FROM unnest($2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[],
-            $9::text[], $10::text[], $11::text[])
-    AS u(id, created_at, region, teams, pairs, skill, average, backfill_of, backfill_ticket, attributes)`
-)
 
 // matchRow is a match as queue_matches stores it.
 type matchRow struct {
@@ -839,33 +122,17 @@ func newMatchRow(m queue.Match) (matchRow, error) {
 
 // CommitTick implements queue.Store. One transaction in two round trips:
 //
-//  1. BEGIN; the queue's row lock; the tick's tickets of the queue, locked by id, with their
-//     status.
-//  2. The matches whose tickets are all searching (and not taken by an earlier match or
-//     expiry of the tick); every ticket they and the expiries end, with its searching
-//     players and its event; the notification; COMMIT.
+//  1. BEGIN; the queue's row lock (its leader epoch, for the fence); the tick's tickets of the
+//     queue, locked by id, as the lifecycle reads them.
+//  2. What the lifecycle decided (queue.TickMatches): the matches whose tickets were all
+//     searching, every ticket they and the expiries end, with its searching players and its
+//     event; the notification; COMMIT.
 //
 // A tick that ends nothing rolls back after the first; one without matches or expiries only
 // checks that the queue exists.
 func (s *Store) CommitTick(ctx context.Context, queueName string, w queue.TickWrite) (queue.TickCommitted, error) {
-	var ids []string
-	for _, m := range w.Matches {
-		ids = append(ids, m.Tickets()...)
-	}
-	for _, e := range w.Expired {
-		ids = append(ids, e.TicketID)
-	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	rows := make([]matchRow, len(w.Matches))
-	for i, m := range w.Matches {
-		var err error
-		if rows[i], err = newMatchRow(m); err != nil {
-			return queue.TickCommitted{}, apperr.Wrap(apperr.Invalid, err, "queue: match "+m.ID+" cannot be stored")
-		}
-	}
 	at := w.At.Truncate(time.Microsecond)
-	if len(ids) == 0 && len(w.Matches) == 0 { // a quiet tick: no lock, no transaction
+	if len(w.Matches) == 0 && len(w.Expired) == 0 { // a quiet tick: no lock, no transaction
 		var exists bool
 		err := s.work.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queues WHERE name = $1)`, queueName).Scan(&exists)
 		if err == nil && !exists {
@@ -873,76 +140,37 @@ func (s *Store) CommitTick(ctx context.Context, queueName string, w queue.TickWr
 		}
 		return queue.TickCommitted{}, db.MapError(err, "queue: commit tick")
 	}
+	w.At = at
+	return s.leaderChange(ctx, "queue: commit tick", queueName, at, queue.TickMatches{Queue: queueName, Write: w})
+}
 
+// leaderChange runs a change only the queue's leader makes (its tick's matches and
+// proposals, the deadlines it expires): fenced, so that a replica deposed since its last
+// renewal changes nothing.
+func (s *Store) leaderChange(ctx context.Context, what, queueName string, at time.Time, cause queue.Cause, first ...func(b *pgx.Batch)) (queue.TickCommitted, error) {
 	var done queue.TickCommitted
-	err := db.InTx(ctx, s.work, "queue: commit tick", func(conn *pgxpool.Conn) error {
-		done = queue.TickCommitted{}
-		found, epoch, searching, err := s.lockForTick(ctx, conn, queueName, ids) // searching: by id
-		if err != nil {
-			return err
-		}
-		if !found {
-			return noQueue(queueName)
-		}
-		if mine := s.fence(queueName); mine != nil && *mine != epoch {
-			return deposed(queueName)
-		}
-
-		f := finish{queue: queueName, at: at}
-		var (
-			mids, regions, teams, pairs []string
-			backfillOf, backfillTicket  []string
-			matchAttrs                  []*string
-			created                     []time.Time
-			skill, average              []float64
-		)
-		for i, m := range w.Matches {
-			tickets := m.Tickets()
-			if len(tickets) == 0 || slices.ContainsFunc(tickets, func(id string) bool { _, ok := searching[id]; return !ok }) {
-				done.Dropped = append(done.Dropped, m.ID)
-				continue
+	err := db.InTx(ctx, s.work, what, func(conn *pgxpool.Conn) error {
+		var found bool
+		var epoch int64
+		ch := &change{at: at, cause: cause, queue: queueName, readFirst: true}
+		ch.lock = func(b *pgx.Batch) {
+			b.Queue(sqlLockQueue, queueName).Query(scanIfAny(&found, &epoch))
+			for _, f := range first {
+				f(b)
 			}
-			assigned := queue.Assignments(m)
-			for _, id := range tickets {
-				a := assigned[id]
-				if err := f.add(searching[id], id, queue.Matched, "", &a); err != nil {
-					return err
-				}
-				delete(searching, id)
+		}
+		ch.locked = func(*queue.Locked) error {
+			if !found {
+				return noQueue(queueName)
 			}
-			mids, regions, teams, pairs = append(mids, m.ID), append(regions, m.Region), append(teams, rows[i].teams), append(pairs, rows[i].pairs)
-			created, skill, average = append(created, m.CreatedAt), append(skill, m.SkillDifference), append(average, m.AverageDifference)
-			backfillOf, backfillTicket = append(backfillOf, m.BackfillOf), append(backfillTicket, m.BackfillTicket)
-			matchAttrs = append(matchAttrs, rows[i].attributes)
-			done.Matches = append(done.Matches, m.ID)
-		}
-		for _, e := range w.Expired {
-			row, ok := searching[e.TicketID]
-			if !ok {
-				continue
+			if mine := s.fence(queueName); mine != nil && *mine != epoch {
+				return deposed(queueName)
 			}
-			if err := f.add(row, e.TicketID, queue.Expired, e.Reason, nil); err != nil {
-				return err
-			}
-			delete(searching, e.TicketID)
-			done.Expired = append(done.Expired, e.TicketID)
+			return nil
 		}
-		if len(f.ids) == 0 {
-			return nil // nothing to write: the transaction is rolled back
-		}
-
-		b := &pgx.Batch{}
-		if len(mids) > 0 {
-			b.Queue(sqlInsertMatches, queueName, mids, created, regions, teams, pairs, skill, average, backfillOf, backfillTicket,
-				matchAttrs).
-				Exec(rowsWere(int64(len(mids)), "matches stored"))
-		}
-		f.write(b)
-		b.Queue("COMMIT")
-		if err := conn.SendBatch(ctx, b).Close(); err != nil {
-			return err
-		}
-		return db.Committed(conn)
+		c, err := s.run(ctx, conn, ch)
+		done = c.Committed()
+		return err
 	})
 	if err != nil {
 		return queue.TickCommitted{}, err
@@ -950,52 +178,44 @@ func (s *Store) CommitTick(ctx context.Context, queueName string, w queue.TickWr
 	return done, nil
 }
 
-// sqlLockSearching locks the searching tickets of a queue, one by one in the order of their
-// ids.
-const sqlLockSearching = `
-SELECT t.ctid, t.id
-FROM (SELECT DISTINCT ticket_id FROM queue_searching WHERE queue = $1 ORDER BY ticket_id) AS s
-CROSS JOIN LATERAL (SELECT ctid, id FROM queue_tickets WHERE id = s.ticket_id FOR UPDATE) AS t`
-
 // DeleteQueue implements queue.Store. The queue's row is locked FOR UPDATE, which waits for
-// the batches creating tickets in it and keeps new ones out; its searching tickets are
-// cancelled, by id, and the row becomes a tombstone.
+// the batches creating tickets in it and keeps new ones out; its live tickets are cancelled,
+// by id, and the row becomes a tombstone.
 func (s *Store) DeleteQueue(ctx context.Context, name string, at time.Time) error {
 	at = at.Truncate(time.Microsecond)
 	return db.InTx(ctx, s.pool, "queue: delete queue", func(conn *pgxpool.Conn) error {
 		var found bool
-		f := finish{queue: name, at: at}
-		b := &pgx.Batch{}
-		b.Queue("BEGIN")
-		b.Queue(`SELECT 1 FROM queues WHERE name = $1 AND deleted_at IS NULL FOR UPDATE`, name).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				found = true
-			}
-			return rows.Err()
-		})
-		b.Queue(sqlLockSearching, name).Query(func(rows pgx.Rows) error {
-			var row pgtype.TID
-			var id string
-			_, err := pgx.ForEachRow(rows, []any{&row, &id}, func() error {
-				return f.add(row, id, queue.Cancelled, "queue deleted", nil)
+		var live []queue.TicketState
+		ch := &change{at: at, cause: queue.QueueDeleted{Queue: name}, queue: name}
+		ch.lock = func(b *pgx.Batch) {
+			b.Queue(`SELECT 1 FROM queues WHERE name = $1 AND deleted_at IS NULL FOR UPDATE`, name).Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					found = true
+				}
+				return rows.Err()
 			})
-			return err
-		})
-		if err := conn.SendBatch(ctx, b).Close(); err != nil {
-			return err
+			b.Queue(sqlLockLive, name).Query(func(rows pgx.Rows) error {
+				var row pgtype.TID
+				var t queue.TicketState
+				var status string
+				_, err := pgx.ForEachRow(rows, []any{&row, &t.ID, &t.Queue, &status, &t.Proposal}, func() error {
+					t.Status = queue.Status(status)
+					live = append(live, t)
+					ch.rows[t.ID] = row
+					return nil
+				})
+				return err
+			})
 		}
-		if !found {
-			return noQueue(name)
+		ch.locked = func(l *queue.Locked) error {
+			if !found {
+				return noQueue(name)
+			}
+			l.Read(queue.Need{}, live, nil, nil)
+			return nil
 		}
-		b = &pgx.Batch{}
-		if len(f.ids) > 0 {
-			f.write(b)
-		}
-		b.Queue(`UPDATE queues SET deleted_at = $2 WHERE name = $1`, name, at)
-		b.Queue("COMMIT")
-		if err := conn.SendBatch(ctx, b).Close(); err != nil {
-			return err
-		}
-		return db.Committed(conn)
+		ch.also = func(b *pgx.Batch) { b.Queue(`UPDATE queues SET deleted_at = $2 WHERE name = $1`, name, at) }
+		_, err := s.run(ctx, conn, ch)
+		return err
 	})
 }

@@ -48,3 +48,6 @@ func Ticked(ctx context.Context, s *Service, queue string, at time.Time) error {
 		}
 	}
 }
+
+// Assignments is what each ticket of m is told when the match is made.
+func Assignments(m Match) map[string]Assignment { return assignments(m) }
