@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,13 +111,10 @@ func TestQueueDeposedLeaderProposesNothing(t *testing.T) {
 func TestQueueANewLeaderResolvesTheOpenProposals(t *testing.T) {
 	t.Parallel()
 	stores, pool := openReplicas(t, 2)
-	var ns atomic.Int64
-	ns.Store(queuetest.T0.UnixNano())
-	now := func() time.Time { return time.Unix(0, ns.Load()).UTC() }
+	clock := queuetest.NewClock(queuetest.T0) // the services', which tick when it moves
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
 	service := func(st queue.Store) *queue.Service {
-		return queue.NewService(queue.Deps{Store: st, Ratings: rs, Matcher: queue.TickPass{}, Now: now,
-			Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
+		return queue.NewService(queue.Deps{Store: st, Ratings: rs, Matcher: queue.TickPass{}, Clock: clock})
 	}
 	run := func(svc *queue.Service) (stop func()) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -159,7 +155,7 @@ func TestQueueANewLeaderResolvesTheOpenProposals(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopA()
-	ns.Add(int64(21 * time.Second)) // past the proposal's deadline
+	clock.Advance(21 * time.Second) // past the proposal's deadline: the new leader's first tick expires it
 	b := service(stores[1])
 	stopB := run(b)
 	defer stopB()

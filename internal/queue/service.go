@@ -92,7 +92,6 @@ type Service struct {
 	matcher Matcher
 	cfg     Config
 	clock   clockwork.Clock
-	nowFunc func() time.Time // Deps.Now, without Deps.Clock
 	logger  *slog.Logger
 	metrics *Metrics
 	webhook *http.Client
@@ -125,11 +124,8 @@ type Deps struct {
 	// Clock is the queue's one clock: the times of tickets, matches and events, when the
 	// leader ticks and renews its lease, when ready checks and placements time out, when
 	// webhooks and allocators are tried again, how old a definition read is. Tests give a
-	// fake one and advance it. nil: the real clock (with Now, see Now).
-	Clock clockwork.Clock
-	// Now, without Clock, is the service's time, while its schedule stays on the real clock:
-	// two clocks. Deprecated: give Clock (the Postgres store's tests still give Now).
-	Now     func() time.Time
+	// fake one and advance it. nil: the real clock.
+	Clock   clockwork.Clock
 	Logger  *slog.Logger // nil: discard
 	Metrics *Metrics     // nil: not measured
 	// WebhookClient posts webhooks; nil: the policy's client (WebhookPolicy.Client) with
@@ -144,7 +140,7 @@ func NewService(d Deps) *Service {
 		predicted: make(map[string][]float64),
 		feeds:     newFeeds(d.Store), queuesChanged: make(chan struct{}, 1)}
 	if s.clock == nil {
-		s.clock, s.nowFunc = clockwork.NewRealClock(), d.Now
+		s.clock = clockwork.NewRealClock()
 	}
 	s.definitions.clock = s.clock
 	if s.logger == nil {
@@ -157,13 +153,8 @@ func NewService(d Deps) *Service {
 	return s
 }
 
-// now is the service's time: its clock's (or Deps.Now's, without one).
-func (s *Service) now() time.Time {
-	if s.nowFunc != nil {
-		return s.nowFunc()
-	}
-	return s.clock.Now()
-}
+// now is the service's time.
+func (s *Service) now() time.Time { return s.clock.Now() }
 
 // MaxWait is the longest long-poll the service answers.
 func (s *Service) MaxWait() time.Duration { return s.cfg.MaxWait }
