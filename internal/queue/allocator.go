@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
@@ -48,11 +46,6 @@ type allocationPlayerJSON struct {
 type allocationAttribute struct {
 	Name  string `json:"name"`
 	Value any    `json:"value"`
-}
-
-// allocatorAnswer is an allocator's 2xx body.
-type allocatorAnswer struct {
-	Connection json.RawMessage `json:"connection"`
 }
 
 // EncodeAllocation is the body an allocator receives for placing proposal p.
@@ -108,11 +101,10 @@ func (r *runner) placeMatches(ctx context.Context, q Queue) {
 // leader's tick then fails the placement), ctx ends, or leading says this replica no longer
 // leads the queue (the new leader places it: the store takes one answer only).
 func (s *Service) allocate(ctx context.Context, a Allocator, p Proposal, leading func() bool) {
-	body := EncodeAllocation(p)
 	log := s.logger.With("queue", p.Match.Queue, "match_id", p.Match.ID)
 	backoff := 250 * time.Millisecond
 	for s.now().Before(p.AcceptBy) && leading() {
-		connection, err := s.postAllocation(ctx, a, p.Match.ID, body)
+		connection, err := s.postAllocation(ctx, a, p)
 		if err == nil {
 			done, err := s.store.CompletePlacement(ctx, p.Match.ID, connection, s.now().UTC())
 			switch {
@@ -137,38 +129,17 @@ func (s *Service) allocate(ctx context.Context, a Allocator, p Proposal, leading
 
 // postAllocation sends one allocation request and returns the connection the allocator
 // answered.
-func (s *Service) postAllocation(ctx context.Context, a Allocator, matchID string, body []byte) (json.RawMessage, error) {
+func (s *Service) postAllocation(ctx context.Context, a Allocator, p Proposal) (json.RawMessage, error) {
+	if s.outbound == nil {
+		return nil, errNoOutbound
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.WebhookTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "matchmaker-allocator")
-	req.Header.Set(SignatureHeader, Sign(a.Secret, s.now().Unix(), matchID, body))
-	req.Header.Set(DeliveryHeader, matchID)
-	resp, err := s.webhook.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("the allocator answered %s", resp.Status)
-	}
-	var ans allocatorAnswer
-	if err := json.Unmarshal(b, &ans); err != nil {
-		return nil, fmt.Errorf("the allocator's answer is not JSON: %w", err)
-	}
-	return checkConnection(ans.Connection)
+	return s.outbound.Allocate(ctx, a, p, s.now())
 }
 
-// checkConnection compacts a connection object, or says what is wrong with it.
-func checkConnection(c json.RawMessage) (json.RawMessage, error) {
+// CheckConnection compacts a connection object, or says what is wrong with it.
+func CheckConnection(c json.RawMessage) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(c)
 	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
 		return nil, errors.New("the connection must be a JSON object")

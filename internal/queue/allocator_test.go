@@ -23,7 +23,8 @@ func allocatorFixture(t *testing.T, h http.Handler, cfg queue.Config) fixture {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	f := newFixture(t, cfg)
-	f.svc = queue.NewService(queue.Deps{Store: f.store, Ratings: f.ratings, Matcher: &uniqueIDs{}, Config: cfg, Clock: f.clock})
+	f.svc = queue.NewService(queue.Deps{Store: f.store, Ratings: f.ratings, Matcher: &uniqueIDs{}, Config: cfg, Clock: f.clock,
+		Outbound: posts(cfg)})
 	f.queue(t, func(q *queue.Queue) {
 		q.Allocator = &queue.Allocator{URL: srv.URL, Secret: allocatorSecret, Timeout: 10 * time.Second}
 	})

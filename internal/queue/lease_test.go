@@ -72,9 +72,9 @@ func TestWebhookCursorWrittenPerBatch(t *testing.T) {
 	rc, url := newReceiver(t, secret, func(int64, int) int { return http.StatusNoContent })
 	store := &cursorCountingStore{MemoryStore: queue.NewMemoryStore()}
 	c := newClock()
-	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{}, Clock: c,
-		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
-		Config:  queue.Config{WebhookAllow: loopback}})
+	cfg := queue.Config{WebhookAllow: loopback}
+	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{}, Clock: c, Outbound: posts(cfg),
+		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()), Config: cfg})
 	q := queue.DefaultQueue("duel")
 	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, 50*time.Millisecond
 	q.Webhook = &queue.Webhook{URL: url, Secret: secret}

@@ -41,7 +41,7 @@ func (s *Service) Place(ctx context.Context, id string, connection json.RawMessa
 	if err := ratings.ValidateID(id); err != nil {
 		f.Add("id", "%s", err)
 	}
-	connection, err := checkConnection(connection)
+	connection, err := CheckConnection(connection)
 	if err != nil {
 		f.Add("connection", "%s: where the match's players connect", err)
 	}

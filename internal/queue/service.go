@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/http"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -87,15 +86,15 @@ func (c Config) withDefaults() Config {
 // Service is the ticket queue's use cases, for every transport: queue administration,
 // tickets, matches, events, and (Run) the tick loop of the queues this replica leads.
 type Service struct {
-	store   Store
-	ratings *ratings.Service
-	matcher Matcher
-	cfg     Config
-	clock   clockwork.Clock
-	logger  *slog.Logger
-	metrics *Metrics
-	webhook *http.Client
-	policy  WebhookPolicy
+	store    Store
+	ratings  *ratings.Service
+	matcher  Matcher
+	cfg      Config
+	clock    clockwork.Clock
+	logger   *slog.Logger
+	metrics  *Metrics
+	outbound Outbound
+	policy   WebhookPolicy
 
 	feeds        *feeds       // the queues' events, read once for every waiter of this replica
 	ticketQueues ticketQueues // the queues of tickets made or read lately: a long-poll's one read
@@ -128,15 +127,15 @@ type Deps struct {
 	Clock   clockwork.Clock
 	Logger  *slog.Logger // nil: discard
 	Metrics *Metrics     // nil: not measured
-	// WebhookClient posts webhooks; nil: the policy's client (WebhookPolicy.Client) with
-	// Config.WebhookTimeout. A client given here is trusted to check addresses itself.
-	WebhookClient *http.Client
+	// Outbound posts webhooks and allocations (package outbound, over HTTP); nil: a queue with
+	// a webhook or an allocator fails each post.
+	Outbound Outbound
 }
 
 // NewService returns the service.
 func NewService(d Deps) *Service {
 	s := &Service{store: d.Store, ratings: d.Ratings, matcher: d.Matcher, cfg: d.Config.withDefaults(),
-		clock: d.Clock, logger: d.Logger, metrics: d.Metrics, webhook: d.WebhookClient, cache: make(map[string]cachedStats),
+		clock: d.Clock, logger: d.Logger, metrics: d.Metrics, outbound: d.Outbound, cache: make(map[string]cachedStats),
 		predicted: make(map[string][]float64),
 		feeds:     newFeeds(d.Store), queuesChanged: make(chan struct{}, 1)}
 	if s.clock == nil {
@@ -147,9 +146,6 @@ func NewService(d Deps) *Service {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	s.policy = WebhookPolicy{Allow: s.cfg.WebhookAllow}
-	if s.webhook == nil {
-		s.webhook = s.policy.Client(s.cfg.WebhookTimeout)
-	}
 	return s
 }
 

@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/client"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/outbound"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
@@ -109,8 +111,13 @@ func newFixture(t *testing.T, cfg queue.Config) fixture {
 	store := queue.NewMemoryStore()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
 	c := newClock()
-	svc := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: pairInOrder{}, Config: cfg, Clock: c})
+	svc := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: pairInOrder{}, Config: cfg, Clock: c, Outbound: posts(cfg)})
 	return fixture{svc: svc, store: store, ratings: rs, clock: c}
+}
+
+// posts is the service's outbound HTTP under cfg's address rule and timeout.
+func posts(cfg queue.Config) queue.Outbound {
+	return outbound.New(queue.WebhookPolicy{Allow: cfg.WebhookAllow}, cmp.Or(cfg.WebhookTimeout, 5*time.Second))
 }
 
 // advance moves the fixture's clock on by d and waits for the tick of duel it brings.

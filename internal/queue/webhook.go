@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/hmac"
@@ -10,8 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strconv"
 	"time"
 )
@@ -230,9 +227,9 @@ func (s *Service) leaseLeft(ctx context.Context, queue string) (time.Duration, e
 
 // deadLetter says why a failed event is given up on, or "" to retry it.
 func (s *Service) deadLetter(err error, e Event, attempts int) string {
-	var refused *refusedError
+	var refused *RefusedError
 	switch {
-	case errors.As(err, &refused) && refused.permanent():
+	case errors.As(err, &refused) && refused.Permanent():
 		return "refused"
 	case attempts >= s.cfg.WebhookMaxAttempts:
 		return "attempts"
@@ -249,46 +246,49 @@ func webhookOutcome(err error) string {
 	return "delivered"
 }
 
-// refusedError is a receiver's answer other than 2xx.
-type refusedError struct{ status int }
-
-func (e *refusedError) Error() string {
-	return "the receiver answered " + strconv.Itoa(e.status) + " " + http.StatusText(e.status)
+// Outbound is how the queue reaches outside the service: each event to its queue's webhook,
+// each match to be placed to its queue's allocator (and, next, a match function's pool). The
+// outbound package sends them over HTTP, signed and under the webhook address rule; the
+// domain only names what it needs.
+type Outbound interface {
+	// PostEvent delivers e to w, signed at at: nil once the receiver answered 2xx, a
+	// *RefusedError for another answer, any other error when there was none.
+	PostEvent(ctx context.Context, w Webhook, e Event, at time.Time) error
+	// Allocate posts placing proposal p to a, signed at at, and returns the connection the
+	// allocator answered (CheckConnection's).
+	Allocate(ctx context.Context, a Allocator, p Proposal, at time.Time) (json.RawMessage, error)
 }
 
-// permanent: a 4xx says the request itself is wrong, and sending it again will not help;
+// errNoOutbound is the failure of a post by a service given no Outbound.
+var errNoOutbound = errors.New("the queue service was given no way to post (Deps.Outbound)")
+
+// RefusedError is a receiver's answer other than 2xx.
+type RefusedError struct {
+	Status int
+	Text   string // the status's text
+}
+
+func (e *RefusedError) Error() string {
+	return "the receiver answered " + strconv.Itoa(e.Status) + " " + e.Text
+}
+
+// Permanent: a 4xx says the request itself is wrong, and sending it again will not help;
 // 408, 425 and 429 say "later". A 3xx is a redirect, which is not followed (it could point
 // the signed body at an internal address): the webhook's URL needs fixing.
-func (e *refusedError) permanent() bool {
-	switch e.status {
-	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
+func (e *RefusedError) Permanent() bool {
+	switch e.Status {
+	case 408, 425, 429: // Request Timeout, Too Early, Too Many Requests
 		return false
 	}
-	return e.status >= 300 && e.status <= 499
+	return e.Status >= 300 && e.Status <= 499
 }
 
+// post delivers e to w within timeout.
 func (s *Service) post(ctx context.Context, w *Webhook, e Event, timeout time.Duration) error {
-	body := EncodeEvent(e)
+	if s.outbound == nil {
+		return errNoOutbound
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	delivery := e.Queue + ":" + strconv.FormatInt(e.Seq, 10)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "matchmaker-webhook")
-	req.Header.Set(SignatureHeader, Sign(w.Secret, s.now().Unix(), delivery, body))
-	req.Header.Set(EventHeader, string(e.Type))
-	req.Header.Set(DeliveryHeader, delivery)
-	resp, err := s.webhook.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &refusedError{status: resp.StatusCode}
-	}
-	return nil
+	return s.outbound.PostEvent(ctx, *w, e, s.now())
 }

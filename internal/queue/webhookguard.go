@@ -2,13 +2,9 @@ package queue
 
 import (
 	"fmt"
-	"net"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
@@ -115,8 +111,9 @@ func blockedClass(a netip.Addr) string {
 	return ""
 }
 
-// check refuses an internal address that no allowed prefix covers.
-func (p WebhookPolicy) check(a netip.Addr) error {
+// CheckAddr refuses an internal address that no allowed prefix covers: the outbound
+// client's check of every connection it dials.
+func (p WebhookPolicy) CheckAddr(a netip.Addr) error {
 	a = a.WithZone("").Unmap()
 	class := blockedClass(a)
 	if class == "" {
@@ -141,7 +138,7 @@ func (p WebhookPolicy) CheckURL(raw string) error {
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if a, err := netip.ParseAddr(host); err == nil {
-		if err := p.check(a); err != nil {
+		if err := p.CheckAddr(a); err != nil {
 			return apperr.Field("webhook.url", "%s", err)
 		}
 		return nil
@@ -155,7 +152,7 @@ func (p WebhookPolicy) CheckURL(raw string) error {
 		name = "localhost"
 	}
 	if a, internal := internalNames[name]; internal {
-		if err := p.check(a); err != nil {
+		if err := p.CheckAddr(a); err != nil {
 			return apperr.Field("webhook.url", "%s names %s", host, err)
 		}
 	}
@@ -176,32 +173,4 @@ func numericHost(host string) bool {
 		return strings.Trim(digits, "0123456789abcdef") == ""
 	}
 	return strings.Trim(digits, "0123456789") == ""
-}
-
-// Client is the HTTP client for webhooks under the policy: every connection's address is
-// checked when it is dialled, no redirect is followed (a 3xx is a refusal), and no proxy is
-// used.
-func (p WebhookPolicy) Client(timeout time.Duration) *http.Client {
-	dialer := &net.Dialer{
-		Timeout: timeout,
-		Control: func(network, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil {
-				return fmt.Errorf("webhook dial to %q: %w", address, err)
-			}
-			return p.check(ap.Addr())
-		},
-	}
-	return &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{
-			Proxy:               nil,
-			DialContext:         dialer.DialContext,
-			ForceAttemptHTTP2:   true,
-			MaxIdleConns:        16,
-			IdleConnTimeout:     90 * time.Second,
-			TLSHandshakeTimeout: timeout,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
 }

@@ -1,0 +1,128 @@
+// Package outbound is how the ticket queue reaches outside the service, over HTTP: each event
+// to its queue's webhook and each match to be placed to its queue's allocator, signed as
+// queue.Sign says, under the webhook address rule (queue.WebhookPolicy) checked at every
+// connection's dial. It implements queue.Outbound: the queue's domain names the interface
+// and never imports net/http.
+package outbound
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+)
+
+// HTTP sends the queue's outbound requests with one client.
+type HTTP struct {
+	client *http.Client
+}
+
+var _ queue.Outbound = (*HTTP)(nil)
+
+// New sends under policy, each request bounded by timeout.
+func New(policy queue.WebhookPolicy, timeout time.Duration) *HTTP {
+	return &HTTP{client: Client(policy, timeout)}
+}
+
+// WithClient sends with c, which is trusted to check the addresses it reaches itself.
+func WithClient(c *http.Client) *HTTP { return &HTTP{client: c} }
+
+// Client is the HTTP client for webhooks and allocators under policy: every connection's
+// address is checked when it is dialled (a name that resolved to a public address when the
+// queue was defined may resolve to an internal one later), no redirect is followed (a 3xx is
+// a refusal: it could point the signed body at an internal address), and no proxy is used
+// (the check would see the proxy's address, not the receiver's).
+func Client(policy queue.WebhookPolicy, timeout time.Duration) *http.Client {
+	dialer := &net.Dialer{
+		Timeout: timeout,
+		Control: func(network, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("webhook dial to %q: %w", address, err)
+			}
+			return policy.CheckAddr(ap.Addr())
+		},
+	}
+	return &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			Proxy:               nil,
+			DialContext:         dialer.DialContext,
+			ForceAttemptHTTP2:   true,
+			MaxIdleConns:        16,
+			IdleConnTimeout:     90 * time.Second,
+			TLSHandshakeTimeout: timeout,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// PostEvent implements queue.Outbound.
+func (h *HTTP) PostEvent(ctx context.Context, w queue.Webhook, e queue.Event, at time.Time) error {
+	body := queue.EncodeEvent(e)
+	delivery := e.Queue + ":" + strconv.FormatInt(e.Seq, 10)
+	resp, err := h.post(ctx, w.URL, "matchmaker-webhook", body, queue.Sign(w.Secret, at.Unix(), delivery, body), delivery,
+		map[string]string{queue.EventHeader: string(e.Type)})
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return &queue.RefusedError{Status: resp.StatusCode, Text: http.StatusText(resp.StatusCode)}
+	}
+	return nil
+}
+
+// allocatorAnswer is an allocator's 2xx body.
+type allocatorAnswer struct {
+	Connection json.RawMessage `json:"connection"`
+}
+
+// Allocate implements queue.Outbound: the delivery id is the match id, the same on every
+// retry, so that an allocator can answer a retry with the server it already gave.
+func (h *HTTP) Allocate(ctx context.Context, a queue.Allocator, p queue.Proposal, at time.Time) (json.RawMessage, error) {
+	body := queue.EncodeAllocation(p)
+	resp, err := h.post(ctx, a.URL, "matchmaker-allocator", body, queue.Sign(a.Secret, at.Unix(), p.Match.ID, body), p.Match.ID, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("the allocator answered %s", resp.Status)
+	}
+	var ans allocatorAnswer
+	if err := json.Unmarshal(b, &ans); err != nil {
+		return nil, fmt.Errorf("the allocator's answer is not JSON: %w", err)
+	}
+	return queue.CheckConnection(ans.Connection)
+}
+
+// post sends one signed JSON request.
+func (h *HTTP) post(ctx context.Context, url, agent string, body []byte, signature, delivery string, headers map[string]string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", agent)
+	req.Header.Set(queue.SignatureHeader, signature)
+	req.Header.Set(queue.DeliveryHeader, delivery)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return h.client.Do(req)
+}
