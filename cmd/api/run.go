@@ -22,6 +22,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/lineproto"
 	"github.com/matchmakerhq/matchmaker/internal/metrics"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/outbound"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -325,7 +326,9 @@ func newServices(cfg config, registry *prometheus.Registry, rawStore ratings.Sto
 	queueStore = queue.Guarded(queueStore, cfg.StoreTimeout, storeCalls.Observer("queue-"+queueStore.Name()))
 	queues := queue.NewService(queue.Deps{Store: queueStore, Ratings: svc, Matcher: queue.TickPass{},
 		Config: queue.Config{Retention: cfg.QueueRetention, CreateTimeout: cfg.StoreTimeout,
-			WebhookMaxAttempts: cfg.WebhookMaxAttempts, WebhookMaxAge: cfg.WebhookMaxAge, WebhookAllow: cfg.WebhookAllow}, Logger: logger, Metrics: queue.NewMetrics(registry)})
+			WebhookMaxAttempts: cfg.WebhookMaxAttempts, WebhookMaxAge: cfg.WebhookMaxAge, WebhookAllow: cfg.WebhookAllow},
+		Outbound: outbound.New(queue.WebhookPolicy{Allow: cfg.WebhookAllow}, queue.DefaultWebhookTimeout),
+		Logger:   logger, Metrics: queue.NewMetrics(registry)})
 	return svc, queues
 }
 

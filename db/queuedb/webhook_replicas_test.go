@@ -16,6 +16,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/db/queuedb"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/outbound"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -73,11 +74,13 @@ func TestQueueWebhookOnceAcrossLeaders(t *testing.T) {
 
 	svcs := make([]*queue.Service, 2)
 	for i, st := range stores {
+		allow := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		svcs[i] = queue.NewService(queue.Deps{Store: st, Matcher: queue.TickPass{},
-			Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
-			Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)).With("replica", i),
+			Outbound: outbound.New(queue.WebhookPolicy{Allow: allow}, queue.DefaultWebhookTimeout),
+			Ratings:  ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
+			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)).With("replica", i),
 			Config: queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 50 * time.Millisecond,
-				WebhookAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
+				WebhookAllow: allow}})
 	}
 	ctx := testCtx(t)
 	q := queue.DefaultQueue("duel")

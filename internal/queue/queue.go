@@ -12,6 +12,11 @@
 // matched only if it is still searching, with their events. No player is ever matched twice,
 // even if two replicas believe they lead a queue for a moment: the conditional write, not the
 // leadership, is what guarantees it.
+//
+// What happens to a ticket (searching, proposed, placing, matched, expired, cancelled, and
+// back to searching) is decided in one place, lifecycle.go, which both stores ask and neither
+// repeats. The service's HTTP goes through Outbound (package outbound), and its schedule runs
+// on one clock (Deps.Clock).
 package queue
 
 import (

@@ -34,6 +34,10 @@ type Matcher interface {
 	Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, error)
 }
 
+// DefaultWebhookTimeout bounds one webhook delivery or allocation request unless
+// Config.WebhookTimeout says otherwise.
+const DefaultWebhookTimeout = 5 * time.Second
+
 // Config tunes the service; zero fields take the defaults.
 type Config struct {
 	// MaxWait caps a long-poll (GET /v1/tickets/{id}?wait_s=N). Default 60 s.
@@ -44,7 +48,7 @@ type Config struct {
 	// QueueRefresh is how often the tick loop re-reads the queue definitions, so a queue made
 	// on another replica starts ticking here. Default 2 s.
 	QueueRefresh time.Duration
-	// WebhookTimeout bounds one webhook delivery. Default 5 s.
+	// WebhookTimeout bounds one webhook delivery. Default DefaultWebhookTimeout.
 	WebhookTimeout time.Duration
 	// WebhookBackoff is the pause after a failed delivery, doubled after each failure of the
 	// same event up to 60 times it. Default 1 s.
@@ -75,7 +79,7 @@ func (c Config) withDefaults() Config {
 	c.MaxWait = cmp.Or(c.MaxWait, 60*time.Second)
 	c.Retention = max(cmp.Or(c.Retention, time.Hour), 10*time.Minute)
 	c.QueueRefresh = cmp.Or(c.QueueRefresh, 2*time.Second)
-	c.WebhookTimeout = cmp.Or(c.WebhookTimeout, 5*time.Second)
+	c.WebhookTimeout = cmp.Or(c.WebhookTimeout, DefaultWebhookTimeout)
 	c.WebhookBackoff = cmp.Or(c.WebhookBackoff, time.Second)
 	c.WebhookMaxAttempts = cmp.Or(c.WebhookMaxAttempts, 20)
 	c.WebhookMaxAge = cmp.Or(c.WebhookMaxAge, time.Hour)
