@@ -1,0 +1,284 @@
+package queue
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+)
+
+// The Service's tickets: creation with the players' ratings, reads and long-polls, cancels,
+// matches.
+
+// CreateTicket validates a ticket request against its queue, resolves each player's rating
+// (inline, else stored in the queue's context, else the default), and stores the ticket
+// searching, committed before it returns. replayed says the Idempotency-Key named a ticket
+// made earlier with the same request. Faults name the fields of POST
+// /v1/queues/{name}/tickets' body: players[i].id, latencies_ms, ttl_s, ...
+func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool, error) {
+	if err := ratings.ValidateName(nt.Queue); err != nil {
+		return Ticket{}, false, apperr.Field("name", "%s", err)
+	}
+	if nt.IdempotencyKey != "" {
+		if err := ratings.ValidateID(nt.IdempotencyKey); err != nil {
+			return Ticket{}, false, apperr.Field("Idempotency-Key", "%s", err)
+		}
+	}
+	ctx, cancel := s.createContext(ctx)
+	defer cancel()
+	q, err := s.definition(ctx, nt.Queue)
+	if err != nil {
+		return Ticket{}, false, err
+	}
+	if err := checkGameType(ctx, q); err != nil {
+		return Ticket{}, false, err
+	}
+	if err := nt.validate(q); err != nil {
+		return Ticket{}, false, err
+	}
+	if err := s.checkSearchingCap(ctx, q); err != nil {
+		return Ticket{}, false, err
+	}
+	players, err := s.resolveRatings(ctx, q, nt.Players)
+	if err != nil {
+		return Ticket{}, false, err
+	}
+	now := s.now().UTC()
+	ttl := cmp.Or(nt.TTL, q.TicketTTL)
+	t := Ticket{
+		ID: newID("tk-"), Queue: q.Name, Status: Searching, Players: players, Latencies: nt.Latencies,
+		Attributes: nt.Attributes, CreatedAt: now, ExpiresAt: now.Add(ttl), UpdatedAt: now,
+		IdempotencyKey: nt.IdempotencyKey, BodyHash: nt.fingerprint(), Owner: owner(ctx),
+	}
+	return s.estimated(ctx)(s.storeTicket(ctx, t, func(player string) string {
+		if i := slices.IndexFunc(nt.Players, func(p NewPlayer) bool { return p.ID == player }); i >= 0 {
+			return "players[" + strconv.Itoa(i) + "].id"
+		}
+		return "players"
+	}))
+}
+
+// storeTicket stores a new ticket; a player already searching is a Conflict naming the field
+// fieldOf gives for him.
+func (s *Service) storeTicket(ctx context.Context, t Ticket, fieldOf func(player string) string) (Ticket, bool, error) {
+	stored, replayed, err := s.store.CreateTicket(ctx, t)
+	var se *SearchingError
+	if errors.As(err, &se) {
+		if holder, gerr := s.store.GetTicket(ctx, se.TicketID); gerr == nil && !mayAccess(ctx, holder) {
+			// Another key's ticket: the conflict is told, not which ticket it is.
+			msg := "player " + se.PlayerID + " is already searching in this queue, in another API key's ticket"
+			return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: msg,
+				Fields: []apperr.FieldError{{Field: fieldOf(se.PlayerID), Message: "is already searching in another API key's ticket"}}}
+		}
+		return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: se.Error(), Err: err,
+			Fields: []apperr.FieldError{{Field: fieldOf(se.PlayerID), Message: "is already searching in ticket " + se.TicketID}}}
+	}
+	var conflict *apperr.Error
+	if t.IdempotencyKey != "" && errors.As(err, &conflict) && conflict.Code == apperr.Conflict && len(conflict.Fields) == 0 {
+		// The store's other conflict: the key was used for another request.
+		return Ticket{}, false, &apperr.Error{Code: apperr.Conflict, Message: conflict.Message, Err: err,
+			Fields: []apperr.FieldError{{Field: "Idempotency-Key", Message: "was used for another ticket request"}}}
+	}
+	if err == nil {
+		s.ticketQueues.remember(stored.ID, stored.Queue)
+	}
+	if err == nil && !replayed {
+		s.metrics.ticketCreated(t.Queue)
+		if t.Backfill != nil {
+			s.metrics.backfillCreated(t.Queue)
+		}
+	}
+	return stored, replayed, err
+}
+
+// resolveRatings gives each player its inline rating, else its stored one in the queue's
+// context (a weight on the matchmaking scale), else the default.
+func (s *Service) resolveRatings(ctx context.Context, q Queue, in []NewPlayer) ([]Player, error) {
+	out := make([]Player, len(in))
+	var ask []ratings.Participant
+	var where []int
+	for i, p := range in {
+		out[i] = Player{ID: p.ID, Rating: ratings.DefaultMatchRating, Source: RatingDefault, Roles: p.Roles}
+		if p.Rating != nil {
+			out[i].Rating, out[i].Source = *p.Rating, RatingInline
+			continue
+		}
+		ask = append(ask, ratings.Participant{ID: p.ID})
+		where = append(where, i)
+	}
+	if len(ask) == 0 {
+		return out, nil
+	}
+	c, err := s.ratings.Context(ctx, q.GameType, q.Mutators)
+	if err != nil {
+		return nil, err
+	}
+	weights, err := s.ratings.Weights(ctx, c, ask)
+	if err != nil {
+		return nil, err
+	}
+	for k, w := range weights {
+		if w.Rated {
+			out[where[k]].Rating, out[where[k]].Source = w.Value*ratings.MatchRatingScale, RatingStored
+		}
+	}
+	return out, nil
+}
+
+// GetTicket returns a ticket. With wait > 0 and the ticket searching, it waits until the
+// ticket's status changes or wait passes (at most MaxWait), then answers what it is. A
+// searching ticket carries its EstimatedWait.
+func (s *Service) GetTicket(ctx context.Context, id string, wait time.Duration) (Ticket, error) {
+	return s.GetTicketWhile(ctx, id, wait, "")
+}
+
+// GetTicketWhile is GetTicket whose wait lasts while the ticket's status is known, the status
+// the caller last saw (GET /v1/tickets/{id}?status=): a ticket already in another is answered
+// at once. A caller that knows nothing waits for a change from the status the ticket has when
+// the request comes (known ""); one that follows a ticket from answer to answer must say
+// what it saw, or a change between two requests (searching to proposed, which needs its
+// answer before accept_by) would hold the next until the change after.
+func (s *Service) GetTicketWhile(ctx context.Context, id string, wait time.Duration, known Status) (Ticket, error) {
+	t, err := s.getTicket(ctx, id, wait, known)
+	if err == nil && !mayRead(ctx, t) {
+		return Ticket{}, noTicket(id)
+	}
+	if err == nil {
+		s.estimate(ctx, &t)
+	}
+	return t, err
+}
+
+func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration, known Status) (Ticket, error) {
+	if err := ratings.ValidateID(id); err != nil {
+		return Ticket{}, apperr.Field("id", "%s", err)
+	}
+	queue, ok := s.ticketQueues.lookup(id)
+	if !ok {
+		// A ticket made on another replica: while this one follows a single queue (most
+		// deployments have few), that is the likely one, and a right guess saves a read.
+		queue, ok = s.feeds.onlyQueue()
+	}
+	var t Ticket
+	var err error
+	if ok && wait > 0 {
+		// The queue is known or guessed: the watch starts before the one read of the ticket.
+		var done bool
+		if t, err, done = s.waitInQueue(ctx, id, queue, wait, known, true); done {
+			return t, err
+		}
+	}
+	switch {
+	case t.ID == "":
+		t, err = s.readableTicket(ctx, id)
+	case !mayRead(ctx, t): // read in another queue than the guess
+		return Ticket{}, noTicket(t.ID)
+	}
+	if err != nil || wait <= 0 || !waitable(t.Status) || known != "" && t.Status != known {
+		return t, err
+	}
+	s.ticketQueues.remember(t.ID, t.Queue)
+	if t2, err, done := s.waitInQueue(ctx, id, t.Queue, wait, t.Status, false); done {
+		return t2, err
+	}
+	return t, nil // moved to another queue meanwhile: purged and made again, a new ticket
+}
+
+// waitInQueue waits, at most wait, for the next event of ticket id in its queue after a
+// status: known, or the one the ticket has when the watch begins. The ticket is read after
+// the watch begins: a change before it is in what the read returns, and every later one is
+// an event the queue's feed hands the watch, with the ticket. done false: the ticket is not
+// in that queue (t is the ticket as read), or guessed (a remembered queue, or the one this
+// replica follows) names a queue whose feed cannot start (it was deleted): the caller reads
+// the ticket to learn its queue.
+func (s *Service) waitInQueue(ctx context.Context, id, queue string, wait time.Duration, known Status, guessed bool) (_ Ticket, _ error, done bool) {
+	wctx, cancel := context.WithTimeout(ctx, min(wait, s.cfg.MaxWait))
+	defer cancel()
+	f, err := s.feeds.acquire(wctx, queue)
+	switch {
+	case err != nil && ctx.Err() == nil && wctx.Err() != nil:
+		t, err := s.readableTicket(ctx, id)
+		return t, err, true
+	case err != nil && guessed && ctx.Err() == nil:
+		return Ticket{}, nil, false
+	case err != nil:
+		return Ticket{}, err, true
+	}
+	defer s.feeds.release(f)
+	watch := s.feeds.watchTicket(f, id)
+	defer s.feeds.unwatch(f, id, watch)
+	t, err := s.store.GetTicket(ctx, id)
+	switch {
+	case err != nil:
+		return t, err, true
+	case t.Queue != queue:
+		return t, nil, false // the caller waits in its queue, from this read
+	case !mayRead(ctx, t):
+		return Ticket{}, noTicket(t.ID), true
+	case !waitable(t.Status) || known != "" && t.Status != known:
+		return t, nil, true
+	}
+	select {
+	case <-watch.done:
+		if watch.read {
+			return watch.ticket.Clone(), nil, true // shared by the ticket's long-polls
+		}
+	case <-wctx.Done():
+		if ctx.Err() != nil {
+			return Ticket{}, apperr.Wrap(apperr.Unavailable, ctx.Err(), "the request ended while waiting"), true
+		}
+		return t, nil, true // the feed brought no event of the ticket: as read after the watch began
+	}
+	t, err = s.store.GetTicket(ctx, id)
+	return t, err, true
+}
+
+// CancelTicket cancels a searching ticket (a cancelled one stays so; a matched one is a
+// Conflict).
+func (s *Service) CancelTicket(ctx context.Context, id string) (Ticket, error) {
+	if err := ratings.ValidateID(id); err != nil {
+		return Ticket{}, apperr.Field("id", "%s", err)
+	}
+	before, err := s.ownedTicket(ctx, id)
+	if err != nil {
+		return Ticket{}, err
+	}
+	t, err := s.store.CancelTicket(ctx, id, s.now().UTC())
+	if err == nil && before.Status == Proposed && t.Reason == ReasonCancelled {
+		s.metrics.proposalResolved(t.Queue, ProposalDeclined) // the cancel dissolved its proposal
+	}
+	return t, err
+}
+
+// GetMatch returns a match the queue made.
+func (s *Service) GetMatch(ctx context.Context, id string) (Match, error) {
+	if err := ratings.ValidateID(id); err != nil {
+		return Match{}, apperr.Field("id", "%s", err)
+	}
+	return s.store.GetMatch(ctx, id)
+}
+
+// createContext bounds a creation's store work as a whole by Config.CreateTimeout.
+func (s *Service) createContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.cfg.CreateTimeout > 0 {
+		return context.WithTimeout(ctx, s.cfg.CreateTimeout)
+	}
+	return ctx, func() {}
+}
+
+// newID returns prefix and 26 characters of base32 randomness (130 bits): unique without
+// coordination between replicas, and a valid id by ratings.ValidateID.
+func newID(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return prefix + idEncoding.EncodeToString(b[:])
+}
+
+var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
