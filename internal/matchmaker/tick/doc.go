@@ -13,7 +13,10 @@
 //   - latency: a match is played in a region within every one of its tickets' current
 //     limits, the one with the smallest worst latency;
 //   - parties: a match is of whole tickets, a party on one team; the teams are the most
-//     even split of the chosen tickets (exact, parties as groups);
+//     even split of the chosen tickets (exact, parties as groups), and with parties in a
+//     queue of two teams the tickets are chosen for that split: an uneven pick looks ahead
+//     to the most even match of the anchor's nearest candidates, and a match more uneven
+//     than the balance (matchrules.DefaultBalance) waits for a better set;
 //   - rules: ticket attributes and a queue's rules (equal, intersect, distance,
 //     team_balance, party_mix), each binding a ticket until its optional_after_s, with
 //     tolerances by wait; the matches report the values they agreed on, and each ticket left

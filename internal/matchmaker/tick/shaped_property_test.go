@@ -222,6 +222,11 @@ func (r *shapedRef) splitBroken(s, team, mins []int) string {
 			}
 		}
 	}
+	// The default balance: two teams, no team_balance rule, a party in the match.
+	balanced := len(r.cfg.Shape) != 2 || slices.ContainsFunc(r.cfg.Rules, func(x matchrules.Rule) bool { return x.Kind == matchrules.RuleTeamBalance })
+	if !balanced && w.holdsParty(s) && hi-lo > matchrules.DefaultBalance*w.interval(s[0])+1e-9*(1+math.Abs(r.mean(s[0]))) {
+		return "the balance"
+	}
 	return ""
 }
 

@@ -46,7 +46,8 @@ const (
 const MaxRules = 16
 
 // DefaultBalance bounds the team-average difference of a match that holds a party, in a
-// queue without a team_balance rule, as a fraction of its anchor's current interval: a
+// queue of two teams (TeamSize, or a shape of two) without a team_balance rule, as a
+// fraction of its anchor's current interval: a
 // match more uneven than that is turned down and its anchor waits for a better set (saying
 // so as the teams, WaitTeams), until its wait has widened the interval, and with it the
 // bound, enough. A match of solo players is not bound: its split has the most freedom, and

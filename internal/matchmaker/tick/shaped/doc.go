@@ -7,8 +7,9 @@
 // walks; serve.go serves an anchor (its walk, the exhaustive search, why it waits, the
 // match made); group.go is the group of tickets a walk grows and what may join it;
 // fill.go the exact test that a group's parties and roles can fill the teams; split.go
-// splits a group into the teams; parallel.go serves the partitions of an equal rule on
-// every core; buffers.go keeps the arrays from one pass to the next.
+// splits a group into the teams; balance.go looks ahead to a more even match and keeps the
+// balance; parallel.go serves the partitions of an equal rule on every core; buffers.go
+// keeps the arrays from one pass to the next.
 //
 // Each live ticket, oldest first, anchors a search as in the two-team pass: the candidates
 // acceptable to it (mutual interval, a common region within every limit, its value of each
@@ -24,6 +25,18 @@
 // did not serve is searched exhaustively, so on small queues a match is missed only when
 // none exists; larger ones may wait where some other choice of candidates would have made a
 // match (their walk keeps the nearest in rating).
+//
+// Parties in a shape of two teams without a team_balance rule: the first full group of an
+// anchor that holds a party and whose split spreads the teams' averages by more than
+// evenEnough of the anchor's interval is not made at once: its candidates, those walked and
+// the next ones (lookAheadTickets in all), are searched for the full match that keeps every
+// rule with the least spread (lookAheadSplits splits at most, nearest first), which is made
+// instead when it is more even. A match that holds a party and spreads the averages by more
+// than matchrules.DefaultBalance of the anchor's interval is turned down (the anchor waits on
+// the teams); when no full match of the candidates the search held (all of those within the
+// interval) keeps it, the walk ends, and a match at the minimum sizes is left to the
+// exhaustive search. Shapes of more teams keep their splits' spreads: a queue bounds them
+// with a team_balance rule.
 //
 // A pass of parallelMin tickets or more uses up to GOMAXPROCS goroutines: with rules or
 // roles to read, the tickets are checked and read in sweeps over their parts (at most

@@ -24,7 +24,7 @@ func (s *shaper) serve(a int32) {
 	s.mins = mins
 	g := s.resetGroup(&s.walkGroup, a)
 	s.candidates = s.candidates[:0]
-	s.turnedDown, s.turnDowns = matchpool.Wait{}, 0
+	s.turnedDown, s.turnDowns, s.lookedAhead, s.exhausted = matchpool.Wait{}, 0, false, false
 	stages := &s.stages
 	stages.reset(stageRules + len(s.rules))
 	left, right := s.nodes[a].prev, s.nodes[a].next
@@ -54,11 +54,11 @@ func (s *shaper) serve(a int32) {
 		if g.players < capacity {
 			continue
 		}
-		if s.tryMatch(g, mins, true) {
+		if s.tryFullMatch(a, g, mins, left, right) {
 			return
 		}
 		g = s.regroup(a, g.members[1:len(g.members)-1]) // without the last: its split failed
-		if s.turnDowns >= maxTurnDowns {
+		if s.turnDowns >= maxTurnDowns || s.exhausted {
 			break
 		}
 	}
@@ -149,17 +149,7 @@ func (s *shaper) regroup(a int32, members []int32) *group {
 // tryMatch splits the group and makes its match, or records the rule that turned it down.
 func (s *shaper) tryMatch(g *group, mins []int, full bool) bool {
 	team, exact, ok, turned := s.splitGroup(g.members, mins, full)
-	if !ok {
-		if turned.Rule != "" {
-			s.turnDowns++
-			if s.turnedDown.Rule == "" {
-				s.turnedDown = turned
-			}
-		}
-		return false
-	}
-	s.makeMatch(g, team, exact)
-	return true
+	return s.made(g, team, exact, ok, turned)
 }
 
 // exhaustive searches every subset of the anchor's acceptable candidates (s.candidates, nearest

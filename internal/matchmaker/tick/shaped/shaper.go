@@ -26,6 +26,7 @@ func Run(tickets []matchpool.Ticket, now float64, cfg *matchrules.Config) (match
 		return matchpool.Result{}, err
 	}
 	s.aggregateRoles()
+	s.keepsBalance = len(cfg.Shape) == 2 && !slices.ContainsFunc(cfg.Rules, func(r matchrules.Rule) bool { return r.Kind == matchrules.RuleTeamBalance })
 	s.link()
 	s.serveAll()
 	return s.result(), nil
@@ -83,6 +84,7 @@ type shaper struct {
 	ticketTypes fillTypes // the tickets' types (sticket.fillType)
 
 	shapePlayers int  // the shape's players, Σ sizes (capacity)
+	keepsBalance bool // two teams without a team_balance rule: the default balance binds (balance.go)
 	joined       bool // waits holds the forks' waits of the tickets still waiting (join)
 	touched      int  // touch's sum, kept so that the reads are not dropped
 
@@ -128,6 +130,11 @@ type walkState struct {
 	candidates []int32        // its acceptable candidates, nearest first, up to fallbackCandidates+1
 	turnedDown matchpool.Wait // the first split a rule turned down
 	turnDowns  int
+	// the look-ahead's (balance.go): whether the anchor looked ahead, whether that search held
+	// every candidate within its interval and found no match that keeps the balance
+	// (exhausted), its candidates and its most even group
+	lookedAhead, sawEvery, exhausted bool
+	around, bestBuf                  []int32
 }
 
 // sticket is a live ticket of a shaped pass.

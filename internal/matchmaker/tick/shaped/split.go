@@ -172,6 +172,9 @@ func (s *shaper) splitGroup(g []int32, mins []int, full bool) (team []int8, exac
 			return nil, false, false, w
 		}
 	}
+	if w, broken := s.balanceBroken(g, sp.spread); broken {
+		return nil, false, false, w
+	}
 	return sp.team, exact, true, matchpool.Wait{}
 }
 
