@@ -54,6 +54,10 @@ type Kalman struct {
 	// SkillSD is a newcomer's skill uncertainty, SkillDrift how much it grows before each
 	// match the participant plays (standard deviations, logit units as NS2's skill).
 	SkillSD, SkillDrift float64
+	// SkillDriftPerDay is how much it grows a day between the participant's matches (a
+	// variance of SkillDriftPerDay^2 a day, from Rating.LastPlayed to the result's EndedAt):
+	// a player back after months moves fast, and an idle one's conservative rating sinks.
+	SkillDriftPerDay float64
 	// OffsetSD is the prior uncertainty of a side offset, OffsetDrift its growth per match.
 	OffsetSD, OffsetDrift float64
 	// CommanderSD and CommanderDrift are the same for commander skills.
@@ -66,6 +70,13 @@ type Kalman struct {
 	// ScalePrior is the weight of the temperature's prior (1), in units of the current
 	// result's weight.
 	ScalePrior float64
+	// The smurf detector: a participant in his first SmurfGames results is tested, result by
+	// result, for being SmurfGap (logits) better than rated (Rating.Surprise, a CUSUM of the
+	// log-likelihood ratio); above SmurfLLR he is suspected (SuspectedSmurf), and before each
+	// match his skill's variance is raised back to at least the newcomers' (SkillSD^2), so that
+	// he reaches his level in fewer games. SmurfGames 0 turns it off.
+	SmurfGames         int
+	SmurfGap, SmurfLLR float64
 	// SizeExponent weighs the players' terms of a match of n a side (skills, offsets, B, the
 	// newcomers' mean) by (n/2)^SizeExponent in the logit: see sizeScale.
 	SizeExponent float64
@@ -75,8 +86,9 @@ type Kalman struct {
 
 // DefaultKalman returns the model with its default parameters.
 func DefaultKalman() Kalman {
-	return Kalman{BaseSkill: 4, BasePrior: 0.3, SkillSD: 2, SkillDrift: 0.1, OffsetSD: 0.3, CommanderSD: 1,
-		CommanderDrift: 0.05, NewcomerPrior: 1, ScalePrior: DefaultScalePrior, BiasPrior: DefaultBiasPrior, SizeExponent: 0.5}
+	return Kalman{BaseSkill: 4, BasePrior: 0.3, SkillSD: 2, SkillDrift: 0.1, SkillDriftPerDay: 0.02, OffsetSD: 0.3, CommanderSD: 1,
+		CommanderDrift: 0.05, NewcomerPrior: 1, ScalePrior: DefaultScalePrior, BiasPrior: DefaultBiasPrior, SizeExponent: 0.5,
+		SmurfGames: 30, SmurfGap: 4, SmurfLLR: 3}
 }
 
 // Name is "ns2-kalman".
@@ -93,7 +105,8 @@ func (m Kalman) Validate() error {
 		param{"offset_sd", m.OffsetSD, false}, param{"offset_drift", m.OffsetDrift, false},
 		param{"commander_sd", m.CommanderSD, false}, param{"commander_drift", m.CommanderDrift, false},
 		param{"newcomer_prior", m.NewcomerPrior, true}, param{"noise", m.Noise, false}, param{"scale_prior", m.ScalePrior, true},
-		param{"bias_prior", m.BiasPrior, true}, param{"size_exponent", m.SizeExponent, false})
+		param{"bias_prior", m.BiasPrior, true}, param{"size_exponent", m.SizeExponent, false},
+		param{"smurf_gap", m.SmurfGap, false}, param{"smurf_llr", m.SmurfLLR, false}, param{"smurf_games", float64(m.SmurfGames), false})
 }
 
 // kalmanTerm is one Gaussian term of the prediction during an update.
@@ -136,8 +149,12 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 			fresh += ts * w
 		}
 		presence += ts * w
+		skillVar := drifted(b.Sigma, m.SkillSD, m.SkillDrift, u.Share) + idle(m.SkillDriftPerDay, r.idleDays(b.LastPlayed), u.Share)
+		if u.Share > 0 && m.SuspectedSmurf(*b) {
+			skillVar = max(skillVar, m.SkillSD*m.SkillSD)
+		}
 		t := [3]kalmanTerm{
-			{ts * w, drifted(b.Sigma, m.SkillSD, m.SkillDrift, u.Share)},
+			{ts * w, skillVar},
 			{sigma0 * w, drifted(b.OffsetSigma, m.OffsetSD, m.OffsetDrift, u.Share)},
 			{ts * u.CommandShare, drifted(b.CommanderSigma, m.CommanderSD, m.CommanderDrift, u.CommandShare)},
 		}
@@ -165,10 +182,13 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 			*mean += k.v * k.x * d
 			*sd = math.Sqrt(k.v * max(1-k.v*k.x*k.x*shrink, 0))
 		}
+		if a.Games < m.SmurfGames && t[0].x != 0 {
+			a.Surprise = max(0, a.Surprise+m.smurfEvidence(mean, v, t[0], g))
+		}
 		step(&a.Skill, &a.Sigma, t[0])
 		step(&a.Offset, &a.OffsetSigma, t[1])
 		step(&a.Commander, &a.CommanderSigma, t[2])
-		a.Games++
+		a.played(&r)
 		u.After = a
 	}
 
@@ -207,6 +227,43 @@ func drifted(sd, prior, drift, w float64) float64 {
 		return sd*sd + drift*drift
 	}
 	return sd * sd
+}
+
+// SuspectedSmurf reports whether a rating's results so far say its participant is far better
+// than rated: Surprise above SmurfLLR, in his first SmurfGames results.
+func (m Kalman) SuspectedSmurf(r Rating) bool {
+	return m.SmurfGames > 0 && r.Games < m.SmurfGames && r.Surprise > m.SmurfLLR
+}
+
+// smurfEvidence is one result's log-likelihood ratio for a participant whose skill term is k
+// (in a logit of mean and variance v, outcome g for team 0): the probability of the outcome
+// were his skill SmurfGap higher, over its probability as rated.
+func (m Kalman) smurfEvidence(mean, v float64, k kalmanTerm, g float64) float64 {
+	s := math.Sqrt(1 + math.Pi*v/8)
+	p, q := sigmoid(mean/s), sigmoid((mean+k.x*m.SmurfGap)/s)
+	if g == 0.5 {
+		return 0.5 * (math.Log(q/p) + math.Log((1-q)/(1-p)))
+	}
+	if g == 0 {
+		p, q = 1-p, 1-q
+	}
+	return math.Log(q / p)
+}
+
+// idle is the variance a skill gains over days without a match at perDay a day, when the
+// participant took part (w > 0).
+func idle(perDay, days, w float64) float64 {
+	if w > 0 && days > 0 {
+		return perDay * perDay * days
+	}
+	return 0
+}
+
+// IdleSigma is a skill's uncertainty at now (Unix seconds) for a rating last played at
+// LastPlayed: its Sigma (or prior, when 0) grown by the idle drift of the days between. It
+// is what a read of the rating shows, so that an idle player's conservative rating sinks.
+func (m Kalman) IdleSigma(r Rating, now int64) float64 {
+	return Ranking{PriorSigma: m.SkillSD, DriftSq: m.SkillDriftPerDay * m.SkillDriftPerDay, Now: now}.Sigma(r)
 }
 
 // assumedDensity updates the belief x ~ N(mean, v) about team 0's logit by the outcome g,

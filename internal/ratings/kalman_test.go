@@ -253,7 +253,7 @@ func TestKalmanAbsentAndDraw(t *testing.T) {
 	for _, u := range o.Updates {
 		switch u.Participant.ID {
 		case "ghost":
-			if want := (Rating{Skill: 2, Sigma: 1, Games: 6}); u.After != want {
+			if want := (Rating{Skill: 2, Sigma: 1, Games: 6, SeasonGames: 1}); u.After != want {
 				t.Errorf("absent participant: %+v, want %+v", u.After, want)
 			}
 		default:

@@ -135,9 +135,17 @@ func (s *MemoryStore) rebuild(gameType string, replay ReplayFunc, progress func(
 		ms = slices.DeleteFunc(slices.Clone(ms), func(m *memMatch) bool { return m == skip })
 	}
 	tell("replaying", 0, len(ms))
-	states, err := replay(s.policy.Clone(), nil, func(yield func(Result) bool) {
+	var seasons []Season
+	for _, list := range s.seasons {
+		for _, se := range list {
+			if se.Context.GameType == gameType {
+				seasons = append(seasons, *se)
+			}
+		}
+	}
+	states, resets, err := ReplayWithResets(s.policy.Clone(), replay, seasons, func(yield func(int64, Result) bool) {
 		for _, m := range ms {
-			if !yield(cloneResult(m.result)) {
+			if !yield(m.seq, cloneResult(m.result)) {
 				return
 			}
 		}
@@ -181,6 +189,11 @@ func (s *MemoryStore) rebuild(gameType string, replay ReplayFunc, progress func(
 			}
 		}
 		s.contexts[st.Context.Key()] = mc
+	}
+	for _, se := range resets {
+		if stored := s.findSeason(se.Context, se.Name); stored != nil {
+			stored.ResetMean = se.ResetMean
+		}
 	}
 	tell("writing", rep.Ratings, rep.Ratings)
 	return rep, nil

@@ -23,6 +23,10 @@ type MemoryStore struct {
 	matches  map[string]*memMatch   // by match id
 	history  map[string][]*memMatch // by game type, in the order accepted
 	tunings  map[string]Tuning      // by Context.Key
+	seq      int64                  // the last result's number in the order accepted
+
+	seasons   map[string][]*Season  // by Context.Key, in the order defined
+	standings map[string][]Standing // by seasonKey, best first
 }
 
 // memContext is what the store knows of one rating context.
@@ -42,9 +46,13 @@ type memMatch struct {
 	ctx      Context
 	hash     [32]byte
 	response []byte
+	seq      int64 // its number in the order accepted (Season.ResetAfter)
 }
 
-var _ Store = (*MemoryStore)(nil)
+var (
+	_ Store       = (*MemoryStore)(nil)
+	_ SeasonStore = (*MemoryStore)(nil)
+)
 
 // NewMemoryStore returns an empty store whose mutator policy starts as a copy of policy (nil
 // knows no mutator).
@@ -55,6 +63,9 @@ func NewMemoryStore(policy *MutatorPolicy) *MemoryStore {
 		matches:  make(map[string]*memMatch),
 		history:  make(map[string][]*memMatch),
 		tunings:  make(map[string]Tuning),
+
+		seasons:   make(map[string][]*Season),
+		standings: make(map[string][]Standing),
 	}
 }
 
@@ -93,10 +104,11 @@ func (s *MemoryStore) RecordResult(ctx context.Context, req RecordRequest, apply
 	prior := make(map[Participant]Rating, len(ps))
 	var bias BiasTable
 	pair := resultSidePair(*r)
+	seasons := s.resetSeasons(key)
 	if mc != nil {
 		for _, p := range ps {
 			if rt, ok := mc.ratings[p]; ok {
-				prior[p] = rt
+				prior[p] = CatchUp(rt, seasons) // a no-op: ResetSeason resets every rating at once
 			}
 		}
 		if t := mc.bias[pair]; t != nil {
@@ -123,8 +135,9 @@ func (s *MemoryStore) RecordResult(ctx context.Context, req RecordRequest, apply
 		mc = &memContext{ctx: c, ratings: make(map[Participant]Rating), bias: make(map[sidePair]*BiasTable)}
 		s.contexts[key] = mc
 	}
+	epoch := latestEpoch(seasons)
 	for _, u := range o.Updates {
-		mc.ratings[u.Participant] = u.After
+		mc.ratings[u.Participant] = stampSeason(u.After, epoch)
 	}
 	if o.BiasUpdate.Games != 0 || o.BiasUpdate.Wins != 0 {
 		t := mc.bias[pair]
@@ -134,7 +147,8 @@ func (s *MemoryStore) RecordResult(ctx context.Context, req RecordRequest, apply
 		}
 		t.Record(o.BiasUpdate)
 	}
-	m := &memMatch{result: cloneResult(*r), ctxKey: key, ctx: c, hash: req.BodyHash, response: bytes.Clone(resp)}
+	s.seq++
+	m := &memMatch{result: cloneResult(*r), ctxKey: key, ctx: c, hash: req.BodyHash, response: bytes.Clone(resp), seq: s.seq}
 	s.matches[r.MatchID] = m
 	s.history[c.GameType] = append(s.history[c.GameType], m)
 	return Recorded{Context: cloneContext(c), Response: bytes.Clone(resp)}, nil
@@ -192,7 +206,7 @@ func (s *MemoryStore) Leaderboard(ctx context.Context, c Context, limit int, by 
 	if mc != nil {
 		all = make([]RatedParticipant, 0, len(mc.ratings))
 		for p, rt := range mc.ratings {
-			if !p.Bot {
+			if !p.Bot && by.Includes(rt) {
 				all = append(all, RatedParticipant{p, rt})
 			}
 		}

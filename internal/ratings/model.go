@@ -153,6 +153,17 @@ type Rating struct {
 	// the models that keep them; 0 means the prior's.
 	OffsetSigma    float64
 	CommanderSigma float64
+	// LastPlayed is when the participant's last match ended, in Unix seconds (Result.EndedAt);
+	// 0 when no result of his carried a time.
+	LastPlayed int64
+	// Season is the epoch of the last season reset the rating had (Season.Epoch; 0: none),
+	// SeasonGames the results the participant was listed in since.
+	Season      int64
+	SeasonGames int
+	// Surprise is a newcomer's evidence of being far better than his rating (Kalman's smurf
+	// detector): the log-likelihood ratio of his first results, were he SmurfGap better, to
+	// as rated, summed and floored at 0 (a CUSUM). Never negative.
+	Surprise float64
 }
 
 // Weight is the 0..100 weight used by team splits and the line protocol:
@@ -258,10 +269,18 @@ func (m NS2) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outc
 			a.CommanderG += gc * gc
 			a.Commander += (m.Constant + m.Adagrad/math.Sqrt(a.CommanderG+m.Epsilon)) * gc
 		}
-		a.Games++
+		a.played(&r)
 		u.After = a
 	}
 	return Outcome{WinProbability: [2]float64{served, 1 - served}, Bias: f, Updates: ups, BiasUpdate: entry}, nil
+}
+
+// played counts a result in the rating: its games, its season's games and when it was last
+// played. Every model calls it for every participant of a result.
+func (a *Rating) played(r *Result) {
+	a.Games++
+	a.SeasonGames++
+	a.LastPlayed = r.lastPlayed(a.LastPlayed)
 }
 
 // NS2PriorSigma is the standard deviation of a newcomer's skill that NS2's uncertainty starts

@@ -320,7 +320,7 @@ func TestZeroLengthStayMovesNothingButCountsAGame(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, u := range o.Updates {
-		if u.Participant.ID == "erin" && (u.After != Rating{Games: 1} || u.Share != 0) {
+		if u.Participant.ID == "erin" && (u.After != Rating{Games: 1, SeasonGames: 1} || u.Share != 0) {
 			t.Errorf("erin: %+v", u)
 		}
 	}

@@ -109,7 +109,7 @@ func (m WengLin) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (
 		u.After = u.Before
 		u.After.Skill = players[i].mu - m.Mu
 		u.After.Sigma = players[i].sigma
-		u.After.Games++
+		u.After.played(&r)
 	}
 	entry, _ := r.biasEntry()
 	p0 := sigmoid(z)

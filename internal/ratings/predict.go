@@ -94,11 +94,16 @@ func (s *Service) Predict(ctx context.Context, p Proposal) (Prediction, error) {
 		}
 		bias = pair
 	}
-	pick, err := s.modelsOf(ctx, c.GameType)
+	now := s.clock()
+	rk, err := s.rankerOf(ctx, c, now)
 	if err != nil {
 		return Prediction{}, err
 	}
-	m := pick(c)
+	for p, rt := range stored { // as a result would find them, reset for the season under way
+		stored[p] = CatchUp(rt, rk.seasons)
+	}
+	r.EndedAt = now
+	m := rk.model
 	o, err := m.Apply(stored, bias, r)
 	if err != nil {
 		return Prediction{}, err

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
@@ -20,6 +21,28 @@ type Result struct {
 	DurationS float64
 	Teams     []Team // exactly two
 	Winner    *int   // index into Teams; nil for a draw
+	// EndedAt is when the match ended: the result's ended_at, or when the service accepted it.
+	// Zero for a result stored without one (before round 4): it then carries no time, and the
+	// idle drift (Kalman.SkillDriftPerDay) does not apply to it.
+	EndedAt time.Time `json:",omitzero"`
+}
+
+// idleDays is how many days before r its participant last played, last being the Unix second
+// of the end of his last match (Rating.LastPlayed); 0 when either is unknown, or r came first.
+func (r *Result) idleDays(last int64) float64 {
+	if last == 0 || r.EndedAt.IsZero() {
+		return 0
+	}
+	return max(float64(r.EndedAt.Unix()-last)/86400, 0)
+}
+
+// lastPlayed is a participant's Rating.LastPlayed after r: the end of the later of his last
+// match and r (results may arrive out of order).
+func (r *Result) lastPlayed(last int64) int64 {
+	if r.EndedAt.IsZero() {
+		return last
+	}
+	return max(last, r.EndedAt.Unix())
 }
 
 // Team is one side of a match.
@@ -82,6 +105,9 @@ func (r *Result) Validate() error {
 	}
 	if r.Winner != nil && (*r.Winner < 0 || *r.Winner >= 2) {
 		f.Add("winner", "must be 0 or 1 (a team index), or null for a draw")
+	}
+	if !r.EndedAt.IsZero() && (r.EndedAt.Year() < 1970 || r.EndedAt.Year() > 9999) {
+		f.Add("ended_at", "must be a time from 1970 to 9999")
 	}
 	total := 0
 	for ti, team := range r.Teams {

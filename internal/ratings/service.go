@@ -9,6 +9,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
@@ -22,6 +23,22 @@ type Service struct {
 	store   Store
 	models  *ModelSet
 	tunings tuningCache
+	seasons seasonCache
+	now     func() time.Time
+}
+
+// SetClock makes the service read the time from now (time.Now by default): when a result
+// without ended_at ended, and when a season is due. For tests; call it before any use.
+func (s *Service) SetClock(now func() time.Time) {
+	s.now = now
+	s.tunings.now = now
+}
+
+func (s *Service) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
 }
 
 // NewService returns the service over store, learning with model in every context.
@@ -75,11 +92,19 @@ const (
 // receipt with Replayed set; it carries each update's skill before and after and games, which
 // is what is kept of it.
 type Receipt struct {
-	MatchID  string
-	Context  Context
-	Outcome  Outcome
+	MatchID string
+	Context Context
+	Outcome Outcome
+	// Changes says, for each of Outcome.Updates, what the result did to the participant's
+	// place in the season under way (Change.Ranked nil without one) and whether he is a
+	// suspected smurf.
+	Changes  []Change
 	Replayed bool
 }
+
+// MaxFutureEnd is how far after the service's clock a result's ended_at may be: the game
+// server's clock may be a little ahead.
+const MaxFutureEnd = 5 * time.Minute
 
 // Record learns from one finished match: it validates the result, then, in one store
 // transaction, reads the participants' ratings, applies the context's model (known only once
@@ -93,26 +118,38 @@ func (s *Service) Record(ctx context.Context, r Result) (Receipt, error) {
 	if err := r.CheckPresence(); err != nil {
 		return Receipt{}, err
 	}
+	now := s.clock()
+	fingerprint := r.Fingerprint() // of the result as reported: a replay need not repeat the time it was accepted
+	if r.EndedAt.IsZero() {
+		r.EndedAt = now
+	} else if r.EndedAt.After(now.Add(MaxFutureEnd)) {
+		return Receipt{}, apperr.Field("ended_at", "must not be after the service's clock (%s) by more than %s", now.UTC().Format(time.RFC3339), MaxFutureEnd)
+	}
 	model, err := s.modelsOf(ctx, r.GameType)
 	if err != nil {
 		return Receipt{}, err
 	}
+	rankers, err := s.rankersOf(ctx, r.GameType, now)
+	if err != nil {
+		return Receipt{}, err
+	}
 	var outcome Outcome
-	rec, err := s.store.RecordResult(ctx, RecordRequest{Result: r, BodyHash: r.Fingerprint()},
+	var changes []Change
+	rec, err := s.store.RecordResult(ctx, RecordRequest{Result: r, BodyHash: fingerprint},
 		func(c Context, prior map[Participant]Rating, bias BiasTable) (Outcome, []byte, error) {
 			o, err := model(c).Apply(prior, bias, r)
 			if err != nil {
 				return Outcome{}, nil, err
 			}
-			outcome = o
-			kept, err := encodeReceipt(r.MatchID, c, o)
+			outcome, changes = o, rankers(c).changes(o)
+			kept, err := encodeReceipt(r.MatchID, c, o, changes)
 			return o, kept, err
 		})
 	if err != nil {
 		return Receipt{}, err
 	}
 	if !rec.Replayed {
-		return Receipt{MatchID: r.MatchID, Context: rec.Context, Outcome: outcome}, nil
+		return Receipt{MatchID: r.MatchID, Context: rec.Context, Outcome: outcome, Changes: changes}, nil
 	}
 	receipt, err := decodeReceipt(rec.Response)
 	if err != nil {
@@ -139,12 +176,25 @@ type storedUpdate struct {
 	After  float64 `json:"after"`
 	Weight float64 `json:"weight"`
 	Games  int     `json:"games"`
+	// The season under way (round 4): its name, the tier (or the placement games played and
+	// needed), promoted or demoted; and a suspected smurf.
+	Season         string `json:"season,omitempty"`
+	Tier           string `json:"tier,omitempty"`
+	TierIndex      int    `json:"tier_index,omitempty"`
+	Played         int    `json:"placement_played,omitempty"`
+	Needed         int    `json:"placement_needed,omitempty"`
+	Promoted       bool   `json:"promoted,omitempty"`
+	Demoted        bool   `json:"demoted,omitempty"`
+	SuspectedSmurf bool   `json:"suspected_smurf,omitempty"`
 }
 
-func encodeReceipt(matchID string, c Context, o Outcome) ([]byte, error) {
+func encodeReceipt(matchID string, c Context, o Outcome, changes []Change) ([]byte, error) {
 	kept := storedReceipt{MatchID: matchID, WinProbability: o.WinProbability, Updates: make([]storedUpdate, len(o.Updates))}
 	for i, u := range o.Updates {
 		su := storedUpdate{Team: u.Team, Before: u.Before.Skill, After: u.After.Skill, Weight: u.After.Weight(), Games: u.After.Games}
+		if i < len(changes) {
+			su.keep(changes[i])
+		}
 		if u.Participant.Bot {
 			su.Bot = u.Participant.ID
 		} else {
@@ -164,8 +214,10 @@ func decodeReceipt(b []byte) (Receipt, error) {
 	if err := json.Unmarshal(b, &kept); err != nil {
 		return Receipt{}, err
 	}
-	r := Receipt{MatchID: kept.MatchID, Outcome: Outcome{WinProbability: kept.WinProbability, Updates: make([]Update, len(kept.Updates))}}
+	r := Receipt{MatchID: kept.MatchID, Outcome: Outcome{WinProbability: kept.WinProbability, Updates: make([]Update, len(kept.Updates))},
+		Changes: make([]Change, len(kept.Updates))}
 	for i, su := range kept.Updates {
+		r.Changes[i] = su.change()
 		p := Participant{ID: su.ID}
 		if su.Bot != "" {
 			p = Participant{ID: su.Bot, Bot: true}
@@ -226,6 +278,10 @@ func (r Result) Fingerprint() [sha256.Size]byte {
 		}
 		h.Write(buf)
 		buf = buf[:0]
+	}
+	if !r.EndedAt.IsZero() { // round 4: results without one hash as before
+		buf = append(buf, 't')
+		buf = binary.AppendVarint(buf, r.EndedAt.UnixNano())
 	}
 	h.Write(buf)
 	var sum [sha256.Size]byte

@@ -251,6 +251,7 @@ func TestServiceLearnsEachContextWithItsModel(t *testing.T) {
 		if i%3 == 2 {
 			r.Mutators = []string{"instagib"}
 		}
+		r.EndedAt = time.Date(2026, 3, 1, 12, i, 0, 0, time.UTC) // as the reference applies it
 		rc, err := svc.Record(ctx, r)
 		if err != nil {
 			t.Fatal(err)

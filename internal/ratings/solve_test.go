@@ -3,6 +3,7 @@ package ratings_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
@@ -15,6 +16,9 @@ func TestRebuildSolved(t *testing.T) {
 	store := ratings.NewMemoryStore(nil)
 	svc := ratings.NewService(store, ratings.DefaultModel())
 	h := league.Results(league.Simulate(league.Default(2)))[:400]
+	for i := range h { // the times the replay below sees too
+		h[i].EndedAt = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)
+	}
 	for _, r := range h {
 		if _, err := svc.Record(ctx, r); err != nil {
 			t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"iter"
+	"math"
+	"time"
 )
 
 // Store keeps what the model learns: ratings per context, the side-bias table, the mutator
@@ -38,8 +40,8 @@ type Store interface {
 	Ratings(ctx context.Context, c Context, ps []Participant) (map[Participant]Rating, error)
 	// PlayerRatings returns the player's rating in every context it has one, by context key.
 	PlayerRatings(ctx context.Context, playerID string) ([]ContextRating, error)
-	// Leaderboard returns the top players (not bots) of context c by Ranking.Score, highest
-	// first, ties by id; at most limit of them.
+	// Leaderboard returns the top players (not bots) of context c that by includes, by
+	// Ranking.Score, highest first, ties by id; at most limit of them.
 	Leaderboard(ctx context.Context, c Context, limit int, by Ranking) ([]RatedParticipant, error)
 	// Bias returns what the bias table of context c holds for a match filed under k: k's cell
 	// and its side pair's total, as a BiasTable (the one RecordResult would give apply, but
@@ -141,8 +143,8 @@ type RebuildReport struct {
 	Ratings  int // ratings written
 }
 
-// Ranking orders a leaderboard: by Score, the skill less K standard deviations. The zero
-// Ranking orders by skill.
+// Ranking says which ratings a leaderboard ranks and in which order: by Score, the skill less
+// K standard deviations. The zero Ranking orders every rating by skill.
 type Ranking struct {
 	// K is how many standard deviations are taken off: 0 ranks by skill, K > 0 by a
 	// conservative estimate, below which the skill lies with probability Phi(-K).
@@ -150,19 +152,45 @@ type Ranking struct {
 	// PriorSigma stands for the standard deviation of a rating whose Sigma is 0 (the model's
 	// prior: ratings stored before the model kept one).
 	PriorSigma float64
+	// DriftSq and Now grow each standard deviation by the idle drift (a variance of DriftSq a
+	// day, Kalman.SkillDriftPerDay squared) from the rating's LastPlayed to Now, in Unix
+	// seconds, as a read of the rating shows it: an idle player's conservative score sinks.
+	DriftSq float64
+	Now     int64
+	// Season, when positive, ranks only the ratings of that season epoch (Rating.Season) with
+	// at least Placed season games: a season's ranked players.
+	Season int64
+	Placed int
 }
 
-// Score is the rating's place on the leaderboard: Skill - K sigma. The product is rounded
+// Sigma is the rating's standard deviation as the ranking reads it: its Sigma (PriorSigma
+// when 0), grown by the idle drift to Now. Every product and quotient is rounded on its own
+// (no fused multiply-add), so that every store computes the same bits.
+func (r Ranking) Sigma(rt Rating) float64 {
+	s := rt.Sigma
+	if s <= 0 {
+		s = r.PriorSigma
+	}
+	if r.DriftSq > 0 && rt.LastPlayed > 0 && r.Now > rt.LastPlayed {
+		days := float64(r.Now-rt.LastPlayed) / 86400
+		s = math.Sqrt(float64(s*s) + float64(r.DriftSq*days))
+	}
+	return s
+}
+
+// Score is the rating's place on the leaderboard: Skill - K Sigma. The product is rounded
 // before the subtraction (no fused multiply-add), so that every store computes the same bits.
 func (r Ranking) Score(rt Rating) float64 {
 	if r.K == 0 {
 		return rt.Skill
 	}
-	s := rt.Sigma
-	if s <= 0 {
-		s = r.PriorSigma
-	}
-	return rt.Skill - float64(r.K*s)
+	return rt.Skill - float64(r.K*r.Sigma(rt))
+}
+
+// Includes reports whether the ranking ranks the rating: every rating, or for a season only
+// those of its epoch with its placement games played.
+func (r Ranking) Includes(rt Rating) bool {
+	return r.Season == 0 || rt.Season == r.Season && rt.SeasonGames >= r.Placed
 }
 
 // ContextRating is a rating in a named context.
@@ -182,4 +210,54 @@ func Replayer(m Model) ReplayFunc {
 	return func(policy *MutatorPolicy, from map[string]*State, history iter.Seq[Result]) (map[string]*State, error) {
 		return replayStream(func(Context) Model { return m }, policy, from, history)
 	}
+}
+
+// SeasonStore keeps the seasons of every context, applies their resets and keeps their final
+// standings. A store applies to every rating it reads for a result the resets it has not had
+// yet (CatchUp, in the result's transaction: a result committed after a reset learns from
+// reset ratings, one committed before is reset with the rest), and stamps every rating a
+// result writes with the context's latest reset epoch.
+type SeasonStore interface {
+	// PutSeason stores a season's definition, new or replacing the one of its context and
+	// name (as Redefine allows), checked against the context's other seasons
+	// (CheckSeasonOrder) under a lock, and returns it as stored.
+	PutSeason(ctx context.Context, s Season) (Season, error)
+	// Seasons returns every season of a game type (canonical), ordered by context key, then
+	// start.
+	Seasons(ctx context.Context, gameType string) ([]Season, error)
+	// ResetSeason applies the soft reset of c's season name once: in one step it takes the
+	// mean skill of c's players (MeanSkill), gives the season the context's next epoch, at,
+	// that mean, priorSigma (the uncertainty of a rating without one) and the last result
+	// accepted (ResetAfter); from then on every rating of c read for a result is reset first,
+	// and the store resets the rest (Season.apply, through CatchUp) before it returns or, for
+	// a store that resets in the background, soon after. A season reset already is returned
+	// as it is. NotFound for no such season; Conflict for one that has not started at at.
+	ResetSeason(ctx context.Context, c Context, name string, at time.Time, priorSigma float64) (Season, error)
+	// FinalizeSeason keeps c's season name's final standings once: the ratings by includes
+	// (the season's placed players), best first (Ranking.Score, ties by id), given to
+	// standings, whose rows are stored with FinalAt = at in one step. A season finalized
+	// already is returned as it is; one not reset is a Conflict.
+	FinalizeSeason(ctx context.Context, c Context, name string, at time.Time, by Ranking, standings func([]RatedParticipant) []Standing) (Season, error)
+	// Standings returns a season's final standings, best first, from position offset + 1, at
+	// most limit of them.
+	Standings(ctx context.Context, c Context, name string, offset, limit int) ([]Standing, error)
+	// PlayerStandings returns a player's final standings in every season he was ranked in,
+	// by context key, then season start.
+	PlayerStandings(ctx context.Context, playerID string) ([]Standing, error)
+	// Scores returns Ranking.Score of every rating of c that by includes, ascending: what a
+	// season's percentile tiers are cut from.
+	Scores(ctx context.Context, c Context, by Ranking) ([]float64, error)
+}
+
+// Standing is one player's place in a season's final standings.
+type Standing struct {
+	Context  Context
+	Season   string
+	StartsAt time.Time // the season's, for ordering a player's seasons
+	Player   string
+	Position int // 1 for the best
+	Of       int // players ranked
+	Tier     string
+	Rating   Rating
+	Score    float64 // the Ranking.Score it was ranked by
 }

@@ -166,6 +166,11 @@ func TestTuneKalman(t *testing.T) {
 		vary("Noise", []float64{0.5, 1, 1.5}, func(m *ratings.Kalman, v float64) { m.Noise = v })
 		vary("NewcomerSkill", []float64{-1, 1}, func(m *ratings.Kalman, v float64) { m.NewcomerSkill = v })
 	}
+	if sweep := os.Getenv("RATINGS_SWEEP"); sweep == "time" || sweep == "all" || sweep == "" {
+		vary("SkillDriftPerDay", []float64{0, 0.005, 0.01, 0.02, 0.04}, func(m *ratings.Kalman, v float64) { m.SkillDriftPerDay = v })
+		vary("SkillDriftPerDay 0.01, SkillDrift", []float64{0.05, 0.07}, func(m *ratings.Kalman, v float64) { m.SkillDriftPerDay, m.SkillDrift = 0.01, v })
+		vary("SkillDriftPerDay 0.02, SkillDrift", []float64{0.05, 0.07}, func(m *ratings.Kalman, v float64) { m.SkillDriftPerDay, m.SkillDrift = 0.02, v })
+	}
 	if sweep := os.Getenv("RATINGS_SWEEP"); sweep == "size" || sweep == "all" || sweep == "" {
 		vary("SizeExponent", []float64{0, 0.25, 0.75, 1}, func(m *ratings.Kalman, v float64) { m.SizeExponent = v })
 	}

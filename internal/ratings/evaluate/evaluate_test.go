@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
@@ -73,7 +74,7 @@ func TestReadATP(t *testing.T) {
 	t.Parallel()
 	in := "date,event,round,surface,team_a,team_b,winner,retired\n" +
 		"20000103,2000-451,R16,Hard,1+2,3+4,1,0\n" +
-		"20000103,2000-451,QF,Clay,3+4,5+6,0,1\n"
+		"20000110,2000-452,QF,Clay,3+4,5+6,0,1\n"
 	got, err := Read(strings.NewReader(in), "atp")
 	if err != nil {
 		t.Fatal(err)
@@ -87,15 +88,16 @@ func TestReadATP(t *testing.T) {
 		return ps
 	}
 	want := []ratings.Result{
-		{MatchID: "atp-1", GameType: "tennis", Map: "Hard", DurationS: 1, Winner: &one,
+		{MatchID: "atp-1", GameType: "tennis", Map: "Hard", DurationS: 1, Winner: &one, EndedAt: time.Date(2000, 1, 3, 0, 0, 0, 0, time.UTC),
 			Teams: []ratings.Team{{Side: "a", Players: full("1", "2")}, {Side: "b", Players: full("3", "4")}}},
-		{MatchID: "atp-2", GameType: "tennis", Map: "Clay", DurationS: 1, Winner: &zero,
+		{MatchID: "atp-2", GameType: "tennis", Map: "Clay", DurationS: 1, Winner: &zero, EndedAt: time.Date(2000, 1, 10, 0, 0, 0, 0, time.UTC),
 			Teams: []ratings.Team{{Side: "a", Players: full("3", "4")}, {Side: "b", Players: full("5", "6")}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
-	for _, bad := range []string{"a,b\n", "date,event,round,surface,team_a,team_b,winner,retired\n1,e,r,Hard,1,2,2,0\n"} {
+	for _, bad := range []string{"a,b\n", "date,event,round,surface,team_a,team_b,winner,retired\n1,e,r,Hard,1,2,2,0\n",
+		"date,event,round,surface,team_a,team_b,winner,retired\n2000-01-03,e,r,Hard,1,2,1,0\n"} {
 		if _, err := Read(strings.NewReader(bad), "atp"); err == nil {
 			t.Errorf("%q: want an error", bad)
 		}

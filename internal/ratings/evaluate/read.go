@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/ratings/resultjson"
@@ -37,7 +38,8 @@ var atpColumns = []string{"date", "event", "round", "surface", "team_a", "team_b
 // columns date,event,round,surface,team_a,team_b,winner,retired; a team is its player ids
 // joined by '+', winner is 0 (team_a) or 1 (team_b). A match becomes a result of game type
 // "tennis" on the surface as its map, sides "a" and "b" (assigned at random in that data, so a
-// model should learn nothing from them), every player present for the whole match.
+// model should learn nothing from them), every player present for the whole match, ending on
+// the date (the tournament's first day, midnight UTC).
 func readATP(r io.Reader) ([]ratings.Result, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
@@ -66,8 +68,12 @@ func readATP(r io.Reader) ([]ratings.Result, error) {
 		default:
 			return nil, fmt.Errorf("atp: line %d: winner %q, want 0 or 1", line, rec[6])
 		}
+		date, err := time.Parse("20060102", rec[0])
+		if err != nil {
+			return nil, fmt.Errorf("atp: line %d: date %q, want YYYYMMDD", line, rec[0])
+		}
 		res := ratings.Result{MatchID: fmt.Sprintf("atp-%d", len(out)+1), GameType: "tennis", Map: rec[3],
-			DurationS: 1, Winner: &w}
+			DurationS: 1, Winner: &w, EndedAt: date}
 		for ti, side := range []string{"a", "b"} {
 			t := ratings.Team{Side: side}
 			for id := range strings.SplitSeq(rec[4+ti], "+") {
