@@ -359,6 +359,27 @@ func (e RuleType) Valid() bool {
 	}
 }
 
+// Defines values for SeasonStatus.
+const (
+	Ended     SeasonStatus = "ended"
+	Running   SeasonStatus = "running"
+	Scheduled SeasonStatus = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the SeasonStatus enum.
+func (e SeasonStatus) Valid() bool {
+	switch e {
+	case Ended:
+		return true
+	case Running:
+		return true
+	case Scheduled:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TeamObjective.
 const (
 	Difference TeamObjective = "difference"
@@ -801,11 +822,25 @@ type BackfillRequestTeam struct {
 
 // BatchRating defines model for BatchRating.
 type BatchRating struct {
-	Bot    *string `json:"bot,omitempty"`
-	Games  int64   `json:"games"`
-	Id     *string `json:"id,omitempty"`
-	Known  bool    `json:"known"`
-	Rating float64 `json:"rating"`
+	Bot   *string `json:"bot,omitempty"`
+	Games int64   `json:"games"`
+	Id    *string `json:"id,omitempty"`
+	Known bool    `json:"known"`
+
+	// Placement While a player has not played the season's placement games, how far he is (instead of a tier).
+	Placement *Placement `json:"placement,omitempty"`
+	Rating    float64    `json:"rating"`
+
+	// Season The context's season under way; left out without one.
+	Season *string `json:"season,omitempty"`
+
+	// SuspectedSmurf Present (true) when the participant's first results say he is far better than rated
+	// (`ns2-kalman`'s smurf detector): his uncertainty is kept high so that he reaches his
+	// level in fewer games.
+	SuspectedSmurf *bool `json:"suspected_smurf,omitempty"`
+
+	// Tier The player's tier in the season under way, once his placement games are played.
+	Tier *string `json:"tier,omitempty"`
 
 	// Uncertainty The standard deviation of `rating`, in its units, as the context's model knows it: a
 	// newcomer's is the model's prior (2 for `ns2-kalman` and `ns2`), and it shrinks with
@@ -980,6 +1015,19 @@ type Leaderboard struct {
 	K        float64             `json:"k"`
 	Players  []LeaderboardEntry  `json:"players"`
 	RankedBy LeaderboardRankedBy `json:"ranked_by"`
+
+	// Season With `season=`, the season the board is of.
+	Season *struct {
+		// Final The final standings, kept at the season's end; else live.
+		Final bool   `json:"final"`
+		Name  string `json:"name"`
+
+		// Of How many players the season ranks (0 when the page is empty).
+		Of int32 `json:"of"`
+
+		// Status scheduled (not reset yet), running (reset, standings not kept), ended (final standings kept).
+		Status SeasonStatus `json:"status"`
+	} `json:"season,omitempty"`
 }
 
 // LeaderboardRankedBy defines model for Leaderboard.RankedBy.
@@ -993,6 +1041,9 @@ type LeaderboardEntry struct {
 	Id           string  `json:"id"`
 	Rank         int32   `json:"rank"`
 	Rating       float64 `json:"rating"`
+
+	// Tier The player's tier in the season under way (or the board's season), once placed.
+	Tier *string `json:"tier,omitempty"`
 
 	// Uncertainty The standard deviation of `rating`, in its units, as the context's model knows it: a
 	// newcomer's is the model's prior (2 for `ns2-kalman` and `ns2`), and it shrinks with
@@ -1103,6 +1154,21 @@ type MutatorRequest struct {
 	AffectsGameplay bool `json:"affects_gameplay"`
 }
 
+// PercentileTiers defines model for PercentileTiers.
+type PercentileTiers struct {
+	// Names The tiers' names from the lowest, one more than the cuts; default Tier 1, Tier 2, ...
+	Names *[]string `json:"names,omitempty"`
+
+	// Percentiles Ascending cuts in (0, 100) of the season's ranked players by conservative rating.
+	Percentiles []float64 `json:"percentiles"`
+}
+
+// Placement While a player has not played the season's placement games, how far he is (instead of a tier).
+type Placement struct {
+	Needed int32 `json:"needed"`
+	Played int32 `json:"played"`
+}
+
 // PlacementRequest One of `connection` (the match is played there) or `failed` (a match being placed cannot be; its players search again).
 type PlacementRequest struct {
 	// Connection Where a match is played, as the studio's backend put it (`PUT /v1/matches/{id}/placement`) — an opaque object, e.g. `{"address": "10.0.0.7", "port": 7777}`.
@@ -1114,6 +1180,34 @@ type PlacementRequest struct {
 type PlayerRatings struct {
 	Id      string   `json:"id"`
 	Ratings []Rating `json:"ratings"`
+}
+
+// PlayerSeason defines model for PlayerSeason.
+type PlayerSeason struct {
+	Conservative float64 `json:"conservative"`
+
+	// Context A rating context as resolved by the mutator policy.
+	Context ContextOut `json:"context"`
+
+	// Final The final standing, kept at the season's end; false for a season under way.
+	Final bool `json:"final"`
+
+	// Games Games in the season.
+	Games int64 `json:"games"`
+	Of    int32 `json:"of"`
+
+	// Position 1 for the best of the season's ranked players.
+	Position int32     `json:"position"`
+	Rating   float64   `json:"rating"`
+	Season   string    `json:"season"`
+	StartsAt time.Time `json:"starts_at"`
+	Tier     string    `json:"tier"`
+}
+
+// PlayerSeasons defines model for PlayerSeasons.
+type PlayerSeasons struct {
+	Id      string         `json:"id"`
+	Seasons []PlayerSeason `json:"seasons"`
 }
 
 // PlayerStats The four stats of the thesis, each in [0, 1]; accuracy and reaction_time are better when smaller.
@@ -1550,8 +1644,22 @@ type Rating struct {
 	Context ContextOut `json:"context"`
 	Games   int64      `json:"games"`
 
+	// Placement While a player has not played the season's placement games, how far he is (instead of a tier).
+	Placement *Placement `json:"placement,omitempty"`
+
 	// Rating Skill in model units (logits; 0 is average).
 	Rating float64 `json:"rating"`
+
+	// Season The context's season under way; left out without one.
+	Season *string `json:"season,omitempty"`
+
+	// SuspectedSmurf Present (true) when the participant's first results say he is far better than rated
+	// (`ns2-kalman`'s smurf detector): his uncertainty is kept high so that he reaches his
+	// level in fewer games.
+	SuspectedSmurf *bool `json:"suspected_smurf,omitempty"`
+
+	// Tier The player's tier in the season under way, once his placement games are played.
+	Tier *string `json:"tier,omitempty"`
 
 	// Uncertainty The standard deviation of `rating`, in its units, as the context's model knows it: a
 	// newcomer's is the model's prior (2 for `ns2-kalman` and `ns2`), and it shrinks with
@@ -1763,6 +1871,69 @@ type Rule struct {
 
 // RuleType defines model for Rule.Type.
 type RuleType string
+
+// Season defines model for Season.
+type Season struct {
+	// Context A rating context as resolved by the mutator policy.
+	Context ContextOut `json:"context"`
+	EndsAt  time.Time  `json:"ends_at"`
+
+	// FinalAt When the final standings were kept.
+	FinalAt        *time.Time `json:"final_at,omitempty"`
+	GameType       string     `json:"game_type"`
+	PlacementGames int32      `json:"placement_games"`
+	Reset          struct {
+		AddSd float64 `json:"add_sd"`
+		Keep  float64 `json:"keep"`
+	} `json:"reset"`
+
+	// ResetAt When the season's reset was applied.
+	ResetAt *time.Time `json:"reset_at,omitempty"`
+
+	// ResetMean The mean skill the reset pulled the ratings towards.
+	ResetMean *float64  `json:"reset_mean,omitempty"`
+	Season    string    `json:"season"`
+	StartsAt  time.Time `json:"starts_at"`
+
+	// Status scheduled (not reset yet), running (reset, standings not kept), ended (final standings kept).
+	Status SeasonStatus `json:"status"`
+
+	// Tiers Fixed tiers over the conservative rating, or percentiles of the season's ranked players.
+	Tiers Tiers `json:"tiers"`
+}
+
+// SeasonList defines model for SeasonList.
+type SeasonList struct {
+	GameType string   `json:"game_type"`
+	Seasons  []Season `json:"seasons"`
+}
+
+// SeasonRequest defines model for SeasonRequest.
+type SeasonRequest struct {
+	// EndsAt After starts_at.
+	EndsAt time.Time `json:"ends_at"`
+
+	// Mutators The context's gameplay mutators, as in a result.
+	Mutators       *[]string    `json:"mutators,omitempty"`
+	PlacementGames *int32       `json:"placement_games,omitempty"`
+	Reset          *SeasonReset `json:"reset,omitempty"`
+	StartsAt       time.Time    `json:"starts_at"`
+
+	// Tiers Fixed tiers over the conservative rating, or percentiles of the season's ranked players.
+	Tiers *Tiers `json:"tiers,omitempty"`
+}
+
+// SeasonReset defines model for SeasonReset.
+type SeasonReset struct {
+	// AddSd Uncertainty added to every rating (a standard deviation; default 1).
+	AddSd *float64 `json:"add_sd,omitempty"`
+
+	// Keep The fraction of each player's distance from the mean skill kept (default 0.5).
+	Keep *float64 `json:"keep,omitempty"`
+}
+
+// SeasonStatus scheduled (not reset yet), running (reset, standings not kept), ended (final standings kept).
+type SeasonStatus string
 
 // SplitCandidate defines model for SplitCandidate.
 type SplitCandidate struct {
@@ -2059,6 +2230,23 @@ type TicketTolerances struct {
 	Rules *map[string]float64 `json:"rules,omitempty"`
 }
 
+// Tier defines model for Tier.
+type Tier struct {
+	// Min The conservative rating (rating - 3 x uncertainty) on the weight scale (0..100, 50 the
+	// average) the tier starts at; left out on the first tier, which holds everything below
+	// the second's; ascending.
+	Min  *float64 `json:"min,omitempty"`
+	Name string   `json:"name"`
+}
+
+// Tiers Fixed tiers over the conservative rating, or percentiles of the season's ranked players.
+type Tiers struct {
+	union json.RawMessage
+}
+
+// Tiers0 defines model for Tiers.0.
+type Tiers0 = []Tier
+
 // TuneReport defines model for TuneReport.
 type TuneReport struct {
 	Contexts  []ContextTuning `json:"contexts"`
@@ -2125,6 +2313,9 @@ type Weights map[string]float64
 // GameType defines model for GameType.
 type GameType = string
 
+// GameTypePath defines model for GameTypePath.
+type GameTypePath = string
+
 // Mutators defines model for Mutators.
 type Mutators = string
 
@@ -2184,6 +2375,12 @@ type GetLeaderboardParams struct {
 	// Rank What orders the board.
 	Rank  *GetLeaderboardParamsRank `form:"rank,omitempty" json:"rank,omitempty"`
 	Limit *int32                    `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Season A season of the context: its standings, by conservative rating (`rank` may only be
+	// `conservative`, the default then). Once the season ended, its final standings (each
+	// player's `rank` his final position, `games` his games in the season); while it runs,
+	// its ranked players live; before it starts, none.
+	Season *string `form:"season,omitempty" json:"season,omitempty"`
 }
 
 // GetLeaderboardParamsRank defines parameters for GetLeaderboard.
@@ -2300,6 +2497,9 @@ type CreateTicketJSONRequestBody = TicketRequest
 // RecordResultJSONRequestBody defines body for RecordResult for application/json ContentType.
 type RecordResultJSONRequestBody = ResultRequest
 
+// PutSeasonJSONRequestBody defines body for PutSeason for application/json ContentType.
+type PutSeasonJSONRequestBody = SeasonRequest
+
 // SplitTeamsJSONRequestBody defines body for SplitTeams for application/json ContentType.
 type SplitTeamsJSONRequestBody = TeamsRequest
 
@@ -2402,6 +2602,68 @@ func (t AttributeValue) MarshalJSON() ([]byte, error) {
 }
 
 func (t *AttributeValue) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsTiers0 returns the union data inside the Tiers as a Tiers0
+func (t Tiers) AsTiers0() (Tiers0, error) {
+	var body Tiers0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromTiers0 overwrites any union data inside the Tiers as the provided Tiers0
+func (t *Tiers) FromTiers0(v Tiers0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeTiers0 performs a merge with any union data inside the Tiers, using the provided Tiers0
+func (t *Tiers) MergeTiers0(v Tiers0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPercentileTiers returns the union data inside the Tiers as a PercentileTiers
+func (t Tiers) AsPercentileTiers() (PercentileTiers, error) {
+	var body PercentileTiers
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPercentileTiers overwrites any union data inside the Tiers as the provided PercentileTiers
+func (t *Tiers) FromPercentileTiers(v PercentileTiers) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePercentileTiers performs a merge with any union data inside the Tiers, using the provided PercentileTiers
+func (t *Tiers) MergePercentileTiers(v PercentileTiers) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Tiers) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Tiers) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -2691,6 +2953,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/players/{id}/ratings (the `GetPlayerRatings` operationId).
 	GetPlayerRatings(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPlayerSeasons A player's seasons
+	//
+	// The player's final tier and position in every season he was ranked in (he had played
+	// its placement games), and his live ones (`final` false) in the seasons under way, by
+	// context, then start. Needs `read` when keys are configured.
+	//
+	// Corresponds with GET /v1/players/{id}/seasons (the `GetPlayerSeasons` operationId).
+	GetPlayerSeasons(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PredictMatchWithBody Predict a match before it is played
 	//
@@ -3001,6 +3272,51 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /v1/results/{match_id} (the `DeleteResult` operationId).
 	DeleteResult(ctx context.Context, matchId ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSeasons A game type's seasons
+	//
+	// Every season of the game type's contexts, by context, then start. Needs `read` when keys are configured.
+	//
+	// Corresponds with GET /v1/seasons/{game_type} (the `ListSeasons` operationId).
+	ListSeasons(ctx context.Context, gameType GameTypePath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutSeasonWithBody Define (or redefine) a ranked season of a context
+	//
+	// A season of the context the game type and `mutators` make (as a result's: mutators that
+	// do not affect gameplay are dropped). At `starts_at` every rating of the context is
+	// soft-reset once -- each skill pulled towards the context's mean skill, keeping `keep` of
+	// its distance from it, its uncertainty grown by `add_sd` -- durably and while results
+	// keep flowing (a result is learnt wholly before or wholly after it, by its commit); a
+	// player's tier is hidden until he has played `placement_games` in the season; at
+	// `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
+	// new one may not start before one under way. Once its reset is applied, `starts_at` and
+	// `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
+	// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+	// [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/seasons/{game_type}/{season} (the `PutSeason` operationId).
+	PutSeasonWithBody(ctx context.Context, gameType GameTypePath, season string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutSeason Define (or redefine) a ranked season of a context
+	//
+	// A season of the context the game type and `mutators` make (as a result's: mutators that
+	// do not affect gameplay are dropped). At `starts_at` every rating of the context is
+	// soft-reset once -- each skill pulled towards the context's mean skill, keeping `keep` of
+	// its distance from it, its uncertainty grown by `add_sd` -- durably and while results
+	// keep flowing (a result is learnt wholly before or wholly after it, by its commit); a
+	// player's tier is hidden until he has played `placement_games` in the season; at
+	// `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
+	// new one may not start before one under way. Once its reset is applied, `starts_at` and
+	// `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
+	// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+	// [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/seasons/{game_type}/{season} (the `PutSeason` operationId).
+	PutSeason(ctx context.Context, gameType GameTypePath, season string, body PutSeasonJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SplitTeamsWithBody Balanced split of the players on a server
 	//
@@ -3628,6 +3944,25 @@ func (c *Client) GetPlayerRatings(ctx context.Context, id ID, reqEditors ...Requ
 	return c.Client.Do(req)
 }
 
+// GetPlayerSeasons A player's seasons
+//
+// The player's final tier and position in every season he was ranked in (he had played
+// its placement games), and his live ones (`final` false) in the seasons under way, by
+// context, then start. Needs `read` when keys are configured.
+//
+// Corresponds with GET /v1/players/{id}/seasons (the `GetPlayerSeasons` operationId).
+func (c *Client) GetPlayerSeasons(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPlayerSeasonsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PredictMatchWithBody Predict a match before it is played
 //
 // Proposed teams of players and bots in a rating context: each team's win probability,
@@ -4118,6 +4453,81 @@ func (c *Client) RecordResult(ctx context.Context, body RecordResultJSONRequestB
 // Corresponds with DELETE /v1/results/{match_id} (the `DeleteResult` operationId).
 func (c *Client) DeleteResult(ctx context.Context, matchId ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteResultRequest(c.Server, matchId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSeasons A game type's seasons
+//
+// Every season of the game type's contexts, by context, then start. Needs `read` when keys are configured.
+//
+// Corresponds with GET /v1/seasons/{game_type} (the `ListSeasons` operationId).
+func (c *Client) ListSeasons(ctx context.Context, gameType GameTypePath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSeasonsRequest(c.Server, gameType)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutSeasonWithBody Define (or redefine) a ranked season of a context
+//
+// A season of the context the game type and `mutators` make (as a result's: mutators that
+// do not affect gameplay are dropped). At `starts_at` every rating of the context is
+// soft-reset once -- each skill pulled towards the context's mean skill, keeping `keep` of
+// its distance from it, its uncertainty grown by `add_sd` -- durably and while results
+// keep flowing (a result is learnt wholly before or wholly after it, by its commit); a
+// player's tier is hidden until he has played `placement_games` in the season; at
+// `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
+// new one may not start before one under way. Once its reset is applied, `starts_at` and
+// `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
+// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+// [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/seasons/{game_type}/{season} (the `PutSeason` operationId).
+func (c *Client) PutSeasonWithBody(ctx context.Context, gameType GameTypePath, season string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutSeasonRequestWithBody(c.Server, gameType, season, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutSeason Define (or redefine) a ranked season of a context
+//
+// A season of the context the game type and `mutators` make (as a result's: mutators that
+// do not affect gameplay are dropped). At `starts_at` every rating of the context is
+// soft-reset once -- each skill pulled towards the context's mean skill, keeping `keep` of
+// its distance from it, its uncertainty grown by `add_sd` -- durably and while results
+// keep flowing (a result is learnt wholly before or wholly after it, by its commit); a
+// player's tier is hidden until he has played `placement_games` in the season; at
+// `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
+// new one may not start before one under way. Once its reset is applied, `starts_at` and
+// `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
+// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+// [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/seasons/{game_type}/{season} (the `PutSeason` operationId).
+func (c *Client) PutSeason(ctx context.Context, gameType GameTypePath, season string, body PutSeasonJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutSeasonRequest(c.Server, gameType, season, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4713,6 +5123,18 @@ func NewGetLeaderboardRequest(server string, params *GetLeaderboardParams) (*htt
 
 		}
 
+		if params.Season != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "season", *params.Season, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -4986,6 +5408,40 @@ func NewGetPlayerRatingsRequest(server string, id ID) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/players/%s/ratings", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPlayerSeasonsRequest constructs an http.Request for the GetPlayerSeasons method
+func NewGetPlayerSeasonsRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/players/%s/seasons", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -5691,6 +6147,94 @@ func NewDeleteResultRequest(server string, matchId ID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListSeasonsRequest constructs an http.Request for the ListSeasons method
+func NewListSeasonsRequest(server string, gameType GameTypePath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "game_type", gameType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/seasons/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutSeasonRequest calls the generic PutSeason builder with application/json body
+func NewPutSeasonRequest(server string, gameType GameTypePath, season string, body PutSeasonJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutSeasonRequestWithBody(server, gameType, season, "application/json", bodyReader)
+}
+
+// NewPutSeasonRequestWithBody constructs an http.Request for the PutSeason method, with any body, and a specified content type
+func NewPutSeasonRequestWithBody(server string, gameType GameTypePath, season string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "game_type", gameType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "season", season, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/seasons/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewSplitTeamsRequest calls the generic SplitTeams builder with application/json body
 func NewSplitTeamsRequest(server string, body SplitTeamsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -6232,6 +6776,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/players/{id}/ratings (the `GetPlayerRatings` operationId).
 	GetPlayerRatingsWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetPlayerRatingsResponse, error)
 
+	// GetPlayerSeasonsWithResponse A player's seasons
+	//
+	// The player's final tier and position in every season he was ranked in (he had played
+	// its placement games), and his live ones (`final` false) in the seasons under way, by
+	// context, then start. Needs `read` when keys are configured.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/players/{id}/seasons (the `GetPlayerSeasons` operationId).
+	GetPlayerSeasonsWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetPlayerSeasonsResponse, error)
+
 	// PredictMatchWithBodyWithResponse Predict a match before it is played
 	//
 	// Proposed teams of players and bots in a rating context: each team's win probability,
@@ -6559,6 +7114,53 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /v1/results/{match_id} (the `DeleteResult` operationId).
 	DeleteResultWithResponse(ctx context.Context, matchId ID, reqEditors ...RequestEditorFn) (*DeleteResultResponse, error)
+
+	// ListSeasonsWithResponse A game type's seasons
+	//
+	// Every season of the game type's contexts, by context, then start. Needs `read` when keys are configured.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/seasons/{game_type} (the `ListSeasons` operationId).
+	ListSeasonsWithResponse(ctx context.Context, gameType GameTypePath, reqEditors ...RequestEditorFn) (*ListSeasonsResponse, error)
+
+	// PutSeasonWithBodyWithResponse Define (or redefine) a ranked season of a context
+	//
+	// A season of the context the game type and `mutators` make (as a result's: mutators that
+	// do not affect gameplay are dropped). At `starts_at` every rating of the context is
+	// soft-reset once -- each skill pulled towards the context's mean skill, keeping `keep` of
+	// its distance from it, its uncertainty grown by `add_sd` -- durably and while results
+	// keep flowing (a result is learnt wholly before or wholly after it, by its commit); a
+	// player's tier is hidden until he has played `placement_games` in the season; at
+	// `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
+	// new one may not start before one under way. Once its reset is applied, `starts_at` and
+	// `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
+	// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+	// [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/seasons/{game_type}/{season} (the `PutSeason` operationId).
+	PutSeasonWithBodyWithResponse(ctx context.Context, gameType GameTypePath, season string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutSeasonResponse, error)
+
+	// PutSeasonWithResponse Define (or redefine) a ranked season of a context
+	//
+	// A season of the context the game type and `mutators` make (as a result's: mutators that
+	// do not affect gameplay are dropped). At `starts_at` every rating of the context is
+	// soft-reset once -- each skill pulled towards the context's mean skill, keeping `keep` of
+	// its distance from it, its uncertainty grown by `add_sd` -- durably and while results
+	// keep flowing (a result is learnt wholly before or wholly after it, by its commit); a
+	// player's tier is hidden until he has played `placement_games` in the season; at
+	// `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
+	// new one may not start before one under way. Once its reset is applied, `starts_at` and
+	// `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
+	// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+	// [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/seasons/{game_type}/{season} (the `PutSeason` operationId).
+	PutSeasonWithResponse(ctx context.Context, gameType GameTypePath, season string, body PutSeasonJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSeasonResponse, error)
 
 	// SplitTeamsWithBodyWithResponse Balanced split of the players on a server
 	//
@@ -7153,6 +7755,11 @@ type GetLeaderboardResponse403Headers struct {
 	XRequestId *string
 }
 
+// GetLeaderboardResponse404Headers the declared response headers of an HTTP 404 response for GetLeaderboard
+type GetLeaderboardResponse404Headers struct {
+	XRequestId *string
+}
+
 // GetLeaderboardResponse429Headers the declared response headers of an HTTP 429 response for GetLeaderboard
 type GetLeaderboardResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -7179,6 +7786,8 @@ type GetLeaderboardResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -7191,6 +7800,8 @@ type GetLeaderboardResponse struct {
 	Headers401 *GetLeaderboardResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *GetLeaderboardResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetLeaderboardResponse404Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetLeaderboardResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -7215,6 +7826,11 @@ func (r GetLeaderboardResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r GetLeaderboardResponse) GetApplicationproblemJSON403() *Forbidden {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetLeaderboardResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -8307,6 +8923,130 @@ func (r GetPlayerRatingsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetPlayerRatingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPlayerSeasonsResponse200Headers the declared response headers of an HTTP 200 response for GetPlayerSeasons
+type GetPlayerSeasonsResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetPlayerSeasonsResponse400Headers the declared response headers of an HTTP 400 response for GetPlayerSeasons
+type GetPlayerSeasonsResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetPlayerSeasonsResponse401Headers the declared response headers of an HTTP 401 response for GetPlayerSeasons
+type GetPlayerSeasonsResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// GetPlayerSeasonsResponse403Headers the declared response headers of an HTTP 403 response for GetPlayerSeasons
+type GetPlayerSeasonsResponse403Headers struct {
+	XRequestId *string
+}
+
+// GetPlayerSeasonsResponse429Headers the declared response headers of an HTTP 429 response for GetPlayerSeasons
+type GetPlayerSeasonsResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// GetPlayerSeasonsResponse503Headers the declared response headers of an HTTP 503 response for GetPlayerSeasons
+type GetPlayerSeasonsResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type GetPlayerSeasonsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PlayerSeasons
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPlayerSeasonsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPlayerSeasonsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPlayerSeasonsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetPlayerSeasonsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPlayerSeasonsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPlayerSeasonsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPlayerSeasonsResponse) GetJSON200() *PlayerSeasons {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetPlayerSeasonsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetPlayerSeasonsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetPlayerSeasonsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetPlayerSeasonsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetPlayerSeasonsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPlayerSeasonsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPlayerSeasonsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPlayerSeasonsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPlayerSeasonsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10362,6 +11102,268 @@ func (r DeleteResultResponse) ContentType() string {
 	return ""
 }
 
+// ListSeasonsResponse200Headers the declared response headers of an HTTP 200 response for ListSeasons
+type ListSeasonsResponse200Headers struct {
+	XRequestId *string
+}
+
+// ListSeasonsResponse400Headers the declared response headers of an HTTP 400 response for ListSeasons
+type ListSeasonsResponse400Headers struct {
+	XRequestId *string
+}
+
+// ListSeasonsResponse401Headers the declared response headers of an HTTP 401 response for ListSeasons
+type ListSeasonsResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// ListSeasonsResponse403Headers the declared response headers of an HTTP 403 response for ListSeasons
+type ListSeasonsResponse403Headers struct {
+	XRequestId *string
+}
+
+// ListSeasonsResponse429Headers the declared response headers of an HTTP 429 response for ListSeasons
+type ListSeasonsResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// ListSeasonsResponse503Headers the declared response headers of an HTTP 503 response for ListSeasons
+type ListSeasonsResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type ListSeasonsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SeasonList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSeasonsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListSeasonsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSeasonsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListSeasonsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSeasonsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSeasonsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSeasonsResponse) GetJSON200() *SeasonList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListSeasonsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSeasonsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSeasonsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSeasonsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListSeasonsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSeasonsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSeasonsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSeasonsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSeasonsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutSeasonResponse200Headers the declared response headers of an HTTP 200 response for PutSeason
+type PutSeasonResponse200Headers struct {
+	XRequestId *string
+}
+
+// PutSeasonResponse400Headers the declared response headers of an HTTP 400 response for PutSeason
+type PutSeasonResponse400Headers struct {
+	XRequestId *string
+}
+
+// PutSeasonResponse401Headers the declared response headers of an HTTP 401 response for PutSeason
+type PutSeasonResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// PutSeasonResponse403Headers the declared response headers of an HTTP 403 response for PutSeason
+type PutSeasonResponse403Headers struct {
+	XRequestId *string
+}
+
+// PutSeasonResponse409Headers the declared response headers of an HTTP 409 response for PutSeason
+type PutSeasonResponse409Headers struct {
+	XRequestId *string
+}
+
+// PutSeasonResponse429Headers the declared response headers of an HTTP 429 response for PutSeason
+type PutSeasonResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// PutSeasonResponse503Headers the declared response headers of an HTTP 503 response for PutSeason
+type PutSeasonResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type PutSeasonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Season
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PutSeasonResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PutSeasonResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutSeasonResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PutSeasonResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PutSeasonResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutSeasonResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutSeasonResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutSeasonResponse) GetJSON200() *Season {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PutSeasonResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutSeasonResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PutSeasonResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PutSeasonResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PutSeasonResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PutSeasonResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutSeasonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutSeasonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutSeasonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutSeasonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SplitTeamsResponse200Headers the declared response headers of an HTTP 200 response for SplitTeams
 type SplitTeamsResponse200Headers struct {
 	XRequestId *string
@@ -11641,6 +12643,23 @@ func (c *ClientWithResponses) GetPlayerRatingsWithResponse(ctx context.Context, 
 	return ParseGetPlayerRatingsResponse(rsp)
 }
 
+// GetPlayerSeasonsWithResponse A player's seasons
+//
+// The player's final tier and position in every season he was ranked in (he had played
+// its placement games), and his live ones (`final` false) in the seasons under way, by
+// context, then start. Needs `read` when keys are configured.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/players/{id}/seasons (the `GetPlayerSeasons` operationId).
+func (c *ClientWithResponses) GetPlayerSeasonsWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetPlayerSeasonsResponse, error) {
+	rsp, err := c.GetPlayerSeasons(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPlayerSeasonsResponse(rsp)
+}
+
 // PredictMatchWithBodyWithResponse Predict a match before it is played
 //
 // Proposed teams of players and bots in a rating context: each team's win probability,
@@ -12081,6 +13100,71 @@ func (c *ClientWithResponses) DeleteResultWithResponse(ctx context.Context, matc
 		return nil, err
 	}
 	return ParseDeleteResultResponse(rsp)
+}
+
+// ListSeasonsWithResponse A game type's seasons
+//
+// Every season of the game type's contexts, by context, then start. Needs `read` when keys are configured.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/seasons/{game_type} (the `ListSeasons` operationId).
+func (c *ClientWithResponses) ListSeasonsWithResponse(ctx context.Context, gameType GameTypePath, reqEditors ...RequestEditorFn) (*ListSeasonsResponse, error) {
+	rsp, err := c.ListSeasons(ctx, gameType, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSeasonsResponse(rsp)
+}
+
+// PutSeasonWithBodyWithResponse Define (or redefine) a ranked season of a context
+//
+// A season of the context the game type and `mutators` make (as a result's: mutators that
+// do not affect gameplay are dropped). At `starts_at` every rating of the context is
+// soft-reset once -- each skill pulled towards the context's mean skill, keeping `keep` of
+// its distance from it, its uncertainty grown by `add_sd` -- durably and while results
+// keep flowing (a result is learnt wholly before or wholly after it, by its commit); a
+// player's tier is hidden until he has played `placement_games` in the season; at
+// `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
+// new one may not start before one under way. Once its reset is applied, `starts_at` and
+// `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
+// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+// [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/seasons/{game_type}/{season} (the `PutSeason` operationId).
+func (c *ClientWithResponses) PutSeasonWithBodyWithResponse(ctx context.Context, gameType GameTypePath, season string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutSeasonResponse, error) {
+	rsp, err := c.PutSeasonWithBody(ctx, gameType, season, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutSeasonResponse(rsp)
+}
+
+// PutSeasonWithResponse Define (or redefine) a ranked season of a context
+//
+// A season of the context the game type and `mutators` make (as a result's: mutators that
+// do not affect gameplay are dropped). At `starts_at` every rating of the context is
+// soft-reset once -- each skill pulled towards the context's mean skill, keeping `keep` of
+// its distance from it, its uncertainty grown by `add_sd` -- durably and while results
+// keep flowing (a result is learnt wholly before or wholly after it, by its commit); a
+// player's tier is hidden until he has played `placement_games` in the season; at
+// `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
+// new one may not start before one under way. Once its reset is applied, `starts_at` and
+// `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
+// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+// [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/seasons/{game_type}/{season} (the `PutSeason` operationId).
+func (c *ClientWithResponses) PutSeasonWithResponse(ctx context.Context, gameType GameTypePath, season string, body PutSeasonJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSeasonResponse, error) {
+	rsp, err := c.PutSeason(ctx, gameType, season, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutSeasonResponse(rsp)
 }
 
 // SplitTeamsWithBodyWithResponse Balanced split of the players on a server
@@ -12768,6 +13852,13 @@ func ParseGetLeaderboardResponse(rsp *http.Response) (*GetLeaderboardResponse, e
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12832,6 +13923,16 @@ func ParseGetLeaderboardResponse(rsp *http.Response) (*GetLeaderboardResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetLeaderboardResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetLeaderboardResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -14268,6 +15369,172 @@ func ParseGetPlayerRatingsResponse(rsp *http.Response) (*GetPlayerRatingsRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetPlayerRatingsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPlayerSeasonsResponse parses an HTTP response from a GetPlayerSeasonsWithResponse call
+func ParseGetPlayerSeasonsResponse(rsp *http.Response) (*GetPlayerSeasonsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPlayerSeasonsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PlayerSeasons
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPlayerSeasonsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPlayerSeasonsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPlayerSeasonsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetPlayerSeasonsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPlayerSeasonsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPlayerSeasonsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -17007,6 +18274,355 @@ func ParseDeleteResultResponse(rsp *http.Response) (*DeleteResultResponse, error
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers DeleteResultResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSeasonsResponse parses an HTTP response from a ListSeasonsWithResponse call
+func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSeasonsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SeasonList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSeasonsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListSeasonsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListSeasonsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListSeasonsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSeasonsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSeasonsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutSeasonResponse parses an HTTP response from a PutSeasonWithResponse call
+func ParsePutSeasonResponse(rsp *http.Response) (*PutSeasonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutSeasonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Season
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PutSeasonResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PutSeasonResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PutSeasonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PutSeasonResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers PutSeasonResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutSeasonResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutSeasonResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -17,6 +18,33 @@ type ratingJSON struct {
 	Commander   float64    `json:"commander"`
 	Weight      float64    `json:"weight"`
 	Games       int        `json:"games"`
+	rankedJSON
+}
+
+// rankedJSON is what a rating read says of the season under way and of smurfs: the season,
+// the tier or the placement games, and suspected_smurf, each left out when it does not apply.
+type rankedJSON struct {
+	Season         string         `json:"season,omitempty"`
+	Tier           string         `json:"tier,omitempty"`
+	Placement      *placementJSON `json:"placement,omitempty"`
+	SuspectedSmurf bool           `json:"suspected_smurf,omitempty"`
+}
+
+type placementJSON struct {
+	Played int `json:"played"`
+	Needed int `json:"needed"`
+}
+
+func newRankedJSON(rk *ratings.Ranked, smurf bool) rankedJSON {
+	out := rankedJSON{SuspectedSmurf: smurf}
+	if rk == nil {
+		return out
+	}
+	out.Season, out.Tier = rk.Season, rk.Tier
+	if p := rk.Placement; p != nil {
+		out.Placement = &placementJSON{Played: p.Played, Needed: p.Needed}
+	}
+	return out
 }
 
 type playerRatingsResponse struct {
@@ -32,6 +60,7 @@ type batchRating struct {
 	Uncertainty float64 `json:"uncertainty"`
 	Weight      float64 `json:"weight"`
 	Games       int     `json:"games"`
+	rankedJSON
 }
 
 type batchRatingsResponse struct {
@@ -47,13 +76,24 @@ type leaderboardEntry struct {
 	Conservative float64 `json:"conservative"`
 	Weight       float64 `json:"weight"`
 	Games        int     `json:"games"`
+	Tier         string  `json:"tier,omitempty"`
 }
 
 type leaderboardResponse struct {
 	Context  contextOut         `json:"context"`
 	RankedBy string             `json:"ranked_by"`
 	K        float64            `json:"k"`
+	Season   *seasonBoardJSON   `json:"season,omitempty"`
 	Players  []leaderboardEntry `json:"players"`
+}
+
+// seasonBoardJSON says which season a leaderboard is of: its name, status, and whether its
+// standings are the final ones.
+type seasonBoardJSON struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Final  bool   `json:"final"`
+	Of     int    `json:"of"`
 }
 
 type botMeanResponse struct {
@@ -109,9 +149,10 @@ func renameFields(err error, from, to string) error {
 	return &out
 }
 
-func ratingOf(svc *ratings.Service, c ratings.Context, r ratings.Rating) ratingJSON {
-	return ratingJSON{Context: newContextOut(c), Rating: r.Skill, Uncertainty: svc.Uncertainty(c, r), Commander: r.Commander,
-		Weight: r.Weight(), Games: r.Games}
+func ratingOf(c ratings.Context, v ratings.View) ratingJSON {
+	r := v.Rating
+	return ratingJSON{Context: newContextOut(c), Rating: r.Skill, Uncertainty: v.Uncertainty, Commander: r.Commander,
+		Weight: r.Weight(), Games: r.Games, rankedJSON: newRankedJSON(v.Ranked, v.SuspectedSmurf)}
 }
 
 // handlePlayerRatings answers GET /v1/players/{id}/ratings: the player's rating in every
@@ -130,7 +171,12 @@ func handlePlayerRatings(logger *slog.Logger, svc *ratings.Service) http.Handler
 		}
 		resp := playerRatingsResponse{ID: id, Ratings: make([]ratingJSON, len(list))}
 		for i, cr := range list {
-			resp.Ratings[i] = ratingOf(svc, cr.Context, cr.Rating)
+			view, err := svc.Viewer(r.Context(), cr.Context)
+			if err != nil {
+				writeError(w, r, logger, err)
+				return
+			}
+			resp.Ratings[i] = ratingOf(cr.Context, view(cr.Rating, true))
 		}
 		respond(w, r, logger, http.StatusOK, resp)
 	})
@@ -178,11 +224,17 @@ func handleBatchRatings(logger *slog.Logger, svc *ratings.Service) http.Handler 
 			writeError(w, r, logger, err)
 			return
 		}
+		view, err := svc.Viewer(r.Context(), c)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
 		resp := batchRatingsResponse{Context: newContextOut(c), Ratings: make([]batchRating, len(ps))}
 		for i, p := range ps {
 			wt := weights[i]
-			br := batchRating{Known: wt.Rated, Rating: wt.Rating.Skill, Uncertainty: svc.Uncertainty(c, wt.Rating), Weight: wt.Value,
-				Games: wt.Rating.Games}
+			v := view(wt.Rating, wt.Rated)
+			br := batchRating{Known: wt.Rated, Rating: v.Rating.Skill, Uncertainty: v.Uncertainty, Weight: wt.Value,
+				Games: wt.Rating.Games, rankedJSON: newRankedJSON(v.Ranked, v.SuspectedSmurf)}
 			if p.Bot {
 				br.Bot = p.ID
 			} else {
@@ -197,8 +249,9 @@ func handleBatchRatings(logger *slog.Logger, svc *ratings.Service) http.Handler 
 // leaderboardRanks are the values of the leaderboard's rank parameter.
 var leaderboardRanks = map[string]ratings.LeaderboardRank{"rating": ratings.LeaderboardBySkill, "conservative": ratings.LeaderboardConservative}
 
-// handleLeaderboard answers GET /v1/leaderboard?game_type=...&limit=N&rank=rating|conservative:
-// the top players.
+// handleLeaderboard answers GET /v1/leaderboard?game_type=...&limit=N&rank=rating|conservative,
+// and with season=S a season's standings: the final ones once it ended, else its ranked
+// players live.
 func handleLeaderboard(logger *slog.Logger, svc *ratings.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var fields apperr.Fields
@@ -207,39 +260,73 @@ func handleLeaderboard(logger *slog.Logger, svc *ratings.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
+		q := r.URL.Query()
 		limit := defaultLeaderTop
-		if v := r.URL.Query().Get("limit"); v != "" {
+		if v := q.Get("limit"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > ratings.MaxLeaderboard {
 				fields.Add("limit", "must be an integer from 1 to %d", ratings.MaxLeaderboard)
 			}
 			limit = n
 		}
-		rankBy := r.URL.Query().Get("rank")
-		if rankBy == "" {
-			rankBy = "rating"
+		season := q.Get("season")
+		rankBy := cmp.Or(q.Get("rank"), "rating")
+		if season != "" {
+			rankBy = cmp.Or(q.Get("rank"), "conservative")
 		}
 		rank, ok := leaderboardRanks[rankBy]
-		if !ok {
+		switch {
+		case !ok:
 			fields.Add("rank", "must be rating or conservative")
+		case season != "" && rank != ratings.LeaderboardConservative:
+			fields.Add("rank", "a season's standings are by conservative rating")
 		}
 		if err := fields.Err(); err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		top, err := svc.Leaderboard(r.Context(), c, limit, rank)
+		if season != "" {
+			seasonBoard(w, r, logger, svc, c, season, limit)
+			return
+		}
+		by, top, err := svc.Leaderboard(r.Context(), c, limit, rank)
+		var view func(ratings.Rating, bool) ratings.View
+		if err == nil {
+			view, err = svc.Viewer(r.Context(), c)
+		}
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		by := svc.Ranking(c, rank)
 		resp := leaderboardResponse{Context: newContextOut(c), RankedBy: rankBy, K: by.K, Players: make([]leaderboardEntry, len(top))}
 		for i, rp := range top {
+			v := view(rp.Rating, true)
 			resp.Players[i] = leaderboardEntry{Rank: i + 1, ID: rp.Participant.ID, Rating: rp.Rating.Skill,
-				Uncertainty: svc.Uncertainty(c, rp.Rating), Conservative: by.Score(rp.Rating), Weight: rp.Rating.Weight(), Games: rp.Rating.Games}
+				Uncertainty: by.Sigma(rp.Rating), Conservative: by.Score(rp.Rating), Weight: rp.Rating.Weight(), Games: rp.Rating.Games}
+			if v.Ranked.Placed() {
+				resp.Players[i].Tier = v.Ranked.Tier
+			}
 		}
 		respond(w, r, logger, http.StatusOK, resp)
 	})
+}
+
+// seasonBoard answers a leaderboard of a season: its standings, final or live.
+func seasonBoard(w http.ResponseWriter, r *http.Request, logger *slog.Logger, svc *ratings.Service, c ratings.Context, season string, limit int) {
+	se, rows, err := svc.SeasonStandings(r.Context(), c, season, 0, limit)
+	if err != nil {
+		writeError(w, r, logger, err)
+		return
+	}
+	resp := leaderboardResponse{Context: newContextOut(c), RankedBy: "conservative", K: ratings.ConservativeK,
+		Season: &seasonBoardJSON{Name: se.Name, Status: seasonStatus(se), Final: !se.FinalAt.IsZero()}, Players: make([]leaderboardEntry, len(rows))}
+	for i, st := range rows {
+		rt := st.Rating
+		resp.Season.Of = st.Of
+		resp.Players[i] = leaderboardEntry{Rank: st.Position, ID: st.Player, Rating: rt.Skill, Uncertainty: (rt.Skill - st.Score) / ratings.ConservativeK,
+			Conservative: st.Score, Weight: rt.Weight(), Games: rt.SeasonGames, Tier: st.Tier}
+	}
+	respond(w, r, logger, http.StatusOK, resp)
 }
 
 // handleBotMean answers GET /v1/bots/mean?game_type=...: the MEANBOT of the line protocol.

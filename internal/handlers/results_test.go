@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
@@ -15,8 +16,13 @@ import (
 func openServer(t testing.TB) (http.Handler, ratings.Store) {
 	t.Helper()
 	store := ratings.NewMemoryStore(nil)
-	return NewServer(Deps{Ratings: ratings.NewService(store, ratings.DefaultModel()), Auth: &Auth{Off: true}}), store
+	svc := ratings.NewService(store, ratings.DefaultModel())
+	svc.SetClock(frozenClock) // reads at another moment than the results see another idle drift
+	return NewServer(Deps{Ratings: svc, Auth: &Auth{Off: true}}), store
 }
+
+// frozenClock is the time of the handler tests' services.
+func frozenClock() time.Time { return time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC) }
 
 // resultBody is a 2v2 ctf result in which team winner (or nobody, for -1) won.
 func resultBody(matchID string, winner int, players ...string) string {

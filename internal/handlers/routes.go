@@ -68,6 +68,8 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		r.With(read).Method(http.MethodGet, "/leaderboard", handleLeaderboard(d.Logger, d.Ratings))
 		r.With(read).Method(http.MethodGet, "/bots/mean", handleBotMean(d.Logger, d.Ratings))
 		r.With(read).Method(http.MethodGet, "/mutators", handleListMutators(d.Logger, d.Ratings))
+		r.With(read).Method(http.MethodGet, "/seasons/{game_type}", handleListSeasons(d.Logger, d.Ratings))
+		r.With(read).Method(http.MethodGet, "/players/{id}/seasons", handlePlayerSeasons(d.Logger, d.Ratings))
 
 		admitted := withAdmission(gate.admission, MaxTicketBodyBytes, d.Logger)
 		r.With(match, admitted).Method(http.MethodPost, "/queues/{name}/tickets", handleCreateTicket(d.Logger, d.Queue))
@@ -89,5 +91,6 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		r.With(admin).Method(http.MethodPost, "/ratings/rebuild", handleRebuild(d.Logger, d.Ratings))
 		r.With(admin).Method(http.MethodDelete, "/results/{match_id}", handleDeleteResult(d.Logger, d.Ratings, metrics))
 		r.With(admin).Method(http.MethodPost, "/ratings/tune", handleTune(d.Logger, d.Ratings))
+		r.With(admin).Method(http.MethodPut, "/seasons/{game_type}/{season}", handlePutSeason(d.Logger, d.Ratings))
 	})
 }

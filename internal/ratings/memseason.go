@@ -83,16 +83,20 @@ func (s *MemoryStore) Seasons(ctx context.Context, gameType string) ([]Season, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	gc, err := NewContext(gameType, nil)
-	if err != nil {
-		return nil, err
+	var game string // "": every game type's
+	if gameType != "" {
+		gc, err := NewContext(gameType, nil)
+		if err != nil {
+			return nil, err
+		}
+		game = gc.GameType
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []Season
 	for _, list := range s.seasons {
 		for _, se := range list {
-			if se.Context.GameType == gc.GameType {
+			if game == "" || se.Context.GameType == game {
 				out = append(out, cloneSeason(*se))
 			}
 		}
@@ -163,7 +167,7 @@ func (s *MemoryStore) FinalizeSeason(ctx context.Context, c Context, name string
 	sortRanked(ranked, by)
 	rows := standings(ranked)
 	for i := range rows {
-		rows[i].Context, rows[i].Season, rows[i].StartsAt = cloneContext(c), name, se.StartsAt
+		rows[i].Context, rows[i].Season, rows[i].StartsAt, rows[i].Final = cloneContext(c), name, se.StartsAt, true
 	}
 	s.standings[seasonKey(c, name)] = rows
 	se.FinalAt = at

@@ -1,8 +1,15 @@
 package ratings
 
 import (
+	"cmp"
 	"context"
+	"math"
+	"slices"
+	"sort"
+	"strings"
 	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
 
 // View is a rating as a read shows it at a moment: caught up with its context's season
@@ -193,4 +200,122 @@ func (su storedUpdate) change() Change {
 		c.Ranked.Placement = &Placement{Played: su.Played, Needed: su.Needed}
 	}
 	return c
+}
+
+// Viewer returns how reads of context c show its ratings now (View): rated says whether a
+// rating is stored, not a newcomer's zero.
+func (s *Service) Viewer(ctx context.Context, c Context) (func(r Rating, rated bool) View, error) {
+	rk, err := s.rankerOf(ctx, c, s.clock())
+	if err != nil {
+		return nil, err
+	}
+	return rk.view, nil
+}
+
+// SeasonStandings returns a season of context c and its standings from position offset + 1,
+// at most limit: the final ones once kept, else those of the season under way, live (its
+// ranked players by conservative rating now), else none (it has not started).
+func (s *Service) SeasonStandings(ctx context.Context, c Context, name string, offset, limit int) (Season, []Standing, error) {
+	if err := ValidateName(name); err != nil {
+		return Season{}, nil, apperr.Field("season", "%s", err)
+	}
+	if limit < 1 || limit > MaxLeaderboard {
+		return Season{}, nil, apperr.Field("limit", "must be an integer from 1 to %d", MaxLeaderboard)
+	}
+	ss, err := s.seasonStore()
+	if err != nil {
+		return Season{}, nil, err
+	}
+	seasons, err := ss.Seasons(ctx, c.GameType)
+	if err != nil {
+		return Season{}, nil, err
+	}
+	i := slices.IndexFunc(seasons, func(se Season) bool { return se.Name == name && se.Context.Equal(c) })
+	if i < 0 {
+		return Season{}, nil, SeasonNotFoundError(c, name)
+	}
+	se := seasons[i]
+	switch {
+	case !se.FinalAt.IsZero():
+		rows, err := ss.Standings(ctx, c, name, offset, limit)
+		return se, rows, err
+	case se.Epoch == 0:
+		return se, []Standing{}, nil
+	}
+	rows, err := s.liveStandings(ctx, se, offset+limit)
+	if err != nil {
+		return Season{}, nil, err
+	}
+	return se, rows[min(offset, len(rows)):], nil
+}
+
+// liveStandings are the first n of a season under way's ranked players, best first.
+func (s *Service) liveStandings(ctx context.Context, se Season, n int) ([]Standing, error) {
+	rk, err := s.rankerOf(ctx, se.Context, s.clock())
+	if err != nil {
+		return nil, err
+	}
+	by := rk.ranking(se)
+	top, err := s.store.Leaderboard(ctx, se.Context, n, by)
+	if err != nil {
+		return nil, err
+	}
+	ss, err := s.seasonStore()
+	if err != nil {
+		return nil, err
+	}
+	scores, err := ss.Scores(ctx, se.Context, by)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Standing, len(top))
+	for i, rp := range top {
+		v := rk.view(rp.Rating, true)
+		out[i] = Standing{Context: se.Context, Season: se.Name, StartsAt: se.StartsAt, Player: rp.Participant.ID, Position: i + 1,
+			Of: len(scores), Tier: v.Ranked.Tier, Rating: v.Rating, Score: v.Conservative}
+	}
+	return out, nil
+}
+
+// PlayerSeasons returns a player's final standing in every season he was ranked in and, for
+// each context with a season under way in which he is ranked, his live one (Final false),
+// by context key, then season start.
+func (s *Service) PlayerSeasons(ctx context.Context, playerID string) ([]Standing, error) {
+	if err := ValidateID(playerID); err != nil {
+		return nil, apperr.Field("id", "%s", err)
+	}
+	ss, err := s.seasonStore()
+	if err != nil {
+		return nil, err
+	}
+	out, err := ss.PlayerStandings(ctx, playerID)
+	if err != nil {
+		return nil, err
+	}
+	rated, err := s.store.PlayerRatings(ctx, playerID)
+	if err != nil {
+		return nil, err
+	}
+	for _, cr := range rated {
+		rk, err := s.rankerOf(ctx, cr.Context, s.clock())
+		if err != nil {
+			return nil, err
+		}
+		v := rk.view(cr.Rating, true)
+		if !v.Ranked.Placed() {
+			continue
+		}
+		by := rk.ranking(*rk.season)
+		scores, err := ss.Scores(ctx, cr.Context, by)
+		if err != nil {
+			return nil, err
+		}
+		above := len(scores) - sort.SearchFloat64s(scores, math.Nextafter(v.Conservative, math.Inf(1)))
+		out = append(out, Standing{Context: cr.Context, Season: rk.season.Name, StartsAt: rk.season.StartsAt, Player: playerID,
+			Position: above + 1, Of: len(scores), Tier: v.Ranked.Tier, Rating: v.Rating, Score: v.Conservative})
+	}
+	slices.SortFunc(out, func(a, b Standing) int {
+		return cmp.Or(strings.Compare(a.Context.Key(), b.Context.Key()), a.StartsAt.Compare(b.StartsAt))
+	})
+	return out, nil
 }

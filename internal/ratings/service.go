@@ -384,29 +384,23 @@ const (
 	LeaderboardConservative
 )
 
-// Ranking is the store's ordering of a leaderboard of context c.
-func (s *Service) Ranking(c Context, rank LeaderboardRank) Ranking {
-	if rank != LeaderboardConservative {
-		return Ranking{}
-	}
-	return Ranking{K: ConservativeK, PriorSigma: s.models.For(c).PriorSigma()}
-}
-
-// Uncertainty is the standard deviation of a rating's skill in context c: its Sigma, or the
-// context's model's prior for a rating that has none.
-func (s *Service) Uncertainty(c Context, r Rating) float64 {
-	if r.Sigma > 0 {
-		return r.Sigma
-	}
-	return s.models.For(c).PriorSigma()
-}
-
-// Leaderboard returns the top players (not bots) of context c, highest first by rank.
-func (s *Service) Leaderboard(ctx context.Context, c Context, limit int, rank LeaderboardRank) ([]RatedParticipant, error) {
+// Leaderboard returns the top players (not bots) of context c, highest first by rank, and
+// the ranking they were ordered by: the conservative one takes off ConservativeK standard
+// deviations as reads show them now (grown by the idle drift).
+func (s *Service) Leaderboard(ctx context.Context, c Context, limit int, rank LeaderboardRank) (Ranking, []RatedParticipant, error) {
 	if limit < 1 || limit > MaxLeaderboard {
-		return nil, apperr.Field("limit", "must be an integer from 1 to %d", MaxLeaderboard)
+		return Ranking{}, nil, apperr.Field("limit", "must be an integer from 1 to %d", MaxLeaderboard)
 	}
-	return s.store.Leaderboard(ctx, c, limit, s.Ranking(c, rank))
+	rk, err := s.rankerOf(ctx, c, s.clock())
+	if err != nil {
+		return Ranking{}, nil, err
+	}
+	by := rk.conservative() // its Sigma is what reads show, whatever the order
+	if rank != LeaderboardConservative {
+		by.K = 0
+	}
+	top, err := s.store.Leaderboard(ctx, c, limit, by)
+	return by, top, err
 }
 
 // Mutators lists every mutator seen or classified, by name.

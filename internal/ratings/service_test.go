@@ -153,7 +153,7 @@ func TestServiceChecksIDsBeforeTheStore(t *testing.T) {
 	if _, err := svc.PlayerRatings(ctx, "a\xffb"); apperr.CodeOf(err) != apperr.Invalid {
 		t.Errorf("invalid UTF-8 in an id: %v, want Invalid", err)
 	}
-	if _, err := svc.Leaderboard(ctx, c, 0, ratings.LeaderboardBySkill); apperr.CodeOf(err) != apperr.Invalid {
+	if _, _, err := svc.Leaderboard(ctx, c, 0, ratings.LeaderboardBySkill); apperr.CodeOf(err) != apperr.Invalid {
 		t.Errorf("a leaderboard of 0: %v, want Invalid", err)
 	}
 	if _, err := svc.SetMutator(ctx, "no spaces", true); apperr.CodeOf(err) != apperr.Invalid {

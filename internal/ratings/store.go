@@ -222,8 +222,8 @@ type SeasonStore interface {
 	// name (as Redefine allows), checked against the context's other seasons
 	// (CheckSeasonOrder) under a lock, and returns it as stored.
 	PutSeason(ctx context.Context, s Season) (Season, error)
-	// Seasons returns every season of a game type (canonical), ordered by context key, then
-	// start.
+	// Seasons returns every season of a game type (every game type's for ""), ordered by
+	// context key, then start.
 	Seasons(ctx context.Context, gameType string) ([]Season, error)
 	// ResetSeason applies the soft reset of c's season name once: in one step it takes the
 	// mean skill of c's players (MeanSkill), gives the season the context's next epoch, at,
@@ -260,4 +260,7 @@ type Standing struct {
 	Tier     string
 	Rating   Rating
 	Score    float64 // the Ranking.Score it was ranked by
+	// Final: kept at the season's end. A read of a season under way gives live standings,
+	// Final false.
+	Final bool
 }

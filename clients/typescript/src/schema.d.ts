@@ -437,6 +437,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/seasons/{game_type}/{season}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Define (or redefine) a ranked season of a context
+         * @description A season of the context the game type and `mutators` make (as a result's: mutators that
+         *     do not affect gameplay are dropped). At `starts_at` every rating of the context is
+         *     soft-reset once -- each skill pulled towards the context's mean skill, keeping `keep` of
+         *     its distance from it, its uncertainty grown by `add_sd` -- durably and while results
+         *     keep flowing (a result is learnt wholly before or wholly after it, by its commit); a
+         *     player's tier is hidden until he has played `placement_games` in the season; at
+         *     `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
+         *     new one may not start before one under way. Once its reset is applied, `starts_at` and
+         *     `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
+         *     defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+         *     [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
+         */
+        put: operations["putSeason"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/seasons/{game_type}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A game type's seasons
+         * @description Every season of the game type's contexts, by context, then start. Needs `read` when keys are configured.
+         */
+        get: operations["listSeasons"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/players/{id}/seasons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A player's seasons
+         * @description The player's final tier and position in every season he was ranked in (he had played
+         *     its placement games), and his live ones (`final` false) in the seasons under way, by
+         *     context, then start. Needs `read` when keys are configured.
+         */
+        get: operations["getPlayerSeasons"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/bots/mean": {
         parameters: {
             query?: never;
@@ -1481,6 +1553,17 @@ export interface components {
             weight: number;
             /** Format: int64 */
             games: number;
+            /** @description The context's season under way; left out without one. */
+            season?: string;
+            /** @description The player's tier in the season under way, once his placement games are played. */
+            tier?: string;
+            placement?: components["schemas"]["Placement"];
+            /**
+             * @description Present (true) when the participant's first results say he is far better than rated
+             *     (`ns2-kalman`'s smurf detector): his uncertainty is kept high so that he reaches his
+             *     level in fewer games.
+             */
+            suspected_smurf?: boolean;
         };
         PlayerRatings: {
             id: string;
@@ -1497,6 +1580,17 @@ export interface components {
             weight: number;
             /** Format: int64 */
             games: number;
+            /** @description The context's season under way; left out without one. */
+            season?: string;
+            /** @description The player's tier in the season under way, once his placement games are played. */
+            tier?: string;
+            placement?: components["schemas"]["Placement"];
+            /**
+             * @description Present (true) when the participant's first results say he is far better than rated
+             *     (`ns2-kalman`'s smurf detector): his uncertainty is kept high so that he reaches his
+             *     level in fewer games.
+             */
+            suspected_smurf?: boolean;
         };
         BatchRatings: {
             context: components["schemas"]["ContextOut"];
@@ -1518,6 +1612,8 @@ export interface components {
             weight: number;
             /** Format: int64 */
             games: number;
+            /** @description The player's tier in the season under way (or the board's season), once placed. */
+            tier?: string;
         };
         Leaderboard: {
             context: components["schemas"]["ContextOut"];
@@ -1528,7 +1624,143 @@ export interface components {
              * @description The standard deviations `conservative` takes off (3 when ranked by it, else 0).
              */
             k: number;
+            /** @description With `season=`, the season the board is of. */
+            season?: {
+                name: string;
+                status: components["schemas"]["SeasonStatus"];
+                /** @description The final standings, kept at the season's end; else live. */
+                final: boolean;
+                /**
+                 * Format: int32
+                 * @description How many players the season ranks (0 when the page is empty).
+                 */
+                of: number;
+            };
             players: components["schemas"]["LeaderboardEntry"][];
+        };
+        /** @description While a player has not played the season's placement games, how far he is (instead of a tier). */
+        Placement: {
+            /** Format: int32 */
+            played: number;
+            /** Format: int32 */
+            needed: number;
+        };
+        /**
+         * @description scheduled (not reset yet), running (reset, standings not kept), ended (final standings kept).
+         * @enum {string}
+         */
+        SeasonStatus: "scheduled" | "running" | "ended";
+        Tier: {
+            name: string;
+            /**
+             * Format: double
+             * @description The conservative rating (rating - 3 x uncertainty) on the weight scale (0..100, 50 the
+             *     average) the tier starts at; left out on the first tier, which holds everything below
+             *     the second's; ascending.
+             */
+            min?: number;
+        };
+        PercentileTiers: {
+            /** @description Ascending cuts in (0, 100) of the season's ranked players by conservative rating. */
+            percentiles: number[];
+            /** @description The tiers' names from the lowest, one more than the cuts; default Tier 1, Tier 2, ... */
+            names?: string[];
+        };
+        /** @description Fixed tiers over the conservative rating, or percentiles of the season's ranked players. */
+        Tiers: components["schemas"]["Tier"][] | components["schemas"]["PercentileTiers"];
+        SeasonReset: {
+            /**
+             * Format: double
+             * @description The fraction of each player's distance from the mean skill kept (default 0.5).
+             */
+            keep?: number;
+            /**
+             * Format: double
+             * @description Uncertainty added to every rating (a standard deviation; default 1).
+             */
+            add_sd?: number;
+        };
+        SeasonRequest: {
+            /** @description The context's gameplay mutators, as in a result. */
+            mutators?: string[];
+            /** Format: date-time */
+            starts_at: string;
+            /**
+             * Format: date-time
+             * @description After starts_at.
+             */
+            ends_at: string;
+            reset?: components["schemas"]["SeasonReset"];
+            /** Format: int32 */
+            placement_games?: number;
+            tiers?: components["schemas"]["Tiers"];
+        };
+        Season: {
+            game_type: string;
+            context: components["schemas"]["ContextOut"];
+            season: string;
+            status: components["schemas"]["SeasonStatus"];
+            /** Format: date-time */
+            starts_at: string;
+            /** Format: date-time */
+            ends_at: string;
+            reset: {
+                /** Format: double */
+                keep: number;
+                /** Format: double */
+                add_sd: number;
+            };
+            /** Format: int32 */
+            placement_games: number;
+            tiers: components["schemas"]["Tiers"];
+            /**
+             * Format: date-time
+             * @description When the season's reset was applied.
+             */
+            reset_at?: string;
+            /**
+             * Format: double
+             * @description The mean skill the reset pulled the ratings towards.
+             */
+            reset_mean?: number;
+            /**
+             * Format: date-time
+             * @description When the final standings were kept.
+             */
+            final_at?: string;
+        };
+        SeasonList: {
+            game_type: string;
+            seasons: components["schemas"]["Season"][];
+        };
+        PlayerSeason: {
+            context: components["schemas"]["ContextOut"];
+            season: string;
+            /** Format: date-time */
+            starts_at: string;
+            /** @description The final standing, kept at the season's end; false for a season under way. */
+            final: boolean;
+            /**
+             * Format: int32
+             * @description 1 for the best of the season's ranked players.
+             */
+            position: number;
+            /** Format: int32 */
+            of: number;
+            tier: string;
+            /** Format: double */
+            rating: number;
+            /** Format: double */
+            conservative: number;
+            /**
+             * Format: int64
+             * @description Games in the season.
+             */
+            games: number;
+        };
+        PlayerSeasons: {
+            id: string;
+            seasons: components["schemas"]["PlayerSeason"][];
         };
         /**
          * Format: double
@@ -2577,6 +2809,11 @@ export interface components {
          * @example ctf
          */
         GameType: string;
+        /**
+         * @description The game type.
+         * @example ctf
+         */
+        GameTypePath: string;
         /**
          * @description The mutators running, comma-separated; only those that affect gameplay select the context.
          * @example instagib,lowgrav
@@ -3840,6 +4077,13 @@ export interface operations {
                 /** @description What orders the board. */
                 rank?: "rating" | "conservative";
                 limit?: number;
+                /**
+                 * @description A season of the context: its standings, by conservative rating (`rank` may only be
+                 *     `conservative`, the default then). Once the season ended, its final standings (each
+                 *     player's `rank` his final position, `games` his games in the season); while it runs,
+                 *     its ranked players live; before it starts, none.
+                 */
+                season?: string;
             };
             header?: never;
             path?: never;
@@ -3877,6 +4121,135 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Leaderboard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    putSeason: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The game type.
+                 * @example ctf
+                 */
+                game_type: components["parameters"]["GameTypePath"];
+                /** @example s1 */
+                season: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "starts_at": "2027-01-01T00:00:00Z",
+                 *       "ends_at": "2027-04-01T00:00:00Z",
+                 *       "reset": {
+                 *         "keep": 0.5,
+                 *         "add_sd": 1
+                 *       },
+                 *       "placement_games": 5,
+                 *       "tiers": [
+                 *         {
+                 *           "name": "Bronze"
+                 *         },
+                 *         {
+                 *           "name": "Silver",
+                 *           "min": 40
+                 *         },
+                 *         {
+                 *           "name": "Gold",
+                 *           "min": 55
+                 *         },
+                 *         {
+                 *           "name": "Diamond",
+                 *           "min": 70
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SeasonRequest"];
+            };
+        };
+        responses: {
+            /** @description The season as stored. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Season"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listSeasons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The game type.
+                 * @example ctf
+                 */
+                game_type: components["parameters"]["GameTypePath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The seasons. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeasonList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getPlayerSeasons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example alice */
+                id: components["schemas"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The player's seasons. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerSeasons"];
                 };
             };
             400: components["responses"]["BadRequest"];

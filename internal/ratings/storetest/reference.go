@@ -19,10 +19,33 @@ type ref struct {
 	states  map[string]*ratings.State
 	history []ratings.Result
 	seen    map[ratings.Participant]bool
+	epochs  map[string]int64 // the latest season reset of each context
 }
 
 func newRef() *ref {
-	return &ref{policy: &ratings.MutatorPolicy{}, states: map[string]*ratings.State{}, seen: map[ratings.Participant]bool{}}
+	return &ref{policy: &ratings.MutatorPolicy{}, states: map[string]*ratings.State{}, seen: map[ratings.Participant]bool{},
+		epochs: map[string]int64{}}
+}
+
+// reset applies a season's reset to its context's ratings, as the store should have.
+func (f *ref) reset(t *testing.T, se ratings.Season) {
+	t.Helper()
+	if s := f.states[se.Context.Key()]; s != nil {
+		for p, r := range s.Ratings {
+			s.Ratings[p] = ratings.CatchUp(r, []ratings.Season{se})
+		}
+	}
+	f.epochs[se.Context.Key()] = se.Epoch
+}
+
+// mean is the mean skill of c's players, as a reset takes it.
+func (f *ref) mean(c ratings.Context) float64 {
+	s := f.states[c.Key()]
+	var rs []ratings.RatedParticipant
+	for _, p := range s.Participants() {
+		rs = append(rs, ratings.RatedParticipant{Participant: p, Rating: s.Ratings[p]})
+	}
+	return ratings.MeanSkill(rs)
 }
 
 // record applies r and returns the context and the response the store should give.
@@ -49,6 +72,12 @@ func (f *ref) record(t *testing.T, r ratings.Result) (ratings.Context, []byte) {
 		t.Fatalf("reference: %v", err)
 	}
 	s.Record(o)
+	for _, u := range o.Updates { // a newcomer starts in the season under way
+		if rt := s.Ratings[u.Participant]; rt.Season < f.epochs[c.Key()] {
+			rt.Season = f.epochs[c.Key()]
+			s.Ratings[u.Participant] = rt
+		}
+	}
 	f.history = append(f.history, r)
 	for _, u := range o.Updates {
 		f.seen[u.Participant] = true
@@ -114,7 +143,8 @@ func near(a, b float64) bool {
 func sameRating(a, b ratings.Rating) bool {
 	return near(a.Skill, b.Skill) && near(a.Offset, b.Offset) && near(a.Commander, b.Commander) &&
 		near(a.SkillG, b.SkillG) && near(a.CommanderG, b.CommanderG) && near(a.Sigma, b.Sigma) &&
-		near(a.OffsetSigma, b.OffsetSigma) && near(a.CommanderSigma, b.CommanderSigma) && a.Games == b.Games
+		near(a.OffsetSigma, b.OffsetSigma) && near(a.CommanderSigma, b.CommanderSigma) && a.Games == b.Games &&
+		a.LastPlayed == b.LastPlayed && a.Season == b.Season && a.SeasonGames == b.SeasonGames && near(a.Surprise, b.Surprise)
 }
 
 // sameResponse reports whether two of render's responses are equal to rounding: the same JSON
@@ -168,7 +198,8 @@ func sameBits(a, b ratings.Rating) bool {
 		math.Float64bits(a.Sigma) == math.Float64bits(b.Sigma) &&
 		math.Float64bits(a.OffsetSigma) == math.Float64bits(b.OffsetSigma) &&
 		math.Float64bits(a.CommanderSigma) == math.Float64bits(b.CommanderSigma) &&
-		a.Games == b.Games
+		math.Float64bits(a.Surprise) == math.Float64bits(b.Surprise) &&
+		a.Games == b.Games && a.LastPlayed == b.LastPlayed && a.Season == b.Season && a.SeasonGames == b.SeasonGames
 }
 
 // assertRef checks that the store holds exactly the reference's ratings: every participant's

@@ -54,6 +54,9 @@ func Run(t *testing.T, open func(t *testing.T) ratings.Store) {
 		{"ConcurrentDelete", testConcurrentDelete},
 		{"History", testHistory},
 		{"Tunings", testTunings},
+		{"SeasonDefinitions", testSeasonDefinitions},
+		{"SeasonReset", testSeasonReset},
+		{"SeasonStandings", testSeasonStandings},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

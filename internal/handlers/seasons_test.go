@@ -1,0 +1,147 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+)
+
+// seasonClock is a test's time, moved by hand.
+type seasonClock struct{ t time.Time }
+
+func (c *seasonClock) now() time.Time { return c.t }
+
+// duelBody is a 1v1 of duel (context duel+ranked) in which winner beats loser.
+func duelBody(id, winner, loser string) string {
+	return fmt.Sprintf(`{"match_id":%q,"context":{"game_type":"duel","mutators":["ranked"]},"map":"arena","duration_s":600,
+		"teams":[{"side":"red","players":[{"id":%q}]},{"side":"blue","players":[{"id":%q}]}],"winner":0}`, id, winner, loser)
+}
+
+// TestSeasonsOverHTTP defines a season, refuses the definitions that do not hold (each a 400
+// naming its field, nothing stored), and reads it through its course: placement, tiers in
+// the reads and the leaderboard, the season's standings, a player's seasons.
+func TestSeasonsOverHTTP(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	start := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := &seasonClock{start.Add(-time.Hour)}
+	svc := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
+	svc.SetClock(clk.now)
+	h := NewServer(Deps{Ratings: svc, Auth: &Auth{Off: true}})
+	if _, err := svc.SetMutator(ctx, "ranked", true); err != nil {
+		t.Fatal(err)
+	}
+	put := func(name, body string) *http.Response {
+		return exchange(t, h, http.MethodPut, "/v1/seasons/duel/"+name, "application/json", body)
+	}
+	def := `{"mutators":["ranked"],"starts_at":"2027-01-01T00:00:00Z","ends_at":"2027-04-01T00:00:00Z",
+		"placement_games":2,"tiers":[{"name":"Bronze"},{"name":"Silver","min":15},{"name":"Gold","min":30}]}`
+	var se seasonJSON
+	decodeJSON(t, put("s1", def), &se)
+	if se.Context.Key != "duel+ranked" || se.Status != "scheduled" || se.Reset != (resetOut{Keep: 0.5, AddSD: 1}) || se.PlacementGames != 2 {
+		t.Fatalf("PUT season: %+v", se)
+	}
+	for _, bad := range []struct{ name, body, field string }{
+		{"s2", `{"mutators":["ranked"],"starts_at":"2027-03-01T00:00:00Z","ends_at":"2027-05-01T00:00:00Z"}`, "starts_at"},
+		{"s2", `{"mutators":["ranked"],"starts_at":"2027-05-01T00:00:00Z","ends_at":"2027-06-01T00:00:00Z","reset":{"keep":1.5}}`, "reset.keep"},
+		{"s2", `{"mutators":["ranked"],"starts_at":"2027-05-01T00:00:00Z","ends_at":"2027-06-01T00:00:00Z",
+			"tiers":[{"name":"A"},{"name":"B","min":50},{"name":"C","min":40}]}`, "tiers[2].min"},
+		{"s2", `{"mutators":["ranked"],"starts_at":"2027-06-01T00:00:00Z","ends_at":"2027-05-01T00:00:00Z"}`, "ends_at"},
+		{"s2", `{"starts_at":"2027-05-01T00:00:00Z","ends_at":"2027-06-01T00:00:00Z","tiers":{"percentiles":[50,40]}}`, "tiers.percentiles[1]"},
+		{"s2", `{"starts_at":"yesterday","ends_at":"2027-06-01T00:00:00Z"}`, "starts_at"},
+		{"no%20such", `{"starts_at":"2027-05-01T00:00:00Z","ends_at":"2027-06-01T00:00:00Z"}`, "season"},
+	} {
+		resp := put(bad.name, bad.body)
+		if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || !hasField(p, bad.field) {
+			t.Errorf("%s: %d %+v, want a 400 naming %s", bad.body, resp.StatusCode, p, bad.field)
+		}
+	}
+	var list seasonsResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/seasons/duel", "", ""), &list)
+	if len(list.Seasons) != 1 || list.Seasons[0].Season != "s1" {
+		t.Fatalf("after the refused definitions: %+v", list)
+	}
+	n := 0
+	record := func(winner, loser string) {
+		n++
+		clk.t = clk.t.Add(time.Minute)
+		if resp := postResult(t, h, duelBody(fmt.Sprint("m", n), winner, loser)); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("POST /v1/results: %d %+v", resp.StatusCode, readProblem(t, resp))
+		}
+	}
+	record("ace", "bob")
+	clk.t = start
+	if err := svc.SeasonTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	record("ace", "bob")
+	checkSeasonReads(t, h, "1 of 2")
+	for range 12 {
+		record("ace", "bob")
+	}
+	checkSeasonReads(t, h, "placed")
+	clk.t = start.AddDate(0, 3, 0)
+	if err := svc.SeasonTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkSeasonStandings(t, h)
+}
+
+// checkSeasonReads: a player's rating read and the batch read show the season and his
+// placement (or tier once placed); the season's live board ranks only the placed.
+func checkSeasonReads(t *testing.T, h http.Handler, stage string) {
+	t.Helper()
+	var mine playerRatingsResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/players/ace/ratings", "", ""), &mine)
+	var batch batchRatingsResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/ratings?game_type=duel&mutators=ranked&ids=ace,nobody", "", ""), &batch)
+	var board leaderboardResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/leaderboard?game_type=duel&mutators=ranked&season=s1", "", ""), &board)
+	a, nobody := mine.Ratings[0], batch.Ratings[1]
+	if a.Season != "s1" || nobody.Season != "s1" || nobody.Placement == nil || *nobody.Placement != (placementJSON{0, 2}) || board.Season == nil || board.Season.Status != "running" {
+		t.Fatalf("%s: ace %+v, nobody %+v, board %+v", stage, a, nobody, board.Season)
+	}
+	switch stage {
+	case "1 of 2":
+		if a.Placement == nil || *a.Placement != (placementJSON{1, 2}) || a.Tier != "" || len(board.Players) != 0 {
+			t.Fatalf("in placement: %+v, board %+v", a, board.Players)
+		}
+	default:
+		if a.Placement != nil || a.Tier == "" || batch.Ratings[0].Tier != a.Tier || len(board.Players) != 2 || board.Players[0].ID != "ace" || board.Players[0].Tier != a.Tier {
+			t.Fatalf("placed: %+v, board %+v", a, board.Players)
+		}
+	}
+}
+
+// checkSeasonStandings: at the season's end its standings are final, and a player's seasons
+// list his; reads show no season any more.
+func checkSeasonStandings(t *testing.T, h http.Handler) {
+	t.Helper()
+	var board leaderboardResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/leaderboard?game_type=duel&mutators=ranked&season=s1&limit=1", "", ""), &board)
+	if board.Season == nil || !board.Season.Final || board.Season.Status != "ended" || board.Season.Of != 2 || len(board.Players) != 1 || board.Players[0].ID != "ace" {
+		t.Fatalf("final board: %+v %+v", board.Season, board.Players)
+	}
+	var seasons playerSeasonsResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/players/bob/seasons", "", ""), &seasons)
+	if len(seasons.Seasons) != 1 || seasons.Seasons[0].Position != 2 || seasons.Seasons[0].Of != 2 || !seasons.Seasons[0].Final || seasons.Seasons[0].Season != "s1" {
+		t.Fatalf("bob's seasons: %+v", seasons)
+	}
+	var mine playerRatingsResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/players/ace/ratings", "", ""), &mine)
+	if mine.Ratings[0].Season != "" || mine.Ratings[0].Tier != "" {
+		t.Fatalf("after the season: %+v", mine.Ratings[0])
+	}
+	resp := exchange(t, h, http.MethodGet, "/v1/leaderboard?game_type=duel&mutators=ranked&season=s9", "", "")
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("the board of no season: %d", resp.StatusCode)
+	}
+	resp = exchange(t, h, http.MethodGet, "/v1/leaderboard?game_type=duel&mutators=ranked&season=s1&rank=rating", "", "")
+	if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || !hasField(p, "rank") {
+		t.Fatalf("a season's board by rating: %d %+v", resp.StatusCode, p)
+	}
+}
