@@ -924,6 +924,13 @@ type ContextTuning struct {
 	// Accepted Whether the fit was stored; if not, `reason` says why and `params` are the defaults.
 	Accepted bool `json:"accepted"`
 
+	// Auto In a stored tuning, whether the service fitted it itself: each context that learns
+	// with `ns2-kalman` tunes itself once it holds 2,000 results, then each time they
+	// double, starting from what it uses (`default`); the attempt is kept (`accepted`,
+	// its `params` used from then on) only where it predicts the held-out tail better.
+	// An attempt not kept is stored too, with the parameters still in use.
+	Auto *bool `json:"auto,omitempty"`
+
 	// Context The context's key (game type, then its gameplay mutators after a '+').
 	Context string `json:"context"`
 
@@ -946,6 +953,9 @@ type ContextTuning struct {
 	// Replays How many times the history was replayed.
 	Replays int64 `json:"replays"`
 	Results int64 `json:"results"`
+
+	// TunedAt In a stored tuning, when it was fitted (left out for one stored before round 4).
+	TunedAt *time.Time `json:"tuned_at,omitempty"`
 }
 
 // Distribution defines model for Distribution.
@@ -2274,6 +2284,9 @@ type TunedParams struct {
 	// SkillDrift How much a skill's uncertainty grows before each match (standard deviation).
 	SkillDrift float64 `json:"skill_drift"`
 
+	// SkillDriftPerDay How much it grows each day between a player's matches (a variance of its square a day, from his last match's end to the next's; reads grow it to now): a player back after months moves fast, an idle one's conservative rating sinks. A tuning stored before it was fitted has 0.
+	SkillDriftPerDay float64 `json:"skill_drift_per_day"`
+
 	// SkillSd A newcomer's skill uncertainty (standard deviation, logits).
 	SkillSd float64 `json:"skill_sd"`
 }
@@ -2430,6 +2443,12 @@ type GetRatingsParams struct {
 // RebuildRatingsParams defines parameters for RebuildRatings.
 type RebuildRatingsParams struct {
 	GameType string `form:"game_type" json:"game_type"`
+}
+
+// GetTuningsParams defines parameters for GetTunings.
+type GetTuningsParams struct {
+	// GameType The context's game type.
+	GameType GameType `form:"game_type" json:"game_type"`
 }
 
 // TuneRatingsParams defines parameters for TuneRatings.
@@ -3200,6 +3219,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/ratings/rebuild (the `RebuildRatings` operationId).
 	RebuildRatings(ctx context.Context, params *RebuildRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTunings The stored tunings of a game type
+	//
+	// Every context's stored tuning, by `api tune`, `POST /v1/ratings/tune` or the service's
+	// own self-tuning (`auto`): when, on how many results, by how much it predicted the
+	// held-out tail better (`held_out_log_loss_before` and `_after`), and the parameters in
+	// use. A context without one learns with the defaults. `elapsed_ms` is 0. Needs `read`
+	// when keys are configured.
+	//
+	// Corresponds with GET /v1/ratings/tune (the `GetTunings` operationId).
+	GetTunings(ctx context.Context, params *GetTuningsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TuneRatings Fit the rating model's hyperparameters to each context of a game type
 	//
@@ -4341,6 +4371,27 @@ func (c *Client) GetRatings(ctx context.Context, params *GetRatingsParams, reqEd
 // Corresponds with POST /v1/ratings/rebuild (the `RebuildRatings` operationId).
 func (c *Client) RebuildRatings(ctx context.Context, params *RebuildRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRebuildRatingsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTunings The stored tunings of a game type
+//
+// Every context's stored tuning, by `api tune`, `POST /v1/ratings/tune` or the service's
+// own self-tuning (`auto`): when, on how many results, by how much it predicted the
+// held-out tail better (`held_out_log_loss_before` and `_after`), and the parameters in
+// use. A context without one learns with the defaults. `elapsed_ms` is 0. Needs `read`
+// when keys are configured.
+//
+// Corresponds with GET /v1/ratings/tune (the `GetTunings` operationId).
+func (c *Client) GetTunings(ctx context.Context, params *GetTuningsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTuningsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6023,6 +6074,56 @@ func NewRebuildRatingsRequest(server string, params *RebuildRatingsParams) (*htt
 	return req, nil
 }
 
+// NewGetTuningsRequest constructs an http.Request for the GetTunings method
+func NewGetTuningsRequest(server string, params *GetTuningsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ratings/tune")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "game_type", params.GameType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewTuneRatingsRequest constructs an http.Request for the TuneRatings method
 func NewTuneRatingsRequest(server string, params *TuneRatingsParams) (*http.Request, error) {
 	var err error
@@ -7038,6 +7139,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/ratings/rebuild (the `RebuildRatings` operationId).
 	RebuildRatingsWithResponse(ctx context.Context, params *RebuildRatingsParams, reqEditors ...RequestEditorFn) (*RebuildRatingsResponse, error)
+
+	// GetTuningsWithResponse The stored tunings of a game type
+	//
+	// Every context's stored tuning, by `api tune`, `POST /v1/ratings/tune` or the service's
+	// own self-tuning (`auto`): when, on how many results, by how much it predicted the
+	// held-out tail better (`held_out_log_loss_before` and `_after`), and the parameters in
+	// use. A context without one learns with the defaults. `elapsed_ms` is 0. Needs `read`
+	// when keys are configured.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/ratings/tune (the `GetTunings` operationId).
+	GetTuningsWithResponse(ctx context.Context, params *GetTuningsParams, reqEditors ...RequestEditorFn) (*GetTuningsResponse, error)
 
 	// TuneRatingsWithResponse Fit the rating model's hyperparameters to each context of a game type
 	//
@@ -10673,6 +10787,130 @@ func (r RebuildRatingsResponse) ContentType() string {
 	return ""
 }
 
+// GetTuningsResponse200Headers the declared response headers of an HTTP 200 response for GetTunings
+type GetTuningsResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetTuningsResponse400Headers the declared response headers of an HTTP 400 response for GetTunings
+type GetTuningsResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetTuningsResponse401Headers the declared response headers of an HTTP 401 response for GetTunings
+type GetTuningsResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// GetTuningsResponse403Headers the declared response headers of an HTTP 403 response for GetTunings
+type GetTuningsResponse403Headers struct {
+	XRequestId *string
+}
+
+// GetTuningsResponse429Headers the declared response headers of an HTTP 429 response for GetTunings
+type GetTuningsResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// GetTuningsResponse503Headers the declared response headers of an HTTP 503 response for GetTunings
+type GetTuningsResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type GetTuningsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TuneReport
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTuningsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetTuningsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTuningsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetTuningsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTuningsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTuningsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTuningsResponse) GetJSON200() *TuneReport {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTuningsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTuningsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetTuningsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetTuningsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetTuningsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTuningsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTuningsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTuningsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTuningsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // TuneRatingsResponse200Headers the declared response headers of an HTTP 200 response for TuneRatings
 type TuneRatingsResponse200Headers struct {
 	XRequestId *string
@@ -13000,6 +13238,25 @@ func (c *ClientWithResponses) RebuildRatingsWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseRebuildRatingsResponse(rsp)
+}
+
+// GetTuningsWithResponse The stored tunings of a game type
+//
+// Every context's stored tuning, by `api tune`, `POST /v1/ratings/tune` or the service's
+// own self-tuning (`auto`): when, on how many results, by how much it predicted the
+// held-out tail better (`held_out_log_loss_before` and `_after`), and the parameters in
+// use. A context without one learns with the defaults. `elapsed_ms` is 0. Needs `read`
+// when keys are configured.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/ratings/tune (the `GetTunings` operationId).
+func (c *ClientWithResponses) GetTuningsWithResponse(ctx context.Context, params *GetTuningsParams, reqEditors ...RequestEditorFn) (*GetTuningsResponse, error) {
+	rsp, err := c.GetTunings(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTuningsResponse(rsp)
 }
 
 // TuneRatingsWithResponse Fit the rating model's hyperparameters to each context of a game type
@@ -17701,6 +17958,172 @@ func ParseRebuildRatingsResponse(rsp *http.Response) (*RebuildRatingsResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RebuildRatingsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTuningsResponse parses an HTTP response from a GetTuningsWithResponse call
+func ParseGetTuningsResponse(rsp *http.Response) (*GetTuningsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTuningsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TuneReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTuningsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetTuningsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetTuningsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetTuningsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTuningsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTuningsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -49,8 +49,8 @@ func printTuning(w io.Writer, reports []ratings.ContextTuning) {
 		}
 		fmt.Fprintf(w, "  log loss  fit %.4f -> %.4f   held-out tail %.4f -> %.4f\n", r.FitBefore, r.FitAfter, r.HeldOutBefore, r.HeldOutAfter)
 		p, d := r.Params, r.Default
-		fmt.Fprintf(w, "  skill_sd %.3g (%.3g)  newcomer_skill %.3g (%.3g)  skill_drift %.3g (%.3g)  noise %.3g (%.3g)  bias_prior %.3g (%.3g)  offset_sd %.3g (%.3g)  size_exponent %.3g (%.3g)\n",
-			p.SkillSD, d.SkillSD, p.NewcomerSkill, d.NewcomerSkill, p.SkillDrift, d.SkillDrift, p.Noise, d.Noise, p.BiasPrior, d.BiasPrior, p.OffsetSD, d.OffsetSD,
+		fmt.Fprintf(w, "  skill_sd %.3g (%.3g)  newcomer_skill %.3g (%.3g)  skill_drift %.3g (%.3g)  skill_drift_per_day %.3g (%.3g)  noise %.3g (%.3g)  bias_prior %.3g (%.3g)  offset_sd %.3g (%.3g)  size_exponent %.3g (%.3g)\n",
+			p.SkillSD, d.SkillSD, p.NewcomerSkill, d.NewcomerSkill, p.SkillDrift, d.SkillDrift, p.SkillDriftPerDay, d.SkillDriftPerDay, p.Noise, d.Noise, p.BiasPrior, d.BiasPrior, p.OffsetSD, d.OffsetSD,
 			p.SizeExponent, d.SizeExponent)
 	}
 }

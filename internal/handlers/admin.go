@@ -2,7 +2,10 @@ package handlers
 
 import (
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -103,13 +106,14 @@ func handleRebuild(logger *slog.Logger, svc *ratings.Service) http.Handler {
 }
 
 type tunedParamsJSON struct {
-	SkillSD       float64 `json:"skill_sd"`
-	NewcomerSkill float64 `json:"newcomer_skill"`
-	SkillDrift    float64 `json:"skill_drift"`
-	Noise         float64 `json:"noise"`
-	BiasPrior     float64 `json:"bias_prior"`
-	OffsetSD      float64 `json:"offset_sd"`
-	SizeExponent  float64 `json:"size_exponent"`
+	SkillSD          float64 `json:"skill_sd"`
+	NewcomerSkill    float64 `json:"newcomer_skill"`
+	SkillDrift       float64 `json:"skill_drift"`
+	SkillDriftPerDay float64 `json:"skill_drift_per_day"`
+	Noise            float64 `json:"noise"`
+	BiasPrior        float64 `json:"bias_prior"`
+	OffsetSD         float64 `json:"offset_sd"`
+	SizeExponent     float64 `json:"size_exponent"`
 }
 
 type contextTuningJSON struct {
@@ -125,6 +129,40 @@ type contextTuningJSON struct {
 	HeldOutAfter  float64         `json:"held_out_log_loss_after"`
 	Default       tunedParamsJSON `json:"default"`
 	Params        tunedParamsJSON `json:"params"`
+	TunedAt       *time.Time      `json:"tuned_at,omitempty"`
+	Auto          bool            `json:"auto,omitempty"`
+}
+
+func newContextTuningJSON(c ratings.Context, model string, rep ratings.TuneReport) contextTuningJSON {
+	return contextTuningJSON{Context: c.Key(), Model: model, Results: rep.Results,
+		Replays: rep.Evaluations, Accepted: rep.Accepted, Reason: rep.Reason,
+		FitBefore: rep.FitBefore, FitAfter: rep.FitAfter, HeldOutBefore: rep.HeldOutBefore, HeldOutAfter: rep.HeldOutAfter,
+		Default: tunedParamsJSON(rep.Default), Params: tunedParamsJSON(rep.Params)}
+}
+
+// handleTunings answers GET /v1/ratings/tune?game_type=...: the game type's stored tunings,
+// by context, each with when it was fitted and whether by the service itself.
+func handleTunings(logger *slog.Logger, svc *ratings.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gameType := r.URL.Query().Get("game_type")
+		stored, err := svc.Tunings(r.Context(), gameType)
+		if err != nil {
+			writeError(w, r, logger, err)
+			return
+		}
+		keys := slices.Sorted(maps.Keys(stored))
+		resp := tuneResponse{GameType: strings.ToLower(gameType), Contexts: make([]contextTuningJSON, len(keys))}
+		for i, k := range keys {
+			t := stored[k]
+			resp.Contexts[i] = newContextTuningJSON(t.Context, t.Model, t.Report)
+			resp.Contexts[i].Params, resp.Contexts[i].Auto = tunedParamsJSON(t.Params), t.Auto
+			if !t.At.IsZero() {
+				at := t.At.UTC()
+				resp.Contexts[i].TunedAt = &at
+			}
+		}
+		respond(w, r, logger, http.StatusOK, resp)
+	})
 }
 
 type tuneResponse struct {
@@ -151,10 +189,7 @@ func handleTune(logger *slog.Logger, svc *ratings.Service) http.Handler {
 		resp := tuneResponse{GameType: gameType, Contexts: make([]contextTuningJSON, len(reports))}
 		for i, ct := range reports {
 			rep := ct.Report
-			resp.Contexts[i] = contextTuningJSON{Context: ct.Context.Key(), Model: ct.Model, Results: rep.Results,
-				Replays: rep.Evaluations, Accepted: rep.Accepted, Reason: rep.Reason,
-				FitBefore: rep.FitBefore, FitAfter: rep.FitAfter, HeldOutBefore: rep.HeldOutBefore, HeldOutAfter: rep.HeldOutAfter,
-				Default: tunedParamsJSON(rep.Default), Params: tunedParamsJSON(rep.Params)}
+			resp.Contexts[i] = newContextTuningJSON(ct.Context, ct.Model, rep)
 			logger.InfoContext(r.Context(), "ratings tuned", "context", ct.Context.Key(), "results", rep.Results,
 				"accepted", rep.Accepted, "held_out_log_loss_before", rep.HeldOutBefore, "held_out_log_loss_after", rep.HeldOutAfter)
 		}

@@ -43,6 +43,12 @@ func TestTuneFitsEachContext(t *testing.T) {
 		t.Fatalf("stored tunings %+v %v, want %+v", stored, err, c.Params)
 	}
 
+	var listed tuneResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/ratings/tune?game_type=NS2", "", ""), &listed)
+	if len(listed.Contexts) != 1 || listed.GameType != "ns2" || listed.Contexts[0].Params != c.Params || listed.Contexts[0].TunedAt == nil ||
+		listed.Contexts[0].Auto || !listed.Contexts[0].Accepted || listed.Contexts[0].HeldOutAfter != c.HeldOutAfter {
+		t.Fatalf("GET /v1/ratings/tune: %+v", listed)
+	}
 	decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/ratings/tune?game_type=CTF", "", ""), &got)
 	if len(got.Contexts) != 1 || got.Contexts[0].Accepted || got.Contexts[0].Reason == "" || got.Contexts[0].Results != 1 {
 		t.Fatalf("tune ctf (one result): %+v", got)

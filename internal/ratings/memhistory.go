@@ -198,3 +198,34 @@ func (s *MemoryStore) rebuild(gameType string, replay ReplayFunc, progress func(
 	tell("writing", rep.Ratings, rep.Ratings)
 	return rep, nil
 }
+
+// ResultCounts implements AutoTuneStore.ResultCounts.
+func (s *MemoryStore) ResultCounts(ctx context.Context, gameType string) (map[string]int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := map[string]int{}
+	for game, ms := range s.history {
+		if gameType != "" && game != fold(gameType) {
+			continue
+		}
+		for _, m := range ms {
+			out[m.ctxKey]++
+		}
+	}
+	return out, ctx.Err()
+}
+
+// SaveTuning implements AutoTuneStore.SaveTuning.
+func (s *MemoryStore) SaveTuning(ctx context.Context, t Tuning) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := CheckTunings(t.Context.GameType, []Tuning{t}); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.Context.Mutators = slices.Clone(t.Context.Mutators)
+	s.tunings[t.Context.Key()] = t
+	return nil
+}

@@ -50,8 +50,9 @@ type memMatch struct {
 }
 
 var (
-	_ Store       = (*MemoryStore)(nil)
-	_ SeasonStore = (*MemoryStore)(nil)
+	_ Store         = (*MemoryStore)(nil)
+	_ SeasonStore   = (*MemoryStore)(nil)
+	_ AutoTuneStore = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty store whose mutator policy starts as a copy of policy (nil

@@ -71,7 +71,7 @@ func (s *Service) Tune(ctx context.Context, gameType string) ([]ContextTuning, e
 		delete(byContext, k) // the history is done with: let it go before the next context's fit
 		out = append(out, ct)
 		if ct.Report.Accepted {
-			keep = append(keep, Tuning{Context: c, Model: m.Name(), Params: ct.Report.Params, Report: ct.Report})
+			keep = append(keep, Tuning{Context: c, Model: m.Name(), Params: ct.Report.Params, Report: ct.Report, At: s.clock()})
 		}
 	}
 	if err := s.store.SaveTunings(ctx, gameType, keep); err != nil {
@@ -165,7 +165,7 @@ func (tc *tuningCache) get(ctx context.Context, store Store, gameType string) (m
 func (s *Service) tunedModel(c Context, tunings map[string]Tuning) Model {
 	m := s.models.For(c)
 	t, ok := tunings[c.Key()]
-	if !ok {
+	if !ok || !t.Report.Accepted {
 		return m
 	}
 	if km, isKalman := m.(Kalman); isKalman && t.Model == km.Name() {

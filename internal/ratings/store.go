@@ -103,6 +103,21 @@ type Tuning struct {
 	Model   string
 	Params  TunedParams
 	Report  TuneReport
+	// At is when it was fitted (zero for a tuning stored before round 4). Auto: by the
+	// service itself (Service.AutoTune), which keeps its attempts that were not accepted too,
+	// so as to know when it tried; a tuning not accepted is not used.
+	At   time.Time
+	Auto bool
+}
+
+// AutoTuneStore keeps what self-tuning needs beyond Store: how many results each context has,
+// and one context's tuning at a time.
+type AutoTuneStore interface {
+	// ResultCounts returns how many results each context of a game type (every game type's
+	// for "") holds, by the context each was rated in when accepted, by Context.Key.
+	ResultCounts(ctx context.Context, gameType string) (map[string]int, error)
+	// SaveTuning replaces the tuning of one context (checked as SaveTunings checks a set).
+	SaveTuning(ctx context.Context, t Tuning) error
 }
 
 // RecordRequest is one result to record.

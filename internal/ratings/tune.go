@@ -21,8 +21,11 @@ type TunedParams struct {
 	// the newcomers' mean skill (Kalman.NewcomerSkill).
 	SkillSD       float64 `json:"skill_sd"`
 	NewcomerSkill float64 `json:"newcomer_skill"`
-	// SkillDrift is how much a skill's uncertainty grows before each match (Kalman.SkillDrift).
-	SkillDrift float64 `json:"skill_drift"`
+	// SkillDrift is how much a skill's uncertainty grows before each match (Kalman.SkillDrift),
+	// SkillDriftPerDay each day between a player's matches (Kalman.SkillDriftPerDay; a tuning
+	// stored before it was fitted has 0).
+	SkillDrift       float64 `json:"skill_drift"`
+	SkillDriftPerDay float64 `json:"skill_drift_per_day"`
 	// Noise is the performance noise of a match in logits (Kalman.Noise).
 	Noise float64 `json:"noise"`
 	// BiasPrior is the smoothing of the side/map/size bias table in pseudo-games
@@ -37,14 +40,14 @@ type TunedParams struct {
 
 // Tuned returns the parameters Tune fits, as m has them.
 func (m Kalman) Tuned() TunedParams {
-	return TunedParams{SkillSD: m.SkillSD, NewcomerSkill: m.NewcomerSkill, SkillDrift: m.SkillDrift,
+	return TunedParams{SkillSD: m.SkillSD, NewcomerSkill: m.NewcomerSkill, SkillDrift: m.SkillDrift, SkillDriftPerDay: m.SkillDriftPerDay,
 		Noise: m.Noise, BiasPrior: m.BiasPrior, OffsetSD: m.OffsetSD, SizeExponent: m.SizeExponent}
 }
 
 // WithTuned returns m with the fitted parameters p.
 func (m Kalman) WithTuned(p TunedParams) Kalman {
-	m.SkillSD, m.NewcomerSkill, m.SkillDrift, m.Noise, m.BiasPrior, m.OffsetSD, m.SizeExponent =
-		p.SkillSD, p.NewcomerSkill, p.SkillDrift, p.Noise, p.BiasPrior, p.OffsetSD, p.SizeExponent
+	m.SkillSD, m.NewcomerSkill, m.SkillDrift, m.SkillDriftPerDay, m.Noise, m.BiasPrior, m.OffsetSD, m.SizeExponent =
+		p.SkillSD, p.NewcomerSkill, p.SkillDrift, p.SkillDriftPerDay, p.Noise, p.BiasPrior, p.OffsetSD, p.SizeExponent
 	return m
 }
 
@@ -173,6 +176,7 @@ func tuneCoords() []tuneCoord {
 		mul(func(p *TunedParams) *float64 { return &p.SkillSD }, 0.25, 8),
 		add(func(p *TunedParams) *float64 { return &p.NewcomerSkill }, 1, -4, 4),
 		mul(func(p *TunedParams) *float64 { return &p.SkillDrift }, 0.005, 1),
+		mul(func(p *TunedParams) *float64 { return &p.SkillDriftPerDay }, 0.001, 0.5),
 		add(func(p *TunedParams) *float64 { return &p.Noise }, 0.5, 0, 4),
 		mul(func(p *TunedParams) *float64 { return &p.BiasPrior }, 2, 2000),
 		add(func(p *TunedParams) *float64 { return &p.OffsetSD }, 0.3, 0, 2),

@@ -603,7 +603,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The stored tunings of a game type
+         * @description Every context's stored tuning, by `api tune`, `POST /v1/ratings/tune` or the service's
+         *     own self-tuning (`auto`): when, on how many results, by how much it predicted the
+         *     held-out tail better (`held_out_log_loss_before` and `_after`), and the parameters in
+         *     use. A context without one learns with the defaults. `elapsed_ms` is 0. Needs `read`
+         *     when keys are configured.
+         */
+        get: operations["getTunings"];
         put?: never;
         /**
          * Fit the rating model's hyperparameters to each context of a game type
@@ -1867,6 +1875,11 @@ export interface components {
             skill_drift: number;
             /**
              * Format: double
+             * @description How much it grows each day between a player's matches (a variance of its square a day, from his last match's end to the next's; reads grow it to now): a player back after months moves fast, an idle one's conservative rating sinks. A tuning stored before it was fitted has 0.
+             */
+            skill_drift_per_day: number;
+            /**
+             * Format: double
              * @description A match's performance noise beyond the ratings (standard deviation, logits).
              */
             noise: number;
@@ -1916,6 +1929,19 @@ export interface components {
             held_out_log_loss_after: number;
             default: components["schemas"]["TunedParams"];
             params: components["schemas"]["TunedParams"];
+            /**
+             * Format: date-time
+             * @description In a stored tuning, when it was fitted (left out for one stored before round 4).
+             */
+            tuned_at?: string;
+            /**
+             * @description In a stored tuning, whether the service fitted it itself: each context that learns
+             *     with `ns2-kalman` tunes itself once it holds 2,000 results, then each time they
+             *     double, starting from what it uses (`default`); the attempt is kept (`accepted`,
+             *     its `params` used from then on) only where it predicts the held-out tail better.
+             *     An attempt not kept is stored too, with the parameters still in use.
+             */
+            auto?: boolean;
         };
         TuneReport: {
             game_type: string;
@@ -4433,6 +4459,38 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getTunings: {
+        parameters: {
+            query: {
+                /**
+                 * @description The context's game type.
+                 * @example ctf
+                 */
+                game_type: components["parameters"]["GameType"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored tunings. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TuneReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     tuneRatings: {
         parameters: {
             query: {
@@ -4471,6 +4529,7 @@ export interface operations {
                      *             "skill_sd": 2,
                      *             "newcomer_skill": 0,
                      *             "skill_drift": 0.1,
+                     *             "skill_drift_per_day": 0.02,
                      *             "noise": 0,
                      *             "bias_prior": 50,
                      *             "offset_sd": 0.3,
@@ -4480,6 +4539,7 @@ export interface operations {
                      *             "skill_sd": 2.83,
                      *             "newcomer_skill": -0.5,
                      *             "skill_drift": 0.14,
+                     *             "skill_drift_per_day": 0.01,
                      *             "noise": 0.5,
                      *             "bias_prior": 25,
                      *             "offset_sd": 0.3,

@@ -1,0 +1,165 @@
+package ratings
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+)
+
+// Self-tuning. A context that learns with ns2-kalman tunes itself on its own history as it
+// grows: once it holds MinTuneResults results, then each time it has doubled since its last
+// attempt. An attempt starts from the parameters the context uses now (its last accepted
+// tuning, else the model's defaults) and is kept only if it predicts the held-out tail of the
+// history better than they do (Tune); the attempt is stored either way (Tuning.Auto), so the
+// next one waits for the next doubling. A kept one takes effect as `api tune`'s does: results
+// are learnt with it at once on this replica, within TuningRefresh on the others, and with
+// AutoTune.Rebuild the game type is rebuilt with it.
+
+// AutoTune says how a service tunes itself.
+type AutoTune struct {
+	// Rebuild replays the game type with the new parameters after a kept tuning, so that the
+	// ratings stored are those they would have learnt.
+	Rebuild bool
+}
+
+// AutoTuned is one attempt of AutoTuneTick.
+type AutoTuned struct {
+	Tuning  Tuning
+	Rebuilt bool
+}
+
+// nextAutoTune is the number of results at which a context tuned last at last results tunes
+// again: MinTuneResults, then each doubling.
+func nextAutoTune(last int) int {
+	if last < MinTuneResults {
+		return MinTuneResults
+	}
+	return 2 * last
+}
+
+// AutoTuneTick tunes every context that is due (see above), of every game type, and reports
+// each attempt. It holds one context's history at a time.
+func (s *Service) AutoTuneTick(ctx context.Context, opts AutoTune) ([]AutoTuned, error) {
+	ats, ok := s.store.(AutoTuneStore)
+	if !ok {
+		return nil, nil
+	}
+	counts, err := ats.ResultCounts(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(counts))
+	for key := range counts {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	tunings := map[string]map[string]Tuning{} // by game type
+	var out []AutoTuned
+	var errs []error
+	for _, key := range keys {
+		c, err := ParseContextKey(key)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if tunings[c.GameType] == nil {
+			if tunings[c.GameType], err = s.store.Tunings(ctx, c.GameType); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		last := tunings[c.GameType][key]
+		if counts[key] < nextAutoTune(last.Report.Results) {
+			continue
+		}
+		at, err := s.autoTune(ctx, ats, c, last, opts)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if at != nil {
+			out = append(out, *at)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// autoTune fits one context from what it uses now (last, if accepted), stores the attempt,
+// and rebuilds the game type with a kept fit when opts say so. A context whose model is not
+// ns2-kalman is skipped (nil).
+func (s *Service) autoTune(ctx context.Context, ats AutoTuneStore, c Context, last Tuning, opts AutoTune) (*AutoTuned, error) {
+	km, ok := s.models.For(c).(Kalman)
+	if !ok {
+		return nil, nil
+	}
+	base := km
+	if last.Report.Accepted && last.Model == km.Name() {
+		base = km.WithTuned(last.Params)
+	}
+	history, err := s.contextHistory(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := Tune(base, history)
+	if err != nil {
+		return nil, err
+	}
+	t := Tuning{Context: c, Model: km.Name(), Params: rep.Params, Report: rep, At: s.clock(), Auto: true}
+	if !rep.Accepted && last.Report.Accepted { // the last fit stays in use; this attempt is recorded with it
+		t.Params, t.Report.Accepted = last.Params, true
+	}
+	if err := ats.SaveTuning(ctx, t); err != nil {
+		return nil, err
+	}
+	s.tunings.forget(c.GameType)
+	out := &AutoTuned{Tuning: t}
+	if rep.Accepted && opts.Rebuild {
+		if _, err := s.Rebuild(ctx, c.GameType, nil); err != nil {
+			return out, err
+		}
+		out.Rebuilt = true
+	}
+	return out, nil
+}
+
+// contextHistory is the stored history of one context, in the order accepted, as the mutator
+// policy splits it now.
+func (s *Service) contextHistory(ctx context.Context, c Context) ([]Result, error) {
+	policy, err := s.store.Policy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	err = s.store.History(ctx, c.GameType, func(r Result) error {
+		rc, _, err := policy.Context(r.GameType, r.Mutators)
+		if err == nil && rc.Equal(c) {
+			out = append(out, r)
+		}
+		return err
+	})
+	return out, err
+}
+
+// RunAutoTune runs AutoTuneTick every interval until ctx ends; report, if not nil, is told
+// of each attempt and error.
+func (s *Service) RunAutoTune(ctx context.Context, every time.Duration, opts AutoTune, report func(AutoTuned, error)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		done, err := s.AutoTuneTick(ctx, opts)
+		if report == nil || ctx.Err() != nil {
+			continue
+		}
+		for _, at := range done {
+			report(at, nil)
+		}
+		if err != nil {
+			report(AutoTuned{}, err)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package ratings_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
+)
+
+// TestAutoTuneAtTwoThousandThenEachDoubling: a context whose defaults are far off its history
+// tunes itself once it holds 2,000 results, keeps the fit (it predicts the held-out tail
+// better), rebuilds with it and learns with it; it tries again only at 4,000, starting from
+// the fit.
+func TestAutoTuneAtTwoThousandThenEachDoubling(t *testing.T) {
+	ctx := context.Background()
+	off := ratings.DefaultKalman()
+	off.SkillSD, off.SkillDrift, off.BiasPrior = 0.5, 0.01, 1000 // players barely move
+	store := ratings.NewMemoryStore(nil)
+	svc := ratings.NewService(store, off)
+	clk := &clock{time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)}
+	svc.SetClock(clk.now)
+	history := league.Results(league.Simulate(league.Default(3)))
+	record := func(rs []ratings.Result) {
+		for _, r := range rs {
+			r.EndedAt = clk.t
+			if _, err := svc.Record(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tick := func() []ratings.AutoTuned {
+		done, err := svc.AutoTuneTick(ctx, ratings.AutoTune{Rebuild: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return done
+	}
+	record(history[:ratings.MinTuneResults-1])
+	if done := tick(); len(done) != 0 {
+		t.Fatalf("tuned at %d results: %+v", ratings.MinTuneResults-1, done)
+	}
+	record(history[ratings.MinTuneResults-1 : ratings.MinTuneResults])
+	done := tick()
+	if len(done) != 1 {
+		t.Fatalf("at %d results: %d attempts", ratings.MinTuneResults, len(done))
+	}
+	first := done[0].Tuning
+	if !first.Auto || !first.At.Equal(clk.t) || first.Report.Results != ratings.MinTuneResults || !first.Report.Accepted || !done[0].Rebuilt ||
+		!(first.Report.HeldOutAfter < first.Report.HeldOutBefore) || first.Params == off.Tuned() {
+		t.Fatalf("the first attempt: %+v rebuilt %v", first, done[0].Rebuilt)
+	}
+	stored, err := svc.Tunings(ctx, "ns2")
+	if err != nil || stored["ns2"].Params != first.Params || !stored["ns2"].Auto {
+		t.Fatalf("stored: %+v %v", stored, err)
+	}
+	// Learnt with it from now on.
+	r := history[ratings.MinTuneResults]
+	rc, err := svc.Record(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ratings.Replay(off.WithTuned(first.Params), append(withTimes(history[:ratings.MinTuneResults], clk.t), withTimes([]ratings.Result{r}, clk.t)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rc.Outcome.Updates[0]; got.After != want.Ratings[got.Participant] {
+		t.Fatalf("after the tuning, %v learnt %+v, want the tuned replay's %+v", got.Participant, got.After, want.Ratings[got.Participant])
+	}
+	if done := tick(); len(done) != 0 {
+		t.Fatalf("tuned again at %d results: %+v", ratings.MinTuneResults+1, done)
+	}
+	if testing.Short() {
+		return
+	}
+	record(history[ratings.MinTuneResults+1 : 2*ratings.MinTuneResults])
+	done = tick()
+	if len(done) != 1 || done[0].Tuning.Report.Results != 2*ratings.MinTuneResults || done[0].Tuning.Report.Default != first.Params {
+		t.Fatalf("at %d results: %+v", 2*ratings.MinTuneResults, done)
+	}
+}
+
+// withTimes is rs ending at t, as the service stamped them.
+func withTimes(rs []ratings.Result, t time.Time) []ratings.Result {
+	out := make([]ratings.Result, len(rs))
+	for i, r := range rs {
+		r.EndedAt = t
+		out[i] = r
+	}
+	return out
+}
