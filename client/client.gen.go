@@ -1685,9 +1685,27 @@ type RatingUpdate struct {
 	// Before Skill before the match, in model units (logits; 0 is average).
 	Before float64 `json:"before"`
 	Bot    *string `json:"bot,omitempty"`
-	Games  int64   `json:"games"`
-	Id     *string `json:"id,omitempty"`
-	Team   int32   `json:"team"`
+
+	// Demoted Present (true) when the result took him into a lower tier.
+	Demoted *bool   `json:"demoted,omitempty"`
+	Games   int64   `json:"games"`
+	Id      *string `json:"id,omitempty"`
+
+	// Placement While a player has not played the season's placement games, how far he is (instead of a tier).
+	Placement *Placement `json:"placement,omitempty"`
+
+	// Promoted Present (true) when the result took him into a higher tier.
+	Promoted *bool `json:"promoted,omitempty"`
+
+	// Season The context's season under way; left out without one.
+	Season *string `json:"season,omitempty"`
+
+	// SuspectedSmurf Present (true) when his first results say he is far better than rated.
+	SuspectedSmurf *bool `json:"suspected_smurf,omitempty"`
+	Team           int32 `json:"team"`
+
+	// Tier The participant's tier in the season after the result, once his placement games are played.
+	Tier *string `json:"tier,omitempty"`
 
 	// Weight 0..100 after the update; 50 is average.
 	Weight float64 `json:"weight"`
@@ -1808,7 +1826,13 @@ type ResultParticipant struct {
 type ResultRequest struct {
 	Context   Context `json:"context"`
 	DurationS float64 `json:"duration_s"`
-	Map       string  `json:"map"`
+
+	// EndedAt When the match ended (RFC 3339); left out, when the service accepted the result. The
+	// days between a player's matches grow his rating's uncertainty (`skill_drift_per_day`
+	// of the context's model); a replay of history should give each result its time. At
+	// most 5 minutes after the service's clock.
+	EndedAt *time.Time `json:"ended_at,omitempty"`
+	Map     string     `json:"map"`
 
 	// MatchId A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at

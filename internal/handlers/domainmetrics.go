@@ -20,9 +20,10 @@ type domainMetrics struct {
 	skillDiff *prometheus.HistogramVec
 	pairDiff  *prometheus.HistogramVec
 
-	ratingUpdates  prometheus.Counter
-	results        *prometheus.CounterVec
-	resultsDeleted prometheus.Counter
+	ratingUpdates   prometheus.Counter
+	results         *prometheus.CounterVec
+	resultsDeleted  prometheus.Counter
+	suspectedSmurfs prometheus.Counter
 }
 
 func newDomainMetrics(reg prometheus.Registerer) *domainMetrics {
@@ -71,8 +72,12 @@ func newDomainMetrics(reg prometheus.Registerer) *domainMetrics {
 		Name: "matchmaker_results_deleted_total",
 		Help: "Match results an admin deleted (DELETE /v1/results/{match_id}), each followed by a rebuild of its game type.",
 	})
+	m.suspectedSmurfs = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "matchmaker_ratings_suspected_smurfs_total",
+		Help: "Newcomers a result made suspected smurfs (their first results say they are far better than rated), counted once each time one becomes so.",
+	})
 	reg.MustRegister(m.duration, m.matches, m.unmatched, m.players, m.skillDiff, m.pairDiff, m.ratingUpdates, m.results,
-		m.resultsDeleted)
+		m.resultsDeleted, m.suspectedSmurfs)
 	return m
 }
 

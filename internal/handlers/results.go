@@ -37,6 +37,9 @@ type ratingUpdate struct {
 	After  float64 `json:"after"`
 	Weight float64 `json:"weight"`
 	Games  int     `json:"games"`
+	rankedJSON
+	Promoted bool `json:"promoted,omitempty"`
+	Demoted  bool `json:"demoted,omitempty"`
 }
 
 func newContextOut(c ratings.Context) contextOut {
@@ -82,6 +85,11 @@ func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queue.Serv
 		} else {
 			metrics.results.WithLabelValues("recorded").Inc()
 			metrics.ratingUpdates.Add(float64(len(receipt.Outcome.Updates)))
+			for _, ch := range receipt.Changes {
+				if ch.NewlySuspected {
+					metrics.suspectedSmurfs.Inc()
+				}
+			}
 		}
 		respond(w, r, logger, http.StatusCreated, newResultResponse(receipt))
 	})
@@ -98,6 +106,10 @@ func newResultResponse(rc ratings.Receipt) resultResponse {
 	for i, u := range o.Updates {
 		ru := ratingUpdate{Team: u.Team, Before: u.Before.Skill, After: u.After.Skill,
 			Weight: u.After.Weight(), Games: u.After.Games}
+		if i < len(rc.Changes) {
+			ch := rc.Changes[i]
+			ru.rankedJSON, ru.Promoted, ru.Demoted = newRankedJSON(ch.Ranked, ch.SuspectedSmurf), ch.Promoted, ch.Demoted
+		}
 		if u.Participant.Bot {
 			ru.Bot = u.Participant.ID
 		} else {

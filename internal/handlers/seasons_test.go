@@ -66,21 +66,28 @@ func TestSeasonsOverHTTP(t *testing.T) {
 		t.Fatalf("after the refused definitions: %+v", list)
 	}
 	n := 0
-	record := func(winner, loser string) {
+	record := func(winner, loser string) ratingUpdate {
 		n++
 		clk.t = clk.t.Add(time.Minute)
-		if resp := postResult(t, h, duelBody(fmt.Sprint("m", n), winner, loser)); resp.StatusCode != http.StatusCreated {
-			t.Fatalf("POST /v1/results: %d %+v", resp.StatusCode, readProblem(t, resp))
-		}
+		var got resultResponse
+		decodeJSON(t, postResult(t, h, duelBody(fmt.Sprint("m", n), winner, loser)), &got)
+		return got.Updates[0]
 	}
-	record("ace", "bob")
+	if u := record("ace", "bob"); u.Season != "" || u.Placement != nil {
+		t.Fatalf("before the season: %+v", u)
+	}
 	clk.t = start
 	if err := svc.SeasonTick(ctx); err != nil {
 		t.Fatal(err)
 	}
-	record("ace", "bob")
+	if u := record("ace", "bob"); u.ID != "ace" || u.Season != "s1" || u.Placement == nil || *u.Placement != (placementJSON{1, 2}) || u.Tier != "" {
+		t.Fatalf("the first game of the season: %+v", u)
+	}
 	checkSeasonReads(t, h, "1 of 2")
-	for range 12 {
+	if u := record("ace", "bob"); u.Placement != nil || u.Tier == "" || u.Promoted || u.Demoted {
+		t.Fatalf("the placement's last game: %+v", u)
+	}
+	for range 11 {
 		record("ace", "bob")
 	}
 	checkSeasonReads(t, h, "placed")
@@ -143,5 +150,37 @@ func checkSeasonStandings(t *testing.T, h http.Handler) {
 	resp = exchange(t, h, http.MethodGet, "/v1/leaderboard?game_type=duel&mutators=ranked&season=s1&rank=rating", "", "")
 	if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || !hasField(p, "rank") {
 		t.Fatalf("a season's board by rating: %d %+v", resp.StatusCode, p)
+	}
+}
+
+// A result's ended_at: an RFC 3339 time at most 5 minutes past the service's clock, else a
+// 400 naming it; given, it is the result's time (the idle drift runs from it).
+func TestResultEndedAt(t *testing.T) {
+	t.Parallel()
+	h, store := openServer(t)
+	body := func(id, endedAt string) string {
+		return fmt.Sprintf(`{"match_id":%q,"context":{"game_type":"duel"},"map":"arena","duration_s":600,"ended_at":%q,
+			"teams":[{"side":"red","players":[{"id":"ann"}]},{"side":"blue","players":[{"id":"ben"}]}],"winner":0}`, id, endedAt)
+	}
+	for _, bad := range []string{"tomorrow", frozenClock().Add(6 * time.Minute).Format(time.RFC3339), "0001-01-01T00:00:00Z"} {
+		resp := postResult(t, h, body("bad", bad))
+		if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || !hasField(p, "ended_at") {
+			t.Errorf("ended_at %q: %d %+v, want a 400 naming ended_at", bad, resp.StatusCode, p)
+		}
+	}
+	earlier := frozenClock().AddDate(0, -3, 0)
+	if resp := postResult(t, h, body("m1", earlier.Format(time.RFC3339))); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("a past ended_at: %d %+v", resp.StatusCode, readProblem(t, resp))
+	}
+	c, _ := ratings.NewContext("duel", nil)
+	got, err := store.Ratings(context.Background(), c, []ratings.Participant{{ID: "ann"}})
+	if err != nil || got[ratings.Participant{ID: "ann"}].LastPlayed != earlier.Unix() {
+		t.Fatalf("ann last played %+v (%v), want %d", got, err, earlier.Unix())
+	}
+	var mine playerRatingsResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/players/ann/ratings", "", ""), &mine)
+	stored := got[ratings.Participant{ID: "ann"}].Sigma
+	if u := mine.Ratings[0].Uncertainty; !(u > stored) {
+		t.Fatalf("three months idle: uncertainty %v, stored %v: want it grown", u, stored)
 	}
 }

@@ -1511,6 +1511,14 @@ export interface components {
              * @description The index of the winning team, or null for a draw.
              */
             winner: number | null;
+            /**
+             * Format: date-time
+             * @description When the match ended (RFC 3339); left out, when the service accepted the result. The
+             *     days between a player's matches grow his rating's uncertainty (`skill_drift_per_day`
+             *     of the context's model); a replay of history should give each result its time. At
+             *     most 5 minutes after the service's clock.
+             */
+            ended_at?: string;
         };
         ResultDeletion: {
             match_id: string;
@@ -1536,6 +1544,17 @@ export interface components {
             weight: number;
             /** Format: int64 */
             games: number;
+            /** @description The context's season under way; left out without one. */
+            season?: string;
+            /** @description The participant's tier in the season after the result, once his placement games are played. */
+            tier?: string;
+            placement?: components["schemas"]["Placement"];
+            /** @description Present (true) when the result took him into a higher tier. */
+            promoted?: boolean;
+            /** @description Present (true) when the result took him into a lower tier. */
+            demoted?: boolean;
+            /** @description Present (true) when his first results say he is far better than rated. */
+            suspected_smurf?: boolean;
         };
         ResultResponse: {
             match_id: string;

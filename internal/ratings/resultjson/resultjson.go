@@ -7,6 +7,7 @@ package resultjson
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -23,6 +24,9 @@ type Body struct {
 	Teams     []Team   `json:"teams"`
 	// Winner is kept raw: a missing winner (an error) and null (a draw) differ.
 	Winner jsontext.Value `json:"winner"`
+	// EndedAt is when the match ended, RFC 3339; left out, it is when the service accepted
+	// the result.
+	EndedAt string `json:"ended_at,omitempty"`
 }
 
 // Context is the body's context: the game type and the mutators played.
@@ -48,7 +52,7 @@ type Participant struct {
 }
 
 // Result is the body as the model's Result, with the service's defaults: joined_s 0, left_s
-// duration_s, commander_s 0, winner null a draw. The error, an apperr Invalid naming the
+// duration_s, commander_s 0, winner null a draw, no ended_at (the service stamps it). The error, an apperr Invalid naming the
 // fields, is the body's own faults: duration_s missing, winner missing or not a team index.
 // The Result is not validated (ratings.Result.Validate does that).
 func (b *Body) Result() (ratings.Result, error) {
@@ -77,6 +81,16 @@ func (b *Body) Result() (ratings.Result, error) {
 			r.Winner = &winner
 		}
 	}
+	if b.EndedAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, b.EndedAt)
+		switch {
+		case err != nil:
+			fields.Add("ended_at", "must be an RFC 3339 time such as 2026-01-01T20:15:00Z")
+		case t.Year() < 1970:
+			fields.Add("ended_at", "must be a time from 1970 to 9999")
+		}
+		r.EndedAt = t
+	}
 	for ti, t := range b.Teams {
 		team := ratings.Team{Side: t.Side, Players: make([]ratings.Player, len(t.Players))}
 		for pi, p := range t.Players {
@@ -99,6 +113,9 @@ func FromResult(r ratings.Result) Body {
 		DurationS: &r.DurationS, Winner: jsontext.Value("null")}
 	if r.Winner != nil {
 		b.Winner = jsontext.Value(fmt.Sprint(*r.Winner))
+	}
+	if !r.EndedAt.IsZero() {
+		b.EndedAt = r.EndedAt.UTC().Format(time.RFC3339Nano)
 	}
 	for _, t := range r.Teams {
 		tb := Team{Side: t.Side, Players: make([]Participant, len(t.Players))}
