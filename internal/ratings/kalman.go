@@ -72,9 +72,10 @@ type Kalman struct {
 	ScalePrior float64
 	// The smurf detector: a participant in his first SmurfGames results is tested, result by
 	// result, for being SmurfGap (logits) better than rated (Rating.Surprise, a CUSUM of the
-	// log-likelihood ratio); above SmurfLLR he is suspected (SuspectedSmurf), and his skill's
-	// uncertainty does not shrink with his results (it grows by the drift), so that he goes on
-	// moving fast and reaches his level in fewer games. SmurfGames 0 turns it off.
+	// log-likelihood ratio). Above half of SmurfLLR his skill's variance is raised back to the
+	// newcomers' (SkillSD^2) before each match, so that he reaches his level in fewer games;
+	// above SmurfLLR he is suspected (SuspectedSmurf: a flag on his rating, and a metric).
+	// SmurfGames 0 turns it off.
 	SmurfGames         int
 	SmurfGap, SmurfLLR float64
 	// SizeExponent weighs the players' terms of a match of n a side (skills, offsets, B, the
@@ -149,8 +150,12 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 			fresh += ts * w
 		}
 		presence += ts * w
+		skillVar := drifted(b.Sigma, m.SkillSD, m.SkillDrift, u.Share) + idle(m.SkillDriftPerDay, r.idleDays(b.LastPlayed), u.Share)
+		if u.Share > 0 && m.outperforming(*b) {
+			skillVar = max(skillVar, m.SkillSD*m.SkillSD)
+		}
 		t := [3]kalmanTerm{
-			{ts * w, drifted(b.Sigma, m.SkillSD, m.SkillDrift, u.Share) + idle(m.SkillDriftPerDay, r.idleDays(b.LastPlayed), u.Share)},
+			{ts * w, skillVar},
 			{sigma0 * w, drifted(b.OffsetSigma, m.OffsetSD, m.OffsetDrift, u.Share)},
 			{ts * u.CommandShare, drifted(b.CommanderSigma, m.CommanderSD, m.CommanderDrift, u.CommandShare)},
 		}
@@ -178,14 +183,10 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 			*mean += k.v * k.x * d
 			*sd = math.Sqrt(k.v * max(1-k.v*k.x*k.x*shrink, 0))
 		}
-		suspected := m.SuspectedSmurf(a)
 		if a.Games < m.SmurfGames && t[0].x != 0 {
 			a.Surprise = max(0, a.Surprise+m.smurfEvidence(mean, v, t[0], g))
 		}
 		step(&a.Skill, &a.Sigma, t[0])
-		if suspected && t[0].x != 0 { // his skill's uncertainty stays as it was: he goes on moving fast
-			a.Sigma = math.Sqrt(t[0].v)
-		}
 		step(&a.Offset, &a.OffsetSigma, t[1])
 		step(&a.Commander, &a.CommanderSigma, t[2])
 		a.played(&r)
@@ -227,6 +228,13 @@ func drifted(sd, prior, drift, w float64) float64 {
 		return sd*sd + drift*drift
 	}
 	return sd * sd
+}
+
+// outperforming reports whether a rating's first results say, with half the evidence of a
+// suspected smurf, that its participant is better than rated: his skill's variance is then
+// raised back to the newcomers' before his next match, so that it moves fast.
+func (m Kalman) outperforming(r Rating) bool {
+	return m.SmurfGames > 0 && r.Games < m.SmurfGames && r.Surprise > m.SmurfLLR/2
 }
 
 // SuspectedSmurf reports whether a rating's results so far say its participant is far better

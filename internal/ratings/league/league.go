@@ -56,6 +56,9 @@ type Config struct {
 	// team's strength grow with its size as a sum of performances does (TrueSkill's model),
 	// so that eight strong players beat eight average ones more surely than two beat two.
 	SizeExponent float64
+	// Smurfs is the probability that a newcomer is a smurf: a strong player on a new account,
+	// of true skill SmurfSkill, whose id starts with "s" (the others' with "n").
+	Smurfs, SmurfSkill float64
 }
 
 // Default is the league the NS2 model's defaults were tuned on: 200 regulars in 5v5 NS2
@@ -300,6 +303,10 @@ func (l *season) take(slot int, m *lineups) string {
 		l.pool[slot] = truth{skill: skill, offset: rng.NormFloat64() * cfg.OffsetSD,
 			command: rng.NormFloat64() * cfg.CommandSD, likesCommand: rng.Float64() < 0.2}
 		l.ids[slot] = fmt.Sprintf("n%05d", l.newcomers)
+		if cfg.Smurfs > 0 && rng.Float64() < cfg.Smurfs {
+			l.pool[slot].skill = cfg.SmurfSkill
+			l.ids[slot] = fmt.Sprintf("s%05d", l.newcomers)
+		}
 		l.newcomers++
 	}
 	m.who[l.ids[slot]] = slot
