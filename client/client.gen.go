@@ -1959,10 +1959,10 @@ type SeasonRequest struct {
 
 // SeasonReset defines model for SeasonReset.
 type SeasonReset struct {
-	// AddSd Uncertainty added to every rating (a standard deviation; default 1).
+	// AddSd Uncertainty added to every rating (a standard deviation; default 0.5).
 	AddSd *float64 `json:"add_sd,omitempty"`
 
-	// Keep The fraction of each player's distance from the mean skill kept (default 0.5).
+	// Keep The fraction of each player's distance from the mean skill kept (default 0.8).
 	Keep *float64 `json:"keep,omitempty"`
 }
 
@@ -3345,7 +3345,7 @@ type ClientInterface interface {
 	// `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
 	// new one may not start before one under way. Once its reset is applied, `starts_at` and
 	// `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
-	// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+	// defaults: `reset` {keep 0.8, add_sd 0.5}, `placement_games` 5, `tiers` the percentiles
 	// [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
 	//
 	// Takes any type of body and a specified content type.
@@ -3364,7 +3364,7 @@ type ClientInterface interface {
 	// `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
 	// new one may not start before one under way. Once its reset is applied, `starts_at` and
 	// `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
-	// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+	// defaults: `reset` {keep 0.8, add_sd 0.5}, `placement_games` 5, `tiers` the percentiles
 	// [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
 	//
 	// Takes a body of the `application/json` content type.
@@ -4566,7 +4566,7 @@ func (c *Client) ListSeasons(ctx context.Context, gameType GameTypePath, reqEdit
 // `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
 // new one may not start before one under way. Once its reset is applied, `starts_at` and
 // `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
-// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+// defaults: `reset` {keep 0.8, add_sd 0.5}, `placement_games` 5, `tiers` the percentiles
 // [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
 //
 // Takes any type of body and a specified content type.
@@ -4595,7 +4595,7 @@ func (c *Client) PutSeasonWithBody(ctx context.Context, gameType GameTypePath, s
 // `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
 // new one may not start before one under way. Once its reset is applied, `starts_at` and
 // `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
-// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+// defaults: `reset` {keep 0.8, add_sd 0.5}, `placement_games` 5, `tiers` the percentiles
 // [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
 //
 // Takes a body of the `application/json` content type.
@@ -7273,7 +7273,7 @@ type ClientWithResponsesInterface interface {
 	// `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
 	// new one may not start before one under way. Once its reset is applied, `starts_at` and
 	// `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
-	// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+	// defaults: `reset` {keep 0.8, add_sd 0.5}, `placement_games` 5, `tiers` the percentiles
 	// [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -7292,7 +7292,7 @@ type ClientWithResponsesInterface interface {
 	// `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
 	// new one may not start before one under way. Once its reset is applied, `starts_at` and
 	// `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
-	// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+	// defaults: `reset` {keep 0.8, add_sd 0.5}, `placement_games` 5, `tiers` the percentiles
 	// [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -13409,7 +13409,7 @@ func (c *ClientWithResponses) ListSeasonsWithResponse(ctx context.Context, gameT
 // `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
 // new one may not start before one under way. Once its reset is applied, `starts_at` and
 // `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
-// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+// defaults: `reset` {keep 0.8, add_sd 0.5}, `placement_games` 5, `tiers` the percentiles
 // [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -13434,7 +13434,7 @@ func (c *ClientWithResponses) PutSeasonWithBodyWithResponse(ctx context.Context,
 // `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
 // new one may not start before one under way. Once its reset is applied, `starts_at` and
 // `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
-// defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+// defaults: `reset` {keep 0.8, add_sd 0.5}, `placement_games` 5, `tiers` the percentiles
 // [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

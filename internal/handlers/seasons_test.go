@@ -42,7 +42,7 @@ func TestSeasonsOverHTTP(t *testing.T) {
 		"placement_games":2,"tiers":[{"name":"Bronze"},{"name":"Silver","min":15},{"name":"Gold","min":30}]}`
 	var se seasonJSON
 	decodeJSON(t, put("s1", def), &se)
-	if se.Context.Key != "duel+ranked" || se.Status != "scheduled" || se.Reset != (resetOut{Keep: 0.5, AddSD: 1}) || se.PlacementGames != 2 {
+	if se.Context.Key != "duel+ranked" || se.Status != "scheduled" || se.Reset != (resetOut{Keep: 0.8, AddSD: 0.5}) || se.PlacementGames != 2 {
 		t.Fatalf("PUT season: %+v", se)
 	}
 	for _, bad := range []struct{ name, body, field string }{

@@ -456,7 +456,7 @@ export interface paths {
          *     `ends_at` the final standings are kept. Seasons of one context may not overlap, and a
          *     new one may not start before one under way. Once its reset is applied, `starts_at` and
          *     `reset` are fixed (409); once it ended, nothing changes (409). Left-out parts take the
-         *     defaults: `reset` {keep 0.5, add_sd 1}, `placement_games` 5, `tiers` the percentiles
+         *     defaults: `reset` {keep 0.8, add_sd 0.5}, `placement_games` 5, `tiers` the percentiles
          *     [50, 80, 95, 99] named Bronze, Silver, Gold, Platinum, Diamond. Needs `admin`.
          */
         put: operations["putSeason"];
@@ -1698,12 +1698,12 @@ export interface components {
         SeasonReset: {
             /**
              * Format: double
-             * @description The fraction of each player's distance from the mean skill kept (default 0.5).
+             * @description The fraction of each player's distance from the mean skill kept (default 0.8).
              */
             keep?: number;
             /**
              * Format: double
-             * @description Uncertainty added to every rating (a standard deviation; default 1).
+             * @description Uncertainty added to every rating (a standard deviation; default 0.5).
              */
             add_sd?: number;
         };
@@ -4198,8 +4198,8 @@ export interface operations {
                  *       "starts_at": "2027-01-01T00:00:00Z",
                  *       "ends_at": "2027-04-01T00:00:00Z",
                  *       "reset": {
-                 *         "keep": 0.5,
-                 *         "add_sd": 1
+                 *         "keep": 0.8,
+                 *         "add_sd": 0.5
                  *       },
                  *       "placement_games": 5,
                  *       "tiers": [
