@@ -2273,6 +2273,28 @@ type Tier struct {
 	Name string   `json:"name"`
 }
 
+// TierDistribution defines model for TierDistribution.
+type TierDistribution struct {
+	// Context A rating context as resolved by the mutator policy.
+	Context ContextOut `json:"context"`
+
+	// Placing Players who played in the season but not all its placement games yet (0 once it ended).
+	Placing int32 `json:"placing"`
+
+	// Ranked Players with a tier.
+	Ranked int32  `json:"ranked"`
+	Season string `json:"season"`
+
+	// Status scheduled (not reset yet), running (reset, standings not kept), ended (final standings kept).
+	Status SeasonStatus `json:"status"`
+
+	// Tiers Every tier from the lowest, with how many players hold it.
+	Tiers []struct {
+		Name    string `json:"name"`
+		Players int32  `json:"players"`
+	} `json:"tiers"`
+}
+
 // Tiers Fixed tiers over the conservative rating, or percentiles of the season's ranked players.
 type Tiers struct {
 	union json.RawMessage
@@ -2478,6 +2500,12 @@ type GetTuningsParams struct {
 // TuneRatingsParams defines parameters for TuneRatings.
 type TuneRatingsParams struct {
 	GameType string `form:"game_type" json:"game_type"`
+}
+
+// GetTierDistributionParams defines parameters for GetTierDistribution.
+type GetTierDistributionParams struct {
+	// Mutators The mutators running, comma-separated; only those that affect gameplay select the context.
+	Mutators *Mutators `form:"mutators,omitempty" json:"mutators,omitempty"`
 }
 
 // GetTicketParams defines parameters for GetTicket.
@@ -3371,6 +3399,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/seasons/{game_type}/{season} (the `PutSeason` operationId).
 	PutSeason(ctx context.Context, gameType GameTypePath, season string, body PutSeasonJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTierDistribution How a season's players are spread over its tiers
+	//
+	// How many of the season's ranked players (their placement games played) hold each tier,
+	// from the lowest, and how many are still in placement: live while the season runs (the
+	// tiers reads show now), from the final standings once it ended, nobody before it starts.
+	// The console's tier chart. Needs `read` when keys are configured.
+	//
+	// Corresponds with GET /v1/seasons/{game_type}/{season}/tiers (the `GetTierDistribution` operationId).
+	GetTierDistribution(ctx context.Context, gameType GameTypePath, season string, params *GetTierDistributionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SplitTeamsWithBody Balanced split of the players on a server
 	//
@@ -4603,6 +4641,26 @@ func (c *Client) PutSeasonWithBody(ctx context.Context, gameType GameTypePath, s
 // Corresponds with PUT /v1/seasons/{game_type}/{season} (the `PutSeason` operationId).
 func (c *Client) PutSeason(ctx context.Context, gameType GameTypePath, season string, body PutSeasonJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutSeasonRequest(c.Server, gameType, season, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTierDistribution How a season's players are spread over its tiers
+//
+// How many of the season's ranked players (their placement games played) hold each tier,
+// from the lowest, and how many are still in placement: live while the season runs (the
+// tiers reads show now), from the final standings once it ended, nobody before it starts.
+// The console's tier chart. Needs `read` when keys are configured.
+//
+// Corresponds with GET /v1/seasons/{game_type}/{season}/tiers (the `GetTierDistribution` operationId).
+func (c *Client) GetTierDistribution(ctx context.Context, gameType GameTypePath, season string, params *GetTierDistributionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTierDistributionRequest(c.Server, gameType, season, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6360,6 +6418,74 @@ func NewPutSeasonRequestWithBody(server string, gameType GameTypePath, season st
 	return req, nil
 }
 
+// NewGetTierDistributionRequest constructs an http.Request for the GetTierDistribution method
+func NewGetTierDistributionRequest(server string, gameType GameTypePath, season string, params *GetTierDistributionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "game_type", gameType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "season", season, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/seasons/%s/%s/tiers", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Mutators != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "mutators", *params.Mutators, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewSplitTeamsRequest calls the generic SplitTeams builder with application/json body
 func NewSplitTeamsRequest(server string, body SplitTeamsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7299,6 +7425,18 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/seasons/{game_type}/{season} (the `PutSeason` operationId).
 	PutSeasonWithResponse(ctx context.Context, gameType GameTypePath, season string, body PutSeasonJSONRequestBody, reqEditors ...RequestEditorFn) (*PutSeasonResponse, error)
+
+	// GetTierDistributionWithResponse How a season's players are spread over its tiers
+	//
+	// How many of the season's ranked players (their placement games played) hold each tier,
+	// from the lowest, and how many are still in placement: live while the season runs (the
+	// tiers reads show now), from the final standings once it ended, nobody before it starts.
+	// The console's tier chart. Needs `read` when keys are configured.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/seasons/{game_type}/{season}/tiers (the `GetTierDistribution` operationId).
+	GetTierDistributionWithResponse(ctx context.Context, gameType GameTypePath, season string, params *GetTierDistributionParams, reqEditors ...RequestEditorFn) (*GetTierDistributionResponse, error)
 
 	// SplitTeamsWithBodyWithResponse Balanced split of the players on a server
 	//
@@ -11626,6 +11764,144 @@ func (r PutSeasonResponse) ContentType() string {
 	return ""
 }
 
+// GetTierDistributionResponse200Headers the declared response headers of an HTTP 200 response for GetTierDistribution
+type GetTierDistributionResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetTierDistributionResponse400Headers the declared response headers of an HTTP 400 response for GetTierDistribution
+type GetTierDistributionResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetTierDistributionResponse401Headers the declared response headers of an HTTP 401 response for GetTierDistribution
+type GetTierDistributionResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// GetTierDistributionResponse403Headers the declared response headers of an HTTP 403 response for GetTierDistribution
+type GetTierDistributionResponse403Headers struct {
+	XRequestId *string
+}
+
+// GetTierDistributionResponse404Headers the declared response headers of an HTTP 404 response for GetTierDistribution
+type GetTierDistributionResponse404Headers struct {
+	XRequestId *string
+}
+
+// GetTierDistributionResponse429Headers the declared response headers of an HTTP 429 response for GetTierDistribution
+type GetTierDistributionResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// GetTierDistributionResponse503Headers the declared response headers of an HTTP 503 response for GetTierDistribution
+type GetTierDistributionResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type GetTierDistributionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TierDistribution
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTierDistributionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetTierDistributionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTierDistributionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetTierDistributionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetTierDistributionResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTierDistributionResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTierDistributionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTierDistributionResponse) GetJSON200() *TierDistribution {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTierDistributionResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTierDistributionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetTierDistributionResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetTierDistributionResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetTierDistributionResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetTierDistributionResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTierDistributionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTierDistributionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTierDistributionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTierDistributionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SplitTeamsResponse200Headers the declared response headers of an HTTP 200 response for SplitTeams
 type SplitTeamsResponse200Headers struct {
 	XRequestId *string
@@ -13446,6 +13722,24 @@ func (c *ClientWithResponses) PutSeasonWithResponse(ctx context.Context, gameTyp
 		return nil, err
 	}
 	return ParsePutSeasonResponse(rsp)
+}
+
+// GetTierDistributionWithResponse How a season's players are spread over its tiers
+//
+// How many of the season's ranked players (their placement games played) hold each tier,
+// from the lowest, and how many are still in placement: live while the season runs (the
+// tiers reads show now), from the final standings once it ended, nobody before it starts.
+// The console's tier chart. Needs `read` when keys are configured.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/seasons/{game_type}/{season}/tiers (the `GetTierDistribution` operationId).
+func (c *ClientWithResponses) GetTierDistributionWithResponse(ctx context.Context, gameType GameTypePath, season string, params *GetTierDistributionParams, reqEditors ...RequestEditorFn) (*GetTierDistributionResponse, error) {
+	rsp, err := c.GetTierDistribution(ctx, gameType, season, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTierDistributionResponse(rsp)
 }
 
 // SplitTeamsWithBodyWithResponse Balanced split of the players on a server
@@ -19070,6 +19364,189 @@ func ParsePutSeasonResponse(rsp *http.Response) (*PutSeasonResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PutSeasonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTierDistributionResponse parses an HTTP response from a GetTierDistributionWithResponse call
+func ParseGetTierDistributionResponse(rsp *http.Response) (*GetTierDistributionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTierDistributionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TierDistribution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTierDistributionResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetTierDistributionResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetTierDistributionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetTierDistributionResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetTierDistributionResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTierDistributionResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTierDistributionResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -69,6 +69,7 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 		r.With(read).Method(http.MethodGet, "/bots/mean", handleBotMean(d.Logger, d.Ratings))
 		r.With(read).Method(http.MethodGet, "/mutators", handleListMutators(d.Logger, d.Ratings))
 		r.With(read).Method(http.MethodGet, "/seasons/{game_type}", handleListSeasons(d.Logger, d.Ratings))
+		r.With(read).Method(http.MethodGet, "/seasons/{game_type}/{season}/tiers", handleTierDistribution(d.Logger, d.Ratings))
 		r.With(read).Method(http.MethodGet, "/ratings/tune", handleTunings(d.Logger, d.Ratings))
 		r.With(read).Method(http.MethodGet, "/players/{id}/seasons", handlePlayerSeasons(d.Logger, d.Ratings))
 

@@ -273,3 +273,44 @@ func handlePlayerSeasons(logger *slog.Logger, svc *ratings.Service) http.Handler
 		respond(w, r, logger, http.StatusOK, resp)
 	})
 }
+
+type tierCountJSON struct {
+	Name    string `json:"name"`
+	Players int    `json:"players"`
+}
+
+type tierDistributionJSON struct {
+	Context contextOut      `json:"context"`
+	Season  string          `json:"season"`
+	Status  string          `json:"status"`
+	Ranked  int             `json:"ranked"`
+	Placing int             `json:"placing"`
+	Tiers   []tierCountJSON `json:"tiers"`
+}
+
+// handleTierDistribution answers GET /v1/seasons/{game_type}/{season}/tiers?mutators=...: how
+// many of the season's ranked players hold each tier (live while it runs, final once it
+// ended), and how many are still in placement.
+func handleTierDistribution(logger *slog.Logger, svc *ratings.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var mutators []string
+		if m := r.URL.Query().Get("mutators"); m != "" {
+			mutators = strings.Split(m, ",")
+		}
+		c, err := svc.Context(r.Context(), chi.URLParam(r, "game_type"), mutators)
+		var d ratings.Distribution
+		if err == nil {
+			d, err = svc.TierDistribution(r.Context(), c, chi.URLParam(r, "season"))
+		}
+		if err != nil {
+			writeError(w, r, logger, renameFields(err, "context.", ""))
+			return
+		}
+		resp := tierDistributionJSON{Context: newContextOut(c), Season: d.Season.Name, Status: seasonStatus(d.Season),
+			Ranked: d.Ranked, Placing: d.Placing, Tiers: make([]tierCountJSON, len(d.Tiers))}
+		for i, tc := range d.Tiers {
+			resp.Tiers[i] = tierCountJSON{Name: tc.Tier, Players: tc.Players}
+		}
+		respond(w, r, logger, http.StatusOK, resp)
+	})
+}

@@ -91,6 +91,12 @@ func TestSeasonsOverHTTP(t *testing.T) {
 		record("ace", "bob")
 	}
 	checkSeasonReads(t, h, "placed")
+	var dist tierDistributionJSON
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/seasons/duel/s1/tiers?mutators=ranked", "", ""), &dist)
+	if dist.Status != "running" || dist.Ranked != 2 || dist.Placing != 0 || len(dist.Tiers) != 3 || dist.Tiers[0].Name != "Bronze" ||
+		dist.Tiers[0].Players+dist.Tiers[1].Players+dist.Tiers[2].Players != 2 {
+		t.Fatalf("the tier distribution: %+v", dist)
+	}
 	clk.t = start.AddDate(0, 3, 0)
 	if err := svc.SeasonTick(ctx); err != nil {
 		t.Fatal(err)

@@ -264,3 +264,84 @@ func (s *Service) RunSeasons(ctx context.Context, every time.Duration, report fu
 		}
 	}
 }
+
+// TierCount is how many of a season's ranked players hold a tier.
+type TierCount struct {
+	Tier    string
+	Players int
+}
+
+// Distribution is how a season's players are spread over its tiers: Ranked have played the
+// placement games (by tier, from the lowest), Placing not yet (0 once the season ended).
+type Distribution struct {
+	Season  Season
+	Tiers   []TierCount
+	Ranked  int
+	Placing int
+}
+
+// TierDistribution is the spread of context c's season name over its tiers: live while it
+// runs (its ranked players' tiers now), the final standings' once it ended, nobody before
+// it starts.
+func (s *Service) TierDistribution(ctx context.Context, c Context, name string) (Distribution, error) {
+	se, final, err := s.SeasonStandings(ctx, c, name, 0, 1)
+	if err != nil {
+		return Distribution{}, err
+	}
+	d := Distribution{Season: se, Tiers: make([]TierCount, se.Tiers.Count())}
+	for i := range d.Tiers {
+		d.Tiers[i].Tier = se.Tiers.Name(i)
+	}
+	ss, err := s.seasonStore()
+	if err != nil {
+		return Distribution{}, err
+	}
+	switch {
+	case se.Epoch == 0:
+		return d, nil
+	case !se.FinalAt.IsZero():
+		of := 0
+		if len(final) > 0 {
+			of = final[0].Of
+		}
+		rows, err := ss.Standings(ctx, c, name, 0, of)
+		if err != nil {
+			return Distribution{}, err
+		}
+		for _, st := range rows {
+			d.count(st.Tier)
+		}
+		return d, nil
+	}
+	rk, err := s.rankerOf(ctx, c, s.clock())
+	if err != nil {
+		return Distribution{}, err
+	}
+	by := rk.ranking(se)
+	scores, err := ss.Scores(ctx, c, by)
+	if err != nil {
+		return Distribution{}, err
+	}
+	cuts := SeasonCuts(se.Tiers, scores)
+	for _, sc := range scores {
+		d.Tiers[se.Tiers.Index(sc, cuts)].Players++
+		d.Ranked++
+	}
+	by.Placed = 0
+	all, err := ss.Scores(ctx, c, by)
+	if err != nil {
+		return Distribution{}, err
+	}
+	d.Placing = len(all) - d.Ranked
+	return d, nil
+}
+
+func (d *Distribution) count(tier string) {
+	for i := range d.Tiers {
+		if d.Tiers[i].Tier == tier {
+			d.Tiers[i].Players++
+			d.Ranked++
+			return
+		}
+	}
+}

@@ -467,6 +467,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/seasons/{game_type}/{season}/tiers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How a season's players are spread over its tiers
+         * @description How many of the season's ranked players (their placement games played) hold each tier,
+         *     from the lowest, and how many are still in placement: live while the season runs (the
+         *     tiers reads show now), from the final standings once it ended, nobody before it starts.
+         *     The console's tier chart. Needs `read` when keys are configured.
+         */
+        get: operations["getTierDistribution"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/seasons/{game_type}": {
         parameters: {
             query?: never;
@@ -1755,6 +1778,27 @@ export interface components {
              * @description When the final standings were kept.
              */
             final_at?: string;
+        };
+        TierDistribution: {
+            context: components["schemas"]["ContextOut"];
+            season: string;
+            status: components["schemas"]["SeasonStatus"];
+            /**
+             * Format: int32
+             * @description Players with a tier.
+             */
+            ranked: number;
+            /**
+             * Format: int32
+             * @description Players who played in the season but not all its placement games yet (0 once it ended).
+             */
+            placing: number;
+            /** @description Every tier from the lowest, with how many players hold it. */
+            tiers: {
+                name: string;
+                /** Format: int32 */
+                players: number;
+            }[];
         };
         SeasonList: {
             game_type: string;
@@ -4239,6 +4283,81 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTierDistribution: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The mutators running, comma-separated; only those that affect gameplay select the context.
+                 * @example instagib,lowgrav
+                 */
+                mutators?: components["parameters"]["Mutators"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The game type.
+                 * @example ctf
+                 */
+                game_type: components["parameters"]["GameTypePath"];
+                season: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The season's players by tier. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "context": {
+                     *         "game_type": "ctf",
+                     *         "mutators": [],
+                     *         "key": "ctf"
+                     *       },
+                     *       "season": "s1",
+                     *       "status": "running",
+                     *       "ranked": 1200,
+                     *       "placing": 85,
+                     *       "tiers": [
+                     *         {
+                     *           "name": "Bronze",
+                     *           "players": 600
+                     *         },
+                     *         {
+                     *           "name": "Silver",
+                     *           "players": 360
+                     *         },
+                     *         {
+                     *           "name": "Gold",
+                     *           "players": 180
+                     *         },
+                     *         {
+                     *           "name": "Platinum",
+                     *           "players": 48
+                     *         },
+                     *         {
+                     *           "name": "Diamond",
+                     *           "players": 12
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TierDistribution"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
         };

@@ -196,6 +196,7 @@ async function refresh() {
     render(st);
     say("Watching " + st.queue + ".");
     if (ticketId && $("ticket-status").textContent === "searching") await lookup(ticketId, true);
+    if (season) await showTiers(true);
   } catch (err) {
     say("Queue " + queueName + ": " + err.message, true);
   }
@@ -260,6 +261,44 @@ async function lookup(id, quiet) {
   }
 }
 
+// ---- a season's tiers ----
+
+let season = null; // {game, mutators, name} shown, refreshed with the queue's stats
+
+// showTiers draws a season's tier distribution: players per tier from the lowest, their
+// share of the ranked, and how many are still in placement.
+async function showTiers(quiet) {
+  if (!season) return;
+  const q = season.mutators ? "?mutators=" + encodeURIComponent(season.mutators) : "";
+  try {
+    const d = await api("/v1/seasons/" + encodeURIComponent(season.game) + "/" + encodeURIComponent(season.name) + "/tiers" + q);
+    $("ranked").hidden = false;
+    $("tiers-season").textContent = d.season;
+    $("tiers-context").textContent = d.context.key;
+    $("tiers-status").textContent = d.status;
+    $("tiers-ranked").textContent = d.ranked;
+    $("tiers-placing").textContent = d.placing;
+    const most = Math.max(1, ...d.tiers.map((t) => t.players));
+    const rows = d.tiers.slice().reverse(); // the highest tier on top
+    fillRows($("tiers").tBodies[0], rows, 4, "no tier").forEach((tr, i) => {
+      const t = rows[i];
+      tr.dataset.tier = t.name;
+      cell(tr, t.name);
+      cell(tr, t.players, "num");
+      cell(tr, d.ranked > 0 ? percent(t.players / d.ranked) : "-", "num");
+      const bar = document.createElement("div");
+      bar.className = "bar";
+      bar.style.width = (100 * t.players / most).toFixed(1) + "%";
+      cell(tr, "").appendChild(bar);
+    });
+    document.body.dataset.tiersAt = String(Date.now());
+    if (!quiet) say("Season " + d.season + " of " + d.context.key + ": " + d.ranked + " ranked.");
+  } catch (err) {
+    $("ranked").hidden = true;
+    say("Season " + season.name + ": " + err.message, true);
+  }
+}
+
 // ---- wiring ----
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -274,6 +313,11 @@ document.addEventListener("DOMContentLoaded", () => {
   $("queue-form").addEventListener("submit", (e) => {
     e.preventDefault();
     watch($("queue").value);
+  });
+  $("season-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    season = { game: $("season-game").value.trim(), mutators: $("season-mutators").value.trim(), name: $("season-name").value.trim() };
+    showTiers(false);
   });
   $("ticket-form").addEventListener("submit", (e) => {
     e.preventDefault();
