@@ -16,12 +16,13 @@ import (
 func (b *batch) apply(bj *batchJob, c ratings.Context) {
 	p := bj.p
 	prior := make(map[ratings.Participant]ratings.Rating, len(p.ps))
+	seasons := b.seasons[bj.key]
 	for _, q := range p.ps {
 		k := rowKey{bj.key, q}
 		if r, ok := b.current[k]; ok {
 			prior[q] = r
 		} else if r, ok := b.locked[k]; ok && !b.inserted[k] {
-			prior[q] = r // a row made just now is a newcomer's: absent, as the contract says
+			prior[q] = ratings.CatchUp(r, seasons) // a row made just now is a newcomer's: absent, as the contract says
 		}
 	}
 	var bias ratings.BiasTable
@@ -53,7 +54,7 @@ func (b *batch) apply(bj *batchJob, c ratings.Context) {
 		body = []byte{} // a response may be empty, but it is stored (NOT NULL)
 	}
 	for _, u := range o.Updates {
-		b.current[rowKey{bj.key, u.Participant}] = u.After
+		b.current[rowKey{bj.key, u.Participant}] = ratings.InSeason(u.After, seasons)
 	}
 	if bu := o.BiasUpdate; bu.Games > 0 {
 		k := cellKey{bj.key, bu.Key}
@@ -136,6 +137,8 @@ func (b *batch) writes(applied []*batchJob, shards int) batchWrites {
 	args = append(args, mids, mgame, mctx, mhash, mdoc, mresp, shards, bctx, bsa, bsb, bmap, bsize, bgame, wins, bgames,
 		terms[0], terms[1], terms[2], terms[3], terms[4], terms[5])
 	args = append(args, b.ratingArrays(created)...)
+	args = append(args, ratingExtras(len(existing), func(i int) ratings.Rating { return b.current[existing[i]] })...)
+	args = append(args, ratingExtras(len(created), func(i int) ratings.Rating { return b.current[created[i]] })...)
 	return batchWrites{args: args, ratings: len(existing) + len(created), bumps: len(bumps)}
 }
 

@@ -46,12 +46,13 @@ type batch struct {
 	cells    map[cellKey]ratings.BiasCell // bias cells and pair totals as read, plus the batch's increments
 	bumps    map[cellKey]ratings.BiasCell // the batch's increments, to write
 	fresh    map[string]bool              // mutators the accepted results saw first
+	seasons  map[string][]ratings.Season  // by context key, those whose reset was applied
 }
 
 func newBatch(jobs []*job) *batch {
 	b := &batch{inserted: map[rowKey]bool{}, locked: map[rowKey]ratings.Rating{}, current: map[rowKey]ratings.Rating{},
 		gameType: map[string]string{}, cells: map[cellKey]ratings.BiasCell{}, bumps: map[cellKey]ratings.BiasCell{},
-		fresh: map[string]bool{}}
+		fresh: map[string]bool{}, seasons: map[string][]ratings.Season{}}
 	for _, j := range jobs {
 		b.jobs = append(b.jobs, &batchJob{job: j})
 	}
@@ -224,6 +225,12 @@ func (b *batch) queueLocks(q *pgx.Batch, rows []rowKey, cells []cellKey) {
 			return nil
 		})
 		return err
+	})
+	// Read after the rows are locked: a reset committed before this statement is seen here,
+	// and none of these rows was reset by its passes unless this statement sees it (they run
+	// after the reset commits, and skip locked rows).
+	q.Queue(sqlResetSeasons, uniqueContexts(rows)).Query(func(rs pgx.Rows) error {
+		return scanSeasons(rs, func(se ratings.Season) { b.seasons[se.Context.Key()] = append(b.seasons[se.Context.Key()], se) })
 	})
 	bctx, bsa, bsb, bmap, bsize := cellArrays(cells)
 	q.Queue(sqlBiasCells, bctx, bsa, bsb, bmap, bsize).Query(func(rs pgx.Rows) error {

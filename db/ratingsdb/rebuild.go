@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"iter"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -23,7 +22,7 @@ const (
 	sqlHistory     = `SELECT result FROM matches WHERE game_type = $1 ORDER BY seq`
 	// $4 is the sequence number of a result being deleted, left out of the replay (0: none;
 	// the numbers start at 1).
-	sqlHistoryFrom = `SELECT result FROM matches WHERE game_type = $1 AND seq > $2 AND seq <= $3 AND seq <> $4 ORDER BY seq`
+	sqlHistoryFrom = `SELECT seq, result FROM matches WHERE game_type = $1 AND seq > $2 AND seq <= $3 AND seq <> $4 ORDER BY seq`
 	sqlFindDeleted = `SELECT seq FROM matches WHERE match_id = $1 AND game_type = $2`
 	sqlDeleteMatch = `DELETE FROM matches WHERE seq = $1`
 	// A game type's context keys are the game type itself and those that start with it and a
@@ -41,18 +40,20 @@ WHERE r.context_key = u.context_key AND r.is_bot = u.is_bot AND r.participant_id
 	// The rebuilt rows, in the order results lock them (no deadlock with a result).
 	sqlUpsertRatings = `
 INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-    sigma, offset_sigma, commander_sigma)
+    sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise)
 SELECT u.context_key, u.game_type, u.is_bot, u.participant_id, u.skill, u.side_offset, u.commander, u.skill_g, u.commander_g, u.games,
-    u.sigma, u.offset_sigma, u.commander_sigma
+    u.sigma, u.offset_sigma, u.commander_sigma, u.last_played, u.season, u.season_games, u.surprise
 FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[],
-    $11::float8[], $12::float8[], $13::float8[]) WITH ORDINALITY
+    $11::float8[], $12::float8[], $13::float8[], $14::bigint[], $15::bigint[], $16::bigint[], $17::float8[]) WITH ORDINALITY
   AS u(context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-    sigma, offset_sigma, commander_sigma, n)
+    sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, n)
 ORDER BY u.n
 ON CONFLICT (context_key, is_bot, participant_id) DO UPDATE
 SET skill = excluded.skill, side_offset = excluded.side_offset, commander = excluded.commander,
     skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games,
-    sigma = excluded.sigma, offset_sigma = excluded.offset_sigma, commander_sigma = excluded.commander_sigma, updated_at = now()`
+    sigma = excluded.sigma, offset_sigma = excluded.offset_sigma, commander_sigma = excluded.commander_sigma,
+    last_played = excluded.last_played, season = excluded.season, season_games = excluded.season_games, surprise = excluded.surprise,
+    updated_at = now()`
 )
 
 // RebuildBatch is how many rating rows a rebuild writes per statement (and transaction)
@@ -320,10 +321,11 @@ func (rb *rebuilding) apply(ctx context.Context, q querier, from, to int64, tota
 	defer rows.Close()
 	var readErr error
 	n := 0
-	history := func(yield func(ratings.Result) bool) {
+	history := func(yield func(int64, ratings.Result) bool) {
 		for rows.Next() {
+			var seq int64
 			var raw []byte
-			if readErr = rows.Scan(&raw); readErr != nil {
+			if readErr = rows.Scan(&seq, &raw); readErr != nil {
 				return
 			}
 			var d resultDoc
@@ -341,13 +343,21 @@ func (rb *rebuilding) apply(ctx context.Context, q querier, from, to int64, tota
 			if n++; n%1000 == 0 && n < total {
 				rb.tell(phase, n, total)
 			}
-			if !yield(r) {
+			if !yield(seq, r) {
 				return
 			}
 		}
 		readErr = rows.Err()
 	}
-	states, err := rb.replay(rb.policy, rb.states, iter.Seq[ratings.Result](history))
+	seasons, err := rb.s.Seasons(ctx, rb.gameType)
+	if err != nil {
+		return err
+	}
+	lo := from
+	if rb.states == nil {
+		lo = -1 // a reset before the first result comes after it
+	}
+	states, _, err := ratings.ReplayWithResets(rb.policy, rb.replay, rb.states, seasons, lo, to, history)
 	rows.Close()
 	switch {
 	case readErr != nil: // the replay stopped because the history could not be read
@@ -456,7 +466,8 @@ func (rb *rebuilding) ratingArgs(rows []rowKey) []any {
 		played[i] = int64(r.Games)
 		sigma[i], offsetSigma[i], commanderSigma[i] = ratingValue(r.Sigma), ratingValue(r.OffsetSigma), ratingValue(r.CommanderSigma)
 	}
-	return []any{ctxs, games, bots, ids, skill, offset, commander, skillG, commanderG, played, sigma, offsetSigma, commanderSigma}
+	args := []any{ctxs, games, bots, ids, skill, offset, commander, skillG, commanderG, played, sigma, offsetSigma, commanderSigma}
+	return append(args, ratingExtras(n, func(i int) ratings.Rating { return rb.states[rows[i].ctx].Ratings[rows[i].p] })...)
 }
 
 // biasRows are the rebuilt bias cells of every context, each with its side pairs' totals as

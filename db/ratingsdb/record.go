@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
@@ -92,26 +93,28 @@ CROSS JOIN LATERAL (
 	sqlWriteResults = `
 WITH updated AS (
     INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-        sigma, offset_sigma, commander_sigma)
+        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise)
     SELECT u.*
     FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[],
-        $11::float8[], $12::float8[], $13::float8[])
+        $11::float8[], $12::float8[], $13::float8[], $48::bigint[], $49::bigint[], $50::bigint[], $51::float8[])
       AS u(context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-        sigma, offset_sigma, commander_sigma)
+        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise)
     ON CONFLICT (context_key, is_bot, participant_id) DO UPDATE
     SET skill = excluded.skill, side_offset = excluded.side_offset, commander = excluded.commander,
         skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games,
-        sigma = excluded.sigma, offset_sigma = excluded.offset_sigma, commander_sigma = excluded.commander_sigma, updated_at = now()
+        sigma = excluded.sigma, offset_sigma = excluded.offset_sigma, commander_sigma = excluded.commander_sigma,
+        last_played = excluded.last_played, season = excluded.season, season_games = excluded.season_games, surprise = excluded.surprise,
+        updated_at = now()
     RETURNING 1
 ), created AS (
     INSERT INTO ratings (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-        sigma, offset_sigma, commander_sigma)
+        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise)
     SELECT u.context_key, u.game_type, u.is_bot, u.participant_id, u.skill, u.side_offset, u.commander, u.skill_g, u.commander_g, u.games,
-        u.sigma, u.offset_sigma, u.commander_sigma
+        u.sigma, u.offset_sigma, u.commander_sigma, u.last_played, u.season, u.season_games, u.surprise
     FROM unnest($35::text[], $36::text[], $37::boolean[], $38::text[], $39::float8[], $40::float8[], $41::float8[], $42::float8[], $43::float8[], $44::bigint[],
-        $45::float8[], $46::float8[], $47::float8[])
+        $45::float8[], $46::float8[], $47::float8[], $52::bigint[], $53::bigint[], $54::bigint[], $55::float8[])
       WITH ORDINALITY AS u(context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-        sigma, offset_sigma, commander_sigma, n)
+        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, n)
     ORDER BY u.n
     RETURNING 1
 ), stored AS (
@@ -269,6 +272,7 @@ type resultDoc struct {
 	DurationS float64   `json:"duration_s"`
 	Teams     []teamDoc `json:"teams"`
 	Winner    *int      `json:"winner"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
 }
 
 type teamDoc struct {
@@ -285,7 +289,8 @@ type playerDoc struct {
 }
 
 func toDoc(r ratings.Result) resultDoc {
-	d := resultDoc{MatchID: r.MatchID, GameType: r.GameType, Mutators: r.Mutators, Map: r.Map, DurationS: r.DurationS, Winner: r.Winner}
+	d := resultDoc{MatchID: r.MatchID, GameType: r.GameType, Mutators: r.Mutators, Map: r.Map, DurationS: r.DurationS, Winner: r.Winner,
+		EndedAt: r.EndedAt}
 	for _, t := range r.Teams {
 		td := teamDoc{Side: t.Side, Players: make([]playerDoc, len(t.Players))}
 		for i, p := range t.Players {
@@ -297,7 +302,8 @@ func toDoc(r ratings.Result) resultDoc {
 }
 
 func (d resultDoc) result() ratings.Result {
-	r := ratings.Result{MatchID: d.MatchID, GameType: d.GameType, Mutators: d.Mutators, Map: d.Map, DurationS: d.DurationS, Winner: d.Winner}
+	r := ratings.Result{MatchID: d.MatchID, GameType: d.GameType, Mutators: d.Mutators, Map: d.Map, DurationS: d.DurationS, Winner: d.Winner,
+		EndedAt: d.EndedAt}
 	for _, t := range d.Teams {
 		tm := ratings.Team{Side: t.Side, Players: make([]ratings.Player, len(t.Players))}
 		for i, p := range t.Players {

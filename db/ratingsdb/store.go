@@ -62,6 +62,16 @@ var (
 	opSaveTunings   = db.NewOp("save tunings")
 	opStoredResult  = db.NewOp("stored result")
 	opDeleteResult  = db.NewLongOp("delete result")
+
+	opPutSeason       = db.NewOp("put season")
+	opSeasons         = db.NewOp("seasons")
+	opResetSeason     = db.NewLongOp("reset season")
+	opFinalizeSeason  = db.NewLongOp("finalize season")
+	opStandings       = db.NewOp("standings")
+	opPlayerStandings = db.NewOp("player standings")
+	opScores          = db.NewOp("scores")
+	opResultCounts    = db.NewOp("result counts")
+	opSaveTuning      = db.NewOp("save tuning")
 )
 
 // defaultBiasShards spreads each bias cell over 64 rows, one per connection (pg_backend_pid()
@@ -144,7 +154,8 @@ func (s *Store) Ready(ctx context.Context) error { return s.db.Ready(ctx) }
 // ratingColumns are a rating row's columns of ratings.Rating, in the order ratingDest scans.
 // All but skill and games may be NULL, which is 0 (see ratingValue and migration 00004).
 const ratingColumns = `skill, coalesce(side_offset, 0), coalesce(commander, 0), coalesce(skill_g, 0), coalesce(commander_g, 0), games,
-    coalesce(sigma, 0), coalesce(offset_sigma, 0), coalesce(commander_sigma, 0)`
+    coalesce(sigma, 0), coalesce(offset_sigma, 0), coalesce(commander_sigma, 0),
+    coalesce(last_played, 0), coalesce(season, 0), coalesce(season_games, 0), coalesce(surprise, 0)`
 
 // ratingValue is how a rating's number other than skill is written: NULL for +0.0, which
 // takes no room in the row (a -0.0 is kept as it is, so that what is read back has the same
@@ -155,7 +166,23 @@ func ratingValue(x float64) pgtype.Float8 {
 
 // ratingDest is where a row's ratingColumns are scanned to: r, and games (then r.Games).
 func ratingDest(r *ratings.Rating, games *int64) []any {
-	return []any{&r.Skill, &r.Offset, &r.Commander, &r.SkillG, &r.CommanderG, games, &r.Sigma, &r.OffsetSigma, &r.CommanderSigma}
+	return []any{&r.Skill, &r.Offset, &r.Commander, &r.SkillG, &r.CommanderG, games, &r.Sigma, &r.OffsetSigma, &r.CommanderSigma,
+		&r.LastPlayed, &r.Season, &r.SeasonGames, &r.Surprise}
+}
+
+// countValue is how a rating's count (last played, season, season games) is written: NULL
+// for 0, as ratingValue.
+func countValue(x int64) pgtype.Int8 { return pgtype.Int8{Int64: x, Valid: x != 0} }
+
+// ratingExtras are the four arrays of round 4's rating columns (last_played, season,
+// season_games, surprise) for the ratings rating gives each row.
+func ratingExtras(n int, rating func(i int) ratings.Rating) []any {
+	last, season, games, surprise := make([]pgtype.Int8, n), make([]pgtype.Int8, n), make([]pgtype.Int8, n), make([]pgtype.Float8, n)
+	for i := range n {
+		r := rating(i)
+		last[i], season[i], games[i], surprise[i] = countValue(r.LastPlayed), countValue(r.Season), countValue(int64(r.SeasonGames)), ratingValue(r.Surprise)
+	}
+	return []any{last, season, games, surprise}
 }
 
 // One primary-key lookup per participant (OFFSET 0 keeps the subquery from being flattened
@@ -235,26 +262,45 @@ func (s *Store) PlayerRatings(ctx context.Context, playerID string) (_ []ratings
 }
 
 // The order is ratings.Ranking.Score: skill less $3 standard deviations, $4 standing for a
-// sigma of 0. With $3 = 0 it is the skill (x - 0 * s = x for finite s).
+// sigma of 0, grown by the idle drift ($7 a day, to the Unix second $8) as Ranking.Sigma
+// grows it, operation by operation, so that both compute the same bits. With $3 = 0 it is
+// the skill (x - 0 * s = x for finite s). $5 > 0 keeps the ratings of that season epoch with
+// at least $6 season games. $2 NULL is no limit.
 const sqlLeaderboard = `
 SELECT participant_id, ` + ratingColumns + `
 FROM ratings
-WHERE context_key = $1 AND NOT is_bot
-ORDER BY skill - $3::float8 * (CASE WHEN sigma > 0 THEN sigma ELSE $4::float8 END) DESC, participant_id
+WHERE context_key = $1 AND NOT is_bot AND ($5::bigint = 0 OR (coalesce(season, 0) = $5 AND coalesce(season_games, 0) >= $6::bigint))
+ORDER BY skill - $3::float8 * (CASE
+    WHEN $7::float8 > 0 AND coalesce(last_played, 0) > 0 AND $8::bigint > last_played
+    THEN sqrt((CASE WHEN sigma > 0 THEN sigma ELSE $4::float8 END) * (CASE WHEN sigma > 0 THEN sigma ELSE $4::float8 END)
+        + $7::float8 * (($8::bigint - last_played)::float8 / 86400))
+    ELSE CASE WHEN sigma > 0 THEN sigma ELSE $4::float8 END
+  END) DESC, participant_id
 LIMIT $2`
 
 // Leaderboard implements ratings.Store.
 func (s *Store) Leaderboard(ctx context.Context, c ratings.Context, limit int, by ratings.Ranking) (_ []ratings.RatedParticipant, err error) {
 	ctx, done := s.db.Call(ctx, opLeaderboard)
 	defer done(&err)
-	out := []ratings.RatedParticipant{}
 	if limit <= 0 {
-		return out, nil
+		return []ratings.RatedParticipant{}, nil
 	}
-	rows, err := s.pool.Query(ctx, sqlLeaderboard, c.Key(), limit, by.K, by.PriorSigma)
+	out, err := leaderboard(ctx, s.pool, c, limit, by)
+	return out, db.MapError(err, "leaderboard")
+}
+
+// leaderboard is the ratings of c that by includes, best first: the first limit of them, all
+// with limit 0.
+func leaderboard(ctx context.Context, q querier, c ratings.Context, limit int, by ratings.Ranking) ([]ratings.RatedParticipant, error) {
+	var lim any
+	if limit > 0 {
+		lim = limit
+	}
+	rows, err := q.Query(ctx, sqlLeaderboard, c.Key(), lim, by.K, by.PriorSigma, by.Season, by.Placed, by.DriftSq, by.Now)
 	if err != nil {
-		return nil, db.MapError(err, "leaderboard")
+		return nil, err
 	}
+	out := []ratings.RatedParticipant{}
 	var rp ratings.RatedParticipant
 	var games int64
 	r := &rp.Rating
@@ -263,10 +309,7 @@ func (s *Store) Leaderboard(ctx context.Context, c ratings.Context, limit int, b
 		out = append(out, rp)
 		return nil
 	})
-	if err != nil {
-		return nil, db.MapError(err, "leaderboard")
-	}
-	return out, nil
+	return out, err
 }
 
 // The cell and the side pair's total (map ” and size 0), each the sum of its shards.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,13 +13,18 @@ import (
 )
 
 const (
-	sqlTunings = `SELECT context_key, model, params, report FROM rating_tunings WHERE game_type = $1`
+	sqlTunings = `SELECT context_key, model, params, report, tuned_at, auto FROM rating_tunings WHERE game_type = $1`
 	// A game type's context keys: see sqlDeleteRatings.
 	sqlDeleteTunings = `
 DELETE FROM rating_tunings
 WHERE context_key = $1 OR (context_key > $1 || '+' AND context_key < $1 || ',')`
 	sqlInsertTuning = `
-INSERT INTO rating_tunings (context_key, game_type, model, params, report) VALUES ($1, $2, $3, $4, $5)`
+INSERT INTO rating_tunings (context_key, game_type, model, params, report, tuned_at, auto)
+VALUES ($1, $2, $3, $4, $5, coalesce($6, now()), $7)
+ON CONFLICT (context_key) DO UPDATE
+SET model = excluded.model, params = excluded.params, report = excluded.report, tuned_at = excluded.tuned_at, auto = excluded.auto`
+	// How many results each context holds, by the context they were rated in.
+	sqlResultCounts = `SELECT context_key, count(*) FROM matches WHERE game_type = $1 OR $1 = '' GROUP BY context_key`
 )
 
 // errCallback carries the caller's error out of History untouched.
@@ -72,12 +78,14 @@ func (s *Store) Tunings(ctx context.Context, gameType string) (_ map[string]rati
 	out := map[string]ratings.Tuning{}
 	var key, model string
 	var params, report []byte
-	_, err = pgx.ForEachRow(rows, []any{&key, &model, &params, &report}, func() error {
+	var at time.Time
+	var auto bool
+	_, err = pgx.ForEachRow(rows, []any{&key, &model, &params, &report, &at, &auto}, func() error {
 		c, err := ratings.ParseContextKey(key)
 		if err != nil {
 			return err
 		}
-		t := ratings.Tuning{Context: c, Model: model}
+		t := ratings.Tuning{Context: c, Model: model, At: at.UTC(), Auto: auto}
 		if err := json.Unmarshal(params, &t.Params); err != nil {
 			return err
 		}
@@ -110,19 +118,58 @@ func (s *Store) SaveTunings(ctx context.Context, gameType string, ts []ratings.T
 			return err
 		}
 		for _, t := range ts {
-			params, err := json.Marshal(t.Params)
-			if err != nil {
-				return err
-			}
-			report, err := json.Marshal(t.Report)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, sqlInsertTuning, t.Context.Key(), gc.GameType, t.Model, params, report); err != nil {
+			if err := insertTuning(ctx, tx, t); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	return db.MapError(err, "save tunings")
+}
+
+// insertTuning writes one context's tuning, replacing the one it had.
+func insertTuning(ctx context.Context, tx pgx.Tx, t ratings.Tuning) error {
+	params, err := json.Marshal(t.Params)
+	if err != nil {
+		return err
+	}
+	report, err := json.Marshal(t.Report)
+	if err != nil {
+		return err
+	}
+	var at *time.Time
+	if !t.At.IsZero() {
+		at = &t.At
+	}
+	_, err = tx.Exec(ctx, sqlInsertTuning, t.Context.Key(), t.Context.GameType, t.Model, params, report, at, t.Auto)
+	return err
+}
+
+// SaveTuning implements ratings.AutoTuneStore.
+func (s *Store) SaveTuning(ctx context.Context, t ratings.Tuning) (err error) {
+	ctx, done := s.db.Call(ctx, opSaveTuning)
+	defer done(&err)
+	if err := ratings.CheckTunings(t.Context.GameType, []ratings.Tuning{t}); err != nil {
+		return err
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return insertTuning(ctx, tx, t) })
+	return db.MapError(err, "save tuning")
+}
+
+// ResultCounts implements ratings.AutoTuneStore.
+func (s *Store) ResultCounts(ctx context.Context, gameType string) (_ map[string]int, err error) {
+	ctx, done := s.db.Call(ctx, opResultCounts)
+	defer done(&err)
+	rows, err := s.pool.Query(ctx, sqlResultCounts, gameType)
+	if err != nil {
+		return nil, db.MapError(err, "result counts")
+	}
+	out := map[string]int{}
+	var key string
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&key, &n}, func() error {
+		out[key] = int(n)
+		return nil
+	})
+	return out, db.MapError(err, "result counts")
 }

@@ -41,10 +41,7 @@ func nextAutoTune(last int) int {
 // AutoTuneTick tunes every context that is due (see above), of every game type, and reports
 // each attempt. It holds one context's history at a time.
 func (s *Service) AutoTuneTick(ctx context.Context, opts AutoTune) ([]AutoTuned, error) {
-	ats, ok := s.store.(AutoTuneStore)
-	if !ok {
-		return nil, nil
-	}
+	ats := s.store
 	counts, err := ats.ResultCounts(ctx, "")
 	if err != nil {
 		return nil, err

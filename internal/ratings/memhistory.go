@@ -2,6 +2,7 @@ package ratings
 
 import (
 	"context"
+	"math"
 	"slices"
 )
 
@@ -143,7 +144,7 @@ func (s *MemoryStore) rebuild(gameType string, replay ReplayFunc, progress func(
 			}
 		}
 	}
-	states, resets, err := ReplayWithResets(s.policy.Clone(), replay, seasons, func(yield func(int64, Result) bool) {
+	states, resets, err := ReplayWithResets(s.policy.Clone(), replay, nil, seasons, -1, math.MaxInt64, func(yield func(int64, Result) bool) {
 		for _, m := range ms {
 			if !yield(m.seq, cloneResult(m.result)) {
 				return

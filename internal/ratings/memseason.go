@@ -122,7 +122,7 @@ func (s *MemoryStore) ResetSeason(ctx context.Context, c Context, name string, a
 	case se.Epoch > 0:
 		return cloneSeason(*se), nil
 	case at.Before(se.StartsAt):
-		return Season{}, apperr.New(apperr.Conflict, "season %q of context %s starts at %s, after %s", name, c, se.StartsAt.Format(time.RFC3339), at.Format(time.RFC3339))
+		return Season{}, SeasonNotStartedError(c, name, se.StartsAt, at)
 	}
 	mc := s.contexts[c.Key()]
 	var all []RatedParticipant
@@ -154,7 +154,7 @@ func (s *MemoryStore) FinalizeSeason(ctx context.Context, c Context, name string
 	case !se.FinalAt.IsZero():
 		return cloneSeason(*se), nil
 	case se.Epoch == 0:
-		return Season{}, apperr.New(apperr.Conflict, "season %q of context %s has not started: it has no standings", name, c)
+		return Season{}, SeasonNotStartedError(c, name, se.StartsAt, at)
 	}
 	var ranked []RatedParticipant
 	if mc := s.contexts[c.Key()]; mc != nil {
@@ -248,4 +248,11 @@ func (s *MemoryStore) Scores(ctx context.Context, c Context, by Ranking) ([]floa
 // SeasonNotFoundError is the error of a season that is not defined, as both stores say it.
 func SeasonNotFoundError(c Context, name string) error {
 	return apperr.New(apperr.NotFound, "context %s has no season %q", c, name)
+}
+
+// SeasonNotStartedError is the error of a season asked for a reset or its standings at a
+// moment it has not started (or not been reset), as both stores say it.
+func SeasonNotStartedError(c Context, name string, startsAt, at time.Time) error {
+	return apperr.New(apperr.Conflict, "season %q of context %s starts at %s and has not been reset (at %s)", name, c,
+		startsAt.Format(time.RFC3339), at.Format(time.RFC3339))
 }

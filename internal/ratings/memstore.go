@@ -49,11 +49,7 @@ type memMatch struct {
 	seq      int64 // its number in the order accepted (Season.ResetAfter)
 }
 
-var (
-	_ Store         = (*MemoryStore)(nil)
-	_ SeasonStore   = (*MemoryStore)(nil)
-	_ AutoTuneStore = (*MemoryStore)(nil)
-)
+var _ Store = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty store whose mutator policy starts as a copy of policy (nil
 // knows no mutator).

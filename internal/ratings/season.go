@@ -359,8 +359,12 @@ func latestEpoch(seasons []Season) int64 {
 	return e
 }
 
-// stampSeason is a rating a result wrote, marked as having had every reset of its context up
-// to epoch: a newcomer's first rating starts in the season under way.
+// InSeason is a rating a result wrote in a context whose reset seasons are seasons, marked as
+// having had every reset of it: a newcomer's first rating starts in the season under way. A
+// store calls it on every rating it writes for a result.
+func InSeason(r Rating, seasons []Season) Rating { return stampSeason(r, latestEpoch(seasons)) }
+
+// stampSeason is a rating marked as having had every reset of its context up to epoch.
 func stampSeason(r Rating, epoch int64) Rating {
 	if r.Season < epoch {
 		r.Season = epoch
@@ -368,17 +372,19 @@ func stampSeason(r Rating, epoch int64) Rating {
 	return r
 }
 
-// ReplayWithResets replays a game type's history through replay as a rebuild does, and
-// applies each season's reset (of seasons, the game type's: those whose reset was applied)
-// after the result it came after (Season.ResetAfter; history yields each result with its
-// number in the store's order of acceptance), to the state of its context as replayed so
-// far, pulling towards that state's players' mean. It returns the states, every rating of a
-// context stamped with the context's latest epoch, and the seasons with their means as the
-// replay found them.
-func ReplayWithResets(policy *MutatorPolicy, replay ReplayFunc, seasons []Season, history iter.Seq2[int64, Result]) (map[string]*State, []Season, error) {
+// ReplayWithResets replays part of a game type's history through replay as a rebuild does,
+// from the states from (nil: none yet), and applies each season's reset (of seasons, the game
+// type's: those whose reset was applied) that came after a result numbered in (lo, hi] right
+// after that result (Season.ResetAfter; history yields each result with its number in the
+// store's order of acceptance), to the state of its context as replayed so far, pulling
+// towards that state's players' mean. It returns the states, every rating of a context
+// stamped with the latest epoch applied to it, and the resets it applied with their means as
+// the replay found them.
+func ReplayWithResets(policy *MutatorPolicy, replay ReplayFunc, from map[string]*State, seasons []Season, lo, hi int64,
+	history iter.Seq2[int64, Result]) (map[string]*State, []Season, error) {
 	var resets []Season
 	for _, se := range seasons {
-		if se.Epoch > 0 {
+		if se.Epoch > 0 && se.ResetAfter > lo && se.ResetAfter <= hi {
 			resets = append(resets, se)
 		}
 	}
@@ -389,7 +395,7 @@ func ReplayWithResets(policy *MutatorPolicy, replay ReplayFunc, seasons []Season
 	defer stop()
 	var held *Result // a result pulled past the segment's end, for the next segment
 	var heldSeq int64
-	var states map[string]*State
+	states := from
 	for i := 0; i <= len(resets); i++ {
 		end := int64(math.MaxInt64)
 		if i < len(resets) {
@@ -424,8 +430,8 @@ func ReplayWithResets(policy *MutatorPolicy, replay ReplayFunc, seasons []Season
 	}
 	for key, st := range states {
 		var epoch int64
-		for _, se := range resets {
-			if se.Context.Key() == key {
+		for _, se := range seasons {
+			if se.Epoch > 0 && se.ResetAfter <= hi && se.Context.Key() == key {
 				epoch = max(epoch, se.Epoch)
 			}
 		}

@@ -121,7 +121,7 @@ func (s *Service) Record(ctx context.Context, r Result) (Receipt, error) {
 	now := s.clock()
 	fingerprint := r.Fingerprint() // of the result as reported: a replay need not repeat the time it was accepted
 	if r.EndedAt.IsZero() {
-		r.EndedAt = now
+		r.EndedAt = now.UTC() // no monotonic reading: the stored time reads back the same
 	} else if r.EndedAt.After(now.Add(MaxFutureEnd)) {
 		return Receipt{}, apperr.Field("ended_at", "must not be after the service's clock (%s) by more than %s", now.UTC().Format(time.RFC3339), MaxFutureEnd)
 	}

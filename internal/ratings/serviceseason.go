@@ -21,16 +21,9 @@ type SeasonDefinition struct {
 	Tiers            *Tiers       // nil: DefaultTiers
 }
 
-// ErrNoSeasons is the error of a store that keeps no seasons.
-var errNoSeasons = apperr.New(apperr.Unavailable, "this store keeps no seasons")
-
-// seasonStore is the store's SeasonStore, or an error.
-func (s *Service) seasonStore() (SeasonStore, error) {
-	if ss, ok := s.store.(SeasonStore); ok {
-		return ss, nil
-	}
-	return nil, errNoSeasons
-}
+// seasonStore is the store's SeasonStore (an error never, today: every Store keeps seasons;
+// the error is kept for a wrapper that would not).
+func (s *Service) seasonStore() (SeasonStore, error) { return s.store, nil }
 
 // PutSeason defines (or redefines) the season name of the context the game type and mutators
 // make (through the mutator policy, as a result's). Faults name the fields: season,
@@ -113,10 +106,7 @@ func (sc *seasonCache) forget(gameType string) {
 // gameSeasons returns a game type's seasons, from the cache while fresh (the last read when
 // the store cannot be read and some were read before). A store without seasons has none.
 func (s *Service) gameSeasons(ctx context.Context, gameType string) ([]Season, error) {
-	ss, ok := s.store.(SeasonStore)
-	if !ok {
-		return nil, nil
-	}
+	ss := s.store
 	now := s.clock()
 	sc := &s.seasons
 	sc.mu.Lock()
@@ -196,10 +186,7 @@ func SeasonCuts(t Tiers, ascending []float64) []float64 {
 // they start. Every replica may run it: the store applies each once. It returns the first
 // error, after trying every season.
 func (s *Service) SeasonTick(ctx context.Context) error {
-	ss, err := s.seasonStore()
-	if err != nil {
-		return nil // nothing to do
-	}
+	ss := s.store
 	all, err := ss.Seasons(ctx, "")
 	if err != nil {
 		return err

@@ -90,6 +90,9 @@ type Store interface {
 	// SaveTunings replaces every tuning of a game type with ts (each of a context of it).
 	SaveTunings(ctx context.Context, gameType string, ts []Tuning) error
 
+	SeasonStore
+	AutoTuneStore
+
 	// Ping reports whether the store can be reached.
 	Ping(ctx context.Context) error
 	// Name says which implementation this is: "memory" or "postgres".
