@@ -73,6 +73,12 @@ type config struct {
 	StoreCommitters int
 	// StoreMaxConns is the Postgres pool's size when DATABASE_URL sets no pool_max_conns.
 	StoreMaxConns int
+
+	// SeasonTick is how often a replica checks for seasons to reset or end; AutoTune whether
+	// contexts tune themselves, checked every AutoTuneInterval (docs/ranked.md).
+	SeasonTick       time.Duration
+	AutoTune         bool
+	AutoTuneInterval time.Duration
 }
 
 // parseConfig reads the environment through getenv, then the flags in args.
@@ -120,6 +126,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		StoreStartupTimeout: env.duration("MATCHMAKER_STORE_STARTUP_TIMEOUT", 30*time.Second),
 		StoreCommitters:     env.integer("MATCHMAKER_STORE_COMMITTERS", ratingsdb.DefaultCommitters),
 		StoreMaxConns:       env.integer("MATCHMAKER_DB_MAX_CONNS", db.DefaultMaxConns),
+
+		SeasonTick:       env.duration("MATCHMAKER_SEASON_TICK", 2*time.Second),
+		AutoTune:         env.onOff("MATCHMAKER_AUTO_TUNE", true),
+		AutoTuneInterval: env.duration("MATCHMAKER_AUTO_TUNE_INTERVAL", 10*time.Minute),
 	}
 	rateLimits, err := handlers.ParseRateLimits(getenv("MATCHMAKER_RATE_LIMITS"))
 	if err != nil {
@@ -219,7 +229,8 @@ func (c config) validate() error {
 	for name, d := range map[string]time.Duration{"MATCHMAKER_SHUTDOWN_TIMEOUT": c.ShutdownTimeout,
 		"MATCHMAKER_READ_TIMEOUT": c.ReadTimeout, "MATCHMAKER_WRITE_TIMEOUT": c.WriteTimeout,
 		"MATCHMAKER_IDLE_TIMEOUT": c.IdleTimeout, "MATCHMAKER_STORE_TIMEOUT": c.StoreTimeout,
-		"MATCHMAKER_STORE_REBUILD_TIMEOUT": c.StoreRebuildTimeout} {
+		"MATCHMAKER_STORE_REBUILD_TIMEOUT": c.StoreRebuildTimeout, "MATCHMAKER_SEASON_TICK": c.SeasonTick,
+		"MATCHMAKER_AUTO_TUNE_INTERVAL": c.AutoTuneInterval} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive", name))
 		}
@@ -287,6 +298,9 @@ func (c config) logValue() slog.Value {
 		slog.String("store_startup_timeout", c.StoreStartupTimeout.String()),
 		slog.Int("store_committers", c.StoreCommitters),
 		slog.Int("db_max_conns", c.StoreMaxConns),
+		slog.String("season_tick", c.SeasonTick.String()),
+		slog.Bool("auto_tune", c.AutoTune),
+		slog.String("auto_tune_interval", c.AutoTuneInterval.String()),
 	)
 }
 

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -245,6 +246,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 		Queue: queues, Streams: streams, Auth: auth, RateLimits: cfg.RateLimits})
 	stopQueues := startQueueLoop(queues)
 	defer withTimeout(cfg.ShutdownTimeout, func(ctx context.Context) { stopQueues(ctx) })
+	defer startRankedLoops(cfg, svc, logger)()
 
 	if cfg.DebugAddr != "" {
 		stopDebug, err := startDebug(cfg.DebugAddr, logger)
@@ -348,6 +350,31 @@ func startQueueLoop(queues *queue.Service) func(ctx context.Context) bool {
 			return false
 		}
 	}
+}
+
+// startRankedLoops runs the seasons' check (resets and final standings) every SeasonTick and,
+// unless turned off, self-tuning every AutoTuneInterval; the returned function stops them
+// and waits for them (a tuning under way ends with its context).
+func startRankedLoops(cfg config, svc *ratings.Service, logger *slog.Logger) func() {
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		svc.RunSeasons(ctx, cfg.SeasonTick, func(err error) { logger.Warn("seasons: will retry at the next check", "err", err) })
+	})
+	if cfg.AutoTune {
+		wg.Go(func() {
+			svc.RunAutoTune(ctx, cfg.AutoTuneInterval, ratings.AutoTune{Rebuild: true}, func(at ratings.AutoTuned, err error) {
+				if err != nil {
+					logger.Warn("self-tuning: will retry at the next check", "err", err)
+					return
+				}
+				rep := at.Tuning.Report
+				logger.Info("ratings tuned themselves", "context", at.Tuning.Context.Key(), "results", rep.Results, "accepted", rep.Accepted,
+					"held_out_log_loss_before", rep.HeldOutBefore, "held_out_log_loss_after", rep.HeldOutAfter, "rebuilt", at.Rebuilt)
+			})
+		})
+	}
+	return func() { stop(); wg.Wait() }
 }
 
 // startHTTP listens on MATCHMAKER_ADDR and serves handler; Serve's error goes to serveErr.

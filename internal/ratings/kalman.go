@@ -150,12 +150,8 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 			fresh += ts * w
 		}
 		presence += ts * w
-		skillVar := drifted(b.Sigma, m.SkillSD, m.SkillDrift, u.Share) + idle(m.SkillDriftPerDay, r.idleDays(b.LastPlayed), u.Share)
-		if u.Share > 0 && m.outperforming(*b) {
-			skillVar = max(skillVar, m.SkillSD*m.SkillSD)
-		}
 		t := [3]kalmanTerm{
-			{ts * w, skillVar},
+			{ts * w, m.skillVariance(b, &r, u.Share)},
 			{sigma0 * w, drifted(b.OffsetSigma, m.OffsetSD, m.OffsetDrift, u.Share)},
 			{ts * u.CommandShare, drifted(b.CommanderSigma, m.CommanderSD, m.CommanderDrift, u.CommandShare)},
 		}
@@ -171,27 +167,7 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 	served := sigmoid(temp * z)
 
 	g := r.Score()
-	d, shrink := assumedDensity(mean, v, g, p)
-	for i := range ups {
-		u := &ups[i]
-		a := u.Before
-		t := terms[i]
-		step := func(mean, sd *float64, k kalmanTerm) {
-			if k.x == 0 {
-				return
-			}
-			*mean += k.v * k.x * d
-			*sd = math.Sqrt(k.v * max(1-k.v*k.x*k.x*shrink, 0))
-		}
-		if a.Games < m.SmurfGames && t[0].x != 0 {
-			a.Surprise = max(0, a.Surprise+m.smurfEvidence(mean, v, t[0], g))
-		}
-		step(&a.Skill, &a.Sigma, t[0])
-		step(&a.Offset, &a.OffsetSigma, t[1])
-		step(&a.Commander, &a.CommanderSigma, t[2])
-		a.played(&r)
-		u.After = a
-	}
+	m.update(ups, terms, &r, mean, v, p)
 
 	// The result's part in the context-wide terms: each a pseudo-observation of the term
 	// (the value used plus the residual over the slope) with weight h x^2.
@@ -202,6 +178,44 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 	}
 	entry.Terms.Scale, entry.Terms.ScaleWeight = scaleTerms(z, g, temp, weight)
 	return Outcome{WinProbability: [2]float64{served, 1 - served}, Bias: f, Updates: ups, BiasUpdate: entry}, nil
+}
+
+// skillVariance is a participant's skill variance before a match in which his share is w: his
+// Sigma (or the prior) grown by the drift of a match and of the days since his last, and raised
+// back to a newcomer's while his first results say he is better than rated.
+func (m Kalman) skillVariance(b *Rating, r *Result, w float64) float64 {
+	v := drifted(b.Sigma, m.SkillSD, m.SkillDrift, w) + idle(m.SkillDriftPerDay, r.idleDays(b.LastPlayed), w)
+	if w > 0 && m.outperforming(*b) {
+		v = max(v, m.SkillSD*m.SkillSD)
+	}
+	return v
+}
+
+// update learns every participant's terms from the result, the logit having been believed
+// N(mean, v) and predicted p: the rank-one Kalman update, and the smurf evidence.
+func (m Kalman) update(ups []Update, terms [][3]kalmanTerm, r *Result, mean, v, p float64) {
+	g := r.Score()
+	d, shrink := assumedDensity(mean, v, g, p)
+	step := func(mean, sd *float64, k kalmanTerm) {
+		if k.x == 0 {
+			return
+		}
+		*mean += k.v * k.x * d
+		*sd = math.Sqrt(k.v * max(1-k.v*k.x*k.x*shrink, 0))
+	}
+	for i := range ups {
+		u := &ups[i]
+		a := u.Before
+		t := terms[i]
+		if a.Games < m.SmurfGames && t[0].x != 0 {
+			a.Surprise = max(0, a.Surprise+m.smurfEvidence(mean, v, t[0], g))
+		}
+		step(&a.Skill, &a.Sigma, t[0])
+		step(&a.Offset, &a.OffsetSigma, t[1])
+		step(&a.Commander, &a.CommanderSigma, t[2])
+		a.played(r)
+		u.After = a
+	}
 }
 
 // sizeScale is the weight of the players' terms in the logit of a match of n a side, relative
