@@ -106,6 +106,21 @@ func TestConsoleInABrowser(t *testing.T) {
 		return tk.ID
 	}
 	const near = `{"eu":30,"us":90}`
+	// A season of ctf under way, so that the history below is its games and the page has tiers
+	// to show: once the program's season check has reset it.
+	season := fmt.Sprintf(`{"starts_at":%q,"ends_at":%q,"placement_games":2}`,
+		time.Now().UTC().Add(-time.Minute).Format(time.RFC3339), time.Now().UTC().Add(24*time.Hour).Format(time.RFC3339))
+	if status, b := api(http.MethodPut, "/v1/seasons/ctf/s1", adminKey, season); status != http.StatusOK {
+		t.Fatalf("the season: %d %s", status, b)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, b := api(http.MethodGet, "/v1/seasons/ctf", readKey, ""); strings.Contains(string(b), `"status":"running"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the season's reset was not applied within 20 s")
+		}
+	}
 	// Results of earlier games of the players to come, so that the model has ratings to predict
 	// the matches from: in each, the team with the lower numbers wins.
 	for g := range 30 {
@@ -325,6 +340,8 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Errorf("wait %q", got)
 	}
 
+	checkTiersInBrowser(t, ctx, do, waitFor, func() (int, []byte) { return api(http.MethodGet, "/v1/seasons/ctf/s1/tiers", readKey, "") })
+
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
@@ -356,4 +373,31 @@ func evalString(t *testing.T, ctx context.Context, expr string) string {
 		t.Fatalf("%s: %v", expr, err)
 	}
 	return s
+}
+
+// checkTiersInBrowser: the season form shows the season's tier distribution as the API gives
+// it: every tier, highest first, with its players.
+func checkTiersInBrowser(t *testing.T, ctx context.Context, do func(string, ...chromedp.Action[chromedp.Void]), waitFor func(string, string),
+	distribution func() (int, []byte)) {
+	t.Helper()
+	status, b := distribution()
+	var d struct {
+		Ranked int
+		Tiers  []struct {
+			Name    string
+			Players int
+		}
+	}
+	if err := json.Unmarshal(b, &d); status != http.StatusOK || err != nil || d.Ranked == 0 || len(d.Tiers) != 5 {
+		t.Fatalf("the tier distribution: %d %s", status, b)
+	}
+	do("show the season's tiers", chromedp.SendKeys(chromedp.ID("season-game"), "ctf"), chromedp.SendKeys(chromedp.ID("season-name"), "s1"),
+		chromedp.Click(chromedp.ID("show-tiers")))
+	waitFor("the tiers", `document.querySelectorAll("#tiers tr[data-tier]").length === 5`)
+	waitFor("the ranked count", `document.getElementById("tiers-ranked").textContent === "`+strconv.Itoa(d.Ranked)+`"`)
+	for i, tier := range d.Tiers {
+		row := len(d.Tiers) - 1 - i // the highest tier on top
+		waitFor("tier "+tier.Name, fmt.Sprintf(`(() => { const r = document.querySelectorAll("#tiers tr[data-tier]")[%d];
+			return r.cells[0].textContent === %q && r.cells[1].textContent === "%d"; })()`, row, tier.Name, tier.Players))
+	}
 }
