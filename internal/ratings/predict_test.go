@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
@@ -44,6 +45,8 @@ func TestPredictIsWhatRecordWouldServe(t *testing.T) {
 			}
 			store := ratings.NewMemoryStore(nil)
 			svc := ratings.NewService(store, m)
+			// One moment for every call: a prediction at another would see another idle drift.
+			svc.SetClock(func() time.Time { return time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC) })
 			ctx := context.Background()
 			for i, r := range history {
 				// Every fifth result, made full-time above, is predicted first.
