@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -137,8 +139,41 @@ func (s *Service) contextHistory(ctx context.Context, c Context) ([]Result, erro
 	return out, err
 }
 
-// RunAutoTune runs AutoTuneTick every interval until ctx ends; report, if not nil, is told
-// of each attempt and error.
+// tuneNudges wakes RunAutoTune before its interval when this replica has recorded
+// MinTuneResults/2 results, then each time they double: a history that grows fast (a replay
+// of a game's past, a launch) tunes itself when it crosses its thresholds, not up to an
+// interval later; a check is a count of the results, so it is not made at every result.
+type tuneNudges struct {
+	n, next atomic.Int64
+	once    sync.Once
+	ch      chan struct{}
+}
+
+func (tn *tuneNudges) channel() chan struct{} {
+	tn.once.Do(func() { tn.ch = make(chan struct{}, 1) })
+	return tn.ch
+}
+
+// recorded counts a result recorded, and nudges at the thresholds.
+func (tn *tuneNudges) recorded() {
+	n := tn.n.Add(1)
+	next := tn.next.Load()
+	if next == 0 {
+		tn.next.CompareAndSwap(0, MinTuneResults/2)
+		next = MinTuneResults / 2
+	}
+	if n < next || !tn.next.CompareAndSwap(next, 2*next) {
+		return
+	}
+	select {
+	case tn.channel() <- struct{}{}:
+	default: // a check is due already
+	}
+}
+
+// RunAutoTune runs AutoTuneTick every interval, and when this replica's results cross a
+// threshold (tuneNudges), until ctx ends; report, if not nil, is told of each attempt and
+// error.
 func (s *Service) RunAutoTune(ctx context.Context, every time.Duration, opts AutoTune, report func(AutoTuned, error)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -147,6 +182,7 @@ func (s *Service) RunAutoTune(ctx context.Context, every time.Duration, opts Aut
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-s.nudges.channel():
 		}
 		done, err := s.AutoTuneTick(ctx, opts)
 		if report == nil || ctx.Err() != nil {

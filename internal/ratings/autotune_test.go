@@ -90,3 +90,32 @@ func withTimes(rs []ratings.Result, t time.Time) []ratings.Result {
 	}
 	return out
 }
+
+// TestAutoTuneDoesNotWaitForItsInterval: with an hour's interval, a context that reaches
+// 2,000 results tunes itself at once: the results recorded nudge the loop.
+func TestAutoTuneDoesNotWaitForItsInterval(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	svc := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
+	tuned := make(chan ratings.AutoTuned, 4)
+	go svc.RunAutoTune(ctx, time.Hour, ratings.AutoTune{}, func(at ratings.AutoTuned, err error) {
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		tuned <- at
+	})
+	for _, r := range league.Results(league.Simulate(league.Default(4)))[:ratings.MinTuneResults] {
+		if _, err := svc.Record(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case at := <-tuned:
+		if at.Tuning.Report.Results != ratings.MinTuneResults || !at.Tuning.Auto {
+			t.Fatalf("the attempt: %+v", at.Tuning)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("no self-tuning within a minute of the 2,000th result")
+	}
+}

@@ -25,6 +25,7 @@ type Service struct {
 	tunings tuningCache
 	seasons seasonCache
 	now     func() time.Time
+	nudges  tuneNudges
 }
 
 // SetClock makes the service read the time from now (time.Now by default): when a result
@@ -149,6 +150,7 @@ func (s *Service) Record(ctx context.Context, r Result) (Receipt, error) {
 		return Receipt{}, err
 	}
 	if !rec.Replayed {
+		s.nudges.recorded()
 		return Receipt{MatchID: r.MatchID, Context: rec.Context, Outcome: outcome, Changes: changes}, nil
 	}
 	receipt, err := decodeReceipt(rec.Response)
