@@ -81,7 +81,7 @@ func parseSimulateFlags(args []string, stderr io.Writer) (simulateOptions, error
 	var o simulateOptions
 	fs := flag.NewFlagSet("api simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.preset, "preset", "thesis", "built-in scenario: thesis (the thesis's Tables 8.3 and 8.4), live (a queue all day), rules (the live queue with and without mode and map rules and a 1 tank / 2 healers / 2 dps role queue) or ready (the live queue with and without a ready check that players decline)")
+	fs.StringVar(&o.preset, "preset", "thesis", "built-in scenario: thesis (the thesis's Tables 8.3 and 8.4), live (a queue all day), rules (the live queue with and without mode and map rules and a 1 tank / 2 healers / 2 dps role queue), ready (the live queue with and without a ready check that players decline) or parties (the live queue with solo tickets only and with parties)")
 	fs.StringVar(&o.configPath, "config", "", "scenario JSON file (start from -print-config); replaces -preset")
 	fs.Uint64Var(&o.seed, "seed", 0, "random seed: the same seed gives the same report (default: the scenario's)")
 	fs.IntVar(&o.matches, "matches", 0, "matches per configuration (default: the scenario's)")

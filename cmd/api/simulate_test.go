@@ -208,6 +208,19 @@ func TestSimulateRulesPreset(t *testing.T) {
 	checkRefused(t, "rules", `"tank": {`, `"tanks": {`, `configuration "roles 1/2/2"`, "composition.tanks", "one of the queue's roles")
 }
 
+// TestSimulatePartiesPreset: the parties preset prints the same report for the same seed,
+// the solo queue beside the party queues, with the team-average difference's percentiles
+// and the share of matches whose teams' largest parties differ; a configuration whose party
+// sizes hold a party larger than a team is refused, naming the field.
+func TestSimulatePartiesPreset(t *testing.T) {
+	t.Parallel()
+	checkPreset(t, "parties", []string{"scenario preset parties, seed 1", "solos", "parties, team_balance a fiftieth of the interval",
+		"p90", "p99", "mixed parties", "parties: interval"},
+		`"party_sizes": [
+        1
+      ]`, `"party_sizes": [1, 1, 1, 1, 1, 1]`, `configuration "solos"`, "party_sizes lists 6 sizes")
+}
+
 // TestSimulateReadyPreset: the ready preset prints the same report for the same seed, with
 // the declined proposals and the second-proposal share, and a decline rate of 1 (nobody
 // would ever play) is refused, naming the field.

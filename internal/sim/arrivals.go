@@ -48,18 +48,23 @@ func (c ArrivalConfig) validate(teamSize int) error {
 	if c.RatePerS == 0 && len(c.Bursts) == 0 {
 		return fmt.Errorf("arrivals: need a rate_per_s or bursts, or no ticket ever arrives")
 	}
-	if len(c.PartySizes) > teamSize {
-		return fmt.Errorf("arrivals.party_sizes lists %d sizes, but a party must fit in a team of %d", len(c.PartySizes), teamSize)
+	return validatePartySizes("arrivals.party_sizes", c.PartySizes, teamSize)
+}
+
+// validatePartySizes checks the weights of party sizes 1, 2, ... given as field.
+func validatePartySizes(field string, sizes []float64, teamSize int) error {
+	if len(sizes) > teamSize {
+		return fmt.Errorf("%s lists %d sizes, but a party must fit in a team of %d", field, len(sizes), teamSize)
 	}
 	sum := 0.0
-	for i, w := range c.PartySizes {
+	for i, w := range sizes {
 		if !(w >= 0 && w <= 1e9) {
-			return fmt.Errorf("arrivals.party_sizes[%d] must be a non-negative weight", i)
+			return fmt.Errorf("%s[%d] must be a non-negative weight", field, i)
 		}
 		sum += w
 	}
-	if len(c.PartySizes) > 0 && sum == 0 {
-		return fmt.Errorf("arrivals.party_sizes must have a positive weight")
+	if len(sizes) > 0 && sum == 0 {
+		return fmt.Errorf("%s must have a positive weight", field)
 	}
 	return nil
 }

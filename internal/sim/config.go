@@ -98,6 +98,9 @@ type Configuration struct {
 	// Acceptance is the queue's ready check (docs/queue.md, "Ready check"); the tick
 	// matcher only. Nil: the queue matches without one.
 	Acceptance *Acceptance `json:"acceptance,omitempty"`
+	// PartySizes, when given, replaces the arrivals' party sizes for this configuration (as
+	// arrivals.party_sizes): the same queue with and without parties, side by side.
+	PartySizes []float64 `json:"party_sizes,omitempty"`
 }
 
 // Acceptance models a queue's ready check by how often players decline. Each match the pass
@@ -115,6 +118,15 @@ type Acceptance struct {
 // Rule is one of a queue's match rules, as a queue definition's rules[i] (docs/rules.md;
 // package rulesjson).
 type Rule = rulesjson.Rule
+
+// arrivals is the scenario's arrivals with the configuration's party sizes.
+func (c Configuration) arrivals(sc *Scenario) ArrivalConfig {
+	a := sc.Arrivals
+	if len(c.PartySizes) > 0 {
+		a.PartySizes = c.PartySizes
+	}
+	return a
+}
 
 // tickRules is the configuration's rules as the pass takes them; nil without any.
 func (c Configuration) tickRules() []matchrules.Rule {
@@ -211,6 +223,9 @@ func (c Configuration) validate(sc *Scenario) error {
 		return fmt.Errorf("%s: rules run on the tick matcher only (matcher %q knows no attributes)", name, c.Matcher)
 	}
 	if err := c.validateComposition(sc); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := validatePartySizes("party_sizes", c.PartySizes, teamSize); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	for i, r := range c.Rules {

@@ -389,7 +389,7 @@ func QueueSnippet(sc *Scenario, cf Configuration) []byte {
 		fmt.Fprintf(&b, "  \"roles\": %s,\n  \"composition\": %s,\n", mustJSON(roles), mustJSON(cf.Composition))
 	}
 	fmt.Fprintf(&b, "  \"ticket_ttl_s\": %d,\n  \"max_party_size\": %d,\n  \"tick_ms\": %d\n}\n",
-		ttl, sc.Arrivals.maxPartySize(), int(math.Round(1000*sc.TickS)))
+		ttl, cf.arrivals(sc).maxPartySize(), int(math.Round(1000*sc.TickS)))
 	return []byte(b.String())
 }
 

@@ -2,8 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
+	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -32,6 +34,10 @@ import (
 //   - "ready": what a ready check costs (issue 22): the live preset's queue (its arrivals,
 //     the learned rating, its widening) without a ready check and with one that each
 //     player declines 5%, 10% or 20% of the time.
+//   - "parties": how even parties play (issue 36): the live preset's queue (default
+//     coefficients, rating_window, its widening), 20,000 matches, with solo tickets only,
+//     with its parties (70/18/7/3/2% of tickets of 1..5 players), and with its parties and
+//     a team_balance rule of a fiftieth of the interval at every wait.
 func Preset(name string) (Scenario, error) {
 	sc := Scenario{
 		Seed: 1, Matches: 10_000, TickS: 1, MaxDays: 365,
@@ -48,8 +54,10 @@ func Preset(name string) (Scenario, error) {
 		rulesPreset(&sc)
 	case "ready":
 		readyPreset(&sc)
+	case "parties":
+		partiesPreset(&sc)
 	default:
-		return Scenario{}, fmt.Errorf("unknown preset %q (want thesis, live, rules or ready)", name)
+		return Scenario{}, fmt.Errorf("unknown preset %q (want thesis, live, rules, ready or parties)", name)
 	}
 	return sc, sc.Validate()
 }
@@ -136,4 +144,21 @@ func readyPreset(sc *Scenario) {
 		}
 		sc.Configurations = append(sc.Configurations, c)
 	}
+}
+
+func partiesPreset(sc *Scenario) {
+	w := allDay(sc, []float64{70, 18, 7, 3, 2})
+	sc.Matches = 20_000
+	def := ThesisDefault
+	queue := Configuration{Matcher: "tick", Strategy: matchrules.RatingWindow, Coefficients: &def, Widening: w, TicketTTLS: 300}
+	// A fiftieth of the interval the widening reaches at each of its steps.
+	balance := Rule{Name: "balance", Type: matchrules.RuleTeamBalance}
+	for _, s := range (Expansion{Widening: *w}).Schedule(math.Inf(1), queue.TicketTTLS) {
+		balance.Expansions = append(balance.Expansions, rulesjson.Step{AfterS: s.AfterS, Value: s.Value / 50})
+	}
+	solos, parties, balanced := queue, queue, queue
+	solos.Name, solos.PartySizes = "solos", []float64{1}
+	parties.Name = "parties"
+	balanced.Name, balanced.Rules = "parties, team_balance a fiftieth of the interval", []Rule{balance}
+	sc.Configurations = []Configuration{solos, parties, balanced}
 }

@@ -14,10 +14,11 @@ import (
 	"gonum.org/v1/gonum/stat"
 )
 
-// Dist is the mean, median and maximum of a list of values (zero for an empty list). The
-// median is the empirical one: the smallest value with at least half the list at or below.
+// Dist is the mean, median, 90th and 99th percentiles and maximum of a list of values (zero
+// for an empty list). The quantiles are the empirical ones: the median is the smallest value
+// with at least half the list at or below, and so on.
 type Dist struct {
-	Mean, Median, Max float64
+	Mean, Median, P90, P99, Max float64
 }
 
 // Summary is the report of one configuration.
@@ -43,6 +44,9 @@ type Summary struct {
 	Rounds       int
 	Parties      int
 	PartiesSplit int
+	// MixedParties is the share of the matches whose teams' largest parties differ in size
+	// (a party of four against solo players, say); NaN when no ticket was a party.
+	MixedParties float64
 	// LogLoss is the rater's mean log loss on the match winners (NaN when it predicts
 	// nothing); LogLossFirst and LogLossLast the same over the first and last tenth of the
 	// matches. TruthLogLoss is the outcome model's own, the floor any rater can reach.
@@ -101,10 +105,13 @@ func Summarize(res *Result) Summary {
 	s.WaitMedian, s.WaitP90 = quantile(0.5, waits), quantile(0.9, waits)
 	s.PairDifference = distOf(slices.Clone(res.PairDifferences))
 	avg := make([]float64, len(res.Matches))
-	oneSided, gap := 0, 0.0
+	oneSided, gap, mixed := 0, 0.0, 0
 	for i, m := range res.Matches {
 		avg[i] = m.AverageDifference
 		gap += m.SkillGap
+		if m.LargestParty[0] != m.LargestParty[1] {
+			mixed++
+		}
 		if OneSided(m.Rounds) {
 			oneSided++
 		}
@@ -113,9 +120,13 @@ func Summarize(res *Result) Summary {
 		}
 	}
 	s.AverageDifference = distOf(avg)
+	s.MixedParties = math.NaN()
 	if n := len(res.Matches); n > 0 {
 		s.OneSided = float64(oneSided) / float64(n)
 		s.SkillGap = gap / float64(n)
+		if res.Parties > 0 {
+			s.MixedParties = float64(mixed) / float64(n)
+		}
 	}
 	tenth := max(len(res.Matches)/10, 1)
 	s.LogLoss = logLoss(res.Matches, predicted)
@@ -246,7 +257,8 @@ func distOf(xs []float64) Dist {
 		return Dist{}
 	}
 	slices.Sort(xs)
-	return Dist{Mean: stat.Mean(xs, nil), Median: quantile(0.5, xs), Max: xs[len(xs)-1]}
+	return Dist{Mean: stat.Mean(xs, nil), Median: quantile(0.5, xs), P90: quantile(0.9, xs), P99: quantile(0.99, xs),
+		Max: xs[len(xs)-1]}
 }
 
 // quantile of sorted values; 0 for none.
@@ -266,6 +278,14 @@ func f(x float64, decimals int) string {
 }
 
 func pct(x float64) string { return f(100*x, 1) + "%" }
+
+// pctOrNone is pct, or "-" for NaN.
+func pctOrNone(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return pct(x)
+}
 
 // winnerRounds formats the counts of the one-sided matches by the winner's rounds (for 11
 // rounds: won by 11, 10, 9 and 8).
@@ -310,7 +330,7 @@ func WriteTable(w io.Writer, ss []Summary) error {
 	if ready {
 		head += "declined\t2nd proposal\t"
 	}
-	fmt.Fprintln(tw, head+"avg diff mean\tmedian\tmax\tpair diff mean\tmedian\tmax\tskill gap\tone-sided\t"+
+	fmt.Fprintln(tw, head+"avg diff mean\tmedian\tp90\tp99\tmax\tmixed parties\tpair diff mean\tmedian\tmax\tskill gap\tone-sided\t"+
 		wonBy+"\tparties split\trating~truth first\tlast\tlog loss first\tlast\ttruth\t")
 	for _, s := range ss {
 		name := s.Name
@@ -327,9 +347,10 @@ func WriteTable(w io.Writer, ss []Summary) error {
 		if ready {
 			expired += "\t" + s.acceptance()
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			name, s.Matches, f(s.WaitMedian, 1), f(s.WaitP90, 1), expired,
-			f(s.AverageDifference.Mean, 2), f(s.AverageDifference.Median, 2), f(s.AverageDifference.Max, 1),
+			f(s.AverageDifference.Mean, 2), f(s.AverageDifference.Median, 2), f(s.AverageDifference.P90, 2),
+			f(s.AverageDifference.P99, 2), f(s.AverageDifference.Max, 1), pctOrNone(s.MixedParties),
 			f(s.PairDifference.Mean, 2), f(s.PairDifference.Median, 2), f(s.PairDifference.Max, 1),
 			f(s.SkillGap, 3), pct(s.OneSided), s.winnerRounds(), splitParties(s),
 			f(s.RatingTruthFirst, 3), f(s.RatingTruthLast, 3), f(s.LogLossFirst, 4), f(s.LogLossLast, 4), f(s.TruthLogLoss, 4))
@@ -355,7 +376,8 @@ func ratio(a, b int) float64 {
 func WriteCSV(w io.Writer, ss []Summary) error {
 	cw := csv.NewWriter(w)
 	head := []string{"configuration", "matches", "tickets", "expired", "refused", "wait_median_s", "wait_p90_s",
-		"average_difference_mean", "average_difference_median", "average_difference_max",
+		"average_difference_mean", "average_difference_median", "average_difference_p90", "average_difference_p99",
+		"average_difference_max", "mixed_parties_share",
 		"pair_difference_mean", "pair_difference_median", "pair_difference_max", "skill_gap_mean",
 		"one_sided_share"}
 	if len(ss) > 0 {
@@ -381,7 +403,8 @@ func WriteCSV(w io.Writer, ss []Summary) error {
 	for _, s := range ss {
 		row := []string{s.Name, strconv.Itoa(s.Matches), strconv.Itoa(s.Tickets), strconv.Itoa(s.Expired),
 			strconv.Itoa(s.Refused), f(s.WaitMedian, 3), f(s.WaitP90, 3),
-			f(s.AverageDifference.Mean, 4), f(s.AverageDifference.Median, 4), f(s.AverageDifference.Max, 4),
+			f(s.AverageDifference.Mean, 4), f(s.AverageDifference.Median, 4), f(s.AverageDifference.P90, 4),
+			f(s.AverageDifference.P99, 4), f(s.AverageDifference.Max, 4), f(s.MixedParties, 5),
 			f(s.PairDifference.Mean, 4), f(s.PairDifference.Median, 4), f(s.PairDifference.Max, 4),
 			f(s.SkillGap, 5), f(s.OneSided, 5)}
 		for _, n := range s.WinnerRounds {

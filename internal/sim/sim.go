@@ -76,6 +76,8 @@ type MatchRecord struct {
 	RoundP    float64 // probability that team 0 wins a round
 	Rounds    [2]int  // rounds won by each team
 	Predicted float64 // the rater's P(team 0 wins), made before the match; NaN if none
+	// LargestParty is the players of each team's largest ticket.
+	LargestParty [2]int
 }
 
 // Player states in a run.
@@ -172,7 +174,7 @@ func newRun(sc *Scenario, cf Configuration) (*run, error) {
 	pop := NewPopulation(sc.Population, sc.weights(), stream(sc.Seed, streamPopulation))
 	r := &run{
 		sc: sc, pop: pop,
-		arr:   newArrivals(sc.Arrivals, stream(sc.Seed, streamArrivals)),
+		arr:   newArrivals(cf.arrivals(sc), stream(sc.Seed, streamArrivals)),
 		pick:  stream(sc.Seed, streamPick),
 		attrs: newAttributeDrawer(sc.Attributes, stream(sc.Seed, streamAttributes)),
 		play:  stream(sc.Seed, streamPlay),
@@ -437,9 +439,11 @@ func (r *run) startMatch(m Match, now time.Duration) {
 	dur := seconds(float64(r.sc.Rounds) * r.sc.RoundS)
 	var seen [2 * pairing.MaxTeamSize]float64 // the ratings the queue saw, team 0 then team 1
 	var rating, skill [2]float64
+	var largest [2]int
 	for side, team := range m.Teams {
 		for k, p := range team {
 			t := r.waiting[r.ticketOf[p]]
+			largest[side] = max(largest[side], len(t.Players))
 			seen[side*n+k] = t.Ratings[r.slotOf[p]]
 			rating[side] += seen[side*n+k]
 			skill[side] += r.pop[p].Skill
@@ -450,7 +454,7 @@ func (r *run) startMatch(m Match, now time.Duration) {
 	for k := range n {
 		r.res.PairDifferences = append(r.res.PairDifferences, math.Abs(seen[k]-seen[n+k]))
 	}
-	rec := MatchRecord{AtS: now.Seconds(), Predicted: math.NaN(),
+	rec := MatchRecord{AtS: now.Seconds(), Predicted: math.NaN(), LargestParty: largest,
 		AverageDifference: math.Abs(rating[0]-rating[1]) / float64(n),
 		SkillGap:          math.Abs(skill[0]-skill[1]) / float64(n),
 		RoundP:            RoundProbability(skill[0]/float64(n), skill[1]/float64(n)),
