@@ -31,6 +31,10 @@ func (q Queue) Clone() Queue {
 		a := *q.Allocator
 		q.Allocator = &a
 	}
+	if q.MatchFunction != nil {
+		mf := *q.MatchFunction
+		q.MatchFunction = &mf
+	}
 	return q
 }
 

@@ -109,6 +109,9 @@ type Queue struct {
 	// Allocator, when set, is where the queue's matches are placed before they are made
 	// (placement.go).
 	Allocator *Allocator
+	// MatchFunction, when set, is a studio's code that proposes the queue's matches, or
+	// is measured beside the built-in pass (matchfunction.go).
+	MatchFunction *MatchFunction
 	// Attributes declares the attributes tickets carry, by name; Rules are the match rules
 	// beside the interval and latency (see rules.go). A queue without them matches as it
 	// did before rules existed.
@@ -195,6 +198,7 @@ func (q *Queue) Validate() error {
 	q.addRuleFaults(&f)
 	q.addAcceptanceFaults(&f)
 	q.addAllocatorFaults(&f)
+	q.addMatchFunctionFaults(&f)
 	return f.Err()
 }
 
