@@ -164,7 +164,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // --- queue definitions --------------------------------------------------------------------
 
 const queueColumns = `name, game_type, mutators, team_size, teams, strategy, expansions, regions,
-    ticket_ttl, max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at, rules, acceptance_timeout, allocator`
+    ticket_ttl, max_party_size, tick, webhook_url, webhook_secret, created_at, updated_at, rules, acceptance_timeout, allocator, match_function`
 
 // PutQueue's statements. A queue made again after its deletion is created anew (its
 // created_at, no tombstone) but keeps its event numbers and webhook cursor.
@@ -173,7 +173,7 @@ const (
 
 	sqlInsertQueue = `
 INSERT INTO queues (` + queueColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 RETURNING ` + queueColumns
 
 	sqlReplaceQueue = `
@@ -181,7 +181,8 @@ UPDATE queues AS q
 SET game_type = $2, mutators = $3, team_size = $4, teams = $5, strategy = $6, expansions = $7,
     regions = $8, ticket_ttl = $9, max_party_size = $10, tick = $11, webhook_url = $12,
     webhook_secret = $13, created_at = CASE WHEN q.deleted_at IS NULL THEN q.created_at ELSE $14 END,
-    updated_at = $15, rules = $16, acceptance_timeout = $17, allocator = $18, deleted_at = NULL
+    updated_at = $15, rules = $16, acceptance_timeout = $17, allocator = $18, match_function = $19,
+    deleted_at = NULL
 WHERE name = $1
 RETURNING ` + queueColumns
 )
@@ -204,7 +205,7 @@ func (s *Store) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, bool,
 		return queue.Queue{}, false, apperr.Wrap(apperr.Invalid, err, "queue: the rules cannot be stored")
 	}
 	args := []any{q.Name, q.GameType, notNil(q.Mutators), q.TeamSize, q.Teams, string(q.Strategy), string(exp),
-		notNil(q.Regions), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt, rules, acceptanceTimeout(q), allocatorDoc(q)}
+		notNil(q.Regions), q.TicketTTL, q.MaxPartySize, q.Tick, url, secret, q.CreatedAt, q.UpdatedAt, rules, acceptanceTimeout(q), allocatorDoc(q), matchFunctionDoc(q)}
 	for attempt := 1; ; attempt++ {
 		var stored queue.Queue
 		var created bool
@@ -268,9 +269,9 @@ func scanQueue(row pgx.Row, extra ...any) (queue.Queue, error) {
 	var teamSize, teams, party int16
 	var url, secret *string
 	var acceptance *time.Duration
-	var allocator []byte
+	var allocator, function []byte
 	dst := append([]any{&q.Name, &q.GameType, &q.Mutators, &teamSize, &teams, &strategy, &exp, &q.Regions,
-		&q.TicketTTL, &party, &q.Tick, &url, &secret, &q.CreatedAt, &q.UpdatedAt, &rules, &acceptance, &allocator}, extra...)
+		&q.TicketTTL, &party, &q.Tick, &url, &secret, &q.CreatedAt, &q.UpdatedAt, &rules, &acceptance, &allocator, &function}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return queue.Queue{}, err
 	}
@@ -283,6 +284,13 @@ func scanQueue(row pgx.Row, extra ...any) (queue.Queue, error) {
 			return queue.Queue{}, fmt.Errorf("stored allocator of queue %q: %w", q.Name, err)
 		}
 		q.Allocator = &queue.Allocator{URL: a.URL, Secret: a.Secret, Timeout: time.Duration(a.TimeoutMS) * time.Millisecond}
+	}
+	if function != nil {
+		mf, err := readMatchFunction(function)
+		if err != nil {
+			return queue.Queue{}, fmt.Errorf("stored match function of queue %q: %w", q.Name, err)
+		}
+		q.MatchFunction = mf
 	}
 	if err := readQueueRules(&q, rules); err != nil {
 		return queue.Queue{}, fmt.Errorf("stored rules of queue %q: %w", q.Name, err)

@@ -18,6 +18,8 @@ func testQueues(t *testing.T, st queue.Store) {
 	q.Regions = []string{"eu", "us"}
 	q.Expansions.MaxLatencyMS = []queue.Step{{AfterS: 0, Value: 60}, {AfterS: 20, Value: 120}}
 	q.Webhook = &queue.Webhook{URL: "https://example.com/hook", Secret: "0123456789abcdef"}
+	q.MatchFunction = &queue.MatchFunction{URL: "https://mmf.example.com/match", Secret: "fedcba9876543210", Timeout: 1500 * time.Millisecond,
+		Mode: queue.FunctionShadow, OnFailure: queue.FailureRules, MaxPool: 500}
 	stored, created, err := st.PutQueue(c, q)
 	if err != nil || !created {
 		t.Fatalf("put: created %v, %v", created, err)
@@ -27,9 +29,10 @@ func testQueues(t *testing.T, st queue.Store) {
 		t.Fatalf("got %+v\nwant %+v", got, q)
 	}
 	q2 := q
-	q2.TeamSize, q2.Webhook, q2.CreatedAt, q2.UpdatedAt = 3, nil, at(50), at(50)
+	q2.TeamSize, q2.Webhook, q2.MatchFunction, q2.CreatedAt, q2.UpdatedAt = 3, nil, nil, at(50), at(50)
 	stored, created, err = st.PutQueue(c, q2)
-	if err != nil || created || stored.TeamSize != 3 || stored.Webhook != nil || !stored.CreatedAt.Equal(T0) || !stored.UpdatedAt.Equal(at(50)) {
+	if err != nil || created || stored.TeamSize != 3 || stored.Webhook != nil || stored.MatchFunction != nil ||
+		!stored.CreatedAt.Equal(T0) || !stored.UpdatedAt.Equal(at(50)) {
 		t.Fatalf("replace: %+v created %v, %v (CreatedAt kept, the rest replaced)", stored, created, err)
 	}
 	putQueue(t, st, Queue("casual"))
@@ -56,6 +59,7 @@ func sameQueue(a, b queue.Queue) bool {
 		slices.Equal(a.Expansions.MaxLatencyMS, b.Expansions.MaxLatencyMS) &&
 		a.TicketTTL == b.TicketTTL && a.MaxPartySize == b.MaxPartySize && a.Tick == b.Tick &&
 		(a.Webhook == nil) == (b.Webhook == nil) && (a.Webhook == nil || *a.Webhook == *b.Webhook) &&
+		(a.MatchFunction == nil) == (b.MatchFunction == nil) && (a.MatchFunction == nil || *a.MatchFunction == *b.MatchFunction) &&
 		a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt)
 }
 
