@@ -95,6 +95,42 @@ func (e LeaderboardRankedBy) Valid() bool {
 	}
 }
 
+// Defines values for MatchFunctionMode.
+const (
+	MatchFunctionModeReplace MatchFunctionMode = "replace"
+	MatchFunctionModeShadow  MatchFunctionMode = "shadow"
+)
+
+// Valid indicates whether the value is a known member of the MatchFunctionMode enum.
+func (e MatchFunctionMode) Valid() bool {
+	switch e {
+	case MatchFunctionModeReplace:
+		return true
+	case MatchFunctionModeShadow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MatchFunctionOnFailure.
+const (
+	MatchFunctionOnFailureRules MatchFunctionOnFailure = "rules"
+	MatchFunctionOnFailureWait  MatchFunctionOnFailure = "wait"
+)
+
+// Valid indicates whether the value is a known member of the MatchFunctionOnFailure enum.
+func (e MatchFunctionOnFailure) Valid() bool {
+	switch e {
+	case MatchFunctionOnFailureRules:
+		return true
+	case MatchFunctionOnFailureWait:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MatchmakeOutcomeStrategy.
 const (
 	MatchmakeOutcomeStrategyGreedyPairs  MatchmakeOutcomeStrategy = "greedy_pairs"
@@ -221,6 +257,42 @@ func (e ProposalStatus) Valid() bool {
 	case ProposalStatusPlacing:
 		return true
 	case ProposalStatusTimedOut:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for QueueMatchFunctionMode.
+const (
+	QueueMatchFunctionModeReplace QueueMatchFunctionMode = "replace"
+	QueueMatchFunctionModeShadow  QueueMatchFunctionMode = "shadow"
+)
+
+// Valid indicates whether the value is a known member of the QueueMatchFunctionMode enum.
+func (e QueueMatchFunctionMode) Valid() bool {
+	switch e {
+	case QueueMatchFunctionModeReplace:
+		return true
+	case QueueMatchFunctionModeShadow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for QueueMatchFunctionOnFailure.
+const (
+	QueueMatchFunctionOnFailureRules QueueMatchFunctionOnFailure = "rules"
+	QueueMatchFunctionOnFailureWait  QueueMatchFunctionOnFailure = "wait"
+)
+
+// Valid indicates whether the value is a known member of the QueueMatchFunctionOnFailure enum.
+func (e QueueMatchFunctionOnFailure) Valid() bool {
+	switch e {
+	case QueueMatchFunctionOnFailureRules:
+		return true
+	case QueueMatchFunctionOnFailureWait:
 		return true
 	default:
 		return false
@@ -1079,6 +1151,33 @@ type Match struct {
 	Teams           []MatchTeam `json:"teams"`
 }
 
+// MatchFunction A studio's own code that proposes the queue's matches. At each tick the leader POSTs the queue's pool (its searching tickets, oldest first, at most `max_pool`) to `url`, signed as webhooks are (`X-Matchmaker-Signature`, `X-Matchmaker-Delivery` `<queue>:tick:<n>`), with the time it waits for the answer in `X-Matchmaker-Deadline` and the body's `deadline`. Every proposed match is checked (the pool's tickets, still searching, none twice, the queue's shape, parties whole, roles and compositions, attributes, region): a match that fails is dropped with its reason (`matchmaker_queue_match_function_rejected_total{reason}`), the others are made as the built-in pass's are (ready check, placement, events, results).
+type MatchFunction struct {
+	// MaxPool The most tickets one call carries (the oldest).
+	MaxPool *int32 `json:"max_pool,omitempty"`
+
+	// Mode `replace`: the function makes the queue's matches (its rules only filter the pool: a ticket past its time or that the queue no longer admits leaves as it would). `shadow`: the built-in rules make and commit the matches; the function's are checked and measured beside them (`/stats`), never committed.
+	Mode *MatchFunctionMode `json:"mode,omitempty"`
+
+	// OnFailure What a tick does when the call fails (an error, no answer within `timeout_ms`, an answer that is not a 2xx or cannot be read): `wait`, the tickets keep searching (their `waiting_on` names `match_function` with why); `rules`, the built-in pass makes this tick's matches. Repeated failures back off: a failing function is called once per backoff step, not at each tick.
+	OnFailure *MatchFunctionOnFailure `json:"on_failure,omitempty"`
+
+	// Secret The HMAC key, at least 16 bytes; never shown. Required with a new `url`; left out with the `url` stored, the stored secret is kept.
+	Secret *string `json:"secret,omitempty"`
+
+	// TimeoutMs How long the leader waits for the answer; a later answer is a failed call (`on_failure`).
+	TimeoutMs *int32 `json:"timeout_ms,omitempty"`
+
+	// Url An absolute http or https URL, under the webhook's address rule (no loopback, private, link-local or reserved address unless the operator allows it; checked again at each connection's dial; redirects are not followed).
+	Url string `json:"url"`
+}
+
+// MatchFunctionMode `replace`: the function makes the queue's matches (its rules only filter the pool: a ticket past its time or that the queue no longer admits leaves as it would). `shadow`: the built-in rules make and commit the matches; the function's are checked and measured beside them (`/stats`), never committed.
+type MatchFunctionMode string
+
+// MatchFunctionOnFailure What a tick does when the call fails (an error, no answer within `timeout_ms`, an answer that is not a 2xx or cannot be read): `wait`, the tickets keep searching (their `waiting_on` names `match_function` with why); `rules`, the built-in pass makes this tick's matches. Repeated failures back off: a failing function is called once per backoff step, not at each tick.
+type MatchFunctionOnFailure string
+
 // MatchPair defines model for MatchPair.
 type MatchPair struct {
 	Difference float64 `json:"difference"`
@@ -1374,7 +1473,16 @@ type Queue struct {
 
 	// Expansions How a ticket's tolerances grow with its own wait. A ticket's current value is the last
 	// step whose `after_s` is at most its wait; the first step is at 0.
-	Expansions         Expansions        `json:"expansions"`
+	Expansions Expansions `json:"expansions"`
+
+	// MatchFunction The match function, without its secret (never shown).
+	MatchFunction *struct {
+		MaxPool   int32                       `json:"max_pool"`
+		Mode      QueueMatchFunctionMode      `json:"mode"`
+		OnFailure QueueMatchFunctionOnFailure `json:"on_failure"`
+		TimeoutMs int32                       `json:"timeout_ms"`
+		Url       string                      `json:"url"`
+	} `json:"match_function,omitempty"`
 	MaxPartySize       int32             `json:"max_party_size"`
 	MaxSearching       *int32            `json:"max_searching,omitempty"`
 	MaxSearchingPerKey *int32            `json:"max_searching_per_key,omitempty"`
@@ -1397,6 +1505,12 @@ type Queue struct {
 	} `json:"webhook,omitempty"`
 }
 
+// QueueMatchFunctionMode defines model for Queue.MatchFunction.Mode.
+type QueueMatchFunctionMode string
+
+// QueueMatchFunctionOnFailure defines model for Queue.MatchFunction.OnFailure.
+type QueueMatchFunctionOnFailure string
+
 // QueueStrategy defines model for Queue.Strategy.
 type QueueStrategy string
 
@@ -1418,6 +1532,9 @@ type QueueDefinition struct {
 	// Expansions How a ticket's tolerances grow with its own wait. A ticket's current value is the last
 	// step whose `after_s` is at most its wait; the first step is at 0.
 	Expansions *Expansions `json:"expansions,omitempty"`
+
+	// MatchFunction A studio's own code that proposes the queue's matches. At each tick the leader POSTs the queue's pool (its searching tickets, oldest first, at most `max_pool`) to `url`, signed as webhooks are (`X-Matchmaker-Signature`, `X-Matchmaker-Delivery` `<queue>:tick:<n>`), with the time it waits for the answer in `X-Matchmaker-Deadline` and the body's `deadline`. Every proposed match is checked (the pool's tickets, still searching, none twice, the queue's shape, parties whole, roles and compositions, attributes, region): a match that fails is dropped with its reason (`matchmaker_queue_match_function_rejected_total{reason}`), the others are made as the built-in pass's are (ready check, placement, events, results).
+	MatchFunction *MatchFunction `json:"match_function,omitempty"`
 
 	// MaxPartySize Defaults to `team_size`.
 	MaxPartySize *int32 `json:"max_party_size,omitempty"`

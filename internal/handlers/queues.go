@@ -36,6 +36,7 @@ type queueRequest struct {
 	Roles        []string                           `json:"roles"`
 	Acceptance   *acceptanceJSON                    `json:"acceptance"`
 	Allocator    *allocatorJSON                     `json:"allocator"`
+	MatchFn      *matchFunctionJSON                 `json:"match_function"`
 }
 
 type expansionsJSON struct {
@@ -48,7 +49,8 @@ type webhookJSON struct {
 	Secret string `json:"secret"`
 }
 
-// queueJSON is a queue as the API shows it. The webhook's secret is never shown.
+// queueJSON is a queue as the API shows it. The webhook's, allocator's and match function's
+// secrets are never shown.
 type queueJSON struct {
 	Name         string                             `json:"name"`
 	Context      contextJSON                        `json:"context"`
@@ -71,6 +73,7 @@ type queueJSON struct {
 	Roles        []string                           `json:"roles,omitempty"`
 	Acceptance   *acceptanceJSON                    `json:"acceptance,omitempty"`
 	Allocator    *allocatorPublicJSON               `json:"allocator,omitempty"`
+	MatchFn      *matchFunctionPublicJSON           `json:"match_function,omitempty"`
 	CreatedAt    time.Time                          `json:"created_at"`
 	UpdatedAt    time.Time                          `json:"updated_at"`
 }
@@ -121,6 +124,7 @@ func (req *queueRequest) definition(name string) queue.Queue {
 	}
 	q.Attributes, q.Rules = rulesjson.Attributes(req.Attributes), rulesjson.Rules(req.Rules)
 	q.Acceptance, q.Allocator = req.Acceptance.acceptance(), req.Allocator.allocator()
+	q.MatchFunction = req.MatchFn.matchFunction()
 	return q
 }
 
@@ -170,6 +174,7 @@ func newQueueJSON(q queue.Queue) queueJSON {
 		out.Webhook = &webhookPublicJSON{URL: q.Webhook.URL}
 	}
 	out.Acceptance, out.Allocator = newAcceptanceJSON(q.Acceptance), newAllocatorPublicJSON(q.Allocator)
+	out.MatchFn = newMatchFunctionPublicJSON(q.MatchFunction)
 	return out
 }
 

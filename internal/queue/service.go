@@ -153,7 +153,8 @@ func (s *Service) MaxWait() time.Duration { return s.cfg.MaxWait }
 // returns it as stored, and whether it was created.
 func (s *Service) PutQueue(ctx context.Context, q Queue) (Queue, bool, error) {
 	restricted := callerRestricted(ctx)
-	secretless := q.Webhook != nil && q.Webhook.Secret == "" || q.Allocator != nil && q.Allocator.Secret == ""
+	secretless := q.Webhook != nil && q.Webhook.Secret == "" || q.Allocator != nil && q.Allocator.Secret == "" ||
+		q.MatchFunction != nil && q.MatchFunction.Secret == ""
 	if restricted || secretless {
 		stored, ok, err := s.storedQueue(ctx, q.Name)
 		if err != nil {
@@ -179,6 +180,11 @@ func (s *Service) PutQueue(ctx context.Context, q Queue) (Queue, bool, error) {
 			return Queue{}, false, apperr.Rename(err, func(string) string { return "allocator.url" })
 		}
 	}
+	if q.MatchFunction != nil { // and so is a match function
+		if err := s.policy.CheckURL(q.MatchFunction.URL); err != nil {
+			return Queue{}, false, apperr.Rename(err, func(string) string { return "match_function.url" })
+		}
+	}
 	now := s.now().UTC()
 	q.CreatedAt, q.UpdatedAt = now, now
 	defer s.definitions.forget(q.Name)
@@ -197,7 +203,7 @@ func (s *Service) changedQueues() {
 	}
 }
 
-// keepSecrets gives a webhook or allocator defined without a secret the secret stored for the
+// keepSecrets gives a webhook, allocator or match function defined without a secret the secret stored for the
 // same URL: a definition is read without its secrets, so that one read, changed and put back
 // keeps them. Without a stored one for that URL, the empty secret is refused by Validate.
 func keepSecrets(q *Queue, stored Queue) {
@@ -210,6 +216,11 @@ func keepSecrets(q *Queue, stored Queue) {
 		kept := *a
 		kept.Secret = stored.Allocator.Secret
 		q.Allocator = &kept
+	}
+	if f := q.MatchFunction; f != nil && f.Secret == "" && stored.MatchFunction != nil && stored.MatchFunction.URL == f.URL {
+		kept := *f
+		kept.Secret = stored.MatchFunction.Secret
+		q.MatchFunction = &kept
 	}
 }
 

@@ -2165,6 +2165,38 @@ export interface components {
             rules?: components["schemas"]["Rule"][];
             acceptance?: components["schemas"]["Acceptance"];
             allocator?: components["schemas"]["Allocator"];
+            match_function?: components["schemas"]["MatchFunction"];
+        };
+        /** @description A studio's own code that proposes the queue's matches. At each tick the leader POSTs the queue's pool (its searching tickets, oldest first, at most `max_pool`) to `url`, signed as webhooks are (`X-Matchmaker-Signature`, `X-Matchmaker-Delivery` `<queue>:tick:<n>`), with the time it waits for the answer in `X-Matchmaker-Deadline` and the body's `deadline`. Every proposed match is checked (the pool's tickets, still searching, none twice, the queue's shape, parties whole, roles and compositions, attributes, region): a match that fails is dropped with its reason (`matchmaker_queue_match_function_rejected_total{reason}`), the others are made as the built-in pass's are (ready check, placement, events, results). */
+        MatchFunction: {
+            /** @description An absolute http or https URL, under the webhook's address rule (no loopback, private, link-local or reserved address unless the operator allows it; checked again at each connection's dial; redirects are not followed). */
+            url: string;
+            /** @description The HMAC key, at least 16 bytes; never shown. Required with a new `url`; left out with the `url` stored, the stored secret is kept. */
+            secret?: string;
+            /**
+             * Format: int32
+             * @description How long the leader waits for the answer; a later answer is a failed call (`on_failure`).
+             * @default 1000
+             */
+            timeout_ms?: number;
+            /**
+             * @description `replace`: the function makes the queue's matches (its rules only filter the pool: a ticket past its time or that the queue no longer admits leaves as it would). `shadow`: the built-in rules make and commit the matches; the function's are checked and measured beside them (`/stats`), never committed.
+             * @default replace
+             * @enum {string}
+             */
+            mode?: "replace" | "shadow";
+            /**
+             * @description What a tick does when the call fails (an error, no answer within `timeout_ms`, an answer that is not a 2xx or cannot be read): `wait`, the tickets keep searching (their `waiting_on` names `match_function` with why); `rules`, the built-in pass makes this tick's matches. Repeated failures back off: a failing function is called once per backoff step, not at each tick.
+             * @default wait
+             * @enum {string}
+             */
+            on_failure?: "wait" | "rules";
+            /**
+             * Format: int32
+             * @description The most tickets one call carries (the oldest).
+             * @default 10000
+             */
+            max_pool?: number;
         };
         /** @description How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none). */
         Composition: {
@@ -2229,6 +2261,18 @@ export interface components {
                 url: string;
                 /** Format: int32 */
                 timeout_s: number;
+            };
+            /** @description The match function, without its secret (never shown). */
+            match_function?: {
+                url: string;
+                /** Format: int32 */
+                timeout_ms: number;
+                /** @enum {string} */
+                mode: "replace" | "shadow";
+                /** @enum {string} */
+                on_failure: "wait" | "rules";
+                /** Format: int32 */
+                max_pool: number;
             };
             /** Format: date-time */
             created_at: string;

@@ -1,0 +1,65 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// A queue's match function over PUT and GET /v1/queues/{name}: the defaults, the secret never
+// shown and kept on a read-modify-write, each fault a 400 naming its field.
+func TestQueueMatchFunctionOverHTTP(t *testing.T) {
+	t.Parallel()
+	h := keyedQueueServer(t)
+	const secret = "0123456789abcdef-mmf"
+	q := `{"context":{"game_type":"ctf"},"team_size":1,"match_function":{"url":"http://127.0.0.1:9/match","secret":"` + secret + `"}}`
+	if resp := as(t, h, "key-ops", http.MethodPut, "/v1/queues/mmf", q); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("put queue: %d %s", resp.StatusCode, readAll(t, resp))
+	}
+	var got queueJSON
+	decodeJSON(t, as(t, h, "key-ops", http.MethodGet, "/v1/queues/mmf", ""), &got)
+	want := matchFunctionPublicJSON{URL: "http://127.0.0.1:9/match", TimeoutMS: 1000, Mode: "replace", OnFailure: "wait", MaxPool: 10_000}
+	if got.MatchFn == nil || *got.MatchFn != want {
+		t.Fatalf("the match function read back: %+v, want %+v", got.MatchFn, want)
+	}
+	body := readAll(t, as(t, h, "key-ops", http.MethodGet, "/v1/queues", ""))
+	if strings.Contains(body, secret) {
+		t.Fatalf("a listing shows the match function's secret: %s", body)
+	}
+	// Read, changed and put back without the secret: the stored one is kept for the same url.
+	again := `{"context":{"game_type":"ctf"},"team_size":1,"match_function":{"url":"http://127.0.0.1:9/match","timeout_ms":250,"mode":"shadow","on_failure":"rules","max_pool":500}}`
+	if resp := as(t, h, "key-ops", http.MethodPut, "/v1/queues/mmf", again); resp.StatusCode != http.StatusOK {
+		t.Fatalf("put back without the secret: %d %s", resp.StatusCode, readAll(t, resp))
+	}
+	decodeJSON(t, as(t, h, "key-ops", http.MethodGet, "/v1/queues/mmf", ""), &got)
+	want = matchFunctionPublicJSON{URL: "http://127.0.0.1:9/match", TimeoutMS: 250, Mode: "shadow", OnFailure: "rules", MaxPool: 500}
+	if got.MatchFn == nil || *got.MatchFn != want {
+		t.Fatalf("the match function changed: %+v, want %+v", got.MatchFn, want)
+	}
+	fn := func(members string) string {
+		return `{"context":{"game_type":"ctf"},"match_function":{` + members + `}}`
+	}
+	for _, tc := range []struct{ body, field string }{
+		{fn(`"url":"http://127.0.0.1:8/other"`), "match_function.secret"}, // a new url needs its secret
+		{fn(`"url":"ftp://x","secret":"0123456789abcdef"`), "match_function.url"},
+		{fn(`"url":"http://10.0.0.7/match","secret":"0123456789abcdef"`), "match_function.url"}, // a private address
+		{fn(`"url":"https://x.example","secret":"short"`), "match_function.secret"},
+		{fn(`"url":"https://x.example","secret":"0123456789abcdef","timeout_ms":5`), "match_function.timeout_ms"},
+		{fn(`"url":"https://x.example","secret":"0123456789abcdef","timeout_ms":30001`), "match_function.timeout_ms"},
+		{fn(`"url":"https://x.example","secret":"0123456789abcdef","mode":"ab"`), "match_function.mode"},
+		{fn(`"url":"https://x.example","secret":"0123456789abcdef","on_failure":"retry"`), "match_function.on_failure"},
+		{fn(`"url":"https://x.example","secret":"0123456789abcdef","max_pool":0`), "match_function.max_pool"},
+		{fn(`"url":"https://x.example","secret":"0123456789abcdef","max_pool":100001`), "match_function.max_pool"},
+		{fn(`"url":"https://x.example","secret":"0123456789abcdef","pool":5`), "match_function.pool"},
+	} {
+		resp := as(t, h, "key-ops", http.MethodPut, "/v1/queues/mmf", tc.body)
+		if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || !hasField(p, tc.field) {
+			t.Errorf("%s: %d %+v, want 400 naming %s", tc.body, resp.StatusCode, p, tc.field)
+		}
+	}
+	// Nothing half-written: the faulty puts left the definition as it was.
+	decodeJSON(t, as(t, h, "key-ops", http.MethodGet, "/v1/queues/mmf", ""), &got)
+	if got.MatchFn == nil || *got.MatchFn != want {
+		t.Fatalf("after refused puts: %+v, want %+v", got.MatchFn, want)
+	}
+}
