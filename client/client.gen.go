@@ -1178,6 +1178,60 @@ type MatchFunctionMode string
 // MatchFunctionOnFailure What a tick does when the call fails (an error, no answer within `timeout_ms`, an answer that is not a 2xx or cannot be read): `wait`, the tickets keep searching (their `waiting_on` names `match_function` with why); `rules`, the built-in pass makes this tick's matches. Repeated failures back off: a failing function is called once per backoff step, not at each tick.
 type MatchFunctionOnFailure string
 
+// MatchFunctionAnswer A match function's 2xx answer, read strictly: an unknown or repeated member, more matches than tickets sent or a body over 16 MiB make the call fail (the function's `on_failure`). Each match is then checked on its own (every ticket of the pool and still searching, none twice, the queue's teams and sizes, compositions, attributes, region); one that fails is dropped with its reason, the others are made.
+type MatchFunctionAnswer struct {
+	Matches []ProposedMatch `json:"matches"`
+}
+
+// MatchFunctionPlayer defines model for MatchFunctionPlayer.
+type MatchFunctionPlayer struct {
+	Id string `json:"id"`
+
+	// Rating On the 0..2000 matchmaking scale, as a queue's interval.
+	Rating float64   `json:"rating"`
+	Roles  *[]string `json:"roles,omitempty"`
+}
+
+// MatchFunctionRequest What a queue's match function receives each tick (POST, JSON), signed as webhooks are (`X-Matchmaker-Signature` under the function's secret, `X-Matchmaker-Delivery` `<queue>:tick:<tick>`). Answer a 2xx `MatchFunctionAnswer` before `deadline`. New members may be added: read it leniently.
+type MatchFunctionRequest struct {
+	// Composition How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none).
+	Composition *Composition `json:"composition,omitempty"`
+
+	// Deadline When the service stops waiting for the answer (`now` plus the function's `timeout_ms`).
+	Deadline    time.Time `json:"deadline"`
+	MinTeamSize *[]Step   `json:"min_team_size,omitempty"`
+
+	// Now The tick's time, from which each ticket's `wait_s` is counted.
+	Now time.Time `json:"now"`
+
+	// Pool The queue's searching tickets (a partitioned queue's, of one partition), oldest first, at most the function's `max_pool`.
+	Pool     []MatchFunctionTicket `json:"pool"`
+	Queue    string                `json:"queue"`
+	Roles    *[]string             `json:"roles,omitempty"`
+	TeamDefs *[]TeamDefinition     `json:"team_defs,omitempty"`
+	TeamSize int32                 `json:"team_size"`
+	Teams    int32                 `json:"teams"`
+
+	// Tick Counts the calls of the leader that makes them.
+	Tick int64 `json:"tick"`
+}
+
+// MatchFunctionTicket defines model for MatchFunctionTicket.
+type MatchFunctionTicket struct {
+	// Attributes The ticket's values of the queue's declared attributes.
+	Attributes  *map[string]AttributeValue `json:"attributes,omitempty"`
+	CreatedAt   time.Time                  `json:"created_at"`
+	Id          string                     `json:"id"`
+	LatenciesMs *map[string]float64        `json:"latencies_ms,omitempty"`
+
+	// Players The ticket's party; it plays on one team, whole.
+	Players []MatchFunctionPlayer `json:"players"`
+
+	// Tolerances For a searching ticket, what it accepts at its wait now, by the queue's expansion schedules as the tick applies them.
+	Tolerances TicketTolerances `json:"tolerances"`
+	WaitS      float64          `json:"wait_s"`
+}
+
 // MatchPair defines model for MatchPair.
 type MatchPair struct {
 	Difference float64 `json:"difference"`
@@ -1453,6 +1507,27 @@ type ProposalPlayersAnswer string
 
 // ProposalStatus `declined` also when a ticket of it was cancelled; `placing` once every player accepted in a queue with an allocator, then `accepted` or `failed` (the placement).
 type ProposalStatus string
+
+// ProposedMatch defines model for ProposedMatch.
+type ProposedMatch struct {
+	// Attributes The values of the queue's attributes the match is played with.
+	Attributes *map[string]AttributeValue `json:"attributes,omitempty"`
+
+	// Region One of the queue's regions.
+	Region *string `json:"region,omitempty"`
+
+	// Roles With the queue's `roles`, each player's role, by player id; left out, the service assigns them.
+	Roles *map[string]string `json:"roles,omitempty"`
+
+	// Teams The queue's teams, in its order.
+	Teams []ProposedTeam `json:"teams"`
+}
+
+// ProposedTeam defines model for ProposedTeam.
+type ProposedTeam struct {
+	// Tickets The ids of the team's tickets (each a whole party).
+	Tickets []string `json:"tickets"`
+}
 
 // Queue defines model for Queue.
 type Queue struct {
@@ -2645,6 +2720,15 @@ type AllocationParams struct {
 	XMatchmakerDelivery string `json:"X-Matchmaker-Delivery"`
 }
 
+// MatchFunctionParams defines parameters for MatchFunction.
+type MatchFunctionParams struct {
+	// XMatchmakerSignature As the webhook's, with the match function's secret.
+	XMatchmakerSignature string `json:"X-Matchmaker-Signature"`
+
+	// XMatchmakerDelivery `<queue>:tick:<tick>`.
+	XMatchmakerDelivery string `json:"X-Matchmaker-Delivery"`
+}
+
 // QueueEventParams defines parameters for QueueEvent.
 type QueueEventParams struct {
 	// XMatchmakerSignature `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the webhook's secret of the timestamp, the `X-Matchmaker-Delivery` id and the body joined by dots (`<t>.<delivery>.<body>`). Refuse a timestamp far from your clock; the Go client's `VerifyWebhook` checks both.
@@ -2702,6 +2786,9 @@ type RebalanceTeamsJSONRequestBody = RebalanceRequest
 
 // AllocationJSONRequestBody defines body for Allocation for application/json ContentType.
 type AllocationJSONRequestBody = Allocation
+
+// MatchFunctionJSONRequestBody defines body for MatchFunction for application/json ContentType.
+type MatchFunctionJSONRequestBody = MatchFunctionRequest
 
 // QueueEventJSONRequestBody defines body for QueueEvent for application/json ContentType.
 type QueueEventJSONRequestBody = QueueEvent
@@ -21003,6 +21090,11 @@ type CallbackInitiatorInterface interface {
 
 	Allocation(ctx context.Context, targetURL string, params *AllocationParams, body AllocationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// MatchFunctionWithBody fires the matchFunction callback with any body
+	MatchFunctionWithBody(ctx context.Context, targetURL string, params *MatchFunctionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	MatchFunction(ctx context.Context, targetURL string, params *MatchFunctionParams, body MatchFunctionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// QueueEventWithBody fires the queueEvent callback with any body
 	QueueEventWithBody(ctx context.Context, targetURL string, params *QueueEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -21023,6 +21115,30 @@ func (p *CallbackInitiator) AllocationWithBody(ctx context.Context, targetURL st
 
 func (p *CallbackInitiator) Allocation(ctx context.Context, targetURL string, params *AllocationParams, body AllocationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAllocationCallbackRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyCallbackEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *CallbackInitiator) MatchFunctionWithBody(ctx context.Context, targetURL string, params *MatchFunctionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMatchFunctionCallbackRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyCallbackEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *CallbackInitiator) MatchFunction(ctx context.Context, targetURL string, params *MatchFunctionParams, body MatchFunctionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMatchFunctionCallbackRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -21070,6 +21186,58 @@ func NewAllocationCallbackRequest(targetURL string, params *AllocationParams, bo
 
 // NewAllocationCallbackRequestWithBody builds a POST request for the allocation callback with any body
 func NewAllocationCallbackRequestWithBody(targetURL string, params *AllocationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Matchmaker-Signature", params.XMatchmakerSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("X-Matchmaker-Signature", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Matchmaker-Delivery", params.XMatchmakerDelivery, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("X-Matchmaker-Delivery", headerParam1)
+
+	}
+	return req, nil
+}
+
+// NewMatchFunctionCallbackRequest builds a application/json POST request for the matchFunction callback
+func NewMatchFunctionCallbackRequest(targetURL string, params *MatchFunctionParams, body MatchFunctionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewMatchFunctionCallbackRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewMatchFunctionCallbackRequestWithBody builds a POST request for the matchFunction callback with any body
+func NewMatchFunctionCallbackRequestWithBody(targetURL string, params *MatchFunctionParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

@@ -2492,6 +2492,83 @@ export interface components {
         };
         /** @description Where a match is played, as the studio's backend put it (`PUT /v1/matches/{id}/placement`) — an opaque object, e.g. `{"address": "10.0.0.7", "port": 7777}`. */
         Connection: Record<string, never>;
+        /** @description What a queue's match function receives each tick (POST, JSON), signed as webhooks are (`X-Matchmaker-Signature` under the function's secret, `X-Matchmaker-Delivery` `<queue>:tick:<tick>`). Answer a 2xx `MatchFunctionAnswer` before `deadline`. New members may be added: read it leniently. */
+        MatchFunctionRequest: {
+            queue: string;
+            /**
+             * Format: int64
+             * @description Counts the calls of the leader that makes them.
+             */
+            tick: number;
+            /**
+             * Format: date-time
+             * @description The tick's time, from which each ticket's `wait_s` is counted.
+             */
+            now: string;
+            /**
+             * Format: date-time
+             * @description When the service stops waiting for the answer (`now` plus the function's `timeout_ms`).
+             */
+            deadline: string;
+            /** Format: int32 */
+            teams: number;
+            /** Format: int32 */
+            team_size: number;
+            team_defs?: components["schemas"]["TeamDefinition"][];
+            min_team_size?: components["schemas"]["Step"][];
+            composition?: components["schemas"]["Composition"];
+            roles?: string[];
+            /** @description The queue's searching tickets (a partitioned queue's, of one partition), oldest first, at most the function's `max_pool`. */
+            pool: components["schemas"]["MatchFunctionTicket"][];
+        };
+        MatchFunctionTicket: {
+            id: string;
+            /** @description The ticket's party; it plays on one team, whole. */
+            players: components["schemas"]["MatchFunctionPlayer"][];
+            /** @description The ticket's values of the queue's declared attributes. */
+            attributes?: {
+                [key: string]: components["schemas"]["AttributeValue"];
+            };
+            latencies_ms?: {
+                [key: string]: number;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: double */
+            wait_s: number;
+            tolerances: components["schemas"]["TicketTolerances"];
+        };
+        MatchFunctionPlayer: {
+            id: string;
+            /**
+             * Format: double
+             * @description On the 0..2000 matchmaking scale, as a queue's interval.
+             */
+            rating: number;
+            roles?: string[];
+        };
+        /** @description A match function's 2xx answer, read strictly: an unknown or repeated member, more matches than tickets sent or a body over 16 MiB make the call fail (the function's `on_failure`). Each match is then checked on its own (every ticket of the pool and still searching, none twice, the queue's teams and sizes, compositions, attributes, region); one that fails is dropped with its reason, the others are made. */
+        MatchFunctionAnswer: {
+            matches: components["schemas"]["ProposedMatch"][];
+        };
+        ProposedMatch: {
+            /** @description The queue's teams, in its order. */
+            teams: components["schemas"]["ProposedTeam"][];
+            /** @description With the queue's `roles`, each player's role, by player id; left out, the service assigns them. */
+            roles?: {
+                [key: string]: string;
+            };
+            /** @description The values of the queue's attributes the match is played with. */
+            attributes?: {
+                [key: string]: components["schemas"]["AttributeValue"];
+            };
+            /** @description One of the queue's regions. */
+            region?: string;
+        };
+        ProposedTeam: {
+            /** @description The ids of the team's tickets (each a whole party). */
+            tickets: string[];
+        };
         /** @description One of `connection` (the match is played there) or `failed` (a match being placed cannot be; its players search again). */
         PlacementRequest: {
             connection?: components["schemas"]["Connection"];
