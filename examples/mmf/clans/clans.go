@@ -1,0 +1,149 @@
+// Package clans is examples/mmf's match function: friends of one clan are never on opposite
+// teams. A queue's built-in rules cannot say that (a rule compares tickets, not which team
+// each one ends on), so the queue hands its pool to this function at each tick.
+package clans
+
+import (
+	"context"
+	"math"
+
+	"github.com/matchmakerhq/matchmaker/client"
+)
+
+// Attribute is the ticket attribute that names a ticket's clan; a ticket without it (or with
+// "") is in none.
+const Attribute = "clan"
+
+// Match proposes the tick's matches. From the oldest ticket on, each match gathers the
+// tickets within the oldest one's rating interval and puts each on a team: a clan's tickets
+// on the team its first one joined, any other ticket on the team with room whose rating
+// total is lowest. A match whose teams cannot be filled is not proposed: its tickets wait for
+// the next tick, with more tickets and wider intervals.
+func Match(_ context.Context, req *client.MatchFunctionRequest) ([]client.ProposedMatch, error) {
+	sizes := teamSizes(req)
+	used := make([]bool, len(req.Pool))
+	var out []client.ProposedMatch
+	for anchor := range req.Pool {
+		if used[anchor] {
+			continue
+		}
+		if m, members := fill(req.Pool, sizes, used, anchor); m != nil {
+			out = append(out, *m)
+			for _, i := range members {
+				used[i] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// team is one team of a match being filled.
+type team struct {
+	tickets []string
+	players int
+	rating  float64
+}
+
+// fill tries to fill one match around pool[anchor] from the tickets not used yet; it returns
+// the match and its tickets' indexes, or nil when the teams cannot be filled.
+func fill(pool []client.MatchFunctionTicket, sizes []int, used []bool, anchor int) (*client.ProposedMatch, []int) {
+	teams := make([]team, len(sizes))
+	clanTeam := map[string]int{} // the team a clan of this match plays on
+	var members []int
+	center, interval := meanRating(&pool[anchor]), pool[anchor].Tolerances.Interval
+	for i := anchor; i < len(pool); i++ {
+		t := &pool[i]
+		if used[i] || math.Abs(meanRating(t)-center) > interval {
+			continue
+		}
+		k := place(teams, sizes, clanTeam, t)
+		if k < 0 {
+			continue
+		}
+		teams[k].tickets = append(teams[k].tickets, t.Id)
+		teams[k].players += len(t.Players)
+		for _, p := range t.Players {
+			teams[k].rating += p.Rating
+		}
+		if c := clanOf(t); c != "" {
+			clanTeam[c] = k
+		}
+		members = append(members, i)
+		if full(teams, sizes) {
+			m := &client.ProposedMatch{}
+			for _, tm := range teams {
+				m.Teams = append(m.Teams, client.ProposedTeam{Tickets: tm.tickets})
+			}
+			return m, members
+		}
+	}
+	return nil, nil
+}
+
+// place says which team ticket t joins, or -1: its clan's team when its clan already plays
+// in the match (and -1 when that team has no room for it), else the team with room whose
+// rating total is lowest.
+func place(teams []team, sizes []int, clanTeam map[string]int, t *client.MatchFunctionTicket) int {
+	fits := func(k int) bool { return teams[k].players+len(t.Players) <= sizes[k] }
+	if k, ok := clanTeam[clanOf(t)]; ok {
+		if fits(k) {
+			return k
+		}
+		return -1
+	}
+	best := -1
+	for k := range teams {
+		if fits(k) && (best < 0 || teams[k].rating < teams[best].rating) {
+			best = k
+		}
+	}
+	return best
+}
+
+func full(teams []team, sizes []int) bool {
+	for k := range teams {
+		if teams[k].players < sizes[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// teamSizes are the players of each of the queue's teams: its team_defs' sizes, or teams of
+// team_size.
+func teamSizes(req *client.MatchFunctionRequest) []int {
+	var sizes []int
+	if req.TeamDefs != nil && len(*req.TeamDefs) > 0 {
+		for _, d := range *req.TeamDefs {
+			sizes = append(sizes, int(d.Size))
+		}
+		return sizes
+	}
+	for range req.Teams {
+		sizes = append(sizes, int(req.TeamSize))
+	}
+	return sizes
+}
+
+func clanOf(t *client.MatchFunctionTicket) string {
+	if t.Attributes == nil {
+		return ""
+	}
+	v, ok := (*t.Attributes)[Attribute]
+	if !ok {
+		return ""
+	}
+	clan, err := v.AsAttributeString()
+	if err != nil {
+		return ""
+	}
+	return clan
+}
+
+func meanRating(t *client.MatchFunctionTicket) float64 {
+	sum := 0.0
+	for _, p := range t.Players {
+		sum += p.Rating
+	}
+	return sum / float64(max(len(t.Players), 1))
+}
