@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -243,4 +244,55 @@ func check(ok bool, format string, args ...any) error {
 		return nil
 	}
 	return fmt.Errorf(format, args...)
+}
+
+// tsFixture is the TypeScript client's test of its match function handler
+// (clients/typescript/test/matchfunction.test.ts): a call as the service makes it, and the
+// answer its function must write, which the service reads and makes.
+const tsFixture = "../clients/typescript/test/testdata/matchfunction.json"
+
+// The fixture's call is what the service's encoder and signature make of the pool now, and
+// its answer is one the service's strict reader reads and its check makes whole; run with
+// UPDATE_FIXTURES=1 to write it after a change of the protocol.
+func TestMatchFunctionTypeScriptFixture(t *testing.T) {
+	t.Parallel()
+	q, pool := functionQueue(), functionPool()
+	call := queue.FunctionRequest{Queue: &q, Tick: 7, Now: functionEpoch, Deadline: functionEpoch.Add(time.Hour), Pool: pool}
+	body := queue.AppendFunctionRequest(nil, call)
+	answer := `{"matches":[{"teams":[{"tickets":["a"]},{"tickets":["b","c"]}],"roles":{"a-1":"tank","a-2":"dps","b-1":"tank","c-1":"dps"}}]}`
+	fixture := map[string]any{
+		"secret":    functionSecret,
+		"signed_at": functionEpoch.Format(time.RFC3339),
+		"headers": map[string]string{
+			strings.ToLower(queue.SignatureHeader): queue.Sign(functionSecret, functionEpoch.Unix(), call.Delivery(), body),
+			strings.ToLower(queue.DeliveryHeader):  call.Delivery(),
+		},
+		"body":   string(body),
+		"answer": json.RawMessage(answer),
+	}
+	want, err := json.MarshalIndent(fixture, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, '\n')
+	if os.Getenv("UPDATE_FIXTURES") == "1" {
+		if err := os.WriteFile(tsFixture, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(tsFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s is not the service's call of now: run UPDATE_FIXTURES=1 go test ./client -run TypeScriptFixture", tsFixture)
+	}
+	matches, err := queue.DecodeFunctionAnswer([]byte(answer), len(pool))
+	if err != nil {
+		t.Fatalf("the service cannot read the fixture's answer: %v", err)
+	}
+	check := queue.FunctionCheck{Queue: &q, Pool: pool, Now: functionEpoch}
+	if made, rejected := check.Check(matches); len(made) != 1 || len(rejected) != 0 {
+		t.Fatalf("the service's check made %d match(es), rejected %+v", len(made), rejected)
+	}
 }

@@ -1,6 +1,7 @@
 // The Matchmaker client for TypeScript: the typed calls openapi-fetch makes from the
 // generated schema (src/schema.d.ts, `npm run generate` from api/openapi.yaml), the API key
-// on every request, and waitForMatch, which follows a ticket to its match.
+// on every request, and waitForMatch, which follows a ticket to its match; and
+// matchFunctionListener, which serves a queue's match function (src/matchfunction.ts).
 import createFetchClient, { type Client, type ClientOptions } from "openapi-fetch";
 
 import type { components, paths } from "./schema.js";
@@ -8,6 +9,24 @@ import { abortable, pause, Streams } from "./streams.js";
 
 export type { components, paths } from "./schema.js";
 export { sseEvents, type SSEMessage } from "./sse.js";
+export {
+  answerMatchFunction,
+  defaultMaxMatchFunctionRequest,
+  defaultToleranceMs,
+  deliveryHeader,
+  matchFunctionListener,
+  signatureHeader,
+  verifyWebhook,
+  WebhookSignatureError,
+  type MatchFunction,
+  type MatchFunctionAnswer,
+  type MatchFunctionOptions,
+  type MatchFunctionReply,
+  type MatchFunctionRequest,
+  type MatchFunctionTicket,
+  type ProposedMatch,
+  type VerifyOptions,
+} from "./matchfunction.js";
 
 export type Schemas = components["schemas"];
 export type Ticket = Schemas["Ticket"];

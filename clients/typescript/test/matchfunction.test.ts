@@ -1,0 +1,145 @@
+// The match function handler against the service's own call: test/testdata/matchfunction.json
+// is what the service's encoder and signature make of a pool (client/matchfunction_test.go
+// writes it and checks that the service reads and makes its answer).
+import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, test } from "node:test";
+
+import {
+  answerMatchFunction,
+  matchFunctionListener,
+  verifyWebhook,
+  WebhookSignatureError,
+  type MatchFunction,
+  type MatchFunctionOptions,
+  type ProposedMatch,
+} from "../src/index.js";
+
+interface Fixture {
+  secret: string;
+  signed_at: string;
+  headers: Record<string, string>;
+  body: string;
+  answer: unknown;
+}
+
+const fixture = JSON.parse(readFileSync(new URL("../../test/testdata/matchfunction.json", import.meta.url), "utf8")) as Fixture;
+const signedAt = new Date(fixture.signed_at);
+const options: MatchFunctionOptions = { now: () => signedAt, maxBody: 8192 };
+
+/** The fixture's function: the oldest ticket against the next two, each player on his first role. */
+const firstRoles: MatchFunction = (req) => {
+  assert.equal(req.queue, "ranked");
+  assert.deepEqual(
+    req.pool.map((t) => t.id),
+    ["a", "b", "c", "d"],
+  );
+  assert.equal(req.pool[0]?.attributes?.clan, "wolves");
+  assert.equal(req.pool[0]?.tolerances.interval, 150);
+  const [a, b, c] = req.pool;
+  const roles: Record<string, string> = {};
+  for (const t of [a, b, c]) for (const p of t?.players ?? []) roles[p.id] = p.roles?.[0] ?? "";
+  return [{ teams: [{ tickets: [a!.id] }, { tickets: [b!.id, c!.id] }], roles }];
+};
+
+let server: Server;
+let url = "";
+let fn: MatchFunction = firstRoles;
+
+before(async () => {
+  server = createServer(matchFunctionListener(fixture.secret, (req, signal) => fn(req, signal), options));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+});
+
+after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+function sign(body: string, delivery = "ranked:tick:7", at = signedAt, secret = fixture.secret): Record<string, string> {
+  const t = Math.floor(at.getTime() / 1000);
+  const v1 = createHmac("sha256", secret).update(`${t}.${delivery}.${body}`).digest("hex");
+  return { "x-matchmaker-signature": `t=${t},v1=${v1}`, "x-matchmaker-delivery": delivery };
+}
+
+async function post(body: string, headers: Record<string, string>, method = "POST"): Promise<{ status: number; type: string; json: unknown }> {
+  const res = await fetch(url, { method, headers: { "content-type": "application/json", ...headers }, body: method === "POST" ? body : undefined });
+  return { status: res.status, type: res.headers.get("content-type") ?? "", json: await res.json() };
+}
+
+test("the service's call is answered with what the service reads", async () => {
+  fn = firstRoles;
+  const got = await post(fixture.body, fixture.headers);
+  assert.equal(got.status, 200, JSON.stringify(got.json));
+  assert.equal(got.type, "application/json");
+  assert.deepEqual(got.json, fixture.answer);
+});
+
+test("verifyWebhook accepts the service's signature and refuses any change", () => {
+  const body = Buffer.from(fixture.body);
+  verifyWebhook(fixture.secret, fixture.headers, body, { now: signedAt });
+  const refused: [string, () => void][] = [
+    ["another body", () => verifyWebhook(fixture.secret, fixture.headers, Buffer.from(fixture.body + " "), { now: signedAt })],
+    ["another delivery", () => verifyWebhook(fixture.secret, { ...fixture.headers, "x-matchmaker-delivery": "ranked:tick:8" }, body, { now: signedAt })],
+    ["another secret", () => verifyWebhook("another-secret-of-16-bytes", fixture.headers, body, { now: signedAt })],
+    ["an hour later", () => verifyWebhook(fixture.secret, fixture.headers, body, { now: new Date(signedAt.getTime() + 3_600_000) })],
+    ["no signature", () => verifyWebhook(fixture.secret, {}, body, { now: signedAt })],
+    ["not hex", () => verifyWebhook(fixture.secret, { ...fixture.headers, "x-matchmaker-signature": "t=1,v1=zz" }, body, { now: new Date(1000) })],
+  ];
+  for (const [name, f] of refused) assert.throws(f, WebhookSignatureError, name);
+});
+
+test("what the handler refuses, each a problem naming why, the function not called", async () => {
+  let called = false;
+  fn = () => {
+    called = true;
+    return [];
+  };
+  const big = JSON.stringify({ queue: "ranked", teams: 2, pool: Array.from({ length: 1000 }, (_, i) => ({ id: `t${i}` })) });
+  const cases: [string, string, Record<string, string>, number, string, string?][] = [
+    ["a GET", "", {}, 405, "POST", "GET"],
+    ["no signature", fixture.body, {}, 401, "bad signature"],
+    ["another delivery id", fixture.body, { ...fixture.headers, "x-matchmaker-delivery": "ranked:tick:8" }, 401, "does not match"],
+    ["signed an hour ago", fixture.body, sign(fixture.body, "ranked:tick:7", new Date(signedAt.getTime() - 3_600_000)), 401, "from now"],
+    ["not JSON", '{"queue": "ranked", "pool": [', sign('{"queue": "ranked", "pool": ['), 400, "not a MatchFunctionRequest"],
+    ["no queue", '{"teams": 2, "pool": []}', sign('{"teams": 2, "pool": []}'), 400, 'no "queue"'],
+    ["no teams", '{"queue": "ranked", "pool": []}', sign('{"queue": "ranked", "pool": []}'), 400, 'no "teams"'],
+    ["no pool", '{"queue": "ranked", "teams": 2}', sign('{"queue": "ranked", "teams": 2}'), 400, 'no "pool"'],
+    ["over the bound", big, sign(big), 413, "over 8192 bytes"],
+  ];
+  for (const [name, body, headers, status, detail, method] of cases) {
+    const got = await post(body, headers, method);
+    const p = got.json as { status?: number; detail?: string };
+    assert.equal(got.status, status, `${name}: ${JSON.stringify(p)}`);
+    assert.equal(got.type, "application/problem+json", name);
+    assert.equal(p.status, status, name);
+    assert.match(p.detail ?? "", new RegExp(detail.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")), name);
+  }
+  assert.equal(called, false);
+});
+
+test("a function's error is a 500 with its message", async () => {
+  fn = () => {
+    throw new Error("no model loaded");
+  };
+  const got = await post(fixture.body, fixture.headers);
+  assert.equal(got.status, 500);
+  assert.match((got.json as { detail: string }).detail, /the match function failed: no model loaded/);
+});
+
+test("the function's signal aborts at the request's deadline", async () => {
+  const now = new Date();
+  const body = JSON.stringify({ queue: "ranked", teams: 2, team_size: 1, now: now.toISOString(), deadline: new Date(now.getTime() + 50).toISOString(), pool: [] });
+  let aborted = false;
+  const slow: MatchFunction = (_req, signal) =>
+    new Promise<ProposedMatch[]>((resolve) => {
+      signal.addEventListener("abort", () => {
+        aborted = true;
+        resolve([]);
+      });
+    });
+  const reply = await answerMatchFunction(fixture.secret, slow, sign(body, "ranked:tick:1", now), Buffer.from(body));
+  assert.equal(aborted, true);
+  assert.deepEqual(JSON.parse(reply.body), { matches: [] });
+});
