@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
@@ -19,6 +20,7 @@ type DB struct {
 	calls   *calls
 	sockets *sockets
 	schema  schemaReady // Ready found the schema at SchemaVersion
+	pooled  bool        // a pooler in transaction mode is in front (Options.DetectPooler)
 }
 
 // DefaultMaxConns is the pool size when the URL does not set pool_max_conns: enough for the
@@ -44,13 +46,25 @@ func Open(ctx context.Context, url string, o Options) (*DB, error) {
 	if cfg.ConnConfig.ConnectTimeout <= 0 {
 		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
+	pooled := false
+	if o.DetectPooler {
+		dctx, cancel := context.WithTimeout(ctx, o.withDefaults().Timeout)
+		pooled, err = transactionPooled(dctx, cfg.ConnConfig)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		if pooled && !namesExecMode(url) {
+			cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+		}
+	}
 	socks := newSockets()
 	cfg.ConnConfig.DialFunc = socks.dial
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, MapError(err, "open")
 	}
-	d := &DB{pool: pool, calls: newCalls(o), sockets: socks}
+	d := &DB{pool: pool, calls: newCalls(o), sockets: socks, pooled: pooled}
 	if err := d.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, err

@@ -26,6 +26,10 @@ type Options struct {
 	// DefaultMaxConns, whatever the machine's cores: a replica's share of the database's
 	// max_connections is the operator's choice, not the node's.
 	MaxConns int
+	// DetectPooler makes Open look for a pooler in transaction mode in front of the URL
+	// (TransactionPooled, pooler.go): a few round trips on connections of its own. Found, the
+	// pool uses no named prepared statements, and Connect wants a Startup.SessionURL.
+	DetectPooler bool
 }
 
 const (

@@ -22,6 +22,10 @@ type Startup struct {
 	Migrate bool
 	// Logger, if not nil, gets a line for every attempt that failed.
 	Logger *slog.Logger
+	// SessionURL, if set, is the URL of the same database for what needs a session of its
+	// own (pooler.go): the migrations run on it. With Options.DetectPooler, a session URL
+	// behind a pooler in transaction mode is refused, and so is a pooled URL without one.
+	SessionURL string
 }
 
 // The pauses between attempts grow from firstRetry to lastRetry (doubling, with jitter).
@@ -47,7 +51,7 @@ func Connect(ctx context.Context, url string, o Options, st Startup) (*DB, int, 
 	start := time.Now()
 	pause := firstRetry
 	for attempt := 1; ; attempt++ {
-		s, n, err := connectOnce(ctx, url, o, st.Migrate)
+		s, n, err := connectOnce(ctx, url, o, st)
 		if err == nil {
 			if attempt > 1 && st.Logger != nil {
 				st.Logger.Info("database ready", "attempt", attempt, "waited", time.Since(start).Round(time.Millisecond).String())
@@ -76,15 +80,23 @@ func Connect(ctx context.Context, url string, o Options, st Startup) (*DB, int, 
 	}
 }
 
-func connectOnce(ctx context.Context, url string, o Options, migrate bool) (*DB, int, error) {
+func connectOnce(ctx context.Context, url string, o Options, st Startup) (*DB, int, error) {
 	s, err := Open(ctx, url, o)
 	if err != nil {
 		return nil, 0, err
 	}
-	if !migrate {
+	if err := checkSessionURL(ctx, s, o, st.SessionURL); err != nil {
+		s.Close()
+		return nil, 0, err
+	}
+	if !st.Migrate {
 		return s, 0, nil
 	}
-	n, err := MigrateCount(ctx, url)
+	migrateURL := url
+	if st.SessionURL != "" {
+		migrateURL = st.SessionURL
+	}
+	n, err := MigrateCount(ctx, migrateURL)
 	if err != nil {
 		s.Close()
 		if apperr.CodeOf(err) == apperr.Unavailable || errors.Is(err, context.DeadlineExceeded) {
@@ -93,6 +105,30 @@ func connectOnce(ctx context.Context, url string, o Options, migrate bool) (*DB,
 		return nil, 0, fmt.Errorf("db: migrate: %w", err)
 	}
 	return s, n, nil
+}
+
+// checkSessionURL refuses a pool behind a pooler in transaction mode without a session URL,
+// and a session URL behind one (a *PoolerError, which no retry cures).
+func checkSessionURL(ctx context.Context, d *DB, o Options, sessionURL string) error {
+	if !o.DetectPooler {
+		return nil
+	}
+	if sessionURL == "" {
+		if d.TransactionPooled() {
+			return &PoolerError{}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.withDefaults().Timeout)
+	defer cancel()
+	pooled, err := TransactionPooled(ctx, sessionURL)
+	if err != nil {
+		return err
+	}
+	if pooled {
+		return &PoolerError{SessionURL: true}
+	}
+	return nil
 }
 
 // refusedForGood reports a server that answers, and says no: the database named does not

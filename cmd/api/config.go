@@ -30,9 +30,13 @@ import (
 type config struct {
 	Addr        string
 	DatabaseURL string
-	Migrate     bool
-	APIKeys     string
-	RateLimits  handlers.RateLimits
+	// DatabaseSessionURL is the same database for what needs a session of its own
+	// (leadership, LISTEN, the purge's and the migrations' locks) when DATABASE_URL goes
+	// through a pooler in transaction mode (db/pooler.go).
+	DatabaseSessionURL string
+	Migrate            bool
+	APIKeys            string
+	RateLimits         handlers.RateLimits
 	// RatingModels gives each rating context its model (MATCHMAKER_RATING_MODELS).
 	RatingModels *ratings.ModelSet
 	Auth         bool
@@ -88,6 +92,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	cfg := config{
 		Addr:                  env.str("MATCHMAKER_ADDR", ":8080"),
 		DatabaseURL:           env.str("DATABASE_URL", ""),
+		DatabaseSessionURL:    env.str("DATABASE_SESSION_URL", ""),
 		Migrate:               env.boolean("MATCHMAKER_MIGRATE", true),
 		APIKeys:               env.str("MATCHMAKER_API_KEYS", ""),
 		Auth:                  env.onOff("MATCHMAKER_AUTH", true),
@@ -167,6 +172,8 @@ func (c *config) flagSet(output io.Writer) *flag.FlagSet {
 	fs.SetOutput(output)
 	fs.StringVar(&c.Addr, "addr", c.Addr, "HTTP listen address (MATCHMAKER_ADDR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "Postgres URL; empty uses the in-memory store (DATABASE_URL)")
+	fs.StringVar(&c.DatabaseSessionURL, "database-session-url", c.DatabaseSessionURL,
+		"Postgres URL of the same database, direct or through a pooler in session mode, when DATABASE_URL goes through one in transaction mode (DATABASE_SESSION_URL)")
 	fs.BoolVar(&c.Migrate, "migrate", c.Migrate, "apply migrations at start-up (MATCHMAKER_MIGRATE)")
 	fs.StringVar(&c.LegacyAddr, "legacy-addr", c.LegacyAddr, "TCP address of the line protocol; empty is off (MATCHMAKER_LEGACY_ADDR)")
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (MATCHMAKER_LOG_LEVEL)")
@@ -253,12 +260,33 @@ func (c config) validate() error {
 			errs = append(errs, errors.New("DATABASE_URL is neither a URL nor a key=value connection string"))
 		}
 	}
+	errs = append(errs, c.validateSessionURL())
 	return errors.Join(errs...)
 }
 
-// storeOptions are the Postgres pool's size and deadlines.
+func (c config) validateSessionURL() error {
+	switch {
+	case c.DatabaseSessionURL == "":
+		return nil
+	case c.DatabaseURL == "":
+		return errors.New("DATABASE_SESSION_URL is set without DATABASE_URL")
+	}
+	if _, err := url.Parse(c.DatabaseSessionURL); err != nil && !strings.Contains(c.DatabaseSessionURL, "=") {
+		return errors.New("DATABASE_SESSION_URL is neither a URL nor a key=value connection string")
+	}
+	return nil
+}
+
+// storeOptions are the Postgres pool's size and deadlines; the pool looks for a pooler in
+// transaction mode in front of DATABASE_URL.
 func (c config) storeOptions() db.Options {
-	return db.Options{Timeout: c.StoreTimeout, RebuildTimeout: c.StoreRebuildTimeout, MaxConns: c.StoreMaxConns}
+	return db.Options{Timeout: c.StoreTimeout, RebuildTimeout: c.StoreRebuildTimeout, MaxConns: c.StoreMaxConns, DetectPooler: true}
+}
+
+// startup is how the service's start-up (and `api migrate`) waits for the database, and
+// where it migrates.
+func (c config) startup(migrate bool, logger *slog.Logger) db.Startup {
+	return db.Startup{Within: c.StoreStartupTimeout, Migrate: migrate, Logger: logger, SessionURL: c.DatabaseSessionURL}
 }
 
 // ratingsOptions are the Postgres ratings store's own (its group commit).
@@ -275,6 +303,7 @@ func (c config) logValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("addr", c.Addr),
 		slog.String("database_url", maskURL(c.DatabaseURL)),
+		slog.String("database_session_url", maskURL(c.DatabaseSessionURL)),
 		slog.Bool("migrate", c.Migrate),
 		slog.Int("api_keys", countKeys(c.APIKeys)),
 		slog.Bool("auth", c.Auth),

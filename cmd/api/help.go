@@ -70,6 +70,7 @@ func environmentVariables(def config) [][3]string {
 	return [][3]string{
 		{"MATCHMAKER_ADDR", def.Addr, "HTTP listen address"},
 		{"DATABASE_URL", "unset", "Postgres URL; unset keeps ratings and tickets in memory, lost on exit"},
+		{"DATABASE_SESSION_URL", "unset", "the same database, direct or through a pooler in session mode, for leadership, LISTEN and the migrations when DATABASE_URL goes through a pooler in transaction mode (which the service refuses without it)"},
 		{"MATCHMAKER_MIGRATE", fmt.Sprint(def.Migrate), "apply migrations at start-up"},
 		{"MATCHMAKER_API_KEYS", "unset", "API keys, NAME:SCOPES:SHA256HEX[:GAMETYPES],... with scopes read+match+results+admin, game types ctf+tdm (default: all)"},
 		{"MATCHMAKER_AUTH", "on", "off opens every endpoint (development only)"},

@@ -100,14 +100,11 @@ func openHistory(ctx context.Context, cfg config, command string) (*ratingsdb.St
 	if err := ratings.ValidateName(cfg.RebuildGameType); err != nil {
 		return nil, fmt.Errorf("-game-type %s", err)
 	}
-	if cfg.Migrate {
-		if err := db.Migrate(ctx, cfg.DatabaseURL); err != nil {
-			return nil, fmt.Errorf("migrate: %w", err)
-		}
-	}
-	store, err := ratingsdb.Open(ctx, cfg.DatabaseURL, db.Options{})
+	// One attempt (no Startup.Within), migrated first on the session URL if there is one.
+	d, _, err := db.Connect(ctx, cfg.DatabaseURL, db.Options{DetectPooler: true},
+		db.Startup{Migrate: cfg.Migrate, SessionURL: cfg.DatabaseSessionURL})
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, fmt.Errorf("open database: %w", poolerAdvice(err))
 	}
-	return store, nil
+	return ratingsdb.New(d, ratingsdb.Options{}), nil
 }

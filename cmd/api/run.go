@@ -91,10 +91,9 @@ func openStores(ctx context.Context, cfg config, logger *slog.Logger) (ratings.S
 			"set DATABASE_URL to a Postgres database to keep them")
 		return ratings.NewMemoryStore(nil), queue.NewMemoryStore(), func(context.Context) error { return nil }, nil
 	}
-	pool, n, err := db.Connect(ctx, cfg.DatabaseURL, cfg.storeOptions(),
-		db.Startup{Within: cfg.StoreStartupTimeout, Migrate: cfg.Migrate, Logger: logger})
+	pool, n, err := db.Connect(ctx, cfg.DatabaseURL, cfg.storeOptions(), cfg.startup(cfg.Migrate, logger))
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("open database: %w", err)
+		return nil, nil, nil, fmt.Errorf("open database: %w", poolerAdvice(err))
 	}
 	if cfg.Migrate {
 		logger.Info("migrations applied", "count", n)
@@ -104,7 +103,11 @@ func openStores(ctx context.Context, cfg config, logger *slog.Logger) (ratings.S
 		logReplication(ctx, pool, logger)
 	}
 	rs := ratingsdb.New(pool, cfg.ratingsOptions())
-	qs, err := queuedb.NewWith(ctx, pool.Pool(), queuedb.Options{LeaderLease: cfg.LeaderLease, Logger: logger})
+	if pool.TransactionPooled() {
+		logger.Info("DATABASE_URL goes through a pooler in transaction mode: leadership, LISTEN and the purge use DATABASE_SESSION_URL",
+			"database_session_url", maskURL(cfg.DatabaseSessionURL))
+	}
+	qs, err := queuedb.NewWith(ctx, pool.Pool(), queuedb.Options{LeaderLease: cfg.LeaderLease, Logger: logger, SessionURL: cfg.DatabaseSessionURL})
 	if err != nil {
 		_ = rs.Shutdown(ctx)
 		return nil, nil, nil, fmt.Errorf("open the queue store: %w", err)
@@ -122,6 +125,23 @@ func openStores(ctx context.Context, cfg config, logger *slog.Logger) (ratings.S
 		}
 		return rs.Shutdown(ctx)
 	}, nil
+}
+
+// poolerAdvice names the variable to change when the start-up found a pooler in transaction
+// mode where a session is needed.
+func poolerAdvice(err error) error {
+	var pe *db.PoolerError
+	switch {
+	case !errors.As(err, &pe):
+		return err
+	case pe.SessionURL:
+		return fmt.Errorf("DATABASE_SESSION_URL goes through a pooler in transaction mode (pgbouncer pool_mode=transaction): "+
+			"point it at the database directly or at a pooler in session mode (docs/operations.md#poolers): %w", err)
+	default:
+		return fmt.Errorf("DATABASE_URL goes through a pooler in transaction mode (pgbouncer pool_mode=transaction): "+
+			"leadership's advisory locks, LISTEN and the migrations need session mode; set DATABASE_SESSION_URL to the same database "+
+			"directly or through a pooler in session mode (docs/operations.md#poolers): %w", err)
+	}
 }
 
 // logReplication says, for a DATABASE_URL that lists a primary and its standbys, whether a
@@ -171,10 +191,9 @@ func migrate(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Log
 		return errors.New("migrate needs DATABASE_URL (or -database-url)")
 	}
 	// Like the service's start-up, it waits a bounded time for a database that is not there yet.
-	pool, n, err := db.Connect(ctx, cfg.DatabaseURL, cfg.storeOptions(),
-		db.Startup{Within: cfg.StoreStartupTimeout, Migrate: true, Logger: logger})
+	pool, n, err := db.Connect(ctx, cfg.DatabaseURL, cfg.storeOptions(), cfg.startup(true, logger))
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: %w", poolerAdvice(err))
 	}
 	pool.Close()
 	fmt.Fprintf(stdout, "applied %d migration(s); the schema is up to date\n", n)

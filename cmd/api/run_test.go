@@ -136,6 +136,7 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"pool no larger than its committers", map[string]string{"MATCHMAKER_DB_MAX_CONNS": "4", "MATCHMAKER_STORE_COMMITTERS": "4"}, nil, "MATCHMAKER_DB_MAX_CONNS"},
 		{"malformed memory budget", map[string]string{"MATCHMAKER_MEMORY_BUDGET": "lots"}, nil, "MATCHMAKER_MEMORY_BUDGET"},
 		{"webhook attempts out of range", map[string]string{"MATCHMAKER_WEBHOOK_MAX_ATTEMPTS": "0"}, nil, "MATCHMAKER_WEBHOOK_MAX_ATTEMPTS"},
+		{"session URL without a database URL", map[string]string{"DATABASE_SESSION_URL": "postgres://db/mm"}, nil, "DATABASE_SESSION_URL is set without DATABASE_URL"},
 		{"webhook age out of range", map[string]string{"MATCHMAKER_WEBHOOK_MAX_AGE": "1s"}, nil, "MATCHMAKER_WEBHOOK_MAX_AGE"},
 	}
 	for _, tt := range tests {

@@ -16,7 +16,7 @@ func TestStoreSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := db.Options{Timeout: db.DefaultTimeout, RebuildTimeout: db.DefaultRebuildTimeout, MaxConns: db.DefaultMaxConns}
+	want := db.Options{Timeout: db.DefaultTimeout, RebuildTimeout: db.DefaultRebuildTimeout, MaxConns: db.DefaultMaxConns, DetectPooler: true}
 	wantRatings := ratingsdb.Options{Committers: ratingsdb.DefaultCommitters}
 	if got, gotRatings := cfg.storeOptions(), cfg.ratingsOptions(); got != want || gotRatings != wantRatings ||
 		cfg.StoreStartupTimeout != 30*time.Second {
@@ -29,7 +29,7 @@ func TestStoreSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = db.Options{Timeout: 750 * time.Millisecond, RebuildTimeout: time.Hour, MaxConns: 6}
+	want = db.Options{Timeout: 750 * time.Millisecond, RebuildTimeout: time.Hour, MaxConns: 6, DetectPooler: true}
 	wantRatings = ratingsdb.Options{Committers: 2}
 	if got, gotRatings := cfg.storeOptions(), cfg.ratingsOptions(); got != want || gotRatings != wantRatings ||
 		cfg.StoreStartupTimeout != 0 {

@@ -114,6 +114,10 @@ type Options struct {
 	Now func() time.Time
 	// Logger logs the takeovers of hung leaders, and those that failed. Default: discarded.
 	Logger *slog.Logger
+	// SessionURL, if set, is where the store's sessions go (db/pooler.go): the leadership
+	// and listening connections and the purge's, when the pool goes through a pooler in
+	// transaction mode. Default: the pool's own settings.
+	SessionURL string
 }
 
 // leader holds the leadership connection and the queues it leads, under mu (a pgx.Conn is

@@ -64,7 +64,7 @@ FROM queues AS q`
 // say) it returns what it deleted so far with the error.
 func (s *Store) Purge(ctx context.Context, before time.Time) (queue.PurgeReport, error) {
 	var r queue.PurgeReport
-	conn, err := s.work.Acquire(ctx)
+	conn, err := s.sessions.Acquire(ctx)
 	if err != nil {
 		return r, db.MapError(err, "queue: purge")
 	}

@@ -22,7 +22,9 @@ import (
 // Store is the Postgres queue.Store (schema: db/migrations/00002_queue.sql). It shares the
 // pool of the ratings store (db.DB.Pool) for its queries and opens two connections of its own: one holds the
 // advisory locks of the queues this process leads (lead.go), the other LISTENs for the
-// events every replica writes (notify.go). A process opens one Store.
+// events every replica writes (notify.go). Those two, and the purge's session lock, go to
+// Options.SessionURL when the pool goes through a pooler in transaction mode (db/pooler.go).
+// A process opens one Store.
 //
 // Ticket creation is group-committed (tickets.go): concurrent CreateTicket calls are
 // gathered by one committer goroutine and committed in one transaction of two round trips
@@ -41,6 +43,9 @@ type Store struct {
 	// write the tick").
 	work    *pgxpool.Pool
 	connCfg *pgx.ConnConfig // for the dedicated connections: dedicatedConfig
+	// sessions holds the purge's connection, whose turn is a session advisory lock: the work
+	// pool, or, with a session URL (Options.SessionURL), one connection of its own there.
+	sessions *pgxpool.Pool
 
 	creates chan *createRequest
 	stop    chan struct{} // closed by Close: the committer finishes its batch and fails the rest
@@ -78,32 +83,35 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 func NewWith(ctx context.Context, pool *pgxpool.Pool, o Options) (*Store, error) {
 	s := &Store{
 		pool:    pool,
-		connCfg: dedicatedConfig(pool),
 		creates: make(chan *createRequest, 4*maxCreateBatch),
 		stop:    make(chan struct{}),
 
 		committerDone: make(chan struct{}),
 	}
-	s.bg, s.cancelBG = context.WithCancel(context.WithoutCancel(ctx))
-	wcfg := pool.Config()
-	wcfg.MaxConns, wcfg.MinConns = workConns, 0
-	work, err := pgxpool.NewWithConfig(ctx, wcfg)
-	if err != nil {
-		s.cancelBG()
-		return nil, db.MapError(err, "queue: work connections")
+	base := pool.Config().ConnConfig
+	if o.SessionURL != "" {
+		var err error
+		if base, err = db.SessionConfig(o.SessionURL); err != nil {
+			return nil, err
+		}
 	}
-	s.work = work
+	s.connCfg = dedicatedConfig(base)
+	s.bg, s.cancelBG = context.WithCancel(context.WithoutCancel(ctx))
+	if err := s.openPools(ctx, pool, o); err != nil {
+		s.cancelBG()
+		return nil, err
+	}
 	s.lead.connCfg = s.connCfg
 	s.lead.init(o)
 	if err := s.lead.connect(ctx); err != nil {
-		s.work.Close()
+		s.closePools()
 		s.cancelBG()
 		return nil, err
 	}
 	conn, err := s.listen(ctx)
 	if err != nil {
 		s.lead.close()
-		s.work.Close()
+		s.closePools()
 		s.cancelBG()
 		return nil, err
 	}
@@ -114,12 +122,45 @@ func NewWith(ctx context.Context, pool *pgxpool.Pool, o Options) (*Store, error)
 	return s, nil
 }
 
-// dedicatedConfig is the pool's connection settings with TCP keepalives that find a dead
-// peer in about 30 s (Go's defaults take 2.5 minutes: 15 s idle, then 9 probes 15 s apart):
-// the listening connection only reads, and until then its waiters wait for notifications on
-// a connection that is gone.
-func dedicatedConfig(pool *pgxpool.Pool) *pgx.ConnConfig {
-	cfg := pool.Config().ConnConfig.Copy()
+// openPools opens the work pool (on the pool's settings) and, with a session URL, the
+// purge's connection there.
+func (s *Store) openPools(ctx context.Context, pool *pgxpool.Pool, o Options) error {
+	wcfg := pool.Config()
+	wcfg.MaxConns, wcfg.MinConns = workConns, 0
+	work, err := pgxpool.NewWithConfig(ctx, wcfg)
+	if err != nil {
+		return db.MapError(err, "queue: work connections")
+	}
+	s.work, s.sessions = work, work
+	if o.SessionURL == "" {
+		return nil
+	}
+	scfg, err := pgxpool.ParseConfig(o.SessionURL)
+	if err != nil {
+		work.Close()
+		return db.MapError(err, "queue: session connections")
+	}
+	scfg.ConnConfig, scfg.MaxConns, scfg.MinConns = s.connCfg.Copy(), 1, 0
+	if s.sessions, err = pgxpool.NewWithConfig(ctx, scfg); err != nil {
+		work.Close()
+		return db.MapError(err, "queue: session connections")
+	}
+	return nil
+}
+
+func (s *Store) closePools() {
+	if s.sessions != s.work {
+		s.sessions.Close()
+	}
+	s.work.Close()
+}
+
+// dedicatedConfig is base (the pool's connection settings, or the session URL's) with TCP
+// keepalives that find a dead peer in about 30 s (Go's defaults take 2.5 minutes: 15 s idle,
+// then 9 probes 15 s apart): the listening connection only reads, and until then its waiters
+// wait for notifications on a connection that is gone.
+func dedicatedConfig(base *pgx.ConnConfig) *pgx.ConnConfig {
+	cfg := base.Copy()
 	d := &net.Dialer{
 		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3},
 	}
@@ -128,12 +169,23 @@ func dedicatedConfig(pool *pgxpool.Pool) *pgx.ConnConfig {
 	// with its socket open, loses its sessions (the leadership connection's, and with it its
 	// locks) in about 30 s, where the server's defaults (7200 s idle, 9 probes 75 s apart) kept
 	// its queues from every other replica for over two hours.
-	cfg.RuntimeParams["tcp_keepalives_idle"] = "15"
-	cfg.RuntimeParams["tcp_keepalives_interval"] = "5"
-	cfg.RuntimeParams["tcp_keepalives_count"] = "3"
-	cfg.RuntimeParams["tcp_user_timeout"] = "30000" // ms: unacknowledged data
+	// They are set once connected, not in the start-up packet, which pgbouncer (in session
+	// mode, for a session URL) refuses with parameters it does not know.
+	after := cfg.AfterConnect
+	cfg.AfterConnect = func(ctx context.Context, conn *pgconn.PgConn) error {
+		if after != nil {
+			if err := after(ctx, conn); err != nil {
+				return err
+			}
+		}
+		_, err := conn.Exec(ctx, sqlServerKeepalives).ReadAll()
+		return err
+	}
 	return cfg
 }
+
+// sqlServerKeepalives: tcp_user_timeout is in milliseconds (unacknowledged data).
+const sqlServerKeepalives = `SET tcp_keepalives_idle = 15; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3; SET tcp_user_timeout = 30000`
 
 // Close stops the committer (the batch being committed finishes; calls still queued get an
 // Unavailable error), closes the dedicated connections, which ends this process's
@@ -145,7 +197,7 @@ func (s *Store) Close() {
 		s.stopped.Wait()
 		s.lead.close()
 		s.notify.wakeAll()
-		s.work.Close()
+		s.closePools()
 	})
 }
 
