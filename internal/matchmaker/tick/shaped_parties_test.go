@@ -185,3 +185,98 @@ func (r *shapedRef) bestSpread(s []int) (float64, bool) {
 	try(0)
 	return best, !math.IsInf(best, 1)
 }
+
+// The look-ahead and the balance in shapes of two teams with role compositions, which
+// TestShapedPartiesChosenForTheirTeamsAreNeverLessEven leaves out and TestShapedAgainstBruteForce
+// fills with parties of two at most: random small queues of two teams of 2-4 (a tank in
+// each, at most one healer, sometimes different sizes) with parties up to a team's size,
+// each player listing some of the roles (a party whose roles fit no team lists none, as the
+// service would refuse it), the rules of WithRules in a third. Every match keeps the shape,
+// the compositions, the rules and the balance, nobody is matched twice (checkMatches), and
+// the oldest ticket is matched whenever some set of tickets acceptable to it makes a valid
+// match with it (the brute force knows the balance).
+func TestShapedRolePartiesKeepTheRulesTheBalanceAndTheOldest(t *testing.T) {
+	t.Parallel()
+	runs := 3000
+	if testing.Short() {
+		runs = 300
+	}
+	rng := rand.New(rand.NewPCG(23, 29))
+	withParty, bigParty, turnedDown := 0, 0, 0
+	for run := range runs {
+		tk, cfg := randomRoleParties(rng)
+		res, err := Run(tk, 60, cfg)
+		if err != nil {
+			t.Fatalf("run %d: %v\nconfig %+v\ntickets %+v", run, err, cfg, tk)
+		}
+		ref := shapedRef{tk: tk, cfg: cfg, now: 60}
+		if msg := ref.checkMatches(res.Matches); msg != "" {
+			t.Fatalf("run %d: %s\nconfig %+v\ntickets %+v\nmatches %+v", run, msg, cfg, tk, res.Matches)
+		}
+		if o := ref.oldest(); ref.matchExists(o) && !slices.ContainsFunc(res.Matches, func(m matchpool.Match) bool { return slices.Contains(m.Tickets, o) }) {
+			t.Fatalf("run %d: the oldest ticket %d has a match and waits (%+v)\nconfig %+v\ntickets %+v\nmatches %+v",
+				run, o, res.Waiting, cfg, tk, res.Matches)
+		}
+		for _, m := range res.Matches {
+			largest := 0
+			for _, i := range m.Tickets {
+				largest = max(largest, len(tk[i].Ratings))
+			}
+			if largest > 1 {
+				withParty++
+			}
+			if largest > 2 {
+				bigParty++
+			}
+		}
+		if slices.ContainsFunc(res.Waiting, func(w matchpool.Wait) bool { return w.Rule == matchrules.WaitTeams && w.Found }) {
+			turnedDown++
+		}
+	}
+	if withParty < runs/10 || bigParty < runs/50 || turnedDown < runs/100 {
+		t.Fatalf("in %d runs, %d matches with a party, %d with one of 3 or more, %d runs with a match turned down on the balance: the test hardly tests",
+			runs, withParty, bigParty, turnedDown)
+	}
+	t.Logf("in %d runs, %d matches with a party, %d with one of 3 or more, %d runs with a match turned down on the balance",
+		runs, withParty, bigParty, turnedDown)
+}
+
+// randomRoleParties is a small queue (4-7 tickets) of two teams with role compositions and
+// parties up to a team's size, for TestShapedRolePartiesKeepTheRulesTheBalanceAndTheOldest.
+func randomRoleParties(rng *rand.Rand) ([]matchpool.Ticket, matchrules.Config) {
+	cfg := matchrules.Config{Interval: []matchrules.Step{{AfterS: 0, Value: float64(10 * rng.IntN(6))}, {AfterS: 30, Value: 100}}}
+	if rng.IntN(2) == 0 {
+		cfg.Interval = cfg.Interval[:1]
+	}
+	cfg.Roles = []string{"tank", "healer", "dps"}
+	comp := map[string]matchrules.RoleRange{"tank": {Min: 1, Max: 1}, "healer": {Min: 0, Max: 1}}
+	size := 2 + rng.IntN(3)
+	other := size
+	if rng.IntN(4) == 0 {
+		other = max(2, size-1)
+	}
+	cfg.Shape = []matchrules.TeamDef{{Size: size, Composition: comp}, {Size: other, Composition: comp}}
+	cfg.TeamSize = size
+	tk := make([]matchpool.Ticket, 4+rng.IntN(4))
+	for i := range tk {
+		x := matchpool.Ticket{WaitingSince: float64(rng.IntN(60)), ExpiresAt: math.Inf(1)}
+		for n := 1 + rng.IntN(size); len(x.Ratings) < n; {
+			x.Ratings = append(x.Ratings, float64(rng.IntN(60))+rng.Float64()/1000)
+			var rs []string
+			for _, r := range cfg.Roles {
+				if rng.IntN(2) == 0 {
+					rs = append(rs, r)
+				}
+			}
+			x.Roles = append(x.Roles, rs)
+		}
+		if !cfg.PartyFits(x.Roles) {
+			x.Roles = nil // the service refuses such a party (TestShapedTicketValidation)
+		}
+		tk[i] = x
+	}
+	if rng.IntN(3) == 0 {
+		tk, cfg = testqueue.WithRules(rng, tk, cfg)
+	}
+	return tk, cfg
+}
