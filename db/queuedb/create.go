@@ -284,11 +284,9 @@ func (s *Store) whyTaken(ctx context.Context, t queue.Ticket) (_ queue.Ticket, r
 		stored, err := scanTicket(s.pool.QueryRow(ctx, `SELECT `+ticketColumns+`
 FROM queue_tickets AS t WHERE t.queue = $1 AND t.owner = $3 AND t.idempotency_key = $2`, t.Queue, t.IdempotencyKey, t.Owner))
 		switch {
-		case err == nil && stored.BodyHash == t.BodyHash:
-			return stored, true, nil, false
 		case err == nil:
-			return queue.Ticket{}, false, apperr.New(apperr.Conflict,
-				"the Idempotency-Key %q was used for another ticket body", t.IdempotencyKey), false
+			stored, err = queue.Replay(stored, t)
+			return stored, err == nil, err, false
 		case !errors.Is(err, pgx.ErrNoRows):
 			return queue.Ticket{}, false, db.MapError(err, "queue: create ticket"), false
 		}

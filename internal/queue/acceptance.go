@@ -99,6 +99,15 @@ type Proposal struct {
 	ResolvedAt time.Time // zero while open
 }
 
+// Unresolved says whether p still waits on its players or its allocator.
+func (p *Proposal) Unresolved() bool { return p.State == ProposalOpen || p.State == ProposalPlacing }
+
+// Purgeable says whether a purge of what is older than before deletes p: resolved before it,
+// or past its deadline before it in a queue gone, which no leader expires.
+func (p *Proposal) Purgeable(before time.Time, queueGone bool) bool {
+	return !p.Unresolved() && p.ResolvedAt.Before(before) || queueGone && p.AcceptBy.Before(before)
+}
+
 // ProposeWrite is the proposals a tick makes: the matches of a queue with a ready check, or
 // with an allocator. With Placing (an allocator and no ready check) they are placing at once
 // until AcceptBy; otherwise open until AcceptBy, and placing for PlaceFor once all accept.

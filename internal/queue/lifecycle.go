@@ -289,6 +289,19 @@ func Decide(l *Locked, at time.Time, cause Cause) (Change, Need, error) {
 	return d.c, Need{}, nil
 }
 
+// Settle decides cause at at for a store that reads without round trips (the memory store):
+// it gives the lifecycle what read finds of each Need until the lifecycle has decided.
+func Settle(l *Locked, at time.Time, cause Cause, read func(Need) ([]TicketState, []Proposal, []Match)) (Change, error) {
+	for {
+		c, need, err := Decide(l, at, cause)
+		if err != nil || need.Empty() {
+			return c, err
+		}
+		ts, ps, ms := read(need)
+		l.Read(need, ts, ps, ms)
+	}
+}
+
 // decision is one Decide under way: what it has read, what it needs, what it decided.
 type decision struct {
 	l     *Locked

@@ -85,7 +85,7 @@ func (c DeadlinesPassed) decide(d *decision) error {
 	var due []*Proposal
 	for _, id := range slices.Sorted(maps.Keys(d.l.proposals)) {
 		p := d.l.proposals[id]
-		if p != nil && p.Match.Queue == c.Queue && (p.State == ProposalOpen || p.State == ProposalPlacing) && !p.AcceptBy.After(d.c.At) {
+		if p != nil && p.Match.Queue == c.Queue && p.Unresolved() && !p.AcceptBy.After(d.c.At) {
 			due = append(due, p)
 			d.tickets(p.Match.Tickets()...)
 		}

@@ -133,10 +133,8 @@ func (s *MemoryStore) CreateTicket(ctx context.Context, t Ticket) (Ticket, bool,
 		return Ticket{}, false, err
 	}
 	if id, ok := q.idem[idemKey(t.Owner, t.IdempotencyKey)]; ok && t.IdempotencyKey != "" {
-		if old := s.tickets[id].t; old.BodyHash == t.BodyHash {
-			return old.Clone(), true, nil
-		}
-		return Ticket{}, false, apperr.New(apperr.Conflict, "the Idempotency-Key %q was used for another ticket body", t.IdempotencyKey)
+		old, err := Replay(s.tickets[id].t.Clone(), t)
+		return old, err == nil, err
 	}
 	for _, p := range t.Players {
 		if id, ok := q.searching[p.ID]; ok {
@@ -319,7 +317,7 @@ func (s *MemoryStore) Purge(ctx context.Context, before time.Time) (PurgeReport,
 	})
 	maps.DeleteFunc(s.proposals, func(_ string, p *Proposal) bool {
 		q := s.queues[p.Match.Queue]
-		return p.State != ProposalOpen && p.State != ProposalPlacing && p.ResolvedAt.Before(before) || p.AcceptBy.Before(before) && (q == nil || q.deleted)
+		return p.Purgeable(before, q == nil || q.deleted)
 	})
 	maps.DeleteFunc(s.matches, func(_ string, m Match) bool {
 		if m.CreatedAt.Before(before) {

@@ -12,22 +12,18 @@ import (
 // each (lifecycle.go) from what decide reads of the maps, and write carries it out, both
 // under the one mutex.
 
-// decide reads what the lifecycle needs for cause at at until it has decided, and writes
-// the change. The caller holds the lock.
+// decide has the lifecycle decide cause at at from the maps, and writes the change. The
+// caller holds the lock.
 func (s *MemoryStore) decide(l *Locked, at time.Time, cause Cause) (Change, error) {
-	for {
-		c, need, err := Decide(l, at, cause)
-		if err != nil {
-			return Change{}, err
-		}
-		if need.Empty() {
-			s.write(c)
-			return c, nil
-		}
-		l.Read(need, collect(need.Tickets, s.tickets, func(mt *memTicket) TicketState { return StateOf(&mt.t) }),
-			collect(need.Proposals, s.proposals, func(p *Proposal) Proposal { return *p }),
-			collect(need.Matches, s.matches, func(m Match) Match { return m }))
+	c, err := Settle(l, at, cause, func(n Need) ([]TicketState, []Proposal, []Match) {
+		return collect(n.Tickets, s.tickets, func(mt *memTicket) TicketState { return StateOf(&mt.t) }),
+			collect(n.Proposals, s.proposals, func(p *Proposal) Proposal { return *p }),
+			collect(n.Matches, s.matches, func(m Match) Match { return m })
+	})
+	if err == nil {
+		s.write(c)
 	}
+	return c, err
 }
 
 // collect is what m holds of ids, each as f gives it.
@@ -171,7 +167,7 @@ func (s *MemoryStore) ExpireProposals(ctx context.Context, queue string, at time
 	var l Locked
 	var unresolved, out []Proposal
 	for _, p := range s.proposals {
-		if p.Match.Queue == queue && (p.State == ProposalOpen || p.State == ProposalPlacing) {
+		if p.Match.Queue == queue && p.Unresolved() {
 			unresolved = append(unresolved, *p)
 		}
 	}

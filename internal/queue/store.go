@@ -148,6 +148,15 @@ func (e *SearchingError) Error() string {
 	return "player " + e.PlayerID + " is already searching in ticket " + e.TicketID
 }
 
+// Replay is the answer to a new ticket t whose idempotency key already names stored: stored
+// again if t's body is the same, else the Conflict of a key used for another body.
+func Replay(stored, t Ticket) (Ticket, error) {
+	if stored.BodyHash == t.BodyHash {
+		return stored, nil
+	}
+	return Ticket{}, apperr.New(apperr.Conflict, "the Idempotency-Key %q was used for another ticket body", t.IdempotencyKey)
+}
+
 // ErrSearching is the Conflict of a new ticket whose player already searches in ticketID.
 func ErrSearching(playerID, ticketID string) error {
 	e := &SearchingError{PlayerID: playerID, TicketID: ticketID}
