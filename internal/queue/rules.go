@@ -71,6 +71,28 @@ func (w *Waits) ByRule() map[string]int {
 	return counts
 }
 
+// PassConfig is the pass's configuration of q's matching (team size and shape, strategy,
+// expansions, attributes, rules), checked as a PUT of the definition checks those fields,
+// with the same faults by the same names. The simulator runs the queue's pass with it, so
+// that a queue it plays is one the queue accepts, held to the same limits.
+func PassConfig(q Queue) (matchrules.Config, error) {
+	var f apperr.Fields
+	if q.TeamSize < 1 || q.TeamSize > MaxTeamSize {
+		f.Add("team_size", "must be 1..%d", MaxTeamSize)
+	}
+	q.addShapeFaults(&f)
+	if q.Strategy != StrategyRatingWindow && q.Strategy != StrategyGreedyPairs {
+		f.Add("strategy", "must be %q or %q", StrategyRatingWindow, StrategyGreedyPairs)
+	}
+	checkSteps(&f, "expansions.interval", q.Expansions.Interval, math.MaxFloat64, true)
+	checkSteps(&f, "expansions.max_latency_ms", q.Expansions.MaxLatencyMS, MaxLatencyMS, false)
+	q.addRuleFaults(&f)
+	if err := f.Err(); err != nil {
+		return matchrules.Config{}, err
+	}
+	return q.tickConfig(), nil
+}
+
 // tickConfig is the queue's configuration of the pass.
 func (q *Queue) tickConfig() matchrules.Config {
 	return matchrules.Config{TeamSize: q.TeamSize, Strategy: string(q.Strategy),

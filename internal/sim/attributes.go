@@ -39,9 +39,6 @@ type UniformDist struct {
 	Max float64 `json:"max"`
 }
 
-// maxAttributes bounds a scenario's attributes, as a queue's (queue.MaxAttributes).
-const maxAttributes = 32
-
 // attrMagnitude bounds a number attribute's parameters well inside what a queue takes
 // (matchrules.MaxMagnitude), so that a draw is a valid value.
 const attrMagnitude = 1e9

@@ -393,9 +393,6 @@ func QueueSnippet(sc *Scenario, cf Configuration) []byte {
 	return []byte(b.String())
 }
 
-// maxTicketTTLS is the longest ticket_ttl_s a queue definition takes (queue.MaxTicketTTL).
-const maxTicketTTLS = 86400
-
 // TicketRatings says, for a queue running the configuration, what rating each player of a
 // ticket carries (players[].rating of POST /v1/queues/{name}/tickets): eq. 6.5 on the
 // player's stats with the configuration's coefficients, or, for the learned rating, none, so

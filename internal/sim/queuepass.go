@@ -10,12 +10,16 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// maxSteps is the most steps a queue definition's expansions.interval holds
-// (queue.MaxExpansionStep; a test keeps them equal): a schedule the simulator runs through
-// the queue pass must be one the queue accepts.
-const maxSteps = 32
+// The queue's limits on a definition, which bound a scenario: a queue the simulator plays
+// is one the queue accepts.
+const (
+	maxSteps      = queue.MaxExpansionStep // steps of expansions.interval
+	maxTicketTTLS = int(queue.MaxTicketTTL / time.Second)
+	maxAttributes = queue.MaxAttributes // attributes a scenario declares
+)
 
 // QueuePass is a Matcher on the queue's own pass, matchmaker/tick.Run, as the queue service
 // runs it every tick_ms: each waiting Ticket becomes a tick ticket (its players' ratings,
@@ -44,9 +48,10 @@ type QueuePass struct {
 	waiting map[string]int
 }
 
-// NewQueuePass checks the queue's rules as the pass will get them: team size, strategy
-// (matchrules.RatingWindow or matchrules.GreedyPairs) and the interval's steps (at most maxSteps, the
-// first at 0, after_s increasing, values never decreasing). ttl 0: tickets never expire.
+// NewQueuePass checks the queue's rules as a queue definition's are checked (queue.PassConfig):
+// team size, strategy (matchrules.RatingWindow or matchrules.GreedyPairs) and the interval's
+// steps (at most maxSteps, the first at 0, after_s increasing, values never decreasing).
+// ttl 0: tickets never expire.
 func NewQueuePass(teamSize int, strategy string, interval []Step, ttl time.Duration) (*QueuePass, error) {
 	return NewRuledQueuePass(teamSize, strategy, interval, ttl, PassRules{})
 }
@@ -62,23 +67,25 @@ type PassRules struct {
 }
 
 // NewRuledQueuePass is NewQueuePass for a queue that declares attributes, has rules or a
-// role composition, which it checks as the pass will (matchrules.Config.Validate: a rule reading
-// an undeclared attribute is refused by its field, rules[i].attribute).
+// role composition, checked as the queue checks its definition (a rule reading an
+// undeclared attribute is refused by its field, rules[i].attribute), and run with the
+// configuration the queue's own pass gets from that definition.
 func NewRuledQueuePass(teamSize int, strategy string, interval []Step, ttl time.Duration, r PassRules) (*QueuePass, error) {
-	if len(interval) > maxSteps {
-		return nil, fmt.Errorf("interval: a queue definition holds at most %d steps, got %d", maxSteps, len(interval))
+	if len(r.Shape) > 0 && len(r.Shape) != 2 {
+		return nil, fmt.Errorf("teams: the simulator plays two teams, not %d", len(r.Shape))
 	}
 	for _, d := range r.Shape {
 		if d.Size != teamSize {
 			return nil, fmt.Errorf("teams: the simulator plays two teams of team_size (%d), not %d", teamSize, d.Size)
 		}
 	}
-	cfg := matchrules.Config{TeamSize: teamSize, Strategy: strategy, Interval: make([]matchrules.Step, len(interval)),
-		Attributes: r.Attributes, Rules: r.Rules, Shape: r.Shape, Roles: r.Roles}
-	for i, s := range interval {
-		cfg.Interval[i] = matchrules.Step{AfterS: s.AfterS, Value: s.Value}
+	q := queue.Queue{Teams: 2, TeamSize: teamSize, TeamDefs: r.Shape, Roles: r.Roles, Strategy: queue.Strategy(strategy),
+		Attributes: r.Attributes, Rules: r.Rules}
+	for _, s := range interval {
+		q.Expansions.Interval = append(q.Expansions.Interval, queue.Step{AfterS: s.AfterS, Value: s.Value})
 	}
-	if err := cfg.Validate(); err != nil {
+	cfg, err := queue.PassConfig(q)
+	if err != nil {
 		return nil, err
 	}
 	return &QueuePass{cfg: cfg, ttl: ttl, waiting: map[string]int{}}, nil

@@ -9,18 +9,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
-	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
-
-// The limits the simulator copies are the queue's: a configuration it runs is one the queue
-// accepts.
-func TestQueueLimitsAreTheQueues(t *testing.T) {
-	t.Parallel()
-	if maxSteps != queue.MaxExpansionStep || maxTicketTTLS != int(queue.MaxTicketTTL.Seconds()) || maxAttributes != queue.MaxAttributes {
-		t.Errorf("maxSteps %d, maxTicketTTLS %d, maxAttributes %d; the queue's: %d, %v, %d", maxSteps, maxTicketTTLS, maxAttributes,
-			queue.MaxExpansionStep, queue.MaxTicketTTL, queue.MaxAttributes)
-	}
-}
 
 // TestQueuePassMapsThePass is tick's ExampleRun through the adapter: a 2v2 queue at 100 s,
 // a party of two (players 10, 11) and three solos (12, 13, 14), one solo (15) past its time to
