@@ -1758,7 +1758,7 @@ type QueueStats struct {
 	// WaitSLastHour Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.
 	WaitSLastHour QueueStatsWait `json:"wait_s_last_hour"`
 
-	// WaitingOn The tickets the leader's last tick left waiting, by the rule that stopped them (`interval`, `latency` or one of the queue's rules); absent before a tick. Each ticket's own reason is its `waiting_on`.
+	// WaitingOn The tickets the leader's last tick left waiting, by the rule that stopped them (`interval`, `latency`, `teams` or one of the queue's rules); absent before a tick. Each ticket's own reason is its `waiting_on`.
 	WaitingOn *map[string]int `json:"waiting_on,omitempty"`
 }
 

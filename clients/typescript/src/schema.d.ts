@@ -2704,7 +2704,7 @@ export interface components {
             mean_quality?: number;
             quality_samples: number;
             bands: components["schemas"]["QueueStatsBand"][];
-            /** @description The tickets the leader's last tick left waiting, by the rule that stopped them (`interval`, `latency` or one of the queue's rules); absent before a tick. Each ticket's own reason is its `waiting_on`. */
+            /** @description The tickets the leader's last tick left waiting, by the rule that stopped them (`interval`, `latency`, `teams` or one of the queue's rules); absent before a tick. Each ticket's own reason is its `waiting_on`. */
             waiting_on?: {
                 [key: string]: number;
             };
