@@ -19,6 +19,10 @@ import (
 // MatchFunctionAnswer): the leader POSTs the request, signed as webhooks are, and reads the
 // answer, strictly and bounded in size.
 
+// DeadlineHeader carries a match function call's deadline (RFC 3339, as the body's
+// "deadline"): an answer after it is not read.
+const DeadlineHeader = "X-Matchmaker-Deadline"
+
 // FunctionRequest is one call of a queue's match function.
 type FunctionRequest struct {
 	Queue *Queue

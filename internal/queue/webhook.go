@@ -247,9 +247,9 @@ func webhookOutcome(err error) string {
 }
 
 // Outbound is how the queue reaches outside the service: each event to its queue's webhook,
-// each match to be placed to its queue's allocator (and, next, a match function's pool). The
-// outbound package sends them over HTTP, signed and under the webhook address rule; the
-// domain only names what it needs.
+// each match to be placed to its queue's allocator, each tick's pool to its queue's match
+// function. The outbound package sends them over HTTP, signed and under the webhook address
+// rule; the domain only names what it needs.
 type Outbound interface {
 	// PostEvent delivers e to w, signed at at: nil once the receiver answered 2xx, a
 	// *RefusedError for another answer, any other error when there was none.
@@ -257,6 +257,11 @@ type Outbound interface {
 	// Allocate posts placing proposal p to a, signed at at, and returns the connection the
 	// allocator answered (CheckConnection's).
 	Allocate(ctx context.Context, a Allocator, p Proposal, at time.Time) (json.RawMessage, error)
+	// CallFunction posts r to f, signed at r.Now, ctx's deadline the call's, and returns the
+	// matches the function proposed (DecodeFunctionAnswer's): an error wrapping
+	// ErrFunctionUnreadable for an answer that cannot be read, a *RefusedError for one other
+	// than 2xx, any other error when there was none.
+	CallFunction(ctx context.Context, f MatchFunction, r FunctionRequest) ([]ProposedMatch, error)
 }
 
 // errNoOutbound is the failure of a post by a service given no Outbound.

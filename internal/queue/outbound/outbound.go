@@ -15,26 +15,33 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// HTTP sends the queue's outbound requests with one client.
+// HTTP sends the queue's outbound requests: webhooks and allocations with one client, match
+// function calls with another, whose bound is the longest a function may take (each call's
+// own is its context's deadline, the function's timeout).
 type HTTP struct {
-	client *http.Client
+	client    *http.Client
+	functions sender
 }
+
+// sender posts with one client.
+type sender struct{ client *http.Client }
 
 var _ queue.Outbound = (*HTTP)(nil)
 
 // New sends under policy, each request bounded by timeout.
 func New(policy queue.WebhookPolicy, timeout time.Duration) *HTTP {
-	return &HTTP{client: Client(policy, timeout)}
+	return &HTTP{client: Client(policy, timeout), functions: sender{Client(policy, queue.MaxFunctionTimeout)}}
 }
 
 // WithClient sends with c, which is trusted to check the addresses it reaches itself.
-func WithClient(c *http.Client) *HTTP { return &HTTP{client: c} }
+func WithClient(c *http.Client) *HTTP { return &HTTP{client: c, functions: sender{c}} }
 
 // Client is the HTTP client for webhooks and allocators under policy: every connection's
 // address is checked when it is dialled (a name that resolved to a public address when the
@@ -70,7 +77,7 @@ func Client(policy queue.WebhookPolicy, timeout time.Duration) *http.Client {
 func (h *HTTP) PostEvent(ctx context.Context, w queue.Webhook, e queue.Event, at time.Time) error {
 	body := queue.EncodeEvent(e)
 	delivery := e.Queue + ":" + strconv.FormatInt(e.Seq, 10)
-	resp, err := h.post(ctx, w.URL, "matchmaker-webhook", body, queue.Sign(w.Secret, at.Unix(), delivery, body), delivery,
+	resp, err := h.sender().post(ctx, w.URL, "matchmaker-webhook", body, queue.Sign(w.Secret, at.Unix(), delivery, body), delivery,
 		map[string]string{queue.EventHeader: string(e.Type)})
 	if err != nil {
 		return err
@@ -92,7 +99,7 @@ type allocatorAnswer struct {
 // retry, so that an allocator can answer a retry with the server it already gave.
 func (h *HTTP) Allocate(ctx context.Context, a queue.Allocator, p queue.Proposal, at time.Time) (json.RawMessage, error) {
 	body := queue.EncodeAllocation(p)
-	resp, err := h.post(ctx, a.URL, "matchmaker-allocator", body, queue.Sign(a.Secret, at.Unix(), p.Match.ID, body), p.Match.ID, nil)
+	resp, err := h.sender().post(ctx, a.URL, "matchmaker-allocator", body, queue.Sign(a.Secret, at.Unix(), p.Match.ID, body), p.Match.ID, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +118,10 @@ func (h *HTTP) Allocate(ctx context.Context, a queue.Allocator, p queue.Proposal
 	return queue.CheckConnection(ans.Connection)
 }
 
+func (h *HTTP) sender() sender { return sender{h.client} }
+
 // post sends one signed JSON request.
-func (h *HTTP) post(ctx context.Context, url, agent string, body []byte, signature, delivery string, headers map[string]string) (*http.Response, error) {
+func (h sender) post(ctx context.Context, url, agent string, body []byte, signature, delivery string, headers map[string]string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -126,3 +135,34 @@ func (h *HTTP) post(ctx context.Context, url, agent string, body []byte, signatu
 	}
 	return h.client.Do(req)
 }
+
+// CallFunction implements queue.Outbound: the pool is written into a buffer kept from one
+// call to the next (queue.AppendFunctionRequest writes it ticket by ticket, with no copy of
+// them), the answer read up to one byte past queue.MaxFunctionAnswer, so that a larger one is
+// refused unread rather than held.
+func (h *HTTP) CallFunction(ctx context.Context, f queue.MatchFunction, r queue.FunctionRequest) ([]queue.ProposedMatch, error) {
+	buf := bodies.Get().(*[]byte)
+	defer bodies.Put(buf)
+	body := queue.AppendFunctionRequest((*buf)[:0], r)
+	*buf = body
+	delivery := r.Delivery()
+	headers := map[string]string{queue.DeadlineHeader: r.Deadline.UTC().Format(time.RFC3339Nano)}
+	resp, err := h.functions.post(ctx, f.URL, "matchmaker-match-function", body, queue.Sign(f.Secret, r.Now.Unix(), delivery, body), delivery, headers)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil, &queue.RefusedError{Status: resp.StatusCode, Text: http.StatusText(resp.StatusCode)}
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, queue.MaxFunctionAnswer+1))
+	if err != nil {
+		return nil, err
+	}
+	return queue.DecodeFunctionAnswer(b, len(r.Pool))
+}
+
+// bodies are the request bodies of match function calls, each up to a pool's size: kept, a
+// leader's calls write into the same array tick after tick.
+var bodies = sync.Pool{New: func() any { return new([]byte) }}
