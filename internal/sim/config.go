@@ -69,9 +69,13 @@ type Coefficients struct {
 type Configuration struct {
 	Name string `json:"name"`
 	// Matcher is "tick" (the queue's own pass, see QueuePass), "pairing" (the
-	// /v1/matchmake pairing over the queue, which splits parties; see Pairing) or "none"
-	// (no matchmaking, see Random).
+	// /v1/matchmake pairing over the queue, which splits parties; see Pairing), "none"
+	// (no matchmaking, see Random) or "function" (a match function's: Function, see
+	// FunctionPass; from Go only).
 	Matcher string `json:"matcher"`
+	// Function makes the "function" matcher's matches, as a queue's match function in
+	// replace mode; its queue has the configuration's interval, rules and composition.
+	Function Function `json:"-"`
 	// Strategy of the tick or the pairing: "greedy_pairs" (the thesis; also when empty) or
 	// "rating_window" (the queue's default).
 	Strategy string `json:"strategy,omitempty"`
@@ -212,15 +216,15 @@ func (c Configuration) validate(sc *Scenario) error {
 		return fmt.Errorf("%s: ticket_ttl_s must be between 0 (never) and 1e9", name)
 	}
 	if a := c.Acceptance; a != nil {
-		if c.Matcher != "tick" {
-			return fmt.Errorf("%s: acceptance runs on the tick matcher only (matcher %q may split a ticket across matches)", name, c.Matcher)
+		if !c.queueMatcher() {
+			return fmt.Errorf("%s: acceptance runs on the tick matcher only, or a function's (matcher %q may split a ticket across matches)", name, c.Matcher)
 		}
 		if !(a.DeclineRate >= 0 && a.DeclineRate < 1) {
 			return fmt.Errorf("%s: acceptance.decline_rate must be in [0, 1), got %g", name, a.DeclineRate)
 		}
 	}
-	if len(c.Rules) > 0 && c.Matcher != "tick" {
-		return fmt.Errorf("%s: rules run on the tick matcher only (matcher %q knows no attributes)", name, c.Matcher)
+	if len(c.Rules) > 0 && !c.queueMatcher() {
+		return fmt.Errorf("%s: rules run on the tick matcher only, or a function's (matcher %q knows no attributes)", name, c.Matcher)
 	}
 	if err := c.validateComposition(sc); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -239,6 +243,11 @@ func (c Configuration) validate(sc *Scenario) error {
 	}
 	switch c.Matcher {
 	case "none":
+	case "function":
+		if c.Function == nil {
+			return fmt.Errorf("%s: matcher \"function\" needs a Go Function (Configuration.Function)", name)
+		}
+		fallthrough
 	case "tick", "pairing":
 		if c.Expansions != nil && c.Widening != nil {
 			return fmt.Errorf("%s: give expansions or widening, not both", name)
@@ -250,7 +259,7 @@ func (c Configuration) validate(sc *Scenario) error {
 			return err
 		}
 		var err error
-		if c.Matcher == "tick" {
+		if c.queueMatcher() {
 			_, err = NewRuledQueuePass(teamSize, string(c.strategy()), c.steps(), 0, c.passRules(sc))
 		} else {
 			_, err = NewPairing(teamSize, c.strategy(), c.expansion(), 0)
@@ -259,10 +268,14 @@ func (c Configuration) validate(sc *Scenario) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	default:
-		return fmt.Errorf("%s: matcher must be \"tick\", \"pairing\" or \"none\", got %q", name, c.Matcher)
+		return fmt.Errorf("%s: matcher must be \"tick\", \"pairing\", \"none\" or \"function\", got %q", name, c.Matcher)
 	}
 	return nil
 }
+
+// queueMatcher says whether the configuration's matcher plays the queue's own shape and
+// rules, whole tickets only: the tick pass, or a function's, checked as the queue checks it.
+func (c Configuration) queueMatcher() bool { return c.Matcher == "tick" || c.Matcher == "function" }
 
 func (c Configuration) strategy() pairing.Strategy {
 	if c.Strategy == "" {

@@ -128,8 +128,8 @@ func (c Configuration) validateComposition(sc *Scenario) error {
 	if sc.Roles == nil {
 		return errors.New("composition needs the scenario's roles (roles.names, and roles.picks for how players pick them)")
 	}
-	if c.Matcher != "tick" {
-		return fmt.Errorf("composition runs on the tick matcher only (matcher %q knows no roles)", c.Matcher)
+	if !c.queueMatcher() {
+		return fmt.Errorf("composition runs on the tick matcher only, or a function's (matcher %q knows no roles)", c.Matcher)
 	}
 	cfg := matchrules.Config{TeamSize: sc.TeamSize, Strategy: string(c.strategy()), Shape: c.shape(sc.TeamSize),
 		Roles: sc.Roles.Names, Interval: []matchrules.Step{{}}}

@@ -37,7 +37,12 @@ type Result struct {
 	// over the run's passes (QueuePass.WaitingOn); nil for a matcher that does not say.
 	Rules     bool
 	WaitingOn map[string]int
-	Rounds    int
+	// Rejected counts the proposals of the "function" matcher's Function that the queue's
+	// check dropped, by reason (queue.RejectReason); nil for another matcher.
+	Rejected map[string]int
+	// FunctionFailures counts the Function's failed calls (ticks that made no match).
+	FunctionFailures int
+	Rounds           int
 	// Roles: the configuration has a role composition (its tickets carry their players'
 	// roles). RolesRepicked counts the party tickets whose players picked roles again for
 	// the ticket, their own fitting no team (RoleDist), RolesRefused the arrivals refused
@@ -201,6 +206,12 @@ func newRun(sc *Scenario, cf Configuration) (*run, error) {
 	switch cf.Matcher {
 	case "none":
 		r.matcher = &Random{TeamSize: sc.TeamSize, TTL: ttl, Rng: stream(sc.Seed, streamMatcher)}
+	case "function":
+		m, err := NewFunctionPass(cf.Function, sc.TeamSize, cf.steps(), ttl, cf.passRules(sc))
+		if err != nil {
+			return nil, err
+		}
+		r.matcher = m
 	case "tick":
 		m, err := NewRuledQueuePass(sc.TeamSize, string(cf.strategy()), cf.steps(), ttl, cf.passRules(sc))
 		if err != nil {
@@ -271,6 +282,9 @@ func (r *run) loop(ctx context.Context, progress func(int)) error {
 	r.snapshot(true)
 	if w, ok := r.matcher.(interface{ WaitingOn() map[string]int }); ok {
 		r.res.WaitingOn = w.WaitingOn()
+	}
+	if f, ok := r.matcher.(*FunctionPass); ok {
+		r.res.Rejected, r.res.FunctionFailures = f.Rejected(), f.Failed()
 	}
 	return nil
 }

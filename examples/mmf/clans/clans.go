@@ -4,8 +4,10 @@
 package clans
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
 
 	"github.com/matchmakerhq/matchmaker/client"
 )
@@ -15,10 +17,11 @@ import (
 const Attribute = "clan"
 
 // Match proposes the tick's matches. From the oldest ticket on, each match gathers the
-// tickets within the oldest one's rating interval and puts each on a team: a clan's tickets
-// on the team its first one joined, any other ticket on the team with room whose rating
-// total is lowest. A match whose teams cannot be filled is not proposed: its tickets wait for
-// the next tick, with more tickets and wider intervals.
+// tickets within the oldest one's rating interval, placing each as it comes (a clan's
+// tickets on the team its first one joined) until the teams are full; then it splits them
+// again as evenly as it can, each clan's tickets together. A match whose teams cannot be
+// filled is not proposed: its tickets wait for the next tick, with more tickets and wider
+// intervals.
 func Match(_ context.Context, req *client.MatchFunctionRequest) ([]client.ProposedMatch, error) {
 	sizes := teamSizes(req)
 	used := make([]bool, len(req.Pool))
@@ -70,6 +73,9 @@ func fill(pool []client.MatchFunctionTicket, sizes []int, used []bool, anchor in
 		}
 		members = append(members, i)
 		if full(teams, sizes) {
+			if even := evenSplit(pool, members, sizes); even != nil {
+				teams = even
+			}
 			m := &client.ProposedMatch{}
 			for _, tm := range teams {
 				m.Teams = append(m.Teams, client.ProposedTeam{Tickets: tm.tickets})
@@ -98,6 +104,50 @@ func place(teams []team, sizes []int, clanTeam map[string]int, t *client.MatchFu
 		}
 	}
 	return best
+}
+
+// evenSplit splits the match's tickets again: each clan's tickets as one group, every other
+// ticket a group of its own; the largest groups first (the higher rated first among equal
+// sizes), each on the team with room whose rating total is lowest. nil when the groups do
+// not fit so: the first split stands.
+func evenSplit(pool []client.MatchFunctionTicket, members []int, sizes []int) []team {
+	var groups []team
+	byClan := map[string]int{}
+	for _, i := range members {
+		t := &pool[i]
+		g, ok := byClan[clanOf(t)]
+		if !ok {
+			g = len(groups)
+			groups = append(groups, team{})
+			if c := clanOf(t); c != "" {
+				byClan[c] = g
+			}
+		}
+		groups[g].tickets = append(groups[g].tickets, t.Id)
+		groups[g].players += len(t.Players)
+		for _, p := range t.Players {
+			groups[g].rating += p.Rating
+		}
+	}
+	slices.SortStableFunc(groups, func(a, b team) int {
+		return cmp.Or(cmp.Compare(b.players, a.players), cmp.Compare(b.rating, a.rating))
+	})
+	teams := make([]team, len(sizes))
+	for _, g := range groups {
+		best := -1
+		for k := range teams {
+			if teams[k].players+g.players <= sizes[k] && (best < 0 || teams[k].rating < teams[best].rating) {
+				best = k
+			}
+		}
+		if best < 0 {
+			return nil
+		}
+		teams[best].tickets = append(teams[best].tickets, g.tickets...)
+		teams[best].players += g.players
+		teams[best].rating += g.rating
+	}
+	return teams
 }
 
 func full(teams []team, sizes []int) bool {

@@ -128,15 +128,15 @@ func TestClansProposalsPassTheServicesCheck(t *testing.T) {
 		if len(rejected) > 0 || len(made) != len(got) {
 			t.Fatalf("round %d: %d made, rejected %+v", round, len(made), rejected)
 		}
-		byID := map[string]*queue.Ticket{}
+		byID, at := map[string]*queue.Ticket{}, map[string]int{}
 		for i := range pool {
-			byID[pool[i].ID] = &pool[i]
+			byID[pool[i].ID], at[pool[i].ID] = &pool[i], i
 		}
 		for _, m := range got {
-			oldest := byID[m.Teams[0][0]]
+			oldest := byID[m.Teams[0][0]] // the first in the pool of the oldest
 			for _, tm := range m.Teams {
 				for _, id := range tm {
-					if byID[id].CreatedAt.Before(oldest.CreatedAt) {
+					if at[id] < at[oldest.ID] {
 						oldest = byID[id]
 					}
 				}
