@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
@@ -23,7 +24,7 @@ func queueMetrics(t *testing.T) map[string]bool {
 	reg := prometheus.NewRegistry()
 	clock := queuetest.NewClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	svc := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: rs, Matcher: queue.TickPass{}, Clock: clock,
+	svc := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs, Matcher: queue.TickPass{}, Clock: clock,
 		Metrics: queue.NewMetrics(reg)})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -23,6 +23,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/lineproto"
 	"github.com/matchmakerhq/matchmaker/internal/metrics"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/queue/outbound"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
@@ -89,7 +90,7 @@ func openStores(ctx context.Context, cfg config, logger *slog.Logger) (ratings.S
 	if cfg.DatabaseURL == "" {
 		logger.Warn("DATABASE_URL is not set: ratings and tickets are kept IN MEMORY and LOST when the process exits; " +
 			"set DATABASE_URL to a Postgres database to keep them")
-		return ratings.NewMemoryStore(nil), queue.NewMemoryStore(), func(context.Context) error { return nil }, nil
+		return ratings.NewMemoryStore(nil), memstore.New(), func(context.Context) error { return nil }, nil
 	}
 	pool, n, err := db.Connect(ctx, cfg.DatabaseURL, cfg.storeOptions(), cfg.startup(cfg.Migrate, logger))
 	if err != nil {

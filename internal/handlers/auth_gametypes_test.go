@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -45,7 +46,7 @@ func gameTypeServer(t *testing.T) http.Handler {
 		t.Fatal(err)
 	}
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: rs, Matcher: queue.TickPass{},
+	qs := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs, Matcher: queue.TickPass{},
 		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 )
 
 func TestParseAPIKeys(t *testing.T) {
@@ -89,7 +90,7 @@ func TestTicketsAreReadWithMatchOrRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Matcher: queue.TickPass{}})
+	qs := queue.NewService(queue.Deps{Store: memstore.New(), Matcher: queue.TickPass{}})
 	h := NewServer(Deps{Queue: qs, Auth: &Auth{Keys: keys}})
 	for key, want := range map[string]int{"m-key": http.StatusNotFound, "r-key": http.StatusNotFound,
 		"p-key": http.StatusForbidden, "nope": http.StatusUnauthorized} {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -58,7 +59,7 @@ func FuzzIDs(f *testing.F) {
 		f.Add(seed)
 	}
 	rs := ratings.NewService(postgresLikeStore{ratings.NewMemoryStore(nil)}, ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: rs})
+	qs := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs})
 	h := NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Off: true}})
 	exchange(f, h, http.MethodPut, "/v1/queues/q", "application/json", `{"context":{"game_type":"ctf"},"team_size":2}`)
 	f.Fuzz(func(t *testing.T, id string) {

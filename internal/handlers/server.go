@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -89,7 +90,7 @@ func NewServer(d Deps) http.Handler {
 		d.Streams = context.Background()
 	}
 	if d.Queue == nil {
-		d.Queue = queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: d.Ratings, Logger: d.Logger})
+		d.Queue = queue.NewService(queue.Deps{Store: memstore.New(), Ratings: d.Ratings, Logger: d.Logger})
 	}
 	metrics := newHTTPMetrics(d.Registry)
 	domain := newDomainMetrics(d.Registry)

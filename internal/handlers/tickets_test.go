@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -37,7 +38,7 @@ func (pairTwo) Match(q queue.Queue, waiting []queue.Ticket, now time.Time) (queu
 func queueServer(t *testing.T) (http.Handler, *queue.Service) {
 	t.Helper()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: rs, Matcher: pairTwo{},
+	qs := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs, Matcher: pairTwo{},
 		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -309,7 +310,7 @@ func readEventData(t *testing.T, base, id string) string {
 // the changes it missed.
 func TestQueueEventsResumeOutsideTheKeptEventsIsGone(t *testing.T) {
 	t.Parallel()
-	store := queue.NewMemoryStore()
+	store := memstore.New()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
 	qs := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: pairTwo{}})
 	h := NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Off: true}})
@@ -393,7 +394,7 @@ func TestLongWaitsAnswerAndStreamsOpenAtOnce(t *testing.T) {
 func TestWaitsAreCapped(t *testing.T) {
 	t.Parallel()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Ratings: rs, Matcher: pairTwo{}})
+	qs := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs, Matcher: pairTwo{}})
 	limits := DefaultLimits()
 	limits.Waiters = WaitLimits{PerReplica: 3, PerCaller: 2}
 	keys := []APIKey{{Name: "a", Scopes: []Scope{ScopeAdmin, ScopeMatch}, Hash: sha256.Sum256([]byte("key-a"))},

@@ -10,13 +10,14 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // readyFixture is a 1v1 queue with a 20 s ready check, its service's metrics on reg.
 func readyFixture(t *testing.T) (fixture, *queue.Metrics) {
 	t.Helper()
-	store := queue.NewMemoryStore()
+	store := memstore.New()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
 	c := newClock()
 	m := queue.NewMetrics(prometheus.NewRegistry())

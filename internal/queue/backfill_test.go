@@ -8,6 +8,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -99,7 +100,7 @@ func TestCreateBackfillRejectsBadRequests(t *testing.T) {
 func TestStatsOnAReplicaThatDoesNotLead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := queue.NewMemoryStore()
+	store := memstore.New()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
 	c := newClock()
 	leader := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: queue.TickPass{}, Clock: c})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -119,7 +120,7 @@ func fieldOf(err error) string {
 // gatedDefinitions holds every read of a queue definition until release is closed, and counts
 // them.
 type gatedDefinitions struct {
-	*queue.MemoryStore
+	*memstore.Store
 	reads   atomic.Int64
 	release chan struct{}
 }
@@ -127,7 +128,7 @@ type gatedDefinitions struct {
 func (g *gatedDefinitions) GetQueue(ctx context.Context, name string) (queue.Queue, error) {
 	g.reads.Add(1)
 	<-g.release
-	return g.MemoryStore.GetQueue(ctx, name)
+	return g.Store.GetQueue(ctx, name)
 }
 
 // Twenty creations (or stream openings) that find no cached definition while it is read share
@@ -135,7 +136,7 @@ func (g *gatedDefinitions) GetQueue(ctx context.Context, name string) (queue.Que
 // expired.
 func TestConcurrentCallersShareOneReadOfTheDefinition(t *testing.T) {
 	t.Parallel()
-	store := &gatedDefinitions{MemoryStore: queue.NewMemoryStore(), release: make(chan struct{})}
+	store := &gatedDefinitions{Store: memstore.New(), release: make(chan struct{})}
 	q := queue.DefaultQueue("duel")
 	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
 	if _, _, err := store.PutQueue(context.Background(), q); err != nil {

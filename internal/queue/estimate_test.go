@@ -31,7 +31,7 @@ func newSimulation(t *testing.T, q Queue) *simulation {
 	sim := &simulation{q: q, now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), ctx: context.Background()}
 	sim.clock = clockwork.NewFakeClockAt(sim.now)
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	sim.svc = NewService(Deps{Store: NewMemoryStore(), Ratings: rs, Matcher: TickPass{}, Clock: sim.clock})
+	sim.svc = NewService(Deps{Store: NewTestStore(), Ratings: rs, Matcher: TickPass{}, Clock: sim.clock})
 	if _, _, err := sim.svc.PutQueue(sim.ctx, q); err != nil {
 		t.Fatal(err)
 	}

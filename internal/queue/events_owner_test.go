@@ -10,6 +10,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 )
 
 // A key's event stream shows its own tickets' events only; an admin or read key, and the
@@ -123,7 +124,7 @@ func TestAKeysStreamPicksItsEventsOutOfOthers(t *testing.T) {
 // streamReads counts the store's reads of events of a stream's size (100), not the feed's
 // (1,000).
 type streamReads struct {
-	*queue.MemoryStore
+	*memstore.Store
 	reads atomic.Int64
 }
 
@@ -131,12 +132,12 @@ func (s *streamReads) Events(ctx context.Context, q string, after int64, limit i
 	if limit == 100 {
 		s.reads.Add(1)
 	}
-	return s.MemoryStore.Events(ctx, q, after, limit)
+	return s.Store.Events(ctx, q, after, limit)
 }
 
 // countedDuel is a replica of the duel queue on a store that counts the streams' reads.
 func countedDuel(t *testing.T) (*streamReads, *queue.Service) {
-	store := &streamReads{MemoryStore: queue.NewMemoryStore()}
+	store := &streamReads{Store: memstore.New()}
 	svc := duelReplica(store)
 	putDuel(t, context.Background(), svc)
 	return store, svc

@@ -51,3 +51,7 @@ func Ticked(ctx context.Context, s *Service, queue string, at time.Time) error {
 
 // Assignments is what each ticket of m is told when the match is made.
 func Assignments(m Match) map[string]Assignment { return assignments(m) }
+
+// NewTestStore is an empty in-memory Store for this package's own tests, which cannot import
+// memstore (it imports queue); memstore_hook_test.go sets it.
+var NewTestStore func() Store

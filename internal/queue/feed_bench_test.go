@@ -70,7 +70,7 @@ func BenchmarkStreamEncodesEvent(b *testing.B) {
 // The feed's events carry the JSON a fresh encoding gives.
 func TestFeedEncodesEventsAsEncodeEvent(t *testing.T) {
 	t.Parallel()
-	st := NewMemoryStore()
+	st := NewTestStore()
 	ctx := t.Context()
 	q := DefaultQueue("duel")
 	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1

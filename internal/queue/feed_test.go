@@ -10,19 +10,20 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // countingStore counts the store's reads: of events, of the queue's newest event, of tickets
 // one by one (one) and by the batch (batch).
 type countingStore struct {
-	*queue.MemoryStore
+	*memstore.Store
 	events, heads, one, batch atomic.Int64
 }
 
 // countingDuel is a replica of the duel queue on a countingStore.
 func countingDuel(t *testing.T) (*countingStore, *queue.Service) {
-	store := &countingStore{MemoryStore: queue.NewMemoryStore()}
+	store := &countingStore{Store: memstore.New()}
 	svc := duelReplica(store)
 	putDuel(t, context.Background(), svc)
 	return store, svc
@@ -30,24 +31,24 @@ func countingDuel(t *testing.T) (*countingStore, *queue.Service) {
 
 func (c *countingStore) Events(ctx context.Context, q string, after int64, limit int) ([]queue.Event, error) {
 	c.events.Add(1)
-	return c.MemoryStore.Events(ctx, q, after, limit)
+	return c.Store.Events(ctx, q, after, limit)
 }
 
 // FeedEvents is a read of events and a batch read of tickets, in one round trip.
 func (c *countingStore) FeedEvents(ctx context.Context, q string, after int64, limit int) ([]queue.Event, []queue.Ticket, error) {
 	c.events.Add(1)
 	c.batch.Add(1)
-	return c.MemoryStore.FeedEvents(ctx, q, after, limit)
+	return c.Store.FeedEvents(ctx, q, after, limit)
 }
 
 func (c *countingStore) EventHead(ctx context.Context, q string) (int64, error) {
 	c.heads.Add(1)
-	return c.MemoryStore.EventHead(ctx, q)
+	return c.Store.EventHead(ctx, q)
 }
 
 func (c *countingStore) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
 	c.one.Add(1)
-	return c.MemoryStore.GetTicket(ctx, id)
+	return c.Store.GetTicket(ctx, id)
 }
 
 // Two hundred long-polls and ten event streams wait on one queue while ten events that
@@ -56,7 +57,7 @@ func (c *countingStore) GetTicket(ctx context.Context, id string) (queue.Ticket,
 // then the ticket of one long-poll changes, and that long-poll answers at once.
 func TestWaitersShareOneReadOfTheEvents(t *testing.T) {
 	t.Parallel()
-	store := &countingStore{MemoryStore: queue.NewMemoryStore()}
+	store := &countingStore{Store: memstore.New()}
 	svc := duelReplica(store)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -145,7 +146,7 @@ func TestWaitersShareOneReadOfTheEvents(t *testing.T) {
 // used to read its own ticket as it woke, a hundred reads at once queued for the pool.
 func TestLongPollsWokenTogetherShareOneReadOfTheirTickets(t *testing.T) {
 	t.Parallel()
-	store := &countingStore{MemoryStore: queue.NewMemoryStore()}
+	store := &countingStore{Store: memstore.New()}
 	svc := duelReplica(store)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -278,7 +279,7 @@ func TestStreamsStartAtTheFeedsHead(t *testing.T) {
 // downStore is a store whose waits for events fail while down is set, as its reads do on a
 // database that is failing over.
 type downStore struct {
-	*queue.MemoryStore
+	*memstore.Store
 	down atomic.Bool
 }
 
@@ -286,14 +287,14 @@ func (d *downStore) WaitEvents(ctx context.Context, q string, after int64) error
 	if d.down.Load() {
 		return apperr.New(apperr.Unavailable, "the database cannot be reached")
 	}
-	return d.MemoryStore.WaitEvents(ctx, q, after)
+	return d.Store.WaitEvents(ctx, q, after)
 }
 
 // A feed whose wait for events fails (the database away) waits again once it is back: the
 // events made meanwhile reach the stream that was waiting throughout.
 func TestAFeedOutlivesAFailedWait(t *testing.T) {
 	t.Parallel()
-	store := &downStore{MemoryStore: queue.NewMemoryStore()}
+	store := &downStore{Store: memstore.New()}
 	svc := duelReplica(store)
 	ctx := context.Background()
 	putDuel(t, ctx, svc)

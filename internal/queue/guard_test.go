@@ -7,6 +7,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -24,7 +25,7 @@ func (silentStore) GetTicket(ctx context.Context, id string) (queue.Ticket, erro
 func TestGuardedStoreBoundsEveryCall(t *testing.T) {
 	t.Parallel()
 	var seen []string
-	st := queue.Guarded(silentStore{queue.NewMemoryStore()}, 50*time.Millisecond, func(op string, err error, d time.Duration) {
+	st := queue.Guarded(silentStore{memstore.New()}, 50*time.Millisecond, func(op string, err error, d time.Duration) {
 		seen = append(seen, op+":"+string(apperr.CodeOf(err)))
 	})
 	start := time.Now()
@@ -77,7 +78,7 @@ func TestCreationsHaveOneDeadline(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			mem := queue.NewMemoryStore()
+			mem := memstore.New()
 			q := queue.DefaultQueue("duel")
 			q.GameType, q.TeamSize, q.MaxPartySize, q.Regions = "ctf", 3, 3, []string{"eu"}
 			if _, _, err := mem.PutQueue(context.Background(), q); err != nil {

@@ -9,18 +9,19 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // leaseStore is the memory store with a lease to renew: it counts the Lead calls.
 type leaseStore struct {
-	*queue.MemoryStore
+	*memstore.Store
 	leads atomic.Int64
 }
 
 func (s *leaseStore) Lead(ctx context.Context, name string) (bool, error) {
 	s.leads.Add(1)
-	return s.MemoryStore.Lead(ctx, name)
+	return s.Store.Lead(ctx, name)
 }
 
 func (s *leaseStore) LeaseLeft(string) time.Duration { return time.Minute }
@@ -33,7 +34,7 @@ var _ queue.LeaseStore = (*leaseStore)(nil)
 // between two of them (another replica would then take the queue at every tick).
 func TestTheLoopRenewsTheLeaseBetweenSlowTicks(t *testing.T) {
 	t.Parallel()
-	store := &leaseStore{MemoryStore: queue.NewMemoryStore()}
+	store := &leaseStore{Store: memstore.New()}
 	c := newClock()
 	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{}, Clock: c,
 		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
@@ -55,13 +56,13 @@ func TestTheLoopRenewsTheLeaseBetweenSlowTicks(t *testing.T) {
 
 // cursorCountingStore counts the webhook cursor's writes.
 type cursorCountingStore struct {
-	*queue.MemoryStore
+	*memstore.Store
 	writes atomic.Int64
 }
 
 func (s *cursorCountingStore) SetWebhookCursor(ctx context.Context, name string, seq int64) error {
 	s.writes.Add(1)
-	return s.MemoryStore.SetWebhookCursor(ctx, name, seq)
+	return s.Store.SetWebhookCursor(ctx, name, seq)
 }
 
 // The webhook cursor is written once per batch of delivered events, where it was one UPDATE
@@ -70,7 +71,7 @@ func TestWebhookCursorWrittenPerBatch(t *testing.T) {
 	t.Parallel()
 	const secret = "a-secret-of-16-bytes-or-more"
 	rc, url := newReceiver(t, secret, func(int64, int) int { return http.StatusNoContent })
-	store := &cursorCountingStore{MemoryStore: queue.NewMemoryStore()}
+	store := &cursorCountingStore{Store: memstore.New()}
 	c := newClock()
 	cfg := queue.Config{WebhookAllow: loopback}
 	svc := queue.NewService(queue.Deps{Store: store, Matcher: pairInOrder{}, Clock: c, Outbound: posts(cfg),

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 )
 
 // A long-poll of a ticket whose queue the replica knows (it made the ticket, or read it
@@ -15,7 +16,7 @@ import (
 // watch back as it answers: a ticket that has had its last event leaves none behind.
 func TestLongPollReadsItsTicketOnce(t *testing.T) {
 	t.Parallel()
-	store := &countingStore{MemoryStore: queue.NewMemoryStore()}
+	store := &countingStore{Store: memstore.New()}
 	maker, other := duelReplica(store), duelReplica(store)
 	ctx := context.Background()
 	putDuel(t, ctx, maker)
@@ -84,7 +85,7 @@ func TestLongPollReadsItsTicketOnce(t *testing.T) {
 // watch from the second, which answers at the ticket's next event.
 func TestLongPollsOfOneTicketShareItsWatch(t *testing.T) {
 	t.Parallel()
-	svc := duelReplica(queue.NewMemoryStore())
+	svc := duelReplica(memstore.New())
 	ctx := context.Background()
 	putDuel(t, ctx, svc)
 	tk, _, err := svc.CreateTicket(ctx, solo("duel", "ann"))

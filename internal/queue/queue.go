@@ -1,7 +1,7 @@
 // Package queue is the ticket queue: players and parties wait in a named queue while their
 // tolerances widen, and the replica that leads the queue matches them every tick. It holds the
 // domain (queues, tickets, matches, events), the Store interface its persistence implements
-// (MemoryStore here, Postgres in package db/queuedb; both pass queuetest's contract suite),
+// (in process in memstore, on Postgres in db/queuedb; both pass queuetest's contract suite),
 // and the Service every transport calls: create, read, long-poll and cancel tickets,
 // administer queues, stream events, and the tick loop with its leadership, match write and
 // webhooks.

@@ -13,6 +13,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 )
 
@@ -175,7 +176,7 @@ func TestTickPassRules(t *testing.T) {
 // in its stats, and counts the blocks per rule in matchmaker_queue_rule_blocks_total.
 func TestTheLeaderSaysWhyATicketWaits(t *testing.T) {
 	t.Parallel()
-	store := queue.NewMemoryStore()
+	store := memstore.New()
 	f := newFixture(t, queue.Config{})
 	reg := prometheus.NewRegistry()
 	svc := queue.NewService(queue.Deps{Store: store, Ratings: f.ratings, Matcher: queue.TickPass{}, Clock: f.clock,

@@ -17,6 +17,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/client"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/queue/outbound"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
@@ -101,14 +102,14 @@ func poll(t *testing.T, what string, cond func() bool) {
 
 type fixture struct {
 	svc     *queue.Service
-	store   *queue.MemoryStore
+	store   *memstore.Store
 	ratings *ratings.Service
 	clock   *queuetest.Clock
 }
 
 func newFixture(t *testing.T, cfg queue.Config) fixture {
 	t.Helper()
-	store := queue.NewMemoryStore()
+	store := memstore.New()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
 	c := newClock()
 	svc := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: pairInOrder{}, Config: cfg, Clock: c, Outbound: posts(cfg)})

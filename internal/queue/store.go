@@ -9,7 +9,7 @@ import (
 
 // Store keeps the queue's state: queue definitions, tickets, matches and the events of every
 // queue, and coordinates the replicas that share it (leadership per queue, event
-// notifications). MemoryStore implements it in process; the db package implements it on
+// notifications). memstore implements it in process; db/queuedb implements it on
 // Postgres. Both pass the contract suite in queue/queuetest.
 //
 // Times are the caller's (the Service's clock), never the store's, so that tests control them.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
@@ -90,7 +91,7 @@ func waitForStatus(t *testing.T, svc *queue.Service, id string) queue.Ticket {
 func arena(t *testing.T, matcher queue.Matcher, teamSize int) (*queue.Service, queue.Queue, *queuetest.Clock) {
 	t.Helper()
 	c := newClock()
-	svc := queue.NewService(queue.Deps{Store: queue.NewMemoryStore(), Matcher: matcher,
+	svc := queue.NewService(queue.Deps{Store: memstore.New(), Matcher: matcher,
 		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()), Clock: c})
 	q := queue.DefaultQueue("arena")
 	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", teamSize, teamSize, 50*time.Millisecond

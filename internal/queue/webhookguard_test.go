@@ -40,7 +40,7 @@ func TestWebhookURLsRefuseInternalAddresses(t *testing.T) {
 		"http://metadata.google.internal/",   // metadata, by name
 		"http://[64:ff9b::a00:1]/",           // NAT64 of 10.0.0.1
 	}
-	svc := NewService(Deps{Store: NewMemoryStore()})
+	svc := NewService(Deps{Store: NewTestStore()})
 	for _, u := range refused {
 		q := DefaultQueue("hooked")
 		q.GameType = "ctf"
@@ -63,7 +63,7 @@ func TestWebhookURLsRefuseInternalAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	onPrem := NewService(Deps{Store: NewMemoryStore(), Config: Config{WebhookAllow: allowed}})
+	onPrem := NewService(Deps{Store: NewTestStore(), Config: Config{WebhookAllow: allowed}})
 	for u, ok := range map[string]bool{"http://10.20.3.4/h": true, "http://127.0.0.1:9000/h": true, "http://localhost/h": true,
 		"http://10.21.0.1/h": false, "http://127.0.0.2/h": false, "http://169.254.169.254/": false} {
 		q := DefaultQueue("hooked")

@@ -1,4 +1,6 @@
-package queue
+// Package memstore holds the queue.Store kept in the process (the default without a
+// database): storage only, every change decided by the queue's lifecycle.
+package memstore
 
 import (
 	"cmp"
@@ -9,20 +11,21 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// MemoryStore is the Store kept in the process: the default when no database is configured.
+// Store is the queue.Store kept in the process: the default when no database is configured.
 // The process is trivially the leader of every queue. Everything is lost when it exits.
 //
 // It is storage only: maps under one mutex, which makes every call atomic, and each queue's
-// event log. What a change does to the tickets is the lifecycle's (memstore_changes.go).
+// event log. What a change does to the tickets is the lifecycle's (changes.go).
 // WaitEvents waiters are woken by closing a channel that is replaced at each new event.
-type MemoryStore struct {
+type Store struct {
 	mu        sync.Mutex
 	queues    map[string]*memQueue
 	tickets   map[string]*memTicket
-	matches   map[string]Match
-	proposals map[string]*Proposal
+	matches   map[string]queue.Match
+	proposals map[string]*queue.Proposal
 	version   uint64            // bumped at every ticket change: the Changes cursor
 	wakeEvent chan struct{}     // closed and replaced when any event is appended
 	stats     map[string][]byte // queue -> its latest stats, encoded (a copy by construction)
@@ -30,35 +33,35 @@ type MemoryStore struct {
 }
 
 type memQueue struct {
-	def       Queue
+	def       queue.Queue
 	deleted   bool
-	events    []Event // Seq = index + 1 + dropped
-	dropped   int64   // events purged from the front
+	events    []queue.Event // Seq = index + 1 + dropped
+	dropped   int64         // events purged from the front
 	webhook   int64
 	searching map[string]string // player id -> his live ticket (searching, proposed or placing)
 	idem      map[string]string // idemKey(owner, idempotency key) -> ticket id
 }
 
 type memTicket struct {
-	t       Ticket
+	t       queue.Ticket
 	version uint64
 }
 
-var _ Store = (*MemoryStore)(nil)
+var _ queue.Store = (*Store)(nil)
 
-// NewMemoryStore returns an empty store.
-func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{queues: make(map[string]*memQueue), tickets: make(map[string]*memTicket),
-		matches: make(map[string]Match), proposals: make(map[string]*Proposal), wakeEvent: make(chan struct{}),
+// New returns an empty store.
+func New() *Store {
+	return &Store{queues: make(map[string]*memQueue), tickets: make(map[string]*memTicket),
+		matches: make(map[string]queue.Match), proposals: make(map[string]*queue.Proposal), wakeEvent: make(chan struct{}),
 		stats: make(map[string][]byte), waiters: make(map[string]int)}
 }
 
-func (s *MemoryStore) Name() string                   { return "memory" }
-func (s *MemoryStore) Ping(ctx context.Context) error { return ctx.Err() }
+func (s *Store) Name() string                   { return "memory" }
+func (s *Store) Ping(ctx context.Context) error { return ctx.Err() }
 
 // lock takes the mutex for a call that writes, unless ctx has ended (as a database would
 // refuse it): Unavailable then.
-func (s *MemoryStore) lock(ctx context.Context, op string) error {
+func (s *Store) lock(ctx context.Context, op string) error {
 	if err := ctx.Err(); err != nil {
 		return apperr.Wrap(apperr.Unavailable, err, "queue store: "+op)
 	}
@@ -68,7 +71,7 @@ func (s *MemoryStore) lock(ctx context.Context, op string) error {
 
 // queueNamed is queue name, unless it was deleted and deleted is false (a deleted queue's
 // events and tickets stay readable). The caller holds the lock.
-func (s *MemoryStore) queueNamed(name string, deleted bool) (*memQueue, error) {
+func (s *Store) queueNamed(name string, deleted bool) (*memQueue, error) {
 	if q, ok := s.queues[name]; ok && (deleted || !q.deleted) {
 		return q, nil
 	}
@@ -76,7 +79,7 @@ func (s *MemoryStore) queueNamed(name string, deleted bool) (*memQueue, error) {
 }
 
 // onQueue runs fn on queue name (as queueNamed finds it) under the lock.
-func (s *MemoryStore) onQueue(name string, deleted bool, fn func(q *memQueue)) error {
+func (s *Store) onQueue(name string, deleted bool, fn func(q *memQueue)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q, err := s.queueNamed(name, deleted)
@@ -86,9 +89,9 @@ func (s *MemoryStore) onQueue(name string, deleted bool, fn func(q *memQueue)) e
 	return err
 }
 
-func (s *MemoryStore) PutQueue(ctx context.Context, q Queue) (Queue, bool, error) {
+func (s *Store) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, bool, error) {
 	if err := s.lock(ctx, "put queue"); err != nil {
-		return Queue{}, false, err
+		return queue.Queue{}, false, err
 	}
 	defer s.mu.Unlock()
 	q = q.Clone()
@@ -106,46 +109,46 @@ func (s *MemoryStore) PutQueue(ctx context.Context, q Queue) (Queue, bool, error
 	return q.Clone(), true, nil
 }
 
-func (s *MemoryStore) GetQueue(ctx context.Context, name string) (q Queue, err error) {
+func (s *Store) GetQueue(ctx context.Context, name string) (q queue.Queue, err error) {
 	return q, s.onQueue(name, false, func(mq *memQueue) { q = mq.def.Clone() })
 }
 
-func (s *MemoryStore) ListQueues(ctx context.Context) ([]Queue, error) {
+func (s *Store) ListQueues(ctx context.Context) ([]queue.Queue, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Queue
+	var out []queue.Queue
 	for _, q := range s.queues {
 		if !q.deleted {
 			out = append(out, q.def.Clone())
 		}
 	}
-	slices.SortFunc(out, func(a, b Queue) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b queue.Queue) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
-func (s *MemoryStore) CreateTicket(ctx context.Context, t Ticket) (Ticket, bool, error) {
+func (s *Store) CreateTicket(ctx context.Context, t queue.Ticket) (queue.Ticket, bool, error) {
 	if err := s.lock(ctx, "create ticket"); err != nil {
-		return Ticket{}, false, err
+		return queue.Ticket{}, false, err
 	}
 	defer s.mu.Unlock()
 	q, err := s.queueNamed(t.Queue, false)
 	if err != nil {
-		return Ticket{}, false, err
+		return queue.Ticket{}, false, err
 	}
 	if id, ok := q.idem[idemKey(t.Owner, t.IdempotencyKey)]; ok && t.IdempotencyKey != "" {
-		old, err := Replay(s.tickets[id].t.Clone(), t)
+		old, err := queue.Replay(s.tickets[id].t.Clone(), t)
 		return old, err == nil, err
 	}
 	for _, p := range t.Players {
 		if id, ok := q.searching[p.ID]; ok {
-			return Ticket{}, false, ErrSearching(p.ID, id)
+			return queue.Ticket{}, false, queue.ErrSearching(p.ID, id)
 		}
 	}
 	if _, dup := s.tickets[t.ID]; dup {
-		return Ticket{}, false, apperr.New(apperr.Conflict, "ticket %q exists", t.ID)
+		return queue.Ticket{}, false, apperr.New(apperr.Conflict, "ticket %q exists", t.ID)
 	}
 	t = t.Clone()
-	Start(&t)
+	queue.Start(&t)
 	s.version++
 	s.tickets[t.ID] = &memTicket{t: t, version: s.version}
 	for _, p := range t.Players {
@@ -160,13 +163,13 @@ func (s *MemoryStore) CreateTicket(ctx context.Context, t Ticket) (Ticket, bool,
 // idemKey is where an idempotency key is kept: per API key (and queue, by the map it is in).
 func idemKey(owner, key string) string { return owner + "\x00" + key }
 
-func (s *MemoryStore) GetTicket(ctx context.Context, id string) (Ticket, error) {
-	return get(s, s.tickets, id, "ticket", func(mt *memTicket) Ticket { return mt.t.Clone() })
+func (s *Store) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
+	return get(s, s.tickets, id, "ticket", func(mt *memTicket) queue.Ticket { return mt.t.Clone() })
 }
 
 // get is a copy (as clone makes it) of what m holds under id, NotFound naming what when it
 // holds nothing.
-func get[V, T any](s *MemoryStore, m map[string]V, id, what string, clone func(V) T) (T, error) {
+func get[V, T any](s *Store, m map[string]V, id, what string, clone func(V) T) (T, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := m[id]
@@ -177,28 +180,28 @@ func get[V, T any](s *MemoryStore, m map[string]V, id, what string, clone func(V
 	return clone(v), nil
 }
 
-func (s *MemoryStore) Changes(ctx context.Context, queue string, since Cursor) (out []Ticket, cur Cursor, err error) {
-	err = s.onQueue(queue, true, func(*memQueue) {
+func (s *Store) Changes(ctx context.Context, qname string, since queue.Cursor) (out []queue.Ticket, cur queue.Cursor, err error) {
+	err = s.onQueue(qname, true, func(*memQueue) {
 		for _, mt := range s.tickets {
-			if mt.t.Queue == queue && mt.version > uint64(since) && (since > 0 || mt.t.Status == Searching) {
+			if mt.t.Queue == qname && mt.version > uint64(since) && (since > 0 || mt.t.Status == queue.Searching) {
 				out = append(out, mt.t.Clone())
 			}
 		}
-		cur = Cursor(s.version)
+		cur = queue.Cursor(s.version)
 	})
 	if err != nil {
 		return nil, since, err
 	}
-	slices.SortFunc(out, func(a, b Ticket) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
+	slices.SortFunc(out, func(a, b queue.Ticket) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
 	return out, cur, nil
 }
 
-func (s *MemoryStore) GetMatch(ctx context.Context, id string) (Match, error) {
-	return get(s, s.matches, id, "match", Match.Clone)
+func (s *Store) GetMatch(ctx context.Context, id string) (queue.Match, error) {
+	return get(s, s.matches, id, "match", queue.Match.Clone)
 }
 
 // appendEvent numbers ev and wakes the waiters. The caller holds the lock.
-func (s *MemoryStore) appendEvent(q *memQueue, ev Event) {
+func (s *Store) appendEvent(q *memQueue, ev queue.Event) {
 	ev.Seq = q.head() + 1
 	q.events = append(q.events, ev)
 	close(s.wakeEvent)
@@ -208,13 +211,13 @@ func (s *MemoryStore) appendEvent(q *memQueue, ev Event) {
 // head is the Seq of the queue's last event.
 func (q *memQueue) head() int64 { return q.dropped + int64(len(q.events)) }
 
-func (s *MemoryStore) Events(ctx context.Context, queue string, after int64, limit int) (evs []Event, err error) {
-	return evs, s.onQueue(queue, true, func(q *memQueue) { evs = s.events(q, after, limit) })
+func (s *Store) Events(ctx context.Context, qname string, after int64, limit int) (evs []queue.Event, err error) {
+	return evs, s.onQueue(qname, true, func(q *memQueue) { evs = s.events(q, after, limit) })
 }
 
 // events are up to limit of q's events after after, with their tickets' owners. The caller
 // holds the lock.
-func (s *MemoryStore) events(q *memQueue, after int64, limit int) []Event {
+func (s *Store) events(q *memQueue, after int64, limit int) []queue.Event {
 	start := max(0, after-q.dropped)
 	if start >= int64(len(q.events)) {
 		return nil
@@ -228,11 +231,11 @@ func (s *MemoryStore) events(q *memQueue, after int64, limit int) []Event {
 	return out
 }
 
-func (s *MemoryStore) FeedEvents(ctx context.Context, queue string, after int64, limit int) (evs []Event, ts []Ticket, err error) {
-	err = s.onQueue(queue, true, func(q *memQueue) {
+func (s *Store) FeedEvents(ctx context.Context, qname string, after int64, limit int) (evs []queue.Event, ts []queue.Ticket, err error) {
+	err = s.onQueue(qname, true, func(q *memQueue) {
 		evs = s.events(q, after, limit)
 		for i, e := range evs {
-			if mt, ok := s.tickets[e.TicketID]; ok && !slices.ContainsFunc(evs[:i], func(o Event) bool { return o.TicketID == e.TicketID }) {
+			if mt, ok := s.tickets[e.TicketID]; ok && !slices.ContainsFunc(evs[:i], func(o queue.Event) bool { return o.TicketID == e.TicketID }) {
 				ts = append(ts, mt.t.Clone())
 			}
 		}
@@ -240,18 +243,18 @@ func (s *MemoryStore) FeedEvents(ctx context.Context, queue string, after int64,
 	return evs, ts, err
 }
 
-func (s *MemoryStore) EventHead(ctx context.Context, queue string) (head int64, err error) {
-	return head, s.onQueue(queue, true, func(q *memQueue) { head = q.head() })
+func (s *Store) EventHead(ctx context.Context, qname string) (head int64, err error) {
+	return head, s.onQueue(qname, true, func(q *memQueue) { head = q.head() })
 }
 
-func (s *MemoryStore) WaitEvents(ctx context.Context, queue string, after int64) error {
+func (s *Store) WaitEvents(ctx context.Context, qname string, after int64) error {
 	s.mu.Lock()
-	q, ok := s.queues[queue]
+	q, ok := s.queues[qname]
 	ready := ok && q.head() > after
 	wake := s.wakeEvent
-	s.waiters[queue]++
+	s.waiters[qname]++
 	s.mu.Unlock()
-	defer func() { s.mu.Lock(); s.waiters[queue]--; s.mu.Unlock() }()
+	defer func() { s.mu.Lock(); s.waiters[qname]--; s.mu.Unlock() }()
 	if ready {
 		return nil
 	}
@@ -265,45 +268,45 @@ func (s *MemoryStore) WaitEvents(ctx context.Context, queue string, after int64)
 
 // Waiters is how many WaitEvents calls are under way on queue (the Postgres store's tests say
 // the same of theirs).
-func (s *MemoryStore) Waiters(queue string) int {
+func (s *Store) Waiters(qname string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.waiters[queue]
+	return s.waiters[qname]
 }
 
-func (s *MemoryStore) WebhookCursor(ctx context.Context, queue string) (seq int64, err error) {
-	return seq, s.onQueue(queue, true, func(q *memQueue) { seq = q.webhook })
+func (s *Store) WebhookCursor(ctx context.Context, qname string) (seq int64, err error) {
+	return seq, s.onQueue(qname, true, func(q *memQueue) { seq = q.webhook })
 }
 
-func (s *MemoryStore) SetWebhookCursor(ctx context.Context, queue string, seq int64) error {
-	return s.onQueue(queue, true, func(q *memQueue) { q.webhook = max(q.webhook, seq) })
+func (s *Store) SetWebhookCursor(ctx context.Context, qname string, seq int64) error {
+	return s.onQueue(qname, true, func(q *memQueue) { q.webhook = max(q.webhook, seq) })
 }
 
 // Lead: the one process leads every queue.
-func (s *MemoryStore) Lead(ctx context.Context, queue string) (bool, error) { return true, nil }
-func (s *MemoryStore) Resign(ctx context.Context, queue string) error       { return nil }
+func (s *Store) Lead(ctx context.Context, qname string) (bool, error) { return true, nil }
+func (s *Store) Resign(ctx context.Context, qname string) error       { return nil }
 
-func (s *MemoryStore) PublishStats(ctx context.Context, queue string, st Stats) error {
-	b, err := EncodeStats(st)
+func (s *Store) PublishStats(ctx context.Context, qname string, st queue.Stats) error {
+	b, err := queue.EncodeStats(st)
 	if err != nil {
 		return err
 	}
-	return s.onQueue(queue, false, func(*memQueue) { s.stats[queue] = b })
+	return s.onQueue(qname, false, func(*memQueue) { s.stats[qname] = b })
 }
 
-func (s *MemoryStore) LatestStats(ctx context.Context, queue string) (Stats, bool, error) {
+func (s *Store) LatestStats(ctx context.Context, qname string) (queue.Stats, bool, error) {
 	var b []byte
-	if s.onQueue(queue, false, func(*memQueue) { b = s.stats[queue] }) != nil || b == nil {
-		return Stats{}, false, nil
+	if s.onQueue(qname, false, func(*memQueue) { b = s.stats[qname] }) != nil || b == nil {
+		return queue.Stats{}, false, nil
 	}
-	st, err := DecodeStats(b)
+	st, err := queue.DecodeStats(b)
 	return st, err == nil, err
 }
 
-func (s *MemoryStore) Purge(ctx context.Context, before time.Time) (PurgeReport, error) {
+func (s *Store) Purge(ctx context.Context, before time.Time) (queue.PurgeReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var r PurgeReport
+	var r queue.PurgeReport
 	maps.DeleteFunc(s.tickets, func(id string, mt *memTicket) bool {
 		t := &mt.t
 		if t.Status.Live() || !t.UpdatedAt.Before(before) {
@@ -315,11 +318,11 @@ func (s *MemoryStore) Purge(ctx context.Context, before time.Time) (PurgeReport,
 		r.Tickets++
 		return true
 	})
-	maps.DeleteFunc(s.proposals, func(_ string, p *Proposal) bool {
+	maps.DeleteFunc(s.proposals, func(_ string, p *queue.Proposal) bool {
 		q := s.queues[p.Match.Queue]
 		return p.Purgeable(before, q == nil || q.deleted)
 	})
-	maps.DeleteFunc(s.matches, func(_ string, m Match) bool {
+	maps.DeleteFunc(s.matches, func(_ string, m queue.Match) bool {
 		if m.CreatedAt.Before(before) {
 			r.Matches++
 			return true
