@@ -25,6 +25,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/queue/outbound"
+	"github.com/matchmakerhq/matchmaker/internal/queue/storeguard"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -345,7 +346,7 @@ func newServices(cfg config, registry *prometheus.Registry, rawStore ratings.Sto
 	storeCalls := metrics.NewStoreCalls(registry)
 	metered := ratings.Metered(rawStore, storeCalls.Observer(rawStore.Name()))
 	svc := ratings.NewServiceWithModels(ratings.CachePolicy(metered, ratings.PolicyRefresh), cfg.RatingModels)
-	queueStore = queue.Guarded(queueStore, cfg.StoreTimeout, storeCalls.Observer("queue-"+queueStore.Name()))
+	queueStore = storeguard.New(queueStore, cfg.StoreTimeout, storeCalls.Observer("queue-"+queueStore.Name()))
 	queues := queue.NewService(queue.Deps{Store: queueStore, Ratings: svc, Matcher: queue.TickPass{},
 		Config: queue.Config{Retention: cfg.QueueRetention, CreateTimeout: cfg.StoreTimeout,
 			WebhookMaxAttempts: cfg.WebhookMaxAttempts, WebhookMaxAge: cfg.WebhookMaxAge, WebhookAllow: cfg.WebhookAllow},

@@ -1,4 +1,6 @@
-package queue
+// Package storeguard bounds a queue.Store's calls: each call has a deadline (then
+// apperr.Unavailable, a 503 with Retry-After) and is observed for the store-call metrics.
+package storeguard
 
 import (
 	"context"
@@ -7,16 +9,17 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// Guarded wraps store so that every call has a deadline and is observed. A call that has not
+// New wraps store so that every call has a deadline and is observed. A call that has not
 // finished after timeout ends with apperr.Unavailable (an HTTP 503 with Retry-After), so a
 // database that stops answering never hangs a request; observe (nil: none) is told of every
 // call with its operation, error and time, as ratings.Metered does for the rating store.
 // WaitEvents is a wait the caller bounds itself, Purge is bounded by the purge loop (it may
 // delete a large backlog), and Lead and Resign keep their own bounds (leadership lives on a
 // connection of its own), so those four pass through unbounded.
-func Guarded(store Store, timeout time.Duration, observe func(op string, err error, elapsed time.Duration)) Store {
+func New(store queue.Store, timeout time.Duration, observe func(op string, err error, elapsed time.Duration)) queue.Store {
 	if observe == nil {
 		observe = func(string, error, time.Duration) {}
 	}
@@ -24,7 +27,7 @@ func Guarded(store Store, timeout time.Duration, observe func(op string, err err
 }
 
 type guarded struct {
-	Store
+	queue.Store
 	timeout time.Duration
 	observe func(string, error, time.Duration)
 }
@@ -43,19 +46,19 @@ func (g *guarded) call(ctx context.Context, op string) (context.Context, func(*e
 	}
 }
 
-func (g *guarded) PutQueue(ctx context.Context, q Queue) (_ Queue, _ bool, err error) {
+func (g *guarded) PutQueue(ctx context.Context, q queue.Queue) (_ queue.Queue, _ bool, err error) {
 	ctx, done := g.call(ctx, "put_queue")
 	defer done(&err)
 	return g.Store.PutQueue(ctx, q)
 }
 
-func (g *guarded) GetQueue(ctx context.Context, name string) (_ Queue, err error) {
+func (g *guarded) GetQueue(ctx context.Context, name string) (_ queue.Queue, err error) {
 	ctx, done := g.call(ctx, "get_queue")
 	defer done(&err)
 	return g.Store.GetQueue(ctx, name)
 }
 
-func (g *guarded) ListQueues(ctx context.Context) (_ []Queue, err error) {
+func (g *guarded) ListQueues(ctx context.Context) (_ []queue.Queue, err error) {
 	ctx, done := g.call(ctx, "list_queues")
 	defer done(&err)
 	return g.Store.ListQueues(ctx)
@@ -67,70 +70,70 @@ func (g *guarded) DeleteQueue(ctx context.Context, name string, at time.Time) (e
 	return g.Store.DeleteQueue(ctx, name, at)
 }
 
-func (g *guarded) CreateTicket(ctx context.Context, t Ticket) (_ Ticket, _ bool, err error) {
+func (g *guarded) CreateTicket(ctx context.Context, t queue.Ticket) (_ queue.Ticket, _ bool, err error) {
 	ctx, done := g.call(ctx, "create_ticket")
 	defer done(&err)
 	return g.Store.CreateTicket(ctx, t)
 }
 
-func (g *guarded) GetTicket(ctx context.Context, id string) (_ Ticket, err error) {
+func (g *guarded) GetTicket(ctx context.Context, id string) (_ queue.Ticket, err error) {
 	ctx, done := g.call(ctx, "get_ticket")
 	defer done(&err)
 	return g.Store.GetTicket(ctx, id)
 }
 
-func (g *guarded) CancelTicket(ctx context.Context, id string, at time.Time) (_ Ticket, err error) {
+func (g *guarded) CancelTicket(ctx context.Context, id string, at time.Time) (_ queue.Ticket, err error) {
 	ctx, done := g.call(ctx, "cancel_ticket")
 	defer done(&err)
 	return g.Store.CancelTicket(ctx, id, at)
 }
 
-func (g *guarded) Changes(ctx context.Context, queue string, since Cursor) (_ []Ticket, _ Cursor, err error) {
+func (g *guarded) Changes(ctx context.Context, qname string, since queue.Cursor) (_ []queue.Ticket, _ queue.Cursor, err error) {
 	ctx, done := g.call(ctx, "changes")
 	defer done(&err)
-	return g.Store.Changes(ctx, queue, since)
+	return g.Store.Changes(ctx, qname, since)
 }
 
-func (g *guarded) CommitTick(ctx context.Context, queue string, w TickWrite) (_ TickCommitted, err error) {
+func (g *guarded) CommitTick(ctx context.Context, qname string, w queue.TickWrite) (_ queue.TickCommitted, err error) {
 	ctx, done := g.call(ctx, "commit_tick")
 	defer done(&err)
-	return g.Store.CommitTick(ctx, queue, w)
+	return g.Store.CommitTick(ctx, qname, w)
 }
 
-func (g *guarded) GetMatch(ctx context.Context, id string) (_ Match, err error) {
+func (g *guarded) GetMatch(ctx context.Context, id string) (_ queue.Match, err error) {
 	ctx, done := g.call(ctx, "get_match")
 	defer done(&err)
 	return g.Store.GetMatch(ctx, id)
 }
 
-func (g *guarded) Events(ctx context.Context, queue string, after int64, limit int) (_ []Event, err error) {
+func (g *guarded) Events(ctx context.Context, qname string, after int64, limit int) (_ []queue.Event, err error) {
 	ctx, done := g.call(ctx, "events")
 	defer done(&err)
-	return g.Store.Events(ctx, queue, after, limit)
+	return g.Store.Events(ctx, qname, after, limit)
 }
 
-func (g *guarded) FeedEvents(ctx context.Context, queue string, after int64, limit int) (_ []Event, _ []Ticket, err error) {
+func (g *guarded) FeedEvents(ctx context.Context, qname string, after int64, limit int) (_ []queue.Event, _ []queue.Ticket, err error) {
 	ctx, done := g.call(ctx, "feed_events")
 	defer done(&err)
-	return g.Store.FeedEvents(ctx, queue, after, limit)
+	return g.Store.FeedEvents(ctx, qname, after, limit)
 }
 
-func (g *guarded) EventHead(ctx context.Context, queue string) (_ int64, err error) {
+func (g *guarded) EventHead(ctx context.Context, qname string) (_ int64, err error) {
 	ctx, done := g.call(ctx, "event_head")
 	defer done(&err)
-	return g.Store.EventHead(ctx, queue)
+	return g.Store.EventHead(ctx, qname)
 }
 
-func (g *guarded) WebhookCursor(ctx context.Context, queue string) (_ int64, err error) {
+func (g *guarded) WebhookCursor(ctx context.Context, qname string) (_ int64, err error) {
 	ctx, done := g.call(ctx, "webhook_cursor")
 	defer done(&err)
-	return g.Store.WebhookCursor(ctx, queue)
+	return g.Store.WebhookCursor(ctx, qname)
 }
 
-func (g *guarded) SetWebhookCursor(ctx context.Context, queue string, seq int64) (err error) {
+func (g *guarded) SetWebhookCursor(ctx context.Context, qname string, seq int64) (err error) {
 	ctx, done := g.call(ctx, "set_webhook_cursor")
 	defer done(&err)
-	return g.Store.SetWebhookCursor(ctx, queue, seq)
+	return g.Store.SetWebhookCursor(ctx, qname, seq)
 }
 
 func (g *guarded) Ping(ctx context.Context) (err error) {
@@ -139,61 +142,61 @@ func (g *guarded) Ping(ctx context.Context) (err error) {
 	return g.Store.Ping(ctx)
 }
 
-func (g *guarded) PublishStats(ctx context.Context, queue string, st Stats) (err error) {
+func (g *guarded) PublishStats(ctx context.Context, qname string, st queue.Stats) (err error) {
 	ctx, done := g.call(ctx, "publish_stats")
 	defer done(&err)
-	return g.Store.PublishStats(ctx, queue, st)
+	return g.Store.PublishStats(ctx, qname, st)
 }
 
-func (g *guarded) LatestStats(ctx context.Context, queue string) (_ Stats, _ bool, err error) {
+func (g *guarded) LatestStats(ctx context.Context, qname string) (_ queue.Stats, _ bool, err error) {
 	ctx, done := g.call(ctx, "latest_stats")
 	defer done(&err)
-	return g.Store.LatestStats(ctx, queue)
+	return g.Store.LatestStats(ctx, qname)
 }
 
-func (g *guarded) Propose(ctx context.Context, queue string, w ProposeWrite) (_ TickCommitted, err error) {
+func (g *guarded) Propose(ctx context.Context, qname string, w queue.ProposeWrite) (_ queue.TickCommitted, err error) {
 	ctx, done := g.call(ctx, "propose")
 	defer done(&err)
-	return g.Store.Propose(ctx, queue, w)
+	return g.Store.Propose(ctx, qname, w)
 }
 
-func (g *guarded) GetProposal(ctx context.Context, id string) (_ Proposal, err error) {
+func (g *guarded) GetProposal(ctx context.Context, id string) (_ queue.Proposal, err error) {
 	ctx, done := g.call(ctx, "get_proposal")
 	defer done(&err)
 	return g.Store.GetProposal(ctx, id)
 }
 
-func (g *guarded) AnswerProposal(ctx context.Context, id, playerID string, accept bool, at time.Time) (_ Proposal, _ bool, err error) {
+func (g *guarded) AnswerProposal(ctx context.Context, id, playerID string, accept bool, at time.Time) (_ queue.Proposal, _ bool, err error) {
 	ctx, done := g.call(ctx, "answer_proposal")
 	defer done(&err)
 	return g.Store.AnswerProposal(ctx, id, playerID, accept, at)
 }
 
-func (g *guarded) ExpireProposals(ctx context.Context, queue string, at time.Time) (_ []Proposal, _ int, err error) {
+func (g *guarded) ExpireProposals(ctx context.Context, qname string, at time.Time) (_ []queue.Proposal, _ int, err error) {
 	ctx, done := g.call(ctx, "expire_proposals")
 	defer done(&err)
-	return g.Store.ExpireProposals(ctx, queue, at)
+	return g.Store.ExpireProposals(ctx, qname, at)
 }
 
-func (g *guarded) PlaceMatch(ctx context.Context, id string, connection json.RawMessage, at time.Time) (_ Match, err error) {
+func (g *guarded) PlaceMatch(ctx context.Context, id string, connection json.RawMessage, at time.Time) (_ queue.Match, err error) {
 	ctx, done := g.call(ctx, "place_match")
 	defer done(&err)
 	return g.Store.PlaceMatch(ctx, id, connection, at)
 }
 
-func (g *guarded) PlacingProposals(ctx context.Context, queue string) (_ []Proposal, err error) {
+func (g *guarded) PlacingProposals(ctx context.Context, qname string) (_ []queue.Proposal, err error) {
 	ctx, done := g.call(ctx, "placing_proposals")
 	defer done(&err)
-	return g.Store.PlacingProposals(ctx, queue)
+	return g.Store.PlacingProposals(ctx, qname)
 }
 
-func (g *guarded) CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (_ Proposal, err error) {
+func (g *guarded) CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (_ queue.Proposal, err error) {
 	ctx, done := g.call(ctx, "complete_placement")
 	defer done(&err)
 	return g.Store.CompletePlacement(ctx, id, connection, at)
 }
 
-func (g *guarded) FailPlacement(ctx context.Context, id, reason string, at time.Time) (_ Proposal, err error) {
+func (g *guarded) FailPlacement(ctx context.Context, id, reason string, at time.Time) (_ queue.Proposal, err error) {
 	ctx, done := g.call(ctx, "fail_placement")
 	defer done(&err)
 	return g.Store.FailPlacement(ctx, id, reason, at)

@@ -8,35 +8,9 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+	"github.com/matchmakerhq/matchmaker/internal/queue/storeguard"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
-
-// silentStore never answers, as a frozen database would not: its calls end only with their
-// context.
-type silentStore struct{ queue.Store }
-
-func (silentStore) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
-	<-ctx.Done()
-	return queue.Ticket{}, ctx.Err()
-}
-
-// A call into a store that does not answer ends at the deadline with Unavailable, and the
-// observer hears of it.
-func TestGuardedStoreBoundsEveryCall(t *testing.T) {
-	t.Parallel()
-	var seen []string
-	st := queue.Guarded(silentStore{memstore.New()}, 50*time.Millisecond, func(op string, err error, d time.Duration) {
-		seen = append(seen, op+":"+string(apperr.CodeOf(err)))
-	})
-	start := time.Now()
-	_, err := st.GetTicket(context.Background(), "tk-1")
-	if apperr.CodeOf(err) != apperr.Unavailable || time.Since(start) > time.Second {
-		t.Fatalf("%v after %v, want Unavailable after about 50 ms", err, time.Since(start))
-	}
-	if len(seen) != 1 || seen[0] != "get_ticket:unavailable" {
-		t.Fatalf("observed %v", seen)
-	}
-}
 
 // slowStore answers its queue definitions after a delay and never commits a ticket: a
 // database that froze between the two calls of a creation.
@@ -84,7 +58,7 @@ func TestCreationsHaveOneDeadline(t *testing.T) {
 			if _, _, err := mem.PutQueue(context.Background(), q); err != nil {
 				t.Fatal(err)
 			}
-			st := queue.Guarded(slowStore{Store: mem, delay: timeout * 3 / 4}, timeout, nil)
+			st := storeguard.New(slowStore{Store: mem, delay: timeout * 3 / 4}, timeout, nil)
 			svc := queue.NewService(queue.Deps{Store: st, Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
 				Matcher: pairInOrder{}, Config: queue.Config{CreateTimeout: timeout}})
 			start := time.Now()
