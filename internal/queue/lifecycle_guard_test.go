@@ -54,3 +54,71 @@ func TestLifecycleKnowsNoIONorClock(t *testing.T) {
 		t.Fatalf("found %d lifecycle files to check in %v", seen, files)
 	}
 }
+
+// The queue's packages by role point inwards: the domain (this package) imports no adapter
+// (no HTTP, no database driver) and none of its subpackages but rulesjson, a leaf mapping
+// of JSON to the match rules; every other subpackage (the memory store, the store guard, the
+// outbound adapter, the contract suite) imports the domain, and cmd/api wires them.
+func TestQueuePackagesPointInwards(t *testing.T) {
+	t.Parallel()
+	const module = "github.com/matchmakerhq/matchmaker/"
+	forbidden := []string{"net/http", "database/sql", "github.com/jackc/pgx", module + "db"}
+	for path, imports := range packageImports(t, ".") {
+		for _, imp := range imports {
+			if slices.ContainsFunc(forbidden, func(f string) bool { return imp == f || strings.HasPrefix(imp, f+"/") }) {
+				t.Errorf("%s imports %s: the queue's domain reaches no network or database itself", path, imp)
+			}
+			if strings.HasPrefix(imp, module+"internal/queue/") && imp != module+"internal/queue/rulesjson" {
+				t.Errorf("%s imports %s: the subpackages import the domain, not the reverse", path, imp)
+			}
+		}
+	}
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == "testdata" || e.Name() == "rulesjson" {
+			continue
+		}
+		var all []string
+		for _, imports := range packageImports(t, e.Name()) {
+			all = append(all, imports...)
+		}
+		if len(all) == 0 {
+			continue
+		}
+		checked++
+		if !slices.Contains(all, module+"internal/queue") {
+			t.Errorf("%s does not import the queue's domain: does it belong under internal/queue?", e.Name())
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("checked %d subpackages, want the memory store, store guard, outbound and contract suite", checked)
+	}
+}
+
+// packageImports is, for each non-test Go file in dir, its imports.
+func packageImports(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string][]string)
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			out[name] = append(out[name], path)
+		}
+	}
+	return out
+}
