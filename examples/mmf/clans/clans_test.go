@@ -1,11 +1,14 @@
 package clans_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -172,6 +175,64 @@ func TestClansProposalsPassTheServicesCheck(t *testing.T) {
 		}
 		if got := propose(t, &q, pool); len(got) != 23/(2*size) {
 			t.Errorf("team size %d: %d matches of 23 solo players, want %d", size, len(got), 23/(2*size))
+		}
+	}
+}
+
+// benchPool is a 5,000-ticket pool of a 5v5 queue as the service sends it: a fifth of the
+// tickets parties of two, half of them in one of 500 clans, ratings spread over 400.
+func benchPool() (queue.Queue, []queue.Ticket) {
+	q := clanQueue(2, 5)
+	rng := rand.New(rand.NewPCG(5000, 1))
+	pool := make([]queue.Ticket, 5000)
+	for i := range pool {
+		clan := ""
+		if rng.IntN(2) == 0 {
+			clan = fmt.Sprintf("clan%03d", rng.IntN(500))
+		}
+		ratings := []float64{800 + rng.Float64()*400}
+		if rng.IntN(5) == 0 {
+			ratings = append(ratings, 800+rng.Float64()*400)
+		}
+		pool[i] = ticket(fmt.Sprintf("t%d", i), clan, 60-i/100, ratings...)
+	}
+	return q, pool
+}
+
+// BenchmarkMatch is the function's own compute on a 5,000-ticket pool, the request decoded
+// beforehand: what a leader's tick waits for beyond the network and the JSON.
+func BenchmarkMatch(b *testing.B) {
+	q, pool := benchPool()
+	body := queue.AppendFunctionRequest(nil, queue.FunctionRequest{Queue: &q, Now: now, Deadline: now.Add(time.Second), Pool: pool})
+	var req client.MatchFunctionRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		b.Fatal(err)
+	}
+	matches := 0
+	for b.Loop() {
+		out, _ := clans.Match(context.Background(), &req)
+		matches = len(out)
+	}
+	b.ReportMetric(float64(matches), "matches")
+}
+
+// BenchmarkHandler is a whole call on loopback's far side: the signed request of 5,000
+// tickets verified, decoded into the client's types, matched and the answer written.
+func BenchmarkHandler(b *testing.B) {
+	q, pool := benchPool()
+	call := queue.FunctionRequest{Queue: &q, Tick: 1, Now: now, Deadline: now.Add(time.Hour), Pool: pool}
+	body := queue.AppendFunctionRequest(nil, call)
+	const secret = "a-benchmark-secret-16"
+	h := &client.MatchFunctionServer{Secret: secret, Func: clans.Match, Now: func() time.Time { return now }}
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		req.Header.Set(queue.SignatureHeader, queue.Sign(secret, now.Unix(), call.Delivery(), body))
+		req.Header.Set(queue.DeliveryHeader, call.Delivery())
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%d %s", rec.Code, rec.Body)
 		}
 	}
 }
