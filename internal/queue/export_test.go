@@ -55,3 +55,6 @@ func Assignments(m Match) map[string]Assignment { return assignments(m) }
 // NewTestStore is an empty in-memory Store for this package's own tests, which cannot import
 // memstore (it imports queue); memstore_hook_test.go sets it.
 var NewTestStore func() Store
+
+// FunctionRejected is the counter of match functions' proposals rejected, by queue and reason.
+func FunctionRejected(m *Metrics) *prometheus.CounterVec { return m.fn.rejected }

@@ -117,6 +117,10 @@ type runner struct {
 	ctx        context.Context
 	allocating sync.Map
 	held       map[string]heldTicket // while leading (acceptance.go)
+	// fn and shadowK are the queue's match function's calls and shadow measure, while
+	// leading (matchfunction_tick.go, matchfunction_shadow.go).
+	fn      *functionState
+	shadowK *shadowTracker
 }
 
 // tickMarks say when a queue's last tick here began, and wake whoever waits for a tick to end
@@ -229,6 +233,7 @@ func (r *runner) lead(ctx context.Context, q Queue) bool {
 		}
 		r.leading.Store(false)
 		r.waiting, r.cursor, r.track, r.held = nil, 0, nil, nil
+		r.fn, r.shadowK = nil, nil
 		r.order, r.arrived, r.list = nil, nil, nil
 		r.stats.Store(nil)
 		r.waitingOn.Store(nil)
@@ -287,7 +292,7 @@ func abandonable(ctx context.Context, call func() (bool, error)) (bool, error) {
 // tick is one tick of the queue: lead or not, and if leading, load the changes since the last
 // tick, run the pass and write what it decided.
 func (r *runner) tick(parent context.Context, q Queue) {
-	ctx, cancel := context.WithTimeout(parent, max(5*q.Tick, 5*time.Second))
+	ctx, cancel := context.WithTimeout(parent, max(5*q.Tick, 5*time.Second)+functionTimeout(q))
 	defer cancel()
 	log := r.s.logger.With("queue", q.Name)
 	if !r.lead(ctx, q) {
@@ -302,7 +307,10 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	r.expireProposals(ctx, q, now)
 	r.placeMatches(ctx, q)
 	list := r.sortedWaiting()
-	w, err := r.s.matcher.Match(q, list, now)
+	w, err := r.pass(ctx, q, list, now)
+	if !r.leading.Load() { // lost during a match function's call
+		return
+	}
 	if err != nil {
 		// Tickets still expire: a pass that fails every tick must not keep them forever.
 		log.Error("queue: the matching pass failed; expiring only", "err", err)
@@ -318,11 +326,13 @@ func (r *runner) tick(parent context.Context, q Queue) {
 			return
 		}
 		r.committed(q.Name, w, done, now)
+		r.shadowRules(q, list, w, done, now)
 		select {
 		case r.kick <- struct{}{}:
 		default:
 		}
 	}
+	r.shadow(ctx, q, list, now)               // after the commit too, with the pool the pass had
 	r.s.metrics.ruleBlocks(q.Name, w.Waiting) // after the commit: it holds up no match
 	players := 0
 	for _, t := range r.waiting {
@@ -347,6 +357,9 @@ func (r *runner) snapshot(ctx context.Context, queue string, now, oldest time.Ti
 	st := k.snapshot(queue, now, oldest)
 	if w := r.waitingOn.Load(); w != nil {
 		st.WaitingOn = w.ByRule()
+	}
+	if r.shadowK != nil {
+		st.Shadow = r.shadowK.stats(now)
 	}
 	r.stats.Store(st)
 	r.s.metrics.bands(queue, st)

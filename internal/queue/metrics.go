@@ -31,6 +31,7 @@ type Metrics struct {
 	placed    *prometheus.CounterVec
 	placeTime *prometheus.HistogramVec
 	refused   *prometheus.CounterVec
+	fn        *functionMetrics
 }
 
 // waitBuckets are seconds a ticket waited: from a tick to the longest TTL.
@@ -90,6 +91,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_leader_takeover_refused_total",
 		Help: "Attempts to take a queue from a leader whose lease ran out that failed because its database session could not be ended (the role lacks pg_signal_backend)."},
 		[]string{"queue"})
+	m.fn = newFunctionMetrics()
+	reg.MustRegister(m.fn.collectors()...)
 	reg.MustRegister(m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
 		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused)
 	return m
@@ -209,7 +212,7 @@ func (m *Metrics) forget(queue string) {
 	l := prometheus.Labels{"queue": queue}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused} {
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused, m.fn.rejected} {
 		v.DeletePartialMatch(l)
 	}
 }

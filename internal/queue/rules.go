@@ -37,6 +37,9 @@ type WaitingOn struct {
 type Waits struct {
 	ids   []string         // the ticket id of each of waits
 	waits []matchpool.Wait // the pass's, in its order
+	// shared, instead of waits, is why every one of ids waits: a tick whose matches a match
+	// function made, or would have made.
+	shared *WaitingOn
 
 	indexOnce sync.Once
 	index     map[string]int // by ticket id, made at the first Of
@@ -57,13 +60,18 @@ func (w *Waits) Of(id string) (WaitingOn, bool) {
 	if !ok {
 		return WaitingOn{}, false
 	}
+	if w.shared != nil {
+		return *w.shared, true
+	}
 	return WaitingOn{Rule: w.waits[k].Rule, Detail: w.waits[k].Detail()}, true
 }
 
 // ByRule counts the waiting tickets by the rule that stopped them.
 func (w *Waits) ByRule() map[string]int {
 	counts := make(map[string]int)
-	if w != nil {
+	if w != nil && w.shared != nil {
+		counts[w.shared.Rule] = len(w.ids)
+	} else if w != nil {
 		for _, x := range w.waits {
 			counts[x.Rule]++
 		}

@@ -85,6 +85,10 @@ type Stats struct {
 	// stopped them ("interval", "latency" or a rule's name); nil before a pass.
 	WaitingOn map[string]int
 
+	// Shadow compares the built-in rules' matches with the match function's in a queue whose
+	// function runs in mode shadow (matchfunction_shadow.go); nil otherwise.
+	Shadow *ShadowStats
+
 	// The hour (statshour.go): matches in each of the 60 minutes up to At, oldest first;
 	// expiries by reason; the waits of the tickets matched, from a histogram; the last
 	// recentCount matches, newest first.

@@ -1,0 +1,174 @@
+package queue
+
+import (
+	"slices"
+	"time"
+)
+
+// Shadow mode's measure (DESIGN, "Match functions"): over the last ShadowWindow, the built-in
+// pass's committed matches beside the match function's checked proposals of the same pools,
+// so that a studio compares a function with its rules on live traffic before it switches.
+
+// ShadowWindow is how far back the shadow comparison looks.
+const ShadowWindow = 10 * time.Minute
+
+// ShadowStats compares, in a queue whose match function runs in mode shadow, the matches the
+// built-in rules made (Rules) with those the function proposed that passed the check
+// (Function), over the last Window.
+type ShadowStats struct {
+	Window         time.Duration
+	Rules          ShadowSide
+	Function       ShadowSide
+	FunctionCalls  int // the calls made in the window (none while backing off)
+	FunctionFailed int // of them, those that failed
+}
+
+// ShadowSide is one side's matches over the window: how many, the tickets in them, their mean
+// team-average difference, the median wait of their tickets (ok false without one), and,
+// for the function, the proposals the check rejected by reason.
+type ShadowSide struct {
+	Matches               int
+	TicketsMatched        int
+	MeanAverageDifference float64
+	MedianWaitS           float64
+	HasWait               bool
+	Rejected              map[RejectReason]int
+}
+
+// shadowSample is one match of a side, or a rejection, or a call.
+type shadowSample struct {
+	at      time.Time
+	diff    float64
+	waits   []float64 // its tickets' waits in seconds
+	reason  RejectReason
+	failed  bool
+	isCall  bool
+	isMatch bool
+}
+
+// shadowTracker keeps both sides' samples of the window, oldest first.
+type shadowTracker struct {
+	rules, function []shadowSample
+}
+
+func (k *shadowTracker) prune(now time.Time) {
+	keep := func(s []shadowSample) []shadowSample {
+		i := 0
+		for i < len(s) && now.Sub(s[i].at) > ShadowWindow {
+			i++
+		}
+		return slices.Delete(s, 0, i)
+	}
+	k.rules, k.function = keep(k.rules), keep(k.function)
+}
+
+// matchSample is a made match's sample: its difference and its tickets' waits, from the pool.
+func matchSample(m *Match, created map[string]time.Time, now time.Time) shadowSample {
+	s := shadowSample{at: now, diff: m.AverageDifference, isMatch: true}
+	for _, id := range m.Tickets() {
+		if at, ok := created[id]; ok {
+			s.waits = append(s.waits, now.Sub(at).Seconds())
+		}
+	}
+	return s
+}
+
+// shadowMeasured records a shadow call's outcome: its made matches and its rejections.
+func (r *runner) shadowMeasured(q Queue, pool []Ticket, made []Match, rejected []Rejection, now time.Time) {
+	k := r.shadowTrack()
+	created := make(map[string]time.Time, len(pool))
+	for i := range pool {
+		created[pool[i].ID] = pool[i].CreatedAt
+	}
+	k.function = append(k.function, shadowSample{at: now, isCall: true})
+	for i := range made {
+		k.function = append(k.function, matchSample(&made[i], created, now))
+	}
+	for _, x := range rejected {
+		k.function = append(k.function, shadowSample{at: now, reason: x.Reason})
+	}
+	k.prune(now)
+}
+
+// shadowFailed records a shadow call that failed.
+func (r *runner) shadowFailed(now time.Time) {
+	k := r.shadowTrack()
+	k.function = append(k.function, shadowSample{at: now, isCall: true, failed: true})
+	k.prune(now)
+}
+
+// shadowRules records the built-in pass's committed matches of a queue in mode shadow.
+func (r *runner) shadowRules(q Queue, list []Ticket, w TickWrite, done TickCommitted, now time.Time) {
+	if q.MatchFunction == nil || q.MatchFunction.Mode != FunctionShadow {
+		return
+	}
+	k := r.shadowTrack()
+	created := make(map[string]time.Time, len(list))
+	for i := range list {
+		created[list[i].ID] = list[i].CreatedAt
+	}
+	stored := make(map[string]bool, len(done.Matches))
+	for _, id := range done.Matches {
+		stored[id] = true
+	}
+	for i := range w.Matches {
+		if m := &w.Matches[i]; stored[m.ID] && m.BackfillOf == "" {
+			k.rules = append(k.rules, matchSample(m, created, now))
+		}
+	}
+	k.prune(now)
+}
+
+func (r *runner) shadowTrack() *shadowTracker {
+	if r.shadowK == nil {
+		r.shadowK = &shadowTracker{}
+	}
+	return r.shadowK
+}
+
+// stats summarises the window at now.
+func (k *shadowTracker) stats(now time.Time) *ShadowStats {
+	k.prune(now)
+	st := &ShadowStats{Window: ShadowWindow, Rules: summarise(k.rules), Function: summarise(k.function)}
+	for _, s := range k.function {
+		if s.isCall {
+			st.FunctionCalls++
+			if s.failed {
+				st.FunctionFailed++
+			}
+		}
+	}
+	return st
+}
+
+func summarise(samples []shadowSample) ShadowSide {
+	var side ShadowSide
+	var waits []float64
+	diff := 0.0
+	for _, s := range samples {
+		switch {
+		case s.isMatch:
+			side.Matches++
+			side.TicketsMatched += len(s.waits)
+			diff += s.diff
+			waits = append(waits, s.waits...)
+		case s.reason != "":
+			if side.Rejected == nil {
+				side.Rejected = make(map[RejectReason]int)
+			}
+			side.Rejected[s.reason]++
+		}
+	}
+	if side.Matches > 0 {
+		side.MeanAverageDifference = diff / float64(side.Matches)
+	}
+	if len(waits) > 0 {
+		slices.Sort(waits)
+		n := len(waits)
+		side.MedianWaitS, side.HasWait = waits[n/2], true
+		if n%2 == 0 {
+			side.MedianWaitS = (waits[n/2-1] + waits[n/2]) / 2
+		}
+	}
+	return side
+}

@@ -1,0 +1,236 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The leader's side of a queue's match function (matchfunction.go): at each tick it sends the
+// pool, reads the proposals, checks them (FunctionCheck), and hands the made matches to the
+// tick's commit as the built-in pass's are (mode replace); or commits the built-in pass's
+// and measures the function's beside them (mode shadow).
+
+// functionState is a leader's record of its queue's match function: the last call's tick
+// number, and the failures in a row that hold the next call back.
+type functionState struct {
+	tick     uint64
+	failures int       // in a row
+	next     time.Time // no call before it, after a failure
+	last     string    // why the last call failed, in words
+}
+
+// functionBackoff is the wait after n failures in a row: twice the tick (at least a second)
+// after the first, doubling, at most a minute (or two of a slower queue's ticks). A dead
+// function is called once per step, not at each tick.
+func functionBackoff(tick time.Duration, n int) time.Duration {
+	base := max(tick, time.Second)
+	limit := max(time.Minute, 2*base)
+	d := base
+	for i := 0; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+// functionLeftOut is why the tickets a function's matches left out wait.
+const functionLeftOut = "not in the match function's matches"
+
+// pass makes the tick's matches: the built-in pass's, or, when the queue's match function
+// makes them (mode replace), the function's that passed the check. When the call fails, the
+// built-in pass makes them (on_failure rules) or the tickets wait, saying why (wait). The
+// queue's rules still filter the pool: a ticket past its time expires as it would.
+func (r *runner) pass(ctx context.Context, q Queue, list []Ticket, now time.Time) (TickWrite, error) {
+	mf := q.MatchFunction
+	if mf == nil || mf.Mode != FunctionReplace {
+		return r.s.matcher.Match(q, list, now)
+	}
+	expired, pool := functionPool(q, list, now)
+	proposals, failure, called := r.callFunction(ctx, q, pool, now)
+	if failure != "" && mf.OnFailure == FailureRules {
+		return r.s.matcher.Match(q, list, now)
+	}
+	w := TickWrite{Expired: expired}
+	why := WaitingOn{Rule: WaitMatchFunction, Detail: failure}
+	if failure == "" {
+		why.Detail = functionLeftOut
+	}
+	if failure == "" && called {
+		if !r.stillLeading(ctx, q) {
+			return TickWrite{}, nil
+		}
+		w.Matches = r.checkProposals(ctx, q, pool, proposals, now, false)
+	}
+	w.Waiting = waitingOnFunction(list, expired, w.Matches, why)
+	return w, nil
+}
+
+// shadow calls the queue's function in mode shadow, after the tick's commit, with the pool
+// as the built-in pass saw it, and measures what it proposed (never committed).
+func (r *runner) shadow(ctx context.Context, q Queue, list []Ticket, now time.Time) {
+	if q.MatchFunction == nil || q.MatchFunction.Mode != FunctionShadow || !r.leading.Load() {
+		return
+	}
+	_, pool := functionPool(q, list, now)
+	proposals, failure, called := r.callFunction(ctx, q, pool, now)
+	switch {
+	case failure == "" && called:
+		r.checkProposals(ctx, q, pool, proposals, now, true)
+	case called:
+		r.shadowFailed(now)
+	}
+}
+
+// functionPool is what a tick sends its function: the searching tickets, oldest first, at most
+// max_pool, but those whose time is up (expired, which the tick expires) and backfills
+// (whose running matches only the built-in pass fills). The list itself when none is left
+// out: a pool is sent as it is, not copied.
+func functionPool(q Queue, list []Ticket, now time.Time) (expired []Expiry, pool []Ticket) {
+	expired = expiredByTTL(list, now)
+	out := func(t *Ticket) bool { return t.Backfill != nil || !now.Before(t.ExpiresAt) }
+	n := min(len(list), q.MatchFunction.MaxPool)
+	pool = list[:n]
+	for i := range pool {
+		if out(&list[i]) {
+			pool = make([]Ticket, 0, n)
+			for j := range list {
+				if len(pool) == n {
+					break
+				}
+				if !out(&list[j]) {
+					pool = append(pool, list[j])
+				}
+			}
+			break
+		}
+	}
+	return expired, pool
+}
+
+// waitingOnFunction says why each ticket of the list the tick leaves searching waits: on the
+// match function, for why.
+func waitingOnFunction(list []Ticket, expired []Expiry, made []Match, why WaitingOn) *Waits {
+	gone := make(map[string]bool, len(expired))
+	for _, e := range expired {
+		gone[e.TicketID] = true
+	}
+	for _, m := range made {
+		for _, id := range m.Tickets() {
+			gone[id] = true
+		}
+	}
+	ids := make([]string, 0, len(list))
+	for i := range list {
+		if !gone[list[i].ID] {
+			ids = append(ids, list[i].ID)
+		}
+	}
+	return &Waits{ids: ids, shared: &why}
+}
+
+// callFunction sends the pool to the queue's function (not while it backs off, nor an empty
+// pool) and returns its proposals, or why the call failed (or why none is made), in words,
+// and whether a call was made.
+func (r *runner) callFunction(ctx context.Context, q Queue, pool []Ticket, now time.Time) ([]ProposedMatch, string, bool) {
+	mf := q.MatchFunction
+	if r.fn == nil {
+		r.fn = &functionState{}
+	}
+	st := r.fn
+	if now.Before(st.next) {
+		r.s.metrics.functionCalled(callBackoff, 0)
+		return nil, fmt.Sprintf("%s (%d failures in a row; the next call in %s)", st.last, st.failures, st.next.Sub(now).Round(time.Millisecond)), false
+	}
+	if len(pool) == 0 {
+		return nil, "", false
+	}
+	// Increasing across leaders too: a new leader's first tick is past the last one's.
+	st.tick = max(st.tick+1, uint64(now.UnixMilli()))
+	req := FunctionRequest{Queue: &q, Tick: st.tick, Now: now, Deadline: now.Add(mf.Timeout), Pool: pool}
+	cctx, cancel := context.WithTimeout(ctx, mf.Timeout)
+	defer cancel()
+	start := r.s.clock.Now()
+	var proposals []ProposedMatch
+	err := errNoOutbound
+	if r.s.outbound != nil {
+		proposals, err = r.s.outbound.CallFunction(cctx, *mf, req)
+	}
+	outcome, detail := functionOutcome(err, cctx.Err(), mf.Timeout)
+	r.s.metrics.functionCalled(outcome, r.s.clock.Since(start))
+	if err == nil {
+		st.failures, st.next = 0, time.Time{}
+		return proposals, "", true
+	}
+	st.failures++
+	st.next, st.last = now.Add(functionBackoff(q.Tick, st.failures)), detail
+	r.s.logger.Warn("queue: the match function failed", "queue", q.Name, "outcome", outcome, "err", err,
+		"failures", st.failures, "next_call_in", st.next.Sub(now))
+	return nil, detail, true
+}
+
+// functionOutcome names a call's outcome, and says why it failed in words.
+func functionOutcome(err, ctxErr error, timeout time.Duration) (outcome, detail string) {
+	var refused *RefusedError
+	switch {
+	case err == nil:
+		return callOK, ""
+	case errors.Is(ctxErr, context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		return callTimeout, fmt.Sprintf("timed out after %d ms", timeout.Milliseconds())
+	case errors.As(err, &refused):
+		return callRefused, "answered " + strings.TrimSpace(fmt.Sprintf("%d %s", refused.Status, refused.Text))
+	case errors.Is(err, ErrFunctionUnreadable):
+		return callUnreadable, err.Error()
+	}
+	return callError, "unreachable: " + err.Error()
+}
+
+// stillLeading renews the lease after a call long enough to have let it run low, and says
+// whether the replica still leads the queue (if not, the tick writes nothing).
+func (r *runner) stillLeading(ctx context.Context, q Queue) bool {
+	ls, ok := r.s.store.(LeaseStore)
+	if !ok || ls.LeaseLeft(q.Name) > ls.LeaseRenewal() {
+		return true
+	}
+	return r.lead(ctx, q)
+}
+
+// checkProposals checks the function's proposals against the pool it was sent: in mode
+// replace, against the tickets still searching after the call (the changes made meanwhile
+// loaded), in mode shadow against the pool as it was. Rejected ones are counted and logged
+// with their tickets; the made matches are returned (and, in shadow, measured).
+func (r *runner) checkProposals(ctx context.Context, q Queue, pool []Ticket, proposals []ProposedMatch, now time.Time, shadow bool) []Match {
+	c := FunctionCheck{Queue: &q, Pool: pool, Now: now}
+	if !shadow {
+		if err := r.load(ctx, q); err != nil {
+			r.s.logger.Warn("queue: cannot load the changes made during the match function's call", "queue", q.Name, "err", err)
+		}
+		c.Searching = func(id string) bool { _, ok := r.waiting[id]; return ok }
+	}
+	made, rejected := c.Check(proposals)
+	r.s.metrics.functionRejected(q.Name, rejected)
+	for i, x := range rejected {
+		if i == maxRejectionLogs {
+			r.s.logger.Warn("queue: more of the match function's proposals rejected", "queue", q.Name, "rejected", len(rejected)-i)
+			break
+		}
+		r.s.logger.Warn("queue: the match function's proposal rejected", "queue", q.Name, "shadow", shadow,
+			"match", x.Match, "reason", string(x.Reason), "detail", x.Detail, "tickets", x.Tickets)
+	}
+	if shadow {
+		r.shadowMeasured(q, pool, made, rejected, now)
+	}
+	return made
+}
+
+// maxRejectionLogs bounds the log lines of one answer's rejections: the metric counts all.
+const maxRejectionLogs = 20
+
+// functionTimeout is the longest a tick of q waits for its match function.
+func functionTimeout(q Queue) time.Duration {
+	if q.MatchFunction == nil {
+		return 0
+	}
+	return q.MatchFunction.Timeout
+}
