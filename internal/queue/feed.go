@@ -12,7 +12,7 @@ import (
 // (each waiter used to read the queue's new events itself at every notification:
 // TestWaitersShareOneReadOfTheEvents; docs/performance.md, "Queue feeds").
 type feeds struct {
-	store  Store
+	store  EventStore
 	linger time.Duration // how long a feed without waiters keeps reading
 
 	mu      sync.Mutex
@@ -70,7 +70,7 @@ type ticketWatch struct {
 	waiters int // under feeds.mu: the long-polls holding it (unwatch)
 }
 
-func newFeeds(store Store) *feeds {
+func newFeeds(store EventStore) *feeds {
 	return &feeds{store: store, linger: time.Minute, byQueue: make(map[string]*feed)}
 }
 

@@ -17,6 +17,24 @@ import (
 // malformed argument, Unavailable when the backing database cannot be reached. Methods are
 // safe for concurrent use.
 type Store interface {
+	DefinitionStore
+	TicketStore
+	LeaderStore
+	EventStore
+	StatsStore
+
+	// Ping reports whether the store can be reached; Name says which it is.
+	Ping(ctx context.Context) error
+	Name() string
+
+	// The ready checks (acceptance.go) and placements (placement.go).
+	ProposalStore
+	PlacementStore
+	AllocatorStore
+}
+
+// DefinitionStore is the part of Store that keeps the queues' definitions.
+type DefinitionStore interface {
 	// PutQueue creates or replaces the definition of q.Name and returns it as stored, and
 	// whether it was created. A replacement keeps CreatedAt; searching tickets stay.
 	PutQueue(ctx context.Context, q Queue) (stored Queue, created bool, err error)
@@ -28,7 +46,11 @@ type Store interface {
 	// cancelled with Reason "queue deleted" and an event each. NotFound if there is none.
 	// The queue's finished tickets, matches and events stay readable until purged.
 	DeleteQueue(ctx context.Context, name string, at time.Time) error
+}
 
+// TicketStore is the part of Store a ticket's own calls use: its creation, reads and cancel,
+// and the match it ends in.
+type TicketStore interface {
 	// CreateTicket stores t (Status Searching) and has committed it when it returns. With
 	// t.IdempotencyKey already used in the queue, it returns the stored ticket and replayed
 	// true if t.BodyHash is the same, and a Conflict otherwise. A player of t already in a
@@ -42,7 +64,13 @@ type Store interface {
 	// and returns it. A ticket already cancelled is returned as it is; a matched or expired
 	// one is a Conflict; an unknown one NotFound.
 	CancelTicket(ctx context.Context, id string, at time.Time) (Ticket, error)
+	// GetMatch returns a match the queue made; NotFound if there is none.
+	GetMatch(ctx context.Context, id string) (Match, error)
+}
 
+// LeaderStore is the part of Store the tick loop uses: leadership, the queue's changes, a
+// tick's commit, the webhook's outbox cursor and the purge.
+type LeaderStore interface {
 	// Changes returns the queue's tickets created or changed since the cursor, and the cursor
 	// to pass next time. The zero cursor returns every searching ticket. A ticket may come
 	// back more than once; the caller keeps the searching ones, by id, and drops the others.
@@ -57,21 +85,7 @@ type Store interface {
 	// for the next tick. Each expiry of a still-searching ticket makes it expired with its
 	// reason and an event. It returns what took effect.
 	CommitTick(ctx context.Context, queue string, w TickWrite) (TickCommitted, error)
-	// GetMatch returns a match the queue made; NotFound if there is none.
-	GetMatch(ctx context.Context, id string) (Match, error)
 
-	// Events returns up to limit events of the queue with Seq > after, in Seq order.
-	Events(ctx context.Context, queue string, after int64, limit int) ([]Event, error)
-	// FeedEvents is Events with, in the same round trip, the tickets of those events as they
-	// are now (a ticket purged since is left out): what a replica's feed reads to wake the
-	// long-polls of those tickets, without a second read on the way from a match to them.
-	FeedEvents(ctx context.Context, queue string, after int64, limit int) ([]Event, []Ticket, error)
-	// EventHead returns the Seq of the queue's newest event (0 when it has none).
-	EventHead(ctx context.Context, queue string) (int64, error)
-	// WaitEvents returns once the queue may have an event with Seq > after (at once if it
-	// has one), or when ctx ends (returning its error). Every replica's waiters wake up,
-	// whichever replica wrote the event. Spurious wake-ups are allowed.
-	WaitEvents(ctx context.Context, queue string, after int64) error
 	// WebhookCursor and SetWebhookCursor keep, per queue, the Seq of the last event the
 	// queue's webhook acknowledged: the events after it are the outbox.
 	WebhookCursor(ctx context.Context, queue string) (int64, error)
@@ -87,22 +101,32 @@ type Store interface {
 	// Purge deletes what is older than before and no longer needed: finished tickets,
 	// matches, and events already past every webhook cursor.
 	Purge(ctx context.Context, before time.Time) (PurgeReport, error)
+}
 
+// EventStore is the part of Store that event feeds, streams and long-polls read.
+type EventStore interface {
+	// Events returns up to limit events of the queue with Seq > after, in Seq order.
+	Events(ctx context.Context, queue string, after int64, limit int) ([]Event, error)
+	// FeedEvents is Events with, in the same round trip, the tickets of those events as they
+	// are now (a ticket purged since is left out): what a replica's feed reads to wake the
+	// long-polls of those tickets, without a second read on the way from a match to them.
+	FeedEvents(ctx context.Context, queue string, after int64, limit int) ([]Event, []Ticket, error)
+	// EventHead returns the Seq of the queue's newest event (0 when it has none).
+	EventHead(ctx context.Context, queue string) (int64, error)
+	// WaitEvents returns once the queue may have an event with Seq > after (at once if it
+	// has one), or when ctx ends (returning its error). Every replica's waiters wake up,
+	// whichever replica wrote the event. Spurious wake-ups are allowed.
+	WaitEvents(ctx context.Context, queue string, after int64) error
+}
+
+// StatsStore is the part of Store that shares a queue's stats between replicas.
+type StatsStore interface {
 	// PublishStats keeps st as the queue's latest stats snapshot, replacing the previous one;
 	// the queue's leader writes it every StatsPublish so that the other replicas can answer
 	// GET /v1/queues/{name}/stats. LatestStats returns it, ok false when none was published
 	// (or the queue does not exist).
 	PublishStats(ctx context.Context, queue string, st Stats) error
 	LatestStats(ctx context.Context, queue string) (st Stats, ok bool, err error)
-
-	// Ping reports whether the store can be reached; Name says which it is.
-	Ping(ctx context.Context) error
-	Name() string
-
-	// The ready checks (acceptance.go) and placements (placement.go).
-	ProposalStore
-	PlacementStore
-	AllocatorStore
 }
 
 // Cursor is a position in a queue's changes, opaque to the caller.
