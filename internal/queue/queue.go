@@ -16,7 +16,9 @@
 // What happens to a ticket (searching, proposed, placing, matched, expired, cancelled, and
 // back to searching) is decided in one place, lifecycle.go, which both stores ask and neither
 // repeats. The service's HTTP goes through Outbound (package outbound), and its schedule runs
-// on one clock (Deps.Clock).
+// on one clock (Deps.Clock). The subpackages hold the roles around the domain and import it:
+// memstore (the in-memory Store), storeguard (a Store with call deadlines), outbound (HTTP),
+// queuetest (the stores' contract suite); rulesjson, the rules' JSON, is a leaf it imports.
 package queue
 
 import (

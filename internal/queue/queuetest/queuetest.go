@@ -1,5 +1,5 @@
 // Package queuetest is the contract suite every queue.Store passes: the memory store in
-// package queue and the Postgres store in package db/queuedb run the same tests, so the
+// package memstore and the Postgres store in package db/queuedb run the same tests, so the
 // service can rely on one behaviour whichever store it is given.
 package queuetest
 
