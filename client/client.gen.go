@@ -1749,6 +1749,9 @@ type QueueStats struct {
 	// SearchingTickets Searching tickets, backfill tickets not included.
 	SearchingTickets int `json:"searching_tickets"`
 
+	// Shadow In a queue whose `match_function` runs in mode `shadow` (absent otherwise): over the last `window_s`, the matches the built-in rules made and committed beside those the function proposed for the same pools that passed the check (never committed), so that a function is compared with the rules on live traffic before it takes over.
+	Shadow *QueueStatsShadow `json:"shadow,omitempty"`
+
 	// Source `leader`: this replica leads the queue; `store`: the snapshot the leader published (at most about 3 s old); `none`: no leader has published one yet (every count 0).
 	Source QueueStatsSource `json:"source"`
 
@@ -1807,6 +1810,36 @@ type QueueStatsRecentMatch struct {
 type QueueStatsRecentTeam struct {
 	AverageRating float64  `json:"average_rating"`
 	Players       []string `json:"players"`
+}
+
+// QueueStatsShadow In a queue whose `match_function` runs in mode `shadow` (absent otherwise): over the last `window_s`, the matches the built-in rules made and committed beside those the function proposed for the same pools that passed the check (never committed), so that a function is compared with the rules on live traffic before it takes over.
+type QueueStatsShadow struct {
+	Function QueueStatsShadowSide `json:"function"`
+
+	// FunctionCalls The function's calls in the window (none is made while it backs off after failures, nor for an empty pool).
+	FunctionCalls int `json:"function_calls"`
+
+	// FunctionFailures Of them, those that failed (timed out, answered other than 2xx, unreadable, unreachable).
+	FunctionFailures int                  `json:"function_failures"`
+	Rules            QueueStatsShadowSide `json:"rules"`
+
+	// WindowS The window, 600 s.
+	WindowS int `json:"window_s"`
+}
+
+// QueueStatsShadowSide defines model for QueueStatsShadowSide.
+type QueueStatsShadowSide struct {
+	Matches int `json:"matches"`
+
+	// MeanAverageDifference The mean of the matches' team-average difference (`average_difference`); absent without a match.
+	MeanAverageDifference *float64 `json:"mean_average_difference,omitempty"`
+
+	// MedianWaitS The median wait of the matched tickets, at their match; absent without a match.
+	MedianWaitS *float64 `json:"median_wait_s,omitempty"`
+
+	// Rejected The proposals the check rejected, by reason (`unknown_ticket`, `not_searching`, `duplicate`, `party_split`, `teams`, `team_size`, `roles`, `composition`, `attributes`, `region`, `avoid`, `empty`); always empty for the rules.
+	Rejected       map[string]int `json:"rejected"`
+	TicketsMatched int            `json:"tickets_matched"`
 }
 
 // QueueStatsWait Waits in seconds of the tickets matched (backfill tickets not included) in the last 10 minutes (`wait_s`, exact) or the last hour (`wait_s_last_hour`, from a histogram of 2^(1/4)-wide buckets, so within 19% of the exact percentile); median and p90 absent without samples.

@@ -1,9 +1,15 @@
 package handlers
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // A queue's match function over PUT and GET /v1/queues/{name}: the defaults, the secret never
@@ -61,5 +67,53 @@ func TestQueueMatchFunctionOverHTTP(t *testing.T) {
 	decodeJSON(t, as(t, h, "key-ops", http.MethodGet, "/v1/queues/mmf", ""), &got)
 	if got.MatchFn == nil || *got.MatchFn != want {
 		t.Fatalf("after refused puts: %+v, want %+v", got.MatchFn, want)
+	}
+}
+
+// In mode shadow, /stats shows the rules' matches beside the function's over the last 10
+// minutes (validated against the spec, as every response of these tests), and a ticket's
+// waiting_on in mode replace names the function.
+func TestQueueStatsShowTheShadow(t *testing.T) {
+	t.Parallel()
+	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Pool []struct {
+				ID string `json:"id"`
+			} `json:"pool"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Pool) < 2 {
+			_, _ = io.WriteString(w, `{"matches":[]}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"matches":[{"teams":[{"tickets":["`+req.Pool[0].ID+`"]},{"tickets":["`+req.Pool[1].ID+`"]}]},`+
+			`{"teams":[{"tickets":["tk-gone"]},{"tickets":["tk-too"]}]}]}`)
+	}))
+	defer fn.Close()
+	h := keyedQueueServer(t)
+	q := `{"context":{"game_type":"ctf"},"team_size":1,"tick_ms":50,"match_function":{"url":"` + fn.URL + `","secret":"0123456789abcdef","mode":"shadow"}}`
+	if resp := as(t, h, "key-ops", http.MethodPut, "/v1/queues/shadowed", q); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("put queue: %d %s", resp.StatusCode, readAll(t, resp))
+	}
+	var a ticketJSON
+	decodeJSON(t, as(t, h, "key-a", http.MethodPost, "/v1/queues/shadowed/tickets", `{"players":[{"id":"alice"}]}`), &a)
+	decodeJSON(t, as(t, h, "key-a", http.MethodPost, "/v1/queues/shadowed/tickets", `{"players":[{"id":"bob"}]}`), new(ticketJSON))
+	if m := waitStatus(t, h, "key-a", a.ID, queue.Matched); !strings.HasPrefix(m.Assignment.MatchID, "mt-tk-") {
+		t.Fatalf("in shadow, matched by %s, not the rules", m.Assignment.MatchID)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var st queueStatsJSON
+		decodeJSON(t, as(t, h, "key-ops", http.MethodGet, "/v1/queues/shadowed/stats", ""), &st)
+		if sh := st.Shadow; sh != nil && sh.Rules.Matches == 1 && sh.Function.Matches == 1 {
+			if sh.WindowS != 600 || sh.Function.TicketsMatched != 2 || sh.Function.Rejected["unknown_ticket"] != 1 ||
+				sh.Function.MeanAverageDifference == nil || sh.Rules.MedianWaitS == nil || sh.FunctionCalls != 1 {
+				t.Fatalf("shadow stats: %+v", sh)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no shadow stats after 10 s: %+v", st.Shadow)
+		}
+		time.Sleep(50 * time.Millisecond) // the leader's snapshot is rebuilt every second of the real clock
 	}
 }

@@ -34,6 +34,45 @@ type queueStatsJSON struct {
 	ExpiredByReason  map[string]int    `json:"expired_by_reason"`
 	WaitSLastHour    waitJSON          `json:"wait_s_last_hour"`
 	RecentMatches    []recentMatchJSON `json:"recent_matches"`
+	Shadow           *shadowStatsJSON  `json:"shadow,omitempty"`
+}
+
+// shadowStatsJSON is a shadow-mode queue's comparison of its rules and its match function.
+type shadowStatsJSON struct {
+	WindowS          int            `json:"window_s"`
+	FunctionCalls    int            `json:"function_calls"`
+	FunctionFailures int            `json:"function_failures"`
+	Rules            shadowSideJSON `json:"rules"`
+	Function         shadowSideJSON `json:"function"`
+}
+
+type shadowSideJSON struct {
+	Matches               int            `json:"matches"`
+	TicketsMatched        int            `json:"tickets_matched"`
+	MeanAverageDifference *float64       `json:"mean_average_difference,omitempty"`
+	MedianWaitS           *float64       `json:"median_wait_s,omitempty"`
+	Rejected              map[string]int `json:"rejected"`
+}
+
+func newShadowStatsJSON(st *queue.ShadowStats) *shadowStatsJSON {
+	if st == nil {
+		return nil
+	}
+	side := func(s queue.ShadowSide) shadowSideJSON {
+		out := shadowSideJSON{Matches: s.Matches, TicketsMatched: s.TicketsMatched, Rejected: make(map[string]int, len(s.Rejected))}
+		if s.Matches > 0 {
+			out.MeanAverageDifference = &s.MeanAverageDifference
+		}
+		if s.HasWait {
+			out.MedianWaitS = &s.MedianWaitS
+		}
+		for reason, n := range s.Rejected {
+			out.Rejected[string(reason)] = n
+		}
+		return out
+	}
+	return &shadowStatsJSON{WindowS: int(st.Window / time.Second), FunctionCalls: st.FunctionCalls,
+		FunctionFailures: st.FunctionFailed, Rules: side(st.Rules), Function: side(st.Function)}
 }
 
 type recentMatchJSON struct {
@@ -121,6 +160,7 @@ func handleQueueStats(logger *slog.Logger, svc *queue.Service) http.Handler {
 			out.ExpiredByReason = map[string]int{}
 		}
 		out.WaitSLastHour = newWaitJSON(st.HourWait)
+		out.Shadow = newShadowStatsJSON(st.Shadow)
 		out.RecentMatches = make([]recentMatchJSON, len(st.Recent))
 		for i, m := range st.Recent {
 			rm := recentMatchJSON{ID: m.ID, CreatedAt: m.At.UTC(), Region: m.Region, AverageDifference: m.AverageDifference,

@@ -2717,6 +2717,36 @@ export interface components {
             wait_s_last_hour: components["schemas"]["QueueStatsWait"];
             /** @description The queue's last 10 matches (fills not included), newest first, as the leader saw them made. */
             recent_matches: components["schemas"]["QueueStatsRecentMatch"][];
+            shadow?: components["schemas"]["QueueStatsShadow"];
+        };
+        /** @description In a queue whose `match_function` runs in mode `shadow` (absent otherwise): over the last `window_s`, the matches the built-in rules made and committed beside those the function proposed for the same pools that passed the check (never committed), so that a function is compared with the rules on live traffic before it takes over. */
+        QueueStatsShadow: {
+            /** @description The window, 600 s. */
+            window_s: number;
+            /** @description The function's calls in the window (none is made while it backs off after failures, nor for an empty pool). */
+            function_calls: number;
+            /** @description Of them, those that failed (timed out, answered other than 2xx, unreadable, unreachable). */
+            function_failures: number;
+            rules: components["schemas"]["QueueStatsShadowSide"];
+            function: components["schemas"]["QueueStatsShadowSide"];
+        };
+        QueueStatsShadowSide: {
+            matches: number;
+            tickets_matched: number;
+            /**
+             * Format: double
+             * @description The mean of the matches' team-average difference (`average_difference`); absent without a match.
+             */
+            mean_average_difference?: number;
+            /**
+             * Format: double
+             * @description The median wait of the matched tickets, at their match; absent without a match.
+             */
+            median_wait_s?: number;
+            /** @description The proposals the check rejected, by reason (`unknown_ticket`, `not_searching`, `duplicate`, `party_split`, `teams`, `team_size`, `roles`, `composition`, `attributes`, `region`, `avoid`, `empty`); always empty for the rules. */
+            rejected: {
+                [key: string]: number;
+            };
         };
         QueueStatsRecentMatch: {
             id: string;
