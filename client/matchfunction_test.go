@@ -296,3 +296,49 @@ func TestMatchFunctionTypeScriptFixture(t *testing.T) {
 		t.Fatalf("the service's check made %d match(es), rejected %+v", len(made), rejected)
 	}
 }
+
+// Whatever body a signed call carries, the handler answers a 200 whose answer the service
+// reads, or a 400 problem; it never panics, and the function sees only a request with a
+// queue, teams and a pool.
+func FuzzMatchFunctionRequest(f *testing.F) {
+	q, pool := functionQueue(), functionPool()
+	f.Add(queue.AppendFunctionRequest(nil, queue.FunctionRequest{Queue: &q, Tick: 1, Now: functionEpoch, Deadline: functionEpoch.Add(time.Second), Pool: pool}))
+	f.Add([]byte(`{"queue": "q", "teams": 2, "pool": [{"id": "a", "players": [{"id": "p", "rating": 1}], "attributes": {"x": [1]}}]}`))
+	f.Add([]byte(`{"queue": "q", "team_defs": [{"size": 1}], "pool": [], "deadline": "2026-12-01T12:00:00Z"}`))
+	f.Add([]byte(`{"queue": "", "teams": -1, "pool": null}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		h := &client.MatchFunctionServer{Secret: functionSecret, Now: func() time.Time { return functionEpoch },
+			Func: func(_ context.Context, req *client.MatchFunctionRequest) ([]client.ProposedMatch, error) {
+				if req.Queue == "" || req.Pool == nil {
+					t.Fatalf("the function got %+v", req)
+				}
+				// Every ticket alone on the first team: whatever the pool, an answer.
+				var out []client.ProposedMatch
+				for _, tk := range req.Pool {
+					out = append(out, client.ProposedMatch{Teams: []client.ProposedTeam{{Tickets: []string{tk.Id}}}})
+				}
+				return out, nil
+			}}
+		r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		r.Header.Set(queue.SignatureHeader, queue.Sign(functionSecret, functionEpoch.Unix(), "q:tick:1", body))
+		r.Header.Set(queue.DeliveryHeader, "q:tick:1")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		switch rec.Code {
+		case http.StatusOK:
+			var n struct {
+				Pool []json.RawMessage `json:"pool"`
+			}
+			_ = json.Unmarshal(body, &n)
+			if _, err := queue.DecodeFunctionAnswer(rec.Body.Bytes(), len(n.Pool)); err != nil {
+				t.Fatalf("the service cannot read the answer %s: %v", rec.Body, err)
+			}
+		case http.StatusBadRequest:
+			if rec.Header().Get("Content-Type") != "application/problem+json" {
+				t.Fatalf("a 400 of %s", rec.Header().Get("Content-Type"))
+			}
+		default:
+			t.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+	})
+}
