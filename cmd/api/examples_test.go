@@ -47,6 +47,11 @@ func TestExamples(t *testing.T) {
 			},
 			check: checkReadyCheck,
 		},
+		// The match function listens on a free port of 127.0.0.1, which the service may call.
+		"mmf": {
+			server: map[string]string{"MATCHMAKER_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8"},
+			check:  checkMatchFunction,
+		},
 	}
 	for _, mainFile := range dirs {
 		name := filepath.Base(filepath.Dir(mainFile))
@@ -103,6 +108,47 @@ func checkReadyCheck(t *testing.T, out string) {
 	}
 	if len(ports) != 1 || len(matches) != 1 || teams["0"] != 5 || teams["1"] != 5 {
 		t.Fatalf("want one match of two teams of five on one server, got matches %v, ports %v, teams %v", matches, ports, teams)
+	}
+}
+
+// mmfMatch is a line of the mmf example's output: a match's two teams.
+var mmfMatch = regexp.MustCompile(`(?m)^match (\S+): (\S+ \S+ \S+) against (\S+ \S+ \S+)$`)
+
+// checkMatchFunction asserts that the mmf example's function proposed the matches (its log
+// line), that its twelve players played in two 3v3 matches, and that no clan played on two
+// teams of one match: the wolves (ana, ben, cleo), the ravens (dan, eva, fay). dan and eva
+// are a party: always together.
+func checkMatchFunction(t *testing.T, out string) {
+	t.Helper()
+	if !regexp.MustCompile(`(?m)tick \d+: \d+ ticket\(s\) in the pool, [12] match\(es\) proposed$`).MatchString(out) {
+		t.Fatalf("the example's function proposed no match:\n%s", out)
+	}
+	lines := mmfMatch.FindAllStringSubmatch(out, -1)
+	if len(lines) != 2 || !strings.Contains(out, "every clan played on one team") {
+		t.Fatalf("want two 3v3 matches and every clan on one team:\n%s", out)
+	}
+	matchOf, teamOf := map[string]string{}, map[string]int{}
+	for _, l := range lines {
+		for side, team := range l[2:] {
+			for p := range strings.FieldsSeq(team) {
+				matchOf[p], teamOf[p] = l[1], side
+			}
+		}
+	}
+	if len(matchOf) != 12 {
+		t.Fatalf("want the 12 players in the matches, got %d:\n%s", len(matchOf), out)
+	}
+	for _, clan := range [][]string{{"ana", "ben", "cleo"}, {"dan", "eva", "fay"}} {
+		for _, a := range clan {
+			for _, b := range clan {
+				if matchOf[a] == matchOf[b] && teamOf[a] != teamOf[b] {
+					t.Errorf("%s and %s, of one clan, on both teams of match %s", a, b, matchOf[a])
+				}
+			}
+		}
+	}
+	if matchOf["dan"] != matchOf["eva"] || teamOf["dan"] != teamOf["eva"] {
+		t.Errorf("the party dan+eva was split")
 	}
 }
 
