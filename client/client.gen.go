@@ -1212,7 +1212,7 @@ type MatchFunctionRequest struct {
 	TeamSize int32                 `json:"team_size"`
 	Teams    int32                 `json:"teams"`
 
-	// Tick Counts the calls of the leader that makes them.
+	// Tick Increases from one call to the next, across the queue's leaders too (at least the call's Unix time in ms).
 	Tick int64 `json:"tick"`
 }
 

@@ -2497,7 +2497,7 @@ export interface components {
             queue: string;
             /**
              * Format: int64
-             * @description Counts the calls of the leader that makes them.
+             * @description Increases from one call to the next, across the queue's leaders too (at least the call's Unix time in ms).
              */
             tick: number;
             /**
