@@ -13,7 +13,8 @@ import (
 )
 
 // TestTypeScriptClient runs the TypeScript client's own tests (clients/typescript, `npm test`:
-// a queue, tickets, the match followed over SSE and long-polls, its result) against the whole
+// a queue, tickets, the match followed over SSE and long-polls, its result; a queue whose
+// match function the test serves) against the whole
 // program, on the in-memory store and on Postgres, after checking that its src/schema.d.ts is generated from the current spec. The
 // packages come from package-lock.json (`npm ci`, when node_modules is missing: CI installs
 // them beforehand). Without npm the test is skipped, or fails under
@@ -51,14 +52,19 @@ func TestTypeScriptClient(t *testing.T) {
 	run(t, nil, "run", "check-generated")
 	// One store after the other: both runs build into clients/typescript/dist.
 	t.Run("memory", func(t *testing.T) {
-		run(t, []string{"MATCHMAKER_URL=" + startDocsServer(t, nil), "MATCHMAKER_KEY=" + docsKey}, "test")
+		run(t, []string{"MATCHMAKER_URL=" + startDocsServer(t, allowLoopback), "MATCHMAKER_KEY=" + docsKey}, "test")
 	})
 	// On Postgres the events reach the stream through LISTEN/NOTIFY.
 	t.Run("postgres", func(t *testing.T) {
-		base := startDocsServer(t, map[string]string{"DATABASE_URL": dbtest.URL(t), "MATCHMAKER_DB_MAX_CONNS": "6"})
+		base := startDocsServer(t, map[string]string{"DATABASE_URL": dbtest.URL(t), "MATCHMAKER_DB_MAX_CONNS": "6",
+			"MATCHMAKER_WEBHOOK_ALLOW_CIDRS": allowLoopback["MATCHMAKER_WEBHOOK_ALLOW_CIDRS"]})
 		run(t, []string{"MATCHMAKER_URL=" + base, "MATCHMAKER_KEY=" + docsKey}, "test")
 	})
 }
+
+// allowLoopback lets the service call 127.0.0.1, where the client's match function test
+// serves one.
+var allowLoopback = map[string]string{"MATCHMAKER_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8"}
 
 // TestDocsTypeScriptExample keeps docs/clients.md's TypeScript program the one the client's
 // tests run (clients/typescript/examples/duel.ts), as a reader imports it: from the package

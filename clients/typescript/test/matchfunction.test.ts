@@ -1,8 +1,9 @@
 // The match function handler against the service's own call: test/testdata/matchfunction.json
 // is what the service's encoder and signature make of a pool (client/matchfunction_test.go
-// writes it and checks that the service reads and makes its answer).
+// writes it and checks that the service reads and makes its answer); and a queue whose
+// function the service calls, served here.
 import assert from "node:assert/strict";
-import { createHmac } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -10,6 +11,7 @@ import { after, before, test } from "node:test";
 
 import {
   answerMatchFunction,
+  createClient,
   matchFunctionListener,
   verifyWebhook,
   WebhookSignatureError,
@@ -17,6 +19,7 @@ import {
   type MatchFunctionOptions,
   type ProposedMatch,
 } from "../src/index.js";
+import { startService } from "./server.js";
 
 interface Fixture {
   secret: string;
@@ -142,4 +145,50 @@ test("the function's signal aborts at the request's deadline", async () => {
   const reply = await answerMatchFunction(fixture.secret, slow, sign(body, "ranked:tick:1", now), Buffer.from(body));
   assert.equal(aborted, true);
   assert.deepEqual(JSON.parse(reply.body), { matches: [] });
+});
+
+// The service calls a listener of this client's: a 1v1 queue whose function puts the
+// younger ticket on team 0 (the built-in pass puts the older there), so each ticket's
+// assignment says who made the match.
+test("a queue's matches come from a function the service calls", { timeout: 90_000 }, async () => {
+  const service = await startService();
+  const secret = "a-secret-of-16-bytes-or-more";
+  const pools: string[][] = [];
+  const younger: MatchFunction = (req) => {
+    pools.push(req.pool.map((t) => t.id));
+    const out: ProposedMatch[] = [];
+    for (let i = 0; i + 1 < req.pool.length; i += 2) out.push({ teams: [{ tickets: [req.pool[i + 1]!.id] }, { tickets: [req.pool[i]!.id] }] });
+    return out;
+  };
+  const fnServer = createServer(matchFunctionListener(secret, younger));
+  await new Promise<void>((resolve) => fnServer.listen(0, "127.0.0.1", resolve));
+  try {
+    const mm = createClient({ baseUrl: service.url, apiKey: service.key });
+    const name = `ts-mmf-${randomUUID().slice(0, 8)}`;
+    const url = `http://127.0.0.1:${(fnServer.address() as AddressInfo).port}/match`;
+    const put = await mm.PUT("/v1/queues/{name}", {
+      params: { path: { name } },
+      body: { context: { game_type: "ctf" }, team_size: 1, tick_ms: 100, match_function: { url, secret, timeout_ms: 2000 } },
+    });
+    assert.equal(put.error, undefined, `PUT /v1/queues/${name} (the service must allow 127.0.0.0/8): ${JSON.stringify(put.error)}`);
+    assert.equal(put.data?.match_function?.mode, "replace");
+    const ids: string[] = [];
+    for (const [player, rating] of [[`old-${name}`, 1000], [`young-${name}`, 1010]] as const) {
+      const t = await mm.POST("/v1/queues/{name}/tickets", { params: { path: { name } }, body: { players: [{ id: player, rating }] } });
+      assert.equal(t.response.status, 201, JSON.stringify(t.error));
+      ids.push(t.data!.id);
+    }
+    const [older, young] = await Promise.all(ids.map((id) => mm.waitForMatch(id, { signal: AbortSignal.timeout(60_000) })));
+    assert.equal(older?.status, "matched");
+    assert.equal(older?.assignment?.team, 1, "the function put the older ticket on team 1");
+    assert.equal(young?.assignment?.team, 0);
+    assert.equal(older?.assignment?.match_id, young?.assignment?.match_id);
+    assert.ok(
+      pools.some((p) => p.length === 2 && p[0] === ids[0] && p[1] === ids[1]),
+      `the function was sent both tickets, oldest first: ${JSON.stringify(pools)}`,
+    );
+  } finally {
+    await new Promise<void>((resolve) => fnServer.close(() => resolve()));
+    await service.stop();
+  }
 });

@@ -42,6 +42,8 @@ export async function startService(): Promise<Service> {
       MATCHMAKER_ADDR: "127.0.0.1:0",
       MATCHMAKER_API_KEYS: `ts:read+match+results+admin:${sum}`,
       DATABASE_URL: "",
+      // The match function's test serves one on 127.0.0.1, which the service calls.
+      MATCHMAKER_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8",
     },
   });
   const stop = async () => {
