@@ -61,9 +61,16 @@ func (d *deliveryLog) snapshot() []string {
 // leader posted the held event, and its cursor write went through, because the outbox stays
 // its own until its lease runs out; the new leader posts from there. (Before the lease, the
 // new leader posted the held event again, and the two posted side by side.)
+//
+// The deposed leader's answer and cursor write must land within its lease, counted from its
+// last renewal before its session ended: the lease here is longer than the other tests'
+// testLease, whose 1.5 s a loaded host's stall between the release and the write can outlast:
+// the new leader then posts the held event again (a 2 s pause put in the receiver's answer
+// gives duel:8 twice with 1.5 s, and once with 4 s). It costs the test the handover's wait.
 func TestQueueWebhookOnceAcrossLeaders(t *testing.T) {
 	t.Parallel()
-	stores, pool := openReplicasWith(t, 2, func(int) queuedb.Options { return queuedb.Options{LeaderLease: testLease} })
+	const lease = 4 * time.Second
+	stores, pool := openReplicasWith(t, 2, func(int) queuedb.Options { return queuedb.Options{LeaderLease: lease} })
 	const held = 8
 	rc := &deliveryLog{hold: held, arrived: make(chan struct{}), release: make(chan struct{})}
 	srv := httptest.NewServer(rc)
