@@ -147,6 +147,39 @@ test("the function's signal aborts at the request's deadline", async () => {
   assert.deepEqual(JSON.parse(reply.body), { matches: [] });
 });
 
+// The decoder against mangled calls (the fixture's body cut, bytes changed, members dropped),
+// each signed: a 200 whose answer is a list of matches, or a 400; never a throw or a 500.
+test("mangled requests are a 200 or a 400", async () => {
+  let seed = 33;
+  const next = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const everyTicketAlone: MatchFunction = (req) => req.pool.map((t) => ({ teams: [{ tickets: [t.id] }] }));
+  const statuses = new Map<number, number>();
+  for (let i = 0; i < 2000; i++) {
+    let body = fixture.body;
+    switch (next(3)) {
+      case 0:
+        body = body.slice(0, next(body.length));
+        break;
+      case 1:
+        for (let k = 0; k < 1 + next(4); k++) {
+          const at = next(body.length);
+          body = body.slice(0, at) + String.fromCharCode(32 + next(95)) + body.slice(at + 1);
+        }
+        break;
+      default:
+        body = body.replace(/"(queue|teams|pool|players|deadline)":/, `"x${next(10)}":`);
+    }
+    const reply = await answerMatchFunction(fixture.secret, everyTicketAlone, sign(body), Buffer.from(body), options);
+    statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
+    assert.ok(reply.status === 200 || reply.status === 400, `${reply.status} ${reply.body} for ${body}`);
+    if (reply.status === 200) assert.ok(Array.isArray((JSON.parse(reply.body) as { matches: unknown }).matches));
+  }
+  assert.ok((statuses.get(200) ?? 0) > 0 && (statuses.get(400) ?? 0) > 0, `both answers seen: ${JSON.stringify([...statuses])}`);
+});
+
 // The service calls a listener of this client's: a 1v1 queue whose function puts the
 // younger ticket on team 0 (the built-in pass puts the older there), so each ticket's
 // assignment says who made the match.
