@@ -23,6 +23,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/teams"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/tracing"
 )
 
 // config is everything an operator can set. Environment variables give the values; flags,
@@ -83,6 +84,10 @@ type config struct {
 	SeasonTick       time.Duration
 	AutoTune         bool
 	AutoTuneInterval time.Duration
+
+	// Tracing is the OpenTelemetry SDK's variables (OTEL_EXPORTER_OTLP_ENDPOINT, ...): traces
+	// are off unless an endpoint is set.
+	Tracing tracing.Config
 }
 
 // parseConfig reads the environment through getenv, then the flags in args.
@@ -149,6 +154,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		env.errs = append(env.errs, fmt.Errorf("MATCHMAKER_RATING_MODELS: %w (e.g. default=ns2-kalman,ctf=ns2,ctf+instagib=openskill-pl)", err))
 	}
 	cfg.RatingModels = models
+	cfg.Tracing, err = tracing.ReadConfig(getenv)
+	env.errs = append(env.errs, err) // errors.Join drops a nil
 	if err := errors.Join(env.errs...); err != nil {
 		return config{}, err
 	}
@@ -277,6 +284,14 @@ func (c config) validateSessionURL() error {
 	return nil
 }
 
+// tracesValue is where traces go, for the start-up log: the collector's URL masked, or off.
+func (c config) tracesValue() string {
+	if !c.Tracing.On() {
+		return "off"
+	}
+	return maskURL(c.Tracing.URL())
+}
+
 // storeOptions are the Postgres pool's size and deadlines; the pool looks for a pooler in
 // transaction mode in front of DATABASE_URL.
 func (c config) storeOptions() db.Options {
@@ -304,6 +319,7 @@ func (c config) logValue() slog.Value {
 		slog.String("addr", c.Addr),
 		slog.String("database_url", maskURL(c.DatabaseURL)),
 		slog.String("database_session_url", maskURL(c.DatabaseSessionURL)),
+		slog.String("traces", c.tracesValue()),
 		slog.Bool("migrate", c.Migrate),
 		slog.Int("api_keys", countKeys(c.APIKeys)),
 		slog.Bool("auth", c.Auth),

@@ -71,6 +71,7 @@ func environmentVariables(def config) [][3]string {
 		{"MATCHMAKER_ADDR", def.Addr, "HTTP listen address"},
 		{"DATABASE_URL", "unset", "Postgres URL; unset keeps ratings and tickets in memory, lost on exit"},
 		{"DATABASE_SESSION_URL", "unset", "the same database, direct or through a pooler in session mode, for leadership, LISTEN and the migrations when DATABASE_URL goes through a pooler in transaction mode (which the service refuses without it)"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "unset", "OpenTelemetry traces over OTLP/HTTP to this collector (its /v1/traces); unset: no traces (also OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER_ARG: docs/operations.md#traces)"},
 		{"MATCHMAKER_MIGRATE", fmt.Sprint(def.Migrate), "apply migrations at start-up"},
 		{"MATCHMAKER_API_KEYS", "unset", "API keys, NAME:SCOPES:SHA256HEX[:GAMETYPES],... with scopes read+match+results+admin, game types ctf+tdm (default: all)"},
 		{"MATCHMAKER_AUTH", "on", "off opens every endpoint (development only)"},

@@ -10,11 +10,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/db/queuedb"
@@ -27,6 +29,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue/outbound"
 	"github.com/matchmakerhq/matchmaker/internal/queue/storeguard"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/tracing"
 )
 
 // run is the whole program: main only gives it the process's context, arguments,
@@ -250,6 +253,11 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	tp, stopTracing, err := startTracing(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer withTimeout(cfg.ShutdownTimeout, stopTracing) // last: the spans of the shutdown too
 	rawStore, queueStore, storeClose, err := openStores(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -258,13 +266,13 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger) error {
 	// (below); the deferred close is for the returns before that.
 	closeStores := closeOnce(storeClose, logger)
 	defer withTimeout(cfg.ShutdownTimeout, func(ctx context.Context) { _ = closeStores(ctx) })
-	svc, queues := newServices(cfg, registry, rawStore, queueStore, logger)
+	svc, queues := newServices(cfg, registry, rawStore, queueStore, tp, logger)
 	// Event streams and long-polls end when the shutdown starts, so that the drain is not held
 	// up by clients that would wait a minute; their clients reconnect to another replica.
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 	handler := handlers.NewServer(handlers.Deps{Logger: logger, Limits: cfg.Limits, Registry: registry, Ratings: svc,
-		Queue: queues, Streams: streams, Auth: auth, RateLimits: cfg.RateLimits})
+		Queue: queues, Streams: streams, Auth: auth, RateLimits: cfg.RateLimits, Tracer: tp})
 	stopQueues := startQueueLoop(queues)
 	defer withTimeout(cfg.ShutdownTimeout, func(ctx context.Context) { stopQueues(ctx) })
 	defer startRankedLoops(cfg, svc, logger)()
@@ -342,17 +350,44 @@ func withTimeout(d time.Duration, f func(context.Context)) {
 // line-protocol calls are timed alike and follow the same rules (the mutator policy is read
 // from the store at most every ratings.PolicyRefresh, and the metrics count those reads only),
 // and the queue service over the guarded queue store.
-func newServices(cfg config, registry *prometheus.Registry, rawStore ratings.Store, queueStore queue.Store, logger *slog.Logger) (*ratings.Service, *queue.Service) {
+func newServices(cfg config, registry *prometheus.Registry, rawStore ratings.Store, queueStore queue.Store, tp trace.TracerProvider, logger *slog.Logger) (*ratings.Service, *queue.Service) {
 	storeCalls := metrics.NewStoreCalls(registry)
-	metered := ratings.Metered(rawStore, storeCalls.Observer(rawStore.Name()))
+	var ratingSpans ratings.StoreSpan
+	var queueSpans storeguard.StoreSpan
+	out := outbound.New(queue.WebhookPolicy{Allow: cfg.WebhookAllow}, queue.DefaultWebhookTimeout)
+	if tp != nil {
+		ratingSpans, queueSpans = tracing.StoreSpans(tp, rawStore.Name()), tracing.StoreSpans(tp, "queue-"+queueStore.Name())
+		out = out.Traced(tp)
+	}
+	metered := ratings.MeteredWithSpans(rawStore, storeCalls.Observer(rawStore.Name()), ratingSpans)
 	svc := ratings.NewServiceWithModels(ratings.CachePolicy(metered, ratings.PolicyRefresh), cfg.RatingModels)
-	queueStore = storeguard.New(queueStore, cfg.StoreTimeout, storeCalls.Observer("queue-"+queueStore.Name()))
+	queueStore = storeguard.NewWithSpans(queueStore, cfg.StoreTimeout, storeCalls.Observer("queue-"+queueStore.Name()), queueSpans)
 	queues := queue.NewService(queue.Deps{Store: queueStore, Ratings: svc, Matcher: queue.TickPass{},
 		Config: queue.Config{Retention: cfg.QueueRetention, CreateTimeout: cfg.StoreTimeout,
 			WebhookMaxAttempts: cfg.WebhookMaxAttempts, WebhookMaxAge: cfg.WebhookMaxAge, WebhookAllow: cfg.WebhookAllow},
-		Outbound: outbound.New(queue.WebhookPolicy{Allow: cfg.WebhookAllow}, queue.DefaultWebhookTimeout),
-		Logger:   logger, Metrics: queue.NewMetrics(registry)})
+		Outbound: out, Logger: logger, Metrics: queue.NewMetrics(registry), Tracer: tp})
 	return svc, queues
+}
+
+// startTracing starts the OpenTelemetry tracer provider the configuration asks for: nil (no
+// spans, no cost) unless an OTLP endpoint is set. The returned function flushes the spans
+// still buffered, within its context's deadline.
+func startTracing(cfg config, logger *slog.Logger) (trace.TracerProvider, func(context.Context), error) {
+	if !cfg.Tracing.On() {
+		return nil, func(context.Context) {}, nil
+	}
+	tc := cfg.Tracing
+	tc.Instance, _ = os.Hostname()
+	tp, shutdown, err := tracing.New(tc)
+	if err != nil {
+		return nil, nil, err
+	}
+	logger.Info("traces: exported over OTLP/HTTP", "url", maskURL(tc.URL()), "service_name", tc.ServiceName, "sample_ratio", tc.SampleRatio)
+	return tp, func(ctx context.Context) {
+		if err := shutdown(ctx); err != nil {
+			logger.Warn("traces: the last spans were not exported", "err", err.Error())
+		}
+	}, nil
 }
 
 // startQueueLoop runs the tick loop of the queues this replica leads; it resigns them when it

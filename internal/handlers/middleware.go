@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
@@ -120,6 +122,10 @@ func withObservability(logger *slog.Logger, m *httpMetrics, next http.Handler) h
 			}
 			elapsed := time.Since(start)
 			m.observe(route, r.Method, rec.status, elapsed)
+			if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
+				span.SetName(r.Method + " " + route)
+				span.SetAttributes(attribute.String("http.route", route))
+			}
 			if logger.Enabled(r.Context(), slog.LevelDebug) {
 				logger.LogAttrs(r.Context(), slog.LevelDebug, "request",
 					slog.String("request_id", requestIDFrom(r.Context())),

@@ -11,10 +11,12 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
+	"github.com/matchmakerhq/matchmaker/internal/tracing"
 )
 
 // Limits bound what one request may ask of the service.
@@ -66,6 +68,9 @@ type Deps struct {
 	Auth *Auth
 	// RateLimits bounds each caller's requests per route class; nil: no limits.
 	RateLimits RateLimits
+	// Tracer, if not nil, gives each request a server span (continuing the caller's
+	// traceparent), named by its route.
+	Tracer trace.TracerProvider
 }
 
 // NewServer builds the service's http.Handler.
@@ -101,5 +106,8 @@ func NewServer(d Deps) http.Handler {
 	r.Use(func(next http.Handler) http.Handler { return withObservability(d.Logger, metrics, next) })
 	r.Use(func(next http.Handler) http.Handler { return withBodyLimit(d.Logger, d.Limits.MaxBodyBytes, next) })
 	addRoutes(r, d, domain)
+	if d.Tracer != nil {
+		return tracing.Handler(d.Tracer, r)
+	}
 	return r
 }

@@ -102,6 +102,8 @@ func (r *runner) placeMatches(ctx context.Context, q Queue) {
 // leads the queue (the new leader places it: the store takes one answer only).
 func (s *Service) allocate(ctx context.Context, a Allocator, p Proposal, leading func() bool) {
 	log := s.logger.With("queue", p.Match.Queue, "match_id", p.Match.ID)
+	ctx, span := s.allocationSpan(ctx, p)
+	defer span.End()
 	backoff := 250 * time.Millisecond
 	for s.now().Before(p.AcceptBy) && leading() {
 		connection, err := s.postAllocation(ctx, a, p)

@@ -303,6 +303,8 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		log.Warn("queue: cannot load the queue's changes", "err", err)
 		return
 	}
+	ctx, span := r.tickSpan(ctx, q)
+	defer span.End()
 	now := r.s.now().UTC()
 	r.expireProposals(ctx, q, now)
 	r.placeMatches(ctx, q)
@@ -316,6 +318,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		log.Error("queue: the matching pass failed; expiring only", "err", err)
 		w = TickWrite{Expired: expiredByTTL(list, now)}
 	}
+	spanMatches(span, w) // the pass's, before any becomes a proposal (a ready check, a placement)
 	r.propose(ctx, q, &w, now)
 	r.waitingOn.Store(cmp.Or(w.Waiting, &Waits{}))
 	if len(w.Matches)+len(w.Expired) > 0 {
@@ -323,6 +326,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		done, err := r.s.store.CommitTick(ctx, q.Name, w)
 		if err != nil {
 			log.Warn("queue: cannot write the tick; its matches are retried at the next tick", "err", err)
+			endSpan(span, err)
 			return
 		}
 		r.committed(q.Name, w, done, now)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
@@ -87,6 +88,7 @@ type Service struct {
 	metrics  *Metrics
 	outbound Outbound
 	policy   WebhookPolicy
+	tracer   trace.Tracer // spans.go
 
 	feeds        *feeds       // the queues' events, read once for every waiter of this replica
 	ticketQueues ticketQueues // the queues of tickets made or read lately: a long-poll's one read
@@ -122,6 +124,8 @@ type Deps struct {
 	// Outbound posts webhooks and allocations (package outbound, over HTTP); nil: a queue with
 	// a webhook or an allocator fails each post.
 	Outbound Outbound
+	// Tracer gives the ticks', webhooks' and placements' spans (spans.go); nil: none.
+	Tracer trace.TracerProvider
 }
 
 // NewService returns the service.
@@ -138,6 +142,7 @@ func NewService(d Deps) *Service {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	s.policy = WebhookPolicy{Allow: s.cfg.WebhookAllow}
+	s.tracer = newTracer(d.Tracer)
 	return s
 }
 

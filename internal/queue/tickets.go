@@ -87,6 +87,7 @@ func (s *Service) storeTicket(ctx context.Context, t Ticket, fieldOf func(player
 			Fields: []apperr.FieldError{{Field: "Idempotency-Key", Message: "was used for another ticket request"}}}
 	}
 	if err == nil {
+		spanTicket(ctx, stored)
 		s.ticketQueues.remember(stored.ID, stored.Queue)
 	}
 	if err == nil && !replayed {

@@ -173,7 +173,9 @@ func (s *Service) deliverWebhooks(ctx context.Context, q Queue, head *failingEve
 			if err != nil {
 				return err
 			}
-			err = s.post(ctx, q.Webhook, e, min(s.cfg.WebhookTimeout, left))
+			pctx, span := s.webhookSpan(ctx, e)
+			err = s.post(pctx, q.Webhook, e, min(s.cfg.WebhookTimeout, left))
+			endSpan(span, err)
 			if err != nil && ctx.Err() == nil {
 				if _, lost := s.leaseLeft(ctx, q.Name); lost != nil {
 					return lost // cut short by the lease's end: the next leader's to post

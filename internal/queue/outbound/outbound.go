@@ -19,7 +19,10 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/tracing"
 )
 
 // HTTP sends the queue's outbound requests: webhooks and allocations with one client, match
@@ -42,6 +45,18 @@ func New(policy queue.WebhookPolicy, timeout time.Duration) *HTTP {
 
 // WithClient sends with c, which is trusted to check the addresses it reaches itself.
 func WithClient(c *http.Client) *HTTP { return &HTTP{client: c, functions: sender{c}} }
+
+// Traced is h sending each request in a client span of tp's under the caller's span (a
+// webhook event's, a placement's, a tick's match function call), the W3C trace context in its headers: the receiver's
+// spans join the queue's trace.
+func (h *HTTP) Traced(tp trace.TracerProvider) *HTTP {
+	traced := func(c *http.Client) *http.Client {
+		t := *c
+		t.Transport = tracing.Transport(tp, c.Transport)
+		return &t
+	}
+	return &HTTP{client: traced(h.client), functions: sender{traced(h.functions.client)}}
+}
 
 // Client is the HTTP client for webhooks and allocators under policy: every connection's
 // address is checked when it is dialled (a name that resolved to a public address when the

@@ -20,22 +20,36 @@ import (
 // delete a large backlog), and Lead and Resign keep their own bounds (leadership lives on a
 // connection of its own), so those four pass through unbounded.
 func New(store queue.Store, timeout time.Duration, observe func(op string, err error, elapsed time.Duration)) queue.Store {
+	return NewWithSpans(store, timeout, observe, nil)
+}
+
+// StoreSpan starts the trace span of one store call, op, under ctx's (internal/tracing's
+// StoreSpans); the function it returns ends it with the call's error.
+type StoreSpan func(ctx context.Context, op string) (context.Context, func(error))
+
+// NewWithSpans is New that also starts span (nil: none) for every call it observes.
+func NewWithSpans(store queue.Store, timeout time.Duration, observe func(op string, err error, elapsed time.Duration), span StoreSpan) queue.Store {
 	if observe == nil {
 		observe = func(string, error, time.Duration) {}
 	}
-	return &guarded{Store: store, timeout: timeout, observe: observe}
+	if span == nil {
+		span = func(ctx context.Context, _ string) (context.Context, func(error)) { return ctx, func(error) {} }
+	}
+	return &guarded{Store: store, timeout: timeout, observe: observe, span: span}
 }
 
 type guarded struct {
 	queue.Store
 	timeout time.Duration
 	observe func(string, error, time.Duration)
+	span    StoreSpan
 }
 
 // call bounds ctx for op; the returned function, deferred with the address of the named
 // error result, turns a deadline into Unavailable and reports the call.
 func (g *guarded) call(ctx context.Context, op string) (context.Context, func(*error)) {
 	start := time.Now()
+	ctx, end := g.span(ctx, op)
 	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	return ctx, func(err *error) {
 		if *err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && apperr.CodeOf(*err) != apperr.Unavailable {
@@ -43,6 +57,7 @@ func (g *guarded) call(ctx context.Context, op string) (context.Context, func(*e
 		}
 		cancel()
 		g.observe(op, *err, time.Since(start))
+		end(*err)
 	}
 }
 
