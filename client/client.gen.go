@@ -2120,7 +2120,7 @@ type Rule struct {
 	// MinCommon For `intersect`, the values the lists share at least (default 1).
 	MinCommon *int32 `json:"min_common,omitempty"`
 
-	// Name Unique in the queue; not `interval`, `latency` or `teams` (the built-in rules' names in `waiting_on`).
+	// Name Unique in the queue; not `interval`, `latency`, `teams` or `match_function` (the built-in rules' and the match function's names in `waiting_on`).
 	Name string `json:"name"`
 
 	// OptionalAfterS The wait from which the rule no longer binds a ticket.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
@@ -52,5 +53,22 @@ func TestMatchFunctionFaults(t *testing.T) {
 		if !slices.Equal(fields, tc.fields) {
 			t.Errorf("%s: faults %v, want %v", tc.name, fields, tc.fields)
 		}
+	}
+}
+
+// A rule may not take the match function's name: waiting_on would say one for the other.
+func TestARuleMayNotBeNamedMatchFunction(t *testing.T) {
+	t.Parallel()
+	q := queue.DefaultQueue("q")
+	q.GameType = "ctf"
+	q.Attributes = map[string]matchrules.Attribute{"mode": {Type: matchrules.TypeString}}
+	q.Rules = []matchrules.Rule{{Name: queue.WaitMatchFunction, Kind: matchrules.RuleEqual, Attribute: "mode"}}
+	var e *apperr.Error
+	if err := q.Validate(); !errors.As(err, &e) || len(e.Fields) != 1 || e.Fields[0].Field != "rules[0].name" {
+		t.Fatalf("%v, want one fault naming rules[0].name", err)
+	}
+	q.Rules[0].Name = "mode"
+	if err := q.Validate(); err != nil {
+		t.Fatalf("the rule renamed: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -289,6 +290,14 @@ func TestMatchFunctionShadow(t *testing.T) {
 	if sh.Rules.Matches != 1 || sh.Rules.TicketsMatched != 2 || sh.Function.Matches != 1 || sh.Function.TicketsMatched != 2 ||
 		sh.Function.Rejected[queue.RejectUnknown] != 1 || sh.FunctionCalls != 1 || !sh.Rules.HasWait || !sh.Function.HasWait {
 		t.Fatalf("shadow stats: %+v", sh)
+	}
+	// As the leader publishes them to the store for the other replicas.
+	b, err := queue.EncodeStats(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := queue.DecodeStats(b); err != nil || !reflect.DeepEqual(back.Shadow, st.Shadow) {
+		t.Fatalf("the shadow stats read back: %+v %v, want %+v", back.Shadow, err, st.Shadow)
 	}
 }
 

@@ -124,6 +124,9 @@ func (q *Queue) addRuleFaults(f *apperr.Fields) {
 		if err := ratings.ValidateName(r.Name); r.Name != "" && err != nil {
 			f.Add("rules["+strconv.Itoa(i)+"].name", "%s", err)
 		}
+		if r.Name == WaitMatchFunction {
+			f.Add("rules["+strconv.Itoa(i)+"].name", "must not be %q: it names the match function in waiting_on", WaitMatchFunction)
+		}
 		if len(r.Expansions) > MaxExpansionStep {
 			f.Add("rules["+strconv.Itoa(i)+"].expansions", "must have at most %d steps", MaxExpansionStep)
 		}

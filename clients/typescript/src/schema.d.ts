@@ -2071,7 +2071,7 @@ export interface components {
          *     bound by) is turned down, and the ticket then waits on that rule.
          */
         Rule: {
-            /** @description Unique in the queue; not `interval`, `latency` or `teams` (the built-in rules' names in `waiting_on`). */
+            /** @description Unique in the queue; not `interval`, `latency`, `teams` or `match_function` (the built-in rules' and the match function's names in `waiting_on`). */
             name: string;
             /** @enum {string} */
             type: "equal" | "intersect" | "distance" | "team_balance" | "party_mix";
