@@ -17,20 +17,21 @@ import (
 const Attribute = "clan"
 
 // Match proposes the tick's matches. From the oldest ticket on, each match gathers the
-// tickets within the oldest one's rating interval, placing each as it comes (a clan's
-// tickets on the team its first one joined) until the teams are full; then it splits them
-// again as evenly as it can, each clan's tickets together. A match whose teams cannot be
-// filled is not proposed: its tickets wait for the next tick, with more tickets and wider
-// intervals.
+// tickets within the oldest one's rating interval, the nearest in rating first, placing each
+// as it comes (a clan's tickets on the team its first one joined) until the teams are full;
+// then it splits them again as evenly as it can, each clan's tickets together. A match whose
+// teams cannot be filled is not proposed: its tickets wait for the next tick, with more
+// tickets and wider intervals.
 func Match(_ context.Context, req *client.MatchFunctionRequest) ([]client.ProposedMatch, error) {
 	sizes := teamSizes(req)
 	used := make([]bool, len(req.Pool))
+	near := newByRating(req.Pool)
 	var out []client.ProposedMatch
 	for anchor := range req.Pool {
 		if used[anchor] {
 			continue
 		}
-		if m, members := fill(req.Pool, sizes, used, anchor); m != nil {
+		if m, members := fill(req.Pool, sizes, used, anchor, near); m != nil {
 			out = append(out, *m)
 			for _, i := range members {
 				used[i] = true
@@ -49,16 +50,17 @@ type team struct {
 
 // fill tries to fill one match around pool[anchor] from the tickets not used yet; it returns
 // the match and its tickets' indexes, or nil when the teams cannot be filled.
-func fill(pool []client.MatchFunctionTicket, sizes []int, used []bool, anchor int) (*client.ProposedMatch, []int) {
+func fill(pool []client.MatchFunctionTicket, sizes []int, used []bool, anchor int, near *byRating) (*client.ProposedMatch, []int) {
 	teams := make([]team, len(sizes))
 	clanTeam := map[string]int{} // the team a clan of this match plays on
 	var members []int
-	center, interval := meanRating(&pool[anchor]), pool[anchor].Tolerances.Interval
-	for i := anchor; i < len(pool); i++ {
-		t := &pool[i]
-		if used[i] || math.Abs(meanRating(t)-center) > interval {
+	center, interval := near.mean[anchor], pool[anchor].Tolerances.Interval
+	next := near.outward(anchor) // the anchor, then the others nearest in rating first
+	for i := next(); i >= 0 && math.Abs(near.mean[i]-center) <= interval; i = next() {
+		if used[i] || i < anchor { // an older ticket left was the anchor of a match not filled
 			continue
 		}
+		t := &pool[i]
 		k := place(teams, sizes, clanTeam, t)
 		if k < 0 {
 			continue
@@ -108,8 +110,9 @@ func place(teams []team, sizes []int, clanTeam map[string]int, t *client.MatchFu
 
 // evenSplit splits the match's tickets again: each clan's tickets as one group, every other
 // ticket a group of its own; the largest groups first (the higher rated first among equal
-// sizes), each on the team with room whose rating total is lowest. nil when the groups do
-// not fit so: the first split stands.
+// sizes), each on the team with room whose rating total is lowest; then two groups of the
+// same size swap teams while that narrows the gap between their teams' totals. nil when the
+// groups do not fit so: the first split stands.
 func evenSplit(pool []client.MatchFunctionTicket, members []int, sizes []int) []team {
 	var groups []team
 	byClan := map[string]int{}
@@ -133,19 +136,39 @@ func evenSplit(pool []client.MatchFunctionTicket, members []int, sizes []int) []
 		return cmp.Or(cmp.Compare(b.players, a.players), cmp.Compare(b.rating, a.rating))
 	})
 	teams := make([]team, len(sizes))
-	for _, g := range groups {
+	teamOf := make([]int, len(groups))
+	for g := range groups {
 		best := -1
 		for k := range teams {
-			if teams[k].players+g.players <= sizes[k] && (best < 0 || teams[k].rating < teams[best].rating) {
+			if teams[k].players+groups[g].players <= sizes[k] && (best < 0 || teams[k].rating < teams[best].rating) {
 				best = k
 			}
 		}
 		if best < 0 {
 			return nil
 		}
-		teams[best].tickets = append(teams[best].tickets, g.tickets...)
-		teams[best].players += g.players
-		teams[best].rating += g.rating
+		teamOf[g] = best
+		teams[best].players += groups[g].players
+		teams[best].rating += groups[g].rating
+	}
+	for swapped := true; swapped; { // each swap lowers the sum of the totals' squares: it ends
+		swapped = false
+		for x := range groups {
+			for y := range groups {
+				a, b := teamOf[x], teamOf[y]
+				d := groups[x].rating - groups[y].rating
+				if a != b && groups[x].players == groups[y].players &&
+					math.Abs(teams[a].rating-d-teams[b].rating-d) < math.Abs(teams[a].rating-teams[b].rating)-1e-9 {
+					teamOf[x], teamOf[y] = b, a
+					teams[a].rating -= d
+					teams[b].rating += d
+					swapped = true
+				}
+			}
+		}
+	}
+	for g := range groups {
+		teams[teamOf[g]].tickets = append(teams[teamOf[g]].tickets, groups[g].tickets...)
 	}
 	return teams
 }
@@ -190,10 +213,41 @@ func clanOf(t *client.MatchFunctionTicket) string {
 	return clan
 }
 
-func meanRating(t *client.MatchFunctionTicket) float64 {
-	sum := 0.0
-	for _, p := range t.Players {
-		sum += p.Rating
+// byRating is the pool in the order of its tickets' mean ratings.
+type byRating struct {
+	order []int     // the pool's indexes, by mean rating
+	at    []int     // each ticket's place in order
+	mean  []float64 // each ticket's mean rating
+}
+
+func newByRating(pool []client.MatchFunctionTicket) *byRating {
+	r := &byRating{order: make([]int, len(pool)), at: make([]int, len(pool)), mean: make([]float64, len(pool))}
+	for i, t := range pool {
+		for _, p := range t.Players {
+			r.mean[i] += p.Rating / float64(len(t.Players))
+		}
+		r.order[i] = i
 	}
-	return sum / float64(max(len(t.Players), 1))
+	slices.SortStableFunc(r.order, func(a, b int) int { return cmp.Compare(r.mean[a], r.mean[b]) })
+	for k, i := range r.order {
+		r.at[i] = k
+	}
+	return r
+}
+
+// outward returns the pool's tickets one by one from anchor on, each next the nearest in
+// rating to the anchor of those not returned yet; -1 after the last.
+func (r *byRating) outward(anchor int) func() int {
+	lo, hi, c := r.at[anchor], r.at[anchor]+1, r.mean[anchor]
+	return func() int {
+		switch {
+		case lo < 0 && hi >= len(r.order):
+			return -1
+		case lo < 0 || hi < len(r.order) && r.mean[r.order[hi]]-c < c-r.mean[r.order[lo]]:
+			hi++
+			return r.order[hi-1]
+		}
+		lo--
+		return r.order[lo+1]
+	}
 }

@@ -89,7 +89,7 @@ func ticket(id, clan string, wait int, ratings ...float64) queue.Ticket {
 func TestClansPlayOnOneTeam(t *testing.T) {
 	t.Parallel()
 	q := clanQueue(2, 3)
-	pool := []queue.Ticket{ticket("alice", "wolves", 60, 1000), ticket("dave+erin", "ravens", 55, 1010, 990), ticket("bob", "wolves", 50, 1020),
+	pool := []queue.Ticket{ticket("alice", "wolves", 60, 1000), ticket("dave+erin", "ravens", 55, 1010, 990), ticket("bob", "wolves", 50, 1001),
 		ticket("frank", "", 40, 1005), ticket("carol", "wolves", 30, 995), ticket("grace", "", 20, 1015)}
 	got := propose(t, &q, pool)
 	want := fmt.Sprint([]queue.ProposedMatch{{Teams: [][]string{{"alice", "bob", "carol"}, {"dave+erin", "frank"}}}})
