@@ -14,6 +14,7 @@ export {
   defaultMaxMatchFunctionRequest,
   defaultToleranceMs,
   deliveryHeader,
+  matchFunctionFetch,
   matchFunctionListener,
   signatureHeader,
   verifyWebhook,

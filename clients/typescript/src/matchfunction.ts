@@ -200,3 +200,33 @@ export function matchFunctionListener(secret: string, fn: MatchFunction, options
     });
   };
 }
+
+/**
+ * matchFunctionFetch serves a queue's match function from fn as a fetch handler, `(Request)
+ * => Promise<Response>`, for the runtimes and frameworks built on it (Deno, Bun, workers,
+ * Hono): the same answers as matchFunctionListener, the body read up to options.maxBody.
+ */
+export function matchFunctionFetch(secret: string, fn: MatchFunction, options: MatchFunctionOptions = {}) {
+  const limit = options.maxBody ?? defaultMaxMatchFunctionRequest;
+  const respond = (r: MatchFunctionReply, headers: Record<string, string> = {}) =>
+    new Response(r.body, { status: r.status, headers: { "Content-Type": r.contentType, ...headers } });
+  return async (request: Request): Promise<Response> => {
+    if (request.method !== "POST") return respond(problem(405, "a match function is called with POST"), { Allow: "POST" });
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const reader = request.body?.getReader();
+    for (;;) {
+      const chunk = reader ? await reader.read() : { done: true as const, value: undefined };
+      if (chunk.done) break;
+      size += chunk.value.byteLength;
+      if (size > limit) {
+        await reader?.cancel();
+        return respond(problem(413, `the request is over ${limit} bytes`));
+      }
+      chunks.push(chunk.value);
+    }
+    const headers: IncomingHttpHeaders = {};
+    request.headers.forEach((v, k) => (headers[k] = v));
+    return respond(await answerMatchFunction(secret, fn, headers, Buffer.concat(chunks), options, request.signal));
+  };
+}

@@ -12,6 +12,7 @@ import { after, before, test } from "node:test";
 import {
   answerMatchFunction,
   createClient,
+  matchFunctionFetch,
   matchFunctionListener,
   verifyWebhook,
   WebhookSignatureError,
@@ -145,6 +146,26 @@ test("the function's signal aborts at the request's deadline", async () => {
   const reply = await answerMatchFunction(fixture.secret, slow, sign(body, "ranked:tick:1", now), Buffer.from(body));
   assert.equal(aborted, true);
   assert.deepEqual(JSON.parse(reply.body), { matches: [] });
+});
+
+// The fetch handler answers as the node:http listener does.
+test("matchFunctionFetch answers the service's call, and refuses as the listener does", async () => {
+  const handle = matchFunctionFetch(fixture.secret, firstRoles, options);
+  const call = (body: string, headers: Record<string, string>, method = "POST") =>
+    handle(new Request("http://mmf.test/match", { method, headers, body: method === "POST" ? body : undefined }));
+  const ok = await call(fixture.body, fixture.headers);
+  assert.equal(ok.status, 200);
+  assert.deepEqual(await ok.json(), fixture.answer);
+  const big = JSON.stringify({ queue: "ranked", teams: 2, pool: Array.from({ length: 1000 }, (_, i) => ({ id: `t${i}` })) });
+  for (const [name, res, status] of [
+    ["a GET", await call("", {}, "GET"), 405],
+    ["no signature", await call(fixture.body, {}), 401],
+    ["not JSON", await call("{", sign("{")), 400],
+    ["over the bound", await call(big, sign(big)), 413],
+  ] as const) {
+    assert.equal(res.status, status, name);
+    assert.equal(res.headers.get("content-type"), "application/problem+json", name);
+  }
 });
 
 // The decoder against mangled calls (the fixture's body cut, bytes changed, members dropped),
