@@ -46,7 +46,7 @@ const failoverInFlight = 16
 // answers: an open loop, as a studio's players arrive whether or not the service keeps up,
 // with at most failoverInFlight of a kind in flight.
 func startPacedLoad(base string, rates map[string]int) (*load, *atomic.Int64) {
-	l := &load{base: base, stop: make(chan struct{}), client: &http.Client{Timeout: 10 * time.Second}}
+	l := &load{base: base, stop: make(chan struct{}), client: &http.Client{Timeout: 10 * time.Second}, probe: startStallProbe()}
 	skipped := new(atomic.Int64)
 	for _, wl := range writeLoads() {
 		if wl.setup.path != "" {

@@ -29,7 +29,8 @@ import (
 // expired or cancelled exactly once, with exactly one event; no ticket is in two matches and
 // none is lost or made twice (a create whose answer was lost is retried on another replica
 // with the same Idempotency-Key); and another replica leads and ticks within two tick
-// intervals of the kill.
+// intervals of the kill, and the stalls of the process's timers meanwhile (stallProbe: the
+// replicas run in this process, and on a loaded host their schedules slip as the probe's do).
 func TestReplicasSurviveTheLeadersDeath(t *testing.T) {
 	// Not parallel: its load would starve the fault tests' (and theirs its timings).
 	tickets := 20000
@@ -167,6 +168,8 @@ func TestReplicasSurviveTheLeadersDeath(t *testing.T) {
 	if victim < 0 {
 		t.Fatal("no replica leads the queue half way through")
 	}
+	probe := startStallProbe()
+	defer probe.close()
 	killAt = time.Now()
 	reps[victim].proxy.cut() // the database sees the replica's sessions end, its lock with them
 	alive.And(^int32(1 << victim))
@@ -194,10 +197,12 @@ func TestReplicasSurviveTheLeadersDeath(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Logf("%d tickets (%d create retries); the leader (replica %d) was killed after %d; replica %d took the lead %v later (tick %v)",
-		tickets, retries.Load(), victim, tickets/2, successor, took.Round(time.Millisecond), tick)
-	if took > 2*tick {
-		t.Errorf("the new leader ticked %v after the kill, want within 2 ticks (%v)", took, 2*tick)
+	stalled := probe.during(killAt, killAt.Add(took))
+	t.Logf("%d tickets (%d create retries); the leader (replica %d) was killed after %d; replica %d took the lead %v later (tick %v; the process's timers held back %v meanwhile)",
+		tickets, retries.Load(), victim, tickets/2, successor, took.Round(time.Millisecond), tick, stalled.Round(time.Millisecond))
+	if took > 2*tick+stalled {
+		t.Errorf("the new leader ticked %v after the kill, want within 2 ticks (%v) and the %v the process's timers were held back meanwhile",
+			took, 2*tick, stalled)
 	}
 
 	// Every ticket ends: matched, or expired at its 8 s TTL, or cancelled.
