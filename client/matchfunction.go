@@ -20,7 +20,8 @@ import (
 // MatchFunc decides a tick's matches from its pool. The service checks every match it
 // returns on its own (tickets of the pool, each once, the queue's teams and sizes,
 // compositions) and drops those that fail, with their reason; returning no match leaves the
-// tickets searching. ctx ends at the request's deadline, after which the answer is not read.
+// tickets searching. ctx ends when the request's deadline is due (its deadline less its now,
+// from the call's arrival), after which the answer is not read.
 // An error answers a 500 with its text: the call failed, and the queue's on_failure decides
 // the tick.
 type MatchFunc func(ctx context.Context, req *MatchFunctionRequest) ([]ProposedMatch, error)
@@ -82,12 +83,8 @@ func (s *MatchFunctionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 		writeFunctionProblem(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	ctx := r.Context()
-	if !req.Deadline.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, req.Deadline)
-		defer cancel()
-	}
+	ctx, cancel := context.WithTimeout(r.Context(), budget(req, now()))
+	defer cancel()
 	matches, err := s.Func(ctx, req)
 	if err != nil {
 		writeFunctionProblem(w, http.StatusInternalServerError, "the match function failed: "+err.Error())
@@ -103,6 +100,16 @@ func (s *MatchFunctionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(out)
+}
+
+// budget is how long the function has: from the request's now to its deadline, both on the
+// leader's clock (a function host's clock off by seconds neither cuts nor stretches it); from
+// this host's now to the deadline when the request gives no now.
+func budget(req *MatchFunctionRequest, now time.Time) time.Duration {
+	if req.Now.IsZero() {
+		return req.Deadline.Sub(now)
+	}
+	return req.Deadline.Sub(req.Now)
 }
 
 // decodeMatchFunctionRequest reads a request leniently (the service may add members), but

@@ -70,8 +70,9 @@ function header(headers: IncomingHttpHeaders, name: string): string {
 /**
  * A match function: the tick's matches from its pool. The service checks every match on its
  * own (tickets of the pool, each once, the queue's teams and sizes, compositions) and drops
- * those that fail, with their reason; no match leaves the tickets searching. signal aborts at
- * the request's deadline (or when the service hangs up), after which the answer is not read.
+ * those that fail, with their reason; no match leaves the tickets searching. signal aborts when
+ * the request's deadline is due (its deadline less its now, from the call's arrival) or when
+ * the service hangs up, after which the answer is not read.
  * A thrown error answers a 500 with its message: the call failed, and the queue's on_failure
  * decides the tick.
  */
@@ -120,8 +121,11 @@ export async function answerMatchFunction(
   } catch (err) {
     return problem(400, (err as Error).message);
   }
-  const deadline = Date.parse(request.deadline) - (options.now?.() ?? new Date()).getTime();
-  const signals = [AbortSignal.timeout(Math.max(Number.isFinite(deadline) ? deadline : 0, 0))];
+  // From the request's now to its deadline, both on the leader's clock: a host whose clock is
+  // off neither cuts nor stretches the function's time. Without a now, to the deadline.
+  const sent = Date.parse(request.now);
+  const budget = Date.parse(request.deadline) - (Number.isFinite(sent) ? sent : (options.now?.() ?? new Date()).getTime());
+  const signals = [AbortSignal.timeout(Math.max(Number.isFinite(budget) ? budget : 0, 0))];
   if (hangUp) signals.push(hangUp);
   let matches: ProposedMatch[];
   try {

@@ -132,8 +132,8 @@ test("a function's error is a 500 with its message", async () => {
   assert.match((got.json as { detail: string }).detail, /the match function failed: no model loaded/);
 });
 
-test("the function's signal aborts at the request's deadline", async () => {
-  const now = new Date();
+test("the function's signal aborts at the request's deadline, on the leader's clock", async () => {
+  const now = new Date(Date.now() - 3_600_000); // the leader's clock an hour behind this host's
   const body = JSON.stringify({ queue: "ranked", teams: 2, team_size: 1, now: now.toISOString(), deadline: new Date(now.getTime() + 50).toISOString(), pool: [] });
   let aborted = false;
   const slow: MatchFunction = (_req, signal) =>
@@ -143,8 +143,12 @@ test("the function's signal aborts at the request's deadline", async () => {
         resolve([]);
       });
     });
-  const reply = await answerMatchFunction(fixture.secret, slow, sign(body, "ranked:tick:1", now), Buffer.from(body));
+  const started = Date.now();
+  // Signed now on this host's clock (the leader's signature time is what it checks), the
+  // body's times an hour behind: the function has the body's 50 ms, not none.
+  const reply = await answerMatchFunction(fixture.secret, slow, sign(body, "ranked:tick:1", new Date()), Buffer.from(body));
   assert.equal(aborted, true);
+  assert.ok(Date.now() - started >= 40, "the function had the request's 50 ms");
   assert.deepEqual(JSON.parse(reply.body), { matches: [] });
 });
 
