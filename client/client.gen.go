@@ -1749,7 +1749,7 @@ type QueueStats struct {
 	// SearchingTickets Searching tickets, backfill tickets not included.
 	SearchingTickets int `json:"searching_tickets"`
 
-	// Shadow In a queue whose `match_function` runs in mode `shadow` (absent otherwise): over the last `window_s`, the matches the built-in rules made and committed beside those the function proposed for the same pools that passed the check (never committed), so that a function is compared with the rules on live traffic before it takes over.
+	// Shadow In a queue whose `match_function` runs in mode `shadow` (absent otherwise): over the last `window_s`, the matches the built-in rules made and committed beside those the function proposed for the same pools that passed the check (never committed), so that a function is compared with the rules on live traffic before it takes over. A shadow proposal takes no ticket from the pool, so a function proposes the tickets the rules leave waiting again at each call: a function's match is counted once, at the first call that proposed it, and not when one of its tickets is in a match counted before (had the function been live, that ticket would have left).
 	Shadow *QueueStatsShadow `json:"shadow,omitempty"`
 
 	// Source `leader`: this replica leads the queue; `store`: the snapshot the leader published (at most about 3 s old); `none`: no leader has published one yet (every count 0).
@@ -1812,7 +1812,7 @@ type QueueStatsRecentTeam struct {
 	Players       []string `json:"players"`
 }
 
-// QueueStatsShadow In a queue whose `match_function` runs in mode `shadow` (absent otherwise): over the last `window_s`, the matches the built-in rules made and committed beside those the function proposed for the same pools that passed the check (never committed), so that a function is compared with the rules on live traffic before it takes over.
+// QueueStatsShadow In a queue whose `match_function` runs in mode `shadow` (absent otherwise): over the last `window_s`, the matches the built-in rules made and committed beside those the function proposed for the same pools that passed the check (never committed), so that a function is compared with the rules on live traffic before it takes over. A shadow proposal takes no ticket from the pool, so a function proposes the tickets the rules leave waiting again at each call: a function's match is counted once, at the first call that proposed it, and not when one of its tickets is in a match counted before (had the function been live, that ticket would have left).
 type QueueStatsShadow struct {
 	Function QueueStatsShadowSide `json:"function"`
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +63,10 @@ func TestConsoleInABrowser(t *testing.T) {
 	browser := chromium(t)
 	const adminKey, readKey = "console-admin", "console-read"
 	hash := func(k string) string { s := sha256.Sum256([]byte(k)); return hex.EncodeToString(s[:]) }
-	p := startProgram(t, map[string]string{"MATCHMAKER_API_KEYS": "ops:admin+match+results:" + hash(adminKey) + ",designer:read:" + hash(readKey)})
+	fn := httptest.NewServer(http.HandlerFunc(shadowFunction))
+	t.Cleanup(fn.Close)
+	p := startProgram(t, map[string]string{"MATCHMAKER_API_KEYS": "ops:admin+match+results:" + hash(adminKey) + ",designer:read:" + hash(readKey),
+		"MATCHMAKER_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8"})
 	t.Cleanup(func() {
 		if err := p.stop(); err != nil {
 			t.Errorf("the server's shutdown: %v", err)
@@ -88,7 +92,8 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 		return resp.StatusCode, b
 	}
-	if status, b := api(http.MethodPut, "/v1/queues/ranked", adminKey, consoleQueue); status != http.StatusCreated {
+	shadowed := strings.TrimSuffix(consoleQueue, "}") + `,"match_function":{"url":"` + fn.URL + `","secret":"a-console-test-secret","mode":"shadow"}}`
+	if status, b := api(http.MethodPut, "/v1/queues/ranked", adminKey, shadowed); status != http.StatusCreated {
 		t.Fatalf("the queue: %d %s", status, b)
 	}
 	// ticket makes a ticket of one player, or of a party when id lists several ("a,b").
@@ -321,6 +326,8 @@ func TestConsoleInABrowser(t *testing.T) {
 			r.cells[0].textContent === `+strconv.Quote(reason)+` && r.cells[1].textContent === "`+strconv.Itoa(n)+`")`)
 	}
 
+	checkShadowInBrowser(t, waitFor, func() (int, []byte) { return api(http.MethodGet, "/v1/queues/ranked/stats", readKey, "") })
+
 	// A ticket that waits, looked up.
 	do("look up a ticket", chromedp.SendKeys(chromedp.ID("ticket-id"), outlier), chromedp.Click(chromedp.ID("lookup")))
 	waitFor("the ticket", `document.getElementById("ticket-status").textContent === "searching"`)
@@ -363,6 +370,60 @@ func TestConsoleInABrowser(t *testing.T) {
 	for _, p := range problems {
 		t.Errorf("the page logged an error: %s", p)
 	}
+}
+
+// shadowFunction is the console queue's match function, in mode shadow: it makes 2v2s of the
+// pool's solo tickets in its order (whatever their ratings and modes: the check holds a
+// function to the queue's shape, its judgement is its own), and proposes a match of tickets
+// not in the pool, so that the page has both sides and a rejection to show.
+func shadowFunction(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Pool []struct {
+			ID      string            `json:"id"`
+			Players []json.RawMessage `json:"players"`
+		} `json:"pool"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	matches := []string{`{"teams":[{"tickets":["tk-none","tk-nobody"]},{"tickets":["tk-no","tk-one"]}]}`}
+	var solo []string
+	for _, t := range req.Pool {
+		if len(t.Players) == 1 {
+			solo = append(solo, strconv.Quote(t.ID))
+		}
+	}
+	for i := 0; i+3 < len(solo); i += 4 {
+		matches = append(matches, `{"teams":[{"tickets":[`+solo[i]+`,`+solo[i+1]+`]},{"tickets":[`+solo[i+2]+`,`+solo[i+3]+`]}]}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"matches":[`+strings.Join(matches, ",")+`]}`)
+}
+
+// checkShadowInBrowser: the shadow card shows the rules' matches as the API counts them,
+// beside the function's side with its rejections by reason.
+func checkShadowInBrowser(t *testing.T, waitFor func(string, string), stats func() (int, []byte)) {
+	t.Helper()
+	var st struct {
+		Shadow *struct {
+			Rules struct {
+				Matches int `json:"matches"`
+			} `json:"rules"`
+			Function struct {
+				Matches  int            `json:"matches"`
+				Rejected map[string]int `json:"rejected"`
+			} `json:"function"`
+		} `json:"shadow"`
+	}
+	if status, b := stats(); status != http.StatusOK || json.Unmarshal(b, &st) != nil || st.Shadow == nil || st.Shadow.Rules.Matches == 0 ||
+		st.Shadow.Function.Matches == 0 || st.Shadow.Function.Rejected["unknown_ticket"] == 0 {
+		t.Fatalf("the queue's shadow stats: %d %s", status, b)
+	}
+	waitFor("the shadow card", `!document.getElementById("shadow-card").hidden`)
+	waitFor("the rules' matches in the shadow card", `document.querySelector('#shadow tr[data-side="rules"]').cells[1].textContent === "`+
+		strconv.Itoa(st.Shadow.Rules.Matches)+`"`)
+	waitFor("the function's rejections in the shadow card", `document.querySelector('#shadow tr[data-side="function"]').cells[5].textContent.includes("unknown_ticket")`)
 }
 
 // evalString evaluates a JavaScript expression of string value in the page.

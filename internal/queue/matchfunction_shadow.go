@@ -46,9 +46,13 @@ type shadowSample struct {
 	isMatch bool
 }
 
-// shadowTracker keeps both sides' samples of the window, oldest first.
+// shadowTracker keeps both sides' samples of the window, oldest first, and when each ticket
+// the function's matches took was first counted: a shadow proposal takes no ticket from the
+// pool, so the function proposes the tickets the rules leave waiting again at each call; had it
+// been live, each would have left at its first match.
 type shadowTracker struct {
 	rules, function []shadowSample
+	counted         map[string]time.Time
 }
 
 func (k *shadowTracker) prune(now time.Time) {
@@ -60,6 +64,11 @@ func (k *shadowTracker) prune(now time.Time) {
 		return slices.Delete(s, 0, i)
 	}
 	k.rules, k.function = keep(k.rules), keep(k.function)
+	for id, at := range k.counted {
+		if now.Sub(at) > ShadowWindow {
+			delete(k.counted, id)
+		}
+	}
 }
 
 // matchSample is a made match's sample: its difference and its tickets' waits, from the pool.
@@ -81,7 +90,17 @@ func (r *runner) shadowMeasured(q Queue, pool []Ticket, made []Match, rejected [
 		created[pool[i].ID] = pool[i].CreatedAt
 	}
 	k.function = append(k.function, shadowSample{at: now, isCall: true})
+	if k.counted == nil {
+		k.counted = make(map[string]time.Time)
+	}
 	for i := range made {
+		ids := made[i].Tickets()
+		if slices.ContainsFunc(ids, func(id string) bool { _, ok := k.counted[id]; return ok }) {
+			continue // counted at an earlier call: live, the match would not have been there
+		}
+		for _, id := range ids {
+			k.counted[id] = now
+		}
 		k.function = append(k.function, matchSample(&made[i], created, now))
 	}
 	for _, x := range rejected {

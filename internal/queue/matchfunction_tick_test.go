@@ -308,3 +308,40 @@ func counted(c prometheus.Counter) float64 {
 	}
 	return out.GetCounter().GetValue()
 }
+
+// noMatches is a Matcher that expires tickets past their time and matches none.
+type noMatches struct{}
+
+func (noMatches) Match(_ queue.Queue, waiting []queue.Ticket, now time.Time) (queue.TickWrite, error) {
+	var w queue.TickWrite
+	for _, t := range waiting {
+		if !now.Before(t.ExpiresAt) {
+			w.Expired = append(w.Expired, queue.Expiry{TicketID: t.ID, Reason: "ttl"})
+		}
+	}
+	return w, nil
+}
+
+// In shadow, a function's match of tickets the rules leave waiting is proposed again at each
+// call; it is counted once (live, its tickets would have left at the first).
+func TestMatchFunctionShadowCountsATicketOnce(t *testing.T) {
+	t.Parallel()
+	mf := replace(queue.FailureWait)
+	mf.Mode = queue.FunctionShadow
+	f := newFunctionFixture(t, mf, func(w http.ResponseWriter, _ *http.Request, req poolRequest) {
+		answer(w, `{"matches":[{"teams":[{"tickets":["`+req.Pool[0].ID+`"]},{"tickets":["`+req.Pool[1].ID+`"]}]}]}`)
+	})
+	f.svc = queue.NewService(queue.Deps{Store: f.store, Ratings: f.ratings, Matcher: noMatches{}, Config: queue.Config{WebhookAllow: loopback},
+		Clock: f.clock, Outbound: posts(queue.Config{WebhookAllow: loopback}), Metrics: f.metrics})
+	f.tickets(t, "alice", "bob")
+	runService(t, f.svc)
+	ticked(t, f.clock, f.svc, "duel")
+	for range 3 {
+		f.advance(t, queue.StatsRefresh)
+	}
+	st, err := f.svc.Stats(context.Background(), "duel")
+	if err != nil || st.Shadow == nil || st.Shadow.FunctionCalls != 4 || st.Shadow.Function.Matches != 1 ||
+		st.Shadow.Function.TicketsMatched != 2 || st.Shadow.Rules.Matches != 0 {
+		t.Fatalf("shadow stats after 4 calls proposing one match: %+v %v", st.Shadow, err)
+	}
+}

@@ -2719,7 +2719,7 @@ export interface components {
             recent_matches: components["schemas"]["QueueStatsRecentMatch"][];
             shadow?: components["schemas"]["QueueStatsShadow"];
         };
-        /** @description In a queue whose `match_function` runs in mode `shadow` (absent otherwise): over the last `window_s`, the matches the built-in rules made and committed beside those the function proposed for the same pools that passed the check (never committed), so that a function is compared with the rules on live traffic before it takes over. */
+        /** @description In a queue whose `match_function` runs in mode `shadow` (absent otherwise): over the last `window_s`, the matches the built-in rules made and committed beside those the function proposed for the same pools that passed the check (never committed), so that a function is compared with the rules on live traffic before it takes over. A shadow proposal takes no ticket from the pool, so a function proposes the tickets the rules leave waiting again at each call: a function's match is counted once, at the first call that proposed it, and not when one of its tickets is in a match counted before (had the function been live, that ticket would have left). */
         QueueStatsShadow: {
             /** @description The window, 600 s. */
             window_s: number;

@@ -171,6 +171,8 @@ function render(st) {
     cell(tr, expired[i][1], "num");
   });
 
+  renderShadow(st.shadow);
+
   const ms = st.recent_matches;
   fillRows($("matches").tBodies[0], ms, 7, "no match yet").forEach((tr, i) => {
     const m = ms[i];
@@ -185,6 +187,25 @@ function render(st) {
   });
   drawCharts(st);
   document.body.dataset.statsAt = st.at;
+}
+
+// renderShadow shows a shadow-mode queue's comparison of its rules and its match function.
+function renderShadow(sh) {
+  $("shadow-card").hidden = !sh;
+  if (!sh) return;
+  $("shadow-calls").textContent = sh.function_calls + " calls of the function, " + sh.function_failures + " failed.";
+  const sides = [["rules", sh.rules], ["function", sh.function]];
+  fillRows($("shadow").tBodies[0], sides, 6, "").forEach((tr, i) => {
+    const [name, s] = sides[i];
+    tr.dataset.side = name;
+    cell(tr, name);
+    cell(tr, s.matches, "num");
+    cell(tr, s.tickets_matched, "num");
+    cell(tr, s.mean_average_difference === undefined ? "-" : s.mean_average_difference.toFixed(1), "num");
+    cell(tr, seconds(s.median_wait_s), "num");
+    const rejected = Object.entries(s.rejected).sort((a, b) => b[1] - a[1]).map(([reason, n]) => reason + " " + n);
+    cell(tr, rejected.join(", ") || "-");
+  });
 }
 
 async function refresh() {
