@@ -19,6 +19,8 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/matchmakerhq/matchmaker/db/dbtest"
 )
 
 // otlpReceiver is an OTLP/HTTP trace receiver: it decodes each export request (protobuf) and
@@ -146,16 +148,29 @@ func (tr *traceparentRecorder) saw(traceID []byte) bool {
 // creation's server span, named by its route, in the caller's trace and naming the ticket;
 // the store call under it; the leader's tick span with the match naming both tickets; the
 // placement's span and its client span, whose traceparent reached the allocator; and the
-// ticket's webhook events' spans, whose traceparent reached the webhook receiver.
+// ticket's webhook events' spans, whose traceparent reached the webhook receiver. On the
+// in-memory stores and on Postgres.
 func TestTracesOfATicketFromCreationToMatch(t *testing.T) {
 	t.Parallel()
+	t.Run("memory", func(t *testing.T) {
+		t.Parallel()
+		tracesOfATicket(t, map[string]string{}, "queue-memory")
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		tracesOfATicket(t, map[string]string{"DATABASE_URL": dbtest.URL(t)}, "queue-postgres")
+	})
+}
+
+func tracesOfATicket(t *testing.T, env map[string]string, store string) {
 	rec, endpoint := newOTLPReceiver(t)
 	hooks := &traceparentRecorder{traces: map[string]bool{}}
 	allocs := &traceparentRecorder{traces: map[string]bool{}}
 	webhook := hooks.server(t, `{}`)
 	allocator := allocs.server(t, `{"connection":{"host":"10.0.0.7","port":7777}}`)
-	p := startProgram(t, map[string]string{"MATCHMAKER_AUTH": "off", "MATCHMAKER_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8",
-		"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_SERVICE_NAME": "mm-test"})
+	env["MATCHMAKER_AUTH"], env["MATCHMAKER_WEBHOOK_ALLOW_CIDRS"] = "off", "127.0.0.0/8"
+	env["OTEL_EXPORTER_OTLP_ENDPOINT"], env["OTEL_SERVICE_NAME"] = endpoint, "mm-test"
+	p := startProgram(t, env)
 	defer p.stop()
 
 	call := func(method, path, body string, header ...string) map[string]any {
@@ -202,7 +217,7 @@ func TestTracesOfATicketFromCreationToMatch(t *testing.T) {
 	rec.waitFor(t, "store create_ticket span under the creation's", func(spans []*tracepb.Span) bool {
 		return slices.ContainsFunc(spans, func(s *tracepb.Span) bool {
 			return s.Name == "store create_ticket" && bytes.Equal(s.ParentSpanId, creation.SpanId) &&
-				attr(s, "matchmaker.store").GetStringValue() == "queue-memory"
+				attr(s, "matchmaker.store").GetStringValue() == store
 		})
 	})
 
@@ -244,8 +259,9 @@ func TestTracesOfATicketFromCreationToMatch(t *testing.T) {
 	}
 }
 
-// TestTracesOffWithoutAnEndpoint: without OTEL_EXPORTER_OTLP_ENDPOINT no request is traced
-// (a caller's traceparent goes nowhere), and a malformed setting stops start-up naming it.
+// TestTracesOffWithoutAnEndpoint: without OTEL_EXPORTER_OTLP_ENDPOINT there is no tracer
+// provider (the handler, stores and outbound client are not wrapped), and a malformed
+// setting stops start-up naming it.
 func TestTracesOffWithoutAnEndpoint(t *testing.T) {
 	t.Parallel()
 	cfg, err := parseConfig(nil, func(string) string { return "" }, io.Discard)

@@ -3,8 +3,11 @@ package tracing_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -80,5 +83,34 @@ func TestStoreSpans(t *testing.T) {
 			t.Errorf("call %d: %s under %s, status %s; want store get_ticket under the request, %s",
 				i, s.Name(), s.Parent().SpanID(), s.Status().Code, wantStatus[i])
 		}
+	}
+}
+
+// TestHandlerKeepsTheResponseController: under the server span the handler still reaches the
+// connection (an event stream extends its write deadline per write, and flushes), and the
+// caller's traceparent is continued.
+func TestHandlerKeepsTheResponseController(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	srv := httptest.NewServer(tracing.Handler(tp, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		if err := rc.SetWriteDeadline(time.Now().Add(time.Minute)); err != nil {
+			t.Errorf("SetWriteDeadline through the span's writer: %v", err)
+		}
+		if err := rc.Flush(); err != nil {
+			t.Errorf("Flush through the span's writer: %v", err)
+		}
+	})))
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	srv.Close() // waits for the handler, and so for its span's end
+	ended := rec.Ended()
+	if len(ended) != 1 || ended[0].SpanContext().TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || ended[0].SpanKind().String() != "server" {
+		t.Fatalf("spans %v, want one server span in the caller's trace", ended)
 	}
 }
