@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,22 @@ func TestRunBehindPgbouncer(t *testing.T) {
 		t.Fatalf("the refused starts migrated the database (%v, %v)", migrated, err)
 	}
 
-	p := startProgram(t, map[string]string{"DATABASE_URL": b.TransactionURL(), "DATABASE_SESSION_URL": b.SessionURL(), "MATCHMAKER_AUTH": "off"})
+	p := startProgram(t, map[string]string{"DATABASE_URL": b.TransactionURL(),
+		"DATABASE_SESSION_URL": b.SessionURL() + "&application_name=mm-session", "MATCHMAKER_AUTH": "off"})
 	defer p.stop()
 	queueRoundTrip(t, p.base)
+	// The queue's lock and the LISTEN are held by sessions of the session URL, seen from the
+	// database itself.
+	var holders, listeners []string
+	if err := conn.QueryRow(ctx, `SELECT coalesce(array_agg(a.application_name), '{}') FROM pg_locks AS l JOIN pg_stat_activity AS a USING (pid)
+		WHERE l.locktype = 'advisory' AND l.classid = 3 AND l.granted`).Scan(&holders); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT coalesce(array_agg(application_name), '{}') FROM pg_stat_activity
+		WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(&listeners); err != nil {
+		t.Fatal(err)
+	}
+	if len(holders) == 0 || len(listeners) != 1 || listeners[0] != "mm-session" || slices.ContainsFunc(holders, func(a string) bool { return a != "mm-session" }) {
+		t.Errorf("leadership held by sessions %q and LISTEN by %q, want the session URL's (mm-session)", holders, listeners)
+	}
 }
