@@ -50,7 +50,7 @@ type NewBackfillTeam struct {
 // the late-joiner rule (teams.Assign) chooses among the teams with open slots. Faults name the
 // fields of the request's body: match_id, teams[i].players[j].id, open_slots[i], region,
 // bots.mean_rating, ttl_s...
-func (s *Service) CreateBackfill(ctx context.Context, nb NewBackfill) (Ticket, bool, error) {
+func (s *Service) CreateBackfill(ctx context.Context, nb NewBackfill) (_ Ticket, _ bool, err error) {
 	if err := ratings.ValidateName(nb.Queue); err != nil {
 		return Ticket{}, false, apperr.Field("name", "%s", err)
 	}
@@ -59,8 +59,8 @@ func (s *Service) CreateBackfill(ctx context.Context, nb NewBackfill) (Ticket, b
 			return Ticket{}, false, apperr.Field("Idempotency-Key", "%s", err)
 		}
 	}
-	ctx, cancel := s.createContext(ctx)
-	defer cancel()
+	ctx, end := s.createContext(ctx)
+	defer end(&err)
 	q, err := s.definition(ctx, nb.Queue)
 	if err != nil {
 		return Ticket{}, false, err

@@ -79,3 +79,50 @@ func TestCreationsHaveOneDeadline(t *testing.T) {
 		})
 	}
 }
+
+// lateStore answers a queue definition only once the caller's deadline has passed, as a
+// database whose answer arrives just too late: the creation's next step meets the deadline.
+type lateStore struct{ queue.Store }
+
+func (s lateStore) GetQueue(ctx context.Context, name string) (queue.Queue, error) {
+	<-ctx.Done()
+	return s.Store.GetQueue(context.WithoutCancel(ctx), name)
+}
+
+// A creation whose deadline passes between two store calls (here: before its players'
+// ratings are read) is Unavailable, a 503 the client retries, whichever step met it; the
+// bare context error was an Internal error (seen as a 500 under load).
+func TestCreationsDeadlineBetweenCallsIsUnavailable(t *testing.T) {
+	t.Parallel()
+	for name, create := range map[string]func(*queue.Service) error{
+		"ticket": func(svc *queue.Service) error {
+			_, _, err := svc.CreateTicket(context.Background(), queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: "ann"}}})
+			return err
+		},
+		"backfill": func(svc *queue.Service) error {
+			nb := backfillReq("duel")
+			for i := range nb.Teams {
+				for j := range nb.Teams[i].Players {
+					nb.Teams[i].Players[j].Rating = nil // read from the ratings, after the definition
+				}
+			}
+			_, _, err := svc.CreateBackfill(context.Background(), nb)
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			mem := memstore.New()
+			q := queue.DefaultQueue("duel")
+			q.GameType, q.TeamSize, q.MaxPartySize, q.Regions = "ctf", 3, 3, []string{"eu"}
+			if _, _, err := mem.PutQueue(context.Background(), q); err != nil {
+				t.Fatal(err)
+			}
+			svc := queue.NewService(queue.Deps{Store: lateStore{mem}, Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
+				Matcher: pairInOrder{}, Config: queue.Config{CreateTimeout: 50 * time.Millisecond, DefinitionTTL: -1}})
+			if err := create(svc); apperr.CodeOf(err) != apperr.Unavailable {
+				t.Fatalf("err = %v (%s), want Unavailable", err, apperr.CodeOf(err))
+			}
+		})
+	}
+}

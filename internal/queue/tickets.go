@@ -22,7 +22,7 @@ import (
 // searching, committed before it returns. replayed says the Idempotency-Key named a ticket
 // made earlier with the same request. Faults name the fields of POST
 // /v1/queues/{name}/tickets' body: players[i].id, latencies_ms, ttl_s, ...
-func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool, error) {
+func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (_ Ticket, _ bool, err error) {
 	if err := ratings.ValidateName(nt.Queue); err != nil {
 		return Ticket{}, false, apperr.Field("name", "%s", err)
 	}
@@ -31,8 +31,8 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (Ticket, bool,
 			return Ticket{}, false, apperr.Field("Idempotency-Key", "%s", err)
 		}
 	}
-	ctx, cancel := s.createContext(ctx)
-	defer cancel()
+	ctx, end := s.createContext(ctx)
+	defer end(&err)
 	q, err := s.definition(ctx, nt.Queue)
 	if err != nil {
 		return Ticket{}, false, err
@@ -266,12 +266,22 @@ func (s *Service) GetMatch(ctx context.Context, id string) (Match, error) {
 	return s.store.GetMatch(ctx, id)
 }
 
-// createContext bounds a creation's store work as a whole by Config.CreateTimeout.
-func (s *Service) createContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if s.cfg.CreateTimeout > 0 {
-		return context.WithTimeout(ctx, s.cfg.CreateTimeout)
+// createContext bounds a creation's work as a whole by Config.CreateTimeout. The returned
+// end, deferred with the address of the creation's error, releases the bound and makes the
+// bound's passing Unavailable (503, Retry-After) whichever call met it: a store call maps its
+// own deadline, but a step between them (the ratings' read from the memory store) would
+// return the bare context error, an Internal error to the client.
+func (s *Service) createContext(parent context.Context) (context.Context, func(*error)) {
+	if s.cfg.CreateTimeout <= 0 {
+		return parent, func(*error) {}
 	}
-	return ctx, func() {}
+	ctx, cancel := context.WithTimeout(parent, s.cfg.CreateTimeout)
+	return ctx, func(err *error) {
+		cancel()
+		if *err != nil && apperr.CodeOf(*err) == apperr.Internal && errors.Is(*err, context.DeadlineExceeded) && parent.Err() == nil {
+			*err = apperr.Wrap(apperr.Unavailable, *err, "queue: the creation did not finish within "+s.cfg.CreateTimeout.String())
+		}
+	}
 }
 
 // newID returns prefix and 26 characters of base32 randomness (130 bits): unique without
