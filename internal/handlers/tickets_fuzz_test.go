@@ -111,6 +111,9 @@ func FuzzPutQueue(f *testing.F) {
 		{"bad name", `{"context":{"game_type":"ctf"}}`},
 		{"q", `{"context":{}}`},
 		{"q", `{"tem_size":2}`},
+		{"mmf", `{"context":{"game_type":"ctf"},"match_function":{"url":"https://mmf.example.com/match","secret":"0123456789abcdef","timeout_ms":500,"mode":"shadow","on_failure":"rules","max_pool":100}}`},
+		{"q", `{"context":{"game_type":"ctf"},"match_function":{"url":"http://127.0.0.1/m","secret":"","timeout_ms":-1,"mode":"ab","max_pool":1e9}}`},
+		{"q", `{"context":{"game_type":"ctf"},"match_function":{"url":"https://mmf.example.com/match"}}`},
 	} {
 		f.Add(seed.name, seed.body)
 	}

@@ -39,7 +39,7 @@ type functionFixture struct {
 	metrics *queue.Metrics
 }
 
-func newFunctionFixture(t *testing.T, mf queue.MatchFunction, answer func(w http.ResponseWriter, r *http.Request, req poolRequest)) functionFixture {
+func newFunctionFixture(t *testing.T, mf queue.MatchFunction, answer func(w http.ResponseWriter, r *http.Request, req poolRequest), also ...func(*queue.Queue)) functionFixture {
 	t.Helper()
 	calls := new(atomic.Int32)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -63,7 +63,12 @@ func newFunctionFixture(t *testing.T, mf queue.MatchFunction, answer func(w http
 	f.svc = queue.NewService(queue.Deps{Store: f.store, Ratings: f.ratings, Matcher: pairInOrder{}, Config: cfg, Clock: f.clock,
 		Outbound: posts(cfg), Metrics: m})
 	mf.URL, mf.Secret = srv.URL, functionSecret
-	f.queue(t, func(q *queue.Queue) { q.MatchFunction = &mf })
+	f.queue(t, func(q *queue.Queue) {
+		q.MatchFunction = &mf
+		for _, change := range also {
+			change(q)
+		}
+	})
 	return functionFixture{fixture: f, calls: calls, metrics: m}
 }
 
@@ -343,5 +348,33 @@ func TestMatchFunctionShadowCountsATicketOnce(t *testing.T) {
 	if err != nil || st.Shadow == nil || st.Shadow.FunctionCalls != 4 || st.Shadow.Function.Matches != 1 ||
 		st.Shadow.Function.TicketsMatched != 2 || st.Shadow.Rules.Matches != 0 {
 		t.Fatalf("shadow stats after 4 calls proposing one match: %+v %v", st.Shadow, err)
+	}
+}
+
+// A function's match takes the built-in pass's path: in a queue with a ready check it is
+// proposed, and made once both players accept.
+func TestMatchFunctionMatchesGoThroughTheReadyCheck(t *testing.T) {
+	t.Parallel()
+	f := newFunctionFixture(t, replace(queue.FailureWait), func(w http.ResponseWriter, _ *http.Request, req poolRequest) {
+		if len(req.Pool) < 2 {
+			answer(w, `{"matches":[]}`)
+			return
+		}
+		answer(w, `{"matches":[{"teams":[{"tickets":["`+req.Pool[1].ID+`"]},{"tickets":["`+req.Pool[0].ID+`"]}]}]}`)
+	}, func(q *queue.Queue) { q.Acceptance = &queue.Acceptance{Timeout: 20 * time.Second} })
+	ids := f.tickets(t, "alice", "bob")
+	runService(t, f.svc)
+	ticked(t, f.clock, f.svc, "duel")
+	pa := waitFor(t, f.svc, ids[0], queue.Proposed)
+	ctx := context.Background()
+	for _, p := range []string{"alice", "bob"} {
+		if _, err := f.svc.Answer(ctx, pa.Proposal.MatchID, p, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := waitFor(t, f.svc, ids[0], queue.Matched)
+	m, err := f.svc.GetMatch(ctx, a.Assignment.MatchID)
+	if err != nil || m.ID != pa.Proposal.MatchID || m.Teams[0].Players[0].ID != "bob" || m.Teams[1].Players[0].ID != "alice" {
+		t.Fatalf("the match after the ready check: %+v %v", m, err)
 	}
 }
