@@ -193,10 +193,15 @@ func (r *runner) loop(ctx context.Context) {
 		if now := clock.Now(); ticked.IsZero() || now.Sub(ticked) >= q.Tick {
 			ticked = now
 			r.tick(ctx, q)
+			// The next wake is set before the tick is marked done: a test that advances its
+			// clock once the tick is done would otherwise move it between the wait's reckoning
+			// and the timer's reset, and the timer would be due a whole wait after the tick
+			// the test waits for.
+			timer.Reset(r.nextWake(q, ticked))
 			r.s.tickMarks(q.Name).done(now)
-		} else {
-			r.keepLease(ctx, q)
+			continue
 		}
+		r.keepLease(ctx, q)
 		timer.Reset(r.nextWake(q, ticked))
 	}
 }
