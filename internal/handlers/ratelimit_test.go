@@ -29,17 +29,21 @@ func TestParseRateLimits(t *testing.T) {
 }
 
 // A caller that uses up its bucket gets 429 with Retry-After and the budget headers; other
-// callers and other route classes keep theirs; the bucket refills with time.
+// callers and other route classes keep theirs; the bucket refills with time. The bucket that
+// runs out refills a token in 100 s, so that three requests find it empty however slowly
+// they go (at 10/s the host took, under -race and load 20, over the 100 ms of a token between
+// the first and the third, which found a token again); the refill is a bucket of its own.
 func TestRateLimitsArePerCallerAndRouteClass(t *testing.T) {
 	t.Parallel()
 	keys, err := ParseAPIKeys("a:read+match:" + HashKey("ka") + ",b:read+match:" + HashKey("kb"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := NewServer(Deps{Auth: &Auth{Keys: keys}, RateLimits: RateLimits{ScopeRead: {PerSecond: 10, Burst: 2}}})
-	read := func(key string) *http.Response {
+	h := NewServer(Deps{Auth: &Auth{Keys: keys}, RateLimits: RateLimits{ScopeRead: {PerSecond: 0.01, Burst: 2}}})
+	readFrom := func(h http.Handler, key string) *http.Response {
 		return exchange(t, h, http.MethodGet, "/v1/players/alice/ratings", "", "", "Authorization", "Bearer "+key)
 	}
+	read := func(key string) *http.Response { return readFrom(h, key) }
 	for i, want := range []int{200, 200, 429} {
 		resp := read("ka")
 		if resp.StatusCode != want {
@@ -63,8 +67,12 @@ func TestRateLimitsArePerCallerAndRouteClass(t *testing.T) {
 	if resp := exchange(t, h, http.MethodPost, "/v1/matchmake", "application/json", `{"players":[]}`, "Authorization", "Bearer ka"); resp.StatusCode != 200 {
 		t.Fatalf("another route class: %d", resp.StatusCode)
 	}
+	fast := NewServer(Deps{Auth: &Auth{Keys: keys}, RateLimits: RateLimits{ScopeRead: {PerSecond: 10, Burst: 1}}})
+	if resp := readFrom(fast, "ka"); resp.StatusCode != 200 {
+		t.Fatalf("a full bucket of one: %d", resp.StatusCode)
+	}
 	time.Sleep(150 * time.Millisecond) // 10/s refills one token in 100 ms
-	if resp := read("ka"); resp.StatusCode != 200 {
+	if resp := readFrom(fast, "ka"); resp.StatusCode != 200 {
 		t.Fatalf("after the refill: %d", resp.StatusCode)
 	}
 }
