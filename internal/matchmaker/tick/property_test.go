@@ -87,6 +87,9 @@ func checkResult(tk []matchpool.Ticket, now float64, cfg matchrules.Config, res 
 		if err := checkRegion(w, m); err != nil {
 			return fmt.Errorf("match %d: %v", mi, err)
 		}
+		if err := w.checkApart(m.Tickets, m.Teams[0]); err != nil {
+			return fmt.Errorf("match %d: %v", mi, err)
+		}
 		if len(cfg.Rules) > 0 {
 			if r := w.brokenRule(m.Tickets); r != "" {
 				return fmt.Errorf("match %d breaks rule %q", mi, r)
@@ -119,7 +122,7 @@ func checkResult(tk []matchpool.Ticket, now float64, cfg matchrules.Config, res 
 		if k >= len(left) || x.Ticket != left[k] {
 			return fmt.Errorf("waiting %+v, want the tickets left %v in age order", res.Waiting, left)
 		}
-		if x.Rule != matchrules.WaitInterval && x.Rule != matchrules.WaitLatency && x.Rule != matchrules.WaitTeams &&
+		if x.Rule != matchrules.WaitInterval && x.Rule != matchrules.WaitLatency && x.Rule != matchrules.WaitTeams && x.Rule != matchrules.WaitAvoid &&
 			!slices.ContainsFunc(cfg.Rules, func(r matchrules.Rule) bool { return r.Name == x.Rule }) {
 			return fmt.Errorf("ticket %d waits on %q, no rule", x.Ticket, x.Rule)
 		}
@@ -132,7 +135,8 @@ func checkResult(tk []matchpool.Ticket, now float64, cfg matchrules.Config, res 
 	// on the match.
 	excused := func(i int) bool {
 		x := waits[i]
-		return x.Found && slices.ContainsFunc(cfg.Rules, func(r matchrules.Rule) bool { return r.Name == x.Rule && r.HasTolerance() })
+		return x.Found && (x.Rule == matchrules.WaitAvoid ||
+			slices.ContainsFunc(cfg.Rules, func(r matchrules.Rule) bool { return r.Name == x.Rule && r.HasTolerance() }))
 	}
 	if len(w.live) > bruteLiveMax {
 		return nil
@@ -161,9 +165,11 @@ func checkResult(tk []matchpool.Ticket, now float64, cfg matchrules.Config, res 
 //     ordinary tickets, each in one fill at most (and so, with check, in no match);
 //   - no team gets more players than its open slots; a joiner's whole party is on its team
 //     (Teams are the match's players with the joiners' ratings appended in order);
-//   - every joiner is joinable (mutual acceptance, region, weights);
+//   - every joiner is joinable (mutual acceptance, region, weights), and none is kept apart
+//     from another by the avoid lists (whatever their scope);
 //   - brute force, maximality: a fill with room left for a ticket of s players has no
-//     joinable ticket of s players that was free when it was served (in no earlier fill),
+//     joinable ticket of s players that was free when it was served (in no earlier fill,
+//     and not kept apart from a joiner),
 //     and a backfill without a fill had none of any size that fits.
 func checkFills(w *world, fills []matchpool.Fill, in []int) error {
 	served := map[int]bool{}
@@ -209,8 +215,14 @@ func checkFills(w *world, fills []matchpool.Fill, in []int) error {
 				return fmt.Errorf("fill of %d: %d joiners, region %q", b, len(f.Joiners), f.Region)
 			}
 		}
+		if f != nil {
+			if err := w.checkJoinersApart(f); err != nil {
+				return err
+			}
+		}
 		for _, i := range w.live {
-			if earlier[i] || f != nil && slices.ContainsFunc(f.Joiners, func(j matchpool.Joiner) bool { return j.Ticket == i }) {
+			if earlier[i] || f != nil && slices.ContainsFunc(f.Joiners, func(j matchpool.Joiner) bool { return j.Ticket == i }) ||
+				f != nil && w.apartFromJoiners(i, f) {
 				continue
 			}
 			if s := len(w.tk[i].Ratings); (s <= room[0] || s <= room[1]) && w.joinable(b, i) {

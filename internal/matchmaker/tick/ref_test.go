@@ -180,7 +180,7 @@ func (w *world) placeable(s []int, full bool) bool {
 		for b, i := range s {
 			n[m>>b&1] += len(w.tk[i].Ratings)
 		}
-		if n[0] <= w.t && n[1] <= w.t && (!full || n[0] == w.t && n[1] == w.t) {
+		if n[0] <= w.t && n[1] <= w.t && (!full || n[0] == w.t && n[1] == w.t) && w.keptApart(s, m) {
 			return true
 		}
 	}
@@ -198,7 +198,7 @@ func (w *world) isMatch(s []int) bool {
 			return false
 		}
 	}
-	if !(w.players(s) == 2*w.t && w.placeable(s, true) && len(w.okRegions(s)) > 0) {
+	if !(w.players(s) == 2*w.t && w.placeable(s, true) && len(w.okRegions(s)) > 0) || w.meet(s) {
 		return false
 	}
 	if w.balanceBroken(s) {
@@ -242,7 +242,7 @@ func (w *world) bestSplit(s []int) float64 {
 				tot[m>>b&1] += r
 			}
 		}
-		if n[0] == w.t && n[1] == w.t {
+		if n[0] == w.t && n[1] == w.t && w.keptApart(s, m) {
 			best = min(best, math.Abs(tot[0]-tot[1]))
 		}
 	}
@@ -660,6 +660,9 @@ func describe(tk []matchpool.Ticket, now float64, cfg matchrules.Config) string 
 		s += fmt.Sprintf("  %d: %v since %g expires %g lat %v\n", i, t.Ratings, t.WaitingSince, t.ExpiresAt, t.Latencies)
 		if b := t.Backfill; b != nil {
 			s += fmt.Sprintf("     backfill %+v open %v bots %+v\n", b.Teams, b.OpenSlots, b.Bots)
+		}
+		if len(t.Avoid) > 0 {
+			s += fmt.Sprintf("     players %v avoid %v\n", t.Players, t.Avoid)
 		}
 	}
 	return s

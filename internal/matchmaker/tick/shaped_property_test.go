@@ -104,7 +104,7 @@ func (r *shapedRef) matchExists(a int) bool {
 				s = append(s, c)
 			}
 		}
-		if r.groupRulesBroken(s) == "" && r.validSplitExists(s, mins) {
+		if r.groupRulesBroken(s) == "" && !r.w().meet(s) && r.validSplitExists(s, mins) {
 			return true
 		}
 	}
@@ -154,7 +154,7 @@ func (r *shapedRef) validSplitExists(s []int, mins []int) bool {
 	var try func(j int) bool
 	try = func(j int) bool {
 		if j == len(s) {
-			return r.splitBroken(s, team, mins) == ""
+			return r.splitBroken(s, team, mins) == "" && r.w().keptApartBy(s, team)
 		}
 		for k := range n {
 			team[j] = k
@@ -329,6 +329,9 @@ func (r *shapedRef) checkMatches(ms []matchpool.Match) string {
 		}
 		if name := r.groupRulesBroken(s); name != "" {
 			return fmt.Sprintf("match %v breaks rule %s", s, name)
+		}
+		if r.w().meet(s) || !r.w().keptApartBy(s, team) {
+			return fmt.Sprintf("match %v %v holds two tickets the avoid lists keep apart", s, team)
 		}
 		if why := r.splitBroken(s, team, r.mins(wait)); why != "" {
 			return fmt.Sprintf("match %v: %s", s, why)

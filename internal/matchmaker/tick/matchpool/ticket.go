@@ -6,6 +6,7 @@ package matchpool
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
@@ -37,6 +38,12 @@ type Ticket struct {
 	// Roles are the roles each player plays, by Ratings' index, in order of preference;
 	// a player without a list plays any (matchrules.Config.Roles).
 	Roles [][]string
+	// Players are the players' ids, by Ratings' index; a pass reads them only when some
+	// ticket avoids someone. Avoid are the ids each player avoids (blocked), by Ratings'
+	// index, at most matchrules.MaxAvoid each: the pass keeps the two tickets apart as
+	// matchrules.Config.Avoid says. A ticket that avoids gives its Players.
+	Players []string
+	Avoid   [][]string
 }
 
 // Backfill describes a running match's request for players; see Ticket.Backfill.
@@ -60,7 +67,7 @@ type RegionLatency struct {
 
 // Validate reports every invalid field of a ticket for a queue of teams of teamSize as one
 // apperr.Invalid error naming ratings, ratings[i], waiting_since, expires_at,
-// latencies[i].region, latencies[i].ms or backfill, so that the queue service can refuse a
+// latencies[i].region, latencies[i].ms, backfill, players, avoid or avoid[i][j], so that the queue service can refuse a
 // ticket by the rules a pass applies. (tick.ValidateTicket checks its attributes and roles
 // against a queue's rules too.)
 func (t Ticket) Validate(teamSize int) error {
@@ -114,6 +121,41 @@ func (t *Ticket) AddFaults(f *apperr.Fields, index, teamSize int) {
 		}
 		if !(l.MS >= 0 && l.MS <= matchrules.MaxMagnitude) {
 			f.Add(at(LatencyField(i, "ms")), "must be a finite number between 0 and %g", matchrules.MaxMagnitude)
+		}
+	}
+	if len(t.Players) > 0 || len(t.Avoid) > 0 {
+		t.addAvoidFaults(f, at)
+	}
+}
+
+// addAvoidFaults checks the players' ids and avoid lists: an id of the ticket's own players
+// in a list is refused, since a party plays in one match and on one team, so it could
+// never be matched. Ids are otherwise the service's to check (the one id rule).
+func (t *Ticket) addAvoidFaults(f *apperr.Fields, at func(string) string) {
+	if len(t.Players) != len(t.Ratings) && (len(t.Players) > 0 || len(t.Avoid) > 0) {
+		f.Add(at("players"), "must give each player's id (%d) for a ticket with avoid lists", len(t.Ratings))
+	}
+	if t.Backfill != nil && len(t.Avoid) > 0 {
+		f.Add(at("avoid"), "must be empty for a backfill ticket")
+	} else if len(t.Avoid) > len(t.Ratings) {
+		f.Add(at("avoid"), "must give at most one list per player (%d)", len(t.Ratings))
+	}
+	for i, ids := range t.Avoid {
+		list := func() string { return "avoid[" + strconv.Itoa(i) + "]" }
+		if len(ids) > matchrules.MaxAvoid {
+			f.Add(at(list()), "must hold at most %d player ids", matchrules.MaxAvoid)
+			continue
+		}
+		for j, id := range ids {
+			field := func() string { return at(list() + "[" + strconv.Itoa(j) + "]") }
+			switch {
+			case id == "":
+				f.Add(field(), "must not be empty")
+			case slices.Contains(t.Players, id):
+				f.Add(field(), "must not name a player of the ticket: %q plays in its match", id)
+			case slices.Contains(ids[:j], id):
+				f.Add(field(), "must not repeat an id: %q is listed before", id)
+			}
 		}
 	}
 }

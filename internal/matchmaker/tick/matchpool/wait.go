@@ -19,7 +19,7 @@ import (
 // of the interval: the walk met only the candidates of the anchor's value.
 type Wait struct {
 	Ticket    int    // input index
-	Rule      string // matchrules.WaitInterval, matchrules.WaitLatency, matchrules.WaitTeams or a rule's Name
+	Rule      string // matchrules.WaitInterval, WaitLatency, WaitTeams, WaitAvoid or a rule's Name
 	Kind      string // as Rule, or the rule's Kind
 	Attribute string // the rule's attribute, if it reads one
 	// Candidates are the tickets the rule was left to judge: those within the anchor's
@@ -76,6 +76,14 @@ func (w Wait) Detail() string {
 		return fmt.Sprintf("team averages differ by %g, over the tolerance %g in the match found", w.Value, w.Tolerance)
 	case matchrules.RulePartyMix:
 		return fmt.Sprintf("the teams' largest parties differ by %g players, over the %g allowed, in the match found", w.Value, w.Tolerance)
+	case matchrules.WaitAvoid:
+		if w.Found {
+			return "the match found holds two players of which one avoids the other"
+		}
+		if w.Candidates == 0 {
+			return "every candidate avoids or is avoided by the ticket's players"
+		}
+		return n + " that the ticket's players neither avoid nor are avoided by: too few for a match"
 	case matchrules.WaitTeams:
 		if w.Found {
 			return fmt.Sprintf("the most even teams of the %s differ by %g in average rating, over the %g the wait allows",

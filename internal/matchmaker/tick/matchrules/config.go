@@ -51,13 +51,15 @@ type Config struct {
 	// (a ticket's roles), which a composition bounds.
 	Shape []TeamDef
 	Roles []string
+	// Avoid is the scope of the tickets' avoid lists and when they turn optional.
+	Avoid Avoid
 }
 
 // Validate reports every invalid field of the config as one apperr.Invalid error naming
 // team_size, strategy, interval, interval[i].after_s, interval[i].value and the same of
 // max_latency, attributes.<name>.type|max_items|default, rules[i].name|type|attribute|
-// min_common|expansions[j].after_s|expansions[j].value|optional_after_s, and the shape's
-// fields (ValidateShape).
+// min_common|expansions[j].after_s|expansions[j].value|optional_after_s, avoid.scope and
+// avoid.optional_after_s, and the shape's fields (ValidateShape).
 func (c Config) Validate() error {
 	var f apperr.Fields
 	c.AddFaults(&f)
@@ -69,6 +71,7 @@ func (c Config) Validate() error {
 func (c *Config) AddFaults(f *apperr.Fields) {
 	c.addRuleFaults(f)
 	c.addShapeFaults(f)
+	c.Avoid.addFaults(f)
 	if !c.Shaped() && (c.TeamSize < 1 || c.TeamSize > MaxTeamSize) {
 		f.Add("team_size", "must be between 1 and %d", MaxTeamSize)
 	}

@@ -130,7 +130,7 @@ func intersection(a, b []int32) []int32 {
 }
 
 // fits says whether ticket i may join the group: 0 when it may, else the stage that stops
-// it (stageLatency, stageRules+k, or stageTeams).
+// it (stageLatency, stageRules+k, stageAvoid, or stageTeams).
 func (s *shaper) fits(g *group, i int32, capacity int) int {
 	n := &s.nodes[i]
 	if g.players+int(n.size) > capacity {
@@ -166,6 +166,9 @@ func (s *shaper) fits(g *group, i int32, capacity int) int {
 		if !ok {
 			return stageRules + k
 		}
+	}
+	if s.avoid != nil && !s.avoid.Team && s.meetsGroup(g.members, i) {
+		return s.stageAvoid()
 	}
 	if s.fillSpace != nil {
 		if !s.canSeat(g, n) {

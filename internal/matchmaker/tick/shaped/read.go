@@ -12,6 +12,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/check"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/avoid"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/intern"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/scratch"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
@@ -73,6 +74,13 @@ func (s *shaper) read(f *apperr.Fields) {
 		}
 	}
 	s.endRules(sweeps[0].readers, s.inputs)
+	if slices.ContainsFunc(sweeps, func(w sweep) bool { return w.avoiding }) {
+		live := make([]int32, len(s.live))
+		for j := range s.live {
+			live[j] = s.live[j].input
+		}
+		s.avoid = avoid.Read(s.tickets, live, s.now, cfg)
+	}
 }
 
 // maxSweeps bounds the sweeps read cuts a queue into; sweepsPerCore is how many it cuts a
@@ -103,6 +111,7 @@ type sweep struct {
 	// check's (attributeChecker.roleLists)
 	playerRoles []matchrules.RoleList
 	types       fillTypes
+	avoiding    bool // a live ticket has an avoid list
 }
 
 // sweepArrays are a sweep's arrays, kept from one pass to the next.
@@ -182,6 +191,7 @@ func (w *sweep) run() {
 			continue
 		}
 		w.kept = append(w.kept, i)
+		w.avoiding = w.avoiding || len(t.Avoid) > 0
 		w.live = append(w.live, w.readTicket(t, i))
 		w.readRules(t)
 	}

@@ -26,7 +26,7 @@ func (s *shaper) serve(a int32) {
 	s.candidates = s.candidates[:0]
 	s.turnedDown, s.turnDowns, s.lookedAhead, s.exhausted = matchpool.Wait{}, 0, false, false
 	stages := &s.stages
-	stages.reset(stageRules + len(s.rules))
+	stages.reset(s.stageAvoid())
 	left, right := s.nodes[a].prev, s.nodes[a].next
 	if r := s.scarceRole(a); r >= 0 {
 		s.addWait(a, matchpool.Wait{Rule: matchrules.WaitTeams, Kind: matchrules.WaitTeams, Role: s.roles[r]})
@@ -132,6 +132,9 @@ func (s *shaper) acceptable(a, c int32) int {
 			return stageRules + k
 		}
 	}
+	if s.avoid != nil && !s.avoid.Team && s.avoid.Apart(s.live[a].input, s.live[c].input) {
+		return s.stageAvoid()
+	}
 	return 0
 }
 
@@ -225,9 +228,14 @@ func (c *stageCount) add(stage, players int) {
 // teams.
 func (s *shaper) why(a int32, c *stageCount, need int) matchpool.Wait {
 	left, players := c.seen, c.seenPlayers+s.live[a].size
-	for stage := stageInterval; stage < stageRules+len(s.rules); stage++ {
+	for stage := stageInterval; stage <= s.stageAvoid(); stage++ {
 		var w matchpool.Wait
 		switch {
+		case stage == s.stageAvoid():
+			if s.avoid == nil || s.avoid.Team {
+				continue
+			}
+			w = matchpool.Wait{Rule: matchrules.WaitAvoid, Kind: matchrules.WaitAvoid}
 		case stage == stageInterval:
 			w = matchpool.Wait{Rule: matchrules.WaitInterval, Kind: matchrules.WaitInterval}
 		case stage == stageLatency:

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/avoid"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/scratch"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
@@ -58,7 +59,8 @@ type shaper struct {
 	ratings     []float64
 	playerRoles []matchrules.RoleList
 	latency     bool
-	regions     []string // sorted; a region's id is its index
+	avoid       *avoid.Pairs // the tickets that may not meet; nil without avoid lists
+	regions     []string     // sorted; a region's id is its index
 	roles       []string
 	rules       []shapeRule
 	// the rules a match reports its attributes by: the equal and intersect ones

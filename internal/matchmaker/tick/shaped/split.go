@@ -93,6 +93,7 @@ type splitState struct {
 	cut                     bool // the search stopped at exactNodes
 	// the first party_mix rule that refused a split of the right sizes, and by how much
 	mixBroken, mixDiff int
+	apartRefused       bool // scope team: a team was refused to a ticket for the avoid lists
 	teamRoles          []matchrules.RoleList
 	roleOut            []int8
 	seats              []uint64 // with a fill space, each team's role states (shaped_fill.go)
@@ -139,7 +140,7 @@ func (s *shaper) splitGroup(g []int32, mins []int, full bool) (team []int8, exac
 		}
 	}
 	sp.steps, sp.found, sp.cut, sp.spread = 0, false, false, math.Inf(1)
-	sp.mixBroken = -1
+	sp.mixBroken, sp.apartRefused = -1, false
 	s.place(0)
 	if !sp.found {
 		if sp.mixBroken >= 0 { // the sizes allowed splits, and party_mix refused them
@@ -147,6 +148,9 @@ func (s *shaper) splitGroup(g []int32, mins []int, full bool) (team []int8, exac
 			w.Found, w.Value, w.Candidates = true, float64(sp.mixDiff), len(g)-1
 			w.Tolerance = float64(s.rules[sp.mixBroken].rule.MaxDifference)
 			return nil, false, false, w
+		}
+		if sp.apartRefused {
+			return nil, false, false, matchpool.Wait{Rule: matchrules.WaitAvoid, Kind: matchrules.WaitAvoid, Found: true, Candidates: len(g) - 1}
 		}
 		return nil, false, false, matchpool.Wait{}
 	}
@@ -247,7 +251,7 @@ func (s *shaper) place(j int) {
 			return
 		}
 		tried[k] = true
-		if sp.teamPlayers[k] == 0 && s.emptyTwin(k) {
+		if sp.teamPlayers[k] == 0 && s.emptyTwin(k) || s.avoid != nil && s.avoid.Team && s.apartOn(j, k) {
 			continue
 		}
 		var seats uint64
@@ -482,7 +486,7 @@ func (s *shaper) swaps() {
 					continue
 				}
 				s.swap(a, b, hiK, loK)
-				if spread := s.spreadOf(); spread < best && s.partyMixKept() && s.compositionOK(nil, nil) {
+				if spread := s.spreadOf(); spread < best && s.partyMixKept() && s.compositionOK(nil, nil) && s.apartKept() {
 					bestA, bestB, best = a, b, spread
 				}
 				s.swap(a, b, loK, hiK)

@@ -30,8 +30,10 @@ func (p *pass) serveBackfills() {
 // teams.Assign (the late-joiner rule of /v1/teams/assign) chooses among the teams with room,
 // the party as one joiner of its total weight and head count, with the bots its join
 // removes or adds by the backfill's bot rule. The walk ends when the slots are full or the
-// interval is passed. A ticket must also keep the backfill's rules (backfill_rules.go). A
-// backfill that found nobody keeps waiting.
+// interval is passed. A ticket must also keep the backfill's rules (backfill_rules.go), and
+// not be one a joiner taken before may not meet (the avoid lists, either scope: the running
+// match's players carry no lists the pass knows of). A backfill that found nobody keeps
+// waiting.
 func (p *pass) backfill(i int) (matchpool.Fill, bool) {
 	t := &p.tickets[i]
 	b := t.Backfill
@@ -65,7 +67,8 @@ func (p *pass) backfill(i int) (matchpool.Fill, bool) {
 		c, d := o.step(p, dl, dh)
 		cn := &p.nodes[c]
 		size := int(cn.size)
-		if d > cn.interval || !accepts(cn) || size > room[0] && size > room[1] || !p.weights(cn) || !joins(joinRules, c) {
+		if d > cn.interval || !accepts(cn) || size > room[0] && size > room[1] || !p.weights(cn) || !joins(joinRules, c) ||
+			p.avoid != nil && p.meetsAny(c, taken) {
 			continue
 		}
 		closed[0], closed[1] = room[0] < size, room[1] < size

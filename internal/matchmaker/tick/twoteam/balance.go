@@ -106,6 +106,9 @@ func (p *pass) evenestOf(a int32, cands []int32) (set uint32, diff float64, ok b
 		e.sizes = append(e.sizes, int(p.nodes[c].size))
 		e.totals = append(e.totals, p.nodes[c].total)
 	}
+	if p.avoid != nil && p.avoidsAny(a, cands) {
+		return p.evenestApart(a, cands, p.roundingOf(a, cands))
+	}
 	return e.evenest(p.teamSize, int(an.size), an.total, p.roundingOf(a, cands))
 }
 

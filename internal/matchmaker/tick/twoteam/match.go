@@ -30,6 +30,13 @@ func (p *pass) splitOf(c []int32) uint32 {
 
 // makeMatchSplit is makeMatch with the split of c, team0 (splitOf's), found already.
 func (p *pass) makeMatchSplit(c []int32, team0 uint32) bool {
+	if p.avoid != nil {
+		var ok bool
+		if team0, ok = p.keepApart(c, team0); !ok {
+			p.picks++
+			return false
+		}
+	}
 	t := p.teamSize
 	m := made{ticketsAt: int32(len(p.matchTickets)), slotsAt: int32(len(p.matchSlots)), pairsAt: int32(len(p.matchPairs)),
 		ticketCount: int32(len(c)), region: -1}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/pairing"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/avoid"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/check"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/scratch"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
@@ -28,8 +29,13 @@ func (p *pass) init(tickets []matchpool.Ticket, now float64, cfg *matchrules.Con
 	if p.latency {
 		regions.ids = make(map[string]int)
 	}
-	if err := p.readByRank(tickets, now, cfg, f, &regions); err != nil {
+	avoiding, err := p.readByRank(tickets, now, cfg, f, &regions)
+	if err != nil {
 		return err
+	}
+	p.avoid = nil
+	if avoiding {
+		p.avoid = avoid.Read(tickets, p.byAge, now, cfg)
 	}
 	p.gatherByPosition(regions.ids)
 	if p.greedy {
@@ -108,8 +114,9 @@ func (p *pass) setApart(tickets []matchpool.Ticket, now float64, cfg *matchrules
 // readByRank reads every live ticket once, in age order (usually the input's), checking it:
 // what the searches need of it into p.byRank and its sort key into p.means, by rank; a
 // party's ratings into p.rankRatings and the latencies into p.rankLatencies, their regions
-// numbered by regions.
-func (p *pass) readByRank(tickets []matchpool.Ticket, now float64, cfg *matchrules.Config, f *apperr.Fields, regions *regionReader) error {
+// numbered by regions. avoiding: some ticket has an avoid list.
+func (p *pass) readByRank(tickets []matchpool.Ticket, now float64, cfg *matchrules.Config, f *apperr.Fields,
+	regions *regionReader) (avoiding bool, err error) {
 	live := len(p.byAge)
 	p.means = scratch.Resize(p.means, live)
 	p.byRank = scratch.Resize(p.byRank, live)
@@ -144,8 +151,9 @@ func (p *pass) readByRank(tickets []matchpool.Ticket, now float64, cfg *matchrul
 		}
 		p.means[k] = x.mean
 		p.byRank[k] = x
+		avoiding = avoiding || len(t.Avoid) > 0
 	}
-	return f.Err()
+	return avoiding, f.Err()
 }
 
 // regionReader numbers the regions of the tickets' latencies in order of first sight.

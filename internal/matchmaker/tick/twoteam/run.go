@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/internal/avoid"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 )
@@ -32,7 +33,7 @@ var passes = sync.Pool{New: func() any { return new(pass) }}
 // release drops what the pass holds of the caller's (the result, region names) and pools
 // it.
 func (p *pass) release() {
-	p.expired, p.regionNames, p.tickets, p.interval, p.fills = nil, nil, nil, nil, nil
+	p.expired, p.regionNames, p.tickets, p.interval, p.fills, p.avoid = nil, nil, nil, nil, nil, nil
 	for i := range p.rules { // what the pass holds of the caller's
 		d := &p.rules[i]
 		d.rule, d.names, d.attr = nil, nil, matchrules.Attribute{}
@@ -158,6 +159,9 @@ type pass struct {
 	matchAttrs         []matchpool.MatchAttribute // of the matches made
 	matchLists         []string                   // their lists
 	matchListAt        []int32                    // where each one's list starts in matchLists
+
+	avoid    *avoid.Pairs // the tickets that may not meet; nil without avoid lists
+	apartBuf []int32      // keepApart's
 
 	// the result: the matches made and their parts, copied out at the end
 	made         []made

@@ -34,6 +34,9 @@ func (p *pass) stageWait(s int, candidates int) matchpool.Wait {
 	case stageLatency:
 		return matchpool.Wait{Rule: matchrules.WaitLatency, Kind: matchrules.WaitLatency, Candidates: candidates}
 	}
+	if s == p.stageAvoid() {
+		return matchpool.Wait{Rule: matchrules.WaitAvoid, Kind: matchrules.WaitAvoid, Candidates: candidates}
+	}
 	r := p.rules[s-stageRules].rule
 	return matchpool.Wait{Rule: r.Name, Kind: r.Kind, Attribute: r.Attribute, Candidates: candidates}
 }
@@ -52,14 +55,17 @@ func (p *pass) explain(a int32, w []int32, wm []uint64, rej []rejection) {
 		return
 	}
 	stages := stageRules + len(p.rules)
+	if p.avoid != nil && !p.avoid.Team {
+		stages++ // stageAvoid
+	}
 	// dp[s]: the head counts the anchor reaches with the candidates that passed stages
 	// 0..s, built from the last stage down.
-	var dp [stageRules + matchrules.MaxRules]headSet
+	var dp [stageRules + matchrules.MaxRules + 1]headSet
 	last := p.heads.one(int(p.nodes[a].size))
 	for _, c := range w {
 		p.heads.add(&last, int(p.nodes[c].size))
 	}
-	counts := [stageRules + matchrules.MaxRules]int{}
+	counts := [stageRules + matchrules.MaxRules + 1]int{}
 	for _, r := range rej {
 		counts[r.stage]++
 	}
@@ -84,7 +90,7 @@ func (p *pass) explain(a int32, w []int32, wm []uint64, rej []rejection) {
 				// The walk met the candidates of the anchor's value only (partition): too
 				// few of them is the rule's doing as much as the interval's.
 				p.wait(a, p.stageWait(stageRules+p.partitionRule, judged-counts[s]))
-			case s >= stageRules && p.rules[s-stageRules].rule.Kind == matchrules.RuleEqual:
+			case s >= stageRules && s < p.stageAvoid() && p.rules[s-stageRules].rule.Kind == matchrules.RuleEqual:
 				p.wait(a, p.stageWait(s, judged-counts[s]))
 			default:
 				p.wait(a, p.stageWait(s, judged))

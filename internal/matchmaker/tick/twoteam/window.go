@@ -166,6 +166,9 @@ func (p *pass) admit(a, c int32, d float64) (uint64, int32) {
 			return 0, stageRules + int32(r)
 		}
 	}
+	if p.avoid != nil && !p.avoid.Team && p.avoid.Apart(p.nodes[a].input, cn.input) {
+		return 0, int32(p.stageAvoid())
+	}
 	return m, 0
 }
 
@@ -210,8 +213,18 @@ type try struct {
 // choose sets p.chosen to the anchor and the tickets of w it takes in class k: the last
 // one of w, and each earlier one in k, nearest first, when a match can still be completed
 // with it. need[i] holds the head counts from which the tickets w[i:] (the last one
-// included) can complete a match.
+// included) can complete a match. With avoid lists of scope match, a ticket that may not
+// meet one taken already is passed over, unless no match is then completed: the pick is
+// then the one without them, which keepApart turns down.
 func (p *pass) choose(a int32, w []int32, wm []uint64, k int) {
+	if p.avoid == nil || p.avoid.Team || !p.chooseFrom(a, w, wm, k, true) {
+		p.chooseFrom(a, w, wm, k, false)
+	}
+}
+
+// chooseFrom is choose, passing over with apart the tickets that may not meet one taken,
+// and reports whether the tickets taken complete a match.
+func (p *pass) chooseFrom(a int32, w []int32, wm []uint64, k int, apart bool) bool {
 	// Usually every ticket walked is in class k and they make 2 x TeamSize players with the
 	// anchor: then the match is all of them (no other subset has that many players).
 	n := int(p.nodes[a].size)
@@ -222,9 +235,9 @@ func (p *pass) choose(a int32, w []int32, wm []uint64, k int) {
 		}
 		n += int(p.nodes[c].size)
 	}
-	if n == 2*p.teamSize {
+	if n == 2*p.teamSize && !apart {
 		p.chosen = append(append(p.chosen[:0], a), w...)
-		return
+		return true
 	}
 	last := len(w)
 	p.needFrom = scratch.Resize(p.needFrom, last+1)
@@ -246,7 +259,7 @@ func (p *pass) choose(a int32, w []int32, wm []uint64, k int) {
 	cur := p.heads.one(int(p.nodes[a].size))
 	p.chosen = append(p.chosen[:0], a)
 	for i, c := range w {
-		if wm[i]>>k&1 == 0 {
+		if wm[i]>>k&1 == 0 || apart && p.meetsChosen(c) {
 			continue
 		}
 		var n headSet
@@ -259,6 +272,7 @@ func (p *pass) choose(a int32, w []int32, wm []uint64, k int) {
 			p.chosen = append(p.chosen, c)
 		}
 	}
+	return p.heads.complete(&cur)
 }
 
 // region returns the region among those of mask that every ticket of c accepts with the
