@@ -71,8 +71,8 @@ func TestQueueMatchFunctionOverHTTP(t *testing.T) {
 }
 
 // In mode shadow, /stats shows the rules' matches beside the function's over the last 10
-// minutes (validated against the spec, as every response of these tests), and a ticket's
-// waiting_on in mode replace names the function.
+// minutes (validated against the spec, as every response of these tests). A tick may call
+// the function with alice alone, before bob's ticket: one call or two.
 func TestQueueStatsShowTheShadow(t *testing.T) {
 	t.Parallel()
 	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -106,7 +106,7 @@ func TestQueueStatsShowTheShadow(t *testing.T) {
 		decodeJSON(t, as(t, h, "key-ops", http.MethodGet, "/v1/queues/shadowed/stats", ""), &st)
 		if sh := st.Shadow; sh != nil && sh.Rules.Matches == 1 && sh.Function.Matches == 1 {
 			if sh.WindowS != 600 || sh.Function.TicketsMatched != 2 || sh.Function.Rejected["unknown_ticket"] != 1 ||
-				sh.Function.MeanAverageDifference == nil || sh.Rules.MedianWaitS == nil || sh.FunctionCalls != 1 {
+				sh.Function.MeanAverageDifference == nil || sh.Rules.MedianWaitS == nil || sh.FunctionCalls < 1 || sh.FunctionFailures != 0 {
 				t.Fatalf("shadow stats: %+v", sh)
 			}
 			break
