@@ -67,8 +67,8 @@ type Kalman struct {
 	// Noise is the standard deviation of a match's performance beyond what the terms explain,
 	// in logits: its square is added to the logit's variance V (0: none but the logistic's).
 	Noise float64
-	// ScalePrior is the weight of the temperature's prior (1), in units of the current
-	// result's weight.
+	// ScalePrior is the weight of the temperature's prior (1), in results of the mean
+	// information so far (temperatureByInformation).
 	ScalePrior float64
 	// The smurf detector: a participant in his first SmurfGames results is tested, result by
 	// result, for being SmurfGap (logits) better than rated (Rating.Surprise, a CUSUM of the
@@ -129,7 +129,7 @@ func (m Kalman) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (O
 	total := pair.Terms
 	base, baseVar := estimate(m.BaseSkill, m.BasePrior, total.Presence, total.PresenceWeight)
 	newcomer, newcomerVar := estimate(m.NewcomerSkill, m.NewcomerPrior, total.Newcomer, total.NewcomerWeight)
-	temp, weight := temperature(pair, m.ScalePrior)
+	temp, weight := temperatureByInformation(pair, m.ScalePrior)
 
 	size := sizeScale(r.teamSize(), m.SizeExponent)
 	f, v := smoothed(cell, pair, m.BiasPrior)
