@@ -9,7 +9,7 @@ import (
 // Kalman is the NS2 model's prediction with a Gaussian belief over each of its terms, learnt
 // by assumed-density filtering: a Kalman filter for a logistic observation, Glicko or
 // TrueSkill on the NS2 model's logit scale. Why this model and these defaults is in the
-// package documentation (doc.go), with the measurements behind them.
+// package documentation (doc.go), the measurements behind them in docs/ratings.md.
 //
 // Prediction. As NS2 (see NS2 for t_i, c_i, sigma_i, T_i), team 0's logit is
 //

@@ -54,8 +54,8 @@ type NS2 struct {
 	// 0 uses each match's own duration: then the first half of any match weighs twice the
 	// second half, and a match never depends on anything but its own record, which keeps
 	// replays exact. Set it (from configuration or the stored history's median) to weigh a
-	// long match's late joiners less than a short match's. In the league (truth r = 1500 s,
-	// durations 600 to 2400 s) 0 and any fixed r from 900 to 2400 score within 0.0002.
+	// long match's late joiners less than a short match's; the league cannot tell 0 from a
+	// fixed r (docs/ratings.md, "Why these defaults").
 	RoundS float64
 	// BaseSkill is B, the skill of an average participant over nobody: it makes the team with
 	// more weighted presence the favourite. It does not change any gradient.
@@ -85,39 +85,35 @@ type NS2 struct {
 // Defaults, tuned with the simulated league in league_test.go (200 players, random 5v5 with
 // late joiners, leavers and substitutes, skills ~ N(0, 2^2) drifting 0.03 a game, side offsets
 // ~ N(0, 0.5^2), commanders, a side bias per map, an empty slot worth B = 4). TestTuneLeague
-// prints the sweeps behind every figure below: mean log loss over three seeds the league test
-// does not use, where the truth scores 0.5933, the best-K Elo 0.6576 and the defaults 0.6309.
-// The surface is flat near the defaults; what follows is why each sits where it does.
+// prints the sweeps behind each: mean log loss over three seeds the league test does not
+// use; docs/ratings.md ("Why these defaults", ns2) has what each value costs against the
+// others. The surface is flat near the defaults; what follows is why each sits where it does.
 const (
 	// DefaultBaseSkill is an assumption more than a fit: the league's truth has B = 4 by
-	// construction, and the model recovers it (B = 0 costs 0.0029, B from 2 to 6 are within
-	// 0.0008). With skills spread about +-2, an empty slot is worth less than a player two
-	// spreads below average; a whole-match 5v4 of average players then gives the five
-	// sigmoid(4/9) = 61%, a 16v15 sigmoid(4/31) = 53%. Calibrate it on real results when there
-	// are some: its gradient is (G - p) (sum_0 t - sum_1 t) / sum t.
+	// construction, and the model recovers it. With skills spread about +-2, an empty slot is
+	// worth less than a player two spreads below average; a whole-match 5v4 of average players
+	// then gives the five sigmoid(4/9) = 61%, a 16v15 sigmoid(4/31) = 53%. Calibrate it on
+	// real results when there are some: its gradient is (G - p) (sum_0 t - sum_1 t) / sum t.
 	DefaultBaseSkill = 4.0
-	// DefaultConstant: the league prefers c = 0 (0.6305; 0.05 costs 0.0004, 0.3 costs 0.0041,
-	// 1 costs 0.0235), even when true skills drift 0.1 a game (0 and 0.05 within 0.0004),
-	// because Adagrad's steps shrink only as 1/sqrt(games). c stays a little above 0, as the
-	// seed intends, so that no rating ever freezes.
+	// DefaultConstant: the league prefers c = 0, even when true skills drift faster, because
+	// Adagrad's steps shrink only as 1/sqrt(games). c stays a little above 0, as the seed
+	// intends, so that no rating ever freezes.
 	DefaultConstant = 0.05
-	// DefaultAdagrad: a player's n-th step is about a / sqrt(n) logit units; a = 0.4 and 0.5
-	// tie, 0.3 costs 0.0015, 1 costs 0.0082.
+	// DefaultAdagrad: a player's n-th step is about a / sqrt(n) logit units; 0.4 and 0.5 tie,
+	// and smaller or larger cost.
 	DefaultAdagrad = 0.5
 	// DefaultEpsilon: in a full 5v5 a gradient is at most 0.1 (|G - p| < 1, share 1/10), so
 	// eps = 0.01 makes the first step about 0.5 * 0.05 / sqrt(0.0025 + 0.01) = 0.22 for an
 	// even match instead of 0.5: one game cannot fling a newcomer to the top of the table.
-	// The league cannot tell eps = 0.0001 from 0.03; 0.1 costs 0.0008.
 	DefaultEpsilon = 0.01
 	// DefaultOffsetRate: per-player side offsets are learnt from the same weak signal as
-	// skills and need many games to pay off. With true offsets of sd 0.5 the rate 0.5 costs
-	// 0.0008 against not learning them (2 costs 0.0085); with sd 1.5 it gains 0.0055 (1 gains
-	// 0.0075, but costs 0.0028 in the first case). 0.5 is the compromise.
+	// skills and need many games to pay off: a rate that helps where true offsets are large
+	// costs where they are small, and 0.5 is the compromise between the two.
 	DefaultOffsetRate = 0.5
 	// DefaultBiasPrior: k = 50 pseudo-games. A cell's rate is shrunk towards the side pair's
 	// overall rate with weight k/(N+k); with per-map deviations of the side advantage of about
 	// 0.3 logit (a rate sd near 0.075), the Bayes-optimal weight is p(1-p)/sd^2 = 0.25/0.0056,
-	// about 45 games. The league cannot tell 5 from 100 (0.0004); no bias term costs 0.0029.
+	// about 45 games.
 	DefaultBiasPrior = 50.0
 )
 

@@ -54,8 +54,8 @@ type SeasonReset struct {
 // Season defaults, when a definition leaves them out.
 const (
 	// DefaultResetKeep and DefaultResetAddSD are a gentle reset: a reset forgets what the
-	// model knew, and costs its predictions (docs/ranked.md has the figures of a season a
-	// year on ATP doubles: keep 0.5 with add_sd 1 cost .0114 of log loss, these .0016).
+	// model knew, and costs its predictions (docs/ranked.md has what a season a year on ATP
+	// doubles costs with these and with a harder reset).
 	DefaultResetKeep      = 0.8
 	DefaultResetAddSD     = 0.5
 	DefaultPlacementGames = 5
