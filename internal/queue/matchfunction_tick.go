@@ -64,6 +64,9 @@ func (r *runner) pass(ctx context.Context, q Queue, list []Ticket, now time.Time
 		w.Matches = r.checkProposals(ctx, q, pool, proposals, now, false)
 	}
 	w.Waiting = waitingOnFunction(list, expired, w.Matches, why)
+	if len(pool) == mf.MaxPool && len(pool) < len(list) {
+		w.Waiting.beyondPool(pool, mf.MaxPool)
+	}
 	return w, nil
 }
 
@@ -128,6 +131,25 @@ func waitingOnFunction(list []Ticket, expired []Expiry, made []Match, why Waitin
 		}
 	}
 	return &Waits{ids: ids, shared: &why}
+}
+
+// beyondPool says of the tickets w lists that were not in the pool sent (max_pool held the
+// older ones) that they wait for it, rather than on what the function did with the pool.
+func (w *Waits) beyondPool(pool []Ticket, maxPool int) {
+	sent := make(map[string]bool, len(pool))
+	for i := range pool {
+		sent[pool[i].ID] = true
+	}
+	in, out := make([]string, 0, len(w.ids)), []string(nil)
+	for _, id := range w.ids {
+		if sent[id] {
+			in = append(in, id)
+		} else {
+			out = append(out, id)
+		}
+	}
+	w.ids, w.split = append(in, out...), len(in)
+	w.beyond = &WaitingOn{Rule: WaitMatchFunction, Detail: fmt.Sprintf("not in the pool sent to the match function (max_pool %d: the older tickets go first)", maxPool)}
 }
 
 // callFunction sends the pool to the queue's function (not while it backs off, nor an empty

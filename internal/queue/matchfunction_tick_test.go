@@ -378,3 +378,27 @@ func TestMatchFunctionMatchesGoThroughTheReadyCheck(t *testing.T) {
 		t.Fatalf("the match after the ready check: %+v %v", m, err)
 	}
 }
+
+// The tickets past max_pool (the newer ones) wait for a place in the pool, and say so; the
+// ones sent and left out say that instead.
+func TestMatchFunctionPoolHoldsTheOldest(t *testing.T) {
+	t.Parallel()
+	mf := replace(queue.FailureWait)
+	mf.MaxPool = 2
+	var sent atomic.Value
+	f := newFunctionFixture(t, mf, func(w http.ResponseWriter, _ *http.Request, req poolRequest) {
+		sent.Store(len(req.Pool))
+		answer(w, `{"matches":[]}`)
+	})
+	ids := f.tickets(t, "alice", "bob", "carol")
+	runService(t, f.svc)
+	ticked(t, f.clock, f.svc, "duel")
+	if n, _ := sent.Load().(int); n != 2 {
+		t.Fatalf("a pool of %d tickets, want max_pool's 2", n)
+	}
+	for i, want := range []string{"not in the match function's matches", "not in the match function's matches", "max_pool 2"} {
+		if tk := f.ticket(t, ids[i]); tk.WaitingOn == nil || tk.WaitingOn.Rule != queue.WaitMatchFunction || !strings.Contains(tk.WaitingOn.Detail, want) {
+			t.Fatalf("ticket %d waits on %+v, want %q", i, tk.WaitingOn, want)
+		}
+	}
+}

@@ -38,8 +38,9 @@ type Waits struct {
 	ids   []string         // the ticket id of each of waits
 	waits []matchpool.Wait // the pass's, in its order
 	// shared, instead of waits, is why every one of ids waits: a tick whose matches a match
-	// function made, or would have made.
-	shared *WaitingOn
+	// function made, or would have made; beyond, when set, is why ids[split:] wait instead.
+	shared, beyond *WaitingOn
+	split          int
 
 	indexOnce sync.Once
 	index     map[string]int // by ticket id, made at the first Of
@@ -60,6 +61,9 @@ func (w *Waits) Of(id string) (WaitingOn, bool) {
 	if !ok {
 		return WaitingOn{}, false
 	}
+	if w.beyond != nil && k >= w.split {
+		return *w.beyond, true
+	}
 	if w.shared != nil {
 		return *w.shared, true
 	}
@@ -70,7 +74,7 @@ func (w *Waits) Of(id string) (WaitingOn, bool) {
 func (w *Waits) ByRule() map[string]int {
 	counts := make(map[string]int)
 	if w != nil && w.shared != nil {
-		counts[w.shared.Rule] = len(w.ids)
+		counts[w.shared.Rule] = len(w.ids) // beyond's rule is the same
 	} else if w != nil {
 		for _, x := range w.waits {
 			counts[x.Rule]++
