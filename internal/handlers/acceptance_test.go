@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"crypto/sha256"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -307,24 +306,27 @@ func TestMaxSearchingPerKey(t *testing.T) {
 	if resp := as(t, h, "key-a", http.MethodPost, "/v1/queues/capped/tickets", `{"players":[{"id":"a0"}]}`); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("studio-a's first ticket: %d", resp.StatusCode)
 	}
+	// The cap reads the leader's snapshot. Wait for the one that counts a0, alone in the queue:
+	// a second ticket of studio-a's made meanwhile would be paired with it by the fake matcher,
+	// leaving studio-a nothing searching to be capped on.
 	deadline := time.Now().Add(10 * time.Second)
-	for i := 1; ; i++ { // once the leader's snapshot counts studio-a's ticket
-		resp := as(t, h, "key-a", http.MethodPost, "/v1/queues/capped/tickets", fmt.Sprintf(`{"players":[{"id":"a%d"}]}`, i))
-		if resp.StatusCode == http.StatusTooManyRequests {
-			if p := readProblem(t, resp); !hasField(p, "max_searching_per_key") {
-				t.Fatalf("429 %+v", p.Errors)
-			}
+	for {
+		var st queueStatsJSON
+		decodeJSON(t, as(t, h, "key-ops", http.MethodGet, "/v1/queues/capped/stats", ""), &st)
+		if st.Source == "leader" && st.SearchingTickets == 1 {
 			break
 		}
-		if resp.StatusCode == http.StatusCreated {
-			var tk ticketJSON
-			decodeJSON(t, resp, &tk)
-			as(t, h, "key-a", http.MethodDelete, "/v1/tickets/"+tk.ID, "")
-		}
 		if time.Now().After(deadline) {
-			t.Fatalf("studio-a was never capped: %d", resp.StatusCode)
+			t.Fatalf("the leader's snapshot never counted studio-a's ticket: %+v", st)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	resp := as(t, h, "key-a", http.MethodPost, "/v1/queues/capped/tickets", `{"players":[{"id":"a1"}]}`)
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("studio-a over its cap: %d, want 429", resp.StatusCode)
+	}
+	if p := readProblem(t, resp); !hasField(p, "max_searching_per_key") {
+		t.Fatalf("429 %+v", p.Errors)
 	}
 	if resp := as(t, h, "key-b", http.MethodPost, "/v1/queues/capped/tickets", `{"players":[{"id":"b0"}]}`); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("studio-b under its own cap: %d", resp.StatusCode)
