@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
 )
 
 // The leader's side of a queue's match function (matchfunction.go): at each tick it sends the
@@ -63,7 +66,10 @@ func (r *runner) pass(ctx context.Context, q Queue, list []Ticket, now time.Time
 		}
 		w.Matches = r.checkProposals(ctx, q, pool, proposals, now, false)
 	}
-	w.Waiting = waitingOnFunction(list, expired, w.Matches, why)
+	if failure == "" {
+		w.Matches = append(w.Matches, r.fills(q, list, expired, w.Matches, now)...)
+	}
+	w.Waiting = waitingOnFunction(list, expired, w.Matches, why, failure == "")
 	if len(pool) == mf.MaxPool && len(pool) < len(list) {
 		w.Waiting.beyondPool(pool, mf.MaxPool)
 	}
@@ -87,12 +93,21 @@ func (r *runner) shadow(ctx context.Context, q Queue, list []Ticket, now time.Ti
 }
 
 // functionPool is what a tick sends its function: the searching tickets, oldest first, at most
-// max_pool, but those whose time is up (expired, which the tick expires) and backfills
-// (whose running matches only the built-in pass fills). The list itself when none is left
-// out: a pool is sent as it is, not copied.
+// max_pool, but those the tick expires (expired: the queue no longer admits them, as the
+// built-in pass finds, or their time is up) and backfills (whose running matches only the
+// built-in pass fills). The list itself when none is left out: a pool is sent as it is, not
+// copied.
 func functionPool(q Queue, list []Ticket, now time.Time) (expired []Expiry, pool []Ticket) {
-	expired = expiredByTTL(list, now)
-	out := func(t *Ticket) bool { return t.Backfill != nil || !now.Before(t.ExpiresAt) }
+	invalid := invalidTickets(q, list)
+	for i := range list {
+		switch {
+		case invalid[list[i].ID]:
+			expired = append(expired, Expiry{TicketID: list[i].ID, Reason: ReasonInvalid})
+		case !now.Before(list[i].ExpiresAt):
+			expired = append(expired, Expiry{TicketID: list[i].ID, Reason: matchpool.ReasonTTL})
+		}
+	}
+	out := func(t *Ticket) bool { return t.Backfill != nil || !now.Before(t.ExpiresAt) || invalid[t.ID] }
 	n := min(len(list), q.MatchFunction.MaxPool)
 	pool = list[:n]
 	for i := range pool {
@@ -113,8 +128,22 @@ func functionPool(q Queue, list []Ticket, now time.Time) (expired []Expiry, pool
 }
 
 // waitingOnFunction says why each ticket of the list the tick leaves searching waits: on the
-// match function, for why.
-func waitingOnFunction(list []Ticket, expired []Expiry, made []Match, why WaitingOn) *Waits {
+// match function, for why; but the backfills, when the built-in pass tried to fill them
+// (filled), which say nothing, as in the built-in pass's ticks (its waits are of the tickets
+// that anchored a search).
+func waitingOnFunction(list []Ticket, expired []Expiry, made []Match, why WaitingOn, filled bool) *Waits {
+	gone := leaving(expired, made)
+	ids := make([]string, 0, len(list))
+	for i := range list {
+		if !gone[list[i].ID] && (list[i].Backfill == nil || !filled) {
+			ids = append(ids, list[i].ID)
+		}
+	}
+	return &Waits{ids: ids, shared: &why}
+}
+
+// leaving is the tickets a tick expires or matches, by id.
+func leaving(expired []Expiry, made []Match) map[string]bool {
 	gone := make(map[string]bool, len(expired))
 	for _, e := range expired {
 		gone[e.TicketID] = true
@@ -124,13 +153,37 @@ func waitingOnFunction(list []Ticket, expired []Expiry, made []Match, why Waitin
 			gone[id] = true
 		}
 	}
-	ids := make([]string, 0, len(list))
-	for i := range list {
-		if !gone[list[i].ID] {
-			ids = append(ids, list[i].ID)
+	return gone
+}
+
+// fills are the built-in pass's fills of the backfills of list, from the tickets the tick
+// leaves searching (neither expired nor in the function's matches, and still searching after
+// the call). A function is sent no backfill, so only the pass fills them; its new matches are
+// not kept (they are the function's to make), nor its expiries (the tick's are the
+// function's pool's). The pass runs only when a backfill searches.
+func (r *runner) fills(q Queue, list []Ticket, expired []Expiry, made []Match, now time.Time) []Match {
+	if !slices.ContainsFunc(list, func(t Ticket) bool { return t.Backfill != nil }) {
+		return nil
+	}
+	gone := leaving(expired, made)
+	rest := make([]Ticket, 0, len(list))
+	for _, t := range list {
+		if _, ok := r.waiting[t.ID]; ok && !gone[t.ID] {
+			rest = append(rest, t)
 		}
 	}
-	return &Waits{ids: ids, shared: &why}
+	w, err := r.s.matcher.Match(q, rest, now)
+	if err != nil {
+		r.s.logger.Warn("queue: the built-in pass over the backfills failed; none is filled at this tick", "queue", q.Name, "err", err)
+		return nil
+	}
+	var fills []Match
+	for _, m := range w.Matches {
+		if m.BackfillOf != "" {
+			fills = append(fills, m)
+		}
+	}
+	return fills
 }
 
 // beyondPool says of the tickets w lists that were not in the pool sent (max_pool held the

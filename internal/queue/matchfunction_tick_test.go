@@ -41,6 +41,12 @@ type functionFixture struct {
 
 func newFunctionFixture(t *testing.T, mf queue.MatchFunction, answer func(w http.ResponseWriter, r *http.Request, req poolRequest), also ...func(*queue.Queue)) functionFixture {
 	t.Helper()
+	return newFunctionFixtureWith(t, pairInOrder{}, mf, answer, also...)
+}
+
+// newFunctionFixtureWith is newFunctionFixture whose built-in pass is matcher.
+func newFunctionFixtureWith(t *testing.T, matcher queue.Matcher, mf queue.MatchFunction, answer func(w http.ResponseWriter, r *http.Request, req poolRequest), also ...func(*queue.Queue)) functionFixture {
+	t.Helper()
 	calls := new(atomic.Int32)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -60,7 +66,7 @@ func newFunctionFixture(t *testing.T, mf queue.MatchFunction, answer func(w http
 	cfg := queue.Config{WebhookAllow: loopback}
 	f := newFixture(t, cfg)
 	m := queue.NewMetrics(prometheus.NewRegistry())
-	f.svc = queue.NewService(queue.Deps{Store: f.store, Ratings: f.ratings, Matcher: pairInOrder{}, Config: cfg, Clock: f.clock,
+	f.svc = queue.NewService(queue.Deps{Store: f.store, Ratings: f.ratings, Matcher: matcher, Config: cfg, Clock: f.clock,
 		Outbound: posts(cfg), Metrics: m})
 	mf.URL, mf.Secret = srv.URL, functionSecret
 	f.queue(t, func(q *queue.Queue) {

@@ -82,6 +82,33 @@ func newPassInput(q Queue, waiting []Ticket) *passInput {
 	return p
 }
 
+// invalidTickets is which of waiting the queue's definition no longer admits, as the pass
+// finds them when it refuses its input (run): for a tick whose pass does not run (a match
+// function's), so that such tickets leave as they would, reason invalid.
+func invalidTickets(q Queue, waiting []Ticket) map[string]bool {
+	if len(waiting) == 0 {
+		return nil
+	}
+	p := newPassInput(q, waiting)
+	cfg := q.tickConfig()
+	var out map[string]bool
+	add := func(id string) {
+		if out == nil {
+			out = make(map[string]bool)
+		}
+		out[id] = true
+	}
+	for _, e := range p.invalid {
+		add(e.TicketID)
+	}
+	for k, tt := range p.in {
+		if tick.ValidateTicket(cfg, tt) != nil {
+			add(waiting[p.index[k]].ID)
+		}
+	}
+	return out
+}
+
 // playerRoles gives a ticket of a queue with roles its players' roles.
 func playerRoles(q Queue, t Ticket, tt *matchpool.Ticket) {
 	if len(q.Roles) > 0 {

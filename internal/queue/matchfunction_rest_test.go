@@ -1,0 +1,117 @@
+package queue_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+)
+
+// A ticket the queue no longer admits (a party of two once team_size shrinks to one) leaves
+// as the built-in pass lets it leave, expired with reason invalid, and is not sent to the
+// match function; the others are.
+func TestMatchFunctionInvalidTicketsExpire(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var sent [][]string
+	f := newFunctionFixture(t, replace(queue.FailureWait), func(w http.ResponseWriter, _ *http.Request, req poolRequest) {
+		ids := make([]string, len(req.Pool))
+		for i, p := range req.Pool {
+			ids[i] = p.ID
+		}
+		mu.Lock()
+		sent = append(sent, ids)
+		mu.Unlock()
+		answer(w, `{"matches":[]}`)
+	}, func(q *queue.Queue) { q.TeamSize, q.MaxPartySize = 2, 2 })
+	ctx := context.Background()
+	party, _, err := f.svc.CreateTicket(ctx, queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: "p1"}, {ID: "p2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := f.svc.GetQueue(ctx, "duel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.TeamSize, q.MaxPartySize = 1, 1
+	if _, _, err := f.svc.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	ids := f.tickets(t, "alice")
+	runService(t, f.svc)
+	if got := waitForStatus(t, f.svc, party.ID); got.Status != queue.Expired || got.Reason != queue.ReasonInvalid {
+		t.Fatalf("the party: %s (%q), want expired (invalid)", got.Status, got.Reason)
+	}
+	ticked(t, f.clock, f.svc, "duel")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sent) == 0 {
+		t.Fatal("the function was never called")
+	}
+	for _, pool := range sent {
+		if slices.Contains(pool, party.ID) || !slices.Contains(pool, ids[0]) {
+			t.Fatalf("a pool of %v: want alice's %s and not the party's %s", pool, ids[0], party.ID)
+		}
+	}
+}
+
+// A backfill of a queue whose match function makes the matches is filled by the built-in
+// pass, from the tickets the function left out: one joiner, sent to the function and not
+// matched by it, fills one of two backfills (each with one open slot), through the same
+// commit as the built-in pass's fills. The other keeps searching and does not say it waits
+// on the match function, which was never sent it.
+func TestMatchFunctionLeavesTheBackfillsToThePass(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var sent []string
+	f := newFunctionFixtureWith(t, queue.TickPass{}, replace(queue.FailureWait), func(w http.ResponseWriter, _ *http.Request, req poolRequest) {
+		mu.Lock()
+		for _, p := range req.Pool {
+			sent = append(sent, p.ID)
+		}
+		mu.Unlock()
+		answer(w, `{"matches":[]}`)
+	}, func(q *queue.Queue) { q.TeamSize, q.MaxPartySize, q.Regions = 2, 2, []string{"eu", "us"} })
+	ctx := context.Background()
+	backfill := func(match, prefix string) queue.Ticket {
+		tk, _, err := f.svc.CreateBackfill(ctx, queue.NewBackfill{Queue: "duel", MatchID: match, OpenSlots: []int{1, 0}, Region: "eu",
+			Teams: []queue.NewBackfillTeam{{Players: []queue.NewPlayer{{ID: prefix + "r1", Rating: rating(1000)}}, Bots: []float64{950}},
+				{Players: []queue.NewPlayer{{ID: prefix + "b1", Rating: rating(1010)}, {ID: prefix + "b2", Rating: rating(990)}}}},
+			Bots: &queue.BotRule{MeanRating: 950, TargetPlayers: 4, RecommendedMin: 2, RecommendedMax: 4}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	bfs := []queue.Ticket{backfill("running-1", "a"), backfill("running-2", "b")}
+	joiner, _, err := f.svc.CreateTicket(ctx, queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: "j1", Rating: rating(1005)}},
+		Latencies: map[string]float64{"eu": 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runService(t, f.svc)
+	got := waitFor(t, f.svc, joiner.ID, queue.Matched)
+	a := got.Assignment
+	if a == nil || (a.MatchID != "running-1" && a.MatchID != "running-2") || a.Team != 0 || a.FillID == "" {
+		t.Fatalf("the joiner: %+v", a)
+	}
+	filled, other := bfs[0], bfs[1]
+	if a.MatchID == "running-2" {
+		filled, other = other, filled
+	}
+	if got := f.ticket(t, filled.ID); got.Status != queue.Matched || got.Assignment == nil || got.Assignment.FillID != a.FillID {
+		t.Fatalf("the filled backfill: %+v %+v", got, got.Assignment)
+	}
+	ticked(t, f.clock, f.svc, "duel")
+	if got := f.ticket(t, other.ID); got.Status != queue.Searching || (got.WaitingOn != nil && got.WaitingOn.Rule == queue.WaitMatchFunction) {
+		t.Fatalf("the other backfill: %s, waiting on %+v", got.Status, got.WaitingOn)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if slices.Contains(sent, bfs[0].ID) || slices.Contains(sent, bfs[1].ID) || !slices.Contains(sent, joiner.ID) {
+		t.Fatalf("sent %v: want the joiner %s and no backfill", sent, joiner.ID)
+	}
+}
