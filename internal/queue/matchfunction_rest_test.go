@@ -115,3 +115,37 @@ func TestMatchFunctionLeavesTheBackfillsToThePass(t *testing.T) {
 		t.Fatalf("sent %v: want the joiner %s and no backfill", sent, joiner.ID)
 	}
 }
+
+// The function's matches come first: the tickets it matched do not join a backfill at the
+// same tick, and the backfill takes one it left out. In a 1v1 queue whose backfill has one
+// open slot, the function matches the two oldest tickets (whom the pass alone would have put
+// in the backfill first); the third fills it.
+func TestMatchFunctionMatchesComeBeforeTheFills(t *testing.T) {
+	t.Parallel()
+	f := newFunctionFixtureWith(t, queue.TickPass{}, replace(queue.FailureWait), func(w http.ResponseWriter, _ *http.Request, req poolRequest) {
+		if len(req.Pool) != 3 {
+			answer(w, `{"matches":[]}`)
+			return
+		}
+		answer(w, `{"matches":[{"teams":[{"tickets":["`+req.Pool[0].ID+`"]},{"tickets":["`+req.Pool[1].ID+`"]}]}]}`)
+	}, func(q *queue.Queue) { q.Regions = []string{"eu"} })
+	ctx := context.Background()
+	bf, _, err := f.svc.CreateBackfill(ctx, queue.NewBackfill{Queue: "duel", MatchID: "running-1", OpenSlots: []int{0, 1}, Region: "eu",
+		Teams: []queue.NewBackfillTeam{{Players: []queue.NewPlayer{{ID: "r1", Rating: rating(1000)}}}, {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := f.tickets(t, "alice", "bob", "carol")
+	runService(t, f.svc)
+	a := waitFor(t, f.svc, ids[0], queue.Matched)
+	if b := waitFor(t, f.svc, ids[1], queue.Matched); a.Assignment.MatchID != b.Assignment.MatchID || a.Assignment.MatchID == "running-1" {
+		t.Fatalf("alice and bob: %+v %+v, want the function's match", a.Assignment, b.Assignment)
+	}
+	c := waitFor(t, f.svc, ids[2], queue.Matched)
+	if c.Assignment.MatchID != "running-1" || c.Assignment.Team != 1 {
+		t.Fatalf("carol: %+v, want the backfill's open slot", c.Assignment)
+	}
+	if got := f.ticket(t, bf.ID); got.Status != queue.Matched || got.Assignment.FillID != c.Assignment.FillID {
+		t.Fatalf("the backfill: %+v", got)
+	}
+}
