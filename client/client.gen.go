@@ -41,6 +41,24 @@ func (e AttributeDeclarationType) Valid() bool {
 	}
 }
 
+// Defines values for AvoidRuleScope.
+const (
+	AvoidRuleScopeMatch AvoidRuleScope = "match"
+	AvoidRuleScopeTeam  AvoidRuleScope = "team"
+)
+
+// Valid indicates whether the value is a known member of the AvoidRuleScope enum.
+func (e AvoidRuleScope) Valid() bool {
+	switch e {
+	case AvoidRuleScopeMatch:
+		return true
+	case AvoidRuleScopeTeam:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	HealthStatusOk          HealthStatus = "ok"
@@ -822,6 +840,18 @@ type AttributeValue struct {
 	union json.RawMessage
 }
 
+// AvoidRule How the queue holds its players' avoid lists (`players[].avoid` of a ticket).
+type AvoidRule struct {
+	// OptionalAfterS The wait of the avoiding ticket from which its lists no longer bind it.
+	OptionalAfterS *float64 `json:"optional_after_s,omitempty"`
+
+	// Scope `match`: two players of which one avoids the other are never in one match; `team`: never on one team (opponents they may be).
+	Scope *AvoidRuleScope `json:"scope,omitempty"`
+}
+
+// AvoidRuleScope `match`: two players of which one avoids the other are never in one match; `team`: never on one team (opponents they may be).
+type AvoidRuleScope string
+
 // Backfill A backfill ticket's request, its players' ratings in the ticket's `players`.
 type Backfill struct {
 	Bots *struct {
@@ -1185,7 +1215,9 @@ type MatchFunctionAnswer struct {
 
 // MatchFunctionPlayer defines model for MatchFunctionPlayer.
 type MatchFunctionPlayer struct {
-	Id string `json:"id"`
+	// Avoid The players this player blocked (the queue's `avoid` says how they are kept apart); a proposed match that breaks a list binding its ticket is rejected (`avoid`).
+	Avoid *[]string `json:"avoid,omitempty"`
+	Id    string    `json:"id"`
 
 	// Rating On the 0..2000 matchmaking scale, as a queue's interval.
 	Rating float64   `json:"rating"`
@@ -1541,6 +1573,9 @@ type Queue struct {
 	} `json:"allocator,omitempty"`
 	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
 
+	// Avoid How the queue holds its players' avoid lists (`players[].avoid` of a ticket).
+	Avoid *AvoidRule `json:"avoid,omitempty"`
+
 	// Composition How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none).
 	Composition *Composition `json:"composition,omitempty"`
 	Context     Context      `json:"context"`
@@ -1599,6 +1634,9 @@ type QueueDefinition struct {
 
 	// Attributes The attributes tickets carry, by name (at most 32). An attribute a rule reads is required on every ticket unless it has a `default`.
 	Attributes *map[string]AttributeDeclaration `json:"attributes,omitempty"`
+
+	// Avoid How the queue holds its players' avoid lists (`players[].avoid` of a ticket).
+	Avoid *AvoidRule `json:"avoid,omitempty"`
 
 	// Composition How many players of each role a team holds, e.g. `{"tank": {"min": 1, "max": 1}, "healer": {"min": 2, "max": 2}}`; a role it does not name is free. Every player of such a team plays one of the roles he listed (any, when he lists none).
 	Composition *Composition `json:"composition,omitempty"`
@@ -2120,7 +2158,7 @@ type Rule struct {
 	// MinCommon For `intersect`, the values the lists share at least (default 1).
 	MinCommon *int32 `json:"min_common,omitempty"`
 
-	// Name Unique in the queue; not `interval`, `latency`, `teams` or `match_function` (the built-in rules' and the match function's names in `waiting_on`).
+	// Name Unique in the queue; not `interval`, `latency`, `teams`, `avoid` or `match_function` (the built-in rules', the avoid lists' and the match function's names in `waiting_on`).
 	Name string `json:"name"`
 
 	// OptionalAfterS The wait from which the rule no longer binds a ticket.
@@ -2416,6 +2454,7 @@ type TicketAssignment struct {
 
 // TicketPlayer defines model for TicketPlayer.
 type TicketPlayer struct {
+	Avoid        *[]string                `json:"avoid,omitempty"`
 	Id           string                   `json:"id"`
 	Rating       float64                  `json:"rating"`
 	RatingSource TicketPlayerRatingSource `json:"rating_source"`
@@ -2458,6 +2497,9 @@ type TicketRequest struct {
 
 // TicketRequestPlayer defines model for TicketRequestPlayer.
 type TicketRequestPlayer struct {
+	// Avoid The players this player blocked, by id (not one of his party, none twice). Two players of which one avoids the other are never in one match, or with the queue's `avoid.scope` `team` never on one team, until the ticket has waited the queue's `avoid.optional_after_s`. A ticket the lists hold waits on `avoid`.
+	Avoid *[]ID `json:"avoid,omitempty"`
+
 	// Id A player id, bot name or match id: 1 to 128 bytes of valid UTF-8 in normalization form C
 	// (NFC) with no white space but single spaces (U+0020) between words (`Boring John`; not at
 	// either end, not two in a row, no tab or other space), no control characters, no format
@@ -2578,7 +2620,7 @@ type WaitingOn struct {
 	// Detail The reason in words, e.g. "no maps common to 9 candidates".
 	Detail string `json:"detail"`
 
-	// Rule `interval`, `latency`, `teams` (enough candidates passed every rule, but their parties or roles cannot fill the team shape, or, in a queue without a `team_balance` rule, the most even teams a match with a party makes differ by more than a tenth of the ticket's current interval in average rating), or the name of one of the queue's rules.
+	// Rule `interval`, `latency`, `teams` (enough candidates passed every rule, but their parties or roles cannot fill the team shape, or, in a queue without a `team_balance` rule, the most even teams a match with a party makes differ by more than a tenth of the ticket's current interval in average rating), `avoid` (the players' avoid lists: too few candidates that the ticket's players neither avoid nor are avoided by, or the match found holds such a pair), `match_function`, or the name of one of the queue's rules.
 	Rule string `json:"rule"`
 }
 

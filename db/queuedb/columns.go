@@ -25,6 +25,7 @@ type (
 		Rating float64            `json:"rating"`
 		Source queue.RatingSource `json:"source"`
 		Roles  []string           `json:"roles,omitempty"`
+		Avoid  []string           `json:"avoid,omitempty"`
 	}
 	assignmentJSON struct {
 		MatchID    string               `json:"match_id"`

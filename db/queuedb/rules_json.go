@@ -23,6 +23,12 @@ type (
 		// Beyond the columns: the cap on searching tickets.
 		MaxSearching       int `json:"max_searching,omitempty"`
 		MaxSearchingPerKey int `json:"max_searching_per_key,omitempty"`
+		// The avoid lists' scope and optional_after_s (the players' lists are in theirs).
+		Avoid *avoidJSON `json:"avoid,omitempty"`
+	}
+	avoidJSON struct {
+		Scope          string   `json:"scope,omitempty"`
+		OptionalAfterS *float64 `json:"optional_after_s,omitempty"`
 	}
 	matchAttributeJSON struct {
 		Name  string          `json:"name"`
@@ -32,13 +38,17 @@ type (
 
 // queueRulesDoc is the rules column of a queue: nil without attributes and rules.
 func queueRulesDoc(q queue.Queue) (*string, error) {
-	if len(q.Attributes) == 0 && len(q.Rules) == 0 && !q.Shaped() && q.MaxSearching == 0 && q.MaxSearchingPerKey == 0 {
+	noAvoid := q.Avoid == matchrules.Avoid{}
+	if len(q.Attributes) == 0 && len(q.Rules) == 0 && !q.Shaped() && q.MaxSearching == 0 && q.MaxSearchingPerKey == 0 && noAvoid {
 		return nil, nil
 	}
 	doc := queueRulesJSON{Attributes: rulesjson.FromAttributes(q.Attributes), Rules: rulesjson.FromRules(q.Rules),
 		MinTeamSize: stepsJSON(q.MinTeamSize), Composition: rulesjson.FromComposition(q.Composition),
 		TeamDefs: rulesjson.FromTeamDefs(q.TeamDefs), Roles: q.Roles,
 		MaxSearching: q.MaxSearching, MaxSearchingPerKey: q.MaxSearchingPerKey}
+	if !noAvoid {
+		doc.Avoid = &avoidJSON{Scope: q.Avoid.Scope, OptionalAfterS: q.Avoid.OptionalAfterS}
+	}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return nil, err
@@ -67,6 +77,9 @@ func readQueueRules(q *queue.Queue, b []byte) error {
 	}
 	q.MinTeamSize, q.Composition, q.Roles = doc.MinTeamSize.steps(), rulesjson.Composition(doc.Composition), doc.Roles
 	q.MaxSearching, q.MaxSearchingPerKey = doc.MaxSearching, doc.MaxSearchingPerKey
+	if a := doc.Avoid; a != nil {
+		q.Avoid = matchrules.Avoid{Scope: a.Scope, OptionalAfterS: a.OptionalAfterS}
+	}
 	return nil
 }
 

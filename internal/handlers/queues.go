@@ -34,6 +34,7 @@ type queueRequest struct {
 	Composition  map[string]rulesjson.RoleRange     `json:"composition"`
 	TeamDefs     []rulesjson.TeamDef                `json:"team_defs"`
 	Roles        []string                           `json:"roles"`
+	Avoid        *avoidJSON                         `json:"avoid"`
 	Acceptance   *acceptanceJSON                    `json:"acceptance"`
 	Allocator    *allocatorJSON                     `json:"allocator"`
 	MatchFn      *matchFunctionJSON                 `json:"match_function"`
@@ -71,11 +72,19 @@ type queueJSON struct {
 	Composition  map[string]rulesjson.RoleRange     `json:"composition,omitempty"`
 	TeamDefs     []rulesjson.TeamDef                `json:"team_defs,omitempty"`
 	Roles        []string                           `json:"roles,omitempty"`
+	Avoid        *avoidJSON                         `json:"avoid,omitempty"`
 	Acceptance   *acceptanceJSON                    `json:"acceptance,omitempty"`
 	Allocator    *allocatorPublicJSON               `json:"allocator,omitempty"`
 	MatchFn      *matchFunctionPublicJSON           `json:"match_function,omitempty"`
 	CreatedAt    time.Time                          `json:"created_at"`
 	UpdatedAt    time.Time                          `json:"updated_at"`
+}
+
+// avoidJSON is a queue's avoid: the scope of its players' avoid lists and when they turn
+// optional.
+type avoidJSON struct {
+	Scope          string   `json:"scope,omitempty"`
+	OptionalAfterS *float64 `json:"optional_after_s,omitempty"`
 }
 
 type webhookPublicJSON struct {
@@ -94,6 +103,9 @@ func (req *queueRequest) definition(name string) queue.Queue {
 		q.GameType, q.Mutators = req.Context.GameType, req.Context.Mutators
 	}
 	q.TeamDefs, q.MinTeamSize, q.Composition, q.Roles = rulesjson.TeamDefs(req.TeamDefs), steps(req.MinTeamSize), rulesjson.Composition(req.Composition), req.Roles
+	if a := req.Avoid; a != nil {
+		q.Avoid.Scope, q.Avoid.OptionalAfterS = a.Scope, a.OptionalAfterS
+	}
 	if q.TeamDefs != nil { // their number and the largest, unless the request says otherwise
 		q.Teams, q.TeamSize = queue.TeamDefsShape(q.TeamDefs)
 	}
@@ -172,6 +184,9 @@ func newQueueJSON(q queue.Queue) queueJSON {
 	}
 	if q.Webhook != nil {
 		out.Webhook = &webhookPublicJSON{URL: q.Webhook.URL}
+	}
+	if q.Avoid.Scope != "" || q.Avoid.OptionalAfterS != nil {
+		out.Avoid = &avoidJSON{Scope: q.Avoid.Scope, OptionalAfterS: q.Avoid.OptionalAfterS}
 	}
 	out.Acceptance, out.Allocator = newAcceptanceJSON(q.Acceptance), newAllocatorPublicJSON(q.Allocator)
 	out.MatchFn = newMatchFunctionPublicJSON(q.MatchFunction)

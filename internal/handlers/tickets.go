@@ -31,6 +31,7 @@ type ticketPlayerJSON struct {
 	ID     string         `json:"id"`
 	Rating optionalNumber `json:"rating"`
 	Roles  []string       `json:"roles"`
+	Avoid  []string       `json:"avoid"`
 }
 
 type ticketJSON struct {
@@ -66,6 +67,7 @@ type ticketPlayerOut struct {
 	Rating       float64            `json:"rating"`
 	RatingSource queue.RatingSource `json:"rating_source"`
 	Roles        []string           `json:"roles,omitempty"`
+	Avoid        []string           `json:"avoid,omitempty"`
 }
 
 type ticketAssignedJSON struct {
@@ -97,7 +99,7 @@ func newTicketJSON(t queue.Ticket) ticketJSON {
 		LatenciesMS: t.Latencies, CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, UpdatedAt: t.UpdatedAt, Reason: t.Reason,
 		Attributes: rulesjson.FromValues(t.Attributes), WaitingOn: newWaitingOnJSON(t.WaitingOn)}
 	for i, p := range t.Players {
-		out.Players[i] = ticketPlayerOut{ID: p.ID, Rating: p.Rating, RatingSource: p.Source, Roles: p.Roles}
+		out.Players[i] = ticketPlayerOut{ID: p.ID, Rating: p.Rating, RatingSource: p.Source, Roles: p.Roles, Avoid: p.Avoid}
 	}
 	if a := t.Assignment; a != nil {
 		out.Assignment = &ticketAssignedJSON{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: make([]assignedTeamJSON, len(a.Teams)),
@@ -149,7 +151,7 @@ func handleCreateTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
 		nt := queue.NewTicket{Queue: chi.URLParam(r, "name"), Latencies: req.LatenciesMS, Attributes: rulesjson.Values(req.Attributes),
 			IdempotencyKey: r.Header.Get("Idempotency-Key"), Players: make([]queue.NewPlayer, len(req.Players))}
 		for i, p := range req.Players {
-			nt.Players[i].ID, nt.Players[i].Roles = p.ID, p.Roles
+			nt.Players[i].ID, nt.Players[i].Roles, nt.Players[i].Avoid = p.ID, p.Roles, p.Avoid
 			if p.Rating.Set {
 				v := p.Rating.Value
 				nt.Players[i].Rating = &v

@@ -43,6 +43,7 @@ func (t Ticket) Clone() Ticket {
 	t.Players = slices.Clone(t.Players)
 	for i := range t.Players {
 		t.Players[i].Roles = slices.Clone(t.Players[i].Roles)
+		t.Players[i].Avoid = slices.Clone(t.Players[i].Avoid)
 	}
 	if t.Latencies != nil {
 		l := make(map[string]float64, len(t.Latencies))
@@ -117,6 +118,9 @@ func cloneShape(q *Queue) {
 	q.MinTeamSize = slices.Clone(q.MinTeamSize)
 	q.Composition = maps.Clone(q.Composition)
 	q.Roles = slices.Clone(q.Roles)
+	if o := q.Avoid.OptionalAfterS; o != nil {
+		q.Avoid.OptionalAfterS = new(*o)
+	}
 	defs := slices.Clone(q.TeamDefs)
 	for i := range defs {
 		defs[i].MinSize = slices.Clone(defs[i].MinSize)

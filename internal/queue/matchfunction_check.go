@@ -30,8 +30,8 @@ type FunctionCheck struct {
 	// Now is the time of the check: the tickets' waits (a team's minimum size, the pairs'
 	// intervals) are taken at it.
 	Now time.Time
-	// Constraints are the rules every match keeps, whoever made it (the players' avoid
-	// lists, once tickets carry them), checked last, on the match as it would be made.
+	// Constraints are further rules every match keeps, whoever made it, checked last (after
+	// the players' avoid lists, avoidBroken), on the match as it would be made.
 	Constraints []MatchConstraint
 }
 
@@ -94,6 +94,9 @@ func (c *FunctionCheck) one(p *ProposedMatch, index map[string]int, taken map[st
 	var all []*Ticket
 	for _, team := range teams {
 		all = append(all, team...)
+	}
+	if why, detail := avoidBroken(c.Queue, teams, c.Now); why != "" {
+		return Match{}, nil, why, detail
 	}
 	for _, constraint := range c.Constraints {
 		if why, detail := constraint(c.Queue, all, &m); why != "" {

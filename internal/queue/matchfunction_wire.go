@@ -108,7 +108,7 @@ func newPoolEncoder(q *Queue) *poolEncoder {
 	return e
 }
 
-// ticket appends one ticket of the pool: id, players (id, rating, roles), attributes,
+// ticket appends one ticket of the pool: id, players (id, rating, roles, avoid), attributes,
 // latencies_ms, created_at, wait_s and its current tolerances.
 func (e *poolEncoder) ticket(dst []byte, t *Ticket, now time.Time) []byte {
 	dst = append(dst, `{"id":`...)
@@ -126,6 +126,10 @@ func (e *poolEncoder) ticket(dst []byte, t *Ticket, now time.Time) []byte {
 		if len(p.Roles) > 0 {
 			dst = append(dst, `,"roles":`...)
 			dst = appendStrings(dst, p.Roles)
+		}
+		if len(p.Avoid) > 0 {
+			dst = append(dst, `,"avoid":`...)
+			dst = appendStrings(dst, p.Avoid)
 		}
 		dst = append(dst, '}')
 	}

@@ -38,6 +38,7 @@ type NewPlayer struct {
 	ID     string
 	Rating *float64
 	Roles  []string // the queue's roles he plays, in order of preference
+	Avoid  []string // the players he blocked (avoid.go)
 }
 
 // validate checks a ticket request against its queue, every fault at once.
@@ -83,6 +84,7 @@ func (nt *NewTicket) validate(q Queue) error {
 		f.Include(tick.ValidateAttributes(q.tickConfig(), nt.Attributes, false)) // attributes.<name>
 	}
 	nt.addRoleFaults(&f, q)
+	nt.addAvoidFaults(&f)
 	return f.Err()
 }
 
@@ -124,6 +126,14 @@ func appendPlayerSet(b []byte, players []NewPlayer) []byte {
 			for _, r := range p.Roles {
 				b = binary.AppendUvarint(b, uint64(len(r)))
 				b = append(b, r...)
+			}
+		}
+		if len(p.Avoid) > 0 { // as a set; a player without a list hashes as before lists existed
+			b = append(b, 3)
+			b = binary.AppendUvarint(b, uint64(len(p.Avoid)))
+			for _, id := range slices.Sorted(slices.Values(p.Avoid)) {
+				b = binary.AppendUvarint(b, uint64(len(id)))
+				b = append(b, id...)
 			}
 		}
 		if p.Rating == nil {

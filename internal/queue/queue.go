@@ -127,8 +127,11 @@ type Queue struct {
 	Composition map[string]matchrules.RoleRange
 	TeamDefs    []matchrules.TeamDef
 	Roles       []string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Avoid is the scope of the players' avoid lists (Player.Avoid) and when they turn
+	// optional (avoid.go).
+	Avoid     matchrules.Avoid
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // DefaultQueue fills what a definition leaves out: 5v5, rating_window, a widening interval
@@ -253,6 +256,7 @@ type Player struct {
 	Rating float64 // on the matchmaking scale
 	Source RatingSource
 	Roles  []string // the queue's roles he plays, in order of preference; none: any
+	Avoid  []string // the players he blocked: never in his match, or on his team (Queue.Avoid)
 }
 
 // RatingSource says where a ticket player's rating came from.

@@ -109,7 +109,7 @@ func PassConfig(q Queue) (matchrules.Config, error) {
 func (q *Queue) tickConfig() matchrules.Config {
 	return matchrules.Config{TeamSize: q.TeamSize, Strategy: string(q.Strategy),
 		Interval: tickSteps(q.Expansions.Interval), MaxLatency: tickSteps(q.Expansions.MaxLatencyMS),
-		Attributes: q.Attributes, Rules: q.Rules, Shape: q.shape(), Roles: q.Roles}
+		Attributes: q.Attributes, Rules: q.Rules, Shape: q.shape(), Roles: q.Roles, Avoid: q.Avoid}
 }
 
 // addRuleFaults checks the queue's attributes and rules: the pass's rules
@@ -124,12 +124,16 @@ func (q *Queue) addRuleFaults(f *apperr.Fields) {
 		}
 	}
 	f.Include(q.tickConfig().ValidateRules())
+	f.Include(q.Avoid.Validate())
 	for i, r := range q.Rules {
 		if err := ratings.ValidateName(r.Name); r.Name != "" && err != nil {
 			f.Add("rules["+strconv.Itoa(i)+"].name", "%s", err)
 		}
 		if r.Name == WaitMatchFunction {
 			f.Add("rules["+strconv.Itoa(i)+"].name", "must not be %q: it names the match function in waiting_on", WaitMatchFunction)
+		}
+		if r.Name == matchrules.WaitAvoid {
+			f.Add("rules["+strconv.Itoa(i)+"].name", "must not be %q: it names the avoid lists in waiting_on", matchrules.WaitAvoid)
 		}
 		if len(r.Expansions) > MaxExpansionStep {
 			f.Add("rules["+strconv.Itoa(i)+"].expansions", "must have at most %d steps", MaxExpansionStep)

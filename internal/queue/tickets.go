@@ -106,7 +106,7 @@ func (s *Service) resolveRatings(ctx context.Context, q Queue, in []NewPlayer) (
 	var ask []ratings.Participant
 	var where []int
 	for i, p := range in {
-		out[i] = Player{ID: p.ID, Rating: ratings.DefaultMatchRating, Source: RatingDefault, Roles: p.Roles}
+		out[i] = Player{ID: p.ID, Rating: ratings.DefaultMatchRating, Source: RatingDefault, Roles: p.Roles, Avoid: p.Avoid}
 		if p.Rating != nil {
 			out[i].Rating, out[i].Source = *p.Rating, RatingInline
 			continue

@@ -55,6 +55,7 @@ func newPassInput(q Queue, waiting []Ticket) *passInput {
 		players += len(t.Players)
 	}
 	ratings := make([]float64, 0, players) // every ticket's, in one array rather than one each
+	avoids := avoiding(waiting)            // then every ticket's player ids, for the lists to name
 	for i, t := range waiting {
 		tt := matchpool.Ticket{WaitingSince: p.secs(t.CreatedAt), ExpiresAt: p.secs(t.ExpiresAt), Attributes: t.Attributes}
 		if t.Backfill != nil {
@@ -77,6 +78,9 @@ func newPassInput(q Queue, waiting []Ticket) *passInput {
 		tt.Ratings = ratings[len(ratings)-len(t.Players) : len(ratings) : len(ratings)]
 		playerRoles(q, t, &tt)
 		queueLatencies(q, t, &tt)
+		if avoids {
+			playerAvoids(t, &tt)
+		}
 		p.in, p.index = append(p.in, tt), append(p.index, i)
 	}
 	return p

@@ -2071,7 +2071,7 @@ export interface components {
          *     bound by) is turned down, and the ticket then waits on that rule.
          */
         Rule: {
-            /** @description Unique in the queue; not `interval`, `latency`, `teams` or `match_function` (the built-in rules' and the match function's names in `waiting_on`). */
+            /** @description Unique in the queue; not `interval`, `latency`, `teams`, `avoid` or `match_function` (the built-in rules', the avoid lists' and the match function's names in `waiting_on`). */
             name: string;
             /** @enum {string} */
             type: "equal" | "intersect" | "distance" | "team_balance" | "party_mix";
@@ -2097,7 +2097,7 @@ export interface components {
         };
         /** @description Why a searching ticket still waits, from the last search it anchored on the replica that leads its queue. */
         WaitingOn: {
-            /** @description `interval`, `latency`, `teams` (enough candidates passed every rule, but their parties or roles cannot fill the team shape, or, in a queue without a `team_balance` rule, the most even teams a match with a party makes differ by more than a tenth of the ticket's current interval in average rating), or the name of one of the queue's rules. */
+            /** @description `interval`, `latency`, `teams` (enough candidates passed every rule, but their parties or roles cannot fill the team shape, or, in a queue without a `team_balance` rule, the most even teams a match with a party makes differ by more than a tenth of the ticket's current interval in average rating), `avoid` (the players' avoid lists: too few candidates that the ticket's players neither avoid nor are avoided by, or the match found holds such a pair), `match_function`, or the name of one of the queue's rules. */
             rule: string;
             /** @description The reason in words, e.g. "no maps common to 9 candidates". */
             detail: string;
@@ -2123,6 +2123,7 @@ export interface components {
             team_defs?: components["schemas"]["TeamDefinition"][];
             /** @description The roles players may list (`players[].roles` of a ticket), which a `composition` bounds. */
             roles?: string[];
+            avoid?: components["schemas"]["AvoidRule"];
             /**
              * @default rating_window
              * @enum {string}
@@ -2255,6 +2256,7 @@ export interface components {
             composition?: components["schemas"]["Composition"];
             team_defs?: components["schemas"]["TeamDefinition"][];
             roles?: string[];
+            avoid?: components["schemas"]["AvoidRule"];
             acceptance?: components["schemas"]["Acceptance"];
             /** @description The allocator's URL and timeout; its secret is never shown. */
             allocator?: {
@@ -2546,6 +2548,8 @@ export interface components {
              */
             rating: number;
             roles?: string[];
+            /** @description The players this player blocked (the queue's `avoid` says how they are kept apart); a proposed match that breaks a list binding its ticket is rejected (`avoid`). */
+            avoid?: string[];
         };
         /** @description A match function's 2xx answer, read strictly: an unknown or repeated member, more matches than tickets sent or a body over 16 MiB make the call fail (the function's `on_failure`). Each match is then checked on its own (every ticket of the pool and still searching, none twice, the queue's teams and sizes, compositions, attributes, region); one that fails is dropped with its reason, the others are made. */
         MatchFunctionAnswer: {
@@ -2622,6 +2626,8 @@ export interface components {
             rating?: number;
             /** @description The queue's roles the player plays, in order of preference; without them, any. */
             roles?: string[];
+            /** @description The players this player blocked, by id (not one of his party, none twice). Two players of which one avoids the other are never in one match, or with the queue's `avoid.scope` `team` never on one team, until the ticket has waited the queue's `avoid.optional_after_s`. A ticket the lists hold waits on `avoid`. */
+            avoid?: components["schemas"]["ID"][];
         };
         TicketPlayer: {
             id: string;
@@ -2630,6 +2636,21 @@ export interface components {
             /** @enum {string} */
             rating_source: "inline" | "stored" | "default";
             roles?: string[];
+            avoid?: string[];
+        };
+        /** @description How the queue holds its players' avoid lists (`players[].avoid` of a ticket). */
+        AvoidRule: {
+            /**
+             * @description `match`: two players of which one avoids the other are never in one match; `team`: never on one team (opponents they may be).
+             * @default match
+             * @enum {string}
+             */
+            scope?: "match" | "team";
+            /**
+             * Format: double
+             * @description The wait of the avoiding ticket from which its lists no longer bind it.
+             */
+            optional_after_s?: number;
         };
         /** @description A ticket change, as SSE `data:` and as a webhook's body. */
         QueueEvent: {

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"StatsPublishedAndRead", testStats},
 		{"ExpiryRacingAMatch", testExpiryRacingAMatch},
 		{"RulesAndAttributesRoundTrip", testRulesAndAttributes},
+		{"AvoidListsRoundTrip", testAvoidLists},
 		{"TeamShapesRoundTrip", testTeamShapesRoundTrip},
 		{"OwnerAndIdempotencyPerOwner", testOwner},
 		{"ProposeThenAllAccept", testProposeAccept},

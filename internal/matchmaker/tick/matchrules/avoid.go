@@ -35,6 +35,13 @@ func (a Avoid) BindsAt(wait float64) bool {
 	return a.OptionalAfterS == nil || wait < *a.OptionalAfterS
 }
 
+// Validate reports the faults of a, avoid.scope and avoid.optional_after_s.
+func (a Avoid) Validate() error {
+	var f apperr.Fields
+	a.addFaults(&f)
+	return f.Err()
+}
+
 func (a Avoid) addFaults(f *apperr.Fields) {
 	switch a.Scope {
 	case "", AvoidMatch, AvoidTeam:
