@@ -179,9 +179,15 @@ func writeSimulationReport(report *bytes.Buffer, source string, sc *sim.Scenario
 	if err := sim.WriteTable(report, c.Summaries); err != nil {
 		return err
 	}
-	if slices.ContainsFunc(c.Summaries, func(s sim.Summary) bool { return s.Rules }) {
+	if slices.ContainsFunc(c.Summaries, func(s sim.Summary) bool { return s.Rules || s.Avoiders > 0 }) {
 		report.WriteString("\nwhy tickets waited: in every pass, each ticket that anchored a search and found no match counts for the rule that\nstopped it (the leader's waiting_on); the shares over the run:\n\n")
 		if err := sim.WriteHeld(report, c.Summaries); err != nil {
+			return err
+		}
+	}
+	if slices.ContainsFunc(c.Summaries, func(s sim.Summary) bool { return s.Avoiders > 0 }) {
+		report.WriteString("\navoid lists (the scenario's avoid):\n\n")
+		if err := sim.WriteAvoid(report, c.Summaries); err != nil {
 			return err
 		}
 	}

@@ -44,7 +44,9 @@ type Scenario struct {
 	Attributes map[string]AttributeDist `json:"attributes,omitempty"`
 	// Roles are the roles the queue offers and how each player picks his (RoleDist): what
 	// a configuration's Composition reads.
-	Roles          *RoleDist       `json:"roles,omitempty"`
+	Roles *RoleDist `json:"roles,omitempty"`
+	// Avoid gives a fraction of the players an avoid list (AvoidDist).
+	Avoid          *AvoidDist      `json:"avoid,omitempty"`
 	Configurations []Configuration `json:"configurations"`
 	// RatingModel is the model of the configurations with the learned rating: a name
 	// ratings.ModelByName knows ("ns2", "ns2-kalman", "openskill-pl", "openskill-bt");
@@ -330,6 +332,11 @@ func (sc *Scenario) Validate() error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(sc.Attributes)) {
 		if err := sc.Attributes[name].validate(name); err != nil {
+			return err
+		}
+	}
+	if sc.Avoid != nil {
+		if err := sc.Avoid.validate(); err != nil {
 			return err
 		}
 	}

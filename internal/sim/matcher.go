@@ -18,6 +18,10 @@ type Ticket struct {
 	// Roles are the roles each player lists, by Players' index, on a queue with a role
 	// composition (nil on any other: the queue reads no roles).
 	Roles [][]string
+	// IDs are the players' ids and Avoid the ids each avoids, by Players' index, when the
+	// scenario gives avoid lists (AvoidDist); nil otherwise.
+	IDs   []string
+	Avoid [][]string
 }
 
 // Match is a match a Matcher made. Teams[0][k] and Teams[1][k] are the k-th pair of

@@ -107,7 +107,7 @@ func (m *QueuePass) Tick(waiting []Ticket, now time.Duration) ([]Match, []int) {
 		// The pass leaves its input untouched, so the ticket's ratings and attributes are
 		// lent, not copied.
 		in = append(in, matchpool.Ticket{Ratings: t.Ratings, WaitingSince: t.Created.Seconds(), ExpiresAt: expires,
-			Attributes: t.Attributes, Roles: t.Roles})
+			Attributes: t.Attributes, Roles: t.Roles, Players: t.IDs, Avoid: t.Avoid})
 	}
 	m.in = in
 	res, err := tick.Run(in, now.Seconds(), m.cfg)

@@ -77,6 +77,9 @@ type Summary struct {
 	Acceptance                           bool
 	Proposals, Declined, DeclinedTickets int
 	SecondProposal                       float64
+	// AvoidResult: the players with an avoid list, and the matches that held one of them
+	// with a player he avoids (Result's).
+	AvoidResult
 }
 
 // Held is a rule and the share of the held anchors it held.
@@ -94,7 +97,7 @@ func Summarize(res *Result) Summary {
 		WinnerRounds: make([]int, res.Rounds-res.Rounds/2), Rules: res.Rules,
 		Roles: res.Roles, RolesRepicked: res.RolesRepicked, RolesRefused: res.RolesRefused,
 		Acceptance: res.Acceptance, Proposals: res.Proposals, Declined: res.Declined, DeclinedTickets: res.DeclinedTickets,
-		SecondProposal: ratio(res.SecondProposal, len(res.Matches)),
+		SecondProposal: ratio(res.SecondProposal, len(res.Matches)), AvoidResult: res.AvoidResult,
 	}
 	s.Held = held(res.WaitingOn)
 	if len(s.Held) > 0 {
@@ -171,6 +174,21 @@ func WriteHeld(w io.Writer, ss []Summary) error {
 			parts[i] = h.Rule + " " + pct(h.Share)
 		}
 		if _, err := fmt.Fprintf(w, "  %s: %s\n", s.Name, strings.Join(parts, ", ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteAvoid writes, per configuration whose players carry avoid lists, how many do and
+// the matches that held one with a player he avoids (none, on the queue's pass).
+func WriteAvoid(w io.Writer, ss []Summary) error {
+	for _, s := range ss {
+		if s.Avoiders == 0 {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "  %s: %d players avoid one each; %d of %d matches held a player and one he avoids\n",
+			s.Name, s.Avoiders, s.AvoidBroken, s.Matches); err != nil {
 			return err
 		}
 	}

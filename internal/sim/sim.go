@@ -58,6 +58,7 @@ type Result struct {
 	// Agreement follows how well the queue's ratings know the truth: after every
 	// twentieth of the matches, the correlation of every player's rating with the true skill.
 	Agreement []Snapshot
+	AvoidResult
 }
 
 // Snapshot is the correlation (Pearson) of the ratings the queue sees with the true
@@ -125,6 +126,7 @@ type run struct {
 	inflight []inflight   // in order of end (every match lasts as long)
 	nextID   int
 	res      *Result
+	avoid    *avoids // the players' avoid lists; nil without the scenario's
 }
 
 type ticketMeta struct {
@@ -142,22 +144,6 @@ type inflight struct {
 	record int // index into res.Matches
 	played Played
 }
-
-// Streams of the run's random numbers. Every configuration draws the same population and
-// the same arrival times from the seed (common random numbers), so configurations differ
-// only by what the queue does.
-const (
-	streamPopulation = iota + 1
-	streamArrivals
-	streamPick
-	streamPlay
-	streamMatcher
-	streamAttributes
-	streamAcceptance
-	streamRoles
-)
-
-func stream(seed uint64, s int) *rand.Rand { return rand.New(rand.NewPCG(seed, uint64(s))) }
 
 // Run simulates one configuration of a validated scenario. progress, if not nil, is called
 // with the number of matches made so far whenever it grows.
@@ -189,6 +175,7 @@ func newRun(sc *Scenario, cf Configuration) (*run, error) {
 			Rules: len(cf.Rules) > 0 || len(cf.Composition) > 0, Roles: len(cf.Composition) > 0,
 			Acceptance: cf.Acceptance != nil},
 	}
+	r.avoid = newAvoids(sc.Avoid, pop, stream(sc.Seed, streamAvoid))
 	if sc.Roles != nil {
 		r.roleRng = stream(sc.Seed, streamRoles)
 		r.roles = sc.Roles.drawPlayers(len(pop), r.roleRng)
@@ -361,6 +348,7 @@ func (r *run) arrive(a arrival) {
 		r.res.RolesRefused++
 		return
 	}
+	r.avoid.give(&t)
 	r.nextID++
 	r.waiting = append(r.waiting, t)
 	r.meta = append(r.meta, ticketMeta{size: a.size, match: -1})
@@ -454,6 +442,7 @@ func (r *run) startMatch(m Match, now time.Duration) {
 	var seen [2 * pairing.MaxTeamSize]float64 // the ratings the queue saw, team 0 then team 1
 	var rating, skill [2]float64
 	var largest [2]int
+	r.avoid.check(m, &r.res.AvoidResult)
 	for side, team := range m.Teams {
 		for k, p := range team {
 			t := r.waiting[r.ticketOf[p]]
