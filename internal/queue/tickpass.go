@@ -45,70 +45,84 @@ type passInput struct {
 func (p *passInput) secs(t time.Time) float64 { return t.Sub(p.epoch).Seconds() }
 
 func newPassInput(q Queue, waiting []Ticket) *passInput {
-	p := &passInput{waiting: waiting, epoch: waiting[0].CreatedAt,
+	p := &passInput{waiting: waiting, epoch: passEpoch(waiting),
 		in: make([]matchpool.Ticket, 0, len(waiting)), index: make([]int, 0, len(waiting))}
 	players := 0
 	for _, t := range waiting {
-		if t.CreatedAt.Before(p.epoch) {
-			p.epoch = t.CreatedAt
-		}
 		players += len(t.Players)
 	}
 	ratings := make([]float64, 0, players) // every ticket's, in one array rather than one each
 	avoids := avoiding(waiting)            // then every ticket's player ids, for the lists to name
 	for i, t := range waiting {
-		tt := matchpool.Ticket{WaitingSince: p.secs(t.CreatedAt), ExpiresAt: p.secs(t.ExpiresAt), Attributes: t.Attributes}
-		if t.Backfill != nil {
-			tt.Backfill = tickBackfill(t)
-			if t.Backfill.Region != "" {
-				tt.Latencies = []matchpool.RegionLatency{{Region: t.Backfill.Region}}
-			}
-			// A backfill the queue's definition no longer admits (its team size changed)
-			// would fail the whole pass: it leaves alone.
-			if tt.Validate(q.TeamSize) != nil {
-				p.invalid = append(p.invalid, Expiry{TicketID: t.ID, Reason: ReasonInvalid})
-				continue
-			}
-			p.in, p.index = append(p.in, tt), append(p.index, i)
+		var tt matchpool.Ticket
+		var ok bool
+		if tt, ratings, ok = passTicket(q, t, p.epoch, ratings, avoids); !ok {
+			p.invalid = append(p.invalid, Expiry{TicketID: t.ID, Reason: ReasonInvalid})
 			continue
-		}
-		for j := range t.Players {
-			ratings = append(ratings, t.Players[j].Rating)
-		}
-		tt.Ratings = ratings[len(ratings)-len(t.Players) : len(ratings) : len(ratings)]
-		playerRoles(q, t, &tt)
-		queueLatencies(q, t, &tt)
-		if avoids {
-			playerAvoids(t, &tt)
 		}
 		p.in, p.index = append(p.in, tt), append(p.index, i)
 	}
 	return p
 }
 
+// passEpoch is the oldest ticket's creation, the pass's time zero.
+func passEpoch(waiting []Ticket) time.Time {
+	epoch := waiting[0].CreatedAt
+	for _, t := range waiting {
+		if t.CreatedAt.Before(epoch) {
+			epoch = t.CreatedAt
+		}
+	}
+	return epoch
+}
+
+// passTicket is t as the pass takes it, its times in seconds since epoch, its players'
+// ratings appended to ratings (which it returns), and, when avoids (some ticket of the pass
+// avoids someone), its players' ids and avoid lists; not ok for a backfill the queue's
+// definition no longer admits (its team size changed), which would fail the whole pass.
+func passTicket(q Queue, t Ticket, epoch time.Time, ratings []float64, avoids bool) (matchpool.Ticket, []float64, bool) {
+	secs := func(at time.Time) float64 { return at.Sub(epoch).Seconds() }
+	tt := matchpool.Ticket{WaitingSince: secs(t.CreatedAt), ExpiresAt: secs(t.ExpiresAt), Attributes: t.Attributes}
+	if t.Backfill != nil {
+		tt.Backfill = tickBackfill(t)
+		if t.Backfill.Region != "" {
+			tt.Latencies = []matchpool.RegionLatency{{Region: t.Backfill.Region}}
+		}
+		return tt, ratings, tt.Validate(q.TeamSize) == nil
+	}
+	for j := range t.Players {
+		ratings = append(ratings, t.Players[j].Rating)
+	}
+	tt.Ratings = ratings[len(ratings)-len(t.Players) : len(ratings) : len(ratings)]
+	playerRoles(q, t, &tt)
+	queueLatencies(q, t, &tt)
+	if avoids {
+		playerAvoids(t, &tt)
+	}
+	return tt, ratings, true
+}
+
 // invalidTickets is which of waiting the queue's definition no longer admits, as the pass
 // finds them when it refuses its input (run): for a tick whose pass does not run (a match
-// function's), so that such tickets leave as they would, reason invalid.
+// function's), so that such tickets leave as they would, reason invalid. Each ticket is
+// built and checked alone, in one reused buffer: the pass's whole input is not made.
 func invalidTickets(q Queue, waiting []Ticket) map[string]bool {
 	if len(waiting) == 0 {
 		return nil
 	}
-	p := newPassInput(q, waiting)
-	cfg := q.tickConfig()
+	epoch, cfg, avoids := passEpoch(waiting), q.tickConfig(), avoiding(waiting)
 	var out map[string]bool
-	add := func(id string) {
+	var ratings []float64
+	for _, t := range waiting {
+		tt, buf, ok := passTicket(q, t, epoch, ratings[:0], avoids)
+		ratings = buf
+		if ok && tick.ValidateTicket(cfg, tt) == nil {
+			continue
+		}
 		if out == nil {
 			out = make(map[string]bool)
 		}
-		out[id] = true
-	}
-	for _, e := range p.invalid {
-		add(e.TicketID)
-	}
-	for k, tt := range p.in {
-		if tick.ValidateTicket(cfg, tt) != nil {
-			add(waiting[p.index[k]].ID)
-		}
+		out[t.ID] = true
 	}
 	return out
 }
