@@ -64,7 +64,6 @@ func (s *Service) syncRunners(ctx context.Context, runners map[string]*runner) {
 			continue
 		}
 		runners[q.Name] = s.startRunner(ctx, q)
-		s.runners.Store(q.Name, runners[q.Name])
 	}
 	for name, r := range runners {
 		if !live[name] {
@@ -162,6 +161,9 @@ func (s *Service) startRunner(parent context.Context, q Queue) *runner {
 	ctx, cancel := context.WithCancel(parent)
 	r := &runner{s: s, cancel: cancel, kick: make(chan struct{}, 1), delivered: make(chan struct{}), ctx: ctx}
 	r.def.Store(&q)
+	// Found by Stats before its first tick: a tick that ended before the runner was stored
+	// would leave a caller told of that tick (Ticked, a long-poll) reading stats from nowhere.
+	s.runners.Store(q.Name, r)
 	r.done.Go(func() { r.loop(ctx) })
 	r.done.Go(func() { defer close(r.delivered); r.deliverLoop(ctx) })
 	return r

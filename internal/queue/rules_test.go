@@ -201,7 +201,7 @@ func TestTheLeaderSaysWhyATicketWaits(t *testing.T) {
 	runService(t, svc)
 	ticked(t, f.clock, svc, "duel") // its first pass, and the first stats, say why they wait
 	if st, err := svc.Stats(ctx, "duel"); err != nil || st.WaitingOn["mode"] != 2 {
-		t.Fatalf("stats waiting on %v (%v), want mode: 2", st.WaitingOn, err)
+		t.Fatalf("stats waiting on %v (%v), want mode: 2 (stats from %q)", st.WaitingOn, err, st.Source)
 	}
 	for _, id := range ids {
 		got, err := svc.GetTicket(ctx, id, 0)
