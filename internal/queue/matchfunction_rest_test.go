@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
@@ -147,5 +148,55 @@ func TestMatchFunctionMatchesComeBeforeTheFills(t *testing.T) {
 	}
 	if got := f.ticket(t, bf.ID); got.Status != queue.Matched || got.Assignment.FillID != c.Assignment.FillID {
 		t.Fatalf("the backfill: %+v", got)
+	}
+}
+
+// A ticket every region of whose is beyond the widest latency step leaves as the built-in
+// pass lets it leave, expired with reason no_region, and is not sent to the match function;
+// a ticket within a region is.
+func TestMatchFunctionNoRegionTicketsExpire(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var sent [][]string
+	f := newFunctionFixture(t, replace(queue.FailureWait), func(w http.ResponseWriter, _ *http.Request, req poolRequest) {
+		ids := make([]string, len(req.Pool))
+		for i, p := range req.Pool {
+			ids[i] = p.ID
+		}
+		mu.Lock()
+		sent = append(sent, ids)
+		mu.Unlock()
+		answer(w, `{"matches":[]}`)
+	}, func(q *queue.Queue) {
+		q.Regions = []string{"eu", "us"}
+		q.Expansions.MaxLatencyMS = []queue.Step{{AfterS: 0, Value: 50}, {AfterS: 20, Value: 120}}
+	})
+	ctx := context.Background()
+	ticket := func(id string, lat map[string]float64) queue.Ticket {
+		tk, _, err := f.svc.CreateTicket(ctx, queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: id}}, Latencies: lat})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	far := ticket("far", map[string]float64{"eu": 300, "us": 121})
+	near := ticket("near", map[string]float64{"eu": 300, "us": 119})
+	runService(t, f.svc)
+	if got := waitForStatus(t, f.svc, far.ID); got.Status != queue.Expired || got.Reason != matchpool.ReasonNoRegion {
+		t.Fatalf("the far ticket: %s (%q), want expired (%s)", got.Status, got.Reason, matchpool.ReasonNoRegion)
+	}
+	ticked(t, f.clock, f.svc, "duel")
+	if got := f.ticket(t, near.ID); got.Status != queue.Searching {
+		t.Fatalf("the near ticket: %s (%q), want searching", got.Status, got.Reason)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sent) == 0 {
+		t.Fatal("the function was never called")
+	}
+	for _, pool := range sent {
+		if slices.Contains(pool, far.ID) || !slices.Contains(pool, near.ID) {
+			t.Fatalf("a pool of %v: want the near %s and not the far %s", pool, near.ID, far.ID)
+		}
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
 )
 
 // The leader's side of a queue's match function (matchfunction.go): at each tick it sends the
@@ -44,7 +42,8 @@ const functionLeftOut = "not in the match function's matches"
 // pass makes the tick's matches: the built-in pass's, or, when the queue's match function
 // makes them (mode replace), the function's that passed the check. When the call fails, the
 // built-in pass makes them (on_failure rules) or the tickets wait, saying why (wait). The
-// queue's rules still filter the pool: a ticket past its time expires as it would.
+// queue's rules still filter the pool: a ticket past its time or out of every region's reach
+// expires as it would (functionPool).
 func (r *runner) pass(ctx context.Context, q Queue, list []Ticket, now time.Time) (TickWrite, error) {
 	mf := q.MatchFunction
 	if mf == nil || mf.Mode != FunctionReplace {
@@ -93,21 +92,18 @@ func (r *runner) shadow(ctx context.Context, q Queue, list []Ticket, now time.Ti
 }
 
 // functionPool is what a tick sends its function: the searching tickets, oldest first, at most
-// max_pool, but those the tick expires (expired: the queue no longer admits them, as the
-// built-in pass finds, or their time is up) and backfills (whose running matches only the
-// built-in pass fills). The list itself when none is left out: a pool is sent as it is, not
-// copied.
+// max_pool, but those the tick expires (expired: as the built-in pass would, passExpiries:
+// the queue no longer admits them, their time is up, or no region is within the widest
+// latency step) and backfills (whose running matches only the built-in pass fills). The list
+// itself when none is left out: a pool is sent as it is, not copied.
 func functionPool(q Queue, list []Ticket, now time.Time) (expired []Expiry, pool []Ticket) {
-	invalid := invalidTickets(q, list)
+	leaves := passExpiries(q, list, now)
 	for i := range list {
-		switch {
-		case invalid[list[i].ID]:
-			expired = append(expired, Expiry{TicketID: list[i].ID, Reason: ReasonInvalid})
-		case !now.Before(list[i].ExpiresAt):
-			expired = append(expired, Expiry{TicketID: list[i].ID, Reason: matchpool.ReasonTTL})
+		if why := leaves[list[i].ID]; why != "" {
+			expired = append(expired, Expiry{TicketID: list[i].ID, Reason: why})
 		}
 	}
-	out := func(t *Ticket) bool { return t.Backfill != nil || !now.Before(t.ExpiresAt) || invalid[t.ID] }
+	out := func(t *Ticket) bool { return t.Backfill != nil || leaves[t.ID] != "" }
 	n := min(len(list), q.MatchFunction.MaxPool)
 	pool = list[:n]
 	for i := range pool {

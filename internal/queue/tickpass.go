@@ -102,27 +102,38 @@ func passTicket(q Queue, t Ticket, epoch time.Time, ratings []float64, avoids bo
 	return tt, ratings, true
 }
 
-// invalidTickets is which of waiting the queue's definition no longer admits, as the pass
-// finds them when it refuses its input (run): for a tick whose pass does not run (a match
-// function's), so that such tickets leave as they would, reason invalid. Each ticket is
-// built and checked alone, in one reused buffer: the pass's whole input is not made.
-func invalidTickets(q Queue, waiting []Ticket) map[string]bool {
+// passExpiries is why each of waiting that the pass would expire at now leaves, by id, as the
+// pass finds it: ReasonInvalid when the queue's definition no longer admits it (the pass
+// refuses its input, run), else matchpool.ExpiryReason's (its time is up, or every region it
+// measured is beyond the widest latency step). For a tick whose pass does not run (a match
+// function's), so that such tickets leave as they would. Each ticket is built and checked
+// alone, in one reused buffer: the pass's whole input is not made.
+func passExpiries(q Queue, waiting []Ticket, now time.Time) map[string]string {
 	if len(waiting) == 0 {
 		return nil
 	}
 	epoch, cfg, avoids := passEpoch(waiting), q.tickConfig(), avoiding(waiting)
-	var out map[string]bool
+	widest := -1.0 // as the pass takes it: latency not considered
+	if len(cfg.MaxLatency) > 0 {
+		widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
+	}
+	at := now.Sub(epoch).Seconds()
+	var out map[string]string
 	var ratings []float64
 	for _, t := range waiting {
 		tt, buf, ok := passTicket(q, t, epoch, ratings[:0], avoids)
 		ratings = buf
+		why := ReasonInvalid
 		if ok && tick.ValidateTicket(cfg, tt) == nil {
+			why = matchpool.ExpiryReason(&tt, at, widest)
+		}
+		if why == "" {
 			continue
 		}
 		if out == nil {
-			out = make(map[string]bool)
+			out = make(map[string]string)
 		}
-		out[t.ID] = true
+		out[t.ID] = why
 	}
 	return out
 }
