@@ -242,3 +242,100 @@ func TestQueueMatchFunctionThatSleepsPastItsTimeout(t *testing.T) {
 		}
 	}
 }
+
+// On Postgres, replace mode leaves to the built-in pass what the function is never sent: a
+// backfill is filled from the tickets the function left out, through the store's commit, and
+// a party the queue no longer admits (team_size shrunk to 1) expires with reason invalid.
+// Neither the backfill nor the party is in any pool sent.
+func TestQueueMatchFunctionFillsBackfillsAndExpiresInvalid(t *testing.T) {
+	t.Parallel()
+	_, svcs, _ := functionReplicas(t)
+	var mu sync.Mutex
+	var sent []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Pool []struct {
+				ID string `json:"id"`
+			} `json:"pool"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		for _, p := range req.Pool {
+			sent = append(sent, p.ID)
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"matches":[]}`)
+	}))
+	t.Cleanup(srv.Close)
+	ctx, svc := testCtx(t), svcs[0]
+	for _, name := range []string{"fill", "shrunk"} {
+		q := functionQueue(name, srv.URL, time.Second, queue.FailureWait)
+		q.TeamSize, q.MaxPartySize, q.Regions = 2, 2, []string{"eu", "us"}
+		if _, _, err := svc.PutQueue(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bf, _, err := svc.CreateBackfill(ctx, queue.NewBackfill{Queue: "fill", MatchID: "running-1", OpenSlots: []int{1, 0}, Region: "eu",
+		Teams: []queue.NewBackfillTeam{{Players: []queue.NewPlayer{{ID: "r1"}}},
+			{Players: []queue.NewPlayer{{ID: "b1"}, {ID: "b2"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joiner, _, err := svc.CreateTicket(ctx, queue.NewTicket{Queue: "fill", Players: []queue.NewPlayer{{ID: "j1"}},
+		Latencies: map[string]float64{"eu": 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	party, _, err := svc.CreateTicket(ctx, queue.NewTicket{Queue: "shrunk", Players: []queue.NewPlayer{{ID: "p1"}, {ID: "p2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := svc.GetQueue(ctx, "shrunk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.TeamSize, q.MaxPartySize = 1, 1
+	if _, _, err := svc.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	alice, _, err := svc.CreateTicket(ctx, queue.NewTicket{Queue: "shrunk", Players: []queue.NewPlayer{{ID: "alice"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runReplica(t, svc)
+	status := func(id string) queue.Ticket {
+		t.Helper()
+		tk, err := svc.GetTicket(ctx, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	waitFor(t, 20*time.Second, "the joiner matched and the party expired", func() bool {
+		return status(joiner.ID).Status != queue.Searching && status(party.ID).Status != queue.Searching
+	})
+	j, b, p := status(joiner.ID), status(bf.ID), status(party.ID)
+	if j.Status != queue.Matched || j.Assignment == nil || j.Assignment.MatchID != "running-1" || j.Assignment.FillID == "" {
+		t.Fatalf("the joiner: %s %+v", j.Status, j.Assignment)
+	}
+	if b.Status != queue.Matched || b.Assignment == nil || b.Assignment.FillID != j.Assignment.FillID {
+		t.Fatalf("the backfill: %s %+v", b.Status, b.Assignment)
+	}
+	if p.Status != queue.Expired || p.Reason != queue.ReasonInvalid {
+		t.Fatalf("the party: %s (%q), want expired (invalid)", p.Status, p.Reason)
+	}
+	waitFor(t, 20*time.Second, "alice sent to the function", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(sent, alice.ID)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if slices.Contains(sent, bf.ID) || slices.Contains(sent, party.ID) || !slices.Contains(sent, joiner.ID) {
+		t.Fatalf("sent %v: want the joiner %s and alice %s, neither the backfill %s nor the party %s", sent, joiner.ID, alice.ID, bf.ID, party.ID)
+	}
+}
