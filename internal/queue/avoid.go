@@ -49,11 +49,15 @@ func avoiding(waiting []Ticket) bool {
 	})
 }
 
-// playerAvoids gives the pass a ticket's players' ids and avoid lists.
-func playerAvoids(t Ticket, tt *matchpool.Ticket) {
-	tt.Players = make([]string, len(t.Players))
+// playerAvoids gives the pass a ticket's players' ids, appended to ids (which it returns:
+// the pass's tickets share one array), and their avoid lists.
+func playerAvoids(t Ticket, tt *matchpool.Ticket, ids []string) []string {
+	for _, p := range t.Players {
+		ids = append(ids, p.ID)
+	}
+	n := len(ids)
+	tt.Players = ids[n-len(t.Players) : n : n]
 	for j, p := range t.Players {
-		tt.Players[j] = p.ID
 		if len(p.Avoid) > 0 {
 			if tt.Avoid == nil {
 				tt.Avoid = make([][]string, len(t.Players))
@@ -61,6 +65,7 @@ func playerAvoids(t Ticket, tt *matchpool.Ticket) {
 			tt.Avoid[j] = p.Avoid
 		}
 	}
+	return ids
 }
 
 // avoidBroken says whether a match of these teams of tickets holds two players of which
@@ -79,7 +84,10 @@ func avoidBroken(q *Queue, teams [][]*Ticket, now time.Time) (RejectReason, stri
 					continue
 				}
 				for _, b := range other {
-					if who, whom, ok := avoids(a, b); ok && a != b {
+					if a == b {
+						continue
+					}
+					if who, whom, ok := avoids(a, b); ok {
 						return RejectAvoid, fmt.Sprintf("player %q avoids %q", who, whom)
 					}
 				}

@@ -51,12 +51,15 @@ func newPassInput(q Queue, waiting []Ticket) *passInput {
 	for _, t := range waiting {
 		players += len(t.Players)
 	}
-	ratings := make([]float64, 0, players) // every ticket's, in one array rather than one each
-	avoids := avoiding(waiting)            // then every ticket's player ids, for the lists to name
+	// Every ticket's ratings, and player ids when some ticket avoids someone (for the lists to
+	// name), in one array each rather than one a ticket.
+	buf := passArrays{ratings: make([]float64, 0, players), avoids: avoiding(waiting)}
+	if buf.avoids {
+		buf.ids = make([]string, 0, players)
+	}
 	for i, t := range waiting {
-		var tt matchpool.Ticket
-		var ok bool
-		if tt, ratings, ok = passTicket(q, t, p.epoch, ratings, avoids); !ok {
+		tt, ok := passTicket(q, t, p.epoch, &buf)
+		if !ok {
 			p.invalid = append(p.invalid, Expiry{TicketID: t.ID, Reason: ReasonInvalid})
 			continue
 		}
@@ -76,11 +79,19 @@ func passEpoch(waiting []Ticket) time.Time {
 	return epoch
 }
 
+// passArrays are the arrays a pass's tickets share: their players' ratings, and, when avoids
+// (some ticket of the pass avoids someone), their players' ids.
+type passArrays struct {
+	ratings []float64
+	ids     []string
+	avoids  bool
+}
+
 // passTicket is t as the pass takes it, its times in seconds since epoch, its players'
-// ratings appended to ratings (which it returns), and, when avoids (some ticket of the pass
-// avoids someone), its players' ids and avoid lists; not ok for a backfill the queue's
-// definition no longer admits (its team size changed), which would fail the whole pass.
-func passTicket(q Queue, t Ticket, epoch time.Time, ratings []float64, avoids bool) (matchpool.Ticket, []float64, bool) {
+// ratings appended to buf's, and, when buf.avoids, its players' ids (appended to buf's) and
+// avoid lists; not ok for a backfill the queue's definition no longer admits (its team size
+// changed), which would fail the whole pass.
+func passTicket(q Queue, t Ticket, epoch time.Time, buf *passArrays) (matchpool.Ticket, bool) {
 	secs := func(at time.Time) float64 { return at.Sub(epoch).Seconds() }
 	tt := matchpool.Ticket{WaitingSince: secs(t.CreatedAt), ExpiresAt: secs(t.ExpiresAt), Attributes: t.Attributes}
 	if t.Backfill != nil {
@@ -88,18 +99,19 @@ func passTicket(q Queue, t Ticket, epoch time.Time, ratings []float64, avoids bo
 		if t.Backfill.Region != "" {
 			tt.Latencies = []matchpool.RegionLatency{{Region: t.Backfill.Region}}
 		}
-		return tt, ratings, tt.Validate(q.TeamSize) == nil
+		return tt, tt.Validate(q.TeamSize) == nil
 	}
 	for j := range t.Players {
-		ratings = append(ratings, t.Players[j].Rating)
+		buf.ratings = append(buf.ratings, t.Players[j].Rating)
 	}
-	tt.Ratings = ratings[len(ratings)-len(t.Players) : len(ratings) : len(ratings)]
+	n := len(buf.ratings)
+	tt.Ratings = buf.ratings[n-len(t.Players) : n : n]
 	playerRoles(q, t, &tt)
 	queueLatencies(q, t, &tt)
-	if avoids {
-		playerAvoids(t, &tt)
+	if buf.avoids {
+		buf.ids = playerAvoids(t, &tt, buf.ids)
 	}
-	return tt, ratings, true
+	return tt, true
 }
 
 // passExpiries is why each of waiting that the pass would expire at now leaves, by id, as the
@@ -112,17 +124,17 @@ func passExpiries(q Queue, waiting []Ticket, now time.Time) map[string]string {
 	if len(waiting) == 0 {
 		return nil
 	}
-	epoch, cfg, avoids := passEpoch(waiting), q.tickConfig(), avoiding(waiting)
+	epoch, cfg := passEpoch(waiting), q.tickConfig()
+	buf := passArrays{avoids: avoiding(waiting)}
 	widest := -1.0 // as the pass takes it: latency not considered
 	if len(cfg.MaxLatency) > 0 {
 		widest = cfg.MaxLatency[len(cfg.MaxLatency)-1].Value
 	}
 	at := now.Sub(epoch).Seconds()
 	var out map[string]string
-	var ratings []float64
 	for _, t := range waiting {
-		tt, buf, ok := passTicket(q, t, epoch, ratings[:0], avoids)
-		ratings = buf
+		buf.ratings, buf.ids = buf.ratings[:0], buf.ids[:0] // each ticket alone: one buffer
+		tt, ok := passTicket(q, t, epoch, &buf)
 		why := ReasonInvalid
 		if ok && tick.ValidateTicket(cfg, tt) == nil {
 			why = matchpool.ExpiryReason(&tt, at, widest)
