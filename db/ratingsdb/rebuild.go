@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/matchmakerhq/matchmaker/db"
@@ -207,10 +210,7 @@ func (s *Store) rebuild(ctx context.Context, gameType, deleted string, replay ra
 // deleted result's number. It returns how many results the replay up to the cut applies.
 func (rb *rebuilding) firstCut(ctx context.Context, deleted string) (int, error) {
 	var total int
-	err := pgx.BeginFunc(ctx, rb.s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, rb.gameType); err != nil {
-			return err
-		}
+	err := rb.exclusive(ctx, func(tx pgx.Tx) error {
 		if deleted != "" {
 			err := tx.QueryRow(ctx, sqlFindDeleted, deleted, rb.gameType).Scan(&rb.deleted)
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -263,10 +263,7 @@ func (rb *rebuilding) catchUp(ctx context.Context) error {
 // replaced by the rebuilt ones.
 func (rb *rebuilding) finish(ctx context.Context) (ratings.RebuildReport, error) {
 	var rep ratings.RebuildReport
-	err := pgx.BeginFunc(ctx, rb.s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, rb.gameType); err != nil {
-			return err
-		}
+	err := rb.exclusive(ctx, func(tx pgx.Tx) error {
 		var last int64
 		var n int
 		if err := tx.QueryRow(ctx, sqlHistoryCut, rb.gameType).Scan(&last, &n); err != nil {
@@ -314,6 +311,12 @@ func (rb *rebuilding) finish(ctx context.Context) (ratings.RebuildReport, error)
 // apply streams the results numbered (from, to] into the replay, telling progress under
 // phase against total, and adds the rows they touch to touched (if not nil).
 func (rb *rebuilding) apply(ctx context.Context, q querier, from, to int64, total int, phase string, touched map[rowKey]struct{}) error {
+	// Through q, and before the history's rows hold it: in the last step, a connection of its
+	// own under the exclusive lock would be one more for the results' committers to wait for.
+	seasons, err := gameSeasons(ctx, q, rb.gameType)
+	if err != nil {
+		return err
+	}
 	rows, err := q.Query(ctx, sqlHistoryFrom, rb.gameType, from, to, rb.deleted)
 	if err != nil {
 		return err
@@ -349,10 +352,6 @@ func (rb *rebuilding) apply(ctx context.Context, q querier, from, to int64, tota
 		}
 		readErr = rows.Err()
 	}
-	seasons, err := rb.s.Seasons(ctx, rb.gameType)
-	if err != nil {
-		return err
-	}
 	lo := from
 	if rb.states == nil {
 		lo = -1 // a reset before the first result comes after it
@@ -376,10 +375,7 @@ func (rb *rebuilding) apply(ctx context.Context, q querier, from, to int64, tota
 // nextCut takes the exclusive lock for a moment, to read how far the history goes now, and
 // how many results came since the last cut.
 func (rb *rebuilding) nextCut(ctx context.Context) (cut int64, n int, err error) {
-	err = pgx.BeginFunc(ctx, rb.s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, rb.gameType); err != nil {
-			return err
-		}
+	err = rb.exclusive(ctx, func(tx pgx.Tx) error {
 		var all int
 		if err := tx.QueryRow(ctx, sqlHistoryCut, rb.gameType).Scan(&cut, &all); err != nil {
 			return err
@@ -387,6 +383,59 @@ func (rb *rebuilding) nextCut(ctx context.Context) (cut int64, n int, err error)
 		return tx.QueryRow(ctx, sqlHistorySpan, rb.gameType, rb.cut, cut).Scan(&n)
 	})
 	return cut, n, err
+}
+
+// A cut's wait for the exclusive lock is bounded. While it waits for the results under way
+// (which hold the lock shared), Postgres queues every later result behind it: one batch
+// stalled in flight (its commit waiting out a checkpoint that another database's DROP
+// forced, its apply short of CPU) held them all for as long as it stalled, and under a
+// loaded test suite results passed the store's deadline. A cut that has not had the lock
+// within its wait gives its place up for as long again, then tries again, waiting twice as
+// long each time up to cutLockWaitMax, so a rebuild still gets the lock under any load that
+// lets batches end.
+const (
+	cutLockWait    = 100 * time.Millisecond
+	cutLockWaitMax = 1600 * time.Millisecond
+)
+
+// lockNotAvailable is the SQLSTATE of a lock not granted within lock_timeout.
+const lockNotAvailable = "55P03"
+
+// errCutWait is a cut that did not get the exclusive lock within its wait.
+var errCutWait = errors.New("db: rebuild: the exclusive lock was not granted in time")
+
+// exclusive runs fn in a transaction that holds the game type's lock exclusively, taken with
+// bounded waits (see cutLockWait). fn runs only once the lock is held.
+func (rb *rebuilding) exclusive(ctx context.Context, fn func(pgx.Tx) error) error {
+	wait := cutLockWait
+	for {
+		err := pgx.BeginFunc(ctx, rb.s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", wait.Milliseconds())); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, sqlLockGameTypeExclusive, rb.gameType); err != nil {
+				if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == lockNotAvailable {
+					return errCutWait
+				}
+				return err
+			}
+			if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = DEFAULT"); err != nil {
+				return err
+			}
+			return fn(tx)
+		})
+		if !errors.Is(err, errCutWait) {
+			return err
+		}
+		t := time.NewTimer(wait) // the results queued behind the cut go through meanwhile
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, cutLockWaitMax)
+	}
 }
 
 // writeAll writes every rebuilt rating in batches, without holding results off.

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
@@ -314,4 +316,80 @@ func rebuildUnderLoad(tb testing.TB, n int, rate float64, concurrent bool) loadS
 // table's sums as Postgres adds up its shards, in another order than a replay.
 func nearly(a, b float64) bool {
 	return a == b || math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), math.Abs(b))
+}
+
+// TestRebuildStepsAsideForAStalledBatch: a rebuild's cut waits for the results under way,
+// which hold the game type's lock shared, and while it waits Postgres queues every later
+// result behind it. A batch stalled in flight (here its apply held; under a loaded suite a
+// commit waiting out a checkpoint) must not hold the results after it for as long as it
+// stalls: the cut gives its place up and tries again, and a result recorded meanwhile commits
+// while the stalled batch still holds the lock. Before the cut's wait was bounded, the later
+// result waited for the stalled one and this test failed at its 2 s deadline.
+func TestRebuildStepsAsideForAStalledBatch(t *testing.T) {
+	s, url := openStore(t)
+	ctx := context.Background()
+	first := fiveVFive("first", "f")
+	if _, err := s.RecordResult(ctx, request(first), apply(first, nil)); err != nil {
+		t.Fatal(err)
+	}
+	release := holdCommitter(t, s)
+	type rebuilt struct {
+		rep ratings.RebuildReport
+		err error
+	}
+	done := make(chan rebuilt, 1)
+	go func() {
+		rep, err := s.Rebuild(ctx, "tdm", ratings.Replayer(ratings.DefaultModel()), nil)
+		done <- rebuilt{rep, err}
+	}()
+	waitForExclusiveWaiter(t, url)
+
+	later := fiveVFive("later", "l")
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	_, err := s.RecordResult(rctx, request(later), apply(later, nil))
+	took := time.Since(t0)
+	release()
+	if err != nil {
+		t.Fatalf("a result recorded while a rebuild waited behind a stalled batch: %v (after %s)", err, took)
+	}
+	t.Logf("the later result committed in %s while the stalled batch held the lock", took)
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.rep.Results != 3 {
+		t.Errorf("the rebuild replayed %d results, want 3 (the first, the stalled one and the later one)", r.rep.Results)
+	}
+}
+
+// waitForExclusiveWaiter waits until a transaction of the test's database waits for an
+// advisory lock in exclusive mode: the rebuild's cut, queued behind a batch.
+func waitForExclusiveWaiter(t *testing.T, url string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for {
+		var n int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_locks
+WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND NOT granted
+  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&n)
+		if err != nil {
+			t.Fatalf("no rebuild waited for the exclusive lock: %v", err)
+		}
+		if n > 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("no rebuild waited for the exclusive lock within 10 s")
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
 }

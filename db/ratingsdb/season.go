@@ -204,13 +204,22 @@ func (s *Store) Seasons(ctx context.Context, gameType string) (_ []ratings.Seaso
 		}
 		game = gc.GameType
 	}
-	rows, err := s.pool.Query(ctx, sqlSeasons, game)
+	out, err := gameSeasons(ctx, s.pool, game)
 	if err != nil {
 		return nil, db.MapError(err, "seasons")
 	}
+	return out, nil
+}
+
+// gameSeasons are the seasons of a canonical game type ("": of all), read through q.
+func gameSeasons(ctx context.Context, q querier, game string) ([]ratings.Season, error) {
+	rows, err := q.Query(ctx, sqlSeasons, game)
+	if err != nil {
+		return nil, err
+	}
 	var out []ratings.Season
 	if err := scanSeasons(rows, func(se ratings.Season) { out = append(out, se) }); err != nil {
-		return nil, db.MapError(err, "seasons")
+		return nil, err
 	}
 	return out, nil
 }
