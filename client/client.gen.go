@@ -1593,21 +1593,24 @@ type Queue struct {
 		TimeoutMs int32                       `json:"timeout_ms"`
 		Url       string                      `json:"url"`
 	} `json:"match_function,omitempty"`
-	MaxPartySize       int32             `json:"max_party_size"`
-	MaxSearching       *int32            `json:"max_searching,omitempty"`
-	MaxSearchingPerKey *int32            `json:"max_searching_per_key,omitempty"`
-	MinTeamSize        *[]Step           `json:"min_team_size,omitempty"`
-	Name               string            `json:"name"`
-	Regions            []string          `json:"regions"`
-	Roles              *[]string         `json:"roles,omitempty"`
-	Rules              *[]Rule           `json:"rules,omitempty"`
-	Strategy           QueueStrategy     `json:"strategy"`
-	TeamDefs           *[]TeamDefinition `json:"team_defs,omitempty"`
-	TeamSize           int32             `json:"team_size"`
-	Teams              int32             `json:"teams"`
-	TickMs             int64             `json:"tick_ms"`
-	TicketTtlS         int32             `json:"ticket_ttl_s"`
-	UpdatedAt          time.Time         `json:"updated_at"`
+	MaxPartySize       int32   `json:"max_party_size"`
+	MaxSearching       *int32  `json:"max_searching,omitempty"`
+	MaxSearchingPerKey *int32  `json:"max_searching_per_key,omitempty"`
+	MinTeamSize        *[]Step `json:"min_team_size,omitempty"`
+	Name               string  `json:"name"`
+
+	// PartitionBy The attribute whose values split the queue into partitions; absent without.
+	PartitionBy *string           `json:"partition_by,omitempty"`
+	Regions     []string          `json:"regions"`
+	Roles       *[]string         `json:"roles,omitempty"`
+	Rules       *[]Rule           `json:"rules,omitempty"`
+	Strategy    QueueStrategy     `json:"strategy"`
+	TeamDefs    *[]TeamDefinition `json:"team_defs,omitempty"`
+	TeamSize    int32             `json:"team_size"`
+	Teams       int32             `json:"teams"`
+	TickMs      int64             `json:"tick_ms"`
+	TicketTtlS  int32             `json:"ticket_ttl_s"`
+	UpdatedAt   time.Time         `json:"updated_at"`
 
 	// Webhook The webhook's URL; its secret is never shown.
 	Webhook *struct {
@@ -1660,6 +1663,9 @@ type QueueDefinition struct {
 
 	// MinTeamSize The fewest players each team may start with, by the wait of the match's oldest ticket: steps whose values never increase, e.g. `[{"after_s": 0, "value": 5}, {"after_s": 90, "value": 4}]` lets a 5v5 start as 4v4 after 90 s (the match then says each team's `open_slots`).
 	MinTeamSize *[]Step `json:"min_team_size,omitempty"`
+
+	// PartitionBy The attribute (one an `equal` rule without `optional_after_s` reads) whose values split the queue into partitions, e.g. `"mode"`: each value is led and ticked on its own, on one of the replicas (shared out between them, moved within a lease when one dies), and no match crosses two. Not with `acceptance` or `allocator` yet. Absent: one partition, the whole queue. Its stats give each partition's (`partitions`).
+	PartitionBy *string `json:"partition_by,omitempty"`
 
 	// Regions The regions tickets may give latencies for; empty allows any name.
 	Regions *[]string `json:"regions,omitempty"`
@@ -1775,9 +1781,12 @@ type QueueStats struct {
 	MeanQuality *float64 `json:"mean_quality,omitempty"`
 
 	// OldestWaitS How long the oldest searching ticket (backfills included) has waited; 0 with none.
-	OldestWaitS    float64 `json:"oldest_wait_s"`
-	QualitySamples int     `json:"quality_samples"`
-	Queue          string  `json:"queue"`
+	OldestWaitS float64 `json:"oldest_wait_s"`
+
+	// Partitions In a queue with `partition_by` (absent otherwise): each partition's leader and counts, by value. The whole queue's fields above add the partitions' up (its waits are the partitions' pooled, approximately).
+	Partitions     *[]QueueStatsPartition `json:"partitions,omitempty"`
+	QualitySamples int                    `json:"quality_samples"`
+	Queue          string                 `json:"queue"`
 
 	// RecentMatches The queue's last 10 matches (fills not included), newest first, as the leader saw them made.
 	RecentMatches      []QueueStatsRecentMatch `json:"recent_matches"`
@@ -1827,6 +1836,22 @@ type QueueStatsBand struct {
 type QueueStatsCounts struct {
 	LastHour   int `json:"last_hour"`
 	LastMinute int `json:"last_minute"`
+}
+
+// QueueStatsPartition defines model for QueueStatsPartition.
+type QueueStatsPartition struct {
+	// At When its leader took the partition's snapshot; absent before the first.
+	At *time.Time `json:"at,omitempty"`
+
+	// Leader The replica that leads the partition (its `MATCHMAKER_INSTANCE`, by default its host name and port); empty while none does.
+	Leader             string           `json:"leader"`
+	Matches            QueueStatsCounts `json:"matches"`
+	SearchingBackfills int              `json:"searching_backfills"`
+	SearchingPlayers   int              `json:"searching_players"`
+	SearchingTickets   int              `json:"searching_tickets"`
+
+	// Value The partition's value of the queue's `partition_by` attribute.
+	Value string `json:"value"`
 }
 
 // QueueStatsRecentMatch defines model for QueueStatsRecentMatch.

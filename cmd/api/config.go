@@ -88,6 +88,9 @@ type config struct {
 	// Tracing is the OpenTelemetry SDK's variables (OTEL_EXPORTER_OTLP_ENDPOINT, ...): traces
 	// are off unless an endpoint is set.
 	Tracing tracing.Config
+	// Instance names this replica where a partitioned queue's stats say who leads each
+	// partition (MATCHMAKER_INSTANCE); "" is the host name and the HTTP port.
+	Instance string
 }
 
 // parseConfig reads the environment through getenv, then the flags in args.
@@ -104,16 +107,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		LegacyAddr:            env.str("MATCHMAKER_LEGACY_ADDR", ""),
 		LegacySecret:          env.str("MATCHMAKER_LEGACY_SECRET_SHA256", ""),
 		LegacyMaxConnsPerAddr: env.integer("MATCHMAKER_LEGACY_MAX_CONNS_PER_ADDR", lineproto.DefaultConfig().MaxConnsPerAddr),
-		DebugAddr:             env.str("MATCHMAKER_DEBUG_ADDR", ""),
-		LogLevel:              env.level("MATCHMAKER_LOG_LEVEL", slog.LevelInfo),
-		ShutdownTimeout:       env.duration("MATCHMAKER_SHUTDOWN_TIMEOUT", 15*time.Second),
-		QueueRetention:        env.duration("MATCHMAKER_QUEUE_RETENTION", time.Hour),
-		LeaderLease:           env.duration("MATCHMAKER_LEADER_LEASE", queuedb.DefaultLeaderLease),
-		WebhookMaxAttempts:    env.integer("MATCHMAKER_WEBHOOK_MAX_ATTEMPTS", 20),
-		WebhookMaxAge:         env.duration("MATCHMAKER_WEBHOOK_MAX_AGE", time.Hour),
-		ReadTimeout:           env.duration("MATCHMAKER_READ_TIMEOUT", 30*time.Second),
-		WriteTimeout:          env.duration("MATCHMAKER_WRITE_TIMEOUT", 60*time.Second),
-		IdleTimeout:           env.duration("MATCHMAKER_IDLE_TIMEOUT", 120*time.Second),
+		DebugAddr:             env.str("MATCHMAKER_DEBUG_ADDR", ""), Instance: env.str("MATCHMAKER_INSTANCE", ""),
+		LogLevel:           env.level("MATCHMAKER_LOG_LEVEL", slog.LevelInfo),
+		ShutdownTimeout:    env.duration("MATCHMAKER_SHUTDOWN_TIMEOUT", 15*time.Second),
+		QueueRetention:     env.duration("MATCHMAKER_QUEUE_RETENTION", time.Hour),
+		LeaderLease:        env.duration("MATCHMAKER_LEADER_LEASE", queuedb.DefaultLeaderLease),
+		WebhookMaxAttempts: env.integer("MATCHMAKER_WEBHOOK_MAX_ATTEMPTS", 20),
+		WebhookMaxAge:      env.duration("MATCHMAKER_WEBHOOK_MAX_AGE", time.Hour),
+		ReadTimeout:        env.duration("MATCHMAKER_READ_TIMEOUT", 30*time.Second),
+		WriteTimeout:       env.duration("MATCHMAKER_WRITE_TIMEOUT", 60*time.Second),
+		IdleTimeout:        env.duration("MATCHMAKER_IDLE_TIMEOUT", 120*time.Second),
 		Limits: handlers.Limits{
 			MaxBodyBytes:        int64(env.integer("MATCHMAKER_MAX_BODY_BYTES", int(limits.MaxBodyBytes))),
 			MaxMatchmakePlayers: env.integer("MATCHMAKER_MAX_MATCHMAKE_PLAYERS", limits.MaxMatchmakePlayers),

@@ -90,6 +90,7 @@ func environmentVariables(def config) [][3]string {
 		{"MATCHMAKER_LEGACY_MAX_CONNS_PER_ADDR", strconv.Itoa(def.LegacyMaxConnsPerAddr), "line-protocol connections one client address may hold"},
 		{"MATCHMAKER_LOG_LEVEL", strings.ToLower(def.LogLevel.String()), "debug, info, warn or error (JSON logs on stdout)"},
 		{"MATCHMAKER_DEBUG_ADDR", or(def.DebugAddr, "unset"), "address of a private listener serving /debug/pprof/"},
+		{"MATCHMAKER_INSTANCE", "host name:port", "this replica's name in a partitioned queue's stats (who leads each partition)"},
 		{"MATCHMAKER_SHUTDOWN_TIMEOUT", def.ShutdownTimeout.String(), "the whole shutdown on SIGINT/SIGTERM"},
 		{"MATCHMAKER_STORE_TIMEOUT", def.StoreTimeout.String(), "deadline of every Postgres call (then 503 with Retry-After)"},
 		{"MATCHMAKER_STORE_STARTUP_TIMEOUT", def.StoreStartupTimeout.String(), "how long start-up waits for the database (0 tries once)"},

@@ -364,7 +364,8 @@ func newServices(cfg config, registry *prometheus.Registry, rawStore ratings.Sto
 	queueStore = storeguard.NewWithSpans(queueStore, cfg.StoreTimeout, storeCalls.Observer("queue-"+queueStore.Name()), queueSpans)
 	queues := queue.NewService(queue.Deps{Store: queueStore, Ratings: svc, Matcher: queue.TickPass{},
 		Config: queue.Config{Retention: cfg.QueueRetention, CreateTimeout: cfg.StoreTimeout,
-			WebhookMaxAttempts: cfg.WebhookMaxAttempts, WebhookMaxAge: cfg.WebhookMaxAge, WebhookAllow: cfg.WebhookAllow},
+			WebhookMaxAttempts: cfg.WebhookMaxAttempts, WebhookMaxAge: cfg.WebhookMaxAge, WebhookAllow: cfg.WebhookAllow,
+			Instance: instanceName(cfg)},
 		Outbound: out, Logger: logger, Metrics: queue.NewMetrics(registry), Tracer: tp})
 	return svc, queues
 }
@@ -501,4 +502,18 @@ func drain(ctx context.Context, legacy *lineproto.Server, endStreams func(), srv
 		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 	}
 	return errs
+}
+
+// instanceName is MATCHMAKER_INSTANCE, else the host name and the HTTP port: what a
+// partitioned queue's stats name a partition's leader by.
+func instanceName(cfg config) string {
+	if cfg.Instance != "" {
+		return cfg.Instance
+	}
+	host, _ := os.Hostname()
+	_, port, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return host
+	}
+	return net.JoinHostPort(host, port)
 }

@@ -185,6 +185,12 @@ func (l *leader) connect(ctx context.Context) error {
 		l.retryAt = time.Now().Add(l.backoff)
 		return db.MapError(err, "queue: leadership connection")
 	}
+	if _, err := conn.Exec(ctx, sqlPresence); err != nil { // counted among the replicas
+		_ = conn.Close(ctx)
+		l.backoff = min(max(2*l.backoff, minBackoff), maxBackoff)
+		l.retryAt = time.Now().Add(l.backoff)
+		return db.MapError(err, "queue: leadership connection")
+	}
 	l.conn, l.held, l.backoff = conn, make(map[int32]map[string]bool), 0
 	return nil
 }
@@ -221,9 +227,8 @@ func (l *leader) lose(key int32, queueName string) {
 // and a new lease. The caller holds mu and the lock.
 func (l *leader) take(ctx context.Context, key int32, queueName string) error {
 	sent := l.now()
-	var epoch int64
-	err := l.conn.QueryRow(ctx, sqlTakeEpoch, queueName, l.lease.Milliseconds()).Scan(&epoch)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	epoch, err := l.takeEpoch(ctx, queueName)
+	if err != nil {
 		return err
 	}
 	if l.held[key] == nil {
@@ -251,17 +256,7 @@ func (l *leader) renew(ctx context.Context) error {
 	}
 	l.epochMu.Unlock()
 	sent := l.now()
-	rows, err := l.conn.Query(ctx, sqlRenew, names, epochs)
-	if err != nil {
-		return err
-	}
-	kept := map[string]bool{}
-	var name string
-	var mine bool
-	_, err = pgx.ForEachRow(rows, []any{&name, &mine}, func() error {
-		kept[name] = mine
-		return nil
-	})
+	kept, err := l.renewAll(ctx, names, epochs)
 	if err != nil {
 		return err
 	}
@@ -401,9 +396,7 @@ func (l *leader) tryLock(ctx context.Context, key int32) (bool, error) {
 // a session takes the holder's role or pg_signal_backend: without either the call fails with
 // an error wrapping queue.ErrTakeoverRefused, logged, and the next Lead tries again.
 func (l *leader) breakHung(ctx context.Context, key int32, queueName string) (bool, error) {
-	var pid uint32
-	var age float64
-	err := l.conn.QueryRow(ctx, sqlExpiredHolder, int64(uint32(key)), queueName, l.lease.Milliseconds()).Scan(&pid, &age)
+	pid, age, err := l.expiredHolder(ctx, key, queueName)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -469,7 +462,7 @@ func (s *Store) Resign(ctx context.Context, queueName string) error {
 	l.epochMu.Unlock()
 	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leadTimeout)
 	defer cancel()
-	if _, err := l.conn.Exec(qctx, sqlEndLease, queueName, epoch); err != nil {
+	if err := l.endLease(qctx, queueName, epoch); err != nil {
 		l.drop()
 		return nil // the lock goes with the connection; the lease runs out
 	}

@@ -25,6 +25,9 @@ type (
 		MaxSearchingPerKey int `json:"max_searching_per_key,omitempty"`
 		// The avoid lists' scope and optional_after_s (the players' lists are in theirs).
 		Avoid *avoidJSON `json:"avoid,omitempty"`
+		// The attribute that splits the queue into partitions (it needs a rule, so a
+		// partitioned queue always has this document).
+		PartitionBy string `json:"partition_by,omitempty"`
 	}
 	avoidJSON struct {
 		Scope          string   `json:"scope,omitempty"`
@@ -45,7 +48,7 @@ func queueRulesDoc(q queue.Queue) (*string, error) {
 	doc := queueRulesJSON{Attributes: rulesjson.FromAttributes(q.Attributes), Rules: rulesjson.FromRules(q.Rules),
 		MinTeamSize: stepsJSON(q.MinTeamSize), Composition: rulesjson.FromComposition(q.Composition),
 		TeamDefs: rulesjson.FromTeamDefs(q.TeamDefs), Roles: q.Roles,
-		MaxSearching: q.MaxSearching, MaxSearchingPerKey: q.MaxSearchingPerKey}
+		MaxSearching: q.MaxSearching, MaxSearchingPerKey: q.MaxSearchingPerKey, PartitionBy: q.PartitionBy}
 	if !noAvoid {
 		doc.Avoid = &avoidJSON{Scope: q.Avoid.Scope, OptionalAfterS: q.Avoid.OptionalAfterS}
 	}
@@ -76,7 +79,7 @@ func readQueueRules(q *queue.Queue, b []byte) error {
 		q.TeamDefs = rulesjson.TeamDefs(doc.TeamDefs)
 	}
 	q.MinTeamSize, q.Composition, q.Roles = doc.MinTeamSize.steps(), rulesjson.Composition(doc.Composition), doc.Roles
-	q.MaxSearching, q.MaxSearchingPerKey = doc.MaxSearching, doc.MaxSearchingPerKey
+	q.MaxSearching, q.MaxSearchingPerKey, q.PartitionBy = doc.MaxSearching, doc.MaxSearchingPerKey, doc.PartitionBy
 	if a := doc.Avoid; a != nil {
 		q.Avoid = matchrules.Avoid{Scope: a.Scope, OptionalAfterS: a.OptionalAfterS}
 	}

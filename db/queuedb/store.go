@@ -375,6 +375,9 @@ func (s *Store) PublishStats(ctx context.Context, queueName string, st queue.Sta
 	if err != nil {
 		return apperr.Wrap(apperr.Invalid, err, "queue: the stats cannot be stored")
 	}
+	if st.Partition != "" {
+		return s.publishPartitionStats(ctx, queueName, st, b)
+	}
 	mine := s.fence(queueName)
 	tag, err := s.work.Exec(ctx, `
 INSERT INTO queue_stats (queue, at, stats)

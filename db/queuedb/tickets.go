@@ -153,8 +153,16 @@ func (s *Store) leaderChange(ctx context.Context, what, queueName string, at tim
 		var found bool
 		var epoch int64
 		ch := &change{at: at, cause: cause, queue: queueName, readFirst: true}
+		// A partition's tick is fenced by the partition's epoch (lead_partition.go).
+		fenced, part := queueName, partitionOf(cause)
+		var partFound bool
+		var partEpoch int64
 		ch.lock = func(b *pgx.Batch) {
 			b.Queue(sqlLockQueue, queueName).Query(scanIfAny(&found, &epoch))
+			if part != "" {
+				fenced = queue.PartitionKey(queueName, part)
+				b.Queue(sqlLockPartition, queueName, part).Query(scanIfAny(&partFound, &partEpoch))
+			}
 			for _, f := range first {
 				f(b)
 			}
@@ -163,7 +171,10 @@ func (s *Store) leaderChange(ctx context.Context, what, queueName string, at tim
 			if !found {
 				return noQueue(queueName)
 			}
-			if mine := s.fence(queueName); mine != nil && *mine != epoch {
+			if part != "" {
+				found, epoch = partFound, partEpoch
+			}
+			if mine := s.fence(fenced); mine != nil && (!found || *mine != epoch) {
 				return deposed(queueName)
 			}
 			return nil
@@ -214,7 +225,10 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, at time.Time) erro
 			l.Read(queue.Need{}, live, nil, nil)
 			return nil
 		}
-		ch.also = func(b *pgx.Batch) { b.Queue(`UPDATE queues SET deleted_at = $2 WHERE name = $1`, name, at) }
+		ch.also = func(b *pgx.Batch) {
+			b.Queue(`UPDATE queues SET deleted_at = $2 WHERE name = $1`, name, at)
+			b.Queue(`DELETE FROM queue_partitions WHERE queue = $1`, name) // a queue made again starts with none
+		}
 		_, err := s.run(ctx, conn, ch)
 		return err
 	})

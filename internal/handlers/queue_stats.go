@@ -35,6 +35,36 @@ type queueStatsJSON struct {
 	WaitSLastHour    waitJSON          `json:"wait_s_last_hour"`
 	RecentMatches    []recentMatchJSON `json:"recent_matches"`
 	Shadow           *shadowStatsJSON  `json:"shadow,omitempty"`
+	// Partitions, in a queue with partition_by: each partition's leader and counts.
+	Partitions []partitionStatsJSON `json:"partitions,omitempty"`
+}
+
+// partitionStatsJSON is one partition's part of a partitioned queue's stats.
+type partitionStatsJSON struct {
+	Value              string     `json:"value"`
+	Leader             string     `json:"leader"`
+	At                 *time.Time `json:"at,omitempty"`
+	SearchingTickets   int        `json:"searching_tickets"`
+	SearchingPlayers   int        `json:"searching_players"`
+	SearchingBackfills int        `json:"searching_backfills"`
+	Matches            countsJSON `json:"matches"`
+}
+
+func newPartitionStatsJSON(parts []queue.Stats) []partitionStatsJSON {
+	if parts == nil {
+		return nil
+	}
+	out := make([]partitionStatsJSON, len(parts))
+	for i, p := range parts {
+		out[i] = partitionStatsJSON{Value: p.Partition, Leader: p.Leader, SearchingTickets: p.SearchingTickets,
+			SearchingPlayers: p.SearchingPlayers, SearchingBackfills: p.SearchingBackfills,
+			Matches: countsJSON{p.MatchesLastMinute, p.MatchesLastHour}}
+		if !p.At.IsZero() {
+			at := p.At.UTC()
+			out[i].At = &at
+		}
+	}
+	return out
 }
 
 // shadowStatsJSON is a shadow-mode queue's comparison of its rules and its match function.
@@ -161,6 +191,7 @@ func handleQueueStats(logger *slog.Logger, svc *queue.Service) http.Handler {
 		}
 		out.WaitSLastHour = newWaitJSON(st.HourWait)
 		out.Shadow = newShadowStatsJSON(st.Shadow)
+		out.Partitions = newPartitionStatsJSON(st.Partitions)
 		out.RecentMatches = make([]recentMatchJSON, len(st.Recent))
 		for i, m := range st.Recent {
 			rm := recentMatchJSON{ID: m.ID, CreatedAt: m.At.UTC(), Region: m.Region, AverageDifference: m.AverageDifference,

@@ -35,6 +35,7 @@ type queueRequest struct {
 	TeamDefs     []rulesjson.TeamDef                `json:"team_defs"`
 	Roles        []string                           `json:"roles"`
 	Avoid        *avoidJSON                         `json:"avoid"`
+	PartitionBy  string                             `json:"partition_by"`
 	Acceptance   *acceptanceJSON                    `json:"acceptance"`
 	Allocator    *allocatorJSON                     `json:"allocator"`
 	MatchFn      *matchFunctionJSON                 `json:"match_function"`
@@ -73,6 +74,7 @@ type queueJSON struct {
 	TeamDefs     []rulesjson.TeamDef                `json:"team_defs,omitempty"`
 	Roles        []string                           `json:"roles,omitempty"`
 	Avoid        *avoidJSON                         `json:"avoid,omitempty"`
+	PartitionBy  string                             `json:"partition_by,omitempty"`
 	Acceptance   *acceptanceJSON                    `json:"acceptance,omitempty"`
 	Allocator    *allocatorPublicJSON               `json:"allocator,omitempty"`
 	MatchFn      *matchFunctionPublicJSON           `json:"match_function,omitempty"`
@@ -137,6 +139,7 @@ func (req *queueRequest) definition(name string) queue.Queue {
 	q.Attributes, q.Rules = rulesjson.Attributes(req.Attributes), rulesjson.Rules(req.Rules)
 	q.Acceptance, q.Allocator = req.Acceptance.acceptance(), req.Allocator.allocator()
 	q.MatchFunction = req.MatchFn.matchFunction()
+	q.PartitionBy = req.PartitionBy
 	return q
 }
 
@@ -179,6 +182,7 @@ func newQueueJSON(q queue.Queue) queueJSON {
 		Composition:  rulesjson.FromComposition(q.Composition),
 		TeamDefs:     rulesjson.FromTeamDefs(q.TeamDefs),
 		Roles:        q.Roles,
+		PartitionBy:  q.PartitionBy,
 		CreatedAt:    q.CreatedAt,
 		UpdatedAt:    q.UpdatedAt,
 	}

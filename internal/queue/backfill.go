@@ -143,6 +143,7 @@ func (nb *NewBackfill) validate(q Queue) error {
 	if len(nb.Attributes) > 0 {
 		f.Include(tick.ValidateAttributes(q.tickConfig(), nb.Attributes, true)) // attributes.<name>
 	}
+	addBackfillPartitionFault(&f, &q, nb.Attributes)
 	return f.Err()
 }
 

@@ -58,19 +58,28 @@ func (s *Service) syncRunners(ctx context.Context, runners map[string]*runner) {
 	}
 	live := make(map[string]bool, len(qs))
 	for _, q := range qs {
-		live[q.Name] = true
-		if r, ok := runners[q.Name]; ok {
-			r.def.Store(&q)
-			continue
+		for _, u := range s.units(rctx, q) {
+			live[u.key] = true
+			if r, ok := runners[u.key]; ok && r.whole == u.whole {
+				r.def.Store(&q)
+				continue
+			} else if ok { // partition_by set or removed: the queue's runner is another kind
+				r.stop()
+			}
+			runners[u.key] = s.startRunner(ctx, q, u)
 		}
-		runners[q.Name] = s.startRunner(ctx, q)
 	}
-	for name, r := range runners {
-		if !live[name] {
+	for key, r := range runners {
+		if !live[key] {
 			r.stop()
-			delete(runners, name)
-			s.runners.Delete(name)
-			s.metrics.forget(name)
+			delete(runners, key)
+			s.runners.Delete(key)
+			if name, value := SplitPartitionKey(key); value == "" {
+				s.metrics.forget(name)
+				s.parts.Delete(name)
+			} else {
+				s.metrics.leadingPartition(name, value, false)
+			}
 		}
 	}
 }
@@ -87,10 +96,12 @@ func (s *Service) purge(ctx context.Context) {
 	}
 }
 
-// runner ticks one queue. Its fields other than def belong to its goroutine.
+// runner ticks one queue, or one partition of a partitioned queue (partition.go). Its fields
+// other than def belong to its goroutine.
 type runner struct {
-	s      *Service
-	def    atomic.Pointer[Queue]
+	s   *Service
+	def atomic.Pointer[Queue]
+	unit
 	cancel context.CancelFunc
 	done   sync.WaitGroup
 	kick   chan struct{} // wakes the webhook deliverer
@@ -157,15 +168,19 @@ func (m *tickMarks) since(at time.Time) (bool, <-chan struct{}) {
 	return !m.at.IsZero() && !m.at.Before(at), m.ended
 }
 
-func (s *Service) startRunner(parent context.Context, q Queue) *runner {
+func (s *Service) startRunner(parent context.Context, q Queue, u unit) *runner {
 	ctx, cancel := context.WithCancel(parent)
-	r := &runner{s: s, cancel: cancel, kick: make(chan struct{}, 1), delivered: make(chan struct{}), ctx: ctx}
+	r := &runner{s: s, unit: u, cancel: cancel, kick: make(chan struct{}, 1), delivered: make(chan struct{}), ctx: ctx}
 	r.def.Store(&q)
 	// Found by Stats before its first tick: a tick that ended before the runner was stored
 	// would leave a caller told of that tick (Ticked, a long-poll) reading stats from nowhere.
-	s.runners.Store(q.Name, r)
+	s.runners.Store(u.key, r)
 	r.done.Go(func() { r.loop(ctx) })
-	r.done.Go(func() { defer close(r.delivered); r.deliverLoop(ctx) })
+	if u.part != "" { // the queue's runner delivers its webhooks
+		close(r.delivered)
+	} else {
+		r.done.Go(func() { defer close(r.delivered); r.deliverLoop(ctx) })
+	}
 	return r
 }
 
@@ -230,13 +245,17 @@ func (r *runner) keepLease(parent context.Context, q Queue) {
 // not lead it.
 func (r *runner) lead(ctx context.Context, q Queue) bool {
 	log := r.s.logger.With("queue", q.Name)
-	lead, err := abandonable(ctx, func() (bool, error) { return r.s.store.Lead(ctx, q.Name) })
+	if r.part != "" {
+		log = log.With("partition", r.part)
+	}
+	lead, err := r.leadUnit(ctx)
 	if errors.Is(err, ErrTakeoverRefused) {
 		r.s.metrics.takeoverRefused(q.Name)
 	}
 	if err != nil || !lead {
 		if r.leading.Load() {
 			log.Warn("queue: no longer leading", "err", err)
+			r.set.leaving(r)
 		}
 		r.leading.Store(false)
 		r.waiting, r.cursor, r.track, r.held = nil, 0, nil, nil
@@ -244,14 +263,14 @@ func (r *runner) lead(ctx context.Context, q Queue) bool {
 		r.order, r.arrived, r.list = nil, nil, nil
 		r.stats.Store(nil)
 		r.waitingOn.Store(nil)
-		r.s.metrics.leading(q.Name, false)
+		r.markLeading(q.Name, false)
 		return false
 	}
 	if !r.leading.Load() {
 		log.Info("queue: leading")
 		r.leading.Store(true)
 		r.openProposals = true // a previous leader's, to expire
-		r.s.metrics.leading(q.Name, true)
+		r.markLeading(q.Name, true)
 	}
 	return true
 }
@@ -263,11 +282,12 @@ func (r *runner) resign() {
 	q := r.def.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), resignWait)
 	defer cancel()
-	if _, err := abandonable(ctx, func() (bool, error) { return true, r.s.store.Resign(ctx, q.Name) }); err != nil {
-		r.s.logger.Warn("queue: resigning failed; the lock goes with the session", "queue", q.Name, "err", err)
+	if _, err := abandonable(ctx, func() (bool, error) { return true, r.s.store.Resign(ctx, r.key) }); err != nil {
+		r.s.logger.Warn("queue: resigning failed; the lock goes with the session", "queue", q.Name, "partition", r.part, "err", err)
 	}
 	r.leading.Store(false)
-	r.s.metrics.leading(q.Name, false)
+	r.set.leaving(r)
+	r.markLeading(q.Name, false)
 }
 
 // resignWait bounds a runner's resignation as it stops: a database that does not answer must
@@ -301,9 +321,9 @@ func abandonable(ctx context.Context, call func() (bool, error)) (bool, error) {
 func (r *runner) tick(parent context.Context, q Queue) {
 	ctx, cancel := context.WithTimeout(parent, max(5*q.Tick, 5*time.Second)+functionTimeout(q))
 	defer cancel()
-	log := r.s.logger.With("queue", q.Name)
-	if !r.lead(ctx, q) {
-		return
+	log := r.s.logger.With("queue", q.Name, "partition", r.part)
+	if !r.lead(ctx, q) || r.whole {
+		return // the runner of a partitioned queue as a whole leads it for its webhooks only
 	}
 	start := r.s.clock.Now()
 	if err := r.load(ctx, q); err != nil {
@@ -329,7 +349,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	r.propose(ctx, q, &w, now)
 	r.waitingOn.Store(cmp.Or(w.Waiting, &Waits{}))
 	if len(w.Matches)+len(w.Expired) > 0 {
-		w.At = now
+		w.At, w.Partition = now, r.part
 		done, err := r.s.store.CommitTick(ctx, q.Name, w)
 		if err != nil {
 			log.Warn("queue: cannot write the tick; its matches are retried at the next tick", "err", err)
@@ -338,10 +358,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		}
 		r.committed(q.Name, w, done, now)
 		r.shadowRules(q, list, w, done, now)
-		select {
-		case r.kick <- struct{}{}:
-		default:
-		}
+		r.kickDeliverer(q.Name)
 	}
 	r.shadow(ctx, q, list, now)               // after the commit too, with the pool the pass had
 	r.s.metrics.ruleBlocks(q.Name, w.Waiting) // after the commit: it holds up no match
@@ -349,7 +366,8 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	for _, t := range r.waiting {
 		players += len(t.Players)
 	}
-	r.s.metrics.ticked(q.Name, r.s.clock.Since(start), len(r.waiting), players)
+	searching, players := r.set.searchingNow(r, len(r.waiting), players)
+	r.s.metrics.ticked(q.Name, r.s.clock.Since(start), searching, players)
 	var oldest time.Time
 	if len(list) > 0 {
 		oldest = list[0].CreatedAt
@@ -366,6 +384,10 @@ func (r *runner) snapshot(ctx context.Context, queue string, now, oldest time.Ti
 	}
 	k.last = now
 	st := k.snapshot(queue, now, oldest)
+	st.Partition = r.part
+	if r.part != "" {
+		st.Leader = r.s.cfg.Instance
+	}
 	if w := r.waitingOn.Load(); w != nil {
 		st.WaitingOn = w.ByRule()
 	}
@@ -427,6 +449,9 @@ func (r *runner) load(ctx context.Context, q Queue) error {
 	}
 	counted := map[string]bool{}
 	for _, t := range changes {
+		if t.Status == Searching && q.PartitionOf(t.Attributes) != r.part {
+			continue // another partition's (a ticket never changes partition)
+		}
 		r.heldChanged(q.Name, t, r.s.now().UTC(), counted)
 		if t.Status == Searching {
 			r.waiting[t.ID] = t

@@ -261,7 +261,7 @@ func functionOutcome(err, ctxErr error, timeout time.Duration) (outcome, detail 
 // whether the replica still leads the queue (if not, the tick writes nothing).
 func (r *runner) stillLeading(ctx context.Context, q Queue) bool {
 	ls, ok := r.s.store.(LeaseStore)
-	if !ok || ls.LeaseLeft(q.Name) > ls.LeaseRenewal() {
+	if !ok || ls.LeaseLeft(r.key) > ls.LeaseRenewal() {
 		return true
 	}
 	return r.lead(ctx, q)

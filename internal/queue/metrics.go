@@ -15,6 +15,7 @@ type Metrics struct {
 	searching *prometheus.GaugeVec
 	players   *prometheus.GaugeVec
 	leader    *prometheus.GaugeVec
+	leadingP  *prometheus.GaugeVec
 	tick      *prometheus.HistogramVec
 	matches   *prometheus.CounterVec
 	created   *prometheus.CounterVec
@@ -46,7 +47,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		players: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "matchmaker_queue_searching_players",
 			Help: "Players in the queue's searching tickets, as its leader saw them at its last tick."}, byQueue),
 		leader: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "matchmaker_queue_leader",
-			Help: "1 when this replica leads (ticks) the queue."}, byQueue),
+			Help: "1 when this replica leads (ticks) the queue; a partitioned queue's: its webhook outbox (its partitions: matchmaker_queue_leading)."}, byQueue),
+		leadingP: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "matchmaker_queue_leading",
+			Help: "1 when this replica leads (ticks) the queue's partition (partition_by's value; \"\" for a queue without partition_by)."},
+			[]string{"queue", "partition"}),
 		tick: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "matchmaker_queue_tick_duration_seconds",
 			Help: "Time of one tick: loading changes, the matching pass and the match write.", Buckets: metrics.LatencyBuckets}, byQueue),
 		matches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_matches_total",
@@ -93,7 +97,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		[]string{"queue"})
 	m.fn = newFunctionMetrics()
 	reg.MustRegister(m.fn.collectors()...)
-	reg.MustRegister(m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
+	reg.MustRegister(m.searching, m.players, m.leader, m.leadingP, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
 		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused)
 	return m
 }
@@ -147,6 +151,18 @@ func (m *Metrics) leading(queue string, yes bool) {
 		v = 1
 	}
 	m.leader.WithLabelValues(queue).Set(v)
+}
+
+// leadingPartition records whether the replica leads the queue's partition.
+func (m *Metrics) leadingPartition(queue, partition string, yes bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if yes {
+		v = 1
+	}
+	m.leadingP.WithLabelValues(queue, partition).Set(v)
 }
 
 // ticked records one tick of a queue the replica leads.
@@ -211,7 +227,7 @@ func (m *Metrics) forget(queue string) {
 	}
 	l := prometheus.Labels{"queue": queue}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		m.searching, m.players, m.leader, m.tick, m.matches, m.created, m.expired, m.wait, m.quality,
+		m.searching, m.players, m.leader, m.leadingP, m.tick, m.matches, m.created, m.expired, m.wait, m.quality,
 		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused, m.fn.rejected} {
 		v.DeletePartialMatch(l)
 	}

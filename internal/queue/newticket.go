@@ -83,6 +83,7 @@ func (nt *NewTicket) validate(q Queue) error {
 	if len(nt.Attributes) > 0 || len(q.Rules) > 0 {
 		f.Include(tick.ValidateAttributes(q.tickConfig(), nt.Attributes, false)) // attributes.<name>
 	}
+	addPartitionValueFault(&f, &q, nt.Attributes)
 	nt.addRoleFaults(&f, q)
 	nt.addAvoidFaults(&f)
 	return f.Err()

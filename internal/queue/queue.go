@@ -129,9 +129,12 @@ type Queue struct {
 	Roles       []string
 	// Avoid is the scope of the players' avoid lists (Player.Avoid) and when they turn
 	// optional (avoid.go).
-	Avoid     matchrules.Avoid
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Avoid matchrules.Avoid
+	// PartitionBy, when set, is the attribute whose values split the queue into partitions,
+	// each led and ticked on its own (partition.go).
+	PartitionBy string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // DefaultQueue fills what a definition leaves out: 5v5, rating_window, a widening interval
@@ -204,6 +207,7 @@ func (q *Queue) Validate() error {
 	q.addAcceptanceFaults(&f)
 	q.addAllocatorFaults(&f)
 	q.addMatchFunctionFaults(&f)
+	q.addPartitionFaults(&f)
 	return f.Err()
 }
 

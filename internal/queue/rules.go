@@ -168,12 +168,8 @@ func appendAttributes(b []byte, attrs map[string]matchrules.Value) []byte {
 // explainWait sets a searching ticket's WaitingOn from the last pass of its queue, when
 // this replica leads the queue (the pass's reasons are kept in the leader's memory only).
 func (s *Service) explainWait(t *Ticket) {
-	v, ok := s.runners.Load(t.Queue)
-	if !ok {
-		return
-	}
-	r := v.(*runner)
-	if !r.leading.Load() {
+	r, ok := s.runnerOf(t)
+	if !ok || !r.leading.Load() {
 		return
 	}
 	if w, ok := r.waitingOn.Load().Of(t.ID); ok {

@@ -62,6 +62,9 @@ type Config struct {
 	// webhooks may reach, for receivers on premises; public addresses are always allowed.
 	// See WebhookPolicy.
 	WebhookAllow []netip.Prefix
+	// Instance names this replica in a partitioned queue's stats (which replica leads each
+	// partition): MATCHMAKER_INSTANCE, by default the host name and port.
+	Instance string
 }
 
 func (c Config) withDefaults() Config {
@@ -92,7 +95,8 @@ type Service struct {
 
 	feeds        *feeds       // the queues' events, read once for every waiter of this replica
 	ticketQueues ticketQueues // the queues of tickets made or read lately: a long-poll's one read
-	runners      sync.Map     // queue name -> *runner, while Run runs
+	runners      sync.Map     // PartitionKey -> *runner, while Run runs
+	parts        sync.Map     // partitioned queue's name -> *partitionSet, while Run runs
 	ticked       sync.Map     // queue name -> *tickMarks
 	// queuesChanged wakes Run when a queue is made, changed or deleted here, for its runner
 	// to start, change or stop at once rather than at the next Config.QueueRefresh.

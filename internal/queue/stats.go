@@ -85,6 +85,13 @@ type Stats struct {
 	// stopped them ("interval", "latency" or a rule's name); nil before a pass.
 	WaitingOn map[string]int
 
+	// Partition and Leader, in a partitioned queue's partition snapshot, say which partition
+	// and which replica (Config.Instance) took it; Partitions, in a partitioned queue's
+	// stats, are its partitions' snapshots (partitionstats.go).
+	Partition  string  `json:",omitempty"`
+	Leader     string  `json:",omitempty"`
+	Partitions []Stats `json:",omitempty"`
+
 	// Shadow compares the built-in rules' matches with the match function's in a queue whose
 	// function runs in mode shadow (matchfunction_shadow.go); nil otherwise.
 	Shadow *ShadowStats
@@ -425,7 +432,12 @@ func (s *Service) Stats(ctx context.Context, name string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	st, err := s.statsOf(ctx, name)
+	var st Stats
+	if q.Partitioned() {
+		st, err = s.partitionedStats(ctx, name)
+	} else {
+		st, err = s.statsOf(ctx, name)
+	}
 	if err != nil {
 		return Stats{}, err
 	}
@@ -472,6 +484,9 @@ func (s *Service) predict(ctx context.Context, q Queue, recent []RecentMatch) []
 }
 
 func (s *Service) statsOf(ctx context.Context, name string) (Stats, error) {
+	if _, ok := s.parts.Load(name); ok {
+		return s.partitionedStats(ctx, name)
+	}
 	if v, ok := s.runners.Load(name); ok {
 		if r := v.(*runner); r.leading.Load() {
 			if st := r.stats.Load(); st != nil {
@@ -516,6 +531,17 @@ func (s *Service) estimate(ctx context.Context, t *Ticket) {
 	if err != nil {
 		return
 	}
+	if len(st.Partitions) > 0 { // the estimate is the ticket's partition's
+		if st, ok := st.partitionStats(s.partitionOf(t)); ok {
+			s.estimateFrom(st, t)
+		}
+		return
+	}
+	s.estimateFrom(st, t)
+}
+
+// estimateFrom sets t.EstimatedWait from st, if it has recent waits.
+func (s *Service) estimateFrom(st Stats, t *Ticket) {
 	sum := 0.0
 	for _, p := range t.Players {
 		sum += p.Rating

@@ -22,6 +22,7 @@ type Store interface {
 	LeaderStore
 	EventStore
 	StatsStore
+	PartitionStore
 
 	// Ping reports whether the store can be reached; Name says which it is.
 	Ping(ctx context.Context) error
@@ -121,12 +122,28 @@ type EventStore interface {
 
 // StatsStore is the part of Store that shares a queue's stats between replicas.
 type StatsStore interface {
-	// PublishStats keeps st as the queue's latest stats snapshot, replacing the previous one;
+	// PublishStats keeps st as the queue's latest stats snapshot, replacing the previous one
+	// (a partition's, when st.Partition is set: PartitionStore.PartitionStats reads it);
 	// the queue's leader writes it every StatsPublish so that the other replicas can answer
 	// GET /v1/queues/{name}/stats. LatestStats returns it, ok false when none was published
 	// (or the queue does not exist).
 	PublishStats(ctx context.Context, queue string, st Stats) error
 	LatestStats(ctx context.Context, queue string) (st Stats, ok bool, err error)
+}
+
+// PartitionStore is the part of Store that shares a partitioned queue's partitions out
+// (partition.go).
+type PartitionStore interface {
+	// Partitions lists the partitions of q (which has a PartitionBy): the values of its
+	// partition_by attribute among its searching tickets (the attribute's default for a
+	// ticket without), and those led before, sorted.
+	Partitions(ctx context.Context, q Queue) ([]string, error)
+	// Replicas is how many replicas share the partitions out now, this one included: 1 for
+	// a store of one process.
+	Replicas(ctx context.Context) (int, error)
+	// PartitionStats returns the latest stats each partition's leader published
+	// (PublishStats of a Stats with its Partition), by partition.
+	PartitionStats(ctx context.Context, queue string) ([]Stats, error)
 }
 
 // Cursor is a position in a queue's changes, opaque to the caller.
@@ -141,6 +158,9 @@ type TickWrite struct {
 	// Waiting says why each ticket left searching waits (kept by the leader, not stored);
 	// nil when none does.
 	Waiting *Waits
+	// Partition is the partition ticked ("": a queue's one): its leader's epoch fences the
+	// write.
+	Partition string
 }
 
 // Expiry is a searching ticket to expire, and why.

@@ -69,6 +69,9 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (_ Ticket, _ b
 // fieldOf gives for him.
 func (s *Service) storeTicket(ctx context.Context, t Ticket, fieldOf func(player string) string) (Ticket, bool, error) {
 	stored, replayed, err := s.store.CreateTicket(ctx, t)
+	if err == nil {
+		s.notePartition(&stored)
+	}
 	var se *SearchingError
 	if errors.As(err, &se) {
 		if holder, gerr := s.store.GetTicket(ctx, se.TicketID); gerr == nil && !mayAccess(ctx, holder) {

@@ -2124,6 +2124,8 @@ export interface components {
             /** @description The roles players may list (`players[].roles` of a ticket), which a `composition` bounds. */
             roles?: string[];
             avoid?: components["schemas"]["AvoidRule"];
+            /** @description The attribute (one an `equal` rule without `optional_after_s` reads) whose values split the queue into partitions, e.g. `"mode"`: each value is led and ticked on its own, on one of the replicas (shared out between them, moved within a lease when one dies), and no match crosses two. Not with `acceptance` or `allocator` yet. Absent: one partition, the whole queue. Its stats give each partition's (`partitions`). */
+            partition_by?: string;
             /**
              * @default rating_window
              * @enum {string}
@@ -2257,6 +2259,8 @@ export interface components {
             team_defs?: components["schemas"]["TeamDefinition"][];
             roles?: string[];
             avoid?: components["schemas"]["AvoidRule"];
+            /** @description The attribute whose values split the queue into partitions; absent without. */
+            partition_by?: string;
             acceptance?: components["schemas"]["Acceptance"];
             /** @description The allocator's URL and timeout; its secret is never shown. */
             allocator?: {
@@ -2739,6 +2743,23 @@ export interface components {
             /** @description The queue's last 10 matches (fills not included), newest first, as the leader saw them made. */
             recent_matches: components["schemas"]["QueueStatsRecentMatch"][];
             shadow?: components["schemas"]["QueueStatsShadow"];
+            /** @description In a queue with `partition_by` (absent otherwise): each partition's leader and counts, by value. The whole queue's fields above add the partitions' up (its waits are the partitions' pooled, approximately). */
+            partitions?: components["schemas"]["QueueStatsPartition"][];
+        };
+        QueueStatsPartition: {
+            /** @description The partition's value of the queue's `partition_by` attribute. */
+            value: string;
+            /** @description The replica that leads the partition (its `MATCHMAKER_INSTANCE`, by default its host name and port); empty while none does. */
+            leader: string;
+            /**
+             * Format: date-time
+             * @description When its leader took the partition's snapshot; absent before the first.
+             */
+            at?: string;
+            searching_tickets: number;
+            searching_players: number;
+            searching_backfills: number;
+            matches: components["schemas"]["QueueStatsCounts"];
         };
         /** @description In a queue whose `match_function` runs in mode `shadow` (absent otherwise): over the last `window_s`, the matches the built-in rules made and committed beside those the function proposed for the same pools that passed the check (never committed), so that a function is compared with the rules on live traffic before it takes over. A shadow proposal takes no ticket from the pool, so a function proposes the tickets the rules leave waiting again at each call: a function's match is counted once, at the first call that proposed it, and not when one of its tickets is in a match counted before (had the function been live, that ticket would have left). */
         QueueStatsShadow: {

@@ -40,6 +40,8 @@ type memQueue struct {
 	webhook   int64
 	searching map[string]string // player id -> his live ticket (searching, proposed or placing)
 	idem      map[string]string // idemKey(owner, idempotency key) -> ticket id
+	// partStats are a partitioned queue's partitions' latest stats, encoded, by value.
+	partStats map[string][]byte
 }
 
 type memTicket struct {
@@ -291,7 +293,16 @@ func (s *Store) PublishStats(ctx context.Context, qname string, st queue.Stats) 
 	if err != nil {
 		return err
 	}
-	return s.onQueue(qname, false, func(*memQueue) { s.stats[qname] = b })
+	return s.onQueue(qname, false, func(q *memQueue) {
+		if st.Partition == "" {
+			s.stats[qname] = b
+			return
+		}
+		if q.partStats == nil {
+			q.partStats = make(map[string][]byte)
+		}
+		q.partStats[st.Partition] = b
+	})
 }
 
 func (s *Store) LatestStats(ctx context.Context, qname string) (queue.Stats, bool, error) {

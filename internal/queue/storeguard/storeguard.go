@@ -216,3 +216,21 @@ func (g *guarded) FailPlacement(ctx context.Context, id, reason string, at time.
 	defer done(&err)
 	return g.Store.FailPlacement(ctx, id, reason, at)
 }
+
+func (g *guarded) Partitions(ctx context.Context, q queue.Queue) (_ []string, err error) {
+	ctx, done := g.call(ctx, "partitions")
+	defer done(&err)
+	return g.Store.Partitions(ctx, q)
+}
+
+func (g *guarded) Replicas(ctx context.Context) (_ int, err error) {
+	ctx, done := g.call(ctx, "replicas")
+	defer done(&err)
+	return g.Store.Replicas(ctx)
+}
+
+func (g *guarded) PartitionStats(ctx context.Context, qname string) (_ []queue.Stats, err error) {
+	ctx, done := g.call(ctx, "partition_stats")
+	defer done(&err)
+	return g.Store.PartitionStats(ctx, qname)
+}

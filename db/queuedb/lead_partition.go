@@ -1,0 +1,207 @@
+package queuedb
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+)
+
+// A partition of a queue with partition_by (queue.PartitionKey: the queue's name and the
+// value) is led as a queue is (lead.go): its lock is keyed by the hash of its key, and its
+// epoch and lease are its row of queue_partitions (migration 00017), made when it is first
+// led. Its leader's writes are fenced by its own epoch, not the queue's: the queue's is its
+// webhook outbox's leader's, which may be another replica.
+const sqlTakePartition = `
+INSERT INTO queue_partitions AS p (queue, value, leader_epoch, leader_renewed_at)
+SELECT $1, $2, 1, now() WHERE EXISTS (SELECT 1 FROM queues WHERE name = $1)
+ON CONFLICT (queue, value) DO UPDATE SET leader_epoch = p.leader_epoch + 1, leader_renewed_at = now()
+RETURNING p.leader_epoch`
+
+const sqlRenewPartitions = `
+UPDATE queue_partitions AS p SET leader_renewed_at = CASE WHEN p.leader_epoch = m.epoch THEN now() ELSE p.leader_renewed_at END
+FROM unnest($1::text[], $2::text[], $3::bigint[]) AS m(queue, value, epoch)
+WHERE p.queue = m.queue AND p.value = m.value
+RETURNING p.queue || chr(31) || p.value, p.leader_epoch = m.epoch`
+
+const sqlEndPartitionLease = `UPDATE queue_partitions SET leader_renewed_at = NULL WHERE queue = $1 AND value = $2 AND leader_epoch = $3`
+
+const sqlExpiredPartitionHolder = `
+SELECT l.pid, extract(epoch FROM now() - p.leader_renewed_at)::float8
+FROM pg_locks AS l, queue_partitions AS p
+WHERE p.queue = $2 AND p.value = $4 AND p.leader_renewed_at < now() - $3 * interval '1 millisecond'
+  AND l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND l.classid = 3 AND l.objid = $1 AND l.objsubid = 2 AND l.granted`
+
+// sqlLockPartition locks a partition's row for its leader's commit: the epoch of the fence.
+const sqlLockPartition = `SELECT leader_epoch FROM queue_partitions WHERE queue = $1 AND value = $2 FOR NO KEY UPDATE`
+
+// Each replica's leadership session holds a lock of namespace 4 keyed by its own backend pid
+// while it lives: their number is the live replicas (queue.PartitionStore.Replicas), which
+// share the partitions out. A replica whose session ended (killed, partitioned away) stops
+// counting at once; one that hangs counts until its session is ended by a takeover.
+const sqlPresence = `SELECT pg_advisory_lock(4, pg_backend_pid())`
+
+const sqlReplicas = `
+SELECT count(*) FROM pg_locks
+WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND classid = 4 AND objsubid = 2 AND granted`
+
+// takeEpoch counts up the epoch of the queue or partition key as this process takes it.
+func (l *leader) takeEpoch(ctx context.Context, key string) (int64, error) {
+	var epoch int64
+	var err error
+	if name, value := queue.SplitPartitionKey(key); value != "" {
+		err = l.conn.QueryRow(ctx, sqlTakePartition, name, value).Scan(&epoch)
+	} else {
+		err = l.conn.QueryRow(ctx, sqlTakeEpoch, key, l.lease.Milliseconds()).Scan(&epoch)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = nil
+	}
+	return epoch, err
+}
+
+// renewAll renews the leases of the queues and partitions named, with their epochs, and
+// returns which were stored and whether each is still this process's.
+func (l *leader) renewAll(ctx context.Context, names []string, epochs []int64) (map[string]bool, error) {
+	var qs, pqs, pvs []string
+	var qe, pe []int64
+	for i, k := range names {
+		if name, value := queue.SplitPartitionKey(k); value != "" {
+			pqs, pvs, pe = append(pqs, name), append(pvs, value), append(pe, epochs[i])
+		} else {
+			qs, qe = append(qs, k), append(qe, epochs[i])
+		}
+	}
+	kept := map[string]bool{}
+	var name string
+	var mine bool
+	read := func() error { kept[name] = mine; return nil }
+	if len(qs) > 0 || len(pqs) == 0 {
+		rows, err := l.conn.Query(ctx, sqlRenew, qs, qe)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := pgx.ForEachRow(rows, []any{&name, &mine}, read); err != nil {
+			return nil, err
+		}
+	}
+	if len(pqs) > 0 {
+		rows, err := l.conn.Query(ctx, sqlRenewPartitions, pqs, pvs, pe)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := pgx.ForEachRow(rows, []any{&name, &mine}, read); err != nil {
+			return nil, err
+		}
+	}
+	return kept, nil
+}
+
+// endLease ends the lease of the queue or partition key as its leader resigns.
+func (l *leader) endLease(ctx context.Context, key string, epoch int64) error {
+	var err error
+	if name, value := queue.SplitPartitionKey(key); value != "" {
+		_, err = l.conn.Exec(ctx, sqlEndPartitionLease, name, value, epoch)
+	} else {
+		_, err = l.conn.Exec(ctx, sqlEndLease, key, epoch)
+	}
+	return err
+}
+
+// expiredHolder finds the backend holding key's lock on a lease older than the lease.
+func (l *leader) expiredHolder(ctx context.Context, lock int32, key string) (pid uint32, age float64, err error) {
+	if name, value := queue.SplitPartitionKey(key); value != "" {
+		err = l.conn.QueryRow(ctx, sqlExpiredPartitionHolder, int64(uint32(lock)), name, l.lease.Milliseconds(), value).Scan(&pid, &age)
+	} else {
+		err = l.conn.QueryRow(ctx, sqlExpiredHolder, int64(uint32(lock)), key, l.lease.Milliseconds()).Scan(&pid, &age)
+	}
+	return pid, age, err
+}
+
+// Replicas implements queue.PartitionStore: the live replicas' leadership sessions.
+func (s *Store) Replicas(ctx context.Context) (int, error) {
+	var n int
+	if err := s.work.QueryRow(ctx, sqlReplicas).Scan(&n); err != nil {
+		return 0, db.MapError(err, "queue: replicas")
+	}
+	return max(n, 1), nil // this one's session may be reconnecting: it still counts itself
+}
+
+// Partitions implements queue.PartitionStore: the values among the searching tickets (through
+// their players' rows, not the queue's whole history of tickets), and the partitions led
+// before.
+func (s *Store) Partitions(ctx context.Context, q queue.Queue) ([]string, error) {
+	def := ""
+	if d := q.Attributes[q.PartitionBy].Default; d != nil {
+		def = d.Str
+	}
+	rows, err := s.work.Query(ctx, `
+SELECT coalesce(t.attributes->>$2, $3) FROM queue_searching AS s JOIN queue_tickets AS t ON t.id = s.ticket_id WHERE s.queue = $1
+UNION SELECT value FROM queue_partitions WHERE queue = $1
+ORDER BY 1`, q.Name, q.PartitionBy, def)
+	if err != nil {
+		return nil, db.MapError(err, "queue: partitions")
+	}
+	values, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, db.MapError(err, "queue: partitions")
+	}
+	out := values[:0]
+	for _, v := range values {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// PartitionStats implements queue.PartitionStore.
+func (s *Store) PartitionStats(ctx context.Context, queueName string) ([]queue.Stats, error) {
+	rows, err := s.work.Query(ctx, `SELECT stats FROM queue_partitions WHERE queue = $1 AND stats IS NOT NULL ORDER BY value`, queueName)
+	if err != nil {
+		return nil, db.MapError(err, "queue: partition stats")
+	}
+	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, db.MapError(err, "queue: partition stats")
+	}
+	out := make([]queue.Stats, 0, len(docs))
+	for _, b := range docs {
+		st, err := queue.DecodeStats(b)
+		if err != nil {
+			return nil, apperr.Wrap(apperr.Internal, err, "queue: a partition's stats cannot be read")
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// publishPartitionStats keeps a partition's snapshot, fenced by its epoch.
+func (s *Store) publishPartitionStats(ctx context.Context, queueName string, st queue.Stats, b []byte) error {
+	mine := s.fence(queue.PartitionKey(queueName, st.Partition))
+	tag, err := s.work.Exec(ctx, `
+UPDATE queue_partitions SET stats_at = $3, stats = $4::jsonb
+WHERE queue = $1 AND value = $2 AND ($5::bigint IS NULL OR leader_epoch = $5)`, queueName, st.Partition, st.At, string(b), mine)
+	if err != nil {
+		return db.MapError(err, "queue: publish stats")
+	}
+	if tag.RowsAffected() == 0 {
+		return deposed(queueName + " (partition " + st.Partition + ")")
+	}
+	return nil
+}
+
+// partitionOf is the partition a leader's change is a tick of ("": the queue's one, or not a
+// tick).
+func partitionOf(cause queue.Cause) string {
+	if m, ok := cause.(queue.TickMatches); ok {
+		return m.Write.Partition
+	}
+	return ""
+}

@@ -1,0 +1,99 @@
+package queuedb_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/db/queuedb"
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
+)
+
+// partitioned is queuetest's queue partitioned by mode.
+func partitioned(name string) queue.Queue {
+	q := queuetest.Queue(name)
+	q.Attributes = map[string]matchrules.Attribute{"mode": {Type: matchrules.TypeString}}
+	q.Rules = []matchrules.Rule{{Name: "mode", Kind: matchrules.RuleEqual, Attribute: "mode"}}
+	q.PartitionBy = "mode"
+	return q
+}
+
+func withMode(tk queue.Ticket, mode string) queue.Ticket {
+	tk.Attributes = map[string]matchrules.Value{"mode": matchrules.StringValue(mode)}
+	return tk
+}
+
+// A partition is led as a queue is, on its own: two replicas count each other, lead
+// different partitions of one queue at once, and a partition whose leader hangs is taken
+// over once its lease runs out; the hung leader's tick of the partition and its stats are then
+// refused (its epoch is the partition's, not the queue's), while the stats of the partitions
+// stay apart and the partitions are listed from the tickets and the leases.
+func TestQueuePartitionsLedApart(t *testing.T) {
+	t.Parallel()
+	clocks := []*leaseClock{newLeaseClock(), newLeaseClock()}
+	stores, _ := openReplicasWith(t, 2, func(i int) queuedb.Options {
+		return queuedb.Options{LeaderLease: testLease, Now: clocks[i].now}
+	})
+	a, b := stores[0], stores[1]
+	ctx := testCtx(t)
+	q := partitioned("q")
+	mustPut(t, a, q)
+	x := mustCreate(t, a, withMode(queuetest.Ticket("q", "x", 1, "x1", "x2"), "ranked"))
+	y := mustCreate(t, a, withMode(queuetest.Ticket("q", "y", 2, "y1", "y2"), "ranked"))
+	mustCreate(t, a, withMode(queuetest.Ticket("q", "z", 3, "z1", "z2"), "casual"))
+	if n, err := a.Replicas(ctx); n != 2 || err != nil {
+		t.Fatalf("replicas: %d %v, want 2", n, err)
+	}
+	if got, err := b.Partitions(ctx, q); !slices.Equal(got, []string{"casual", "ranked"}) || err != nil {
+		t.Fatalf("partitions %v %v, want casual and ranked", got, err)
+	}
+	ranked, casual := queue.PartitionKey("q", "ranked"), queue.PartitionKey("q", "casual")
+	if ok, err := a.Lead(ctx, ranked); !ok || err != nil {
+		t.Fatalf("a leads ranked: %v %v", ok, err)
+	}
+	if ok, err := b.Lead(ctx, casual); !ok || err != nil {
+		t.Fatalf("b leads casual while a leads ranked: %v %v", ok, err)
+	}
+	if ok, err := b.Lead(ctx, ranked); ok || err != nil {
+		t.Fatalf("b leads ranked over a's live lease: %v %v", ok, err)
+	}
+	if ok, err := a.Lead(ctx, "q"); !ok || err != nil { // the queue itself (its webhooks): a third lock
+		t.Fatalf("a leads the queue: %v %v", ok, err)
+	}
+	for _, st := range []struct {
+		s    *queuedb.Store
+		part string
+	}{{a, "ranked"}, {b, "casual"}} {
+		if err := st.s.PublishStats(ctx, "q", queue.Stats{Queue: "q", At: queuetest.T0, Partition: st.part, Leader: st.part + "-leader", SearchingTickets: len(st.part)}); err != nil {
+			t.Fatalf("stats of %s: %v", st.part, err)
+		}
+	}
+	parts, err := b.PartitionStats(ctx, "q")
+	if err != nil || len(parts) != 2 || parts[0].Leader != "casual-leader" || parts[1].SearchingTickets != len("ranked") {
+		t.Fatalf("partition stats %+v %v", parts, err)
+	}
+	// a hangs (its clock stops, it renews nothing); b takes ranked once the lease ran out.
+	renewedBefore := time.Now()
+	waitFor(t, 10*testLease, "b takes ranked from the hung leader", func() bool { ok, _ := b.Lead(ctx, ranked); return ok })
+	if took := time.Since(renewedBefore); took < testLease/2 {
+		t.Fatalf("b took ranked %v after a's last renewal, well before the lease (%v)", took, testLease)
+	}
+	clocks[0].advance(time.Since(renewedBefore))
+	w := queue.TickWrite{At: queuetest.T0, Partition: "ranked", Matches: []queue.Match{queuetest.Match2v2("m-a", x, y)}}
+	if _, err := a.CommitTick(ctx, "q", w); apperr.CodeOf(err) != apperr.Conflict {
+		t.Fatalf("the hung leader's tick of ranked: %v, want Conflict", err)
+	}
+	if err := a.PublishStats(ctx, "q", queue.Stats{At: queuetest.T0, Partition: "ranked"}); apperr.CodeOf(err) != apperr.Conflict {
+		t.Fatalf("the hung leader's stats of ranked: %v, want Conflict", err)
+	}
+	w.Matches[0].ID = "m-b"
+	if done, err := b.CommitTick(ctx, "q", w); err != nil || len(done.Matches) != 1 {
+		t.Fatalf("the new leader's tick of ranked: %+v %v", done, err)
+	}
+	if got, err := b.Partitions(ctx, q); !slices.Equal(got, []string{"casual", "ranked"}) || err != nil {
+		t.Fatalf("partitions once ranked's tickets matched %v %v: a partition led stays listed", got, err)
+	}
+}

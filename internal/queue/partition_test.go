@@ -1,0 +1,170 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+)
+
+// partitionedQueue is a 1v1 queue partitioned by its equal rule's mode.
+func partitionedQueue(name string) queue.Queue {
+	q := queue.DefaultQueue(name)
+	q.GameType, q.TeamSize, q.MaxPartySize, q.Tick = "ctf", 1, 1, 50*time.Millisecond
+	q.Attributes = map[string]matchrules.Attribute{"mode": {Type: matchrules.TypeString}}
+	q.Rules = []matchrules.Rule{{Name: "mode", Kind: matchrules.RuleEqual, Attribute: "mode"}}
+	q.PartitionBy = "mode"
+	return q
+}
+
+// Each mode of a queue partitioned by mode is ticked alone: a matcher that pairs whatever it
+// is given in order (it reads no rule) pairs the tickets of one mode only, as a partition's
+// tick gives it only its partition's. Without partition_by it pairs across modes (the test's
+// control). The stats give each partition, led by this replica (its Config.Instance), and the
+// metrics say it leads each.
+func TestPartitionsTickApart(t *testing.T) {
+	t.Parallel()
+	for _, partitioned := range []bool{true, false} {
+		t.Run(fmt.Sprintf("partitioned=%v", partitioned), func(t *testing.T) {
+			t.Parallel()
+			reg := prometheus.NewRegistry()
+			svc := queue.NewService(queue.Deps{Store: memstore.New(), Matcher: pairInOrder{}, Metrics: queue.NewMetrics(reg),
+				Config:  queue.Config{Instance: "replica-a"},
+				Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
+			q := partitionedQueue("modes")
+			if !partitioned {
+				q.PartitionBy = ""
+			}
+			ctx := context.Background()
+			if _, _, err := svc.PutQueue(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+			modes := []string{"a", "b", "c", "d"}
+			var ids []string
+			for i := range 8 {
+				tk, _, err := svc.CreateTicket(ctx, queue.NewTicket{Queue: "modes", Players: []queue.NewPlayer{{ID: fmt.Sprintf("p%d", i), Rating: rating(1000)}},
+					Attributes: map[string]matchrules.Value{"mode": matchrules.StringValue(modes[i%4])}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, tk.ID)
+			}
+			runService(t, svc)
+			crossed := 0
+			for _, id := range ids {
+				tk := waitFor(t, svc, id, queue.Matched)
+				m, err := svc.GetMatch(ctx, tk.Assignment.MatchID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var seen []string
+				for _, other := range m.Tickets() {
+					o, err := svc.GetTicket(ctx, other, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					seen = append(seen, o.Attributes["mode"].Str)
+				}
+				slices.Sort(seen)
+				if len(slices.Compact(seen)) > 1 {
+					crossed++
+				}
+			}
+			if partitioned && crossed > 0 {
+				t.Fatalf("%d tickets matched across modes in a queue partitioned by mode", crossed)
+			}
+			if !partitioned {
+				if crossed == 0 {
+					t.Fatal("the control: without partition_by the matcher should pair across modes")
+				}
+				return
+			}
+			checkPartitionStats(t, svc, reg, modes)
+		})
+	}
+}
+
+// checkPartitionStats waits for the stats to give every partition, led by replica-a, with its
+// two matches, and checks the leading metric of each.
+func checkPartitionStats(t *testing.T, svc *queue.Service, reg *prometheus.Registry, modes []string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := svc.Stats(context.Background(), "modes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		matches := 0
+		for _, p := range st.Partitions {
+			if p.Leader == "replica-a" {
+				got = append(got, p.Partition)
+			}
+			matches += p.MatchesLastMinute
+		}
+		if slices.Equal(got, modes) && matches == 4 && st.MatchesLastMinute == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stats partitions led by replica-a %v (want %v), %d matches in them and %d in the queue (want 4)",
+				got, modes, matches, st.MatchesLastMinute)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	led := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "matchmaker_queue_leading" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			led[labels["queue"]+"/"+labels["partition"]] = m.GetGauge().GetValue()
+		}
+	}
+	for _, m := range modes {
+		if led["modes/"+m] != 1 {
+			t.Errorf("matchmaker_queue_leading{queue=modes, partition=%s} = %v, want 1 (all: %v)", m, led["modes/"+m], led)
+		}
+	}
+}
+
+// partition_by must name the attribute of an equal rule that always binds: 400 naming it.
+func TestPartitionByValidation(t *testing.T) {
+	t.Parallel()
+	after := 30.0
+	for name, edit := range map[string]func(q *queue.Queue){
+		"no such attribute":  func(q *queue.Queue) { q.PartitionBy = "region" },
+		"optional rule":      func(q *queue.Queue) { q.Rules[0].OptionalAfterS = &after },
+		"not an equal rule":  func(q *queue.Queue) { q.Rules[0].Kind = matchrules.RuleIntersect },
+		"with a ready check": func(q *queue.Queue) { q.Acceptance = &queue.Acceptance{Timeout: 10 * time.Second} },
+	} {
+		q := partitionedQueue("modes")
+		edit(&q)
+		err := q.Validate()
+		var e *apperr.Error
+		if !errors.As(err, &e) || e.Code != apperr.Invalid || !slices.ContainsFunc(e.Fields, func(f apperr.FieldError) bool { return f.Field == "partition_by" }) {
+			t.Errorf("%s: %v, want a fault naming partition_by", name, err)
+		}
+	}
+	q := partitionedQueue("modes")
+	if err := q.Validate(); err != nil {
+		t.Fatalf("a queue partitioned by its equal rule's attribute: %v", err)
+	}
+}
