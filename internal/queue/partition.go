@@ -2,7 +2,6 @@ package queue
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
@@ -48,7 +47,7 @@ func (q *Queue) Partitioned() bool { return q.PartitionBy != "" }
 
 // PartitionOf is the partition a ticket of the queue belongs to: its value of the queue's
 // partition_by attribute (the attribute's default when the ticket gives none), "" in a queue
-// without partitions. A number is written as strconv's shortest form.
+// without partitions.
 func (q *Queue) PartitionOf(attrs map[string]matchrules.Value) string {
 	if q.PartitionBy == "" {
 		return ""
@@ -58,9 +57,6 @@ func (q *Queue) PartitionOf(attrs map[string]matchrules.Value) string {
 		if d := q.Attributes[q.PartitionBy].Default; d != nil {
 			v = *d
 		}
-	}
-	if v.Type == matchrules.TypeNumber {
-		return strconv.FormatFloat(v.Num, 'g', -1, 64)
 	}
 	return v.Str
 }
@@ -77,6 +73,8 @@ func (q *Queue) addPartitionFaults(f *apperr.Fields) {
 		return r.Kind == matchrules.RuleEqual && r.Attribute == q.PartitionBy && r.OptionalAfterS == nil
 	})
 	switch {
+	case q.Attributes[q.PartitionBy].Type != matchrules.TypeString && binding:
+		f.Add("partition_by", "must name a string attribute: a number's values are not partitions")
 	case !binding:
 		f.Add("partition_by", "must name the attribute of an equal rule without optional_after_s: tickets of two values must never meet (no rule reads %q so)", q.PartitionBy)
 	case q.Acceptance != nil:

@@ -154,6 +154,7 @@ func TestPartitionByValidation(t *testing.T) {
 		"optional rule":      func(q *queue.Queue) { q.Rules[0].OptionalAfterS = &after },
 		"not an equal rule":  func(q *queue.Queue) { q.Rules[0].Kind = matchrules.RuleIntersect },
 		"with a ready check": func(q *queue.Queue) { q.Acceptance = &queue.Acceptance{Timeout: 10 * time.Second} },
+		"a number":           func(q *queue.Queue) { q.Attributes["mode"] = matchrules.Attribute{Type: matchrules.TypeNumber} },
 	} {
 		q := partitionedQueue("modes")
 		edit(&q)
