@@ -105,7 +105,7 @@ func environmentVariables(def config) [][3]string {
 		{"MATCHMAKER_MAX_TEAM_PLAYERS", fmt.Sprint(def.Limits.MaxTeamPlayers), "humans in one team request"},
 		{"MATCHMAKER_MEMORY_BUDGET", fmt.Sprint(def.Limits.Admission.Budget), "bytes compute requests may hold together (0: no admission control)"},
 		{"MATCHMAKER_ADMISSION_WAIT", def.Limits.Admission.Wait.String(), "how long a request waits for room in the budget"},
-		{"MATCHMAKER_ADMISSION_PER_KEY", strconv.Itoa(def.Limits.Admission.PerCaller), "compute and ticket-creation requests one API key (or address) has in flight (then 429)"},
+		{"MATCHMAKER_ADMISSION_PER_KEY", strconv.Itoa(def.Limits.Admission.PerCaller), "compute and ticket-creation requests one API key (or address) has in flight on a replica (then 429)"},
 		{"MATCHMAKER_BODY_TIMEOUT", def.Limits.Admission.BodyTimeout.String(), "time for a compute or ticket-creation body to arrive (then 400)"},
 		{"MATCHMAKER_HEAVY_SEARCHES", fmt.Sprint(def.Limits.HeavySearches), "heavy team searches running at once"},
 		{"MATCHMAKER_MAX_WAITERS", strconv.Itoa(def.Limits.Waiters.PerReplica), "event streams and long-polls one replica holds open (then 503)"},

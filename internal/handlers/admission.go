@@ -46,10 +46,14 @@ type Admission struct {
 
 // Defaults of Admission's per-caller cap and body deadline.
 const (
-	// DefaultAdmissionPerCaller leaves a game backend sharing one key (and the load scripts,
-	// 64 connections from one address) room for bursts, while a client that stalls its
-	// uploads holds no more than this many slots of at most 64 KiB of the budget each.
-	DefaultAdmissionPerCaller = 128
+	// DefaultAdmissionPerCaller lets one game backend's key reach what one replica carries:
+	// a creation is in flight while it waits for its group commit, which a tick's write can
+	// hold up to about half a second (docs/performance.md, "Where the fixed-rate tail comes
+	// from"), so one replica's 4,000 creations a second keep about 4,000 x 0.5 s = 2,000 in
+	// flight. The old 128 refused one key from about 2,000 a second (issue 37). At the
+	// least charge of 64 KiB these hold 128 MiB, half the default budget, so one key alone
+	// cannot take all of it; stalled uploads are bounded apart (receivingShare).
+	DefaultAdmissionPerCaller = 2048
 	// DefaultBodyTimeout is ample for the largest body (8 MiB) at 1 MB/s.
 	DefaultBodyTimeout = 10 * time.Second
 )
@@ -73,6 +77,13 @@ const minRequestCost = 64 << 10
 // readChunk is how much body a request reads between two charges while its body arrives.
 const readChunk = 64 << 10
 
+// receivingShare is the part of the reading budget one caller's bodies may hold while they
+// arrive: an eighth, 128 bodies at the least charge with the default budget (the old
+// per-caller cap). A backend's ticket bodies arrive whole in microseconds, so this bounds a
+// client that stalls its uploads, not a busy one, whose requests wait for their work, not
+// for their bodies, and are bounded by PerCaller.
+const receivingShare = 8
+
 // admitter is an Admission in force.
 type admitter struct {
 	// work is the budget of the requests being answered: each holds its working estimate.
@@ -85,9 +96,13 @@ type admitter struct {
 	maxBody     int64
 	perCaller   int
 	bodyTimeout time.Duration
+	// receivingPerCaller caps the requests of one caller whose bodies are arriving: the
+	// reading budget's receivingShare at the least charge (perCaller without a budget).
+	receivingPerCaller int
 
-	mu       sync.Mutex
-	inFlight map[string]int // admitted requests by caller
+	mu        sync.Mutex
+	inFlight  map[string]int // admitted requests by caller
+	receiving map[string]int // of those, the ones whose bodies are still arriving
 }
 
 // pool is one budget: a semaphore of size bytes (nil: no budget) and how long a request
@@ -99,17 +114,20 @@ type pool struct {
 }
 
 func newAdmitter(a Admission, maxBody int64) *admitter {
-	ad := &admitter{maxBody: maxBody, perCaller: a.PerCaller, bodyTimeout: a.BodyTimeout, inFlight: make(map[string]int)}
+	ad := &admitter{maxBody: maxBody, perCaller: a.PerCaller, bodyTimeout: a.BodyTimeout,
+		inFlight: make(map[string]int), receiving: make(map[string]int)}
 	if ad.perCaller <= 0 {
 		ad.perCaller = DefaultAdmissionPerCaller
 	}
 	if ad.bodyTimeout <= 0 {
 		ad.bodyTimeout = DefaultBodyTimeout
 	}
+	ad.receivingPerCaller = ad.perCaller
 	if a.Budget > 0 {
 		ad.work = pool{sem: semaphore.NewWeighted(a.Budget), size: a.Budget, wait: a.Wait}
 		reading := max(a.Budget/4, minRequestCost)
 		ad.reading = pool{sem: semaphore.NewWeighted(reading), size: reading, wait: a.Wait}
+		ad.receivingPerCaller = min(ad.perCaller, max(1, int(reading/receivingShare/minRequestCost)))
 	}
 	return ad
 }
@@ -179,22 +197,41 @@ func (a *admitter) admit(ctx context.Context, contentLength int64) (release func
 	return c.release, nil
 }
 
-// enter takes one of caller's in-flight slots.
-func (a *admitter) enter(caller string) (leave func(), err error) {
+// enter takes one of caller's in-flight slots and one of its receiving slots; received gives
+// back the receiving slot once the body is in (at most once; leave gives it back if not).
+func (a *admitter) enter(caller string) (received, leave func(), err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.inFlight[caller] >= a.perCaller {
-		return nil, apperr.New(apperr.TooManyRequests,
-			"at most %d compute or ticket-creation requests of one caller may be in flight at once; retry when one has been answered", a.perCaller)
+		return nil, nil, apperr.New(apperr.TooManyRequests,
+			"at most %d compute or ticket-creation requests of one caller may be in flight at once on this replica (MATCHMAKER_ADMISSION_PER_KEY); retry when one has been answered, or raise it", a.perCaller)
+	}
+	if a.receiving[caller] >= a.receivingPerCaller {
+		return nil, nil, apperr.New(apperr.TooManyRequests,
+			"at most %d bodies of one caller may be arriving at once on this replica (an eighth of the reading quarter of MATCHMAKER_MEMORY_BUDGET); send each body whole, or raise the budget", a.receivingPerCaller)
 	}
 	a.inFlight[caller]++
-	return func() {
+	a.receiving[caller]++
+	var once sync.Once
+	received = func() {
+		once.Do(func() {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			decrement(a.receiving, caller)
+		})
+	}
+	return received, func() {
+		received()
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		if a.inFlight[caller]--; a.inFlight[caller] <= 0 {
-			delete(a.inFlight, caller)
-		}
+		decrement(a.inFlight, caller)
 	}, nil
+}
+
+func decrement(counts map[string]int, caller string) {
+	if counts[caller]--; counts[caller] <= 0 {
+		delete(counts, caller)
+	}
 }
 
 // admitBody admits r: a slot of its caller, its body read under the body deadline and charged
@@ -213,7 +250,7 @@ func (a *admitter) admitBody(w http.ResponseWriter, r *http.Request, limit int64
 			return nil, err
 		}
 	}
-	leave, err := a.enter(callerOf(r))
+	arrived, leave, err := a.enter(callerOf(r))
 	if err != nil {
 		w.Header().Set("Retry-After", "1")
 		return nil, err
@@ -223,6 +260,7 @@ func (a *admitter) admitBody(w http.ResponseWriter, r *http.Request, limit int64
 	release = func() { received.release(); working.release(); leave() }
 	body, err := a.readBody(w, r, received)
 	if err == nil {
+		arrived()
 		// The body's bytes move from the reading budget to the working estimate, which
 		// counts them; until the request is admitted to work they stay charged where they are.
 		working.waited = received.waited

@@ -27,13 +27,19 @@ type RateLimit struct {
 // entry is not limited.
 type RateLimits map[Scope]RateLimit
 
-// DefaultRateLimits are generous per game server: they stop a runaway loop, not a busy
-// server. Operators tune them with MATCHMAKER_RATE_LIMITS.
+// DefaultRateLimits let one key reach what one replica carries (the buckets are a replica's):
+// they stop a runaway loop past the replica's capacity, not a studio's one backend at launch.
+// The old 500 match requests a second refused one backend key at an eighth of a replica's
+// 4,000 tickets a second (issue 37). Sized from docs/performance.md's maxima on 2 cores: a
+// ticket costs its backend two match requests (its creation and one read of the ticket) at
+// up to 8,000 creations a second, a match one read and one result (results at most about
+// 1,700 a second); the burst, two seconds of requests, lets a backend catch up after a stall.
+// Operators tune them with MATCHMAKER_RATE_LIMITS.
 func DefaultRateLimits() RateLimits {
 	return RateLimits{
-		ScopeMatch:   {PerSecond: 500, Burst: 1000},
-		ScopeResults: {PerSecond: 500, Burst: 1000},
-		ScopeRead:    {PerSecond: 1000, Burst: 2000},
+		ScopeMatch:   {PerSecond: 16000, Burst: 32000},
+		ScopeResults: {PerSecond: 2000, Burst: 4000},
+		ScopeRead:    {PerSecond: 8000, Burst: 16000},
 		ScopeAdmin:   {PerSecond: 20, Burst: 40},
 	}
 }
@@ -241,8 +247,8 @@ func withRateLimit(l *limiter, scope Scope, d Deps) func(http.Handler) http.Hand
 			if !ok {
 				w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
 				writeError(w, r, d.Logger, apperr.New(apperr.TooManyRequests,
-					"the %s rate limit of %g requests a second (burst %d) is used up; retry after the Retry-After seconds",
-					scope, limit.PerSecond, limit.Burst))
+					"the %s rate limit of %g requests a second (burst %d) is used up; retry after the Retry-After seconds, or raise it (MATCHMAKER_RATE_LIMITS, e.g. %s=%g/s)",
+					scope, limit.PerSecond, limit.Burst, scope, 2*limit.PerSecond))
 				return
 			}
 			if limit.PerSecond > 0 {
@@ -254,7 +260,7 @@ func withRateLimit(l *limiter, scope Scope, d Deps) func(http.Handler) http.Hand
 					}
 					w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
 					return apperr.New(apperr.TooManyRequests,
-						"this request's size costs %d tokens of the %s rate limit (one per %d bytes of body; %g a second, burst %d), more than are left; retry after the Retry-After seconds",
+						"this request's size costs %d tokens of the %s rate limit (one per %d bytes of body; %g a second, burst %d), more than are left; retry after the Retry-After seconds, or raise it (MATCHMAKER_RATE_LIMITS)",
 						min(n+1, limit.Burst), scope, computeBytesPerToken, limit.PerSecond, limit.Burst)
 				}
 				r = r.WithContext(context.WithValue(r.Context(), spendKey{}, spend))

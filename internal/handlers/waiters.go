@@ -50,10 +50,10 @@ func (ws *waiters) enter(w http.ResponseWriter, r *http.Request) (leave func(), 
 	case ws.byCaller[caller] >= ws.limits.PerCaller:
 		w.Header().Set("Retry-After", "1")
 		return nil, apperr.New(apperr.TooManyRequests,
-			"this caller has %d event streams and long-polls open, the most it may: close one, or share one stream between tickets", ws.limits.PerCaller)
+			"this caller has %d event streams and long-polls open on this replica, the most it may (MATCHMAKER_MAX_WAITERS_PER_KEY): close one, share one stream between tickets, or raise it", ws.limits.PerCaller)
 	case ws.total >= ws.limits.PerReplica:
 		return nil, apperr.New(apperr.Unavailable,
-			"this replica holds %d event streams and long-polls, the most it may: try again, or another replica", ws.limits.PerReplica)
+			"this replica holds %d event streams and long-polls, the most it may (MATCHMAKER_MAX_WAITERS): try again, or another replica", ws.limits.PerReplica)
 	}
 	ws.total++
 	ws.byCaller[caller]++
