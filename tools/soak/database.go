@@ -128,10 +128,15 @@ type dbSample struct {
 	Connections  int64 `json:"connections"`  // sessions on the database, the soak's own excluded
 	Transactions int64 `json:"transactions"` // xact_commit + xact_rollback since the statistics' reset
 	Commits      int64 `json:"commits"`
+	// CPU is the user + system seconds so far of the server processes serving the database
+	// (its backends, read from /proc; -1 when the server runs elsewhere). The server's
+	// background processes (WAL writer, checkpointer) are left out: other databases of a
+	// shared server use them too.
+	CPU float64 `json:"cpu_s"`
 }
 
 func (d *database) sample(ctx context.Context) dbSample {
-	s := dbSample{Connections: -1, Transactions: -1, Commits: -1}
+	s := dbSample{Connections: -1, Transactions: -1, Commits: -1, CPU: -1}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.conn == nil {
@@ -144,9 +149,33 @@ SELECT (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
        xact_commit + xact_rollback, xact_commit
 FROM pg_stat_database WHERE datname = current_database()`).Scan(&s.Connections, &s.Transactions, &s.Commits)
 	if err != nil {
-		return dbSample{Connections: -1, Transactions: -1, Commits: -1}
+		return dbSample{Connections: -1, Transactions: -1, Commits: -1, CPU: -1}
 	}
+	s.CPU = d.backendsCPU(ctx)
 	return s
+}
+
+// backendsCPU is the CPU seconds of the database's backends, the soak's own included (it
+// is idle but for these samples), or -1.
+func (d *database) backendsCPU(ctx context.Context) float64 {
+	rows, err := d.conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
+	if err != nil {
+		return -1
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return -1
+	}
+	total, read := 0.0, false
+	for _, pid := range pids {
+		if cpu := readCPU(int(pid)); cpu >= 0 {
+			total, read = total+cpu, true
+		}
+	}
+	if !read {
+		return -1
+	}
+	return total
 }
 
 // storedTicket is a ticket of the queue found in the database by its first player.

@@ -224,11 +224,11 @@ func (l *load) errorLocked(endpoint, status string) {
 	l.errCount.Add(1)
 }
 
-// defineQueue makes the run's 5v5 queue (-interval: DESIGN's expansions by default) through
-// the first replica.
+// defineQueue makes the run's queue (-team-size, 5v5 by default; -interval: DESIGN's
+// expansions by default) through the first replica.
 func (l *load) defineQueue(ctx context.Context) error {
-	body := fmt.Sprintf(`{"context":{"game_type":"soak"},"team_size":5,"expansions":{"interval":%s},"ticket_ttl_s":300,"tick_ms":%d}`,
-		l.c.interval, l.c.tickMS)
+	body := fmt.Sprintf(`{"context":{"game_type":"soak"},"team_size":%d,"expansions":{"interval":%s},"ticket_ttl_s":300,"tick_ms":%d}`,
+		l.c.teamSize, l.c.interval, l.c.tickMS)
 	st, b, _, err := l.do(ctx, l.key, "queue", http.MethodPut, l.reps[0].base+"/v1/queues/"+l.queue, []byte(body), l.c.timeout)
 	if err != nil {
 		return fmt.Errorf("PUT /v1/queues/%s: %w", l.queue, err)
@@ -274,7 +274,7 @@ func (l *load) ticketBody(n int64) ([]byte, string) {
 	rng := rand.New(rand.NewPCG(l.c.seed, uint64(n)))
 	size := 1
 	if rng.Float64() < l.c.parties {
-		size = 2 + rng.IntN(4)
+		size = 2 + rng.IntN(min(5, l.c.teamSize)-1)
 	}
 	level := 1000 + l.c.ratingSD*rng.NormFloat64()
 	var b bytes.Buffer

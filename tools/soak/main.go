@@ -60,6 +60,7 @@ type config struct {
 	parties    float64 // the share of arrivals that are parties of 2-5
 	ratingSD   float64
 	tickMS     int
+	teamSize   int
 	interval   string // the queue's expansions.interval as JSON steps
 	dbConns    int
 	timeout    time.Duration // creations, matches and results
@@ -98,6 +99,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.Float64Var(&c.parties, "parties", 0.2, "the share of arrivals that are parties of 2-5 players")
 	fs.Float64Var(&c.ratingSD, "rating-sd", 200, "the standard deviation of ratings around 1000 (a party's players: 50 around its own level)")
 	fs.IntVar(&c.tickMS, "tick-ms", 1000, "the queue's tick_ms")
+	fs.IntVar(&c.teamSize, "team-size", 5, "the queue's team_size (two teams); parties are of 2 to min(5, team size), so 1 needs -parties 0")
 	intervalSteps := fs.String("interval", "0:25,10:50,30:150", "the queue's rating interval as AFTER_S:VALUE steps (DESIGN's by default); e.g. 0:0,15:150 keeps nearly every ticket waiting 15 s, so that thousands wait at once")
 	fs.IntVar(&c.dbConns, "db-conns", 12, "MATCHMAKER_DB_MAX_CONNS of each replica (it opens two connections more)")
 	fs.DurationVar(&c.timeout, "timeout", 15*time.Second, "client timeout of a creation, a match read or a result (a long-poll gets wait-s + 15 s)")
@@ -151,6 +153,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("%w: -max-waiters must be positive", errUsage)
 	case c.parties < 0 || c.parties > 1 || c.ratingSD < 0:
 		return c, fmt.Errorf("%w: -parties must be 0..1 and -rating-sd not negative", errUsage)
+	case c.teamSize < 1 || c.teamSize > 64 || (c.teamSize == 1 && c.parties > 0):
+		return c, fmt.Errorf("%w: -team-size must be 1..64, and 1 needs -parties 0", errUsage)
 	case c.tickMS < 50 || c.tickMS > 60000:
 		return c, fmt.Errorf("%w: -tick-ms must be 50..60000", errUsage)
 	case c.dbConns < 5:

@@ -76,6 +76,7 @@ func TestSoakBriefly(t *testing.T) {
 				{s.DBMatches >= int64(s.Matches) && s.DBTickets["matched"] == matched, "the database holds what the clients saw"},
 				{s.PeakWaiting > 0 && s.PeakWaiting <= s.Created, "waiters counted"},
 				{s.DBConnectionsPeak > 0 && s.Ticks > 0 && s.TransactionsPerTick > 0 && s.DBTransactionsPerS > 0, "the database sampled"},
+				{s.DBCPUSeconds >= 0, "the database's backends' CPU read (the server is local)"},
 				{len(s.Replicas) == 2, "two replicas"},
 				{len(s.Timeline) >= 4, "a timeline"},
 			}

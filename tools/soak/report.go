@@ -71,6 +71,7 @@ type summary struct {
 	TransactionsPerTick float64          `json:"db_transactions_per_tick"`
 	ReplicaCPUSeconds   []float64        `json:"replica_cpu_s"`     // user + system during the arrivals
 	SoakCPUSeconds      float64          `json:"soak_cpu_s"`        // the soak's own, during the arrivals
+	DBCPUSeconds        float64          `json:"db_cpu_s"`          // the database's backends', during the arrivals; -1 unread
 	Unscraped           int              `json:"unscraped_metrics"` // samples of a replica whose /metrics did not answer (within 3 s)
 	Replicas            []replicaSummary `json:"replicas"`
 	Timeline            []sample         `json:"timeline"`
@@ -87,6 +88,7 @@ type settings struct {
 	MaxWaiters int             `json:"max_waiters"`
 	Parties    float64         `json:"parties"`
 	RatingSD   float64         `json:"rating_sd"`
+	TeamSize   int             `json:"team_size"`
 	TickMS     int             `json:"tick_ms"`
 	Interval   json.RawMessage `json:"interval"`
 	DBConns    int             `json:"db_max_conns"`
@@ -135,7 +137,7 @@ func (l *load) summarize(sum summary, arrivals time.Duration) summary {
 	}
 	sum.Settings = settings{Replicas: c.replicas, Rate: c.rate, Duration: c.duration.String(), Drain: c.drain.String(),
 		Wait: l.waitMode(), Backends: c.backends, MaxWaiters: c.maxWaiters, Parties: c.parties, RatingSD: c.ratingSD,
-		TickMS: c.tickMS, Interval: json.RawMessage(c.interval), DBConns: c.dbConns, Database: l.db.name, FreshDB: l.db.fresh, Auth: auth, Queue: l.queue,
+		TeamSize: c.teamSize, TickMS: c.tickMS, Interval: json.RawMessage(c.interval), DBConns: c.dbConns, Database: l.db.name, FreshDB: l.db.fresh, Auth: auth, Queue: l.queue,
 		Seed: c.seed, CPUs: runtime.NumCPU(), Env: c.env}
 	if c.wait == "longpoll" {
 		sum.Settings.WaitS = c.waitS
@@ -244,6 +246,10 @@ func (l *load) windowStats(sum *summary) {
 		sum.DBConnectionsMean = float64(conns) / float64(n)
 	}
 	sum.SoakCPUSeconds = b.SoakCPU - a.SoakCPU
+	sum.DBCPUSeconds = -1
+	if a.DB.CPU >= 0 && b.DB.CPU >= 0 {
+		sum.DBCPUSeconds = b.DB.CPU - a.DB.CPU
+	}
 	for _, s := range tl {
 		sum.Unscraped += s.Unscraped
 	}
@@ -310,8 +316,8 @@ func printTable(w io.Writer, s *summary) {
 	fmt.Fprintf(w, "\n== soak summary%s\n", map[bool]string{true: " (INTERRUPTED: figures up to Ctrl-C)", false: ""}[s.Interrupted])
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, a...)) }
-	row("setup", "%d replicas, %.0f arrivals/s for %s (drain %s), %.0f%% parties of 2-5, ratings sd %.0f, 5v5, tick %d ms, interval %s",
-		st.Replicas, st.Rate, st.Duration, st.Drain, 100*st.Parties, st.RatingSD, st.TickMS, st.Interval)
+	row("setup", "%d replicas, %.0f arrivals/s for %s (drain %s), %.0f%% parties of 2-5, ratings sd %.0f, %dv%d, tick %d ms, interval %s",
+		st.Replicas, st.Rate, st.Duration, st.Drain, 100*st.Parties, st.RatingSD, st.TeamSize, st.TeamSize, st.TickMS, st.Interval)
 	row("", "wait %s, at most %d waiting; pool %d/replica; database %s%s; auth %s; %d CPUs; load average %s -> %s",
 		st.Wait, st.MaxWaiters, st.DBConns, st.Database, map[bool]string{true: " (fresh)", false: ""}[st.FreshDB], st.Auth,
 		st.CPUs, s.LoadAvgStart, s.LoadAvgEnd)
@@ -374,6 +380,9 @@ func printTable(w io.Writer, s *summary) {
 		row("flood", "%s", s.Flood)
 	}
 	row("soak itself", "CPU %.1f s during the arrivals; /metrics unanswered in %d replica samples", s.SoakCPUSeconds, s.Unscraped)
+	if line := cpuPerTicket(*s); line != "" {
+		row("CPU per ticket", "%s", line)
+	}
 	for _, n := range s.Notes {
 		row("note", "%s", n)
 	}
@@ -469,4 +478,29 @@ func topCounts(m map[string]int, n int) string {
 		parts = append(parts, fmt.Sprintf("%q x%d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// cpuPerTicket is the CPU of the arrivals' window divided by the tickets created: the
+// replicas' together, the database's backends' and the soak's, in µs ("" without a ticket).
+// Less sensitive to the host's other load than the latencies are.
+func cpuPerTicket(s summary) string {
+	if s.Created <= 0 {
+		return ""
+	}
+	per := func(sec float64) string {
+		if sec < 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f µs", sec/float64(s.Created)*1e6)
+	}
+	replicas := 0.0
+	for _, c := range s.ReplicaCPUSeconds {
+		if c < 0 {
+			replicas = -1
+			break
+		}
+		replicas += c
+	}
+	return fmt.Sprintf("replicas %s, database backends %s, soak %s (during the arrivals, over %d created)",
+		per(replicas), per(s.DBCPUSeconds), per(s.SoakCPUSeconds), s.Created)
 }
