@@ -59,6 +59,7 @@ type load struct {
 	matches   map[string]*matchInfo
 
 	sampler *sampler
+	parts   partitionState // -partitions
 }
 
 // outcome is a ticket's end, as its client saw it.
@@ -109,7 +110,15 @@ func (l *load) waitMode() string {
 	}
 }
 
-func (l *load) pick() *replica { return l.reps[rand.IntN(len(l.reps))] }
+// pick is a live replica, at random (-kill-after's victim is dead once killed).
+func (l *load) pick() *replica {
+	for {
+		i := rand.IntN(len(l.reps))
+		if l.parts.dead.Load()&(1<<i) == 0 {
+			return l.reps[i]
+		}
+	}
+}
 
 // ticketKey is the API key of arrival n: its backend's with -backends, else key n mod -keys.
 func (l *load) ticketKey(n int64) string {
@@ -227,8 +236,8 @@ func (l *load) errorLocked(endpoint, status string) {
 // defineQueue makes the run's queue (-team-size, 5v5 by default; -interval: DESIGN's
 // expansions by default) through the first replica.
 func (l *load) defineQueue(ctx context.Context) error {
-	body := fmt.Sprintf(`{"context":{"game_type":"soak"},"team_size":%d,"expansions":{"interval":%s},"ticket_ttl_s":300,"tick_ms":%d}`,
-		l.c.teamSize, l.c.interval, l.c.tickMS)
+	body := fmt.Sprintf(`{"context":{"game_type":"soak"},"team_size":%d,"expansions":{"interval":%s},"ticket_ttl_s":300,"tick_ms":%d%s}`,
+		l.c.teamSize, l.c.interval, l.c.tickMS, l.c.partitionDef())
 	st, b, _, err := l.do(ctx, l.key, "queue", http.MethodPut, l.reps[0].base+"/v1/queues/"+l.queue, []byte(body), l.c.timeout)
 	if err != nil {
 		return fmt.Errorf("PUT /v1/queues/%s: %w", l.queue, err)
@@ -240,7 +249,7 @@ func (l *load) defineQueue(ctx context.Context) error {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, r := range l.reps {
-			if r.sampleQueue(l.queue).Leader {
+			if l.c.partitions > 0 || r.sampleQueue(l.queue).Leader { // partitions: watchPartitions waits
 				return nil
 			}
 		}
@@ -294,7 +303,11 @@ func (l *load) ticketBody(n int64) ([]byte, string) {
 		}
 		fmt.Fprintf(&b, `{"id":%q,"rating":%.1f}`, id, r)
 	}
-	b.WriteString(`]}`)
+	b.WriteString(`]`)
+	if l.c.partitions > 0 {
+		fmt.Fprintf(&b, `,"attributes":{"mode":%q}`, modeOf(n, l.c.partitions))
+	}
+	b.WriteString(`}`)
 	return b.Bytes(), first
 }
 

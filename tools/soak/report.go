@@ -22,6 +22,8 @@ type summary struct {
 	Interrupted  bool          `json:"interrupted"` // Ctrl-C: what was measured up to then
 	Notes        []string      `json:"notes,omitempty"`
 	Flood        *floodSummary `json:"flood,omitempty"` // -flood: the streams of one key
+	// Partitions: -partitions, what the soak saw of them.
+	Partitions *partitionSummary `json:"partitions,omitempty"`
 
 	// Arrivals and creations.
 	ArrivalsS     float64 `json:"arrivals_s"` // how long arrivals were sent
@@ -323,6 +325,9 @@ func printTable(w io.Writer, s *summary) {
 		st.CPUs, s.LoadAvgStart, s.LoadAvgEnd)
 	if len(st.Env) > 0 {
 		row("", "replica env: %s", strings.Join(st.Env, " "))
+	}
+	if s.Partitions != nil {
+		row("partitions", "%s", partitionsRow(s.Partitions))
 	}
 	row("arrivals", "%d due in %.1f s; not sent (-max-waiters tickets in flight): %d; abandoned (their stream did not open): %d",
 		s.Due, s.ArrivalsS, s.NotSent, s.Abandoned)
