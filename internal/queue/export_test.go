@@ -58,3 +58,16 @@ var NewTestStore func() Store
 
 // FunctionRejected is the counter of match functions' proposals rejected, by queue and reason.
 func FunctionRejected(m *Metrics) *prometheus.CounterVec { return m.fn.rejected }
+
+// ShadowCallDone waits until the last shadow call of queue's runner, if any, has ended (its
+// outcome is taken by the next tick), or ctx ends.
+func ShadowCallDone(ctx context.Context, s *Service, queue string) error {
+	v, ok := s.runners.Load(queue)
+	if !ok {
+		return nil
+	}
+	return v.(*runner).shadowCallDone(ctx)
+}
+
+// FunctionCalls is the match functions' calls by outcome.
+func FunctionCalls(m *Metrics) *prometheus.CounterVec { return m.fn.calls }

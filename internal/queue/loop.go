@@ -131,6 +131,7 @@ type runner struct {
 	// leading (matchfunction_tick.go, matchfunction_shadow.go).
 	fn      *functionState
 	shadowK *shadowTracker
+	shadowC shadowCall // the shadow call beside the ticks (matchfunction_shadowcall.go)
 }
 
 // tickMarks say when a queue's last tick here began, and wake whoever waits for a tick to end
@@ -363,7 +364,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 		r.shadowRules(q, list, w, done, now)
 		r.kickDeliverer(q.Name)
 	}
-	r.shadow(ctx, q, list, now)               // after the commit too, with the pool the pass had
+	r.shadow(q, list, now)                    // after the commit too, with the pool the pass had
 	r.s.metrics.ruleBlocks(q.Name, w.Waiting) // after the commit: it holds up no match
 	players := 0
 	for _, t := range r.waiting {

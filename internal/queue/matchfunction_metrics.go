@@ -26,12 +26,13 @@ const (
 	callUnreadable = "unreadable" // a 2xx answer that cannot be read
 	callError      = "error"      // no answer: the connection failed, or the address is refused
 	callBackoff    = "backoff"    // not made: the function failed just before
+	callSkipped    = "skipped"    // not made: the shadow's last call is still running
 )
 
 func newFunctionMetrics() *functionMetrics {
 	return &functionMetrics{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_match_function_calls_total",
-			Help: "Calls of the queues' match functions by outcome: ok, timeout, refused (not a 2xx), unreadable (a 2xx that cannot be read), error (no answer), backoff (a tick's call skipped after failures)."},
+			Help: "Calls of the queues' match functions by outcome: ok, timeout, refused (not a 2xx), unreadable (a 2xx that cannot be read), error (no answer), backoff (a tick's call skipped after failures), skipped (a shadow tick's call not made while the last one still runs)."},
 			[]string{"outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "matchmaker_queue_match_function_call_seconds",
 			Help: "Time of the calls made of the queues' match functions, from the request to the answer read, by outcome.", Buckets: metrics.LatencyBuckets},
@@ -51,7 +52,7 @@ func (m *Metrics) functionCalled(outcome string, took time.Duration) {
 		return
 	}
 	m.fn.calls.WithLabelValues(outcome).Inc()
-	if outcome != callBackoff {
+	if outcome != callBackoff && outcome != callSkipped {
 		m.fn.duration.WithLabelValues(outcome).Observe(took.Seconds())
 	}
 }

@@ -2,10 +2,14 @@ package queue_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
@@ -198,5 +202,88 @@ func TestMatchFunctionNoRegionTicketsExpire(t *testing.T) {
 		if slices.Contains(pool, far.ID) || !slices.Contains(pool, near.ID) {
 			t.Fatalf("a pool of %v: want the near %s and not the far %s", pool, near.ID, far.ID)
 		}
+	}
+}
+
+// A function that answers an error is quoted in the waiting tickets' waiting_on: its
+// problem's detail (the message, not only the status), on one line and bounded, then the
+// backoff's count once the next tick finds it backing off.
+func TestMatchFunctionErrorDetailIsShown(t *testing.T) {
+	t.Parallel()
+	f := newFunctionFixture(t, replace(queue.FailureWait), func(w http.ResponseWriter, _ *http.Request, _ poolRequest) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, `{"title":"Internal Server Error","status":500,"detail":"the match function failed:\n  no model loaded `+
+			strings.Repeat("x", 400)+`"}`)
+	})
+	ids := f.tickets(t, "alice", "bob")
+	runService(t, f.svc)
+	ticked(t, f.clock, f.svc, "duel")
+	want := "answered 500 Internal Server Error: the match function failed: no model loaded xxx"
+	for _, id := range ids {
+		tk := f.ticket(t, id)
+		if tk.Status != queue.Searching || tk.WaitingOn == nil || tk.WaitingOn.Rule != queue.WaitMatchFunction ||
+			!strings.HasPrefix(tk.WaitingOn.Detail, want) {
+			t.Fatalf("%s: %+v, want the detail to start %q", tk.Status, tk.WaitingOn, want)
+		}
+		if d := tk.WaitingOn.Detail; !strings.HasSuffix(d, "…") || utf8.RuneCountInString(d) > 300 {
+			t.Fatalf("the detail is not bounded: %d characters", utf8.RuneCountInString(d))
+		}
+	}
+	f.advance(t, 50*time.Millisecond) // within the backoff: no call, the same words and the count
+	if d := f.ticket(t, ids[0]).WaitingOn.Detail; !strings.HasPrefix(d, want) || !strings.Contains(d, "1 failures in a row") {
+		t.Fatalf("while backing off: %q", d)
+	}
+	if n := f.calls.Load(); n != 1 {
+		t.Fatalf("%d calls, want 1", n)
+	}
+}
+
+// A shadow function that takes its time holds up no tick: the built-in pass's match commits
+// at the tick that calls it, and the ticks after it run on time, skipping their calls while
+// it runs (counted, outcome skipped); its outcome is measured by the tick after it ends.
+func TestShadowCallRunsBesideTheTicks(t *testing.T) {
+	t.Parallel()
+	mf := replace(queue.FailureWait)
+	mf.Mode, mf.Timeout = queue.FunctionShadow, 10*time.Second
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	f := newFunctionFixture(t, mf, func(w http.ResponseWriter, r *http.Request, req poolRequest) {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		answer(w, `{"matches":[{"teams":[{"tickets":["`+req.Pool[0].ID+`"]},{"tickets":["`+req.Pool[1].ID+`"]}]}]}`)
+	})
+	ids := f.tickets(t, "alice", "bob")
+	runService(t, f.svc)
+	ticked(t, f.clock, f.svc, "duel") // the tick ends while its call is held
+	if a := waitFor(t, f.svc, ids[0], queue.Matched); !strings.HasPrefix(a.Assignment.MatchID, "m-") {
+		t.Fatalf("in shadow, matched by %s, not the rules", a.Assignment.MatchID)
+	}
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shadow function was not called within 10 s")
+	}
+	f.advance(t, 50*time.Millisecond)
+	f.advance(t, 50*time.Millisecond)
+	calls := queue.FunctionCalls(f.metrics)
+	if skipped := counted(calls.WithLabelValues("skipped")); skipped != 2 || f.calls.Load() != 1 {
+		t.Fatalf("while the call runs: %v ticks skipped their call, %d calls; want 2 and 1", skipped, f.calls.Load())
+	}
+	close(release)
+	shadowDone(t, f)
+	f.advance(t, queue.StatsRefresh) // takes the outcome
+	st, err := f.svc.Stats(context.Background(), "duel")
+	if err != nil || st.Shadow == nil || st.Shadow.FunctionCalls != 1 || st.Shadow.Function.Matches != 1 || st.Shadow.Rules.Matches != 1 {
+		t.Fatalf("shadow stats after the call ended: %+v %v", st.Shadow, err)
+	}
+	if ok := counted(calls.WithLabelValues("ok")); ok != 1 {
+		t.Fatalf("%v calls ok, want 1", ok)
 	}
 }

@@ -63,7 +63,7 @@ func (r *runner) pass(ctx context.Context, q Queue, list []Ticket, now time.Time
 		if !r.stillLeading(ctx, q) {
 			return TickWrite{}, nil
 		}
-		w.Matches = r.checkProposals(ctx, q, pool, proposals, now, false)
+		w.Matches = r.checkProposals(ctx, q, pool, proposals, now)
 	}
 	if failure == "" {
 		w.Matches = append(w.Matches, r.fills(q, list, expired, w.Matches, now)...)
@@ -75,19 +75,22 @@ func (r *runner) pass(ctx context.Context, q Queue, list []Ticket, now time.Time
 	return w, nil
 }
 
-// shadow calls the queue's function in mode shadow, after the tick's commit, with the pool
-// as the built-in pass saw it, and measures what it proposed (never committed).
-func (r *runner) shadow(ctx context.Context, q Queue, list []Ticket, now time.Time) {
+// shadow is mode shadow's call at a tick, made beside the tick (matchfunction_shadowcall.go):
+// the built-in pass's matches are committed and the next tick starts on time however long
+// the function takes.
+func (r *runner) shadow(q Queue, list []Ticket, now time.Time) {
+	busy := r.collectShadow()
 	if q.MatchFunction == nil || q.MatchFunction.Mode != FunctionShadow || !r.leading.Load() {
 		return
 	}
+	if busy {
+		r.s.metrics.functionCalled(callSkipped, 0)
+		return
+	}
 	_, pool := functionPool(q, list, now)
-	proposals, failure, called := r.callFunction(ctx, q, pool, now)
-	switch {
-	case failure == "" && called:
-		r.checkProposals(ctx, q, pool, proposals, now, true)
-	case called:
-		r.shadowFailed(now)
+	req, _, ok := r.beginCall(q, pool, now)
+	if ok {
+		r.startShadowCall(q, req)
 	}
 }
 
@@ -205,40 +208,68 @@ func (w *Waits) beyondPool(pool []Ticket, maxPool int) {
 // pool) and returns its proposals, or why the call failed (or why none is made), in words,
 // and whether a call was made.
 func (r *runner) callFunction(ctx context.Context, q Queue, pool []Ticket, now time.Time) ([]ProposedMatch, string, bool) {
-	mf := q.MatchFunction
+	req, why, ok := r.beginCall(q, pool, now)
+	if !ok {
+		return nil, why, false
+	}
+	proposals, detail, err := r.s.sendPool(ctx, *q.MatchFunction, req)
+	r.settleCall(q, now, err, detail)
+	if err != nil {
+		return nil, detail, true
+	}
+	return proposals, "", true
+}
+
+// beginCall is the request of a call of q's function with pool, and ok; or not ok, while it
+// backs off (why says so) or when the pool is empty (why "").
+func (r *runner) beginCall(q Queue, pool []Ticket, now time.Time) (req FunctionRequest, why string, ok bool) {
 	if r.fn == nil {
 		r.fn = &functionState{}
 	}
 	st := r.fn
 	if now.Before(st.next) {
 		r.s.metrics.functionCalled(callBackoff, 0)
-		return nil, fmt.Sprintf("%s (%d failures in a row; the next call in %s)", st.last, st.failures, st.next.Sub(now).Round(time.Millisecond)), false
+		return req, fmt.Sprintf("%s (%d failures in a row; the next call in %s)", st.last, st.failures, st.next.Sub(now).Round(time.Millisecond)), false
 	}
 	if len(pool) == 0 {
-		return nil, "", false
+		return req, "", false
 	}
 	// Increasing across leaders too: a new leader's first tick is past the last one's.
 	st.tick = max(st.tick+1, uint64(now.UnixMilli()))
-	req := FunctionRequest{Queue: &q, Tick: st.tick, Now: now, Deadline: now.Add(mf.Timeout), Pool: pool}
+	return FunctionRequest{Queue: &q, Tick: st.tick, Now: now, Deadline: now.Add(q.MatchFunction.Timeout), Pool: pool}, "", true
+}
+
+// sendPool makes the call, within the function's timeout, and counts it by outcome; detail
+// says why it failed, in words. It touches no runner state: a shadow call runs beside the
+// tick.
+func (s *Service) sendPool(ctx context.Context, mf MatchFunction, req FunctionRequest) ([]ProposedMatch, string, error) {
 	cctx, cancel := context.WithTimeout(ctx, mf.Timeout)
 	defer cancel()
-	start := r.s.clock.Now()
+	start := s.clock.Now()
 	var proposals []ProposedMatch
 	err := errNoOutbound
-	if r.s.outbound != nil {
-		proposals, err = r.s.outbound.CallFunction(cctx, *mf, req)
+	if s.outbound != nil {
+		proposals, err = s.outbound.CallFunction(cctx, mf, req)
 	}
 	outcome, detail := functionOutcome(err, cctx.Err(), mf.Timeout)
-	r.s.metrics.functionCalled(outcome, r.s.clock.Since(start))
+	s.metrics.functionCalled(outcome, s.clock.Since(start))
+	if err != nil {
+		err = fmt.Errorf("%s: %w", outcome, err)
+	}
+	return proposals, detail, err
+}
+
+// settleCall ends a call made at now: a success ends the backoff, a failure adds a step.
+func (r *runner) settleCall(q Queue, now time.Time, err error, detail string) {
+	st := r.fn
 	if err == nil {
 		st.failures, st.next = 0, time.Time{}
-		return proposals, "", true
+		return
 	}
 	st.failures++
 	st.next, st.last = now.Add(functionBackoff(q.Tick, st.failures)), detail
-	r.s.logger.Warn("queue: the match function failed", "queue", q.Name, "outcome", outcome, "err", err,
+	r.s.logger.Warn("queue: the match function failed", "queue", q.Name, "err", err,
 		"failures", st.failures, "next_call_in", st.next.Sub(now))
-	return nil, detail, true
 }
 
 // functionOutcome names a call's outcome, and says why it failed in words.
@@ -250,7 +281,11 @@ func functionOutcome(err, ctxErr error, timeout time.Duration) (outcome, detail 
 	case errors.Is(ctxErr, context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		return callTimeout, fmt.Sprintf("timed out after %d ms", timeout.Milliseconds())
 	case errors.As(err, &refused):
-		return callRefused, "answered " + strings.TrimSpace(fmt.Sprintf("%d %s", refused.Status, refused.Text))
+		detail := "answered " + strings.TrimSpace(fmt.Sprintf("%d %s", refused.Status, refused.Text))
+		if refused.Detail != "" {
+			detail += ": " + refused.Detail
+		}
+		return callRefused, detail
 	case errors.Is(err, ErrFunctionUnreadable):
 		return callUnreadable, err.Error()
 	}
@@ -267,20 +302,23 @@ func (r *runner) stillLeading(ctx context.Context, q Queue) bool {
 	return r.lead(ctx, q)
 }
 
-// checkProposals checks the function's proposals against the pool it was sent: in mode
-// replace, against the tickets still searching after the call (the changes made meanwhile
-// loaded), in mode shadow against the pool as it was. Rejected ones are counted and logged
-// with their tickets; the made matches are returned (and, in shadow, measured).
-func (r *runner) checkProposals(ctx context.Context, q Queue, pool []Ticket, proposals []ProposedMatch, now time.Time, shadow bool) []Match {
+// checkProposals checks the function's proposals (mode replace) against the tickets still
+// searching after the call (the changes made meanwhile loaded). Rejected ones are counted and
+// logged with their tickets; the made matches are returned.
+func (r *runner) checkProposals(ctx context.Context, q Queue, pool []Ticket, proposals []ProposedMatch, now time.Time) []Match {
 	c := FunctionCheck{Queue: &q, Pool: pool, Now: now}
-	if !shadow {
-		if err := r.load(ctx, q); err != nil {
-			r.s.logger.Warn("queue: cannot load the changes made during the match function's call", "queue", q.Name, "err", err)
-		}
-		c.Searching = func(id string) bool { _, ok := r.waiting[id]; return ok }
+	if err := r.load(ctx, q); err != nil {
+		r.s.logger.Warn("queue: cannot load the changes made during the match function's call", "queue", q.Name, "err", err)
 	}
+	c.Searching = func(id string) bool { _, ok := r.waiting[id]; return ok }
 	made, rejected := c.Check(proposals)
 	r.s.metrics.functionRejected(q.Name, rejected)
+	r.logRejections(q, rejected, false)
+	return made
+}
+
+// logRejections logs the rejected proposals, at most maxRejectionLogs of them.
+func (r *runner) logRejections(q Queue, rejected []Rejection, shadow bool) {
 	for i, x := range rejected {
 		if i == maxRejectionLogs {
 			r.s.logger.Warn("queue: more of the match function's proposals rejected", "queue", q.Name, "rejected", len(rejected)-i)
@@ -289,10 +327,6 @@ func (r *runner) checkProposals(ctx context.Context, q Queue, pool []Ticket, pro
 		r.s.logger.Warn("queue: the match function's proposal rejected", "queue", q.Name, "shadow", shadow,
 			"match", x.Match, "reason", string(x.Reason), "detail", x.Detail, "tickets", x.Tickets)
 	}
-	if shadow {
-		r.shadowMeasured(q, pool, made, rejected, now)
-	}
-	return made
 }
 
 // maxRejectionLogs bounds the log lines of one answer's rejections: the metric counts all.

@@ -292,7 +292,8 @@ func TestMatchFunctionShadow(t *testing.T) {
 	if !strings.HasPrefix(a.Assignment.MatchID, "m-") {
 		t.Fatalf("in shadow, matched by %s, not the rules", a.Assignment.MatchID)
 	}
-	f.advance(t, 2*queue.StatsRefresh)
+	shadowDone(t, f)
+	f.advance(t, 2*queue.StatsRefresh) // its tick takes the shadow call's outcome
 	st, err := f.svc.Stats(context.Background(), "duel")
 	if err != nil || st.Shadow == nil {
 		t.Fatalf("stats %+v %v", st.Shadow, err)
@@ -309,6 +310,16 @@ func TestMatchFunctionShadow(t *testing.T) {
 	}
 	if back, err := queue.DecodeStats(b); err != nil || !reflect.DeepEqual(back.Shadow, st.Shadow) {
 		t.Fatalf("the shadow stats read back: %+v %v, want %+v", back.Shadow, err, st.Shadow)
+	}
+}
+
+// shadowDone waits until the fixture's queue's shadow call in flight, if any, has ended.
+func shadowDone(t *testing.T, f functionFixture) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := queue.ShadowCallDone(ctx, f.svc, "duel"); err != nil {
+		t.Fatalf("the shadow call did not end within 10 s: %v", err)
 	}
 }
 
@@ -347,7 +358,8 @@ func TestMatchFunctionShadowCountsATicketOnce(t *testing.T) {
 	f.tickets(t, "alice", "bob")
 	runService(t, f.svc)
 	ticked(t, f.clock, f.svc, "duel")
-	for range 3 {
+	for range 4 { // each tick takes the last call's outcome and makes the next call
+		shadowDone(t, f)
 		f.advance(t, queue.StatsRefresh)
 	}
 	st, err := f.svc.Stats(context.Background(), "duel")

@@ -273,10 +273,17 @@ var errNoOutbound = errors.New("the queue service was given no way to post (Deps
 type RefusedError struct {
 	Status int
 	Text   string // the status's text
+	// Detail is what the answer said, when it is kept (a match function's): RefusalDetail's
+	// excerpt of its body.
+	Detail string
 }
 
 func (e *RefusedError) Error() string {
-	return "the receiver answered " + strconv.Itoa(e.Status) + " " + e.Text
+	msg := "the receiver answered " + strconv.Itoa(e.Status) + " " + e.Text
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
 }
 
 // Permanent: a 4xx says the request itself is wrong, and sending it again will not help;

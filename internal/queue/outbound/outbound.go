@@ -168,8 +168,11 @@ func (h *HTTP) CallFunction(ctx context.Context, f queue.MatchFunction, r queue.
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
+		// What it said goes to the waiting tickets' waiting_on: a bounded excerpt, the rest
+		// read and dropped so that the connection can be used again.
+		said, _ := io.ReadAll(io.LimitReader(resp.Body, queue.MaxRefusalRead))
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return nil, &queue.RefusedError{Status: resp.StatusCode, Text: http.StatusText(resp.StatusCode)}
+		return nil, &queue.RefusedError{Status: resp.StatusCode, Text: http.StatusText(resp.StatusCode), Detail: queue.RefusalDetail(said)}
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, queue.MaxFunctionAnswer+1))
 	if err != nil {
