@@ -274,6 +274,7 @@ func (r *runner) lead(ctx context.Context, q Queue) bool {
 		log.Info("queue: leading")
 		r.leading.Store(true)
 		r.openProposals = true // a previous leader's, to expire
+		r.takeBackoff(ctx, q)
 		r.markLeading(q.Name, true)
 	}
 	return true
@@ -398,6 +399,7 @@ func (r *runner) snapshot(ctx context.Context, queue string, now, oldest time.Ti
 	if r.shadowK != nil {
 		st.Shadow = r.shadowK.stats(now)
 	}
+	st.FunctionBackoff = r.fn.published()
 	r.stats.Store(st)
 	r.s.metrics.bands(queue, st)
 	if k.lastPub.IsZero() || now.Sub(k.lastPub) >= StatsPublish || !now.After(k.lastPub) {

@@ -95,6 +95,10 @@ type Stats struct {
 	// Shadow compares the built-in rules' matches with the match function's in a queue whose
 	// function runs in mode shadow (matchfunction_shadow.go); nil otherwise.
 	Shadow *ShadowStats
+	// FunctionBackoff is the leader's backoff of its match function, so that the next leader
+	// takes it on (matchfunction_backoff.go); nil when the last call did not fail. Kept for
+	// the replicas, not shown by the API.
+	FunctionBackoff *FunctionBackoff `json:",omitempty"`
 
 	// The hour (statshour.go): matches in each of the 60 minutes up to At, oldest first;
 	// expiries by reason; the waits of the tickets matched, from a histogram; the last
