@@ -1021,6 +1021,31 @@ type ContextOut struct {
 	Mutators []string `json:"mutators"`
 }
 
+// ContextStanding defines model for ContextStanding.
+type ContextStanding struct {
+	// Context The rating context's key (game type, then `+` and the mutators).
+	Context string `json:"context"`
+
+	// CooldownUntil The end of the dodge cooldown he is in now, by the longest of the context's queues' steps; absent when none.
+	CooldownUntil *time.Time `json:"cooldown_until,omitempty"`
+
+	// Dodges His dodges kept (the newest 100, within 30 days), oldest first.
+	Dodges []struct {
+		At      time.Time `json:"at"`
+		MatchId string    `json:"match_id"`
+		Queue   string    `json:"queue"`
+	} `json:"dodges"`
+
+	// Leaves The queue matches he left early (the newest 100, within 30 days), oldest first.
+	Leaves []struct {
+		At      time.Time `json:"at"`
+		MatchId string    `json:"match_id"`
+	} `json:"leaves"`
+
+	// LowPriorityGames How many of his next matches he plays in the low-priority pool.
+	LowPriorityGames int `json:"low_priority_games"`
+}
+
 // ContextTuning defines model for ContextTuning.
 type ContextTuning struct {
 	// Accepted Whether the fit was stored; if not, `reason` says why and `params` are the defaults.
@@ -1349,6 +1374,33 @@ type MutatorRequest struct {
 	AffectsGameplay bool `json:"affects_gameplay"`
 }
 
+// Penalties Penalties for players who dodge ready checks and leave matches, kept per rating
+// context: the dodges and leaves in every queue of the context count, and each queue of
+// the context with a penalty applies it (docs/penalties.md).
+type Penalties struct {
+	// Dodge A player who declines a ready check or lets it time out counts a dodge; when his dodges within `window_s` of his last one reach a step's `count`, his tickets are refused (429 with `retry_at`) for that step's `cooldown_s` after it.
+	//
+	// Example: {"steps":[{"cooldown_s":60,"count":2},{"cooldown_s":600,"count":3}],"window_s":86400}
+	Dodge *struct {
+		// Steps By `count` ascending; cooldowns never decreasing.
+		Steps []struct {
+			CooldownS int64 `json:"cooldown_s"`
+			Count     int   `json:"count"`
+		} `json:"steps"`
+		WindowS int64 `json:"window_s"`
+	} `json:"dodge,omitempty"`
+
+	// LowPriority A player who left `leaves` of the queue's matches within `window_s` (a result's presence below half the match, or absent from it) plays his next `games` matches in the low-priority pool, matched only with other low-priority tickets until he has waited `extra_wait_s` (`waiting_on` names `low_priority`).
+	//
+	// Example: {"extra_wait_s":120,"games":3,"leaves":2,"window_s":604800}
+	LowPriority *struct {
+		ExtraWaitS int64 `json:"extra_wait_s"`
+		Games      int   `json:"games"`
+		Leaves     int   `json:"leaves"`
+		WindowS    int64 `json:"window_s"`
+	} `json:"low_priority,omitempty"`
+}
+
 // PercentileTiers defines model for PercentileTiers.
 type PercentileTiers struct {
 	// Names The tiers' names from the lowest, one more than the cuts; default Tier 1, Tier 2, ...
@@ -1403,6 +1455,13 @@ type PlayerSeason struct {
 type PlayerSeasons struct {
 	Id      string         `json:"id"`
 	Seasons []PlayerSeason `json:"seasons"`
+}
+
+// PlayerStanding defines model for PlayerStanding.
+type PlayerStanding struct {
+	// Contexts Every context he has a standing in, by context.
+	Contexts []ContextStanding `json:"contexts"`
+	Player   string            `json:"player"`
 }
 
 // PlayerStats The four stats of the thesis, each in [0, 1]; accuracy and reaction_time are better when smaller.
@@ -1510,8 +1569,11 @@ type Problem struct {
 	// Errors For validation problems, every field at fault.
 	Errors    *[]FieldError `json:"errors,omitempty"`
 	RequestId *string       `json:"request_id,omitempty"`
-	Status    int32         `json:"status"`
-	Title     string        `json:"title"`
+
+	// RetryAt For a 429 whose end the service knows (a player's dodge cooldown, naming the player in `errors`), when the request may be made again.
+	RetryAt *time.Time `json:"retry_at,omitempty"`
+	Status  int32      `json:"status"`
+	Title   string     `json:"title"`
 
 	// Type A URI that identifies the kind of problem.
 	Type string `json:"type"`
@@ -1600,17 +1662,22 @@ type Queue struct {
 	Name               string  `json:"name"`
 
 	// PartitionBy The attribute whose values split the queue into partitions; absent without.
-	PartitionBy *string           `json:"partition_by,omitempty"`
-	Regions     []string          `json:"regions"`
-	Roles       *[]string         `json:"roles,omitempty"`
-	Rules       *[]Rule           `json:"rules,omitempty"`
-	Strategy    QueueStrategy     `json:"strategy"`
-	TeamDefs    *[]TeamDefinition `json:"team_defs,omitempty"`
-	TeamSize    int32             `json:"team_size"`
-	Teams       int32             `json:"teams"`
-	TickMs      int64             `json:"tick_ms"`
-	TicketTtlS  int32             `json:"ticket_ttl_s"`
-	UpdatedAt   time.Time         `json:"updated_at"`
+	PartitionBy *string `json:"partition_by,omitempty"`
+
+	// Penalties Penalties for players who dodge ready checks and leave matches, kept per rating
+	// context: the dodges and leaves in every queue of the context count, and each queue of
+	// the context with a penalty applies it (docs/penalties.md).
+	Penalties  *Penalties        `json:"penalties,omitempty"`
+	Regions    []string          `json:"regions"`
+	Roles      *[]string         `json:"roles,omitempty"`
+	Rules      *[]Rule           `json:"rules,omitempty"`
+	Strategy   QueueStrategy     `json:"strategy"`
+	TeamDefs   *[]TeamDefinition `json:"team_defs,omitempty"`
+	TeamSize   int32             `json:"team_size"`
+	Teams      int32             `json:"teams"`
+	TickMs     int64             `json:"tick_ms"`
+	TicketTtlS int32             `json:"ticket_ttl_s"`
+	UpdatedAt  time.Time         `json:"updated_at"`
 
 	// Webhook The webhook's URL; its secret is never shown.
 	Webhook *struct {
@@ -1666,6 +1733,11 @@ type QueueDefinition struct {
 
 	// PartitionBy The attribute (one an `equal` rule without `optional_after_s` reads) whose values split the queue into partitions, e.g. `"mode"`: each value is led and ticked on its own, on one of the replicas (shared out between them, moved within a lease when one dies), and no match crosses two. Not with `acceptance` or `allocator` yet. Absent: one partition, the whole queue. Its stats give each partition's (`partitions`).
 	PartitionBy *string `json:"partition_by,omitempty"`
+
+	// Penalties Penalties for players who dodge ready checks and leave matches, kept per rating
+	// context: the dodges and leaves in every queue of the context count, and each queue of
+	// the context with a penalty applies it (docs/penalties.md).
+	Penalties *Penalties `json:"penalties,omitempty"`
 
 	// Regions The regions tickets may give latencies for; empty allows any name.
 	Regions *[]string `json:"regions,omitempty"`
@@ -2479,8 +2551,11 @@ type TicketAssignment struct {
 
 // TicketPlayer defines model for TicketPlayer.
 type TicketPlayer struct {
-	Avoid        *[]string                `json:"avoid,omitempty"`
-	Id           string                   `json:"id"`
+	Avoid *[]string `json:"avoid,omitempty"`
+	Id    string    `json:"id"`
+
+	// LowPriority The player owes low-priority games (he left matches; the queue's `penalties.low_priority`), so the ticket plays in the low-priority pool.
+	LowPriority  *bool                    `json:"low_priority,omitempty"`
 	Rating       float64                  `json:"rating"`
 	RatingSource TicketPlayerRatingSource `json:"rating_source"`
 	Roles        *[]string                `json:"roles,omitempty"`
@@ -3337,6 +3412,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/players/{id}/seasons (the `GetPlayerSeasons` operationId).
 	GetPlayerSeasons(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClearPlayerStanding Clear a player's penalties
+	//
+	// Clears the player's dodges, leaves, cooldown and low-priority games in every context
+	// (a player without any included). Needs `admin` when keys are configured.
+	//
+	// Corresponds with DELETE /v1/players/{id}/standing (the `ClearPlayerStanding` operationId).
+	ClearPlayerStanding(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPlayerStanding A player's penalties
+	//
+	// The player's dodges, leaves, current dodge cooldown and low-priority games left, in
+	// every rating context he has any (`penalties` of the queues; docs/penalties.md); an
+	// empty list for a player with none. Needs `read` when keys are configured.
+	//
+	// Corresponds with GET /v1/players/{id}/standing (the `GetPlayerStanding` operationId).
+	GetPlayerStanding(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PredictMatchWithBody Predict a match before it is played
 	//
@@ -4349,6 +4441,43 @@ func (c *Client) GetPlayerRatings(ctx context.Context, id ID, reqEditors ...Requ
 // Corresponds with GET /v1/players/{id}/seasons (the `GetPlayerSeasons` operationId).
 func (c *Client) GetPlayerSeasons(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPlayerSeasonsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClearPlayerStanding Clear a player's penalties
+//
+// Clears the player's dodges, leaves, cooldown and low-priority games in every context
+// (a player without any included). Needs `admin` when keys are configured.
+//
+// Corresponds with DELETE /v1/players/{id}/standing (the `ClearPlayerStanding` operationId).
+func (c *Client) ClearPlayerStanding(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClearPlayerStandingRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPlayerStanding A player's penalties
+//
+// The player's dodges, leaves, current dodge cooldown and low-priority games left, in
+// every rating context he has any (`penalties` of the queues; docs/penalties.md); an
+// empty list for a player with none. Needs `read` when keys are configured.
+//
+// Corresponds with GET /v1/players/{id}/standing (the `GetPlayerStanding` operationId).
+func (c *Client) GetPlayerStanding(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPlayerStandingRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -5896,6 +6025,74 @@ func NewGetPlayerSeasonsRequest(server string, id ID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewClearPlayerStandingRequest constructs an http.Request for the ClearPlayerStanding method
+func NewClearPlayerStandingRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/players/%s/standing", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPlayerStandingRequest constructs an http.Request for the GetPlayerStanding method
+func NewGetPlayerStandingRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/players/%s/standing", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPredictMatchRequest calls the generic PredictMatch builder with application/json body
 func NewPredictMatchRequest(server string, body PredictMatchJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7341,6 +7538,27 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/players/{id}/seasons (the `GetPlayerSeasons` operationId).
 	GetPlayerSeasonsWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetPlayerSeasonsResponse, error)
+
+	// ClearPlayerStandingWithResponse Clear a player's penalties
+	//
+	// Clears the player's dodges, leaves, cooldown and low-priority games in every context
+	// (a player without any included). Needs `admin` when keys are configured.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/players/{id}/standing (the `ClearPlayerStanding` operationId).
+	ClearPlayerStandingWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*ClearPlayerStandingResponse, error)
+
+	// GetPlayerStandingWithResponse A player's penalties
+	//
+	// The player's dodges, leaves, current dodge cooldown and low-priority games left, in
+	// every rating context he has any (`penalties` of the queues; docs/penalties.md); an
+	// empty list for a player with none. Needs `read` when keys are configured.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/players/{id}/standing (the `GetPlayerStanding` operationId).
+	GetPlayerStandingWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetPlayerStandingResponse, error)
 
 	// PredictMatchWithBodyWithResponse Predict a match before it is played
 	//
@@ -9627,6 +9845,247 @@ func (r GetPlayerSeasonsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetPlayerSeasonsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ClearPlayerStandingResponse204Headers the declared response headers of an HTTP 204 response for ClearPlayerStanding
+type ClearPlayerStandingResponse204Headers struct {
+	XRequestId *string
+}
+
+// ClearPlayerStandingResponse400Headers the declared response headers of an HTTP 400 response for ClearPlayerStanding
+type ClearPlayerStandingResponse400Headers struct {
+	XRequestId *string
+}
+
+// ClearPlayerStandingResponse401Headers the declared response headers of an HTTP 401 response for ClearPlayerStanding
+type ClearPlayerStandingResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// ClearPlayerStandingResponse403Headers the declared response headers of an HTTP 403 response for ClearPlayerStanding
+type ClearPlayerStandingResponse403Headers struct {
+	XRequestId *string
+}
+
+// ClearPlayerStandingResponse429Headers the declared response headers of an HTTP 429 response for ClearPlayerStanding
+type ClearPlayerStandingResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// ClearPlayerStandingResponse503Headers the declared response headers of an HTTP 503 response for ClearPlayerStanding
+type ClearPlayerStandingResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type ClearPlayerStandingResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *ClearPlayerStandingResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ClearPlayerStandingResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ClearPlayerStandingResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ClearPlayerStandingResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ClearPlayerStandingResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ClearPlayerStandingResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ClearPlayerStandingResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ClearPlayerStandingResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ClearPlayerStandingResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ClearPlayerStandingResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ClearPlayerStandingResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ClearPlayerStandingResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClearPlayerStandingResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClearPlayerStandingResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClearPlayerStandingResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPlayerStandingResponse200Headers the declared response headers of an HTTP 200 response for GetPlayerStanding
+type GetPlayerStandingResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetPlayerStandingResponse400Headers the declared response headers of an HTTP 400 response for GetPlayerStanding
+type GetPlayerStandingResponse400Headers struct {
+	XRequestId *string
+}
+
+// GetPlayerStandingResponse401Headers the declared response headers of an HTTP 401 response for GetPlayerStanding
+type GetPlayerStandingResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// GetPlayerStandingResponse403Headers the declared response headers of an HTTP 403 response for GetPlayerStanding
+type GetPlayerStandingResponse403Headers struct {
+	XRequestId *string
+}
+
+// GetPlayerStandingResponse429Headers the declared response headers of an HTTP 429 response for GetPlayerStanding
+type GetPlayerStandingResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitRemaining *int32
+	RateLimitReset     *int32
+	RetryAfter         *int32
+	XRequestId         *string
+}
+
+// GetPlayerStandingResponse503Headers the declared response headers of an HTTP 503 response for GetPlayerStanding
+type GetPlayerStandingResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+type GetPlayerStandingResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PlayerStanding
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPlayerStandingResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPlayerStandingResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPlayerStandingResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetPlayerStandingResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPlayerStandingResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPlayerStandingResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPlayerStandingResponse) GetJSON200() *PlayerStanding {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetPlayerStandingResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetPlayerStandingResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetPlayerStandingResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetPlayerStandingResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetPlayerStandingResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPlayerStandingResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPlayerStandingResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPlayerStandingResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPlayerStandingResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13502,6 +13961,39 @@ func (c *ClientWithResponses) GetPlayerSeasonsWithResponse(ctx context.Context, 
 	return ParseGetPlayerSeasonsResponse(rsp)
 }
 
+// ClearPlayerStandingWithResponse Clear a player's penalties
+//
+// Clears the player's dodges, leaves, cooldown and low-priority games in every context
+// (a player without any included). Needs `admin` when keys are configured.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/players/{id}/standing (the `ClearPlayerStanding` operationId).
+func (c *ClientWithResponses) ClearPlayerStandingWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*ClearPlayerStandingResponse, error) {
+	rsp, err := c.ClearPlayerStanding(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClearPlayerStandingResponse(rsp)
+}
+
+// GetPlayerStandingWithResponse A player's penalties
+//
+// The player's dodges, leaves, current dodge cooldown and low-priority games left, in
+// every rating context he has any (`penalties` of the queues; docs/penalties.md); an
+// empty list for a player with none. Needs `read` when keys are configured.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/players/{id}/standing (the `GetPlayerStanding` operationId).
+func (c *ClientWithResponses) GetPlayerStandingWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*GetPlayerStandingResponse, error) {
+	rsp, err := c.GetPlayerStanding(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPlayerStandingResponse(rsp)
+}
+
 // PredictMatchWithBodyWithResponse Predict a match before it is played
 //
 // Proposed teams of players and bots in a rating context: each team's win probability,
@@ -16414,6 +16906,334 @@ func ParseGetPlayerSeasonsResponse(rsp *http.Response) (*GetPlayerSeasonsRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetPlayerSeasonsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseClearPlayerStandingResponse parses an HTTP response from a ClearPlayerStandingWithResponse call
+func ParseClearPlayerStandingResponse(rsp *http.Response) (*ClearPlayerStandingResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClearPlayerStandingResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers ClearPlayerStandingResponse204Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers ClearPlayerStandingResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ClearPlayerStandingResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ClearPlayerStandingResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ClearPlayerStandingResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ClearPlayerStandingResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPlayerStandingResponse parses an HTTP response from a GetPlayerStandingWithResponse call
+func ParseGetPlayerStandingResponse(rsp *http.Response) (*GetPlayerStandingResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPlayerStandingResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PlayerStanding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPlayerStandingResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPlayerStandingResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPlayerStandingResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetPlayerStandingResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPlayerStandingResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPlayerStandingResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -103,7 +103,7 @@ func (ch *change) write(b *pgx.Batch, c queue.Change) error {
 		b.Queue(sqlPlaceTickets, rows, string(pl.Connection)).Exec(rowsWere(int64(len(rows)), "tickets placed"))
 	}
 	queueEvents(b, c)
-	return nil
+	return queueStanding(b, c)
 }
 
 // queueMatches inserts the matches made.

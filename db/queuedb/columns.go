@@ -26,6 +26,8 @@ type (
 		Source queue.RatingSource `json:"source"`
 		Roles  []string           `json:"roles,omitempty"`
 		Avoid  []string           `json:"avoid,omitempty"`
+		// LowPriority: the player owes low-priority games (queue.Player.LowPriority).
+		LowPriority bool `json:"low_priority,omitempty"`
 	}
 	assignmentJSON struct {
 		MatchID    string               `json:"match_id"`
@@ -58,9 +60,10 @@ type (
 		RecommendedMax int     `json:"recommended_max"`
 	}
 	matchPlayerJSON struct {
-		ID       string  `json:"id"`
-		TicketID string  `json:"ticket_id"`
-		Rating   float64 `json:"rating"`
+		ID          string  `json:"id"`
+		TicketID    string  `json:"ticket_id"`
+		Rating      float64 `json:"rating"`
+		LowPriority bool    `json:"low_priority,omitempty"`
 	}
 	matchTeamJSON struct {
 		Players     []matchPlayerJSON `json:"players"`

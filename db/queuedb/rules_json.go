@@ -28,6 +28,8 @@ type (
 		// The attribute that splits the queue into partitions (it needs a rule, so a
 		// partitioned queue always has this document).
 		PartitionBy string `json:"partition_by,omitempty"`
+		// The penalties for dodges and leaves (queue/penalties.go).
+		Penalties *rulesjson.Penalties `json:"penalties,omitempty"`
 	}
 	avoidJSON struct {
 		Scope          string   `json:"scope,omitempty"`
@@ -42,13 +44,15 @@ type (
 // queueRulesDoc is the rules column of a queue: nil without attributes and rules.
 func queueRulesDoc(q queue.Queue) (*string, error) {
 	noAvoid := q.Avoid == matchrules.Avoid{}
-	if len(q.Attributes) == 0 && len(q.Rules) == 0 && !q.Shaped() && q.MaxSearching == 0 && q.MaxSearchingPerKey == 0 && noAvoid {
+	if len(q.Attributes) == 0 && len(q.Rules) == 0 && !q.Shaped() && q.MaxSearching == 0 && q.MaxSearchingPerKey == 0 && noAvoid &&
+		!q.Penalties.Any() {
 		return nil, nil
 	}
 	doc := queueRulesJSON{Attributes: rulesjson.FromAttributes(q.Attributes), Rules: rulesjson.FromRules(q.Rules),
 		MinTeamSize: stepsJSON(q.MinTeamSize), Composition: rulesjson.FromComposition(q.Composition),
 		TeamDefs: rulesjson.FromTeamDefs(q.TeamDefs), Roles: q.Roles,
-		MaxSearching: q.MaxSearching, MaxSearchingPerKey: q.MaxSearchingPerKey, PartitionBy: q.PartitionBy}
+		MaxSearching: q.MaxSearching, MaxSearchingPerKey: q.MaxSearchingPerKey, PartitionBy: q.PartitionBy,
+		Penalties: queue.PenaltiesJSON(q.Penalties)}
 	if !noAvoid {
 		doc.Avoid = &avoidJSON{Scope: q.Avoid.Scope, OptionalAfterS: q.Avoid.OptionalAfterS}
 	}
@@ -83,6 +87,7 @@ func readQueueRules(q *queue.Queue, b []byte) error {
 	if a := doc.Avoid; a != nil {
 		q.Avoid = matchrules.Avoid{Scope: a.Scope, OptionalAfterS: a.OptionalAfterS}
 	}
+	q.Penalties = queue.PenaltiesOf(doc.Penalties)
 	return nil
 }
 

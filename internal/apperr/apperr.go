@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Code classifies an error for the caller; the HTTP layer turns it into a status code.
@@ -39,7 +40,11 @@ type Error struct {
 	Code    Code
 	Message string
 	Fields  []FieldError
-	Err     error // the cause, for logs; never shown to clients
+	// RetryAt, for TooManyRequests, is when the caller may try again (the zero time: soon),
+	// RetryAfter how long that is from now on the domain's clock.
+	RetryAt    time.Time
+	RetryAfter time.Duration
+	Err        error // the cause, for logs; never shown to clients
 }
 
 func (e *Error) Error() string {

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 )
@@ -17,6 +20,9 @@ type problem struct {
 	Detail    string              `json:"detail,omitempty"`
 	RequestID string              `json:"request_id,omitempty"`
 	Errors    []apperr.FieldError `json:"errors,omitempty"`
+	// RetryAt is when a 429's caller may try again, when the service knows (a player's
+	// dodge cooldown).
+	RetryAt *time.Time `json:"retry_at,omitempty"`
 }
 
 // problemKind is what the service says about one error code.
@@ -62,6 +68,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 		RequestID: requestIDFrom(r.Context()),
 	}
 	var e *apperr.Error
+	retryAfter := time.Duration(0)
 	switch {
 	case code == apperr.Internal:
 		p.Detail = "an internal error occurred; quote the request id when reporting it"
@@ -70,6 +77,9 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	case errors.As(err, &e):
 		p.Detail = e.Message
 		p.Errors = e.Fields
+		if !e.RetryAt.IsZero() {
+			p.RetryAt, retryAfter = new(e.RetryAt.UTC()), e.RetryAfter
+		}
 		switch {
 		case code == apperr.Unavailable && r.Context().Err() != nil:
 			// The client hung up (a long-poll's or a stream's client going away): nothing
@@ -85,7 +95,10 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	case apperr.Unavailable:
 		w.Header().Set("Retry-After", retryAfterSeconds)
 	case apperr.TooManyRequests:
-		if w.Header().Get("Retry-After") == "" { // a rate limiter sets its own
+		switch {
+		case p.RetryAt != nil:
+			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retryAfter.Seconds())))))
+		case w.Header().Get("Retry-After") == "": // a rate limiter sets its own
 			w.Header().Set("Retry-After", "1")
 		}
 	}

@@ -36,6 +36,7 @@ type queueRequest struct {
 	Roles        []string                           `json:"roles"`
 	Avoid        *avoidJSON                         `json:"avoid"`
 	PartitionBy  string                             `json:"partition_by"`
+	Penalties    *rulesjson.Penalties               `json:"penalties"`
 	Acceptance   *acceptanceJSON                    `json:"acceptance"`
 	Allocator    *allocatorJSON                     `json:"allocator"`
 	MatchFn      *matchFunctionJSON                 `json:"match_function"`
@@ -75,6 +76,7 @@ type queueJSON struct {
 	Roles        []string                           `json:"roles,omitempty"`
 	Avoid        *avoidJSON                         `json:"avoid,omitempty"`
 	PartitionBy  string                             `json:"partition_by,omitempty"`
+	Penalties    *rulesjson.Penalties               `json:"penalties,omitempty"`
 	Acceptance   *acceptanceJSON                    `json:"acceptance,omitempty"`
 	Allocator    *allocatorPublicJSON               `json:"allocator,omitempty"`
 	MatchFn      *matchFunctionPublicJSON           `json:"match_function,omitempty"`
@@ -140,6 +142,7 @@ func (req *queueRequest) definition(name string) queue.Queue {
 	q.Acceptance, q.Allocator = req.Acceptance.acceptance(), req.Allocator.allocator()
 	q.MatchFunction = req.MatchFn.matchFunction()
 	q.PartitionBy = req.PartitionBy
+	q.Penalties = queue.PenaltiesOf(req.Penalties)
 	return q
 }
 
@@ -194,6 +197,7 @@ func newQueueJSON(q queue.Queue) queueJSON {
 	}
 	out.Acceptance, out.Allocator = newAcceptanceJSON(q.Acceptance), newAllocatorPublicJSON(q.Allocator)
 	out.MatchFn = newMatchFunctionPublicJSON(q.MatchFunction)
+	out.Penalties = queue.PenaltiesJSON(q.Penalties)
 	return out
 }
 

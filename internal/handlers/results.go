@@ -79,6 +79,14 @@ func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queue.Serv
 			writeError(w, r, logger, err)
 			return
 		}
+		if queues != nil {
+			// Recorded again for a replay: a leave is kept once a match, and a replay after a
+			// failure here is how its leaves get counted.
+			if err := queues.RecordLeaves(r.Context(), result.MatchID, result.DurationS, presence(&result)); err != nil {
+				writeError(w, r, logger, err)
+				return
+			}
+		}
 		if receipt.Replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
 			metrics.results.WithLabelValues("replayed").Inc()
@@ -118,6 +126,19 @@ func newResultResponse(rc ratings.Receipt) resultResponse {
 		resp.Updates[i] = ru
 	}
 	return resp
+}
+
+// presence is how long each player of a result was in its match, in seconds.
+func presence(r *ratings.Result) map[string]float64 {
+	out := make(map[string]float64)
+	for _, t := range r.Teams {
+		for _, p := range t.Players {
+			if p.ID != "" {
+				out[p.ID] += p.LeftS - p.JoinedS
+			}
+		}
+	}
+	return out
 }
 
 // roster is the players' ids by team ("" for a bot), as queue.Service.CheckResult takes them.

@@ -111,6 +111,7 @@ func addQueueRoutes(r chi.Router, d Deps, g guards, gate *workGate) {
 	r.With(g.match).Method(http.MethodPost, "/matches/{id}/acceptance", handleAnswerProposal(d.Logger, d.Queue))
 	r.With(g.match).Method(http.MethodPut, "/matches/{id}/placement", handlePlaceMatch(d.Logger, d.Queue))
 	r.With(g.read).Method(http.MethodGet, "/queues/{name}/stats", handleQueueStats(d.Logger, d.Queue))
+	r.With(g.read).Method(http.MethodGet, "/players/{id}/standing", handleGetStanding(d.Logger, d.Queue))
 }
 
 // addAdminRoutes lists the admin scope's routes: queues, mutators, rebuilds, tuning, seasons.
@@ -124,4 +125,5 @@ func addAdminRoutes(r chi.Router, d Deps, g guards, metrics *domainMetrics) {
 	r.With(g.admin).Method(http.MethodDelete, "/results/{match_id}", handleDeleteResult(d.Logger, d.Ratings, metrics))
 	r.With(g.admin).Method(http.MethodPost, "/ratings/tune", handleTune(d.Logger, d.Ratings))
 	r.With(g.admin).Method(http.MethodPut, "/seasons/{game_type}/{season}", handlePutSeason(d.Logger, d.Ratings))
+	r.With(g.admin).Method(http.MethodDelete, "/players/{id}/standing", handleClearStanding(d.Logger, d.Queue))
 }

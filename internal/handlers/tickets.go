@@ -68,6 +68,7 @@ type ticketPlayerOut struct {
 	RatingSource queue.RatingSource `json:"rating_source"`
 	Roles        []string           `json:"roles,omitempty"`
 	Avoid        []string           `json:"avoid,omitempty"`
+	LowPriority  bool               `json:"low_priority,omitempty"`
 }
 
 type ticketAssignedJSON struct {
@@ -99,7 +100,8 @@ func newTicketJSON(t queue.Ticket) ticketJSON {
 		LatenciesMS: t.Latencies, CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, UpdatedAt: t.UpdatedAt, Reason: t.Reason,
 		Attributes: rulesjson.FromValues(t.Attributes), WaitingOn: newWaitingOnJSON(t.WaitingOn)}
 	for i, p := range t.Players {
-		out.Players[i] = ticketPlayerOut{ID: p.ID, Rating: p.Rating, RatingSource: p.Source, Roles: p.Roles, Avoid: p.Avoid}
+		out.Players[i] = ticketPlayerOut{ID: p.ID, Rating: p.Rating, RatingSource: p.Source, Roles: p.Roles, Avoid: p.Avoid,
+			LowPriority: p.LowPriority}
 	}
 	if a := t.Assignment; a != nil {
 		out.Assignment = &ticketAssignedJSON{MatchID: a.MatchID, Team: a.Team, Region: a.Region, Teams: make([]assignedTeamJSON, len(a.Teams)),

@@ -200,6 +200,7 @@ func (s *Service) proposalResolved(p Proposal) {
 	if p.State == ProposalAccepted {
 		s.metrics.matched(p.Match.Queue, p.Match, nil)
 	}
+	s.metrics.penalty(p.Match.Queue, "dodge", dodgers(p))
 }
 
 // propose writes the tick's matches of a queue with a ready check as proposals: fills of

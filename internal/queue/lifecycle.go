@@ -192,6 +192,15 @@ type Change struct {
 	Events []Event
 	// Dropped are the matches of a tick not made, and why.
 	Dropped []Drop
+	// Dodges are the players who declined a ready check or let it time out; LowPriority
+	// the low-priority players of the matches made, each a game he owed played
+	// (penalties.go). The store keeps them in the players' standing of the queue's context.
+	Dodges, LowPriority []PlayerMark
+}
+
+// PlayerMark is a player's dodge, or low-priority game, in a queue's match.
+type PlayerMark struct {
+	Queue, Player, Match string
 }
 
 // Empty says whether the change writes nothing.
@@ -390,6 +399,18 @@ func (d *decision) end(t TicketState, to Status, reason string, a *Assignment) {
 	d.event(e)
 }
 
+// lowPriority marks the low-priority players of m, a match made, as having played one of
+// the games they owe.
+func (d *decision) lowPriority(m Match) {
+	for _, t := range m.Teams {
+		for _, p := range t.Players {
+			if p.LowPriority {
+				d.c.LowPriority = append(d.c.LowPriority, PlayerMark{Queue: m.Queue, Player: p.ID, Match: m.ID})
+			}
+		}
+	}
+}
+
 // searching checks that every ticket of m is searching in queue and not taken by an earlier
 // match of the change: the match is then made (or proposed), else dropped with the reason.
 func (d *decision) searching(queue string, m *Match, ids []string) bool {
@@ -436,6 +457,7 @@ func (c TickMatches) decide(d *decision) error {
 		}
 		m.Queue = c.Queue
 		d.c.Matches = append(d.c.Matches, m)
+		d.lowPriority(m)
 		assigned := assignments(m)
 		for _, id := range ticketsOf[i] {
 			t, _ := d.ticket(id)

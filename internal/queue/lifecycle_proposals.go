@@ -218,6 +218,7 @@ func (d *decision) resolve(p Proposal, o proposalOutcome, connection json.RawMes
 		m := p.Match
 		m.CreatedAt, m.Connection = at, connection
 		d.c.Matches = append(d.c.Matches, m)
+		d.lowPriority(m)
 		assigned := assignments(m)
 		for _, t := range in {
 			a := assigned[t.ID]
@@ -226,6 +227,7 @@ func (d *decision) resolve(p Proposal, o proposalOutcome, connection json.RawMes
 		}
 		return
 	}
+	d.dodges(p, o, in)
 	for _, t := range in {
 		if reason := o.cancel[t.ID]; reason != "" {
 			d.end(t, Cancelled, reason, nil)
@@ -235,6 +237,24 @@ func (d *decision) resolve(p Proposal, o proposalOutcome, connection json.RawMes
 		if o.cancel[t.ID] == "" {
 			d.move(t, Transition{To: Searching})
 			d.event(Event{Queue: t.Queue, Type: EventRequeued, TicketID: t.ID, MatchID: p.Match.ID, Reason: o.reason})
+		}
+	}
+}
+
+// dodges marks the players of p's tickets still in it (in) who dodged its ready check: who
+// declined it, or, timed out, who did not answer. A cancel or a failed placement is no
+// dodge.
+func (d *decision) dodges(p Proposal, o proposalOutcome, in []TicketState) {
+	if o.state != ProposalTimedOut && (o.state != ProposalDeclined || o.reason != ReasonDeclined) {
+		return
+	}
+	for _, team := range p.Match.Teams {
+		for _, pl := range team.Players {
+			accepted, answered := p.Answers[pl.ID]
+			dodged := o.state == ProposalTimedOut && !answered || o.state == ProposalDeclined && answered && !accepted
+			if dodged && slices.ContainsFunc(in, func(t TicketState) bool { return t.ID == pl.TicketID }) {
+				d.c.Dodges = append(d.c.Dodges, PlayerMark{Queue: p.Match.Queue, Player: pl.ID, Match: p.Match.ID})
+			}
 		}
 	}
 }

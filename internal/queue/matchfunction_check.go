@@ -418,7 +418,7 @@ func (c *FunctionCheck) build(teams [][]*Ticket, specs []teamSpec, roles [][]str
 		mt.Name = specs[k].name
 		for _, t := range team {
 			for _, pl := range t.Players {
-				mt.Players = append(mt.Players, MatchPlayer{ID: pl.ID, TicketID: t.ID, Rating: pl.Rating})
+				mt.Players = append(mt.Players, MatchPlayer{ID: pl.ID, TicketID: t.ID, Rating: pl.Rating, LowPriority: pl.LowPriority})
 				mt.RatingTotal += pl.Rating
 				wait[pl.ID] = c.Now.Sub(t.CreatedAt).Seconds()
 			}

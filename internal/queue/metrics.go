@@ -32,6 +32,7 @@ type Metrics struct {
 	placed    *prometheus.CounterVec
 	placeTime *prometheus.HistogramVec
 	refused   *prometheus.CounterVec
+	penalties *prometheus.CounterVec
 	fn        *functionMetrics
 }
 
@@ -95,6 +96,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_leader_takeover_refused_total",
 		Help: "Attempts to take a queue from a leader whose lease ran out that failed because its database session could not be ended (the role lacks pg_signal_backend)."},
 		[]string{"queue"})
+	m.penalties = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_penalties_total",
+		Help: "Penalties (penalties.go) by event: dodge (a player declined a ready check or let it time out), cooldown_refused (a ticket refused by a player's dodge cooldown), low_priority_sent (a player sent to the low-priority pool by his leaves), low_priority_game (a match played by a low-priority player)."},
+		[]string{"queue", "event"})
+	reg.MustRegister(m.penalties)
 	m.fn = newFunctionMetrics()
 	reg.MustRegister(m.fn.collectors()...)
 	reg.MustRegister(m.searching, m.players, m.leader, m.leadingP, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
@@ -192,6 +197,7 @@ func (m *Metrics) matched(queue string, match Match, waits []time.Duration) {
 	}
 	m.matches.WithLabelValues(queue).Inc()
 	m.quality.WithLabelValues(queue).Observe(match.AverageDifference)
+	m.penalty(queue, "low_priority_game", lowPriorityPlayers(match))
 	for _, w := range waits {
 		m.wait.WithLabelValues(queue).Observe(w.Seconds())
 	}
@@ -228,7 +234,7 @@ func (m *Metrics) forget(queue string) {
 	l := prometheus.Labels{"queue": queue}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.searching, m.players, m.leader, m.leadingP, m.tick, m.matches, m.created, m.expired, m.wait, m.quality,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused, m.fn.rejected} {
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused, m.penalties, m.fn.rejected} {
 		v.DeletePartialMatch(l)
 	}
 }
@@ -261,5 +267,12 @@ func (m *Metrics) placementTook(queue string, d time.Duration) {
 func (m *Metrics) waits(queue string, wait time.Duration) {
 	if m != nil {
 		m.wait.WithLabelValues(queue).Observe(wait.Seconds())
+	}
+}
+
+// penalty counts n events of the queue's penalties.
+func (m *Metrics) penalty(queue, event string, n int) {
+	if m != nil && n > 0 {
+		m.penalties.WithLabelValues(queue, event).Add(float64(n))
 	}
 }

@@ -133,8 +133,11 @@ type Queue struct {
 	// PartitionBy, when set, is the attribute whose values split the queue into partitions,
 	// each led and ticked on its own (partition.go).
 	PartitionBy string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Penalties turn dodges into cooldowns and leaves into low-priority games
+	// (penalties.go).
+	Penalties Penalties
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // DefaultQueue fills what a definition leaves out: 5v5, rating_window, a widening interval
@@ -208,6 +211,7 @@ func (q *Queue) Validate() error {
 	q.addAllocatorFaults(&f)
 	q.addMatchFunctionFaults(&f)
 	q.addPartitionFaults(&f)
+	q.addPenaltyFaults(&f)
 	return f.Err()
 }
 
@@ -261,6 +265,9 @@ type Player struct {
 	Source RatingSource
 	Roles  []string // the queue's roles he plays, in order of preference; none: any
 	Avoid  []string // the players he blocked: never in his match, or on his team (Queue.Avoid)
+	// LowPriority: he left matches and plays this one in the low-priority pool
+	// (LowPriorityPenalty), set when the ticket is created.
+	LowPriority bool
 }
 
 // RatingSource says where a ticket player's rating came from.
@@ -417,6 +424,8 @@ type MatchPlayer struct {
 	ID       string
 	TicketID string
 	Rating   float64
+	// LowPriority: the match is one of the low-priority games he owes (Player.LowPriority).
+	LowPriority bool
 }
 
 // Pair is two opponents of near-equal rating, one on each team.

@@ -158,7 +158,7 @@ func shapedMatch(waiting []Ticket, index []int, m matchpool.Match, match *Match)
 		for j, s := range team.Players {
 			t := waiting[index[s.Ticket]]
 			p := t.Players[s.Player]
-			mt.Players = append(mt.Players, MatchPlayer{ID: p.ID, TicketID: t.ID, Rating: p.Rating})
+			mt.Players = append(mt.Players, MatchPlayer{ID: p.ID, TicketID: t.ID, Rating: p.Rating, LowPriority: p.LowPriority})
 			mt.RatingTotal += p.Rating
 			if team.Roles != nil {
 				mt.Roles = append(mt.Roles, team.Roles[j])

@@ -32,6 +32,27 @@ type Store interface {
 	ProposalStore
 	PlacementStore
 	AllocatorStore
+
+	// The players' dodges, leaves and low-priority games (penalties.go).
+	StandingStore
+}
+
+// StandingStore keeps the players' standing, per context (StandingContext). The dodges and
+// low-priority games of a Change are written with it (Change.Dodges, Change.LowPriority):
+// each dodge appended to the player's standing in the context of its queue, each game
+// taking one from his low-priority games left (never below 0).
+type StandingStore interface {
+	// Standings returns the standing in context of those of players that have one.
+	Standings(ctx context.Context, contextKey string, players []string) ([]Standing, error)
+	// PlayerStandings returns a player's standing in every context, by context.
+	PlayerStandings(ctx context.Context, player string) ([]Standing, error)
+	// UpdateStanding reads a player's standing in context (with only Context and Player set
+	// when he has none), held against every other change of it until it returns, calls
+	// change on it, and stores it as change left it when change reports true.
+	UpdateStanding(ctx context.Context, contextKey, player string, change func(*Standing) bool) error
+	// ClearStanding deletes a player's standing in every context and reports in how many
+	// he had one.
+	ClearStanding(ctx context.Context, player string) (int, error)
 }
 
 // DefinitionStore is the part of Store that keeps the queues' definitions.

@@ -51,6 +51,9 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (_ Ticket, _ b
 		return Ticket{}, false, err
 	}
 	now := s.now().UTC()
+	if err := s.applyStanding(ctx, q, players, now); err != nil {
+		return Ticket{}, false, err
+	}
 	ttl := cmp.Or(nt.TTL, q.TicketTTL)
 	t := Ticket{
 		ID: newID("tk-"), Queue: q.Name, Status: Searching, Players: players, Latencies: nt.Latencies,

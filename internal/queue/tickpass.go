@@ -25,7 +25,11 @@ func (TickPass) Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, erro
 		return TickWrite{}, nil
 	}
 	p := newPassInput(q, waiting)
-	out, err := p.run(q.tickConfig(), now)
+	cfg := q.tickConfig()
+	if p.lowPriority {
+		cfg = lowPriorityConfig(cfg, q.Penalties.LowPriority)
+	}
+	out, err := p.run(cfg, now)
 	if err != nil {
 		return TickWrite{}, err
 	}
@@ -40,6 +44,8 @@ type passInput struct {
 	in      []matchpool.Ticket
 	index   []int
 	invalid []Expiry
+	// lowPriority: the pass holds the low-priority pool (lowpriority.go).
+	lowPriority bool
 }
 
 func (p *passInput) secs(t time.Time) float64 { return t.Sub(p.epoch).Seconds() }
@@ -53,7 +59,8 @@ func newPassInput(q Queue, waiting []Ticket) *passInput {
 	}
 	// Every ticket's ratings, and player ids when some ticket avoids someone (for the lists to
 	// name), in one array each rather than one a ticket.
-	buf := passArrays{ratings: make([]float64, 0, players), avoids: avoiding(waiting)}
+	buf := passArrays{ratings: make([]float64, 0, players), avoids: avoiding(waiting), lowPriority: lowPriorityPass(q, waiting)}
+	p.lowPriority = buf.lowPriority
 	if buf.avoids {
 		buf.ids = make([]string, 0, players)
 	}
@@ -85,6 +92,8 @@ type passArrays struct {
 	ratings []float64
 	ids     []string
 	avoids  bool
+	// lowPriority: the pass holds the low-priority pool, whose tickets carry its attribute.
+	lowPriority bool
 }
 
 // passTicket is t as the pass takes it, its times in seconds since epoch, its players'
@@ -110,6 +119,9 @@ func passTicket(q Queue, t Ticket, epoch time.Time, buf *passArrays) (matchpool.
 	queueLatencies(q, t, &tt)
 	if buf.avoids {
 		buf.ids = playerAvoids(t, &tt, buf.ids)
+	}
+	if buf.lowPriority && lowPriorityTicket(t) {
+		tt.Attributes = lowPriorityAttributes(t.Attributes)
 	}
 	return tt, true
 }
@@ -221,7 +233,7 @@ func (p *passInput) write(q Queue, out matchpool.Result, now time.Time) TickWrit
 // tickets and ratings, and its pairs (a shaped match has teams of its shape instead).
 func (p *passInput) match(m matchpool.Match, now time.Time) Match {
 	match := Match{ID: newID("mt-"), CreatedAt: now, Region: m.Region, Teams: make([]MatchTeam, 2),
-		SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference, Attributes: m.Attributes}
+		SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference, Attributes: withoutLowPriority(m.Attributes)}
 	if m.Shaped != nil {
 		shapedMatch(p.waiting, p.index, m, &match)
 		return match
@@ -230,7 +242,7 @@ func (p *passInput) match(m matchpool.Match, now time.Time) Match {
 		for _, s := range slots {
 			t := p.waiting[p.index[s.Ticket]]
 			pl := t.Players[s.Player]
-			match.Teams[team].Players = append(match.Teams[team].Players, MatchPlayer{ID: pl.ID, TicketID: t.ID, Rating: pl.Rating})
+			match.Teams[team].Players = append(match.Teams[team].Players, MatchPlayer{ID: pl.ID, TicketID: t.ID, Rating: pl.Rating, LowPriority: pl.LowPriority})
 			match.Teams[team].RatingTotal += pl.Rating
 		}
 	}
@@ -303,7 +315,7 @@ func fillMatch(q Queue, waiting []Ticket, index []int, f matchpool.Fill, now tim
 	for _, j := range f.Joiners {
 		t := waiting[index[j.Ticket]]
 		for _, p := range t.Players {
-			add(j.Team, MatchPlayer{ID: p.ID, TicketID: t.ID, Rating: p.Rating})
+			add(j.Team, MatchPlayer{ID: p.ID, TicketID: t.ID, Rating: p.Rating, LowPriority: p.LowPriority})
 		}
 	}
 	m.SkillDifference = math.Abs(m.Teams[0].RatingTotal - m.Teams[1].RatingTotal)

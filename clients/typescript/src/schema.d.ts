@@ -532,6 +532,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/players/{id}/standing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example alice */
+                id: components["schemas"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A player's penalties
+         * @description The player's dodges, leaves, current dodge cooldown and low-priority games left, in
+         *     every rating context he has any (`penalties` of the queues; docs/penalties.md); an
+         *     empty list for a player with none. Needs `read` when keys are configured.
+         */
+        get: operations["getPlayerStanding"];
+        put?: never;
+        post?: never;
+        /**
+         * Clear a player's penalties
+         * @description Clears the player's dodges, leaves, cooldown and low-priority games in every context
+         *     (a player without any included). Needs `admin` when keys are configured.
+         */
+        delete: operations["clearPlayerStanding"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/bots/mean": {
         parameters: {
             query?: never;
@@ -1001,6 +1031,11 @@ export interface components {
             request_id?: string;
             /** @description For validation problems, every field at fault. */
             errors?: components["schemas"]["FieldError"][];
+            /**
+             * Format: date-time
+             * @description For a 429 whose end the service knows (a player's dodge cooldown, naming the player in `errors`), when the request may be made again.
+             */
+            retry_at?: string;
         };
         FieldError: {
             /** @description The JSON path of the field, e.g. `players[3].rating`, or `body`. */
@@ -2126,6 +2161,7 @@ export interface components {
             avoid?: components["schemas"]["AvoidRule"];
             /** @description The attribute (one an `equal` rule without `optional_after_s` reads) whose values split the queue into partitions, e.g. `"mode"`: each value is led and ticked on its own, on one of the replicas (shared out between them, moved within a lease when one dies), and no match crosses two. Not with `acceptance` or `allocator` yet. Absent: one partition, the whole queue. Its stats give each partition's (`partitions`). */
             partition_by?: string;
+            penalties?: components["schemas"]["Penalties"];
             /**
              * @default rating_window
              * @enum {string}
@@ -2261,6 +2297,7 @@ export interface components {
             avoid?: components["schemas"]["AvoidRule"];
             /** @description The attribute whose values split the queue into partitions; absent without. */
             partition_by?: string;
+            penalties?: components["schemas"]["Penalties"];
             acceptance?: components["schemas"]["Acceptance"];
             /** @description The allocator's URL and timeout; its secret is never shown. */
             allocator?: {
@@ -2641,6 +2678,87 @@ export interface components {
             rating_source: "inline" | "stored" | "default";
             roles?: string[];
             avoid?: string[];
+            /** @description The player owes low-priority games (he left matches; the queue's `penalties.low_priority`), so the ticket plays in the low-priority pool. */
+            low_priority?: boolean;
+        };
+        /**
+         * @description Penalties for players who dodge ready checks and leave matches, kept per rating
+         *     context: the dodges and leaves in every queue of the context count, and each queue of
+         *     the context with a penalty applies it (docs/penalties.md).
+         */
+        Penalties: {
+            /**
+             * @description A player who declines a ready check or lets it time out counts a dodge; when his dodges within `window_s` of his last one reach a step's `count`, his tickets are refused (429 with `retry_at`) for that step's `cooldown_s` after it.
+             * @example {
+             *       "window_s": 86400,
+             *       "steps": [
+             *         {
+             *           "count": 2,
+             *           "cooldown_s": 60
+             *         },
+             *         {
+             *           "count": 3,
+             *           "cooldown_s": 600
+             *         }
+             *       ]
+             *     }
+             */
+            dodge?: {
+                /** Format: int64 */
+                window_s: number;
+                /** @description By `count` ascending; cooldowns never decreasing. */
+                steps: {
+                    count: number;
+                    /** Format: int64 */
+                    cooldown_s: number;
+                }[];
+            };
+            /**
+             * @description A player who left `leaves` of the queue's matches within `window_s` (a result's presence below half the match, or absent from it) plays his next `games` matches in the low-priority pool, matched only with other low-priority tickets until he has waited `extra_wait_s` (`waiting_on` names `low_priority`).
+             * @example {
+             *       "leaves": 2,
+             *       "window_s": 604800,
+             *       "games": 3,
+             *       "extra_wait_s": 120
+             *     }
+             */
+            low_priority?: {
+                leaves: number;
+                /** Format: int64 */
+                window_s: number;
+                games: number;
+                /** Format: int64 */
+                extra_wait_s: number;
+            };
+        };
+        PlayerStanding: {
+            player: string;
+            /** @description Every context he has a standing in, by context. */
+            contexts: components["schemas"]["ContextStanding"][];
+        };
+        ContextStanding: {
+            /** @description The rating context's key (game type, then `+` and the mutators). */
+            context: string;
+            /**
+             * Format: date-time
+             * @description The end of the dodge cooldown he is in now, by the longest of the context's queues' steps; absent when none.
+             */
+            cooldown_until?: string;
+            /** @description His dodges kept (the newest 100, within 30 days), oldest first. */
+            dodges: {
+                /** Format: date-time */
+                at: string;
+                queue: string;
+                match_id: string;
+            }[];
+            /** @description The queue matches he left early (the newest 100, within 30 days), oldest first. */
+            leaves: {
+                /** Format: date-time */
+                at: string;
+                match_id: string;
+            }[];
+            /** @description How many of his next matches he plays in the low-priority pool. */
+            low_priority_games: number;
         };
         /** @description How the queue holds its players' avoid lists (`players[].avoid` of a ticket). */
         AvoidRule: {
@@ -2863,7 +2981,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The caller (its API key, or its address without one) used up its rate limit for this kind of endpoint; retry after `Retry-After` seconds. */
+        /** @description The caller (its API key, or its address without one) used up its rate limit for this kind of endpoint, a queue is at its cap, or (a ticket) a player is in a dodge cooldown (`retry_at`, the player's field in `errors`); retry after `Retry-After` seconds. */
         TooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -4608,6 +4726,62 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["PlayerSeasons"];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getPlayerStanding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example alice */
+                id: components["schemas"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The player's standing. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerStanding"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    clearPlayerStanding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example alice */
+                id: components["schemas"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cleared. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -76,6 +76,7 @@ func (s *Store) write(c queue.Change) {
 			s.appendEvent(q, e)
 		}
 	}
+	s.writeStanding(c)
 }
 
 func (s *Store) CommitTick(ctx context.Context, qname string, w queue.TickWrite) (queue.TickCommitted, error) {

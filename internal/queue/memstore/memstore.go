@@ -30,6 +30,7 @@ type Store struct {
 	wakeEvent chan struct{}     // closed and replaced when any event is appended
 	stats     map[string][]byte // queue -> its latest stats, encoded (a copy by construction)
 	waiters   map[string]int    // queue -> its WaitEvents calls under way
+	standing  map[standingKey]*queue.Standing
 }
 
 type memQueue struct {

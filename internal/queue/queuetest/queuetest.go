@@ -51,6 +51,9 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"ProposalsAgainstAModel", testProposalModel},
 		{"PlaceMatch", testPlacement},
 		{"AllocatorPlacement", testAllocatorPlacement},
+		{"DodgesOfADecline", testDodgesOfADecline},
+		{"DodgesOfATimeout", testDodgesOfATimeout},
+		{"LowPriorityGames", testLowPriorityGames},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -73,6 +73,11 @@ type Rule struct {
 	// MaxDifference (party_mix) is how many players the largest parties of two teams may
 	// differ by: 0, premades only against premades of their size.
 	MaxDifference int
+	// OptionalOnly, when set, limits OptionalAfterS to the tickets whose value of Attribute
+	// (an equal rule's string) is OptionalOnly: the others stay bound whatever their wait.
+	// The queue's low-priority pool is such a rule, of its own: a low-priority ticket meets
+	// the others once it has waited, not once they have. Not in the API's rules.
+	OptionalOnly string
 }
 
 // MinCommonValues is the values an intersect rule's lists share at least: MinCommon, or 1.
@@ -97,9 +102,16 @@ func (r Rule) ReadsRating() bool { return r.Kind == RuleDistance && r.Attribute 
 // intersect), which the match reports.
 func (r Rule) ReportsValue() bool { return r.Kind == RuleEqual || r.Kind == RuleIntersect }
 
-// BindsAt: the rule binds a ticket that has waited wait seconds.
+// BindsAt: the rule binds a ticket that has waited wait seconds (of any value, for a rule
+// with OptionalOnly: BindsValue).
 func (r Rule) BindsAt(wait float64) bool {
 	return r.OptionalAfterS == nil || wait < *r.OptionalAfterS
+}
+
+// BindsValue: the rule binds a ticket that has waited wait seconds, with value v of its
+// attribute (read only for a rule with OptionalOnly).
+func (r Rule) BindsValue(wait float64, v *Value) bool {
+	return r.BindsAt(wait) || r.OptionalOnly != "" && v.Str != r.OptionalOnly
 }
 
 // ValidateRules reports the faults of c's attributes and rules alone (attributes.<name>.*,

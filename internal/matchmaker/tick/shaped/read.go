@@ -439,7 +439,6 @@ func (w *sweep) readRules(t *matchpool.Ticket) {
 	for k := range s.rules {
 		d, rd := &w.rules[k], &w.readers[k]
 		r := s.rules[k].rule
-		d.bound = append(d.bound, r.BindsAt(wait))
 		if r.HasTolerance() {
 			d.tolerance = append(d.tolerance, matchrules.Current(r.Expansions, wait))
 		}
@@ -447,6 +446,7 @@ func (w *sweep) readRules(t *matchpool.Ticket) {
 		if rd.declared >= 0 && w.checker.Given[rd.declared] {
 			v = w.checker.Values[rd.declared]
 		}
+		d.bound = append(d.bound, r.BindsAt(wait) || r.OptionalOnly != "" && r.BindsValue(wait, &v))
 		switch r.Kind {
 		case matchrules.RuleEqual:
 			if v.Type == matchrules.TypeNumber {

@@ -35,7 +35,7 @@ func (p *pass) backfillRules(t *matchpool.Ticket) []bfRule {
 	for i := range p.rules {
 		d := &p.rules[i]
 		v, ok := t.Attributes[d.rule.Attribute]
-		if !ok || !d.rule.ReadsAttribute() || !d.rule.BindsAt(wait) {
+		if !ok || !d.rule.ReadsAttribute() || !d.rule.BindsValue(wait, &v) {
 			continue
 		}
 		x := bfRule{data: d, valueRank: -1}

@@ -132,6 +132,31 @@ func (p *pass) readAttributes(f *apperr.Fields, cfg *matchrules.Config, t *match
 	}
 }
 
+// readBound reads whether the rule binds each ticket, by position.
+func (d *ruleData) readBound(p *pass, tickets []matchpool.Ticket) {
+	r := d.rule
+	d.bound = scratch.Resize(d.bound, len(p.nodes))
+	for pos := range p.nodes {
+		t := &tickets[p.nodes[pos].input]
+		d.bound[pos] = r.BindsAt(p.now - t.WaitingSince)
+		if !d.bound[pos] && r.OptionalOnly != "" {
+			d.bound[pos] = r.BindsValue(p.now-t.WaitingSince, d.valueOf(t))
+		}
+	}
+}
+
+// valueOf is t's value of the rule's attribute: its own, else the declaration's default
+// (validated: one of them is there).
+func (d *ruleData) valueOf(t *matchpool.Ticket) *matchrules.Value {
+	if v, ok := t.Attributes[d.rule.Attribute]; ok {
+		return &v
+	}
+	if d.attr.Default != nil {
+		return d.attr.Default
+	}
+	return &matchrules.Value{}
+}
+
 // intern numbers an equal rule's value in order of first sight.
 func (d *ruleData) intern(v *matchrules.Value) int32 {
 	if d.attr.Type != matchrules.TypeNumber {
@@ -166,10 +191,7 @@ func (p *pass) readRules(tickets []matchpool.Ticket, cfg *matchrules.Config) {
 		r := d.rule
 		p.judgesMatch = p.judgesMatch || r.JudgedOnMatch()
 		p.hasBalanceRule = p.hasBalanceRule || r.Kind == matchrules.RuleTeamBalance
-		d.bound = scratch.Resize(d.bound, n)
-		for pos := range p.nodes {
-			d.bound[pos] = r.BindsAt(p.now - tickets[p.nodes[pos].input].WaitingSince)
-		}
+		d.readBound(p, tickets)
 		switch r.Kind {
 		case matchrules.RuleEqual:
 			d.valueRank = scratch.Resize(d.valueRank, n)

@@ -1,0 +1,151 @@
+package queue
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/ratings"
+)
+
+// The service's use of the players' standing (penalties.go): the check of a new ticket, the
+// leaves of a result, and the standing's reads and clearing.
+
+// applyStanding applies the standing of a new ticket's players in q's context when q has
+// penalties: a player in a dodge cooldown refuses the ticket (a 429 naming him, and when he
+// may search again); one who owes low-priority games is marked so. A queue without
+// penalties reads nothing.
+func (s *Service) applyStanding(ctx context.Context, q Queue, players []Player, now time.Time) error {
+	if !q.Penalties.Any() {
+		return nil
+	}
+	ids := make([]string, len(players))
+	for i, p := range players {
+		ids[i] = p.ID
+	}
+	standings, err := s.store.Standings(ctx, StandingContext(q), ids)
+	if err != nil {
+		return err
+	}
+	for _, st := range standings {
+		i := slices.Index(ids, st.Player)
+		if i < 0 {
+			continue
+		}
+		if d := q.Penalties.Dodge; d != nil {
+			if until := d.Cooldown(st, now); !until.IsZero() {
+				s.metrics.penalty(q.Name, "cooldown_refused", 1)
+				return CooldownError("players["+strconv.Itoa(i)+"].id", st.Player, until, now)
+			}
+		}
+		if q.Penalties.LowPriority != nil && st.LowPriorityGames > 0 {
+			players[i].LowPriority = true
+		}
+	}
+	return nil
+}
+
+// Leavers are the players of queue match m who left it early, by a result of the match
+// that lasted durationS: present (from join to leave) less than half of it, or not in the
+// result at all (presence: seconds by player).
+func Leavers(m Match, durationS float64, presence map[string]float64) []string {
+	var out []string
+	for _, t := range m.Teams {
+		for _, p := range t.Players {
+			if m.BackfillOf != "" && p.TicketID == m.BackfillTicket {
+				continue // a backfill's players played the running match before: not this one's
+			}
+			if present, ok := presence[p.ID]; !ok || present < durationS/2 {
+				out = append(out, p.ID)
+			}
+		}
+	}
+	return out
+}
+
+// RecordLeaves counts the leaves of a result of match matchID when the queue made it and
+// has a low-priority penalty (else nothing): each leaver's leave is kept in his standing in
+// the queue's context, and one whose leaves reach the penalty's count is sent to the
+// low-priority pool. A result sent again counts nothing more (a leave is kept once a match).
+func (s *Service) RecordLeaves(ctx context.Context, matchID string, durationS float64, presence map[string]float64) error {
+	m, err := s.store.GetMatch(ctx, matchID)
+	switch {
+	case apperr.CodeOf(err) == apperr.NotFound:
+		return nil
+	case err != nil:
+		return err
+	}
+	q, err := s.definition(ctx, m.Queue)
+	switch {
+	case apperr.CodeOf(err) == apperr.NotFound:
+		return nil
+	case err != nil:
+		return err
+	case q.Penalties.LowPriority == nil:
+		return nil
+	}
+	lp, key, now := *q.Penalties.LowPriority, StandingContext(q), s.now().UTC()
+	for _, player := range Leavers(m, durationS, presence) {
+		sent := false
+		err := s.store.UpdateStanding(ctx, key, player, func(st *Standing) bool {
+			st.Forget(now)
+			var changed bool
+			changed, sent = st.AddLeave(lp, m.ID, now)
+			return changed
+		})
+		if err != nil {
+			return err
+		}
+		if sent {
+			s.metrics.penalty(q.Name, "low_priority_sent", 1)
+		}
+	}
+	return nil
+}
+
+// PlayerStanding is a player's standing in one context as GET /v1/players/{id}/standing
+// shows it: with the cooldown he is in now (the longest of the context's queues with a
+// dodge penalty; zero: none).
+type PlayerStanding struct {
+	Standing
+	CooldownUntil time.Time
+}
+
+// PlayerStandings returns a player's standing in every context he has one in.
+func (s *Service) PlayerStandings(ctx context.Context, player string) ([]PlayerStanding, error) {
+	if err := ratings.ValidateID(player); err != nil {
+		return nil, apperr.Field("id", "%s", err)
+	}
+	standings, err := s.store.PlayerStandings(ctx, player)
+	if err != nil || len(standings) == 0 {
+		return []PlayerStanding{}, err
+	}
+	queues, err := s.store.ListQueues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now().UTC()
+	out := make([]PlayerStanding, len(standings))
+	for i, st := range standings {
+		out[i].Standing = st
+		for _, q := range queues {
+			if d := q.Penalties.Dodge; d != nil && StandingContext(q) == st.Context {
+				if until := d.Cooldown(st, now); until.After(out[i].CooldownUntil) {
+					out[i].CooldownUntil = until
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// ClearStanding clears a player's standing in every context (his cooldowns, dodges, leaves
+// and low-priority games) and reports in how many he had one.
+func (s *Service) ClearStanding(ctx context.Context, player string) (int, error) {
+	if err := ratings.ValidateID(player); err != nil {
+		return 0, apperr.Field("id", "%s", err)
+	}
+	return s.store.ClearStanding(ctx, player)
+}
