@@ -333,6 +333,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	waitFor("the ticket", `document.getElementById("ticket-status").textContent === "searching"`)
 	var tk struct {
 		WaitingOn struct{ Rule, Detail string } `json:"waiting_on"`
+		Players   []struct{ ID string }         `json:"players"`
 	}
 	if status, b := api(http.MethodGet, "/v1/tickets/"+outlier, readKey, ""); status != http.StatusOK || json.Unmarshal(b, &tk) != nil || tk.WaitingOn.Rule == "" {
 		t.Fatalf("the ticket from the API: %d %s", status, b)
@@ -346,6 +347,12 @@ func TestConsoleInABrowser(t *testing.T) {
 	if got := text("ticket-wait"); !strings.HasSuffix(got, "so far") {
 		t.Errorf("wait %q", got)
 	}
+	// Its players' standing, from GET /v1/players/{id}/standing: none has dodged or left.
+	var clean []string
+	for _, p := range tk.Players {
+		clean = append(clean, p.ID+" (clean)")
+	}
+	waitFor("the ticket's standing", `document.getElementById("ticket-standing").textContent === `+strconv.Quote(strings.Join(clean, ", ")))
 
 	checkTiersInBrowser(t, ctx, do, waitFor, func() (int, []byte) { return api(http.MethodGet, "/v1/seasons/ctf/s1/tiers", readKey, "") })
 

@@ -275,11 +275,29 @@ async function lookup(id, quiet) {
     $("ticket-waiting-on").textContent = t.waiting_on ? t.waiting_on.rule + ": " + t.waiting_on.detail : "-";
     const a = t.assignment;
     $("ticket-outcome").textContent = a ? "match " + a.match_id + ", team " + (a.team + 1) : (t.reason || "-");
+    $("ticket-standing").textContent = await standings(t.players.map((p) => p.id));
     if (!quiet) say("Ticket " + t.id + " is " + t.status + ".");
   } catch (err) {
     $("ticket").hidden = true;
     say("Ticket " + id + ": " + err.message, true);
   }
+}
+
+// standings says, player by player, what his standing holds (GET /v1/players/{id}/standing):
+// his dodges, the cooldown he is in, his leaves and the low-priority games he owes, by
+// context; "clean" for a player with none.
+async function standings(ids) {
+  const parts = await Promise.all(ids.map(async (id) => {
+    const st = await api("/v1/players/" + encodeURIComponent(id) + "/standing");
+    const ctx = st.contexts.map((c) => c.context + ": " + [
+      c.dodges.length + (c.dodges.length === 1 ? " dodge" : " dodges"),
+      c.cooldown_until ? "cooldown until " + new Date(c.cooldown_until).toISOString().slice(11, 19) + " UTC" : "",
+      c.leaves.length + (c.leaves.length === 1 ? " leave" : " leaves"),
+      c.low_priority_games ? c.low_priority_games + " low-priority games left" : "",
+    ].filter(Boolean).join(", "));
+    return id + " " + (ctx.length ? "(" + ctx.join("; ") + ")" : "(clean)");
+  }));
+  return parts.join(", ");
 }
 
 // ---- a season's tiers ----
