@@ -169,3 +169,49 @@ func TestPartitionByValidation(t *testing.T) {
 		t.Fatalf("a queue partitioned by its equal rule's attribute: %v", err)
 	}
 }
+
+// A queue whose partition_by is removed is one partition again: its stats have no
+// partitions, and its tickets of two modes are matched together (the in-order matcher reads
+// no rule), which its partitions would never have done.
+func TestPartitionByRemoved(t *testing.T) {
+	t.Parallel()
+	svc := queue.NewService(queue.Deps{Store: memstore.New(), Matcher: pairInOrder{},
+		Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())})
+	ctx := context.Background()
+	q := partitionedQueue("modes")
+	if _, _, err := svc.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	runService(t, svc)
+	a, _, err := svc.CreateTicket(ctx, queue.NewTicket{Queue: "modes", Players: []queue.NewPlayer{{ID: "a", Rating: rating(1000)}},
+		Attributes: map[string]matchrules.Value{"mode": matchrules.StringValue("x")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if st, err := svc.Stats(ctx, "modes"); err == nil && len(st.Partitions) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("partition x not in the stats after 10 s")
+		}
+	}
+	q.PartitionBy = ""
+	if _, _, err := svc.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.CreateTicket(ctx, queue.NewTicket{Queue: "modes", Players: []queue.NewPlayer{{ID: "b", Rating: rating(1000)}},
+		Attributes: map[string]matchrules.Value{"mode": matchrules.StringValue("y")}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, svc, a.ID, queue.Matched)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st, err := svc.Stats(ctx, "modes")
+		if err == nil && st.Partitions == nil && st.MatchesLastMinute == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stats after partition_by was removed: %d partitions, %d matches (%v)", len(st.Partitions), st.MatchesLastMinute, err)
+		}
+	}
+}

@@ -33,6 +33,7 @@ type partitionSet struct {
 // known ones.
 func (s *Service) units(ctx context.Context, q Queue) []unit {
 	if !q.Partitioned() {
+		s.parts.Delete(q.Name) // partition_by removed: its stats are the queue's own again
 		return []unit{{key: q.Name}}
 	}
 	v, _ := s.parts.LoadOrStore(q.Name, &partitionSet{held: map[*runner]bool{}, searching: map[*runner][2]int{}})
