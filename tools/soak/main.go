@@ -102,7 +102,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.Float64Var(&c.ratingSD, "rating-sd", 200, "the standard deviation of ratings around 1000 (a party's players: 50 around its own level)")
 	fs.IntVar(&c.tickMS, "tick-ms", 1000, "the queue's tick_ms")
 	fs.IntVar(&c.partitions, "partitions", 0, "partition the queue by a mode of this many values (partition_by; ticket n of mode n mod N) and check the partitions: each replica leads some, none crosses a match; 0 = no partition_by")
-	fs.DurationVar(&c.killAfter, "kill-after", 0, "with -partitions and 2+ replicas: SIGKILL the last replica this long after the arrivals start, and measure how long until the others lead every partition")
+	fs.DurationVar(&c.killAfter, "kill-after", 0, "with 2+ replicas: SIGKILL the last replica this long after the arrivals start (with -partitions: and measure how long until the others lead every partition)")
 	fs.IntVar(&c.teamSize, "team-size", 5, "the queue's team_size (two teams); parties are of 2 to min(5, team size), so 1 needs -parties 0")
 	intervalSteps := fs.String("interval", "0:25,10:50,30:150", "the queue's rating interval as AFTER_S:VALUE steps (DESIGN's by default); e.g. 0:0,15:150 keeps nearly every ticket waiting 15 s, so that thousands wait at once")
 	fs.IntVar(&c.dbConns, "db-conns", 12, "MATCHMAKER_DB_MAX_CONNS of each replica (it opens two connections more)")
@@ -159,8 +159,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("%w: -parties must be 0..1 and -rating-sd not negative", errUsage)
 	case c.teamSize < 1 || c.teamSize > 64 || (c.teamSize == 1 && c.parties > 0):
 		return c, fmt.Errorf("%w: -team-size must be 1..64, and 1 needs -parties 0", errUsage)
-	case c.partitions < 0 || c.partitions > 64 || c.killAfter < 0 || (c.killAfter > 0 && (c.partitions == 0 || c.replicas < 2)):
-		return c, fmt.Errorf("%w: -partitions must be 0..64, and -kill-after needs -partitions and 2+ replicas", errUsage)
+	case c.partitions < 0 || c.partitions > 64 || c.killAfter < 0 || (c.killAfter > 0 && c.replicas < 2):
+		return c, fmt.Errorf("%w: -partitions must be 0..64, and -kill-after needs 2+ replicas", errUsage)
 	case c.tickMS < 50 || c.tickMS > 60000:
 		return c, fmt.Errorf("%w: -tick-ms must be 50..60000", errUsage)
 	case c.dbConns < 5:
@@ -306,14 +306,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cleanups = append(cleanups, func() { l.deleteQueue(logf) })
 	logf("queue %s defined (5v5, tick %d ms); %.0f arrivals/s for %v, wait=%s", l.queue, c.tickMS, c.rate, c.duration, l.waitMode())
 
-	if c.partitions > 0 {
+	if c.partitions > 0 || c.killAfter > 0 {
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		defer stopWatch()
 		go l.watchPartitions(watchCtx, time.Now(), logf)
 	}
 	sum := l.run(ctx, logf, stderr)
 	l.checkDatabase(logf, &sum)
-	if c.partitions > 0 {
+	if c.partitions > 0 || c.killAfter > 0 {
 		l.checkPartitions(&sum)
 	}
 	for _, r := range reps {

@@ -99,7 +99,7 @@ func allLed(led [][]string, partitions int) bool {
 func (l *load) watchPartitions(ctx context.Context, defined time.Time, logf func(string, ...any)) {
 	p := &l.parts
 	p.sum.Killed = -1
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && l.c.partitions > 0 {
 		led := l.leading()
 		if allLed(led, l.c.partitions) && !slices.ContainsFunc(led, func(x []string) bool { return len(x) == 0 }) {
 			p.mu.Lock()
@@ -128,6 +128,12 @@ func (l *load) watchPartitions(ctx context.Context, defined time.Time, logf func
 	killedAt := time.Now()
 	victim.kill()
 	logf("replica %d SIGKILLed", victim.index)
+	if l.c.partitions == 0 { // a queue of one partition: the soak's timeline shows the rest
+		p.mu.Lock()
+		p.sum.Killed, p.sum.killedAt = victim.index, killedAt
+		p.mu.Unlock()
+		return
+	}
 	for ctx.Err() == nil {
 		led := l.leading()
 		if allLed(led, l.c.partitions) {
@@ -171,7 +177,7 @@ func (l *load) checkPartitions(sum *summary) {
 WITH held AS (
   SELECT m.id AS match, m.created_at, p->>'ticket_id' AS ticket
   FROM queue_matches m, jsonb_array_elements(m.teams) tm, jsonb_array_elements(tm->'players') p WHERE m.queue = $1),
-crossing AS (SELECT h.match FROM held h JOIN queue_tickets k ON k.id = h.ticket GROUP BY h.match HAVING count(DISTINCT k.attributes->>'mode') > 1),
+crossing AS (SELECT h.match FROM held h JOIN queue_tickets k ON k.id = h.ticket GROUP BY h.match HAVING count(DISTINCT coalesce(k.attributes->>'mode', '')) > 1),
 twice AS (SELECT ticket FROM held GROUP BY ticket HAVING count(DISTINCT match) > 1),
 events AS (SELECT k.id FROM queue_tickets k LEFT JOIN queue_events e ON e.ticket_id = k.id AND e.queue = $1
   WHERE k.queue = $1 AND k.status <> 'searching' GROUP BY k.id HAVING count(e.seq) <> 1)
