@@ -93,7 +93,7 @@ func newLoad(c config, reps []*replica, key string, keys []string, db *database)
 		}},
 		resultSem: make(chan struct{}, 64),
 		requests:  map[string]int64{}, errs: map[string]map[string]int64{}, cut: map[string]int64{}, details: map[string][]string{},
-		matches: map[string]*matchInfo{},
+		matches: map[string]*matchInfo{}, parts: partitionState{arrivals: make(chan struct{})},
 	}
 }
 
@@ -336,6 +336,7 @@ func (l *load) run(ctx context.Context, logf func(string, ...any), progress io.W
 		logf("flood: %s", sum.Flood)
 	}
 	l.started = time.Now()
+	close(l.parts.arrivals) // watchPartitions reads started after this
 	l.sampler.take("start")
 	stopSampling := l.sampler.every(l.c.every)
 

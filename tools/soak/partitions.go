@@ -46,6 +46,8 @@ type partitionState struct {
 	mu   sync.Mutex
 	sum  partitionSummary
 	dead atomic.Int32 // a bit per killed replica: pick skips them
+	// arrivals is closed when the arrivals start (load.started is set).
+	arrivals chan struct{}
 }
 
 func modeOf(n int64, partitions int) string { return fmt.Sprintf("m%d", n%int64(partitions)) }
@@ -114,6 +116,11 @@ func (l *load) watchPartitions(ctx context.Context, defined time.Time, logf func
 		sleepCtx(ctx, 100*time.Millisecond)
 	}
 	if l.c.killAfter == 0 || ctx.Err() != nil {
+		return
+	}
+	select {
+	case <-l.parts.arrivals:
+	case <-ctx.Done():
 		return
 	}
 	sleepCtx(ctx, time.Until(l.started.Add(l.c.killAfter)))
