@@ -72,6 +72,7 @@ var (
 	opScores          = db.NewOp("scores")
 	opResultCounts    = db.NewOp("result counts")
 	opSaveTuning      = db.NewOp("save tuning")
+	opClaimTune       = db.NewOp("claim tune")
 )
 
 // defaultBiasShards spreads each bias cell over 64 rows, one per connection (pg_backend_pid()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -154,6 +155,41 @@ func (s *Store) SaveTuning(ctx context.Context, t ratings.Tuning) (err error) {
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return insertTuning(ctx, tx, t) })
 	return db.MapError(err, "save tuning")
+}
+
+// The claim to tune a context is a session advisory lock, held on a connection of the pool
+// while the replica tunes it (namespace 5: 2 and 3 are the game types' and contexts', 3 and
+// 4 the queue store's).
+const (
+	sqlTryClaimTune = `SELECT pg_try_advisory_lock(5, hashtext($1))`
+	sqlReleaseTune  = `SELECT pg_advisory_unlock(5, hashtext($1))`
+)
+
+// ClaimTune implements ratings.AutoTuneStore: the claim holds one of the pool's connections
+// until release.
+func (s *Store) ClaimTune(ctx context.Context, key string) (_ func(), claimed bool, err error) {
+	ctx, done := s.db.Call(ctx, opClaimTune)
+	defer done(&err)
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, db.MapError(err, "claim tune")
+	}
+	if err := conn.QueryRow(ctx, sqlTryClaimTune, key).Scan(&claimed); err != nil || !claimed {
+		conn.Release()
+		return nil, false, db.MapError(err, "claim tune")
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if _, err := conn.Exec(uctx, sqlReleaseTune, key); err != nil {
+				// A session that could not unlock is closed: its end releases the lock.
+				_ = conn.Conn().Close(uctx)
+			}
+			conn.Release()
+		})
+	}, true, nil
 }
 
 // ResultCounts implements ratings.AutoTuneStore.

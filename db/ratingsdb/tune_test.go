@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/matchmakerhq/matchmaker/db"
+	"github.com/matchmakerhq/matchmaker/db/ratingsdb"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
@@ -53,4 +55,35 @@ func BenchmarkTunePostgres(b *testing.B) {
 			b.ReportMetric(float64(ct.Report.Evaluations), "replays")
 		}
 	}
+}
+
+// Two replicas' stores on one database: the tuning claim of a context is held by one at a
+// time, and free again once released (the self-tuning of both replicas used to tune, and
+// rebuild, the same history at once).
+func TestClaimTuneAcrossReplicas(t *testing.T) {
+	ctx := context.Background()
+	a, url := openStore(t)
+	b, err := ratingsdb.Open(ctx, url, db.Options{MaxConns: testMaxConns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	release, claimed, err := a.ClaimTune(ctx, "ns2")
+	if err != nil || !claimed {
+		t.Fatalf("a's claim: %v %v", claimed, err)
+	}
+	if _, claimed, err := b.ClaimTune(ctx, "ns2"); err != nil || claimed {
+		t.Fatalf("b's claim while a holds it: %v %v", claimed, err)
+	}
+	if rb, claimed, err := b.ClaimTune(ctx, "ns2+instagib"); err != nil || !claimed {
+		t.Fatalf("b's claim of another context: %v %v", claimed, err)
+	} else {
+		rb()
+	}
+	release()
+	rb, claimed, err := b.ClaimTune(ctx, "ns2")
+	if err != nil || !claimed {
+		t.Fatalf("b's claim once a released it: %v %v", claimed, err)
+	}
+	rb()
 }

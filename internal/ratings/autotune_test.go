@@ -119,3 +119,35 @@ func TestAutoTuneDoesNotWaitForItsInterval(t *testing.T) {
 		t.Fatal("no self-tuning within a minute of the 2,000th result")
 	}
 }
+
+// Replicas share a store: a context whose tuning claim another replica holds is left to it,
+// and once that replica has stored its attempt the context is no longer due for the others,
+// who used to tune (and rebuild) the same history too.
+func TestAutoTuneOnOneReplicaAtATime(t *testing.T) {
+	ctx := context.Background()
+	store := ratings.NewMemoryStore(nil)
+	first := ratings.NewService(store, ratings.DefaultKalman())
+	second := ratings.NewService(store, ratings.DefaultKalman())
+	for _, r := range withTimes(league.Results(league.Simulate(league.Default(3)))[:ratings.MinTuneResults], time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)) {
+		if _, err := first.Record(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release, claimed, err := store.ClaimTune(ctx, "ns2")
+	if err != nil || !claimed {
+		t.Fatalf("claim: %v %v", claimed, err)
+	}
+	if _, again, err := store.ClaimTune(ctx, "ns2"); err != nil || again {
+		t.Fatalf("a second claim while the first is held: %v %v", again, err)
+	}
+	if done, err := second.AutoTuneTick(ctx, ratings.AutoTune{}); err != nil || len(done) != 0 {
+		t.Fatalf("while another replica holds the claim: %d attempts, %v", len(done), err)
+	}
+	release()
+	if done, err := first.AutoTuneTick(ctx, ratings.AutoTune{}); err != nil || len(done) != 1 {
+		t.Fatalf("the claim free: %d attempts, %v", len(done), err)
+	}
+	if done, err := second.AutoTuneTick(ctx, ratings.AutoTune{}); err != nil || len(done) != 0 {
+		t.Fatalf("after the other replica's attempt: %d attempts, %v", len(done), err)
+	}
+}

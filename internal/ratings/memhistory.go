@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"sync"
 )
 
 // History implements Store.History. It holds the read lock throughout.
@@ -214,6 +215,30 @@ func (s *MemoryStore) ResultCounts(ctx context.Context, gameType string) (map[st
 		}
 	}
 	return out, ctx.Err()
+}
+
+// ClaimTune implements AutoTuneStore.ClaimTune, for the callers of one process.
+func (s *MemoryStore) ClaimTune(ctx context.Context, key string) (func(), bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tuneClaims[key] {
+		return nil, false, nil
+	}
+	if s.tuneClaims == nil {
+		s.tuneClaims = map[string]bool{}
+	}
+	s.tuneClaims[key] = true
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			delete(s.tuneClaims, key)
+		})
+	}, true, nil
 }
 
 // SaveTuning implements AutoTuneStore.SaveTuning.

@@ -17,13 +17,14 @@ import (
 // replays them in), reads share it. The ApplyFunc, ReplayFunc and progress callbacks run under
 // the lock and must not call back into the store.
 type MemoryStore struct {
-	mu       sync.RWMutex
-	policy   *MutatorPolicy
-	contexts map[string]*memContext // by Context.Key
-	matches  map[string]*memMatch   // by match id
-	history  map[string][]*memMatch // by game type, in the order accepted
-	tunings  map[string]Tuning      // by Context.Key
-	seq      int64                  // the last result's number in the order accepted
+	mu         sync.RWMutex
+	policy     *MutatorPolicy
+	contexts   map[string]*memContext // by Context.Key
+	matches    map[string]*memMatch   // by match id
+	history    map[string][]*memMatch // by game type, in the order accepted
+	tunings    map[string]Tuning      // by Context.Key
+	tuneClaims map[string]bool        // contexts being tuned (ClaimTune)
+	seq        int64                  // the last result's number in the order accepted
 
 	seasons   map[string][]*Season  // by Context.Key, in the order defined
 	standings map[string][]Standing // by seasonKey, best first

@@ -121,6 +121,10 @@ type AutoTuneStore interface {
 	ResultCounts(ctx context.Context, gameType string) (map[string]int, error)
 	// SaveTuning replaces the tuning of one context (checked as SaveTunings checks a set).
 	SaveTuning(ctx context.Context, t Tuning) error
+	// ClaimTune takes the claim to tune the context (by Context.Key) for one replica of
+	// those sharing the store, until release; claimed is false, and release nil, while
+	// another holds it.
+	ClaimTune(ctx context.Context, key string) (release func(), claimed bool, err error)
 }
 
 // RecordRequest is one result to record.

@@ -304,7 +304,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	cleanups = append(cleanups, func() { l.deleteQueue(logf) })
-	logf("queue %s defined (5v5, tick %d ms); %.0f arrivals/s for %v, wait=%s", l.queue, c.tickMS, c.rate, c.duration, l.waitMode())
+	logf("queue %s defined (%dv%d, tick %d ms); %.0f arrivals/s for %v, wait=%s", l.queue, c.teamSize, c.teamSize, c.tickMS, c.rate, c.duration, l.waitMode())
 
 	if c.partitions > 0 || c.killAfter > 0 {
 		watchCtx, stopWatch := context.WithCancel(ctx)
