@@ -1,5 +1,5 @@
 # The test command of the README. Fuzz tests run their seed corpus here; `make fuzz` explores.
-.PHONY: test test-short test-fault run lint bench fuzz soak vulncheck
+.PHONY: test test-short test-fault run lint bench fuzz soak throughput vulncheck
 
 # gotestsum (a tool of go.mod) runs go test and ends with a summary: every skipped test with
 # the reason it gave (no TEST_DATABASE_URL, no Postgres binaries, ...), every failure, and the
@@ -39,6 +39,11 @@ SOAK_WAIT ?= longpoll
 SOAK_FLAGS ?=
 soak:
 	go run ./tools/soak -replicas $(SOAK_REPLICAS) -rate $(SOAK_RATE) -duration $(SOAK_DURATION) -wait $(SOAK_WAIT) $(SOAK_FLAGS)
+
+# The throughput table (scripts/throughput.sh; docs/performance.md, "The throughput table"):
+# 1 and 2 replicas at rising arrival rates, one API key with the default limits.
+throughput:
+	scripts/throughput.sh
 
 # govulncheck against a pinned snapshot of the Go vulnerability database (scripts/vulncheck.sh
 # says how it is built and how to use the live one).
