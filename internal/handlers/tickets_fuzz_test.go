@@ -114,6 +114,10 @@ func FuzzPutQueue(f *testing.F) {
 		{"mmf", `{"context":{"game_type":"ctf"},"match_function":{"url":"https://mmf.example.com/match","secret":"0123456789abcdef","timeout_ms":500,"mode":"shadow","on_failure":"rules","max_pool":100}}`},
 		{"q", `{"context":{"game_type":"ctf"},"match_function":{"url":"http://127.0.0.1/m","secret":"","timeout_ms":-1,"mode":"ab","max_pool":1e9}}`},
 		{"q", `{"context":{"game_type":"ctf"},"match_function":{"url":"https://mmf.example.com/match"}}`},
+		{"pen", `{"context":{"game_type":"ctf"},"acceptance":{"timeout_s":20},"penalties":{"dodge":{"window_s":86400,"steps":[{"count":2,"cooldown_s":60},{"count":3,"cooldown_s":600}]},
+			"low_priority":{"leaves":2,"window_s":604800,"games":3,"extra_wait_s":120}}}`},
+		{"q", `{"context":{"game_type":"ctf"},"penalties":{"dodge":{"window_s":9223372036854775807,"steps":[{"count":3,"cooldown_s":-9223372036854775808},{"count":2,"cooldown_s":604801}]}}}`},
+		{"q", `{"context":{"game_type":"ctf"},"penalties":{"low_priority":{"leaves":0,"window_s":1.5,"games":-1,"extra_wait_s":86401},"dodge":null}}`},
 	} {
 		f.Add(seed.name, seed.body)
 	}
