@@ -6,8 +6,9 @@
 # event streams (one per game backend), a result posted per match. All tickets come from ONE
 # API key (KEYS=1) with the service's default limits, rate limits included: a run with no
 # 429 shows one backend key reaching that rate. One row per run: assignments (matched
-# tickets) a second, match-to-client p50/p99, creation p99, errors, CPU per ticket and the
-# host's load average before and after (the load driver shares the host's cores).
+# tickets) a second, the arrivals the soak did not send (10,000 tickets waiting or in
+# creation at once: a service that falls behind), match-to-client p50/p99, creation p99,
+# errors, CPU per ticket and the host's load average before and after (the load driver shares the host's cores).
 # Each run's summary (the soak's -json) and table are kept in OUT (default a new directory
 # under /tmp, named at the start); the problem details of any errors are printed under the table.
 # Needs TEST_DATABASE_URL (a server the soak creates a fresh database on, dropped after).
@@ -26,8 +27,8 @@ mkdir -p "$OUT"
 echo "runs kept in $OUT" >&2
 go build -o "$tmp/api" ./cmd/api
 go build -o "$tmp/soak" ./tools/soak
-echo "| replicas | arrivals/s | assignments/s | match -> client p50 / p99 | creation p99 | errors (429s) | CPU per ticket: replicas / database / soak | load average |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| replicas | arrivals/s | assignments/s | not sent (10,000 waiting) | match -> client p50 / p99 | creation p99 | errors (429s) | CPU per ticket: replicas / database / soak | load average |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for n in $REPLICAS; do
   for rate in $RATES; do
     # MATCHMAKER_RATE_LIMITS empty: the service's defaults (the soak turns them off otherwise).
@@ -40,7 +41,7 @@ for n in $REPLICAS; do
       def us(x): if x < 0 then "-" else "\(x / .created * 1e6 | round)" end;
       ([.errors // {} | to_entries[] | .value | to_entries[] | .value] | add // 0) as $errs |
       ([.errors // {} | to_entries[] | .value["429"] // 0] | add // 0) as $e429 |
-      "| \($n) | \($rate) | \((.outcomes.matched // 0) / $d | round) | \(.match_to_client_ms.p50 | ms) / \(.match_to_client_ms.p99 | ms) | \(.create_latency_ms.p99 | ms) | \($errs) (\($e429)) | \(us([.replica_cpu_s[]] | add)) / \(us(.db_cpu_s)) / \(us(.soak_cpu_s)) µs | \(.loadavg_start) -> \(.loadavg_end) |"' "$OUT/r$n-$rate.json"
+      "| \($n) | \($rate) | \((.outcomes.matched // 0) / $d | round) | \(.arrivals_not_sent) | \(.match_to_client_ms.p50 | ms) / \(.match_to_client_ms.p99 | ms) | \(.create_latency_ms.p99 | ms) | \($errs) (\($e429)) | \(us([.replica_cpu_s[]] | add)) / \(us(.db_cpu_s)) / \(us(.soak_cpu_s)) µs | \(.loadavg_start) -> \(.loadavg_end) |"' "$OUT/r$n-$rate.json"
   done
 done
 for f in "$OUT"/r*.json; do
