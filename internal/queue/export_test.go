@@ -71,3 +71,6 @@ func ShadowCallDone(ctx context.Context, s *Service, queue string) error {
 
 // FunctionCalls is the match functions' calls by outcome.
 func FunctionCalls(m *Metrics) *prometheus.CounterVec { return m.fn.calls }
+
+// PenaltiesCounter is m's matchmaker_queue_penalties_total, for tests.
+func PenaltiesCounter(m *Metrics) *prometheus.CounterVec { return m.penalties }
