@@ -141,6 +141,8 @@ func testStats(t *testing.T, st queue.Store) {
 		t.Fatal(err)
 	}
 	snap.SearchingTickets = 5
+	// The match function's backoff, which the next leader takes on from here.
+	snap.FunctionBackoff = &queue.FunctionBackoff{Failures: 2, Next: at(9), Last: "timed out after 200 ms"}
 	if err := st.PublishStats(c, "q", snap); err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +150,9 @@ func testStats(t *testing.T, st queue.Store) {
 	if err != nil || !ok || got.SearchingTickets != 5 || got.OldestWait != 7*time.Second || !got.At.Equal(at(5)) ||
 		got.Bands[3].SearchingPlayers != 4 || got.Bands[3].Name != queue.Bands[3].Name || got.Wait.Quantiles[20] != 12.5 {
 		t.Fatalf("read back %+v ok %v, %v", got, ok, err)
+	}
+	if b := got.FunctionBackoff; b == nil || b.Failures != 2 || !b.Next.Equal(at(9)) || b.Last != "timed out after 200 ms" {
+		t.Fatalf("the function's backoff read back: %+v", b)
 	}
 	wantCode(t, st.PublishStats(c, "nope", snap), apperr.NotFound)
 	if _, ok, err := st.LatestStats(c, "nope"); ok || err != nil {
