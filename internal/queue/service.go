@@ -10,6 +10,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
@@ -104,6 +105,7 @@ type Service struct {
 	definitions   definitions
 	cacheMu       sync.Mutex
 	cache         map[string]cachedStats // the store's snapshots of queues led elsewhere
+	statsFlight   singleflight.Group     // the store reads of those snapshots in progress, by queue
 	predicted     map[string][]float64   // match id -> its teams' win probabilities (Stats.Recent)
 }
 

@@ -487,42 +487,6 @@ func (s *Service) predict(ctx context.Context, q Queue, recent []RecentMatch) []
 	return out
 }
 
-func (s *Service) statsOf(ctx context.Context, name string) (Stats, error) {
-	if _, ok := s.parts.Load(name); ok {
-		return s.partitionedStats(ctx, name)
-	}
-	if v, ok := s.runners.Load(name); ok {
-		if r := v.(*runner); r.leading.Load() {
-			if st := r.stats.Load(); st != nil {
-				return *st, nil
-			}
-		}
-	}
-	now := s.now()
-	s.cacheMu.Lock()
-	c, ok := s.cache[name]
-	s.cacheMu.Unlock()
-	if ok && now.Sub(c.read) < StatsRefresh && !now.Before(c.read) {
-		return c.stats, nil
-	}
-	st, found, err := s.store.LatestStats(ctx, name)
-	if err != nil {
-		return Stats{}, err
-	}
-	if found {
-		st.Source = "store"
-	} else {
-		st = Stats{Queue: name, At: now.UTC(), Source: "none"}
-	}
-	s.cacheMu.Lock()
-	if len(s.cache) > 10_000 { // queue names are admin-made; this only bounds a leak
-		clear(s.cache)
-	}
-	s.cache[name] = cachedStats{read: now, stats: st}
-	s.cacheMu.Unlock()
-	return st, nil
-}
-
 // estimate sets t.EstimatedWait if t is searching and its queue has recent waits. The
 // stats cannot be read: no estimate, the ticket is still answered.
 func (s *Service) estimate(ctx context.Context, t *Ticket) {

@@ -1,0 +1,60 @@
+package queue
+
+import (
+	"context"
+
+	"github.com/matchmakerhq/matchmaker/internal/apperr"
+)
+
+// statsOf is a queue's stats as this replica knows them: its own view when it leads the
+// queue, else the leader's snapshot from the store, read at most once per StatsRefresh.
+func (s *Service) statsOf(ctx context.Context, name string) (Stats, error) {
+	if _, ok := s.parts.Load(name); ok {
+		return s.partitionedStats(ctx, name)
+	}
+	if v, ok := s.runners.Load(name); ok {
+		if r := v.(*runner); r.leading.Load() {
+			if st := r.stats.Load(); st != nil {
+				return *st, nil
+			}
+		}
+	}
+	now := s.now()
+	s.cacheMu.Lock()
+	c, ok := s.cache[name]
+	s.cacheMu.Unlock()
+	if ok && now.Sub(c.read) < StatsRefresh && !now.Before(c.read) {
+		return c.stats, nil
+	}
+	// One read for all the callers that find the snapshot stale: every creation in flight on
+	// a replica that does not lead the queue used to read and decode it when its second ran
+	// out (5.5% of such a replica's CPU in the soak on 2 replicas; docs/performance.md, "The
+	// throughput table"). The read is not cancelled with its first caller's request.
+	read := s.statsFlight.DoChan(name, func() (any, error) {
+		st, found, err := s.store.LatestStats(context.WithoutCancel(ctx), name)
+		if err != nil {
+			return Stats{}, err
+		}
+		if found {
+			st.Source = "store"
+		} else {
+			st = Stats{Queue: name, At: now.UTC(), Source: "none"}
+		}
+		s.cacheMu.Lock()
+		if len(s.cache) > 10_000 { // queue names are admin-made; this only bounds a leak
+			clear(s.cache)
+		}
+		s.cache[name] = cachedStats{read: now, stats: st}
+		s.cacheMu.Unlock()
+		return st, nil
+	})
+	select {
+	case r := <-read:
+		if r.Err != nil {
+			return Stats{}, r.Err
+		}
+		return r.Val.(Stats), nil
+	case <-ctx.Done():
+		return Stats{}, apperr.Wrap(apperr.Unavailable, ctx.Err(), "queue: reading the queue's stats")
+	}
+}
