@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
@@ -18,7 +19,7 @@ import (
 // proposals or matches, no player searching or proposed twice, every change the one the
 // model expects.
 func testProposalModel(t *testing.T, st queue.Store) {
-	r := &modelRun{t: t, st: st, c: ctx(t), rng: rand.New(rand.NewPCG(22, 1)), m: newModel()}
+	r := &modelRun{t: t, st: st, rng: rand.New(rand.NewPCG(22, 1)), m: newModel()}
 	putQueue(t, st, Queue("q"))
 	steps := 400
 	if testing.Short() {
@@ -28,6 +29,10 @@ func testProposalModel(t *testing.T, st queue.Store) {
 		r.players = append(r.players, fmt.Sprintf("p%d", i))
 	}
 	for r.step = range steps {
+		// A deadline a step, not one for the run: 400 steps on a loaded Postgres may take
+		// longer than one call's bound, and a hung call must still fail the test.
+		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		r.c = c
 		r.now++
 		var what string
 		switch op := r.rng.IntN(20); {
@@ -47,7 +52,9 @@ func testProposalModel(t *testing.T, st queue.Store) {
 		if what != "" {
 			r.m.check(t, st, fmt.Sprintf("step %d (%s)", r.step, what))
 		}
+		cancel()
 	}
+	r.c = ctx(t)
 	r.checkEveryEnd()
 }
 
