@@ -2497,17 +2497,20 @@ type Ticket struct {
 	CreatedAt time.Time `json:"created_at"`
 
 	// EstimatedWaitS For a searching ticket, how much longer it is expected to wait, from the waits of the tickets of its rating band matched in the last 10 minutes (of the whole queue when its band has fewer than 10) — the median of those longer than its wait so far, minus that wait; absent without such waits. See `/v1/queues/{name}/stats`.
-	EstimatedWaitS *float64            `json:"estimated_wait_s,omitempty"`
-	ExpiresAt      time.Time           `json:"expires_at"`
-	Id             string              `json:"id"`
-	LatenciesMs    *map[string]float64 `json:"latencies_ms,omitempty"`
-	Players        []TicketPlayer      `json:"players"`
+	EstimatedWaitS *float64 `json:"estimated_wait_s,omitempty"`
+
+	// Exclusive Whether the ticket claims its players across queues (the request's `exclusive`; a backfill's is false).
+	Exclusive   *bool               `json:"exclusive,omitempty"`
+	ExpiresAt   time.Time           `json:"expires_at"`
+	Id          string              `json:"id"`
+	LatenciesMs *map[string]float64 `json:"latencies_ms,omitempty"`
+	Players     []TicketPlayer      `json:"players"`
 
 	// Proposal The ready check a proposed ticket is in. Each player answers `POST /v1/matches/{match_id}/acceptance` before `accept_by`.
 	Proposal *TicketProposal `json:"proposal,omitempty"`
 	Queue    string          `json:"queue"`
 
-	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it no longer admits the ticket, e.g. a party larger than a shrunk `team_size`, or a rule that now reads an attribute the ticket does not give; `cancelled`; `queue deleted`; `creation_failed` when its creation, without an Idempotency-Key, answered an error as the ticket was being stored; such a ticket is cancelled at once rather than matched).
+	// Reason Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it no longer admits the ticket, e.g. a party larger than a shrunk `team_size`, or a rule that now reads an attribute the ticket does not give; `cancelled`; `queue deleted`; `matched_elsewhere` when a player of the ticket was matched or proposed in another queue (exclusive tickets); `creation_failed` when its creation, without an Idempotency-Key, answered an error as the ticket was being stored; such a ticket is cancelled at once rather than matched).
 	Reason *string `json:"reason,omitempty"`
 
 	// Status `proposed`: in a ready check (`proposal`), its players held; it becomes `matched` when every player accepted, or `searching` again (its `created_at`, so its wait, kept) or `cancelled` when the check fails. `placing`: the queue's allocator is placing its match (`proposal`, whose `accept_by` is then the placement's deadline); it becomes `matched` with `assignment.connection`, or `searching` again.
@@ -2584,6 +2587,9 @@ type TicketProposal struct {
 type TicketRequest struct {
 	// Attributes The party's values of the queue's declared attributes, e.g. `{"mode": "ranked", "maps": ["dust", "nuke"]}`. An undeclared attribute, a value of the wrong type or too many values is a 400 naming `attributes.<name>`.
 	Attributes *map[string]AttributeValue `json:"attributes,omitempty"`
+
+	// Exclusive A player may search in several queues at once, but is in one live match only (proposed, placing, or matched within its queue's `ticket_ttl_s`): when this ticket is matched or proposed, its players' searching exclusive tickets in the other queues are cancelled (reason `matched_elsewhere`, with an event and the webhook) in the same commit, and a match of a player live in another is not made (his ticket cancelled `matched_elsewhere`, the others searching on). `false` opts the ticket out (a spectator queue): it neither claims its players nor is refused or cancelled for them.
+	Exclusive *bool `json:"exclusive,omitempty"`
 
 	// LatenciesMs The measured latency to each region, in ms (0..10000).
 	LatenciesMs *map[string]float64 `json:"latencies_ms,omitempty"`

@@ -47,7 +47,7 @@ func TestMigrateEmptyDatabaseAndAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"bias_cells", "goose_db_version", "matches", "mutators", "player_standing",
-		"queue_events", "queue_matches", "queue_partitions", "queue_proposals", "queue_searching", "queue_stats", "queue_tickets", "queues", "rating_tunings", "ratings",
+		"queue_claims", "queue_events", "queue_matches", "queue_partitions", "queue_proposals", "queue_searching", "queue_stats", "queue_tickets", "queues", "rating_tunings", "ratings",
 		"season_standings", "seasons"}
 	if fmt.Sprint(tables) != fmt.Sprint(want) {
 		t.Fatalf("tables %v, want %v", tables, want)

@@ -61,6 +61,10 @@ func (s *Store) run(ctx context.Context, conn *pgxpool.Conn, ch *change) (queue.
 	ch.lock(b)
 	for first := true; ; first = false {
 		r := ch.read(b, need)
+		var pr *playerReads
+		if len(need.Players) > 0 {
+			pr = ch.readPlayers(b, need.Players)
+		}
 		if err := conn.SendBatch(ctx, b).Close(); err != nil {
 			return queue.Change{}, err
 		}
@@ -70,6 +74,9 @@ func (s *Store) run(ctx context.Context, conn *pgxpool.Conn, ch *change) (queue.
 			}
 		}
 		l.Read(need, r.tickets, r.proposals, r.matches)
+		if pr != nil {
+			l.ReadPlayers(need.Players, pr.claims, pr.live)
+		}
 		c, next, err := queue.Decide(&l, ch.at, ch.cause)
 		if err != nil {
 			return queue.Change{}, err
@@ -112,10 +119,10 @@ const (
 	// lifecycle sorts them): one primary-key lookup each, whatever the statistics say.
 	sqlLockTicketStates = `
 SELECT t.ctid, t.id, t.queue, t.status, coalesce(t.proposal->>'match_id', ''),
-       coalesce(t.assignment->>'match_id', ''), coalesce((t.assignment->>'team')::int, 0)
+       coalesce(t.assignment->>'match_id', ''), coalesce((t.assignment->>'team')::int, 0), t.exclusive
 FROM unnest($1::text[]) AS u(id)
 CROSS JOIN LATERAL (
-    SELECT ctid, id, queue, status, proposal, assignment FROM queue_tickets
+    SELECT ctid, id, queue, status, proposal, assignment, exclusive FROM queue_tickets
     WHERE id = u.id AND ($2::text = '' OR queue = $2) FOR UPDATE
 ) AS t`
 
@@ -155,7 +162,7 @@ func (ch *change) read(b *pgx.Batch, need queue.Need) *reads {
 			var row pgtype.TID
 			var t queue.TicketState
 			var status string
-			_, err := pgx.ForEachRow(rows, []any{&row, &t.ID, &t.Queue, &status, &t.Proposal, &t.Match, &t.Team}, func() error {
+			_, err := pgx.ForEachRow(rows, []any{&row, &t.ID, &t.Queue, &status, &t.Proposal, &t.Match, &t.Team, &t.Exclusive}, func() error {
 				t.Status = queue.Status(status)
 				r.tickets = append(r.tickets, t)
 				ch.rows[t.ID] = row

@@ -102,6 +102,7 @@ func (ch *change) write(b *pgx.Batch, c queue.Change) error {
 		b.Queue(sqlPlaceMatch, pl.Match, string(pl.Connection)).Exec(rowsWere(1, "matches placed"))
 		b.Queue(sqlPlaceTickets, rows, string(pl.Connection)).Exec(rowsWere(int64(len(rows)), "tickets placed"))
 	}
+	queueClaims(b, c.Claims)
 	queueEvents(b, c)
 	return queueStanding(b, c)
 }

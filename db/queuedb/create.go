@@ -100,8 +100,8 @@ ORDER BY name FOR KEY SHARE`
 WITH ticket AS (
     SELECT *
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
-                $7::text[], $8::bytea[], $12::text[], $13::text[], $14::text[])
-      AS u(id, queue, players, latencies, created_at, expires_at, idempotency_key, body_hash, backfill, attributes, owner)
+                $7::text[], $8::bytea[], $12::text[], $13::text[], $14::text[], $15::bool[])
+      AS u(id, queue, players, latencies, created_at, expires_at, idempotency_key, body_hash, backfill, attributes, owner, exclusive)
 ), live AS (
     SELECT ticket.* FROM ticket JOIN queues AS q ON q.name = ticket.queue AND q.deleted_at IS NULL
 ), claim AS (
@@ -115,9 +115,9 @@ WITH ticket AS (
     RETURNING ticket_id, player_id
 ), stored AS (
     INSERT INTO queue_tickets (id, queue, status, players, latencies, created_at, expires_at, updated_at,
-                               idempotency_key, body_hash, changed_xid, backfill, attributes, owner)
+                               idempotency_key, body_hash, changed_xid, backfill, attributes, owner, exclusive)
     SELECT id, queue, 'searching', players::jsonb, latencies::jsonb, created_at, expires_at, created_at,
-           idempotency_key, body_hash, pg_current_xact_id(), backfill::jsonb, attributes::jsonb, owner
+           idempotency_key, body_hash, pg_current_xact_id(), backfill::jsonb, attributes::jsonb, owner, exclusive
     FROM live
     WHERE id NOT IN (
         SELECT ticket_id FROM claim WHERE (ticket_id, player_id) NOT IN (SELECT ticket_id, player_id FROM claimed)

@@ -181,6 +181,7 @@ type createColumns struct {
 	ids, queues, players                    []string
 	latencies, keys, backfills, attributes  []*string
 	owners                                  []string
+	exclusive                               []bool
 	created, expires                        []time.Time
 	hashes                                  [][]byte
 	claimQueues, claimPlayers, claimTickets []string
@@ -191,12 +192,13 @@ func newCreateColumns(batch []*createRequest) *createColumns {
 	n := len(batch)
 	c := &createColumns{ids: make([]string, n), queues: make([]string, n), players: make([]string, n),
 		latencies: make([]*string, n), keys: make([]*string, n), backfills: make([]*string, n), attributes: make([]*string, n),
-		owners: make([]string, n), created: make([]time.Time, n), expires: make([]time.Time, n), hashes: make([][]byte, n)}
+		owners: make([]string, n), created: make([]time.Time, n), expires: make([]time.Time, n), hashes: make([][]byte, n),
+		exclusive: make([]bool, n)}
 	for i, r := range batch {
 		t := &r.t
 		c.ids[i], c.queues[i], c.players[i] = t.ID, t.Queue, string(r.players)
 		c.latencies[i], c.keys[i], c.hashes[i], c.backfills[i], c.attributes[i] = r.latencies, r.key, r.hash, r.backfill, r.attrs
-		c.created[i], c.expires[i], c.owners[i] = t.CreatedAt, t.ExpiresAt, t.Owner
+		c.created[i], c.expires[i], c.owners[i], c.exclusive[i] = t.CreatedAt, t.ExpiresAt, t.Owner, t.Exclusive
 		for _, p := range t.Players {
 			c.claimQueues = append(c.claimQueues, t.Queue)
 			c.claimPlayers = append(c.claimPlayers, p.ID)
@@ -212,7 +214,7 @@ func newCreateColumns(batch []*createRequest) *createColumns {
 // args are sqlCreateTickets' parameters, in order.
 func (c *createColumns) args() []any {
 	return []any{c.ids, c.queues, c.players, c.latencies, c.created, c.expires, c.keys, c.hashes,
-		c.claimQueues, c.claimPlayers, c.claimTickets, c.backfills, c.attributes, c.owners}
+		c.claimQueues, c.claimPlayers, c.claimTickets, c.backfills, c.attributes, c.owners, c.exclusive}
 }
 
 // sealOrLeaveOut is the moment a batch decides, before its COMMIT, which of its calls it

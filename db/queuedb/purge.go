@@ -94,6 +94,9 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (queue.PurgeReport,
 	if r.Matches, err = purgeChunks(ctx, conn, sqlPurgeMatches, before); err != nil {
 		return r, db.MapError(err, "queue: purge matches")
 	}
+	if _, err = purgeChunks(ctx, conn, sqlPurgeClaims, before); err != nil {
+		return r, db.MapError(err, "queue: purge claims")
+	}
 	if r.Events, err = purgeEvents(ctx, conn, before); err != nil {
 		return r, db.MapError(err, "queue: purge events")
 	}

@@ -16,7 +16,7 @@ import (
 // The reads: tickets, matches, events, the webhook cursor, and the changes the leader loads.
 
 const ticketColumns = `t.id, t.queue, t.status, t.players, t.latencies, t.created_at, t.expires_at, t.updated_at,
-    t.reason, t.assignment, t.idempotency_key, t.body_hash, t.backfill, t.attributes, t.owner, t.proposal`
+    t.reason, t.assignment, t.idempotency_key, t.body_hash, t.backfill, t.attributes, t.owner, t.proposal, t.exclusive`
 
 // GetTicket implements queue.Store.
 func (s *Store) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
@@ -35,7 +35,7 @@ func scanTicket(row pgx.Row, extra ...any) (queue.Ticket, error) {
 	var key *string
 	var hash []byte
 	dst := append([]any{&t.ID, &t.Queue, &status, &players, &latencies, &t.CreatedAt, &t.ExpiresAt, &t.UpdatedAt,
-		&t.Reason, &assignment, &key, &hash, &backfill, &attributes, &t.Owner, &proposal}, extra...)
+		&t.Reason, &assignment, &key, &hash, &backfill, &attributes, &t.Owner, &proposal, &t.Exclusive}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return queue.Ticket{}, err
 	}
@@ -364,7 +364,7 @@ const changesColumns = `t.id, t.queue, t.status,
     CASE WHEN t.status = 'searching' THEN t.latencies END,
     t.created_at, t.expires_at, t.updated_at, t.reason, NULL::jsonb, t.idempotency_key, t.body_hash,
     CASE WHEN t.status = 'searching' THEN t.backfill END,
-    CASE WHEN t.status = 'searching' THEN t.attributes END, t.owner, NULL::jsonb`
+    CASE WHEN t.status = 'searching' THEN t.attributes END, t.owner, NULL::jsonb, t.exclusive`
 
 // Changes implements queue.Store.
 func (s *Store) Changes(ctx context.Context, queueName string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {

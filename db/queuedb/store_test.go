@@ -93,7 +93,7 @@ func TestPostgresQueueStoreContract(t *testing.T) {
 	s := openDB(t)
 	queuetest.Run(t, func(t *testing.T) queue.Store {
 		_, err := s.Pool().Exec(context.Background(),
-			`TRUNCATE queues, queue_tickets, queue_searching, queue_matches, queue_events, queue_proposals, queue_partitions, player_standing`)
+			`TRUNCATE queues, queue_tickets, queue_searching, queue_matches, queue_events, queue_proposals, queue_partitions, player_standing, queue_claims`)
 		if err != nil {
 			t.Fatal(err)
 		}

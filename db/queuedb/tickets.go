@@ -158,6 +158,9 @@ func (s *Store) leaderChange(ctx context.Context, what, queueName string, at tim
 		var partFound bool
 		var partEpoch int64
 		ch.lock = func(b *pgx.Batch) {
+			if claimsTaken(cause) {
+				b.Queue(sqlLockClaims)
+			}
 			b.Queue(sqlLockQueue, queueName).Query(scanIfAny(&found, &epoch))
 			if part != "" {
 				fenced = queue.PartitionKey(queueName, part)

@@ -25,6 +25,7 @@ type ticketRequest struct {
 	LatenciesMS map[string]float64         `json:"latencies_ms"`
 	Attributes  map[string]rulesjson.Value `json:"attributes"`
 	TTLS        *int                       `json:"ttl_s"`
+	Exclusive   *bool                      `json:"exclusive"`
 }
 
 type ticketPlayerJSON struct {
@@ -44,6 +45,7 @@ type ticketJSON struct {
 	CreatedAt   time.Time                  `json:"created_at"`
 	ExpiresAt   time.Time                  `json:"expires_at"`
 	UpdatedAt   time.Time                  `json:"updated_at"`
+	Exclusive   bool                       `json:"exclusive"`
 	Reason      string                     `json:"reason,omitempty"`
 	Assignment  *ticketAssignedJSON        `json:"assignment,omitempty"`
 	Proposal    *ticketProposalJSON        `json:"proposal,omitempty"`
@@ -97,7 +99,7 @@ type assignedTeamJSON struct {
 
 func newTicketJSON(t queue.Ticket) ticketJSON {
 	out := ticketJSON{ID: t.ID, Queue: t.Queue, Status: t.Status, Players: make([]ticketPlayerOut, len(t.Players)),
-		LatenciesMS: t.Latencies, CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, UpdatedAt: t.UpdatedAt, Reason: t.Reason,
+		LatenciesMS: t.Latencies, CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, UpdatedAt: t.UpdatedAt, Reason: t.Reason, Exclusive: t.Exclusive,
 		Attributes: rulesjson.FromValues(t.Attributes), WaitingOn: newWaitingOnJSON(t.WaitingOn)}
 	for i, p := range t.Players {
 		out.Players[i] = ticketPlayerOut{ID: p.ID, Rating: p.Rating, RatingSource: p.Source, Roles: p.Roles, Avoid: p.Avoid,
@@ -151,7 +153,7 @@ func handleCreateTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
 			return
 		}
 		nt := queue.NewTicket{Queue: chi.URLParam(r, "name"), Latencies: req.LatenciesMS, Attributes: rulesjson.Values(req.Attributes),
-			IdempotencyKey: r.Header.Get("Idempotency-Key"), Players: make([]queue.NewPlayer, len(req.Players))}
+			IdempotencyKey: r.Header.Get("Idempotency-Key"), Players: make([]queue.NewPlayer, len(req.Players)), Exclusive: req.Exclusive}
 		for i, p := range req.Players {
 			nt.Players[i].ID, nt.Players[i].Roles, nt.Players[i].Avoid = p.ID, p.Roles, p.Avoid
 			if p.Rating.Set {

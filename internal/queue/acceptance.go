@@ -117,6 +117,7 @@ type ProposeWrite struct {
 	PlaceFor  time.Duration
 	Placing   bool
 	Proposals []Match
+	ClaimFor  time.Duration // as TickWrite's: the claims hold to AcceptBy + PlaceFor + ClaimFor
 }
 
 // ProposalStore is the part of Store that keeps ready checks.
@@ -220,7 +221,7 @@ func (r *runner) propose(ctx context.Context, q Queue, w *TickWrite, now time.Ti
 	if len(proposals) == 0 {
 		return
 	}
-	pw := ProposeWrite{At: now, Proposals: proposals}
+	pw := ProposeWrite{At: now, Proposals: proposals, ClaimFor: q.TicketTTL}
 	if q.Allocator != nil {
 		pw.PlaceFor = q.Allocator.Timeout
 	}
@@ -234,6 +235,7 @@ func (r *runner) propose(ctx context.Context, q Queue, w *TickWrite, now time.Ti
 		r.s.logger.Warn("queue: cannot write the tick's proposals; they are made again at the next tick", "queue", q.Name, "err", err)
 		return
 	}
+	r.s.metrics.claims(q.Name, done)
 	stored := make(map[string]bool, len(done.Matches))
 	for _, id := range done.Matches {
 		stored[id] = true

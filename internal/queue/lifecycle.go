@@ -114,11 +114,16 @@ type TicketState struct {
 	// Match and Team are a matched ticket's, from its assignment.
 	Match string
 	Team  int
+	// Exclusive: its players are matched in one queue at a time (lifecycle_claims.go).
+	Exclusive bool
+	// Players are the ticket's players' ids, read only for a player's live tickets
+	// (Locked.ReadPlayers).
+	Players []string
 }
 
 // StateOf is what the lifecycle reads of t.
 func StateOf(t *Ticket) TicketState {
-	s := TicketState{ID: t.ID, Queue: t.Queue, Status: t.Status}
+	s := TicketState{ID: t.ID, Queue: t.Queue, Status: t.Status, Exclusive: t.Exclusive}
 	if t.Proposal != nil {
 		s.Proposal = t.Proposal.MatchID
 	}
@@ -129,13 +134,17 @@ func StateOf(t *Ticket) TicketState {
 }
 
 // Need is what Decide must read before it can decide: the tickets, proposals and matches of
-// these ids, each sorted (the order a store locks them in).
+// these ids, each sorted (the order a store locks them in); and for Players, their claims
+// and live tickets in every queue (Locked.ReadPlayers).
 type Need struct {
 	Tickets, Proposals, Matches []string
+	Players                     []string
 }
 
 // Empty says whether nothing is needed.
-func (n Need) Empty() bool { return len(n.Tickets)+len(n.Proposals)+len(n.Matches) == 0 }
+func (n Need) Empty() bool {
+	return len(n.Tickets)+len(n.Proposals)+len(n.Matches)+len(n.Players) == 0
+}
 
 // Locked is what a store has read, and holds locked, of one change's tickets, proposals and
 // matches. The zero Locked has read nothing.
@@ -143,6 +152,8 @@ type Locked struct {
 	tickets   map[string]*TicketState // nil: asked for and not there
 	proposals map[string]*Proposal
 	matches   map[string]*Match
+	claims    map[string]*Claim   // by player; nil: read, none
+	live      map[string][]string // player -> his live tickets read with his claim
 }
 
 // Read records what a store read for n: the tickets, proposals and matches it found (those
@@ -196,6 +207,8 @@ type Change struct {
 	// the low-priority players of the matches made, each a game he owed played
 	// (penalties.go). The store keeps them in the players' standing of the queue's context.
 	Dodges, LowPriority []PlayerMark
+	// Claims are the players' claims to store, each replacing the player's one.
+	Claims []Claim
 }
 
 // PlayerMark is a player's dodge, or low-priority game, in a queue's match.
@@ -220,10 +233,21 @@ func (c *Change) Committed() TickCommitted {
 	}
 	for _, d := range c.Dropped {
 		done.Dropped = append(done.Dropped, d.Match)
+		if d.Reason == DropClaimed {
+			done.Claimed++
+		}
 	}
 	for _, tr := range c.Transitions {
 		if tr.To == Expired {
 			done.Expired = append(done.Expired, tr.Ticket)
+		}
+	}
+	for _, e := range c.Events {
+		if e.Type == EventCancelled && e.Reason == ReasonMatchedElsewhere {
+			if done.Elsewhere == nil {
+				done.Elsewhere = map[string]int{}
+			}
+			done.Elsewhere[e.Queue]++
 		}
 	}
 	return done
@@ -293,21 +317,36 @@ func Decide(l *Locked, at time.Time, cause Cause) (Change, Need, error) {
 		d.need.Tickets = slices.Compact(d.need.Tickets)
 		slices.Sort(d.need.Proposals)
 		slices.Sort(d.need.Matches)
+		slices.Sort(d.need.Players)
+		d.need.Players = slices.Compact(d.need.Players)
 		return Change{}, d.need, nil
 	}
 	return d.c, Need{}, nil
 }
 
+// Reads are what a store read for a Need: Tickets, Proposals and Matches for Locked.Read,
+// Claims and Live (the players' live tickets) for Locked.ReadPlayers.
+type Reads struct {
+	Tickets   []TicketState
+	Proposals []Proposal
+	Matches   []Match
+	Claims    []Claim
+	Live      []TicketState
+}
+
 // Settle decides cause at at for a store that reads without round trips (the memory store):
 // it gives the lifecycle what read finds of each Need until the lifecycle has decided.
-func Settle(l *Locked, at time.Time, cause Cause, read func(Need) ([]TicketState, []Proposal, []Match)) (Change, error) {
+func Settle(l *Locked, at time.Time, cause Cause, read func(Need) Reads) (Change, error) {
 	for {
 		c, need, err := Decide(l, at, cause)
 		if err != nil || need.Empty() {
 			return c, err
 		}
-		ts, ps, ms := read(need)
-		l.Read(need, ts, ps, ms)
+		r := read(need)
+		l.Read(need, r.Tickets, r.Proposals, r.Matches)
+		if len(need.Players) > 0 {
+			l.ReadPlayers(need.Players, r.Claims, r.Live)
+		}
 	}
 }
 
@@ -317,6 +356,8 @@ type decision struct {
 	need  Need
 	c     Change
 	moved map[string]Status // the tickets this change moved, to where
+	// claimed are the claims this change took, by player.
+	claimed map[string]Claim
 }
 
 // tickets says whether every ticket of ids has been read, asking for those not yet.
@@ -447,18 +488,22 @@ func (c TickMatches) decide(d *decision) error {
 	for _, e := range w.Expired {
 		d.tickets(e.TicketID)
 	}
-	if !d.need.Empty() {
+	if !d.need.Empty() || !d.claimsRead(c.Queue, w.Matches) {
 		return nil
 	}
+	until := claimUntil(d.c.At, w.ClaimFor)
 	for i := range w.Matches {
 		m := w.Matches[i]
 		if !d.searching(c.Queue, &m, ticketsOf[i]) {
 			continue
 		}
+		assigned := assignments(m)
+		if !d.claim(c.Queue, &m, until, func(id string) string { return assigned[id].MatchID }) {
+			continue
+		}
 		m.Queue = c.Queue
 		d.c.Matches = append(d.c.Matches, m)
 		d.lowPriority(m)
-		assigned := assignments(m)
 		for _, id := range ticketsOf[i] {
 			t, _ := d.ticket(id)
 			a := assigned[id]

@@ -21,9 +21,10 @@ func (c TickProposals) decide(d *decision) error {
 		ticketsOf[i] = w.Proposals[i].Tickets()
 		d.tickets(ticketsOf[i]...)
 	}
-	if !d.need.Empty() {
+	if !d.need.Empty() || !d.claimsRead(c.Queue, w.Proposals) {
 		return nil
 	}
+	until := claimUntil(w.AcceptBy.Add(w.PlaceFor), w.ClaimFor)
 	state, status := ProposalOpen, Proposed
 	if w.Placing {
 		state, status = ProposalPlacing, Placing
@@ -34,7 +35,8 @@ func (c TickProposals) decide(d *decision) error {
 			d.c.Dropped = append(d.c.Dropped, Drop{Match: m.ID, Reason: DropFill})
 			continue
 		}
-		if !d.searching(c.Queue, &m, ticketsOf[i]) {
+		if !d.searching(c.Queue, &m, ticketsOf[i]) ||
+			!d.claim(c.Queue, &m, until, func(string) string { return m.ID }) {
 			continue
 		}
 		m.Queue, m.CreatedAt = c.Queue, d.c.At

@@ -354,7 +354,7 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	r.propose(ctx, q, &w, now)
 	r.waitingOn.Store(cmp.Or(w.Waiting, &Waits{}))
 	if len(w.Matches)+len(w.Expired) > 0 {
-		w.At, w.Partition = now, r.part
+		w.At, w.Partition, w.ClaimFor = now, r.part, q.TicketTTL
 		done, err := r.s.store.CommitTick(ctx, q.Name, w)
 		if err != nil {
 			log.Warn("queue: cannot write the tick; its matches are retried at the next tick", "err", err)
@@ -512,6 +512,7 @@ func (r *runner) committed(queue string, w TickWrite, done TickCommitted, now ti
 		delete(r.waiting, id)
 		r.s.metrics.expiredTicket(queue, reasons[id])
 	}
+	r.s.metrics.claims(queue, done)
 }
 
 // expiredByTTL is the expiry part of a pass alone: the tickets whose time is up.

@@ -33,6 +33,8 @@ type Metrics struct {
 	placeTime *prometheus.HistogramVec
 	refused   *prometheus.CounterVec
 	penalties *prometheus.CounterVec
+	elsewhere *prometheus.CounterVec
+	conflicts *prometheus.CounterVec
 	fn        *functionMetrics
 }
 
@@ -100,10 +102,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Help: "Penalties (penalties.go) by event: dodge (a player declined a ready check or let it time out), cooldown_refused (a ticket refused by a player's dodge cooldown), low_priority_sent (a player sent to the low-priority pool by his leaves), low_priority_game (a match played by a low-priority player)."},
 		[]string{"queue", "event"})
 	reg.MustRegister(m.penalties)
+	m.elsewhere = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_matched_elsewhere_total",
+		Help: "Tickets of the queue cancelled because their player was matched or proposed in another queue (reason matched_elsewhere)."},
+		[]string{"queue"})
+	m.conflicts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_claim_conflicts_total",
+		Help: "Matches of the queue not made because a player's claim was live in another match."},
+		[]string{"queue"})
 	m.fn = newFunctionMetrics()
 	reg.MustRegister(m.fn.collectors()...)
 	reg.MustRegister(m.searching, m.players, m.leader, m.leadingP, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused)
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused,
+		m.elsewhere, m.conflicts)
 	return m
 }
 
@@ -219,6 +228,20 @@ func (m *Metrics) expiredTicket(queue, reason string) {
 	}
 }
 
+// claims counts what a tick's commit did with claims: its matches refused for one, and the
+// tickets it cancelled matched_elsewhere in each queue.
+func (m *Metrics) claims(queue string, done TickCommitted) {
+	if m == nil {
+		return
+	}
+	if done.Claimed > 0 {
+		m.conflicts.WithLabelValues(queue).Add(float64(done.Claimed))
+	}
+	for q, n := range done.Elsewhere {
+		m.elsewhere.WithLabelValues(q).Add(float64(n))
+	}
+}
+
 func (m *Metrics) webhook(outcome string) {
 	if m == nil {
 		return
@@ -234,7 +257,8 @@ func (m *Metrics) forget(queue string) {
 	l := prometheus.Labels{"queue": queue}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.searching, m.players, m.leader, m.leadingP, m.tick, m.matches, m.created, m.expired, m.wait, m.quality,
-		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused, m.penalties, m.fn.rejected} {
+		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused, m.penalties, m.fn.rejected,
+		m.elsewhere, m.conflicts} {
 		v.DeletePartialMatch(l)
 	}
 }

@@ -30,6 +30,9 @@ type NewTicket struct {
 	TTL time.Duration
 	// IdempotencyKey makes retries safe (the Idempotency-Key header).
 	IdempotencyKey string
+	// Exclusive false opts the ticket out of the claims across queues (a spectator queue's
+	// ticket: lifecycle_claims.go); nil is true.
+	Exclusive *bool
 }
 
 // NewPlayer is a player of a new ticket, with an inline rating or none (nil: the stored one in
@@ -109,6 +112,9 @@ func (nt *NewTicket) fingerprint() [32]byte {
 	b = binary.AppendVarint(b, int64(nt.TTL))
 	if len(nt.Attributes) > 0 { // a request without attributes hashes as it did before them
 		b = appendAttributes(b, nt.Attributes)
+	}
+	if nt.Exclusive != nil && !*nt.Exclusive { // an exclusive ticket hashes as before the flag
+		b = append(b, 4)
 	}
 	return sha256.Sum256(b)
 }

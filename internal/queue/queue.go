@@ -316,6 +316,10 @@ type Ticket struct {
 	// Owner is the API key that created the ticket (its name; "" without keys): only it, or
 	// an admin key, reads, cancels and answers for the ticket (owner.go).
 	Owner string
+	// Exclusive: matched or proposed, the ticket's players are claimed, and their searching
+	// exclusive tickets in other queues cancelled (lifecycle_claims.go). The Service makes
+	// every ticket exclusive but those that opt out ("exclusive": false) and backfills.
+	Exclusive bool
 	// Proposal is the ready check a proposed ticket is in (acceptance.go); nil otherwise.
 	Proposal *TicketProposal
 }

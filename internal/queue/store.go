@@ -182,6 +182,9 @@ type TickWrite struct {
 	// Partition is the partition ticked ("": a queue's one): its leader's epoch fences the
 	// write.
 	Partition string
+	// ClaimFor is the queue's ticket_ttl_s: how long after a match is made its exclusive
+	// players' claims hold them (lifecycle_claims.go); 0: DefaultTicketTTL.
+	ClaimFor time.Duration
 }
 
 // Expiry is a searching ticket to expire, and why.
@@ -195,6 +198,10 @@ type TickCommitted struct {
 	Matches []string // ids of the matches stored
 	Dropped []string // ids of the matches dropped: a ticket was no longer searching
 	Expired []string // ids of the tickets expired
+	// Claimed counts the matches dropped for a player claimed by another match; Elsewhere
+	// the tickets cancelled matched_elsewhere, by their queue.
+	Claimed   int
+	Elsewhere map[string]int
 }
 
 // PurgeReport says how much a Purge deleted.

@@ -59,6 +59,7 @@ func (s *Service) CreateTicket(ctx context.Context, nt NewTicket) (_ Ticket, _ b
 		ID: newID("tk-"), Queue: q.Name, Status: Searching, Players: players, Latencies: nt.Latencies,
 		Attributes: nt.Attributes, CreatedAt: now, ExpiresAt: now.Add(ttl), UpdatedAt: now,
 		IdempotencyKey: nt.IdempotencyKey, BodyHash: nt.fingerprint(), Owner: owner(ctx),
+		Exclusive: nt.Exclusive == nil || *nt.Exclusive,
 	}
 	return s.estimated(ctx)(s.storeTicket(ctx, t, func(player string) string {
 		if i := slices.IndexFunc(nt.Players, func(p NewPlayer) bool { return p.ID == player }); i >= 0 {

@@ -2341,6 +2341,11 @@ export interface components {
              * @description How long the ticket may wait; defaults to the queue's `ticket_ttl_s`.
              */
             ttl_s?: number;
+            /**
+             * @description A player may search in several queues at once, but is in one live match only (proposed, placing, or matched within its queue's `ticket_ttl_s`): when this ticket is matched or proposed, its players' searching exclusive tickets in the other queues are cancelled (reason `matched_elsewhere`, with an event and the webhook) in the same commit, and a match of a player live in another is not made (his ticket cancelled `matched_elsewhere`, the others searching on). `false` opts the ticket out (a spectator queue): it neither claims its players nor is refused or cancelled for them.
+             * @default true
+             */
+            exclusive?: boolean;
         };
         BackfillRequest: {
             match_id: components["schemas"]["ID"];
@@ -2428,7 +2433,9 @@ export interface components {
              * @description When the status last changed.
              */
             updated_at: string;
-            /** @description Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it no longer admits the ticket, e.g. a party larger than a shrunk `team_size`, or a rule that now reads an attribute the ticket does not give; `cancelled`; `queue deleted`; `creation_failed` when its creation, without an Idempotency-Key, answered an error as the ticket was being stored; such a ticket is cancelled at once rather than matched). */
+            /** @description Whether the ticket claims its players across queues (the request's `exclusive`; a backfill's is false). */
+            exclusive?: boolean;
+            /** @description Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it no longer admits the ticket, e.g. a party larger than a shrunk `team_size`, or a rule that now reads an attribute the ticket does not give; `cancelled`; `queue deleted`; `matched_elsewhere` when a player of the ticket was matched or proposed in another queue (exclusive tickets); `creation_failed` when its creation, without an Idempotency-Key, answered an error as the ticket was being stored; such a ticket is cancelled at once rather than matched). */
             reason?: string;
             assignment?: components["schemas"]["TicketAssignment"];
             proposal?: components["schemas"]["TicketProposal"];

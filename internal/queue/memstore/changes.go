@@ -17,10 +17,16 @@ import (
 // decide has the lifecycle decide cause at at from the maps, and writes the change. The
 // caller holds the lock.
 func (s *Store) decide(l *queue.Locked, at time.Time, cause queue.Cause) (queue.Change, error) {
-	c, err := queue.Settle(l, at, cause, func(n queue.Need) ([]queue.TicketState, []queue.Proposal, []queue.Match) {
-		return collect(n.Tickets, s.tickets, func(mt *memTicket) queue.TicketState { return queue.StateOf(&mt.t) }),
-			collect(n.Proposals, s.proposals, func(p *queue.Proposal) queue.Proposal { return *p }),
-			collect(n.Matches, s.matches, func(m queue.Match) queue.Match { return m })
+	c, err := queue.Settle(l, at, cause, func(n queue.Need) queue.Reads {
+		r := queue.Reads{
+			Tickets:   collect(n.Tickets, s.tickets, func(mt *memTicket) queue.TicketState { return queue.StateOf(&mt.t) }),
+			Proposals: collect(n.Proposals, s.proposals, func(p *queue.Proposal) queue.Proposal { return *p }),
+			Matches:   collect(n.Matches, s.matches, func(m queue.Match) queue.Match { return m }),
+		}
+		if len(n.Players) > 0 {
+			r.Claims, r.Live = s.readPlayers(n.Players)
+		}
+		return r
 	})
 	if err == nil {
 		s.write(c)
@@ -70,6 +76,9 @@ func (s *Store) write(c queue.Change) {
 		for _, id := range pl.Tickets {
 			s.tickets[id].t.Assignment.Connection = slices.Clone(pl.Connection)
 		}
+	}
+	for _, cl := range c.Claims {
+		s.claims[cl.Player] = cl
 	}
 	for _, e := range c.Events {
 		if q := s.queues[e.Queue]; q != nil {

@@ -31,6 +31,7 @@ type Store struct {
 	stats     map[string][]byte // queue -> its latest stats, encoded (a copy by construction)
 	waiters   map[string]int    // queue -> its WaitEvents calls under way
 	standing  map[standingKey]*queue.Standing
+	claims    map[string]queue.Claim // player -> his claim (claims.go)
 }
 
 type memQueue struct {
@@ -56,7 +57,7 @@ var _ queue.Store = (*Store)(nil)
 func New() *Store {
 	return &Store{queues: make(map[string]*memQueue), tickets: make(map[string]*memTicket),
 		matches: make(map[string]queue.Match), proposals: make(map[string]*queue.Proposal), wakeEvent: make(chan struct{}),
-		stats: make(map[string][]byte), waiters: make(map[string]int)}
+		stats: make(map[string][]byte), waiters: make(map[string]int), claims: make(map[string]queue.Claim)}
 }
 
 func (s *Store) Name() string                   { return "memory" }
@@ -329,6 +330,7 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (queue.PurgeReport,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var r queue.PurgeReport
+	s.purgeClaims(before)
 	maps.DeleteFunc(s.tickets, func(id string, mt *memTicket) bool {
 		t := &mt.t
 		if t.Status.Live() || !t.UpdatedAt.Before(before) {

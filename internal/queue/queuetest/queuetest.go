@@ -54,6 +54,10 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"DodgesOfADecline", testDodgesOfADecline},
 		{"DodgesOfATimeout", testDodgesOfATimeout},
 		{"LowPriorityGames", testLowPriorityGames},
+		{"MatchedCancelsElsewhere", testMatchedCancelsElsewhere},
+		{"ClaimEndsWithItsTime", testClaimEndsWithItsTime},
+		{"ProposalClaims", testProposalClaims},
+		{"NotExclusive", testNotExclusive},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

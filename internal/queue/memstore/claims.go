@@ -1,0 +1,47 @@
+package memstore
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+)
+
+// The players' claims across queues (internal/queue/lifecycle_claims.go): one per player,
+// written by the ticks' changes under the mutex, which is what serializes them.
+
+// readPlayers is what the lifecycle reads of players: each one's claim with its ticket as it
+// now is, and his live tickets in every queue. The caller holds the lock.
+func (s *Store) readPlayers(players []string) ([]queue.Claim, []queue.TicketState) {
+	var claims []queue.Claim
+	var live []queue.TicketState
+	seen := map[string]bool{}
+	for _, p := range players {
+		if c, ok := s.claims[p]; ok {
+			if mt := s.tickets[c.Ticket]; mt != nil {
+				c.Holder = queue.StateOf(&mt.t)
+			}
+			claims = append(claims, c)
+		}
+		for _, name := range slices.Sorted(maps.Keys(s.queues)) {
+			id, ok := s.queues[name].searching[p]
+			if !ok || seen[id] {
+				continue
+			}
+			seen[id] = true
+			mt := s.tickets[id]
+			st := queue.StateOf(&mt.t)
+			for _, pl := range mt.t.Players {
+				st.Players = append(st.Players, pl.ID)
+			}
+			live = append(live, st)
+		}
+	}
+	return claims, live
+}
+
+// purgeClaims deletes the claims that ended before before. The caller holds the lock.
+func (s *Store) purgeClaims(before time.Time) {
+	maps.DeleteFunc(s.claims, func(_ string, c queue.Claim) bool { return c.Until.Before(before) })
+}
