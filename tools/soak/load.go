@@ -26,6 +26,7 @@ type load struct {
 	keys    []string // the tickets' keys, one per game backend (-keys)
 	db      *database
 	queue   string
+	queue2  string // -queues 2: the second queue, every player searching both (exclusive.go)
 	runID   string
 	client  *http.Client
 	backend []*backend // -wait sse -backends N: the shared streams
@@ -266,6 +267,9 @@ func (l *load) defineQueue(ctx context.Context) error {
 func (l *load) deleteQueue(logf func(string, ...any)) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if l.queue2 != "" {
+		l.deleteNamed(ctx, l.queue2)
+	}
 	for _, r := range l.reps {
 		st, b, _, err := l.do(ctx, l.key, "queue", http.MethodDelete, r.base+"/v1/queues/"+l.queue, nil, 10*time.Second)
 		if err == nil && (st == http.StatusNoContent || st == http.StatusOK || st == http.StatusNotFound) {
@@ -398,6 +402,8 @@ func (l *load) ticket(ctx, resultsCtx context.Context, n int64, due time.Time) {
 	body, first := l.ticketBody(n)
 	key := l.ticketKey(n)
 	switch {
+	case l.queue2 != "":
+		l.ticketInBoth(ctx, resultsCtx, key, body, first, due)
 	case l.c.wait == "longpoll":
 		id := l.create(ctx, key, body, first, due)
 		if id != "" {
@@ -426,36 +432,6 @@ func (l *load) startWaiting() {
 			return
 		}
 	}
-}
-
-// create posts the ticket to a replica; it returns the ticket's id, or "" when the creation
-// failed (kept, with its first player, for the database's check).
-func (l *load) create(ctx context.Context, key string, body []byte, first string, due time.Time) string {
-	st, b, _, err := l.do(ctx, key, "create", http.MethodPost, l.pick().base+"/v1/queues/"+l.queue+"/tickets", body, l.c.timeout)
-	if err == nil && st == http.StatusCreated {
-		var t struct{ ID string }
-		if json.Unmarshal(b, &t) == nil && t.ID != "" {
-			lat := time.Since(due)
-			l.created.Add(1)
-			l.mu.Lock()
-			l.createLat = append(l.createLat, lat)
-			l.mu.Unlock()
-			return t.ID
-		}
-	}
-	status := strconv.Itoa(st)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		status = "cut"
-	case err != nil:
-		status = "no answer"
-	case st == http.StatusCreated:
-		status = "201 without an id"
-	}
-	l.mu.Lock()
-	l.failed = append(l.failed, failedCreate{player: first, status: status})
-	l.mu.Unlock()
-	return ""
 }
 
 // ticketJSON is what the soak reads of a ticket.

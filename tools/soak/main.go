@@ -47,6 +47,7 @@ var errUsage = errors.New("usage")
 // config is the run's settings, from the flags and the environment.
 type config struct {
 	replicas   int
+	queues     int // 2: every player searches two queues led by two replicas (exclusive.go)
 	rate       float64
 	duration   time.Duration
 	drain      time.Duration
@@ -88,6 +89,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&c.replicas, "replicas", 2, "replicas of cmd/api, on one database")
+	fs.IntVar(&c.queues, "queues", 1, "queues the players search: 2 defines a second one, led by another replica, and every arrival searches both (exclusively: matched in one, its ticket in the other is cancelled matched_elsewhere); the run checks that no player is in two matches")
 	fs.Float64Var(&c.rate, "rate", 300, "arrivals per second (tickets: players alone or parties)")
 	fs.DurationVar(&c.duration, "duration", 10*time.Minute, "how long players arrive")
 	fs.DurationVar(&c.drain, "drain", 30*time.Second, "after the arrivals, how long the tickets still waiting may wait before the run ends")
@@ -141,6 +143,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("%w: -rate must be in (0, 20000]", errUsage)
 	case c.duration <= 0 || c.drain < 0:
 		return c, fmt.Errorf("%w: -duration must be positive and -drain not negative", errUsage)
+	case c.queues < 1 || c.queues > 2 || (c.queues == 2 && (c.replicas < 2 || c.wait != "longpoll")):
+		return c, fmt.Errorf("%w: -queues must be 1 or 2 (2 needs -replicas 2 or more and -wait longpoll)", errUsage)
 	case c.wait != "longpoll" && c.wait != "sse":
 		return c, fmt.Errorf("%w: -wait must be longpoll or sse", errUsage)
 	case c.waitS < 1 || c.waitS > 60:
@@ -304,6 +308,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	cleanups = append(cleanups, func() { l.deleteQueue(logf) })
+	if c.queues == 2 {
+		if err := l.defineSecondQueue(ctx, logf); err != nil {
+			return err
+		}
+	}
 	logf("queue %s defined (%dv%d, tick %d ms); %.0f arrivals/s for %v, wait=%s", l.queue, c.teamSize, c.teamSize, c.tickMS, c.rate, c.duration, l.waitMode())
 
 	if c.partitions > 0 || c.killAfter > 0 {
@@ -315,6 +324,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	l.checkDatabase(logf, &sum)
 	if c.partitions > 0 || c.killAfter > 0 {
 		l.checkPartitions(&sum)
+	}
+	if l.queue2 != "" {
+		sum.Exclusive = l.checkExclusive(logf)
 	}
 	for _, r := range reps {
 		r.sampleEnd()

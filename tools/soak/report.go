@@ -24,6 +24,8 @@ type summary struct {
 	Flood        *floodSummary `json:"flood,omitempty"` // -flood: the streams of one key
 	// Partitions: -partitions, what the soak saw of them.
 	Partitions *partitionSummary `json:"partitions,omitempty"`
+	// -queues 2: the players across the two queues (exclusive.go).
+	Exclusive *exclusiveSummary `json:"exclusive,omitempty"`
 
 	// Arrivals and creations.
 	ArrivalsS     float64 `json:"arrivals_s"` // how long arrivals were sent
@@ -328,6 +330,9 @@ func printTable(w io.Writer, s *summary) {
 	}
 	if s.Partitions != nil {
 		row("partitions", "%s", partitionsRow(s.Partitions))
+	}
+	if s.Exclusive != nil {
+		row("two queues", "%s", s.Exclusive)
 	}
 	row("arrivals", "%d due in %.1f s; not sent (-max-waiters tickets in flight): %d; abandoned (their stream did not open): %d",
 		s.Due, s.ArrivalsS, s.NotSent, s.Abandoned)
