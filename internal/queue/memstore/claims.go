@@ -16,7 +16,8 @@ import (
 func (s *Store) readPlayers(players []string) ([]queue.Claim, []queue.TicketState) {
 	var claims []queue.Claim
 	var live []queue.TicketState
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(players))
+	queues := slices.Sorted(maps.Keys(s.queues))
 	for _, p := range players {
 		if c, ok := s.claims[p]; ok {
 			if mt := s.tickets[c.Ticket]; mt != nil {
@@ -24,7 +25,7 @@ func (s *Store) readPlayers(players []string) ([]queue.Claim, []queue.TicketStat
 			}
 			claims = append(claims, c)
 		}
-		for _, name := range slices.Sorted(maps.Keys(s.queues)) {
+		for _, name := range queues {
 			id, ok := s.queues[name].searching[p]
 			if !ok || seen[id] {
 				continue
