@@ -26,6 +26,7 @@ CREATE TABLE queue_claims (
     until     timestamptz NOT NULL
 );
 CREATE INDEX queue_claims_until ON queue_claims (until);
+CREATE INDEX queue_claims_match ON queue_claims (match_id); -- a result ends its match's claims
 ALTER TABLE queue_tickets ADD COLUMN exclusive boolean NOT NULL DEFAULT true;
 CREATE INDEX queue_searching_player ON queue_searching (player_id);
 

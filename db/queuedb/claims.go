@@ -1,10 +1,15 @@
 package queuedb
 
 import (
+	"context"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/matchmakerhq/matchmaker/db"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
@@ -130,4 +135,21 @@ func queueClaims(b *pgx.Batch, cs []queue.Claim) {
 		until[i] = pgtype.Timestamptz{Time: c.Until, Valid: true}
 	}
 	b.Queue(sqlWriteClaims, players, tickets, matches, queues, until).Exec(rowsWere(int64(n), "claims written"))
+}
+
+// EndClaims implements queue.TicketStore: under the ticks' claims lock, as they write
+// claims, so that it waits for a tick that reads them and never deadlocks with one.
+func (s *Store) EndClaims(ctx context.Context, match string, at time.Time) error {
+	at = at.Truncate(time.Microsecond)
+	return db.InTx(ctx, s.pool, "queue: end claims", func(conn *pgxpool.Conn) error {
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		b.Queue(sqlLockClaims)
+		b.Queue(`UPDATE queue_claims SET until = $2 WHERE match_id = $1 AND until > $2`, match, at)
+		b.Queue("COMMIT")
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		return db.Committed(conn)
+	})
 }

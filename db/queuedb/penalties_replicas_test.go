@@ -174,6 +174,11 @@ func TestPenaltiesLeaversPlayLowPriority(t *testing.T) {
 	}
 	for game := 1; game <= 4; game++ {
 		alice := play(game)
+		// Played to its end: its result ends the players' claims (a player is in one live
+		// match at a time), and counts no leave.
+		if err := b.RecordLeaves(ctx, alice.Assignment.MatchID, 600, map[string]float64{"alice": 600, "bob": 600}); err != nil {
+			t.Fatal(err)
+		}
 		waited := alice.UpdatedAt.Sub(alice.CreatedAt)
 		low := game <= 3
 		if alice.Players[0].LowPriority != low || low && waited < extra || !low && waited >= extra {

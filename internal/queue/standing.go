@@ -69,12 +69,17 @@ func Leavers(m Match, durationS float64, presence map[string]float64) []string {
 // has a low-priority penalty (else nothing): each leaver's leave is kept in his standing in
 // the queue's context, and one whose leaves reach the penalty's count is sent to the
 // low-priority pool. A result sent again counts nothing more (a leave is kept once a match).
+// A result finishes the match, so first its players' claims end (lifecycle_claims.go): they
+// may be matched again, in any queue.
 func (s *Service) RecordLeaves(ctx context.Context, matchID string, durationS float64, presence map[string]float64) error {
 	m, err := s.store.GetMatch(ctx, matchID)
 	switch {
 	case apperr.CodeOf(err) == apperr.NotFound:
 		return nil
 	case err != nil:
+		return err
+	}
+	if err := s.store.EndClaims(ctx, m.ID, s.now().UTC()); err != nil {
 		return err
 	}
 	q, err := s.definition(ctx, m.Queue)

@@ -88,6 +88,9 @@ type TicketStore interface {
 	CancelTicket(ctx context.Context, id string, at time.Time) (Ticket, error)
 	// GetMatch returns a match the queue made; NotFound if there is none.
 	GetMatch(ctx context.Context, id string) (Match, error)
+	// EndClaims ends at at the claims the players of match hold by it (its result came:
+	// lifecycle_claims.go); a match without claims is no error.
+	EndClaims(ctx context.Context, match string, at time.Time) error
 }
 
 // LeaderStore is the part of Store the tick loop uses: leadership, the queue's changes, a

@@ -166,3 +166,28 @@ func testNotExclusive(t *testing.T, st queue.Store) {
 		t.Fatal("a ticket stored exclusive that was not")
 	}
 }
+
+// testResultEndsClaims: a match's result ends its players' claims (EndClaims) before their
+// time: matched again elsewhere at once; another match's claims stay.
+func testResultEndsClaims(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	ra, rb, ca, cc := twoQueues(t, st)
+	_ = ca
+	must[queue.TickCommitted](t)(st.CommitTick(c, "ranked", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", ra, rb)}}))
+	x := create(t, st, exclusive("casual", "x", 11, "a1"))
+	if err := st.EndClaims(c, "other-match", at(12)); err != nil {
+		t.Fatal(err)
+	}
+	done := must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(13), Matches: []queue.Match{Match2v2("m2", x, cc)}}))
+	if done.Claimed != 1 {
+		t.Fatalf("another match's result ended a1's claim: %+v", done)
+	}
+	if err := st.EndClaims(c, "m1", at(14)); err != nil {
+		t.Fatal(err)
+	}
+	x = create(t, st, exclusive("casual", "x2", 15, "a1"))
+	done = must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(16), Matches: []queue.Match{Match2v2("m3", x, cc)}}))
+	if !slices.Equal(done.Matches, []string{"m3"}) {
+		t.Fatalf("after m1's result: %+v", done)
+	}
+}

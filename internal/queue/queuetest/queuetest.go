@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"ClaimEndsWithItsTime", testClaimEndsWithItsTime},
 		{"ProposalClaims", testProposalClaims},
 		{"NotExclusive", testNotExclusive},
+		{"ResultEndsClaims", testResultEndsClaims},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

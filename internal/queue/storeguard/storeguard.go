@@ -121,6 +121,12 @@ func (g *guarded) GetMatch(ctx context.Context, id string) (_ queue.Match, err e
 	return g.Store.GetMatch(ctx, id)
 }
 
+func (g *guarded) EndClaims(ctx context.Context, match string, at time.Time) (err error) {
+	ctx, done := g.call(ctx, "end_claims")
+	defer done(&err)
+	return g.Store.EndClaims(ctx, match, at)
+}
+
 func (g *guarded) Events(ctx context.Context, qname string, after int64, limit int) (_ []queue.Event, err error) {
 	ctx, done := g.call(ctx, "events")
 	defer done(&err)
