@@ -1731,7 +1731,7 @@ type QueueDefinition struct {
 	// MinTeamSize The fewest players each team may start with, by the wait of the match's oldest ticket: steps whose values never increase, e.g. `[{"after_s": 0, "value": 5}, {"after_s": 90, "value": 4}]` lets a 5v5 start as 4v4 after 90 s (the match then says each team's `open_slots`).
 	MinTeamSize *[]Step `json:"min_team_size,omitempty"`
 
-	// PartitionBy The attribute (one an `equal` rule without `optional_after_s` reads) whose values split the queue into partitions, e.g. `"mode"`: each value is led and ticked on its own, on one of the replicas (shared out between them, moved within a lease when one dies), and no match crosses two. Not with `acceptance` or `allocator` yet. Absent: one partition, the whole queue. Its stats give each partition's (`partitions`).
+	// PartitionBy The attribute (one an `equal` rule without `optional_after_s` reads) whose values split the queue into partitions, e.g. `"mode"`: each value is led and ticked on its own, on one of the replicas (shared out between them, moved within a lease when one dies), and no match crosses two. With `acceptance` or `allocator`, a partition's leader proposes its matches and the queue's leader resolves the proposals (deadlines, placements) once for the queue. Absent: one partition, the whole queue. Its stats give each partition's (`partitions`).
 	PartitionBy *string `json:"partition_by,omitempty"`
 
 	// Penalties Penalties for players who dodge ready checks and leave matches, kept per rating

@@ -200,8 +200,11 @@ WHERE queue = $1 AND value = $2 AND ($5::bigint IS NULL OR leader_epoch = $5)`, 
 // partitionOf is the partition a leader's change is a tick of ("": the queue's one, or not a
 // tick).
 func partitionOf(cause queue.Cause) string {
-	if m, ok := cause.(queue.TickMatches); ok {
-		return m.Write.Partition
+	switch c := cause.(type) {
+	case queue.TickMatches:
+		return c.Write.Partition
+	case queue.TickProposals:
+		return c.Write.Partition
 	}
 	return ""
 }

@@ -118,6 +118,9 @@ type ProposeWrite struct {
 	Placing   bool
 	Proposals []Match
 	ClaimFor  time.Duration // as TickWrite's: the claims hold to AcceptBy + PlaceFor + ClaimFor
+	// Partition is the partition whose leader proposes (its epoch fences the write, as
+	// TickWrite.Partition); "" for a queue without partition_by.
+	Partition string
 }
 
 // ProposalStore is the part of Store that keeps ready checks.
@@ -221,7 +224,7 @@ func (r *runner) propose(ctx context.Context, q Queue, w *TickWrite, now time.Ti
 	if len(proposals) == 0 {
 		return
 	}
-	pw := ProposeWrite{At: now, Proposals: proposals, ClaimFor: q.TicketTTL}
+	pw := ProposeWrite{At: now, Proposals: proposals, ClaimFor: q.TicketTTL, Partition: r.part}
 	if q.Allocator != nil {
 		pw.PlaceFor = q.Allocator.Timeout
 	}
@@ -294,6 +297,8 @@ func (r *runner) heldChanged(queue string, t Ticket, now time.Time, counted map[
 // expireProposals resolves the queue's proposals past their deadline, while this replica
 // leads it: at every tick of a queue with a ready check, and of any queue while some of its
 // proposals are open (a ready check removed from the definition, a leader that took over).
+// Of a partitioned queue the runner of the queue as a whole calls it (queueWide), not the
+// partitions': the proposals are the queue's, resolved once.
 func (r *runner) expireProposals(ctx context.Context, q Queue, now time.Time) {
 	if q.Acceptance == nil && q.Allocator == nil && !r.openProposals {
 		return

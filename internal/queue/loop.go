@@ -327,8 +327,12 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	ctx, cancel := context.WithTimeout(parent, max(5*q.Tick, 5*time.Second)+functionTimeout(q))
 	defer cancel()
 	log := r.s.logger.With("queue", q.Name, "partition", r.part)
-	if !r.lead(ctx, q) || r.whole {
-		return // the runner of a partitioned queue as a whole leads it for its webhooks only
+	if !r.lead(ctx, q) {
+		return
+	}
+	if r.whole { // a partitioned queue as a whole: its webhooks, and what is the queue's
+		r.queueWide(ctx, q)
+		return
 	}
 	start := r.s.clock.Now()
 	if err := r.load(ctx, q); err != nil {
@@ -338,8 +342,10 @@ func (r *runner) tick(parent context.Context, q Queue) {
 	ctx, span := r.tickSpan(ctx, q)
 	defer span.End()
 	now := r.s.now().UTC()
-	r.expireProposals(ctx, q, now)
-	r.placeMatches(ctx, q)
+	if r.part == "" { // a partition's are the queue's runner's (queueWide)
+		r.expireProposals(ctx, q, now)
+		r.placeMatches(ctx, q)
+	}
 	list := r.sortedWaiting()
 	w, err := r.pass(ctx, q, list, now)
 	if !r.leading.Load() { // lost during a match function's call

@@ -63,8 +63,8 @@ func (q *Queue) PartitionOf(attrs map[string]matchrules.Value) string {
 
 // addPartitionFaults checks partition_by: the attribute of an equal rule that binds every
 // ticket for its whole wait (one whose optional_after_s lets tickets meet across values
-// after a while cannot be split along them), and no ready check or allocator, whose
-// queue-wide work (the open proposals, the matches being placed) is not split yet.
+// after a while cannot be split along them). A ready check and an allocator are allowed: a
+// partition's leader proposes its matches, the queue's resolves the proposals (queueWide).
 func (q *Queue) addPartitionFaults(f *apperr.Fields) {
 	if q.PartitionBy == "" {
 		return
@@ -77,10 +77,6 @@ func (q *Queue) addPartitionFaults(f *apperr.Fields) {
 		f.Add("partition_by", "must name a string attribute: a number's values are not partitions")
 	case !binding:
 		f.Add("partition_by", "must name the attribute of an equal rule without optional_after_s: tickets of two values must never meet (no rule reads %q so)", q.PartitionBy)
-	case q.Acceptance != nil:
-		f.Add("partition_by", "cannot be combined with acceptance yet: a ready check's proposals are the whole queue's")
-	case q.Allocator != nil:
-		f.Add("partition_by", "cannot be combined with an allocator yet: the matches being placed are the whole queue's")
 	}
 }
 

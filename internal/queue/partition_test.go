@@ -150,11 +150,10 @@ func TestPartitionByValidation(t *testing.T) {
 	t.Parallel()
 	after := 30.0
 	for name, edit := range map[string]func(q *queue.Queue){
-		"no such attribute":  func(q *queue.Queue) { q.PartitionBy = "region" },
-		"optional rule":      func(q *queue.Queue) { q.Rules[0].OptionalAfterS = &after },
-		"not an equal rule":  func(q *queue.Queue) { q.Rules[0].Kind = matchrules.RuleIntersect },
-		"with a ready check": func(q *queue.Queue) { q.Acceptance = &queue.Acceptance{Timeout: 10 * time.Second} },
-		"a number":           func(q *queue.Queue) { q.Attributes["mode"] = matchrules.Attribute{Type: matchrules.TypeNumber} },
+		"no such attribute": func(q *queue.Queue) { q.PartitionBy = "region" },
+		"optional rule":     func(q *queue.Queue) { q.Rules[0].OptionalAfterS = &after },
+		"not an equal rule": func(q *queue.Queue) { q.Rules[0].Kind = matchrules.RuleIntersect },
+		"a number":          func(q *queue.Queue) { q.Attributes["mode"] = matchrules.Attribute{Type: matchrules.TypeNumber} },
 	} {
 		q := partitionedQueue("modes")
 		edit(&q)
@@ -167,6 +166,11 @@ func TestPartitionByValidation(t *testing.T) {
 	q := partitionedQueue("modes")
 	if err := q.Validate(); err != nil {
 		t.Fatalf("a queue partitioned by its equal rule's attribute: %v", err)
+	}
+	q.Acceptance = &queue.Acceptance{Timeout: 10 * time.Second}
+	q.Allocator = &queue.Allocator{URL: "https://alloc.example/place", Secret: "an-allocator-secret-of-16-bytes", Timeout: 10 * time.Second}
+	if err := q.Validate(); err != nil {
+		t.Fatalf("a partitioned queue with a ready check and an allocator: %v", err)
 	}
 }
 

@@ -159,6 +159,15 @@ func (r *runner) leadUnit(ctx context.Context) (bool, error) {
 	return ok, err
 }
 
+// queueWide is the tick of a partitioned queue's own runner: the partitions' runners
+// propose their matches (a ready check's, an allocator's), but the proposals and the matches
+// being placed are the queue's in the stores, so their deadlines are expired and their
+// placements started here, once for the queue, by its leader.
+func (r *runner) queueWide(ctx context.Context, q Queue) {
+	r.expireProposals(ctx, q, r.s.now().UTC())
+	r.placeMatches(ctx, q)
+}
+
 // markLeading sets the leadership metrics of the runner's unit.
 func (r *runner) markLeading(queue string, yes bool) {
 	if r.part == "" {

@@ -2159,7 +2159,7 @@ export interface components {
             /** @description The roles players may list (`players[].roles` of a ticket), which a `composition` bounds. */
             roles?: string[];
             avoid?: components["schemas"]["AvoidRule"];
-            /** @description The attribute (one an `equal` rule without `optional_after_s` reads) whose values split the queue into partitions, e.g. `"mode"`: each value is led and ticked on its own, on one of the replicas (shared out between them, moved within a lease when one dies), and no match crosses two. Not with `acceptance` or `allocator` yet. Absent: one partition, the whole queue. Its stats give each partition's (`partitions`). */
+            /** @description The attribute (one an `equal` rule without `optional_after_s` reads) whose values split the queue into partitions, e.g. `"mode"`: each value is led and ticked on its own, on one of the replicas (shared out between them, moved within a lease when one dies), and no match crosses two. With `acceptance` or `allocator`, a partition's leader proposes its matches and the queue's leader resolves the proposals (deadlines, placements) once for the queue. Absent: one partition, the whole queue. Its stats give each partition's (`partitions`). */
             partition_by?: string;
             penalties?: components["schemas"]["Penalties"];
             /**
