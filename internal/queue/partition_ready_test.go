@@ -35,6 +35,24 @@ func (s *expiryCounter) ExpireProposals(ctx context.Context, q string, at time.T
 	return s.Store.ExpireProposals(ctx, q, at)
 }
 
+// expiredAt waits for a call at the clock's time: the queue's tick at that time has read its
+// clock, and the test may move it on without a tick that straddles the move (one that read
+// the new time after it began at the old would be a second call at the new time).
+func (s *expiryCounter) expiredAt(t *testing.T, at time.Time) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		s.mu.Lock()
+		n := s.calls[at]
+		s.mu.Unlock()
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no expiry of the queue's proposals at %v after 10 s", at)
+		}
+	}
+}
+
 // twice are the times ExpireProposals was called at more than once.
 func (s *expiryCounter) twice() map[time.Time]int {
 	s.mu.Lock()
@@ -121,6 +139,7 @@ func TestPartitionedReadyCheck(t *testing.T) {
 	if tk := waitFor(t, svc, id["a1"], queue.Matched); tk.Assignment.MatchID != pa.Proposal.MatchID {
 		t.Fatalf("a1's assignment %+v, want match %s", tk.Assignment, pa.Proposal.MatchID)
 	}
+	store.expiredAt(t, c.Now())
 	if p, err := svc.Answer(ctx, pb.Proposal.MatchID, "b2", false); err != nil || p.State != queue.ProposalDeclined {
 		t.Fatalf("b2 declines: %+v %v", p, err)
 	}
@@ -137,6 +156,7 @@ func TestPartitionedReadyCheck(t *testing.T) {
 	if _, err := svc.Answer(ctx, pb.Proposal.MatchID, "b1", true); err != nil {
 		t.Fatal(err)
 	}
+	store.expiredAt(t, c.Now())
 	advance(t, c, svc, queue.PartitionKey("modes", "b"), 20*time.Second) // b3 never answers
 	if tk := waitFor(t, svc, b3.ID, queue.Cancelled); tk.Reason != queue.ReasonAcceptanceTimeout {
 		t.Fatalf("b3 after the deadline: %+v", tk)
