@@ -58,7 +58,8 @@ func TestRunBehindPgbouncer(t *testing.T) {
 	// database itself.
 	var holders, listeners []string
 	if err := conn.QueryRow(ctx, `SELECT coalesce(array_agg(a.application_name), '{}') FROM pg_locks AS l JOIN pg_stat_activity AS a USING (pid)
-		WHERE l.locktype = 'advisory' AND l.classid = 3 AND l.granted`).Scan(&holders); err != nil {
+		WHERE l.locktype = 'advisory' AND l.classid = 3 AND l.granted
+			AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&holders); err != nil {
 		t.Fatal(err)
 	}
 	if err := conn.QueryRow(ctx, `SELECT coalesce(array_agg(application_name), '{}') FROM pg_stat_activity
