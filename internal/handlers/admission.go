@@ -228,6 +228,17 @@ func (a *admitter) enter(caller string) (received, leave func(), err error) {
 	}, nil
 }
 
+// arriving is the number of admitted requests, of every caller, whose bodies are arriving.
+func (a *admitter) arriving() float64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, c := range a.receiving {
+		n += c
+	}
+	return float64(n)
+}
+
 func decrement(counts map[string]int, caller string) {
 	if counts[caller]--; counts[caller] <= 0 {
 		delete(counts, caller)

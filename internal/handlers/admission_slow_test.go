@@ -64,7 +64,9 @@ func (s slowBodyServer) do(tb testing.TB, key, method, path, body string) int {
 }
 
 // stall opens n connections that each declare a body of declared bytes to path and send one
-// byte of it, and waits until the server is answering all of them.
+// byte of it, and waits until the server is answering all of them and has admitted them as
+// arriving (in flight alone is counted before admission, so a request after stall could still
+// find a slot).
 func (s slowBodyServer) stall(tb testing.TB, n int, path string, declared int) []net.Conn {
 	tb.Helper()
 	var conns []net.Conn
@@ -79,7 +81,7 @@ func (s slowBodyServer) stall(tb testing.TB, n int, path string, declared int) [
 		conns = append(conns, c)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for s.inFlight(tb) < float64(n) {
+	for s.inFlight(tb) < float64(n) || s.gauge(tb, "matchmaker_http_bodies_arriving") < float64(n) {
 		if time.Now().After(deadline) {
 			tb.Fatalf("the server never had the %d stalled requests in flight", n)
 		}
@@ -89,12 +91,16 @@ func (s slowBodyServer) stall(tb testing.TB, n int, path string, declared int) [
 }
 
 func (s slowBodyServer) inFlight(tb testing.TB) float64 {
+	return s.gauge(tb, "matchmaker_http_requests_in_flight")
+}
+
+func (s slowBodyServer) gauge(tb testing.TB, name string) float64 {
 	mfs, err := s.reg.Gather()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() == "matchmaker_http_requests_in_flight" {
+		if mf.GetName() == name {
 			return mf.GetMetric()[0].GetGauge().GetValue()
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
@@ -34,6 +35,11 @@ func addRoutes(r chi.Router, d Deps, metrics *domainMetrics) {
 	// One gate per server for the heavy team searches of /teams and /teams/rebalance.
 	gate := newWorkGate(cmp.Or(d.Limits.HeavySearches, DefaultHeavySearches))
 	gate.admission = newAdmitter(d.Limits.Admission, d.Limits.MaxBodyBytes)
+	// Stalled uploads show as bodies arriving that do not go down.
+	d.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "matchmaker_http_bodies_arriving",
+		Help: "Admitted compute and ticket-creation requests whose bodies are still arriving.",
+	}, gate.admission.arriving))
 	r.Route("/v1", func(r chi.Router) {
 		addTeamRoutes(r, d, g, metrics, gate)
 		addRatingsRoutes(r, d, g, metrics)
