@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,17 +72,28 @@ func TestQueueMatchFunctionOverHTTP(t *testing.T) {
 }
 
 // In mode shadow, /stats shows the rules' matches beside the function's over the last 10
-// minutes (validated against the spec, as every response of these tests). A tick may call
-// the function with alice alone, before bob's ticket: one call or two.
+// minutes (validated against the spec, as every response of these tests). A shadow call
+// runs beside the ticks, one at a time, and a tick finding one running makes none: had the
+// queue been shadowed from the start, a call with alice alone, slow on a loaded host, could
+// still run at the tick that matched her with bob, and the function would never have seen
+// the two (no function match after 10 s). So both wait first in mode replace, under a
+// function that matches nothing (its calls inline in the ticks), until it has been sent
+// both; then, in mode shadow, no call is running at the tick the rules match them, whose
+// call has them.
 func TestQueueStatsShowTheShadow(t *testing.T) {
 	t.Parallel()
+	sawBoth := make(chan struct{})
+	var once sync.Once
 	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Pool []struct {
 				ID string `json:"id"`
 			} `json:"pool"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Pool) < 2 {
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Pool) < 2 || r.URL.Path != "/shadow" {
+			if len(req.Pool) >= 2 {
+				once.Do(func() { close(sawBoth) })
+			}
 			_, _ = io.WriteString(w, `{"matches":[]}`)
 			return
 		}
@@ -90,13 +102,23 @@ func TestQueueStatsShowTheShadow(t *testing.T) {
 	}))
 	defer fn.Close()
 	h := keyedQueueServer(t)
-	q := `{"context":{"game_type":"ctf"},"team_size":1,"tick_ms":50,"match_function":{"url":"` + fn.URL + `","secret":"0123456789abcdef","mode":"shadow"}}`
-	if resp := as(t, h, "key-ops", http.MethodPut, "/v1/queues/shadowed", q); resp.StatusCode != http.StatusCreated {
+	queueIn := func(mode string) string {
+		return `{"context":{"game_type":"ctf"},"team_size":1,"tick_ms":50,"match_function":{"url":"` + fn.URL + `/` + mode + `","secret":"0123456789abcdef","mode":"` + mode + `"}}`
+	}
+	if resp := as(t, h, "key-ops", http.MethodPut, "/v1/queues/shadowed", queueIn("replace")); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("put queue: %d %s", resp.StatusCode, readAll(t, resp))
 	}
 	var a ticketJSON
 	decodeJSON(t, as(t, h, "key-a", http.MethodPost, "/v1/queues/shadowed/tickets", `{"players":[{"id":"alice"}]}`), &a)
 	decodeJSON(t, as(t, h, "key-a", http.MethodPost, "/v1/queues/shadowed/tickets", `{"players":[{"id":"bob"}]}`), new(ticketJSON))
+	select {
+	case <-sawBoth:
+	case <-time.After(10 * time.Second):
+		t.Fatal("in mode replace, the function was not sent alice and bob after 10 s")
+	}
+	if resp := as(t, h, "key-ops", http.MethodPut, "/v1/queues/shadowed", queueIn("shadow")); resp.StatusCode != http.StatusOK {
+		t.Fatalf("put queue in mode shadow: %d %s", resp.StatusCode, readAll(t, resp))
+	}
 	if m := waitStatus(t, h, "key-a", a.ID, queue.Matched); !strings.HasPrefix(m.Assignment.MatchID, "mt-tk-") {
 		t.Fatalf("in shadow, matched by %s, not the rules", m.Assignment.MatchID)
 	}
