@@ -26,11 +26,12 @@ type exclusiveSummary struct {
 	Leaders      [2]int           `json:"leaders"` // the replica leading each queue when the arrivals began
 	Tickets      map[string]int64 `json:"tickets"` // by queue, status (reason)
 	Arrivals     int64            `json:"arrivals_stored"`
-	Unpaired     int64            `json:"unpaired"`        // arrivals with a ticket in one queue only (a creation failed)
-	MatchedTwice int64            `json:"matched_twice"`   // arrivals matched in both queues: must be 0
-	NotCancelled int64            `json:"not_cancelled"`   // matched in one queue, the other ticket not cancelled matched_elsewhere: must be 0
-	WrongCancels int64            `json:"wrong_cancels"`   // cancelled matched_elsewhere, not matched (nor proposed) in the other: must be 0
-	Conflicts    float64          `json:"claim_conflicts"` // matchmaker_queue_claim_conflicts_total, both queues, every replica
+	Unpaired     int64            `json:"unpaired"`           // arrivals with a ticket in one queue only (a creation failed)
+	MatchedTwice int64            `json:"matched_twice"`      // arrivals in two matches live at once: must be 0
+	Sequential   int64            `json:"matched_sequential"` // matched in both, the second made after the first's result or ticket_ttl_s
+	NotCancelled int64            `json:"not_cancelled"`      // matched in one queue, the other ticket not cancelled matched_elsewhere: must be 0
+	WrongCancels int64            `json:"wrong_cancels"`      // cancelled matched_elsewhere, not matched (nor proposed) in the other: must be 0
+	Conflicts    float64          `json:"claim_conflicts"`    // matchmaker_queue_claim_conflicts_total, both queues, every replica
 	Elsewhere    float64          `json:"matched_elsewhere"`
 	CheckError   string           `json:"check_error,omitempty"`
 }
@@ -100,18 +101,36 @@ func (l *load) ticketInBoth(ctx, resultsCtx context.Context, key string, body []
 	wg.Wait()
 }
 
-// sqlExclusive counts the two queues' tickets by arrival (first player).
+// sqlExclusive counts the two queues' tickets by arrival (first player). A player in both
+// queues' matches is a double only when the two matches were live at once: a match is live
+// from its creation to its result, or to ticket_ttl_s after its creation, when its claim ends
+// (docs/queue.md, "Several queues at once"). A second match made after the first one's end
+// is the player's next game, counted apart (sequential). A deleted queue's row stays (a
+// tombstone), so its ticket_ttl is still there; without it the match is live to its result.
 const sqlExclusive = `
 WITH t AS (
-    SELECT players->0->>'id' AS player, queue, status, reason FROM queue_tickets WHERE queue IN ($1, $2)
+    SELECT players->0->>'id' AS player, queue, status, reason, assignment->>'match_id' AS match_id
+    FROM queue_tickets WHERE queue IN ($1, $2)
 ), a AS (
     SELECT player, count(*) AS n,
            count(*) FILTER (WHERE status = 'matched') AS matched,
            count(*) FILTER (WHERE status IN ('matched', 'proposed', 'placing')) AS live,
            count(*) FILTER (WHERE status = 'cancelled' AND reason = 'matched_elsewhere') AS elsewhere
     FROM t GROUP BY player
+), w AS (
+    SELECT t.player, m.created_at AS made,
+           coalesce(least(r.created_at, m.created_at + q.ticket_ttl), r.created_at, 'infinity') AS ended
+    FROM t JOIN queue_matches m ON m.id = t.match_id
+    LEFT JOIN matches r ON r.match_id = t.match_id
+    LEFT JOIN queues q ON q.name = t.queue
+    WHERE t.status = 'matched'
+), twice AS (
+    SELECT x.player, bool_or(x.made < y.ended AND y.made < x.ended) AS overlap
+    FROM w x JOIN w y ON x.player = y.player AND (x.made, x.ended) < (y.made, y.ended)
+    GROUP BY x.player
 )
-SELECT count(*), count(*) FILTER (WHERE n <> 2), count(*) FILTER (WHERE matched > 1),
+SELECT count(*), count(*) FILTER (WHERE n <> 2),
+       (SELECT count(*) FILTER (WHERE overlap) FROM twice), (SELECT count(*) FILTER (WHERE NOT overlap) FROM twice),
        count(*) FILTER (WHERE n = 2 AND matched = 1 AND elsewhere <> 1),
        count(*) FILTER (WHERE elsewhere > 0 AND live = 0)
 FROM a`
@@ -133,7 +152,7 @@ func (l *load) checkExclusive(logf func(string, ...any)) *exclusiveSummary {
 		}
 	}
 	l.db.mu.Lock()
-	err := l.db.conn.QueryRow(ctx, sqlExclusive, l.queue, l.queue2).Scan(&s.Arrivals, &s.Unpaired, &s.MatchedTwice, &s.NotCancelled, &s.WrongCancels)
+	err := l.db.conn.QueryRow(ctx, sqlExclusive, l.queue, l.queue2).Scan(&s.Arrivals, &s.Unpaired, &s.MatchedTwice, &s.Sequential, &s.NotCancelled, &s.WrongCancels)
 	l.db.mu.Unlock()
 	if err != nil && err != pgx.ErrNoRows {
 		s.CheckError = err.Error()
@@ -160,9 +179,9 @@ func (s *exclusiveSummary) String() string {
 		verdict = "BROKEN"
 	}
 	return fmt.Sprintf("%s (queues %s led by replica %d, %s by replica %d): %d arrivals stored (%d in one queue only); "+
-		"matched in both %d, matched without the other cancelled matched_elsewhere %d, cancelled matched_elsewhere without a match elsewhere %d; "+
+		"in two live matches %d (matched in both one after the other's end %d), matched without the other cancelled matched_elsewhere %d, cancelled matched_elsewhere without a match elsewhere %d; "+
 		"claim conflicts %.0f, cancelled matched_elsewhere %.0f (metrics)%s",
-		verdict, s.Queues[0], s.Leaders[0], s.Queues[1], s.Leaders[1], s.Arrivals, s.Unpaired, s.MatchedTwice, s.NotCancelled, s.WrongCancels,
+		verdict, s.Queues[0], s.Leaders[0], s.Queues[1], s.Leaders[1], s.Arrivals, s.Unpaired, s.MatchedTwice, s.Sequential, s.NotCancelled, s.WrongCancels,
 		s.Conflicts, s.Elsewhere, map[bool]string{true: "; error: " + s.CheckError, false: ""}[s.CheckError != ""])
 }
 
