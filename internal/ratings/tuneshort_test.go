@@ -16,7 +16,8 @@ import (
 // is newcomer-heavy and short (a self-tuning never comes at 2,000 results), so the defaults
 // are also scored on the first RATINGS_MATCHES results of each league (0: the leagues' own
 // length), seeds 1-3, and on RATINGS_DATA (an ATP doubles CSV) when set. RATINGS_LEAGUES
-// picks the leagues (default casual,casual4). It runs only with RATINGS_TUNE=1:
+// picks the leagues (default casual,casual4), RATINGS_ROWS=a,b the rows whose name starts with
+// one of those prefixes (all when empty). It runs only with RATINGS_TUNE=1:
 //
 //	RATINGS_TUNE=1 RATINGS_MATCHES=1200 RATINGS_LEAGUES=default,newcomers,pro,casual,casual4 go test -run TuneShortHistories -v ./internal/ratings/
 func TestTuneShortHistories(t *testing.T) {
@@ -51,6 +52,7 @@ func TestTuneShortHistories(t *testing.T) {
 	vary("ScalePrior", []float64{2, 5}, func(m *ratings.Kalman, v float64) { m.ScalePrior = v })
 	vary("NewcomerPrior", []float64{5, 1e9}, func(m *ratings.Kalman, v float64) { m.NewcomerPrior = v })
 	vary("BiasPrior", []float64{200, 1e9}, func(m *ratings.Kalman, v float64) { m.BiasPrior = v })
+	rows = onlyRows(rows, os.Getenv("RATINGS_ROWS"))
 
 	var sets []tuneSet
 	for _, name := range names {
@@ -75,6 +77,24 @@ func TestTuneShortHistories(t *testing.T) {
 		groups = append(groups, "data")
 	}
 	t.Log("\n" + tuneTable2(t, sets, rows, groups...))
+}
+
+// onlyRows keeps the rows whose name starts with one of the comma-separated prefixes (all
+// when empty), so that a sweep costs only what it is run for.
+func onlyRows(rows []tuneRow, prefixes string) []tuneRow {
+	if prefixes == "" {
+		return rows
+	}
+	var out []tuneRow
+	for _, r := range rows {
+		for _, p := range strings.Split(prefixes, ",") {
+			if strings.HasPrefix(r.name, p) {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // dataSet reads RATINGS_DATA as tuneSets does.
