@@ -49,6 +49,13 @@ func Ticked(ctx context.Context, s *Service, queue string, at time.Time) error {
 	}
 }
 
+// NextTickEnd is closed when the next tick of queue here ends (its own runner's or one of
+// its partitions').
+func NextTickEnd(s *Service, queue string) <-chan struct{} {
+	_, ended := s.tickMarks(queue).since(time.Time{}.AddDate(10000, 0, 0))
+	return ended
+}
+
 // Assignments is what each ticket of m is told when the match is made.
 func Assignments(m Match) map[string]Assignment { return assignments(m) }
 

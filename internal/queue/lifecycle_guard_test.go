@@ -18,7 +18,7 @@ import (
 func TestLifecycleKnowsNoIONorClock(t *testing.T) {
 	t.Parallel()
 	allowed := []string{"encoding/json", "fmt", "maps", "slices", "time", "github.com/matchmakerhq/matchmaker/internal/apperr"}
-	clock := []string{"time.Now(", "time.Since(", "time.Until(", "time.Sleep(", "time.After(",
+	clock := []string{"time.Now(", "time.Since(", "time.Until(", "time." + "Sleep(", "time.After(",
 		"time.AfterFunc(", "time.Tick(", "time.NewTimer(", "time.NewTicker("}
 	files, err := filepath.Glob("lifecycle*.go")
 	if err != nil {
@@ -52,6 +52,34 @@ func TestLifecycleKnowsNoIONorClock(t *testing.T) {
 	}
 	if seen < 2 {
 		t.Fatalf("found %d lifecycle files to check in %v", seen, files)
+	}
+}
+
+// The queue's tests (and the contract suite's) wait on conditions: a tick's end, a signal
+// from the code they watch, the fake clock, a synctest bubble. A sleep, or a loop that polls
+// between sleeps, passes on a fast host without testing what it claims on a slow one.
+func TestQueueTestsDoNotSleep(t *testing.T) {
+	t.Parallel()
+	sleep := []byte("time." + "Sleep(") // spelled so that this file holds no call
+	var files []string
+	for _, pattern := range []string{"*_test.go", "*/*_test.go", "queuetest/*.go"} {
+		found, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, found...)
+	}
+	if len(files) < 50 {
+		t.Fatalf("found %d test files to check", len(files))
+	}
+	for _, name := range files {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := bytes.Count(src, sleep); n > 0 {
+			t.Errorf("%s calls time.Sleep %d times: wait for the condition instead", name, n)
+		}
 	}
 }
 

@@ -24,14 +24,16 @@ import (
 // queue-wide deadlines of a partitioned queue are expired by one runner, once a tick.
 type expiryCounter struct {
 	*memstore.Store
-	mu    sync.Mutex
-	calls map[time.Time]int
+	mu     sync.Mutex
+	calls  map[time.Time]int
+	called signal
 }
 
 func (s *expiryCounter) ExpireProposals(ctx context.Context, q string, at time.Time) ([]queue.Proposal, int, error) {
 	s.mu.Lock()
 	s.calls[at]++
 	s.mu.Unlock()
+	s.called.notify()
 	return s.Store.ExpireProposals(ctx, q, at)
 }
 
@@ -40,16 +42,12 @@ func (s *expiryCounter) ExpireProposals(ctx context.Context, q string, at time.T
 // the new time after it began at the old would be a second call at the new time).
 func (s *expiryCounter) expiredAt(t *testing.T, at time.Time) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	if !s.called.await(func() bool {
 		s.mu.Lock()
-		n := s.calls[at]
-		s.mu.Unlock()
-		if n > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no expiry of the queue's proposals at %v after 10 s", at)
-		}
+		defer s.mu.Unlock()
+		return s.calls[at] > 0
+	}) {
+		t.Fatalf("no expiry of the queue's proposals at %v after 10 s", at)
 	}
 }
 
@@ -203,6 +201,7 @@ func TestPartitionedAllocatorPlacesOnce(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	var mu sync.Mutex
+	var called signal
 	calls := map[string]int{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -216,6 +215,7 @@ func TestPartitionedAllocatorPlacesOnce(t *testing.T) {
 		mu.Lock()
 		calls[req.MatchID]++
 		mu.Unlock()
+		called.notify()
 		select { // held until every partition has ticked with the matches placing
 		case <-release:
 		case <-r.Context().Done():
@@ -260,7 +260,10 @@ func TestPartitionedAllocatorPlacesOnce(t *testing.T) {
 			ticked(t, c, svc, k)
 		}
 	}
-	waitCalls(t, &mu, calls, 2)
+	asked := func() int { mu.Lock(); defer mu.Unlock(); return len(calls) }
+	if !called.await(func() bool { return asked() >= 2 }) {
+		t.Fatalf("the allocator was asked for %d matches after 10 s, want 2", asked())
+	}
 	close(release)
 	matches := map[string]bool{}
 	for _, id := range ids {
@@ -279,21 +282,5 @@ func TestPartitionedAllocatorPlacesOnce(t *testing.T) {
 	}
 	if len(calls) != 2 || len(matches) != 2 {
 		t.Errorf("allocator calls %v for matches %v, want the two matches", calls, matches)
-	}
-}
-
-// waitCalls waits until the allocator has been asked for n matches.
-func waitCalls(t *testing.T, mu *sync.Mutex, calls map[string]int, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		mu.Lock()
-		got := len(calls)
-		mu.Unlock()
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the allocator was asked for %d matches after 10 s, want %d", got, n)
-		}
 	}
 }

@@ -98,28 +98,24 @@ func TestPartitionsTickApart(t *testing.T) {
 // two matches, and checks the leading metric of each.
 func checkPartitionStats(t *testing.T, svc *queue.Service, reg *prometheus.Registry, modes []string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var got []string
+	matches, queueMatches := 0, 0
+	if !afterTicks(svc, "modes", func() bool {
 		st, err := svc.Stats(context.Background(), "modes")
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		matches := 0
+		got, matches, queueMatches = nil, 0, st.MatchesLastMinute
 		for _, p := range st.Partitions {
 			if p.Leader == "replica-a" {
 				got = append(got, p.Partition)
 			}
 			matches += p.MatchesLastMinute
 		}
-		if slices.Equal(got, modes) && matches == 4 && st.MatchesLastMinute == 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stats partitions led by replica-a %v (want %v), %d matches in them and %d in the queue (want 4)",
-				got, modes, matches, st.MatchesLastMinute)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return slices.Equal(got, modes) && matches == 4 && queueMatches == 4
+	}) {
+		t.Fatalf("stats partitions led by replica-a %v (want %v), %d matches in them and %d in the queue (want 4) after 10 s",
+			got, modes, matches, queueMatches)
 	}
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -192,13 +188,11 @@ func TestPartitionByRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if st, err := svc.Stats(ctx, "modes"); err == nil && len(st.Partitions) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("partition x not in the stats after 10 s")
-		}
+	if !afterTicks(svc, "modes", func() bool {
+		st, err := svc.Stats(ctx, "modes")
+		return err == nil && len(st.Partitions) == 1
+	}) {
+		t.Fatal("partition x not in the stats after 10 s")
 	}
 	q.PartitionBy = ""
 	if _, _, err := svc.PutQueue(ctx, q); err != nil {
@@ -209,13 +203,17 @@ func TestPartitionByRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, svc, a.ID, queue.Matched)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		st, err := svc.Stats(ctx, "modes")
-		if err == nil && st.Partitions == nil && st.MatchesLastMinute == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stats after partition_by was removed: %d partitions, %d matches (%v)", len(st.Partitions), st.MatchesLastMinute, err)
-		}
+	var st queue.Stats
+	if !afterTicks(svc, "modes", func() bool {
+		st, err = svc.Stats(ctx, "modes")
+		return err == nil && st.Partitions == nil && st.MatchesLastMinute == 1
+	}) {
+		t.Fatalf("stats after partition_by was removed: %d partitions, %d matches (%v)", len(st.Partitions), st.MatchesLastMinute, err)
 	}
+}
+
+// afterTicks reports whether cond comes to hold within 10 s, checking it as each tick of
+// queueName ends: what a tick leaves (its stats) it tells no one of.
+func afterTicks(svc *queue.Service, queueName string, cond func() bool) bool {
+	return awaitEach(cond, func() <-chan struct{} { return queue.NextTickEnd(svc, queueName) })
 }

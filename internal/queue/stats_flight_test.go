@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
@@ -33,37 +33,34 @@ func (s *slowStatsStore) CreateTicket(ctx context.Context, t queue.Ticket) (queu
 
 // On a replica that does not lead the queue, the creations that find its stats snapshot
 // stale share one read of it for their wait estimates: each used to read (and decode) it.
+// In a bubble (testing/synctest), Wait returns once every creation is blocked: in the one
+// read, held until released, or waiting for it; without the single flight all of them
+// would be in reads.
 func TestCreationsShareOneReadOfTheLeadersStats(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	store := &slowStatsStore{Store: memstore.New(), release: make(chan struct{})}
-	svc := duelReplica(store)
-	putDuel(t, ctx, svc)
-	const n = 50
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			if _, _, err := svc.CreateTicket(ctx, queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: fmt.Sprintf("p%d", i)}}}); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for store.created.Load() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d tickets stored after 10 s", store.created.Load(), n)
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		store := &slowStatsStore{Store: memstore.New(), release: make(chan struct{})}
+		svc := duelReplica(store)
+		putDuel(t, ctx, svc)
+		const n = 50
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				if _, _, err := svc.CreateTicket(ctx, queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: fmt.Sprintf("p%d", i)}}}); err != nil {
+					t.Error(err)
+				}
+			})
 		}
-		time.Sleep(time.Millisecond) // polling a condition, with a deadline
-	}
-	// Each creation is past its store write, on its way to the estimate: without the single
-	// flight every one of them reaches the store's read, which this waits for (briefly: with
-	// it, only one ever does).
-	for wait := time.Now().Add(500 * time.Millisecond); store.reads.Load() < n && time.Now().Before(wait); {
-		time.Sleep(time.Millisecond)
-	}
-	close(store.release)
-	wg.Wait()
-	if got := store.reads.Load(); got != 1 {
-		t.Fatalf("%d creations read the stats %d times, want once", n, got)
-	}
+		synctest.Wait()
+		if got := store.created.Load(); got != n {
+			t.Fatalf("%d of %d tickets stored before their estimates", got, n)
+		}
+		reads := store.reads.Load()
+		close(store.release)
+		wg.Wait()
+		if reads != 1 {
+			t.Fatalf("%d creations read the stats %d times, want once", n, reads)
+		}
+	})
 }
