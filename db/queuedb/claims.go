@@ -3,6 +3,7 @@ package queuedb
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,7 +20,8 @@ import (
 // its queue's row: the ticks of every queue that may take claims run one at a time from
 // there to COMMIT, so the claims one reads are the claims it overwrites, and two queues'
 // leaders on two replicas cannot claim one player twice. The other changes (answers,
-// cancels, placements, expiries of proposals) never write a claim and do not take it.
+// cancels, placements, expiries of proposals) never write a claim and do not take it; a
+// match's result ends its claims without it (EndClaims).
 //
 // A tick that claims a player locks the rows of his live tickets in the other queues to
 // cancel them; their queues' rows come first (their events are numbered under them), in
@@ -55,6 +57,13 @@ INSERT INTO queue_claims (player_id, ticket_id, match_id, queue, until)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
 ON CONFLICT (player_id) DO UPDATE
 SET ticket_id = excluded.ticket_id, match_id = excluded.match_id, queue = excluded.queue, until = excluded.until`
+
+	// A match's claims ended at $2, their rows locked in player order (EndClaims).
+	sqlEndClaims = `
+WITH ending AS (
+    SELECT player_id FROM queue_claims WHERE match_id = $1 AND until > $2 ORDER BY player_id FOR NO KEY UPDATE)
+UPDATE queue_claims AS c SET until = $2 FROM ending
+WHERE c.player_id = ending.player_id AND c.match_id = $1 AND c.until > $2`
 
 	// The claims ended before $1; a chunk at a time, as the purge's other deletes.
 	sqlPurgeClaims = `
@@ -128,6 +137,8 @@ func queueClaims(b *pgx.Batch, cs []queue.Claim) {
 	if len(cs) == 0 {
 		return
 	}
+	// In player order, as EndClaims locks a match's rows: the two never deadlock.
+	cs = slices.SortedFunc(slices.Values(cs), func(a, b queue.Claim) int { return strings.Compare(a.Player, b.Player) })
 	n := len(cs)
 	players, tickets, matches, queues, until := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]pgtype.Timestamptz, n)
 	for i, c := range cs {
@@ -137,19 +148,19 @@ func queueClaims(b *pgx.Batch, cs []queue.Claim) {
 	b.Queue(sqlWriteClaims, players, tickets, matches, queues, until).Exec(rowsWere(int64(n), "claims written"))
 }
 
-// EndClaims implements queue.TicketStore: under the ticks' claims lock, as they write
-// claims, so that it waits for a tick that reads them and never deadlocks with one.
+// EndClaims implements queue.TicketStore. It does not take the ticks' claims lock: a tick
+// holds that lock from its reads of the players to its COMMIT, and every result waiting
+// behind it held a pool connection meanwhile, which starved the creations and reads of the
+// pool at a few hundred results a second (docs/performance.md, "The throughput table"). It
+// needs no lock: a tick reads claims in one statement, so it sees this update committed or
+// not, as if it had come just after or before the tick, and a claim the tick overwrites (its
+// player matched anew) no longer names match, which the update re-checks on the row it waits
+// for. Its rows are locked in player order, as the ticks write theirs (queueClaims), so the
+// two never deadlock. A result whose players hold no live claim of match locks nothing.
 func (s *Store) EndClaims(ctx context.Context, match string, at time.Time) error {
 	at = at.Truncate(time.Microsecond)
 	return db.InTx(ctx, s.pool, "queue: end claims", func(conn *pgxpool.Conn) error {
-		b := &pgx.Batch{}
-		b.Queue("BEGIN")
-		b.Queue(sqlLockClaims)
-		b.Queue(`UPDATE queue_claims SET until = $2 WHERE match_id = $1 AND until > $2`, match, at)
-		b.Queue("COMMIT")
-		if err := conn.SendBatch(ctx, b).Close(); err != nil {
-			return err
-		}
-		return db.Committed(conn)
+		_, err := conn.Exec(ctx, sqlEndClaims, match, at)
+		return err
 	})
 }

@@ -1,0 +1,75 @@
+package queuedb_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
+)
+
+// A match's result ends its players' claims without waiting for a tick that holds the claims
+// lock between its reads and its COMMIT: each result waiting there held a pool connection,
+// and at a few hundred results a second they held all of them. The test holds the lock as
+// such a tick does and ends a match's claims under a deadline far longer than the update
+// takes; before the change, EndClaims waited at the lock until the deadline.
+func TestQueueEndClaimsDoesNotWaitForATick(t *testing.T) {
+	t.Parallel()
+	qs, d := openQueueStore(t)
+	ctx := testCtx(t)
+	mustPut(t, qs, queuetest.Queue("q"))
+	var ts []queue.Ticket
+	for _, id := range []string{"x", "y", "z", "w"} {
+		tk := queuetest.Ticket("q", id, 1, id+"1", id+"2")
+		tk.Exclusive = true
+		ts = append(ts, mustCreate(t, qs, tk))
+	}
+	w := queue.TickWrite{At: queuetest.T0, Matches: []queue.Match{
+		queuetest.Match2v2("m1", ts[0], ts[1]), queuetest.Match2v2("m2", ts[2], ts[3])}}
+	if done, err := qs.CommitTick(ctx, "q", w); err != nil || len(done.Matches) != 2 {
+		t.Fatalf("the tick: %+v, %v", done, err)
+	}
+	var claims int
+	if err := d.Pool().QueryRow(ctx, `SELECT count(*) FROM queue_claims WHERE until > $1`, queuetest.T0).Scan(&claims); err != nil || claims != 8 {
+		t.Fatalf("live claims after the tick: %d, %v; want 8", claims, err)
+	}
+
+	tick, err := d.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tick.Rollback(context.Background()) }()
+	if _, err := tick.Exec(ctx, `SELECT pg_advisory_xact_lock(5, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	end := queuetest.T0.Add(time.Second)
+	for _, m := range []string{"m1", "no-such-match"} {
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := qs.EndClaims(c, m, end)
+		cancel()
+		if err != nil {
+			t.Fatalf("EndClaims(%s) while a tick holds the claims lock: %v", m, err)
+		}
+	}
+
+	rows, err := d.Pool().Query(ctx, `SELECT match_id, count(*) FILTER (WHERE until = $1) FROM queue_claims GROUP BY match_id ORDER BY match_id`, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for rows.Next() {
+		var m string
+		var n int64
+		if err := rows.Scan(&m, &n); err != nil {
+			t.Fatal(err)
+		}
+		got[m] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got["m1"] != 4 || got["m2"] != 0 || len(got) != 2 {
+		t.Fatalf("claims ended at the result's time by match: %v, want m1's 4 and none of m2's", got)
+	}
+}
