@@ -81,3 +81,7 @@ func FunctionCalls(m *Metrics) *prometheus.CounterVec { return m.fn.calls }
 
 // PenaltiesCounter is m's matchmaker_queue_penalties_total, for tests.
 func PenaltiesCounter(m *Metrics) *prometheus.CounterVec { return m.penalties }
+
+// FeedsChanged is closed at the next change of s's feeds: their waiters, watched tickets or
+// heads (what WatchedTickets, FeedWaiters and StreamStart read).
+func FeedsChanged(s *Service) <-chan struct{} { return s.feeds.nextChange() }

@@ -17,6 +17,10 @@ type feeds struct {
 
 	mu      sync.Mutex
 	byQueue map[string]*feed
+	// changed is closed, and dropped, at the next change of a feed's waiters, watches or
+	// head (changedLocked): what a test that waits for long-polls to begin waiting waits on,
+	// instead of polling. Nil until someone asks (nextChange), so it costs a feed nothing.
+	changed chan struct{}
 }
 
 // feedBuffer is how many of its latest events a feed keeps at least (at most twice as many)
@@ -91,6 +95,7 @@ func (fs *feeds) acquire(ctx context.Context, queue string) (*feed, error) {
 		f.idle.Stop()
 		f.idle = nil
 	}
+	fs.changedLocked()
 	fs.mu.Unlock()
 	select {
 	case <-f.ready:
@@ -140,6 +145,7 @@ func (fs *feeds) release(f *feed) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	f.refs--
+	fs.changedLocked()
 	if f.refs > 0 {
 		return
 	}
@@ -154,6 +160,7 @@ func (fs *feeds) release(f *feed) {
 
 // stopLocked ends a feed; the caller holds fs.mu.
 func (fs *feeds) stopLocked(f *feed) {
+	fs.changedLocked()
 	f.stopped = true
 	delete(fs.byQueue, f.queue)
 	f.stop()
@@ -184,6 +191,9 @@ func (fs *feeds) run(ctx context.Context, f *feed) {
 	}
 	fs.mu.Unlock()
 	close(f.ready)
+	fs.mu.Lock()
+	fs.changedLocked() // its head is known: fs.head answers it now
+	fs.mu.Unlock()
 	if err != nil {
 		return
 	}
@@ -241,6 +251,7 @@ func (fs *feeds) publish(f *feed, evs []Event, tickets map[string]Ticket) {
 	if f.stopped {
 		return
 	}
+	fs.changedLocked()
 	f.head = evs[len(evs)-1].Seq
 	f.buf = append(f.buf, evs...)
 	if len(f.buf) > 2*feedBuffer {
@@ -287,6 +298,7 @@ func (fs *feeds) watchTicket(f *feed, ticketID string) *ticketWatch {
 		f.watch[ticketID] = w
 	}
 	w.waiters++
+	fs.changedLocked()
 	return w
 }
 
@@ -301,6 +313,26 @@ func (fs *feeds) unwatch(f *feed, ticketID string, w *ticketWatch) {
 	if w.waiters == 0 && f.watch[ticketID] == w {
 		delete(f.watch, ticketID)
 	}
+	fs.changedLocked()
+}
+
+// changedLocked wakes whoever waits for the feeds to change (nextChange); the caller holds
+// fs.mu.
+func (fs *feeds) changedLocked() {
+	if fs.changed != nil {
+		close(fs.changed)
+		fs.changed = nil
+	}
+}
+
+// nextChange is closed at the next change of a feed's waiters, watches or head.
+func (fs *feeds) nextChange() <-chan struct{} {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.changed == nil {
+		fs.changed = make(chan struct{})
+	}
+	return fs.changed
 }
 
 // since returns up to limit of the feed's buffered events after after that scope keeps, and

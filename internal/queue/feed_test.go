@@ -98,7 +98,7 @@ func TestWaitersShareOneReadOfTheEvents(t *testing.T) {
 			streamed <- got
 		})
 	}
-	poll(t, "the waiters are not all in", func() bool {
+	awaitFeeds(t, svc, "the waiters are not all in", func() bool {
 		return queue.WatchedTickets(svc, "duel") == polls && queue.FeedWaiters(svc, "duel") == polls+streams
 	})
 	before := store.events.Load()
@@ -171,7 +171,7 @@ func TestLongPollsWokenTogetherShareOneReadOfTheirTickets(t *testing.T) {
 			answered <- tk
 		})
 	}
-	poll(t, "the long-polls are not all waiting", func() bool { return queue.WatchedTickets(svc, "duel") == polls })
+	awaitFeeds(t, svc, "the long-polls are not all waiting", func() bool { return queue.WatchedTickets(svc, "duel") == polls })
 	one, batch := store.one.Load(), store.batch.Load()
 	end.At = time.Now()
 	if done, err := store.CommitTick(ctx, "duel", end); err != nil || len(done.Expired) != polls {
@@ -228,7 +228,8 @@ func TestAFeedOfStreamsReadsNoTickets(t *testing.T) {
 		}
 		got <- n
 	}()
-	poll(t, "the stream never began to read", func() bool { return store.events.Load() > 0 || store.heads.Load() > 0 })
+	// The feed reads the head before it tells that it knows it (a change of the feeds).
+	awaitFeeds(t, svc, "the stream never began to read", func() bool { return store.events.Load() > 0 || store.heads.Load() > 0 })
 	for i := range 3 {
 		cancelledTicket(t, ctx, svc, fmt.Sprintf("p%d", i))
 	}
@@ -264,7 +265,7 @@ func TestStreamsStartAtTheFeedsHead(t *testing.T) {
 		t.Fatalf("100 streams read the head from the store %d times, with the feed running", n)
 	}
 	cancelledTicket(t, ctx, svc, "b") // event 2: the feed reads it
-	poll(t, "the feed's head stays before event 2", func() bool {
+	awaitFeeds(t, svc, "the feed's head stays before event 2", func() bool {
 		start, err := svc.StreamStart(ctx, "duel")
 		if err != nil {
 			t.Fatal(err)
@@ -307,7 +308,7 @@ func TestAFeedOutlivesAFailedWait(t *testing.T) {
 		}
 		got <- evs
 	}()
-	poll(t, "the stream is not waiting", func() bool { return queue.FeedWaiters(svc, "duel") == 1 })
+	awaitFeeds(t, svc, "the stream is not waiting", func() bool { return queue.FeedWaiters(svc, "duel") == 1 })
 	cancelledTicket(t, ctx, svc, "a") // event 1, while the waits fail
 	store.down.Store(false)
 	select {

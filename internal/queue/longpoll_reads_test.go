@@ -100,7 +100,7 @@ func TestLongPollsOfOneTicketShareItsWatch(t *testing.T) {
 		}
 		long <- got
 	}()
-	poll(t, "the long-poll never began to wait", func() bool { return queue.WatchedTickets(svc, "duel") == 1 })
+	awaitFeeds(t, svc, "the long-poll never began to wait", func() bool { return queue.WatchedTickets(svc, "duel") == 1 })
 	if got, err := svc.GetTicket(ctx, tk.ID, 10*time.Millisecond); err != nil || got.Status != queue.Searching {
 		t.Fatalf("the short long-poll: %+v, %v", got, err)
 	}

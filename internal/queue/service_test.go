@@ -85,18 +85,13 @@ func timerSet(t *testing.T, c *queuetest.Clock, d time.Duration, what string) ti
 	return at
 }
 
-// poll checks cond every millisecond until it holds (10 s at most): for what the service
-// does on its own goroutines and tells no one of (a long-poll that began to wait).
-func poll(t *testing.T, what string, cond func() bool) {
+// awaitFeeds waits until cond holds (10 s at most), checking it again at each change of
+// svc's feeds (waiters, watched tickets, heads): for what the service does on its own
+// goroutines, a long-poll or a stream that began to wait.
+func awaitFeeds(t *testing.T, svc *queue.Service, what string, cond func() bool) {
 	t.Helper()
-	every := time.NewTicker(time.Millisecond)
-	defer every.Stop()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s: %s", what)
-		}
-		<-every.C
+	if !awaitEach(cond, func() <-chan struct{} { return queue.FeedsChanged(svc) }) {
+		t.Fatalf("after 10 s: %s", what)
 	}
 }
 
