@@ -43,11 +43,6 @@ func (s *Store) readPlayers(players []string) ([]queue.Claim, []queue.TicketStat
 	return claims, live
 }
 
-// purgeClaims deletes the claims that ended before before. The caller holds the lock.
-func (s *Store) purgeClaims(before time.Time) {
-	maps.DeleteFunc(s.claims, func(_ string, c queue.Claim) bool { return c.Until.Before(before) })
-}
-
 // EndClaims implements queue.TicketStore.
 func (s *Store) EndClaims(ctx context.Context, match string, at time.Time) error {
 	if err := s.lock(ctx, "end claims"); err != nil {
@@ -55,8 +50,7 @@ func (s *Store) EndClaims(ctx context.Context, match string, at time.Time) error
 	}
 	defer s.mu.Unlock()
 	for p, c := range s.claims {
-		if c.Match == match && c.Until.After(at) {
-			c.Until = at
+		if c.End(match, at) {
 			s.claims[p] = c
 		}
 	}

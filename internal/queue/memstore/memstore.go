@@ -326,14 +326,16 @@ func (s *Store) LatestStats(ctx context.Context, qname string) (queue.Stats, boo
 	return st, err == nil, err
 }
 
+// Purge deletes what queue/keeping.go says a purge deletes. A deleted queue stays, events
+// gone, so that its events' numbers go on if it is defined again.
 func (s *Store) Purge(ctx context.Context, before time.Time) (queue.PurgeReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var r queue.PurgeReport
-	s.purgeClaims(before)
+	maps.DeleteFunc(s.claims, func(_ string, c queue.Claim) bool { return c.Purgeable(before) })
 	maps.DeleteFunc(s.tickets, func(id string, mt *memTicket) bool {
 		t := &mt.t
-		if t.Status.Live() || !t.UpdatedAt.Before(before) {
+		if !t.Purgeable(before) {
 			return false
 		}
 		if q := s.queues[t.Queue]; q != nil && q.idem[idemKey(t.Owner, t.IdempotencyKey)] == id {
@@ -346,22 +348,12 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (queue.PurgeReport,
 		q := s.queues[p.Match.Queue]
 		return p.Purgeable(before, q == nil || q.deleted)
 	})
-	maps.DeleteFunc(s.matches, func(_ string, m queue.Match) bool {
-		if m.CreatedAt.Before(before) {
-			r.Matches++
-			return true
-		}
-		return false
-	})
-	for name, q := range s.queues {
-		n := 0
-		for n < len(q.events) && q.events[n].At.Before(before) && (q.def.Webhook == nil || q.events[n].Seq <= q.webhook) {
-			n++
-		}
+	r.Matches = len(s.matches)
+	maps.DeleteFunc(s.matches, func(_ string, m queue.Match) bool { return m.Purgeable(before) })
+	r.Matches -= len(s.matches)
+	for _, q := range s.queues {
+		n := queue.EventsPurgeable(q.events, before, &q.def, q.deleted, q.webhook)
 		q.events, q.dropped, r.Events = q.events[n:], q.dropped+int64(n), r.Events+n
-		if q.deleted && len(q.events) == 0 {
-			delete(s.queues, name)
-		}
 	}
 	return r, nil
 }

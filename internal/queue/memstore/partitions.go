@@ -8,22 +8,18 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// Partitions implements queue.PartitionStore: the values of the live tickets (searching,
-// proposed or placing) and of the partitions that published stats.
-func (s *Store) Partitions(ctx context.Context, def queue.Queue) ([]string, error) {
-	values := map[string]bool{}
-	err := s.onQueue(def.Name, false, func(q *memQueue) {
+// Partitions implements queue.PartitionStore (queue.Queue.Partitions).
+func (s *Store) Partitions(ctx context.Context, def queue.Queue) (out []string, err error) {
+	err = s.onQueue(def.Name, false, func(q *memQueue) {
+		var live []*queue.Ticket
 		for _, id := range q.searching {
-			if t, ok := s.tickets[id]; ok {
-				values[def.PartitionOf(t.t.Attributes)] = true
+			if mt, ok := s.tickets[id]; ok {
+				live = append(live, &mt.t)
 			}
 		}
-		for v := range q.partStats {
-			values[v] = true
-		}
+		out = def.Partitions(live, slices.Collect(maps.Keys(q.partStats)))
 	})
-	delete(values, "")
-	return slices.Sorted(maps.Keys(values)), err
+	return out, err
 }
 
 // Replicas implements queue.PartitionStore: the one process leads every partition.

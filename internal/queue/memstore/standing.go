@@ -42,8 +42,8 @@ func (s *Store) writeStanding(c queue.Change) {
 	}
 	for _, m := range c.LowPriority {
 		if q := s.queues[m.Queue]; q != nil {
-			if st := s.standing[standingKey{queue.StandingContext(q.def), m.Player}]; st != nil && st.LowPriorityGames > 0 {
-				st.LowPriorityGames--
+			if st := s.standing[standingKey{queue.StandingContext(q.def), m.Player}]; st != nil {
+				st.PlayLowPriority()
 			}
 		}
 	}

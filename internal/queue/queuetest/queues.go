@@ -124,6 +124,34 @@ func testPurge(t *testing.T, st queue.Store) {
 	}
 }
 
+// A queue's webhook outbox (the events after its cursor) is kept from the purge while the
+// queue lives; once it is deleted its webhook sends no more, and the purge takes them. The
+// queue's event numbers go on if it is defined again (queue/keeping.go).
+func testPurgeDeletedQueue(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	q := Queue("q")
+	q.Webhook = &queue.Webhook{URL: "https://example.com/hook", Secret: "0123456789abcdef"}
+	putQueue(t, st, q)
+	create(t, st, Ticket("q", "a", 1, "alice"))
+	must[queue.Ticket](t)(st.CancelTicket(c, "a", at(2)))
+	if r := must[queue.PurgeReport](t)(st.Purge(c, at(50))); r.Events != 0 {
+		t.Fatalf("purge of a live queue's outbox: %+v, want its event kept", r)
+	}
+	if err := st.DeleteQueue(c, "q", at(3)); err != nil {
+		t.Fatal(err)
+	}
+	if r := must[queue.PurgeReport](t)(st.Purge(c, at(50))); r.Events != 1 {
+		t.Fatalf("purge of a deleted queue's outbox: %+v, want its event deleted", r)
+	}
+	putQueue(t, st, Queue("q"))
+	create(t, st, Ticket("q", "b", 60, "bob"))
+	must[queue.Ticket](t)(st.CancelTicket(c, "b", at(61)))
+	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10))
+	if len(evs) != 1 || evs[0].TicketID != "b" || evs[0].Seq != 2 {
+		t.Fatalf("events of the queue defined again: %+v, want b's cancel as event 2", evs)
+	}
+}
+
 // The leader's stats snapshot is kept per queue, the last one wins, and a queue that does not
 // exist (or was deleted) has none.
 func testStats(t *testing.T, st queue.Store) {

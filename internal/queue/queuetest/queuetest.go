@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"WebhookCursor", testWebhookCursor},
 		{"Lead", testLead},
 		{"Purge", testPurge},
+		{"PurgeOfADeletedQueue", testPurgeDeletedQueue},
 		{"ConcurrentCreates", testConcurrentCreates},
 		{"CancelRacingATick", testCancelRacingATick},
 		{"BackfillTicketsAndFills", testBackfill},
