@@ -1,8 +1,6 @@
 package queue
 
 import (
-	"context"
-	"maps"
 	"slices"
 	"time"
 )
@@ -10,49 +8,6 @@ import (
 // A partitioned queue's stats are its partitions': each partition's leader keeps its own
 // (as a queue's leader does) and publishes them with its value and its name; the queue's are
 // their sum, and its waits their samples pooled, approximately (from each one's quantiles).
-
-// partitionedStats are queue's stats from its partitions': this replica's own for those it
-// leads, the published ones for the others. They are cached for StatsRefresh as a queue's.
-func (s *Service) partitionedStats(ctx context.Context, queue string) (Stats, error) {
-	now := s.now()
-	s.cacheMu.Lock()
-	c, ok := s.cache[queue]
-	s.cacheMu.Unlock()
-	if ok && now.Sub(c.read) < StatsRefresh && !now.Before(c.read) {
-		return c.stats, nil
-	}
-	stored, err := s.store.PartitionStats(ctx, queue)
-	if err != nil {
-		return Stats{}, err
-	}
-	byValue := make(map[string]Stats, len(stored))
-	for _, st := range stored {
-		st.Source = "store"
-		byValue[st.Partition] = st
-	}
-	s.runners.Range(func(k, v any) bool {
-		if name, value := SplitPartitionKey(k.(string)); name == queue && value != "" {
-			if r := v.(*runner); r.leading.Load() {
-				if st := r.stats.Load(); st != nil {
-					byValue[value] = *st
-				}
-			}
-		}
-		return true
-	})
-	parts := make([]Stats, 0, len(byValue))
-	for _, v := range slices.Sorted(maps.Keys(byValue)) {
-		parts = append(parts, byValue[v])
-	}
-	st := mergeStats(queue, parts, now.UTC())
-	s.cacheMu.Lock()
-	if len(s.cache) > 10_000 {
-		clear(s.cache)
-	}
-	s.cache[queue] = cachedStats{read: now, stats: st}
-	s.cacheMu.Unlock()
-	return st, nil
-}
 
 // partitionStats is the partition value's part of a partitioned queue's stats, ok false
 // without one.

@@ -47,24 +47,6 @@ func (s *Service) applyStanding(ctx context.Context, q Queue, players []Player, 
 	return nil
 }
 
-// Leavers are the players of queue match m who left it early, by a result of the match
-// that lasted durationS: present (from join to leave) less than half of it, or not in the
-// result at all (presence: seconds by player).
-func Leavers(m Match, durationS float64, presence map[string]float64) []string {
-	var out []string
-	for _, t := range m.Teams {
-		for _, p := range t.Players {
-			if m.BackfillOf != "" && p.TicketID == m.BackfillTicket {
-				continue // a backfill's players played the running match before: not this one's
-			}
-			if present, ok := presence[p.ID]; !ok || present < durationS/2 {
-				out = append(out, p.ID)
-			}
-		}
-	}
-	return out
-}
-
 // RecordLeaves counts the leaves of a result of match matchID when the queue made it and
 // has a low-priority penalty (else nothing): each leaver's leave is kept in his standing in
 // the queue's context, and one whose leaves reach the penalty's count is sent to the
