@@ -118,15 +118,8 @@ func (ch *change) readPlayers(b *pgx.Batch, players []string) *playerReads {
 		return err
 	})
 	b.Queue(sqlReadClaims, players).Query(func(rows pgx.Rows) error {
-		var c queue.Claim
-		var status string
-		_, err := pgx.ForEachRow(rows, []any{&c.Player, &c.Ticket, &c.Match, &c.Queue, &c.Until,
-			&c.Holder.ID, &c.Holder.Queue, &status, &c.Holder.Proposal, &c.Holder.Match}, func() error {
-			c.Holder.Status = queue.Status(status)
-			r.claims = append(r.claims, c)
-			c = queue.Claim{}
-			return nil
-		})
+		var err error
+		r.claims, err = scanClaims(rows)
 		return err
 	})
 	return r

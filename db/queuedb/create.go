@@ -66,6 +66,10 @@ type createOutcome struct {
 	stored  bool  // committed
 	noQueue bool  // no such queue (or it was deleted)
 	err     error // the batch failed
+	// ended is the move of a stored ticket the lifecycle ended as it was created, at at
+	// (cancelled matched_elsewhere: create_claims.go); nil: stored searching.
+	ended *queue.Transition
+	at    time.Time
 	// Otherwise the ticket was not stored: one of its players, its idempotency key or its id
 	// was taken, which the caller finds out (whyTaken).
 }
@@ -91,7 +95,8 @@ ORDER BY name FOR KEY SHARE`
 	// with other players) each took one key and waited for the other's. (A deadlock, which
 	// these orders should rule out, is retried all the same.) The batch has no two tickets
 	// with a player, an idempotency key or an id in common (splitBatch defers the later one).
-	// It returns the ids of the tickets stored.
+	// It returns the ids of the tickets stored, and where they are (for the lifecycle's
+	// cancels: create_claims.go).
 	//
 	// The planner sees one row in each CTE, whatever the batch's size: the NOT IN subqueries
 	// are hashed, where joins between the CTEs were planned as nested loops, quadratic in the
@@ -124,9 +129,9 @@ WITH ticket AS (
     )
     ORDER BY queue COLLATE "C", owner COLLATE "C", idempotency_key COLLATE "C", id COLLATE "C"
     ON CONFLICT DO NOTHING
-    RETURNING id
+    RETURNING id, ctid
 )
-SELECT id FROM stored`
+SELECT id, ctid FROM stored`
 
 	// The claims of the tickets the batch did not store ($1, known from the insert's answer)
 	// are given back: the rows this transaction inserted (xmin) for them. Sent with the
@@ -152,6 +157,9 @@ func (s *Store) CreateTicket(ctx context.Context, t queue.Ticket) (queue.Ticket,
 		case err != nil:
 			return queue.Ticket{}, false, err
 		case out.stored:
+			if out.ended != nil {
+				out.ended.Apply(&req.t, out.at)
+			}
 			return req.t, false, nil
 		case out.noQueue:
 			return queue.Ticket{}, false, noQueue(t.Queue)

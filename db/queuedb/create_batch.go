@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
@@ -117,12 +118,18 @@ func (s *Store) commitCreates(batch []*createRequest) {
 	live := make(map[string]bool)               // queue names
 	stored := make(map[string]bool, len(batch)) // ticket ids
 	var commitSent bool                         // the COMMIT went out: a failure from then on may hide a commit
+	created, err := newCreation(batch)
+	if err != nil {
+		s.answer(batch, err, false, stored, live, created)
+		return
+	}
 	commitErr := db.InTx(ctx, s.work, "queue: create tickets", func(conn *pgxpool.Conn) error {
 		clear(live)
 		clear(stored)
 		commitSent = false
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
+		created.lock(b)
 		b.Queue(sqlShareQueues, cols.queueNames).Query(func(rows pgx.Rows) error {
 			var name string
 			_, err := pgx.ForEachRow(rows, []any{&name}, func() error {
@@ -133,8 +140,9 @@ func (s *Store) commitCreates(batch []*createRequest) {
 		})
 		b.Queue(sqlCreateTickets, cols.args()...).Query(func(rows pgx.Rows) error {
 			var id string
-			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
-				stored[id] = true
+			var row pgtype.TID
+			_, err := pgx.ForEachRow(rows, []any{&id, &row}, func() error {
+				stored[id], created.rows[id] = true, row
 				return nil
 			})
 			return err
@@ -147,13 +155,14 @@ func (s *Store) commitCreates(batch []*createRequest) {
 		// commitGrace, whatever the batch's deadline.
 		cctx, cancel := context.WithDeadline(context.Background(), later(deadline, time.Now().Add(commitGrace)))
 		defer cancel()
-		return commitWithout(cctx, conn, notStored(batch, stored), sealOrLeaveOut(batch, stored))
+		unclaimed, leftOut := notStored(batch, stored), sealOrLeaveOut(batch, stored)
+		return commitWithout(cctx, conn, unclaimed, leftOut, func(b *pgx.Batch) error { return created.decide(b, stored) })
 	})
 	if commitErr == nil {
 		s.commits.Add(1)
 		s.committed.Add(uint64(len(stored)))
 	}
-	s.answer(batch, commitErr, commitSent, stored, live)
+	s.answer(batch, commitErr, commitSent, stored, live, created)
 }
 
 // batchDeadline is when a batch ends: by the latest of its callers' deadlines (the others
@@ -253,14 +262,18 @@ func notStored(batch []*createRequest, stored map[string]bool) (ids []string) {
 }
 
 // commitWithout commits the open transaction on conn after giving back the claims of the
-// tickets unclaimed, and without the tickets leftOut.
-func commitWithout(ctx context.Context, conn *pgxpool.Conn, unclaimed, leftOut []string) error {
+// tickets unclaimed, without the tickets leftOut, and with what also queues (the lifecycle's
+// cancels of the stored tickets).
+func commitWithout(ctx context.Context, conn *pgxpool.Conn, unclaimed, leftOut []string, also func(*pgx.Batch) error) error {
 	b := &pgx.Batch{}
 	if len(unclaimed) > 0 {
 		b.Queue(sqlReturnClaims, unclaimed)
 	}
 	if len(leftOut) > 0 {
 		b.Queue(sqlLeaveOut, leftOut)
+	}
+	if err := also(b); err != nil {
+		return err
 	}
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
@@ -275,7 +288,7 @@ func commitWithout(ctx context.Context, conn *pgxpool.Conn, unclaimed, leftOut [
 // out and never answered (it may have been carried out). A call with an idempotency key is
 // left alone: its retry finds the ticket, as its key promises; one without has no way to,
 // and its ticket is cancelled rather than matched.
-func (s *Store) answer(batch []*createRequest, commitErr error, commitSent bool, stored, live map[string]bool) {
+func (s *Store) answer(batch []*createRequest, commitErr error, commitSent bool, stored, live map[string]bool, created *creation) {
 	var pe *pgconn.PgError
 	unanswered := commitErr != nil && commitSent && !errors.As(commitErr, &pe)
 	if unanswered {
@@ -286,7 +299,10 @@ func (s *Store) answer(batch []*createRequest, commitErr error, commitSent bool,
 		out := createOutcome{err: commitErr}
 		if commitErr == nil {
 			// A queue made between the lock and the insert may have tickets stored: stored wins.
-			out = createOutcome{stored: stored[r.t.ID], noQueue: !live[r.t.Queue]}
+			out = createOutcome{stored: stored[r.t.ID], noQueue: !live[r.t.Queue], at: created.at}
+			if tr, ok := created.ended[r.t.ID]; ok {
+				out.ended = &tr
+			}
 		}
 		answered := r.state.CompareAndSwap(requestSealed, requestAnswered) || r.state.CompareAndSwap(requestCommitting, requestAnswered)
 		if answered {

@@ -7,7 +7,9 @@ import (
 
 // TestExclusiveAcrossQueuesOverHTTP: a player searching in two queues and a spectator queue;
 // matched in one, his ticket in the other is cancelled matched_elsewhere, his spectator
-// ticket ("exclusive": false) searches on; "exclusive" of the wrong type is a 400 naming it.
+// ticket ("exclusive": false) searches on; a ticket he creates while that match is live is
+// created cancelled matched_elsewhere (201, the answer validated against the spec);
+// "exclusive" of the wrong type is a 400 naming it.
 func TestExclusiveAcrossQueuesOverHTTP(t *testing.T) {
 	t.Parallel()
 	h := tickServer(t)
@@ -48,5 +50,14 @@ func TestExclusiveAcrossQueuesOverHTTP(t *testing.T) {
 	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/tickets/"+watch.ID, "", ""), &got)
 	if got.Status != "searching" {
 		t.Fatalf("al's spectator ticket: %s", got.Status)
+	}
+	// Queued again while his ranked match is live: created, and cancelled at once.
+	again := create("casual", `{"players":[{"id":"al","rating":1000}]}`)
+	if again.Status != "cancelled" || again.Reason != "matched_elsewhere" {
+		t.Fatalf("al's ticket created while his match is live: %s %q, want cancelled matched_elsewhere", again.Status, again.Reason)
+	}
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/tickets/"+again.ID, "", ""), &got)
+	if got.Status != "cancelled" || got.Reason != "matched_elsewhere" {
+		t.Fatalf("that ticket read back: %s %q", got.Status, got.Reason)
 	}
 }

@@ -19,6 +19,12 @@ import (
 // timed out leaves the ticket searching or ended, no longer in the claim's match) and from
 // its deadline (the queue's ticket_ttl_s after the match could at the latest be made).
 //
+// A ticket created while one of its players holds a live claim (TicketsCreated) is stored
+// cancelled matched_elsewhere at once. The commits that take claims and the creations of
+// exclusive tickets are ordered by the store (Postgres: the ticks hold the claims lock, the
+// creations take it shared), so either a commit sees the new ticket and cancels it or the
+// creation sees the commit's claim.
+//
 // A ticket with Exclusive false (a spectator queue's) neither takes a claim nor is refused
 // for one, and is not cancelled when its player is matched elsewhere.
 
@@ -57,6 +63,51 @@ func (c *Claim) LiveAt(at time.Time) bool {
 		return h.Match == c.Match
 	}
 	return false
+}
+
+// TicketsCreated are new tickets as a store creates them, searching (Start), in the
+// transaction that stores them (Store.CreateTicket): each exclusive one of which a player
+// holds a live claim, in a match of any queue, is cancelled matched_elsewhere with its event.
+// Of its players' reads (Need.Players) it uses the claims only; the live tickets may be left
+// unread.
+type TicketsCreated struct {
+	Tickets []TicketState // searching, each with its Players (NewState)
+}
+
+// NewState is what TicketsCreated reads of a new ticket: its state with its players.
+func NewState(t *Ticket) TicketState {
+	s := StateOf(t)
+	s.Players = make([]string, len(t.Players))
+	for i, p := range t.Players {
+		s.Players[i] = p.ID
+	}
+	return s
+}
+
+func (c TicketsCreated) decide(d *decision) error {
+	for _, t := range c.Tickets {
+		if !t.Exclusive {
+			continue
+		}
+		for _, p := range t.Players {
+			if _, read := d.l.claims[p]; !read {
+				d.need.Players = append(d.need.Players, p)
+			}
+		}
+	}
+	if len(d.need.Players) > 0 {
+		return nil
+	}
+	for _, t := range c.Tickets {
+		claimed := slices.ContainsFunc(t.Players, func(p string) bool {
+			cl := d.l.claims[p]
+			return cl != nil && cl.Ticket != t.ID && cl.LiveAt(d.c.At)
+		})
+		if t.Exclusive && t.Status == Searching && claimed {
+			d.end(t, Cancelled, ReasonMatchedElsewhere, nil)
+		}
+	}
+	return nil
 }
 
 // ReadPlayers records what a store read for the players of a Need: their claims (one at most

@@ -99,6 +99,9 @@ func (s *Service) storeTicket(ctx context.Context, t Ticket, fieldOf func(player
 	}
 	if err == nil && !replayed {
 		s.metrics.ticketCreated(t.Queue)
+		if stored.Status == Cancelled && stored.Reason == ReasonMatchedElsewhere { // a player's claim is live
+			s.metrics.claims(t.Queue, TickCommitted{Elsewhere: map[string]int{t.Queue: 1}})
+		}
 		if t.Backfill != nil {
 			s.metrics.backfillCreated(t.Queue)
 		}

@@ -2435,7 +2435,7 @@ export interface components {
             updated_at: string;
             /** @description Whether the ticket claims its players across queues (the request's `exclusive`; a backfill's is false). */
             exclusive?: boolean;
-            /** @description Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it no longer admits the ticket, e.g. a party larger than a shrunk `team_size`, or a rule that now reads an attribute the ticket does not give; `cancelled`; `queue deleted`; `matched_elsewhere` when a player of the ticket was matched or proposed in another queue (exclusive tickets); `creation_failed` when its creation, without an Idempotency-Key, answered an error as the ticket was being stored; such a ticket is cancelled at once rather than matched). */
+            /** @description Why the ticket expired or was cancelled (`ttl`; `no_region` when every region in its `latencies_ms` is beyond the queue's widest `max_latency_ms`, so no wait could make a match playable; `invalid` when the queue's definition changed so that it no longer admits the ticket, e.g. a party larger than a shrunk `team_size`, or a rule that now reads an attribute the ticket does not give; `cancelled`; `queue deleted`; `matched_elsewhere` when a player of the ticket was matched or proposed in another queue, or was still in a live match when the ticket was created (exclusive tickets); `creation_failed` when its creation, without an Idempotency-Key, answered an error as the ticket was being stored; such a ticket is cancelled at once rather than matched). */
             reason?: string;
             assignment?: components["schemas"]["TicketAssignment"];
             proposal?: components["schemas"]["TicketProposal"];
@@ -5299,7 +5299,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ticket"];
                 };
             };
-            /** @description The ticket, searching. */
+            /** @description The ticket, searching; or, an exclusive ticket of a player whose match (or ready check) is still live, created `cancelled` with `reason` `matched_elsewhere` (and its event), as the player may be in one live match only. */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];

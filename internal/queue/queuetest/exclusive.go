@@ -59,16 +59,17 @@ func testMatchedCancelsElsewhere(t *testing.T, st queue.Store) {
 	if len(done.Matches) != 0 || !slices.Equal(done.Dropped, []string{"m2"}) {
 		t.Fatalf("casual's commit of the cancelled ticket: %+v", done)
 	}
-	// a1 searches casual again while m1 is live: his new ticket is refused by the claim.
+	// a1 searches casual again while m1 is live: his new ticket is cancelled by the claim as
+	// it is created (testCreatedWhileClaimed), and a match of it dropped.
 	ca2 := create(t, st, exclusive("casual", "ca2", 12, "a1"))
+	if ca2.Status != queue.Cancelled || ca2.Reason != queue.ReasonMatchedElsewhere {
+		t.Fatalf("the claimed player's new ticket: %s %q", ca2.Status, ca2.Reason)
+	}
 	cc3 := create(t, st, exclusive("casual", "cc3", 12, "d1"))
 	m3 := Match2v2("m3", ca2, cc3)
 	done = must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(13), Matches: []queue.Match{m3}}))
-	if len(done.Matches) != 0 || done.Claimed != 1 || done.Elsewhere["casual"] != 1 {
+	if len(done.Matches) != 0 || !slices.Equal(done.Dropped, []string{"m3"}) || done.Claimed != 0 {
 		t.Fatalf("casual's commit of a claimed player: %+v", done)
-	}
-	if s, r := status(t, st, "ca2"); s != queue.Cancelled || r != queue.ReasonMatchedElsewhere {
-		t.Fatalf("the claimed player's ticket: %s %q", s, r)
 	}
 	if s, _ := status(t, st, "cc3"); s != queue.Searching {
 		t.Fatalf("the other ticket of the refused match: %s", s)
@@ -79,17 +80,25 @@ func testMatchedCancelsElsewhere(t *testing.T, st queue.Store) {
 }
 
 // testClaimEndsWithItsTime: a claim holds for the write's ClaimFor after its match; then its
-// player is matched again elsewhere.
+// player is matched again elsewhere. A ticket created once the claim ended by its creation's
+// clock, ahead of the leader's, is refused by a tick that is still within the claim: its
+// ticket cancelled, the match dropped.
 func testClaimEndsWithItsTime(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	ra, rb, _, _ := twoQueues(t, st)
 	w := queue.TickWrite{At: at(10), ClaimFor: time.Minute, Matches: []queue.Match{Match2v2("m1", ra, rb)}}
 	must[queue.TickCommitted](t)(st.CommitTick(c, "ranked", w))
-	x := create(t, st, exclusive("casual", "x", 20, "a1"))
+	x := create(t, st, exclusive("casual", "x", 70, "a1"))
 	y := create(t, st, exclusive("casual", "y", 20, "y1"))
+	if x.Status != queue.Searching {
+		t.Fatalf("a ticket created at the claim's end: %s %q", x.Status, x.Reason)
+	}
 	done := must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(69), Matches: []queue.Match{Match2v2("m2", x, y)}}))
-	if done.Claimed != 1 {
+	if done.Claimed != 1 || done.Elsewhere["casual"] != 1 {
 		t.Fatalf("within the claim: %+v", done)
+	}
+	if s, r := status(t, st, "x"); s != queue.Cancelled || r != queue.ReasonMatchedElsewhere {
+		t.Fatalf("the refused ticket: %s %q", s, r)
 	}
 	x = create(t, st, exclusive("casual", "x2", 70, "a1"))
 	done = must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(71), Matches: []queue.Match{Match2v2("m3", x, y)}}))
@@ -112,15 +121,13 @@ func testProposalClaims(t *testing.T, st queue.Store) {
 	if s, r := status(t, st, "ca"); s != queue.Cancelled || r != queue.ReasonMatchedElsewhere {
 		t.Fatalf("casual's ticket of the proposed party: %s %q", s, r)
 	}
-	x := create(t, st, exclusive("casual", "x", 11, "a1"))
-	done = must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(12), Matches: []queue.Match{Match2v2("m2", x, cc)}}))
-	if done.Claimed != 1 {
-		t.Fatalf("a player proposed elsewhere: %+v", done)
+	if x := create(t, st, exclusive("casual", "x", 11, "a1")); x.Status != queue.Cancelled || x.Reason != queue.ReasonMatchedElsewhere {
+		t.Fatalf("a ticket of a player proposed elsewhere: %s %q", x.Status, x.Reason)
 	}
 	if _, _, err := st.AnswerProposal(c, "p1", "b1", false, at(13)); err != nil {
 		t.Fatal(err)
 	}
-	x = create(t, st, exclusive("casual", "x2", 14, "a1"))
+	x := create(t, st, exclusive("casual", "x2", 14, "a1"))
 	done = must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(15), Matches: []queue.Match{Match2v2("m3", x, cc)}}))
 	if !slices.Equal(done.Matches, []string{"m3"}) {
 		t.Fatalf("after the decline: %+v", done)
@@ -174,20 +181,55 @@ func testResultEndsClaims(t *testing.T, st queue.Store) {
 	ra, rb, ca, cc := twoQueues(t, st)
 	_ = ca
 	must[queue.TickCommitted](t)(st.CommitTick(c, "ranked", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", ra, rb)}}))
-	x := create(t, st, exclusive("casual", "x", 11, "a1"))
 	if err := st.EndClaims(c, "other-match", at(12)); err != nil {
 		t.Fatal(err)
 	}
-	done := must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(13), Matches: []queue.Match{Match2v2("m2", x, cc)}}))
-	if done.Claimed != 1 {
-		t.Fatalf("another match's result ended a1's claim: %+v", done)
+	if x := create(t, st, exclusive("casual", "x", 13, "a1")); x.Status != queue.Cancelled {
+		t.Fatalf("another match's result ended a1's claim: his new ticket is %s", x.Status)
 	}
 	if err := st.EndClaims(c, "m1", at(14)); err != nil {
 		t.Fatal(err)
 	}
-	x = create(t, st, exclusive("casual", "x2", 15, "a1"))
-	done = must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(16), Matches: []queue.Match{Match2v2("m3", x, cc)}}))
+	x := create(t, st, exclusive("casual", "x2", 15, "a1"))
+	done := must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(16), Matches: []queue.Match{Match2v2("m3", x, cc)}}))
 	if !slices.Equal(done.Matches, []string{"m3"}) {
 		t.Fatalf("after m1's result: %+v", done)
+	}
+}
+
+// testCreatedWhileClaimed: an exclusive ticket created while one of its players holds a live
+// claim, in another queue's match or in its own queue's, is stored cancelled
+// matched_elsewhere, with its event, and holds no player (he may queue again at once); a
+// ticket of the same players that is not exclusive, and one of a player without a claim,
+// search.
+func testCreatedWhileClaimed(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	ra, rb, _, _ := twoQueues(t, st)
+	must[queue.TickCommitted](t)(st.CommitTick(c, "ranked", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", ra, rb)}}))
+	x := create(t, st, exclusive("casual", "x", 11, "a1", "z1"))
+	if x.Status != queue.Cancelled || x.Reason != queue.ReasonMatchedElsewhere || !x.UpdatedAt.Equal(at(11)) {
+		t.Fatalf("the answer to a claimed player's creation: %s %q at %v", x.Status, x.Reason, x.UpdatedAt)
+	}
+	if s, r := status(t, st, "x"); s != queue.Cancelled || r != queue.ReasonMatchedElsewhere {
+		t.Fatalf("the claimed player's ticket as stored: %s %q", s, r)
+	}
+	evs := must[[]queue.Event](t)(st.Events(c, "casual", 0, 10))
+	if e := evs[len(evs)-1]; e.Type != queue.EventCancelled || e.TicketID != "x" || e.Reason != queue.ReasonMatchedElsewhere {
+		t.Fatalf("casual's last event: %+v", e)
+	}
+	if y := create(t, st, exclusive("ranked", "y", 12, "b1")); y.Status != queue.Cancelled || y.Reason != queue.ReasonMatchedElsewhere {
+		t.Fatalf("a claimed player's new ticket in the claim's own queue: %s %q", y.Status, y.Reason)
+	}
+	if s := create(t, st, Ticket("casual", "s", 13, "a1", "z1")); s.Status != queue.Searching {
+		t.Fatalf("a ticket of the claimed players that is not exclusive: %s %q", s.Status, s.Reason)
+	}
+	if z := create(t, st, exclusive("ranked", "z", 13, "z1")); z.Status != queue.Searching {
+		t.Fatalf("the ticket of a player without a claim: %s %q", z.Status, z.Reason)
+	}
+	changed, _ := must2(t)(st.Changes(c, "casual", 0))
+	for _, tk := range changed {
+		if tk.ID == "x" && tk.Status != queue.Cancelled {
+			t.Fatalf("the leader's view of the cancelled creation: %s", tk.Status)
+		}
 	}
 }

@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"ProposalClaims", testProposalClaims},
 		{"NotExclusive", testNotExclusive},
 		{"ResultEndsClaims", testResultEndsClaims},
+		{"CreatedWhileClaimed", testCreatedWhileClaimed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
