@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/matchmakerhq/matchmaker/db/dbtest"
+	"github.com/matchmakerhq/matchmaker/db/queuedb"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 )
@@ -46,24 +47,30 @@ func benchTicket(id string, at time.Time) queue.Ticket {
 // spent per ticket (0 when the server is not on this machine; see dbtest.ServerCPU).
 func BenchmarkQueueCreateTicket(b *testing.B) {
 	qs, s := openQueueStore(b)
-	ctx := context.Background()
 	q := queue.DefaultQueue("bench")
 	q.GameType = "ctf"
-	if _, _, err := qs.PutQueue(ctx, q); err != nil {
+	if _, _, err := qs.PutQueue(context.Background(), q); err != nil {
 		b.Fatal(err)
 	}
+	benchCreates(b, qs, s.Pool(), time.Now(), func(*queue.Ticket) {})
+}
+
+// benchCreates is the parallel creations of BenchmarkQueueCreateTicket in queue "bench",
+// each ticket as benchTicket makes it at now and then as edit leaves it, with their metrics.
+func benchCreates(b *testing.B, qs *queuedb.Store, pool *pgxpool.Pool, now time.Time, edit func(*queue.Ticket)) {
+	ctx := context.Background()
 	var next atomic.Int64
 	var mu sync.Mutex
 	var lat []time.Duration
 	commits0, tickets0 := qs.CreateStats()
-	cpu0 := dbtest.ServerCPU(s.Pool())
-	now := time.Now()
+	cpu0 := dbtest.ServerCPU(pool)
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		var mine []time.Duration
 		for pb.Next() {
 			tk := benchTicket(fmt.Sprintf("t%d", next.Add(1)), now)
+			edit(&tk)
 			t0 := time.Now()
 			_, _, err := qs.CreateTicket(ctx, tk)
 			mine = append(mine, time.Since(t0))
@@ -79,7 +86,7 @@ func BenchmarkQueueCreateTicket(b *testing.B) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	commits, tickets := qs.CreateStats()
-	cpu := dbtest.ServerCPU(s.Pool()) - cpu0
+	cpu := dbtest.ServerCPU(pool) - cpu0
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "tickets/s")
 	b.ReportMetric(float64(tickets-tickets0)/float64(max(1, commits-commits0)), "tickets/commit")
 	b.ReportMetric(percentile(lat, 0.5), "p50-ms")
