@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"time"
 )
 
 // A match function's backoff goes with the queue, not with its leader: a new leader (after a
@@ -11,14 +10,6 @@ import (
 // is called at most once per backoff step however often the leadership moves. A failure in
 // the last StatsPublish before a leader's death may be lost; the new leader then calls once
 // more, a step early: the same as one call per leader change, no worse.
-
-// FunctionBackoff is a queue's match function's backoff as published: the failures in a row,
-// the time before which no call is made, and why the last call failed.
-type FunctionBackoff struct {
-	Failures int
-	Next     time.Time
-	Last     string
-}
 
 // published is the backoff to publish, nil when the last call did not fail.
 func (st *functionState) published() *FunctionBackoff {

@@ -9,32 +9,6 @@ import (
 // pass's committed matches beside the match function's checked proposals of the same pools,
 // so that a studio compares a function with its rules on live traffic before it switches.
 
-// ShadowWindow is how far back the shadow comparison looks.
-const ShadowWindow = 10 * time.Minute
-
-// ShadowStats compares, in a queue whose match function runs in mode shadow, the matches the
-// built-in rules made (Rules) with those the function proposed that passed the check
-// (Function), over the last Window.
-type ShadowStats struct {
-	Window         time.Duration
-	Rules          ShadowSide
-	Function       ShadowSide
-	FunctionCalls  int // the calls made in the window (none while backing off)
-	FunctionFailed int // of them, those that failed
-}
-
-// ShadowSide is one side's matches over the window: how many, the tickets in them, their mean
-// team-average difference, the median wait of their tickets (ok false without one), and,
-// for the function, the proposals the check rejected by reason.
-type ShadowSide struct {
-	Matches               int
-	TicketsMatched        int
-	MeanAverageDifference float64
-	MedianWaitS           float64
-	HasWait               bool
-	Rejected              map[RejectReason]int
-}
-
 // shadowSample is one match of a side, or a rejection, or a call.
 type shadowSample struct {
 	at      time.Time

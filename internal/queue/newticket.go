@@ -2,7 +2,9 @@ package queue
 
 import (
 	"cmp"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base32"
 	"encoding/binary"
 	"math"
 	"slices"
@@ -152,3 +154,13 @@ func appendPlayerSet(b []byte, players []NewPlayer) []byte {
 	}
 	return b
 }
+
+// newID returns prefix and 26 characters of base32 randomness (130 bits): unique without
+// coordination between replicas, and a valid id by ratings.ValidateID.
+func newID(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return prefix + idEncoding.EncodeToString(b[:])
+}
+
+var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)

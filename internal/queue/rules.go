@@ -164,15 +164,3 @@ func appendAttributes(b []byte, attrs map[string]matchrules.Value) []byte {
 	}
 	return b
 }
-
-// explainWait sets a searching ticket's WaitingOn from the last pass of its queue, when
-// this replica leads the queue (the pass's reasons are kept in the leader's memory only).
-func (s *Service) explainWait(t *Ticket) {
-	r, ok := s.runnerOf(t)
-	if !ok || !r.leading.Load() {
-		return
-	}
-	if w, ok := r.waitingOn.Load().Of(t.ID); ok {
-		t.WaitingOn = &w
-	}
-}

@@ -3,8 +3,6 @@ package queue
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"errors"
 	"slices"
 	"strconv"
@@ -293,13 +291,3 @@ func (s *Service) createContext(parent context.Context) (context.Context, func(*
 		}
 	}
 }
-
-// newID returns prefix and 26 characters of base32 randomness (130 bits): unique without
-// coordination between replicas, and a valid id by ratings.ValidateID.
-func newID(prefix string) string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return prefix + idEncoding.EncodeToString(b[:])
-}
-
-var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)

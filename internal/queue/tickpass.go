@@ -340,3 +340,11 @@ func sortedRegions(latencies map[string]float64) []string {
 	slices.Sort(regions)
 	return regions
 }
+
+// Matcher runs one pass of a queue over its waiting tickets at now: the matches to make and
+// the tickets to expire. The queue's production Matcher is matchmaker/tick's pass (TickPass);
+// tests may give their own. waiting is the caller's again once Match returns: a Matcher keeps
+// no part of it.
+type Matcher interface {
+	Match(q Queue, waiting []Ticket, now time.Time) (TickWrite, error)
+}
