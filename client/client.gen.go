@@ -1972,7 +1972,7 @@ type QueueStatsShadowSide struct {
 	// MedianWaitS The median wait of the matched tickets, at their match; absent without a match.
 	MedianWaitS *float64 `json:"median_wait_s,omitempty"`
 
-	// Rejected The proposals the check rejected, by reason (`unknown_ticket`, `not_searching`, `duplicate`, `party_split`, `teams`, `team_size`, `roles`, `composition`, `attributes`, `region`, `avoid`, `empty`); always empty for the rules.
+	// Rejected The proposals the check rejected, by reason (`unknown_ticket`, `not_searching`, `duplicate`, `party_split`, `teams`, `team_size`, `roles`, `composition`, `attributes`, `region`, `avoid`, `low_priority`, `empty`); always empty for the rules.
 	Rejected       map[string]int `json:"rejected"`
 	TicketsMatched int            `json:"tickets_matched"`
 }

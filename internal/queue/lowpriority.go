@@ -1,8 +1,10 @@
 package queue
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
@@ -85,4 +87,27 @@ func lowPriorityPlayers(m Match) int {
 		}
 	}
 	return n
+}
+
+// lowPriorityBroken says whether a match of these tickets, checked at now, puts a
+// low-priority ticket that has not yet waited the pool's extra_wait_s with a normal ticket,
+// which the pass's low_priority rule keeps apart (a normal ticket is bound by it however long
+// it waited): RejectLowPriority and which tickets, or "". A match function's proposals are
+// held to it (matchfunction_check.go) as the pass's matches are.
+func lowPriorityBroken(q *Queue, tickets []*Ticket, now time.Time) (RejectReason, string) {
+	lp := q.Penalties.LowPriority
+	if lp == nil {
+		return "", ""
+	}
+	normal := slices.IndexFunc(tickets, func(t *Ticket) bool { return !lowPriorityTicket(*t) })
+	if normal < 0 {
+		return "", ""
+	}
+	for _, t := range tickets {
+		if waited := max(now.Sub(t.CreatedAt), 0); lowPriorityTicket(*t) && waited < lp.ExtraWait {
+			return RejectLowPriority, fmt.Sprintf("ticket %q is low priority and has waited %.0f s of the pool's extra_wait_s %.0f: normal ticket %q may not meet it yet",
+				t.ID, waited.Seconds(), lp.ExtraWait.Seconds(), tickets[normal].ID)
+		}
+	}
+	return "", ""
 }

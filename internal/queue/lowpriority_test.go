@@ -99,3 +99,38 @@ func TestTickPassLowPriorityPool(t *testing.T) {
 		}
 	}
 }
+
+// A match function's proposals are held to the low-priority pool as the pass's matches are:
+// a low-priority ticket with a normal one is rejected (low_priority, naming them) until it
+// has waited extra_wait_s, however long the normal one waited; two low-priority tickets are
+// made at once; without the penalty the mix is made.
+func TestFunctionProposalsKeepTheLowPriorityPool(t *testing.T) {
+	t.Parallel()
+	t0 := queuetest.T0
+	pool := []queue.Ticket{
+		searching("lo", t0, nil, lowPriority(pl("lo", 1000))),
+		searching("lu", t0, nil, lowPriority(pl("lu", 1000))),
+		searching("old", t0.Add(-time.Hour), nil, pl("old", 1000)),
+	}
+	q := queue.DefaultQueue("q")
+	q.TeamSize, q.MaxPartySize = 1, 1
+	q.Penalties.LowPriority = &queue.LowPriorityPenalty{Leaves: 2, Window: time.Hour, Games: 3, ExtraWait: 60 * time.Second}
+	check := &queue.FunctionCheck{Queue: &q, Pool: pool, Now: t0.Add(59 * time.Second)}
+	mixed := []queue.ProposedMatch{{Teams: [][]string{{"lo"}, {"old"}}}}
+	made, rejected := check.Check(mixed)
+	want := `ticket "lo" is low priority and has waited 59 s of the pool's extra_wait_s 60: normal ticket "old" may not meet it yet`
+	if len(made) != 0 || len(rejected) != 1 || rejected[0].Reason != queue.RejectLowPriority || rejected[0].Detail != want {
+		t.Fatalf("before the extra wait, a low-priority ticket with a normal one: made %v, rejected %+v", made, rejected)
+	}
+	if made, rejected = check.Check([]queue.ProposedMatch{{Teams: [][]string{{"lo"}, {"lu"}}}}); len(made) != 1 {
+		t.Fatalf("two low-priority tickets: made %v, rejected %+v", made, rejected)
+	}
+	check.Now = t0.Add(60 * time.Second)
+	if made, rejected = check.Check(mixed); len(made) != 1 {
+		t.Fatalf("after the extra wait: made %v, rejected %+v", made, rejected)
+	}
+	check.Now, q.Penalties.LowPriority = t0.Add(time.Second), nil
+	if made, rejected = check.Check(mixed); len(made) != 1 {
+		t.Fatalf("a queue without the penalty: made %v, rejected %+v", made, rejected)
+	}
+}

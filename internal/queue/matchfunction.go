@@ -125,6 +125,7 @@ const (
 	RejectAttributes   RejectReason = "attributes"     // an attribute the queue does not declare, or of the wrong type
 	RejectRegion       RejectReason = "region"         // a region not the queue's
 	RejectAvoid        RejectReason = "avoid"          // two players of whom one avoids the other
+	RejectLowPriority  RejectReason = "low_priority"   // a low-priority ticket with a normal one before its extra wait
 )
 
 // Rejection is a proposed match not made: its index in the answer, why, a sentence that

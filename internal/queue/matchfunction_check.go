@@ -31,7 +31,8 @@ type FunctionCheck struct {
 	// intervals) are taken at it.
 	Now time.Time
 	// Constraints are further rules every match keeps, whoever made it, checked last (after
-	// the players' avoid lists, avoidBroken), on the match as it would be made.
+	// the players' avoid lists, avoidBroken, and the low-priority pool, lowPriorityBroken),
+	// on the match as it would be made.
 	Constraints []MatchConstraint
 }
 
@@ -96,6 +97,9 @@ func (c *FunctionCheck) one(p *ProposedMatch, index map[string]int, taken map[st
 		all = append(all, team...)
 	}
 	if why, detail := avoidBroken(c.Queue, teams, c.Now); why != "" {
+		return Match{}, nil, why, detail
+	}
+	if why, detail := lowPriorityBroken(c.Queue, all, c.Now); why != "" {
 		return Match{}, nil, why, detail
 	}
 	for _, constraint := range c.Constraints {

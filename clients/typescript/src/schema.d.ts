@@ -2910,7 +2910,7 @@ export interface components {
              * @description The median wait of the matched tickets, at their match; absent without a match.
              */
             median_wait_s?: number;
-            /** @description The proposals the check rejected, by reason (`unknown_ticket`, `not_searching`, `duplicate`, `party_split`, `teams`, `team_size`, `roles`, `composition`, `attributes`, `region`, `avoid`, `empty`); always empty for the rules. */
+            /** @description The proposals the check rejected, by reason (`unknown_ticket`, `not_searching`, `duplicate`, `party_split`, `teams`, `team_size`, `roles`, `composition`, `attributes`, `region`, `avoid`, `low_priority`, `empty`); always empty for the rules. */
             rejected: {
                 [key: string]: number;
             };
