@@ -48,3 +48,8 @@ func (s *Store) Listening() bool { return s.notify.isUp() }
 
 // Epoch is the leader epoch this process holds for the queue (ok false: it never led it).
 func (s *Store) Epoch(queueName string) (int64, bool) { return s.lead.epoch(queueName) }
+
+const (
+	SQLEndClaims  = sqlEndClaims
+	SQLReadClaims = sqlReadClaims
+)

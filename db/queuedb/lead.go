@@ -118,7 +118,15 @@ type Options struct {
 	// and listening connections and the purge's, when the pool goes through a pooler in
 	// transaction mode. Default: the pool's own settings.
 	SessionURL string
+	// PlannerStatsEvery is how often the store analyzes the tables that outgrew their planner
+	// statistics (db.AnalyzeGrown: a fresh database's first minute). Default
+	// DefaultPlannerStatsEvery; negative: never.
+	PlannerStatsEvery time.Duration
 }
+
+// DefaultPlannerStatsEvery is Options.PlannerStatsEvery's default: a table growing at
+// thousands of rows a second is planned for at most a few seconds' worth of rows too few.
+const DefaultPlannerStatsEvery = 5 * time.Second
 
 // leader holds the leadership connection and the queues it leads, under mu (a pgx.Conn is
 // not safe for concurrent use).

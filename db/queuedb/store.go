@@ -1,6 +1,7 @@
 package queuedb
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,6 +120,9 @@ func NewWith(ctx context.Context, pool *pgxpool.Pool, o Options) (*Store, error)
 	s.stopped.Add(2)
 	go func() { defer s.stopped.Done(); s.runCommitter() }()
 	go func() { defer s.stopped.Done(); s.runListener(conn) }()
+	if every := cmp.Or(o.PlannerStatsEvery, DefaultPlannerStatsEvery); every > 0 {
+		s.stopped.Go(func() { db.KeepPlannerStats(s.bg, pool, every, s.lead.logger) })
+	}
 	return s, nil
 }
 
