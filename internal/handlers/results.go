@@ -57,6 +57,7 @@ func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queue.Serv
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[resultjson.Body](r)
 		var result ratings.Result
+		var made *queue.Match // the queue's match of the result, if it made it
 		if err == nil {
 			result, err = resultOf(&req)
 		}
@@ -64,7 +65,7 @@ func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queue.Serv
 			err = allowGameType(r.Context(), "context.game_type", req.Context.GameType)
 		}
 		if err == nil && queues != nil {
-			err = queues.CheckResult(r.Context(), req.MatchID, req.Context.GameType, roster(&req))
+			made, err = queues.CheckResult(r.Context(), req.MatchID, req.Context.GameType, roster(&req))
 		}
 		if err != nil {
 			metrics.results.WithLabelValues("rejected").Inc()
@@ -79,10 +80,10 @@ func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queue.Serv
 			writeError(w, r, logger, err)
 			return
 		}
-		if queues != nil {
+		if made != nil {
 			// Recorded again for a replay: a leave is kept once a match, and a replay after a
 			// failure here is how its leaves get counted.
-			if err := queues.RecordLeaves(r.Context(), result.MatchID, result.DurationS, presence(&result)); err != nil {
+			if err := queues.RecordLeavesOf(r.Context(), *made, result.DurationS, presence(&result)); err != nil {
 				writeError(w, r, logger, err)
 				return
 			}

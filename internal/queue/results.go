@@ -14,15 +14,23 @@ import (
 // player who left may be left out, bots are not the match's to check). A result of a match
 // the queue did not make (a backfill's running match, a match made elsewhere) passes: only
 // its own checks apply. So a results key cannot move ratings through a queue match with
-// players who did not play it. Faults name the fields of POST /v1/results' body.
-func (s *Service) CheckResult(ctx context.Context, matchID, gameType string, teams [][]string) error {
+// players who did not play it. Faults name the fields of POST /v1/results' body. It returns
+// the match it checked (nil: the queue made none), for RecordLeavesOf: a result reads its
+// match once.
+func (s *Service) CheckResult(ctx context.Context, matchID, gameType string, teams [][]string) (*Match, error) {
 	m, err := s.store.GetMatch(ctx, matchID)
 	switch {
 	case apperr.CodeOf(err) == apperr.NotFound:
-		return nil
+		return nil, nil
 	case err != nil:
-		return err
+		return nil, err
 	}
+	return &m, s.checkRoster(ctx, m, gameType, teams)
+}
+
+// checkRoster is CheckResult's check of the result against m.
+func (s *Service) checkRoster(ctx context.Context, m Match, gameType string, teams [][]string) error {
+	matchID := m.ID
 	var f apperr.Fields
 	if q, err := s.definition(ctx, m.Queue); err == nil && q.GameType != gameType {
 		f.Add("context.game_type", "must be %q: match %s was made by queue %s", q.GameType, matchID, m.Queue)

@@ -61,6 +61,12 @@ func (s *Service) RecordLeaves(ctx context.Context, matchID string, durationS fl
 	case err != nil:
 		return err
 	}
+	return s.RecordLeavesOf(ctx, m, durationS, presence)
+}
+
+// RecordLeavesOf is RecordLeaves of match m as CheckResult read it (POST /v1/results reads
+// the match once: each read was a database round trip of every result).
+func (s *Service) RecordLeavesOf(ctx context.Context, m Match, durationS float64, presence map[string]float64) error {
 	if err := s.store.EndClaims(ctx, m.ID, s.now().UTC()); err != nil {
 		return err
 	}
