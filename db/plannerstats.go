@@ -25,11 +25,14 @@ import (
 // statements that read them on every connection.
 
 // sqlGrownTables lists the tables of the current schema with at least $1 live rows and at
-// least twice the rows their statistics say (never analyzed: -1).
+// least twice the rows their statistics say (never analyzed: -1), that this role may
+// analyze (it owns them or the database; another's ANALYZE only warns and changes nothing).
 const sqlGrownTables = `
 SELECT quote_ident(s.schemaname) || '.' || quote_ident(s.relname)
 FROM pg_stat_user_tables AS s JOIN pg_class AS c ON c.oid = s.relid
 WHERE s.schemaname = current_schema() AND s.n_live_tup >= greatest($1::float8, 2 * c.reltuples)
+  AND (pg_has_role(c.relowner, 'USAGE')
+       OR pg_has_role((SELECT datdba FROM pg_database WHERE datname = current_database()), 'USAGE'))
 ORDER BY s.relname`
 
 // GrownTableRows is the fewest live rows at which AnalyzeGrown analyzes a table: below it
