@@ -1244,6 +1244,9 @@ type MatchFunctionPlayer struct {
 	Avoid *[]string `json:"avoid,omitempty"`
 	Id    string    `json:"id"`
 
+	// LowPriority Present (true) when the player owes low-priority games (the queue's `penalties.low_priority`); a proposed match that puts his ticket with a ticket that is not low priority before his ticket has waited `extra_wait_s` is rejected (`low_priority`).
+	LowPriority *bool `json:"low_priority,omitempty"`
+
 	// Rating On the 0..2000 matchmaking scale, as a queue's interval.
 	Rating float64   `json:"rating"`
 	Roles  *[]string `json:"roles,omitempty"`

@@ -108,7 +108,7 @@ func newPoolEncoder(q *Queue) *poolEncoder {
 	return e
 }
 
-// ticket appends one ticket of the pool: id, players (id, rating, roles, avoid), attributes,
+// ticket appends one ticket of the pool: id, players (id, rating, roles, avoid, low_priority), attributes,
 // latencies_ms, created_at, wait_s and its current tolerances.
 func (e *poolEncoder) ticket(dst []byte, t *Ticket, now time.Time) []byte {
 	dst = append(dst, `{"id":`...)
@@ -130,6 +130,9 @@ func (e *poolEncoder) ticket(dst []byte, t *Ticket, now time.Time) []byte {
 		if len(p.Avoid) > 0 {
 			dst = append(dst, `,"avoid":`...)
 			dst = appendStrings(dst, p.Avoid)
+		}
+		if p.LowPriority { // the check holds him to the low-priority pool (lowPriorityBroken)
+			dst = append(dst, `,"low_priority":true`...)
 		}
 		dst = append(dst, '}')
 	}

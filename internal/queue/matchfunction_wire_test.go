@@ -27,7 +27,8 @@ func wireQueue() queue.Queue {
 }
 
 // The request a match function receives: the queue, the call's counter and times, the
-// queue's shape, and each ticket of the pool with what the function needs to decide.
+// queue's shape, and each ticket of the pool with what the function needs to decide (a
+// low-priority player marked so).
 func TestFunctionRequestJSON(t *testing.T) {
 	t.Parallel()
 	q := wireQueue()
@@ -36,6 +37,7 @@ func TestFunctionRequestJSON(t *testing.T) {
 		"mode": matchrules.StringValue("duo \"ranked\"")}
 	a.Latencies = map[string]float64{"eu": 31, "us": 95.5}
 	b := poolTicket("b", 5, 1200)
+	b.Players[0].LowPriority = true
 	req := queue.FunctionRequest{Queue: &q, Tick: 42, Now: epoch, Deadline: epoch.Add(queue.DefaultFunctionTimeout), Pool: []queue.Ticket{a, b}}
 	body := queue.AppendFunctionRequest([]byte("prefix:"), req)
 	got, ok := strings.CutPrefix(string(body), "prefix:")
@@ -51,7 +53,7 @@ func TestFunctionRequestJSON(t *testing.T) {
 		`{"id":"a","players":[{"id":"a-1","rating":1000.5,"roles":["tank"]},{"id":"a-2","rating":990}],` +
 		`"attributes":{"level":7,"maps":["dust","nuke"],"mode":"duo \"ranked\""},"latencies_ms":{"eu":31,"us":95.5},` +
 		`"created_at":"2026-12-01T11:59:30Z","wait_s":30,"tolerances":{"interval":150,"max_latency_ms":120,"rules":{"close":5}}},` +
-		`{"id":"b","players":[{"id":"b-1","rating":1200}],"created_at":"2026-12-01T11:59:55Z","wait_s":5,` +
+		`{"id":"b","players":[{"id":"b-1","rating":1200,"low_priority":true}],"created_at":"2026-12-01T11:59:55Z","wait_s":5,` +
 		`"tolerances":{"interval":25,"max_latency_ms":50,"rules":{"close":2}}}]}`
 	if got != want {
 		t.Errorf("request\n%s\nwant\n%s", got, want)

@@ -2598,6 +2598,8 @@ export interface components {
             roles?: string[];
             /** @description The players this player blocked (the queue's `avoid` says how they are kept apart); a proposed match that breaks a list binding its ticket is rejected (`avoid`). */
             avoid?: string[];
+            /** @description Present (true) when the player owes low-priority games (the queue's `penalties.low_priority`); a proposed match that puts his ticket with a ticket that is not low priority before his ticket has waited `extra_wait_s` is rejected (`low_priority`). */
+            low_priority?: boolean;
         };
         /** @description A match function's 2xx answer, read strictly: an unknown or repeated member, more matches than tickets sent or a body over 16 MiB make the call fail (the function's `on_failure`). Each match is then checked on its own (every ticket of the pool and still searching, none twice, the queue's teams and sizes, compositions, attributes, region); one that fails is dropped with its reason, the others are made. */
         MatchFunctionAnswer: {
