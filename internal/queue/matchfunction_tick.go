@@ -185,25 +185,6 @@ func (r *runner) fills(q Queue, list []Ticket, expired []Expiry, made []Match, n
 	return fills
 }
 
-// beyondPool says of the tickets w lists that were not in the pool sent (max_pool held the
-// older ones) that they wait for it, rather than on what the function did with the pool.
-func (w *Waits) beyondPool(pool []Ticket, maxPool int) {
-	sent := make(map[string]bool, len(pool))
-	for i := range pool {
-		sent[pool[i].ID] = true
-	}
-	in, out := make([]string, 0, len(w.ids)), []string(nil)
-	for _, id := range w.ids {
-		if sent[id] {
-			in = append(in, id)
-		} else {
-			out = append(out, id)
-		}
-	}
-	w.ids, w.split = append(in, out...), len(in)
-	w.beyond = &WaitingOn{Rule: WaitMatchFunction, Detail: fmt.Sprintf("not in the pool sent to the match function (max_pool %d: the older tickets go first)", maxPool)}
-}
-
 // callFunction sends the pool to the queue's function (not while it backs off, nor an empty
 // pool) and returns its proposals, or why the call failed (or why none is made), in words,
 // and whether a call was made.

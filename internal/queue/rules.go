@@ -3,6 +3,7 @@ package queue
 import (
 	"cmp"
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -163,4 +164,23 @@ func appendAttributes(b []byte, attrs map[string]matchrules.Value) []byte {
 		}
 	}
 	return b
+}
+
+// beyondPool says of the tickets w lists that were not in the pool sent (max_pool held the
+// older ones) that they wait for it, rather than on what the function did with the pool.
+func (w *Waits) beyondPool(pool []Ticket, maxPool int) {
+	sent := make(map[string]bool, len(pool))
+	for i := range pool {
+		sent[pool[i].ID] = true
+	}
+	in, out := make([]string, 0, len(w.ids)), []string(nil)
+	for _, id := range w.ids {
+		if sent[id] {
+			in = append(in, id)
+		} else {
+			out = append(out, id)
+		}
+	}
+	w.ids, w.split = append(in, out...), len(in)
+	w.beyond = &WaitingOn{Rule: WaitMatchFunction, Detail: fmt.Sprintf("not in the pool sent to the match function (max_pool %d: the older tickets go first)", maxPool)}
 }

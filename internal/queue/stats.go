@@ -452,3 +452,14 @@ type FunctionBackoff struct {
 	Next     time.Time
 	Last     string
 }
+
+// matchedLater records in the stats a match made after its tick (a ready check's, an
+// allocator's): the match itself once (quality NaN for its other tickets) and each ticket's
+// wait.
+func (k *tracker) matchedLater(now time.Time, quality float64, waits []waitSample) {
+	if !math.IsNaN(quality) {
+		k.matched(now, quality, false, waits)
+		return
+	}
+	k.addWaits(waits)
+}
