@@ -30,10 +30,17 @@ import (
 const (
 	sqlLockClaims = `SELECT pg_advisory_xact_lock(5, 0)`
 
+	// Whether another queue than $2 is live: when none is, the players can have no live
+	// ticket elsewhere, and the two statements below skip their lookups of every player (a
+	// one-time filter). No such ticket can appear meanwhile: an exclusive ticket's creation
+	// waits for sqlLockClaims, which the tick holds (create_claims.go).
+	sqlAnotherQueue = `EXISTS (SELECT 1 FROM queues WHERE name <> $2 AND deleted_at IS NULL)`
+
 	// The other queues where the players have a live ticket, locked by name.
 	sqlLockElsewhereQueues = `
 SELECT name FROM queues
 WHERE name IN (SELECT queue FROM queue_searching WHERE player_id = ANY($1::text[]) AND queue <> $2)
+  AND ` + sqlAnotherQueue + `
 ORDER BY name FOR NO KEY UPDATE`
 
 	// Those tickets, by id, with their players' ids.
@@ -43,6 +50,7 @@ SELECT t.ctid, t.id, t.queue, t.status, coalesce(t.proposal->>'match_id', ''),
        ARRAY(SELECT p->>'id' FROM jsonb_array_elements(t.players) AS p)
 FROM queue_tickets AS t
 WHERE t.id IN (SELECT ticket_id FROM queue_searching WHERE player_id = ANY($1::text[]) AND queue <> $2)
+  AND ` + sqlAnotherQueue + `
 ORDER BY t.id FOR UPDATE`
 
 	// The players' claims, each with its ticket as it now is.
