@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -12,13 +13,10 @@ import (
 // The players' claims across queues (internal/queue/lifecycle_claims.go): one per player,
 // written by the ticks' changes under the mutex, which is what serializes them.
 
-// readPlayers is what the lifecycle reads of players: each one's claim with its ticket as it
-// now is, and his live tickets in every queue. The caller holds the lock.
-func (s *Store) readPlayers(players []string) ([]queue.Claim, []queue.TicketState) {
+// claimsOf is the players' claims, each with its ticket as it now is. The caller holds the
+// lock.
+func (s *Store) claimsOf(players []string) []queue.Claim {
 	var claims []queue.Claim
-	var live []queue.TicketState
-	seen := make(map[string]bool, len(players))
-	queues := slices.Sorted(maps.Keys(s.queues))
 	for _, p := range players {
 		if c, ok := s.claims[p]; ok {
 			if mt := s.tickets[c.Ticket]; mt != nil {
@@ -26,6 +24,37 @@ func (s *Store) readPlayers(players []string) ([]queue.Claim, []queue.TicketStat
 			}
 			claims = append(claims, c)
 		}
+	}
+	return claims
+}
+
+// created has the lifecycle decide a new ticket's creation (TicketsCreated) from its
+// players' claims, which is all that transition reads, and writes what it decided. The
+// caller holds the lock.
+func (s *Store) created(t *queue.Ticket) error {
+	st := queue.NewState(t)
+	var l queue.Locked
+	l.ReadPlayers(st.Players, s.claimsOf(st.Players), nil)
+	c, need, err := queue.Decide(&l, t.CreatedAt, queue.TicketsCreated{Tickets: []queue.TicketState{st}})
+	switch {
+	case err != nil:
+		return err
+	case !need.Empty():
+		return fmt.Errorf("memstore: a ticket's creation asks for more than its players' claims: %+v", need)
+	case !c.Empty():
+		s.write(c)
+	}
+	return nil
+}
+
+// readPlayers is what the lifecycle reads of players: each one's claim with its ticket as it
+// now is, and his live tickets in every queue. The caller holds the lock.
+func (s *Store) readPlayers(players []string) ([]queue.Claim, []queue.TicketState) {
+	claims := s.claimsOf(players)
+	var live []queue.TicketState
+	seen := make(map[string]bool, len(players))
+	queues := slices.Sorted(maps.Keys(s.queues))
+	for _, p := range players {
 		for _, name := range queues {
 			id, ok := s.queues[name].searching[p]
 			if !ok || seen[id] {

@@ -161,9 +161,11 @@ func (s *Store) CreateTicket(ctx context.Context, t queue.Ticket) (queue.Ticket,
 	if t.IdempotencyKey != "" {
 		q.idem[idemKey(t.Owner, t.IdempotencyKey)] = t.ID
 	}
-	// Stored searching; the lifecycle cancels it at once if a player's claim is live.
-	if _, err := s.decide(&queue.Locked{}, t.CreatedAt, queue.TicketsCreated{Tickets: []queue.TicketState{queue.NewState(&t)}}); err != nil {
-		return queue.Ticket{}, false, err
+	if t.Exclusive {
+		// Stored searching; the lifecycle cancels it at once if a player's claim is live.
+		if err := s.created(&t); err != nil {
+			return queue.Ticket{}, false, err
+		}
 	}
 	return s.tickets[t.ID].t.Clone(), false, nil
 }
