@@ -2,7 +2,6 @@ package db_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io/fs"
 	"sync"
@@ -10,8 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	_ "github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 
 	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/db/dbtest"
@@ -88,15 +85,7 @@ func TestMigrateConcurrently(t *testing.T) {
 func TestMigrationsGoDownAndUpAgain(t *testing.T) {
 	ctx := context.Background()
 	url := dbtest.URL(t)
-	sqlDB, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sqlDB.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, db.Migrations())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := dbtest.Goose(t, url, db.Migrations())
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatal(err)
 	}

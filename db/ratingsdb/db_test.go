@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +14,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	_ "github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 
 	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/db/dbtest"
@@ -317,15 +314,7 @@ FROM matches`).Scan(&id, &bot, &joined)
 func TestMigrationKeepsNS2Ratings(t *testing.T) {
 	ctx := context.Background()
 	url := dbtest.URL(t)
-	sqlDB, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sqlDB.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, db.Migrations())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, sqlDB := dbtest.Goose(t, url, db.Migrations())
 	if _, err := p.UpTo(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
