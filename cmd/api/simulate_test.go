@@ -17,6 +17,29 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/sim"
 )
 
+// queuesOfAProgram starts the whole program (auth off) for the rest of the test and returns
+// a function that defines a queue from a definition simulate printed and returns the queue
+// as created (201), failing the test otherwise.
+func queuesOfAProgram(t *testing.T) func(name string, def []byte) *client.Queue {
+	t.Helper()
+	p := startProgram(t, map[string]string{"MATCHMAKER_AUTH": "off"})
+	t.Cleanup(func() { _ = p.stop() })
+	c, err := client.New(p.base, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(name string, def []byte) *client.Queue {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		resp, err := c.PutQueueWithBodyWithResponse(ctx, name, "application/json", bytes.NewReader(def))
+		if err != nil || resp.JSON201 == nil {
+			t.Fatalf("PUT the printed definition: %v %d %s\n%s", err, resp.StatusCode(), resp.Body, def)
+		}
+		return resp.JSON201
+	}
+}
+
 // simulateCmd runs `api simulate args...` through run and returns its stdout and stderr.
 func simulateCmd(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
@@ -98,19 +121,7 @@ func TestSimulateOptimisesAndPrintsAQueueDefinition(t *testing.T) {
 	if err := json.Unmarshal([]byte(def), &printed); err != nil {
 		t.Fatalf("%v\n%s", err, def)
 	}
-	p := startProgram(t, map[string]string{"MATCHMAKER_AUTH": "off"})
-	defer p.stop()
-	c, err := client.New(p.base, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	resp, err := c.PutQueueWithBodyWithResponse(ctx, "searched", "application/json", strings.NewReader(def))
-	if err != nil || resp.JSON201 == nil {
-		t.Fatalf("PUT the printed definition: %v %d %s\n%s", err, resp.StatusCode(), resp.Body, def)
-	}
-	q := resp.JSON201
+	q := queuesOfAProgram(t)("searched", []byte(def))
 	if got := *q.Expansions.Interval; !reflect.DeepEqual(got, printed.Expansions.Interval) || q.TeamSize != 5 ||
 		q.Strategy != "rating_window" || q.TicketTtlS != 300 || q.MaxPartySize != 5 || q.TickMs != 1000 {
 		t.Errorf("the queue %+v (interval %v) is not the definition printed:\n%s", q, got, def)
@@ -293,19 +304,8 @@ func TestSimulateRulesQueueDefinition(t *testing.T) {
 		t.Fatalf("the preset's fourth configuration is %+v", cf)
 	}
 	def := sim.QueueSnippet(&sc, cf)
-	p := startProgram(t, map[string]string{"MATCHMAKER_AUTH": "off"})
-	defer p.stop()
-	c, err := client.New(p.base, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	resp, err := c.PutQueueWithBodyWithResponse(ctx, "ruled", "application/json", bytes.NewReader(def))
-	if err != nil || resp.JSON201 == nil {
-		t.Fatalf("PUT the printed definition: %v %d %s\n%s", err, resp.StatusCode(), resp.Body, def)
-	}
-	q := resp.JSON201
+	put := queuesOfAProgram(t)
+	q := put("ruled", def)
 	if q.Rules == nil || len(*q.Rules) != 2 || q.Attributes == nil || len(*q.Attributes) != 2 {
 		t.Fatalf("the queue's rules %v and attributes %v are not the definition printed:\n%s", q.Rules, q.Attributes, def)
 	}
@@ -324,11 +324,7 @@ func TestSimulateRulesQueueDefinition(t *testing.T) {
 		t.Fatalf("the preset's sixth configuration is %+v", cf)
 	}
 	def = sim.QueueSnippet(&sc, cf)
-	resp, err = c.PutQueueWithBodyWithResponse(ctx, "roles", "application/json", bytes.NewReader(def))
-	if err != nil || resp.JSON201 == nil {
-		t.Fatalf("PUT the printed definition: %v %d %s\n%s", err, resp.StatusCode(), resp.Body, def)
-	}
-	q = resp.JSON201
+	q = put("roles", def)
 	if q.Roles == nil || !slices.Equal(*q.Roles, sc.Roles.Names) || q.Composition == nil || len(*q.Composition) != 3 ||
 		q.Rules == nil || len(*q.Rules) != 2 || q.Teams != 2 || q.TeamSize != 5 {
 		t.Fatalf("the queue %+v is not the definition printed:\n%s", q, def)
