@@ -17,14 +17,8 @@ import (
 // widening, parties) with a clan on every ticket, one of 50: played by the queue's rules,
 // and by examples/mmf's function, which keeps a clan on one team.
 func clanScenario(matches int) Scenario {
-	sc, err := Preset("live")
-	if err != nil {
-		panic(err)
-	}
-	sc.Matches, sc.Sweep = matches, nil
-	if raceDetector || testing.Short() {
-		sc.Matches = max(matches/3, 100)
-	}
+	sc := testPreset("live", matches)
+	sc.Sweep = nil
 	names := make([]string, 50)
 	for i := range names {
 		names[i] = fmt.Sprintf("clan%02d", i)

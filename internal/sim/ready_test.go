@@ -13,14 +13,7 @@ import (
 
 // readyScenario is the ready preset, small enough for a test.
 func readyScenario(matches int) Scenario {
-	sc, err := Preset("ready")
-	if err != nil {
-		panic(err)
-	}
-	sc.Matches = matches
-	if raceDetector || testing.Short() {
-		sc.Matches = max(matches/3, 100)
-	}
+	sc := testPreset("ready", matches)
 	sc.Population.Players = 4000
 	return sc
 }

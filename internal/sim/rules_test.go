@@ -18,14 +18,7 @@ import (
 
 // rulesScenario is the rules preset, smaller; under -race or -short, matches / 3.
 func rulesScenario(matches int) Scenario {
-	sc, err := Preset("rules")
-	if err != nil {
-		panic(err)
-	}
-	sc.Matches = matches
-	if raceDetector || testing.Short() {
-		sc.Matches = max(matches/3, 100)
-	}
+	sc := testPreset("rules", matches)
 	sc.Population.Players = 4000
 	return sc
 }

@@ -26,6 +26,20 @@ func smallScenario(matches int) Scenario {
 	return sc
 }
 
+// testPreset is the preset called name playing matches matches; under -race or -short, where
+// the simulator runs many times slower, a third of them (at least 100).
+func testPreset(name string, matches int) Scenario {
+	sc, err := Preset(name)
+	if err != nil {
+		panic(err)
+	}
+	sc.Matches = matches
+	if raceDetector || testing.Short() {
+		sc.Matches = max(matches/3, 100)
+	}
+	return sc
+}
+
 // reportBytes is everything a comparison writes but the picture.
 func reportBytes(t *testing.T, c *Comparison) []byte {
 	t.Helper()
