@@ -151,6 +151,14 @@ type client struct {
 	r  *bufio.Reader
 }
 
+// connect starts a server with the default configuration on st and dials it; w computes the
+// replies expected from st.
+func connect(t testing.TB, st ratings.Store) (*client, want) {
+	t.Helper()
+	_, addr := start(t, st, DefaultConfig(), nil)
+	return dial(t, addr), want{t, st}
+}
+
 func dial(t testing.TB, addr string) *client {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
@@ -260,9 +268,7 @@ const connections = "matchmaker_lineproto_connections"
 func TestEveryCommandAndItsReply(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
-	w := want{t, st}
-	_, addr := start(t, st, DefaultConfig(), nil)
-	c := dial(t, addr)
+	c, w := connect(t, st)
 	ctf := w.context("ctf")
 
 	c.mustSend("GAME ctf") // no reply: the next line read is PLAYER's
@@ -316,9 +322,7 @@ func TestIDsWithSpaces(t *testing.T) {
 	t.Parallel()
 	st := ratings.NewMemoryStore(nil)
 	record(t, st, "m1", nil, []string{"Boring John", "bot:Big Bot"}, []string{"Silly Billy", "carol"})
-	w := want{t, st}
-	_, addr := start(t, st, DefaultConfig(), nil)
-	c := dial(t, addr)
+	c, w := connect(t, st)
 	ctf := w.context("ctf")
 	c.mustSend("GAME ctf")
 	if _, ok := w.weight(ctf, ratings.Participant{ID: "Boring John"}); !ok {
@@ -336,9 +340,7 @@ func TestIDsWithSpaces(t *testing.T) {
 func TestMutatorsSplitContextsOnlyWhenTheyAffectGameplay(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
-	w := want{t, st}
-	_, addr := start(t, st, DefaultConfig(), nil)
-	c := dial(t, addr)
+	c, w := connect(t, st)
 	ctf, insta := w.context("ctf"), w.context("ctf", "instagib")
 	if w.player(ctf, "alice") == w.player(insta, "alice") {
 		t.Fatal("fixture: alice weighs the same with and without instagib")
@@ -422,9 +424,7 @@ func TestErrorsLeaveTheConnectionUsable(t *testing.T) {
 func TestPipelinedCommandsAreAnsweredInOrder(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
-	w := want{t, st}
-	_, addr := start(t, st, DefaultConfig(), nil)
-	c := dial(t, addr)
+	c, w := connect(t, st)
 	ctf := w.context("ctf")
 
 	var batch strings.Builder
@@ -459,9 +459,7 @@ func TestPipelinedCommandsAreAnsweredInOrder(t *testing.T) {
 func TestALastLineWithoutNewlineIsAnswered(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
-	w := want{t, st}
-	_, addr := start(t, st, DefaultConfig(), nil)
-	c := dial(t, addr)
+	c, w := connect(t, st)
 	if err := c.send("GAME ctf\nPLAYER alice"); err != nil {
 		t.Fatal(err)
 	}
