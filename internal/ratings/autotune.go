@@ -123,7 +123,7 @@ func (s *Service) autoTune(ctx context.Context, ats AutoTuneStore, c Context, la
 	if err != nil {
 		return nil, err
 	}
-	rep, err := Tune(base, history)
+	rep, err := tune(base, history, 1)
 	if err != nil {
 		return nil, err
 	}
