@@ -470,6 +470,20 @@ func TestQueueResignHandsOver(t *testing.T) {
 	}
 }
 
+// mustWake fails the test unless the wait that reports to woke ends without an error within
+// 5 s; notWoken says what did not wake.
+func mustWake(t *testing.T, woke <-chan error, notWoken string) {
+	t.Helper()
+	select {
+	case err := <-woke:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal(notWoken)
+	}
+}
+
 // A waiter on one replica wakes when another replica writes an event.
 func TestQueueWaitEventsAcrossReplicas(t *testing.T) {
 	t.Parallel()
@@ -488,14 +502,7 @@ func TestQueueWaitEventsAcrossReplicas(t *testing.T) {
 	if _, err := a.CancelTicket(ctx, "t1", queuetest.T0); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-woke:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the other replica's waiter did not wake")
-	}
+	mustWake(t, woke, "the other replica's waiter did not wake")
 }
 
 // appendSilentEvent appends an event to a queue the way the store does, but without its
@@ -533,14 +540,7 @@ func TestQueueWaitEventsPollsWhileNotListening(t *testing.T) {
 	go func() { woke <- qs.WaitEvents(ctx, "q", 1) }()
 	time.Sleep(50 * time.Millisecond)
 	appendSilentEvent(t, s.Pool(), "q")
-	select {
-	case err := <-woke:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a waiter that is not notified did not poll")
-	}
+	mustWake(t, woke, "a waiter that is not notified did not poll")
 }
 
 // The listening connection dies: the store connects again and its waiters wake again at the
@@ -563,14 +563,7 @@ func TestQueueListenerReconnects(t *testing.T) {
 	if _, err := b.CancelTicket(ctx, "t1", queuetest.T0); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-woke:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the waiter did not wake after the listener reconnected")
-	}
+	mustWake(t, woke, "the waiter did not wake after the listener reconnected")
 }
 
 // Changes must not miss a transaction that took its id before a read and committed after it,
