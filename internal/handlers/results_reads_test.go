@@ -39,20 +39,7 @@ func TestAResultReadsItsMatchOnce(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 	h := NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Off: true}})
 
-	exchange(t, h, http.MethodPut, "/v1/queues/duel", "application/json", duelQueue)
-	var ids []string
-	for _, p := range []string{"alice", "bob"} {
-		var tk ticketJSON
-		decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/queues/duel/tickets", "application/json",
-			`{"players":[{"id":"`+p+`","rating":1000}]}`), &tk)
-		ids = append(ids, tk.ID)
-	}
-	var got ticketJSON
-	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/tickets/"+ids[0]+"?wait_s=10", "", ""), &got)
-	if got.Assignment == nil {
-		t.Fatalf("alice: %+v", got)
-	}
-	a := got.Assignment
+	a := duelOfAliceAndBob(t, h)
 	body := fmt.Sprintf(`{"match_id":%q,"context":{"game_type":"ctf"},"map":"m","duration_s":600,"winner":0,`+
 		`"teams":[{"side":"red","players":[{"id":%q}]},{"side":"blue","players":[{"id":%q}]}]}`,
 		a.MatchID, a.Teams[0].Players[0], a.Teams[1].Players[0])

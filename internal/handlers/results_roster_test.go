@@ -13,20 +13,7 @@ import (
 func TestResultsOfQueueMatchesNameTheirRoster(t *testing.T) {
 	t.Parallel()
 	h := tickServer(t)
-	exchange(t, h, http.MethodPut, "/v1/queues/duel", "application/json", duelQueue)
-	var ids []string
-	for _, p := range []string{"alice", "bob"} {
-		var tk ticketJSON
-		decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/queues/duel/tickets", "application/json",
-			`{"players":[{"id":"`+p+`","rating":1000}]}`), &tk)
-		ids = append(ids, tk.ID)
-	}
-	var got ticketJSON
-	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/tickets/"+ids[0]+"?wait_s=10", "", ""), &got)
-	if got.Assignment == nil {
-		t.Fatalf("alice: %+v", got)
-	}
-	a := got.Assignment
+	a := duelOfAliceAndBob(t, h)
 	result := func(matchID, gameType, red, blue string) string {
 		return fmt.Sprintf(`{"match_id":%q,"context":{"game_type":%q},"map":"m","duration_s":600,"winner":0,`+
 			`"teams":[{"side":"red","players":[{"id":%q}]},{"side":"blue","players":[{"id":%q}]}]}`, matchID, gameType, red, blue)
@@ -60,4 +47,24 @@ func TestResultsOfQueueMatchesNameTheirRoster(t *testing.T) {
 	if resp := exchange(t, h, http.MethodPost, "/v1/results", "application/json", result("scrim-7", "ctf", "x", "y")); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("a match the queue did not make: %d %s", resp.StatusCode, readAll(t, resp))
 	}
+}
+
+// duelOfAliceAndBob defines the duel queue on h, queues alice and bob in it, and returns
+// alice's assignment once their match is made.
+func duelOfAliceAndBob(t *testing.T, h http.Handler) *ticketAssignedJSON {
+	t.Helper()
+	exchange(t, h, http.MethodPut, "/v1/queues/duel", "application/json", duelQueue)
+	var ids []string
+	for _, p := range []string{"alice", "bob"} {
+		var tk ticketJSON
+		decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/queues/duel/tickets", "application/json",
+			`{"players":[{"id":"`+p+`","rating":1000}]}`), &tk)
+		ids = append(ids, tk.ID)
+	}
+	var got ticketJSON
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/tickets/"+ids[0]+"?wait_s=10", "", ""), &got)
+	if got.Assignment == nil {
+		t.Fatalf("alice: %+v", got)
+	}
+	return got.Assignment
 }
