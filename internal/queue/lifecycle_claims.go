@@ -99,11 +99,13 @@ func (c TicketsCreated) decide(d *decision) error {
 		return nil
 	}
 	for _, t := range c.Tickets {
-		claimed := slices.ContainsFunc(t.Players, func(p string) bool {
+		if !t.Exclusive || t.Status != Searching {
+			continue
+		}
+		if slices.ContainsFunc(t.Players, func(p string) bool {
 			cl := d.l.claims[p]
 			return cl != nil && cl.Ticket != t.ID && cl.LiveAt(d.c.At)
-		})
-		if t.Exclusive && t.Status == Searching && claimed {
+		}) {
 			d.end(t, Cancelled, ReasonMatchedElsewhere, nil)
 		}
 	}

@@ -33,8 +33,12 @@ func (s *Store) claimsOf(players []string) []queue.Claim {
 // caller holds the lock.
 func (s *Store) created(t *queue.Ticket) error {
 	st := queue.NewState(t)
+	claims := s.claimsOf(st.Players)
+	if len(claims) == 0 {
+		return nil // nothing read, nothing for the lifecycle to end
+	}
 	var l queue.Locked
-	l.ReadPlayers(st.Players, s.claimsOf(st.Players), nil)
+	l.ReadPlayers(st.Players, claims, nil)
 	c, need, err := queue.Decide(&l, t.CreatedAt, queue.TicketsCreated{Tickets: []queue.TicketState{st}})
 	switch {
 	case err != nil:
