@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
@@ -158,11 +159,8 @@ func (s *Service) estimated(ctx context.Context) func(Ticket, bool, error) (Tick
 // leads, the published ones for the others. They are cached for StatsRefresh as a queue's.
 func (s *Service) partitionedStats(ctx context.Context, queue string) (Stats, error) {
 	now := s.now()
-	s.cacheMu.Lock()
-	c, ok := s.cache[queue]
-	s.cacheMu.Unlock()
-	if ok && now.Sub(c.read) < StatsRefresh && !now.Before(c.read) {
-		return c.stats, nil
+	if st, ok := s.cachedStats(queue, now); ok {
+		return st, nil
 	}
 	stored, err := s.store.PartitionStats(ctx, queue)
 	if err != nil {
@@ -188,13 +186,29 @@ func (s *Service) partitionedStats(ctx context.Context, queue string) (Stats, er
 		parts = append(parts, byValue[v])
 	}
 	st := mergeStats(queue, parts, now.UTC())
+	s.cacheStats(queue, now, st)
+	return st, nil
+}
+
+// cachedStats is queue's stats as read at most StatsRefresh before now, if they are.
+func (s *Service) cachedStats(queue string, now time.Time) (Stats, bool) {
 	s.cacheMu.Lock()
-	if len(s.cache) > 10_000 {
+	c, ok := s.cache[queue]
+	s.cacheMu.Unlock()
+	if ok && now.Sub(c.read) < StatsRefresh && !now.Before(c.read) {
+		return c.stats, true
+	}
+	return Stats{}, false
+}
+
+// cacheStats keeps st as queue's stats read at now.
+func (s *Service) cacheStats(queue string, now time.Time, st Stats) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if len(s.cache) > 10_000 { // queue names are admin-made; this only bounds a leak
 		clear(s.cache)
 	}
 	s.cache[queue] = cachedStats{read: now, stats: st}
-	s.cacheMu.Unlock()
-	return st, nil
 }
 
 // explainWait sets a searching ticket's WaitingOn from the last pass of its queue, when

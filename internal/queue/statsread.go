@@ -20,11 +20,8 @@ func (s *Service) statsOf(ctx context.Context, name string) (Stats, error) {
 		}
 	}
 	now := s.now()
-	s.cacheMu.Lock()
-	c, ok := s.cache[name]
-	s.cacheMu.Unlock()
-	if ok && now.Sub(c.read) < StatsRefresh && !now.Before(c.read) {
-		return c.stats, nil
+	if st, ok := s.cachedStats(name, now); ok {
+		return st, nil
 	}
 	// One read for all the callers that find the snapshot stale: every creation in flight on
 	// a replica that does not lead the queue used to read and decode it when its second ran
@@ -40,12 +37,7 @@ func (s *Service) statsOf(ctx context.Context, name string) (Stats, error) {
 		} else {
 			st = Stats{Queue: name, At: now.UTC(), Source: "none"}
 		}
-		s.cacheMu.Lock()
-		if len(s.cache) > 10_000 { // queue names are admin-made; this only bounds a leak
-			clear(s.cache)
-		}
-		s.cache[name] = cachedStats{read: now, stats: st}
-		s.cacheMu.Unlock()
+		s.cacheStats(name, now, st)
 		return st, nil
 	})
 	select {
