@@ -20,18 +20,8 @@ import (
 // match function; the others are.
 func TestMatchFunctionInvalidTicketsExpire(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var sent [][]string
-	f := newFunctionFixture(t, replace(queue.FailureWait), func(w http.ResponseWriter, _ *http.Request, req poolRequest) {
-		ids := make([]string, len(req.Pool))
-		for i, p := range req.Pool {
-			ids[i] = p.ID
-		}
-		mu.Lock()
-		sent = append(sent, ids)
-		mu.Unlock()
-		answer(w, `{"matches":[]}`)
-	}, func(q *queue.Queue) { q.TeamSize, q.MaxPartySize = 2, 2 })
+	var sent poolsSent
+	f := newFunctionFixture(t, replace(queue.FailureWait), sent.answerNone, func(q *queue.Queue) { q.TeamSize, q.MaxPartySize = 2, 2 })
 	ctx := context.Background()
 	party, _, err := f.svc.CreateTicket(ctx, queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: "p1"}, {ID: "p2"}}})
 	if err != nil {
@@ -51,14 +41,39 @@ func TestMatchFunctionInvalidTicketsExpire(t *testing.T) {
 		t.Fatalf("the party: %s (%q), want expired (invalid)", got.Status, got.Reason)
 	}
 	ticked(t, f.clock, f.svc, "duel")
-	mu.Lock()
-	defer mu.Unlock()
-	if len(sent) == 0 {
+	sent.check(t, "alice's", ids[0], "the party's", party.ID)
+}
+
+// poolsSent are the ticket ids of each pool a match function was sent.
+type poolsSent struct {
+	mu    sync.Mutex
+	pools [][]string
+}
+
+// answerNone is a match function that keeps the pool it is sent and makes no match.
+func (s *poolsSent) answerNone(w http.ResponseWriter, _ *http.Request, req poolRequest) {
+	ids := make([]string, len(req.Pool))
+	for i, p := range req.Pool {
+		ids[i] = p.ID
+	}
+	s.mu.Lock()
+	s.pools = append(s.pools, ids)
+	s.mu.Unlock()
+	answer(w, `{"matches":[]}`)
+}
+
+// check fails t unless the function was sent a pool, and each held the ticket in and not the
+// ticket out (inName and outName say which they are).
+func (s *poolsSent) check(t *testing.T, inName, in, outName, out string) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pools) == 0 {
 		t.Fatal("the function was never called")
 	}
-	for _, pool := range sent {
-		if slices.Contains(pool, party.ID) || !slices.Contains(pool, ids[0]) {
-			t.Fatalf("a pool of %v: want alice's %s and not the party's %s", pool, ids[0], party.ID)
+	for _, pool := range s.pools {
+		if slices.Contains(pool, out) || !slices.Contains(pool, in) {
+			t.Fatalf("a pool of %v: want %s %s and not %s %s", pool, inName, in, outName, out)
 		}
 	}
 }
@@ -160,18 +175,8 @@ func TestMatchFunctionMatchesComeBeforeTheFills(t *testing.T) {
 // a ticket within a region is.
 func TestMatchFunctionNoRegionTicketsExpire(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var sent [][]string
-	f := newFunctionFixture(t, replace(queue.FailureWait), func(w http.ResponseWriter, _ *http.Request, req poolRequest) {
-		ids := make([]string, len(req.Pool))
-		for i, p := range req.Pool {
-			ids[i] = p.ID
-		}
-		mu.Lock()
-		sent = append(sent, ids)
-		mu.Unlock()
-		answer(w, `{"matches":[]}`)
-	}, func(q *queue.Queue) {
+	var sent poolsSent
+	f := newFunctionFixture(t, replace(queue.FailureWait), sent.answerNone, func(q *queue.Queue) {
 		q.Regions = []string{"eu", "us"}
 		q.Expansions.MaxLatencyMS = []queue.Step{{AfterS: 0, Value: 50}, {AfterS: 20, Value: 120}}
 	})
@@ -193,16 +198,7 @@ func TestMatchFunctionNoRegionTicketsExpire(t *testing.T) {
 	if got := f.ticket(t, near.ID); got.Status != queue.Searching {
 		t.Fatalf("the near ticket: %s (%q), want searching", got.Status, got.Reason)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(sent) == 0 {
-		t.Fatal("the function was never called")
-	}
-	for _, pool := range sent {
-		if slices.Contains(pool, far.ID) || !slices.Contains(pool, near.ID) {
-			t.Fatalf("a pool of %v: want the near %s and not the far %s", pool, near.ID, far.ID)
-		}
-	}
+	sent.check(t, "the near", near.ID, "the far", far.ID)
 }
 
 // A function that answers an error is quoted in the waiting tickets' waiting_on: its

@@ -133,7 +133,12 @@ func testCancelRacingATick(t *testing.T, st queue.Store) {
 			}
 		}
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 1000))
+	oneEventEach(t, must[[]queue.Event](t)(st.Events(c, "q", 0, 1000)))
+}
+
+// oneEventEach fails t unless evs are numbered from 1 without a gap and no ticket has two.
+func oneEventEach(t *testing.T, evs []queue.Event) {
+	t.Helper()
 	perTicket := map[string]int{}
 	for i, e := range evs {
 		if e.Seq != int64(i+1) {
@@ -201,18 +206,7 @@ func testExpiryRacingAMatch(t *testing.T, st queue.Store) {
 		}
 	}
 	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 1000))
-	perTicket := map[string]int{}
-	for i, e := range evs {
-		if e.Seq != int64(i+1) {
-			t.Fatalf("event %d has seq %d: seqs must count up without gaps", i, e.Seq)
-		}
-		perTicket[e.TicketID]++
-	}
-	for id, k := range perTicket {
-		if k != 1 {
-			t.Fatalf("ticket %s has %d events, want exactly one", id, k)
-		}
-	}
+	oneEventEach(t, evs)
 	if len(evs) != 2*len(matched.Matches)+len(expired.Expired) {
 		t.Fatalf("%d events for %d matches and %d expiries", len(evs), len(matched.Matches), len(expired.Expired))
 	}
