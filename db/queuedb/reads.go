@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -366,15 +367,37 @@ const changesColumns = `t.id, t.queue, t.status,
     CASE WHEN t.status = 'searching' THEN t.backfill END,
     CASE WHEN t.status = 'searching' THEN t.attributes END, t.owner, NULL::jsonb, t.exclusive`
 
+// sqlPartitionChangesAll and sqlPartitionChangesSince are the reads of one partition's
+// changes: the filter is Partitions' expression of a ticket's partition (the attribute, its
+// default), on the row whatever its status.
+var (
+	sqlPartitionChangesAll   = strings.Replace(sqlChangesAll, "JOIN queue_tickets AS t ON t.id = s.ticket_id", "JOIN queue_tickets AS t ON t.id = s.ticket_id AND coalesce(t.attributes->>$2, $3) = $4", 1)
+	sqlPartitionChangesSince = strings.Replace(sqlChangesSince, "changed_xid >= $2::xid8", "changed_xid >= $2::xid8 AND coalesce(attributes->>$3, $4) = $5", 1)
+)
+
 // Changes implements queue.Store.
 func (s *Store) Changes(ctx context.Context, queueName string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {
-	var rows pgx.Rows
-	var err error
 	if since == 0 {
-		rows, err = s.work.Query(ctx, sqlChangesAll, queueName)
-	} else {
-		rows, err = s.work.Query(ctx, sqlChangesSince, queueName, uint64(since))
+		return s.changes(ctx, queueName, since, sqlChangesAll, queueName)
 	}
+	return s.changes(ctx, queueName, since, sqlChangesSince, queueName, uint64(since))
+}
+
+// PartitionChanges implements queue.PartitionStore.
+func (s *Store) PartitionChanges(ctx context.Context, q queue.Queue, part string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {
+	def := ""
+	if d := q.Attributes[q.PartitionBy].Default; d != nil {
+		def = d.Str
+	}
+	if since == 0 {
+		return s.changes(ctx, q.Name, since, sqlPartitionChangesAll, q.Name, q.PartitionBy, def, part)
+	}
+	return s.changes(ctx, q.Name, since, sqlPartitionChangesSince, q.Name, uint64(since), q.PartitionBy, def, part)
+}
+
+// changes runs one of the reads of changes with its arguments.
+func (s *Store) changes(ctx context.Context, queueName string, since queue.Cursor, sql string, args ...any) ([]queue.Ticket, queue.Cursor, error) {
+	rows, err := s.work.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, since, db.MapError(err, "queue: changes")
 	}

@@ -450,7 +450,7 @@ func (r *runner) sortedWaiting() []Ticket {
 
 // load brings the in-memory view up to date with the queue's changes since the last tick.
 func (r *runner) load(ctx context.Context, q Queue) error {
-	changes, cur, err := r.s.store.Changes(ctx, q.Name, r.cursor)
+	changes, cur, err := r.changes(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -461,9 +461,6 @@ func (r *runner) load(ctx context.Context, q Queue) error {
 	}
 	counted := map[string]bool{}
 	for _, t := range changes {
-		if t.Status == Searching && q.PartitionOf(t.Attributes) != r.part {
-			continue // another partition's (a ticket never changes partition)
-		}
 		r.heldChanged(q.Name, t, r.s.now().UTC(), counted)
 		if t.Status == Searching {
 			r.waiting[t.ID] = t

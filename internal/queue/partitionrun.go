@@ -237,3 +237,12 @@ func (s *Service) notePartition(t *Ticket) {
 		s.changedQueues()
 	}
 }
+
+// changes are the changes of the runner's unit since its cursor: a partition's own only, read
+// so by the store, rather than the queue's read by each of its partitions' runners.
+func (r *runner) changes(ctx context.Context, q Queue) ([]Ticket, Cursor, error) {
+	if r.part == "" {
+		return r.s.store.Changes(ctx, q.Name, r.cursor)
+	}
+	return r.s.store.PartitionChanges(ctx, q, r.part, r.cursor)
+}

@@ -168,6 +168,11 @@ type PartitionStore interface {
 	// PartitionStats returns the latest stats each partition's leader published
 	// (PublishStats of a Stats with its Partition), by partition.
 	PartitionStats(ctx context.Context, queue string) ([]Stats, error)
+	// PartitionChanges is Changes of one partition of q (which has a PartitionBy): only the
+	// tickets whose PartitionOf is part, each partition's runner with its own cursor. A
+	// partition's runner that read the whole queue's changes read and decoded every partition's
+	// tickets once per partition (docs/performance.md, "Partitions").
+	PartitionChanges(ctx context.Context, q Queue, part string, since Cursor) ([]Ticket, Cursor, error)
 }
 
 // Cursor is a position in a queue's changes, opaque to the caller.

@@ -27,6 +27,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"PlayerAlreadySearching", testPlayerAlreadySearching},
 		{"CancelTicket", testCancelTicket},
 		{"ChangesAreIncremental", testChanges},
+		{"PartitionChangesAreTheirPartitions", testPartitionChanges},
 		{"CommitTickMatchesOnlySearchingTickets", testCommitTick},
 		{"CommitTickExpires", testCommitTickExpires},
 		{"EventsInOrderAndWait", testEvents},

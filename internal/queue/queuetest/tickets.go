@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
@@ -103,6 +104,61 @@ func testCancelTicket(t *testing.T, st queue.Store) {
 	must[queue.TickCommitted](t)(st.CommitTick(c, "q", queue.TickWrite{At: at(5), Matches: []queue.Match{Match2v2("m1", a, b)}}))
 	_, err = st.CancelTicket(c, "ta", at(6))
 	wantCode(t, err, apperr.Conflict)
+}
+
+func testPartitionChanges(t *testing.T, st queue.Store) {
+	c := ctx(t)
+	q := Queue("modes")
+	q.Attributes = map[string]matchrules.Attribute{"mode": {Type: matchrules.TypeString, Default: &matchrules.Value{Str: "casual"}}}
+	q.Rules = []matchrules.Rule{{Name: "mode", Kind: matchrules.RuleEqual, Attribute: "mode"}}
+	q.PartitionBy = "mode"
+	putQueue(t, st, q)
+	withMode := func(tk queue.Ticket, mode string) queue.Ticket {
+		tk.Attributes = map[string]matchrules.Value{"mode": matchrules.StringValue(mode)}
+		return tk
+	}
+	create(t, st, withMode(Ticket("modes", "r1", 1, "alice"), "ranked"))
+	create(t, st, Ticket("modes", "c1", 2, "bob")) // no mode: the default's partition
+	create(t, st, withMode(Ticket("modes", "c2", 3, "carol"), "casual"))
+	create(t, st, withMode(Ticket("modes", "r2", 4, "dan"), "ranked"))
+	must[queue.Ticket](t)(st.CancelTicket(c, "r2", at(5)))
+
+	read := func(part string, since queue.Cursor) ([]queue.Ticket, queue.Cursor) {
+		t.Helper()
+		ts, cur, err := st.PartitionChanges(c, q, part, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts, cur
+	}
+	ranked, rcur := read("ranked", 0)
+	casual, ccur := read("casual", 0)
+	if ids := ticketIDs(searchingOnly(ranked)); !slices.Equal(ids, []string{"r1"}) {
+		t.Fatalf("ranked from the zero cursor: %v, want the searching r1", ids)
+	}
+	if ids := ticketIDs(searchingOnly(casual)); !slices.Equal(ids, []string{"c1", "c2"}) {
+		t.Fatalf("casual from the zero cursor: %v, want c1 (the default) and c2", ids)
+	}
+	if arena, _ := read("arena", 0); len(arena) != 0 {
+		t.Fatalf("a partition without tickets: %v", ticketIDs(arena))
+	}
+	create(t, st, withMode(Ticket("modes", "r3", 6, "erin"), "ranked"))
+	must[queue.Ticket](t)(st.CancelTicket(c, "c1", at(7)))
+	latest := func(ts []queue.Ticket) map[string]queue.Status {
+		out := map[string]queue.Status{}
+		for _, tk := range ts {
+			out[tk.ID] = tk.Status
+		}
+		return out
+	}
+	ranked, _ = read("ranked", rcur)
+	if got := latest(ranked); got["r3"] != queue.Searching || got["c1"] != "" || got["c2"] != "" {
+		t.Fatalf("ranked since its cursor: %v, want r3 searching and nothing of casual", got)
+	}
+	casual, _ = read("casual", ccur)
+	if got := latest(casual); got["c1"] != queue.Cancelled || got["r3"] != "" {
+		t.Fatalf("casual since its cursor: %v, want c1 cancelled and nothing of ranked", got)
+	}
 }
 
 func testChanges(t *testing.T, st queue.Store) {

@@ -109,6 +109,12 @@ func (g *guarded) Changes(ctx context.Context, qname string, since queue.Cursor)
 	return g.Store.Changes(ctx, qname, since)
 }
 
+func (g *guarded) PartitionChanges(ctx context.Context, q queue.Queue, part string, since queue.Cursor) (_ []queue.Ticket, _ queue.Cursor, err error) {
+	ctx, done := g.call(ctx, "changes")
+	defer done(&err)
+	return g.Store.PartitionChanges(ctx, q, part, since)
+}
+
 func (g *guarded) CommitTick(ctx context.Context, qname string, w queue.TickWrite) (_ queue.TickCommitted, err error) {
 	ctx, done := g.call(ctx, "commit_tick")
 	defer done(&err)
