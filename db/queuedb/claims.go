@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -158,10 +159,33 @@ func queueClaims(b *pgx.Batch, cs []queue.Claim) {
 // player matched anew) no longer names match, which the update re-checks on the row it waits
 // for. Its rows are locked in player order, as the ticks write theirs (queueClaims), so the
 // two never deadlock. A result whose players hold no live claim of match locks nothing.
-func (s *Store) EndClaims(ctx context.Context, match string, at time.Time) error {
+//
+// Not durable, its transaction sets synchronous_commit off: its COMMIT does not wait for the
+// WAL flush, which was the wait of most results at a few thousand a second (docs/performance.md,
+// "Where one replica's database waits at 4,000/s"). A later synchronous commit on this server
+// flushes (and waits for a synchronous standby up to) every record written before its own,
+// so the caller's next one makes the end durable. Durable, the transaction takes a
+// transaction id, so its COMMIT writes a record and flushes even when it ends nothing: it
+// covers a deferred end before it whose later commit never came (a replayed result).
+func (s *Store) EndClaims(ctx context.Context, match string, at time.Time, durable bool) (ended bool, err error) {
 	at = at.Truncate(time.Microsecond)
-	return db.InTx(ctx, s.pool, "queue: end claims", func(conn *pgxpool.Conn) error {
-		_, err := conn.Exec(ctx, sqlEndClaims, match, at)
-		return err
+	err = db.InTx(ctx, s.pool, "queue: end claims", func(conn *pgxpool.Conn) error {
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		if durable {
+			b.Queue("SELECT pg_current_xact_id()")
+		} else {
+			b.Queue("SET LOCAL synchronous_commit = off")
+		}
+		b.Queue(sqlEndClaims, match, at).Exec(func(tag pgconn.CommandTag) error {
+			ended = tag.RowsAffected() > 0
+			return nil
+		})
+		b.Queue("COMMIT")
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		return db.Committed(conn)
 	})
+	return ended, err
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/matchmakerhq/matchmaker/db/queuedb"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 )
@@ -18,18 +19,7 @@ func TestQueueEndClaimsDoesNotWaitForATick(t *testing.T) {
 	t.Parallel()
 	qs, d := openQueueStore(t)
 	ctx := testCtx(t)
-	mustPut(t, qs, queuetest.Queue("q"))
-	var ts []queue.Ticket
-	for _, id := range []string{"x", "y", "z", "w"} {
-		tk := queuetest.Ticket("q", id, 1, id+"1", id+"2")
-		tk.Exclusive = true
-		ts = append(ts, mustCreate(t, qs, tk))
-	}
-	w := queue.TickWrite{At: queuetest.T0, Matches: []queue.Match{
-		queuetest.Match2v2("m1", ts[0], ts[1]), queuetest.Match2v2("m2", ts[2], ts[3])}}
-	if done, err := qs.CommitTick(ctx, "q", w); err != nil || len(done.Matches) != 2 {
-		t.Fatalf("the tick: %+v, %v", done, err)
-	}
+	claimTwoMatches(t, qs)
 	var claims int
 	if err := d.Pool().QueryRow(ctx, `SELECT count(*) FROM queue_claims WHERE until > $1`, queuetest.T0).Scan(&claims); err != nil || claims != 8 {
 		t.Fatalf("live claims after the tick: %d, %v; want 8", claims, err)
@@ -46,7 +36,7 @@ func TestQueueEndClaimsDoesNotWaitForATick(t *testing.T) {
 	end := queuetest.T0.Add(time.Second)
 	for _, m := range []string{"m1", "no-such-match"} {
 		c, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := qs.EndClaims(c, m, end)
+		_, err := qs.EndClaims(c, m, end, false)
 		cancel()
 		if err != nil {
 			t.Fatalf("EndClaims(%s) while a tick holds the claims lock: %v", m, err)
@@ -71,5 +61,68 @@ func TestQueueEndClaimsDoesNotWaitForATick(t *testing.T) {
 	}
 	if got["m1"] != 4 || got["m2"] != 0 || len(got) != 2 {
 		t.Fatalf("claims ended at the result's time by match: %v, want m1's 4 and none of m2's", got)
+	}
+}
+
+// A result's claims end without a WAL flush of their own (synchronous_commit off in their
+// transaction: the result's synchronous commit after them flushes them), unless asked to be
+// durable. A trigger on the claims keeps the setting each update ran under; before the
+// change the update was a statement of its own under the server's setting, on.
+func TestQueueEndClaimsDefersItsFlush(t *testing.T) {
+	t.Parallel()
+	qs, d := openQueueStore(t)
+	ctx := testCtx(t)
+	claimTwoMatches(t, qs)
+	if _, err := d.Pool().Exec(ctx, `
+CREATE TABLE claims_ended (match_id text, sync text);
+CREATE FUNCTION keep_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO claims_ended VALUES (NEW.match_id, current_setting('synchronous_commit')); RETURN NEW; END $$;
+CREATE TRIGGER keep_sync BEFORE UPDATE ON queue_claims FOR EACH ROW EXECUTE FUNCTION keep_sync()`); err != nil {
+		t.Fatal(err)
+	}
+	end := queuetest.T0.Add(time.Second)
+	for _, c := range []struct {
+		match   string
+		durable bool
+	}{{"m1", false}, {"m2", true}} {
+		if ended, err := qs.EndClaims(ctx, c.match, end, c.durable); err != nil || !ended {
+			t.Fatalf("EndClaims(%s, durable %v): ended %v, %v", c.match, c.durable, ended, err)
+		}
+	}
+	got := map[string]string{}
+	rows, err := d.Pool().Query(ctx, `SELECT match_id, string_agg(DISTINCT sync, ',') FROM claims_ended GROUP BY match_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var m, sync string
+		if err := rows.Scan(&m, &sync); err != nil {
+			t.Fatal(err)
+		}
+		got[m] = sync
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got["m1"] != "off" || got["m2"] != "on" || len(got) != 2 {
+		t.Fatalf("synchronous_commit of each match's end: %v, want m1 (not durable) off, m2 (durable) on", got)
+	}
+}
+
+// claimTwoMatches makes matches m1 and m2 of queue q, each of 4 exclusive players: 8 claims.
+func claimTwoMatches(t *testing.T, qs *queuedb.Store) {
+	t.Helper()
+	ctx := testCtx(t)
+	mustPut(t, qs, queuetest.Queue("q"))
+	var ts []queue.Ticket
+	for _, id := range []string{"x", "y", "z", "w"} {
+		tk := queuetest.Ticket("q", id, 1, id+"1", id+"2")
+		tk.Exclusive = true
+		ts = append(ts, mustCreate(t, qs, tk))
+	}
+	w := queue.TickWrite{At: queuetest.T0, Matches: []queue.Match{
+		queuetest.Match2v2("m1", ts[0], ts[1]), queuetest.Match2v2("m2", ts[2], ts[3])}}
+	if done, err := qs.CommitTick(ctx, "q", w); err != nil || len(done.Matches) != 2 {
+		t.Fatalf("the tick: %+v, %v", done, err)
 	}
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
@@ -67,26 +68,21 @@ func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queue.Serv
 		if err == nil && queues != nil {
 			made, err = queues.CheckResult(r.Context(), req.MatchID, req.Context.GameType, roster(&req))
 		}
+		if err == nil {
+			err = svc.Check(result)
+		}
 		if err != nil {
 			metrics.results.WithLabelValues("rejected").Inc()
 			writeError(w, r, logger, err)
 			return
 		}
-		receipt, err := svc.Record(r.Context(), result)
+		receipt, err := recordResult(r.Context(), svc, queues, made, result)
 		if err != nil {
 			if apperr.CodeOf(err) == apperr.Invalid {
 				metrics.results.WithLabelValues("rejected").Inc()
 			}
 			writeError(w, r, logger, err)
 			return
-		}
-		if made != nil {
-			// Recorded again for a replay: a leave is kept once a match, and a replay after a
-			// failure here is how its leaves get counted.
-			if err := queues.RecordLeavesOf(r.Context(), *made, result.DurationS, presence(&result)); err != nil {
-				writeError(w, r, logger, err)
-				return
-			}
 		}
 		if receipt.Replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
@@ -102,6 +98,42 @@ func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queue.Serv
 		}
 		respond(w, r, logger, http.StatusCreated, newResultResponse(receipt))
 	})
+}
+
+// recordResult records a result that passed its checks, and for a match the queue made (made
+// not nil) ends its claims and counts its leaves.
+//
+// The claims end first, not durable, and the result's synchronous COMMIT makes them durable:
+// its WAL flush (and wait for a synchronous standby) covers every record written before it on
+// the server, and the ratings and the queue share one (cmd/api opens both on DATABASE_URL's
+// one pool; a pooler in front sends both to the same primary). Ending them after the commit
+// took a flush of their own, which was the wait of most results at a few thousand a second
+// (docs/performance.md). The order costs nothing in meaning: the result got here past every
+// check Record makes before its transaction (Check) and the queue's roster check, so the
+// game server says the match is over; a Conflict there is another result of the match,
+// which ended them already. A replay commits nothing, so when this end did end claims (the
+// first request failed after its commit) a durable end follows before the answer. A result
+// that fails in Record after the end has no 201: its claims' end may not outlive a crash, and
+// the client's resend ends them again. The leaves are counted again for a replay: a leave is
+// kept once a match, and a replay after a failure here is how its leaves get counted.
+func recordResult(ctx context.Context, svc *ratings.Service, queues *queue.Service, made *queue.Match, result ratings.Result) (ratings.Receipt, error) {
+	var ended bool
+	if made != nil {
+		var err error
+		if ended, err = queues.EndClaimsOf(ctx, *made, false); err != nil {
+			return ratings.Receipt{}, err
+		}
+	}
+	receipt, err := svc.Record(ctx, result)
+	if err != nil || made == nil {
+		return receipt, err
+	}
+	if receipt.Replayed && ended {
+		if _, err := queues.EndClaimsOf(ctx, *made, true); err != nil {
+			return ratings.Receipt{}, err
+		}
+	}
+	return receipt, queues.CountLeavesOf(ctx, *made, result.DurationS, presence(&result))
 }
 
 func newResultResponse(rc ratings.Receipt) resultResponse {

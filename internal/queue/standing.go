@@ -61,15 +61,22 @@ func (s *Service) RecordLeaves(ctx context.Context, matchID string, durationS fl
 	case err != nil:
 		return err
 	}
-	return s.RecordLeavesOf(ctx, m, durationS, presence)
-}
-
-// RecordLeavesOf is RecordLeaves of match m as CheckResult read it (POST /v1/results reads
-// the match once: each read was a database round trip of every result).
-func (s *Service) RecordLeavesOf(ctx context.Context, m Match, durationS float64, presence map[string]float64) error {
-	if err := s.store.EndClaims(ctx, m.ID, s.now().UTC()); err != nil {
+	if _, err := s.EndClaimsOf(ctx, m, true); err != nil {
 		return err
 	}
+	return s.CountLeavesOf(ctx, m, durationS, presence)
+}
+
+// EndClaimsOf ends now the claims match m's players hold by it (TicketStore.EndClaims: not
+// durable, the caller makes it so) and says whether it ended any.
+func (s *Service) EndClaimsOf(ctx context.Context, m Match, durable bool) (ended bool, err error) {
+	return s.store.EndClaims(ctx, m.ID, s.now().UTC(), durable)
+}
+
+// CountLeavesOf is RecordLeaves of match m as CheckResult read it, but for the claims, which
+// POST /v1/results ends before the result's commit (EndClaimsOf). It reads the match once:
+// each read was a database round trip of every result.
+func (s *Service) CountLeavesOf(ctx context.Context, m Match, durationS float64, presence map[string]float64) error {
 	q, err := s.definition(ctx, m.Queue)
 	switch {
 	case apperr.CodeOf(err) == apperr.NotFound:

@@ -89,8 +89,11 @@ type TicketStore interface {
 	// GetMatch returns a match the queue made; NotFound if there is none.
 	GetMatch(ctx context.Context, id string) (Match, error)
 	// EndClaims ends at at the claims the players of match hold by it (its result came:
-	// lifecycle_claims.go); a match without claims is no error.
-	EndClaims(ctx context.Context, match string, at time.Time) error
+	// lifecycle_claims.go) and says whether it ended any; a match without claims is no
+	// error. Not durable, the end may be lost in a crash until the store's next durable
+	// commit (a Postgres store's next synchronous commit on the server, of any table); durable,
+	// it is kept, and so is every end before it.
+	EndClaims(ctx context.Context, match string, at time.Time, durable bool) (ended bool, err error)
 }
 
 // LeaderStore is the part of Store the tick loop uses: leadership, the queue's changes, a

@@ -113,18 +113,13 @@ const MaxFutureEnd = 5 * time.Minute
 // with the result as history. The same match id with the same result (by meaning: see
 // Result.Fingerprint) is a replay that changes nothing; with another result it is a Conflict.
 func (s *Service) Record(ctx context.Context, r Result) (Receipt, error) {
-	if err := r.Validate(); err != nil {
-		return Receipt{}, err
-	}
-	if err := r.CheckPresence(); err != nil {
+	if err := s.Check(r); err != nil {
 		return Receipt{}, err
 	}
 	now := s.clock()
 	fingerprint := r.Fingerprint() // of the result as reported: a replay need not repeat the time it was accepted
 	if r.EndedAt.IsZero() {
 		r.EndedAt = now.UTC() // no monotonic reading: the stored time reads back the same
-	} else if r.EndedAt.After(now.Add(MaxFutureEnd)) {
-		return Receipt{}, apperr.Field("ended_at", "must not be after the service's clock (%s) by more than %s", now.UTC().Format(time.RFC3339), MaxFutureEnd)
 	}
 	model, err := s.modelsOf(ctx, r.GameType)
 	if err != nil {
@@ -159,6 +154,22 @@ func (s *Service) Record(ctx context.Context, r Result) (Receipt, error) {
 	}
 	receipt.Context, receipt.Replayed = rec.Context, true
 	return receipt, nil
+}
+
+// Check is the checks of r that Record makes before its store's transaction: the result
+// itself, without the store. Record may still refuse it there: another result of its match
+// is a Conflict.
+func (s *Service) Check(r Result) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if err := r.CheckPresence(); err != nil {
+		return err
+	}
+	if now := s.clock(); r.EndedAt.After(now.Add(MaxFutureEnd)) {
+		return apperr.Field("ended_at", "must not be after the service's clock (%s) by more than %s", now.UTC().Format(time.RFC3339), MaxFutureEnd)
+	}
+	return nil
 }
 
 // storedReceipt is how a receipt is kept for replays. Its JSON is the shape round 1 stored

@@ -77,15 +77,16 @@ func (s *Store) readPlayers(players []string) ([]queue.Claim, []queue.TicketStat
 }
 
 // EndClaims implements queue.TicketStore.
-func (s *Store) EndClaims(ctx context.Context, match string, at time.Time) error {
+// Durable or not means the same here: nothing outlives the process.
+func (s *Store) EndClaims(ctx context.Context, match string, at time.Time, _ bool) (ended bool, err error) {
 	if err := s.lock(ctx, "end claims"); err != nil {
-		return err
+		return false, err
 	}
 	defer s.mu.Unlock()
 	for p, c := range s.claims {
 		if c.End(match, at) {
-			s.claims[p] = c
+			s.claims[p], ended = c, true
 		}
 	}
-	return nil
+	return ended, nil
 }

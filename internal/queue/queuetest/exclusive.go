@@ -181,14 +181,17 @@ func testResultEndsClaims(t *testing.T, st queue.Store) {
 	ra, rb, ca, cc := twoQueues(t, st)
 	_ = ca
 	must[queue.TickCommitted](t)(st.CommitTick(c, "ranked", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", ra, rb)}}))
-	if err := st.EndClaims(c, "other-match", at(12)); err != nil {
-		t.Fatal(err)
+	if ended, err := st.EndClaims(c, "other-match", at(12), true); err != nil || ended {
+		t.Fatalf("ending another match's claims: ended %v, %v", ended, err)
 	}
 	if x := create(t, st, exclusive("casual", "x", 13, "a1")); x.Status != queue.Cancelled {
 		t.Fatalf("another match's result ended a1's claim: his new ticket is %s", x.Status)
 	}
-	if err := st.EndClaims(c, "m1", at(14)); err != nil {
-		t.Fatal(err)
+	if ended, err := st.EndClaims(c, "m1", at(14), false); err != nil || !ended {
+		t.Fatalf("ending m1's claims: ended %v, %v", ended, err)
+	}
+	if ended, err := st.EndClaims(c, "m1", at(14), true); err != nil || ended {
+		t.Fatalf("ending m1's claims again: ended %v, %v", ended, err)
 	}
 	x := create(t, st, exclusive("casual", "x2", 15, "a1"))
 	done := must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(16), Matches: []queue.Match{Match2v2("m3", x, cc)}}))

@@ -127,10 +127,10 @@ func (g *guarded) GetMatch(ctx context.Context, id string) (_ queue.Match, err e
 	return g.Store.GetMatch(ctx, id)
 }
 
-func (g *guarded) EndClaims(ctx context.Context, match string, at time.Time) (err error) {
+func (g *guarded) EndClaims(ctx context.Context, match string, at time.Time, durable bool) (_ bool, err error) {
 	ctx, done := g.call(ctx, "end_claims")
 	defer done(&err)
-	return g.Store.EndClaims(ctx, match, at)
+	return g.Store.EndClaims(ctx, match, at, durable)
 }
 
 func (g *guarded) Events(ctx context.Context, qname string, after int64, limit int) (_ []queue.Event, err error) {
