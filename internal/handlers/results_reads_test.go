@@ -33,13 +33,7 @@ func TestAResultReadsItsMatchOnce(t *testing.T) {
 	t.Parallel()
 	store := &matchReads{Store: memstore.New()}
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: queue.TickPass{},
-		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- qs.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	h := NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Off: true}})
+	h := storeServer(t, store, rs)
 
 	a := duelOfAliceAndBob(t, h)
 	body := fmt.Sprintf(`{"match_id":%q,"context":{"game_type":"ctf"},"map":"m","duration_s":600,"winner":0,`+
@@ -97,13 +91,7 @@ func TestAResultEndsItsClaimsBeforeItsCommit(t *testing.T) {
 	store := &claimsEnds{Store: memstore.New()}
 	commits := &resultCommits{Store: ratings.NewMemoryStore(nil), claims: store}
 	rs := ratings.NewService(commits, ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: queue.TickPass{},
-		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- qs.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	h := NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Off: true}})
+	h := storeServer(t, store, rs)
 
 	post := func(a *ticketAssignedJSON) {
 		t.Helper()
@@ -126,4 +114,17 @@ func TestAResultEndsItsClaimsBeforeItsCommit(t *testing.T) {
 	if got := store.seen(); !slices.Equal(got, []bool{false}) {
 		t.Fatalf("claims ended after a replay (true: durable): %v, want the first end only", got)
 	}
+}
+
+// storeServer is a server of rs and a running queue service on store.
+func storeServer(t *testing.T, store queue.Store, rs *ratings.Service) http.Handler {
+	t.Helper()
+	qs := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: queue.TickPass{},
+		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- qs.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	h := NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Off: true}})
+	return h
 }
