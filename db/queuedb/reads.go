@@ -371,9 +371,19 @@ const changesColumns = `t.id, t.queue, t.status,
 // changes: the filter is Partitions' expression of a ticket's partition (the attribute, its
 // default), on the row whatever its status.
 var (
-	sqlPartitionChangesAll   = strings.Replace(sqlChangesAll, "JOIN queue_tickets AS t ON t.id = s.ticket_id", "JOIN queue_tickets AS t ON t.id = s.ticket_id AND coalesce(t.attributes->>$2, $3) = $4", 1)
-	sqlPartitionChangesSince = strings.Replace(sqlChangesSince, "changed_xid >= $2::xid8", "changed_xid >= $2::xid8 AND coalesce(attributes->>$3, $4) = $5", 1)
+	sqlPartitionChangesAll   = withFilter(sqlChangesAll, "JOIN queue_tickets AS t ON t.id = s.ticket_id", " AND coalesce(t.attributes->>$2, $3) = $4")
+	sqlPartitionChangesSince = withFilter(sqlChangesSince, "changed_xid >= $2::xid8", " AND coalesce(attributes->>$3, $4) = $5")
 )
+
+// withFilter is sql with filter added after anchor. It panics (at start-up) unless anchor is
+// in sql exactly once: the partition runner does not filter what it reads again, so a filter
+// lost to an edit of the read would hand one partition another's tickets.
+func withFilter(sql, anchor, filter string) string {
+	if strings.Count(sql, anchor) != 1 {
+		panic(fmt.Sprintf("queuedb: the partition filter's anchor %q is not in its read exactly once", anchor))
+	}
+	return strings.Replace(sql, anchor, anchor+filter, 1)
+}
 
 // Changes implements queue.Store.
 func (s *Store) Changes(ctx context.Context, queueName string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {

@@ -67,8 +67,9 @@ func (s *Service) RecordLeaves(ctx context.Context, matchID string, durationS fl
 	return s.CountLeavesOf(ctx, m, durationS, presence)
 }
 
-// EndClaimsOf ends now the claims match m's players hold by it (TicketStore.EndClaims: not
-// durable, the caller makes it so) and says whether it ended any.
+// EndClaimsOf ends now the claims match m's players hold by it and says whether it ended
+// any. Unless durable, the end is not flushed on its own (TicketStore.EndClaims): the caller
+// commits something after it on the same server, whose flush makes it durable.
 func (s *Service) EndClaimsOf(ctx context.Context, m Match, durable bool) (ended bool, err error) {
 	return s.store.EndClaims(ctx, m.ID, s.now().UTC(), durable)
 }
