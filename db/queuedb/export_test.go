@@ -27,15 +27,12 @@ func (s *Store) LeaderPID() uint32 {
 // SetListening makes the store's waiters believe the listening connection is up or down, as
 // the listener does when its connection fails and comes back, and wakes them.
 func (s *Store) SetListening(up bool) {
-	s.notify.setUp(up)
-	s.notify.wakeAll()
+	s.setListening(up)
 }
 
 // Waiters is the number of WaitEvents calls waiting for a notification of the queue.
 func (s *Store) Waiters(queueName string) int {
-	s.notify.mu.Lock()
-	defer s.notify.mu.Unlock()
-	return len(s.notify.waiters[queueName])
+	return s.waiters.Len(queueName)
 }
 
 // The statements whose plans a test checks.
@@ -44,7 +41,7 @@ const SQLEvents = sqlEvents
 const SQLEventTickets = sqlEventTickets
 
 // Listening reports whether the listening connection is up.
-func (s *Store) Listening() bool { return s.notify.isUp() }
+func (s *Store) Listening() bool { return s.listening.Load() }
 
 // Epoch is the leader epoch this process holds for the queue (ok false: it never led it).
 func (s *Store) Epoch(queueName string) (int64, bool) { return s.lead.epoch(queueName) }

@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,97 +23,22 @@ const eventsChannel = "matchmaker_queue_events"
 // connection is down, so that no wait hangs on a notification that will not come.
 const pollInterval = 250 * time.Millisecond
 
-// notifier fans the listener's notifications out to the waiters of this process. A
-// notification wakes the queue's waiters that wait for an event it brings (after < its Seq):
-// one that arrives late, for events a waiter has already read, wakes no one.
-type notifier struct {
-	mu      sync.Mutex
-	waiters map[string]map[*waiter]struct{}
-	up      bool // the listening connection is up
-}
-
-// waiter is one WaitEvents call; ch is closed to wake it.
-type waiter struct {
-	after int64
-	ch    chan struct{}
-}
-
-func (n *notifier) init() {
-	n.waiters = make(map[string]map[*waiter]struct{})
-	n.up = true // the constructor's connection listens already
-}
-
-// subscribe registers a waiter for the queue's events after after, and says whether
-// notifications are coming at all.
-func (n *notifier) subscribe(queueName string, after int64) (*waiter, bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	w := &waiter{after: after, ch: make(chan struct{})}
-	ws, ok := n.waiters[queueName]
-	if !ok {
-		ws = make(map[*waiter]struct{})
-		n.waiters[queueName] = ws
-	}
-	ws[w] = struct{}{}
-	return w, n.up
-}
-
-// unsubscribe forgets a waiter that returned (woken or not).
-func (n *notifier) unsubscribe(queueName string, w *waiter) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if ws, ok := n.waiters[queueName]; ok {
-		delete(ws, w)
-		if len(ws) == 0 {
-			delete(n.waiters, queueName)
-		}
-	}
-}
-
 // notified wakes the waiters of a notification's queue that wait for events up to its Seq
 // (all of the queue's if the payload cannot be read).
-func (n *notifier) notified(payload string) {
+func (s *Store) notified(payload string) {
 	name, num, _ := strings.Cut(payload, " ")
 	seq, err := strconv.ParseInt(num, 10, 64)
 	if err != nil {
 		seq = math.MaxInt64
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	ws := n.waiters[name]
-	for w := range ws {
-		if w.after < seq {
-			close(w.ch)
-			delete(ws, w)
-		}
-	}
-	if len(ws) == 0 {
-		delete(n.waiters, name)
-	}
+	s.waiters.Notify(name, seq)
 }
 
-// wakeAll wakes every waiter, when notifications may have been missed or will stop coming.
-func (n *notifier) wakeAll() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for _, ws := range n.waiters {
-		for w := range ws {
-			close(w.ch)
-		}
-	}
-	clear(n.waiters)
-}
-
-func (n *notifier) isUp() bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.up
-}
-
-func (n *notifier) setUp(up bool) {
-	n.mu.Lock()
-	n.up = up
-	n.mu.Unlock()
+// setListening records whether notifications are coming, and wakes every waiter: events may
+// have come unnotified, or will come so (the waiters poll meanwhile).
+func (s *Store) setListening(up bool) {
+	s.listening.Store(up)
+	s.waiters.WakeAll()
 }
 
 // listen opens a listening connection.
@@ -139,19 +63,17 @@ func (s *Store) runListener(conn *pgx.Conn) {
 		if conn != nil {
 			backoff = 0
 			s.listenerPID.Store(conn.PgConn().PID())
-			if !s.notify.isUp() { // a reconnection
-				s.notify.setUp(true)
-				s.notify.wakeAll()
+			if !s.listening.Load() { // a reconnection
+				s.setListening(true)
 			}
 			for {
 				n, err := conn.WaitForNotification(s.bg)
 				if err != nil {
 					break
 				}
-				s.notify.notified(n.Payload)
+				s.notified(n.Payload)
 			}
-			s.notify.setUp(false)
-			s.notify.wakeAll()
+			s.setListening(false)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			_ = conn.Close(ctx)
 			cancel()
@@ -177,41 +99,22 @@ func (s *Store) runListener(conn *pgx.Conn) {
 // connection goes down or comes back), or when ctx ends. While notifications are not coming
 // it reads the queue's last event number every pollInterval.
 func (s *Store) WaitEvents(ctx context.Context, queueName string, after int64) error {
+	head := func() (int64, error) {
+		last, err := s.EventHead(ctx, queueName)
+		if apperr.CodeOf(err) == apperr.NotFound {
+			return 0, nil // no queue: no events, yet
+		}
+		return last, err
+	}
+	poll := func() <-chan time.Time {
+		if s.listening.Load() {
+			return nil
+		}
+		return time.After(pollInterval)
+	}
 	for {
-		// Subscribe before reading, so that an event committed after the read wakes us.
-		w, up := s.notify.subscribe(queueName, after)
-		woken, err := s.waitOnce(ctx, queueName, after, w, up)
-		s.notify.unsubscribe(queueName, w)
-		if woken || err != nil {
+		if woken, err := s.waiters.Wait(ctx, queueName, after, head, poll); woken || err != nil {
 			return err
 		}
-	}
-}
-
-// waitOnce reads the queue's last event number and waits for w, ctx or, when up is false,
-// the next poll. It reports whether the wait is over.
-func (s *Store) waitOnce(ctx context.Context, queueName string, after int64, w *waiter, up bool) (bool, error) {
-	last, err := s.EventHead(ctx, queueName) // no queue: no events, yet
-	switch {
-	case ctx.Err() != nil:
-		return true, ctx.Err()
-	case err != nil && apperr.CodeOf(err) != apperr.NotFound:
-		return true, err
-	case last > after:
-		return true, nil
-	}
-	var poll <-chan time.Time
-	if !up {
-		t := time.NewTimer(pollInterval)
-		defer t.Stop()
-		poll = t.C
-	}
-	select {
-	case <-w.ch:
-		return true, nil
-	case <-poll:
-		return false, nil
-	case <-ctx.Done():
-		return true, ctx.Err()
 	}
 }

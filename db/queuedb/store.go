@@ -18,6 +18,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/wakeup"
 )
 
 // Store is the Postgres queue.Store (schema: db/migrations/00002_queue.sql). It shares the
@@ -60,8 +61,9 @@ type Store struct {
 	cancelBG context.CancelFunc
 
 	lead        leader
-	notify      notifier
-	listenerPID atomic.Uint32 // the listening session's backend, for tests
+	waiters     wakeup.Waiters // WaitEvents' calls (notify.go)
+	listening   atomic.Bool    // the listening connection is up: the waiters need not poll
+	listenerPID atomic.Uint32  // the listening session's backend, for tests
 
 	// commits and committed count the create transactions and the tickets they stored: their
 	// ratio is how many tickets share a commit.
@@ -116,7 +118,7 @@ func NewWith(ctx context.Context, pool *pgxpool.Pool, o Options) (*Store, error)
 		s.cancelBG()
 		return nil, err
 	}
-	s.notify.init()
+	s.listening.Store(true) // the connection listens already
 	s.stopped.Add(2)
 	go func() { defer s.stopped.Done(); s.runCommitter() }()
 	go func() { defer s.stopped.Done(); s.runListener(conn) }()
@@ -200,7 +202,7 @@ func (s *Store) Close() {
 		s.cancelBG()
 		s.stopped.Wait()
 		s.lead.close()
-		s.notify.wakeAll()
+		s.waiters.WakeAll()
 		s.closePools()
 	})
 }

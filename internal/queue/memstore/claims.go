@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -39,16 +38,8 @@ func (s *Store) created(t *queue.Ticket) error {
 	}
 	var l queue.Locked
 	l.ReadPlayers(st.Players, claims, nil)
-	c, need, err := queue.Decide(&l, t.CreatedAt, queue.TicketsCreated{Tickets: []queue.TicketState{st}})
-	switch {
-	case err != nil:
-		return err
-	case !need.Empty():
-		return fmt.Errorf("memstore: a ticket's creation asks for more than its players' claims: %+v", need)
-	case !c.Empty():
-		s.write(c)
-	}
-	return nil
+	_, err := s.decide(&l, t.CreatedAt, queue.TicketsCreated{Tickets: []queue.TicketState{st}})
+	return err
 }
 
 // readPlayers is what the lifecycle reads of players: each one's claim with its ticket as it

@@ -12,6 +12,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/wakeup"
 )
 
 // Store is the queue.Store kept in the process: the default when no database is configured.
@@ -19,17 +20,14 @@ import (
 //
 // It is storage only: maps under one mutex, which makes every call atomic, and each queue's
 // event log. What a change does to the tickets is the lifecycle's (changes.go).
-// WaitEvents waiters are woken by closing a channel that is replaced at each new event.
 type Store struct {
 	mu        sync.Mutex
 	queues    map[string]*memQueue
 	tickets   map[string]*memTicket
 	matches   map[string]queue.Match
 	proposals map[string]*queue.Proposal
-	version   uint64            // bumped at every ticket change: the Changes cursor
-	wakeEvent chan struct{}     // closed and replaced when any event is appended
-	stats     map[string][]byte // queue -> its latest stats, encoded (a copy by construction)
-	waiters   map[string]int    // queue -> its WaitEvents calls under way
+	version   uint64         // bumped at every ticket change: the Changes cursor
+	waiters   wakeup.Waiters // WaitEvents' calls, woken as events are appended
 	standing  map[standingKey]*queue.Standing
 	claims    map[string]queue.Claim // player -> his claim (claims.go)
 }
@@ -42,8 +40,9 @@ type memQueue struct {
 	webhook   int64
 	searching map[string]string // player id -> his live ticket (searching, proposed or placing)
 	idem      map[string]string // idemKey(owner, idempotency key) -> ticket id
-	// partStats are a partitioned queue's partitions' latest stats, encoded, by value.
-	partStats map[string][]byte
+	// stats are the latest stats of the queue ("") and of each of its partitions, encoded (a
+	// copy by construction).
+	stats map[string][]byte
 }
 
 type memTicket struct {
@@ -56,8 +55,7 @@ var _ queue.Store = (*Store)(nil)
 // New returns an empty store.
 func New() *Store {
 	return &Store{queues: make(map[string]*memQueue), tickets: make(map[string]*memTicket),
-		matches: make(map[string]queue.Match), proposals: make(map[string]*queue.Proposal), wakeEvent: make(chan struct{}),
-		stats: make(map[string][]byte), waiters: make(map[string]int), claims: make(map[string]queue.Claim)}
+		matches: make(map[string]queue.Match), proposals: make(map[string]*queue.Proposal), claims: make(map[string]queue.Claim)}
 }
 
 func (s *Store) Name() string                   { return "memory" }
@@ -105,9 +103,9 @@ func (s *Store) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, bool,
 		old.def = q
 		return q.Clone(), false, nil
 	}
-	mq := &memQueue{def: q, searching: make(map[string]string), idem: make(map[string]string)}
-	if ok { // recreated after a delete: its events go on from where they were
-		mq.events, mq.dropped, mq.webhook = old.events, old.dropped, old.webhook
+	mq := &memQueue{def: q, searching: make(map[string]string), idem: make(map[string]string), stats: make(map[string][]byte)}
+	if ok { // recreated after a delete: its events go on from where they were, its stats stay
+		mq.events, mq.dropped, mq.webhook, mq.stats = old.events, old.dropped, old.webhook, old.stats
 	}
 	s.queues[q.Name] = mq
 	return q.Clone(), true, nil
@@ -235,8 +233,7 @@ func (s *Store) GetMatch(ctx context.Context, id string) (queue.Match, error) {
 func (s *Store) appendEvent(q *memQueue, ev queue.Event) {
 	ev.Seq = q.head() + 1
 	q.events = append(q.events, ev)
-	close(s.wakeEvent)
-	s.wakeEvent = make(chan struct{})
+	s.waiters.Notify(q.def.Name, ev.Seq)
 }
 
 // head is the Seq of the queue's last event.
@@ -279,31 +276,20 @@ func (s *Store) EventHead(ctx context.Context, qname string) (head int64, err er
 }
 
 func (s *Store) WaitEvents(ctx context.Context, qname string, after int64) error {
-	s.mu.Lock()
-	q, ok := s.queues[qname]
-	ready := ok && q.head() > after
-	wake := s.wakeEvent
-	s.waiters[qname]++
-	s.mu.Unlock()
-	defer func() { s.mu.Lock(); s.waiters[qname]--; s.mu.Unlock() }()
-	if ready {
-		return nil
-	}
-	select {
-	case <-wake:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	_, err := s.waiters.Wait(ctx, qname, after, func() (int64, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if q, ok := s.queues[qname]; ok {
+			return q.head(), nil
+		}
+		return 0, nil // no queue: no events, yet
+	}, nil)
+	return err
 }
 
-// Waiters is how many WaitEvents calls are under way on queue (the Postgres store's tests say
+// Waiters is how many WaitEvents calls wait for queue's events (the Postgres store's tests say
 // the same of theirs).
-func (s *Store) Waiters(qname string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.waiters[qname]
-}
+func (s *Store) Waiters(qname string) int { return s.waiters.Len(qname) }
 
 func (s *Store) WebhookCursor(ctx context.Context, qname string) (seq int64, err error) {
 	return seq, s.onQueue(qname, true, func(q *memQueue) { seq = q.webhook })
@@ -322,21 +308,12 @@ func (s *Store) PublishStats(ctx context.Context, qname string, st queue.Stats) 
 	if err != nil {
 		return err
 	}
-	return s.onQueue(qname, false, func(q *memQueue) {
-		if st.Partition == "" {
-			s.stats[qname] = b
-			return
-		}
-		if q.partStats == nil {
-			q.partStats = make(map[string][]byte)
-		}
-		q.partStats[st.Partition] = b
-	})
+	return s.onQueue(qname, false, func(q *memQueue) { q.stats[st.Partition] = b })
 }
 
 func (s *Store) LatestStats(ctx context.Context, qname string) (queue.Stats, bool, error) {
 	var b []byte
-	if s.onQueue(qname, false, func(*memQueue) { b = s.stats[qname] }) != nil || b == nil {
+	if s.onQueue(qname, false, func(q *memQueue) { b = q.stats[""] }) != nil || b == nil {
 		return queue.Stats{}, false, nil
 	}
 	st, err := queue.DecodeStats(b)

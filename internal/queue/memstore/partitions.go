@@ -17,7 +17,7 @@ func (s *Store) Partitions(ctx context.Context, def queue.Queue) (out []string, 
 				live = append(live, &mt.t)
 			}
 		}
-		out = def.Partitions(live, slices.Collect(maps.Keys(q.partStats)))
+		out = def.Partitions(live, slices.Collect(maps.Keys(q.stats)))
 	})
 	return out, err
 }
@@ -30,8 +30,11 @@ func (s *Store) PartitionStats(ctx context.Context, qname string) ([]queue.Stats
 	var out []queue.Stats
 	var err error
 	if s.onQueue(qname, false, func(q *memQueue) {
-		for _, v := range slices.Sorted(maps.Keys(q.partStats)) {
-			st, derr := queue.DecodeStats(q.partStats[v])
+		for _, v := range slices.Sorted(maps.Keys(q.stats)) {
+			if v == "" {
+				continue // the queue's own
+			}
+			st, derr := queue.DecodeStats(q.stats[v])
 			if derr != nil {
 				err = derr
 				return
