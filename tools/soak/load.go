@@ -60,6 +60,7 @@ type load struct {
 	matches   map[string]*matchInfo
 
 	sampler *sampler
+	workers *workers       // the tickets' and the results' goroutines
 	parts   partitionState // -partitions
 }
 
@@ -94,7 +95,7 @@ func newLoad(c config, reps []*replica, key string, keys []string, db *database)
 		}},
 		resultSem: make(chan struct{}, 64),
 		requests:  map[string]int64{}, errs: map[string]map[string]int64{}, cut: map[string]int64{}, details: map[string][]string{},
-		matches: map[string]*matchInfo{}, parts: partitionState{arrivals: make(chan struct{})},
+		matches: map[string]*matchInfo{}, workers: newWorkers(), parts: partitionState{arrivals: make(chan struct{})},
 	}
 }
 
@@ -151,8 +152,7 @@ func (l *load) do(ctx context.Context, key, endpoint, method, url string, body [
 	resp, err := l.client.Do(req)
 	var b []byte
 	if err == nil {
-		b, err = io.ReadAll(resp.Body)
-		resp.Body.Close()
+		b, err = readBody(resp)
 	}
 	if err != nil {
 		l.countFailure(ctx, rctx, endpoint, err)
@@ -163,6 +163,19 @@ func (l *load) do(ctx context.Context, key, endpoint, method, url string, body [
 		l.keepDetail(endpoint, resp.StatusCode, b)
 	}
 	return resp.StatusCode, b, resp.Header, nil
+}
+
+// readBody reads and closes an answer's body, in one allocation when its length is known.
+func readBody(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	if n := resp.ContentLength; n >= 0 && n <= 1<<20 {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(resp.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(resp.Body)
 }
 
 func (l *load) count(endpoint string, status int) {
@@ -196,6 +209,13 @@ func (l *load) countFailure(ctx, rctx context.Context, endpoint string, err erro
 // keepDetail keeps the first three distinct problem details (or bodies) of each endpoint and
 // status, for the summary.
 func (l *load) keepDetail(endpoint string, status int, body []byte) {
+	k := endpoint + " " + strconv.Itoa(status)
+	l.mu.Lock()
+	full := len(l.details[k]) >= 3
+	l.mu.Unlock()
+	if full { // a service refusing thousands a second: decode none of the rest
+		return
+	}
 	var p struct{ Detail string }
 	detail := string(body)
 	if json.Unmarshal(body, &p) == nil && p.Detail != "" {
@@ -204,7 +224,6 @@ func (l *load) keepDetail(endpoint string, status int, body []byte) {
 	if len(detail) > 200 {
 		detail = detail[:200] + "..."
 	}
-	k := endpoint + " " + strconv.Itoa(status)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.details[k]) < 3 && !slices.Contains(l.details[k], detail) {
@@ -290,29 +309,39 @@ func (l *load) ticketBody(n int64) ([]byte, string) {
 		size = 2 + rng.IntN(min(5, l.c.teamSize)-1)
 	}
 	level := 1000 + l.c.ratingSD*rng.NormFloat64()
-	var b bytes.Buffer
-	b.WriteString(`{"players":[`)
+	// Appended, not printed: the ids and modes are plain ASCII, so a quote is all they need.
+	b := make([]byte, 0, 64+48*size)
+	b = append(b, `{"players":[`...)
 	first := ""
 	for k := range size {
 		if k > 0 {
-			b.WriteString(",")
+			b = append(b, ',')
 		}
 		r := level
 		if size > 1 {
 			r += l.c.ratingSD / 4 * rng.NormFloat64()
 		}
-		id := fmt.Sprintf("s%s-%d-%d", l.runID, n, k)
+		start := len(b) + len(`{"id":"`)
+		b = append(b, `{"id":"s`...)
+		b = append(b, l.runID...)
+		b = append(b, '-')
+		b = strconv.AppendInt(b, n, 10)
+		b = append(b, '-')
+		b = strconv.AppendInt(b, int64(k), 10)
 		if k == 0 {
-			first = id
+			first = string(b[start:])
 		}
-		fmt.Fprintf(&b, `{"id":%q,"rating":%.1f}`, id, r)
+		b = append(b, `","rating":`...)
+		b = strconv.AppendFloat(b, r, 'f', 1, 64)
+		b = append(b, '}')
 	}
-	b.WriteString(`]`)
+	b = append(b, ']')
 	if l.c.partitions > 0 {
-		fmt.Fprintf(&b, `,"attributes":{"mode":%q}`, modeOf(n, l.c.partitions))
+		b = append(b, `,"attributes":{"mode":"`...)
+		b = append(b, modeOf(n, l.c.partitions)...)
+		b = append(b, `"}`...)
 	}
-	b.WriteString(`}`)
-	return b.Bytes(), first
+	return append(b, '}'), first
 }
 
 // run sends the arrivals for the duration, lets the waits drain, and returns the summary of
@@ -344,33 +373,13 @@ func (l *load) run(ctx context.Context, logf func(string, ...any), progress io.W
 	l.sampler.take("start")
 	stopSampling := l.sampler.every(l.c.every)
 
-	// Open loop: arrival n is due at n/rate seconds, whatever the answers; each goes on its
-	// own, and its creation's latency counts from when it was due.
-	end := l.started.Add(l.c.duration)
-	var n int64
-arrivals:
-	for {
-		due := l.started.Add(time.Duration(float64(n) / l.c.rate * float64(time.Second)))
-		if !due.Before(end) {
-			break
-		}
-		if d := time.Until(due); d > 0 {
-			select {
-			case <-ctx.Done():
-				break arrivals
-			case <-time.After(d):
-			}
-		}
-		l.due.Add(1)
-		if l.active.Load() >= int64(l.c.maxWaiters) {
-			l.notSent.Add(1)
-		} else {
-			l.active.Add(1)
-			l.tickets.Add(1)
-			go l.ticket(loadCtx, resultsCtx, n, due)
-		}
-		n++
+	stopProfile, err := startCPUProfile(l.c.cpuProfile)
+	if err != nil {
+		logf("%v", err)
+		sum.Notes = append(sum.Notes, err.Error())
 	}
+	l.arrive(ctx, loadCtx, resultsCtx)
+	stopProfile(logf)
 	arrivalsEnd := time.Now()
 	l.sampler.take("arrivals end")
 	logf("arrivals done after %v; draining (at most %v)", arrivalsEnd.Sub(l.started).Round(time.Millisecond), l.c.drain)
@@ -390,9 +399,41 @@ arrivals:
 		stopResults()
 		<-done
 	}
+	l.workers.stop()
 	stopSampling()
 	l.sampler.take("end")
 	return l.summarize(sum, arrivalsEnd.Sub(l.started))
+}
+
+// arrive sends the arrivals for the duration, each ticket on its own goroutine.
+func (l *load) arrive(ctx, loadCtx, resultsCtx context.Context) {
+	// Open loop: arrival n is due at n/rate seconds, whatever the answers; each goes on its
+	// own, and its creation's latency counts from when it was due.
+	end := l.started.Add(l.c.duration)
+	var n int64
+	for {
+		due := l.started.Add(time.Duration(float64(n) / l.c.rate * float64(time.Second)))
+		if !due.Before(end) {
+			break
+		}
+		if d := time.Until(due); d > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(d):
+			}
+		}
+		l.due.Add(1)
+		if l.active.Load() >= int64(l.c.maxWaiters) {
+			l.notSent.Add(1)
+		} else {
+			l.active.Add(1)
+			l.tickets.Add(1)
+			n := n
+			l.workers.goRun(func() { l.ticket(loadCtx, resultsCtx, n, due) })
+		}
+		n++
+	}
 }
 
 // ticket is one arrival: its creation and its wait, as -wait says.
@@ -513,7 +554,7 @@ func (l *load) finish(resultsCtx context.Context, key string, o outcome, teams [
 	l.mu.Unlock()
 	if first {
 		l.results.Add(1)
-		go l.postResult(resultsCtx, key, o.matchID, teams)
+		l.workers.goRun(func() { l.postResult(resultsCtx, key, o.matchID, teams) })
 	}
 }
 
@@ -559,24 +600,9 @@ func (l *load) postResult(ctx context.Context, key, id string, teams [][]string)
 		l.setResult(id, created, "not posted (match unread)")
 		return
 	}
-	var body bytes.Buffer
-	fmt.Fprintf(&body, `{"match_id":%q,"context":{"game_type":"soak"},"map":"soak-map","duration_s":600,"teams":[`, id)
-	for t, ids := range teams {
-		if t > 0 {
-			body.WriteString(",")
-		}
-		fmt.Fprintf(&body, `{"side":%q,"players":[`, []string{"red", "blue"}[t])
-		for k, p := range ids {
-			if k > 0 {
-				body.WriteString(",")
-			}
-			fmt.Fprintf(&body, `{"id":%q}`, p)
-		}
-		body.WriteString("]}")
-	}
-	fmt.Fprintf(&body, `],"winner":%d}`, rand.IntN(2))
+	body := resultBody(id, teams, rand.IntN(2))
 	for attempt := 0; attempt < 3; attempt++ {
-		st, _, h, err := l.do(ctx, key, "result", http.MethodPost, l.pick().base+"/v1/results", body.Bytes(), l.c.timeout)
+		st, _, h, err := l.do(ctx, key, "result", http.MethodPost, l.pick().base+"/v1/results", body, l.c.timeout)
 		if err == nil && (st == http.StatusCreated || st == http.StatusOK) {
 			l.posted.Add(1)
 			l.setResult(id, created, "posted")
@@ -588,6 +614,34 @@ func (l *load) postResult(ctx context.Context, key, id string, teams [][]string)
 		backoff(ctx, h)
 	}
 	l.setResult(id, created, "failed")
+}
+
+// resultBody is the result of match id: its teams red and blue, the winner's index.
+func resultBody(id string, teams [][]string, winner int) []byte {
+	b := make([]byte, 0, 160+32*(len(teams[0])+len(teams[1])))
+	b = append(b, `{"match_id":`...)
+	b = strconv.AppendQuote(b, id)
+	b = append(b, `,"context":{"game_type":"soak"},"map":"soak-map","duration_s":600,"teams":[`...)
+	for t, ids := range teams {
+		if t > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"side":`...)
+		b = strconv.AppendQuote(b, []string{"red", "blue"}[t])
+		b = append(b, `,"players":[`...)
+		for k, p := range ids {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = strconv.AppendQuote(b, p)
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, `],"winner":`...)
+	b = strconv.AppendInt(b, int64(winner), 10)
+	return append(b, '}')
 }
 
 func (l *load) setResult(id string, created time.Time, result string) {

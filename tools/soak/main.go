@@ -71,6 +71,7 @@ type config struct {
 	authOff    bool
 	json       bool
 	logs       string
+	cpuProfile string // -cpuprofile: the soak's own CPU profile over the arrivals
 	bin        string
 	repo       string
 	env        []string
@@ -113,6 +114,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&c.authOff, "auth-off", false, "run the replicas with MATCHMAKER_AUTH=off instead of a generated API key")
 	fs.BoolVar(&c.json, "json", false, "print the summary as JSON on stdout (the table goes to stderr)")
 	fs.StringVar(&c.logs, "logs", "", "a directory for the replicas' logs (replica-N.log); by default they are only counted")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write the soak's own CPU profile over the arrivals to this file (go tool pprof), to see what the load driver spends beside the service")
 	fs.StringVar(&c.bin, "bin", "", "a built cmd/api to run instead of building one")
 	fs.StringVar(&c.repo, "repo", ".", "the repository's root, where cmd/api is built")
 	fs.Var((*listFlag)(&c.env), "env", "KEY=VALUE added to every replica's environment (repeatable), e.g. -env MATCHMAKER_STORE_TIMEOUT=5s")

@@ -219,14 +219,20 @@ type backend struct {
 
 	mu      sync.Mutex
 	waiters map[string]chan note
-	early   map[string]note // events of tickets not (or never) registered here, kept 2 minutes
-	pruned  time.Time
+	// early and earlier hold the events of tickets not registered here (another backend's,
+	// or one of ours whose 201 has not arrived yet) as read, undecoded: every backend reads
+	// every event, and only one ticket waits for it. A ticket registers at most -timeout
+	// after its event (its creation is given up then), so each generation lives that long
+	// plus a margin, and an event is kept at least that long.
+	early, earlier map[string]note
+	rotated        time.Time
+	keep           time.Duration
 }
 
-// note is an event for a waiting ticket, or, with resync, word that events may have been
-// missed (the ticket reads itself).
+// note is an event for a waiting ticket (its data, decoded by the ticket), or, with resync,
+// word that events may have been missed (the ticket reads itself).
 type note struct {
-	ev     eventJSON
+	data   string
 	seen   time.Time
 	resync bool
 }
@@ -236,7 +242,8 @@ type note struct {
 func (l *load) startBackends(ctx context.Context) error {
 	ready := make(chan error, l.c.backends)
 	for i := range l.c.backends {
-		b := &backend{l: l, index: i, key: l.keys[i%len(l.keys)], waiters: map[string]chan note{}, early: map[string]note{}, pruned: time.Now()}
+		b := &backend{l: l, index: i, key: l.keys[i%len(l.keys)], waiters: map[string]chan note{},
+			early: map[string]note{}, earlier: map[string]note{}, rotated: time.Now(), keep: l.c.timeout + 5*time.Second}
 		l.backend = append(l.backend, b)
 		go b.run(ctx, ready)
 	}
@@ -295,47 +302,47 @@ func (b *backend) run(ctx context.Context, ready chan<- error) {
 
 // ticketIDOf finds the ticket_id in an event's data without decoding it all.
 func ticketIDOf(data []byte) []byte {
-	const key = `"ticket_id":"`
-	i := bytes.Index(data, []byte(key))
+	i, j := ticketIDAt(data)
 	if i < 0 {
 		return nil
 	}
-	rest := data[i+len(key):]
-	j := bytes.IndexByte(rest, '"')
-	if j < 0 {
-		return nil
+	return data[i:j]
+}
+
+// ticketIDAt is where ticketIDOf's id is in data: data[i:j], or -1, -1.
+func ticketIDAt(data []byte) (i, j int) {
+	const key = `"ticket_id":"`
+	i = bytes.Index(data, []byte(key))
+	if i < 0 {
+		return -1, -1
 	}
-	return rest[:j]
+	i += len(key)
+	n := bytes.IndexByte(data[i:], '"')
+	if n < 0 {
+		return -1, -1
+	}
+	return i, i + n
 }
 
 func (b *backend) dispatch(data []byte, seen time.Time) {
-	id := ticketIDOf(data)
-	if id == nil {
+	i, j := ticketIDAt(data)
+	if i < 0 {
 		return
 	}
+	id := data[i:j]
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	ch, waiting := b.waiters[string(id)]
-	var e eventJSON
-	if json.Unmarshal(data, &e) != nil {
+	if ch, waiting := b.waiters[string(id)]; waiting {
+		delete(b.waiters, string(id))
+		ch <- note{data: string(data), seen: seen}
 		return
 	}
-	n := note{ev: e, seen: seen}
-	if waiting {
-		delete(b.waiters, e.TicketID)
-		ch <- n
-		return
+	if seen.Sub(b.rotated) > b.keep {
+		b.early, b.earlier = make(map[string]note, len(b.early)), b.early
+		b.rotated = seen
 	}
-	// A ticket of another backend, or one of ours whose 201 has not arrived yet.
-	b.early[e.TicketID] = n
-	if seen.Sub(b.pruned) > 10*time.Second {
-		for k, v := range b.early {
-			if seen.Sub(v.seen) > 2*time.Minute {
-				delete(b.early, k)
-			}
-		}
-		b.pruned = seen
-	}
+	d := string(data) // one copy, the key within it
+	b.early[d[i:j]] = note{data: d, seen: seen}
 }
 
 // resync tells every waiting ticket to read itself: events may have been missed.
@@ -357,6 +364,9 @@ func (b *backend) wait(ctx, resultsCtx context.Context, id string) {
 	if n, ok := b.early[id]; ok {
 		delete(b.early, id)
 		ch <- n
+	} else if n, ok := b.earlier[id]; ok {
+		delete(b.earlier, id)
+		ch <- n
 	} else {
 		b.waiters[id] = ch
 	}
@@ -371,17 +381,19 @@ func (b *backend) wait(ctx, resultsCtx context.Context, id string) {
 		case <-ctx.Done():
 			return
 		case n := <-ch:
+			var e eventJSON
 			if n.resync {
 				if b.l.readTicket(ctx, resultsCtx, b.key, id) {
 					return
 				}
-				b.mu.Lock()
-				b.waiters[id] = ch
-				b.mu.Unlock()
-				continue
+			} else if json.Unmarshal([]byte(n.data), &e) == nil && e.TicketID == id {
+				b.l.finish(resultsCtx, b.key, outcome{status: e.Type, matchID: e.MatchID, at: e.At, seen: n.seen}, nil)
+				return
 			}
-			b.l.finish(resultsCtx, b.key, outcome{status: n.ev.Type, matchID: n.ev.MatchID, at: n.ev.At, seen: n.seen}, nil)
-			return
+			// Still searching, or an event that does not read as its own: wait on.
+			b.mu.Lock()
+			b.waiters[id] = ch
+			b.mu.Unlock()
 		}
 	}
 }
