@@ -117,25 +117,20 @@ func scanStanding(row pgx.Row) (queue.Standing, error) {
 	return st, nil
 }
 
-func (s *Store) queryStandings(ctx context.Context, what, sql string, args ...any) ([]queue.Standing, error) {
+// Standings implements queue.Store: in every context, by the players' index; in one, by the
+// primary key.
+func (s *Store) Standings(ctx context.Context, contextKey string, players []string) ([]queue.Standing, error) {
+	sql, args := `SELECT `+standingColumns+` FROM player_standing WHERE player = ANY($1::text[]) ORDER BY context, player`, []any{players}
+	if contextKey != "" {
+		sql, args = `SELECT `+standingColumns+` FROM player_standing
+WHERE context = $1 AND player = ANY($2::text[]) ORDER BY context, player`, []any{contextKey, players}
+	}
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, db.MapError(err, what)
+		return nil, db.MapError(err, "queue: read standings")
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (queue.Standing, error) { return scanStanding(r) })
-	return out, db.MapError(err, what)
-}
-
-// Standings implements queue.Store.
-func (s *Store) Standings(ctx context.Context, contextKey string, players []string) ([]queue.Standing, error) {
-	return s.queryStandings(ctx, "queue: read standings",
-		`SELECT `+standingColumns+` FROM player_standing WHERE context = $1 AND player = ANY($2::text[])`, contextKey, players)
-}
-
-// PlayerStandings implements queue.Store.
-func (s *Store) PlayerStandings(ctx context.Context, player string) ([]queue.Standing, error) {
-	return s.queryStandings(ctx, "queue: read a player's standing",
-		`SELECT `+standingColumns+` FROM player_standing WHERE player = $1 ORDER BY context`, player)
+	return out, db.MapError(err, "queue: read standings")
 }
 
 // UpdateStanding implements queue.Store: the row is made if it is not there (so that two
@@ -195,13 +190,4 @@ func writeStanding(ctx context.Context, tx pgx.Tx, st queue.Standing) error {
 SET dodges = $3::jsonb, leaves = $4::jsonb, low_priority_games = $5, leaves_counted = $6, updated_at = now()
 WHERE context = $1 AND player = $2`, st.Context, st.Player, string(dodges), string(leaves), st.LowPriorityGames, counted)
 	return err
-}
-
-// ClearStanding implements queue.Store.
-func (s *Store) ClearStanding(ctx context.Context, player string) (int, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM player_standing WHERE player = $1`, player)
-	if err != nil {
-		return 0, db.MapError(err, "queue: clear standing")
-	}
-	return int(tag.RowsAffected()), nil
 }

@@ -119,7 +119,7 @@ func (s *Service) PlayerStandings(ctx context.Context, player string) ([]PlayerS
 	if err := ratings.ValidateID(player); err != nil {
 		return nil, apperr.Field("id", "%s", err)
 	}
-	standings, err := s.store.PlayerStandings(ctx, player)
+	standings, err := s.store.Standings(ctx, "", []string{player})
 	if err != nil || len(standings) == 0 {
 		return []PlayerStanding{}, err
 	}
@@ -148,5 +148,17 @@ func (s *Service) ClearStanding(ctx context.Context, player string) (int, error)
 	if err := ratings.ValidateID(player); err != nil {
 		return 0, apperr.Field("id", "%s", err)
 	}
-	return s.store.ClearStanding(ctx, player)
+	standings, err := s.store.Standings(ctx, "", []string{player})
+	if err != nil {
+		return 0, err
+	}
+	for _, st := range standings {
+		if err := s.store.UpdateStanding(ctx, st.Context, player, func(st *Standing) bool {
+			*st = Standing{Context: st.Context, Player: st.Player} // empty: deleted
+			return true
+		}); err != nil {
+			return 0, err
+		}
+	}
+	return len(standings), nil
 }

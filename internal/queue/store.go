@@ -42,17 +42,14 @@ type Store interface {
 // each dodge appended to the player's standing in the context of its queue, each game
 // taking one from his low-priority games left (never below 0).
 type StandingStore interface {
-	// Standings returns the standing in context of those of players that have one.
+	// Standings returns the standing of those of players that have one, in context (in every
+	// context when it is ""), by context and then player.
 	Standings(ctx context.Context, contextKey string, players []string) ([]Standing, error)
-	// PlayerStandings returns a player's standing in every context, by context.
-	PlayerStandings(ctx context.Context, player string) ([]Standing, error)
 	// UpdateStanding reads a player's standing in context (with only Context and Player set
 	// when he has none), held against every other change of it until it returns, calls
-	// change on it, and stores it as change left it when change reports true.
+	// change on it, and stores it as change left it when change reports true. A standing
+	// left empty (Standing.Empty) is deleted, whatever change reports.
 	UpdateStanding(ctx context.Context, contextKey, player string, change func(*Standing) bool) error
-	// ClearStanding deletes a player's standing in every context and reports in how many
-	// he had one.
-	ClearStanding(ctx context.Context, player string) (int, error)
 }
 
 // DefinitionStore is the part of Store that keeps the queues' definitions.

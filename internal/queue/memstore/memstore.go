@@ -26,10 +26,10 @@ type Store struct {
 	tickets   map[string]*memTicket
 	matches   map[string]queue.Match
 	proposals map[string]*queue.Proposal
-	version   uint64         // bumped at every ticket change: the Changes cursor
-	waiters   wakeup.Waiters // WaitEvents' calls, woken as events are appended
-	standing  map[standingKey]*queue.Standing
-	claims    map[string]queue.Claim // player -> his claim (claims.go)
+	version   uint64                                // bumped at every ticket change: the Changes cursor
+	waiters   wakeup.Waiters                        // WaitEvents' calls, woken as events are appended
+	standing  map[string]map[string]*queue.Standing // player -> context -> his standing there
+	claims    map[string]queue.Claim                // player -> his claim (claims.go)
 }
 
 type memQueue struct {
@@ -55,7 +55,8 @@ var _ queue.Store = (*Store)(nil)
 // New returns an empty store.
 func New() *Store {
 	return &Store{queues: make(map[string]*memQueue), tickets: make(map[string]*memTicket),
-		matches: make(map[string]queue.Match), proposals: make(map[string]*queue.Proposal), claims: make(map[string]queue.Claim)}
+		matches: make(map[string]queue.Match), proposals: make(map[string]*queue.Proposal), claims: make(map[string]queue.Claim),
+		standing: make(map[string]map[string]*queue.Standing)}
 }
 
 func (s *Store) Name() string                   { return "memory" }

@@ -8,9 +8,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// The players' standing (queue/penalties.go), by context and player, under the one mutex.
-
-type standingKey struct{ context, player string }
+// The players' standing (queue/penalties.go), by player and context, under the one mutex.
 
 func cloneStanding(st *queue.Standing) queue.Standing {
 	out := *st
@@ -21,14 +19,13 @@ func cloneStanding(st *queue.Standing) queue.Standing {
 // standingOf is the player's standing in context, made when he has none. The caller holds
 // the lock.
 func (s *Store) standingOf(contextKey, player string) *queue.Standing {
-	if s.standing == nil {
-		s.standing = make(map[standingKey]*queue.Standing)
+	if s.standing[player] == nil {
+		s.standing[player] = make(map[string]*queue.Standing)
 	}
-	k := standingKey{contextKey, player}
-	st := s.standing[k]
+	st := s.standing[player][contextKey]
 	if st == nil {
 		st = &queue.Standing{Context: contextKey, Player: player}
-		s.standing[k] = st
+		s.standing[player][contextKey] = st
 	}
 	return st
 }
@@ -42,7 +39,7 @@ func (s *Store) writeStanding(c queue.Change) {
 	}
 	for _, m := range c.LowPriority {
 		if q := s.queues[m.Queue]; q != nil {
-			if st := s.standing[standingKey{queue.StandingContext(q.def), m.Player}]; st != nil {
+			if st := s.standing[m.Player][queue.StandingContext(q.def)]; st != nil {
 				st.PlayLowPriority()
 			}
 		}
@@ -54,23 +51,15 @@ func (s *Store) Standings(ctx context.Context, contextKey string, players []stri
 	defer s.mu.Unlock()
 	var out []queue.Standing
 	for _, p := range players {
-		if st := s.standing[standingKey{contextKey, p}]; st != nil {
-			out = append(out, cloneStanding(st))
+		for c, st := range s.standing[p] {
+			if contextKey == "" || c == contextKey {
+				out = append(out, cloneStanding(st))
+			}
 		}
 	}
-	return out, nil
-}
-
-func (s *Store) PlayerStandings(ctx context.Context, player string) ([]queue.Standing, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []queue.Standing
-	for k, st := range s.standing {
-		if k.player == player {
-			out = append(out, cloneStanding(st))
-		}
-	}
-	slices.SortFunc(out, func(a, b queue.Standing) int { return cmp.Compare(a.Context, b.Context) })
+	slices.SortFunc(out, func(a, b queue.Standing) int {
+		return cmp.Or(cmp.Compare(a.Context, b.Context), cmp.Compare(a.Player, b.Player))
+	})
 	return out, nil
 }
 
@@ -80,29 +69,17 @@ func (s *Store) UpdateStanding(ctx context.Context, contextKey, player string, c
 	}
 	defer s.mu.Unlock()
 	st := queue.Standing{Context: contextKey, Player: player}
-	if old := s.standing[standingKey{contextKey, player}]; old != nil {
+	if old := s.standing[player][contextKey]; old != nil {
 		st = cloneStanding(old)
 	}
 	switch changed := change(&st); {
 	case st.Empty():
-		delete(s.standing, standingKey{contextKey, player})
+		delete(s.standing[player], contextKey)
+		if len(s.standing[player]) == 0 {
+			delete(s.standing, player)
+		}
 	case changed:
 		*s.standingOf(contextKey, player) = st
 	}
 	return nil
-}
-
-func (s *Store) ClearStanding(ctx context.Context, player string) (int, error) {
-	if err := s.lock(ctx, "clear standing"); err != nil {
-		return 0, err
-	}
-	defer s.mu.Unlock()
-	n := 0
-	for k := range s.standing {
-		if k.player == player {
-			delete(s.standing, k)
-			n++
-		}
-	}
-	return n, nil
 }

@@ -253,20 +253,8 @@ func (g *guarded) Standings(ctx context.Context, contextKey string, players []st
 	return g.Store.Standings(ctx, contextKey, players)
 }
 
-func (g *guarded) PlayerStandings(ctx context.Context, player string) (_ []queue.Standing, err error) {
-	ctx, done := g.call(ctx, "player_standings")
-	defer done(&err)
-	return g.Store.PlayerStandings(ctx, player)
-}
-
 func (g *guarded) UpdateStanding(ctx context.Context, contextKey, player string, change func(*queue.Standing) bool) (err error) {
 	ctx, done := g.call(ctx, "update_standing")
 	defer done(&err)
 	return g.Store.UpdateStanding(ctx, contextKey, player, change)
-}
-
-func (g *guarded) ClearStanding(ctx context.Context, player string) (_ int, err error) {
-	ctx, done := g.call(ctx, "clear_standing")
-	defer done(&err)
-	return g.Store.ClearStanding(ctx, player)
 }
