@@ -60,6 +60,11 @@ func TestPartitionsMoveOnAReplicasDeath(t *testing.T) {
 	alive.Store(0b11)
 	acked := make([]ackedTicket, tickets)
 	var next, created atomic.Int64
+	// A quarter of the tickets, then the rest once each replica leads some partitions (they
+	// appear with their first tickets), so that the kill at half falls among them: ungated,
+	// the 1,600 were at times all made before the second replica led one (2.7 s in, on a
+	// loaded host), and most modes had no tickets left for after the kill.
+	bothLead := make(chan struct{})
 	var clients sync.WaitGroup
 	for w := range 8 {
 		clients.Go(func() {
@@ -68,6 +73,9 @@ func TestPartitionsMoveOnAReplicasDeath(t *testing.T) {
 				n := int(next.Add(1)) - 1
 				if n >= tickets {
 					return
+				}
+				if n >= tickets/4 {
+					<-bothLead
 				}
 				req := fmt.Sprintf(`{"players":[{"id":"p%d","rating":%.1f}],"attributes":{"mode":%q},"ttl_s":8}`,
 					n, 1000+100*rng.NormFloat64(), modes[n%len(modes)])
@@ -97,12 +105,16 @@ func TestPartitionsMoveOnAReplicasDeath(t *testing.T) {
 	// Both up: each leads some of the four partitions, none is led twice.
 	waitLeading(t, client, reps[:], modes, func(led [2][]string) bool { return len(led[0]) > 0 && len(led[1]) > 0 },
 		"each replica leads some partitions")
+	close(bothLead)
 	for created.Load() < int64(tickets/2) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	victim, survivor := 1, 0
 	killAt := time.Now()
 	reps[victim].kill()
+	if n := created.Load(); n >= int64(tickets) {
+		t.Fatalf("the kill came after all %d tickets were made: none left for after it", n)
+	}
 	alive.Store(1 << survivor)
 	took := waitLeading(t, client, reps[survivor:survivor+1], modes, func(led [2][]string) bool { return len(led[0]) == len(modes) },
 		"the survivor leads every partition")
