@@ -26,6 +26,10 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/tracing"
 )
 
+// DefaultAutoTuneShare is MATCHMAKER_AUTO_TUNE_CPU_SHARE's default: self-tuning keeps a
+// quarter of one core busy at most, beside the service's own work.
+const DefaultAutoTuneShare = 0.25
+
 // config is everything an operator can set. Environment variables give the values; flags,
 // where they exist, override them.
 type config struct {
@@ -80,10 +84,12 @@ type config struct {
 	StoreMaxConns int
 
 	// SeasonTick is how often a replica checks for seasons to reset or end; AutoTune whether
-	// contexts tune themselves, checked every AutoTuneInterval (docs/ranked.md).
+	// contexts tune themselves, checked every AutoTuneInterval (docs/ranked.md), keeping busy
+	// at most AutoTuneShare of one core (ratings.AutoTune.Share).
 	SeasonTick       time.Duration
 	AutoTune         bool
 	AutoTuneInterval time.Duration
+	AutoTuneShare    float64
 
 	// Tracing is the OpenTelemetry SDK's variables (OTEL_EXPORTER_OTLP_ENDPOINT, ...): traces
 	// are off unless an endpoint is set.
@@ -142,7 +148,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 		SeasonTick:       env.duration("MATCHMAKER_SEASON_TICK", 2*time.Second),
 		AutoTune:         env.onOff("MATCHMAKER_AUTO_TUNE", true),
-		AutoTuneInterval: env.duration("MATCHMAKER_AUTO_TUNE_INTERVAL", 10*time.Minute),
+		AutoTuneInterval: env.duration("MATCHMAKER_AUTO_TUNE_INTERVAL", 10*time.Minute), AutoTuneShare: env.fraction("MATCHMAKER_AUTO_TUNE_CPU_SHARE", DefaultAutoTuneShare),
 	}
 	rateLimits, err := handlers.ParseRateLimits(getenv("MATCHMAKER_RATE_LIMITS"))
 	if err != nil {
@@ -270,8 +276,15 @@ func (c config) validate() error {
 			errs = append(errs, errors.New("DATABASE_URL is neither a URL nor a key=value connection string"))
 		}
 	}
-	errs = append(errs, c.validateSessionURL())
+	errs = append(errs, c.validateSessionURL(), c.validateAutoTuneShare())
 	return errors.Join(errs...)
+}
+
+func (c config) validateAutoTuneShare() error {
+	if !(c.AutoTuneShare > 0 && c.AutoTuneShare <= 1) {
+		return fmt.Errorf("MATCHMAKER_AUTO_TUNE_CPU_SHARE must be more than 0 and at most 1 (1: unpaced), not %g", c.AutoTuneShare)
+	}
+	return nil
 }
 
 func (c config) validateSessionURL() error {
@@ -349,6 +362,7 @@ func (c config) logValue() slog.Value {
 		slog.String("season_tick", c.SeasonTick.String()),
 		slog.Bool("auto_tune", c.AutoTune),
 		slog.String("auto_tune_interval", c.AutoTuneInterval.String()),
+		slog.Float64("auto_tune_cpu_share", c.AutoTuneShare),
 	)
 }
 
@@ -457,6 +471,19 @@ func (e *envReader) bytes(name string, def int64) int64 {
 		return def
 	}
 	return n * unit
+}
+
+func (e *envReader) fraction(name string, def float64) float64 {
+	v := e.getenv(name)
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: want a number such as 0.25", name, v))
+		return def
+	}
+	return f
 }
 
 func (e *envReader) duration(name string, def time.Duration) time.Duration {

@@ -81,6 +81,7 @@ func environmentVariables(def config) [][3]string {
 		{"MATCHMAKER_SEASON_TICK", def.SeasonTick.String(), "how often seasons are checked for their reset and final standings"},
 		{"MATCHMAKER_AUTO_TUNE", "on", "on: each context tunes its rating model itself at 2,000 results, then each doubling (off: never)"},
 		{"MATCHMAKER_AUTO_TUNE_INTERVAL", def.AutoTuneInterval.String(), "how often contexts are checked for a self-tuning due"},
+		{"MATCHMAKER_AUTO_TUNE_CPU_SHARE", fmt.Sprint(def.AutoTuneShare), "the share of one core self-tuning keeps busy at most: it rests between replays (more than 0, at most 1; 1: unpaced)"},
 		{"MATCHMAKER_LEADER_LEASE", def.LeaderLease.String(), "a queue's leader that stops renewing its lease this long is replaced (every replica the same; 1s..10m)"},
 		{"MATCHMAKER_WEBHOOK_MAX_ATTEMPTS", strconv.Itoa(def.WebhookMaxAttempts), "failed deliveries of one webhook event before it is dead-lettered"},
 		{"MATCHMAKER_WEBHOOK_MAX_AGE", def.WebhookMaxAge.String(), "a webhook event failing past this age is dead-lettered"},

@@ -420,14 +420,14 @@ func startRankedLoops(cfg config, svc *ratings.Service, logger *slog.Logger) fun
 	})
 	if cfg.AutoTune {
 		wg.Go(func() {
-			svc.RunAutoTune(ctx, cfg.AutoTuneInterval, ratings.AutoTune{Rebuild: true}, func(at ratings.AutoTuned, err error) {
+			svc.RunAutoTune(ctx, cfg.AutoTuneInterval, ratings.AutoTune{Rebuild: true, Share: cfg.AutoTuneShare}, func(at ratings.AutoTuned, err error) {
 				if err != nil {
 					logger.Warn("self-tuning: will retry at the next check", "err", err)
 					return
 				}
 				rep := at.Tuning.Report
 				logger.Info("ratings tuned themselves", "context", at.Tuning.Context.Key(), "results", rep.Results, "accepted", rep.Accepted,
-					"held_out_log_loss_before", rep.HeldOutBefore, "held_out_log_loss_after", rep.HeldOutAfter, "rebuilt", at.Rebuilt)
+					"held_out_log_loss_before", rep.HeldOutBefore, "held_out_log_loss_after", rep.HeldOutAfter, "rebuilt", at.Rebuilt, "paced", at.Paced.String())
 			})
 		})
 	}

@@ -306,3 +306,20 @@ func TestHTTPAndTheLineProtocolAnswerTheSameWeights(t *testing.T) {
 		t.Errorf("an unrated bot weighs the mean of the rated ones (Jakob %g alone, after a loss): got %g", jakob.Weight, unrated.Weight)
 	}
 }
+
+func TestAutoTuneShareConfigured(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]float64{"": DefaultAutoTuneShare, "0.5": 0.5, "1": 1} {
+		env := map[string]string{"MATCHMAKER_AUTO_TUNE_CPU_SHARE": v}
+		cfg, err := parseConfig(nil, func(k string) string { return env[k] }, io.Discard)
+		if err != nil || cfg.AutoTuneShare != want {
+			t.Errorf("%q: %g, %v; want %g", v, cfg.AutoTuneShare, err, want)
+		}
+	}
+	for _, v := range []string{"0", "-0.1", "1.5", "NaN", "a quarter"} {
+		env := map[string]string{"MATCHMAKER_AUTO_TUNE_CPU_SHARE": v}
+		if _, err := parseConfig(nil, func(k string) string { return env[k] }, io.Discard); err == nil || !strings.Contains(err.Error(), "MATCHMAKER_AUTO_TUNE_CPU_SHARE") {
+			t.Errorf("%q: %v, want an error naming MATCHMAKER_AUTO_TUNE_CPU_SHARE", v, err)
+		}
+	}
+}

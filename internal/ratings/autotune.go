@@ -23,12 +23,74 @@ type AutoTune struct {
 	// Rebuild replays the game type with the new parameters after a kept tuning, so that the
 	// ratings stored are those they would have learnt.
 	Rebuild bool
+	// Share bounds the share of one core self-tuning keeps busy (see pacer): from 0 to 1,
+	// where 0 and 1 do not pace it.
+	Share float64
 }
 
 // AutoTuned is one attempt of AutoTuneTick.
 type AutoTuned struct {
 	Tuning  Tuning
 	Rebuilt bool
+	// Paced is how long the attempt waited to keep under AutoTune.Share.
+	Paced time.Duration
+}
+
+// pacer keeps self-tuning under a share of one core beside the service it runs in: after each
+// stretch of work (a replay of the history, a rebuild) it rests worked*(1-share)/share, so
+// that the work is at most share of the time since it last rested. A tuning replays the whole
+// history up to maxTuneEvaluations times, longer at each doubling, and it is due on a replica
+// that is serving at its limit (a launch); unpaced, it took 31% of a follower's CPU at
+// 4,000 tickets/s (docs/performance.md). Worked is wall time, which is longer than the
+// CPU time when the replica is busy: the pacing errs on the side of the service. A rest ends
+// with ctx.
+type pacer struct {
+	share float64
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
+	mark  time.Time // the end of the last rest
+	paced time.Duration
+}
+
+// newPacer starts a pacer for one attempt at the service's pacing clock.
+func (s *Service) newPacer(share float64) *pacer {
+	p := &pacer{share: share, now: time.Now, sleep: sleepCtx}
+	if s.paceNow != nil {
+		p.now, p.sleep = s.paceNow, s.paceSleep
+	}
+	p.mark = p.now()
+	return p
+}
+
+// pace rests after a stretch of work, and says whether ctx ended.
+func (p *pacer) pace(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p.share <= 0 || p.share >= 1 {
+		return nil
+	}
+	rest := time.Duration(float64(p.now().Sub(p.mark)) * (1 - p.share) / p.share)
+	if rest > 0 {
+		if err := p.sleep(ctx, rest); err != nil {
+			return err
+		}
+		p.paced += rest
+	}
+	p.mark = p.now()
+	return nil
+}
+
+// sleepCtx waits d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // nextAutoTune is the number of results at which a context tuned last at last results tunes
@@ -119,11 +181,12 @@ func (s *Service) autoTune(ctx context.Context, ats AutoTuneStore, c Context, la
 	if last.Report.Accepted && last.Model == km.Name() {
 		base = km.WithTuned(last.Params)
 	}
+	pc := s.newPacer(opts.Share)
 	history, err := s.contextHistory(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := tune(base, history, 1)
+	rep, err := tune(base, history, 1, func() error { return pc.pace(ctx) })
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +205,11 @@ func (s *Service) autoTune(ctx context.Context, ats AutoTuneStore, c Context, la
 		}
 		out.Rebuilt = true
 	}
-	return out, nil
+	// The rest after the rebuild (or the save) keeps the next context's attempt, or the next
+	// nudge's, from following at once.
+	err = pc.pace(ctx)
+	out.Paced = pc.paced
+	return out, err
 }
 
 // contextHistory is the stored history of one context, in the order accepted, as the mutator

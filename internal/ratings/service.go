@@ -26,6 +26,9 @@ type Service struct {
 	seasons seasonCache
 	now     func() time.Time
 	nudges  tuneNudges
+	// paceNow and paceSleep are self-tuning's clock and timer (pacer); nil is the real ones.
+	paceNow   func() time.Time
+	paceSleep func(context.Context, time.Duration) error
 }
 
 // SetClock makes the service read the time from now (time.Now by default): when a result

@@ -84,14 +84,16 @@ type TuneReport struct {
 // not predict the held-out tail better than m, is reported not accepted, with m's own
 // parameters. Tune is deterministic, and runs up to two replays at a time.
 func Tune(m Kalman, history []Result) (TuneReport, error) {
-	return tune(m, history, 2)
+	return tune(m, history, 2, nil)
 }
 
 // tune is Tune with at most replaysAtOnce replays running at a time (1 or 2): the same
 // candidates in the same order, so the same report whatever the count. Self-tuning runs one
 // at a time, beside the service's own work: two replays took both cores of a 2-core host for
-// ~10 s at 8,000 results and halved the queue's ticks meanwhile.
-func tune(m Kalman, history []Result, replaysAtOnce int) (TuneReport, error) {
+// ~10 s at 8,000 results and halved the queue's ticks meanwhile. pace, if not nil, is called
+// after each replay (from one goroutine at a time only with replaysAtOnce 1), and its error
+// ends the search: it is where self-tuning rests (pacer), which changes nothing of the report.
+func tune(m Kalman, history []Result, replaysAtOnce int, pace func() error) (TuneReport, error) {
 	rep := TuneReport{Results: len(history), Default: m.Tuned(), Params: m.Tuned()}
 	if err := m.Validate(); err != nil {
 		return rep, err
@@ -99,7 +101,10 @@ func tune(m Kalman, history []Result, replaysAtOnce int) (TuneReport, error) {
 	burnin := int(TuneBurnin * float64(len(history)))
 	cut := len(history) - int(TuneHoldout*float64(len(history)))
 	score := func(p TunedParams) (fit, held float64, err error) {
-		return onlineLoss(m.WithTuned(p), history, burnin, cut)
+		if fit, held, err = onlineLoss(m.WithTuned(p), history, burnin, cut); err != nil || pace == nil {
+			return fit, held, err
+		}
+		return fit, held, pace()
 	}
 	fit, held, err := score(rep.Params)
 	if err != nil {
