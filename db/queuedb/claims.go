@@ -1,17 +1,11 @@
 package queuedb
 
 import (
-	"context"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/matchmakerhq/matchmaker/db"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
@@ -66,13 +60,6 @@ INSERT INTO queue_claims (player_id, ticket_id, match_id, queue, until)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
 ON CONFLICT (player_id) DO UPDATE
 SET ticket_id = excluded.ticket_id, match_id = excluded.match_id, queue = excluded.queue, until = excluded.until`
-
-	// A match's claims ended at $2, their rows locked in player order (EndClaims).
-	sqlEndClaims = `
-WITH ending AS (
-    SELECT player_id FROM queue_claims WHERE match_id = $1 AND until > $2 ORDER BY player_id FOR NO KEY UPDATE)
-UPDATE queue_claims AS c SET until = $2 FROM ending
-WHERE c.player_id = ending.player_id AND c.match_id = $1 AND c.until > $2`
 
 	// The claims ended before $1; a chunk at a time, as the purge's other deletes.
 	sqlPurgeClaims = `
@@ -148,44 +135,4 @@ func queueClaims(b *pgx.Batch, cs []queue.Claim) {
 		until[i] = pgtype.Timestamptz{Time: c.Until, Valid: true}
 	}
 	b.Queue(sqlWriteClaims, players, tickets, matches, queues, until).Exec(rowsWere(int64(n), "claims written"))
-}
-
-// EndClaims implements queue.TicketStore. It does not take the ticks' claims lock: a tick
-// holds that lock from its reads of the players to its COMMIT, and every result waiting
-// behind it held a pool connection meanwhile, which starved the creations and reads of the
-// pool at a few hundred results a second (docs/performance.md, "The throughput table"). It
-// needs no lock: a tick reads claims in one statement, so it sees this update committed or
-// not, as if it had come just after or before the tick, and a claim the tick overwrites (its
-// player matched anew) no longer names match, which the update re-checks on the row it waits
-// for. Its rows are locked in player order, as the ticks write theirs (queueClaims), so the
-// two never deadlock. A result whose players hold no live claim of match locks nothing.
-//
-// Not durable, its transaction sets synchronous_commit off: its COMMIT does not wait for the
-// WAL flush, which was the wait of most results at a few thousand a second (docs/performance.md,
-// "Where one replica's database waits at 4,000/s"). A later synchronous commit on this server
-// flushes (and waits for a synchronous standby up to) every record written before its own,
-// so the caller's next one makes the end durable. Durable, the transaction takes a
-// transaction id, so its COMMIT writes a record and flushes even when it ends nothing: it
-// covers a deferred end before it whose later commit never came (a replayed result).
-func (s *Store) EndClaims(ctx context.Context, match string, at time.Time, durable bool) (ended bool, err error) {
-	at = at.Truncate(time.Microsecond)
-	err = db.InTx(ctx, s.pool, "queue: end claims", func(conn *pgxpool.Conn) error {
-		b := &pgx.Batch{}
-		b.Queue("BEGIN")
-		if durable {
-			b.Queue("SELECT pg_current_xact_id()")
-		} else {
-			b.Queue("SET LOCAL synchronous_commit = off")
-		}
-		b.Queue(sqlEndClaims, match, at).Exec(func(tag pgconn.CommandTag) error {
-			ended = tag.RowsAffected() > 0
-			return nil
-		})
-		b.Queue("COMMIT")
-		if err := conn.SendBatch(ctx, b).Close(); err != nil {
-			return err
-		}
-		return db.Committed(conn)
-	})
-	return ended, err
 }

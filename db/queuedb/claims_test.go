@@ -2,6 +2,7 @@ package queuedb_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -124,5 +125,66 @@ func claimTwoMatches(t *testing.T, qs *queuedb.Store) {
 		queuetest.Match2v2("m1", ts[0], ts[1]), queuetest.Match2v2("m2", ts[2], ts[3])}}
 	if done, err := qs.CommitTick(ctx, "q", w); err != nil || len(done.Matches) != 2 {
 		t.Fatalf("the tick: %+v, %v", done, err)
+	}
+}
+
+// The results' claims' ends that come while one transaction of them is under way share the
+// next one: a match's end held at a row lock, ten others wait for it, then end in one
+// transaction (their rows' xmin), each told that it ended claims. Before the change each end
+// was a transaction of its own.
+func TestQueueEndClaimsShareATransaction(t *testing.T) {
+	t.Parallel()
+	qs, d := openQueueStore(t)
+	ctx := testCtx(t)
+	pool := d.Pool()
+	if _, err := pool.Exec(ctx, `
+INSERT INTO queue_claims (player_id, ticket_id, match_id, queue, until)
+SELECT 'p' || g, 'tk' || g, 'mt' || g / 2, 'q', $1 FROM generate_series(0, 21) AS g`, queuetest.T0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	hold, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = hold.Rollback(context.Background()) }()
+	if _, err := hold.Exec(ctx, `SELECT 1 FROM queue_claims WHERE match_id = 'mt0' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	end := queuetest.T0.Add(time.Second)
+	type answer struct {
+		match string
+		ended bool
+		err   error
+	}
+	answers := make(chan answer, 11)
+	endClaims := func(m string) {
+		go func() {
+			ended, err := qs.EndClaims(ctx, m, end, false)
+			answers <- answer{m, ended, err}
+		}()
+	}
+	endClaims("mt0")
+	waitFor(t, 10*time.Second, "mt0's end waiting at the row lock", func() bool { return lockWaiters(t, pool) == 1 })
+	var others []string
+	for i := 1; i <= 10; i++ {
+		others = append(others, fmt.Sprintf("mt%d", i))
+		endClaims(others[i-1])
+	}
+	waitFor(t, 10*time.Second, "ten ends queued behind mt0's", func() bool { return qs.PendingEnds() == 10 })
+	if err := hold.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 11 {
+		if a := <-answers; a.err != nil || !a.ended {
+			t.Fatalf("EndClaims(%s): ended %v, %v; want its claims ended", a.match, a.ended, a.err)
+		}
+	}
+	var txs, ended int
+	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT xmin::text), count(*) FILTER (WHERE until = $2) FROM queue_claims WHERE match_id = ANY($1)`,
+		others, end).Scan(&txs, &ended); err != nil {
+		t.Fatal(err)
+	}
+	if txs != 1 || ended != 20 {
+		t.Fatalf("the ten matches' 20 claims: %d ended, in %d transactions; want 20 in 1", ended, txs)
 	}
 }

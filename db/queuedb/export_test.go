@@ -50,3 +50,10 @@ const (
 	SQLEndClaims  = sqlEndClaims
 	SQLReadClaims = sqlReadClaims
 )
+
+// PendingEnds is the number of EndClaims calls waiting for a batch to take them.
+func (s *Store) PendingEnds() int {
+	s.ends.mu.Lock()
+	defer s.ends.mu.Unlock()
+	return len(s.ends.pending)
+}

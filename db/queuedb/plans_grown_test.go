@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/matchmakerhq/matchmaker/db"
@@ -57,10 +58,10 @@ func TestGrownTablesArePlannedAgain(t *testing.T) {
 	}
 	defer conn.Exec(context.Background(), `RESET plan_cache_mode`)
 	statements := map[string]string{
-		"end_claims(text, timestamptz)": queuedb.SQLEndClaims,
-		"read_claims(text[])":           queuedb.SQLReadClaims,
+		"end_claims(text[], timestamptz[])": queuedb.SQLEndClaims,
+		"read_claims(text[])":               queuedb.SQLReadClaims,
 	}
-	calls := map[string]string{"end_claims": `end_claims('mt7', now())`, "read_claims": `read_claims('{p1,p2,p3}')`}
+	calls := map[string]string{"end_claims": `end_claims('{mt7}', ARRAY[now()])`, "read_claims": `read_claims('{p1,p2,p3}')`}
 	for sig, sql := range statements {
 		if _, err := conn.Exec(ctx, `PREPARE `+sig+` AS `+sql); err != nil {
 			t.Fatal(err)
@@ -119,4 +120,48 @@ func explain(t *testing.T, ctx context.Context, conn *pgxpool.Conn, call string)
 		t.Fatal(err)
 	}
 	return strings.Join(plan, "\n")
+}
+
+// The wide jsonb columns no statement filters by have no statistics (migration 00018): an
+// ANALYZE spent most of its time on them (docs/performance.md, "The throughput table"),
+// while the columns the statements filter by keep theirs.
+func TestAnalyzeSkipsTheWideColumns(t *testing.T) {
+	t.Parallel()
+	d := openDB(t)
+	ctx := testCtx(t)
+	pool := d.Pool()
+	for _, stmt := range []string{
+		`INSERT INTO queue_tickets (id, queue, status, players, created_at, expires_at, updated_at, assignment, changed_xid)
+		 SELECT 'tk' || g, 'q', 'matched', jsonb_build_array(jsonb_build_object('id', 'p' || g, 'rating', g)), now(), now(), now(),
+		        jsonb_build_object('match_id', 'm' || g / 2, 'team', g % 2), pg_current_xact_id()
+		 FROM generate_series(1, 2000) AS g`,
+		`INSERT INTO queue_matches (id, queue, created_at, region, teams, pairs, skill_difference, average_difference)
+		 SELECT 'm' || g, 'q', now(), 'eu', jsonb_build_array(jsonb_build_array('p' || g), jsonb_build_array('p' || g + 1)),
+		        jsonb_build_array(jsonb_build_object('a', 'p' || g, 'b', 'p' || g + 1)), 1, 1
+		 FROM generate_series(1, 2000) AS g`,
+		`ANALYZE queue_tickets, queue_matches`,
+	} {
+		if _, err := pool.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := pool.Query(ctx, `SELECT tablename || '.' || attname FROM pg_stats
+WHERE schemaname = current_schema() AND tablename IN ('queue_tickets', 'queue_matches') ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	analyzed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"queue_tickets.players", "queue_tickets.assignment", "queue_matches.teams", "queue_matches.pairs"} {
+		if slices.Contains(analyzed, c) {
+			t.Errorf("%s has statistics; want none (migration 00018)", c)
+		}
+	}
+	for _, c := range []string{"queue_tickets.id", "queue_tickets.queue", "queue_tickets.status", "queue_matches.id", "queue_matches.created_at"} {
+		if !slices.Contains(analyzed, c) {
+			t.Errorf("%s has no statistics; the statements filter by it (analyzed: %v)", c, analyzed)
+		}
+	}
 }

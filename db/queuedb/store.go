@@ -50,6 +50,7 @@ type Store struct {
 	sessions *pgxpool.Pool
 
 	creates chan *createRequest
+	ends    claimEnds     // the results' claims' ends waiting for their batch (claims_end.go)
 	stop    chan struct{} // closed by Close: the committer finishes its batch and fails the rest
 	// committerDone is closed when the committer has answered its last call.
 	committerDone chan struct{}
