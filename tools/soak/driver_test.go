@@ -154,3 +154,34 @@ func TestBackendHandsEventsToTheirTickets(t *testing.T) {
 		t.Errorf("seen %v %v, want when the events were read", l.outcomes[0].seen, l.outcomes[1].seen)
 	}
 }
+
+// ticketIDAt finds the id after the first `"ticket_id":"` up to the next quote, in any
+// input, or says there is none.
+func FuzzTicketIDAt(f *testing.F) {
+	f.Add([]byte(`{"seq":41,"queue":"q","type":"matched","ticket_id":"tk-3qf0","match_id":"mt-0p","team":1,"at":"2026-11-23T12:00:07Z"}`))
+	f.Add([]byte(`{"ticket_id":"`))
+	f.Add([]byte(`"ticket_id":""`))
+	f.Add([]byte(`{"seq":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const key = `"ticket_id":"`
+		i, j := ticketIDAt(data)
+		k := bytes.Index(data, []byte(key))
+		if k < 0 || bytes.IndexByte(data[k+len(key):], '"') < 0 {
+			if i != -1 || j != -1 {
+				t.Fatalf("%q: [%d:%d], want none", data, i, j)
+			}
+			return
+		}
+		if i != k+len(key) || j < i || j >= len(data) || data[j] != '"' || bytes.IndexByte(data[i:j], '"') >= 0 {
+			t.Fatalf("%q: [%d:%d]", data, i, j)
+		}
+		if got := ticketIDOf(data); !bytes.Equal(got, data[i:j]) {
+			t.Fatalf("ticketIDOf %q, ticketIDAt %q", got, data[i:j])
+		}
+	})
+}
+
+func newTestBackend(l *load, index int) *backend {
+	return &backend{l: l, index: index, waiters: map[string]chan note{}, early: map[string]note{}, earlier: map[string]note{},
+		rotated: time.Now(), keep: l.c.timeout + 5*time.Second}
+}

@@ -410,6 +410,8 @@ func (l *load) arrive(ctx, loadCtx, resultsCtx context.Context) {
 	// Open loop: arrival n is due at n/rate seconds, whatever the answers; each goes on its
 	// own, and its creation's latency counts from when it was due.
 	end := l.started.Add(l.c.duration)
+	timer := time.NewTimer(time.Hour) // one for all the waits (Reset: since Go 1.23 nothing stale is left in C)
+	defer timer.Stop()
 	var n int64
 	for {
 		due := l.started.Add(time.Duration(float64(n) / l.c.rate * float64(time.Second)))
@@ -417,10 +419,11 @@ func (l *load) arrive(ctx, loadCtx, resultsCtx context.Context) {
 			break
 		}
 		if d := time.Until(due); d > 0 {
+			timer.Reset(d)
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(d):
+			case <-timer.C:
 			}
 		}
 		l.due.Add(1)
