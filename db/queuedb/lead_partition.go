@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/matchmakerhq/matchmaker/db"
-	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
@@ -157,27 +156,6 @@ ORDER BY 1`, q.Name, q.PartitionBy, def)
 		if v != "" {
 			out = append(out, v)
 		}
-	}
-	return out, nil
-}
-
-// PartitionStats implements queue.PartitionStore.
-func (s *Store) PartitionStats(ctx context.Context, queueName string) ([]queue.Stats, error) {
-	rows, err := s.work.Query(ctx, `SELECT stats FROM queue_partitions WHERE queue = $1 AND stats IS NOT NULL ORDER BY value`, queueName)
-	if err != nil {
-		return nil, db.MapError(err, "queue: partition stats")
-	}
-	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return nil, db.MapError(err, "queue: partition stats")
-	}
-	out := make([]queue.Stats, 0, len(docs))
-	for _, b := range docs {
-		st, err := queue.DecodeStats(b)
-		if err != nil {
-			return nil, apperr.Wrap(apperr.Internal, err, "queue: a partition's stats cannot be read")
-		}
-		out = append(out, st)
 	}
 	return out, nil
 }

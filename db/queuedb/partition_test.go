@@ -71,7 +71,7 @@ func TestQueuePartitionsLedApart(t *testing.T) {
 			t.Fatalf("stats of %s: %v", st.part, err)
 		}
 	}
-	parts, err := b.PartitionStats(ctx, "q")
+	parts, err := b.PublishedStats(ctx, "q")
 	if err != nil || len(parts) != 2 || parts[0].Leader != "casual-leader" || parts[1].SearchingTickets != len("ranked") {
 		t.Fatalf("partition stats %+v %v", parts, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -406,21 +407,30 @@ ON CONFLICT (queue) DO UPDATE SET at = excluded.at, stats = excluded.stats`, que
 	return nil
 }
 
-// LatestStats implements queue.Store.
-func (s *Store) LatestStats(ctx context.Context, queueName string) (queue.Stats, bool, error) {
-	var b []byte
-	err := s.pool.QueryRow(ctx, `
+// PublishedStats implements queue.Store: the queue's row and its partitions' (not fenced by
+// the queue's row: lead_partition.go), while the queue is defined.
+func (s *Store) PublishedStats(ctx context.Context, queueName string) ([]queue.Stats, error) {
+	rows, err := s.pool.Query(ctx, `
 SELECT s.stats FROM queue_stats AS s JOIN queues AS q ON q.name = s.queue AND q.deleted_at IS NULL
-WHERE s.queue = $1`, queueName).Scan(&b)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return queue.Stats{}, false, nil
-	}
+WHERE s.queue = $1
+UNION ALL
+SELECT p.stats FROM queue_partitions AS p JOIN queues AS q ON q.name = p.queue AND q.deleted_at IS NULL
+WHERE p.queue = $1 AND p.stats IS NOT NULL`, queueName)
 	if err != nil {
-		return queue.Stats{}, false, db.MapError(err, "queue: latest stats")
+		return nil, db.MapError(err, "queue: published stats")
 	}
-	st, err := queue.DecodeStats(b)
+	docs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
 	if err != nil {
-		return queue.Stats{}, false, db.MapError(fmt.Errorf("stored stats of queue %q: %w", queueName, err), "queue: latest stats")
+		return nil, db.MapError(err, "queue: published stats")
 	}
-	return st, true, nil
+	out := make([]queue.Stats, 0, len(docs))
+	for _, b := range docs {
+		st, err := queue.DecodeStats(b)
+		if err != nil {
+			return nil, apperr.Wrap(apperr.Internal, err, "queue: stored stats of queue "+queueName+" cannot be read")
+		}
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b queue.Stats) int { return cmp.Compare(a.Partition, b.Partition) })
+	return out, nil
 }

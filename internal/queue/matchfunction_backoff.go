@@ -41,22 +41,11 @@ func (r *runner) takeBackoff(ctx context.Context, q Queue) {
 // publishedBackoff reads the backoff the last leader published, nil when none or when it
 // cannot be read (the new leader then starts afresh, as it did before backoffs were shared).
 func (r *runner) publishedBackoff(ctx context.Context, q Queue) *FunctionBackoff {
-	if r.part == "" {
-		st, ok, err := r.s.store.LatestStats(ctx, q.Name)
-		if err != nil || !ok {
-			return nil
-		}
-		return st.FunctionBackoff
-	}
-	ps, ok := r.s.store.(PartitionStore)
-	if !ok {
-		return nil
-	}
-	parts, err := ps.PartitionStats(ctx, q.Name)
+	published, err := r.s.store.PublishedStats(ctx, q.Name)
 	if err != nil {
 		return nil
 	}
-	for _, st := range parts {
+	for _, st := range published {
 		if st.Partition == r.part {
 			return st.FunctionBackoff
 		}

@@ -20,10 +20,10 @@ type slowStatsStore struct {
 	release        chan struct{}
 }
 
-func (s *slowStatsStore) LatestStats(ctx context.Context, q string) (queue.Stats, bool, error) {
+func (s *slowStatsStore) PublishedStats(ctx context.Context, q string) ([]queue.Stats, error) {
 	s.reads.Add(1)
 	<-s.release
-	return s.Store.LatestStats(ctx, q)
+	return s.Store.PublishedStats(ctx, q)
 }
 
 func (s *slowStatsStore) CreateTicket(ctx context.Context, t queue.Ticket) (queue.Ticket, bool, error) {

@@ -162,14 +162,16 @@ func (s *Service) partitionedStats(ctx context.Context, queue string) (Stats, er
 	if st, ok := s.cachedStats(queue, now); ok {
 		return st, nil
 	}
-	stored, err := s.store.PartitionStats(ctx, queue)
+	stored, err := s.store.PublishedStats(ctx, queue)
 	if err != nil {
 		return Stats{}, err
 	}
 	byValue := make(map[string]Stats, len(stored))
 	for _, st := range stored {
-		st.Source = "store"
-		byValue[st.Partition] = st
+		if st.Partition != "" { // not the queue's own, from before it was partitioned
+			st.Source = "store"
+			byValue[st.Partition] = st
+		}
 	}
 	s.runners.Range(func(k, v any) bool {
 		if name, value := SplitPartitionKey(k.(string)); name == queue && value != "" {

@@ -28,14 +28,13 @@ func (s *Service) statsOf(ctx context.Context, name string) (Stats, error) {
 	// out (5.5% of such a replica's CPU in the soak on 2 replicas; docs/performance.md, "The
 	// throughput table"). The read is not cancelled with its first caller's request.
 	read := s.statsFlight.DoChan(name, func() (any, error) {
-		st, found, err := s.store.LatestStats(context.WithoutCancel(ctx), name)
+		published, err := s.store.PublishedStats(context.WithoutCancel(ctx), name)
 		if err != nil {
 			return Stats{}, err
 		}
-		if found {
-			st.Source = "store"
-		} else {
-			st = Stats{Queue: name, At: now.UTC(), Source: "none"}
+		st := Stats{Queue: name, At: now.UTC(), Source: "none"}
+		if len(published) > 0 && published[0].Partition == "" {
+			st, st.Source = published[0], "store"
 		}
 		s.cacheStats(name, now, st)
 		return st, nil

@@ -146,13 +146,14 @@ type EventStore interface {
 
 // StatsStore is the part of Store that shares a queue's stats between replicas.
 type StatsStore interface {
-	// PublishStats keeps st as the queue's latest stats snapshot, replacing the previous one
-	// (a partition's, when st.Partition is set: PartitionStore.PartitionStats reads it);
-	// the queue's leader writes it every StatsPublish so that the other replicas can answer
-	// GET /v1/queues/{name}/stats. LatestStats returns it, ok false when none was published
-	// (or the queue does not exist).
+	// PublishStats keeps st as the queue's latest stats snapshot (a partition's, when
+	// st.Partition is set), replacing the previous one; the queue's (or partition's) leader
+	// writes it every StatsPublish so that the other replicas can answer
+	// GET /v1/queues/{name}/stats. PublishedStats returns the latest snapshot of each, by
+	// Partition (the queue's own, "", first): none when none was published or the queue does
+	// not exist.
 	PublishStats(ctx context.Context, queue string, st Stats) error
-	LatestStats(ctx context.Context, queue string) (st Stats, ok bool, err error)
+	PublishedStats(ctx context.Context, queue string) ([]Stats, error)
 }
 
 // PartitionStore is the part of Store that shares a partitioned queue's partitions out
@@ -165,9 +166,6 @@ type PartitionStore interface {
 	// Replicas is how many replicas share the partitions out now, this one included: 1 for
 	// a store of one process.
 	Replicas(ctx context.Context) (int, error)
-	// PartitionStats returns the latest stats each partition's leader published
-	// (PublishStats of a Stats with its Partition), by partition.
-	PartitionStats(ctx context.Context, queue string) ([]Stats, error)
 	// PartitionChanges is Changes of one partition of q (which has a PartitionBy): only the
 	// tickets whose PartitionOf is part, each partition's runner with its own cursor. A
 	// partition's runner that read the whole queue's changes read and decoded every partition's

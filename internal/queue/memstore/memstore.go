@@ -312,13 +312,22 @@ func (s *Store) PublishStats(ctx context.Context, qname string, st queue.Stats) 
 	return s.onQueue(qname, false, func(q *memQueue) { q.stats[st.Partition] = b })
 }
 
-func (s *Store) LatestStats(ctx context.Context, qname string) (queue.Stats, bool, error) {
-	var b []byte
-	if s.onQueue(qname, false, func(q *memQueue) { b = q.stats[""] }) != nil || b == nil {
-		return queue.Stats{}, false, nil
+func (s *Store) PublishedStats(ctx context.Context, qname string) ([]queue.Stats, error) {
+	var out []queue.Stats
+	var err error
+	if s.onQueue(qname, false, func(q *memQueue) {
+		for _, v := range slices.Sorted(maps.Keys(q.stats)) {
+			st, derr := queue.DecodeStats(q.stats[v])
+			if derr != nil {
+				err = derr
+				return
+			}
+			out = append(out, st)
+		}
+	}) != nil {
+		return nil, nil // a queue gone: no stats
 	}
-	st, err := queue.DecodeStats(b)
-	return st, err == nil, err
+	return out, err
 }
 
 // Purge deletes what queue/keeping.go says a purge deletes. A deleted queue stays, events

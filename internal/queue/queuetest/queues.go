@@ -1,6 +1,7 @@
 package queuetest
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -152,12 +153,22 @@ func testPurgeDeletedQueue(t *testing.T, st queue.Store) {
 	}
 }
 
-// The leader's stats snapshot is kept per queue, the last one wins, and a queue that does not
-// exist (or was deleted) has none.
+// latestStats is the queue's own snapshot among those PublishedStats returns, ok false when
+// there is none.
+func latestStats(c context.Context, st queue.Store, name string) (queue.Stats, bool, error) {
+	published, err := st.PublishedStats(c, name)
+	if err != nil || len(published) == 0 || published[0].Partition != "" {
+		return queue.Stats{}, false, err
+	}
+	return published[0], true, nil
+}
+
+// The leader's stats snapshot is kept per queue (and partition), the last one wins, and a
+// queue that does not exist (or was deleted) has none.
 func testStats(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	putQueue(t, st, Queue("q"))
-	if _, ok, err := st.LatestStats(c, "q"); ok || err != nil {
+	if _, ok, err := latestStats(c, st, "q"); ok || err != nil {
 		t.Fatalf("before any: ok %v, %v", ok, err)
 	}
 	snap := queue.Stats{Queue: "q", At: at(5), Source: "leader", SearchingTickets: 3, SearchingPlayers: 4,
@@ -174,7 +185,7 @@ func testStats(t *testing.T, st queue.Store) {
 	if err := st.PublishStats(c, "q", snap); err != nil {
 		t.Fatal(err)
 	}
-	got, ok, err := st.LatestStats(c, "q")
+	got, ok, err := latestStats(c, st, "q")
 	if err != nil || !ok || got.SearchingTickets != 5 || got.OldestWait != 7*time.Second || !got.At.Equal(at(5)) ||
 		got.Bands[3].SearchingPlayers != 4 || got.Bands[3].Name != queue.Bands[3].Name || got.Wait.Quantiles[20] != 12.5 {
 		t.Fatalf("read back %+v ok %v, %v", got, ok, err)
@@ -182,14 +193,26 @@ func testStats(t *testing.T, st queue.Store) {
 	if b := got.FunctionBackoff; b == nil || b.Failures != 2 || !b.Next.Equal(at(9)) || b.Last != "timed out after 200 ms" {
 		t.Fatalf("the function's backoff read back: %+v", b)
 	}
+	for _, part := range []string{"b", "a"} { // each published by its leader
+		if ok, err := st.Lead(c, queue.PartitionKey("q", part)); !ok || err != nil {
+			t.Fatalf("lead partition %s: %v %v", part, ok, err)
+		}
+		if err := st.PublishStats(c, "q", queue.Stats{Queue: "q", At: at(5), Partition: part}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if all := must[[]queue.Stats](t)(st.PublishedStats(c, "q")); len(all) != 3 || all[0].SearchingTickets != 5 ||
+		all[1].Partition != "a" || all[2].Partition != "b" {
+		t.Fatalf("the queue's and its partitions' stats: %+v", all)
+	}
 	wantCode(t, st.PublishStats(c, "nope", snap), apperr.NotFound)
-	if _, ok, err := st.LatestStats(c, "nope"); ok || err != nil {
+	if _, ok, err := latestStats(c, st, "nope"); ok || err != nil {
 		t.Fatalf("no such queue: ok %v, %v", ok, err)
 	}
 	if err := st.DeleteQueue(c, "q", at(6)); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := st.LatestStats(c, "q"); ok {
+	if _, ok, _ := latestStats(c, st, "q"); ok {
 		t.Fatal("a deleted queue's stats")
 	}
 }

@@ -175,10 +175,10 @@ func (g *guarded) PublishStats(ctx context.Context, qname string, st queue.Stats
 	return g.Store.PublishStats(ctx, qname, st)
 }
 
-func (g *guarded) LatestStats(ctx context.Context, qname string) (_ queue.Stats, _ bool, err error) {
+func (g *guarded) PublishedStats(ctx context.Context, qname string) (_ []queue.Stats, err error) {
 	ctx, done := g.call(ctx, "latest_stats")
 	defer done(&err)
-	return g.Store.LatestStats(ctx, qname)
+	return g.Store.PublishedStats(ctx, qname)
 }
 
 func (g *guarded) Propose(ctx context.Context, qname string, w queue.ProposeWrite) (_ queue.TickCommitted, err error) {
@@ -239,12 +239,6 @@ func (g *guarded) Replicas(ctx context.Context) (_ int, err error) {
 	ctx, done := g.call(ctx, "replicas")
 	defer done(&err)
 	return g.Store.Replicas(ctx)
-}
-
-func (g *guarded) PartitionStats(ctx context.Context, qname string) (_ []queue.Stats, err error) {
-	ctx, done := g.call(ctx, "partition_stats")
-	defer done(&err)
-	return g.Store.PartitionStats(ctx, qname)
 }
 
 func (g *guarded) Standings(ctx context.Context, contextKey string, players []string) (_ []queue.Standing, err error) {
