@@ -14,6 +14,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/handlers"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -21,8 +22,8 @@ import (
 func queueService(t *testing.T) string {
 	t.Helper()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs, Matcher: queue.TickPass{},
-		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
+	qs := queuesvc.New(queuesvc.Deps{Store: memstore.New(), Ratings: rs, Matcher: queue.TickPass{},
+		Config: queuesvc.Config{QueueRefresh: 20 * time.Millisecond}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- qs.Run(ctx) }()

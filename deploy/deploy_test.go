@@ -27,7 +27,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/handlers"
 	"github.com/matchmakerhq/matchmaker/internal/lineproto"
 	"github.com/matchmakerhq/matchmaker/internal/metrics"
-	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -197,7 +197,7 @@ func (d *described) Unregister(prometheus.Collector) bool { return false }
 // the HTTP handlers, the stores and the line protocol, and the queue's (labelled by queue).
 func TestDashboardQueriesOnlyExportedMetrics(t *testing.T) {
 	exported := exportedMetrics(t)
-	for name := range describedNames(t, func(r prometheus.Registerer) { queue.NewMetrics(r) }) {
+	for name := range describedNames(t, func(r prometheus.Registerer) { queuesvc.NewMetrics(r) }) {
 		exported[name] = true
 	}
 	files, err := filepath.Glob(filepath.Join("grafana", "dashboards", "*.json"))

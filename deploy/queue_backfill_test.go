@@ -13,6 +13,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
@@ -24,8 +25,8 @@ func queueMetrics(t *testing.T) map[string]bool {
 	reg := prometheus.NewRegistry()
 	clock := queuetest.NewClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	svc := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs, Matcher: queue.TickPass{}, Clock: clock,
-		Metrics: queue.NewMetrics(reg)})
+	svc := queuesvc.New(queuesvc.Deps{Store: memstore.New(), Ratings: rs, Matcher: queue.TickPass{}, Clock: clock,
+		Metrics: queuesvc.NewMetrics(reg)})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	q := queue.DefaultQueue("demo")

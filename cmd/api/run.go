@@ -27,6 +27,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/queue/outbound"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/queue/storeguard"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/tracing"
@@ -350,11 +351,11 @@ func withTimeout(d time.Duration, f func(context.Context)) {
 // line-protocol calls are timed alike and follow the same rules (the mutator policy is read
 // from the store at most every ratings.PolicyRefresh, and the metrics count those reads only),
 // and the queue service over the guarded queue store.
-func newServices(cfg config, registry *prometheus.Registry, rawStore ratings.Store, queueStore queue.Store, tp trace.TracerProvider, logger *slog.Logger) (*ratings.Service, *queue.Service) {
+func newServices(cfg config, registry *prometheus.Registry, rawStore ratings.Store, queueStore queue.Store, tp trace.TracerProvider, logger *slog.Logger) (*ratings.Service, *queuesvc.Service) {
 	storeCalls := metrics.NewStoreCalls(registry)
 	var ratingSpans ratings.StoreSpan
 	var queueSpans storeguard.StoreSpan
-	out := outbound.New(queue.WebhookPolicy{Allow: cfg.WebhookAllow}, queue.DefaultWebhookTimeout)
+	out := outbound.New(queue.WebhookPolicy{Allow: cfg.WebhookAllow}, queuesvc.DefaultWebhookTimeout)
 	if tp != nil {
 		ratingSpans, queueSpans = tracing.StoreSpans(tp, rawStore.Name()), tracing.StoreSpans(tp, "queue-"+queueStore.Name())
 		out = out.Traced(tp)
@@ -362,11 +363,11 @@ func newServices(cfg config, registry *prometheus.Registry, rawStore ratings.Sto
 	metered := ratings.MeteredWithSpans(rawStore, storeCalls.Observer(rawStore.Name()), ratingSpans)
 	svc := ratings.NewServiceWithModels(ratings.CachePolicy(metered, ratings.PolicyRefresh), cfg.RatingModels)
 	queueStore = storeguard.NewWithSpans(queueStore, cfg.StoreTimeout, storeCalls.Observer("queue-"+queueStore.Name()), queueSpans)
-	queues := queue.NewService(queue.Deps{Store: queueStore, Ratings: svc, Matcher: queue.TickPass{},
-		Config: queue.Config{Retention: cfg.QueueRetention, CreateTimeout: cfg.StoreTimeout,
+	queues := queuesvc.New(queuesvc.Deps{Store: queueStore, Ratings: svc, Matcher: queue.TickPass{},
+		Config: queuesvc.Config{Retention: cfg.QueueRetention, CreateTimeout: cfg.StoreTimeout,
 			WebhookMaxAttempts: cfg.WebhookMaxAttempts, WebhookMaxAge: cfg.WebhookMaxAge, WebhookAllow: cfg.WebhookAllow,
 			Instance: instanceName(cfg)},
-		Outbound: out, Logger: logger, Metrics: queue.NewMetrics(registry), Tracer: tp})
+		Outbound: out, Logger: logger, Metrics: queuesvc.NewMetrics(registry), Tracer: tp})
 	return svc, queues
 }
 
@@ -394,7 +395,7 @@ func startTracing(cfg config, logger *slog.Logger) (trace.TracerProvider, func(c
 // startQueueLoop runs the tick loop of the queues this replica leads; it resigns them when it
 // stops. The returned function stops it, waiting for a tick in flight and the resignations at
 // most until ctx ends, and reports whether they ended.
-func startQueueLoop(queues *queue.Service) func(ctx context.Context) bool {
+func startQueueLoop(queues *queuesvc.Service) func(ctx context.Context) bool {
 	loopCtx, stopLoop := context.WithCancel(context.Background())
 	loopDone := make(chan struct{})
 	go func() { _ = queues.Run(loopCtx); close(loopDone) }()

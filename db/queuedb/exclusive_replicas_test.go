@@ -14,6 +14,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/db/queuedb"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -60,12 +61,12 @@ func exclusiveRun(t *testing.T, exclusive bool) (twice int, report string) {
 	const players = 60
 	stores, pool := openReplicas(t, 2)
 	names := []string{"ranked", "casual"}
-	svcs := make([]*queue.Service, 2)
+	svcs := make([]*queuesvc.Service, 2)
 	for i, st := range stores {
-		svcs[i] = queue.NewService(queue.Deps{Store: leadsOnly{st, names[i]}, Matcher: queue.TickPass{},
+		svcs[i] = queuesvc.New(queuesvc.Deps{Store: leadsOnly{st, names[i]}, Matcher: queue.TickPass{},
 			Ratings: ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
 			Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)).With("replica", i),
-			Config:  queue.Config{QueueRefresh: 20 * time.Millisecond}})
+			Config:  queuesvc.Config{QueueRefresh: 20 * time.Millisecond}})
 	}
 	ctx := testCtx(t)
 	for _, name := range names {

@@ -19,6 +19,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/db/queuedb"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/outbound"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -55,17 +56,17 @@ func (f *pairingFunction) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // functionReplicas are two services on two stores of one database, each running its loop,
 // posting over loopback.
-func functionReplicas(t *testing.T) ([]*queuedb.Store, []*queue.Service, func(sql string, args ...any)) {
+func functionReplicas(t *testing.T) ([]*queuedb.Store, []*queuesvc.Service, func(sql string, args ...any)) {
 	t.Helper()
 	stores, pool := openReplicasWith(t, 2, func(int) queuedb.Options { return queuedb.Options{LeaderLease: testLease} })
 	allow := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	svcs := make([]*queue.Service, 2)
+	svcs := make([]*queuesvc.Service, 2)
 	for i, st := range stores {
-		svcs[i] = queue.NewService(queue.Deps{Store: st, Matcher: queue.TickPass{},
-			Outbound: outbound.New(queue.WebhookPolicy{Allow: allow}, queue.DefaultWebhookTimeout),
+		svcs[i] = queuesvc.New(queuesvc.Deps{Store: st, Matcher: queue.TickPass{},
+			Outbound: outbound.New(queue.WebhookPolicy{Allow: allow}, queuesvc.DefaultWebhookTimeout),
 			Ratings:  ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
 			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)).With("replica", i),
-			Config:   queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookAllow: allow}})
+			Config:   queuesvc.Config{QueueRefresh: 20 * time.Millisecond, WebhookAllow: allow}})
 	}
 	exec := func(sql string, args ...any) {
 		t.Helper()
@@ -76,7 +77,7 @@ func functionReplicas(t *testing.T) ([]*queuedb.Store, []*queue.Service, func(sq
 	return stores, svcs, exec
 }
 
-func runReplica(t *testing.T, svc *queue.Service) {
+func runReplica(t *testing.T, svc *queuesvc.Service) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = svc.Run(ctx) }()
@@ -106,7 +107,7 @@ func TestQueueMatchFunctionAcrossALeaderKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ids []string
-	feed := func(svc *queue.Service, n int) {
+	feed := func(svc *queuesvc.Service, n int) {
 		t.Helper()
 		for range n {
 			nt := queue.NewTicket{Queue: "duel", Players: []queue.NewPlayer{{ID: fmt.Sprintf("p%03d", len(ids))}}}

@@ -8,19 +8,20 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // penaltyReplicas are two services on one database, a leading (its loop runs) and b not,
 // on one fake clock; stop ends a's loop.
-func penaltyReplicas(t *testing.T) (a, b *queue.Service, clock *queuetest.Clock) {
+func penaltyReplicas(t *testing.T) (a, b *queuesvc.Service, clock *queuetest.Clock) {
 	t.Helper()
 	stores, _ := openReplicas(t, 2)
 	clock = queuetest.NewClock(queuetest.T0)
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	a = queue.NewService(queue.Deps{Store: stores[0], Ratings: rs, Matcher: queue.TickPass{}, Clock: clock})
-	b = queue.NewService(queue.Deps{Store: stores[1], Ratings: rs, Matcher: queue.TickPass{}, Clock: clock})
+	a = queuesvc.New(queuesvc.Deps{Store: stores[0], Ratings: rs, Matcher: queue.TickPass{}, Clock: clock})
+	b = queuesvc.New(queuesvc.Deps{Store: stores[1], Ratings: rs, Matcher: queue.TickPass{}, Clock: clock})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
@@ -35,7 +36,7 @@ func penaltyQueue(name, gameType string, mutate func(*queue.Queue)) queue.Queue 
 	return q
 }
 
-func newSolo(t *testing.T, svc *queue.Service, queueName, player string) (queue.Ticket, error) {
+func newSolo(t *testing.T, svc *queuesvc.Service, queueName, player string) (queue.Ticket, error) {
 	t.Helper()
 	r := 1000.0
 	tk, _, err := svc.CreateTicket(testCtx(t), queue.NewTicket{Queue: queueName, Players: []queue.NewPlayer{{ID: player, Rating: &r}}})
@@ -99,7 +100,7 @@ func TestPenaltiesDodgeCooldownFromAnyReplica(t *testing.T) {
 	}
 	until := declinedAt.Add(time.Minute)
 	for _, c := range []struct {
-		svc   *queue.Service
+		svc   *queuesvc.Service
 		queue string
 	}{{a, "duel"}, {b, "duel"}, {a, "duel-eu"}, {b, "duel-eu"}} {
 		_, err := newSolo(t, c.svc, c.queue, "alice")

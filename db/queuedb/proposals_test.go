@@ -9,6 +9,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuetest"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
@@ -113,10 +114,10 @@ func TestQueueANewLeaderResolvesTheOpenProposals(t *testing.T) {
 	stores, pool := openReplicas(t, 2)
 	clock := queuetest.NewClock(queuetest.T0) // the services', which tick when it moves
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	service := func(st queue.Store) *queue.Service {
-		return queue.NewService(queue.Deps{Store: st, Ratings: rs, Matcher: queue.TickPass{}, Clock: clock})
+	service := func(st queue.Store) *queuesvc.Service {
+		return queuesvc.New(queuesvc.Deps{Store: st, Ratings: rs, Matcher: queue.TickPass{}, Clock: clock})
 	}
-	run := func(svc *queue.Service) (stop func()) {
+	run := func(svc *queuesvc.Service) (stop func()) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- svc.Run(ctx) }()

@@ -17,6 +17,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/db/queuedb"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/outbound"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -79,14 +80,14 @@ func TestQueueWebhookOnceAcrossLeaders(t *testing.T) {
 	release := func() { released.Do(func() { close(rc.release) }) }
 	t.Cleanup(release)
 
-	svcs := make([]*queue.Service, 2)
+	svcs := make([]*queuesvc.Service, 2)
 	for i, st := range stores {
 		allow := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-		svcs[i] = queue.NewService(queue.Deps{Store: st, Matcher: queue.TickPass{},
-			Outbound: outbound.New(queue.WebhookPolicy{Allow: allow}, queue.DefaultWebhookTimeout),
+		svcs[i] = queuesvc.New(queuesvc.Deps{Store: st, Matcher: queue.TickPass{},
+			Outbound: outbound.New(queue.WebhookPolicy{Allow: allow}, queuesvc.DefaultWebhookTimeout),
 			Ratings:  ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel()),
 			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)).With("replica", i),
-			Config: queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 50 * time.Millisecond,
+			Config: queuesvc.Config{QueueRefresh: 20 * time.Millisecond, WebhookBackoff: 50 * time.Millisecond,
 				WebhookAllow: allow}})
 	}
 	ctx := testCtx(t)
@@ -97,7 +98,7 @@ func TestQueueWebhookOnceAcrossLeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	players := 0
-	feed := func(svc *queue.Service, n int) {
+	feed := func(svc *queuesvc.Service, n int) {
 		t.Helper()
 		for range n {
 			players++
@@ -107,7 +108,7 @@ func TestQueueWebhookOnceAcrossLeaders(t *testing.T) {
 			}
 		}
 	}
-	run := func(svc *queue.Service) {
+	run := func(svc *queuesvc.Service) {
 		rctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); _ = svc.Run(rctx) }()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 )
 
@@ -108,7 +109,7 @@ func newProposalJSON(p queue.Proposal) proposalJSON {
 // key). 200 with the proposal as it then is: open, or resolved by this answer (accepted:
 // the tickets are matched; declined: the decliners' tickets cancelled, the others searching
 // again). An unknown proposal or player, or another key's, is a 404; a resolved proposal a 409.
-func handleAnswerProposal(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handleAnswerProposal(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathParam(r, "id")
 		var req acceptanceRequest

@@ -13,6 +13,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
 	"github.com/matchmakerhq/matchmaker/internal/queue/outbound"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -22,9 +23,9 @@ func keyedQueueServer(t *testing.T) http.Handler {
 	t.Helper()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
 	loopback := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")} // the tests' allocators
-	qs := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs, Matcher: pairTwo{},
-		Outbound: outbound.New(queue.WebhookPolicy{Allow: loopback}, queue.DefaultWebhookTimeout),
-		Config:   queue.Config{QueueRefresh: 20 * time.Millisecond, WebhookAllow: loopback}})
+	qs := queuesvc.New(queuesvc.Deps{Store: memstore.New(), Ratings: rs, Matcher: pairTwo{},
+		Outbound: outbound.New(queue.WebhookPolicy{Allow: loopback}, queuesvc.DefaultWebhookTimeout),
+		Config:   queuesvc.Config{QueueRefresh: 20 * time.Millisecond, WebhookAllow: loopback}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- qs.Run(ctx) }()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -68,7 +69,7 @@ func oneKeyBurst(t *testing.T, n int, limits Limits, rateLimits RateLimits) (map
 			}
 		}}
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: pairTwo{}})
+	qs := queuesvc.New(queuesvc.Deps{Store: store, Ratings: rs, Matcher: pairTwo{}})
 	keys := []APIKey{{Name: "backend", Scopes: []Scope{ScopeAdmin, ScopeMatch}, Hash: sha256.Sum256([]byte("key-b"))}}
 	srv := httptest.NewServer(NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Keys: keys}, Limits: limits, RateLimits: rateLimits}))
 	defer srv.Close()

@@ -14,8 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -36,7 +36,7 @@ func newSlowBodyServer(tb testing.TB, admission Admission) slowBodyServer {
 	limits.Admission = admission
 	reg := prometheus.NewRegistry()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs, Matcher: pairTwo{}})
+	qs := queuesvc.New(queuesvc.Deps{Store: memstore.New(), Ratings: rs, Matcher: pairTwo{}})
 	srv := httptest.NewServer(NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Keys: keys}, Limits: limits, Registry: reg}))
 	tb.Cleanup(srv.Close)
 	s := slowBodyServer{url: srv.URL, reg: reg}

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
-	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -175,7 +175,7 @@ func requireScope(a *Auth, failures *failedAuth, scope Scope, d Deps) func(http.
 			}
 			// The key owns what it creates in the queue, and sees only that unless it is an
 			// admin key, or a read key that reads every ticket (DESIGN, "Ownership").
-			ctx = queue.WithCaller(ctx, queue.Caller{Owner: key.Name, Admin: slices.Contains(key.Scopes, ScopeAdmin),
+			ctx = queuesvc.WithCaller(ctx, queuesvc.Caller{Owner: key.Name, Admin: slices.Contains(key.Scopes, ScopeAdmin),
 				Reader: slices.Contains(key.Scopes, ScopeRead), GameTypes: key.GameTypes})
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 )
 
 func TestParseAPIKeys(t *testing.T) {
@@ -90,7 +91,7 @@ func TestTicketsAreReadWithMatchOrRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs := queue.NewService(queue.Deps{Store: memstore.New(), Matcher: queue.TickPass{}})
+	qs := queuesvc.New(queuesvc.Deps{Store: memstore.New(), Matcher: queue.TickPass{}})
 	h := NewServer(Deps{Queue: qs, Auth: &Auth{Keys: keys}})
 	for key, want := range map[string]int{"m-key": http.StatusNotFound, "r-key": http.StatusNotFound,
 		"p-key": http.StatusForbidden, "nope": http.StatusUnauthorized} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 )
 
@@ -126,7 +127,7 @@ func (req *backfillRequest) newBackfill(queueName, key string) (queue.NewBackfil
 // backfill ticket, committed to the store. Its players are the match's: the tick serves
 // it before any other ticket, and its assignment (GET /v1/tickets/{id}, the matched event)
 // lists who joined which team under the running match's id. Idempotency-Key as for tickets.
-func handleCreateBackfill(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handleCreateBackfill(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[backfillRequest](r)
 		if err != nil {

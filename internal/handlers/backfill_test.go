@@ -9,6 +9,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -16,8 +17,8 @@ import (
 func tickServer(t *testing.T) http.Handler {
 	t.Helper()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs, Matcher: queue.TickPass{},
-		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
+	qs := queuesvc.New(queuesvc.Deps{Store: memstore.New(), Ratings: rs, Matcher: queue.TickPass{},
+		Config: queuesvc.Config{QueueRefresh: 20 * time.Millisecond}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- qs.Run(ctx) }()
@@ -124,7 +125,7 @@ func FuzzBackfill(f *testing.F) {
 	f.Add(`{"match_id":"m","teams":[{"players":[{"id":"a"}]},{"players":[{"id":"b"}]}],"open_slots":[1,0],"bots":{"target_players":-1,"recommended":{"min":5,"max":2}},"ttl_s":1e9}`)
 	f.Add(`{"match_id":"","teams":null,"open_slots":null,"region":"\xff"}`)
 	rs := ratings.NewService(postgresLikeStore{ratings.NewMemoryStore(nil)}, ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs, Matcher: queue.TickPass{}})
+	qs := queuesvc.New(queuesvc.Deps{Store: memstore.New(), Ratings: rs, Matcher: queue.TickPass{}})
 	h := NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Off: true}})
 	exchange(f, h, http.MethodPut, "/v1/queues/duo", "application/json",
 		`{"context":{"game_type":"ctf"},"team_size":2,"regions":["eu","us"]}`)

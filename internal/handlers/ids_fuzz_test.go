@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
-	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -59,7 +59,7 @@ func FuzzIDs(f *testing.F) {
 		f.Add(seed)
 	}
 	rs := ratings.NewService(postgresLikeStore{ratings.NewMemoryStore(nil)}, ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs})
+	qs := queuesvc.New(queuesvc.Deps{Store: memstore.New(), Ratings: rs})
 	h := NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Off: true}})
 	exchange(f, h, http.MethodPut, "/v1/queues/q", "application/json", `{"context":{"game_type":"ctf"},"team_size":2}`)
 	f.Fuzz(func(t *testing.T, id string) {

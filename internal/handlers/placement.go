@@ -8,6 +8,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 )
 
 // This file holds PUT /v1/matches/{id}/placement (scope match): where a match is played,
@@ -56,7 +57,7 @@ func newAllocatorPublicJSON(a *queue.Allocator) *allocatorPublicJSON {
 // connection stored on it and on its tickets' assignments (each with a placed event). The key
 // must own the match's tickets (or be an admin key): otherwise, as for an unknown match, 404;
 // a backfill's fill is a 409.
-func handlePlaceMatch(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handlePlaceMatch(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathParam(r, "id")
 		var req placementRequest

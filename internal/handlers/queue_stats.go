@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 )
 
 // This file holds GET /v1/queues/{name}/stats (scope read).
@@ -164,7 +165,7 @@ func finite(x float64) *float64 {
 // the last matches with their predicted win probabilities. The
 // leader answers from its counters; another replica from the snapshot the leader publishes
 // every 2 s (source says which).
-func handleQueueStats(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handleQueueStats(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st, err := svc.Stats(r.Context(), chi.URLParam(r, "name"))
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 )
 
@@ -210,7 +211,7 @@ func orEmpty(s []string) []string {
 
 // handlePutQueue answers PUT /v1/queues/{name}: 201 with the queue when it is new, 200 when
 // it replaced a definition (its searching tickets stay and follow the new one).
-func handlePutQueue(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handlePutQueue(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[queueRequest](r)
 		var q queue.Queue
@@ -235,7 +236,7 @@ func handlePutQueue(logger *slog.Logger, svc *queue.Service) http.Handler {
 }
 
 // handleGetQueue answers GET /v1/queues/{name}.
-func handleGetQueue(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handleGetQueue(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, err := svc.GetQueue(r.Context(), chi.URLParam(r, "name"))
 		if err != nil {
@@ -247,7 +248,7 @@ func handleGetQueue(logger *slog.Logger, svc *queue.Service) http.Handler {
 }
 
 // handleListQueues answers GET /v1/queues.
-func handleListQueues(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handleListQueues(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		qs, err := svc.ListQueues(r.Context())
 		if err != nil {
@@ -264,7 +265,7 @@ func handleListQueues(logger *slog.Logger, svc *queue.Service) http.Handler {
 
 // handleDeleteQueue answers DELETE /v1/queues/{name}: 204; its searching tickets are
 // cancelled.
-func handleDeleteQueue(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handleDeleteQueue(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := svc.DeleteQueue(r.Context(), chi.URLParam(r, "name")); err != nil {
 			writeError(w, r, logger, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/ratings/resultjson"
 )
@@ -54,7 +55,7 @@ func newContextOut(c ratings.Context) contextOut {
 // handleResults answers POST /v1/results: one finished match in, every participant's rating
 // moved by the model, in one transaction. The same match id with the same result replays the
 // first answer; with another result it is a 409.
-func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queue.Service, metrics *domainMetrics) http.Handler {
+func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queuesvc.Service, metrics *domainMetrics) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[resultjson.Body](r)
 		var result ratings.Result
@@ -116,7 +117,7 @@ func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queue.Serv
 // that fails in Record after the end has no 201: its claims' end may not outlive a crash, and
 // the client's resend ends them again. The leaves are counted again for a replay: a leave is
 // kept once a match, and a replay after a failure here is how its leaves get counted.
-func recordResult(ctx context.Context, svc *ratings.Service, queues *queue.Service, made *queue.Match, result ratings.Result) (ratings.Receipt, error) {
+func recordResult(ctx context.Context, svc *ratings.Service, queues *queuesvc.Service, made *queue.Match, result ratings.Result) (ratings.Receipt, error) {
 	var ended bool
 	if made != nil {
 		var err error
@@ -174,7 +175,7 @@ func presence(r *ratings.Result) map[string]float64 {
 	return out
 }
 
-// roster is the players' ids by team ("" for a bot), as queue.Service.CheckResult takes them.
+// roster is the players' ids by team ("" for a bot), as queuesvc.Service.CheckResult takes them.
 func roster(req *resultjson.Body) [][]string {
 	out := make([][]string, len(req.Teams))
 	for i, t := range req.Teams {

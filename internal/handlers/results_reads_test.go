@@ -12,6 +12,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -119,8 +120,8 @@ func TestAResultEndsItsClaimsBeforeItsCommit(t *testing.T) {
 // storeServer is a server of rs and a running queue service on store.
 func storeServer(t *testing.T, store queue.Store, rs *ratings.Service) http.Handler {
 	t.Helper()
-	qs := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: queue.TickPass{},
-		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
+	qs := queuesvc.New(queuesvc.Deps{Store: store, Ratings: rs, Matcher: queue.TickPass{},
+		Config: queuesvc.Config{QueueRefresh: 20 * time.Millisecond}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- qs.Run(ctx) }()

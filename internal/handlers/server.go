@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/tracing"
 )
@@ -59,7 +59,7 @@ type Deps struct {
 	Ratings *ratings.Service
 	// Queue is the ticket queue service; nil means one over a fresh in-memory store (its tick
 	// loop is not run: whoever builds the server runs Queue.Run).
-	Queue *queue.Service
+	Queue *queuesvc.Service
 	// Streams ends the server's event streams and long-polls when it is cancelled (at the
 	// start of a shutdown, which would otherwise wait for them); nil: they end with their
 	// requests only.
@@ -95,7 +95,7 @@ func NewServer(d Deps) http.Handler {
 		d.Streams = context.Background()
 	}
 	if d.Queue == nil {
-		d.Queue = queue.NewService(queue.Deps{Store: memstore.New(), Ratings: d.Ratings, Logger: d.Logger})
+		d.Queue = queuesvc.New(queuesvc.Deps{Store: memstore.New(), Ratings: d.Ratings, Logger: d.Logger})
 	}
 	metrics := newHTTPMetrics(d.Registry)
 	domain := newDomainMetrics(d.Registry)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 )
 
 // GET /v1/players/{id}/standing (scope read) and DELETE (scope admin): a player's penalties,
@@ -37,7 +37,7 @@ type leaveJSON struct {
 	MatchID string    `json:"match_id"`
 }
 
-func newStandingResponse(player string, sts []queue.PlayerStanding) standingResponse {
+func newStandingResponse(player string, sts []queuesvc.PlayerStanding) standingResponse {
 	out := standingResponse{Player: player, Contexts: make([]contextStandingJSON, len(sts))}
 	for i, st := range sts {
 		c := contextStandingJSON{Context: st.Context, Dodges: make([]dodgeJSON, len(st.Dodges)),
@@ -58,7 +58,7 @@ func newStandingResponse(player string, sts []queue.PlayerStanding) standingResp
 
 // handleGetStanding answers GET /v1/players/{id}/standing: his cooldown, dodges, leaves and
 // low-priority games left in each context he has any (none: an empty list).
-func handleGetStanding(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handleGetStanding(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "id")
 		sts, err := svc.PlayerStandings(r.Context(), id)
@@ -72,7 +72,7 @@ func handleGetStanding(logger *slog.Logger, svc *queue.Service) http.Handler {
 
 // handleClearStanding answers DELETE /v1/players/{id}/standing: 204, his standing cleared in
 // every context (a player without one included).
-func handleClearStanding(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handleClearStanding(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := svc.ClearStanding(r.Context(), chi.URLParam(r, "id")); err != nil {
 			writeError(w, r, logger, err)

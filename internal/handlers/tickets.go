@@ -13,6 +13,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/queue/rulesjson"
 )
 
@@ -145,7 +146,7 @@ func newTicketJSON(t queue.Ticket) ticketJSON {
 // committed to the store. A retry with the same Idempotency-Key and request answers the
 // first ticket (200, Idempotent-Replayed); a player already searching is a 409 naming the
 // ticket that holds him.
-func handleCreateTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handleCreateTicket(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[ticketRequest](r)
 		if err != nil {
@@ -192,7 +193,7 @@ func respondCreatedTicket(w http.ResponseWriter, r *http.Request, logger *slog.L
 // handleGetTicket answers GET /v1/tickets/{id}, and with ?wait_s=N (0..60) long-polls: it
 // answers when the ticket's status changes or N seconds pass, whichever is first; with
 // ?status=S (the status the caller last saw) a ticket in another status is answered at once.
-func handleGetTicket(logger *slog.Logger, svc *queue.Service, streams context.Context, waits *waiters) http.Handler {
+func handleGetTicket(logger *slog.Logger, svc *queuesvc.Service, streams context.Context, waits *waiters) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathParam(r, "id")
 		var (
@@ -259,7 +260,7 @@ func statusParam(r *http.Request) (queue.Status, error) {
 
 // handleCancelTicket answers DELETE /v1/tickets/{id}: 204 once the ticket is cancelled
 // (again 204 if it already was); a matched or expired ticket is a 409.
-func handleCancelTicket(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handleCancelTicket(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathParam(r, "id")
 		if err == nil {
@@ -307,7 +308,7 @@ type matchPlayerJSON struct {
 }
 
 // handleGetMatch answers GET /v1/matches/{id}: a match the queue made.
-func handleGetMatch(logger *slog.Logger, svc *queue.Service) http.Handler {
+func handleGetMatch(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathParam(r, "id")
 		var m queue.Match
@@ -348,7 +349,7 @@ func newMatchOutJSON(m queue.Match) matchOutJSON {
 // JSON, from after the Last-Event-ID header (or ?after=SEQ; from now on when neither is
 // given), until the client goes away or the server shuts down. A comment line every 15 s keeps
 // proxies from closing an idle stream.
-func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.Context, waits *waiters) http.Handler {
+func handleQueueEvents(logger *slog.Logger, svc *queuesvc.Service, streams context.Context, waits *waiters) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		leave, err := waits.enter(w, r)
 		if err != nil {
@@ -362,7 +363,7 @@ func handleQueueEvents(logger *slog.Logger, svc *queue.Service, streams context.
 		ticket := r.URL.Query().Get("ticket")
 		after, field, err := lastEventID(r)
 		if err == nil {
-			err = queue.CheckEventTicket(ticket)
+			err = queuesvc.CheckEventTicket(ticket)
 		}
 		if err == nil {
 			err = svc.CheckQueue(r.Context(), name)

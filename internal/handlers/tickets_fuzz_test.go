@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -17,7 +17,7 @@ import (
 // regions eu and us.
 func fuzzQueueServer(f *testing.F) http.Handler {
 	rs := ratings.NewService(postgresLikeStore{ratings.NewMemoryStore(nil)}, ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs})
+	qs := queuesvc.New(queuesvc.Deps{Store: memstore.New(), Ratings: rs})
 	h := NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Off: true}})
 	if resp := exchange(f, h, http.MethodPut, "/v1/queues/duo", "application/json",
 		`{"context":{"game_type":"ctf"},"team_size":2,"max_party_size":2,"regions":["eu","us"]}`); resp.StatusCode != http.StatusCreated {

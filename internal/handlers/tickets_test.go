@@ -15,6 +15,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuesvc"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -35,11 +36,11 @@ func (pairTwo) Match(q queue.Queue, waiting []queue.Ticket, now time.Time) (queu
 }
 
 // queueServer is a server with auth off whose queue service runs its tick loop (every 20 ms).
-func queueServer(t *testing.T) (http.Handler, *queue.Service) {
+func queueServer(t *testing.T) (http.Handler, *queuesvc.Service) {
 	t.Helper()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs, Matcher: pairTwo{},
-		Config: queue.Config{QueueRefresh: 20 * time.Millisecond}})
+	qs := queuesvc.New(queuesvc.Deps{Store: memstore.New(), Ratings: rs, Matcher: pairTwo{},
+		Config: queuesvc.Config{QueueRefresh: 20 * time.Millisecond}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- qs.Run(ctx) }()
@@ -312,7 +313,7 @@ func TestQueueEventsResumeOutsideTheKeptEventsIsGone(t *testing.T) {
 	t.Parallel()
 	store := memstore.New()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: store, Ratings: rs, Matcher: pairTwo{}})
+	qs := queuesvc.New(queuesvc.Deps{Store: store, Ratings: rs, Matcher: pairTwo{}})
 	h := NewServer(Deps{Ratings: rs, Queue: qs, Auth: &Auth{Off: true}})
 	exchange(t, h, http.MethodPut, "/v1/queues/duel", "application/json", duelQueue)
 	cancelOne := func(p string) {
@@ -394,7 +395,7 @@ func TestLongWaitsAnswerAndStreamsOpenAtOnce(t *testing.T) {
 func TestWaitsAreCapped(t *testing.T) {
 	t.Parallel()
 	rs := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
-	qs := queue.NewService(queue.Deps{Store: memstore.New(), Ratings: rs, Matcher: pairTwo{}})
+	qs := queuesvc.New(queuesvc.Deps{Store: memstore.New(), Ratings: rs, Matcher: pairTwo{}})
 	limits := DefaultLimits()
 	limits.Waiters = WaitLimits{PerReplica: 3, PerCaller: 2}
 	keys := []APIKey{{Name: "a", Scopes: []Scope{ScopeAdmin, ScopeMatch}, Hash: sha256.Sum256([]byte("key-a"))},

@@ -40,8 +40,8 @@ type NewBackfillTeam struct {
 	Bots    []float64 // the bots' ratings, on the matchmaking scale
 }
 
-// field is the request's path of a player's id.
-func (nb *NewBackfill) field(player string) string {
+// PlayerField is the request's path of a player's id.
+func (nb *NewBackfill) PlayerField(player string) string {
 	for i, t := range nb.Teams {
 		if j := slices.IndexFunc(t.Players, func(p NewPlayer) bool { return p.ID == player }); j >= 0 {
 			return "teams[" + strconv.Itoa(i) + "].players[" + strconv.Itoa(j) + "].id"
@@ -50,8 +50,8 @@ func (nb *NewBackfill) field(player string) string {
 	return "teams"
 }
 
-// validate checks a backfill request against its queue, every fault at once.
-func (nb *NewBackfill) validate(q Queue) error {
+// Validate checks a backfill request against its queue, every fault at once.
+func (nb *NewBackfill) Validate(q Queue) error {
 	var f apperr.Fields
 	if err := ratings.ValidateID(nb.MatchID); err != nil {
 		f.Add("match_id", "%s", err)
@@ -165,9 +165,9 @@ func (nb *NewBackfill) addBotRuleFaults(f *apperr.Fields) {
 	}
 }
 
-// fingerprint identifies a backfill request by its meaning, for Idempotency-Key retries:
+// Fingerprint identifies a backfill request by its meaning, for Idempotency-Key retries:
 // a team's players are a set.
-func (nb *NewBackfill) fingerprint() [32]byte {
+func (nb *NewBackfill) Fingerprint() [32]byte {
 	b := []byte("backfill")
 	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
 	num := func(x float64) { b = binary.BigEndian.AppendUint64(b, math.Float64bits(x)) }

@@ -86,19 +86,26 @@ func TestQueueTestsDoNotSleep(t *testing.T) {
 	}
 }
 
-// The queue's packages by role point inwards: the domain (this package) imports no adapter
-// (no HTTP, no database driver) and none of its subpackages but rulesjson, a leaf mapping
-// of JSON to the match rules; every other subpackage (the memory store, the store guard, the
-// outbound adapter, the contract suite) imports the domain, and cmd/api wires them.
+// The queue's packages by role point inwards: the domain (this package) and the Service
+// (queuesvc) import no adapter (no HTTP, no database driver); the domain imports none of its
+// subpackages but rulesjson, a leaf mapping of JSON to the match rules; every other
+// subpackage (the Service, the memory store, the store guard, the outbound adapter, the
+// contract suite) imports the domain, and cmd/api wires them.
 func TestQueuePackagesPointInwards(t *testing.T) {
 	t.Parallel()
 	const module = "github.com/matchmakerhq/matchmaker/"
 	forbidden := []string{"net/http", "database/sql", "github.com/jackc/pgx", module + "db"}
+	for _, dir := range []string{".", "queuesvc"} {
+		for path, imports := range packageImports(t, dir) {
+			for _, imp := range imports {
+				if slices.ContainsFunc(forbidden, func(f string) bool { return imp == f || strings.HasPrefix(imp, f+"/") }) {
+					t.Errorf("%s imports %s: the queue reaches no network or database itself", path, imp)
+				}
+			}
+		}
+	}
 	for path, imports := range packageImports(t, ".") {
 		for _, imp := range imports {
-			if slices.ContainsFunc(forbidden, func(f string) bool { return imp == f || strings.HasPrefix(imp, f+"/") }) {
-				t.Errorf("%s imports %s: the queue's domain reaches no network or database itself", path, imp)
-			}
 			if strings.HasPrefix(imp, module+"internal/queue/") && imp != module+"internal/queue/rulesjson" {
 				t.Errorf("%s imports %s: the subpackages import the domain, not the reverse", path, imp)
 			}
@@ -125,8 +132,8 @@ func TestQueuePackagesPointInwards(t *testing.T) {
 			t.Errorf("%s does not import the queue's domain: does it belong under internal/queue?", e.Name())
 		}
 	}
-	if checked < 4 {
-		t.Fatalf("checked %d subpackages, want the memory store, store guard, outbound and contract suite", checked)
+	if checked < 5 {
+		t.Fatalf("checked %d subpackages, want the Service, memory store, store guard, outbound and contract suite", checked)
 	}
 }
 

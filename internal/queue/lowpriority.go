@@ -76,8 +76,8 @@ func withoutLowPriority(attrs []matchpool.MatchAttribute) []matchpool.MatchAttri
 	return out
 }
 
-// lowPriorityPlayers counts the low-priority players of a match.
-func lowPriorityPlayers(m Match) int {
+// LowPriorityPlayers counts the low-priority players of a match.
+func LowPriorityPlayers(m Match) int {
 	n := 0
 	for _, t := range m.Teams {
 		for _, p := range t.Players {

@@ -163,7 +163,7 @@ func (q *Queue) teamSpecs() []teamSpec {
 	for i := range out {
 		out[i] = teamSpec{size: q.TeamSize, composition: q.Composition}
 		if len(q.MinTeamSize) > 0 {
-			out[i].minSize = tickSteps(q.MinTeamSize)
+			out[i].minSize = TickSteps(q.MinTeamSize)
 		}
 	}
 	return out
@@ -415,7 +415,7 @@ func (c *FunctionCheck) region(p *ProposedMatch, teams [][]*Ticket) (string, Rej
 // averages.
 func (c *FunctionCheck) build(teams [][]*Ticket, specs []teamSpec, roles [][]string) Match {
 	q := c.Queue
-	m := Match{ID: newID("mt-"), CreatedAt: c.Now, Teams: make([]MatchTeam, len(teams))}
+	m := Match{ID: NewID("mt-"), CreatedAt: c.Now, Teams: make([]MatchTeam, len(teams))}
 	wait := make(map[string]float64) // each player's ticket's wait, for the pairs' intervals
 	for k, team := range teams {
 		mt := &m.Teams[k]
@@ -448,7 +448,7 @@ func (c *FunctionCheck) build(teams [][]*Ticket, specs []teamSpec, roles [][]str
 // pair sorts the two teams' players by rating and pairs them in that order, each pair with
 // the wider of its players' tickets' current intervals.
 func (c *FunctionCheck) pair(m *Match, wait map[string]float64) {
-	interval := tickSteps(c.Queue.Expansions.Interval)
+	interval := TickSteps(c.Queue.Expansions.Interval)
 	for k := range m.Teams {
 		slices.SortStableFunc(m.Teams[k].Players, func(a, b MatchPlayer) int { return cmp.Compare(a.Rating, b.Rating) })
 	}

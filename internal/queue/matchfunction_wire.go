@@ -57,7 +57,7 @@ func AppendFunctionRequest(dst []byte, r FunctionRequest) []byte {
 	shape := functionShapeJSON{Teams: q.Teams, TeamSize: q.TeamSize, TeamDefs: rulesjson.FromTeamDefs(q.TeamDefs),
 		Composition: rulesjson.FromComposition(q.Composition), Roles: q.Roles}
 	if len(q.MinTeamSize) > 0 {
-		shape.MinTeamSize = rulesjson.FromSteps(tickSteps(q.MinTeamSize))
+		shape.MinTeamSize = rulesjson.FromSteps(TickSteps(q.MinTeamSize))
 	}
 	b, err := json.Marshal(shape)
 	if err != nil {
@@ -95,8 +95,8 @@ type poolEncoder struct {
 }
 
 func newPoolEncoder(q *Queue) *poolEncoder {
-	e := &poolEncoder{attributes: sortedKeys(q.Attributes), interval: tickSteps(q.Expansions.Interval),
-		latency: tickSteps(q.Expansions.MaxLatencyMS)}
+	e := &poolEncoder{attributes: sortedKeys(q.Attributes), interval: TickSteps(q.Expansions.Interval),
+		latency: TickSteps(q.Expansions.MaxLatencyMS)}
 	if len(q.Regions) > 0 {
 		e.regions = slices.Sorted(slices.Values(q.Regions))
 	}

@@ -46,8 +46,8 @@ type NewPlayer struct {
 	Avoid  []string // the players he blocked (avoid.go)
 }
 
-// validate checks a ticket request against its queue, every fault at once.
-func (nt *NewTicket) validate(q Queue) error {
+// Validate checks a ticket request against its queue, every fault at once.
+func (nt *NewTicket) Validate(q Queue) error {
 	var f apperr.Fields
 	switch {
 	case len(nt.Players) == 0:
@@ -94,9 +94,9 @@ func (nt *NewTicket) validate(q Queue) error {
 	return f.Err()
 }
 
-// fingerprint identifies a ticket request by its meaning, for Idempotency-Key retries: the
+// Fingerprint identifies a ticket request by its meaning, for Idempotency-Key retries: the
 // party is a set, and so are the regions.
-func (nt *NewTicket) fingerprint() [32]byte {
+func (nt *NewTicket) Fingerprint() [32]byte {
 	var b []byte
 	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
 	num := func(x float64) { b = binary.BigEndian.AppendUint64(b, math.Float64bits(x)) }
@@ -155,9 +155,9 @@ func appendPlayerSet(b []byte, players []NewPlayer) []byte {
 	return b
 }
 
-// newID returns prefix and 26 characters of base32 randomness (130 bits): unique without
+// NewID returns prefix and 26 characters of base32 randomness (130 bits): unique without
 // coordination between replicas, and a valid id by ratings.ValidateID.
-func newID(prefix string) string {
+func NewID(prefix string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return prefix + idEncoding.EncodeToString(b[:])

@@ -247,9 +247,9 @@ func CooldownError(field, player string, until, now time.Time) error {
 		Fields:  []apperr.FieldError{{Field: field, Message: "is in a dodge cooldown until " + until.UTC().Format(time.RFC3339)}}}
 }
 
-// dodgers counts the players who dodged p, resolved: who declined it, or, timed out, who
+// Dodgers counts the players who dodged p, resolved: who declined it, or, timed out, who
 // did not answer (as the lifecycle marks them).
-func dodgers(p Proposal) int {
+func Dodgers(p Proposal) int {
 	n := 0
 	for _, t := range p.Match.Teams {
 		for _, pl := range t.Players {

@@ -314,7 +314,7 @@ type Ticket struct {
 	IdempotencyKey string
 	BodyHash       [32]byte
 	// Owner is the API key that created the ticket (its name; "" without keys): only it, or
-	// an admin key, reads, cancels and answers for the ticket (owner.go).
+	// an admin key, reads, cancels and answers for the ticket (queuesvc/owner.go).
 	Owner string
 	// Exclusive: matched or proposed, the ticket's players are claimed, and their searching
 	// exclusive tickets in other queues cancelled (lifecycle_claims.go). The Service makes

@@ -109,7 +109,7 @@ func PassConfig(q Queue) (matchrules.Config, error) {
 // tickConfig is the queue's configuration of the pass.
 func (q *Queue) tickConfig() matchrules.Config {
 	return matchrules.Config{TeamSize: q.TeamSize, Strategy: string(q.Strategy),
-		Interval: tickSteps(q.Expansions.Interval), MaxLatency: tickSteps(q.Expansions.MaxLatencyMS),
+		Interval: TickSteps(q.Expansions.Interval), MaxLatency: TickSteps(q.Expansions.MaxLatencyMS),
 		Attributes: q.Attributes, Rules: q.Rules, Shape: q.shape(), Roles: q.Roles, Avoid: q.Avoid}
 }
 
@@ -166,9 +166,13 @@ func appendAttributes(b []byte, attrs map[string]matchrules.Value) []byte {
 	return b
 }
 
-// beyondPool says of the tickets w lists that were not in the pool sent (max_pool held the
+// SharedWaits says every one of ids waits for why: a tick whose matches a match function made,
+// or would have made.
+func SharedWaits(ids []string, why WaitingOn) *Waits { return &Waits{ids: ids, shared: &why} }
+
+// BeyondPool says of the tickets w lists that were not in the pool sent (max_pool held the
 // older ones) that they wait for it, rather than on what the function did with the pool.
-func (w *Waits) beyondPool(pool []Ticket, maxPool int) {
+func (w *Waits) BeyondPool(pool []Ticket, maxPool int) {
 	sent := make(map[string]bool, len(pool))
 	for i := range pool {
 		sent[pool[i].ID] = true

@@ -33,7 +33,7 @@ func (q *Queue) shape() []matchrules.TeamDef {
 	}
 	out := make([]matchrules.TeamDef, max(q.Teams, 0))
 	for i := range out {
-		out[i] = matchrules.TeamDef{Size: q.TeamSize, MinSize: tickSteps(q.MinTeamSize), Composition: q.Composition}
+		out[i] = matchrules.TeamDef{Size: q.TeamSize, MinSize: TickSteps(q.MinTeamSize), Composition: q.Composition}
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"encoding/json"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -82,20 +81,20 @@ type Stats struct {
 
 	// Partition and Leader, in a partitioned queue's partition snapshot, say which partition
 	// and which replica (Config.Instance) took it; Partitions, in a partitioned queue's
-	// stats, are its partitions' snapshots (partitionstats.go).
+	// stats, are its partitions' snapshots (queuesvc/partitionstats.go).
 	Partition  string  `json:",omitempty"`
 	Leader     string  `json:",omitempty"`
 	Partitions []Stats `json:",omitempty"`
 
 	// Shadow compares the built-in rules' matches with the match function's in a queue whose
-	// function runs in mode shadow (matchfunction_shadow.go); nil otherwise.
+	// function runs in mode shadow (queuesvc/matchfunction_shadow.go); nil otherwise.
 	Shadow *ShadowStats
 	// FunctionBackoff is the leader's backoff of its match function, so that the next leader
-	// takes it on (matchfunction_backoff.go); nil when the last call did not fail. Kept for
+	// takes it on (queuesvc/matchfunction_backoff.go); nil when the last call did not fail. Kept for
 	// the replicas, not shown by the API.
 	FunctionBackoff *FunctionBackoff `json:",omitempty"`
 
-	// The hour (statshour.go): matches in each of the 60 minutes up to At, oldest first;
+	// The hour (queuesvc/statshour.go): matches in each of the 60 minutes up to At, oldest first;
 	// expiries by reason; the waits of the tickets matched, from a histogram; the last
 	// recentCount matches, newest first.
 	MatchesPerMinute []int
@@ -124,39 +123,17 @@ func (w WaitSummary) Median() (float64, bool) { return w.q(10) }
 func (w WaitSummary) P90() (float64, bool)    { return w.q(18) }
 
 func (w WaitSummary) q(i int) (float64, bool) {
-	if len(w.Quantiles) != quantiles {
+	if len(w.Quantiles) != WaitQuantiles {
 		return 0, false
 	}
 	return w.Quantiles[i], true
 }
 
-const quantiles = 21
+// WaitQuantiles is how many quantiles a WaitSummary holds: the 0th, 5th, ..., 100th percentiles.
+const WaitQuantiles = 21
 
 // minSamples is how many waits a band needs for its own estimate; with fewer, the queue's.
 const minSamples = 10
-
-// summariseSorted returns the quantiles of waits, in order.
-func summariseSorted(waits []float64) WaitSummary {
-	if len(waits) == 0 {
-		return WaitSummary{}
-	}
-	out := WaitSummary{Samples: len(waits), Quantiles: make([]float64, quantiles)}
-	for i := range quantiles {
-		out.Quantiles[i] = quantileSorted(waits, float64(i)/(quantiles-1))
-	}
-	return out
-}
-
-// quantileSorted is the p-quantile of sorted xs, interpolated between ranks.
-func quantileSorted(xs []float64, p float64) float64 {
-	pos := p * float64(len(xs)-1)
-	lo := int(pos)
-	if lo >= len(xs)-1 {
-		return xs[len(xs)-1]
-	}
-	f := pos - float64(lo)
-	return xs[lo] + f*(xs[lo+1]-xs[lo])
-}
 
 // Estimate is how much longer a ticket of rating that has waited waited so far will wait,
 // from the recent waits of its band (of the queue's when its band has fewer than 10): the
@@ -171,7 +148,7 @@ func (s *Stats) Estimate(rating float64, waited time.Duration) (time.Duration, b
 			w = b
 		}
 	}
-	if len(w.Quantiles) != quantiles {
+	if len(w.Quantiles) != WaitQuantiles {
 		return 0, false
 	}
 	x := waited.Seconds()
@@ -212,186 +189,6 @@ func quantileOf(q []float64, p float64) float64 {
 		return q[n]
 	}
 	return q[i] + (pos-float64(i))*(q[i+1]-q[i])
-}
-
-// tracker keeps the counters of one queue the replica leads, updated as tickets come and go
-// (the leader's view), so that a snapshot never scans the tickets.
-type tracker struct {
-	band     map[string]int8 // searching ticket -> band (-1: backfill)
-	owners   map[string]int  // searching tickets (backfills not included) per owner
-	tickets  []int           // per band
-	players  []int
-	backfill int
-	seconds  [3600]second  // ring by second of the hour
-	waits    []waitSample  // of the window, oldest first
-	ordered  []sortedWaits // the same waits in order, per band
-	all      sortedWaits   // and of every band
-	quality  []qualitySample
-	minutes  [hourMinutes]minute // ring by minute of the hour
-	recent   []RecentMatch       // the last recentCount matches, oldest first
-	last     time.Time           // of the last snapshot
-	lastPub  time.Time           // of the last publication
-}
-
-type second struct {
-	start                   int64 // unix second
-	matches, fills, expired int32
-}
-
-type waitSample struct {
-	at   time.Time
-	band int8 // -1: a backfill's wait, not summarised
-	s    float64
-}
-
-type qualitySample struct {
-	at time.Time
-	q  float64
-}
-
-func newTracker() *tracker {
-	return &tracker{band: make(map[string]int8), owners: make(map[string]int), tickets: make([]int, len(Bands)),
-		players: make([]int, len(Bands)), ordered: make([]sortedWaits, len(Bands))}
-}
-
-// bandOfTicket is a ticket's band, -1 for a backfill.
-func bandOfTicket(t Ticket) int8 {
-	if t.Backfill != nil || len(t.Players) == 0 {
-		return -1
-	}
-	s := 0.0
-	for _, p := range t.Players {
-		s += p.Rating
-	}
-	return int8(BandOf(s / float64(len(t.Players))))
-}
-
-// add counts a ticket that started searching (once per id).
-func (k *tracker) add(t Ticket) {
-	if _, ok := k.band[t.ID]; ok {
-		return
-	}
-	b := bandOfTicket(t)
-	k.band[t.ID] = b
-	if b < 0 {
-		k.backfill++
-		return
-	}
-	k.tickets[b]++
-	k.players[b] += len(t.Players)
-	k.owners[t.Owner]++
-}
-
-// remove uncounts a ticket that stopped searching, and returns its band (false if it was not
-// counted).
-func (k *tracker) remove(t Ticket) (int8, bool) {
-	b, ok := k.band[t.ID]
-	if !ok {
-		return 0, false
-	}
-	delete(k.band, t.ID)
-	if b < 0 {
-		k.backfill--
-	} else {
-		k.tickets[b]--
-		k.players[b] -= len(t.Players)
-		if k.owners[t.Owner]--; k.owners[t.Owner] <= 0 {
-			delete(k.owners, t.Owner)
-		}
-	}
-	return b, true
-}
-
-// at returns the bucket of t's second, cleared if it held an older second.
-func (k *tracker) at(t time.Time) *second {
-	u := t.Unix()
-	m := &k.seconds[u%3600]
-	if m.start != u {
-		*m = second{start: u}
-	}
-	return m
-}
-
-// matched records a match (a fill with fill) made at now and its tickets' waits.
-func (k *tracker) matched(now time.Time, quality float64, fill bool, waits []waitSample) {
-	m := k.at(now)
-	if fill {
-		m.fills++
-	} else {
-		m.matches++
-		k.quality = append(k.quality, qualitySample{now, quality})
-	}
-	k.addWaits(waits)
-}
-
-// addWaits records matched tickets' waits; a backfill's (band -1) is kept for the hour's
-// counts only.
-func (k *tracker) addWaits(waits []waitSample) {
-	for _, w := range waits {
-		if w.band >= 0 {
-			k.ordered[w.band].add(w.s)
-			k.all.add(w.s)
-		}
-	}
-	k.waits = append(k.waits, waits...)
-}
-
-func (k *tracker) expired(now time.Time) { k.at(now).expired++ }
-
-// snapshot builds the stats at now; oldest is the oldest searching ticket's creation (zero:
-// none).
-func (k *tracker) snapshot(queue string, now, oldest time.Time) *Stats {
-	cut := now.Add(-WaitWindow)
-	i := 0
-	for ; i < len(k.waits) && k.waits[i].at.Before(cut); i++ {
-		if w := k.waits[i]; w.band >= 0 {
-			k.ordered[w.band].remove(w.s)
-			k.all.remove(w.s)
-		}
-	}
-	k.waits = k.waits[i:] // the next append that needs room copies only what is left
-	i = 0
-	for i < len(k.quality) && k.quality[i].at.Before(cut) {
-		i++
-	}
-	k.quality = slices.Delete(k.quality, 0, i)
-
-	s := &Stats{Queue: queue, At: now, Source: "leader", SearchingBackfills: k.backfill, Bands: make([]BandStats, len(Bands))}
-	if len(k.owners) > 0 {
-		s.SearchingByOwner = maps.Clone(k.owners)
-	}
-	if !oldest.IsZero() {
-		s.OldestWait = max(now.Sub(oldest), 0)
-	}
-	u := now.Unix()
-	for _, m := range k.seconds {
-		if m.start > u || m.start <= u-3600 {
-			continue
-		}
-		s.MatchesLastHour += int(m.matches)
-		s.BackfillsLastHour += int(m.fills)
-		s.ExpiredLastHour += int(m.expired)
-		if m.start > u-60 {
-			s.MatchesLastMinute += int(m.matches)
-			s.BackfillsLastMinute += int(m.fills)
-			s.ExpiredLastMinute += int(m.expired)
-		}
-	}
-	for b := range Bands {
-		s.Bands[b] = BandStats{Band: Bands[b], SearchingTickets: k.tickets[b], SearchingPlayers: k.players[b],
-			Wait: summariseSorted(k.ordered[b].values())}
-		s.SearchingTickets += k.tickets[b]
-		s.SearchingPlayers += k.players[b]
-	}
-	s.Wait = summariseSorted(k.all.values())
-	k.hour(s, now)
-	for _, q := range k.quality {
-		s.MeanQuality += q.q
-	}
-	if s.QualitySamples = len(k.quality); s.QualitySamples > 0 {
-		s.MeanQuality /= float64(s.QualitySamples)
-	}
-	return s
 }
 
 // EncodeStats is a snapshot as stores keep it: JSON of the Go struct (a cache the leader
@@ -453,13 +250,15 @@ type FunctionBackoff struct {
 	Last     string
 }
 
-// matchedLater records in the stats a match made after its tick (a ready check's, an
-// allocator's): the match itself once (quality NaN for its other tickets) and each ticket's
-// wait.
-func (k *tracker) matchedLater(now time.Time, quality float64, waits []waitSample) {
-	if !math.IsNaN(quality) {
-		k.matched(now, quality, false, waits)
-		return
-	}
-	k.addWaits(waits)
+// RecentMatch is one of a queue's last matches as the stats show them (fills not included).
+type RecentMatch struct {
+	ID                string
+	At                time.Time
+	Region            string
+	Teams             [][]string // player ids, by team
+	Averages          []float64  // each team's average rating
+	AverageDifference float64
+	// WinProbability is each team's, by the queue's rating model from the stored ratings (as
+	// POST /v1/predict answers), set by Service.Stats when it can ask; nil otherwise.
+	WinProbability []float64 `json:",omitempty"`
 }

@@ -126,13 +126,13 @@ func passTicket(q Queue, t Ticket, epoch time.Time, buf *passArrays) (matchpool.
 	return tt, true
 }
 
-// passExpiries is why each of waiting that the pass would expire at now leaves, by id, as the
+// PassExpiries is why each of waiting that the pass would expire at now leaves, by id, as the
 // pass finds it: ReasonInvalid when the queue's definition no longer admits it (the pass
 // refuses its input, run), else matchpool.ExpiryReason's (its time is up, or every region it
 // measured is beyond the widest latency step). For a tick whose pass does not run (a match
 // function's), so that such tickets leave as they would. Each ticket is built and checked
 // alone, in one reused buffer: the pass's whole input is not made.
-func passExpiries(q Queue, waiting []Ticket, now time.Time) map[string]string {
+func PassExpiries(q Queue, waiting []Ticket, now time.Time) map[string]string {
 	if len(waiting) == 0 {
 		return nil
 	}
@@ -232,7 +232,7 @@ func (p *passInput) write(q Queue, out matchpool.Result, now time.Time) TickWrit
 // match is one of the pass's matches as the queue keeps it: its teams' players with their
 // tickets and ratings, and its pairs (a shaped match has teams of its shape instead).
 func (p *passInput) match(m matchpool.Match, now time.Time) Match {
-	match := Match{ID: newID("mt-"), CreatedAt: now, Region: m.Region, Teams: make([]MatchTeam, 2),
+	match := Match{ID: NewID("mt-"), CreatedAt: now, Region: m.Region, Teams: make([]MatchTeam, 2),
 		SkillDifference: m.SkillDifference, AverageDifference: m.AverageDifference, Attributes: withoutLowPriority(m.Attributes)}
 	if m.Shaped != nil {
 		shapedMatch(p.waiting, p.index, m, &match)
@@ -294,7 +294,7 @@ func tickBackfill(t Ticket) *matchpool.Backfill {
 // match's players (of the backfill ticket) followed by the joiners, no pairs.
 func fillMatch(q Queue, waiting []Ticket, index []int, f matchpool.Fill, now time.Time) Match {
 	bf := waiting[index[f.Ticket]]
-	m := Match{ID: newID("mt-"), CreatedAt: now, Region: f.Region, Teams: make([]MatchTeam, 2),
+	m := Match{ID: NewID("mt-"), CreatedAt: now, Region: f.Region, Teams: make([]MatchTeam, 2),
 		BackfillOf: bf.Backfill.MatchID, BackfillTicket: bf.ID}
 	rating := make(map[string]float64, len(bf.Players))
 	for _, p := range bf.Players {
@@ -323,7 +323,8 @@ func fillMatch(q Queue, waiting []Ticket, index []int, f matchpool.Fill, now tim
 	return m
 }
 
-func tickSteps(in []Step) []matchrules.Step {
+// TickSteps is a queue's steps in the match rules' type.
+func TickSteps(in []Step) []matchrules.Step {
 	out := make([]matchrules.Step, len(in))
 	for i, s := range in {
 		out[i] = matchrules.Step{AfterS: s.AfterS, Value: s.Value}

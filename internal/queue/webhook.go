@@ -34,6 +34,13 @@ type eventJSON struct {
 	At       time.Time `json:"at"`
 }
 
+// KeepEncoding makes EncodeEvent of e return the JSON it returns now, encoded once for every
+// stream that sends e.
+func (e *Event) KeepEncoding() { e.encoded = EncodeEvent(*e) }
+
+// Encoding is the JSON KeepEncoding kept, nil if it was not called.
+func (e Event) Encoding() []byte { return e.encoded }
+
 // EncodeEvent is an event's JSON, the data of an SSE event and the body of a webhook: seq,
 // queue, type, ticket_id, and match_id and team when matched, reason otherwise, and at.
 // The result is shared (an event of the queue's feed is encoded once, for every stream that

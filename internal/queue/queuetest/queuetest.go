@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
@@ -198,5 +199,18 @@ func must2(t *testing.T) func(a []queue.Ticket, b queue.Cursor, err error) ([]qu
 			t.Fatal(err)
 		}
 		return a, b
+	}
+}
+
+// WithRules gives a queue a mode (equal, default "casual") and maps (intersect, at most 3).
+func WithRules(q *queue.Queue) {
+	casual := matchrules.StringValue("casual")
+	q.Attributes = map[string]matchrules.Attribute{
+		"mode": {Type: matchrules.TypeString, Default: &casual},
+		"maps": {Type: matchrules.TypeStringList, MaxItems: 3},
+	}
+	q.Rules = []matchrules.Rule{
+		{Name: "mode", Kind: matchrules.RuleEqual, Attribute: "mode"},
+		{Name: "maps", Kind: matchrules.RuleIntersect, Attribute: "maps"},
 	}
 }

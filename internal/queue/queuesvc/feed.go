@@ -1,0 +1,446 @@
+package queuesvc
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+)
+
+// feeds are this replica's readers of the queues' events, one per queue while it has waiters
+// (long-polls, event streams): each new event is read from the store once and handed to every
+// waiter here, so that the store's work per event does not grow with the number of waiters
+// (each waiter used to read the queue's new events itself at every notification:
+// TestWaitersShareOneReadOfTheEvents; docs/performance.md, "Queue feeds").
+type feeds struct {
+	store  queue.EventStore
+	linger time.Duration // how long a feed without waiters keeps reading
+
+	mu      sync.Mutex
+	byQueue map[string]*feed
+	// changed is closed, and dropped, at the next change of a feed's waiters, watches or
+	// head (changedLocked): what a test that waits for long-polls to begin waiting waits on,
+	// instead of polling. Nil until someone asks (nextChange), so it costs a feed nothing.
+	changed chan struct{}
+}
+
+// feedBuffer is how many of its latest events a feed keeps at least (at most twice as many)
+// for the streams that follow it; a stream further behind reads from the store.
+const feedBuffer = 4096
+
+// feedRetry is the pause after a failed read of the store.
+const feedRetry = 250 * time.Millisecond
+
+type feed struct {
+	queue string
+	ready chan struct{} // closed once head is read (or failed: err)
+	err   error
+
+	// Under feeds.mu:
+	refs    int         // waiters using the feed
+	idle    *time.Timer // stops the feed once it has had no waiter for linger
+	stop    context.CancelFunc
+	stopped bool
+	head    int64                   // the Seq of the last event read
+	buf     []queue.Event           // the latest events read, oldest first
+	moved   chan struct{}           // closed, and replaced, when events come or the feed stops
+	watch   map[string]*ticketWatch // by ticket id: the long-polls waiting for its next event
+	// ownerMoved: by owner, closed (and dropped) when events of its tickets come or the feed
+	// stops, for the streams of keys that read their own tickets' events only: woken at
+	// every batch of every other key's events, a key's many held streams were a large share
+	// of the leader's CPU (docs/performance.md, the soak's sixth session).
+	ownerMoved map[string]chan struct{}
+	// ticketMoved: the same by ticket, for the streams of one ticket's events, with the
+	// count of streams waiting on each: the last one to leave drops it, for a ticket whose
+	// last event came before its stream (or an id of no ticket) would keep it for ever.
+	ticketMoved map[string]*ticketWake
+	// start is the head when the feed began: it has read every event after it. ownerLast
+	// is, by owner, the Seq of the last of its tickets' events the feed read: a key's stream
+	// that slept past the buffer, woken by nothing, learns from it that it missed nothing.
+	start     int64
+	ownerLast map[string]int64
+}
+
+// ticketWatch is the long-polls of one ticket waiting for its next event. done is closed at
+// that event, with the ticket as the feed read it with the event (read true): the feed reads
+// an event batch's tickets with the events, in one round trip, where each long-poll used to
+// read its own as it woke (a read per waiter, all at once at every tick, queued for the
+// pool's connections between a match and its long-polls' answers; docs/performance.md,
+// "Feeds"), and then the feed in a second read. Without read (the ticket was purged, or the feed
+// stopped) each reads the ticket itself.
+type ticketWatch struct {
+	done    chan struct{}
+	ticket  queue.Ticket
+	read    bool
+	waiters int // under feeds.mu: the long-polls holding it (unwatch)
+}
+
+func newFeeds(store queue.EventStore) *feeds {
+	return &feeds{store: store, linger: time.Minute, byQueue: make(map[string]*feed)}
+}
+
+// acquire returns the queue's feed, started if need be, once it knows the queue's newest
+// event; release it after use.
+func (fs *feeds) acquire(ctx context.Context, queue string) (*feed, error) {
+	fs.mu.Lock()
+	f, ok := fs.byQueue[queue]
+	if !ok {
+		f = &feed{queue: queue, ready: make(chan struct{}), moved: make(chan struct{}), watch: make(map[string]*ticketWatch)}
+		fs.byQueue[queue] = f
+		fctx, stop := context.WithCancel(context.Background())
+		f.stop = stop
+		go fs.run(fctx, f)
+	}
+	f.refs++
+	if f.idle != nil {
+		f.idle.Stop()
+		f.idle = nil
+	}
+	fs.changedLocked()
+	fs.mu.Unlock()
+	select {
+	case <-f.ready:
+	case <-ctx.Done():
+		fs.release(f)
+		return nil, ctx.Err()
+	}
+	if f.err != nil {
+		fs.release(f)
+		return nil, f.err
+	}
+	return f, nil
+}
+
+// head is the Seq of the last event the queue's feed read, if a feed of it runs.
+func (fs *feeds) head(queue string) (int64, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	f, ok := fs.byQueue[queue]
+	if !ok || f.stopped {
+		return 0, false
+	}
+	select {
+	case <-f.ready:
+	default:
+		return 0, false // its first read of the head is under way
+	}
+	return f.head, f.err == nil
+}
+
+// onlyQueue is the queue of this replica's one feed, if it has exactly one.
+func (fs *feeds) onlyQueue() (string, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if len(fs.byQueue) != 1 {
+		return "", false
+	}
+	for q := range fs.byQueue {
+		return q, true
+	}
+	return "", false
+}
+
+// release gives back a feed; the last waiter's release leaves it reading for linger, for the
+// next long-poll of the same clients.
+func (fs *feeds) release(f *feed) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	f.refs--
+	fs.changedLocked()
+	if f.refs > 0 {
+		return
+	}
+	f.idle = time.AfterFunc(fs.linger, func() {
+		fs.mu.Lock()
+		defer fs.mu.Unlock()
+		if f.refs == 0 && fs.byQueue[f.queue] == f {
+			fs.stopLocked(f)
+		}
+	})
+}
+
+// stopLocked ends a feed; the caller holds fs.mu.
+func (fs *feeds) stopLocked(f *feed) {
+	fs.changedLocked()
+	f.stopped = true
+	delete(fs.byQueue, f.queue)
+	f.stop()
+	close(f.moved)
+	for owner, ch := range f.ownerMoved {
+		close(ch)
+		delete(f.ownerMoved, owner)
+	}
+	for ticket, w := range f.ticketMoved {
+		close(w.ch)
+		delete(f.ticketMoved, ticket)
+	}
+	for id, w := range f.watch {
+		close(w.done)
+		delete(f.watch, id)
+	}
+}
+
+// run reads the queue's events as they come. The first read of the head happens before any
+// waiter is let in (ready), so that every event a waiter may miss in its own reads is one the
+// feed hands it.
+func (fs *feeds) run(ctx context.Context, f *feed) {
+	head, err := fs.store.EventHead(ctx, f.queue)
+	fs.mu.Lock()
+	f.head, f.start, f.err = head, head, err
+	if err != nil && fs.byQueue[f.queue] == f {
+		fs.stopLocked(f) // its waiters get err; the next one starts another
+	}
+	fs.mu.Unlock()
+	close(f.ready)
+	fs.mu.Lock()
+	fs.changedLocked() // its head is known: fs.head answers it now
+	fs.mu.Unlock()
+	if err != nil {
+		return
+	}
+	for ctx.Err() == nil {
+		// A wait that fails (its read of the head, on a database failing over) is tried again
+		// like a failed read: a feed that stopped there left its streams waiting for good.
+		err := fs.store.WaitEvents(ctx, f.queue, head)
+		var evs []queue.Event
+		var tickets []queue.Ticket
+		if err == nil {
+			evs, tickets, err = fs.read(ctx, f, head)
+		}
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(feedRetry):
+			}
+			continue
+		}
+		if len(evs) == 0 {
+			continue
+		}
+		head = evs[len(evs)-1].Seq
+		for i := range evs {
+			// Once here rather than once per stream that sends it: with a stream per
+			// ticket, thousands of streams send each event of their key.
+			evs[i].KeepEncoding()
+		}
+		byID := make(map[string]queue.Ticket, len(tickets))
+		for _, t := range tickets {
+			byID[t.ID] = t
+		}
+		fs.publish(f, evs, byID)
+	}
+}
+
+// read reads the queue's events after head and, while long-polls watch tickets of the queue,
+// the events' tickets with them: a feed that only streams follow reads no tickets.
+func (fs *feeds) read(ctx context.Context, f *feed, head int64) ([]queue.Event, []queue.Ticket, error) {
+	fs.mu.Lock()
+	watched := len(f.watch) > 0
+	fs.mu.Unlock()
+	if !watched { // a watch begun since finds no ticket with its event, and reads its own
+		evs, err := fs.store.Events(ctx, f.queue, head, 1000)
+		return evs, nil, err
+	}
+	return fs.store.FeedEvents(ctx, f.queue, head, 1000)
+}
+
+// publish hands new events to the feed's waiters, and to the long-polls of their tickets the
+// tickets read after them.
+func (fs *feeds) publish(f *feed, evs []queue.Event, tickets map[string]queue.Ticket) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if f.stopped {
+		return
+	}
+	fs.changedLocked()
+	f.head = evs[len(evs)-1].Seq
+	f.buf = append(f.buf, evs...)
+	if len(f.buf) > 2*feedBuffer {
+		// Moved down once every feedBuffer events or so, not copied whole at each batch (the
+		// leader's garbage: docs/performance.md, the soak's sixth session). Readers copy out
+		// under fs.mu.
+		n := copy(f.buf, f.buf[len(f.buf)-feedBuffer:])
+		clear(f.buf[n:])
+		f.buf = f.buf[:n]
+	}
+	for _, e := range evs {
+		if w, ok := f.watch[e.TicketID]; ok {
+			w.ticket, w.read = tickets[e.TicketID]
+			close(w.done)
+			delete(f.watch, e.TicketID)
+		}
+	}
+	close(f.moved)
+	f.moved = make(chan struct{})
+	if f.ownerLast == nil {
+		f.ownerLast = make(map[string]int64)
+	}
+	for _, e := range evs {
+		f.ownerLast[e.Owner] = e.Seq
+		if ch, ok := f.ownerMoved[e.Owner]; ok {
+			close(ch)
+			delete(f.ownerMoved, e.Owner)
+		}
+		if w, ok := f.ticketMoved[e.TicketID]; ok {
+			close(w.ch)
+			delete(f.ticketMoved, e.TicketID)
+		}
+	}
+}
+
+// watchTicket returns the watch of the ticket's next event read by the feed (done also when
+// the feed stops). Read its ticket only once done is closed.
+func (fs *feeds) watchTicket(f *feed, ticketID string) *ticketWatch {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	w, ok := f.watch[ticketID]
+	if !ok {
+		w = &ticketWatch{done: make(chan struct{})}
+		f.watch[ticketID] = w
+	}
+	w.waiters++
+	fs.changedLocked()
+	return w
+}
+
+// unwatch gives back a watch that its long-poll no longer waits on (it answered without the
+// ticket's next event: the ticket had changed already, or the wait ran out); the last one
+// out removes it, so that a ticket whose last event has come leaves no watch behind in a
+// feed that may read for days.
+func (fs *feeds) unwatch(f *feed, ticketID string, w *ticketWatch) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	w.waiters--
+	if w.waiters == 0 && f.watch[ticketID] == w {
+		delete(f.watch, ticketID)
+	}
+	fs.changedLocked()
+}
+
+// changedLocked wakes whoever waits for the feeds to change (nextChange); the caller holds
+// fs.mu.
+func (fs *feeds) changedLocked() {
+	if fs.changed != nil {
+		close(fs.changed)
+		fs.changed = nil
+	}
+}
+
+// nextChange is closed at the next change of a feed's waiters, watches or head.
+func (fs *feeds) nextChange() <-chan struct{} {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.changed == nil {
+		fs.changed = make(chan struct{})
+	}
+	return fs.changed
+}
+
+// since returns up to limit of the feed's buffered events after after that scope keeps, and
+// through, the Seq up to which it looked; or covered false when the buffer does not reach
+// back to after (a stream further behind reads the store) or the feed has stopped; and the
+// channel that the next events scope keeps close (or the feed's stop). Only the events kept
+// are copied: every stream of the queue looks at each batch, and a key's stream keeps its own
+// tickets' events (a copy of every event for each of a key's many streams was most of a
+// replica's garbage: docs/performance.md, "Queue feeds").
+func (fs *feeds) since(f *feed, after int64, limit int, scope eventScope) (evs []queue.Event, through int64, covered bool, moved <-chan struct{}) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	moved = f.movedFor(scope)
+	switch {
+	case f.stopped:
+		return nil, after, false, moved
+	case after >= f.head:
+		return nil, after, true, moved
+	case !scope.all && after >= f.start && f.ownerLast[scope.owner] <= after:
+		return nil, f.head, true, moved
+	case len(f.buf) == 0 || after < f.buf[0].Seq-1:
+		return nil, after, false, moved
+	}
+	start := int(after - (f.buf[0].Seq - 1))
+	if scope.every() {
+		end := min(start+limit, len(f.buf))
+		return append([]queue.Event(nil), f.buf[start:end]...), f.buf[end-1].Seq, true, moved
+	}
+	through = f.head
+	for _, e := range f.buf[start:] {
+		if !scope.keeps(e) {
+			continue
+		}
+		evs = append(evs, e)
+		if len(evs) == limit {
+			through = e.Seq
+			break
+		}
+	}
+	return evs, through, true, moved
+}
+
+// movedFor is the channel the feed closes at the next events that scope keeps; the caller
+// holds fs.mu.
+func (f *feed) movedFor(scope eventScope) chan struct{} {
+	switch {
+	case f.stopped || scope.every():
+		return f.moved
+	case scope.ticket != "":
+		w, ok := f.ticketMoved[scope.ticket]
+		if !ok {
+			if f.ticketMoved == nil {
+				f.ticketMoved = make(map[string]*ticketWake)
+			}
+			w = &ticketWake{ch: make(chan struct{})}
+			f.ticketMoved[scope.ticket] = w
+		}
+		w.waiters++
+		return w.ch
+	default:
+		ch, ok := f.ownerMoved[scope.owner]
+		if !ok {
+			if f.ownerMoved == nil {
+				f.ownerMoved = make(map[string]chan struct{})
+			}
+			ch = make(chan struct{})
+			f.ownerMoved[scope.owner] = ch
+		}
+		return ch
+	}
+}
+
+// ticketWake is the channel of a ticket's next event, and how many streams wait on it.
+type ticketWake struct {
+	ch      chan struct{}
+	waiters int
+}
+
+// unwait gives back the channel since gave a stream of scope, once it no longer waits on it.
+func (fs *feeds) unwait(f *feed, scope eventScope, moved <-chan struct{}) {
+	if scope.ticket == "" {
+		return
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if w, ok := f.ticketMoved[scope.ticket]; ok && w.ch == moved {
+		if w.waiters--; w.waiters == 0 {
+			delete(f.ticketMoved, scope.ticket)
+		}
+	}
+}
+
+// settle is where a stream whose wait ran out asks next: the feed's head when moved (the
+// channel since gave it, with through after) is still open, for no event of its scope came
+// since; else after. A stream of one ticket, woken by nothing for minutes, would otherwise
+// fall behind the buffer and read the store at its next wait.
+func (fs *feeds) settle(f *feed, after int64, moved <-chan struct{}) int64 {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	select {
+	case <-moved:
+		return after
+	default:
+	}
+	if f.stopped {
+		return after
+	}
+	return max(after, f.head)
+}

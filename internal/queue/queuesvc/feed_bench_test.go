@@ -1,0 +1,87 @@
+package queuesvc
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/memstore"
+)
+
+// BenchmarkFeedSinceOtherKeys: what one event stream of a key (without the read scope) costs
+// at each batch of 100 events of other keys' tickets, as every stream of the queue looks at
+// every batch. "copy" is the batch copied whole and filtered after (as streams did before);
+// "filtered" copies only the stream's own events (none here):
+//
+//	go test -run '^$' -bench FeedSinceOtherKeys -benchmem -count 6 ./internal/queue/queuesvc/
+func BenchmarkFeedSinceOtherKeys(b *testing.B) {
+	fs := newFeeds(nil)
+	f := &feed{moved: make(chan struct{})}
+	for i := range feedBuffer {
+		f.buf = append(f.buf, queue.Event{Queue: "q", Seq: int64(i + 1), Type: queue.EventMatched, TicketID: fmt.Sprintf("tk-%026d", i),
+			MatchID: fmt.Sprintf("mt-%026d", i/10), Owner: fmt.Sprintf("backend-%d", i%10)})
+	}
+	f.head = int64(feedBuffer)
+	after := f.head - 100
+	mine := eventScope{owner: "someone-else"}
+	b.Run("copy", func(b *testing.B) {
+		for b.Loop() {
+			evs, _, _, _ := fs.since(f, after, 100, eventScope{all: true})
+			kept := evs[:0:0]
+			for _, e := range evs {
+				if mine.keeps(e) {
+					kept = append(kept, e)
+				}
+			}
+			if len(kept) != 0 {
+				b.Fatal(len(kept))
+			}
+		}
+	})
+	b.Run("filtered", func(b *testing.B) {
+		for b.Loop() {
+			if evs, through, _, _ := fs.since(f, after, 100, mine); len(evs) != 0 || through != f.head {
+				b.Fatal(len(evs), through)
+			}
+		}
+	})
+}
+
+// The feed's events carry the JSON a fresh encoding gives.
+func TestFeedEncodesEventsAsEncodeEvent(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	ctx := t.Context()
+	q := queue.DefaultQueue("duel")
+	q.GameType, q.TeamSize, q.MaxPartySize = "ctf", 1, 1
+	if _, _, err := st.PutQueue(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	fs := newFeeds(st)
+	f, err := fs.acquire(ctx, "duel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.release(f)
+	_, _, _, moved := fs.since(f, 0, 10, eventScope{all: true})
+	now := time.Now()
+	if _, _, err := st.CreateTicket(ctx, queue.Ticket{ID: "t1", Queue: "duel", Status: queue.Searching, Players: []queue.Player{{ID: "alice", Rating: 1000}},
+		CreatedAt: now, ExpiresAt: now.Add(time.Minute), UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CancelTicket(ctx, "t1", now); err != nil {
+		t.Fatal(err)
+	}
+	<-moved
+	evs, _, covered, _ := fs.since(f, 0, 10, eventScope{all: true})
+	if !covered || len(evs) != 1 || evs[0].Encoding() == nil {
+		t.Fatalf("the feed's events: %+v (covered %v)", evs, covered)
+	}
+	e := evs[0]
+	fresh := queue.Event{Queue: e.Queue, Seq: e.Seq, Type: e.Type, TicketID: e.TicketID, MatchID: e.MatchID, Team: e.Team,
+		Reason: e.Reason, At: e.At, Owner: e.Owner} // without the feed's encoding
+	if got, want := string(queue.EncodeEvent(evs[0])), string(queue.EncodeEvent(fresh)); got != want {
+		t.Fatalf("the feed's encoding %s, want %s", got, want)
+	}
+}

@@ -1,0 +1,531 @@
+package queuesvc
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+)
+
+// Run ticks the queues this replica leads until ctx ends. Every replica runs it: for each
+// queue a runner tries to lead at every tick, and only the leader loads the queue's changes,
+// runs the pass and writes its matches. Run re-reads the queue definitions every
+// Config.QueueRefresh (so a queue made or changed on another replica starts ticking here;
+// one made here starts at once),
+// purges what is past Config.Retention every minute, and, when ctx ends, stops its runners
+// and resigns their queues.
+func (s *Service) Run(ctx context.Context) error {
+	runners := map[string]*runner{}
+	defer func() {
+		for name, r := range runners {
+			r.stop()
+			s.runners.Delete(name)
+		}
+	}()
+	refresh := s.clock.NewTicker(s.cfg.QueueRefresh)
+	defer refresh.Stop()
+	purge := s.clock.NewTicker(time.Minute)
+	defer purge.Stop()
+	for {
+		s.syncRunners(ctx, runners)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-refresh.Chan():
+		case <-s.queuesChanged:
+		case <-purge.Chan():
+			s.purge(ctx)
+		}
+	}
+}
+
+// syncRunners starts a runner for each new queue, gives the others their current definition,
+// and stops those whose queue is gone.
+func (s *Service) syncRunners(ctx context.Context, runners map[string]*runner) {
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	qs, err := s.store.ListQueues(rctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.logger.Warn("queue: cannot read the queue definitions", "err", err)
+		}
+		return
+	}
+	live := make(map[string]bool, len(qs))
+	for _, q := range qs {
+		for _, u := range s.units(rctx, q) {
+			live[u.key] = true
+			if r, ok := runners[u.key]; ok && r.whole == u.whole {
+				r.def.Store(&q)
+				continue
+			} else if ok { // partition_by set or removed: the queue's runner is another kind
+				r.stop()
+			}
+			runners[u.key] = s.startRunner(ctx, q, u)
+		}
+	}
+	for key, r := range runners {
+		if !live[key] {
+			r.stop()
+			delete(runners, key)
+			s.runners.Delete(key)
+			if name, value := queue.SplitPartitionKey(key); value == "" {
+				s.metrics.forget(name)
+				s.parts.Delete(name)
+			} else {
+				s.metrics.leadingPartition(name, value, false)
+			}
+		}
+	}
+}
+
+func (s *Service) purge(ctx context.Context) {
+	pctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	r, err := s.store.Purge(pctx, s.now().Add(-s.cfg.Retention))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.logger.Warn("queue: purge failed", "err", err, "tickets", r.Tickets, "matches", r.Matches, "events", r.Events)
+	case r.Tickets+r.Matches+r.Events > 0:
+		s.logger.Info("queue: purged", "tickets", r.Tickets, "matches", r.Matches, "events", r.Events)
+	}
+}
+
+// runner ticks one queue, or one partition of a partitioned queue (queue/partition.go). Its fields
+// other than def belong to its goroutine.
+type runner struct {
+	s   *Service
+	def atomic.Pointer[queue.Queue]
+	unit
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+	kick   chan struct{} // wakes the webhook deliverer
+	// delivered is closed when the deliverer has returned: the loop resigns after it.
+	delivered chan struct{}
+
+	leading atomic.Bool
+	cursor  queue.Cursor
+	waiting map[string]queue.Ticket // the queue's searching tickets, while leading
+	// the ids of the last tick's list, oldest first, and those loaded since (sortedWaiting)
+	order, arrived []string
+	// list is the last tick's list, its array used again rather than made at each tick (the
+	// leader's garbage: docs/performance.md, the soak's sixth session).
+	list  []queue.Ticket
+	track *tracker // their counters and the recent history, while leading
+	stats atomic.Pointer[queue.Stats]
+	// waitingOn is why each ticket left searching by the last pass waits, while leading.
+	waitingOn atomic.Pointer[queue.Waits]
+	// openProposals: the queue may have open proposals to expire (queue/acceptance.go).
+	openProposals bool
+	// ctx is the runner's; allocating holds the ids of the matches it is placing
+	// (queue/allocator.go).
+	ctx        context.Context
+	allocating sync.Map
+	held       map[string]heldTicket // while leading (acceptance.go)
+	// fn and shadowK are the queue's match function's calls and shadow measure, while
+	// leading (matchfunction_tick.go, matchfunction_shadow.go).
+	fn      *functionState
+	shadowK *shadowTracker
+	shadowC shadowCall // the shadow call beside the ticks (matchfunction_shadowcall.go)
+}
+
+// tickMarks say when a queue's last tick here began, and wake whoever waits for a tick to end
+// (for tests that advance their clock and wait for the tick it brings).
+type tickMarks struct {
+	mu    sync.Mutex
+	at    time.Time
+	ended chan struct{} // closed, and replaced, as each tick ends
+}
+
+// tickMarks are queue's, made at the first ask, before or after its runner starts.
+func (s *Service) tickMarks(queue string) *tickMarks {
+	m, _ := s.ticked.LoadOrStore(queue, &tickMarks{})
+	return m.(*tickMarks)
+}
+
+func (m *tickMarks) done(at time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at = at
+	if m.ended != nil {
+		close(m.ended)
+	}
+	m.ended = make(chan struct{})
+}
+
+// since says whether a tick that began at at or later has ended, and if not, the channel
+// closed when the next one ends.
+func (m *tickMarks) since(at time.Time) (bool, <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended == nil {
+		m.ended = make(chan struct{})
+	}
+	return !m.at.IsZero() && !m.at.Before(at), m.ended
+}
+
+func (s *Service) startRunner(parent context.Context, q queue.Queue, u unit) *runner {
+	ctx, cancel := context.WithCancel(parent)
+	r := &runner{s: s, unit: u, cancel: cancel, kick: make(chan struct{}, 1), delivered: make(chan struct{}), ctx: ctx}
+	r.def.Store(&q)
+	// Found by Stats before its first tick: a tick that ended before the runner was stored
+	// would leave a caller told of that tick (Ticked, a long-poll) reading stats from nowhere.
+	s.runners.Store(u.key, r)
+	r.done.Go(func() { r.loop(ctx) })
+	if u.part != "" { // the queue's runner delivers its webhooks
+		close(r.delivered)
+	} else {
+		r.done.Go(func() { defer close(r.delivered); r.deliverLoop(ctx) })
+	}
+	return r
+}
+
+func (r *runner) stop() {
+	r.cancel()
+	r.done.Wait()
+}
+
+// loop ticks the queue every q.Tick on the service's clock, and renews the lease between
+// ticks. Each wake is due at a time (the last tick's start and a Tick, or the next renewal),
+// so that a clock that moved on while the tick ran wakes the loop at once: a test that
+// advances its fake clock during a tick loses no tick.
+func (r *runner) loop(ctx context.Context) {
+	clock := r.s.clock
+	timer := clock.NewTimer(0)
+	defer timer.Stop()
+	var ticked time.Time // when the last tick started
+	for {
+		select {
+		case <-ctx.Done():
+			<-r.delivered // its last post answered and acknowledged before the lease ends
+			r.resign()
+			return
+		case <-timer.Chan():
+		}
+		q := *r.def.Load()
+		if now := clock.Now(); ticked.IsZero() || now.Sub(ticked) >= q.Tick {
+			ticked = now
+			r.tick(ctx, q)
+			// The next wake is set before the tick is marked done: a test that advances its
+			// clock once the tick is done would otherwise move it between the wait's reckoning
+			// and the timer's reset, and the timer would be due a whole wait after the tick
+			// the test waits for.
+			timer.Reset(r.nextWake(q, ticked))
+			r.s.tickMarks(q.Name).done(now)
+			if r.part != "" {
+				r.s.tickMarks(r.key).done(now) // for a test or benchmark that waits on each partition
+			}
+			continue
+		}
+		r.keepLease(ctx, q)
+		timer.Reset(r.nextWake(q, ticked))
+	}
+}
+
+// nextWake is how long the loop sleeps: until the next tick, or the next renewal of the
+// store's lease if that comes first (a queue that ticks once a minute would otherwise lose
+// a 10 s lease between its ticks).
+func (r *runner) nextWake(q queue.Queue, ticked time.Time) time.Duration {
+	wait := max(ticked.Add(q.Tick).Sub(r.s.clock.Now()), 0)
+	if ls, ok := r.s.store.(queue.LeaseStore); ok {
+		wait = min(wait, ls.LeaseRenewal())
+	}
+	return wait
+}
+
+// keepLease renews the lease between two ticks.
+func (r *runner) keepLease(parent context.Context, q queue.Queue) {
+	ctx, cancel := context.WithTimeout(parent, 5*time.Second)
+	defer cancel()
+	r.lead(ctx, q)
+}
+
+// lead tries to lead the queue (renewing the lease), and drops the leader's view when it does
+// not lead it.
+func (r *runner) lead(ctx context.Context, q queue.Queue) bool {
+	log := r.s.logger.With("queue", q.Name)
+	if r.part != "" {
+		log = log.With("partition", r.part)
+	}
+	lead, err := r.leadUnit(ctx)
+	if errors.Is(err, queue.ErrTakeoverRefused) {
+		r.s.metrics.takeoverRefused(q.Name)
+	}
+	if err != nil || !lead {
+		if r.leading.Load() {
+			log.Warn("queue: no longer leading", "err", err)
+			r.set.leaving(r)
+		}
+		r.leading.Store(false)
+		r.waiting, r.cursor, r.track, r.held = nil, 0, nil, nil
+		r.fn, r.shadowK = nil, nil
+		r.order, r.arrived, r.list = nil, nil, nil
+		r.stats.Store(nil)
+		r.waitingOn.Store(nil)
+		r.markLeading(q.Name, false)
+		return false
+	}
+	if !r.leading.Load() {
+		log.Info("queue: leading")
+		r.leading.Store(true)
+		r.openProposals = true // a previous leader's, to expire
+		r.takeBackoff(ctx, q)
+		r.markLeading(q.Name, true)
+	}
+	return true
+}
+
+func (r *runner) resign() {
+	if !r.leading.Load() {
+		return
+	}
+	q := r.def.Load()
+	ctx, cancel := context.WithTimeout(context.Background(), resignWait)
+	defer cancel()
+	if _, err := abandonable(ctx, func() (bool, error) { return true, r.s.store.Resign(ctx, r.key) }); err != nil {
+		r.s.logger.Warn("queue: resigning failed; the lock goes with the session", "queue", q.Name, "partition", r.part, "err", err)
+	}
+	r.leading.Store(false)
+	r.set.leaving(r)
+	r.markLeading(q.Name, false)
+}
+
+// resignWait bounds a runner's resignation as it stops: a database that does not answer must
+// not hold up a shutdown, and a lock not given back goes with the store's session.
+const resignWait = 500 * time.Millisecond
+
+// abandonable runs a call on the leadership connection, which the store bounds by its own
+// timeout rather than by ctx (a cancelled round trip would close the connection, and every
+// lock of the process with it), and stops waiting for it when ctx ends: a frozen database held
+// a stopping runner, and with it the shutdown, for that whole timeout.
+func abandonable(ctx context.Context, call func() (bool, error)) (bool, error) {
+	type answer struct {
+		ok  bool
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		ok, err := call()
+		done <- answer{ok, err}
+	}()
+	select {
+	case a := <-done:
+		return a.ok, a.err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// tick is one tick of the queue: lead or not, and if leading, load the changes since the last
+// tick, run the pass and write what it decided.
+func (r *runner) tick(parent context.Context, q queue.Queue) {
+	ctx, cancel := context.WithTimeout(parent, max(5*q.Tick, 5*time.Second)+functionTimeout(q))
+	defer cancel()
+	log := r.s.logger.With("queue", q.Name, "partition", r.part)
+	if !r.lead(ctx, q) {
+		return
+	}
+	if r.whole { // a partitioned queue as a whole: its webhooks, and what is the queue's
+		r.queueWide(ctx, q)
+		return
+	}
+	start := r.s.clock.Now()
+	if err := r.load(ctx, q); err != nil {
+		log.Warn("queue: cannot load the queue's changes", "err", err)
+		return
+	}
+	ctx, span := r.tickSpan(ctx, q)
+	defer span.End()
+	now := r.s.now().UTC()
+	if r.part == "" { // a partition's are the queue's runner's (queueWide)
+		r.expireProposals(ctx, q, now)
+		r.placeMatches(ctx, q)
+	}
+	list := r.sortedWaiting()
+	w, err := r.pass(ctx, q, list, now)
+	if !r.leading.Load() { // lost during a match function's call
+		return
+	}
+	if err != nil {
+		// Tickets still expire: a pass that fails every tick must not keep them forever.
+		log.Error("queue: the matching pass failed; expiring only", "err", err)
+		w = queue.TickWrite{Expired: expiredByTTL(list, now)}
+	}
+	spanMatches(span, w) // the pass's, before any becomes a proposal (a ready check, a placement)
+	r.propose(ctx, q, &w, now)
+	r.waitingOn.Store(cmp.Or(w.Waiting, &queue.Waits{}))
+	if len(w.Matches)+len(w.Expired) > 0 {
+		w.At, w.Partition, w.ClaimFor = now, r.part, q.TicketTTL
+		done, err := r.s.store.CommitTick(ctx, q.Name, w)
+		if err != nil {
+			log.Warn("queue: cannot write the tick; its matches are retried at the next tick", "err", err)
+			endSpan(span, err)
+			return
+		}
+		r.committed(q.Name, w, done, now)
+		r.shadowRules(q, list, w, done, now)
+		r.kickDeliverer(q.Name)
+	}
+	r.shadow(q, list, now)                    // after the commit too, with the pool the pass had
+	r.s.metrics.ruleBlocks(q.Name, w.Waiting) // after the commit: it holds up no match
+	players := 0
+	for _, t := range r.waiting {
+		players += len(t.Players)
+	}
+	searching, players := r.set.searchingNow(r, len(r.waiting), players)
+	r.s.metrics.ticked(q.Name, r.s.clock.Since(start), searching, players)
+	var oldest time.Time
+	if len(list) > 0 {
+		oldest = list[0].CreatedAt
+	}
+	r.snapshot(ctx, q.Name, now, oldest)
+}
+
+// snapshot rebuilds the queue's stats from the counters, at most every StatsRefresh, and
+// publishes them to the store every StatsPublish for the replicas that do not lead it.
+func (r *runner) snapshot(ctx context.Context, queueName string, now, oldest time.Time) {
+	k := r.track
+	if !k.last.IsZero() && now.Sub(k.last) < queue.StatsRefresh && now.After(k.last) {
+		return
+	}
+	k.last = now
+	st := k.snapshot(queueName, now, oldest)
+	st.Partition = r.part
+	if r.part != "" {
+		st.Leader = r.s.cfg.Instance
+	}
+	if w := r.waitingOn.Load(); w != nil {
+		st.WaitingOn = w.ByRule()
+	}
+	if r.shadowK != nil {
+		st.Shadow = r.shadowK.stats(now)
+	}
+	st.FunctionBackoff = r.fn.published()
+	r.stats.Store(st)
+	r.s.metrics.bands(queueName, st)
+	if k.lastPub.IsZero() || now.Sub(k.lastPub) >= queue.StatsPublish || !now.After(k.lastPub) {
+		k.lastPub = now
+		if err := r.s.store.PublishStats(ctx, queueName, *st); err != nil {
+			r.s.logger.Debug("queue: cannot publish the stats", "queue", queueName, "err", err)
+		}
+	}
+}
+
+// sortedWaiting is the waiting tickets, oldest first (ties by id). It starts from the last
+// tick's order, the tickets loaded since after it, so that the sort finds the list nearly in
+// order: sorted from the map's random order at every tick, the sort was a large part of the
+// leader's work between a match's time and its commit (docs/performance.md, "Queue feeds"). The
+// list is the runner's until its next call, which overwrites it.
+func (r *runner) sortedWaiting() []queue.Ticket {
+	list := r.list[:0]
+	again := make(map[string]bool, len(r.arrived)) // loaded since: listed from arrived
+	for _, id := range r.arrived {
+		again[id] = true
+	}
+	for _, id := range r.order {
+		if t, ok := r.waiting[id]; ok && !again[id] {
+			list = append(list, t)
+		}
+	}
+	for _, id := range r.arrived {
+		if t, ok := r.waiting[id]; ok && again[id] {
+			list = append(list, t)
+			again[id] = false // listed once, however often it was loaded
+		}
+	}
+	slices.SortFunc(list, func(a, b queue.Ticket) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
+	r.order, r.arrived = r.order[:0], r.arrived[:0]
+	for _, t := range list {
+		r.order = append(r.order, t.ID)
+	}
+	clear(list[len(list):cap(list)]) // tickets gone since: not kept alive
+	r.list = list
+	return list
+}
+
+// load brings the in-memory view up to date with the queue's changes since the last tick.
+func (r *runner) load(ctx context.Context, q queue.Queue) error {
+	changes, cur, err := r.changes(ctx, q)
+	if err != nil {
+		return err
+	}
+	if r.waiting == nil {
+		r.waiting = make(map[string]queue.Ticket, len(changes))
+		r.track = newTracker()
+		r.held = make(map[string]heldTicket)
+	}
+	counted := map[string]bool{}
+	for _, t := range changes {
+		r.heldChanged(q.Name, t, r.s.now().UTC(), counted)
+		if t.Status == queue.Searching {
+			r.waiting[t.ID] = t
+			r.arrived = append(r.arrived, t.ID)
+			r.track.add(t)
+		} else if old, ok := r.waiting[t.ID]; ok {
+			delete(r.waiting, t.ID)
+			r.track.remove(old) // cancelled, or ended by another leader
+		}
+	}
+	r.cursor = cur
+	return nil
+}
+
+// committed drops what a tick matched or expired from the view, and records it.
+func (r *runner) committed(queue string, w queue.TickWrite, done queue.TickCommitted, now time.Time) {
+	stored := make(map[string]bool, len(done.Matches))
+	for _, id := range done.Matches {
+		stored[id] = true
+	}
+	for _, m := range w.Matches {
+		if !stored[m.ID] {
+			continue
+		}
+		var waits []time.Duration
+		var samples []waitSample
+		for _, id := range m.Tickets() {
+			if t, ok := r.waiting[id]; ok {
+				wait := now.Sub(t.CreatedAt)
+				waits = append(waits, wait)
+				delete(r.waiting, id)
+				if band, ok := r.track.remove(t); ok {
+					samples = append(samples, waitSample{at: now, band: band, s: wait.Seconds()})
+				}
+			}
+		}
+		r.track.matched(now, m.AverageDifference, m.BackfillOf != "", samples)
+		r.track.hourMatched(now, m, samples)
+		r.s.metrics.matched(queue, m, waits)
+		r.s.metrics.waited(queue, samples)
+	}
+	reasons := make(map[string]string, len(w.Expired))
+	for _, e := range w.Expired {
+		reasons[e.TicketID] = e.Reason
+	}
+	for _, id := range done.Expired {
+		if t, ok := r.waiting[id]; ok {
+			r.track.remove(t)
+			r.track.expired(now)
+			r.track.hourExpired(now, reasons[id])
+		}
+		delete(r.waiting, id)
+		r.s.metrics.expiredTicket(queue, reasons[id])
+	}
+	r.s.metrics.claims(queue, done)
+}
+
+// expiredByTTL is the expiry part of a pass alone: the tickets whose time is up.
+func expiredByTTL(waiting []queue.Ticket, now time.Time) []queue.Expiry {
+	var out []queue.Expiry
+	for _, t := range waiting {
+		if !now.Before(t.ExpiresAt) {
+			out = append(out, queue.Expiry{TicketID: t.ID, Reason: matchpool.ReasonTTL})
+		}
+	}
+	return out
+}

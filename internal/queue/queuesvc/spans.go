@@ -1,0 +1,83 @@
+package queuesvc
+
+import (
+	"context"
+
+	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// The queue's trace spans (Deps.Tracer): a leader's tick that has tickets to match, with an
+// event per match naming its tickets; each webhook event posted; each placement on an
+// allocator. The outbound calls under them carry their trace (package outbound's client).
+// A ticket's id is an attribute of its creation's span, of the match event and of its
+// webhook events' spans, so that a slow match can be followed from the ticket's creation
+// on, across the replicas that created it and matched it.
+const (
+	attrQueue    = attribute.Key("matchmaker.queue")
+	attrTicket   = attribute.Key("matchmaker.ticket_id")
+	attrTickets  = attribute.Key("matchmaker.ticket_ids")
+	attrMatch    = attribute.Key("matchmaker.match_id")
+	attrWaiting  = attribute.Key("matchmaker.waiting")
+	attrMatches  = attribute.Key("matchmaker.matches")
+	attrEventSeq = attribute.Key("matchmaker.event_seq")
+	attrEvent    = attribute.Key("matchmaker.event_type")
+)
+
+// noSpan is a span that records nothing (not the caller's, which tickSpan's caller ends).
+var noSpan = trace.SpanFromContext(context.Background())
+
+func newTracer(tp trace.TracerProvider) trace.Tracer {
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	return tp.Tracer("github.com/matchmakerhq/matchmaker/internal/queue")
+}
+
+// tickSpan starts the span of a tick with waiting tickets; a tick with none starts none (a
+// leader ticks each queue ten times a second).
+func (r *runner) tickSpan(ctx context.Context, q queue.Queue) (context.Context, trace.Span) {
+	if len(r.waiting) == 0 {
+		return ctx, noSpan
+	}
+	return r.s.tracer.Start(ctx, "queue tick", trace.WithAttributes(attrQueue.String(q.Name), attrWaiting.Int(len(r.waiting))))
+}
+
+// spanMatches records the matches the tick's pass made on its span.
+func spanMatches(span trace.Span, w queue.TickWrite) {
+	if !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(attrMatches.Int(len(w.Matches)))
+	for i := range w.Matches {
+		span.AddEvent("match", trace.WithAttributes(attrMatch.String(w.Matches[i].ID), attrTickets.StringSlice(w.Matches[i].Tickets())))
+	}
+}
+
+// endSpan ends span, marked failed when err is not nil.
+func endSpan(span trace.Span, err error) {
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+// spanTicket names the ticket a request created on the request's span.
+func spanTicket(ctx context.Context, t queue.Ticket) {
+	trace.SpanFromContext(ctx).SetAttributes(attrTicket.String(t.ID), attrQueue.String(t.Queue))
+}
+
+// webhookSpan starts the span of one webhook event's post.
+func (s *Service) webhookSpan(ctx context.Context, e queue.Event) (context.Context, trace.Span) {
+	return s.tracer.Start(ctx, "queue webhook", trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
+		attrQueue.String(e.Queue), attrEventSeq.Int64(e.Seq), attrEvent.String(string(e.Type)), attrTicket.String(e.TicketID)))
+}
+
+// allocationSpan starts the span of one placement's requests to the allocator.
+func (s *Service) allocationSpan(ctx context.Context, p queue.Proposal) (context.Context, trace.Span) {
+	return s.tracer.Start(ctx, "queue allocate", trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
+		attrQueue.String(p.Match.Queue), attrMatch.String(p.Match.ID), attrTickets.StringSlice(p.Match.Tickets())))
+}
