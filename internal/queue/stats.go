@@ -81,7 +81,7 @@ type Stats struct {
 
 	// Partition and Leader, in a partitioned queue's partition snapshot, say which partition
 	// and which replica (Config.Instance) took it; Partitions, in a partitioned queue's
-	// stats, are its partitions' snapshots (queuesvc/partitionstats.go).
+	// stats, are its partitions' snapshots (queuestats/partitionstats.go).
 	Partition  string  `json:",omitempty"`
 	Leader     string  `json:",omitempty"`
 	Partitions []Stats `json:",omitempty"`
@@ -94,7 +94,7 @@ type Stats struct {
 	// the replicas, not shown by the API.
 	FunctionBackoff *FunctionBackoff `json:",omitempty"`
 
-	// The hour (queuesvc/statshour.go): matches in each of the 60 minutes up to At, oldest first;
+	// The hour (queuestats/statshour.go): matches in each of the 60 minutes up to At, oldest first;
 	// expiries by reason; the waits of the tickets matched, from a histogram; the last
 	// recentCount matches, newest first.
 	MatchesPerMinute []int

@@ -8,6 +8,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuestats"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -119,7 +120,7 @@ func (r *runner) propose(ctx context.Context, q queue.Queue, w *queue.TickWrite,
 		for _, id := range m.Tickets() {
 			if t, ok := r.waiting[id]; ok {
 				delete(r.waiting, id) // back by Changes if the proposal requeues it
-				band, _ := r.track.remove(t)
+				band, _ := r.track.Remove(t)
 				r.held[id] = heldTicket{created: t.CreatedAt, band: band, match: m.ID, quality: m.AverageDifference}
 			}
 		}
@@ -150,12 +151,12 @@ func (r *runner) heldChanged(queueName string, t queue.Ticket, now time.Time, co
 		return
 	}
 	wait := t.UpdatedAt.Sub(h.created)
-	samples := []waitSample{{at: now, band: h.band, s: wait.Seconds()}}
+	samples := []queuestats.WaitSample{{At: now, Band: h.band, Seconds: wait.Seconds()}}
 	quality := math.NaN()
 	if !counted[h.match] {
 		counted[h.match], quality = true, h.quality
 	}
-	r.track.matchedLater(now, quality, samples)
+	r.track.MatchedLater(now, quality, samples)
 	r.s.metrics.waited(queueName, samples)
 	r.s.metrics.waits(queueName, wait)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchpool"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuestats"
 )
 
 // Run ticks the queues this replica leads until ctx ends. Every replica runs it: for each
@@ -117,8 +118,10 @@ type runner struct {
 	// list is the last tick's list, its array used again rather than made at each tick (the
 	// leader's garbage: docs/performance.md, the soak's sixth session).
 	list  []queue.Ticket
-	track *tracker // their counters and the recent history, while leading
+	track *queuestats.Tracker // their counters and the recent history, while leading
 	stats atomic.Pointer[queue.Stats]
+	// snapped and published are when track last made a snapshot and one was published.
+	snapped, published time.Time
 	// waitingOn is why each ticket left searching by the last pass waits, while leading.
 	waitingOn atomic.Pointer[queue.Waits]
 	// openProposals: the queue may have open proposals to expire (queue/acceptance.go).
@@ -390,12 +393,11 @@ func (r *runner) tick(parent context.Context, q queue.Queue) {
 // snapshot rebuilds the queue's stats from the counters, at most every StatsRefresh, and
 // publishes them to the store every StatsPublish for the replicas that do not lead it.
 func (r *runner) snapshot(ctx context.Context, queueName string, now, oldest time.Time) {
-	k := r.track
-	if !k.last.IsZero() && now.Sub(k.last) < queue.StatsRefresh && now.After(k.last) {
+	if !r.snapped.IsZero() && now.Sub(r.snapped) < queue.StatsRefresh && now.After(r.snapped) {
 		return
 	}
-	k.last = now
-	st := k.snapshot(queueName, now, oldest)
+	r.snapped = now
+	st := r.track.Snapshot(queueName, now, oldest)
 	st.Partition = r.part
 	if r.part != "" {
 		st.Leader = r.s.cfg.Instance
@@ -409,8 +411,8 @@ func (r *runner) snapshot(ctx context.Context, queueName string, now, oldest tim
 	st.FunctionBackoff = r.fn.published()
 	r.stats.Store(st)
 	r.s.metrics.bands(queueName, st)
-	if k.lastPub.IsZero() || now.Sub(k.lastPub) >= queue.StatsPublish || !now.After(k.lastPub) {
-		k.lastPub = now
+	if r.published.IsZero() || now.Sub(r.published) >= queue.StatsPublish || !now.After(r.published) {
+		r.published = now
 		if err := r.s.store.PublishStats(ctx, queueName, *st); err != nil {
 			r.s.logger.Debug("queue: cannot publish the stats", "queue", queueName, "err", err)
 		}
@@ -457,7 +459,7 @@ func (r *runner) load(ctx context.Context, q queue.Queue) error {
 	}
 	if r.waiting == nil {
 		r.waiting = make(map[string]queue.Ticket, len(changes))
-		r.track = newTracker()
+		r.track, r.snapped, r.published = queuestats.NewTracker(), time.Time{}, time.Time{}
 		r.held = make(map[string]heldTicket)
 	}
 	counted := map[string]bool{}
@@ -466,10 +468,10 @@ func (r *runner) load(ctx context.Context, q queue.Queue) error {
 		if t.Status == queue.Searching {
 			r.waiting[t.ID] = t
 			r.arrived = append(r.arrived, t.ID)
-			r.track.add(t)
+			r.track.Add(t)
 		} else if old, ok := r.waiting[t.ID]; ok {
 			delete(r.waiting, t.ID)
-			r.track.remove(old) // cancelled, or ended by another leader
+			r.track.Remove(old) // cancelled, or ended by another leader
 		}
 	}
 	r.cursor = cur
@@ -487,19 +489,19 @@ func (r *runner) committed(queue string, w queue.TickWrite, done queue.TickCommi
 			continue
 		}
 		var waits []time.Duration
-		var samples []waitSample
+		var samples []queuestats.WaitSample
 		for _, id := range m.Tickets() {
 			if t, ok := r.waiting[id]; ok {
 				wait := now.Sub(t.CreatedAt)
 				waits = append(waits, wait)
 				delete(r.waiting, id)
-				if band, ok := r.track.remove(t); ok {
-					samples = append(samples, waitSample{at: now, band: band, s: wait.Seconds()})
+				if band, ok := r.track.Remove(t); ok {
+					samples = append(samples, queuestats.WaitSample{At: now, Band: band, Seconds: wait.Seconds()})
 				}
 			}
 		}
-		r.track.matched(now, m.AverageDifference, m.BackfillOf != "", samples)
-		r.track.hourMatched(now, m, samples)
+		r.track.Matched(now, m.AverageDifference, m.BackfillOf != "", samples)
+		r.track.HourMatched(now, m, samples)
 		r.s.metrics.matched(queue, m, waits)
 		r.s.metrics.waited(queue, samples)
 	}
@@ -509,9 +511,9 @@ func (r *runner) committed(queue string, w queue.TickWrite, done queue.TickCommi
 	}
 	for _, id := range done.Expired {
 		if t, ok := r.waiting[id]; ok {
-			r.track.remove(t)
-			r.track.expired(now)
-			r.track.hourExpired(now, reasons[id])
+			r.track.Remove(t)
+			r.track.Expired(now)
+			r.track.HourExpired(now, reasons[id])
 		}
 		delete(r.waiting, id)
 		r.s.metrics.expiredTicket(queue, reasons[id])

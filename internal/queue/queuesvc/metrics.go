@@ -7,6 +7,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/metrics"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuestats"
 )
 
 // Metrics are the queue's Prometheus metrics, labelled by queue name. Queue names are made by
@@ -140,13 +141,13 @@ func (m *Metrics) bands(queue string, st *queue.Stats) {
 }
 
 // waited records the waits of a match's tickets by band (backfills, band -1, are not).
-func (m *Metrics) waited(queueName string, samples []waitSample) {
+func (m *Metrics) waited(queueName string, samples []queuestats.WaitSample) {
 	if m == nil {
 		return
 	}
 	for _, w := range samples {
-		if w.band >= 0 {
-			m.bandWait.WithLabelValues(queueName, queue.Bands[w.band].Name).Observe(w.s)
+		if w.Band >= 0 {
+			m.bandWait.WithLabelValues(queueName, queue.Bands[w.Band].Name).Observe(w.Seconds)
 		}
 	}
 }

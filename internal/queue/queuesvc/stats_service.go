@@ -9,12 +9,13 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/matchmaker/tick/matchrules"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuestats"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
 // The Service's stats: the queue's and its partitions' reads, and a new ticket's estimate and
-// tolerances from them (the Stats type is queue/stats.go's, its tracker stats_tracker.go's and
-// the merge of partitions' partitionstats.go's).
+// tolerances from them (the Stats type is queue/stats.go's, its tracker and the merge
+// of partitions queuestats').
 
 // Stats returns a queue's stats (GET /v1/queues/{name}/stats). The replica that leads the
 // queue answers from its own view, rebuilt from counters at most every StatsRefresh; the
@@ -92,7 +93,7 @@ func (s *Service) estimate(ctx context.Context, t *queue.Ticket) {
 		return
 	}
 	if len(st.Partitions) > 0 { // the estimate is the ticket's partition's
-		if st, ok := partitionStats(st, s.partitionOf(t)); ok {
+		if st, ok := queuestats.Partition(st, s.partitionOf(t)); ok {
 			s.estimateFrom(st, t)
 		}
 		return
@@ -185,7 +186,7 @@ func (s *Service) partitionedStats(ctx context.Context, queueName string) (queue
 	for _, v := range slices.Sorted(maps.Keys(byValue)) {
 		parts = append(parts, byValue[v])
 	}
-	st := mergeStats(queueName, parts, now.UTC())
+	st := queuestats.Merge(queueName, parts, now.UTC())
 	s.cacheStats(queueName, now, st)
 	return st, nil
 }

@@ -1,4 +1,4 @@
-package queuesvc
+package queuestats
 
 import (
 	"math/rand/v2"
@@ -40,29 +40,29 @@ func TestSortedWaitsIsTheSortedWindow(t *testing.T) {
 // A snapshot's wait quantiles, per band and in all, are those of the waits matched within
 // WaitWindow, snapshot after snapshot as waits arrive and leave the window.
 func TestSnapshotWaitsAreThoseOfTheWindow(t *testing.T) {
-	k := newTracker()
+	k := NewTracker()
 	rng := rand.New(rand.NewPCG(5, 6))
 	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	var every []waitSample
+	var every []WaitSample
 	for s := 0; s < 3*int(queue.WaitWindow/time.Second); s += 7 {
 		now := start.Add(time.Duration(s) * time.Second)
-		waits := make([]waitSample, rng.IntN(12))
+		waits := make([]WaitSample, rng.IntN(12))
 		for i := range waits {
-			waits[i] = waitSample{at: now, band: int8(rng.IntN(len(queue.Bands)+1) - 1), s: float64(rng.IntN(600)) / 10}
+			waits[i] = WaitSample{At: now, Band: int8(rng.IntN(len(queue.Bands)+1) - 1), Seconds: float64(rng.IntN(600)) / 10}
 		}
-		k.matched(now, 0.5, false, waits)
+		k.Matched(now, 0.5, false, waits)
 		every = append(every, waits...)
 		if s%3 != 0 {
 			continue
 		}
-		st := k.snapshot("q", now, time.Time{})
+		st := k.Snapshot("q", now, time.Time{})
 		cut := now.Add(-queue.WaitWindow)
 		byBand := make([][]float64, len(queue.Bands))
 		var all []float64
 		for _, w := range every {
-			if w.band >= 0 && !w.at.Before(cut) {
-				byBand[w.band] = append(byBand[w.band], w.s)
-				all = append(all, w.s)
+			if w.Band >= 0 && !w.At.Before(cut) {
+				byBand[w.Band] = append(byBand[w.Band], w.Seconds)
+				all = append(all, w.Seconds)
 			}
 		}
 		want := summariseSorted(slices.Sorted(slices.Values(all)))

@@ -1,4 +1,4 @@
-package queuesvc
+package queuestats
 
 import (
 	"math"
@@ -39,7 +39,7 @@ func TestHourWaitPercentilesAreWithinABucket(t *testing.T) {
 // The hour puts each match in its minute, counts expiries by reason, forgets what is older
 // than an hour, and keeps the last 10 matches (fills not included), newest first.
 func TestTrackerHour(t *testing.T) {
-	k := newTracker()
+	k := NewTracker()
 	now := time.Unix(1_800_000_000, 0)
 	match := func(at time.Time, id string, fill bool) {
 		m := queue.Match{ID: id, CreatedAt: at, AverageDifference: 5, Teams: []queue.MatchTeam{
@@ -48,9 +48,9 @@ func TestTrackerHour(t *testing.T) {
 		if fill {
 			m.BackfillOf = "running"
 		}
-		w := []waitSample{{at: at, band: 4, s: 10}, {at: at, band: 4, s: 20}}
-		k.matched(at, m.AverageDifference, fill, w)
-		k.hourMatched(at, m, w)
+		w := []WaitSample{{At: at, Band: 4, Seconds: 10}, {At: at, Band: 4, Seconds: 20}}
+		k.Matched(at, m.AverageDifference, fill, w)
+		k.HourMatched(at, m, w)
 	}
 	match(now.Add(-2*time.Hour), "old", false)
 	for i := range 12 {
@@ -58,12 +58,12 @@ func TestTrackerHour(t *testing.T) {
 	}
 	match(now.Add(-10*time.Second), "last", false)
 	match(now.Add(-5*time.Second), "fill", true)
-	k.hourExpired(now.Add(-30*time.Second), "ttl")
-	k.hourExpired(now.Add(-30*time.Minute), "ttl")
-	k.hourExpired(now.Add(-time.Second), "no_region")
-	k.hourExpired(now.Add(-61*time.Minute), "invalid")
+	k.HourExpired(now.Add(-30*time.Second), "ttl")
+	k.HourExpired(now.Add(-30*time.Minute), "ttl")
+	k.HourExpired(now.Add(-time.Second), "no_region")
+	k.HourExpired(now.Add(-61*time.Minute), "invalid")
 
-	s := k.snapshot("q", now, time.Time{})
+	s := k.Snapshot("q", now, time.Time{})
 	want := make([]int, 60)
 	want[58], want[59] = 12, 1
 	if !slices.Equal(s.MatchesPerMinute, want) {

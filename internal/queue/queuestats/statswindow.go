@@ -1,4 +1,4 @@
-package queuesvc
+package queuestats
 
 import "slices"
 

@@ -1,4 +1,7 @@
-package queuesvc
+// Package queuestats keeps a queue's stats as its leader sees them: the Tracker the tick loop
+// updates as tickets come and go and takes snapshots of (the window's waits kept in order,
+// the hour by minute), and the merge of a partitioned queue's partitions' snapshots.
+package queuestats
 
 import (
 	"maps"
@@ -32,23 +35,21 @@ func quantileSorted(xs []float64, p float64) float64 {
 	return xs[lo] + f*(xs[lo+1]-xs[lo])
 }
 
-// tracker keeps the counters of one queue the replica leads, updated as tickets come and go
+// Tracker keeps the counters of one queue the replica leads, updated as tickets come and go
 // (the leader's view), so that a snapshot never scans the tickets.
-type tracker struct {
+type Tracker struct {
 	band     map[string]int8 // searching ticket -> band (-1: backfill)
 	owners   map[string]int  // searching tickets (backfills not included) per owner
 	tickets  []int           // per band
 	players  []int
 	backfill int
 	seconds  [3600]second  // ring by second of the hour
-	waits    []waitSample  // of the window, oldest first
+	waits    []WaitSample  // of the window, oldest first
 	ordered  []sortedWaits // the same waits in order, per band
 	all      sortedWaits   // and of every band
 	quality  []qualitySample
 	minutes  [hourMinutes]minute // ring by minute of the hour
 	recent   []queue.RecentMatch // the last recentCount matches, oldest first
-	last     time.Time           // of the last snapshot
-	lastPub  time.Time           // of the last publication
 }
 
 type second struct {
@@ -56,10 +57,12 @@ type second struct {
 	matches, fills, expired int32
 }
 
-type waitSample struct {
-	at   time.Time
-	band int8 // -1: a backfill's wait, not summarised
-	s    float64
+// WaitSample is a matched ticket's wait: when it was matched, its band and how long it
+// waited, in seconds.
+type WaitSample struct {
+	At      time.Time
+	Band    int8 // -1: a backfill's wait, not summarised
+	Seconds float64
 }
 
 type qualitySample struct {
@@ -67,8 +70,9 @@ type qualitySample struct {
 	q  float64
 }
 
-func newTracker() *tracker {
-	return &tracker{band: make(map[string]int8), owners: make(map[string]int), tickets: make([]int, len(queue.Bands)),
+// NewTracker is a Tracker of a queue that has no tickets yet.
+func NewTracker() *Tracker {
+	return &Tracker{band: make(map[string]int8), owners: make(map[string]int), tickets: make([]int, len(queue.Bands)),
 		players: make([]int, len(queue.Bands)), ordered: make([]sortedWaits, len(queue.Bands))}
 }
 
@@ -84,8 +88,8 @@ func bandOfTicket(t queue.Ticket) int8 {
 	return int8(queue.BandOf(s / float64(len(t.Players))))
 }
 
-// add counts a ticket that started searching (once per id).
-func (k *tracker) add(t queue.Ticket) {
+// Add counts a ticket that started searching (once per id).
+func (k *Tracker) Add(t queue.Ticket) {
 	if _, ok := k.band[t.ID]; ok {
 		return
 	}
@@ -100,9 +104,9 @@ func (k *tracker) add(t queue.Ticket) {
 	k.owners[t.Owner]++
 }
 
-// remove uncounts a ticket that stopped searching, and returns its band (false if it was not
+// Remove uncounts a ticket that stopped searching, and returns its band (false if it was not
 // counted).
-func (k *tracker) remove(t queue.Ticket) (int8, bool) {
+func (k *Tracker) Remove(t queue.Ticket) (int8, bool) {
 	b, ok := k.band[t.ID]
 	if !ok {
 		return 0, false
@@ -121,7 +125,7 @@ func (k *tracker) remove(t queue.Ticket) (int8, bool) {
 }
 
 // at returns the bucket of t's second, cleared if it held an older second.
-func (k *tracker) at(t time.Time) *second {
+func (k *Tracker) at(t time.Time) *second {
 	u := t.Unix()
 	m := &k.seconds[u%3600]
 	if m.start != u {
@@ -130,8 +134,8 @@ func (k *tracker) at(t time.Time) *second {
 	return m
 }
 
-// matched records a match (a fill with fill) made at now and its tickets' waits.
-func (k *tracker) matched(now time.Time, quality float64, fill bool, waits []waitSample) {
+// Matched records a match (a fill with fill) made at now and its tickets' waits.
+func (k *Tracker) Matched(now time.Time, quality float64, fill bool, waits []WaitSample) {
 	m := k.at(now)
 	if fill {
 		m.fills++
@@ -144,27 +148,28 @@ func (k *tracker) matched(now time.Time, quality float64, fill bool, waits []wai
 
 // addWaits records matched tickets' waits; a backfill's (band -1) is kept for the hour's
 // counts only.
-func (k *tracker) addWaits(waits []waitSample) {
+func (k *Tracker) addWaits(waits []WaitSample) {
 	for _, w := range waits {
-		if w.band >= 0 {
-			k.ordered[w.band].add(w.s)
-			k.all.add(w.s)
+		if w.Band >= 0 {
+			k.ordered[w.Band].add(w.Seconds)
+			k.all.add(w.Seconds)
 		}
 	}
 	k.waits = append(k.waits, waits...)
 }
 
-func (k *tracker) expired(now time.Time) { k.at(now).expired++ }
+// Expired counts a ticket expired at now.
+func (k *Tracker) Expired(now time.Time) { k.at(now).expired++ }
 
-// snapshot builds the stats at now; oldest is the oldest searching ticket's creation (zero:
+// Snapshot builds the stats at now; oldest is the oldest searching ticket's creation (zero:
 // none).
-func (k *tracker) snapshot(queueName string, now, oldest time.Time) *queue.Stats {
+func (k *Tracker) Snapshot(queueName string, now, oldest time.Time) *queue.Stats {
 	cut := now.Add(-queue.WaitWindow)
 	i := 0
-	for ; i < len(k.waits) && k.waits[i].at.Before(cut); i++ {
-		if w := k.waits[i]; w.band >= 0 {
-			k.ordered[w.band].remove(w.s)
-			k.all.remove(w.s)
+	for ; i < len(k.waits) && k.waits[i].At.Before(cut); i++ {
+		if w := k.waits[i]; w.Band >= 0 {
+			k.ordered[w.Band].remove(w.Seconds)
+			k.all.remove(w.Seconds)
 		}
 	}
 	k.waits = k.waits[i:] // the next append that needs room copies only what is left
@@ -212,12 +217,12 @@ func (k *tracker) snapshot(queueName string, now, oldest time.Time) *queue.Stats
 	return s
 }
 
-// matchedLater records in the stats a match made after its tick (a ready check's, an
+// MatchedLater records in the stats a match made after its tick (a ready check's, an
 // allocator's): the match itself once (quality NaN for its other tickets) and each ticket's
 // wait.
-func (k *tracker) matchedLater(now time.Time, quality float64, waits []waitSample) {
+func (k *Tracker) MatchedLater(now time.Time, quality float64, waits []WaitSample) {
 	if !math.IsNaN(quality) {
-		k.matched(now, quality, false, waits)
+		k.Matched(now, quality, false, waits)
 		return
 	}
 	k.addWaits(waits)

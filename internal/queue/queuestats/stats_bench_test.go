@@ -1,4 +1,4 @@
-package queuesvc
+package queuestats
 
 import (
 	"math/rand/v2"
@@ -12,18 +12,18 @@ import (
 // for the whole WaitWindow (180,000 waits), one second after the last: the work the tick
 // goroutine does once per StatsRefresh.
 func BenchmarkStatsSnapshot(b *testing.B) {
-	k := newTracker()
+	k := NewTracker()
 	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	rng := rand.New(rand.NewPCG(1, 2))
 	sec := int(queue.WaitWindow / time.Second)
 	for s := range sec {
 		now := start.Add(time.Duration(s) * time.Second)
 		for range 30 { // 30 matches of 10 tickets a second
-			waits := make([]waitSample, 10)
+			waits := make([]WaitSample, 10)
 			for i := range waits {
-				waits[i] = waitSample{at: now, band: int8(rng.IntN(len(queue.Bands))), s: rng.ExpFloat64() * 20}
+				waits[i] = WaitSample{At: now, Band: int8(rng.IntN(len(queue.Bands))), Seconds: rng.ExpFloat64() * 20}
 			}
-			k.matched(now, 0.9, false, waits)
+			k.Matched(now, 0.9, false, waits)
 		}
 	}
 	now := start.Add(queue.WaitWindow)
@@ -31,12 +31,12 @@ func BenchmarkStatsSnapshot(b *testing.B) {
 	for b.Loop() {
 		now = now.Add(time.Second)
 		for range 30 {
-			waits := make([]waitSample, 10)
+			waits := make([]WaitSample, 10)
 			for i := range waits {
-				waits[i] = waitSample{at: now, band: int8(rng.IntN(len(queue.Bands))), s: rng.ExpFloat64() * 20}
+				waits[i] = WaitSample{At: now, Band: int8(rng.IntN(len(queue.Bands))), Seconds: rng.ExpFloat64() * 20}
 			}
-			k.matched(now, 0.9, false, waits)
+			k.Matched(now, 0.9, false, waits)
 		}
-		k.snapshot("q", now, start)
+		k.Snapshot("q", now, start)
 	}
 }

@@ -1,4 +1,4 @@
-package queuesvc
+package queuestats
 
 import (
 	"slices"
@@ -11,9 +11,9 @@ import (
 // (as a queue's leader does) and publishes them with its value and its name; the queue's are
 // their sum, and its waits their samples pooled, approximately (from each one's quantiles).
 
-// partitionStats is the partition value's part of a partitioned queue's stats, ok false
+// Partition is the partition value's part of a partitioned queue's stats, ok false
 // without one.
-func partitionStats(st queue.Stats, value string) (queue.Stats, bool) {
+func Partition(st queue.Stats, value string) (queue.Stats, bool) {
 	i := slices.IndexFunc(st.Partitions, func(p queue.Stats) bool { return p.Partition == value })
 	if i < 0 {
 		return queue.Stats{}, false
@@ -21,9 +21,9 @@ func partitionStats(st queue.Stats, value string) (queue.Stats, bool) {
 	return st.Partitions[i], true
 }
 
-// mergeStats adds the partitions' stats up into the queue's. Source is "leader" when this
+// Merge adds the partitions' stats up into the queue's. Source is "leader" when this
 // replica leads every partition, "none" without any.
-func mergeStats(queueName string, parts []queue.Stats, now time.Time) queue.Stats {
+func Merge(queueName string, parts []queue.Stats, now time.Time) queue.Stats {
 	out := queue.Stats{Queue: queueName, At: now, Source: "none", Partitions: parts} // parts not nil: a partitioned queue's
 	if len(parts) == 0 {
 		return out

@@ -1,4 +1,4 @@
-package queuesvc
+package queuestats
 
 import (
 	"math"
@@ -65,7 +65,7 @@ func newRecentMatch(m queue.Match) queue.RecentMatch {
 
 // minuteAt returns the ring's minute of t, cleared if it held an older minute; nil if it
 // holds a newer one (the clock went back an hour: t's minute is no longer counted).
-func (k *tracker) minuteAt(t time.Time) *minute {
+func (k *Tracker) minuteAt(t time.Time) *minute {
 	u := t.Unix() / 60
 	m := &k.minutes[u%hourMinutes]
 	if m.start > u {
@@ -77,8 +77,8 @@ func (k *tracker) minuteAt(t time.Time) *minute {
 	return m
 }
 
-// hourMatched records a match's waits and keeps it among the recent ones.
-func (k *tracker) hourMatched(now time.Time, m queue.Match, waits []waitSample) {
+// HourMatched records a match's waits and keeps it among the recent ones.
+func (k *Tracker) HourMatched(now time.Time, m queue.Match, waits []WaitSample) {
 	if m.BackfillOf != "" {
 		return
 	}
@@ -88,13 +88,14 @@ func (k *tracker) hourMatched(now time.Time, m queue.Match, waits []waitSample) 
 	k.recent = append(k.recent, newRecentMatch(m))
 	mm := k.minuteAt(now)
 	for _, w := range waits {
-		if w.band >= 0 && mm != nil {
-			mm.waits[waitBucket(w.s)]++
+		if w.Band >= 0 && mm != nil {
+			mm.waits[waitBucket(w.Seconds)]++
 		}
 	}
 }
 
-func (k *tracker) hourExpired(now time.Time, reason string) {
+// HourExpired counts a ticket expired at now for reason among the hour's.
+func (k *Tracker) HourExpired(now time.Time, reason string) {
 	m := k.minuteAt(now)
 	if m == nil {
 		return
@@ -106,7 +107,7 @@ func (k *tracker) hourExpired(now time.Time, reason string) {
 }
 
 // hour fills the hour's part of s at now.
-func (k *tracker) hour(s *queue.Stats, now time.Time) {
+func (k *Tracker) hour(s *queue.Stats, now time.Time) {
 	u := now.Unix()
 	s.MatchesPerMinute = make([]int, hourMinutes)
 	for _, m := range k.seconds {
