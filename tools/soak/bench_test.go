@@ -52,10 +52,12 @@ func BenchmarkBackendsEvent(b *testing.B) {
 		id := fmt.Sprintf("tk-%08d", n)
 		data := fmt.Appendf(nil, `{"seq":%d,"queue":"soak-1a2b","type":"expired","ticket_id":%q,"reason":"ttl","at":%q}`, n, id, at)
 		seen := time.Now()
+		own := backends[n%len(backends)]
+		gen := own.begin()
 		for _, bk := range backends {
 			bk.dispatch(data, seen)
 		}
-		backends[n%len(backends)].wait(ctx, ctx, id)
+		own.wait(ctx, ctx, id, gen)
 	}
 	reportCPU(b, start)
 	if len(l.outcomes) != b.N {

@@ -89,26 +89,34 @@ func event(ticket string, at time.Time) []byte {
 }
 
 // A backend hands each event to its ticket, whether the ticket registered before the event
-// or after it (its 201 later than the event), as long as it registers within the creation's
-// timeout; an event kept past two generations of that is dropped.
+// or after it (its 201 later than the event), however long its creation takes; the events
+// of tickets not its own are dropped two generations on, a generation ending once every
+// creation begun before it has registered or given up.
 func TestBackendHandsEventsToTheirTickets(t *testing.T) {
 	l := &load{c: config{timeout: 15 * time.Second}, matches: map[string]*matchInfo{}}
-	b := &backend{l: l, waiters: map[string]chan note{}, early: map[string]note{}, earlier: map[string]note{},
-		rotated: time.Now(), keep: 20 * time.Second}
+	b := newTestBackend(l, 0)
 	at := time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC)
 	now := b.rotated
-	waitFor := func(id string) {
+	waitFor := func(id string, gen int) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		b.wait(ctx, ctx, id)
+		b.wait(ctx, ctx, id, gen)
 		if ctx.Err() != nil {
 			t.Fatalf("%s: no event", id)
 		}
 	}
+	kept := func(id string) bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		_, early := b.early[id]
+		_, earlier := b.earlier[id]
+		return early || earlier
+	}
 	// Registered first.
 	done := make(chan struct{})
-	go func() { defer close(done); waitFor("tk-1") }()
+	g1 := b.begin()
+	go func() { defer close(done); waitFor("tk-1", g1) }()
 	for {
 		b.mu.Lock()
 		_, ok := b.waiters["tk-1"]
@@ -127,22 +135,32 @@ func TestBackendHandsEventsToTheirTickets(t *testing.T) {
 	b.dispatch(buf, now)
 	copy(buf, bytes.Repeat([]byte("x"), len(buf))) // the stream's buffer is reused
 	<-done
-	// The event first, the ticket 10 s and (after a generation) 25 s later.
+	// The event first, the ticket registering a minute later: a creation in flight keeps
+	// its generation's events, through any number of events and seconds.
+	g2 := b.begin()
 	b.dispatch(event("tk-2", at), now.Add(time.Second))
-	b.dispatch(event("tk-3", at), now.Add(2*time.Second))
-	b.dispatch(event("tk-4", at), now.Add(3*time.Second))
-	b.dispatch(event("tk-other", at), now.Add(25*time.Second)) // a rotation
-	waitFor("tk-2")
-	waitFor("tk-3")
-	b.dispatch(event("tk-other2", at), now.Add(50*time.Second)) // another: tk-4's is gone
-	b.mu.Lock()
-	_, kept := b.early["tk-4"]
-	_, kept2 := b.earlier["tk-4"]
-	b.mu.Unlock()
-	if kept || kept2 {
-		t.Error("tk-4's event kept past two generations")
+	b.dispatch(event("tk-never", at), now.Add(2*time.Second)) // no creation of it here
+	for s := 3; s < 60; s++ {
+		b.dispatch(event(fmt.Sprintf("tk-other-%d", s), at), now.Add(time.Duration(s)*time.Second))
 	}
-	if len(l.outcomes) != 3 {
+	waitFor("tk-2", g2)
+	// A creation that gives up ends its generation too: then tk-never's event goes.
+	g3 := b.begin()
+	b.dispatch(event("tk-3", at), now.Add(61*time.Second))
+	b.end(g3)
+	if !kept("tk-never") || !kept("tk-3") {
+		t.Fatal("events dropped while a creation begun before them was in flight")
+	}
+	for s := 62; s < 65; s++ {
+		b.dispatch(event(fmt.Sprintf("tk-late-%d", s), at), now.Add(time.Duration(s)*time.Second))
+	}
+	if kept("tk-never") || kept("tk-3") {
+		t.Error("events kept two generations after every creation begun before them ended")
+	}
+	if b.creating != [2]int{} {
+		t.Errorf("creations in flight %v, want none", b.creating)
+	}
+	if len(l.outcomes) != 2 {
 		t.Fatalf("outcomes %+v", l.outcomes)
 	}
 	for _, o := range l.outcomes {
@@ -183,5 +201,5 @@ func FuzzTicketIDAt(f *testing.F) {
 
 func newTestBackend(l *load, index int) *backend {
 	return &backend{l: l, index: index, waiters: map[string]chan note{}, early: map[string]note{}, earlier: map[string]note{},
-		rotated: time.Now(), keep: l.c.timeout + 5*time.Second}
+		rotated: time.Now()}
 }

@@ -457,12 +457,15 @@ func (l *load) ticket(ctx, resultsCtx context.Context, n int64, due time.Time) {
 		}
 	case l.c.backends > 0:
 		b := l.backend[n%int64(len(l.backend))]
+		gen := b.begin()
 		id := l.create(ctx, key, body, first, due)
-		if id != "" {
-			l.startWaiting()
-			defer l.waiting.Add(-1)
-			b.wait(ctx, resultsCtx, id)
+		if id == "" {
+			b.end(gen)
+			return
 		}
+		l.startWaiting()
+		defer l.waiting.Add(-1)
+		b.wait(ctx, resultsCtx, id, gen)
 	default:
 		l.sseTicket(ctx, resultsCtx, key, body, first, due)
 	}

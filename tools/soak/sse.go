@@ -221,12 +221,14 @@ type backend struct {
 	waiters map[string]chan note
 	// early and earlier hold the events of tickets not registered here (another backend's,
 	// or one of ours whose 201 has not arrived yet) as read, undecoded: every backend reads
-	// every event, and only one ticket waits for it. A ticket registers at most -timeout
-	// after its event (its creation is given up then), so each generation lives that long
-	// plus a margin, and an event is kept at least that long.
+	// every event, and only one ticket waits for it. An event is for a ticket whose creation
+	// began before it was read and has not registered yet, so a generation of them is dropped
+	// once every creation begun before it started has registered or given up: creating counts
+	// the creations in flight by the generation they began in (gen's, and the one before).
 	early, earlier map[string]note
+	gen            int
+	creating       [2]int
 	rotated        time.Time
-	keep           time.Duration
 }
 
 // note is an event for a waiting ticket (its data, decoded by the ticket), or, with resync,
@@ -243,7 +245,7 @@ func (l *load) startBackends(ctx context.Context) error {
 	ready := make(chan error, l.c.backends)
 	for i := range l.c.backends {
 		b := &backend{l: l, index: i, key: l.keys[i%len(l.keys)], waiters: map[string]chan note{},
-			early: map[string]note{}, earlier: map[string]note{}, rotated: time.Now(), keep: l.c.timeout + 5*time.Second}
+			early: map[string]note{}, earlier: map[string]note{}, rotated: time.Now()}
 		l.backend = append(l.backend, b)
 		go b.run(ctx, ready)
 	}
@@ -337,8 +339,10 @@ func (b *backend) dispatch(data []byte, seen time.Time) {
 		ch <- note{data: string(data), seen: seen}
 		return
 	}
-	if seen.Sub(b.rotated) > b.keep {
+	// At most once a second: a generation is a map of its own.
+	if b.creating[(b.gen+1)%2] == 0 && seen.Sub(b.rotated) >= time.Second {
 		b.early, b.earlier = make(map[string]note, len(b.early)), b.early
+		b.gen++
 		b.rotated = seen
 	}
 	d := string(data) // one copy, the key within it
@@ -357,10 +361,28 @@ func (b *backend) resync() {
 	}
 }
 
-// wait waits for the ticket's event on the backend's stream.
-func (b *backend) wait(ctx, resultsCtx context.Context, id string) {
+// begin counts a creation of one of the backend's tickets, before it is sent; its
+// generation is given back to wait once the ticket is created, or to end if it is not.
+func (b *backend) begin() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.creating[b.gen%2]++
+	return b.gen
+}
+
+// end is a creation that began in generation gen and gave up.
+func (b *backend) end(gen int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.creating[gen%2]--
+}
+
+// wait waits for the ticket's event on the backend's stream; its creation began in
+// generation gen.
+func (b *backend) wait(ctx, resultsCtx context.Context, id string, gen int) {
 	ch := make(chan note, 2)
 	b.mu.Lock()
+	b.creating[gen%2]--
 	if n, ok := b.early[id]; ok {
 		delete(b.early, id)
 		ch <- n
