@@ -7,6 +7,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuefeed"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -43,18 +44,18 @@ func (s *Service) StreamEvents(ctx context.Context, queue, ticket string, after 
 		if len(evs) > 0 {
 			after = evs[len(evs)-1].Seq
 		}
-		return scope.filter(evs), after, err
+		return scope.Filter(evs), after, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	f, err := s.feeds.acquire(wctx, queue)
+	f, err := s.feeds.Acquire(wctx, queue)
 	if err != nil {
 		if ctx.Err() == nil && wctx.Err() != nil {
 			return nil, after, nil
 		}
 		return nil, after, err
 	}
-	defer s.feeds.release(f)
+	defer s.feeds.Release(f)
 	for {
 		evs, through, done, err := s.streamStep(ctx, wctx, f, scope, after, limit)
 		if done || err != nil {
@@ -69,21 +70,21 @@ func (s *Service) StreamEvents(ctx context.Context, queue, ticket string, after 
 // the events found, or when the wait ran out; else the stream looks again after through. A
 // key sees its own tickets' events only (DESIGN, "Ownership"): a batch of other keys' events
 // moves the cursor on, and the wait goes on.
-func (s *Service) streamStep(ctx, wctx context.Context, f *feed, scope eventScope, after int64, limit int) (_ []queue.Event, through int64, done bool, _ error) {
-	evs, through, covered, moved := s.feeds.since(f, after, limit, scope)
-	defer s.feeds.unwait(f, scope, moved)
+func (s *Service) streamStep(ctx, wctx context.Context, f *queuefeed.Feed, scope queuefeed.Scope, after int64, limit int) (_ []queue.Event, through int64, done bool, _ error) {
+	evs, through, covered, moved := s.feeds.Since(f, after, limit, scope)
+	defer s.feeds.Unwait(f, scope, moved)
 	switch {
 	case covered && len(evs) > 0:
 		return evs, through, true, nil
 	case covered:
 		after = through
 	default:
-		evs, err := s.store.Events(ctx, f.queue, after, limit)
+		evs, err := s.store.Events(ctx, f.Queue, after, limit)
 		if err != nil {
 			return nil, after, true, err
 		}
 		if len(evs) > 0 {
-			if kept := scope.filter(evs); len(kept) > 0 {
+			if kept := scope.Filter(evs); len(kept) > 0 {
 				return kept, evs[len(evs)-1].Seq, true, nil
 			}
 			return nil, evs[len(evs)-1].Seq, false, nil
@@ -96,7 +97,7 @@ func (s *Service) streamStep(ctx, wctx context.Context, f *feed, scope eventScop
 		if ctx.Err() != nil {
 			return nil, after, true, ctx.Err()
 		}
-		return nil, s.feeds.settle(f, after, moved), true, nil
+		return nil, s.feeds.Settle(f, after, moved), true, nil
 	}
 }
 
@@ -165,7 +166,7 @@ func (s *Service) StreamStart(ctx context.Context, queue string) (int64, error) 
 	if err := ratings.ValidateName(queue); err != nil {
 		return 0, apperr.Field("name", "%s", err)
 	}
-	if head, ok := s.feeds.head(queue); ok {
+	if head, ok := s.feeds.Head(queue); ok {
 		return head, nil
 	}
 	return s.store.EventHead(ctx, queue)

@@ -11,24 +11,10 @@ import (
 func ProposalsCounter(m *Metrics) *prometheus.CounterVec { return m.proposals }
 
 // WatchedTickets is how many tickets long-polls of this replica wait on in queue's feed.
-func WatchedTickets(s *Service, queue string) int {
-	s.feeds.mu.Lock()
-	defer s.feeds.mu.Unlock()
-	if f, ok := s.feeds.byQueue[queue]; ok {
-		return len(f.watch)
-	}
-	return 0
-}
+func WatchedTickets(s *Service, queue string) int { return s.feeds.Watched(queue) }
 
 // FeedWaiters is how many long-polls and streams of this replica use queue's feed.
-func FeedWaiters(s *Service, queue string) int {
-	s.feeds.mu.Lock()
-	defer s.feeds.mu.Unlock()
-	if f, ok := s.feeds.byQueue[queue]; ok {
-		return f.refs
-	}
-	return 0
-}
+func FeedWaiters(s *Service, queue string) int { return s.feeds.Waiters(queue) }
 
 // RememberTicketQueue makes s believe ticket id is in queue, as a stale memory would.
 func RememberTicketQueue(s *Service, id, queue string) { s.ticketQueues.remember(id, queue) }
@@ -77,4 +63,4 @@ func PenaltiesCounter(m *Metrics) *prometheus.CounterVec { return m.penalties }
 
 // FeedsChanged is closed at the next change of s's feeds: their waiters, watched tickets or
 // heads (what WatchedTickets, FeedWaiters and StreamStart read).
-func FeedsChanged(s *Service) <-chan struct{} { return s.feeds.nextChange() }
+func FeedsChanged(s *Service) <-chan struct{} { return s.feeds.NextChange() }

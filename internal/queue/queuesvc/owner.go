@@ -8,6 +8,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuefeed"
 )
 
 // Caller is who asks the service about tickets: the API key of the request (its name, "" when
@@ -81,46 +82,17 @@ func mayRead(ctx context.Context, t queue.Ticket) bool {
 // visibleEvents keeps the events of tickets ctx's caller may read: all of them for a caller
 // that reads every ticket.
 func visibleEvents(ctx context.Context, evs []queue.Event) []queue.Event {
-	return eventScopeOf(ctx, "").filter(evs)
-}
-
-// eventScope is which events a stream reads: every ticket's (all) or one owner's, and of
-// those one ticket's when ticket is set.
-type eventScope struct {
-	all    bool
-	owner  string
-	ticket string
-}
-
-func (s eventScope) keeps(e queue.Event) bool {
-	return (s.all || e.Owner == s.owner) && (s.ticket == "" || e.TicketID == s.ticket)
-}
-
-// every says whether the scope keeps every event.
-func (s eventScope) every() bool { return s.all && s.ticket == "" }
-
-// filter keeps the events of evs that s keeps (evs itself when it keeps every event).
-func (s eventScope) filter(evs []queue.Event) []queue.Event {
-	if s.every() {
-		return evs
-	}
-	out := evs[:0:0]
-	for _, e := range evs {
-		if s.keeps(e) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return eventScopeOf(ctx, "").Filter(evs)
 }
 
 // eventScopeOf is the scope of ctx's caller's stream of ticket's events ("": of every ticket
 // the caller may read).
-func eventScopeOf(ctx context.Context, ticket string) eventScope {
+func eventScopeOf(ctx context.Context, ticket string) queuefeed.Scope {
 	c, ok := callerOf(ctx)
 	if !ok || c.Admin || c.Reader {
-		return eventScope{all: true, ticket: ticket}
+		return queuefeed.Scope{All: true, Ticket: ticket}
 	}
-	return eventScope{owner: c.Owner, ticket: ticket}
+	return queuefeed.Scope{Owner: c.Owner, Ticket: ticket}
 }
 
 // noTicket is the NotFound of a ticket that does not exist or is another key's: the same

@@ -19,6 +19,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queuefeed"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -92,11 +93,11 @@ type Service struct {
 	policy   queue.WebhookPolicy
 	tracer   trace.Tracer // spans.go
 
-	feeds        *feeds       // the queues' events, read once for every waiter of this replica
-	ticketQueues ticketQueues // the queues of tickets made or read lately: a long-poll's one read
-	runners      sync.Map     // PartitionKey -> *runner, while Run runs
-	parts        sync.Map     // partitioned queue's name -> *partitionSet, while Run runs
-	ticked       sync.Map     // queue name -> *tickMarks
+	feeds        *queuefeed.Feeds // the queues' events, read once for every waiter of this replica
+	ticketQueues ticketQueues     // the queues of tickets made or read lately: a long-poll's one read
+	runners      sync.Map         // PartitionKey -> *runner, while Run runs
+	parts        sync.Map         // partitioned queue's name -> *partitionSet, while Run runs
+	ticked       sync.Map         // queue name -> *tickMarks
 	// queuesChanged wakes Run when a queue is made, changed or deleted here, for its runner
 	// to start, change or stop at once rather than at the next Config.QueueRefresh.
 	queuesChanged chan struct{}
@@ -137,7 +138,7 @@ func New(d Deps) *Service {
 	s := &Service{store: d.Store, ratings: d.Ratings, matcher: d.Matcher, cfg: d.Config.withDefaults(),
 		clock: d.Clock, logger: d.Logger, metrics: d.Metrics, outbound: d.Outbound, cache: make(map[string]cachedStats),
 		predicted: make(map[string][]float64),
-		feeds:     newFeeds(d.Store), queuesChanged: make(chan struct{}, 1)}
+		feeds:     queuefeed.New(d.Store), queuesChanged: make(chan struct{}, 1)}
 	if s.clock == nil {
 		s.clock = clockwork.NewRealClock()
 	}

@@ -174,7 +174,7 @@ func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration, 
 	if !ok {
 		// A ticket made on another replica: while this one follows a single queue (most
 		// deployments have few), that is the likely one, and a right guess saves a read.
-		queueName, ok = s.feeds.onlyQueue()
+		queueName, ok = s.feeds.OnlyQueue()
 	}
 	var t queue.Ticket
 	var err error
@@ -211,7 +211,7 @@ func (s *Service) getTicket(ctx context.Context, id string, wait time.Duration, 
 func (s *Service) waitInQueue(ctx context.Context, id, queueName string, wait time.Duration, known queue.Status, guessed bool) (_ queue.Ticket, _ error, done bool) {
 	wctx, cancel := context.WithTimeout(ctx, min(wait, s.cfg.MaxWait))
 	defer cancel()
-	f, err := s.feeds.acquire(wctx, queueName)
+	f, err := s.feeds.Acquire(wctx, queueName)
 	switch {
 	case err != nil && ctx.Err() == nil && wctx.Err() != nil:
 		t, err := s.readableTicket(ctx, id)
@@ -221,9 +221,9 @@ func (s *Service) waitInQueue(ctx context.Context, id, queueName string, wait ti
 	case err != nil:
 		return queue.Ticket{}, err, true
 	}
-	defer s.feeds.release(f)
-	watch := s.feeds.watchTicket(f, id)
-	defer s.feeds.unwatch(f, id, watch)
+	defer s.feeds.Release(f)
+	watch := s.feeds.WatchTicket(f, id)
+	defer s.feeds.Unwatch(f, id, watch)
 	t, err := s.store.GetTicket(ctx, id)
 	switch {
 	case err != nil:
@@ -236,9 +236,9 @@ func (s *Service) waitInQueue(ctx context.Context, id, queueName string, wait ti
 		return t, nil, true
 	}
 	select {
-	case <-watch.done:
-		if watch.read {
-			return watch.ticket.Clone(), nil, true // shared by the ticket's long-polls
+	case <-watch.Done:
+		if watch.Read {
+			return watch.Ticket.Clone(), nil, true // shared by the ticket's long-polls
 		}
 	case <-wctx.Done():
 		if ctx.Err() != nil {

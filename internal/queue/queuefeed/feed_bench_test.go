@@ -1,4 +1,4 @@
-package queuesvc
+package queuefeed
 
 import (
 	"fmt"
@@ -16,18 +16,18 @@ import (
 //
 //	go test -run '^$' -bench FeedSinceOtherKeys -benchmem -count 6 ./internal/queue/queuesvc/
 func BenchmarkFeedSinceOtherKeys(b *testing.B) {
-	fs := newFeeds(nil)
-	f := &feed{moved: make(chan struct{})}
+	fs := New(nil)
+	f := &Feed{moved: make(chan struct{})}
 	for i := range feedBuffer {
 		f.buf = append(f.buf, queue.Event{Queue: "q", Seq: int64(i + 1), Type: queue.EventMatched, TicketID: fmt.Sprintf("tk-%026d", i),
 			MatchID: fmt.Sprintf("mt-%026d", i/10), Owner: fmt.Sprintf("backend-%d", i%10)})
 	}
 	f.head = int64(feedBuffer)
 	after := f.head - 100
-	mine := eventScope{owner: "someone-else"}
+	mine := Scope{Owner: "someone-else"}
 	b.Run("copy", func(b *testing.B) {
 		for b.Loop() {
-			evs, _, _, _ := fs.since(f, after, 100, eventScope{all: true})
+			evs, _, _, _ := fs.Since(f, after, 100, Scope{All: true})
 			kept := evs[:0:0]
 			for _, e := range evs {
 				if mine.keeps(e) {
@@ -41,7 +41,7 @@ func BenchmarkFeedSinceOtherKeys(b *testing.B) {
 	})
 	b.Run("filtered", func(b *testing.B) {
 		for b.Loop() {
-			if evs, through, _, _ := fs.since(f, after, 100, mine); len(evs) != 0 || through != f.head {
+			if evs, through, _, _ := fs.Since(f, after, 100, mine); len(evs) != 0 || through != f.head {
 				b.Fatal(len(evs), through)
 			}
 		}
@@ -58,13 +58,13 @@ func TestFeedEncodesEventsAsEncodeEvent(t *testing.T) {
 	if _, _, err := st.PutQueue(ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	fs := newFeeds(st)
-	f, err := fs.acquire(ctx, "duel")
+	fs := New(st)
+	f, err := fs.Acquire(ctx, "duel")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fs.release(f)
-	_, _, _, moved := fs.since(f, 0, 10, eventScope{all: true})
+	defer fs.Release(f)
+	_, _, _, moved := fs.Since(f, 0, 10, Scope{All: true})
 	now := time.Now()
 	if _, _, err := st.CreateTicket(ctx, queue.Ticket{ID: "t1", Queue: "duel", Status: queue.Searching, Players: []queue.Player{{ID: "alice", Rating: 1000}},
 		CreatedAt: now, ExpiresAt: now.Add(time.Minute), UpdatedAt: now}); err != nil {
@@ -74,7 +74,7 @@ func TestFeedEncodesEventsAsEncodeEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-moved
-	evs, _, covered, _ := fs.since(f, 0, 10, eventScope{all: true})
+	evs, _, covered, _ := fs.Since(f, 0, 10, Scope{All: true})
 	if !covered || len(evs) != 1 || evs[0].Encoding() == nil {
 		t.Fatalf("the feed's events: %+v (covered %v)", evs, covered)
 	}

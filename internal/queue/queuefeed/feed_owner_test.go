@@ -1,4 +1,4 @@
-package queuesvc
+package queuefeed
 
 import "github.com/matchmakerhq/matchmaker/internal/queue"
 import "testing"
@@ -7,9 +7,9 @@ import "testing"
 // reads every ticket's events wakes at any; the feed's stop wakes them all.
 func TestAKeysStreamWakesAtItsOwnEventsOnly(t *testing.T) {
 	t.Parallel()
-	fs := newFeeds(nil)
-	f := &feed{queue: "q", moved: make(chan struct{}), watch: map[string]*ticketWatch{}, stop: func() {}}
-	mine := eventScope{owner: "alpha"}
+	fs := New(nil)
+	f := &Feed{Queue: "q", moved: make(chan struct{}), watch: map[string]*TicketWatch{}, stop: func() {}}
+	mine := Scope{Owner: "alpha"}
 	woken := func(ch <-chan struct{}) bool {
 		select {
 		case <-ch:
@@ -19,8 +19,8 @@ func TestAKeysStreamWakesAtItsOwnEventsOnly(t *testing.T) {
 		}
 	}
 
-	_, _, _, movedMine := fs.since(f, 0, 10, mine)
-	_, _, _, movedAll := fs.since(f, 0, 10, eventScope{all: true})
+	_, _, _, movedMine := fs.Since(f, 0, 10, mine)
+	_, _, _, movedAll := fs.Since(f, 0, 10, Scope{All: true})
 	fs.publish(f, []queue.Event{{Queue: "q", Seq: 1, Type: queue.EventMatched, TicketID: "t1", Owner: "beta"}}, nil)
 	if woken(movedMine) {
 		t.Fatal("alpha's stream woke at beta's event")
@@ -28,7 +28,7 @@ func TestAKeysStreamWakesAtItsOwnEventsOnly(t *testing.T) {
 	if !woken(movedAll) {
 		t.Fatal("a stream of every ticket's events slept through beta's event")
 	}
-	evs, through, covered, again := fs.since(f, 0, 10, mine)
+	evs, through, covered, again := fs.Since(f, 0, 10, mine)
 	if len(evs) != 0 || through != 1 || !covered || again != movedMine {
 		t.Fatalf("alpha's stream after beta's event: %v through %d covered %v, same channel %v", evs, through, covered, again == movedMine)
 	}
@@ -37,7 +37,7 @@ func TestAKeysStreamWakesAtItsOwnEventsOnly(t *testing.T) {
 	if !woken(movedMine) {
 		t.Fatal("alpha's stream slept through its own event")
 	}
-	evs, through, _, movedMine = fs.since(f, 1, 10, mine)
+	evs, through, _, movedMine = fs.Since(f, 1, 10, mine)
 	if len(evs) != 1 || evs[0].TicketID != "t2" || through != 2 {
 		t.Fatalf("alpha's stream reads %v through %d, want t2's event through 2", evs, through)
 	}
@@ -53,16 +53,16 @@ func TestAKeysStreamWakesAtItsOwnEventsOnly(t *testing.T) {
 		t.Fatal("alpha's stream woke at beta's events")
 	}
 	head := betas[len(betas)-1].Seq
-	if evs, through, covered, _ := fs.since(f, 2, 10, mine); len(evs) != 0 || !covered || through != head {
+	if evs, through, covered, _ := fs.Since(f, 2, 10, mine); len(evs) != 0 || !covered || through != head {
 		t.Fatalf("alpha's stream behind the buffer: %d events through %d covered %v, want none through %d", len(evs), through, covered, head)
 	}
-	if _, _, covered, _ := fs.since(f, 2, 10, eventScope{all: true}); covered {
+	if _, _, covered, _ := fs.Since(f, 2, 10, Scope{All: true}); covered {
 		t.Fatal("a stream of every event behind the buffer is told the buffer covers it")
 	}
-	if evs, _, covered, _ := fs.since(f, head-feedBuffer, 10, eventScope{all: true}); !covered || len(evs) != 10 {
+	if evs, _, covered, _ := fs.Since(f, head-feedBuffer, 10, Scope{All: true}); !covered || len(evs) != 10 {
 		t.Fatalf("the buffer does not keep its latest %d events: %d read, covered %v", feedBuffer, len(evs), covered)
 	}
-	if _, _, covered, _ := fs.since(f, 1, 10, mine); covered {
+	if _, _, covered, _ := fs.Since(f, 1, 10, mine); covered {
 		t.Fatal("alpha's stream from before its own event t2, behind the buffer, is told the buffer covers it")
 	}
 
@@ -72,7 +72,7 @@ func TestAKeysStreamWakesAtItsOwnEventsOnly(t *testing.T) {
 	if !woken(movedMine) {
 		t.Fatal("the feed stopped and alpha's stream sleeps on")
 	}
-	if _, _, covered, moved := fs.since(f, 2, 10, mine); covered || !woken(moved) {
+	if _, _, covered, moved := fs.Since(f, 2, 10, mine); covered || !woken(moved) {
 		t.Fatal("a stopped feed hands a stream a channel that never closes, or says it covers it")
 	}
 }
@@ -82,15 +82,15 @@ func TestAKeysStreamWakesAtItsOwnEventsOnly(t *testing.T) {
 // ticket) leaves nothing behind in a feed that runs for days.
 func TestTheStreamsOfATicketLeaveNoWakeBehind(t *testing.T) {
 	t.Parallel()
-	fs := newFeeds(nil)
-	f := &feed{queue: "q", moved: make(chan struct{}), watch: map[string]*ticketWatch{}, stop: func() {}}
-	scope := eventScope{all: true, ticket: "tk-a"}
-	_, _, _, first := fs.since(f, 0, 10, scope)
-	_, _, _, second := fs.since(f, 0, 10, scope)
+	fs := New(nil)
+	f := &Feed{Queue: "q", moved: make(chan struct{}), watch: map[string]*TicketWatch{}, stop: func() {}}
+	scope := Scope{All: true, Ticket: "tk-a"}
+	_, _, _, first := fs.Since(f, 0, 10, scope)
+	_, _, _, second := fs.Since(f, 0, 10, scope)
 	if first != second {
 		t.Fatal("two streams of one ticket wait on different channels")
 	}
-	fs.unwait(f, scope, first)
+	fs.Unwait(f, scope, first)
 	if len(f.ticketMoved) != 1 {
 		t.Fatal("the first stream to stop waiting dropped the second's channel")
 	}
@@ -100,10 +100,10 @@ func TestTheStreamsOfATicketLeaveNoWakeBehind(t *testing.T) {
 	default:
 		t.Fatal("the ticket's event did not wake its stream")
 	}
-	fs.unwait(f, scope, second) // after its channel was closed and dropped: nothing to do
+	fs.Unwait(f, scope, second) // after its channel was closed and dropped: nothing to do
 	for range 3 {               // streams of a ticket with no event to come
-		_, _, _, moved := fs.since(f, 1, 10, scope)
-		fs.unwait(f, scope, moved)
+		_, _, _, moved := fs.Since(f, 1, 10, scope)
+		fs.Unwait(f, scope, moved)
 	}
 	if len(f.ticketMoved) != 0 {
 		t.Fatalf("the feed keeps %d ticket channels with no stream waiting", len(f.ticketMoved))

@@ -1,4 +1,7 @@
-package queuesvc
+// Package queuefeed is the queue's event fan-out: a replica's one reader of each queue's
+// events while it has waiters, handing every event, and the tickets it moved, to all the
+// long-polls and streams that wait on the queue.
+package queuefeed
 
 import (
 	"context"
@@ -8,17 +11,17 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// feeds are this replica's readers of the queues' events, one per queue while it has waiters
+// Feeds are this replica's readers of the queues' events, one per queue while it has waiters
 // (long-polls, event streams): each new event is read from the store once and handed to every
 // waiter here, so that the store's work per event does not grow with the number of waiters
 // (each waiter used to read the queue's new events itself at every notification:
 // TestWaitersShareOneReadOfTheEvents; docs/performance.md, "Queue feeds").
-type feeds struct {
+type Feeds struct {
 	store  queue.EventStore
 	linger time.Duration // how long a feed without waiters keeps reading
 
 	mu      sync.Mutex
-	byQueue map[string]*feed
+	byQueue map[string]*Feed
 	// changed is closed, and dropped, at the next change of a feed's waiters, watches or
 	// head (changedLocked): what a test that waits for long-polls to begin waiting waits on,
 	// instead of polling. Nil until someone asks (nextChange), so it costs a feed nothing.
@@ -32,8 +35,9 @@ const feedBuffer = 4096
 // feedRetry is the pause after a failed read of the store.
 const feedRetry = 250 * time.Millisecond
 
-type feed struct {
-	queue string
+// Feed is one queue's reader of its events, shared by the waiters that acquired it.
+type Feed struct {
+	Queue string
 	ready chan struct{} // closed once head is read (or failed: err)
 	err   error
 
@@ -45,7 +49,7 @@ type feed struct {
 	head    int64                   // the Seq of the last event read
 	buf     []queue.Event           // the latest events read, oldest first
 	moved   chan struct{}           // closed, and replaced, when events come or the feed stops
-	watch   map[string]*ticketWatch // by ticket id: the long-polls waiting for its next event
+	watch   map[string]*TicketWatch // by ticket id: the long-polls waiting for its next event
 	// ownerMoved: by owner, closed (and dropped) when events of its tickets come or the feed
 	// stops, for the streams of keys that read their own tickets' events only: woken at
 	// every batch of every other key's events, a key's many held streams were a large share
@@ -62,31 +66,32 @@ type feed struct {
 	ownerLast map[string]int64
 }
 
-// ticketWatch is the long-polls of one ticket waiting for its next event. done is closed at
+// TicketWatch is the long-polls of one ticket waiting for its next event. done is closed at
 // that event, with the ticket as the feed read it with the event (read true): the feed reads
 // an event batch's tickets with the events, in one round trip, where each long-poll used to
 // read its own as it woke (a read per waiter, all at once at every tick, queued for the
 // pool's connections between a match and its long-polls' answers; docs/performance.md,
 // "Feeds"), and then the feed in a second read. Without read (the ticket was purged, or the feed
 // stopped) each reads the ticket itself.
-type ticketWatch struct {
-	done    chan struct{}
-	ticket  queue.Ticket
-	read    bool
+type TicketWatch struct {
+	Done    chan struct{}
+	Ticket  queue.Ticket
+	Read    bool
 	waiters int // under feeds.mu: the long-polls holding it (unwatch)
 }
 
-func newFeeds(store queue.EventStore) *feeds {
-	return &feeds{store: store, linger: time.Minute, byQueue: make(map[string]*feed)}
+// New is the feeds of store's queues, none running yet.
+func New(store queue.EventStore) *Feeds {
+	return &Feeds{store: store, linger: time.Minute, byQueue: make(map[string]*Feed)}
 }
 
-// acquire returns the queue's feed, started if need be, once it knows the queue's newest
+// Acquire returns the queue's feed, started if need be, once it knows the queue's newest
 // event; release it after use.
-func (fs *feeds) acquire(ctx context.Context, queue string) (*feed, error) {
+func (fs *Feeds) Acquire(ctx context.Context, queue string) (*Feed, error) {
 	fs.mu.Lock()
 	f, ok := fs.byQueue[queue]
 	if !ok {
-		f = &feed{queue: queue, ready: make(chan struct{}), moved: make(chan struct{}), watch: make(map[string]*ticketWatch)}
+		f = &Feed{Queue: queue, ready: make(chan struct{}), moved: make(chan struct{}), watch: make(map[string]*TicketWatch)}
 		fs.byQueue[queue] = f
 		fctx, stop := context.WithCancel(context.Background())
 		f.stop = stop
@@ -102,18 +107,18 @@ func (fs *feeds) acquire(ctx context.Context, queue string) (*feed, error) {
 	select {
 	case <-f.ready:
 	case <-ctx.Done():
-		fs.release(f)
+		fs.Release(f)
 		return nil, ctx.Err()
 	}
 	if f.err != nil {
-		fs.release(f)
+		fs.Release(f)
 		return nil, f.err
 	}
 	return f, nil
 }
 
-// head is the Seq of the last event the queue's feed read, if a feed of it runs.
-func (fs *feeds) head(queue string) (int64, bool) {
+// Head is the Seq of the last event the queue's feed read, if a feed of it runs.
+func (fs *Feeds) Head(queue string) (int64, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	f, ok := fs.byQueue[queue]
@@ -128,8 +133,8 @@ func (fs *feeds) head(queue string) (int64, bool) {
 	return f.head, f.err == nil
 }
 
-// onlyQueue is the queue of this replica's one feed, if it has exactly one.
-func (fs *feeds) onlyQueue() (string, bool) {
+// OnlyQueue is the queue of this replica's one feed, if it has exactly one.
+func (fs *Feeds) OnlyQueue() (string, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if len(fs.byQueue) != 1 {
@@ -141,9 +146,9 @@ func (fs *feeds) onlyQueue() (string, bool) {
 	return "", false
 }
 
-// release gives back a feed; the last waiter's release leaves it reading for linger, for the
+// Release gives back a feed; the last waiter's release leaves it reading for linger, for the
 // next long-poll of the same clients.
-func (fs *feeds) release(f *feed) {
+func (fs *Feeds) Release(f *Feed) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	f.refs--
@@ -154,17 +159,17 @@ func (fs *feeds) release(f *feed) {
 	f.idle = time.AfterFunc(fs.linger, func() {
 		fs.mu.Lock()
 		defer fs.mu.Unlock()
-		if f.refs == 0 && fs.byQueue[f.queue] == f {
+		if f.refs == 0 && fs.byQueue[f.Queue] == f {
 			fs.stopLocked(f)
 		}
 	})
 }
 
 // stopLocked ends a feed; the caller holds fs.mu.
-func (fs *feeds) stopLocked(f *feed) {
+func (fs *Feeds) stopLocked(f *Feed) {
 	fs.changedLocked()
 	f.stopped = true
-	delete(fs.byQueue, f.queue)
+	delete(fs.byQueue, f.Queue)
 	f.stop()
 	close(f.moved)
 	for owner, ch := range f.ownerMoved {
@@ -176,7 +181,7 @@ func (fs *feeds) stopLocked(f *feed) {
 		delete(f.ticketMoved, ticket)
 	}
 	for id, w := range f.watch {
-		close(w.done)
+		close(w.Done)
 		delete(f.watch, id)
 	}
 }
@@ -184,11 +189,11 @@ func (fs *feeds) stopLocked(f *feed) {
 // run reads the queue's events as they come. The first read of the head happens before any
 // waiter is let in (ready), so that every event a waiter may miss in its own reads is one the
 // feed hands it.
-func (fs *feeds) run(ctx context.Context, f *feed) {
-	head, err := fs.store.EventHead(ctx, f.queue)
+func (fs *Feeds) run(ctx context.Context, f *Feed) {
+	head, err := fs.store.EventHead(ctx, f.Queue)
 	fs.mu.Lock()
 	f.head, f.start, f.err = head, head, err
-	if err != nil && fs.byQueue[f.queue] == f {
+	if err != nil && fs.byQueue[f.Queue] == f {
 		fs.stopLocked(f) // its waiters get err; the next one starts another
 	}
 	fs.mu.Unlock()
@@ -202,7 +207,7 @@ func (fs *feeds) run(ctx context.Context, f *feed) {
 	for ctx.Err() == nil {
 		// A wait that fails (its read of the head, on a database failing over) is tried again
 		// like a failed read: a feed that stopped there left its streams waiting for good.
-		err := fs.store.WaitEvents(ctx, f.queue, head)
+		err := fs.store.WaitEvents(ctx, f.Queue, head)
 		var evs []queue.Event
 		var tickets []queue.Ticket
 		if err == nil {
@@ -234,20 +239,20 @@ func (fs *feeds) run(ctx context.Context, f *feed) {
 
 // read reads the queue's events after head and, while long-polls watch tickets of the queue,
 // the events' tickets with them: a feed that only streams follow reads no tickets.
-func (fs *feeds) read(ctx context.Context, f *feed, head int64) ([]queue.Event, []queue.Ticket, error) {
+func (fs *Feeds) read(ctx context.Context, f *Feed, head int64) ([]queue.Event, []queue.Ticket, error) {
 	fs.mu.Lock()
 	watched := len(f.watch) > 0
 	fs.mu.Unlock()
 	if !watched { // a watch begun since finds no ticket with its event, and reads its own
-		evs, err := fs.store.Events(ctx, f.queue, head, 1000)
+		evs, err := fs.store.Events(ctx, f.Queue, head, 1000)
 		return evs, nil, err
 	}
-	return fs.store.FeedEvents(ctx, f.queue, head, 1000)
+	return fs.store.FeedEvents(ctx, f.Queue, head, 1000)
 }
 
 // publish hands new events to the feed's waiters, and to the long-polls of their tickets the
 // tickets read after them.
-func (fs *feeds) publish(f *feed, evs []queue.Event, tickets map[string]queue.Ticket) {
+func (fs *Feeds) publish(f *Feed, evs []queue.Event, tickets map[string]queue.Ticket) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if f.stopped {
@@ -266,8 +271,8 @@ func (fs *feeds) publish(f *feed, evs []queue.Event, tickets map[string]queue.Ti
 	}
 	for _, e := range evs {
 		if w, ok := f.watch[e.TicketID]; ok {
-			w.ticket, w.read = tickets[e.TicketID]
-			close(w.done)
+			w.Ticket, w.Read = tickets[e.TicketID]
+			close(w.Done)
 			delete(f.watch, e.TicketID)
 		}
 	}
@@ -289,14 +294,14 @@ func (fs *feeds) publish(f *feed, evs []queue.Event, tickets map[string]queue.Ti
 	}
 }
 
-// watchTicket returns the watch of the ticket's next event read by the feed (done also when
+// WatchTicket returns the watch of the ticket's next event read by the feed (done also when
 // the feed stops). Read its ticket only once done is closed.
-func (fs *feeds) watchTicket(f *feed, ticketID string) *ticketWatch {
+func (fs *Feeds) WatchTicket(f *Feed, ticketID string) *TicketWatch {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	w, ok := f.watch[ticketID]
 	if !ok {
-		w = &ticketWatch{done: make(chan struct{})}
+		w = &TicketWatch{Done: make(chan struct{})}
 		f.watch[ticketID] = w
 	}
 	w.waiters++
@@ -304,11 +309,11 @@ func (fs *feeds) watchTicket(f *feed, ticketID string) *ticketWatch {
 	return w
 }
 
-// unwatch gives back a watch that its long-poll no longer waits on (it answered without the
+// Unwatch gives back a watch that its long-poll no longer waits on (it answered without the
 // ticket's next event: the ticket had changed already, or the wait ran out); the last one
 // out removes it, so that a ticket whose last event has come leaves no watch behind in a
 // feed that may read for days.
-func (fs *feeds) unwatch(f *feed, ticketID string, w *ticketWatch) {
+func (fs *Feeds) Unwatch(f *Feed, ticketID string, w *TicketWatch) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	w.waiters--
@@ -320,15 +325,15 @@ func (fs *feeds) unwatch(f *feed, ticketID string, w *ticketWatch) {
 
 // changedLocked wakes whoever waits for the feeds to change (nextChange); the caller holds
 // fs.mu.
-func (fs *feeds) changedLocked() {
+func (fs *Feeds) changedLocked() {
 	if fs.changed != nil {
 		close(fs.changed)
 		fs.changed = nil
 	}
 }
 
-// nextChange is closed at the next change of a feed's waiters, watches or head.
-func (fs *feeds) nextChange() <-chan struct{} {
+// NextChange is closed at the next change of a feed's waiters, watches or head.
+func (fs *Feeds) NextChange() <-chan struct{} {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.changed == nil {
@@ -337,14 +342,14 @@ func (fs *feeds) nextChange() <-chan struct{} {
 	return fs.changed
 }
 
-// since returns up to limit of the feed's buffered events after after that scope keeps, and
+// Since returns up to limit of the feed's buffered events after after that scope keeps, and
 // through, the Seq up to which it looked; or covered false when the buffer does not reach
 // back to after (a stream further behind reads the store) or the feed has stopped; and the
 // channel that the next events scope keeps close (or the feed's stop). Only the events kept
 // are copied: every stream of the queue looks at each batch, and a key's stream keeps its own
 // tickets' events (a copy of every event for each of a key's many streams was most of a
 // replica's garbage: docs/performance.md, "Queue feeds").
-func (fs *feeds) since(f *feed, after int64, limit int, scope eventScope) (evs []queue.Event, through int64, covered bool, moved <-chan struct{}) {
+func (fs *Feeds) Since(f *Feed, after int64, limit int, scope Scope) (evs []queue.Event, through int64, covered bool, moved <-chan struct{}) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	moved = f.movedFor(scope)
@@ -353,7 +358,7 @@ func (fs *feeds) since(f *feed, after int64, limit int, scope eventScope) (evs [
 		return nil, after, false, moved
 	case after >= f.head:
 		return nil, after, true, moved
-	case !scope.all && after >= f.start && f.ownerLast[scope.owner] <= after:
+	case !scope.All && after >= f.start && f.ownerLast[scope.Owner] <= after:
 		return nil, f.head, true, moved
 	case len(f.buf) == 0 || after < f.buf[0].Seq-1:
 		return nil, after, false, moved
@@ -379,29 +384,29 @@ func (fs *feeds) since(f *feed, after int64, limit int, scope eventScope) (evs [
 
 // movedFor is the channel the feed closes at the next events that scope keeps; the caller
 // holds fs.mu.
-func (f *feed) movedFor(scope eventScope) chan struct{} {
+func (f *Feed) movedFor(scope Scope) chan struct{} {
 	switch {
 	case f.stopped || scope.every():
 		return f.moved
-	case scope.ticket != "":
-		w, ok := f.ticketMoved[scope.ticket]
+	case scope.Ticket != "":
+		w, ok := f.ticketMoved[scope.Ticket]
 		if !ok {
 			if f.ticketMoved == nil {
 				f.ticketMoved = make(map[string]*ticketWake)
 			}
 			w = &ticketWake{ch: make(chan struct{})}
-			f.ticketMoved[scope.ticket] = w
+			f.ticketMoved[scope.Ticket] = w
 		}
 		w.waiters++
 		return w.ch
 	default:
-		ch, ok := f.ownerMoved[scope.owner]
+		ch, ok := f.ownerMoved[scope.Owner]
 		if !ok {
 			if f.ownerMoved == nil {
 				f.ownerMoved = make(map[string]chan struct{})
 			}
 			ch = make(chan struct{})
-			f.ownerMoved[scope.owner] = ch
+			f.ownerMoved[scope.Owner] = ch
 		}
 		return ch
 	}
@@ -413,25 +418,25 @@ type ticketWake struct {
 	waiters int
 }
 
-// unwait gives back the channel since gave a stream of scope, once it no longer waits on it.
-func (fs *feeds) unwait(f *feed, scope eventScope, moved <-chan struct{}) {
-	if scope.ticket == "" {
+// Unwait gives back the channel since gave a stream of scope, once it no longer waits on it.
+func (fs *Feeds) Unwait(f *Feed, scope Scope, moved <-chan struct{}) {
+	if scope.Ticket == "" {
 		return
 	}
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if w, ok := f.ticketMoved[scope.ticket]; ok && w.ch == moved {
+	if w, ok := f.ticketMoved[scope.Ticket]; ok && w.ch == moved {
 		if w.waiters--; w.waiters == 0 {
-			delete(f.ticketMoved, scope.ticket)
+			delete(f.ticketMoved, scope.Ticket)
 		}
 	}
 }
 
-// settle is where a stream whose wait ran out asks next: the feed's head when moved (the
+// Settle is where a stream whose wait ran out asks next: the feed's head when moved (the
 // channel since gave it, with through after) is still open, for no event of its scope came
 // since; else after. A stream of one ticket, woken by nothing for minutes, would otherwise
 // fall behind the buffer and read the store at its next wait.
-func (fs *feeds) settle(f *feed, after int64, moved <-chan struct{}) int64 {
+func (fs *Feeds) Settle(f *Feed, after int64, moved <-chan struct{}) int64 {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	select {
@@ -443,4 +448,22 @@ func (fs *feeds) settle(f *feed, after int64, moved <-chan struct{}) int64 {
 		return after
 	}
 	return max(after, f.head)
+}
+
+// Watched is how many tickets long-polls wait on in queue's feed, and Waiters how many
+// long-polls and streams use it (0 without a feed): what the Service's tests wait on.
+func (fs *Feeds) Watched(queue string) int {
+	return fs.count(queue, func(f *Feed) int { return len(f.watch) })
+}
+func (fs *Feeds) Waiters(queue string) int {
+	return fs.count(queue, func(f *Feed) int { return f.refs })
+}
+
+func (fs *Feeds) count(queue string, n func(*Feed) int) int {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if f, ok := fs.byQueue[queue]; ok {
+		return n(f)
+	}
+	return 0
 }
