@@ -210,6 +210,7 @@ func (e MutatorStatus) Valid() bool {
 const (
 	Ns2         PredictResponseModel = "ns2"
 	Ns2Kalman   PredictResponseModel = "ns2-kalman"
+	Ns2Mix      PredictResponseModel = "ns2-mix"
 	OpenskillBt PredictResponseModel = "openskill-bt"
 	OpenskillPl PredictResponseModel = "openskill-pl"
 )
@@ -220,6 +221,8 @@ func (e PredictResponseModel) Valid() bool {
 	case Ns2:
 		return true
 	case Ns2Kalman:
+		return true
+	case Ns2Mix:
 		return true
 	case OpenskillBt:
 		return true

@@ -89,6 +89,9 @@ func addCell(a, b ratings.BiasCell) ratings.BiasCell {
 	t.NewcomerWeight += b.Terms.NewcomerWeight
 	t.Scale += b.Terms.Scale
 	t.ScaleWeight += b.Terms.ScaleWeight
+	t.AltScale += b.Terms.AltScale
+	t.AltScaleWeight += b.Terms.AltScaleWeight
+	t.Evidence += b.Terms.Evidence
 	return ratings.BiasCell{Wins: a.Wins + b.Wins, Games: a.Games + b.Games, Terms: t}
 }
 
@@ -126,12 +129,17 @@ func (b *batch) writes(applied []*batchJob, shards int) batchWrites {
 	bctx, bsa, bsb, bmap, bsize := cellArrays(bumps)
 	nb := len(bumps)
 	bgame, wins, bgames := make([]string, nb), make([]float64, nb), make([]float64, nb)
-	terms := [6][]float64{make([]float64, nb), make([]float64, nb), make([]float64, nb), make([]float64, nb), make([]float64, nb), make([]float64, nb)}
+	var terms [9][]float64
+	for j := range terms {
+		terms[j] = make([]float64, nb)
+	}
 	for i, k := range bumps {
 		c := b.bumps[k]
 		bgame[i], wins[i], bgames[i] = b.gameType[k.ctx], c.Wins, c.Games
 		t := c.Terms
-		terms[0][i], terms[1][i], terms[2][i], terms[3][i], terms[4][i], terms[5][i] = t.Presence, t.PresenceWeight, t.Newcomer, t.NewcomerWeight, t.Scale, t.ScaleWeight
+		for j, x := range [9]float64{t.Presence, t.PresenceWeight, t.Newcomer, t.NewcomerWeight, t.Scale, t.ScaleWeight, t.AltScale, t.AltScaleWeight, t.Evidence} {
+			terms[j][i] = x
+		}
 	}
 	args := b.ratingArrays(existing)
 	args = append(args, mids, mgame, mctx, mhash, mdoc, mresp, shards, bctx, bsa, bsb, bmap, bsize, bgame, wins, bgames,
@@ -139,6 +147,7 @@ func (b *batch) writes(applied []*batchJob, shards int) batchWrites {
 	args = append(args, b.ratingArrays(created)...)
 	args = append(args, ratingExtras(len(existing), func(i int) ratings.Rating { return b.current[existing[i]] })...)
 	args = append(args, ratingExtras(len(created), func(i int) ratings.Rating { return b.current[created[i]] })...)
+	args = append(args, terms[6], terms[7], terms[8])
 	return batchWrites{args: args, ratings: len(existing) + len(created), bumps: len(bumps)}
 }
 

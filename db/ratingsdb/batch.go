@@ -239,7 +239,8 @@ func (b *batch) queueLocks(q *pgx.Batch, rows []rowKey, cells []cellKey) {
 		var size int32
 		var c ratings.BiasCell
 		_, err := pgx.ForEachRow(rs, []any{&n, &m, &size, &c.Wins, &c.Games, &c.Terms.Presence, &c.Terms.PresenceWeight,
-			&c.Terms.Newcomer, &c.Terms.NewcomerWeight, &c.Terms.Scale, &c.Terms.ScaleWeight}, func() error {
+			&c.Terms.Newcomer, &c.Terms.NewcomerWeight, &c.Terms.Scale, &c.Terms.ScaleWeight,
+			&c.Terms.AltScale, &c.Terms.AltScaleWeight, &c.Terms.Evidence}, func() error {
 			k := cells[n-1]
 			if m == "" {
 				k = k.pair()

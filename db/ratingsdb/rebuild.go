@@ -43,20 +43,20 @@ WHERE r.context_key = u.context_key AND r.is_bot = u.is_bot AND r.participant_id
 	// The rebuilt rows, in the order results lock them (no deadlock with a result).
 	sqlUpsertRatings = `
 INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-    sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise)
+    sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, alt_skill, alt_sigma)
 SELECT u.context_key, u.game_type, u.is_bot, u.participant_id, u.skill, u.side_offset, u.commander, u.skill_g, u.commander_g, u.games,
-    u.sigma, u.offset_sigma, u.commander_sigma, u.last_played, u.season, u.season_games, u.surprise
+    u.sigma, u.offset_sigma, u.commander_sigma, u.last_played, u.season, u.season_games, u.surprise, u.alt_skill, u.alt_sigma
 FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[],
-    $11::float8[], $12::float8[], $13::float8[], $14::bigint[], $15::bigint[], $16::bigint[], $17::float8[]) WITH ORDINALITY
+    $11::float8[], $12::float8[], $13::float8[], $14::bigint[], $15::bigint[], $16::bigint[], $17::float8[], $18::float8[], $19::float8[]) WITH ORDINALITY
   AS u(context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-    sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, n)
+    sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, alt_skill, alt_sigma, n)
 ORDER BY u.n
 ON CONFLICT (context_key, is_bot, participant_id) DO UPDATE
 SET skill = excluded.skill, side_offset = excluded.side_offset, commander = excluded.commander,
     skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games,
     sigma = excluded.sigma, offset_sigma = excluded.offset_sigma, commander_sigma = excluded.commander_sigma,
     last_played = excluded.last_played, season = excluded.season, season_games = excluded.season_games, surprise = excluded.surprise,
-    updated_at = now()`
+    alt_skill = excluded.alt_skill, alt_sigma = excluded.alt_sigma, updated_at = now()`
 )
 
 // RebuildBatch is how many rating rows a rebuild writes per statement (and transaction)
@@ -301,7 +301,7 @@ func (rb *rebuilding) finish(ctx context.Context) (ratings.RebuildReport, error)
 		}
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"bias_cells"},
 			[]string{"context_key", "side_a", "side_b", "map", "size", "shard", "game_type", "wins", "games",
-				"presence", "presence_weight", "newcomer", "newcomer_weight", "scale", "scale_weight"},
+				"presence", "presence_weight", "newcomer", "newcomer_weight", "scale", "scale_weight", "alt_scale", "alt_scale_weight", "evidence"},
 			pgx.CopyFromRows(biasRows(rb.gameType, contexts)))
 		return err
 	})
@@ -528,7 +528,7 @@ func biasRows(gameType string, contexts []ratings.ContextState) [][]any {
 		cell := func(k ratings.BiasKey, c ratings.BiasCell) []any {
 			t := c.Terms
 			return []any{key, k.SideA, k.SideB, k.Map, int32(k.Size), int16(0), gameType, c.Wins, c.Games,
-				t.Presence, t.PresenceWeight, t.Newcomer, t.NewcomerWeight, t.Scale, t.ScaleWeight}
+				t.Presence, t.PresenceWeight, t.Newcomer, t.NewcomerWeight, t.Scale, t.ScaleWeight, t.AltScale, t.AltScaleWeight, t.Evidence}
 		}
 		for _, e := range cs.State.Bias.Entries() {
 			out = append(out, cell(e.Key, e.BiasCell))

@@ -63,12 +63,14 @@ CROSS JOIN LATERAL (
 	// '' and size 0), each the sum of its shards: two short index ranges per cell however many
 	// maps and sizes the pair has.
 	sqlBiasCells = `
-SELECT u.n, c.map, c.size, c.wins, c.games, c.presence, c.presence_weight, c.newcomer, c.newcomer_weight, c.scale, c.scale_weight
+SELECT u.n, c.map, c.size, c.wins, c.games, c.presence, c.presence_weight, c.newcomer, c.newcomer_weight, c.scale, c.scale_weight,
+    c.alt_scale, c.alt_scale_weight, c.evidence
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[]) WITH ORDINALITY AS u(context_key, side_a, side_b, map, size, n)
 CROSS JOIN LATERAL (
     SELECT b.map, b.size, sum(b.wins) AS wins, sum(b.games) AS games,
         sum(b.presence) AS presence, sum(b.presence_weight) AS presence_weight, sum(b.newcomer) AS newcomer,
-        sum(b.newcomer_weight) AS newcomer_weight, sum(b.scale) AS scale, sum(b.scale_weight) AS scale_weight
+        sum(b.newcomer_weight) AS newcomer_weight, sum(b.scale) AS scale, sum(b.scale_weight) AS scale_weight,
+        sum(b.alt_scale) AS alt_scale, sum(b.alt_scale_weight) AS alt_scale_weight, sum(b.evidence) AS evidence
     FROM bias_cells AS b
     WHERE b.context_key = u.context_key AND b.side_a = u.side_a AND b.side_b = u.side_b
       AND ((b.map = u.map AND b.size = u.size) OR (b.map = '' AND b.size = 0))
@@ -93,28 +95,28 @@ CROSS JOIN LATERAL (
 	sqlWriteResults = `
 WITH updated AS (
     INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise)
+        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, alt_skill, alt_sigma)
     SELECT u.*
     FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[],
-        $11::float8[], $12::float8[], $13::float8[], $48::bigint[], $49::bigint[], $50::bigint[], $51::float8[])
+        $11::float8[], $12::float8[], $13::float8[], $48::bigint[], $49::bigint[], $50::bigint[], $51::float8[], $52::float8[], $53::float8[])
       AS u(context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise)
+        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, alt_skill, alt_sigma)
     ON CONFLICT (context_key, is_bot, participant_id) DO UPDATE
     SET skill = excluded.skill, side_offset = excluded.side_offset, commander = excluded.commander,
         skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games,
         sigma = excluded.sigma, offset_sigma = excluded.offset_sigma, commander_sigma = excluded.commander_sigma,
         last_played = excluded.last_played, season = excluded.season, season_games = excluded.season_games, surprise = excluded.surprise,
-        updated_at = now()
+        alt_skill = excluded.alt_skill, alt_sigma = excluded.alt_sigma, updated_at = now()
     RETURNING 1
 ), created AS (
     INSERT INTO ratings (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise)
+        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, alt_skill, alt_sigma)
     SELECT u.context_key, u.game_type, u.is_bot, u.participant_id, u.skill, u.side_offset, u.commander, u.skill_g, u.commander_g, u.games,
-        u.sigma, u.offset_sigma, u.commander_sigma, u.last_played, u.season, u.season_games, u.surprise
+        u.sigma, u.offset_sigma, u.commander_sigma, u.last_played, u.season, u.season_games, u.surprise, u.alt_skill, u.alt_sigma
     FROM unnest($35::text[], $36::text[], $37::boolean[], $38::text[], $39::float8[], $40::float8[], $41::float8[], $42::float8[], $43::float8[], $44::bigint[],
-        $45::float8[], $46::float8[], $47::float8[], $52::bigint[], $53::bigint[], $54::bigint[], $55::float8[])
+        $45::float8[], $46::float8[], $47::float8[], $54::bigint[], $55::bigint[], $56::bigint[], $57::float8[], $58::float8[], $59::float8[])
       WITH ORDINALITY AS u(context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, n)
+        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, alt_skill, alt_sigma, n)
     ORDER BY u.n
     RETURNING 1
 ), stored AS (
@@ -126,18 +128,20 @@ WITH updated AS (
     RETURNING 1
 ), bumped AS (
     INSERT INTO bias_cells AS b (context_key, side_a, side_b, map, size, shard, game_type, wins, games,
-        presence, presence_weight, newcomer, newcomer_weight, scale, scale_weight)
+        presence, presence_weight, newcomer, newcomer_weight, scale, scale_weight, alt_scale, alt_scale_weight, evidence)
     SELECT u.context_key, u.side_a, u.side_b, u.map, u.size, pg_backend_pid() % $20, u.game_type, u.wins, u.games,
-        u.presence, u.presence_weight, u.newcomer, u.newcomer_weight, u.scale, u.scale_weight
+        u.presence, u.presence_weight, u.newcomer, u.newcomer_weight, u.scale, u.scale_weight, u.alt_scale, u.alt_scale_weight, u.evidence
     FROM unnest($21::text[], $22::text[], $23::text[], $24::text[], $25::integer[], $26::text[], $27::float8[], $28::float8[],
-        $29::float8[], $30::float8[], $31::float8[], $32::float8[], $33::float8[], $34::float8[])
+        $29::float8[], $30::float8[], $31::float8[], $32::float8[], $33::float8[], $34::float8[], $60::float8[], $61::float8[], $62::float8[])
       AS u(context_key, side_a, side_b, map, size, game_type, wins, games,
-        presence, presence_weight, newcomer, newcomer_weight, scale, scale_weight)
+        presence, presence_weight, newcomer, newcomer_weight, scale, scale_weight, alt_scale, alt_scale_weight, evidence)
     ON CONFLICT (context_key, side_a, side_b, map, size, shard)
     DO UPDATE SET wins = b.wins + excluded.wins, games = b.games + excluded.games,
         presence = b.presence + excluded.presence, presence_weight = b.presence_weight + excluded.presence_weight,
         newcomer = b.newcomer + excluded.newcomer, newcomer_weight = b.newcomer_weight + excluded.newcomer_weight,
-        scale = b.scale + excluded.scale, scale_weight = b.scale_weight + excluded.scale_weight
+        scale = b.scale + excluded.scale, scale_weight = b.scale_weight + excluded.scale_weight,
+        alt_scale = b.alt_scale + excluded.alt_scale, alt_scale_weight = b.alt_scale_weight + excluded.alt_scale_weight,
+        evidence = b.evidence + excluded.evidence
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM created), (SELECT count(*) FROM stored), (SELECT count(*) FROM bumped)`

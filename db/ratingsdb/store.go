@@ -156,7 +156,8 @@ func (s *Store) Ready(ctx context.Context) error { return s.db.Ready(ctx) }
 // All but skill and games may be NULL, which is 0 (see ratingValue and migration 00004).
 const ratingColumns = `skill, coalesce(side_offset, 0), coalesce(commander, 0), coalesce(skill_g, 0), coalesce(commander_g, 0), games,
     coalesce(sigma, 0), coalesce(offset_sigma, 0), coalesce(commander_sigma, 0),
-    coalesce(last_played, 0), coalesce(season, 0), coalesce(season_games, 0), coalesce(surprise, 0)`
+    coalesce(last_played, 0), coalesce(season, 0), coalesce(season_games, 0), coalesce(surprise, 0),
+    coalesce(alt_skill, 0), coalesce(alt_sigma, 0)`
 
 // ratingValue is how a rating's number other than skill is written: NULL for +0.0, which
 // takes no room in the row (a -0.0 is kept as it is, so that what is read back has the same
@@ -168,22 +169,24 @@ func ratingValue(x float64) pgtype.Float8 {
 // ratingDest is where a row's ratingColumns are scanned to: r, and games (then r.Games).
 func ratingDest(r *ratings.Rating, games *int64) []any {
 	return []any{&r.Skill, &r.Offset, &r.Commander, &r.SkillG, &r.CommanderG, games, &r.Sigma, &r.OffsetSigma, &r.CommanderSigma,
-		&r.LastPlayed, &r.Season, &r.SeasonGames, &r.Surprise}
+		&r.LastPlayed, &r.Season, &r.SeasonGames, &r.Surprise, &r.AltSkill, &r.AltSigma}
 }
 
 // countValue is how a rating's count (last played, season, season games) is written: NULL
 // for 0, as ratingValue.
 func countValue(x int64) pgtype.Int8 { return pgtype.Int8{Int64: x, Valid: x != 0} }
 
-// ratingExtras are the four arrays of round 4's rating columns (last_played, season,
-// season_games, surprise) for the ratings rating gives each row.
+// ratingExtras are the six arrays of round 4's rating columns (last_played, season,
+// season_games, surprise, alt_skill, alt_sigma) for the ratings rating gives each row.
 func ratingExtras(n int, rating func(i int) ratings.Rating) []any {
 	last, season, games, surprise := make([]pgtype.Int8, n), make([]pgtype.Int8, n), make([]pgtype.Int8, n), make([]pgtype.Float8, n)
+	altSkill, altSigma := make([]pgtype.Float8, n), make([]pgtype.Float8, n)
 	for i := range n {
 		r := rating(i)
 		last[i], season[i], games[i], surprise[i] = countValue(r.LastPlayed), countValue(r.Season), countValue(int64(r.SeasonGames)), ratingValue(r.Surprise)
+		altSkill[i], altSigma[i] = ratingValue(r.AltSkill), ratingValue(r.AltSigma)
 	}
-	return []any{last, season, games, surprise}
+	return []any{last, season, games, surprise, altSkill, altSigma}
 }
 
 // One primary-key lookup per participant (OFFSET 0 keeps the subquery from being flattened
@@ -316,7 +319,7 @@ func leaderboard(ctx context.Context, q querier, c ratings.Context, limit int, b
 // The cell and the side pair's total (map ” and size 0), each the sum of its shards.
 const sqlBias = `
 SELECT map, size, sum(wins), sum(games), sum(presence), sum(presence_weight), sum(newcomer), sum(newcomer_weight),
-    sum(scale), sum(scale_weight)
+    sum(scale), sum(scale_weight), sum(alt_scale), sum(alt_scale_weight), sum(evidence)
 FROM bias_cells
 WHERE context_key = $1 AND side_a = $2 AND side_b = $3 AND ((map = $4 AND size = $5) OR (map = '' AND size = 0))
 GROUP BY map, size`
@@ -335,7 +338,8 @@ func (s *Store) Bias(ctx context.Context, c ratings.Context, k ratings.BiasKey) 
 	var size int32
 	var b ratings.BiasCell
 	_, err = pgx.ForEachRow(rows, []any{&m, &size, &b.Wins, &b.Games, &b.Terms.Presence, &b.Terms.PresenceWeight,
-		&b.Terms.Newcomer, &b.Terms.NewcomerWeight, &b.Terms.Scale, &b.Terms.ScaleWeight}, func() error {
+		&b.Terms.Newcomer, &b.Terms.NewcomerWeight, &b.Terms.Scale, &b.Terms.ScaleWeight,
+		&b.Terms.AltScale, &b.Terms.AltScaleWeight, &b.Terms.Evidence}, func() error {
 		if m == "" {
 			total, hasTotal = b, true
 		} else {

@@ -39,6 +39,10 @@ type Terms struct {
 	Presence, PresenceWeight float64 // B: what an average participant is worth over nobody
 	Newcomer, NewcomerWeight float64 // the mean skill of a participant in their first match
 	Scale, ScaleWeight       float64 // the temperature of the served win probability
+	// A Mixture's: its second model's temperature, and the evidence for its first model over
+	// its second (Mixture.weight).
+	AltScale, AltScaleWeight float64
+	Evidence                 float64
 }
 
 func (t *Terms) add(u Terms) {
@@ -48,17 +52,22 @@ func (t *Terms) add(u Terms) {
 	t.NewcomerWeight += u.NewcomerWeight
 	t.Scale += u.Scale
 	t.ScaleWeight += u.ScaleWeight
+	t.AltScale += u.AltScale
+	t.AltScaleWeight += u.AltScaleWeight
+	t.Evidence += u.Evidence
 }
 
 func (t Terms) neg() Terms {
-	return Terms{-t.Presence, -t.PresenceWeight, -t.Newcomer, -t.NewcomerWeight, -t.Scale, -t.ScaleWeight}
+	return Terms{-t.Presence, -t.PresenceWeight, -t.Newcomer, -t.NewcomerWeight, -t.Scale, -t.ScaleWeight,
+		-t.AltScale, -t.AltScaleWeight, -t.Evidence}
 }
 
 // valid reports whether every statistic is finite and every weight non-negative.
 func (t Terms) valid() bool {
 	return finite(t.Presence) && finite(t.Newcomer) && finite(t.Scale) &&
 		finite(t.PresenceWeight) && finite(t.NewcomerWeight) && finite(t.ScaleWeight) &&
-		t.PresenceWeight >= 0 && t.NewcomerWeight >= 0 && t.ScaleWeight >= 0
+		t.PresenceWeight >= 0 && t.NewcomerWeight >= 0 && t.ScaleWeight >= 0 &&
+		finite(t.AltScale) && finite(t.AltScaleWeight) && finite(t.Evidence) && t.AltScaleWeight >= 0
 }
 
 // BiasEntry is a cell with its key: one row of the table, or one match's update to it (Games 1).

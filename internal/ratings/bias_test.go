@@ -98,21 +98,22 @@ func TestBiasTermsAddUp(t *testing.T) {
 	k, _ := NewBiasKey("red", "blue", "m", 5)
 	other := k
 	other.Map = "n"
-	u := Terms{Presence: 1, PresenceWeight: 0.5, Newcomer: -0.25, NewcomerWeight: 0.125, Scale: 2, ScaleWeight: 4}
+	u := Terms{Presence: 1, PresenceWeight: 0.5, Newcomer: -0.25, NewcomerWeight: 0.125, Scale: 2, ScaleWeight: 4,
+		AltScale: -1, AltScaleWeight: 3, Evidence: -0.5}
 	b.Record(BiasEntry{k, BiasCell{Wins: 1, Games: 1, Terms: u}})
 	b.Record(BiasEntry{k, BiasCell{Games: 1, Terms: u}})
 	b.Record(BiasEntry{other, BiasCell{Games: 1, Terms: u}})
-	twice := Terms{2, 1, -0.5, 0.25, 4, 8}
+	twice := Terms{2, 1, -0.5, 0.25, 4, 8, -2, 6, -1}
 	if got := b.Cell(k).Terms; got != twice {
 		t.Errorf("cell terms %+v, want %+v", got, twice)
 	}
-	if got := b.Total(k).Terms; got != (Terms{3, 1.5, -0.75, 0.375, 6, 12}) {
+	if got := b.Total(k).Terms; got != (Terms{3, 1.5, -0.75, 0.375, 6, 12, -3, 9, -1.5}) {
 		t.Errorf("total terms %+v", got)
 	}
 	if err := b.Set(BiasEntry{k, BiasCell{Wins: 1, Games: 2, Terms: u}}); err != nil || b.Total(k).Terms != twice {
 		t.Errorf("after Set: %v, total terms %+v, want %+v", err, b.Total(k).Terms, twice)
 	}
-	for _, bad := range []Terms{{PresenceWeight: -1}, {Scale: math.NaN()}, {NewcomerWeight: math.Inf(1)}} {
+	for _, bad := range []Terms{{PresenceWeight: -1}, {Scale: math.NaN()}, {NewcomerWeight: math.Inf(1)}, {AltScaleWeight: -1}, {Evidence: math.Inf(-1)}} {
 		if err := b.Set(BiasEntry{k, BiasCell{Games: 1, Terms: bad}}); err == nil {
 			t.Errorf("Set accepted terms %+v", bad)
 		}

@@ -160,6 +160,10 @@ type Rating struct {
 	// detector): the log-likelihood ratio of his first results, were he SmurfGap better, to
 	// as rated, summed and floored at 0 (a CUSUM). Never negative.
 	Surprise float64
+	// AltSkill and AltSigma are the belief of the second model of a Mixture (openskill-pl's
+	// mu - Mu and sigma; 0 is its prior's), which learns beside the first; zero in the other
+	// models.
+	AltSkill, AltSigma float64
 }
 
 // Weight is the 0..100 weight used by team splits and the line protocol:

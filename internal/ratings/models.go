@@ -163,7 +163,7 @@ func (ms *ModelSet) Replayer() ReplayFunc {
 }
 
 // modelNames lists the registry in the order ModelNames reports it.
-var modelNames = []string{"ns2", "ns2-kalman", "openskill-pl", "openskill-bt"}
+var modelNames = []string{"ns2", "ns2-kalman", "openskill-pl", "openskill-bt", "ns2-mix"}
 
 // ModelByName returns the named model with its default parameters.
 func ModelByName(name string) (Model, error) {
@@ -176,6 +176,8 @@ func ModelByName(name string) (Model, error) {
 		return DefaultWengLin(true), nil
 	case "openskill-bt":
 		return DefaultWengLin(false), nil
+	case "ns2-mix":
+		return DefaultMixture(), nil
 	}
 	return nil, apperr.New(apperr.Invalid, "unknown rating model %q (want one of %v)", name, modelNames)
 }
@@ -190,6 +192,7 @@ var (
 	_ Model = NS2{}
 	_ Model = WengLin{}
 	_ Model = Kalman{}
+	_ Model = Mixture{}
 )
 
 // param is a model parameter, for validateParams.

@@ -75,6 +75,11 @@ type wlPlayer struct {
 
 // Apply learns from one result (see Model).
 func (m WengLin) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (Outcome, error) {
+	return m.apply(prior, bias.Total, r)
+}
+
+// apply is Apply with the side pair's totals, whose temperature's sums it reads, from pair.
+func (m WengLin) apply(prior map[Participant]Rating, pair func(BiasKey) BiasCell, r Result) (Outcome, error) {
 	var buf [32]matchEntry
 	order, ups, err := prepare(m, prior, &r, buf[:0])
 	if err != nil {
@@ -114,7 +119,7 @@ func (m WengLin) Apply(prior map[Participant]Rating, bias BiasTable, r Result) (
 	entry, _ := r.biasEntry()
 	p0 := sigmoid(z)
 	if m.ScalePrior > 0 {
-		t, weight := temperature(bias.Total(entry.Key), m.ScalePrior)
+		t, weight := temperature(pair(entry.Key), m.ScalePrior)
 		p0 = sigmoid(t * z)
 		entry.Terms.Scale, entry.Terms.ScaleWeight = scaleTerms(z, r.Score(), t, weight)
 	}

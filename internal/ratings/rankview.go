@@ -66,7 +66,7 @@ func (s *Service) rankerOf(ctx context.Context, c Context, now time.Time) (*rank
 // standard deviations, grown by the model's idle drift.
 func (rk *ranker) conservative() Ranking {
 	by := Ranking{K: ConservativeK, PriorSigma: rk.model.PriorSigma(), Now: rk.now.Unix()}
-	if km, ok := rk.model.(Kalman); ok {
+	if km, ok := kalmanOf(rk.model); ok {
 		by.DriftSq = km.SkillDriftPerDay * km.SkillDriftPerDay
 	}
 	return by
@@ -86,7 +86,7 @@ func (rk *ranker) view(r Rating, rated bool) View {
 	}
 	by := rk.conservative()
 	v := View{Rating: r, Uncertainty: by.Sigma(r), Conservative: by.Score(r)}
-	if km, ok := rk.model.(Kalman); ok {
+	if km, ok := kalmanOf(rk.model); ok {
 		v.SuspectedSmurf = km.SuspectedSmurf(r)
 	}
 	if rk.season != nil {

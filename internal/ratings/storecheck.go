@@ -57,13 +57,14 @@ func RebuildContexts(gameType string, states map[string]*State) ([]ContextState,
 // checkRating rejects a rating a store could not keep: non-finite numbers, negative
 // accumulators, uncertainties or game counts.
 func checkRating(rt Rating) error {
-	for _, x := range []float64{rt.Skill, rt.Offset, rt.Commander, rt.SkillG, rt.CommanderG, rt.Sigma, rt.OffsetSigma, rt.CommanderSigma, rt.Surprise} {
+	for _, x := range []float64{rt.Skill, rt.Offset, rt.Commander, rt.SkillG, rt.CommanderG, rt.Sigma, rt.OffsetSigma, rt.CommanderSigma, rt.Surprise,
+		rt.AltSkill, rt.AltSigma} {
 		if !finite(x) {
 			return fmt.Errorf("rating %+v is not finite", rt)
 		}
 	}
 	if rt.SkillG < 0 || rt.CommanderG < 0 || rt.Games < 0 || rt.Sigma < 0 || rt.OffsetSigma < 0 || rt.CommanderSigma < 0 ||
-		rt.SeasonGames < 0 || rt.Season < 0 || rt.LastPlayed < 0 || rt.Surprise < 0 {
+		rt.SeasonGames < 0 || rt.Season < 0 || rt.LastPlayed < 0 || rt.Surprise < 0 || rt.AltSigma < 0 {
 		return fmt.Errorf("rating %+v has a negative accumulator or game count", rt)
 	}
 	return nil

@@ -53,6 +53,13 @@ func TestTuneShortHistories(t *testing.T) {
 	vary("ScalePrior", []float64{2, 5}, func(m *ratings.Kalman, v float64) { m.ScalePrior = v })
 	vary("NewcomerPrior", []float64{5, 1e9}, func(m *ratings.Kalman, v float64) { m.NewcomerPrior = v })
 	vary("BiasPrior", []float64{200, 1e9}, func(m *ratings.Kalman, v float64) { m.BiasPrior = v })
+	for _, memory := range []float64{0, 0.5, 2} {
+		rows = append(rows, tuneRow{fmt.Sprintf("ns2-mix, memory %g", memory), func() ratings.Model {
+			m := ratings.DefaultMixture()
+			m.Memory = memory
+			return m
+		}})
+	}
 	rows = onlyRows(rows, os.Getenv("RATINGS_ROWS"))
 
 	first := uint64(1)

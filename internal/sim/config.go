@@ -49,7 +49,7 @@ type Scenario struct {
 	Avoid          *AvoidDist      `json:"avoid,omitempty"`
 	Configurations []Configuration `json:"configurations"`
 	// RatingModel is the model of the configurations with the learned rating: a name
-	// ratings.ModelByName knows ("ns2", "ns2-kalman", "openskill-pl", "openskill-bt");
+	// ratings.ModelByName knows ("ns2", "ns2-kalman", "openskill-pl", "openskill-bt", "ns2-mix");
 	// empty: the service's default (ratings.DefaultModel, what a context uses unless
 	// MATCHMAKER_RATING_MODELS names another).
 	RatingModel string `json:"rating_model,omitempty"`

@@ -1898,7 +1898,7 @@ export interface components {
              * @description The context's rating model.
              * @enum {string}
              */
-            model: "ns2-kalman" | "ns2" | "openskill-pl" | "openskill-bt";
+            model: "ns2-kalman" | "ns2" | "openskill-pl" | "openskill-bt" | "ns2-mix";
             /**
              * Format: double
              * @description The probability of a draw, for a model that predicts draws (none today).

@@ -130,11 +130,12 @@ func (g crafted) pos() float64 { return math.Abs(g.num()) }
 
 func (g crafted) rating() ratings.Rating {
 	return ratings.Rating{Skill: g.num(), Offset: g.num(), Commander: g.num(), SkillG: g.pos(), CommanderG: g.pos(), Games: 1 + g.rng.IntN(1000),
-		Sigma: g.pos(), OffsetSigma: g.pos(), CommanderSigma: g.pos()}
+		Sigma: g.pos(), OffsetSigma: g.pos(), CommanderSigma: g.pos(), AltSkill: g.num(), AltSigma: g.pos()}
 }
 
 func (g crafted) terms() ratings.Terms {
-	return ratings.Terms{Presence: g.num(), PresenceWeight: g.pos(), Newcomer: g.num(), NewcomerWeight: g.pos(), Scale: g.num(), ScaleWeight: g.pos()}
+	return ratings.Terms{Presence: g.num(), PresenceWeight: g.pos(), Newcomer: g.num(), NewcomerWeight: g.pos(), Scale: g.num(), ScaleWeight: g.pos(),
+		AltScale: g.num(), AltScaleWeight: g.pos(), Evidence: g.num()}
 }
 
 // state is a crafted rating for every participant of r (and zeros of both signs, which a store
@@ -201,7 +202,8 @@ func checkBiasAfterUpdate(t *testing.T, st ratings.Store, r ratings.Result, key 
 		near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(b)) }
 		if g.Wins != w.Wins || g.Games != w.Games || !near(g.Terms.Presence, w.Terms.Presence) || !near(g.Terms.PresenceWeight, w.Terms.PresenceWeight) ||
 			!near(g.Terms.Newcomer, w.Terms.Newcomer) || !near(g.Terms.NewcomerWeight, w.Terms.NewcomerWeight) ||
-			!near(g.Terms.Scale, w.Terms.Scale) || !near(g.Terms.ScaleWeight, w.Terms.ScaleWeight) {
+			!near(g.Terms.Scale, w.Terms.Scale) || !near(g.Terms.ScaleWeight, w.Terms.ScaleWeight) ||
+			!near(g.Terms.AltScale, w.Terms.AltScale) || !near(g.Terms.AltScaleWeight, w.Terms.AltScaleWeight) || !near(g.Terms.Evidence, w.Terms.Evidence) {
 			return ratings.Outcome{}, nil, fmt.Errorf("after a bias update, apply was given the total %+v, want %+v", g, w)
 		}
 		return ratings.Outcome{WinProbability: [2]float64{0.5, 0.5}}, []byte("ok"), nil

@@ -144,7 +144,8 @@ func sameRating(a, b ratings.Rating) bool {
 	return near(a.Skill, b.Skill) && near(a.Offset, b.Offset) && near(a.Commander, b.Commander) &&
 		near(a.SkillG, b.SkillG) && near(a.CommanderG, b.CommanderG) && near(a.Sigma, b.Sigma) &&
 		near(a.OffsetSigma, b.OffsetSigma) && near(a.CommanderSigma, b.CommanderSigma) && a.Games == b.Games &&
-		a.LastPlayed == b.LastPlayed && a.Season == b.Season && a.SeasonGames == b.SeasonGames && near(a.Surprise, b.Surprise)
+		a.LastPlayed == b.LastPlayed && a.Season == b.Season && a.SeasonGames == b.SeasonGames && near(a.Surprise, b.Surprise) &&
+		near(a.AltSkill, b.AltSkill) && near(a.AltSigma, b.AltSigma)
 }
 
 // sameResponse reports whether two of render's responses are equal to rounding: the same JSON
@@ -199,6 +200,8 @@ func sameBits(a, b ratings.Rating) bool {
 		math.Float64bits(a.OffsetSigma) == math.Float64bits(b.OffsetSigma) &&
 		math.Float64bits(a.CommanderSigma) == math.Float64bits(b.CommanderSigma) &&
 		math.Float64bits(a.Surprise) == math.Float64bits(b.Surprise) &&
+		math.Float64bits(a.AltSkill) == math.Float64bits(b.AltSkill) &&
+		math.Float64bits(a.AltSigma) == math.Float64bits(b.AltSigma) &&
 		a.Games == b.Games && a.LastPlayed == b.LastPlayed && a.Season == b.Season && a.SeasonGames == b.SeasonGames
 }
 
