@@ -23,7 +23,7 @@ import (
 // more than one pass's rows.
 
 const seasonColumns = `context_key, name, starts_at, ends_at, definition, epoch, reset_at, coalesce(reset_mean, 0),
-    coalesce(reset_sigma, 0), coalesce(reset_after, 0), final_at`
+    coalesce(reset_sigma, 0), coalesce(reset_after, 0), final_at, coalesce(reset_alt_mean, 0)`
 
 const (
 	// The contexts' seasons whose reset was applied.
@@ -34,11 +34,12 @@ const (
 	sqlInsertSeason   = `
 INSERT INTO seasons (context_key, name, game_type, starts_at, ends_at, definition) VALUES ($1, $2, $3, $4, $5, $6)`
 	sqlUpdateSeason = `UPDATE seasons SET starts_at = $3, ends_at = $4, definition = $5 WHERE context_key = $1 AND name = $2`
-	// The context's mean player skill, summed in participant order as ratings.MeanSkill sums.
-	sqlContextSkills = `SELECT skill FROM ratings WHERE context_key = $1 AND NOT is_bot ORDER BY participant_id`
-	sqlLastSeq       = `SELECT coalesce(max(seq), 0) FROM matches WHERE game_type = $1`
-	sqlMarkReset     = `
-UPDATE seasons SET epoch = $3, reset_at = $4, reset_mean = $5, reset_sigma = $6, reset_after = $7
+	// The context's players' skills, in participant order as ratings.MeanSkill and MeanAltSkill sum them.
+	sqlContextSkills = `SELECT skill, coalesce(alt_skill, 0), coalesce(alt_sigma, 0) FROM ratings
+WHERE context_key = $1 AND NOT is_bot ORDER BY participant_id`
+	sqlLastSeq   = `SELECT coalesce(max(seq), 0) FROM matches WHERE game_type = $1`
+	sqlMarkReset = `
+UPDATE seasons SET epoch = $3, reset_at = $4, reset_mean = $5, reset_sigma = $6, reset_after = $7, reset_alt_mean = $8
 WHERE context_key = $1 AND name = $2`
 	// A pass of a reset: rows of the context behind the epoch, not held by a result.
 	sqlRatingsBehind = `
@@ -48,8 +49,10 @@ ORDER BY is_bot, participant_id
 LIMIT $3
 FOR UPDATE SKIP LOCKED`
 	sqlResetRows = `
-UPDATE ratings AS r SET skill = u.skill, sigma = u.sigma, season = u.season, season_games = NULL, updated_at = now()
-FROM unnest($2::boolean[], $3::text[], $4::float8[], $5::float8[], $6::bigint[]) AS u(is_bot, participant_id, skill, sigma, season)
+UPDATE ratings AS r SET skill = u.skill, sigma = u.sigma, season = u.season, season_games = NULL,
+    alt_skill = u.alt_skill, alt_sigma = u.alt_sigma, updated_at = now()
+FROM unnest($2::boolean[], $3::text[], $4::float8[], $5::float8[], $6::bigint[], $7::float8[], $8::float8[])
+    AS u(is_bot, participant_id, skill, sigma, season, alt_skill, alt_sigma)
 WHERE r.context_key = $1 AND r.is_bot = u.is_bot AND r.participant_id = u.participant_id`
 	sqlMarkFinal        = `UPDATE seasons SET final_at = $3 WHERE context_key = $1 AND name = $2`
 	sqlDeleteStandings  = `DELETE FROM season_standings WHERE context_key = $1 AND season = $2`
@@ -91,7 +94,7 @@ func scanSeasons(rows pgx.Rows, each func(ratings.Season)) error {
 	var resetAt, finalAt pgtype.Timestamptz
 	var se ratings.Season
 	_, err := pgx.ForEachRow(rows, []any{&key, &se.Name, &se.StartsAt, &se.EndsAt, &raw, &se.Epoch, &resetAt, &se.ResetMean,
-		&se.ResetSigma, &se.ResetAfter, &finalAt}, func() error {
+		&se.ResetSigma, &se.ResetAfter, &finalAt, &se.ResetAltMean}, func() error {
 		c, err := ratings.ParseContextKey(key)
 		if err != nil {
 			return fmt.Errorf("stored context key %q: %w", key, err)
@@ -268,7 +271,7 @@ func (s *Store) markReset(ctx context.Context, c ratings.Context, name string, a
 		for _, o := range list {
 			epoch = max(epoch, o.Epoch)
 		}
-		mean, err := contextMean(ctx, tx, c)
+		mean, altMean, err := contextMean(ctx, tx, c)
 		if err != nil {
 			return err
 		}
@@ -277,7 +280,9 @@ func (s *Store) markReset(ctx context.Context, c ratings.Context, name string, a
 			return err
 		}
 		se.Epoch, se.ResetAt, se.ResetMean, se.ResetSigma, se.ResetAfter = epoch+1, at.UTC(), mean, priorSigma, after
-		_, err = tx.Exec(ctx, sqlMarkReset, c.Key(), name, se.Epoch, se.ResetAt, se.ResetMean, se.ResetSigma, se.ResetAfter)
+		se.ResetAltMean = altMean
+		_, err = tx.Exec(ctx, sqlMarkReset, c.Key(), name, se.Epoch, se.ResetAt, se.ResetMean, se.ResetSigma, se.ResetAfter,
+			se.ResetAltMean)
 		return err
 	})
 	if err != nil {
@@ -286,19 +291,19 @@ func (s *Store) markReset(ctx context.Context, c ratings.Context, name string, a
 	return se, nil
 }
 
-// contextMean is ratings.MeanSkill of the context's players, as stored now.
-func contextMean(ctx context.Context, tx pgx.Tx, c ratings.Context) (float64, error) {
+// contextMean is ratings.MeanSkill and MeanAltSkill of the context's players, as stored now.
+func contextMean(ctx context.Context, tx pgx.Tx, c ratings.Context) (mean, altMean float64, err error) {
 	rows, err := tx.Query(ctx, sqlContextSkills, c.Key())
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var rs []ratings.RatedParticipant
-	var skill float64
-	_, err = pgx.ForEachRow(rows, []any{&skill}, func() error {
-		rs = append(rs, ratings.RatedParticipant{Rating: ratings.Rating{Skill: skill}})
+	var r ratings.Rating
+	_, err = pgx.ForEachRow(rows, []any{&r.Skill, &r.AltSkill, &r.AltSigma}, func() error {
+		rs = append(rs, ratings.RatedParticipant{Rating: r})
 		return nil
 	})
-	return ratings.MeanSkill(rs), err
+	return ratings.MeanSkill(rs), ratings.MeanAltSkill(rs), err
 }
 
 // resetPass resets up to ResetBatch rows of the context behind the season's epoch, in one
@@ -318,6 +323,7 @@ func (s *Store) resetPass(ctx context.Context, c ratings.Context, se ratings.Sea
 		var bots []bool
 		var ids []string
 		var skills, sigmas []float64
+		var altSkills, altSigmas []pgtype.Float8 // NULL for zero, as the ratings' writes store them
 		var epochs []int64
 		var p ratings.Participant
 		var r ratings.Rating
@@ -326,6 +332,7 @@ func (s *Store) resetPass(ctx context.Context, c ratings.Context, se ratings.Sea
 			reset := ratings.CatchUp(r, seasons)
 			bots, ids = append(bots, p.Bot), append(ids, p.ID)
 			skills, sigmas, epochs = append(skills, reset.Skill), append(sigmas, reset.Sigma), append(epochs, reset.Season)
+			altSkills, altSigmas = append(altSkills, ratingValue(reset.AltSkill)), append(altSigmas, ratingValue(reset.AltSigma))
 			return nil
 		})
 		if err != nil {
@@ -335,7 +342,7 @@ func (s *Store) resetPass(ctx context.Context, c ratings.Context, se ratings.Sea
 		if n == 0 {
 			return nil
 		}
-		_, err = tx.Exec(ctx, sqlResetRows, c.Key(), bots, ids, skills, sigmas, epochs)
+		_, err = tx.Exec(ctx, sqlResetRows, c.Key(), bots, ids, skills, sigmas, epochs, altSkills, altSigmas)
 		return err
 	})
 	return n, err

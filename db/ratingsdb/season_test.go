@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/db/ratingsdb"
@@ -171,10 +172,17 @@ func checkResetExactlyOnce(t *testing.T, st ratings.Store, c ratings.Context, al
 
 // BenchmarkSeasonReset measures a season's reset of a context of 100,000 ratings (written
 // straight into the table), its passes included: one reset per iteration, each on a context
-// of its own.
+// of its own; ns2-kalman's ratings (no second belief), and ns2-mix's, whose second belief is
+// reset too.
 //
 //	go test -run '^$' -bench SeasonReset -benchtime 3x ./db/ratingsdb/
 func BenchmarkSeasonReset(b *testing.B) {
+	for _, mix := range []bool{false, true} {
+		b.Run(map[bool]string{false: "ns2-kalman", true: "ns2-mix"}[mix], func(b *testing.B) { benchSeasonReset(b, mix) })
+	}
+}
+
+func benchSeasonReset(b *testing.B, mix bool) {
 	ctx := context.Background()
 	st, _ := openStore(b)
 	const n = 100_000
@@ -183,10 +191,15 @@ func BenchmarkSeasonReset(b *testing.B) {
 		game := fmt.Sprintf("bench%d", i)
 		rows := make([][]any, n)
 		for j := range rows {
-			rows[j] = []any{game, false, fmt.Sprintf("p%06d", j), game, float64(j%400)/100 - 2, 40, 1.2, int64(1_700_000_000)}
+			altSkill, altSigma := pgtype.Float8{}, pgtype.Float8{}
+			if mix {
+				altSkill, altSigma = pgtype.Float8{Float64: float64(j%500)/50 - 5, Valid: true}, pgtype.Float8{Float64: 4, Valid: true}
+			}
+			rows[j] = []any{game, false, fmt.Sprintf("p%06d", j), game, float64(j%400)/100 - 2, 40, 1.2, int64(1_700_000_000), altSkill, altSigma}
 		}
 		if _, err := st.Pool().CopyFrom(ctx, pgx.Identifier{"ratings"},
-			[]string{"context_key", "is_bot", "participant_id", "game_type", "skill", "games", "sigma", "last_played"}, pgx.CopyFromRows(rows)); err != nil {
+			[]string{"context_key", "is_bot", "participant_id", "game_type", "skill", "games", "sigma", "last_played", "alt_skill", "alt_sigma"},
+			pgx.CopyFromRows(rows)); err != nil {
 			b.Fatal(err)
 		}
 		c, _ := ratings.NewContext(game, nil)
@@ -201,9 +214,10 @@ func BenchmarkSeasonReset(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		var behind int
-		if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM ratings WHERE context_key = $1 AND coalesce(season, 0) < 1`, game).Scan(&behind); err != nil || behind != 0 {
-			b.Fatalf("%d ratings not reset (%v)", behind, err)
+		var behind, altKept int
+		if err := st.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE coalesce(season, 0) < 1), count(*) FILTER (WHERE alt_sigma = 4)
+FROM ratings WHERE context_key = $1`, game).Scan(&behind, &altKept); err != nil || behind != 0 || altKept != 0 {
+			b.Fatalf("%d ratings not reset, %d second beliefs not (%v)", behind, altKept, err)
 		}
 		b.StartTimer()
 	}

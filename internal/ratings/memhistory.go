@@ -194,7 +194,7 @@ func (s *MemoryStore) rebuild(gameType string, replay ReplayFunc, progress func(
 	}
 	for _, se := range resets {
 		if stored := s.findSeason(se.Context, se.Name); stored != nil {
-			stored.ResetMean = se.ResetMean
+			stored.ResetMean, stored.ResetAltMean = se.ResetMean, se.ResetAltMean
 		}
 	}
 	tell("writing", rep.Ratings, rep.Ratings)

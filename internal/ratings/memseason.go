@@ -134,6 +134,7 @@ func (s *MemoryStore) ResetSeason(ctx context.Context, c Context, name string, a
 	slices.SortFunc(all, func(a, b RatedParticipant) int { return a.Participant.Compare(b.Participant) })
 	se.Epoch = latestEpoch(s.resetSeasons(c.Key())) + 1
 	se.ResetAt, se.ResetMean, se.ResetSigma, se.ResetAfter = at, MeanSkill(all), priorSigma, s.seq
+	se.ResetAltMean = MeanAltSkill(all)
 	for _, rp := range all {
 		mc.ratings[rp.Participant] = CatchUp(rp.Rating, []Season{*se})
 	}

@@ -37,6 +37,9 @@ type Season struct {
 	ResetMean  float64
 	ResetSigma float64
 	ResetAfter int64
+	// ResetAltMean is the mean second belief (Rating.AltSkill, ns2-mix's openskill-pl) of the
+	// context's players that have one (MeanAltSkill), which the reset pulls those towards.
+	ResetAltMean float64
 	// FinalAt is when the final standings were kept; zero before.
 	FinalAt time.Time
 }
@@ -270,18 +273,30 @@ func Redefine(old, s Season) (Season, error) {
 			old.Name, old.Context, old.ResetAt.Format(time.RFC3339)), Fields: []apperr.FieldError{{Field: "starts_at", Message: "is fixed once the season's reset is applied"}}}
 	}
 	s.Epoch, s.ResetAt, s.ResetMean, s.ResetSigma, s.ResetAfter = old.Epoch, old.ResetAt, old.ResetMean, old.ResetSigma, old.ResetAfter
+	s.ResetAltMean = old.ResetAltMean
 	return s, nil
 }
 
 // apply soft-resets one rating for the season: its skill pulled towards the reset's mean, its
-// uncertainty grown by AddSD, its season games started again.
+// uncertainty grown by AddSD, its season games started again. A rating with a second belief
+// (ns2-mix's openskill-pl: AltSigma > 0) has it reset by the same rule on its own scale: its
+// skill pulled towards the second beliefs' mean (ResetAltMean) keeping Keep of the distance,
+// its uncertainty grown by the factor the first's grew by (AddSD is in the first model's
+// units; a factor is the same on both scales). A rating without one keeps its zeros.
 func (s *Season) apply(r Rating) Rating {
 	r.Skill = s.ResetMean + s.Reset.Keep*(r.Skill-s.ResetMean)
 	sd := r.Sigma
 	if sd <= 0 {
 		sd = s.ResetSigma
 	}
-	r.Sigma = math.Sqrt(sd*sd + s.Reset.AddSD*s.Reset.AddSD)
+	grown := math.Sqrt(sd*sd + s.Reset.AddSD*s.Reset.AddSD)
+	if r.AltSigma > 0 {
+		r.AltSkill = s.ResetAltMean + s.Reset.Keep*(r.AltSkill-s.ResetAltMean)
+		if sd > 0 {
+			r.AltSigma *= grown / sd
+		}
+	}
+	r.Sigma = grown
 	r.Season, r.SeasonGames = s.Epoch, 0
 	return r
 }
@@ -318,6 +333,24 @@ func MeanSkill(rs []RatedParticipant) float64 {
 	for _, rp := range rs {
 		if !rp.Participant.Bot {
 			sum += rp.Rating.Skill
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// MeanAltSkill is the mean second belief (Rating.AltSkill) of the players (not bots) that have
+// one (AltSigma > 0), summed in participant order as MeanSkill sums (0 with none): the mean a
+// season's reset pulls an ns2-mix context's second beliefs towards.
+func MeanAltSkill(rs []RatedParticipant) float64 {
+	var sum float64
+	n := 0
+	for _, rp := range rs {
+		if !rp.Participant.Bot && rp.Rating.AltSigma > 0 {
+			sum += rp.Rating.AltSkill
 			n++
 		}
 	}
@@ -453,7 +486,7 @@ func resetState(states map[string]*State, se *Season) {
 	for _, p := range st.Participants() {
 		all = append(all, RatedParticipant{p, st.Ratings[p]})
 	}
-	se.ResetMean = MeanSkill(all)
+	se.ResetMean, se.ResetAltMean = MeanSkill(all), MeanAltSkill(all)
 	for _, rp := range all {
 		st.Ratings[rp.Participant] = se.apply(rp.Rating)
 	}

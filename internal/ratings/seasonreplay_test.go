@@ -25,7 +25,14 @@ type seasonReplay struct {
 func replaySeasons(t *testing.T, history []ratings.Result, yearly bool) seasonReplay {
 	t.Helper()
 	ctx := context.Background()
-	svc := ratings.NewService(ratings.NewMemoryStore(nil), ratings.DefaultModel())
+	model := ratings.DefaultModel()
+	if name := os.Getenv("RATINGS_MODEL"); name != "" { // e.g. ns2-mix
+		var err error
+		if model, err = ratings.ModelByName(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := ratings.NewService(ratings.NewMemoryStore(nil), model)
 	var now time.Time
 	svc.SetClock(func() time.Time { return now })
 	var out seasonReplay
@@ -89,7 +96,8 @@ func replaySeasons(t *testing.T, history []ratings.Result, yearly bool) seasonRe
 //
 //	RATINGS_DATA=atp-doubles.csv go test -run TestSeasonsOnARealHistory -v ./internal/ratings
 //
-// RATINGS_SEASON_RESET=0.5,1 replays it with another reset (keep, add_sd).
+// RATINGS_SEASON_RESET=0.5,1 replays it with another reset (keep, add_sd), RATINGS_MODEL=ns2-mix
+// with another model than the default.
 func TestSeasonsOnARealHistory(t *testing.T) {
 	path := os.Getenv("RATINGS_DATA")
 	if path == "" || !strings.HasSuffix(path, ".csv") {

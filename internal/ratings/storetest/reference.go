@@ -20,11 +20,15 @@ type ref struct {
 	history []ratings.Result
 	seen    map[ratings.Participant]bool
 	epochs  map[string]int64 // the latest season reset of each context
+	model   ratings.Model    // what learns the results (recordBoth gives the store its Apply)
 }
 
-func newRef() *ref {
+func newRef() *ref { return newRefOf(ratings.DefaultModel()) }
+
+// newRefOf is a reference whose results m learns.
+func newRefOf(m ratings.Model) *ref {
 	return &ref{policy: &ratings.MutatorPolicy{}, states: map[string]*ratings.State{}, seen: map[ratings.Participant]bool{},
-		epochs: map[string]int64{}}
+		epochs: map[string]int64{}, model: m}
 }
 
 // reset applies a season's reset to its context's ratings, as the store should have.
@@ -39,13 +43,19 @@ func (f *ref) reset(t *testing.T, se ratings.Season) {
 }
 
 // mean is the mean skill of c's players, as a reset takes it.
-func (f *ref) mean(c ratings.Context) float64 {
+func (f *ref) mean(c ratings.Context) float64 { return ratings.MeanSkill(f.rated(c)) }
+
+// altMean is the mean second belief of c's players, as a reset takes it.
+func (f *ref) altMean(c ratings.Context) float64 { return ratings.MeanAltSkill(f.rated(c)) }
+
+// rated are c's ratings in participant order.
+func (f *ref) rated(c ratings.Context) []ratings.RatedParticipant {
 	s := f.states[c.Key()]
 	var rs []ratings.RatedParticipant
 	for _, p := range s.Participants() {
 		rs = append(rs, ratings.RatedParticipant{Participant: p, Rating: s.Ratings[p]})
 	}
-	return ratings.MeanSkill(rs)
+	return rs
 }
 
 // record applies r and returns the context and the response the store should give.
@@ -67,7 +77,7 @@ func (f *ref) record(t *testing.T, r ratings.Result) (ratings.Context, []byte) {
 	for p, rt := range s.Ratings {
 		prior[p] = rt
 	}
-	o, err := ratings.DefaultModel().Apply(prior, s.Bias, r)
+	o, err := f.model.Apply(prior, s.Bias, r)
 	if err != nil {
 		t.Fatalf("reference: %v", err)
 	}
@@ -94,7 +104,7 @@ func (f *ref) rebuild(t *testing.T, gameType string) {
 			h = append(h, r)
 		}
 	}
-	states, _, err := ratings.ReplayByContext(ratings.DefaultModel(), f.policy, h)
+	states, _, err := ratings.ReplayByContext(f.model, f.policy, h)
 	if err != nil {
 		t.Fatalf("reference rebuild: %v", err)
 	}
@@ -112,7 +122,7 @@ func (f *ref) rebuild(t *testing.T, gameType string) {
 func recordBoth(t *testing.T, st ratings.Store, f *ref, r ratings.Result) ratings.Recorded {
 	t.Helper()
 	wantCtx, want := f.record(t, r)
-	got, err := st.RecordResult(context.Background(), request(r), applyModel(r))
+	got, err := st.RecordResult(context.Background(), request(r), applyWith(f.model, r))
 	if err != nil {
 		t.Fatalf("RecordResult(%s): %v", r.MatchID, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -92,16 +93,9 @@ func wantField(t *testing.T, err error, field string) {
 // all; the results after it learn from reset ratings; a rebuild applies it again where it was.
 func testSeasonReset(t *testing.T, st ratings.Store) {
 	ctx := context.Background()
-	ss := seasonStore(t, st)
-	tdm := mustContext(t, "tdm")
-	if _, err := ss.PutSeason(ctx, season(tdm, "s1", 0, 3)); err != nil {
-		t.Fatal(err)
-	}
+	ss, tdm, before, after := seasonOfTDM(t, st)
 	f := newRef()
-	before, after, other := league(20, 31, "tdm"), league(20, 32, "tdm"), league(5, 33, "ctf")
-	for i := range after {
-		after[i].MatchID = fmt.Sprintf("after-%d", i)
-	}
+	other := league(5, 33, "ctf")
 	for _, r := range append(before, other...) {
 		recordBoth(t, st, f, r)
 	}
@@ -126,6 +120,59 @@ func testSeasonReset(t *testing.T, st ratings.Store) {
 	assertRef(t, st, f)
 	checkSeasonGames(t, st, f, tdm, se.Epoch)
 	if _, err := st.Rebuild(ctx, "tdm", replayModel, nil); err != nil {
+		t.Fatal(err)
+	}
+	assertRef(t, st, f)
+}
+
+// seasonOfTDM defines season s1 of tdm in st and returns the results the reset tests record
+// before its reset and after it.
+func seasonOfTDM(t *testing.T, st ratings.Store) (ss ratings.SeasonStore, tdm ratings.Context, before, after []ratings.Result) {
+	t.Helper()
+	ss, tdm = seasonStore(t, st), mustContext(t, "tdm")
+	if _, err := ss.PutSeason(context.Background(), season(tdm, "s1", 0, 3)); err != nil {
+		t.Fatal(err)
+	}
+	before, after = league(20, 31, "tdm"), league(20, 32, "tdm")
+	for i := range after {
+		after[i].MatchID = fmt.Sprintf("after-%d", i)
+	}
+	return ss, tdm, before, after
+}
+
+// testSeasonResetMixture: testSeasonReset in a context that learns with ns2-mix. The reset
+// moves both beliefs of every rating, the second (openskill-pl's) towards its own players'
+// mean by the same keep rule and its uncertainty grown, as CatchUp says; results after it
+// learn from both reset; a rebuild applies it again where it was.
+func testSeasonResetMixture(t *testing.T, st ratings.Store) {
+	ctx := context.Background()
+	ss, tdm, before, after := seasonOfTDM(t, st)
+	mix := ratings.DefaultMixture()
+	f := newRefOf(mix)
+	for _, r := range before {
+		recordBoth(t, st, f, r)
+	}
+	old := maps.Clone(f.states[tdm.Key()].Ratings)
+	se, err := ss.ResetSeason(ctx, tdm, "s1", seasonStart, mix.PriorSigma())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := f.altMean(tdm); se.ResetAltMean != want || want == 0 {
+		t.Fatalf("reset's second mean %v, want the players' %v (not 0)", se.ResetAltMean, want)
+	}
+	f.reset(t, se)
+	for p, r := range f.states[tdm.Key()].Ratings {
+		o := old[p]
+		if want := se.ResetAltMean + se.Reset.Keep*(o.AltSkill-se.ResetAltMean); o.AltSigma <= 0 || !near(r.AltSkill, want) || r.AltSigma <= o.AltSigma {
+			t.Fatalf("%v: second belief %v ± %v after the reset, was %v ± %v: want %v, wider", p, r.AltSkill, r.AltSigma, o.AltSkill, o.AltSigma, want)
+		}
+	}
+	assertRef(t, st, f)
+	for _, r := range after {
+		recordBoth(t, st, f, r)
+	}
+	assertRef(t, st, f)
+	if _, err := st.Rebuild(ctx, "tdm", ratings.Replayer(mix), nil); err != nil {
 		t.Fatal(err)
 	}
 	assertRef(t, st, f)

@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) ratings.Store) {
 		{"Tunings", testTunings},
 		{"SeasonDefinitions", testSeasonDefinitions},
 		{"SeasonReset", testSeasonReset},
+		{"SeasonResetMixture", testSeasonResetMixture},
 		{"SeasonStandings", testSeasonStandings},
 	}
 	for _, tc := range tests {
@@ -153,8 +154,10 @@ func render(c ratings.Context, o ratings.Outcome) []byte {
 }
 
 // applyModel is the ApplyFunc the service uses, with the default model.
-func applyModel(r ratings.Result) ratings.ApplyFunc {
-	m := ratings.DefaultModel()
+func applyModel(r ratings.Result) ratings.ApplyFunc { return applyWith(ratings.DefaultModel(), r) }
+
+// applyWith is applyModel with the model m.
+func applyWith(m ratings.Model, r ratings.Result) ratings.ApplyFunc {
 	return func(c ratings.Context, prior map[ratings.Participant]ratings.Rating, bias ratings.BiasTable) (ratings.Outcome, []byte, error) {
 		o, err := m.Apply(prior, bias, r)
 		if err != nil {
