@@ -55,13 +55,26 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) error {
 func respond(w http.ResponseWriter, r *http.Request, logger *slog.Logger, status int, v any) {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	if err := json.NewEncoder(buf).Encode(v); err != nil {
+	if err := encodeResponse(buf, v); err != nil {
 		writeError(w, r, logger, apperr.Wrap(apperr.Internal, err, "encode response"))
 		return
 	}
 	if err := writeJSON(w, status, buf.Bytes()); err != nil {
 		logger.DebugContext(r.Context(), "write response", "err", err, "request_id", requestIDFrom(r.Context()))
 	}
+}
+
+// encodeResponse writes v into buf as json.Encoder's Encode does: by its own appendJSON when
+// it has one (respond_encode.go), else by encoding/json, which also has the last word on a
+// value the appender cannot write (nothing of it is in buf then).
+func encodeResponse(buf *bytes.Buffer, v any) error {
+	if a, ok := v.(jsonAppender); ok {
+		if b, err := a.appendJSON(buf.AvailableBuffer()); err == nil {
+			buf.Write(append(b, '\n'))
+			return nil
+		}
+	}
+	return json.NewEncoder(buf).Encode(v)
 }
 
 // decode reads a JSON body into a T: the body must be application/json, hold exactly one

@@ -85,6 +85,6 @@ func handlePlaceMatch(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
-		respond(w, r, logger, http.StatusOK, newMatchOutJSON(m))
+		respond(w, r, logger, http.StatusOK, new(newMatchOutJSON(m)))
 	})
 }

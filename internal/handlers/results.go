@@ -97,7 +97,7 @@ func handleResults(logger *slog.Logger, svc *ratings.Service, queues *queuesvc.S
 				}
 			}
 		}
-		respond(w, r, logger, http.StatusCreated, newResultResponse(receipt))
+		respond(w, r, logger, http.StatusCreated, new(newResultResponse(receipt)))
 	})
 }
 

@@ -187,7 +187,7 @@ func respondCreatedTicket(w http.ResponseWriter, r *http.Request, logger *slog.L
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	w.Header().Set("Location", "/v1/tickets/"+t.ID)
-	respond(w, r, logger, status, newTicketJSON(t))
+	respond(w, r, logger, status, new(newTicketJSON(t)))
 }
 
 // handleGetTicket answers GET /v1/tickets/{id}, and with ?wait_s=N (0..60) long-polls: it
@@ -231,7 +231,7 @@ func handleGetTicket(logger *slog.Logger, svc *queuesvc.Service, streams context
 			writeError(w, r, logger, err)
 			return
 		}
-		respond(w, r, logger, http.StatusOK, newTicketJSON(t))
+		respond(w, r, logger, http.StatusOK, new(newTicketJSON(t)))
 	})
 }
 
@@ -319,7 +319,7 @@ func handleGetMatch(logger *slog.Logger, svc *queuesvc.Service) http.Handler {
 			writeError(w, r, logger, err)
 			return
 		}
-		respond(w, r, logger, http.StatusOK, newMatchOutJSON(m))
+		respond(w, r, logger, http.StatusOK, new(newMatchOutJSON(m)))
 	})
 }
 
