@@ -45,7 +45,8 @@ SELECT 'claimed-' || i, 'tk-claimed-' || i, 'mt-' || (i / 2), 'other', $1 FROM g
 //	go test -run '^$' -bench QueueEndClaims -cpu 16 -benchtime 20000x -count 6 ./db/queuedb/
 //
 // with TEST_DATABASE_URL set. server-µs/end is the CPU the Postgres processes spent per end
-// (dbtest.ServerCPU), client-µs/end this process's (the benchmark's callers included).
+// (dbtest.ServerCPU), client-µs/end this process's (the benchmark's callers included), WAL-B/end
+// the WAL the server wrote per end (every database's: the server should run nothing else).
 func BenchmarkQueueEndClaims(b *testing.B) {
 	qs, s := openQueueStore(b)
 	ctx := context.Background()
@@ -60,7 +61,7 @@ SELECT 'p' || g, 'tk' || g, 'mt' || g / 2, 'q', $1 FROM generate_series(0, 2 * $
 		b.Fatal(err)
 	}
 	var next atomic.Int64
-	cpu0, self0 := dbtest.ServerCPU(s.Pool()), processCPU(b)
+	cpu0, self0, wal0 := dbtest.ServerCPU(s.Pool()), processCPU(b), dbtest.WALBytes(b, s.Pool())
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -72,9 +73,10 @@ SELECT 'p' || g, 'tk' || g, 'mt' || g / 2, 'q', $1 FROM generate_series(0, 2 * $
 		}
 	})
 	b.StopTimer()
-	cpu, self := dbtest.ServerCPU(s.Pool())-cpu0, processCPU(b)-self0
+	cpu, self, wal := dbtest.ServerCPU(s.Pool())-cpu0, processCPU(b)-self0, dbtest.WALBytes(b, s.Pool())-wal0
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "server-µs/end")
 	b.ReportMetric(float64(self.Microseconds())/float64(b.N), "client-µs/end")
+	b.ReportMetric(float64(wal)/float64(b.N), "WAL-B/end")
 }
 
 // processCPU is the CPU time this process has used, user and system.

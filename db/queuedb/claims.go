@@ -55,16 +55,21 @@ SELECT c.player_id, c.ticket_id, c.match_id, c.queue, c.until, coalesce(t.id, ''
 FROM queue_claims AS c LEFT JOIN queue_tickets AS t ON t.id = c.ticket_id
 WHERE c.player_id = ANY($1::text[])`
 
+	// purge_after is the until a claim is made with, which its end does not change (the
+	// migration 00021: the end is a heap-only update of until, which is not indexed).
 	sqlWriteClaims = `
-INSERT INTO queue_claims (player_id, ticket_id, match_id, queue, until)
-SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
+INSERT INTO queue_claims (player_id, ticket_id, match_id, queue, until, purge_after)
+SELECT u.*, u.until FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
+    AS u(player_id, ticket_id, match_id, queue, until)
 ON CONFLICT (player_id) DO UPDATE
-SET ticket_id = excluded.ticket_id, match_id = excluded.match_id, queue = excluded.queue, until = excluded.until`
+SET ticket_id = excluded.ticket_id, match_id = excluded.match_id, queue = excluded.queue, until = excluded.until,
+    purge_after = excluded.purge_after`
 
-	// The claims ended before $1; a chunk at a time, as the purge's other deletes.
+	// The claims ended before $1; a chunk at a time, as the purge's other deletes. They are
+	// found by purge_after, at or after until.
 	sqlPurgeClaims = `
 DELETE FROM queue_claims WHERE player_id IN (
-    SELECT player_id FROM queue_claims WHERE until < $1 ORDER BY until LIMIT $2)
+    SELECT player_id FROM queue_claims WHERE purge_after < $1 AND until < $1 ORDER BY purge_after LIMIT $2)
 AND until < $1`
 )
 

@@ -47,8 +47,9 @@ func (s *Store) Listening() bool { return s.listening.Load() }
 func (s *Store) Epoch(queueName string) (int64, bool) { return s.lead.epoch(queueName) }
 
 const (
-	SQLEndClaims  = sqlEndClaims
-	SQLReadClaims = sqlReadClaims
+	SQLEndClaims   = sqlEndClaims
+	SQLReadClaims  = sqlReadClaims
+	SQLWriteClaims = sqlWriteClaims
 )
 
 // PendingEnds is the number of EndClaims calls waiting for a batch to take them.
