@@ -1064,7 +1064,7 @@ type ContextTuning struct {
 	// Context The context's key (game type, then its gameplay mutators after a '+').
 	Context string `json:"context"`
 
-	// Default ns2-kalman's hyperparameters that tuning fits.
+	// Default ns2-kalman's hyperparameters that tuning fits, and for an ns2-mix context (whose ns2-kalman they are) the mixture's memory.
 	Default         TunedParams `json:"default"`
 	FitLogLossAfter float64     `json:"fit_log_loss_after"`
 
@@ -1076,7 +1076,7 @@ type ContextTuning struct {
 	HeldOutLogLossBefore float64 `json:"held_out_log_loss_before"`
 	Model                string  `json:"model"`
 
-	// Params ns2-kalman's hyperparameters that tuning fits.
+	// Params ns2-kalman's hyperparameters that tuning fits, and for an ns2-mix context (whose ns2-kalman they are) the mixture's memory.
 	Params TunedParams `json:"params"`
 	Reason *string     `json:"reason,omitempty"`
 
@@ -2689,10 +2689,13 @@ type TuneReport struct {
 	GameType  string          `json:"game_type"`
 }
 
-// TunedParams ns2-kalman's hyperparameters that tuning fits.
+// TunedParams ns2-kalman's hyperparameters that tuning fits, and for an ns2-mix context (whose ns2-kalman they are) the mixture's memory.
 type TunedParams struct {
 	// BiasPrior The smoothing of the side/map/size bias table, in pseudo-games.
 	BiasPrior float64 `json:"bias_prior"`
+
+	// Memory An ns2-mix context's memory: how much more its recent results weigh in the weight between its two models (each result i of n weighs (i+1)^memory; 0 is Bayesian model averaging). Absent for ns2-kalman.
+	Memory *float64 `json:"memory,omitempty"`
 
 	// NewcomerSkill The prior of the newcomers' mean skill (logits).
 	NewcomerSkill float64 `json:"newcomer_skill"`

@@ -52,5 +52,8 @@ func printTuning(w io.Writer, reports []ratings.ContextTuning) {
 		fmt.Fprintf(w, "  skill_sd %.3g (%.3g)  newcomer_skill %.3g (%.3g)  skill_drift %.3g (%.3g)  skill_drift_per_day %.3g (%.3g)  noise %.3g (%.3g)  bias_prior %.3g (%.3g)  offset_sd %.3g (%.3g)  size_exponent %.3g (%.3g)\n",
 			p.SkillSD, d.SkillSD, p.NewcomerSkill, d.NewcomerSkill, p.SkillDrift, d.SkillDrift, p.SkillDriftPerDay, d.SkillDriftPerDay, p.Noise, d.Noise, p.BiasPrior, d.BiasPrior, p.OffsetSD, d.OffsetSD,
 			p.SizeExponent, d.SizeExponent)
+		if ct.Model == ratings.DefaultMixture().Name() {
+			fmt.Fprintf(w, "  memory %.3g (%.3g)\n", p.Memory, d.Memory)
+		}
 	}
 }

@@ -114,6 +114,7 @@ type tunedParamsJSON struct {
 	BiasPrior        float64 `json:"bias_prior"`
 	OffsetSD         float64 `json:"offset_sd"`
 	SizeExponent     float64 `json:"size_exponent"`
+	Memory           float64 `json:"memory,omitempty"`
 }
 
 type contextTuningJSON struct {

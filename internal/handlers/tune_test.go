@@ -66,3 +66,35 @@ func TestTuneFitsEachContext(t *testing.T) {
 		t.Fatalf("no keys: %d, want 401", resp.StatusCode)
 	}
 }
+
+// An ns2-mix context's tuning shows the mixture's memory beside its ns2-kalman's parameters:
+// POST /v1/ratings/tune reports the model's own (memory 0.5) on a history too short to fit,
+// and GET /v1/ratings/tune lists a stored fit's.
+func TestTuneShowsTheMixturesMemory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := ratings.NewMemoryStore(nil)
+	svc := ratings.NewService(store, ratings.DefaultMixture())
+	h := NewServer(Deps{Ratings: svc, Auth: &Auth{Off: true}})
+	if resp := postResult(t, h, resultBody("mix-1", 0)); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /v1/results: %d", resp.StatusCode)
+	}
+	var got tuneResponse
+	decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/ratings/tune?game_type=ctf", "", ""), &got)
+	if len(got.Contexts) != 1 || got.Contexts[0].Model != "ns2-mix" || got.Contexts[0].Default.Memory != 0.5 ||
+		got.Contexts[0].Default != tunedParamsJSON(ratings.DefaultMixture().Tuned()) || got.Contexts[0].Accepted {
+		t.Fatalf("tune ctf (ns2-mix, one result): %+v", got)
+	}
+	p := ratings.DefaultMixture().Tuned()
+	p.Memory, p.SkillSD = 2, 3
+	c, _ := ratings.NewContext("ctf", nil)
+	if err := store.SaveTunings(ctx, "ctf", []ratings.Tuning{{Context: c, Model: "ns2-mix", Params: p,
+		Report: ratings.TuneReport{Results: 4000, Accepted: true, Default: ratings.DefaultMixture().Tuned(), Params: p}}}); err != nil {
+		t.Fatal(err)
+	}
+	var listed tuneResponse
+	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/ratings/tune?game_type=ctf", "", ""), &listed)
+	if len(listed.Contexts) != 1 || listed.Contexts[0].Params.Memory != 2 || listed.Contexts[0].Params.SkillSD != 3 {
+		t.Fatalf("GET /v1/ratings/tune: %+v", listed)
+	}
+}

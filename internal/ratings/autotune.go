@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Self-tuning. A context that learns with ns2-kalman tunes itself on its own history as it
+// Self-tuning. A context that learns with ns2-kalman or ns2-mix tunes itself on its own history as it
 // grows: once it holds MinTuneResults results, then each time it has doubled since its last
 // attempt. An attempt starts from the parameters the context uses now (its last accepted
 // tuning, else the model's defaults) and is kept only if it predicts the held-out tail of the
@@ -170,16 +170,16 @@ func (s *Service) claimedAutoTune(ctx context.Context, ats AutoTuneStore, c Cont
 }
 
 // autoTune fits one context from what it uses now (last, if accepted), stores the attempt,
-// and rebuilds the game type with a kept fit when opts say so. A context whose model is not
-// ns2-kalman is skipped (nil).
+// and rebuilds the game type with a kept fit when opts say so. A context whose model has no
+// tuned parameters (not a Tunable) is skipped (nil).
 func (s *Service) autoTune(ctx context.Context, ats AutoTuneStore, c Context, last Tuning, opts AutoTune) (*AutoTuned, error) {
-	km, ok := s.models.For(c).(Kalman)
+	km, ok := TunableOf(s.models.For(c))
 	if !ok {
 		return nil, nil
 	}
 	base := km
 	if last.Report.Accepted && last.Model == km.Name() {
-		base = km.WithTuned(last.Params)
+		base, _ = TunableOf(km.withTuned(last.Params))
 	}
 	pc := s.newPacer(opts.Share)
 	history, err := s.contextHistory(ctx, c)

@@ -7,16 +7,21 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
+	"github.com/matchmakerhq/matchmaker/internal/ratings/storetest"
 )
 
 // TestAutoTuneAtTwoThousandThenEachDoubling: a context whose defaults are far off its history
 // tunes itself once it holds 2,000 results, keeps the fit (it predicts the held-out tail
 // better), rebuilds with it and learns with it; it tries again only at 4,000, starting from
-// the fit.
+// the fit. An ns2-mix context the same, to its first attempt (its ns2-kalman's parameters and
+// its Memory fitted).
 func TestAutoTuneAtTwoThousandThenEachDoubling(t *testing.T) {
+	autoTuneAtTwoThousand(t, storetest.OffKalman(), true)
+	t.Run("ns2-mix", func(t *testing.T) { autoTuneAtTwoThousand(t, storetest.OffMixture(), false) })
+}
+
+func autoTuneAtTwoThousand(t *testing.T, off ratings.Tunable, again bool) {
 	ctx := context.Background()
-	off := ratings.DefaultKalman()
-	off.SkillSD, off.SkillDrift, off.BiasPrior = 0.5, 0.01, 1000 // players barely move
 	store := ratings.NewMemoryStore(nil)
 	svc := ratings.NewService(store, off)
 	clk := &clock{time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)}
@@ -48,7 +53,7 @@ func TestAutoTuneAtTwoThousandThenEachDoubling(t *testing.T) {
 	}
 	first := done[0].Tuning
 	if !first.Auto || !first.At.Equal(clk.t) || first.Report.Results != ratings.MinTuneResults || !first.Report.Accepted || !done[0].Rebuilt ||
-		!(first.Report.HeldOutAfter < first.Report.HeldOutBefore) || first.Params == off.Tuned() {
+		!(first.Report.HeldOutAfter < first.Report.HeldOutBefore) || first.Params == off.Tuned() || first.Model != off.Name() {
 		t.Fatalf("the first attempt: %+v rebuilt %v", first, done[0].Rebuilt)
 	}
 	stored, err := svc.Tunings(ctx, "ns2")
@@ -61,7 +66,7 @@ func TestAutoTuneAtTwoThousandThenEachDoubling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := ratings.Replay(off.WithTuned(first.Params), append(withTimes(history[:ratings.MinTuneResults], clk.t), withTimes([]ratings.Result{r}, clk.t)...))
+	want, err := ratings.Replay(ratings.WithTuning(off, first.Params), append(withTimes(history[:ratings.MinTuneResults], clk.t), withTimes([]ratings.Result{r}, clk.t)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +76,7 @@ func TestAutoTuneAtTwoThousandThenEachDoubling(t *testing.T) {
 	if done := tick(); len(done) != 0 {
 		t.Fatalf("tuned again at %d results: %+v", ratings.MinTuneResults+1, done)
 	}
-	if testing.Short() {
+	if testing.Short() || !again {
 		return
 	}
 	record(history[ratings.MinTuneResults+1 : 2*ratings.MinTuneResults])

@@ -17,4 +17,7 @@ func BenchmarkRecordResultMemory(b *testing.B) {
 
 func TestTuneServiceMemory(t *testing.T) {
 	storetest.TuneService(t, ratings.NewMemoryStore(nil), 3000)
+	t.Run("ns2-mix", func(t *testing.T) {
+		storetest.TuneServiceOf(t, ratings.NewMemoryStore(nil), 3000, storetest.OffMixture())
+	})
 }

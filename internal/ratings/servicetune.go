@@ -20,7 +20,7 @@ type ContextTuning struct {
 }
 
 // Tune fits the hyperparameters of every context of a game type to its stored history (Tune,
-// for the contexts that learn with ns2-kalman), replaces the game type's stored tunings with
+// for the contexts that learn with ns2-kalman or ns2-mix), replaces the game type's stored tunings with
 // the accepted fits, and reports every context. From then on results of the game type are
 // learnt with them (on other replicas within TuningRefresh); the ratings already stored were
 // learnt with the old parameters until a rebuild (Service.Rebuild) replays the history with
@@ -59,7 +59,7 @@ func (s *Service) Tune(ctx context.Context, gameType string) ([]ContextTuning, e
 		c := contexts[k]
 		m := s.models.For(c)
 		ct := ContextTuning{Context: c, Model: m.Name(), Report: TuneReport{Results: len(byContext[k])}}
-		km, ok := m.(Kalman)
+		km, ok := TunableOf(m)
 		if !ok {
 			ct.Report.Reason = fmt.Sprintf("model %s has no tuned parameters", m.Name())
 			out = append(out, ct)
@@ -102,7 +102,7 @@ func CheckTunings(gameType string, ts []Tuning) error {
 			return apperr.New(apperr.Invalid, "tuning %d: context %s is given twice", i, key)
 		}
 		seen[key] = true
-		if err := DefaultKalman().WithTuned(t.Params).Validate(); err != nil {
+		if err := DefaultMixture().WithTuned(t.Params).Validate(); err != nil { // ns2-kalman's and Memory
 			return apperr.Wrap(apperr.Invalid, err, fmt.Sprintf("tuning %d (%s)", i, key))
 		}
 	}
@@ -168,8 +168,8 @@ func (s *Service) tunedModel(c Context, tunings map[string]Tuning) Model {
 	if !ok || !t.Report.Accepted {
 		return m
 	}
-	if km, isKalman := m.(Kalman); isKalman && t.Model == km.Name() {
-		return km.WithTuned(t.Params)
+	if t.Model == m.Name() {
+		return WithTuning(m, t.Params)
 	}
 	return m
 }

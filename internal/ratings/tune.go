@@ -15,7 +15,8 @@ import (
 // TuneHoldout of the history, and the tail is held out: the fit is accepted only if the tuned
 // parameters also predict the held-out tail better than the context's untuned model did.
 
-// TunedParams are the hyperparameters of ns2-kalman that Tune fits per context.
+// TunedParams are the hyperparameters of ns2-kalman that Tune fits per context, and for an
+// ns2-mix context (whose ns2-kalman they are) the mixture's Memory.
 type TunedParams struct {
 	// SkillSD is a newcomer's skill uncertainty (Kalman.SkillSD), NewcomerSkill the prior of
 	// the newcomers' mean skill (Kalman.NewcomerSkill).
@@ -36,6 +37,8 @@ type TunedParams struct {
 	// SizeExponent weighs the players of a big team more (Kalman.SizeExponent). A tuning
 	// stored before it was fitted has 0: the mean model it was fitted with.
 	SizeExponent float64 `json:"size_exponent"`
+	// Memory is an ns2-mix context's Mixture.Memory (absent, 0, for ns2-kalman's).
+	Memory float64 `json:"memory,omitempty"`
 }
 
 // Tuned returns the parameters Tune fits, as m has them.
@@ -44,10 +47,56 @@ func (m Kalman) Tuned() TunedParams {
 		Noise: m.Noise, BiasPrior: m.BiasPrior, OffsetSD: m.OffsetSD, SizeExponent: m.SizeExponent}
 }
 
-// WithTuned returns m with the fitted parameters p.
+// WithTuned returns m with the fitted parameters p (Memory is not ns2-kalman's).
 func (m Kalman) WithTuned(p TunedParams) Kalman {
 	m.SkillSD, m.NewcomerSkill, m.SkillDrift, m.SkillDriftPerDay, m.Noise, m.BiasPrior, m.OffsetSD, m.SizeExponent =
 		p.SkillSD, p.NewcomerSkill, p.SkillDrift, p.SkillDriftPerDay, p.Noise, p.BiasPrior, p.OffsetSD, p.SizeExponent
+	return m
+}
+
+// Tuned returns the parameters Tune fits, as m has them: its ns2-kalman's, and Memory.
+func (m Mixture) Tuned() TunedParams {
+	p := m.First.Tuned()
+	p.Memory = m.Memory
+	return p
+}
+
+// WithTuned returns m with the fitted parameters p: its ns2-kalman's, and Memory.
+func (m Mixture) WithTuned(p TunedParams) Mixture {
+	m.First, m.Memory = m.First.WithTuned(p), p.Memory
+	return m
+}
+
+// Tunable is a model whose parameters Tune fits: ns2-kalman (Kalman) or ns2-mix (Mixture).
+// Its second model, openskill-pl, keeps its defaults: the fit moves the mixture by the
+// parameters of the model it mixes in and by how fast its weight follows the better model.
+type Tunable interface {
+	Model
+	Validate() error
+	Tuned() TunedParams
+	// withTuned is the model with the parameters p, as WithTuned makes it.
+	withTuned(p TunedParams) Model
+}
+
+func (m Kalman) withTuned(p TunedParams) Model  { return m.WithTuned(p) }
+func (m Mixture) withTuned(p TunedParams) Model { return m.WithTuned(p) }
+
+// TunableOf is m as a model Tune fits, if it is one.
+func TunableOf(m Model) (Tunable, bool) {
+	switch m := m.(type) {
+	case Kalman:
+		return m, true
+	case Mixture:
+		return m, true
+	}
+	return nil, false
+}
+
+// WithTuning is m with a stored tuning's parameters p, if m is a Tunable model (else m).
+func WithTuning(m Model, p TunedParams) Model {
+	if tm, ok := TunableOf(m); ok {
+		return tm.withTuned(p)
+	}
 	return m
 }
 
@@ -79,11 +128,11 @@ type TuneReport struct {
 	HeldOutAfter  float64     `json:"held_out_log_loss_after"`
 }
 
-// Tune fits m's TunedParams to one context's history (valid results, in the order they were
+// Tune fits m's TunedParams (Memory too for a Mixture) to one context's history (valid results, in the order they were
 // accepted) and reports the fit. A history shorter than MinTuneResults, or a fit that does
 // not predict the held-out tail better than m, is reported not accepted, with m's own
 // parameters. Tune is deterministic, and runs up to two replays at a time.
-func Tune(m Kalman, history []Result) (TuneReport, error) {
+func Tune(m Tunable, history []Result) (TuneReport, error) {
 	return tune(m, history, 2, nil)
 }
 
@@ -93,7 +142,7 @@ func Tune(m Kalman, history []Result) (TuneReport, error) {
 // ~10 s at 8,000 results and halved the queue's ticks meanwhile. pace, if not nil, is called
 // after each replay (from one goroutine at a time only with replaysAtOnce 1), and its error
 // ends the search: it is where self-tuning rests (pacer), which changes nothing of the report.
-func tune(m Kalman, history []Result, replaysAtOnce int, pace func() error) (TuneReport, error) {
+func tune(m Tunable, history []Result, replaysAtOnce int, pace func() error) (TuneReport, error) {
 	rep := TuneReport{Results: len(history), Default: m.Tuned(), Params: m.Tuned()}
 	if err := m.Validate(); err != nil {
 		return rep, err
@@ -101,7 +150,7 @@ func tune(m Kalman, history []Result, replaysAtOnce int, pace func() error) (Tun
 	burnin := int(TuneBurnin * float64(len(history)))
 	cut := len(history) - int(TuneHoldout*float64(len(history)))
 	score := func(p TunedParams) (fit, held float64, err error) {
-		if fit, held, err = onlineLoss(m.WithTuned(p), history, burnin, cut); err != nil || pace == nil {
+		if fit, held, err = onlineLoss(m.withTuned(p), history, burnin, cut); err != nil || pace == nil {
 			return fit, held, err
 		}
 		return fit, held, pace()
@@ -118,7 +167,8 @@ func tune(m Kalman, history []Result, replaysAtOnce int, pace func() error) (Tun
 	}
 
 	best, bestLoss := rep.Params, fit
-	coords := tuneCoords()
+	_, mixture := m.(Mixture)
+	coords := tuneCoords(mixture)
 	for step := 1.0; step > 1.0/16 && rep.Evaluations < maxTuneEvaluations; step /= 2 {
 		improved := true
 		for improved && rep.Evaluations < maxTuneEvaluations {
@@ -178,10 +228,11 @@ type tuneCoord struct {
 	move func(p TunedParams, step float64) TunedParams
 }
 
-// tuneCoords are the search's directions. Scales are multiplicative (a step of 1 doubles or
-// halves) for the positive parameters, additive for the newcomers' mean and the noise, and
-// every value is kept in a range where the model stays sensible.
-func tuneCoords() []tuneCoord {
+// tuneCoords are the search's directions (with a mixture's Memory last). Scales are
+// multiplicative (a step of 1 doubles or halves) for the positive parameters, additive for the
+// newcomers' mean, the noise and the memory, and every value is kept in a range where the
+// model stays sensible.
+func tuneCoords(mixture bool) []tuneCoord {
 	mul := func(get func(*TunedParams) *float64, lo, hi float64) tuneCoord {
 		return tuneCoord{func(p TunedParams, step float64) TunedParams {
 			x := get(&p)
@@ -196,7 +247,7 @@ func tuneCoords() []tuneCoord {
 			return p
 		}}
 	}
-	return []tuneCoord{
+	coords := []tuneCoord{
 		mul(func(p *TunedParams) *float64 { return &p.SkillSD }, 0.25, 8),
 		add(func(p *TunedParams) *float64 { return &p.NewcomerSkill }, 1, -4, 4),
 		mul(func(p *TunedParams) *float64 { return &p.SkillDrift }, 0.005, 1),
@@ -206,6 +257,10 @@ func tuneCoords() []tuneCoord {
 		add(func(p *TunedParams) *float64 { return &p.OffsetSD }, 0.3, 0, 2),
 		add(func(p *TunedParams) *float64 { return &p.SizeExponent }, 0.25, 0, 1.5),
 	}
+	if mixture {
+		coords = append(coords, add(func(p *TunedParams) *float64 { return &p.Memory }, 0.5, 0, 4))
+	}
+	return coords
 }
 
 // onlineLoss replays history through m as the service would learn it, one context, and

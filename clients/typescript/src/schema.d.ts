@@ -1954,7 +1954,7 @@ export interface components {
         MutatorList: {
             mutators: components["schemas"]["Mutator"][];
         };
-        /** @description ns2-kalman's hyperparameters that tuning fits. */
+        /** @description ns2-kalman's hyperparameters that tuning fits, and for an ns2-mix context (whose ns2-kalman they are) the mixture's memory. */
         TunedParams: {
             /**
              * Format: double
@@ -1996,6 +1996,11 @@ export interface components {
              * @description How much more a player of a big team weighs in the prediction: each player's term of a match of n a side is weighed (n/2)^size_exponent, so that 0 is the mean of the skills over both teams (NS2's) and 0.5 a team's strength growing with its size as a sum of performances does (TrueSkill's). A tuning stored before it was fitted has 0.
              */
             size_exponent: number;
+            /**
+             * Format: double
+             * @description An ns2-mix context's memory: how much more its recent results weigh in the weight between its two models (each result i of n weighs (i+1)^memory; 0 is Bayesian model averaging). Absent for ns2-kalman.
+             */
+            memory?: number;
         };
         ContextTuning: {
             /** @description The context's key (game type, then its gameplay mutators after a '+'). */

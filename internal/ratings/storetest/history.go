@@ -59,9 +59,11 @@ func testTunings(t *testing.T, st ratings.Store) {
 	bare, insta := mustContext(t, "ns2"), mustContext(t, "ns2", "instagib")
 	rep := ratings.TuneReport{Results: 4000, Evaluations: 31, Accepted: true, Default: ratings.DefaultKalman().Tuned(), Params: p,
 		FitBefore: 0.65, FitAfter: 0.64, HeldOutBefore: 0.66, HeldOutAfter: 0.655}
+	mix := ratings.DefaultMixture().Tuned() // an ns2-mix context's: with its memory
+	mix.Memory = 1.75
 	first := []ratings.Tuning{
 		{Context: bare, Model: "ns2-kalman", Params: p, Report: rep},
-		{Context: insta, Model: "ns2-kalman", Params: ratings.DefaultKalman().Tuned()},
+		{Context: insta, Model: "ns2-mix", Params: mix},
 	}
 	if err := st.SaveTunings(ctx, "ns2", first); err != nil {
 		t.Fatal(err)
@@ -87,11 +89,12 @@ func testTunings(t *testing.T, st ratings.Store) {
 		t.Fatalf("Tunings(tdm) = %+v, %v; want %+v", got, err, other)
 	}
 	// What no model could use is refused, and changes nothing.
-	bad := p
-	bad.SkillSD = -1
+	bad, badMemory := p, mix
+	bad.SkillSD, badMemory.Memory = -1, -1
 	for _, ts := range [][]ratings.Tuning{
 		{{Context: mustContext(t, "tdm"), Model: "ns2-kalman", Params: p}}, // another game type's context
 		{{Context: bare, Model: "ns2-kalman", Params: bad}},
+		{{Context: insta, Model: "ns2-mix", Params: badMemory}},
 		{{Context: bare, Model: "ns2-kalman", Params: p}, {Context: bare, Model: "ns2-kalman", Params: p}},
 	} {
 		wantCode(t, st.SaveTunings(ctx, "ns2", ts), apperr.Invalid)

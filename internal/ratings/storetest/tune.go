@@ -14,9 +14,27 @@ import (
 // the tuning is stored, rebuilds replay the history with it, and results are learnt with it,
 // by this service and by another over the same store (another replica).
 func TuneService(t *testing.T, st ratings.Store, results int) {
-	ctx := context.Background()
+	TuneServiceOf(t, st, results, OffKalman())
+}
+
+// OffKalman is ns2-kalman far off the leagues: its players barely move.
+func OffKalman() ratings.Kalman {
 	off := ratings.DefaultKalman()
-	off.SkillSD, off.SkillDrift, off.BiasPrior = 0.5, 0.01, 1000 // players barely move
+	off.SkillSD, off.SkillDrift, off.BiasPrior = 0.5, 0.01, 1000
+	return off
+}
+
+// OffMixture is ns2-mix whose ns2-kalman is OffKalman and whose weight barely remembers
+// (Memory 3).
+func OffMixture() ratings.Mixture {
+	m := ratings.DefaultMixture()
+	m.First, m.Memory = OffKalman(), 3
+	return m
+}
+
+// TuneServiceOf is TuneService with the service's model off (OffKalman, OffMixture).
+func TuneServiceOf(t *testing.T, st ratings.Store, results int, off ratings.Tunable) {
+	ctx := context.Background()
 	svc := ratings.NewService(st, off)
 	cfg := leagues.Default(1)
 	history := leagues.Results(leagues.Simulate(cfg))[:results+2]
@@ -45,12 +63,12 @@ func TuneService(t *testing.T, st ratings.Store, results int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := stored[cfg.GameType]; len(stored) != 1 || got.Params != rep.Params || got.Model != "ns2-kalman" || got.Report != rep {
+	if got := stored[cfg.GameType]; len(stored) != 1 || got.Params != rep.Params || got.Model != off.Name() || got.Report != rep {
 		t.Fatalf("stored tunings %+v, want the accepted fit %+v", stored, rep)
 	}
 
 	// A rebuild replays the history with the tuned model.
-	tuned := off.WithTuned(rep.Params)
+	tuned := ratings.WithTuning(off, rep.Params)
 	want, err := ratings.Replay(tuned, history[:results])
 	if err != nil {
 		t.Fatal(err)
