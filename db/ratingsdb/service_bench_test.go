@@ -19,8 +19,9 @@ import (
 // with the default model into Postgres, the receipt the service keeps included (the store's
 // contract benchmark, BenchmarkRecordResultPostgres, keeps a test rendering of the whole
 // outcome instead). A fresh 5v5 per call; "disjoint" draws each goroutine's players from 64
-// of its own, "shared" all from one pool of 1,000. go test -run '^$' -bench
-// RecordServicePostgres ./db/ with TEST_DATABASE_URL set. It reports the database server's
+// of its own, "shared" all from one pool of 1,000, and in "newcomers" all ten are rated for
+// the first time (as in the throughput soak, where each ticket is a new player). go test
+// -run '^$' -bench RecordServicePostgres ./db/ with TEST_DATABASE_URL set. It reports the database server's
 // CPU per result (db-cpu-us/op) and the WAL written per result (wal-B/op: the server's, other
 // databases' included), which the neighbours on a shared machine change less than the
 // throughput.
@@ -31,7 +32,7 @@ func BenchmarkRecordServicePostgres(b *testing.B) {
 		name   string
 		pool   int
 		shared bool
-	}{{"disjoint", 64, false}, {"shared", 1000, true}} {
+	}{{"disjoint", 64, false}, {"shared", 1000, true}, {"newcomers", 0, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
 			run := time.Now().UnixNano()
@@ -51,8 +52,13 @@ func BenchmarkRecordServicePostgres(b *testing.B) {
 				for pb.Next() {
 					n := seq.Add(1)
 					var names [2][]string
+					if c.pool == 0 {
+						for k := range 10 {
+							names[k%2] = append(names[k%2], fmt.Sprintf("new-%d-%d-%d", run, n, k))
+						}
+					}
 					seen := map[int]bool{}
-					for len(seen) < 10 {
+					for c.pool > 0 && len(seen) < 10 {
 						k := rng.IntN(c.pool)
 						if !seen[k] {
 							seen[k] = true
