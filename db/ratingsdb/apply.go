@@ -21,9 +21,9 @@ func (b *batch) apply(bj *batchJob, c ratings.Context) {
 		k := rowKey{bj.key, q}
 		if r, ok := b.current[k]; ok {
 			prior[q] = r
-		} else if r, ok := b.locked[k]; ok && !b.inserted[k] {
-			prior[q] = ratings.CatchUp(r, seasons) // a row made just now is a newcomer's: absent, as the contract says
-		}
+		} else if r, ok := b.locked[k]; ok {
+			prior[q] = ratings.CatchUp(r, seasons)
+		} // else a newcomer: absent, as the contract says
 	}
 	var bias ratings.BiasTable
 	ck := cellKey{bj.key, p.bias}
@@ -111,7 +111,7 @@ func (b *batch) writes(applied []*batchJob, shards int) batchWrites {
 		}
 	}
 	slices.SortFunc(existing, rowKey.compare)
-	slices.SortFunc(created, rowKey.compare) // inserted in lock order
+	slices.SortFunc(created, rowKey.compare) // inserted in lock order (see sqlWriteResults)
 	m := len(applied)
 	var (
 		mids, mgame, mctx, mdoc = make([]string, m), make([]string, m), make([]string, m), make([]string, m)

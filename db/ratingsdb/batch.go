@@ -39,8 +39,7 @@ type batchJob struct {
 type batch struct {
 	jobs []*batchJob
 
-	inserted map[rowKey]bool              // rows this transaction created (newcomers)
-	locked   map[rowKey]ratings.Rating    // rows as read, locked
+	locked   map[rowKey]ratings.Rating    // rows as read, locked (a newcomer has none)
 	current  map[rowKey]ratings.Rating    // rows as the accepted results left them
 	gameType map[string]string            // context key -> game type
 	cells    map[cellKey]ratings.BiasCell // bias cells and pair totals as read, plus the batch's increments
@@ -50,7 +49,7 @@ type batch struct {
 }
 
 func newBatch(jobs []*job) *batch {
-	b := &batch{inserted: map[rowKey]bool{}, locked: map[rowKey]ratings.Rating{}, current: map[rowKey]ratings.Rating{},
+	b := &batch{locked: map[rowKey]ratings.Rating{}, current: map[rowKey]ratings.Rating{},
 		gameType: map[string]string{}, cells: map[cellKey]ratings.BiasCell{}, bumps: map[cellKey]ratings.BiasCell{},
 		fresh: map[string]bool{}, seasons: map[string][]ratings.Season{}}
 	for _, j := range jobs {
@@ -163,7 +162,8 @@ func (s *Store) planReads(b *batch) *batchReads {
 }
 
 // queue is the first round trip: BEGIN, the game types' locks, the stored matches and
-// mutator statuses (into r), and the rows (unseen ones inserted first) and cells (into b).
+// mutator statuses (into r), the claims of the unseen rows, and the rows that exist and the
+// cells (into b).
 func (r *batchReads) queue(b *batch, unseen []rowKey) *pgx.Batch {
 	q := &pgx.Batch{}
 	q.Queue("BEGIN")
@@ -189,27 +189,38 @@ func (r *batchReads) queue(b *batch, unseen []rowKey) *pgx.Batch {
 		})
 	}
 	if len(unseen) > 0 {
-		b.queueEnsure(q, unseen)
+		class, keys := rowClaims(unseen)
+		q.Queue(sqlClaimRows, class, keys)
 	}
 	b.queueLocks(q, r.rows, r.cells)
 	return q
 }
 
-// queueEnsure inserts the rows of unseen that do not exist (noted in b.inserted).
-func (b *batch) queueEnsure(q *pgx.Batch, unseen []rowKey) {
-	uctx, ubots, uids := rowArrays(unseen)
-	games := make([]string, len(unseen))
-	for i, k := range unseen {
-		games[i] = b.gameType[k.ctx]
+// Advisory locks that stand for rating rows which may not exist yet (see sqlClaimRows): one
+// a row in claimClass, or, for a batch of more than maxRowClaims rows it has not seen, one a
+// bucket of rows in bucketClass (at most maxRowClaims of them), so that a batch of large
+// teams of newcomers holds a bounded part of the server's lock table.
+const (
+	claimClass, bucketClass = 6, 7
+	maxRowClaims            = 256 // a power of two: a row's bucket is its key's low bits
+)
+
+// rowClaims are the class and keys of the advisory locks a batch takes for rows, in order.
+func rowClaims(rows []rowKey) (class int32, keys []int32) {
+	keys = make([]int32, len(rows))
+	for i, k := range rows {
+		keys[i] = k.claim()
 	}
-	q.Queue(sqlEnsureRatings, uctx, ubots, uids, games).Query(func(rs pgx.Rows) error {
-		var k rowKey
-		_, err := pgx.ForEachRow(rs, []any{&k.ctx, &k.p.Bot, &k.p.ID}, func() error {
-			b.inserted[k] = true
-			return nil
-		})
-		return err
-	})
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	if len(keys) <= maxRowClaims {
+		return claimClass, keys
+	}
+	for i := range keys {
+		keys[i] &= maxRowClaims - 1
+	}
+	slices.Sort(keys)
+	return bucketClass, slices.Compact(keys)
 }
 
 // queueLocks locks the rows and reads them and the bias cells into b.
@@ -312,14 +323,10 @@ func (b *batch) accepted() []*batchJob {
 	return applied
 }
 
-// writesQueue is the second round trip: the rows inserted for nothing dropped, the mutators
-// the accepted results saw first (of fresh), the writes (checked by their counts), COMMIT.
+// writesQueue is the second round trip: the mutators the accepted results saw first (of
+// fresh), the writes (checked by their counts), COMMIT.
 func (s *Store) writesQueue(b *batch, applied []*batchJob, fresh []string) *pgx.Batch {
 	q := &pgx.Batch{}
-	if drop := b.unused(); len(drop) > 0 {
-		dctx, dbots, dids := rowArrays(drop)
-		q.Queue(sqlDropRatings, dctx, dbots, dids)
-	}
 	var observe []string
 	for _, m := range fresh {
 		if b.fresh[m] {
@@ -346,7 +353,7 @@ func (s *Store) writesQueue(b *batch, applied []*batchJob, fresh []string) *pgx.
 }
 
 // knownRowsMax bounds Store.known: past it the set starts again empty, and the rows it forgot
-// cost an INSERT ... ON CONFLICT DO NOTHING each the next time they are met.
+// cost an advisory lock each (sqlClaimRows) the next time they are met.
 const knownRowsMax = 200_000
 
 // unseen lists the rows of a batch that the store does not know to exist, or all of them for
@@ -377,9 +384,7 @@ func (s *Store) see(b *batch) {
 		s.known.rows[k] = struct{}{}
 	}
 	for k := range b.locked {
-		if !b.inserted[k] { // an inserted row is kept only if updated: it is in current then
-			s.known.rows[k] = struct{}{}
-		}
+		s.known.rows[k] = struct{}{}
 	}
 }
 
@@ -391,16 +396,4 @@ func (b *batch) retried() bool {
 		}
 	}
 	return false
-}
-
-// unused lists the rows this transaction inserted that no accepted result updated.
-func (b *batch) unused() []rowKey {
-	var out []rowKey
-	for k := range b.inserted {
-		if _, ok := b.current[k]; !ok {
-			out = append(out, k)
-		}
-	}
-	slices.SortFunc(out, rowKey.compare)
-	return out
 }

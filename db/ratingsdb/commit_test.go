@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/db/dbtest"
 	"github.com/matchmakerhq/matchmaker/db/ratingsdb"
@@ -20,6 +22,13 @@ import (
 
 // openStoreWith is openStore with the store's options.
 func openStoreWith(t *testing.T, o ratingsdb.Options) *ratingsdb.Store {
+	t.Helper()
+	s, _ := openStoreAt(t, o)
+	return s
+}
+
+// openStoreAt is openStoreWith, and the url of the store's database.
+func openStoreAt(t *testing.T, o ratingsdb.Options) (*ratingsdb.Store, string) {
 	t.Helper()
 	url := dbtest.URL(t)
 	ctx := context.Background()
@@ -32,7 +41,7 @@ func openStoreWith(t *testing.T, o ratingsdb.Options) *ratingsdb.Store {
 	}
 	s := ratingsdb.New(d, o)
 	t.Cleanup(s.Close)
-	return s
+	return s, url
 }
 
 // holdCommitter keeps a store's only committer busy with a result whose apply waits, so that
@@ -282,22 +291,43 @@ func TestGroupCommitSplitsABatchTheDatabaseRejects(t *testing.T) {
 // every result is stored, none is refused, and every player has as many games as results.
 func TestGroupCommitManyNewcomersAtOnce(t *testing.T) {
 	t.Parallel()
-	s := openStoreWith(t, ratingsdb.Options{})
+	recordNewcomers(t, openStoreWith(t, ratingsdb.Options{}), 16, 20, 300, func(*rand.Rand) int { return 5 })
+}
+
+// TestGroupCommitManyNewcomersInLargeTeams: the same with teams of up to 150 (8 writers, a
+// pool of 600), so that most batches claim more rows than they have locks for and share them
+// out by bucket, beside batches of small teams that claim row by row.
+func TestGroupCommitManyNewcomersInLargeTeams(t *testing.T) {
+	t.Parallel()
+	recordNewcomers(t, openStoreWith(t, ratingsdb.Options{}), 8, 6, 600, func(rng *rand.Rand) int {
+		return []int{1, 2, 150}[rng.IntN(3)]
+	})
+}
+
+// recordNewcomers has writers each record results, one after the other, of two teams of
+// size(rng) players drawn from a pool no one has rated, and checks that every result is
+// stored and every player has as many games as results.
+func recordNewcomers(t *testing.T, s *ratingsdb.Store, writers, results, pool int, size func(*rand.Rand) int) {
+	t.Helper()
 	ctx := context.Background()
-	games := make([]map[string]int, 16)
+	games := make([]map[string]int, writers)
 	var wg sync.WaitGroup
-	errs := make(chan error, 16*20)
-	for w := range 16 {
+	errs := make(chan error, writers*results)
+	for w := range writers {
 		games[w] = map[string]int{}
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), 1))
-			for i := range 20 {
-				r := fiveVFive(fmt.Sprintf("new-%d-%d", w, i), "x")
-				for k, n := range rng.Perm(300)[:10] {
-					id := fmt.Sprintf("newcomer-%03d", n)
-					r.Teams[k/5].Players[k%5].ID = id
+			for i := range results {
+				n := size(rng)
+				var teams [2][]string
+				for k, p := range rng.Perm(pool)[:2*n] {
+					id := fmt.Sprintf("newcomer-%03d", p)
+					teams[k/n] = append(teams[k/n], id)
 					games[w][id]++
 				}
+				winner := i % 2
+				r := ratings.Result{MatchID: fmt.Sprintf("new-%d-%d", w, i), GameType: "tdm", Map: "Deck17", DurationS: 1200, Winner: &winner,
+					Teams: []ratings.Team{storetest.Team("red", teams[0]...), storetest.Team("blue", teams[1]...)}}
 				if _, err := s.RecordResult(ctx, request(r), apply(r, nil)); err != nil {
 					errs <- fmt.Errorf("%s: %w", r.MatchID, err)
 				}
@@ -328,6 +358,69 @@ func TestGroupCommitManyNewcomersAtOnce(t *testing.T) {
 			t.Errorf("%s: %d games, want %d", id, got[ratings.Participant{ID: id}].Games, n)
 		}
 	}
+}
+
+// TestGroupCommitWritesNewcomersOnce: a newcomer's row is inserted once, with his rating,
+// and not updated in the transaction that made it, however many of its batch's results he
+// is in; a second result in a later batch updates it. The server's counts of the ratings
+// table's inserts and updates, read once the store's sessions have ended (a session reports
+// its counts when it ends).
+func TestGroupCommitWritesNewcomersOnce(t *testing.T) {
+	t.Parallel()
+	s, url := openStoreAt(t, ratingsdb.Options{Committers: 1})
+	ctx := context.Background()
+	a, b, c := fiveVFive("once-a", "a"), fiveVFive("once-b", "a"), fiveVFive("once-c", "c")
+	for i := range 5 {
+		b.Teams[1].Players[i].ID = fmt.Sprintf("b%d", i) // a0..a4 twice in the batch
+	}
+	recordTogether(t, s, []*call{{r: a, apply: apply(a, nil)}, {r: b, apply: apply(b, nil)}, {r: c, apply: apply(c, nil)}})
+	again := fiveVFive("once-again", "c")
+	if _, err := s.RecordResult(ctx, request(again), apply(again, nil)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Ratings(ctx, ratings.Context{GameType: "tdm"}, []ratings.Participant{{ID: "a0"}, {ID: "b0"}, {ID: "c0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[ratings.Participant{ID: "a0"}].Games != 2 || got[ratings.Participant{ID: "b0"}].Games != 1 || got[ratings.Participant{ID: "c0"}].Games != 2 {
+		t.Fatalf("games of a0, b0, c0: %+v, want 2, 1, 2", got)
+	}
+	s.Close() // its sessions report their counts as they end
+	ins, upd := tableWrites(t, url, "ratings")
+	// The holder's 10, a's 10, b's 5 more, c's 10; c's 10 again.
+	if ins != 35 || upd != 10 {
+		t.Errorf("the ratings table had %d rows inserted and %d updated, want 35 and 10 (c's players' second result)", ins, upd)
+	}
+}
+
+// tableWrites is the server's count of the rows inserted into and updated in a table of the
+// database at url, once no other session is connected to it.
+func tableWrites(t *testing.T, url, table string) (inserted, updated int64) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var others int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).
+			Scan(&others); err != nil {
+			t.Fatal(err)
+		}
+		if others == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions still connected", others)
+		}
+	}
+	if err := conn.QueryRow(ctx, `SELECT n_tup_ins, n_tup_upd FROM pg_stat_user_tables WHERE relname = $1`, table).
+		Scan(&inserted, &updated); err != nil {
+		t.Fatal(err)
+	}
+	return inserted, updated
 }
 
 // TestPostgresStoreContractWithoutGroupCommit: with group commit off (each result in a

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"hash/fnv"
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/db"
@@ -27,29 +28,21 @@ SELECT match_id, body_hash, response, context_key FROM matches WHERE match_id = 
 
 	sqlMutatorStatuses = `SELECT name, status FROM mutators WHERE name = ANY($1::text[])`
 
-	// Rows for the participants the store has not seen yet (see Store.known), inserted in the
-	// batch's lock order before the lock; RETURNING lists the ones that were new.
-	sqlEnsureRatings = `
-INSERT INTO ratings (context_key, is_bot, participant_id, game_type)
-SELECT u.context_key, u.is_bot, u.participant_id, u.game_type
-FROM unnest($1::text[], $2::boolean[], $3::text[], $4::text[]) WITH ORDINALITY AS u(context_key, is_bot, participant_id, game_type, n)
-ORDER BY u.n
-ON CONFLICT (context_key, is_bot, participant_id) DO NOTHING
-RETURNING context_key, is_bot, participant_id`
-
-	// Rows the batch inserted for participants no accepted result updated (an ApplyFunc may
-	// skip some; a result that failed or whose context was guessed wrong updates none).
-	sqlDropRatings = `
-DELETE FROM ratings AS r
-USING unnest($1::text[], $2::boolean[], $3::text[]) AS u(context_key, is_bot, participant_id)
-WHERE r.context_key = u.context_key AND r.is_bot = u.is_bot AND r.participant_id = u.participant_id`
+	// The rows of the participants the store has not seen yet (see Store.known) claimed, before
+	// they are looked for: an advisory lock for each (rowClaims), taken in the order of the
+	// keys, so that two batches that meet the same newcomer at once run one after the other.
+	// The second's lock (the next statement, which sees what committed before it began) finds
+	// the first's row, where it would otherwise insert the newcomer too and fail (23505). The
+	// claims write nothing; a batch's newcomers are written once, with their ratings.
+	sqlClaimRows = `SELECT pg_advisory_xact_lock($1::integer, k) FROM unnest($2::integer[]) AS k`
 
 	// The participants' rows that exist, locked one by one in the order of the arrays: one
 	// fixed order (context key, then players before bots, then id, all in byte order:
 	// rowKey.compare), the same in every transaction, so two batches over the same players
 	// neither deadlock nor lose an update. The locking subquery cannot be flattened into a
 	// join, so each row is one primary-key lookup whatever the statistics say. A participant
-	// without a row is a newcomer: its row is inserted with the writes (see sqlWriteResults).
+	// without a row is a newcomer: nothing is written for him before his row is inserted,
+	// once, with its rating (see sqlWriteResults).
 	sqlLockRatings = `
 SELECT r.context_key, r.is_bot, r.participant_id, ` + ratingColumns + `
 FROM unnest($1::text[], $2::boolean[], $3::text[]) AS u(context_key, is_bot, participant_id)
@@ -78,37 +71,39 @@ CROSS JOIN LATERAL (
 ) AS c`
 
 	// The second round trip's writes in one statement (each data-modifying CTE runs once and to
-	// completion): the participants' ratings, the matches with their responses, and the bias
-	// increments.
+	// completion): the newcomers' ratings, those of the participants whose rows were locked,
+	// the matches with their responses, and the bias increments.
+	//
+	// The newcomers' rows (the rows the lock did not find) are inserted first, in lock order,
+	// without ON CONFLICT, and nothing else is written until they are (the other inserts' WHERE
+	// reads their count). The batch's claims keep other batches from inserting them, but not
+	// one that believed the row to exist (deleted since, by a rebuild): if another transaction
+	// inserted or updated the row meanwhile, the insert waits for it, then the primary key
+	// fails this one (23505 on ratings_pkey) and the batch runs again, claiming all its rows.
+	//
+	// No two batches wait for each other, but two over the same new match ids in different
+	// orders (one client's retries racing: the deadlock detector ends one, which runs again,
+	// to find the other's matches). What a batch waits for is, in order: its claims, by
+	// key; the rows it locks, by key; in this statement newcomers' rows, by key, then match
+	// ids, then bias cells, by key (those of its connection's shard). The claims and locks it
+	// holds block no statement of the second round trip (an advisory lock blocks only another
+	// claim, a row lock without an update no insert), so a transaction in its second round
+	// trip waits only on one in its second round trip, at the same step or further on, and at
+	// a larger key where the step is in key order; in the first, only on one at the same step
+	// (a larger key) or further on. (A newcomer's empty row inserted before the lock, as the
+	// batch once did, can hold up a transaction's second round trip from a first one, and
+	// deadlocked with inserting the newcomers with their ratings.)
 	//
 	// The ratings that existed are locked rows, so each takes the DO UPDATE path, found through
 	// the primary key one by one (a plain UPDATE ... FROM unnest was planned as a scan of the
-	// whole context once the table was large: 75 results/s against 10,000 rated players). A
-	// row the lock did not find (one the store believed to exist, deleted since) is inserted,
-	// in lock order, without ON CONFLICT: if another transaction created it meanwhile, the
-	// primary key fails this one (23505 on ratings_pkey), and the batch runs again.
+	// whole context once the table was large: 75 results/s against 10,000 rated players).
 	//
 	// The matches are inserted in the batch's order, which gives them their sequence numbers:
 	// the order a rebuild replays them in is the order they were applied. The bias increments
 	// are summed per cell in Go (a statement may not update a row twice) and added in the
 	// connection's shard.
 	sqlWriteResults = `
-WITH updated AS (
-    INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, alt_skill, alt_sigma)
-    SELECT u.*
-    FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[],
-        $11::float8[], $12::float8[], $13::float8[], $48::bigint[], $49::bigint[], $50::bigint[], $51::float8[], $52::float8[], $53::float8[])
-      AS u(context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
-        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, alt_skill, alt_sigma)
-    ON CONFLICT (context_key, is_bot, participant_id) DO UPDATE
-    SET skill = excluded.skill, side_offset = excluded.side_offset, commander = excluded.commander,
-        skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games,
-        sigma = excluded.sigma, offset_sigma = excluded.offset_sigma, commander_sigma = excluded.commander_sigma,
-        last_played = excluded.last_played, season = excluded.season, season_games = excluded.season_games, surprise = excluded.surprise,
-        alt_skill = excluded.alt_skill, alt_sigma = excluded.alt_sigma, updated_at = now()
-    RETURNING 1
-), created AS (
+WITH created AS (
     INSERT INTO ratings (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
         sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, alt_skill, alt_sigma)
     SELECT u.context_key, u.game_type, u.is_bot, u.participant_id, u.skill, u.side_offset, u.commander, u.skill_g, u.commander_g, u.games,
@@ -119,11 +114,28 @@ WITH updated AS (
         sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, alt_skill, alt_sigma, n)
     ORDER BY u.n
     RETURNING 1
+), updated AS (
+    INSERT INTO ratings AS r (context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
+        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, alt_skill, alt_sigma)
+    SELECT u.*
+    FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::bigint[],
+        $11::float8[], $12::float8[], $13::float8[], $48::bigint[], $49::bigint[], $50::bigint[], $51::float8[], $52::float8[], $53::float8[])
+      AS u(context_key, game_type, is_bot, participant_id, skill, side_offset, commander, skill_g, commander_g, games,
+        sigma, offset_sigma, commander_sigma, last_played, season, season_games, surprise, alt_skill, alt_sigma)
+    WHERE (SELECT count(*) FROM created) >= 0
+    ON CONFLICT (context_key, is_bot, participant_id) DO UPDATE
+    SET skill = excluded.skill, side_offset = excluded.side_offset, commander = excluded.commander,
+        skill_g = excluded.skill_g, commander_g = excluded.commander_g, games = excluded.games,
+        sigma = excluded.sigma, offset_sigma = excluded.offset_sigma, commander_sigma = excluded.commander_sigma,
+        last_played = excluded.last_played, season = excluded.season, season_games = excluded.season_games, surprise = excluded.surprise,
+        alt_skill = excluded.alt_skill, alt_sigma = excluded.alt_sigma, updated_at = now()
+    RETURNING 1
 ), stored AS (
     INSERT INTO matches (match_id, game_type, context_key, body_hash, result, response)
     SELECT u.match_id, u.game_type, u.context_key, u.body_hash, u.result::json, u.response
     FROM unnest($14::text[], $15::text[], $16::text[], $17::bytea[], $18::text[], $19::bytea[]) WITH ORDINALITY
       AS u(match_id, game_type, context_key, body_hash, result, response, n)
+    WHERE (SELECT count(*) FROM created) >= 0
     ORDER BY u.n
     RETURNING 1
 ), bumped AS (
@@ -133,8 +145,10 @@ WITH updated AS (
         u.presence, u.presence_weight, u.newcomer, u.newcomer_weight, u.scale, u.scale_weight, u.alt_scale, u.alt_scale_weight, u.evidence
     FROM unnest($21::text[], $22::text[], $23::text[], $24::text[], $25::integer[], $26::text[], $27::float8[], $28::float8[],
         $29::float8[], $30::float8[], $31::float8[], $32::float8[], $33::float8[], $34::float8[], $60::float8[], $61::float8[], $62::float8[])
-      AS u(context_key, side_a, side_b, map, size, game_type, wins, games,
-        presence, presence_weight, newcomer, newcomer_weight, scale, scale_weight, alt_scale, alt_scale_weight, evidence)
+      WITH ORDINALITY AS u(context_key, side_a, side_b, map, size, game_type, wins, games,
+        presence, presence_weight, newcomer, newcomer_weight, scale, scale_weight, alt_scale, alt_scale_weight, evidence, n)
+    WHERE (SELECT count(*) FROM stored) >= 0
+    ORDER BY u.n
     ON CONFLICT (context_key, side_a, side_b, map, size, shard)
     DO UPDATE SET wins = b.wins + excluded.wins, games = b.games + excluded.games,
         presence = b.presence + excluded.presence, presence_weight = b.presence_weight + excluded.presence_weight,
@@ -144,7 +158,7 @@ WITH updated AS (
         evidence = b.evidence + excluded.evidence
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM updated) + (SELECT count(*) FROM created), (SELECT count(*) FROM stored), (SELECT count(*) FROM bumped)`
+SELECT (SELECT count(*) FROM created) + (SELECT count(*) FROM updated), (SELECT count(*) FROM stored), (SELECT count(*) FROM bumped)`
 
 	sqlObserveMutators = `
 INSERT INTO mutators (name)
@@ -254,6 +268,19 @@ type rowKey struct {
 // compare is the order rows are locked in.
 func (k rowKey) compare(o rowKey) int {
 	return cmp.Or(cmp.Compare(k.ctx, o.ctx), k.p.Compare(o.p))
+}
+
+// claim is the key of the row's advisory lock (sqlClaimRows): FNV-1a of its key.
+func (k rowKey) claim() int32 {
+	h := fnv.New32a()
+	bot := byte(0)
+	if k.p.Bot {
+		bot = 1
+	}
+	h.Write([]byte(k.ctx))
+	h.Write([]byte{0, bot})
+	h.Write([]byte(k.p.ID))
+	return int32(h.Sum32())
 }
 
 // cellKey is a bias cell of a context, or with Map "" and Size 0 its side pair's total.

@@ -32,9 +32,8 @@ type Store struct {
 	statuses map[string]ratings.MutatorStatus
 
 	// known holds rating rows the store has seen exist (bounded by knownRowsMax). A batch
-	// inserts rows only for the participants it does not know, before it locks them: once
-	// the players are rated, that INSERT ... ON CONFLICT DO NOTHING of every row (a fifth of
-	// the database's time per result) is skipped.
+	// claims only the rows of the participants it does not know, before it locks the rows
+	// (sqlClaimRows): once the players are rated, it takes no advisory lock.
 	known struct {
 		sync.Mutex
 		rows map[rowKey]struct{}
