@@ -164,7 +164,7 @@ func BenchmarkQueueCommitTick(b *testing.B) {
 		}
 		cpu0, wal0 := dbtest.ServerCPU(s.Pool()), dbtest.WALBytes(b, s.Pool())
 		b.StartTimer()
-		done, err := qs.CommitTick(ctx, "bench", w)
+		done, err := queue.CommitTick(ctx, qs, "bench", w)
 		b.StopTimer()
 		cpu += dbtest.ServerCPU(s.Pool()) - cpu0
 		wal += dbtest.WALBytes(b, s.Pool()) - wal0
@@ -210,7 +210,7 @@ func BenchmarkQueueWake(b *testing.B) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		if _, err := writer.CancelTicket(ctx, id, queuetest.T0); err != nil {
+		if _, err := queue.CancelTicket(ctx, writer, id, queuetest.T0); err != nil {
 			b.Fatal(err)
 		}
 		returned := time.Now()

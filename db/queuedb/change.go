@@ -2,6 +2,7 @@ package queuedb
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,6 +21,31 @@ import (
 // row, so they never deadlock on the rows after it (proposals, matches, tickets, each locked
 // in the order of their ids), and the events of two changes are numbered in the order they
 // commit.
+
+// Apply implements queue.ChangeStore: each cause's locks and what its answer reads beside the
+// change (tickets.go, proposals.go, placement.go), in the change's transaction.
+func (s *Store) Apply(ctx context.Context, at time.Time, cause queue.Cause) (queue.Applied, error) {
+	at = at.Truncate(time.Microsecond) // as stored
+	switch c := cause.(type) {
+	case queue.TickMatches:
+		return s.commitTick(ctx, c.Queue, c.Write, at)
+	case queue.TickProposals:
+		return s.propose(ctx, c.Queue, c.Write, at)
+	case queue.CancelRequest:
+		return s.cancelTicket(ctx, c.Ticket, at, c.Reason)
+	case queue.QueueDeleted:
+		return s.deleteQueue(ctx, c.Queue, at)
+	case queue.ReadyCheckAnswer:
+		return s.proposalChange(ctx, "queue: answer proposal", c.Proposal, at, c)
+	case queue.PlacementAnswer:
+		return s.proposalChange(ctx, "queue: end placement", c.Proposal, at, c)
+	case queue.DeadlinesPassed:
+		return s.expireProposals(ctx, c.Queue, at)
+	case queue.MatchPlacement:
+		return s.placeMatch(ctx, c, at)
+	}
+	return queue.Applied{}, fmt.Errorf("queue: %s is not a change Apply makes", cause.Op())
+}
 
 // change is one change: what happened at at, and what the call locks before the lifecycle
 // asks (lock, checked by locked after that first round trip).

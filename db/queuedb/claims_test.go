@@ -123,7 +123,7 @@ func claimTwoMatches(t *testing.T, qs *queuedb.Store) {
 	}
 	w := queue.TickWrite{At: queuetest.T0, Matches: []queue.Match{
 		queuetest.Match2v2("m1", ts[0], ts[1]), queuetest.Match2v2("m2", ts[2], ts[3])}}
-	if done, err := qs.CommitTick(ctx, "q", w); err != nil || len(done.Matches) != 2 {
+	if done, err := queue.CommitTick(ctx, qs, "q", w); err != nil || len(done.Matches) != 2 {
 		t.Fatalf("the tick: %+v, %v", done, err)
 	}
 }

@@ -37,7 +37,7 @@ func TestExclusiveCreationsRaceClaimingCommits(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			w := queue.TickWrite{At: queuetest.T0.Add(10 * time.Second), Matches: []queue.Match{queuetest.Match2v2("m-"+player, ranked, opponent)}}
-			if done, err := stores[0].CommitTick(ctx, "ranked", w); err != nil || len(done.Matches) != 1 {
+			if done, err := queue.CommitTick(ctx, stores[0], "ranked", w); err != nil || len(done.Matches) != 1 {
 				t.Errorf("round %d, the tick: %+v, %v", i, done, err)
 			}
 		})

@@ -38,7 +38,7 @@ func TestQueueDeposedLeaderWritesNothing(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "b takes the lead", func() bool { ok, _ := b.Lead(ctx, "q"); return ok })
 
-	if _, err := a.CommitTick(ctx, "q", w); apperr.CodeOf(err) != apperr.Conflict {
+	if _, err := queue.CommitTick(ctx, a, "q", w); apperr.CodeOf(err) != apperr.Conflict {
 		t.Fatalf("the deposed leader's commit: %v, want Conflict", err)
 	}
 	if _, err := b.WebhookCursor(ctx, "q"); !errors.Is(err, queue.ErrOutboxHandover) {
@@ -65,7 +65,7 @@ func TestQueueDeposedLeaderWritesNothing(t *testing.T) {
 	}
 
 	w.Matches[0].ID = "m-b"
-	done, err := b.CommitTick(ctx, "q", w)
+	done, err := queue.CommitTick(ctx, b, "q", w)
 	if err != nil || len(done.Matches) != 1 {
 		t.Fatalf("the new leader's commit: %+v %v", done, err)
 	}

@@ -88,7 +88,7 @@ func TestQueueHungLeaderIsReplaced(t *testing.T) {
 		t.Fatalf("a's lease after the hang: %v left, want none", left)
 	}
 	w := queue.TickWrite{At: queuetest.T0, Matches: []queue.Match{queuetest.Match2v2("m-a", x, y)}}
-	if _, err := a.CommitTick(ctx, "q", w); apperr.CodeOf(err) != apperr.Conflict {
+	if _, err := queue.CommitTick(ctx, a, "q", w); apperr.CodeOf(err) != apperr.Conflict {
 		t.Fatalf("the hung leader's commit: %v, want Conflict", err)
 	}
 	if err := a.PublishStats(ctx, "q", queue.Stats{At: queuetest.T0}); apperr.CodeOf(err) != apperr.Conflict {
@@ -108,7 +108,7 @@ func TestQueueHungLeaderIsReplaced(t *testing.T) {
 		t.Fatalf("the hung leader's webhook cursor: %v, want Conflict", err)
 	}
 	w.Matches[0].ID = "m-b"
-	if done, err := b.CommitTick(ctx, "q", w); err != nil || len(done.Matches) != 1 {
+	if done, err := queue.CommitTick(ctx, b, "q", w); err != nil || len(done.Matches) != 1 {
 		t.Fatalf("the new leader's commit: %+v %v", done, err)
 	}
 }

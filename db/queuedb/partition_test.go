@@ -83,14 +83,14 @@ func TestQueuePartitionsLedApart(t *testing.T) {
 	}
 	clocks[0].advance(time.Since(renewedBefore))
 	w := queue.TickWrite{At: queuetest.T0, Partition: "ranked", Matches: []queue.Match{queuetest.Match2v2("m-a", x, y)}}
-	if _, err := a.CommitTick(ctx, "q", w); apperr.CodeOf(err) != apperr.Conflict {
+	if _, err := queue.CommitTick(ctx, a, "q", w); apperr.CodeOf(err) != apperr.Conflict {
 		t.Fatalf("the hung leader's tick of ranked: %v, want Conflict", err)
 	}
 	if err := a.PublishStats(ctx, "q", queue.Stats{At: queuetest.T0, Partition: "ranked"}); apperr.CodeOf(err) != apperr.Conflict {
 		t.Fatalf("the hung leader's stats of ranked: %v, want Conflict", err)
 	}
 	w.Matches[0].ID = "m-b"
-	if done, err := b.CommitTick(ctx, "q", w); err != nil || len(done.Matches) != 1 {
+	if done, err := queue.CommitTick(ctx, b, "q", w); err != nil || len(done.Matches) != 1 {
 		t.Fatalf("the new leader's tick of ranked: %+v %v", done, err)
 	}
 	if got, err := b.Partitions(ctx, q); !slices.Equal(got, []string{"casual", "ranked"}) || err != nil {
@@ -125,7 +125,7 @@ func TestPartitionedReadyCheckAcrossReplicas(t *testing.T) {
 	}
 	deadline := queuetest.T0.Add(20 * time.Second)
 	propose := func(s *queuedb.Store, part, id string, t1, t2 queue.Ticket) (queue.TickCommitted, error) {
-		return s.Propose(ctx, "q", queue.ProposeWrite{At: queuetest.T0, AcceptBy: deadline, Partition: part,
+		return queue.Propose(ctx, s, "q", queue.ProposeWrite{At: queuetest.T0, AcceptBy: deadline, Partition: part,
 			Proposals: []queue.Match{queuetest.Match2v2(id, t1, t2)}})
 	}
 	if done, err := propose(a, "ranked", "m-ranked", x, y); err != nil || len(done.Matches) != 1 {
@@ -135,7 +135,7 @@ func TestPartitionedReadyCheckAcrossReplicas(t *testing.T) {
 		t.Fatalf("b proposes casual's match: %+v %v", done, err)
 	}
 	for i, p := range []string{"x1", "x2", "y1", "y2"} { // answered on the replica that did not propose
-		if _, resolved, err := b.AnswerProposal(ctx, "m-ranked", p, true, queuetest.T0.Add(time.Second)); err != nil || resolved != (i == 3) {
+		if _, resolved, err := queue.AnswerProposal(ctx, b, "m-ranked", p, true, queuetest.T0.Add(time.Second)); err != nil || resolved != (i == 3) {
 			t.Fatalf("%s accepts: resolved %v, %v", p, resolved, err)
 		}
 	}
@@ -143,12 +143,12 @@ func TestPartitionedReadyCheckAcrossReplicas(t *testing.T) {
 		t.Fatalf("x once all accepted: %+v %v", tk, err)
 	}
 	for _, p := range []string{"z1", "z2"} { // z's players accept, v's are silent
-		if _, _, err := a.AnswerProposal(ctx, "m-casual", p, true, queuetest.T0.Add(time.Second)); err != nil {
+		if _, _, err := queue.AnswerProposal(ctx, a, "m-casual", p, true, queuetest.T0.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i, want := range []int{1, 0} { // the queue's leader, at its next two ticks
-		resolved, open, err := b.ExpireProposals(ctx, "q", deadline)
+		resolved, open, err := queue.ExpireProposals(ctx, b, "q", deadline)
 		if err != nil || len(resolved) != want || open != 0 {
 			t.Fatalf("expiry %d: %d resolved, %d open, %v; want %d and 0", i, len(resolved), open, err, want)
 		}

@@ -12,27 +12,28 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// PlaceMatch implements queue.PlacementStore: one transaction in three round trips. The
-// queue's row and the match's; its tickets; then the match and the tickets still matched in it
-// get the connection, each ticket a placed event.
-func (s *Store) PlaceMatch(ctx context.Context, id string, connection json.RawMessage, at time.Time) (queue.Match, error) {
-	var m queue.Match
+// placeMatch applies MatchPlacement: one transaction in three round trips. The queue's row
+// and the match's; its tickets; then the match and the tickets still matched in it get the
+// connection, each ticket a placed event.
+func (s *Store) placeMatch(ctx context.Context, c queue.MatchPlacement, at time.Time) (queue.Applied, error) {
+	var a queue.Applied
 	err := db.InTx(ctx, s.pool, "queue: place match", func(conn *pgxpool.Conn) error {
-		ch := &change{at: at.Truncate(time.Microsecond), cause: queue.MatchPlacement{Match: id, Connection: connection}, readFirst: true,
+		ch := &change{at: at, cause: c, readFirst: true,
 			lock: func(b *pgx.Batch) {
-				b.Queue(`SELECT 1 FROM queues WHERE name = (SELECT queue FROM queue_matches WHERE id = $1) FOR NO KEY UPDATE`, id)
+				b.Queue(`SELECT 1 FROM queues WHERE name = (SELECT queue FROM queue_matches WHERE id = $1) FOR NO KEY UPDATE`, c.Match)
 			}}
-		if _, err := s.run(ctx, conn, ch); err != nil {
+		var err error
+		if a.Change, err = s.run(ctx, conn, ch); err != nil {
 			return err
 		}
-		m = ch.matches[id]
-		m.Connection = connection
+		a.Match = ch.matches[c.Match]
+		a.Match.Connection = c.Connection
 		return nil
 	})
 	if err != nil {
-		return queue.Match{}, err
+		return queue.Applied{}, err
 	}
-	return m, nil
+	return a, nil
 }
 
 // allocatorJSON is a queue's allocator column.

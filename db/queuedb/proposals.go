@@ -26,9 +26,9 @@ const proposalColumns = `p.id, p.queue, p.created_at, p.accept_by, p.region, p.t
 // A proposal's queue's row, by the proposal's id.
 const sqlLockProposalQueue = `SELECT 1 FROM queues WHERE name = (SELECT queue FROM queue_proposals WHERE id = $1) FOR NO KEY UPDATE`
 
-// Propose implements queue.ProposalStore: one transaction in two round trips, as CommitTick.
-func (s *Store) Propose(ctx context.Context, queueName string, w queue.ProposeWrite) (queue.TickCommitted, error) {
-	w.At, w.AcceptBy = w.At.Truncate(time.Microsecond), w.AcceptBy.Truncate(time.Microsecond)
+// propose applies TickProposals: one transaction in two round trips, as commitTick.
+func (s *Store) propose(ctx context.Context, queueName string, w queue.ProposeWrite, at time.Time) (queue.Applied, error) {
+	w.At, w.AcceptBy = at, w.AcceptBy.Truncate(time.Microsecond)
 	return s.leaderChange(ctx, "queue: propose", queueName, w.At, queue.TickProposals{Queue: queueName, Write: w})
 }
 
@@ -48,56 +48,36 @@ func (s *Store) GetProposal(ctx context.Context, id string) (queue.Proposal, err
 	return ps[0], nil
 }
 
-// AnswerProposal implements queue.ProposalStore: the queue's row and the proposal's locked
-// in the first round trip; an answer that leaves it open is written with COMMIT in the
-// second; one that resolves it locks its tickets and then writes the outcome.
-func (s *Store) AnswerProposal(ctx context.Context, id, playerID string, accept bool, at time.Time) (queue.Proposal, bool, error) {
-	p, err := s.proposalChange(ctx, "queue: answer proposal", id, at, queue.ReadyCheckAnswer{Proposal: id, Player: playerID, Accept: accept})
-	return p, err == nil && p.State != queue.ProposalOpen, err
-}
-
-// CompletePlacement implements queue.AllocatorStore.
-func (s *Store) CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (queue.Proposal, error) {
-	return s.proposalChange(ctx, "queue: end placement", id, at, queue.PlacementAnswer{Proposal: id, Connection: connection})
-}
-
-// FailPlacement implements queue.AllocatorStore.
-func (s *Store) FailPlacement(ctx context.Context, id, reason string, at time.Time) (queue.Proposal, error) {
-	return s.proposalChange(ctx, "queue: end placement", id, at, queue.PlacementAnswer{Proposal: id, Failure: reason})
-}
-
-// proposalChange runs a change of proposal id (an answer, a placement's end), and returns the
-// proposal as it leaves it: the queue's row and the proposal's in the first round trip, its
-// tickets in the second if it resolves, the write in the last.
-func (s *Store) proposalChange(ctx context.Context, what, id string, at time.Time, cause queue.Cause) (queue.Proposal, error) {
-	var p queue.Proposal
+// proposalChange applies a change of proposal id (ReadyCheckAnswer, PlacementAnswer): the
+// queue's row and the proposal's locked in the first round trip; an answer that leaves it
+// open is written with COMMIT in the second; one that resolves it locks its tickets in the
+// second and writes the outcome in the last.
+func (s *Store) proposalChange(ctx context.Context, what, id string, at time.Time, cause queue.Cause) (queue.Applied, error) {
+	var c queue.Change
 	err := db.InTx(ctx, s.pool, what, func(conn *pgxpool.Conn) error {
-		ch := &change{at: at.Truncate(time.Microsecond), cause: cause, readFirst: true,
+		ch := &change{at: at, cause: cause, readFirst: true,
 			lock: func(b *pgx.Batch) { b.Queue(sqlLockProposalQueue, id) }}
-		c, err := s.run(ctx, conn, ch)
-		if err == nil {
-			p = c.Proposals[0]
-		}
+		var err error
+		c, err = s.run(ctx, conn, ch)
 		return err
 	})
 	if err != nil {
-		return queue.Proposal{}, err
+		return queue.Applied{}, err
 	}
-	return p, nil
+	return queue.Applied{Change: c}, nil
 }
 
-// ExpireProposals implements queue.ProposalStore: fenced as the leader's other writes.
-func (s *Store) ExpireProposals(ctx context.Context, queueName string, at time.Time) ([]queue.Proposal, int, error) {
-	at = at.Truncate(time.Microsecond)
+// expireProposals applies DeadlinesPassed: fenced as the leader's other writes.
+func (s *Store) expireProposals(ctx context.Context, queueName string, at time.Time) (queue.Applied, error) {
 	var open, due int
 	// Most ticks have nothing due: one read without a lock or a transaction says so.
 	err := s.work.QueryRow(ctx, `
 SELECT count(*) FILTER (WHERE accept_by > $2), count(*) FILTER (WHERE accept_by <= $2)
 FROM queue_proposals WHERE queue = $1 AND state IN ('open', 'placing')`, queueName, at).Scan(&open, &due)
 	if err != nil || due == 0 {
-		return nil, open, db.MapError(err, "queue: expire proposals")
+		return queue.Applied{Open: open}, db.MapError(err, "queue: expire proposals")
 	}
-	var out []queue.Proposal
+	var out queue.Change
 	err = db.InTx(ctx, s.work, "queue: expire proposals", func(conn *pgxpool.Conn) error {
 		var found bool
 		var epoch int64
@@ -124,14 +104,14 @@ WHERE p.queue = $1 AND p.state IN ('open', 'placing') AND p.accept_by <= $2 ORDE
 			l.Read(queue.Need{}, nil, ps, nil)
 			return nil
 		}
-		c, err := s.run(ctx, conn, ch)
-		out = c.Proposals
+		var err error
+		out, err = s.run(ctx, conn, ch)
 		return err
 	})
 	if err != nil {
-		return nil, 0, err
+		return queue.Applied{}, err
 	}
-	return out, open, nil
+	return queue.Applied{Change: out, Open: open}, nil
 }
 
 // PlacingProposals implements queue.AllocatorStore.

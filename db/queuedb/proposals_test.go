@@ -29,12 +29,12 @@ func TestQueueProposalIsResolvedOnceAcrossReplicas(t *testing.T) {
 		y := mustCreate(t, a, queuetest.Ticket("q", fmt.Sprintf("y%d", i), 1, fmt.Sprintf("y%d-1", i), fmt.Sprintf("y%d-2", i)))
 		id := fmt.Sprintf("m%d", i)
 		deadline := queuetest.T0.Add(time.Duration(i+1) * time.Minute)
-		if _, err := a.Propose(ctx, "q", queue.ProposeWrite{At: deadline.Add(-20 * time.Second), AcceptBy: deadline,
+		if _, err := queue.Propose(ctx, a, "q", queue.ProposeWrite{At: deadline.Add(-20 * time.Second), AcceptBy: deadline,
 			Proposals: []queue.Match{queuetest.Match2v2(id, x, y)}}); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range []string{x.Players[0].ID, x.Players[1].ID, y.Players[0].ID} {
-			if _, _, err := b.AnswerProposal(ctx, id, p, true, deadline.Add(-time.Second)); err != nil {
+			if _, _, err := queue.AnswerProposal(ctx, b, id, p, true, deadline.Add(-time.Second)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -43,10 +43,10 @@ func TestQueueProposalIsResolvedOnceAcrossReplicas(t *testing.T) {
 		var answerErr, expireErr error
 		var timedOut []queue.Proposal
 		wg.Go(func() {
-			_, answered, answerErr = a.AnswerProposal(ctx, id, y.Players[1].ID, true, deadline)
+			_, answered, answerErr = queue.AnswerProposal(ctx, a, id, y.Players[1].ID, true, deadline)
 		})
 		wg.Go(func() {
-			timedOut, _, expireErr = b.ExpireProposals(ctx, "q", deadline)
+			timedOut, _, expireErr = queue.ExpireProposals(ctx, b, "q", deadline)
 		})
 		wg.Wait()
 		switch {
@@ -93,13 +93,13 @@ func TestQueueDeposedLeaderProposesNothing(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "b takes the lead", func() bool { ok, _ := b.Lead(ctx, "q"); return ok })
 	w := queue.ProposeWrite{At: queuetest.T0, AcceptBy: queuetest.T0.Add(time.Minute), Proposals: []queue.Match{queuetest.Match2v2("m", x, y)}}
-	if _, err := a.Propose(ctx, "q", w); apperr.CodeOf(err) != apperr.Conflict {
+	if _, err := queue.Propose(ctx, a, "q", w); apperr.CodeOf(err) != apperr.Conflict {
 		t.Fatalf("the deposed leader's proposal: %v, want Conflict", err)
 	}
-	if done, err := b.Propose(ctx, "q", w); err != nil || len(done.Matches) != 1 {
+	if done, err := queue.Propose(ctx, b, "q", w); err != nil || len(done.Matches) != 1 {
 		t.Fatalf("the new leader's proposal: %+v %v", done, err)
 	}
-	if _, _, err := a.ExpireProposals(ctx, "q", queuetest.T0.Add(time.Hour)); apperr.CodeOf(err) != apperr.Conflict {
+	if _, _, err := queue.ExpireProposals(ctx, a, "q", queuetest.T0.Add(time.Hour)); apperr.CodeOf(err) != apperr.Conflict {
 		t.Fatalf("the deposed leader's expiry: %v, want Conflict", err)
 	}
 	if tk, err := b.GetTicket(ctx, "x"); err != nil || tk.Status != queue.Proposed {
@@ -183,7 +183,7 @@ func TestQueueProposalRacesResolveOnce(t *testing.T) {
 	for i := range n {
 		x := mustCreate(t, stores[0], queuetest.Ticket("q", fmt.Sprintf("x%d", i), 1, fmt.Sprintf("x%d", i)))
 		y := mustCreate(t, stores[0], queuetest.Ticket("q", fmt.Sprintf("y%d", i), 1, fmt.Sprintf("y%d", i)))
-		if _, err := stores[0].Propose(ctx, "q", queue.ProposeWrite{At: queuetest.T0, AcceptBy: deadline,
+		if _, err := queue.Propose(ctx, stores[0], "q", queue.ProposeWrite{At: queuetest.T0, AcceptBy: deadline,
 			Proposals: []queue.Match{queuetest.Match2v2(fmt.Sprintf("m%d", i), x, y)}}); err != nil {
 			t.Fatal(err)
 		}
@@ -194,19 +194,19 @@ func TestQueueProposalRacesResolveOnce(t *testing.T) {
 		id := fmt.Sprintf("m%d", i)
 		x, y := fmt.Sprintf("x%d", i), fmt.Sprintf("y%d", i)
 		a, b := stores[i%2], stores[(i+1)%2]
-		wg.Go(func() { _, _, _ = a.AnswerProposal(ctx, id, x, true, deadline.Add(-time.Second)) })
-		wg.Go(func() { _, _, _ = b.AnswerProposal(ctx, id, y, i%3 != 0, deadline.Add(-time.Second)) })
+		wg.Go(func() { _, _, _ = queue.AnswerProposal(ctx, a, id, x, true, deadline.Add(-time.Second)) })
+		wg.Go(func() { _, _, _ = queue.AnswerProposal(ctx, b, id, y, i%3 != 0, deadline.Add(-time.Second)) })
 		if i%4 == 1 {
-			wg.Go(func() { _, _ = a.CancelTicket(ctx, y, deadline.Add(-time.Second)) })
+			wg.Go(func() { _, _ = queue.CancelTicket(ctx, a, y, deadline.Add(-time.Second)) })
 		}
 	}
 	wg.Go(func() {
-		if _, _, err := stores[1].ExpireProposals(ctx, "q", deadline); err != nil {
+		if _, _, err := queue.ExpireProposals(ctx, stores[1], "q", deadline); err != nil {
 			t.Error(err)
 		}
 	})
 	wg.Wait()
-	if _, _, err := stores[0].ExpireProposals(ctx, "q", deadline); err != nil { // whatever is left open
+	if _, _, err := queue.ExpireProposals(ctx, stores[0], "q", deadline); err != nil { // whatever is left open
 		t.Fatal(err)
 	}
 	evs, err := stores[0].Events(ctx, "q", 0, 10_000)

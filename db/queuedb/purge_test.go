@@ -66,7 +66,7 @@ func TestQueuePurgeOneProcessAtATime(t *testing.T) {
 	ctx := testCtx(t)
 	mustPut(t, qs, queuetest.Queue("q"))
 	mustCreate(t, qs, queuetest.Ticket("q", "old", 1, "alice"))
-	if _, err := qs.CancelTicket(ctx, "old", queuetest.T0.Add(time.Second)); err != nil {
+	if _, err := queue.CancelTicket(ctx, qs, "old", queuetest.T0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	other, err := s.Pool().Acquire(ctx)
@@ -113,7 +113,7 @@ func TestQueueWorkIsNotStarvedByTheClientsPool(t *testing.T) {
 		t.Fatalf("the leader's load with the pool taken: %v", err)
 	}
 	w := queue.TickWrite{At: queuetest.T0, Matches: []queue.Match{queuetest.Match2v2("m", x, y)}}
-	if done, err := qs.CommitTick(wctx, "q", w); err != nil || len(done.Matches) != 1 {
+	if done, err := queue.CommitTick(wctx, qs, "q", w); err != nil || len(done.Matches) != 1 {
 		t.Fatalf("the tick's commit with the pool taken: %+v %v", done, err)
 	}
 	if _, err := qs.Purge(wctx, queuetest.T0); err != nil {

@@ -499,7 +499,7 @@ func TestQueueWaitEventsAcrossReplicas(t *testing.T) {
 		t.Fatalf("woke before any event: %v", err)
 	case <-time.After(100 * time.Millisecond):
 	}
-	if _, err := a.CancelTicket(ctx, "t1", queuetest.T0); err != nil {
+	if _, err := queue.CancelTicket(ctx, a, "t1", queuetest.T0); err != nil {
 		t.Fatal(err)
 	}
 	mustWake(t, woke, "the other replica's waiter did not wake")
@@ -560,7 +560,7 @@ func TestQueueListenerReconnects(t *testing.T) {
 	woke := make(chan error, 1)
 	go func() { woke <- a.WaitEvents(ctx, "q", 0) }()
 	time.Sleep(50 * time.Millisecond)
-	if _, err := b.CancelTicket(ctx, "t1", queuetest.T0); err != nil {
+	if _, err := queue.CancelTicket(ctx, b, "t1", queuetest.T0); err != nil {
 		t.Fatal(err)
 	}
 	mustWake(t, woke, "the waiter did not wake after the listener reconnected")
@@ -633,15 +633,15 @@ func TestQueueChangesSeeEveryEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done, err := qs.CommitTick(ctx, "q", queue.TickWrite{At: queuetest.T0.Add(time.Minute),
+	done, err := queue.CommitTick(ctx, qs, "q", queue.TickWrite{At: queuetest.T0.Add(time.Minute),
 		Matches: []queue.Match{queuetest.Match2v2("m", a, b)}, Expired: []queue.Expiry{{TicketID: "old", Reason: "ttl"}}})
 	if err != nil || len(done.Matches) != 1 || len(done.Expired) != 1 {
 		t.Fatalf("tick: %+v, %v", done, err)
 	}
-	if _, err := qs.CancelTicket(ctx, "gone", queuetest.T0.Add(time.Minute)); err != nil {
+	if _, err := queue.CancelTicket(ctx, qs, "gone", queuetest.T0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := qs.DeleteQueue(ctx, "q", queuetest.T0.Add(2*time.Minute)); err != nil {
+	if err := queue.DeleteQueue(ctx, qs, "q", queuetest.T0.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	got, _, err := qs.Changes(ctx, "q", cur)
@@ -673,7 +673,7 @@ func TestQueueChangesSendEndedTicketsBare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := qs.CommitTick(ctx, "q", queue.TickWrite{At: queuetest.T0.Add(time.Minute),
+	if _, err := queue.CommitTick(ctx, qs, "q", queue.TickWrite{At: queuetest.T0.Add(time.Minute),
 		Matches: []queue.Match{queuetest.Match2v2("m", a, b)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -720,8 +720,8 @@ func TestQueueConcurrentTicksMatchEachTicketOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	var d0, d1 queue.TickCommitted
 	var e0, e1 error
-	wg.Go(func() { d0, e0 = stores[0].CommitTick(ctx, "q", w0) })
-	wg.Go(func() { d1, e1 = stores[1].CommitTick(ctx, "q", w1) })
+	wg.Go(func() { d0, e0 = queue.CommitTick(ctx, stores[0], "q", w0) })
+	wg.Go(func() { d1, e1 = queue.CommitTick(ctx, stores[1], "q", w1) })
 	wg.Wait()
 	if e0 != nil || e1 != nil {
 		t.Fatal(e0, e1)
@@ -768,7 +768,7 @@ func TestQueueRecreatedKeepsItsEventNumbers(t *testing.T) {
 	ctx := testCtx(t)
 	mustPut(t, qs, queuetest.Queue("q"))
 	mustCreate(t, qs, queuetest.Ticket("q", "t1", 1, "alice"))
-	if err := qs.DeleteQueue(ctx, "q", queuetest.T0.Add(time.Minute)); err != nil {
+	if err := queue.DeleteQueue(ctx, qs, "q", queuetest.T0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := qs.CreateTicket(ctx, queuetest.Ticket("q", "t2", 2, "bob")); apperr.CodeOf(err) != apperr.NotFound {
@@ -781,7 +781,7 @@ func TestQueueRecreatedKeepsItsEventNumbers(t *testing.T) {
 		t.Fatalf("made again: %+v created %v, %v", stored, created, err)
 	}
 	mustCreate(t, qs, queuetest.Ticket("q", "t3", 3, "alice"))
-	if _, err := qs.CancelTicket(ctx, "t3", queuetest.T0.Add(2*time.Hour)); err != nil {
+	if _, err := queue.CancelTicket(ctx, qs, "t3", queuetest.T0.Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	evs, err := qs.Events(ctx, "q", 0, 10)
@@ -801,7 +801,7 @@ func TestQueuePurgeKeepsTheWebhookOutbox(t *testing.T) {
 	for i := range 4 {
 		id := fmt.Sprintf("t%d", i)
 		mustCreate(t, qs, queuetest.Ticket("q", id, i, "p"+id))
-		if _, err := qs.CancelTicket(ctx, id, queuetest.T0.Add(time.Duration(i)*time.Second)); err != nil {
+		if _, err := queue.CancelTicket(ctx, qs, id, queuetest.T0.Add(time.Duration(i)*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -883,14 +883,14 @@ func TestQueueCommitTickOfNoQueue(t *testing.T) {
 	qs, _ := openQueueStore(t)
 	ctx := testCtx(t)
 	mustPut(t, qs, queuetest.Queue("q"))
-	if done, err := qs.CommitTick(ctx, "q", queue.TickWrite{At: queuetest.T0}); err != nil || len(done.Matches)+len(done.Dropped)+len(done.Expired) != 0 {
+	if done, err := queue.CommitTick(ctx, qs, "q", queue.TickWrite{At: queuetest.T0}); err != nil || len(done.Matches)+len(done.Dropped)+len(done.Expired) != 0 {
 		t.Fatalf("a quiet tick: %+v, %v", done, err)
 	}
 	for name, w := range map[string]queue.TickWrite{
 		"quiet":     {At: queuetest.T0},
 		"an expiry": {At: queuetest.T0, Expired: []queue.Expiry{{TicketID: "t1", Reason: "ttl"}}},
 	} {
-		if _, err := qs.CommitTick(ctx, "nowhere", w); apperr.CodeOf(err) != apperr.NotFound {
+		if _, err := queue.CommitTick(ctx, qs, "nowhere", w); apperr.CodeOf(err) != apperr.NotFound {
 			t.Errorf("%s tick of no queue: %v, want NotFound", name, err)
 		}
 	}

@@ -34,15 +34,12 @@ FROM (SELECT DISTINCT ticket_id FROM queue_searching WHERE queue = $1 ORDER BY t
 CROSS JOIN LATERAL (SELECT ctid, id, queue, status, proposal FROM queue_tickets WHERE id = s.ticket_id FOR UPDATE) AS t`
 )
 
-// CancelTicket implements queue.Store. One transaction in two round trips for a searching
+// cancelTicket applies a CancelRequest: one transaction in two round trips for a searching
 // ticket: the locks and the ticket, then its end and COMMIT (four for a proposed one, whose
 // proposal and its tickets are locked and resolved).
-func (s *Store) CancelTicket(ctx context.Context, id string, at time.Time) (queue.Ticket, error) {
-	return s.cancelTicket(ctx, id, at, queue.ReasonCancelled)
-}
-
-func (s *Store) cancelTicket(ctx context.Context, id string, at time.Time, reason string) (queue.Ticket, error) {
+func (s *Store) cancelTicket(ctx context.Context, id string, at time.Time, reason string) (queue.Applied, error) {
 	var t queue.Ticket
+	var c queue.Change
 	err := db.InTx(ctx, s.pool, "queue: cancel ticket", func(conn *pgxpool.Conn) error {
 		var found bool
 		var row pgtype.TID
@@ -68,7 +65,8 @@ func (s *Store) cancelTicket(ctx context.Context, id string, at time.Time, reaso
 			l.Read(queue.Need{Tickets: []string{id}}, states, nil, nil)
 			return nil
 		}
-		c, err := s.run(ctx, conn, ch)
+		var err error
+		c, err = s.run(ctx, conn, ch)
 		for i := range c.Transitions {
 			if tr := &c.Transitions[i]; tr.Ticket == id {
 				tr.Apply(&t, c.At)
@@ -77,9 +75,9 @@ func (s *Store) cancelTicket(ctx context.Context, id string, at time.Time, reaso
 		return err
 	})
 	if err != nil {
-		return queue.Ticket{}, err
+		return queue.Applied{}, err
 	}
-	return t, nil
+	return queue.Applied{Change: c, Ticket: t}, nil
 }
 
 // matchRow is a match as queue_matches stores it.
@@ -120,7 +118,7 @@ func newMatchRow(m queue.Match) (matchRow, error) {
 	return row, nil
 }
 
-// CommitTick implements queue.Store. One transaction in two round trips:
+// commitTick applies TickMatches (queue.CommitTick). One transaction in two round trips:
 //
 //  1. BEGIN; the queue's row lock (its leader epoch, for the fence); the tick's tickets of the
 //     queue, locked by id, as the lifecycle reads them.
@@ -130,15 +128,14 @@ func newMatchRow(m queue.Match) (matchRow, error) {
 //
 // A tick that ends nothing rolls back after the first; one without matches or expiries only
 // checks that the queue exists.
-func (s *Store) CommitTick(ctx context.Context, queueName string, w queue.TickWrite) (queue.TickCommitted, error) {
-	at := w.At.Truncate(time.Microsecond)
+func (s *Store) commitTick(ctx context.Context, queueName string, w queue.TickWrite, at time.Time) (queue.Applied, error) {
 	if len(w.Matches) == 0 && len(w.Expired) == 0 { // a quiet tick: no lock, no transaction
 		var exists bool
 		err := s.work.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queues WHERE name = $1)`, queueName).Scan(&exists)
 		if err == nil && !exists {
-			return queue.TickCommitted{}, noQueue(queueName)
+			return queue.Applied{}, noQueue(queueName)
 		}
-		return queue.TickCommitted{}, db.MapError(err, "queue: commit tick")
+		return queue.Applied{}, db.MapError(err, "queue: commit tick")
 	}
 	w.At = at
 	return s.leaderChange(ctx, "queue: commit tick", queueName, at, queue.TickMatches{Queue: queueName, Write: w})
@@ -147,8 +144,8 @@ func (s *Store) CommitTick(ctx context.Context, queueName string, w queue.TickWr
 // leaderChange runs a change only the queue's leader makes (its tick's matches and
 // proposals, the deadlines it expires): fenced, so that a replica deposed since its last
 // renewal changes nothing.
-func (s *Store) leaderChange(ctx context.Context, what, queueName string, at time.Time, cause queue.Cause, first ...func(b *pgx.Batch)) (queue.TickCommitted, error) {
-	var done queue.TickCommitted
+func (s *Store) leaderChange(ctx context.Context, what, queueName string, at time.Time, cause queue.Cause, first ...func(b *pgx.Batch)) (queue.Applied, error) {
+	var done queue.Change
 	err := db.InTx(ctx, s.work, what, func(conn *pgxpool.Conn) error {
 		var found bool
 		var epoch int64
@@ -182,22 +179,22 @@ func (s *Store) leaderChange(ctx context.Context, what, queueName string, at tim
 			}
 			return nil
 		}
-		c, err := s.run(ctx, conn, ch)
-		done = c.Committed()
+		var err error
+		done, err = s.run(ctx, conn, ch)
 		return err
 	})
 	if err != nil {
-		return queue.TickCommitted{}, err
+		return queue.Applied{}, err
 	}
-	return done, nil
+	return queue.Applied{Change: done}, nil
 }
 
-// DeleteQueue implements queue.Store. The queue's row is locked FOR UPDATE, which waits for
+// deleteQueue applies QueueDeleted. The queue's row is locked FOR UPDATE, which waits for
 // the batches creating tickets in it and keeps new ones out; its live tickets are cancelled,
 // by id, and the row becomes a tombstone.
-func (s *Store) DeleteQueue(ctx context.Context, name string, at time.Time) error {
-	at = at.Truncate(time.Microsecond)
-	return db.InTx(ctx, s.pool, "queue: delete queue", func(conn *pgxpool.Conn) error {
+func (s *Store) deleteQueue(ctx context.Context, name string, at time.Time) (queue.Applied, error) {
+	var c queue.Change
+	err := db.InTx(ctx, s.pool, "queue: delete queue", func(conn *pgxpool.Conn) error {
 		var found bool
 		var live []queue.TicketState
 		ch := &change{at: at, cause: queue.QueueDeleted{Queue: name}, queue: name}
@@ -232,7 +229,12 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, at time.Time) erro
 			b.Queue(`UPDATE queues SET deleted_at = $2 WHERE name = $1`, name, at)
 			b.Queue(`DELETE FROM queue_partitions WHERE queue = $1`, name) // a queue made again starts with none
 		}
-		_, err := s.run(ctx, conn, ch)
+		var err error
+		c, err = s.run(ctx, conn, ch)
 		return err
 	})
+	if err != nil {
+		return queue.Applied{}, err
+	}
+	return queue.Applied{Change: c}, nil
 }

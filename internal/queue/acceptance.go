@@ -120,27 +120,9 @@ type ProposeWrite struct {
 	Partition string
 }
 
-// ProposalStore is the part of Store that keeps ready checks.
-//
-//   - Propose stores each match of w whose tickets are all searching as an open proposal:
-//     the tickets become proposed (keeping their players from searching elsewhere) with a
-//     proposed event each; a match with any ticket no longer searching is dropped whole
-//     (TickCommitted.Dropped). Only the queue's leader calls it (fenced as CommitTick).
-//   - GetProposal returns a proposal, open or resolved; NotFound if there is none.
-//   - AnswerProposal records a player's answer and, if that resolves the proposal, resolves it
-//     in the same transaction (resolved true: the match stored and its tickets matched with
-//     their events, or the tickets cancelled and requeued with theirs). An answer to a
-//     resolved proposal is a Conflict, a player not in it NotFound; answering again as
-//     before changes nothing.
-//   - ExpireProposals resolves the queue's open proposals whose AcceptBy is not after at as
-//     timed out, and returns them (resolved) and how many stay open. Only the leader calls it.
-//
-// A proposal's tickets that are no longer proposed in it when it resolves (their queue was
-// deleted) are left as they are. CancelTicket of a proposed ticket dissolves its proposal
-// as a decline would, in its transaction. The lifecycle (lifecycle.go) decides each of them.
+// ProposalStore is the part of Store that reads ready checks: GetProposal returns a
+// proposal, open or resolved; NotFound if there is none. A proposal's changes are the
+// lifecycle's (Propose, AnswerProposal, ExpireProposals; a proposed ticket's CancelTicket).
 type ProposalStore interface {
-	Propose(ctx context.Context, queue string, w ProposeWrite) (TickCommitted, error)
 	GetProposal(ctx context.Context, id string) (Proposal, error)
-	AnswerProposal(ctx context.Context, id, playerID string, accept bool, at time.Time) (p Proposal, resolved bool, err error)
-	ExpireProposals(ctx context.Context, queue string, at time.Time) (resolved []Proposal, open int, err error)
 }

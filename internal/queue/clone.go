@@ -113,6 +113,12 @@ func (p Proposal) Clone() Proposal {
 	return p
 }
 
+// Clone is a deep copy of st.
+func (st Standing) Clone() Standing {
+	st.Dodges, st.Leaves = slices.Clone(st.Dodges), slices.Clone(st.Leaves)
+	return st
+}
+
 // cloneShape copies the shape's maps and slices, for a store that hands out copies.
 func cloneShape(q *Queue) {
 	q.MinTeamSize = slices.Clone(q.MinTeamSize)

@@ -39,12 +39,14 @@ import (
 // what it must read is asked through Need, which every store already answers.
 
 // A Cause is what happened to a queue's tickets: one of the types below, each named for the
-// Store call that reports it.
+// call that applies it (Store.Apply, through the functions of apply.go).
 type Cause interface {
 	decide(d *decision) error
+	// Op names the store call that applies it (apply.go), for its metrics and spans.
+	Op() string
 }
 
-// TickMatches are a tick's matches and expiries (Store.CommitTick): each match whose tickets
+// TickMatches are a tick's matches and expiries (CommitTick): each match whose tickets
 // are all still searching is made, the others are dropped whole; each expiry of a ticket
 // still searching ends it.
 type TickMatches struct {
@@ -53,27 +55,27 @@ type TickMatches struct {
 }
 
 // TickProposals are a tick's matches proposed for a ready check, or placed by an allocator
-// (Store.Propose): each match whose tickets are all searching becomes a proposal, its
+// (Propose): each match whose tickets are all searching becomes a proposal, its
 // tickets proposed (or placing) and held from any other match.
 type TickProposals struct {
 	Queue string
 	Write ProposeWrite
 }
 
-// ReadyCheckAnswer is a player's answer to a proposal (Store.AnswerProposal).
+// ReadyCheckAnswer is a player's answer to a proposal (AnswerProposal).
 type ReadyCheckAnswer struct {
 	Proposal, Player string
 	Accept           bool
 }
 
 // DeadlinesPassed is the leader's expiry of the queue's proposals whose deadline has passed
-// (Store.ExpireProposals): the store locks those it finds due, and Decide resolves each one
+// (ExpireProposals): the store locks those it finds due, and Decide resolves each one
 // that is (an open one as timed out, a placing one as failed).
 type DeadlinesPassed struct {
 	Queue string
 }
 
-// PlacementAnswer is the answer to a placing proposal (Store.CompletePlacement and
+// PlacementAnswer is the answer to a placing proposal (CompletePlacement and
 // FailPlacement): its match placed at Connection, or, with Failure, not placed.
 type PlacementAnswer struct {
 	Proposal   string
@@ -81,18 +83,18 @@ type PlacementAnswer struct {
 	Failure    string // the requeued events' reason; "": placed
 }
 
-// MatchPlacement is where a match already made is played (Store.PlaceMatch).
+// MatchPlacement is where a match already made is played (PlaceMatch).
 type MatchPlacement struct {
 	Match      string
 	Connection json.RawMessage
 }
 
-// CancelRequest is a ticket's cancel (Store.CancelTicket), with the reason it ends with.
+// CancelRequest is a ticket's cancel (CancelTicket), with the reason it ends with.
 type CancelRequest struct {
 	Ticket, Reason string
 }
 
-// QueueDeleted is a queue's deletion (Store.DeleteQueue): the store locks every live ticket
+// QueueDeleted is a queue's deletion (DeleteQueue): the store locks every live ticket
 // of the queue (searching, proposed or placing), and Decide cancels them.
 type QueueDeleted struct {
 	Queue string

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"net/url"
 	"time"
 
@@ -21,14 +20,6 @@ const EventPlaced EventType = "placed"
 
 // MaxConnectionBytes bounds a connection object: it is copied into every ticket of the match.
 const MaxConnectionBytes = 4096
-
-// PlacementStore is the part of Store that keeps placements. PlaceMatch stores connection on
-// match id and on the assignment of each of its tickets still matched in it, with a placed
-// event each, in one transaction, and returns the match. An unknown match is NotFound; a
-// backfill's fill (its players join a running match, which is placed already) is a Conflict.
-type PlacementStore interface {
-	PlaceMatch(ctx context.Context, id string, connection json.RawMessage, at time.Time) (Match, error)
-}
 
 // Placing is the status of a ticket whose match the queue's allocator is placing.
 const Placing Status = "placing"
@@ -69,19 +60,10 @@ func (q *Queue) addAllocatorFaults(f *apperr.Fields) {
 	}
 }
 
-// AllocatorStore is the part of Store that keeps the placements an allocator makes: the
-// proposals in state placing (ProposalStore's, their tickets placing).
-//
-//   - PlacingProposals returns the queue's proposals being placed.
-//   - CompletePlacement stores the match of placing proposal id with connection: the
-//     proposal is accepted and its tickets matched with the connection in their assignment,
-//     with a matched event each. A proposal not placing is a Conflict.
-//   - FailPlacement ends placing proposal id without a match: its tickets go back to
-//     searching with a requeued event (reason). A proposal not placing is a Conflict.
-//
-// ExpireProposals fails the placing proposals past their AcceptBy (ReasonPlacementTimeout).
+// AllocatorStore is the part of Store that reads the placements an allocator makes:
+// PlacingProposals returns the queue's proposals in state placing (their tickets placing).
+// Their ends are changes: CompletePlacement, FailPlacement, and ExpireProposals, which fails
+// those past their AcceptBy (ReasonPlacementTimeout).
 type AllocatorStore interface {
 	PlacingProposals(ctx context.Context, queue string) ([]Proposal, error)
-	CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (Proposal, error)
-	FailPlacement(ctx context.Context, id, reason string, at time.Time) (Proposal, error)
 }

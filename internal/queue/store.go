@@ -23,6 +23,7 @@ type Store interface {
 	EventStore
 	StatsStore
 	PartitionStore
+	ChangeStore
 
 	// Ping reports whether the store can be reached; Name says which it is.
 	Ping(ctx context.Context) error
@@ -30,7 +31,6 @@ type Store interface {
 
 	// The ready checks (acceptance.go) and placements (placement.go).
 	ProposalStore
-	PlacementStore
 	AllocatorStore
 
 	// The players' dodges, leaves and low-priority games (penalties.go).
@@ -61,14 +61,10 @@ type DefinitionStore interface {
 	GetQueue(ctx context.Context, name string) (Queue, error)
 	// ListQueues returns every queue, by name.
 	ListQueues(ctx context.Context) ([]Queue, error)
-	// DeleteQueue removes a queue; in the same transaction its searching tickets become
-	// cancelled with Reason "queue deleted" and an event each. NotFound if there is none.
-	// The queue's finished tickets, matches and events stay readable until purged.
-	DeleteQueue(ctx context.Context, name string, at time.Time) error
 }
 
-// TicketStore is the part of Store a ticket's own calls use: its creation, reads and cancel,
-// and the match it ends in.
+// TicketStore is the part of Store a ticket's own calls use: its creation and reads, and the
+// match it ends in (its cancel is a change: CancelTicket).
 type TicketStore interface {
 	// CreateTicket stores t (Status Searching) and has committed it when it returns. With
 	// t.IdempotencyKey already used in the queue, it returns the stored ticket and replayed
@@ -79,10 +75,6 @@ type TicketStore interface {
 	CreateTicket(ctx context.Context, t Ticket) (stored Ticket, replayed bool, err error)
 	// GetTicket returns a ticket; NotFound if there is none (or it was purged).
 	GetTicket(ctx context.Context, id string) (Ticket, error)
-	// CancelTicket moves a searching ticket to cancelled (Reason "cancelled") with an event
-	// and returns it. A ticket already cancelled is returned as it is; a matched or expired
-	// one is a Conflict; an unknown one NotFound.
-	CancelTicket(ctx context.Context, id string, at time.Time) (Ticket, error)
 	// GetMatch returns a match the queue made; NotFound if there is none.
 	GetMatch(ctx context.Context, id string) (Match, error)
 	// EndClaims ends at at the claims the players of match hold by it (its result came:
@@ -93,8 +85,8 @@ type TicketStore interface {
 	EndClaims(ctx context.Context, match string, at time.Time, durable bool) (ended bool, err error)
 }
 
-// LeaderStore is the part of Store the tick loop uses: leadership, the queue's changes, a
-// tick's commit, the webhook's outbox cursor and the purge.
+// LeaderStore is the part of Store the tick loop uses: leadership, the queue's changes, the
+// webhook's outbox cursor and the purge (a tick's commit is a change: CommitTick).
 type LeaderStore interface {
 	// Changes returns the queue's tickets created or changed since the cursor, and the cursor
 	// to pass next time. The zero cursor returns every searching ticket. A ticket may come
@@ -103,13 +95,6 @@ type LeaderStore interface {
 	// reason only: no players, latencies, assignment or backfill.
 	// It is how the leader keeps its in-memory view without scanning the queue every tick.
 	Changes(ctx context.Context, queue string, since Cursor) ([]Ticket, Cursor, error)
-	// CommitTick writes one tick's outcome in one transaction. Each match whose tickets are
-	// all still searching is stored and its tickets become matched, with their assignments
-	// and a matched event each; a match with any ticket no longer searching (cancelled,
-	// expired or matched meanwhile) is dropped whole, and its other tickets stay searching
-	// for the next tick. Each expiry of a still-searching ticket makes it expired with its
-	// reason and an event. It returns what took effect.
-	CommitTick(ctx context.Context, queue string, w TickWrite) (TickCommitted, error)
 
 	// WebhookCursor and SetWebhookCursor keep, per queue, the Seq of the last event the
 	// queue's webhook acknowledged: the events after it are the outbox.

@@ -53,7 +53,7 @@ func BenchmarkQueueCommitTick(b *testing.B) {
 			}
 		}
 		b.StartTimer()
-		done, err := st.CommitTick(ctx, "bench", w)
+		done, err := queue.CommitTick(ctx, st, "bench", w)
 		if err != nil || len(done.Matches) != matches {
 			b.Fatalf("%d matches stored, %v", len(done.Matches), err)
 		}

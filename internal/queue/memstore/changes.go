@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"slices"
 	"time"
@@ -88,107 +87,80 @@ func (s *Store) write(c queue.Change) {
 	s.writeStanding(c)
 }
 
-func (s *Store) CommitTick(ctx context.Context, qname string, w queue.TickWrite) (queue.TickCommitted, error) {
-	return s.leaderChange(ctx, qname, w.At, queue.TickMatches{Queue: qname, Write: w})
-}
-
-func (s *Store) Propose(ctx context.Context, qname string, w queue.ProposeWrite) (queue.TickCommitted, error) {
-	return s.leaderChange(ctx, qname, w.At, queue.TickProposals{Queue: qname, Write: w})
-}
-
-// leaderChange is a change the queue's leader makes at its tick.
-func (s *Store) leaderChange(ctx context.Context, qname string, at time.Time, cause queue.Cause) (queue.TickCommitted, error) {
-	if err := s.lock(ctx, "commit tick"); err != nil {
-		return queue.TickCommitted{}, err
+// Apply implements queue.ChangeStore: what each cause needs locked besides what the
+// lifecycle asks for (a queue's live tickets, its unresolved proposals) and what its answer
+// reads of the maps once written.
+func (s *Store) Apply(ctx context.Context, at time.Time, cause queue.Cause) (queue.Applied, error) {
+	if err := s.lock(ctx, cause.Op()); err != nil {
+		return queue.Applied{}, err
 	}
 	defer s.mu.Unlock()
-	if _, err := s.queueNamed(qname, true); err != nil {
-		return queue.TickCommitted{}, err
-	}
-	c, err := s.decide(&queue.Locked{}, at, cause)
-	return c.Committed(), err
-}
-
-func (s *Store) CancelTicket(ctx context.Context, id string, at time.Time) (queue.Ticket, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.decide(&queue.Locked{}, at, queue.CancelRequest{Ticket: id, Reason: queue.ReasonCancelled}); err != nil {
-		return queue.Ticket{}, err
-	}
-	return s.tickets[id].t.Clone(), nil
-}
-
-func (s *Store) DeleteQueue(ctx context.Context, name string, at time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q, err := s.queueNamed(name, false)
-	if err != nil {
-		return err
-	}
 	var l queue.Locked
+	var a queue.Applied
+	var q *memQueue
+	var err error
+	var unresolved []queue.Proposal
+	switch c := cause.(type) {
+	case queue.TickMatches:
+		q, err = s.queueNamed(c.Queue, true)
+	case queue.TickProposals:
+		q, err = s.queueNamed(c.Queue, true)
+	case queue.QueueDeleted:
+		if q, err = s.queueNamed(c.Queue, false); err == nil {
+			l.Read(queue.Need{}, s.live(q), nil, nil)
+		}
+	case queue.DeadlinesPassed:
+		if q, err = s.queueNamed(c.Queue, true); err == nil {
+			unresolved = s.unresolved(c.Queue)
+			l.Read(queue.Need{}, nil, unresolved, nil)
+		}
+	}
+	if err != nil {
+		return a, err
+	}
+	if a.Change, err = s.decide(&l, at, cause); err != nil {
+		return queue.Applied{}, err
+	}
+	for i, p := range a.Proposals {
+		a.Proposals[i] = p.Clone()
+	}
+	switch c := cause.(type) {
+	case queue.CancelRequest:
+		a.Ticket = s.tickets[c.Ticket].t.Clone()
+	case queue.MatchPlacement:
+		a.Match = s.matches[c.Match].Clone()
+	case queue.QueueDeleted:
+		q.deleted = true
+	case queue.DeadlinesPassed:
+		a.Open = len(unresolved) - len(a.Proposals)
+	}
+	return a, nil
+}
+
+// live are the states of q's live tickets, by id. The caller holds the lock.
+func (s *Store) live(q *memQueue) []queue.TicketState {
 	var live []queue.TicketState
 	for _, id := range slices.Sorted(maps.Values(q.searching)) {
 		if len(live) == 0 || live[len(live)-1].ID != id { // a party's players share a ticket
 			live = append(live, queue.StateOf(&s.tickets[id].t))
 		}
 	}
-	l.Read(queue.Need{}, live, nil, nil)
-	_, err = s.decide(&l, at, queue.QueueDeleted{Queue: name})
-	q.deleted = err == nil
-	return err
+	return live
+}
+
+// unresolved are the queue's open and placing proposals. The caller holds the lock.
+func (s *Store) unresolved(qname string) []queue.Proposal {
+	var out []queue.Proposal
+	for _, p := range s.proposals {
+		if p.Match.Queue == qname && p.Unresolved() {
+			out = append(out, *p)
+		}
+	}
+	return out
 }
 
 func (s *Store) GetProposal(ctx context.Context, id string) (queue.Proposal, error) {
 	return get(s, s.proposals, id, "proposal", (*queue.Proposal).Clone)
-}
-
-func (s *Store) AnswerProposal(ctx context.Context, id, playerID string, accept bool, at time.Time) (queue.Proposal, bool, error) {
-	p, err := s.proposalChange(ctx, at, queue.ReadyCheckAnswer{Proposal: id, Player: playerID, Accept: accept})
-	return p, err == nil && p.State != queue.ProposalOpen, err
-}
-
-func (s *Store) CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (queue.Proposal, error) {
-	return s.proposalChange(ctx, at, queue.PlacementAnswer{Proposal: id, Connection: connection})
-}
-
-func (s *Store) FailPlacement(ctx context.Context, id, reason string, at time.Time) (queue.Proposal, error) {
-	return s.proposalChange(ctx, at, queue.PlacementAnswer{Proposal: id, Failure: reason})
-}
-
-// proposalChange is a change of one proposal, which it returns as it leaves it.
-func (s *Store) proposalChange(ctx context.Context, at time.Time, cause queue.Cause) (queue.Proposal, error) {
-	if err := s.lock(ctx, "answer proposal"); err != nil {
-		return queue.Proposal{}, err
-	}
-	defer s.mu.Unlock()
-	c, err := s.decide(&queue.Locked{}, at, cause)
-	if err != nil {
-		return queue.Proposal{}, err
-	}
-	return c.Proposals[0].Clone(), nil
-}
-
-func (s *Store) ExpireProposals(ctx context.Context, qname string, at time.Time) ([]queue.Proposal, int, error) {
-	if err := s.lock(ctx, "expire proposals"); err != nil {
-		return nil, 0, err
-	}
-	defer s.mu.Unlock()
-	if _, err := s.queueNamed(qname, true); err != nil {
-		return nil, 0, err
-	}
-	var l queue.Locked
-	var unresolved, out []queue.Proposal
-	for _, p := range s.proposals {
-		if p.Match.Queue == qname && p.Unresolved() {
-			unresolved = append(unresolved, *p)
-		}
-	}
-	l.Read(queue.Need{}, nil, unresolved, nil)
-	c, err := s.decide(&l, at, queue.DeadlinesPassed{Queue: qname})
-	for _, p := range c.Proposals {
-		out = append(out, p.Clone())
-	}
-	return out, len(unresolved) - len(out), err
 }
 
 func (s *Store) PlacingProposals(ctx context.Context, qname string) ([]queue.Proposal, error) {
@@ -201,15 +173,4 @@ func (s *Store) PlacingProposals(ctx context.Context, qname string) ([]queue.Pro
 		}
 	}
 	return out, nil
-}
-
-func (s *Store) PlaceMatch(ctx context.Context, id string, connection json.RawMessage, at time.Time) (queue.Match, error) {
-	if err := s.lock(ctx, "place match"); err != nil {
-		return queue.Match{}, err
-	}
-	defer s.mu.Unlock()
-	if _, err := s.decide(&queue.Locked{}, at, queue.MatchPlacement{Match: id, Connection: connection}); err != nil {
-		return queue.Match{}, err
-	}
-	return s.matches[id].Clone(), nil
 }

@@ -10,12 +10,6 @@ import (
 
 // The players' standing (queue/penalties.go), by player and context, under the one mutex.
 
-func cloneStanding(st *queue.Standing) queue.Standing {
-	out := *st
-	out.Dodges, out.Leaves = slices.Clone(st.Dodges), slices.Clone(st.Leaves)
-	return out
-}
-
 // standingOf is the player's standing in context, made when he has none. The caller holds
 // the lock.
 func (s *Store) standingOf(contextKey, player string) *queue.Standing {
@@ -53,7 +47,7 @@ func (s *Store) Standings(ctx context.Context, contextKey string, players []stri
 	for _, p := range players {
 		for c, st := range s.standing[p] {
 			if contextKey == "" || c == contextKey {
-				out = append(out, cloneStanding(st))
+				out = append(out, st.Clone())
 			}
 		}
 	}
@@ -70,7 +64,7 @@ func (s *Store) UpdateStanding(ctx context.Context, contextKey, player string, c
 	defer s.mu.Unlock()
 	st := queue.Standing{Context: contextKey, Player: player}
 	if old := s.standing[player][contextKey]; old != nil {
-		st = cloneStanding(old)
+		st = old.Clone()
 	}
 	switch changed := change(&st); {
 	case st.Empty():

@@ -70,7 +70,7 @@ func TestFeedEncodesEventsAsEncodeEvent(t *testing.T) {
 		CreatedAt: now, ExpiresAt: now.Add(time.Minute), UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CancelTicket(ctx, "t1", now); err != nil {
+	if _, err := queue.CancelTicket(ctx, st, "t1", now); err != nil {
 		t.Fatal(err)
 	}
 	<-moved

@@ -51,7 +51,7 @@ func (s *Service) Answer(ctx context.Context, id, playerID string, accept bool) 
 	} else if err != nil {
 		return queue.Proposal{}, err
 	}
-	p, resolved, err := s.store.AnswerProposal(ctx, id, playerID, accept, s.now().UTC())
+	p, resolved, err := queue.AnswerProposal(ctx, s.store, id, playerID, accept, s.now().UTC())
 	if err == nil && resolved {
 		s.proposalResolved(p)
 	}
@@ -100,7 +100,7 @@ func (r *runner) propose(ctx context.Context, q queue.Queue, w *queue.TickWrite,
 	} else {
 		pw.Placing, pw.AcceptBy = true, now.Add(q.Allocator.Timeout)
 	}
-	done, err := r.s.store.Propose(ctx, q.Name, pw)
+	done, err := queue.Propose(ctx, r.s.store, q.Name, pw)
 	if err != nil {
 		r.s.logger.Warn("queue: cannot write the tick's proposals; they are made again at the next tick", "queue", q.Name, "err", err)
 		return
@@ -170,7 +170,7 @@ func (r *runner) expireProposals(ctx context.Context, q queue.Queue, now time.Ti
 	if q.Acceptance == nil && q.Allocator == nil && !r.openProposals {
 		return
 	}
-	resolved, open, err := r.s.store.ExpireProposals(ctx, q.Name, now)
+	resolved, open, err := queue.ExpireProposals(ctx, r.s.store, q.Name, now)
 	if err != nil {
 		r.s.logger.Warn("queue: cannot expire the queue's proposals; tried again at the next tick", "queue", q.Name, "err", err)
 		return

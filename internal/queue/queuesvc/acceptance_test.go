@@ -163,7 +163,7 @@ func TestDeclineAndCancelDissolveTheProposal(t *testing.T) {
 	if _, err := f.svc.CancelTicket(ctx, a.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := f.store.AnswerProposal(ctx, pa.Proposal.MatchID, "carol", true, f.clock.Now()); apperr.CodeOf(err) != apperr.Conflict {
+	if _, _, err := queue.AnswerProposal(ctx, f.store, pa.Proposal.MatchID, "carol", true, f.clock.Now()); apperr.CodeOf(err) != apperr.Conflict {
 		t.Fatalf("the dissolved proposal takes an answer: %v", err)
 	}
 	if got := proposals(m, "declined"); got != 2 {

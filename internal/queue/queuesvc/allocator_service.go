@@ -46,7 +46,7 @@ func (s *Service) allocate(ctx context.Context, a queue.Allocator, p queue.Propo
 	for s.now().Before(p.AcceptBy) && leading() {
 		connection, err := s.postAllocation(ctx, a, p)
 		if err == nil {
-			done, err := s.store.CompletePlacement(ctx, p.Match.ID, connection, s.now().UTC())
+			done, err := queue.CompletePlacement(ctx, s.store, p.Match.ID, connection, s.now().UTC())
 			switch {
 			case err == nil:
 				s.placed(done)
@@ -108,7 +108,7 @@ func (s *Service) FailPlacement(ctx context.Context, id, reason string) (queue.P
 	if err := s.ownsAll(ctx, id, p.Match); err != nil {
 		return queue.Proposal{}, err
 	}
-	done, err := s.store.FailPlacement(ctx, id, queue.ReasonPlacementFailed+": "+reason, s.now().UTC())
+	done, err := queue.FailPlacement(ctx, s.store, id, queue.ReasonPlacementFailed+": "+reason, s.now().UTC())
 	if err == nil {
 		s.metrics.placement(done.Match.Queue, "failed")
 	}

@@ -175,7 +175,7 @@ func TestLongPollsWokenTogetherShareOneReadOfTheirTickets(t *testing.T) {
 	awaitFeeds(t, svc, "the long-polls are not all waiting", func() bool { return queuesvc.WatchedTickets(svc, "duel") == polls })
 	one, batch := store.one.Load(), store.batch.Load()
 	end.At = time.Now()
-	if done, err := store.CommitTick(ctx, "duel", end); err != nil || len(done.Expired) != polls {
+	if done, err := queue.CommitTick(ctx, store, "duel", end); err != nil || len(done.Expired) != polls {
 		t.Fatalf("CommitTick: %+v, %v", done, err)
 	}
 	for range polls {

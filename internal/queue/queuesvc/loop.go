@@ -365,7 +365,7 @@ func (r *runner) tick(parent context.Context, q queue.Queue) {
 	r.waitingOn.Store(cmp.Or(w.Waiting, &queue.Waits{}))
 	if len(w.Matches)+len(w.Expired) > 0 {
 		w.At, w.Partition, w.ClaimFor = now, r.part, q.TicketTTL
-		done, err := r.s.store.CommitTick(ctx, q.Name, w)
+		done, err := queue.CommitTick(ctx, r.s.store, q.Name, w)
 		if err != nil {
 			log.Warn("queue: cannot write the tick; its matches are retried at the next tick", "err", err)
 			endSpan(span, err)

@@ -21,8 +21,9 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
-// expiryCounter is the memory store counting its ExpireProposals calls at each time: the
-// queue-wide deadlines of a partitioned queue are expired by one runner, once a tick.
+// expiryCounter is the memory store counting its ExpireProposals (DeadlinesPassed applied)
+// at each time: the queue-wide deadlines of a partitioned queue are expired by one runner,
+// once a tick.
 type expiryCounter struct {
 	*memstore.Store
 	mu     sync.Mutex
@@ -30,12 +31,14 @@ type expiryCounter struct {
 	called signal
 }
 
-func (s *expiryCounter) ExpireProposals(ctx context.Context, q string, at time.Time) ([]queue.Proposal, int, error) {
-	s.mu.Lock()
-	s.calls[at]++
-	s.mu.Unlock()
-	s.called.notify()
-	return s.Store.ExpireProposals(ctx, q, at)
+func (s *expiryCounter) Apply(ctx context.Context, at time.Time, cause queue.Cause) (queue.Applied, error) {
+	if _, ok := cause.(queue.DeadlinesPassed); ok {
+		s.mu.Lock()
+		s.calls[at]++
+		s.mu.Unlock()
+		s.called.notify()
+	}
+	return s.Store.Apply(ctx, at, cause)
 }
 
 // expiredAt waits for a call at the clock's time: the queue's tick at that time has read its

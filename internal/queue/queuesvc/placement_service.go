@@ -32,7 +32,7 @@ func (s *Service) Place(ctx context.Context, id string, connection json.RawMessa
 		if err := s.ownsAll(ctx, id, p.Match); err != nil {
 			return queue.Match{}, err
 		}
-		done, err := s.store.CompletePlacement(ctx, id, connection, s.now().UTC())
+		done, err := queue.CompletePlacement(ctx, s.store, id, connection, s.now().UTC())
 		if err != nil {
 			return queue.Match{}, err
 		}
@@ -46,5 +46,5 @@ func (s *Service) Place(ctx context.Context, id string, connection json.RawMessa
 	if err := s.ownsAll(ctx, id, m); err != nil {
 		return queue.Match{}, err
 	}
-	return s.store.PlaceMatch(ctx, id, connection, s.now().UTC())
+	return queue.PlaceMatch(ctx, s.store, id, connection, s.now().UTC())
 }

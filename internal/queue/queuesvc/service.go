@@ -269,7 +269,7 @@ func (s *Service) DeleteQueue(ctx context.Context, name string) error {
 		return err
 	}
 	defer s.definitions.forget(name)
-	if err := s.store.DeleteQueue(ctx, name, s.now().UTC()); err != nil {
+	if err := queue.DeleteQueue(ctx, s.store, name, s.now().UTC()); err != nil {
 		return err
 	}
 	s.changedQueues()

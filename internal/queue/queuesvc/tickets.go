@@ -260,7 +260,7 @@ func (s *Service) CancelTicket(ctx context.Context, id string) (queue.Ticket, er
 	if err != nil {
 		return queue.Ticket{}, err
 	}
-	t, err := s.store.CancelTicket(ctx, id, s.now().UTC())
+	t, err := queue.CancelTicket(ctx, s.store, id, s.now().UTC())
 	if err == nil && before.Status == queue.Proposed && t.Reason == queue.ReasonCancelled {
 		s.metrics.proposalResolved(t.Queue, queue.ProposalDeclined) // the cancel dissolved its proposal
 	}

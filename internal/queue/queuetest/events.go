@@ -24,8 +24,8 @@ func testFeedEvents(t *testing.T, st queue.Store) {
 	a := create(t, st, Ticket("q", "ta", 1, "a1", "a2"))
 	b := create(t, st, Ticket("q", "tb", 2, "b1", "b2"))
 	create(t, st, Ticket("q", "tc", 3, "c1"))
-	must[queue.Ticket](t)(st.CancelTicket(c, "tc", at(4)))
-	must[queue.TickCommitted](t)(st.CommitTick(c, "q", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", a, b)}}))
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "tc", at(4)))
+	must[queue.TickCommitted](t)(queue.CommitTick(c, st, "q", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", a, b)}}))
 	head := must[int64](t)(st.EventHead(c, "q"))
 	evs, tickets, err := st.FeedEvents(c, "q", head-3, 10)
 	if err != nil {
@@ -62,7 +62,7 @@ func testEvents(t *testing.T, st queue.Store) {
 	for i := range 5 {
 		id := fmt.Sprintf("t%d", i)
 		create(t, st, Ticket("q", id, i, "p"+id))
-		must[queue.Ticket](t)(st.CancelTicket(c, id, at(10+i)))
+		must[queue.Ticket](t)(queue.CancelTicket(c, st, id, at(10+i)))
 	}
 	page := must[[]queue.Event](t)(st.Events(c, "q", 1, 2))
 	if len(page) != 2 || page[0].Seq != 2 || page[1].Seq != 3 || page[0].TicketID != "t1" || page[0].Queue != "q" {
@@ -90,7 +90,7 @@ func testEvents(t *testing.T, st queue.Store) {
 		}
 	}
 	create(t, st, Ticket("q", "t9", 20, "late"))
-	must[queue.Ticket](t)(st.CancelTicket(c, "t9", at(21)))
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "t9", at(21)))
 	select {
 	case err := <-woke:
 		if err != nil {

@@ -43,7 +43,7 @@ func status(t *testing.T, st queue.Store, id string) (queue.Status, string) {
 func testMatchedCancelsElsewhere(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	ra, rb, ca, cc := twoQueues(t, st)
-	done := must[queue.TickCommitted](t)(st.CommitTick(c, "ranked", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", ra, rb)}}))
+	done := must[queue.TickCommitted](t)(queue.CommitTick(c, st, "ranked", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", ra, rb)}}))
 	if !slices.Equal(done.Matches, []string{"m1"}) || done.Elsewhere["casual"] != 1 {
 		t.Fatalf("ranked's commit: %+v", done)
 	}
@@ -55,7 +55,7 @@ func testMatchedCancelsElsewhere(t *testing.T, st queue.Store) {
 		t.Fatalf("casual's events: %+v", evs)
 	}
 	// The other queue's leader, behind: its match of the cancelled ticket is dropped.
-	done = must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(11), Matches: []queue.Match{Match2v2("m2", ca, cc)}}))
+	done = must[queue.TickCommitted](t)(queue.CommitTick(c, st, "casual", queue.TickWrite{At: at(11), Matches: []queue.Match{Match2v2("m2", ca, cc)}}))
 	if len(done.Matches) != 0 || !slices.Equal(done.Dropped, []string{"m2"}) {
 		t.Fatalf("casual's commit of the cancelled ticket: %+v", done)
 	}
@@ -67,7 +67,7 @@ func testMatchedCancelsElsewhere(t *testing.T, st queue.Store) {
 	}
 	cc3 := create(t, st, exclusive("casual", "cc3", 12, "d1"))
 	m3 := Match2v2("m3", ca2, cc3)
-	done = must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(13), Matches: []queue.Match{m3}}))
+	done = must[queue.TickCommitted](t)(queue.CommitTick(c, st, "casual", queue.TickWrite{At: at(13), Matches: []queue.Match{m3}}))
 	if len(done.Matches) != 0 || !slices.Equal(done.Dropped, []string{"m3"}) || done.Claimed != 0 {
 		t.Fatalf("casual's commit of a claimed player: %+v", done)
 	}
@@ -87,13 +87,13 @@ func testClaimEndsWithItsTime(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	ra, rb, _, _ := twoQueues(t, st)
 	w := queue.TickWrite{At: at(10), ClaimFor: time.Minute, Matches: []queue.Match{Match2v2("m1", ra, rb)}}
-	must[queue.TickCommitted](t)(st.CommitTick(c, "ranked", w))
+	must[queue.TickCommitted](t)(queue.CommitTick(c, st, "ranked", w))
 	x := create(t, st, exclusive("casual", "x", 70, "a1"))
 	y := create(t, st, exclusive("casual", "y", 20, "y1"))
 	if x.Status != queue.Searching {
 		t.Fatalf("a ticket created at the claim's end: %s %q", x.Status, x.Reason)
 	}
-	done := must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(69), Matches: []queue.Match{Match2v2("m2", x, y)}}))
+	done := must[queue.TickCommitted](t)(queue.CommitTick(c, st, "casual", queue.TickWrite{At: at(69), Matches: []queue.Match{Match2v2("m2", x, y)}}))
 	if done.Claimed != 1 || done.Elsewhere["casual"] != 1 {
 		t.Fatalf("within the claim: %+v", done)
 	}
@@ -101,7 +101,7 @@ func testClaimEndsWithItsTime(t *testing.T, st queue.Store) {
 		t.Fatalf("the refused ticket: %s %q", s, r)
 	}
 	x = create(t, st, exclusive("casual", "x2", 70, "a1"))
-	done = must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(71), Matches: []queue.Match{Match2v2("m3", x, y)}}))
+	done = must[queue.TickCommitted](t)(queue.CommitTick(c, st, "casual", queue.TickWrite{At: at(71), Matches: []queue.Match{Match2v2("m3", x, y)}}))
 	if !slices.Equal(done.Matches, []string{"m3"}) {
 		t.Fatalf("after the claim's time: %+v", done)
 	}
@@ -113,7 +113,7 @@ func testClaimEndsWithItsTime(t *testing.T, st queue.Store) {
 func testProposalClaims(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	ra, rb, _, cc := twoQueues(t, st)
-	done := must[queue.TickCommitted](t)(st.Propose(c, "ranked", queue.ProposeWrite{At: at(10), AcceptBy: at(30),
+	done := must[queue.TickCommitted](t)(queue.Propose(c, st, "ranked", queue.ProposeWrite{At: at(10), AcceptBy: at(30),
 		Proposals: []queue.Match{Match2v2("p1", ra, rb)}}))
 	if !slices.Equal(done.Matches, []string{"p1"}) || done.Elsewhere["casual"] != 1 {
 		t.Fatalf("propose: %+v", done)
@@ -124,11 +124,11 @@ func testProposalClaims(t *testing.T, st queue.Store) {
 	if x := create(t, st, exclusive("casual", "x", 11, "a1")); x.Status != queue.Cancelled || x.Reason != queue.ReasonMatchedElsewhere {
 		t.Fatalf("a ticket of a player proposed elsewhere: %s %q", x.Status, x.Reason)
 	}
-	if _, _, err := st.AnswerProposal(c, "p1", "b1", false, at(13)); err != nil {
+	if _, _, err := queue.AnswerProposal(c, st, "p1", "b1", false, at(13)); err != nil {
 		t.Fatal(err)
 	}
 	x := create(t, st, exclusive("casual", "x2", 14, "a1"))
-	done = must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(15), Matches: []queue.Match{Match2v2("m3", x, cc)}}))
+	done = must[queue.TickCommitted](t)(queue.CommitTick(c, st, "casual", queue.TickWrite{At: at(15), Matches: []queue.Match{Match2v2("m3", x, cc)}}))
 	if !slices.Equal(done.Matches, []string{"m3"}) {
 		t.Fatalf("after the decline: %+v", done)
 	}
@@ -148,21 +148,21 @@ func testNotExclusive(t *testing.T, st queue.Store) {
 	rb := create(t, st, exclusive("ranked", "rb", 1, "b1"))
 	sa := create(t, st, Ticket("spectate", "sa", 1, "a1"))
 	sb := create(t, st, Ticket("spectate", "sb", 1, "b1"))
-	must[queue.TickCommitted](t)(st.CommitTick(c, "ranked", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", ra, rb)}}))
+	must[queue.TickCommitted](t)(queue.CommitTick(c, st, "ranked", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", ra, rb)}}))
 	if s, _ := status(t, st, "sa"); s != queue.Searching {
 		t.Fatalf("a spectator ticket of a player matched elsewhere: %s", s)
 	}
-	done := must[queue.TickCommitted](t)(st.CommitTick(c, "spectate", queue.TickWrite{At: at(11), Matches: []queue.Match{Match2v2("m2", sa, sb)}}))
+	done := must[queue.TickCommitted](t)(queue.CommitTick(c, st, "spectate", queue.TickWrite{At: at(11), Matches: []queue.Match{Match2v2("m2", sa, sb)}}))
 	if !slices.Equal(done.Matches, []string{"m2"}) || done.Claimed != 0 {
 		t.Fatalf("the spectators' match: %+v", done)
 	}
 	// Nor did the spectators' match claim them: c1 matched in spectate, then in ranked.
 	sc := create(t, st, Ticket("spectate", "sc", 12, "c1"))
 	sd := create(t, st, Ticket("spectate", "sd", 12, "d1"))
-	must[queue.TickCommitted](t)(st.CommitTick(c, "spectate", queue.TickWrite{At: at(13), Matches: []queue.Match{Match2v2("m3", sc, sd)}}))
+	must[queue.TickCommitted](t)(queue.CommitTick(c, st, "spectate", queue.TickWrite{At: at(13), Matches: []queue.Match{Match2v2("m3", sc, sd)}}))
 	rc := create(t, st, exclusive("ranked", "rc", 14, "c1"))
 	rd := create(t, st, exclusive("ranked", "rd", 14, "d1"))
-	done = must[queue.TickCommitted](t)(st.CommitTick(c, "ranked", queue.TickWrite{At: at(15), Matches: []queue.Match{Match2v2("m4", rc, rd)}}))
+	done = must[queue.TickCommitted](t)(queue.CommitTick(c, st, "ranked", queue.TickWrite{At: at(15), Matches: []queue.Match{Match2v2("m4", rc, rd)}}))
 	if !slices.Equal(done.Matches, []string{"m4"}) {
 		t.Fatalf("after a spectators' match: %+v", done)
 	}
@@ -180,7 +180,7 @@ func testResultEndsClaims(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	ra, rb, ca, cc := twoQueues(t, st)
 	_ = ca
-	must[queue.TickCommitted](t)(st.CommitTick(c, "ranked", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", ra, rb)}}))
+	must[queue.TickCommitted](t)(queue.CommitTick(c, st, "ranked", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", ra, rb)}}))
 	if ended, err := st.EndClaims(c, "other-match", at(12), true); err != nil || ended {
 		t.Fatalf("ending another match's claims: ended %v, %v", ended, err)
 	}
@@ -194,7 +194,7 @@ func testResultEndsClaims(t *testing.T, st queue.Store) {
 		t.Fatalf("ending m1's claims again: ended %v, %v", ended, err)
 	}
 	x := create(t, st, exclusive("casual", "x2", 15, "a1"))
-	done := must[queue.TickCommitted](t)(st.CommitTick(c, "casual", queue.TickWrite{At: at(16), Matches: []queue.Match{Match2v2("m3", x, cc)}}))
+	done := must[queue.TickCommitted](t)(queue.CommitTick(c, st, "casual", queue.TickWrite{At: at(16), Matches: []queue.Match{Match2v2("m3", x, cc)}}))
 	if !slices.Equal(done.Matches, []string{"m3"}) {
 		t.Fatalf("after m1's result: %+v", done)
 	}
@@ -208,7 +208,7 @@ func testResultEndsClaims(t *testing.T, st queue.Store) {
 func testCreatedWhileClaimed(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	ra, rb, _, _ := twoQueues(t, st)
-	must[queue.TickCommitted](t)(st.CommitTick(c, "ranked", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", ra, rb)}}))
+	must[queue.TickCommitted](t)(queue.CommitTick(c, st, "ranked", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", ra, rb)}}))
 	x := create(t, st, exclusive("casual", "x", 11, "a1", "z1"))
 	if x.Status != queue.Cancelled || x.Reason != queue.ReasonMatchedElsewhere || !x.UpdatedAt.Equal(at(11)) {
 		t.Fatalf("the answer to a claimed player's creation: %s %q at %v", x.Status, x.Reason, x.UpdatedAt)

@@ -38,7 +38,7 @@ func testOwner(t *testing.T, st queue.Store) {
 		t.Fatalf("owner %q, want studio-a", got.Owner)
 	}
 	// Its events carry its owner, for the event stream to show each key its own.
-	must[queue.Ticket](t)(st.CancelTicket(c, "t1", at(2)))
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "t1", at(2)))
 	if evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10)); len(evs) != 1 || evs[0].Owner != "studio-a" {
 		t.Fatalf("the cancel's event: %+v, want its ticket's owner", evs)
 	}
@@ -69,7 +69,7 @@ func proposalFixture(t *testing.T, st queue.Store) (a, b queue.Ticket, m queue.M
 	b = create(t, st, Ticket("q", "b", 2, "b1", "b2"))
 	m = Match2v2("m1", a, b)
 	m.Attributes = []matchpool.MatchAttribute{{Name: "maps", Value: matchrules.ListValue("dust", "nuke")}}
-	done, err := st.Propose(c, "q", queue.ProposeWrite{At: at(10), AcceptBy: at(30), Proposals: []queue.Match{m}})
+	done, err := queue.Propose(c, st, "q", queue.ProposeWrite{At: at(10), AcceptBy: at(30), Proposals: []queue.Match{m}})
 	if err != nil || !slices.Equal(done.Matches, []string{"m1"}) {
 		t.Fatalf("propose: %+v %v", done, err)
 	}
@@ -98,11 +98,11 @@ func testProposeAccept(t *testing.T, st queue.Store) {
 		t.Fatalf("a proposed player's new ticket: %v", err)
 	}
 	again := Match2v2("m2", a, b)
-	done, err := st.Propose(c, "q", queue.ProposeWrite{At: at(11), AcceptBy: at(31), Proposals: []queue.Match{again}})
+	done, err := queue.Propose(c, st, "q", queue.ProposeWrite{At: at(11), AcceptBy: at(31), Proposals: []queue.Match{again}})
 	if err != nil || len(done.Matches) != 0 || !slices.Equal(done.Dropped, []string{"m2"}) {
 		t.Fatalf("proposing proposed tickets again: %+v %v", done, err)
 	}
-	tick, err := st.CommitTick(c, "q", queue.TickWrite{At: at(11), Matches: []queue.Match{Match2v2("m3", a, b)},
+	tick, err := queue.CommitTick(c, st, "q", queue.TickWrite{At: at(11), Matches: []queue.Match{Match2v2("m3", a, b)},
 		Expired: []queue.Expiry{{TicketID: "a", Reason: "ttl"}}})
 	if err != nil || len(tick.Matches)+len(tick.Expired) != 0 {
 		t.Fatalf("a tick on proposed tickets: %+v %v", tick, err)
@@ -112,17 +112,17 @@ func testProposeAccept(t *testing.T, st queue.Store) {
 		t.Fatalf("searching while proposed: %v", ticketIDs(got))
 	}
 
-	_, _, err = st.AnswerProposal(c, "m1", "nobody", true, at(12))
+	_, _, err = queue.AnswerProposal(c, st, "m1", "nobody", true, at(12))
 	wantCode(t, err, apperr.NotFound)
-	_, _, err = st.AnswerProposal(c, "m-none", "a1", true, at(12))
+	_, _, err = queue.AnswerProposal(c, st, "m-none", "a1", true, at(12))
 	wantCode(t, err, apperr.NotFound)
 	for i, p := range []string{"a1", "a2", "b1", "a1"} { // a1 twice: the same answer again changes nothing
-		got, resolved, err := st.AnswerProposal(c, "m1", p, true, at(12+i))
+		got, resolved, err := queue.AnswerProposal(c, st, "m1", p, true, at(12+i))
 		if err != nil || resolved || got.State != queue.ProposalOpen || !got.Answers[p] {
 			t.Fatalf("answer %d (%s): %+v %v %v", i, p, got, resolved, err)
 		}
 	}
-	got, resolved, err := st.AnswerProposal(c, "m1", "b2", true, at(20))
+	got, resolved, err := queue.AnswerProposal(c, st, "m1", "b2", true, at(20))
 	if err != nil || !resolved || got.State != queue.ProposalAccepted || !got.ResolvedAt.Equal(at(20)) {
 		t.Fatalf("the last answer: %+v %v %v", got, resolved, err)
 	}
@@ -139,7 +139,7 @@ func testProposeAccept(t *testing.T, st queue.Store) {
 	if len(evs) != 2 || evs[0].Type != queue.EventMatched || evs[1].Type != queue.EventMatched || evs[0].MatchID != "m1" {
 		t.Fatalf("events after acceptance: %+v", evs)
 	}
-	_, _, err = st.AnswerProposal(c, "m1", "a1", false, at(21))
+	_, _, err = queue.AnswerProposal(c, st, "m1", "a1", false, at(21))
 	wantCode(t, err, apperr.Conflict)
 	if p := must[queue.Proposal](t)(st.GetProposal(c, "m1")); p.State != queue.ProposalAccepted || len(p.Answers) != 4 {
 		t.Fatalf("the resolved proposal: %+v", p)
@@ -152,10 +152,10 @@ func testProposalDeclined(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	a, _, _ := proposalFixture(t, st)
 	must[queue.Proposal](t)(func() (queue.Proposal, error) {
-		p, _, err := st.AnswerProposal(c, "m1", "b1", true, at(11))
+		p, _, err := queue.AnswerProposal(c, st, "m1", "b1", true, at(11))
 		return p, err
 	}())
-	got, resolved, err := st.AnswerProposal(c, "m1", "a2", false, at(12))
+	got, resolved, err := queue.AnswerProposal(c, st, "m1", "a2", false, at(12))
 	if err != nil || !resolved || got.State != queue.ProposalDeclined {
 		t.Fatalf("decline: %+v %v %v", got, resolved, err)
 	}
@@ -184,7 +184,7 @@ func testProposalDeclined(t *testing.T, st queue.Store) {
 	_, err = st.GetMatch(c, "m1")
 	wantCode(t, err, apperr.NotFound)
 	c2 := create(t, st, Ticket("q", "c", 14, "c1", "c2"))
-	done := must[queue.TickCommitted](t)(st.CommitTick(c, "q", queue.TickWrite{At: at(15), Matches: []queue.Match{Match2v2("m2", tb, c2)}}))
+	done := must[queue.TickCommitted](t)(queue.CommitTick(c, st, "q", queue.TickWrite{At: at(15), Matches: []queue.Match{Match2v2("m2", tb, c2)}}))
 	if !slices.Equal(done.Matches, []string{"m2"}) {
 		t.Fatalf("the requeued ticket's next match: %+v", done)
 	}
@@ -194,15 +194,15 @@ func testProposalTimeout(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	proposalFixture(t, st)
 	for _, p := range []string{"a1", "a2", "b1"} {
-		if _, _, err := st.AnswerProposal(c, "m1", p, true, at(11)); err != nil {
+		if _, _, err := queue.AnswerProposal(c, st, "m1", p, true, at(11)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	resolved, open, err := st.ExpireProposals(c, "q", at(29))
+	resolved, open, err := queue.ExpireProposals(c, st, "q", at(29))
 	if err != nil || len(resolved) != 0 || open != 1 {
 		t.Fatalf("before the deadline: %+v open %d, %v", resolved, open, err)
 	}
-	resolved, open, err = st.ExpireProposals(c, "q", at(30))
+	resolved, open, err = queue.ExpireProposals(c, st, "q", at(30))
 	if err != nil || len(resolved) != 1 || open != 0 || resolved[0].State != queue.ProposalTimedOut || resolved[0].Match.ID != "m1" {
 		t.Fatalf("at the deadline: %+v open %d, %v", resolved, open, err)
 	}
@@ -217,17 +217,17 @@ func testProposalTimeout(t *testing.T, st queue.Store) {
 		t.Fatalf("events: %+v", evs)
 	}
 	// Resolved once: a later expiry or answer changes nothing.
-	if resolved, _, err := st.ExpireProposals(c, "q", at(40)); err != nil || len(resolved) != 0 {
+	if resolved, _, err := queue.ExpireProposals(c, st, "q", at(40)); err != nil || len(resolved) != 0 {
 		t.Fatalf("a second expiry: %+v %v", resolved, err)
 	}
-	_, _, err = st.AnswerProposal(c, "m1", "b2", true, at(41))
+	_, _, err = queue.AnswerProposal(c, st, "m1", "b2", true, at(41))
 	wantCode(t, err, apperr.Conflict)
 }
 
 func testCancelDissolves(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	proposalFixture(t, st)
-	tk, err := st.CancelTicket(c, "b", at(12))
+	tk, err := queue.CancelTicket(c, st, "b", at(12))
 	if err != nil || tk.Status != queue.Cancelled || tk.Reason != "cancelled" {
 		t.Fatalf("cancel a proposed ticket: %+v %v", tk, err)
 	}
@@ -242,14 +242,14 @@ func testCancelDissolves(t *testing.T, st queue.Store) {
 		evs[1].Type != queue.EventRequeued || evs[1].Reason != queue.ReasonCancelled {
 		t.Fatalf("events: %+v", evs)
 	}
-	_, _, err = st.AnswerProposal(c, "m1", "a1", true, at(13))
+	_, _, err = queue.AnswerProposal(c, st, "m1", "a1", true, at(13))
 	wantCode(t, err, apperr.Conflict)
 }
 
 func testDeleteQueueWithProposal(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	proposalFixture(t, st)
-	if err := st.DeleteQueue(c, "q", at(12)); err != nil {
+	if err := queue.DeleteQueue(c, st, "q", at(12)); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"a", "b"} {
@@ -259,7 +259,7 @@ func testDeleteQueueWithProposal(t *testing.T, st queue.Store) {
 	}
 	// The proposal resolves without touching its cancelled tickets.
 	for _, p := range []string{"a1", "a2", "b1", "b2"} {
-		if _, _, err := st.AnswerProposal(c, "m1", p, true, at(13)); err != nil {
+		if _, _, err := queue.AnswerProposal(c, st, "m1", p, true, at(13)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -288,11 +288,11 @@ func testPlacement(t *testing.T, st queue.Store) {
 	putQueue(t, st, Queue("q"))
 	a := create(t, st, Ticket("q", "a", 1, "a1", "a2"))
 	b := create(t, st, Ticket("q", "b", 2, "b1", "b2"))
-	must[queue.TickCommitted](t)(st.CommitTick(c, "q", queue.TickWrite{At: at(5), Matches: []queue.Match{Match2v2("m1", a, b)}}))
-	_, err := st.PlaceMatch(c, "nope", []byte(`{"address":"x"}`), at(6))
+	must[queue.TickCommitted](t)(queue.CommitTick(c, st, "q", queue.TickWrite{At: at(5), Matches: []queue.Match{Match2v2("m1", a, b)}}))
+	_, err := queue.PlaceMatch(c, st, "nope", []byte(`{"address":"x"}`), at(6))
 	wantCode(t, err, apperr.NotFound)
 	for i, conn := range []string{`{"address":"10.0.0.7","port":7777}`, `{"address":"10.0.0.8","port":7778,"token":"t"}`} {
-		m, err := st.PlaceMatch(c, "m1", []byte(conn), at(6+i))
+		m, err := queue.PlaceMatch(c, st, "m1", []byte(conn), at(6+i))
 		if err != nil || !sameJSON(t, m.Connection, []byte(conn)) {
 			t.Fatalf("place %d: %s %v", i, m.Connection, err)
 		}
@@ -325,7 +325,7 @@ func testPlacingAtOnce(t *testing.T, st queue.Store) {
 	a := create(t, st, Ticket("q", "a", 1, "a1", "a2"))
 	b := create(t, st, Ticket("q", "b", 2, "b1", "b2"))
 	// Without a ready check, a match is placing at once.
-	done := must[queue.TickCommitted](t)(st.Propose(c, "q", queue.ProposeWrite{At: at(10), AcceptBy: at(40), PlaceFor: 30 * time.Second,
+	done := must[queue.TickCommitted](t)(queue.Propose(c, st, "q", queue.ProposeWrite{At: at(10), AcceptBy: at(40), PlaceFor: 30 * time.Second,
 		Placing: true, Proposals: []queue.Match{Match2v2("m1", a, b)}}))
 	if len(done.Matches) != 1 {
 		t.Fatalf("placing: %+v", done)
@@ -344,12 +344,12 @@ func testPlacingAtOnce(t *testing.T, st queue.Store) {
 	}
 	_, _, err := st.CreateTicket(c, Ticket("q", "x", 11, "a1"))
 	wantCode(t, err, apperr.Conflict)
-	_, err = st.CancelTicket(c, "a", at(11))
+	_, err = queue.CancelTicket(c, st, "a", at(11))
 	wantCode(t, err, apperr.Conflict)
-	_, _, err = st.AnswerProposal(c, "m1", "a1", true, at(11))
+	_, _, err = queue.AnswerProposal(c, st, "m1", "a1", true, at(11))
 	wantCode(t, err, apperr.Conflict)
 	conn := []byte(`{"address":"10.0.0.7","port":7777}`)
-	p, err := st.CompletePlacement(c, "m1", conn, at(12))
+	p, err := queue.CompletePlacement(c, st, "m1", conn, at(12))
 	if err != nil || p.State != queue.ProposalAccepted {
 		t.Fatalf("placed: %+v %v", p, err)
 	}
@@ -365,7 +365,7 @@ func testPlacingAtOnce(t *testing.T, st queue.Store) {
 	if evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10)); len(evs) != 2 || evs[0].Type != queue.EventMatched {
 		t.Fatalf("events once placed: %+v", evs)
 	}
-	_, err = st.CompletePlacement(c, "m1", conn, at(13))
+	_, err = queue.CompletePlacement(c, st, "m1", conn, at(13))
 	wantCode(t, err, apperr.Conflict)
 	if ps := must[[]queue.Proposal](t)(st.PlacingProposals(c, "q")); len(ps) != 0 {
 		t.Fatalf("placing proposals after: %+v", ps)
@@ -379,23 +379,23 @@ func testPlacingAfterAReadyCheck(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	c1 := create(t, st, Ticket("q", "c", 20, "c1"))
 	d1 := create(t, st, Ticket("q", "d", 21, "d1"))
-	must[queue.TickCommitted](t)(st.Propose(c, "q", queue.ProposeWrite{At: at(22), AcceptBy: at(42), PlaceFor: 30 * time.Second,
+	must[queue.TickCommitted](t)(queue.Propose(c, st, "q", queue.ProposeWrite{At: at(22), AcceptBy: at(42), PlaceFor: 30 * time.Second,
 		Proposals: []queue.Match{Match2v2("m2", c1, d1)}}))
 	must[queue.Proposal](t)(func() (queue.Proposal, error) {
-		p, _, err := st.AnswerProposal(c, "m2", "c1", true, at(23))
+		p, _, err := queue.AnswerProposal(c, st, "m2", "c1", true, at(23))
 		return p, err
 	}())
-	p, resolved, err := st.AnswerProposal(c, "m2", "d1", true, at(24))
+	p, resolved, err := queue.AnswerProposal(c, st, "m2", "d1", true, at(24))
 	if err != nil || !resolved || p.State != queue.ProposalPlacing || !p.AcceptBy.Equal(at(54)) {
 		t.Fatalf("all accepted, placing: %+v %v %v", p, resolved, err)
 	}
 	if tk := must[queue.Ticket](t)(st.GetTicket(c, "c")); tk.Status != queue.Placing || !tk.Proposal.AcceptBy.Equal(at(54)) {
 		t.Fatalf("c placing: %+v", tk)
 	}
-	if res, open, err := st.ExpireProposals(c, "q", at(53)); err != nil || len(res) != 0 || open != 1 {
+	if res, open, err := queue.ExpireProposals(c, st, "q", at(53)); err != nil || len(res) != 0 || open != 1 {
 		t.Fatalf("before the placement's deadline: %+v %d %v", res, open, err)
 	}
-	res, open, err := st.ExpireProposals(c, "q", at(54))
+	res, open, err := queue.ExpireProposals(c, st, "q", at(54))
 	if err != nil || len(res) != 1 || res[0].State != queue.ProposalFailed || open != 0 {
 		t.Fatalf("at the placement's deadline: %+v %d %v", res, open, err)
 	}
@@ -408,9 +408,9 @@ func testPlacingAfterAReadyCheck(t *testing.T, st queue.Store) {
 	if n := len(evs); n != 4 || evs[2].Type != queue.EventRequeued || evs[3].Reason != queue.ReasonPlacementTimeout {
 		t.Fatalf("events after the timeout: %+v", evs)
 	}
-	must[queue.TickCommitted](t)(st.Propose(c, "q", queue.ProposeWrite{At: at(60), AcceptBy: at(90), PlaceFor: 30 * time.Second,
+	must[queue.TickCommitted](t)(queue.Propose(c, st, "q", queue.ProposeWrite{At: at(60), AcceptBy: at(90), PlaceFor: 30 * time.Second,
 		Placing: true, Proposals: []queue.Match{Match2v2("m3", c1, d1)}}))
-	if p, err := st.FailPlacement(c, "m3", "placement_failed: no server", at(61)); err != nil || p.State != queue.ProposalFailed {
+	if p, err := queue.FailPlacement(c, st, "m3", "placement_failed: no server", at(61)); err != nil || p.State != queue.ProposalFailed {
 		t.Fatalf("fail: %+v %v", p, err)
 	}
 	if tk := must[queue.Ticket](t)(st.GetTicket(c, "d")); tk.Status != queue.Searching {
@@ -420,6 +420,6 @@ func testPlacingAfterAReadyCheck(t *testing.T, st queue.Store) {
 	if len(evs) != 2 || evs[0].Reason != "placement_failed: no server" {
 		t.Fatalf("events after the failure: %+v", evs)
 	}
-	_, err = st.FailPlacement(c, "m3", "again", at(62))
+	_, err = queue.FailPlacement(c, st, "m3", "again", at(62))
 	wantCode(t, err, apperr.Conflict)
 }

@@ -106,7 +106,7 @@ func (r *modelRun) propose() string {
 	}
 	id := fmt.Sprintf("m%d", r.step)
 	what := fmt.Sprintf("propose %s %s+%s", id, a, b)
-	done, err := r.st.Propose(r.c, "q", queue.ProposeWrite{At: at(r.now), AcceptBy: at(r.now + 15),
+	done, err := queue.Propose(r.c, r.st, "q", queue.ProposeWrite{At: at(r.now), AcceptBy: at(r.now + 15),
 		Proposals: []queue.Match{Match2v2(id, r.m.ticket(a), r.m.ticket(b))}})
 	want := r.m.tickets[a].status == queue.Searching && r.m.tickets[b].status == queue.Searching
 	if err != nil || (len(done.Matches) == 1) != want {
@@ -126,7 +126,7 @@ func (r *modelRun) answer() string {
 	}
 	accept := r.rng.IntN(8) > 0
 	what := fmt.Sprintf("answer %s %s %v", id, player, accept)
-	p, resolved, err := r.st.AnswerProposal(r.c, id, player, accept, at(r.now))
+	p, resolved, err := queue.AnswerProposal(r.c, r.st, id, player, accept, at(r.now))
 	if !r.m.proposals[id].open {
 		wantCode(r.t, err, apperr.Conflict)
 		return what
@@ -148,7 +148,7 @@ func (r *modelRun) cancel() string {
 		return ""
 	}
 	what := "cancel " + id
-	_, err := r.st.CancelTicket(r.c, id, at(r.now))
+	_, err := queue.CancelTicket(r.c, r.st, id, at(r.now))
 	switch r.m.tickets[id].status {
 	case queue.Matched, queue.Expired:
 		wantCode(r.t, err, apperr.Conflict)
@@ -165,7 +165,7 @@ func (r *modelRun) cancel() string {
 func (r *modelRun) expire() string {
 	r.now += r.rng.IntN(4)
 	what := fmt.Sprintf("expire at %d", r.now)
-	resolved, open, err := r.st.ExpireProposals(r.c, "q", at(r.now))
+	resolved, open, err := queue.ExpireProposals(r.c, r.st, "q", at(r.now))
 	want, wantOpen := r.m.expire(r.now)
 	var got []string
 	for _, p := range resolved {
@@ -185,7 +185,7 @@ func (r *modelRun) match() string {
 	}
 	id := fmt.Sprintf("x%d", r.step)
 	what := fmt.Sprintf("match %s %s+%s", id, a, b)
-	done, err := r.st.CommitTick(r.c, "q", queue.TickWrite{At: at(r.now), Matches: []queue.Match{Match2v2(id, r.m.ticket(a), r.m.ticket(b))}})
+	done, err := queue.CommitTick(r.c, r.st, "q", queue.TickWrite{At: at(r.now), Matches: []queue.Match{Match2v2(id, r.m.ticket(a), r.m.ticket(b))}})
 	want := r.m.tickets[a].status == queue.Searching && r.m.tickets[b].status == queue.Searching
 	if err != nil || (len(done.Matches) == 1) != want {
 		r.fail(what, "%+v %v, want stored %v", done, err, want)

@@ -41,12 +41,12 @@ func testQueues(t *testing.T, st queue.Store) {
 	if len(list) != 2 || list[0].Name != "casual" || list[1].Name != "ranked" {
 		t.Fatalf("list: %+v", list)
 	}
-	if err := st.DeleteQueue(c, "ranked", at(60)); err != nil {
+	if err := queue.DeleteQueue(c, st, "ranked", at(60)); err != nil {
 		t.Fatal(err)
 	}
 	_, err = st.GetQueue(c, "ranked")
 	wantCode(t, err, apperr.NotFound)
-	wantCode(t, st.DeleteQueue(c, "ranked", at(61)), apperr.NotFound)
+	wantCode(t, queue.DeleteQueue(c, st, "ranked", at(61)), apperr.NotFound)
 	if list := must[[]queue.Queue](t)(st.ListQueues(c)); len(list) != 1 {
 		t.Fatalf("list after delete: %+v", list)
 	}
@@ -69,7 +69,7 @@ func testDeleteQueueCancels(t *testing.T, st queue.Store) {
 	putQueue(t, st, Queue("q"))
 	create(t, st, Ticket("q", "t1", 1, "alice", "bob"))
 	create(t, st, Ticket("q", "t2", 2, "carol"))
-	if err := st.DeleteQueue(c, "q", at(5)); err != nil {
+	if err := queue.DeleteQueue(c, st, "q", at(5)); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"t1", "t2"} {
@@ -106,10 +106,10 @@ func testPurge(t *testing.T, st queue.Store) {
 	putQueue(t, st, Queue("q"))
 	old := create(t, st, Ticket("q", "old", 1, "alice"))
 	_ = old
-	must[queue.Ticket](t)(st.CancelTicket(c, "old", at(2)))
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "old", at(2)))
 	create(t, st, Ticket("q", "live", 3, "bob"))
 	create(t, st, Ticket("q", "recent", 3, "carol"))
-	must[queue.Ticket](t)(st.CancelTicket(c, "recent", at(100)))
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "recent", at(100)))
 	r := must[queue.PurgeReport](t)(st.Purge(c, at(50)))
 	if r.Tickets != 1 || r.Events != 1 {
 		t.Fatalf("purge: %+v, want the old ticket and its event", r)
@@ -134,11 +134,11 @@ func testPurgeDeletedQueue(t *testing.T, st queue.Store) {
 	q.Webhook = &queue.Webhook{URL: "https://example.com/hook", Secret: "0123456789abcdef"}
 	putQueue(t, st, q)
 	create(t, st, Ticket("q", "a", 1, "alice"))
-	must[queue.Ticket](t)(st.CancelTicket(c, "a", at(2)))
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "a", at(2)))
 	if r := must[queue.PurgeReport](t)(st.Purge(c, at(50))); r.Events != 0 {
 		t.Fatalf("purge of a live queue's outbox: %+v, want its event kept", r)
 	}
-	if err := st.DeleteQueue(c, "q", at(3)); err != nil {
+	if err := queue.DeleteQueue(c, st, "q", at(3)); err != nil {
 		t.Fatal(err)
 	}
 	if r := must[queue.PurgeReport](t)(st.Purge(c, at(50))); r.Events != 1 {
@@ -146,7 +146,7 @@ func testPurgeDeletedQueue(t *testing.T, st queue.Store) {
 	}
 	putQueue(t, st, Queue("q"))
 	create(t, st, Ticket("q", "b", 60, "bob"))
-	must[queue.Ticket](t)(st.CancelTicket(c, "b", at(61)))
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "b", at(61)))
 	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10))
 	if len(evs) != 1 || evs[0].TicketID != "b" || evs[0].Seq != 2 {
 		t.Fatalf("events of the queue defined again: %+v, want b's cancel as event 2", evs)
@@ -209,7 +209,7 @@ func testStats(t *testing.T, st queue.Store) {
 	if _, ok, err := latestStats(c, st, "nope"); ok || err != nil {
 		t.Fatalf("no such queue: ok %v, %v", ok, err)
 	}
-	if err := st.DeleteQueue(c, "q", at(6)); err != nil {
+	if err := queue.DeleteQueue(c, st, "q", at(6)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := latestStats(c, st, "q"); ok {

@@ -57,7 +57,7 @@ func testRulesAndAttributes(t *testing.T, st queue.Store) {
 
 	m := Match2v2("rm", a, b)
 	m.Attributes = []matchpool.MatchAttribute{{Name: "mode", Value: matchrules.StringValue("ranked")}, {Name: "maps", Value: matchrules.ListValue("dust", "nuke")}}
-	must[queue.TickCommitted](t)(st.CommitTick(c, "ruled", queue.TickWrite{At: at(10), Matches: []queue.Match{m}}))
+	must[queue.TickCommitted](t)(queue.CommitTick(c, st, "ruled", queue.TickWrite{At: at(10), Matches: []queue.Match{m}}))
 	if got := must[queue.Match](t)(st.GetMatch(c, "rm")); !reflect.DeepEqual(got.Attributes, m.Attributes) {
 		t.Fatalf("match attributes %+v, want %+v", got.Attributes, m.Attributes)
 	}

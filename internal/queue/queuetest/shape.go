@@ -52,7 +52,7 @@ func testTeamShapesRoundTrip(t *testing.T, st queue.Store) {
 		{Name: "hunters", OpenSlots: 1, Roles: []string{"medic", "trapper"}, RatingTotal: 2010,
 			Players: []queue.MatchPlayer{{ID: "h1", TicketID: "h", Rating: 1000}, {ID: "h2", TicketID: "h", Rating: 1010}}},
 	}}
-	done := must[queue.TickCommitted](t)(st.CommitTick(c, "hunt", queue.TickWrite{At: at(10), Matches: []queue.Match{match}}))
+	done := must[queue.TickCommitted](t)(queue.CommitTick(c, st, "hunt", queue.TickWrite{At: at(10), Matches: []queue.Match{match}}))
 	if !slices.Equal(done.Matches, []string{"mt"}) {
 		t.Fatalf("committed %+v", done)
 	}

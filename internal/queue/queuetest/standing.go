@@ -38,11 +38,11 @@ func testDodgesOfADecline(t *testing.T, st queue.Store) {
 	putQueue(t, st, q)
 	a := create(t, st, Ticket("q", "a", 1, "a1", "a2"))
 	b := create(t, st, Ticket("q", "b", 2, "b1", "b2"))
-	must[queue.TickCommitted](t)(st.Propose(c, "q", queue.ProposeWrite{At: at(10), AcceptBy: at(30), Proposals: []queue.Match{Match2v2("m1", a, b)}}))
-	if _, _, err := st.AnswerProposal(c, "m1", "b1", true, at(11)); err != nil {
+	must[queue.TickCommitted](t)(queue.Propose(c, st, "q", queue.ProposeWrite{At: at(10), AcceptBy: at(30), Proposals: []queue.Match{Match2v2("m1", a, b)}}))
+	if _, _, err := queue.AnswerProposal(c, st, "m1", "b1", true, at(11)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.AnswerProposal(c, "m1", "a2", false, at(12)); err != nil {
+	if _, _, err := queue.AnswerProposal(c, st, "m1", "a2", false, at(12)); err != nil {
 		t.Fatal(err)
 	}
 	got := standingsOf(t, st, q, "a1", "a2", "b1", "b2")
@@ -62,13 +62,13 @@ func testDodgesOfATimeout(t *testing.T, st queue.Store) {
 	putQueue(t, st, q)
 	a := create(t, st, Ticket("q", "a", 1, "a1", "a2"))
 	b := create(t, st, Ticket("q", "b", 2, "b1", "b2"))
-	must[queue.TickCommitted](t)(st.Propose(c, "q", queue.ProposeWrite{At: at(10), AcceptBy: at(30), Proposals: []queue.Match{Match2v2("m1", a, b)}}))
+	must[queue.TickCommitted](t)(queue.Propose(c, st, "q", queue.ProposeWrite{At: at(10), AcceptBy: at(30), Proposals: []queue.Match{Match2v2("m1", a, b)}}))
 	for _, p := range []string{"a1", "a2", "b1"} {
-		if _, _, err := st.AnswerProposal(c, "m1", p, true, at(11)); err != nil {
+		if _, _, err := queue.AnswerProposal(c, st, "m1", p, true, at(11)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := st.ExpireProposals(c, "q", at(30)); err != nil {
+	if _, _, err := queue.ExpireProposals(c, st, "q", at(30)); err != nil {
 		t.Fatal(err)
 	}
 	got := standingsOf(t, st, q, "a1", "a2", "b1", "b2")
@@ -78,8 +78,8 @@ func testDodgesOfATimeout(t *testing.T, st queue.Store) {
 	// A second dodge is appended to the first.
 	tb := must[queue.Ticket](t)(st.GetTicket(c, "a"))
 	d := create(t, st, Ticket("q", "d", 31, "b2", "d2"))
-	must[queue.TickCommitted](t)(st.Propose(c, "q", queue.ProposeWrite{At: at(40), AcceptBy: at(60), Proposals: []queue.Match{Match2v2("m2", tb, d)}}))
-	if _, _, err := st.AnswerProposal(c, "m2", "b2", false, at(41)); err != nil {
+	must[queue.TickCommitted](t)(queue.Propose(c, st, "q", queue.ProposeWrite{At: at(40), AcceptBy: at(60), Proposals: []queue.Match{Match2v2("m2", tb, d)}}))
+	if _, _, err := queue.AnswerProposal(c, st, "m2", "b2", false, at(41)); err != nil {
 		t.Fatal(err)
 	}
 	got = standingsOf(t, st, q, "b2")
@@ -120,7 +120,7 @@ func testLowPriorityGames(t *testing.T, st queue.Store) {
 	b := create(t, st, Ticket("q", "b", 7, "b1", "b2"))
 	m := Match2v2("m1", a, b)
 	m.Teams[0].Players[0].LowPriority = true
-	must[queue.TickCommitted](t)(st.CommitTick(c, "q", queue.TickWrite{At: at(10), Matches: []queue.Match{m}}))
+	must[queue.TickCommitted](t)(queue.CommitTick(c, st, "q", queue.TickWrite{At: at(10), Matches: []queue.Match{m}}))
 	got := standingsOf(t, st, q, "a1")["a1"]
 	if got.LowPriorityGames != 1 || !got.LeavesCounted.Equal(counted) || len(got.Leaves) != 2 || got.Leaves[1].Match != "old2" {
 		t.Fatalf("a1 after one low-priority game: %+v", got)

@@ -77,7 +77,7 @@ func testPlayerAlreadySearching(t *testing.T, st queue.Store) {
 	putQueue(t, st, Queue("q2"))
 	create(t, st, Ticket("q2", "t4", 3, "bob"))
 	// Once t1 ends, alice and bob may search again.
-	must[queue.Ticket](t)(st.CancelTicket(c, "t1", at(4)))
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "t1", at(4)))
 	create(t, st, Ticket("q", "t5", 5, "alice", "bob"))
 }
 
@@ -85,11 +85,11 @@ func testCancelTicket(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	putQueue(t, st, Queue("q"))
 	create(t, st, Ticket("q", "t1", 1, "alice"))
-	got := must[queue.Ticket](t)(st.CancelTicket(c, "t1", at(2)))
+	got := must[queue.Ticket](t)(queue.CancelTicket(c, st, "t1", at(2)))
 	if got.Status != queue.Cancelled || got.Reason != "cancelled" || !got.UpdatedAt.Equal(at(2)) {
 		t.Fatalf("cancelled: %+v", got)
 	}
-	again := must[queue.Ticket](t)(st.CancelTicket(c, "t1", at(3)))
+	again := must[queue.Ticket](t)(queue.CancelTicket(c, st, "t1", at(3)))
 	if again.Status != queue.Cancelled || !again.UpdatedAt.Equal(at(2)) {
 		t.Fatalf("cancelled twice: %+v, want the first cancel", again)
 	}
@@ -97,12 +97,12 @@ func testCancelTicket(t *testing.T, st queue.Store) {
 	if len(evs) != 1 || evs[0].Type != queue.EventCancelled || evs[0].TicketID != "t1" {
 		t.Fatalf("events: %+v", evs)
 	}
-	_, err := st.CancelTicket(c, "t404", at(3))
+	_, err := queue.CancelTicket(c, st, "t404", at(3))
 	wantCode(t, err, apperr.NotFound)
 
 	a, b := create(t, st, Ticket("q", "ta", 4, "a1", "a2")), create(t, st, Ticket("q", "tb", 4, "b1", "b2"))
-	must[queue.TickCommitted](t)(st.CommitTick(c, "q", queue.TickWrite{At: at(5), Matches: []queue.Match{Match2v2("m1", a, b)}}))
-	_, err = st.CancelTicket(c, "ta", at(6))
+	must[queue.TickCommitted](t)(queue.CommitTick(c, st, "q", queue.TickWrite{At: at(5), Matches: []queue.Match{Match2v2("m1", a, b)}}))
+	_, err = queue.CancelTicket(c, st, "ta", at(6))
 	wantCode(t, err, apperr.Conflict)
 }
 
@@ -121,7 +121,7 @@ func testPartitionChanges(t *testing.T, st queue.Store) {
 	create(t, st, Ticket("modes", "c1", 2, "bob")) // no mode: the default's partition
 	create(t, st, withMode(Ticket("modes", "c2", 3, "carol"), "casual"))
 	create(t, st, withMode(Ticket("modes", "r2", 4, "dan"), "ranked"))
-	must[queue.Ticket](t)(st.CancelTicket(c, "r2", at(5)))
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "r2", at(5)))
 
 	read := func(part string, since queue.Cursor) ([]queue.Ticket, queue.Cursor) {
 		t.Helper()
@@ -143,7 +143,7 @@ func testPartitionChanges(t *testing.T, st queue.Store) {
 		t.Fatalf("a partition without tickets: %v", ticketIDs(arena))
 	}
 	create(t, st, withMode(Ticket("modes", "r3", 6, "erin"), "ranked"))
-	must[queue.Ticket](t)(st.CancelTicket(c, "c1", at(7)))
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "c1", at(7)))
 	latest := func(ts []queue.Ticket) map[string]queue.Status {
 		out := map[string]queue.Status{}
 		for _, tk := range ts {
@@ -167,7 +167,7 @@ func testChanges(t *testing.T, st queue.Store) {
 	putQueue(t, st, Queue("other"))
 	create(t, st, Ticket("q", "t1", 1, "alice"))
 	create(t, st, Ticket("q", "t2", 2, "bob"))
-	must[queue.Ticket](t)(st.CancelTicket(c, "t2", at(3)))
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "t2", at(3)))
 	create(t, st, Ticket("other", "x1", 3, "zed"))
 
 	all, cur, err := st.Changes(c, "q", 0)
@@ -182,7 +182,7 @@ func testChanges(t *testing.T, st queue.Store) {
 		t.Fatalf("nothing changed: %+v, %v", none, err)
 	}
 	create(t, st, Ticket("q", "t3", 4, "carol"))
-	must[queue.Ticket](t)(st.CancelTicket(c, "t1", at(5)))
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "t1", at(5)))
 	changed, _, err := st.Changes(c, "q", cur2)
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +261,7 @@ func testBackfill(t *testing.T, st queue.Store) {
 			{Players: []queue.MatchPlayer{{ID: "r1", TicketID: "tbf", Rating: 1000}, {ID: "j1", TicketID: "tj", Rating: 1000}}, RatingTotal: 2000},
 			{Players: []queue.MatchPlayer{{ID: "b1", TicketID: "tbf", Rating: 1010}, {ID: "b2", TicketID: "tbf", Rating: 1020}}, RatingTotal: 2030},
 		}, SkillDifference: 30, AverageDifference: 15}
-	done := must[queue.TickCommitted](t)(st.CommitTick(c, "q", queue.TickWrite{At: at(10), Matches: []queue.Match{fill}}))
+	done := must[queue.TickCommitted](t)(queue.CommitTick(c, st, "q", queue.TickWrite{At: at(10), Matches: []queue.Match{fill}}))
 	if !slices.Equal(done.Matches, []string{"fill-1"}) {
 		t.Fatalf("committed %+v", done)
 	}
@@ -285,10 +285,10 @@ func testBackfill(t *testing.T, st queue.Store) {
 		t.Fatalf("events %+v", evs)
 	}
 	create(t, st, Ticket("q", "tr2", 12, "r1")) // free again
-	must[queue.Ticket](t)(st.CancelTicket(c, "tr2", at(12)))
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "tr2", at(12)))
 	// A backfill ticket is cancelled like any.
 	create(t, st, BackfillTicket("q", "tbf2", "running-2", 13))
-	if tk := must[queue.Ticket](t)(st.CancelTicket(c, "tbf2", at(14))); tk.Status != queue.Cancelled || tk.Backfill == nil {
+	if tk := must[queue.Ticket](t)(queue.CancelTicket(c, st, "tbf2", at(14))); tk.Status != queue.Cancelled || tk.Backfill == nil {
 		t.Fatalf("cancelled backfill %+v", tk)
 	}
 }

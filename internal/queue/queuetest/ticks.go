@@ -20,8 +20,8 @@ func testCommitTick(t *testing.T, st queue.Store) {
 	b := create(t, st, Ticket("q", "tb", 2, "b1", "b2"))
 	x := create(t, st, Ticket("q", "tx", 3, "x1", "x2"))
 	y := create(t, st, Ticket("q", "ty", 4, "y1", "y2"))
-	must[queue.Ticket](t)(st.CancelTicket(c, "ty", at(5))) // cancelled after the tick read it
-	done := must[queue.TickCommitted](t)(st.CommitTick(c, "q", queue.TickWrite{At: at(10),
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "ty", at(5))) // cancelled after the tick read it
+	done := must[queue.TickCommitted](t)(queue.CommitTick(c, st, "q", queue.TickWrite{At: at(10),
 		Matches: []queue.Match{Match2v2("m1", a, b), Match2v2("m2", x, y)}}))
 	if !slices.Equal(done.Matches, []string{"m1"}) || !slices.Equal(done.Dropped, []string{"m2"}) || len(done.Expired) != 0 {
 		t.Fatalf("committed %+v, want m1 stored and m2 dropped", done)
@@ -43,7 +43,7 @@ func testCommitTick(t *testing.T, st queue.Store) {
 	_, err := st.GetMatch(c, "m2")
 	wantCode(t, err, apperr.NotFound)
 	// The same match (or one of the same tickets) again changes nothing.
-	again := must[queue.TickCommitted](t)(st.CommitTick(c, "q", queue.TickWrite{At: at(11), Matches: []queue.Match{Match2v2("m3", a, x)}}))
+	again := must[queue.TickCommitted](t)(queue.CommitTick(c, st, "q", queue.TickWrite{At: at(11), Matches: []queue.Match{Match2v2("m3", a, x)}}))
 	if len(again.Matches) != 0 || !slices.Equal(again.Dropped, []string{"m3"}) {
 		t.Fatalf("a match of an already matched ticket: %+v", again)
 	}
@@ -67,8 +67,8 @@ func testCommitTickExpires(t *testing.T, st queue.Store) {
 	putQueue(t, st, Queue("q"))
 	create(t, st, Ticket("q", "t1", 1, "alice"))
 	create(t, st, Ticket("q", "t2", 1, "bob"))
-	must[queue.Ticket](t)(st.CancelTicket(c, "t2", at(2)))
-	done := must[queue.TickCommitted](t)(st.CommitTick(c, "q", queue.TickWrite{At: at(400),
+	must[queue.Ticket](t)(queue.CancelTicket(c, st, "t2", at(2)))
+	done := must[queue.TickCommitted](t)(queue.CommitTick(c, st, "q", queue.TickWrite{At: at(400),
 		Expired: []queue.Expiry{{TicketID: "t1", Reason: "ttl"}, {TicketID: "t2", Reason: "ttl"}}}))
 	if !slices.Equal(done.Expired, []string{"t1"}) {
 		t.Fatalf("expired %v, want only the searching t1", done.Expired)
@@ -105,9 +105,9 @@ func testCancelRacingATick(t *testing.T, st queue.Store) {
 	cancelErr := make([]error, n)
 	var done queue.TickCommitted
 	var tickErr error
-	wg.Go(func() { done, tickErr = st.CommitTick(c, "q", queue.TickWrite{At: at(100), Matches: matches}) })
+	wg.Go(func() { done, tickErr = queue.CommitTick(c, st, "q", queue.TickWrite{At: at(100), Matches: matches}) })
 	for i := 0; i < n; i += 3 {
-		wg.Go(func() { _, cancelErr[i] = st.CancelTicket(c, tickets[i].ID, at(100)) })
+		wg.Go(func() { _, cancelErr[i] = queue.CancelTicket(c, st, tickets[i].ID, at(100)) })
 	}
 	wg.Wait()
 	if tickErr != nil {
@@ -175,8 +175,12 @@ func testExpiryRacingAMatch(t *testing.T, st queue.Store) {
 	var wg sync.WaitGroup
 	var matched, expired queue.TickCommitted
 	var matchErr, expireErr error
-	wg.Go(func() { matched, matchErr = st.CommitTick(c, "q", queue.TickWrite{At: at(100), Matches: matches}) })
-	wg.Go(func() { expired, expireErr = st.CommitTick(c, "q", queue.TickWrite{At: at(101), Expired: expiries}) })
+	wg.Go(func() {
+		matched, matchErr = queue.CommitTick(c, st, "q", queue.TickWrite{At: at(100), Matches: matches})
+	})
+	wg.Go(func() {
+		expired, expireErr = queue.CommitTick(c, st, "q", queue.TickWrite{At: at(101), Expired: expiries})
+	})
 	wg.Wait()
 	if err := cmpOr(matchErr, expireErr); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ package storeguard
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -79,10 +78,10 @@ func (g *guarded) ListQueues(ctx context.Context) (_ []queue.Queue, err error) {
 	return g.Store.ListQueues(ctx)
 }
 
-func (g *guarded) DeleteQueue(ctx context.Context, name string, at time.Time) (err error) {
-	ctx, done := g.call(ctx, "delete_queue")
+func (g *guarded) Apply(ctx context.Context, at time.Time, cause queue.Cause) (_ queue.Applied, err error) {
+	ctx, done := g.call(ctx, cause.Op())
 	defer done(&err)
-	return g.Store.DeleteQueue(ctx, name, at)
+	return g.Store.Apply(ctx, at, cause)
 }
 
 func (g *guarded) CreateTicket(ctx context.Context, t queue.Ticket) (_ queue.Ticket, _ bool, err error) {
@@ -97,12 +96,6 @@ func (g *guarded) GetTicket(ctx context.Context, id string) (_ queue.Ticket, err
 	return g.Store.GetTicket(ctx, id)
 }
 
-func (g *guarded) CancelTicket(ctx context.Context, id string, at time.Time) (_ queue.Ticket, err error) {
-	ctx, done := g.call(ctx, "cancel_ticket")
-	defer done(&err)
-	return g.Store.CancelTicket(ctx, id, at)
-}
-
 func (g *guarded) Changes(ctx context.Context, qname string, since queue.Cursor) (_ []queue.Ticket, _ queue.Cursor, err error) {
 	ctx, done := g.call(ctx, "changes")
 	defer done(&err)
@@ -113,12 +106,6 @@ func (g *guarded) PartitionChanges(ctx context.Context, q queue.Queue, part stri
 	ctx, done := g.call(ctx, "changes")
 	defer done(&err)
 	return g.Store.PartitionChanges(ctx, q, part, since)
-}
-
-func (g *guarded) CommitTick(ctx context.Context, qname string, w queue.TickWrite) (_ queue.TickCommitted, err error) {
-	ctx, done := g.call(ctx, "commit_tick")
-	defer done(&err)
-	return g.Store.CommitTick(ctx, qname, w)
 }
 
 func (g *guarded) GetMatch(ctx context.Context, id string) (_ queue.Match, err error) {
@@ -181,52 +168,16 @@ func (g *guarded) PublishedStats(ctx context.Context, qname string) (_ []queue.S
 	return g.Store.PublishedStats(ctx, qname)
 }
 
-func (g *guarded) Propose(ctx context.Context, qname string, w queue.ProposeWrite) (_ queue.TickCommitted, err error) {
-	ctx, done := g.call(ctx, "propose")
-	defer done(&err)
-	return g.Store.Propose(ctx, qname, w)
-}
-
 func (g *guarded) GetProposal(ctx context.Context, id string) (_ queue.Proposal, err error) {
 	ctx, done := g.call(ctx, "get_proposal")
 	defer done(&err)
 	return g.Store.GetProposal(ctx, id)
 }
 
-func (g *guarded) AnswerProposal(ctx context.Context, id, playerID string, accept bool, at time.Time) (_ queue.Proposal, _ bool, err error) {
-	ctx, done := g.call(ctx, "answer_proposal")
-	defer done(&err)
-	return g.Store.AnswerProposal(ctx, id, playerID, accept, at)
-}
-
-func (g *guarded) ExpireProposals(ctx context.Context, qname string, at time.Time) (_ []queue.Proposal, _ int, err error) {
-	ctx, done := g.call(ctx, "expire_proposals")
-	defer done(&err)
-	return g.Store.ExpireProposals(ctx, qname, at)
-}
-
-func (g *guarded) PlaceMatch(ctx context.Context, id string, connection json.RawMessage, at time.Time) (_ queue.Match, err error) {
-	ctx, done := g.call(ctx, "place_match")
-	defer done(&err)
-	return g.Store.PlaceMatch(ctx, id, connection, at)
-}
-
 func (g *guarded) PlacingProposals(ctx context.Context, qname string) (_ []queue.Proposal, err error) {
 	ctx, done := g.call(ctx, "placing_proposals")
 	defer done(&err)
 	return g.Store.PlacingProposals(ctx, qname)
-}
-
-func (g *guarded) CompletePlacement(ctx context.Context, id string, connection json.RawMessage, at time.Time) (_ queue.Proposal, err error) {
-	ctx, done := g.call(ctx, "complete_placement")
-	defer done(&err)
-	return g.Store.CompletePlacement(ctx, id, connection, at)
-}
-
-func (g *guarded) FailPlacement(ctx context.Context, id, reason string, at time.Time) (_ queue.Proposal, err error) {
-	ctx, done := g.call(ctx, "fail_placement")
-	defer done(&err)
-	return g.Store.FailPlacement(ctx, id, reason, at)
 }
 
 func (g *guarded) Partitions(ctx context.Context, q queue.Queue) (_ []string, err error) {

@@ -2,6 +2,7 @@ package storeguard_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -35,5 +36,28 @@ func TestGuardedStoreBoundsEveryCall(t *testing.T) {
 	}
 	if len(seen) != 1 || seen[0] != "get_ticket:unavailable" {
 		t.Fatalf("observed %v", seen)
+	}
+}
+
+// Every change goes through Apply, observed under the name of the store call it was before
+// (the store-call metrics' operation label, the spans' name), whatever it answers.
+func TestGuardedApplyIsObservedByItsCause(t *testing.T) {
+	t.Parallel()
+	var seen []string
+	st := storeguard.New(memstore.New(), time.Second, func(op string, _ error, _ time.Duration) { seen = append(seen, op) })
+	ctx, at := context.Background(), time.Unix(0, 0)
+	_, _ = queue.CommitTick(ctx, st, "q", queue.TickWrite{At: at})
+	_, _ = queue.Propose(ctx, st, "q", queue.ProposeWrite{At: at})
+	_, _ = queue.CancelTicket(ctx, st, "tk", at)
+	_ = queue.DeleteQueue(ctx, st, "q", at)
+	_, _, _ = queue.AnswerProposal(ctx, st, "m", "p", true, at)
+	_, _, _ = queue.ExpireProposals(ctx, st, "q", at)
+	_, _ = queue.PlaceMatch(ctx, st, "m", nil, at)
+	_, _ = queue.CompletePlacement(ctx, st, "m", nil, at)
+	_, _ = queue.FailPlacement(ctx, st, "m", "no server", at)
+	want := []string{"commit_tick", "propose", "cancel_ticket", "delete_queue", "answer_proposal", "expire_proposals",
+		"place_match", "complete_placement", "fail_placement"}
+	if !slices.Equal(seen, want) {
+		t.Fatalf("observed %v, want %v", seen, want)
 	}
 }
