@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -282,9 +283,34 @@ func (a *admitter) admitBody(w http.ResponseWriter, r *http.Request, limit int64
 		release()
 		return nil, err
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = &admittedBody{data: body}
 	r.ContentLength = int64(len(body))
 	return release, nil
+}
+
+// admittedBody is a body admission has read whole: decode takes its bytes as they are
+// instead of copying them again.
+type admittedBody struct {
+	data []byte
+	off  int
+}
+
+func (b *admittedBody) Read(p []byte) (int, error) {
+	if b.off >= len(b.data) {
+		return 0, io.EOF
+	}
+	n := copy(p, b.data[b.off:])
+	b.off += n
+	return n, nil
+}
+
+func (b *admittedBody) Close() error { return nil }
+
+// take is the rest of the body, which it then no longer holds.
+func (b *admittedBody) take() []byte {
+	rest := b.data[b.off:]
+	b.off = len(b.data)
+	return rest
 }
 
 // readBody reads r's body, raising c to the memory its buffer holds as the bytes arrive. The
@@ -301,17 +327,19 @@ func (a *admitter) readBody(w http.ResponseWriter, r *http.Request, c *charge) (
 	if r.ContentLength >= 0 {
 		size = min(r.ContentLength+1, size) // a declared length is not trusted for an allocation
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
+	buf := make([]byte, 0, size)
 	left := a.bodyTimeout
 	for {
 		// Not every writer can set a deadline (a test's recorder cannot); the server's read
 		// timeout then bounds the body instead.
 		start := time.Now()
 		_ = rc.SetReadDeadline(start.Add(left))
-		n, err := buf.ReadFrom(io.LimitReader(r.Body, readChunk))
+		var n int
+		var err error
+		buf, n, err = readUpTo(buf, r.Body, readChunk)
 		left -= time.Since(start)
 		if err == nil {
-			err = c.to(r.Context(), max(minRequestCost, int64(buf.Cap())))
+			err = c.to(r.Context(), max(minRequestCost, int64(cap(buf))))
 		} else {
 			err = bodyError(err, a.bodyTimeout)
 		}
@@ -323,9 +351,30 @@ func (a *admitter) readBody(w http.ResponseWriter, r *http.Request, c *charge) (
 		}
 		if n < readChunk {
 			_ = rc.SetReadDeadline(time.Time{}) // the body is in; the server sets the next request's deadline
-			return buf.Bytes(), nil
+			return buf, nil
 		}
 	}
+}
+
+// readUpTo appends to b up to n bytes read from r, short only at r's end (then a nil error),
+// growing b only when it is full: a body whose declared length b was made for is read into it
+// without a copy.
+func readUpTo(b []byte, r io.Reader, n int) ([]byte, int, error) {
+	read := 0
+	for read < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, min(max(cap(b), bytes.MinRead), n-read))
+		}
+		m, err := r.Read(b[len(b):min(cap(b), len(b)+n-read)])
+		b, read = b[:len(b)+m], read+m
+		if err == io.EOF {
+			return b, read, nil
+		}
+		if err != nil {
+			return b, read, err
+		}
+	}
+	return b, read, nil
 }
 
 // capBody refuses a declared length over limit and caps what is read at limit.

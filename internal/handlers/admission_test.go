@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
@@ -165,5 +167,33 @@ func TestAdmissionCoversTicketCreation(t *testing.T) {
 	withAdmission(nil, 0, nil)(create).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/queues/duel/tickets", nil))
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("with no admission control: %d", rec.Code)
+	}
+}
+
+// readUpTo reads a body in chunks of n bytes however the reader hands it over, and reads a
+// body of the declared length into the buffer made for it, without growing it.
+func TestReadUpToReadsChunksIntoTheBufferMadeForThem(t *testing.T) {
+	t.Parallel()
+	body := bytes.Repeat([]byte("0123456789"), 15_000)
+	var got []byte
+	r := iotest.OneByteReader(bytes.NewReader(body))
+	for chunks := 0; ; chunks++ {
+		var n int
+		var err error
+		if got, n, err = readUpTo(got, r, readChunk); err != nil {
+			t.Fatal(err)
+		}
+		if n < readChunk {
+			if chunks != len(body)/readChunk || !bytes.Equal(got, body) {
+				t.Fatalf("%d full chunks, %d bytes read of %d", chunks, len(got), len(body))
+			}
+			break
+		}
+	}
+	small := []byte(`{"players":[{"id":"a"}]}`)
+	buf := make([]byte, 0, len(small)+1)
+	out, n, err := readUpTo(buf, bytes.NewReader(small), readChunk)
+	if err != nil || n != len(small) || !bytes.Equal(out, small) || cap(out) != len(small)+1 || &out[0] != &buf[:1][0] {
+		t.Fatalf("a declared length: %d bytes, cap %d, err %v", n, cap(out), err)
 	}
 }

@@ -37,6 +37,23 @@ type APIKey struct {
 	// post, whose ratings its compute requests may read, whose queues it may put tickets in
 	// and, for an admin key, which it may rebuild, tune, correct or define queues of.
 	GameTypes []string
+	// caller is "key:" and Name, the key's rate-limit bucket and slots (callerOf), made once
+	// (ParseAPIKeys); a key made otherwise makes it at each request.
+	caller string
+}
+
+// callerID is the caller the key's requests are counted as.
+func (k *APIKey) callerID() string {
+	if k.caller != "" {
+		return k.caller
+	}
+	return "key:" + k.Name
+}
+
+// keyOf is the key that authenticated the request of ctx, nil for one let in without a key.
+func keyOf(ctx context.Context) *APIKey {
+	key, _ := ctx.Value(apiKeyKey).(*APIKey)
+	return key
 }
 
 // Auth decides who may call what.
@@ -61,7 +78,7 @@ func ParseAPIKeys(s string) ([]APIKey, error) {
 		if len(parts) < 3 || len(parts) > 4 || parts[0] == "" {
 			return nil, fmt.Errorf("API key entry %d: want NAME:SCOPES:SHA256HEX or NAME:SCOPES:SHA256HEX:GAMETYPES", len(keys)+1)
 		}
-		k := APIKey{Name: parts[0]}
+		k := APIKey{Name: parts[0], caller: "key:" + parts[0]}
 		for sc := range strings.SplitSeq(parts[1], "+") {
 			if !slices.Contains(allScopes, Scope(sc)) {
 				return nil, fmt.Errorf("API key %q: unknown scope %q (want read, match, results or admin)", k.Name, sc)
@@ -148,49 +165,42 @@ func (a *Auth) allows(r *http.Request, scope Scope) bool {
 	return err == nil && slices.Contains(key.Scopes, scope)
 }
 
-// requireScope lets a request through only with a key that has scope (or when scope is open).
-// Failures are limited per address and logged (see failedAuth).
-func requireScope(a *Auth, failures *failedAuth, scope Scope, d Deps) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if a.open(scope) {
-				next.ServeHTTP(w, r)
-				return
-			}
-			key, err := a.authenticate(r)
-			if err != nil {
-				if !failures.refuse(w, r) {
-					failures.failed(r, scope)
-					writeError(w, r, d.Logger, err)
-				}
-				return
-			}
-			if !slices.Contains(key.Scopes, scope) {
-				writeError(w, r, d.Logger, apperr.New(apperr.Forbidden, "the key %q lacks the %q scope", key.Name, scope))
-				return
-			}
-			ctx := context.WithValue(r.Context(), keyNameKey, key.Name)
-			if key.GameTypes != nil {
-				ctx = context.WithValue(ctx, gameTypesKey, key.GameTypes)
-			}
-			// The key owns what it creates in the queue, and sees only that unless it is an
-			// admin key, or a read key that reads every ticket (DESIGN, "Ownership").
-			ctx = queuesvc.WithCaller(ctx, queuesvc.Caller{Owner: key.Name, Admin: slices.Contains(key.Scopes, ScopeAdmin),
-				Reader: slices.Contains(key.Scopes, ScopeRead), GameTypes: key.GameTypes})
-			next.ServeHTTP(w, r.WithContext(ctx))
-		})
+// authorize lets a request through only with a key that has scope (or when scope is open):
+// it answers the request itself (ok false) otherwise, and returns the request's context with
+// the key and, for the queue, its Caller (ctx as it is for an open scope). Failures are
+// limited per address and logged (see failedAuth).
+func authorize(w http.ResponseWriter, r *http.Request, a *Auth, failures *failedAuth, scope Scope, d Deps) (_ context.Context, ok bool) {
+	ctx := r.Context()
+	if a.open(scope) {
+		return ctx, true
 	}
+	key, err := a.authenticate(r)
+	if err != nil {
+		if !failures.refuse(w, r) {
+			failures.failed(r, scope)
+			writeError(w, r, d.Logger, err)
+		}
+		return ctx, false
+	}
+	if !slices.Contains(key.Scopes, scope) {
+		writeError(w, r, d.Logger, apperr.New(apperr.Forbidden, "the key %q lacks the %q scope", key.Name, scope))
+		return ctx, false
+	}
+	ctx = context.WithValue(ctx, apiKeyKey, key)
+	// The key owns what it creates in the queue, and sees only that unless it is an admin
+	// key, or a read key that reads every ticket (DESIGN, "Ownership").
+	return queuesvc.WithCaller(ctx, queuesvc.Caller{Owner: key.Name, Admin: slices.Contains(key.Scopes, ScopeAdmin),
+		Reader: slices.Contains(key.Scopes, ScopeRead), GameTypes: key.GameTypes}), true
 }
 
 // allowEveryGameType refuses, with a 403 naming field, a change that holds for every game type
 // (the mutator policy) to a key restricted to some of them.
 func allowEveryGameType(ctx context.Context, field string) error {
-	allowed, ok := ctx.Value(gameTypesKey).([]string)
-	if !ok {
+	key := keyOf(ctx)
+	if key == nil || key.GameTypes == nil {
 		return nil
 	}
-	name, _ := ctx.Value(keyNameKey).(string)
-	return &apperr.Error{Code: apperr.Forbidden, Message: fmt.Sprintf("the key %q is restricted to game types (%s) and may not change what holds for every game type", name, strings.Join(allowed, ", ")),
+	return &apperr.Error{Code: apperr.Forbidden, Message: fmt.Sprintf("the key %q is restricted to game types (%s) and may not change what holds for every game type", key.Name, strings.Join(key.GameTypes, ", ")),
 		Fields: []apperr.FieldError{{Field: field, Message: "is shared by every game type: only a key without a game-type list may change it"}}}
 }
 
@@ -198,11 +208,10 @@ func allowEveryGameType(ctx context.Context, field string) error {
 // that authenticated it may not use (APIKey.GameTypes). A request let in without a key (no
 // keys configured, or auth off) may use every game type; so may a key without a list.
 func allowGameType(ctx context.Context, field, gameType string) error {
-	allowed, ok := ctx.Value(gameTypesKey).([]string)
-	if !ok || slices.Contains(allowed, strings.ToLower(gameType)) {
+	key := keyOf(ctx)
+	if key == nil || key.GameTypes == nil || slices.Contains(key.GameTypes, strings.ToLower(gameType)) {
 		return nil
 	}
-	name, _ := ctx.Value(keyNameKey).(string)
-	return &apperr.Error{Code: apperr.Forbidden, Message: fmt.Sprintf("the key %q may not use game type %q", name, gameType),
-		Fields: []apperr.FieldError{{Field: field, Message: fmt.Sprintf("must be one of the key's game types (%s)", strings.Join(allowed, ", "))}}}
+	return &apperr.Error{Code: apperr.Forbidden, Message: fmt.Sprintf("the key %q may not use game type %q", key.Name, gameType),
+		Fields: []apperr.FieldError{{Field: field, Message: fmt.Sprintf("must be one of the key's game types (%s)", strings.Join(key.GameTypes, ", "))}}}
 }

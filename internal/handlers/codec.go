@@ -92,20 +92,33 @@ func decode[T any](r *http.Request) (T, error) {
 	}
 	buf := getBuffer()
 	defer putBuffer(buf)
+	data, err := readRequestBody(r, buf)
+	if err != nil {
+		return v, err
+	}
+	if err := jsonv2.Unmarshal(data, &v, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return v, decodeError(len(data), err)
+	}
+	return v, nil
+}
+
+// readRequestBody is r's body: the bytes admission read (admittedBody) as they are, else
+// read into buf.
+func readRequestBody(r *http.Request, buf *bytes.Buffer) ([]byte, error) {
+	if body, ok := r.Body.(*admittedBody); ok {
+		return body.take(), nil
+	}
 	if _, err := buf.ReadFrom(r.Body); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return v, &apperr.Error{Code: apperr.TooLarge,
+			return nil, &apperr.Error{Code: apperr.TooLarge,
 				Message: fmt.Sprintf("the body is larger than %d bytes", tooBig.Limit),
 				Fields:  []apperr.FieldError{{Field: "body", Message: fmt.Sprintf("must be at most %d bytes", tooBig.Limit)}}}
 		}
-		return v, &apperr.Error{Code: apperr.Invalid, Message: "the body could not be read", Err: err,
+		return nil, &apperr.Error{Code: apperr.Invalid, Message: "the body could not be read", Err: err,
 			Fields: []apperr.FieldError{{Field: "body", Message: "could not be read"}}}
 	}
-	if err := jsonv2.Unmarshal(buf.Bytes(), &v, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return v, decodeError(buf.Len(), err)
-	}
-	return v, nil
+	return buf.Bytes(), nil
 }
 
 func requireJSON(r *http.Request) error {

@@ -22,8 +22,7 @@ type ctxKey int
 
 const (
 	requestIDKey ctxKey = iota
-	keyNameKey          // the name of the API key that authenticated the request
-	gameTypesKey        // the game types that key may use, when it has a list
+	apiKeyKey           // the *APIKey that authenticated the request (its name, its game types)
 )
 
 // requestIDs makes ids unique across replicas (a random prefix per process) and cheap to

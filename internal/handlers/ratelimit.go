@@ -215,9 +215,12 @@ func spendForSize(r *http.Request, bodyBytes int) error {
 
 // callerOf is who a request's bucket belongs to: its API key's name (set by requireScope),
 // else its remote address.
-func callerOf(r *http.Request) string {
-	if name, ok := r.Context().Value(keyNameKey).(string); ok {
-		return "key:" + name
+func callerOf(r *http.Request) string { return callerIn(r.Context(), r) }
+
+// callerIn is callerOf with the key taken from ctx, r's context to be.
+func callerIn(ctx context.Context, r *http.Request) string {
+	if key := keyOf(ctx); key != nil {
+		return key.callerID()
 	}
 	return callerOfAddress(r)
 }
@@ -231,41 +234,38 @@ func callerOfAddress(r *http.Request) string {
 	return "ip:" + host
 }
 
-// withRateLimit answers 429 with Retry-After when the caller's bucket for scope is empty, and
-// tells every limited answer its budget (RateLimit-Limit, -Remaining, -Reset: the IETF draft's
-// fields).
-func withRateLimit(l *limiter, scope Scope, d Deps) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ok, limit, remaining, wait := l.take(callerOf(r), scope)
-			if limit.PerSecond > 0 {
-				h := w.Header()
-				h.Set("RateLimit-Limit", strconv.Itoa(limit.Burst))
-				h.Set("RateLimit-Remaining", strconv.Itoa(remaining))
-				h.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-			}
-			if !ok {
-				w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
-				writeError(w, r, d.Logger, apperr.New(apperr.TooManyRequests,
-					"the %s rate limit of %g requests a second (burst %d) is used up; retry after the Retry-After seconds, or raise it (MATCHMAKER_RATE_LIMITS, e.g. %s=%g/s)",
-					scope, limit.PerSecond, limit.Burst, scope, 2*limit.PerSecond))
-				return
-			}
-			if limit.PerSecond > 0 {
-				caller := callerOf(r)
-				spend := func(n int) error {
-					ok, limit, wait := l.takeN(caller, scope, n)
-					if ok {
-						return nil
-					}
-					w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
-					return apperr.New(apperr.TooManyRequests,
-						"this request's size costs %d tokens of the %s rate limit (one per %d bytes of body; %g a second, burst %d), more than are left; retry after the Retry-After seconds, or raise it (MATCHMAKER_RATE_LIMITS)",
-						min(n+1, limit.Burst), scope, computeBytesPerToken, limit.PerSecond, limit.Burst)
-				}
-				r = r.WithContext(context.WithValue(r.Context(), spendKey{}, spend))
-			}
-			next.ServeHTTP(w, r)
-		})
+// limitRate answers 429 with Retry-After (ok false) when the caller's bucket for scope is
+// empty, tells every limited answer its budget (RateLimit-Limit, -Remaining, -Reset: the IETF
+// draft's fields), and returns ctx, r's context to be, with the function that spends more of
+// the bucket (spendForSize).
+func limitRate(w http.ResponseWriter, r *http.Request, ctx context.Context, l *limiter, scope Scope, d Deps) (_ context.Context, ok bool) {
+	caller := callerIn(ctx, r)
+	ok, limit, remaining, wait := l.take(caller, scope)
+	if limit.PerSecond > 0 {
+		h := w.Header()
+		h.Set("RateLimit-Limit", strconv.Itoa(limit.Burst))
+		h.Set("RateLimit-Remaining", strconv.Itoa(remaining))
+		h.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 	}
+	if !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
+		writeError(w, r, d.Logger, apperr.New(apperr.TooManyRequests,
+			"the %s rate limit of %g requests a second (burst %d) is used up; retry after the Retry-After seconds, or raise it (MATCHMAKER_RATE_LIMITS, e.g. %s=%g/s)",
+			scope, limit.PerSecond, limit.Burst, scope, 2*limit.PerSecond))
+		return ctx, false
+	}
+	if limit.PerSecond > 0 {
+		spend := func(n int) error {
+			ok, limit, wait := l.takeN(caller, scope, n)
+			if ok {
+				return nil
+			}
+			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
+			return apperr.New(apperr.TooManyRequests,
+				"this request's size costs %d tokens of the %s rate limit (one per %d bytes of body; %g a second, burst %d), more than are left; retry after the Retry-After seconds, or raise it (MATCHMAKER_RATE_LIMITS)",
+				min(n+1, limit.Burst), scope, computeBytesPerToken, limit.PerSecond, limit.Burst)
+		}
+		ctx = context.WithValue(ctx, spendKey{}, spend)
+	}
+	return ctx, true
 }

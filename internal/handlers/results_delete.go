@@ -69,7 +69,10 @@ func handleDeleteResult(logger *slog.Logger, svc *ratings.Service, metrics *doma
 		}
 		metrics.resultsDeleted.Inc()
 		rep := d.Rebuild
-		key, _ := r.Context().Value(keyNameKey).(string)
+		key := ""
+		if k := keyOf(r.Context()); k != nil {
+			key = k.Name
+		}
 		// The audit line of a change to history: who, which match, what it did.
 		logger.InfoContext(r.Context(), "result deleted", "match_id", id, "game_type", d.GameType, "key", key,
 			"results", rep.Results, "contexts", rep.Contexts, "ratings", rep.Ratings, "request_id", requestIDFrom(r.Context()))

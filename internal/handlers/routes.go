@@ -60,9 +60,24 @@ type guards struct {
 func newGuards(d Deps) guards {
 	limits := newLimiter(d.RateLimits)
 	failures := newFailedAuth(FailedAuthLimit, d.Logger)
+	// The key first, then its rate limit, and what both add to the request's context in one
+	// copy of the request.
 	guard := func(scope Scope) func(http.Handler) http.Handler {
-		auth, limit := requireScope(d.Auth, failures, scope, d), withRateLimit(limits, scope, d)
-		return func(next http.Handler) http.Handler { return auth(limit(next)) }
+		return func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				ctx, ok := authorize(w, req, d.Auth, failures, scope, d)
+				if ok {
+					ctx, ok = limitRate(w, req, ctx, limits, scope, d)
+				}
+				if !ok {
+					return
+				}
+				if ctx != req.Context() {
+					req = req.WithContext(ctx)
+				}
+				next.ServeHTTP(w, req)
+			})
+		}
 	}
 	g := guards{read: guard(ScopeRead), match: guard(ScopeMatch), results: guard(ScopeResults), admin: guard(ScopeAdmin)}
 	g.readOrMatch = func(next http.Handler) http.Handler {
