@@ -11,29 +11,8 @@ import (
 )
 
 // The allocator's Service side (the allocation body and the connection check are
-// queue/allocator.go's): the leader posts each placing match and records the answer.
-
-// placeMatches starts placing, on the allocator, the queue's placing matches that this
-// replica is not placing already. The leader calls it at each tick.
-func (r *runner) placeMatches(ctx context.Context, q queue.Queue) {
-	if q.Allocator == nil {
-		return
-	}
-	ps, err := r.s.store.PlacingProposals(ctx, q.Name)
-	if err != nil {
-		r.s.logger.Warn("queue: cannot read the matches being placed", "queue", q.Name, "err", err)
-		return
-	}
-	for _, p := range ps {
-		if _, busy := r.allocating.LoadOrStore(p.Match.ID, true); busy {
-			continue
-		}
-		r.done.Go(func() {
-			defer r.allocating.Delete(p.Match.ID)
-			r.s.allocate(r.ctx, *q.Allocator, p, r.leading.Load)
-		})
-	}
-}
+// queue/allocator.go's; the runner's start of each placement is allocator_leader.go's): the
+// leader posts each placing match and records the answer, and the studio's backend fails one.
 
 // allocate posts p to the allocator until it answers a connection, p's deadline passes (the
 // leader's tick then fails the placement), ctx ends, or leading says this replica no longer

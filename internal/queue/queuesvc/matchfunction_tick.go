@@ -2,10 +2,8 @@ package queuesvc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
@@ -14,7 +12,8 @@ import (
 // The leader's side of a queue's match function (queue/matchfunction.go): at each tick it sends the
 // pool, reads the proposals, checks them (FunctionCheck), and hands the made matches to the
 // tick's commit as the built-in pass's are (mode replace); or commits the built-in pass's
-// and measures the function's beside them (mode shadow).
+// and measures the function's beside them (mode shadow). The call itself is the Service's
+// (matchfunction_service.go).
 
 // functionState is a leader's record of its queue's match function: the last call's tick
 // number, and the failures in a row that hold the next call back.
@@ -222,26 +221,6 @@ func (r *runner) beginCall(q queue.Queue, pool []queue.Ticket, now time.Time) (r
 	return queue.FunctionRequest{Queue: &q, Tick: st.tick, Now: now, Deadline: now.Add(q.MatchFunction.Timeout), Pool: pool}, "", true
 }
 
-// sendPool makes the call, within the function's timeout, and counts it by outcome; detail
-// says why it failed, in words. It touches no runner state: a shadow call runs beside the
-// tick.
-func (s *Service) sendPool(ctx context.Context, mf queue.MatchFunction, req queue.FunctionRequest) ([]queue.ProposedMatch, string, error) {
-	cctx, cancel := context.WithTimeout(ctx, mf.Timeout)
-	defer cancel()
-	start := s.clock.Now()
-	var proposals []queue.ProposedMatch
-	err := errNoOutbound
-	if s.outbound != nil {
-		proposals, err = s.outbound.CallFunction(cctx, mf, req)
-	}
-	outcome, detail := functionOutcome(err, cctx.Err(), mf.Timeout)
-	s.metrics.functionCalled(outcome, s.clock.Since(start))
-	if err != nil {
-		err = fmt.Errorf("%s: %w", outcome, err)
-	}
-	return proposals, detail, err
-}
-
 // settleCall ends a call made at now: a success ends the backoff, a failure adds a step.
 func (r *runner) settleCall(q queue.Queue, now time.Time, err error, detail string) {
 	st := r.fn
@@ -253,26 +232,6 @@ func (r *runner) settleCall(q queue.Queue, now time.Time, err error, detail stri
 	st.next, st.last = now.Add(functionBackoff(q.Tick, st.failures)), detail
 	r.s.logger.Warn("queue: the match function failed", "queue", q.Name, "err", err,
 		"failures", st.failures, "next_call_in", st.next.Sub(now))
-}
-
-// functionOutcome names a call's outcome, and says why it failed in words.
-func functionOutcome(err, ctxErr error, timeout time.Duration) (outcome, detail string) {
-	var refused *queue.RefusedError
-	switch {
-	case err == nil:
-		return callOK, ""
-	case errors.Is(ctxErr, context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
-		return callTimeout, fmt.Sprintf("timed out after %d ms", timeout.Milliseconds())
-	case errors.As(err, &refused):
-		detail := "answered " + strings.TrimSpace(fmt.Sprintf("%d %s", refused.Status, refused.Text))
-		if refused.Detail != "" {
-			detail += ": " + refused.Detail
-		}
-		return callRefused, detail
-	case errors.Is(err, queue.ErrFunctionUnreadable):
-		return callUnreadable, err.Error()
-	}
-	return callError, "unreachable: " + err.Error()
 }
 
 // stillLeading renews the lease after a call long enough to have let it run low, and says

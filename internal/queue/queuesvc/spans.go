@@ -3,11 +3,12 @@ package queuesvc
 import (
 	"context"
 
-	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // The queue's trace spans (Deps.Tracer): a leader's tick that has tickets to match, with an
@@ -35,15 +36,6 @@ func newTracer(tp trace.TracerProvider) trace.Tracer {
 		tp = noop.NewTracerProvider()
 	}
 	return tp.Tracer("github.com/matchmakerhq/matchmaker/internal/queue")
-}
-
-// tickSpan starts the span of a tick with waiting tickets; a tick with none starts none (a
-// leader ticks each queue ten times a second).
-func (r *runner) tickSpan(ctx context.Context, q queue.Queue) (context.Context, trace.Span) {
-	if len(r.waiting) == 0 {
-		return ctx, noSpan
-	}
-	return r.s.tracer.Start(ctx, "queue tick", trace.WithAttributes(attrQueue.String(q.Name), attrWaiting.Int(len(r.waiting))))
 }
 
 // spanMatches records the matches the tick's pass made on its span.
