@@ -44,7 +44,8 @@ func benchTicket(id string, at time.Time) queue.Ticket {
 //
 // with TEST_DATABASE_URL set. tickets/s is the rate, tickets/commit how many tickets shared a
 // commit, p50-ms and p99-ms a call's latency, server-µs/ticket the CPU the Postgres processes
-// spent per ticket (0 when the server is not on this machine; see dbtest.ServerCPU).
+// spent per ticket (0 when the server is not on this machine; see dbtest.ServerCPU), WAL-B/ticket
+// the WAL the server wrote per ticket (every database's: the server should run nothing else).
 func BenchmarkQueueCreateTicket(b *testing.B) {
 	qs, s := openQueueStore(b)
 	q := queue.DefaultQueue("bench")
@@ -63,7 +64,7 @@ func benchCreates(b *testing.B, qs *queuedb.Store, pool *pgxpool.Pool, now time.
 	var mu sync.Mutex
 	var lat []time.Duration
 	commits0, tickets0 := qs.CreateStats()
-	cpu0 := dbtest.ServerCPU(pool)
+	cpu0, wal0 := dbtest.ServerCPU(pool), dbtest.WALBytes(b, pool)
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
@@ -86,12 +87,13 @@ func benchCreates(b *testing.B, qs *queuedb.Store, pool *pgxpool.Pool, now time.
 	elapsed := time.Since(start)
 	b.StopTimer()
 	commits, tickets := qs.CreateStats()
-	cpu := dbtest.ServerCPU(pool) - cpu0
+	cpu, wal := dbtest.ServerCPU(pool)-cpu0, dbtest.WALBytes(b, pool)-wal0
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "tickets/s")
 	b.ReportMetric(float64(tickets-tickets0)/float64(max(1, commits-commits0)), "tickets/commit")
 	b.ReportMetric(percentile(lat, 0.5), "p50-ms")
 	b.ReportMetric(percentile(lat, 0.99), "p99-ms")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "server-µs/ticket")
+	b.ReportMetric(float64(wal)/float64(b.N), "WAL-B/ticket")
 }
 
 // seedSearching inserts n searching solo tickets into a queue directly, as the store stores

@@ -66,8 +66,15 @@ type change struct {
 	// queue's tombstone).
 	also func(b *pgx.Batch)
 
-	rows    map[string]pgtype.TID  // the tickets locked, by id: where they are
+	rows    map[string]lockedRow   // the tickets locked, by id: where they are
 	matches map[string]queue.Match // the matches locked, by id
+}
+
+// lockedRow is where a locked ticket's row is, and its queue (whose players' rows in
+// queue_searching a ticket that ends frees: they are found by queue and ticket).
+type lockedRow struct {
+	at    pgtype.TID
+	queue string
 }
 
 // run runs ch in a transaction on conn, and returns what it wrote (nothing, rolled back,
@@ -75,7 +82,7 @@ type change struct {
 func (s *Store) run(ctx context.Context, conn *pgxpool.Conn, ch *change) (queue.Change, error) {
 	var l queue.Locked
 	var need queue.Need
-	ch.rows, ch.matches = make(map[string]pgtype.TID), make(map[string]queue.Match)
+	ch.rows, ch.matches = make(map[string]lockedRow), make(map[string]queue.Match)
 	if ch.readFirst {
 		var err error
 		if _, need, err = queue.Decide(&l, ch.at, ch.cause); err != nil {
@@ -191,7 +198,7 @@ func (ch *change) read(b *pgx.Batch, need queue.Need) *reads {
 			_, err := pgx.ForEachRow(rows, []any{&row, &t.ID, &t.Queue, &status, &t.Proposal, &t.Match, &t.Team, &t.Exclusive}, func() error {
 				t.Status = queue.Status(status)
 				r.tickets = append(r.tickets, t)
-				ch.rows[t.ID] = row
+				ch.rows[t.ID] = lockedRow{row, t.Queue}
 				return nil
 			})
 			return err

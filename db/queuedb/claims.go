@@ -112,7 +112,7 @@ func (ch *change) readPlayers(b *pgx.Batch, players []string) *playerReads {
 				}
 				t.Status = queue.Status(status)
 				r.live = append(r.live, t)
-				ch.rows[t.ID] = row
+				ch.rows[t.ID] = lockedRow{row, t.Queue}
 				t.Players = nil
 				return nil
 			})

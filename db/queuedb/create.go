@@ -129,16 +129,17 @@ WITH ticket AS (
     )
     ORDER BY queue COLLATE "C", owner COLLATE "C", idempotency_key COLLATE "C", id COLLATE "C"
     ON CONFLICT DO NOTHING
-    RETURNING id, ctid
+    RETURNING id, ctid, queue
 )
-SELECT id, ctid FROM stored`
+SELECT id, ctid, queue FROM stored`
 
-	// The claims of the tickets the batch did not store ($1, known from the insert's answer)
-	// are given back: the rows this transaction inserted (xmin) for them. Sent with the
+	// The claims of the tickets the batch did not store ($2 of the queues $1, known from the
+	// insert's answer) are given back: the rows this transaction inserted (xmin) for them. Sent with the
 	// COMMIT, and only when some ticket was not stored: run in every batch, this delete was
 	// the database's costliest statement under load (docs/performance.md, "Soak").
 	sqlReturnClaims = `
-DELETE FROM queue_searching WHERE ticket_id = ANY($1::text[]) AND xmin = pg_current_xact_id()::xid`
+DELETE FROM queue_searching
+WHERE queue = ANY($1::text[]) AND ticket_id = ANY($2::text[]) AND xmin = pg_current_xact_id()::xid`
 )
 
 // CreateTicket implements queue.Store. The call joins the committer's next batch and waits

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/matchmakerhq/matchmaker/db"
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
+	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
 // The committer of ticket creations: each batch is what arrived while the previous one was
@@ -139,10 +140,10 @@ func (s *Store) commitCreates(batch []*createRequest) {
 			return err
 		})
 		b.Queue(sqlCreateTickets, cols.args()...).Query(func(rows pgx.Rows) error {
-			var id string
+			var id, q string
 			var row pgtype.TID
-			_, err := pgx.ForEachRow(rows, []any{&id, &row}, func() error {
-				stored[id], created.rows[id] = true, row
+			_, err := pgx.ForEachRow(rows, []any{&id, &row, &q}, func() error {
+				stored[id], created.rows[id] = true, lockedRow{row, q}
 				return nil
 			})
 			return err
@@ -230,47 +231,57 @@ func (c *createColumns) args() []any {
 // commits: those whose callers still wait are sealed (they now wait for the COMMIT's
 // answer); the stored tickets of those who gave up are taken out of stored and returned, for
 // the transaction to delete. A creation that answered an error then left nothing behind.
-func sealOrLeaveOut(batch []*createRequest, stored map[string]bool) (leftOut []string) {
+func sealOrLeaveOut(batch []*createRequest, stored map[string]bool) (leftOut ticketKeys) {
 	for _, r := range batch {
 		if r.state.CompareAndSwap(requestCommitting, requestSealed) || r.state.Load() == requestSealed {
 			continue
 		}
 		if stored[r.t.ID] {
 			delete(stored, r.t.ID)
-			leftOut = append(leftOut, r.t.ID)
+			leftOut.add(&r.t)
 		}
 	}
 	return leftOut
 }
 
-// sqlLeaveOut deletes what this transaction wrote for the tickets $1: their claims and rows.
+// sqlLeaveOut deletes what this transaction wrote for the tickets $2 (of the queues $1):
+// their claims and rows.
 const sqlLeaveOut = `
 WITH claims AS (
-    DELETE FROM queue_searching WHERE ticket_id = ANY($1::text[]) AND xmin = pg_current_xact_id()::xid
+    DELETE FROM queue_searching
+    WHERE queue = ANY($1::text[]) AND ticket_id = ANY($2::text[]) AND xmin = pg_current_xact_id()::xid
 )
-DELETE FROM queue_tickets WHERE id = ANY($1::text[]) AND changed_xid = pg_current_xact_id()`
+DELETE FROM queue_tickets WHERE id = ANY($2::text[]) AND changed_xid = pg_current_xact_id()`
+
+// ticketKeys are tickets by queue and id, column by column, as queue_searching_ticket
+// finds their players' rows.
+type ticketKeys struct{ queues, ids []string }
+
+func (k *ticketKeys) add(t *queue.Ticket) {
+	k.queues, k.ids = append(k.queues, t.Queue), append(k.ids, t.ID)
+}
 
 // notStored is the ids of the batch's tickets the insert did not store: their claims, if
 // any, go back.
-func notStored(batch []*createRequest, stored map[string]bool) (ids []string) {
+func notStored(batch []*createRequest, stored map[string]bool) (k ticketKeys) {
 	for _, r := range batch {
 		if !stored[r.t.ID] {
-			ids = append(ids, r.t.ID)
+			k.add(&r.t)
 		}
 	}
-	return ids
+	return k
 }
 
 // commitWithout commits the open transaction on conn after giving back the claims of the
 // tickets unclaimed, without the tickets leftOut, and with what also queues (the lifecycle's
 // cancels of the stored tickets).
-func commitWithout(ctx context.Context, conn *pgxpool.Conn, unclaimed, leftOut []string, also func(*pgx.Batch) error) error {
+func commitWithout(ctx context.Context, conn *pgxpool.Conn, unclaimed, leftOut ticketKeys, also func(*pgx.Batch) error) error {
 	b := &pgx.Batch{}
-	if len(unclaimed) > 0 {
-		b.Queue(sqlReturnClaims, unclaimed)
+	if len(unclaimed.ids) > 0 {
+		b.Queue(sqlReturnClaims, unclaimed.queues, unclaimed.ids)
 	}
-	if len(leftOut) > 0 {
-		b.Queue(sqlLeaveOut, leftOut)
+	if len(leftOut.ids) > 0 {
+		b.Queue(sqlLeaveOut, leftOut.queues, leftOut.ids)
 	}
 	if err := also(b); err != nil {
 		return err

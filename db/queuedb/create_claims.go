@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
@@ -31,7 +30,7 @@ type creation struct {
 	tickets []queue.TicketState
 	players []string // the exclusive tickets' players, whose claims are read
 	claims  []queue.Claim
-	rows    map[string]pgtype.TID // the tickets stored, by id: where they are
+	rows    map[string]lockedRow // the tickets stored, by id: where they are
 	ended   map[string]queue.Transition
 }
 
@@ -49,7 +48,7 @@ func newCreation(batch []*createRequest) (*creation, error) {
 // lock queues, right after BEGIN, the claims lock and the read of the players' claims, when
 // the batch has exclusive tickets. It starts the transaction's reads afresh (a retry).
 func (c *creation) lock(b *pgx.Batch) {
-	c.claims, c.rows, c.ended = nil, make(map[string]pgtype.TID), nil
+	c.claims, c.rows, c.ended = nil, make(map[string]lockedRow), nil
 	if len(c.players) == 0 {
 		return
 	}

@@ -50,6 +50,11 @@ const (
 	SQLEndClaims   = sqlEndClaims
 	SQLReadClaims  = sqlReadClaims
 	SQLWriteClaims = sqlWriteClaims
+
+	SQLEndSearching         = sqlEndSearching
+	SQLReturnClaims         = sqlReturnClaims
+	SQLLockElsewhereTickets = sqlLockElsewhereTickets
+	SQLLockLive             = sqlLockLive
 )
 
 // PendingEnds is the number of EndClaims calls waiting for a batch to take them.

@@ -60,7 +60,7 @@ func (s *Store) cancelTicket(ctx context.Context, id string, at time.Time, reaso
 		ch.locked = func(l *queue.Locked) error {
 			var states []queue.TicketState
 			if found {
-				states, ch.rows[id] = []queue.TicketState{queue.StateOf(&t)}, row
+				states, ch.rows[id] = []queue.TicketState{queue.StateOf(&t)}, lockedRow{row, t.Queue}
 			}
 			l.Read(queue.Need{Tickets: []string{id}}, states, nil, nil)
 			return nil
@@ -212,7 +212,7 @@ func (s *Store) deleteQueue(ctx context.Context, name string, at time.Time) (que
 				_, err := pgx.ForEachRow(rows, []any{&row, &t.ID, &t.Queue, &status, &t.Proposal}, func() error {
 					t.Status = queue.Status(status)
 					live = append(live, t)
-					ch.rows[t.ID] = row
+					ch.rows[t.ID] = lockedRow{row, t.Queue}
 					return nil
 				})
 				return err
