@@ -198,35 +198,55 @@ func (a *admitter) admit(ctx context.Context, contentLength int64) (release func
 	return c.release, nil
 }
 
-// enter takes one of caller's in-flight slots and one of its receiving slots; received gives
-// back the receiving slot once the body is in (at most once; leave gives it back if not).
-func (a *admitter) enter(caller string) (received, leave func(), err error) {
+// admitted is one request's hold on the admission: its caller's in-flight slot, its
+// receiving slot while its body arrives, and its charges to the two budgets.
+type admitted struct {
+	a                 *admitter
+	caller            string
+	receiving         bool // the receiving slot is still held
+	received, working charge
+}
+
+// enter takes one of caller's in-flight slots and one of its receiving slots.
+func (a *admitter) enter(caller string) (*admitted, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.inFlight[caller] >= a.perCaller {
-		return nil, nil, apperr.New(apperr.TooManyRequests,
+		return nil, apperr.New(apperr.TooManyRequests,
 			"at most %d compute or ticket-creation requests of one caller may be in flight at once on this replica (MATCHMAKER_ADMISSION_PER_KEY); retry when one has been answered, or raise it", a.perCaller)
 	}
 	if a.receiving[caller] >= a.receivingPerCaller {
-		return nil, nil, apperr.New(apperr.TooManyRequests,
+		return nil, apperr.New(apperr.TooManyRequests,
 			"at most %d bodies of one caller may be arriving at once on this replica (an eighth of the reading quarter of MATCHMAKER_MEMORY_BUDGET); send each body whole, or raise the budget", a.receivingPerCaller)
 	}
 	a.inFlight[caller]++
 	a.receiving[caller]++
-	var once sync.Once
-	received = func() {
-		once.Do(func() {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			decrement(a.receiving, caller)
-		})
+	return &admitted{a: a, caller: caller, receiving: true, received: charge{p: &a.reading}, working: charge{p: &a.work}}, nil
+}
+
+// arrived gives back the receiving slot once the body is in (at most once; release gives it
+// back if not).
+func (h *admitted) arrived() {
+	if !h.receiving {
+		return
 	}
-	return received, func() {
-		received()
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		decrement(a.inFlight, caller)
-	}, nil
+	h.receiving = false
+	h.a.mu.Lock()
+	defer h.a.mu.Unlock()
+	decrement(h.a.receiving, h.caller)
+}
+
+// release gives back the charges and the slots; a nil hold (no admitter) holds nothing.
+func (h *admitted) release() {
+	if h == nil {
+		return
+	}
+	h.received.release()
+	h.working.release()
+	h.arrived()
+	h.a.mu.Lock()
+	defer h.a.mu.Unlock()
+	decrement(h.a.inFlight, h.caller)
 }
 
 // arriving is the number of admitted requests, of every caller, whose bodies are arriving.
@@ -248,44 +268,38 @@ func decrement(counts map[string]int, caller string) {
 
 // admitBody admits r: a slot of its caller, its body read under the body deadline and charged
 // as it arrives, then its working charge. On success r's body has been replaced by the bytes
-// read, and release gives back the slot and the charge. limit caps the body below the
-// server's (0: the server's).
-func (a *admitter) admitBody(w http.ResponseWriter, r *http.Request, limit int64) (release func(), err error) {
-	if a == nil {
-		if limit > 0 {
-			return func() {}, capBody(w, r, limit)
-		}
-		return func() {}, nil
-	}
+// read, and the hold's release gives back the slot and the charge (a nil admitter admits
+// with a nil hold). limit caps the body below the server's (0: the server's).
+func (a *admitter) admitBody(w http.ResponseWriter, r *http.Request, limit int64) (*admitted, error) {
 	if limit > 0 {
 		if err := capBody(w, r, limit); err != nil {
 			return nil, err
 		}
 	}
-	arrived, leave, err := a.enter(callerOf(r))
+	if a == nil {
+		return nil, nil
+	}
+	h, err := a.enter(callerOf(r))
 	if err != nil {
 		w.Header().Set("Retry-After", "1")
 		return nil, err
 	}
-	received := &charge{p: &a.reading}
-	working := &charge{p: &a.work}
-	release = func() { received.release(); working.release(); leave() }
-	body, err := a.readBody(w, r, received)
+	body, err := a.readBody(w, r, &h.received)
 	if err == nil {
-		arrived()
+		h.arrived()
 		// The body's bytes move from the reading budget to the working estimate, which
 		// counts them; until the request is admitted to work they stay charged where they are.
-		working.waited = received.waited
-		err = working.to(r.Context(), a.cost(int64(len(body))))
-		received.release()
+		h.working.waited = h.received.waited
+		err = h.working.to(r.Context(), a.cost(int64(len(body))))
+		h.received.release()
 	}
 	if err != nil {
-		release()
+		h.release()
 		return nil, err
 	}
 	r.Body = &admittedBody{data: body}
 	r.ContentLength = int64(len(body))
-	return release, nil
+	return h, nil
 }
 
 // admittedBody is a body admission has read whole: decode takes its bytes as they are
@@ -410,12 +424,12 @@ func bodyError(err error, timeout time.Duration) error {
 func withAdmission(a *admitter, limit int64, logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			release, err := a.admitBody(w, r, limit)
+			held, err := a.admitBody(w, r, limit)
 			if err != nil {
 				writeError(w, r, logger, err)
 				return
 			}
-			defer release()
+			defer held.release()
 			next.ServeHTTP(w, r)
 		})
 	}

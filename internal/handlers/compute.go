@@ -28,12 +28,12 @@ type computation struct {
 func handleCompute[Req any](logger *slog.Logger, svc *ratings.Service, gate *workGate,
 	plan func(req *Req) (computation, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		release, err := gate.admission.admitBody(w, r, 0)
+		held, err := gate.admission.admitBody(w, r, 0)
 		if err != nil {
 			writeError(w, r, logger, err)
 			return
 		}
-		defer release()
+		defer held.release()
 		if err := spendForSize(r, int(r.ContentLength)); err != nil {
 			writeError(w, r, logger, err)
 			return
