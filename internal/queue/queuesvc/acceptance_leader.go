@@ -40,12 +40,12 @@ func (r *runner) propose(ctx context.Context, q queue.Queue, w *queue.TickWrite,
 	} else {
 		pw.Placing, pw.AcceptBy = true, now.Add(q.Allocator.Timeout)
 	}
-	done, err := queue.Propose(ctx, r.s.store, q.Name, pw)
+	done, err := queue.Propose(ctx, r.deps.store, q.Name, pw)
 	if err != nil {
-		r.s.logger.Warn("queue: cannot write the tick's proposals; they are made again at the next tick", "queue", q.Name, "err", err)
+		r.deps.logger.Warn("queue: cannot write the tick's proposals; they are made again at the next tick", "queue", q.Name, "err", err)
 		return
 	}
-	r.s.metrics.claims(q.Name, done)
+	r.deps.metrics.claims(q.Name, done)
 	stored := make(map[string]bool, len(done.Matches))
 	for _, id := range done.Matches {
 		stored[id] = true
@@ -55,7 +55,7 @@ func (r *runner) propose(ctx context.Context, q queue.Queue, w *queue.TickWrite,
 			continue
 		}
 		if !pw.Placing {
-			r.s.metrics.proposed(q.Name)
+			r.deps.metrics.proposed(q.Name)
 		}
 		for _, id := range m.Tickets() {
 			if t, ok := r.waiting[id]; ok {
@@ -97,8 +97,8 @@ func (r *runner) heldChanged(queueName string, t queue.Ticket, now time.Time, co
 		counted[h.match], quality = true, h.quality
 	}
 	r.track.MatchedLater(now, quality, samples)
-	r.s.metrics.waited(queueName, samples)
-	r.s.metrics.waits(queueName, wait)
+	r.deps.metrics.waited(queueName, samples)
+	r.deps.metrics.waits(queueName, wait)
 }
 
 // expireProposals resolves the queue's proposals past their deadline, while this replica
@@ -110,13 +110,13 @@ func (r *runner) expireProposals(ctx context.Context, q queue.Queue, now time.Ti
 	if q.Acceptance == nil && q.Allocator == nil && !r.openProposals {
 		return
 	}
-	resolved, open, err := queue.ExpireProposals(ctx, r.s.store, q.Name, now)
+	resolved, open, err := queue.ExpireProposals(ctx, r.deps.store, q.Name, now)
 	if err != nil {
-		r.s.logger.Warn("queue: cannot expire the queue's proposals; tried again at the next tick", "queue", q.Name, "err", err)
+		r.deps.logger.Warn("queue: cannot expire the queue's proposals; tried again at the next tick", "queue", q.Name, "err", err)
 		return
 	}
 	for _, p := range resolved {
-		r.s.proposalResolved(p)
+		r.deps.work.proposalResolved(p)
 	}
 	r.openProposals = open > 0
 }

@@ -15,9 +15,9 @@ func (r *runner) placeMatches(ctx context.Context, q queue.Queue) {
 	if q.Allocator == nil {
 		return
 	}
-	ps, err := r.s.store.PlacingProposals(ctx, q.Name)
+	ps, err := r.deps.store.PlacingProposals(ctx, q.Name)
 	if err != nil {
-		r.s.logger.Warn("queue: cannot read the matches being placed", "queue", q.Name, "err", err)
+		r.deps.logger.Warn("queue: cannot read the matches being placed", "queue", q.Name, "err", err)
 		return
 	}
 	for _, p := range ps {
@@ -26,7 +26,7 @@ func (r *runner) placeMatches(ctx context.Context, q queue.Queue) {
 		}
 		r.done.Go(func() {
 			defer r.allocating.Delete(p.Match.ID)
-			r.s.allocate(r.ctx, *q.Allocator, p, r.leading.Load)
+			r.deps.work.allocate(r.ctx, *q.Allocator, p, r.leading.Load)
 		})
 	}
 }

@@ -37,7 +37,7 @@ func newSimulation(t *testing.T, q queue.Queue) *simulation {
 	if _, _, err := sim.svc.PutQueue(sim.ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	sim.r = &runner{s: sim.svc}
+	sim.r = &runner{deps: sim.svc.leader}
 	sim.r.def.Store(&q)
 	sim.svc.runners.Store(q.Name, sim.r)
 	return sim

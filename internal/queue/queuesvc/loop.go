@@ -23,8 +23,8 @@ import (
 // runner ticks one queue, or one partition of a partitioned queue (queue/partition.go). Its fields
 // other than def belong to its goroutine.
 type runner struct {
-	s   *Service
-	def atomic.Pointer[queue.Queue]
+	deps *leaderDeps // what it uses of the replica, shared by its runners
+	def  atomic.Pointer[queue.Queue]
 	unit
 	cancel context.CancelFunc
 	done   sync.WaitGroup
@@ -70,7 +70,7 @@ func (r *runner) stop() {
 // so that a clock that moved on while the tick ran wakes the loop at once: a test that
 // advances its fake clock during a tick loses no tick.
 func (r *runner) loop(ctx context.Context) {
-	clock := r.s.clock
+	clock := r.deps.clock
 	timer := clock.NewTimer(0)
 	defer timer.Stop()
 	var ticked time.Time // when the last tick started
@@ -91,9 +91,9 @@ func (r *runner) loop(ctx context.Context) {
 			// and the timer's reset, and the timer would be due a whole wait after the tick
 			// the test waits for.
 			timer.Reset(r.nextWake(q, ticked))
-			r.s.tickMarks(q.Name).done(now)
+			r.deps.tickEnded(q.Name, now)
 			if r.part != "" {
-				r.s.tickMarks(r.key).done(now) // for a test or benchmark that waits on each partition
+				r.deps.tickEnded(r.key, now) // for a test or benchmark that waits on each partition
 			}
 			continue
 		}
@@ -106,8 +106,8 @@ func (r *runner) loop(ctx context.Context) {
 // store's lease if that comes first (a queue that ticks once a minute would otherwise lose
 // a 10 s lease between its ticks).
 func (r *runner) nextWake(q queue.Queue, ticked time.Time) time.Duration {
-	wait := max(ticked.Add(q.Tick).Sub(r.s.clock.Now()), 0)
-	if ls, ok := r.s.store.(queue.LeaseStore); ok {
+	wait := max(ticked.Add(q.Tick).Sub(r.deps.clock.Now()), 0)
+	if ls, ok := r.deps.store.(queue.LeaseStore); ok {
 		wait = min(wait, ls.LeaseRenewal())
 	}
 	return wait
@@ -123,13 +123,13 @@ func (r *runner) keepLease(parent context.Context, q queue.Queue) {
 // lead tries to lead the queue (renewing the lease), and drops the leader's view when it does
 // not lead it.
 func (r *runner) lead(ctx context.Context, q queue.Queue) bool {
-	log := r.s.logger.With("queue", q.Name)
+	log := r.deps.logger.With("queue", q.Name)
 	if r.part != "" {
 		log = log.With("partition", r.part)
 	}
 	lead, err := r.leadUnit(ctx)
 	if errors.Is(err, queue.ErrTakeoverRefused) {
-		r.s.metrics.takeoverRefused(q.Name)
+		r.deps.metrics.takeoverRefused(q.Name)
 	}
 	if err != nil || !lead {
 		if r.leading.Load() {
@@ -162,8 +162,8 @@ func (r *runner) resign() {
 	q := r.def.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), resignWait)
 	defer cancel()
-	if _, err := abandonable(ctx, func() (bool, error) { return true, r.s.store.Resign(ctx, r.key) }); err != nil {
-		r.s.logger.Warn("queue: resigning failed; the lock goes with the session", "queue", q.Name, "partition", r.part, "err", err)
+	if _, err := abandonable(ctx, func() (bool, error) { return true, r.deps.store.Resign(ctx, r.key) }); err != nil {
+		r.deps.logger.Warn("queue: resigning failed; the lock goes with the session", "queue", q.Name, "partition", r.part, "err", err)
 	}
 	r.leading.Store(false)
 	r.set.leaving(r)
@@ -201,7 +201,7 @@ func abandonable(ctx context.Context, call func() (bool, error)) (bool, error) {
 func (r *runner) tick(parent context.Context, q queue.Queue) {
 	ctx, cancel := context.WithTimeout(parent, max(5*q.Tick, 5*time.Second)+functionTimeout(q))
 	defer cancel()
-	log := r.s.logger.With("queue", q.Name, "partition", r.part)
+	log := r.deps.logger.With("queue", q.Name, "partition", r.part)
 	if !r.lead(ctx, q) {
 		return
 	}
@@ -209,14 +209,14 @@ func (r *runner) tick(parent context.Context, q queue.Queue) {
 		r.queueWide(ctx, q)
 		return
 	}
-	start := r.s.clock.Now()
+	start := r.deps.clock.Now()
 	if err := r.load(ctx, q); err != nil {
 		log.Warn("queue: cannot load the queue's changes", "err", err)
 		return
 	}
 	ctx, span := r.tickSpan(ctx, q)
 	defer span.End()
-	now := r.s.now().UTC()
+	now := r.deps.clock.Now().UTC()
 	if r.part == "" { // a partition's are the queue's runner's (queueWide)
 		r.expireProposals(ctx, q, now)
 		r.placeMatches(ctx, q)
@@ -236,7 +236,7 @@ func (r *runner) tick(parent context.Context, q queue.Queue) {
 	r.waitingOn.Store(cmp.Or(w.Waiting, &queue.Waits{}))
 	if len(w.Matches)+len(w.Expired) > 0 {
 		w.At, w.Partition, w.ClaimFor = now, r.part, q.TicketTTL
-		done, err := queue.CommitTick(ctx, r.s.store, q.Name, w)
+		done, err := queue.CommitTick(ctx, r.deps.store, q.Name, w)
 		if err != nil {
 			log.Warn("queue: cannot write the tick; its matches are retried at the next tick", "err", err)
 			endSpan(span, err)
@@ -246,14 +246,14 @@ func (r *runner) tick(parent context.Context, q queue.Queue) {
 		r.shadowRules(q, list, w, done, now)
 		r.kickDeliverer(q.Name)
 	}
-	r.shadow(q, list, now)                    // after the commit too, with the pool the pass had
-	r.s.metrics.ruleBlocks(q.Name, w.Waiting) // after the commit: it holds up no match
+	r.shadow(q, list, now)                       // after the commit too, with the pool the pass had
+	r.deps.metrics.ruleBlocks(q.Name, w.Waiting) // after the commit: it holds up no match
 	players := 0
 	for _, t := range r.waiting {
 		players += len(t.Players)
 	}
 	searching, players := r.set.searchingNow(r, len(r.waiting), players)
-	r.s.metrics.ticked(q.Name, r.s.clock.Since(start), searching, players)
+	r.deps.metrics.ticked(q.Name, r.deps.clock.Since(start), searching, players)
 	var oldest time.Time
 	if len(list) > 0 {
 		oldest = list[0].CreatedAt
@@ -271,7 +271,7 @@ func (r *runner) snapshot(ctx context.Context, queueName string, now, oldest tim
 	st := r.track.Snapshot(queueName, now, oldest)
 	st.Partition = r.part
 	if r.part != "" {
-		st.Leader = r.s.cfg.Instance
+		st.Leader = r.deps.instance
 	}
 	if w := r.waitingOn.Load(); w != nil {
 		st.WaitingOn = w.ByRule()
@@ -281,11 +281,11 @@ func (r *runner) snapshot(ctx context.Context, queueName string, now, oldest tim
 	}
 	st.FunctionBackoff = r.fn.published()
 	r.stats.Store(st)
-	r.s.metrics.bands(queueName, st)
+	r.deps.metrics.bands(queueName, st)
 	if r.published.IsZero() || now.Sub(r.published) >= queue.StatsPublish || !now.After(r.published) {
 		r.published = now
-		if err := r.s.store.PublishStats(ctx, queueName, *st); err != nil {
-			r.s.logger.Debug("queue: cannot publish the stats", "queue", queueName, "err", err)
+		if err := r.deps.store.PublishStats(ctx, queueName, *st); err != nil {
+			r.deps.logger.Debug("queue: cannot publish the stats", "queue", queueName, "err", err)
 		}
 	}
 }
@@ -335,7 +335,7 @@ func (r *runner) load(ctx context.Context, q queue.Queue) error {
 	}
 	counted := map[string]bool{}
 	for _, t := range changes {
-		r.heldChanged(q.Name, t, r.s.now().UTC(), counted)
+		r.heldChanged(q.Name, t, r.deps.clock.Now().UTC(), counted)
 		if t.Status == queue.Searching {
 			r.waiting[t.ID] = t
 			r.arrived = append(r.arrived, t.ID)
@@ -373,8 +373,8 @@ func (r *runner) committed(queue string, w queue.TickWrite, done queue.TickCommi
 		}
 		r.track.Matched(now, m.AverageDifference, m.BackfillOf != "", samples)
 		r.track.HourMatched(now, m, samples)
-		r.s.metrics.matched(queue, m, waits)
-		r.s.metrics.waited(queue, samples)
+		r.deps.metrics.matched(queue, m, waits)
+		r.deps.metrics.waited(queue, samples)
 	}
 	reasons := make(map[string]string, len(w.Expired))
 	for _, e := range w.Expired {
@@ -387,9 +387,9 @@ func (r *runner) committed(queue string, w queue.TickWrite, done queue.TickCommi
 			r.track.HourExpired(now, reasons[id])
 		}
 		delete(r.waiting, id)
-		r.s.metrics.expiredTicket(queue, reasons[id])
+		r.deps.metrics.expiredTicket(queue, reasons[id])
 	}
-	r.s.metrics.claims(queue, done)
+	r.deps.metrics.claims(queue, done)
 }
 
 // expiredByTTL is the expiry part of a pass alone: the tickets whose time is up.
@@ -409,5 +409,5 @@ func (r *runner) tickSpan(ctx context.Context, q queue.Queue) (context.Context, 
 	if len(r.waiting) == 0 {
 		return ctx, noSpan
 	}
-	return r.s.tracer.Start(ctx, "queue tick", trace.WithAttributes(attrQueue.String(q.Name), attrWaiting.Int(len(r.waiting))))
+	return r.deps.tracer.Start(ctx, "queue tick", trace.WithAttributes(attrQueue.String(q.Name), attrWaiting.Int(len(r.waiting))))
 }

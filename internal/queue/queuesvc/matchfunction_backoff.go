@@ -32,7 +32,7 @@ func (r *runner) takeBackoff(ctx context.Context, q queue.Queue) {
 	if b == nil || b.Failures <= 0 {
 		return
 	}
-	now := r.s.now()
+	now := r.deps.clock.Now()
 	next := b.Next
 	if limit := now.Add(functionBackoff(q.Tick, b.Failures)); next.After(limit) {
 		next = limit
@@ -43,7 +43,7 @@ func (r *runner) takeBackoff(ctx context.Context, q queue.Queue) {
 // publishedBackoff reads the backoff the last leader published, nil when none or when it
 // cannot be read (the new leader then starts afresh, as it did before backoffs were shared).
 func (r *runner) publishedBackoff(ctx context.Context, q queue.Queue) *queue.FunctionBackoff {
-	published, err := r.s.store.PublishedStats(ctx, q.Name)
+	published, err := r.deps.store.PublishedStats(ctx, q.Name)
 	if err != nil {
 		return nil
 	}

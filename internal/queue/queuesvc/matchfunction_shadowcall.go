@@ -49,11 +49,11 @@ func (r *runner) startShadowCall(q queue.Queue, req queue.FunctionRequest) {
 	r.done.Go(func() {
 		defer close(done)
 		var proposals []queue.ProposedMatch
-		proposals, o.detail, o.err = r.s.sendPool(ctx, *q.MatchFunction, req)
+		proposals, o.detail, o.err = r.deps.sendPool(ctx, *q.MatchFunction, req)
 		if o.err == nil {
 			c := queue.FunctionCheck{Queue: &o.q, Pool: o.pool, Now: o.now}
 			o.made, o.rejected = c.Check(proposals)
-			r.s.metrics.functionRejected(q.Name, o.rejected)
+			r.deps.metrics.functionRejected(q.Name, o.rejected)
 			r.logRejections(q, o.rejected, true)
 		}
 		out <- o

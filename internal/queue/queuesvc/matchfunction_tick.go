@@ -48,12 +48,12 @@ const functionLeftOut = "not in the match function's matches"
 func (r *runner) pass(ctx context.Context, q queue.Queue, list []queue.Ticket, now time.Time) (queue.TickWrite, error) {
 	mf := q.MatchFunction
 	if mf == nil || mf.Mode != queue.FunctionReplace {
-		return r.s.matcher.Match(q, list, now)
+		return r.deps.matcher.Match(q, list, now)
 	}
 	expired, pool := functionPool(q, list, now)
 	proposals, failure, called := r.callFunction(ctx, q, pool, now)
 	if failure != "" && mf.OnFailure == queue.FailureRules {
-		return r.s.matcher.Match(q, list, now)
+		return r.deps.matcher.Match(q, list, now)
 	}
 	w := queue.TickWrite{Expired: expired}
 	why := queue.WaitingOn{Rule: queue.WaitMatchFunction, Detail: failure}
@@ -85,7 +85,7 @@ func (r *runner) shadow(q queue.Queue, list []queue.Ticket, now time.Time) {
 		return
 	}
 	if busy {
-		r.s.metrics.functionCalled(callSkipped, 0)
+		r.deps.metrics.functionCalled(callSkipped, 0)
 		return
 	}
 	_, pool := functionPool(q, list, now)
@@ -172,9 +172,9 @@ func (r *runner) fills(q queue.Queue, list []queue.Ticket, expired []queue.Expir
 			rest = append(rest, t)
 		}
 	}
-	w, err := r.s.matcher.Match(q, rest, now)
+	w, err := r.deps.matcher.Match(q, rest, now)
 	if err != nil {
-		r.s.logger.Warn("queue: the built-in pass over the backfills failed; none is filled at this tick", "queue", q.Name, "err", err)
+		r.deps.logger.Warn("queue: the built-in pass over the backfills failed; none is filled at this tick", "queue", q.Name, "err", err)
 		return nil
 	}
 	var fills []queue.Match
@@ -194,7 +194,7 @@ func (r *runner) callFunction(ctx context.Context, q queue.Queue, pool []queue.T
 	if !ok {
 		return nil, why, false
 	}
-	proposals, detail, err := r.s.sendPool(ctx, *q.MatchFunction, req)
+	proposals, detail, err := r.deps.sendPool(ctx, *q.MatchFunction, req)
 	r.settleCall(q, now, err, detail)
 	if err != nil {
 		return nil, detail, true
@@ -210,7 +210,7 @@ func (r *runner) beginCall(q queue.Queue, pool []queue.Ticket, now time.Time) (r
 	}
 	st := r.fn
 	if now.Before(st.next) {
-		r.s.metrics.functionCalled(callBackoff, 0)
+		r.deps.metrics.functionCalled(callBackoff, 0)
 		return req, fmt.Sprintf("%s (%d failures in a row; the next call in %s)", st.last, st.failures, st.next.Sub(now).Round(time.Millisecond)), false
 	}
 	if len(pool) == 0 {
@@ -230,14 +230,14 @@ func (r *runner) settleCall(q queue.Queue, now time.Time, err error, detail stri
 	}
 	st.failures++
 	st.next, st.last = now.Add(functionBackoff(q.Tick, st.failures)), detail
-	r.s.logger.Warn("queue: the match function failed", "queue", q.Name, "err", err,
+	r.deps.logger.Warn("queue: the match function failed", "queue", q.Name, "err", err,
 		"failures", st.failures, "next_call_in", st.next.Sub(now))
 }
 
 // stillLeading renews the lease after a call long enough to have let it run low, and says
 // whether the replica still leads the queue (if not, the tick writes nothing).
 func (r *runner) stillLeading(ctx context.Context, q queue.Queue) bool {
-	ls, ok := r.s.store.(queue.LeaseStore)
+	ls, ok := r.deps.store.(queue.LeaseStore)
 	if !ok || ls.LeaseLeft(r.key) > ls.LeaseRenewal() {
 		return true
 	}
@@ -250,11 +250,11 @@ func (r *runner) stillLeading(ctx context.Context, q queue.Queue) bool {
 func (r *runner) checkProposals(ctx context.Context, q queue.Queue, pool []queue.Ticket, proposals []queue.ProposedMatch, now time.Time) []queue.Match {
 	c := queue.FunctionCheck{Queue: &q, Pool: pool, Now: now}
 	if err := r.load(ctx, q); err != nil {
-		r.s.logger.Warn("queue: cannot load the changes made during the match function's call", "queue", q.Name, "err", err)
+		r.deps.logger.Warn("queue: cannot load the changes made during the match function's call", "queue", q.Name, "err", err)
 	}
 	c.Searching = func(id string) bool { _, ok := r.waiting[id]; return ok }
 	made, rejected := c.Check(proposals)
-	r.s.metrics.functionRejected(q.Name, rejected)
+	r.deps.metrics.functionRejected(q.Name, rejected)
 	r.logRejections(q, rejected, false)
 	return made
 }
@@ -263,10 +263,10 @@ func (r *runner) checkProposals(ctx context.Context, q queue.Queue, pool []queue
 func (r *runner) logRejections(q queue.Queue, rejected []queue.Rejection, shadow bool) {
 	for i, x := range rejected {
 		if i == maxRejectionLogs {
-			r.s.logger.Warn("queue: more of the match function's proposals rejected", "queue", q.Name, "rejected", len(rejected)-i)
+			r.deps.logger.Warn("queue: more of the match function's proposals rejected", "queue", q.Name, "rejected", len(rejected)-i)
 			break
 		}
-		r.s.logger.Warn("queue: the match function's proposal rejected", "queue", q.Name, "shadow", shadow,
+		r.deps.logger.Warn("queue: the match function's proposal rejected", "queue", q.Name, "shadow", shadow,
 			"match", x.Match, "reason", string(x.Reason), "detail", x.Detail, "tickets", x.Tickets)
 	}
 }

@@ -87,13 +87,13 @@ func (ps *partitionSet) searchingNow(r *runner, tickets, players int) (int, int)
 func (r *runner) leadUnit(ctx context.Context) (bool, error) {
 	if r.part != "" && !r.set.hold(r) {
 		if r.leading.Load() {
-			r.s.logger.Info("queue: letting a partition go to another replica (over this one's share)",
+			r.deps.logger.Info("queue: letting a partition go to another replica (over this one's share)",
 				"queue", r.def.Load().Name, "partition", r.part, "share", r.set.share.Load())
 			r.resign()
 		}
 		return false, nil
 	}
-	ok, err := abandonable(ctx, func() (bool, error) { return r.s.store.Lead(ctx, r.key) })
+	ok, err := abandonable(ctx, func() (bool, error) { return r.deps.store.Lead(ctx, r.key) })
 	if !ok || err != nil {
 		r.set.leaving(r)
 	}
@@ -105,17 +105,17 @@ func (r *runner) leadUnit(ctx context.Context) (bool, error) {
 // being placed are the queue's in the stores, so their deadlines are expired and their
 // placements started here, once for the queue, by its leader.
 func (r *runner) queueWide(ctx context.Context, q queue.Queue) {
-	r.expireProposals(ctx, q, r.s.now().UTC())
+	r.expireProposals(ctx, q, r.deps.clock.Now().UTC())
 	r.placeMatches(ctx, q)
 }
 
 // markLeading sets the leadership metrics of the runner's unit.
 func (r *runner) markLeading(queue string, yes bool) {
 	if r.part == "" {
-		r.s.metrics.leading(queue, yes) // the queue's (a partitioned one's: its webhooks)
+		r.deps.metrics.leading(queue, yes) // the queue's (a partitioned one's: its webhooks)
 	}
 	if !r.whole {
-		r.s.metrics.leadingPartition(queue, r.part, yes)
+		r.deps.metrics.leadingPartition(queue, r.part, yes)
 	}
 }
 
@@ -124,7 +124,7 @@ func (r *runner) markLeading(queue string, yes bool) {
 func (r *runner) kickDeliverer(queue string) {
 	d := r
 	if r.part != "" {
-		v, ok := r.s.runners.Load(queue)
+		v, ok := r.deps.runners.Load(queue)
 		if !ok {
 			return
 		}
@@ -140,7 +140,7 @@ func (r *runner) kickDeliverer(queue string) {
 // so by the store, rather than the queue's read by each of its partitions' runners.
 func (r *runner) changes(ctx context.Context, q queue.Queue) ([]queue.Ticket, queue.Cursor, error) {
 	if r.part == "" {
-		return r.s.store.Changes(ctx, q.Name, r.cursor)
+		return r.deps.store.Changes(ctx, q.Name, r.cursor)
 	}
-	return r.s.store.PartitionChanges(ctx, q, r.part, r.cursor)
+	return r.deps.store.PartitionChanges(ctx, q, r.part, r.cursor)
 }

@@ -133,7 +133,7 @@ func (m *tickMarks) since(at time.Time) (bool, <-chan struct{}) {
 
 func (s *Service) startRunner(parent context.Context, q queue.Queue, u unit) *runner {
 	ctx, cancel := context.WithCancel(parent)
-	r := &runner{s: s, unit: u, cancel: cancel, kick: make(chan struct{}, 1), delivered: make(chan struct{}), ctx: ctx}
+	r := &runner{deps: s.leader, unit: u, cancel: cancel, kick: make(chan struct{}, 1), delivered: make(chan struct{}), ctx: ctx}
 	r.def.Store(&q)
 	// Found by Stats before its first tick: a tick that ended before the runner was stored
 	// would leave a caller told of that tick (Ticked, a long-poll) reading stats from nowhere.
@@ -145,4 +145,12 @@ func (s *Service) startRunner(parent context.Context, q queue.Queue, u unit) *ru
 		r.done.Go(func() { defer close(r.delivered); r.deliverLoop(ctx) })
 	}
 	return r
+}
+
+// newLeaderDeps are s's for its runners.
+func (s *Service) newLeaderDeps() *leaderDeps {
+	return &leaderDeps{store: s.store, logger: s.logger, clock: s.clock, matcher: s.matcher, tracer: s.tracer,
+		metrics: s.metrics, work: s, sendPool: s.sendPool, instance: s.cfg.Instance,
+		webhookBackoff: s.cfg.WebhookBackoff, runners: &s.runners,
+		tickEnded: func(key string, at time.Time) { s.tickMarks(key).done(at) }}
 }

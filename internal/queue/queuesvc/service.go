@@ -92,6 +92,7 @@ type Service struct {
 	outbound queue.Outbound
 	policy   queue.WebhookPolicy
 	tracer   trace.Tracer // spans.go
+	leader   *leaderDeps  // its runners' (leaderdeps.go)
 
 	feeds        *queuefeed.Feeds // the queues' events, read once for every waiter of this replica
 	ticketQueues ticketQueues     // the queues of tickets made or read lately: a long-poll's one read
@@ -148,6 +149,7 @@ func New(d Deps) *Service {
 	}
 	s.policy = queue.WebhookPolicy{Allow: s.cfg.WebhookAllow}
 	s.tracer = newTracer(d.Tracer)
+	s.leader = s.newLeaderDeps()
 	return s
 }
 

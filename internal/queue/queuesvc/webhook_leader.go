@@ -21,7 +21,7 @@ import (
 // it fails, is dead-lettered: logged, counted, and passed over, so one bad event does not
 // hold back every later one, nor keep the purge from the queue's events.
 func (r *runner) deliverLoop(ctx context.Context) {
-	clock := r.s.clock
+	clock := r.deps.clock
 	var retryAt time.Time // zero: no failure pending
 	var head failingEvent
 	for {
@@ -46,18 +46,18 @@ func (r *runner) deliverLoop(ctx context.Context) {
 			retryAt, head = time.Time{}, failingEvent{}
 			continue
 		}
-		err := r.s.deliverWebhooks(ctx, *q, &head)
+		err := r.deps.work.deliverWebhooks(ctx, *q, &head)
 		if errors.Is(err, queue.ErrOutboxHandover) || errors.Is(err, errNotLeading) {
 			// Not a failure of the receiver's: the outbox is (still) another leader's.
-			retryAt = clock.Now().Add(min(r.s.cfg.WebhookBackoff, time.Second))
-			r.s.logger.Debug("queue: webhook delivery waits for the queue's outbox", "queue", q.Name, "err", err)
+			retryAt = clock.Now().Add(min(r.deps.webhookBackoff, time.Second))
+			r.deps.logger.Debug("queue: webhook delivery waits for the queue's outbox", "queue", q.Name, "err", err)
 			continue
 		}
 		if err != nil {
-			backoff := min(r.s.cfg.WebhookBackoff<<min(max(head.attempts-1, 0), 16), 60*r.s.cfg.WebhookBackoff)
+			backoff := min(r.deps.webhookBackoff<<min(max(head.attempts-1, 0), 16), 60*r.deps.webhookBackoff)
 			retryAt = clock.Now().Add(backoff)
 			if ctx.Err() == nil {
-				r.s.logger.Warn("queue: webhook delivery failed; retrying", "queue", q.Name, "err", err, "attempt", head.attempts, "retry_in", backoff.String())
+				r.deps.logger.Warn("queue: webhook delivery failed; retrying", "queue", q.Name, "err", err, "attempt", head.attempts, "retry_in", backoff.String())
 			}
 			continue
 		}
