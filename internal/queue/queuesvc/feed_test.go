@@ -16,10 +16,12 @@ import (
 )
 
 // countingStore counts the store's reads: of events, of the queue's newest event, of tickets
-// one by one (one) and by the batch (batch).
+// one by one (one) and by the batch (batch). With oneRead, each read of one ticket also sends
+// on it once it has returned, while the channel has room.
 type countingStore struct {
 	*memstore.Store
 	events, heads, one, batch atomic.Int64
+	oneRead                   chan struct{}
 }
 
 // countingDuel is a replica of the duel queue on a countingStore.
@@ -49,6 +51,12 @@ func (c *countingStore) EventHead(ctx context.Context, q string) (int64, error) 
 
 func (c *countingStore) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {
 	c.one.Add(1)
+	defer func() {
+		select {
+		case c.oneRead <- struct{}{}:
+		default:
+		}
+	}()
 	return c.Store.GetTicket(ctx, id)
 }
 
@@ -147,12 +155,12 @@ func TestWaitersShareOneReadOfTheEvents(t *testing.T) {
 // used to read its own ticket as it woke, a hundred reads at once queued for the pool.
 func TestLongPollsWokenTogetherShareOneReadOfTheirTickets(t *testing.T) {
 	t.Parallel()
-	store := &countingStore{Store: memstore.New()}
+	const polls = 100
+	store := &countingStore{Store: memstore.New(), oneRead: make(chan struct{}, polls)}
 	svc := duelReplica(store)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	putDuel(t, ctx, svc)
-	const polls = 100
 	var end queue.TickWrite
 	answered := make(chan queue.Ticket, polls)
 	var wg sync.WaitGroup
@@ -173,6 +181,16 @@ func TestLongPollsWokenTogetherShareOneReadOfTheirTickets(t *testing.T) {
 		})
 	}
 	awaitFeeds(t, svc, "the long-polls are not all waiting", func() bool { return queuesvc.WatchedTickets(svc, "duel") == polls })
+	// Each long-poll reads its ticket once its watch has begun: a read still to come when the
+	// watches are all in would be counted as one to answer it.
+	timeout := time.After(10 * time.Second)
+	for i := range polls {
+		select {
+		case <-store.oneRead:
+		case <-timeout:
+			t.Fatalf("after 10 s: %d of %d long-polls have read their ticket", i, polls)
+		}
+	}
 	one, batch := store.one.Load(), store.batch.Load()
 	end.At = time.Now()
 	if done, err := queue.CommitTick(ctx, store, "duel", end); err != nil || len(done.Expired) != polls {
