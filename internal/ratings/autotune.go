@@ -173,13 +173,13 @@ func (s *Service) claimedAutoTune(ctx context.Context, ats AutoTuneStore, c Cont
 // and rebuilds the game type with a kept fit when opts say so. A context whose model has no
 // tuned parameters (not a Tunable) is skipped (nil).
 func (s *Service) autoTune(ctx context.Context, ats AutoTuneStore, c Context, last Tuning, opts AutoTune) (*AutoTuned, error) {
-	km, ok := TunableOf(s.models.For(c))
+	km, ok := s.models.For(c).(Tunable)
 	if !ok {
 		return nil, nil
 	}
 	base := km
 	if last.Report.Accepted && last.Model == km.Name() {
-		base, _ = TunableOf(km.withTuned(last.Params))
+		base = km.withTuned(last.Params)
 	}
 	pc := s.newPacer(opts.Share)
 	history, err := s.contextHistory(ctx, c)

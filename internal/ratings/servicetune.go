@@ -59,7 +59,7 @@ func (s *Service) Tune(ctx context.Context, gameType string) ([]ContextTuning, e
 		c := contexts[k]
 		m := s.models.For(c)
 		ct := ContextTuning{Context: c, Model: m.Name(), Report: TuneReport{Results: len(byContext[k])}}
-		km, ok := TunableOf(m)
+		km, ok := m.(Tunable)
 		if !ok {
 			ct.Report.Reason = fmt.Sprintf("model %s has no tuned parameters", m.Name())
 			out = append(out, ct)

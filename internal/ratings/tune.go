@@ -70,31 +70,21 @@ func (m Mixture) WithTuned(p TunedParams) Mixture {
 // Tunable is a model whose parameters Tune fits: ns2-kalman (Kalman) or ns2-mix (Mixture).
 // Its second model, openskill-pl, keeps its defaults: the fit moves the mixture by the
 // parameters of the model it mixes in and by how fast its weight follows the better model.
+// A model is tunable when it is one (m.(Tunable)); only this package's models can be.
 type Tunable interface {
 	Model
 	Validate() error
 	Tuned() TunedParams
 	// withTuned is the model with the parameters p, as WithTuned makes it.
-	withTuned(p TunedParams) Model
+	withTuned(p TunedParams) Tunable
 }
 
-func (m Kalman) withTuned(p TunedParams) Model  { return m.WithTuned(p) }
-func (m Mixture) withTuned(p TunedParams) Model { return m.WithTuned(p) }
-
-// TunableOf is m as a model Tune fits, if it is one.
-func TunableOf(m Model) (Tunable, bool) {
-	switch m := m.(type) {
-	case Kalman:
-		return m, true
-	case Mixture:
-		return m, true
-	}
-	return nil, false
-}
+func (m Kalman) withTuned(p TunedParams) Tunable  { return m.WithTuned(p) }
+func (m Mixture) withTuned(p TunedParams) Tunable { return m.WithTuned(p) }
 
 // WithTuning is m with a stored tuning's parameters p, if m is a Tunable model (else m).
 func WithTuning(m Model, p TunedParams) Model {
-	if tm, ok := TunableOf(m); ok {
+	if tm, ok := m.(Tunable); ok {
 		return tm.withTuned(p)
 	}
 	return m
