@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -80,19 +81,12 @@ func TestQueuePurgeDeletesClaimsOnceOver(t *testing.T) {
 	if ended, err := qs.EndClaims(ctx, "mt0", queuetest.T0.Add(time.Second), true); err != nil || !ended {
 		t.Fatalf("EndClaims(mt0): %v, %v", ended, err)
 	}
-	left := func() (ids []string) {
+	left := func() []string {
 		t.Helper()
-		rows, err := pool.Query(ctx, `SELECT player_id FROM queue_claims ORDER BY player_id`)
+		rows, _ := pool.Query(ctx, `SELECT player_id FROM queue_claims ORDER BY player_id`)
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
 			t.Fatal(err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, id)
 		}
 		return ids
 	}

@@ -24,11 +24,7 @@ func TestGrownTablesArePlannedAgain(t *testing.T) {
 	d := openDB(t)
 	ctx := testCtx(t)
 	pool := d.Pool()
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
+	conn := genericPlans(t, ctx, pool) // the plans a connection keeps after five executions
 	// grow adds tickets and claims from..to on conn, and has its counts of live rows sent to
 	// the statistics at once (a backend sends them when idle, at most once a second).
 	grow := func(from, to int) {
@@ -52,11 +48,7 @@ func TestGrownTablesArePlannedAgain(t *testing.T) {
 	if _, err := conn.Exec(ctx, `ANALYZE queue_tickets, queue_claims`); err != nil {
 		t.Fatal(err)
 	}
-	// The plan a connection keeps after five executions, made now, at ten rows.
-	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Exec(context.Background(), `RESET plan_cache_mode`)
+	// The plans, made now, at ten rows.
 	statements := map[string]string{
 		"end_claims(text[], timestamptz[])": queuedb.SQLEndClaims,
 		"read_claims(text[])":               queuedb.SQLReadClaims,
@@ -99,6 +91,36 @@ func TestGrownTablesArePlannedAgain(t *testing.T) {
 	if again, err := db.AnalyzeGrown(ctx, pool, db.GrownTableRows); err != nil || len(again) > 0 {
 		t.Fatalf("AnalyzeGrown again = %v, %v; want nothing: no table grew since", again, err)
 	}
+}
+
+// genericPlans is a connection of pool whose statements are planned with the generic plan
+// (the plan a connection keeps after five executions of a prepared statement), released at
+// the test's end.
+func genericPlans(t *testing.T, ctx context.Context, pool *pgxpool.Pool) *pgxpool.Conn {
+	t.Helper()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Release)
+	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = conn.Exec(context.Background(), `RESET plan_cache_mode`) })
+	return conn
+}
+
+// planOf is the plan of sql prepared as sig (`name(types)`) and executed as call on conn.
+func planOf(t *testing.T, ctx context.Context, conn *pgxpool.Conn, sig, sql, call string) string {
+	t.Helper()
+	if _, err := conn.Exec(ctx, `PREPARE `+sig+` AS `+sql); err != nil {
+		t.Fatal(err)
+	}
+	plan := explain(t, ctx, conn, call)
+	if _, err := conn.Exec(ctx, `DEALLOCATE `+sig[:strings.IndexByte(sig, '(')]); err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
 
 // explain is the plan of EXECUTE call on conn.

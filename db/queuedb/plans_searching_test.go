@@ -1,7 +1,6 @@
 package queuedb_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -39,30 +38,15 @@ func TestQueueSearchingPlayersByTwoIndexes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Exec(context.Background(), `RESET plan_cache_mode`)
+	conn := genericPlans(t, ctx, pool)
 	for _, c := range []struct{ sig, sql, call string }{
 		{"end_searching(text[], text[])", queuedb.SQLEndSearching, `end_searching('{q,r}', '{t2,t3}')`},
 		{"return_claims(text[], text[])", queuedb.SQLReturnClaims, `return_claims('{q}', '{t2}')`},
 		{"elsewhere(text[], text)", queuedb.SQLLockElsewhereTickets, `elsewhere('{p2,p3}', 'q')`},
 		{"lock_live(text)", queuedb.SQLLockLive, `lock_live('q')`},
 	} {
-		name := c.sig[:strings.IndexByte(c.sig, '(')]
-		if _, err := conn.Exec(ctx, `PREPARE `+c.sig+` AS `+c.sql); err != nil {
-			t.Fatal(err)
-		}
-		if plan := explain(t, ctx, conn, c.call); strings.Contains(plan, "Seq Scan on queue_searching") {
-			t.Errorf("%s scans queue_searching:\n%s", name, plan)
-		}
-		if _, err := conn.Exec(ctx, `DEALLOCATE `+name); err != nil {
-			t.Fatal(err)
+		if plan := planOf(t, ctx, conn, c.sig, c.sql, c.call); strings.Contains(plan, "Seq Scan on queue_searching") {
+			t.Errorf("%s scans queue_searching:\n%s", c.sig, plan)
 		}
 	}
 }

@@ -34,25 +34,11 @@ func TestQueueEventReadsLookTicketsUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	conn, err := s.Pool().Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Exec(ctx, `RESET plan_cache_mode`)
+	conn := genericPlans(t, ctx, s.Pool())
 	for name, sql := range map[string]string{"events": queuedb.SQLEvents, "event_tickets": queuedb.SQLEventTickets} {
-		if _, err := conn.Exec(ctx, `PREPARE `+name+`(text, bigint, int) AS `+sql); err != nil {
-			t.Fatal(err)
-		}
-		text := explain(t, ctx, conn, fmt.Sprintf(`%s('q', %d, 1000)`, name, tickets-300))
-		if _, err := conn.Exec(ctx, `DEALLOCATE `+name); err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(text, "Seq Scan on queue_tickets") {
-			t.Fatalf("the %s read scans the tickets:\n%s", name, text)
+		plan := planOf(t, ctx, conn, name+"(text, bigint, int)", sql, fmt.Sprintf(`%s('q', %d, 1000)`, name, tickets-300))
+		if strings.Contains(plan, "Seq Scan on queue_tickets") {
+			t.Fatalf("the %s read scans the tickets:\n%s", name, plan)
 		}
 	}
 	evs, tks, err := qs.FeedEvents(ctx, "q", tickets-300, 1000)
