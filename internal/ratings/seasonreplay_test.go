@@ -103,7 +103,7 @@ func TestSeasonsOnARealHistory(t *testing.T) {
 	if path == "" || !strings.HasSuffix(path, ".csv") {
 		t.Skip("set RATINGS_DATA to the ATP doubles file (atp format, with dates)")
 	}
-	history := readATP(t, path)
+	history := readHistory(t, path) // a .csv: the atp format
 	plain, seasons := replaySeasons(t, history, false), replaySeasons(t, history, true)
 	t.Logf("without seasons:      accuracy %.4f, log loss %.4f, slope %.3f", plain.metrics.Accuracy, plain.metrics.LogLoss, plain.metrics.Slope)
 	t.Logf("a season a year (%d): accuracy %.4f, log loss %.4f, slope %.3f; %d updates after placement (%d without a tier), %d during it (%d with one)",
@@ -111,19 +111,4 @@ func TestSeasonsOnARealHistory(t *testing.T) {
 	if d := seasons.metrics.LogLoss - plain.metrics.LogLoss; d > 0.005 || seasons.withoutTier != 0 || seasons.withTier != 0 || seasons.placed == 0 || seasons.placing == 0 {
 		t.Errorf("seasons cost %.4f of log loss (want at most .005), or tiers were not shown as placement says", d)
 	}
-}
-
-// readATP reads an ATP doubles CSV (evaluate's atp format).
-func readATP(t *testing.T, path string) []ratings.Result {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h, err := evaluate.Read(f, "atp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
 }

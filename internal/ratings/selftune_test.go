@@ -11,7 +11,6 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/ratings/evaluate"
-	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
 
 // TestSelfTuningOnline replays histories through the service (in-memory store) as a game
@@ -46,18 +45,11 @@ func TestSelfTuningOnline(t *testing.T) {
 			if err != nil {
 				t.Fatalf("RATINGS_SEEDS: %v", err)
 			}
-			cfg, err := league.ByName(name, seed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if matches > 0 {
-				cfg.Matches = matches
-			}
-			hs = append(hs, history{fmt.Sprintf("%s:%d", name, seed), league.Results(league.Simulate(cfg))})
+			hs = append(hs, history{fmt.Sprintf("%s:%d", name, seed), leagueHistory(t, name, seed, matches)})
 		}
 	}
 	if path := os.Getenv("RATINGS_DATA"); path != "" {
-		hs = append(hs, history{"data", readATP(t, path)})
+		hs = append(hs, history{"data", readHistory(t, path)})
 	}
 	models := []ratings.Model{ratings.DefaultKalman(), ratings.DefaultMixture(), ratings.DefaultWengLin(true)}
 	for _, h := range hs {

@@ -31,29 +31,48 @@ func tuneSets(t *testing.T) []tuneSet {
 		out = append(out, tuneSet{name, rp})
 	}
 	if path := os.Getenv("RATINGS_DATA"); path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		format := "results-jsonl"
-		if strings.HasSuffix(path, ".csv") {
-			format = "atp"
-		}
-		h, err := evaluate.Read(f, format)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		add("data", h)
+		add("data", readHistory(t, path))
 	}
 	for _, name := range league.Names() {
 		for seed := uint64(1); seed <= 3; seed++ {
-			cfg, _ := league.ByName(name, seed)
-			h := league.Results(league.Simulate(cfg))
-			add(fmt.Sprintf("%s:%d", name, seed), h)
+			add(fmt.Sprintf("%s:%d", name, seed), leagueHistory(t, name, seed, 0))
 		}
 	}
 	return out
+}
+
+// readHistory reads the history file at path (RATINGS_DATA): an ATP doubles CSV (evaluate's
+// atp format) when it ends in .csv, else results as JSON lines.
+func readHistory(t *testing.T, path string) []ratings.Result {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	format := "results-jsonl"
+	if strings.HasSuffix(path, ".csv") {
+		format = "atp"
+	}
+	h, err := evaluate.Read(f, format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// leagueHistory is the results of the simulated league name with seed, its first matches
+// (0: the league's own length).
+func leagueHistory(t *testing.T, name string, seed uint64, matches int) []ratings.Result {
+	t.Helper()
+	cfg, err := league.ByName(name, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if matches > 0 {
+		cfg.Matches = matches
+	}
+	return league.Results(league.Simulate(cfg))
 }
 
 // tuneRow is one model's metrics on every set.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 	"github.com/matchmakerhq/matchmaker/internal/ratings/evaluate"
-	"github.com/matchmakerhq/matchmaker/internal/ratings/league"
 )
 
 // TestTuneShortHistories is TestTuneKalman on histories cut short: the hidden real 8v8 history
@@ -72,14 +71,7 @@ func TestTuneShortHistories(t *testing.T) {
 	var sets []tuneSet
 	for _, name := range names {
 		for seed := first; seed < first+3; seed++ {
-			cfg, err := league.ByName(name, seed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if matches > 0 {
-				cfg.Matches = matches
-			}
-			rp, err := evaluate.Prepare(league.Results(league.Simulate(cfg)), 0.2)
+			rp, err := evaluate.Prepare(leagueHistory(t, name, seed, matches), 0.2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,20 +106,7 @@ func onlyRows(rows []tuneRow, prefixes string) []tuneRow {
 
 // dataSet reads RATINGS_DATA as tuneSets does.
 func dataSet(t *testing.T, path string) tuneSet {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	format := "results-jsonl"
-	if strings.HasSuffix(path, ".csv") {
-		format = "atp"
-	}
-	h, err := evaluate.Read(f, format)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp, err := evaluate.Prepare(h, 0.2)
+	rp, err := evaluate.Prepare(readHistory(t, path), 0.2)
 	if err != nil {
 		t.Fatal(err)
 	}
