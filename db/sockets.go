@@ -70,13 +70,6 @@ func (ss *sockets) closeAll() int {
 	return len(open)
 }
 
-// count is the number of open sockets.
-func (ss *sockets) count() int {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return len(ss.open)
-}
-
 // socket is one connection the pool opened.
 type socket struct {
 	net.Conn

@@ -79,12 +79,6 @@ func mayRead(ctx context.Context, t queue.Ticket) bool {
 	return mayAccess(ctx, t) || ok && c.Reader
 }
 
-// visibleEvents keeps the events of tickets ctx's caller may read: all of them for a caller
-// that reads every ticket.
-func visibleEvents(ctx context.Context, evs []queue.Event) []queue.Event {
-	return eventScopeOf(ctx, "").Filter(evs)
-}
-
 // eventScopeOf is the scope of ctx's caller's stream of ticket's events ("": of every ticket
 // the caller may read).
 func eventScopeOf(ctx context.Context, ticket string) queuefeed.Scope {

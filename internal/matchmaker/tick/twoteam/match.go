@@ -141,9 +141,6 @@ func (p *pass) result() []matchpool.Match {
 	return out
 }
 
-// span is s[from:from+n], its capacity cut at its end so that no append reaches the next.
-func span[T any](s []T, from, n int32) []T { return s[from : from+n : from+n] }
-
 // member is a player of a match being made, with its rating and its ticket's interval.
 type member struct {
 	slot     matchpool.Slot
