@@ -20,7 +20,7 @@ import (
 // and the production pass: no goroutine, no real time.
 type simulation struct {
 	svc   *Service
-	r     *runner
+	step  func(context.Context) // one tick of the queue's runner
 	q     queue.Queue
 	clock *clockwork.FakeClock
 	now   time.Time // the clock's
@@ -37,9 +37,7 @@ func newSimulation(t *testing.T, q queue.Queue) *simulation {
 	if _, _, err := sim.svc.PutQueue(sim.ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	sim.r = &runner{deps: sim.svc.leader}
-	sim.r.def.Store(&q)
-	sim.svc.runners.Store(q.Name, sim.r)
+	sim.step = sim.svc.leaders.driven(q)
 	return sim
 }
 
@@ -52,7 +50,7 @@ func (sim *simulation) setNow(t time.Time) {
 // tick runs one tick at the current time and returns the tickets it matched, with when.
 func (sim *simulation) tick(t *testing.T) map[string]time.Time {
 	t.Helper()
-	sim.r.tick(sim.ctx, sim.q)
+	sim.step(sim.ctx)
 	evs, err := sim.svc.store.Events(sim.ctx, sim.q.Name, sim.seen, 1_000_000)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package queuesvc
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -15,9 +14,8 @@ import (
 
 // leaderDeps is what a runner uses of its replica, named so that the runner never reaches
 // into the Service: the store, logger, clock, matcher and tracer the Service was given, the
-// config values the runner reads, the recorders it calls, the Service's work it hands on
-// (leaderWork), and the registry of the replica's runners. The Service makes one that all its
-// runners share (newLeaderDeps, runners.go).
+// config values the runner reads, the recorders it calls and the Service's work it hands on
+// (leaderWork). The Service makes one that all its runners share (newLeaderDeps, runners.go).
 type leaderDeps struct {
 	store   queue.Store
 	logger  *slog.Logger
@@ -32,11 +30,6 @@ type leaderDeps struct {
 	// Config.WebhookBackoff.
 	instance       string
 	webhookBackoff time.Duration
-	// runners is the replica's runners by PartitionKey (Service.runners): a partition's runner
-	// finds its queue's webhook deliverer there.
-	runners *sync.Map
-	// tickEnded marks the end of a tick of key (a queue or a PartitionKey) that began at at.
-	tickEnded func(key string, at time.Time)
 }
 
 // leaderMetrics are the recorders a runner calls (*Metrics; nil-safe).
@@ -51,6 +44,7 @@ type leaderMetrics interface {
 	ruleBlocks(queue string, waiting *queue.Waits)
 	claims(queue string, done queue.TickCommitted)
 	leading(queue string, yes bool)
+	forget(queue string)
 	leadingPartition(queue, partition string, yes bool)
 	takeoverRefused(queue string)
 	functionCalled(outcome string, took time.Duration)

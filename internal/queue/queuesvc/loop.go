@@ -24,6 +24,7 @@ import (
 // other than def belong to its goroutine.
 type runner struct {
 	deps *leaderDeps // what it uses of the replica, shared by its runners
+	reg  *registry   // the replica's runners, this one among them
 	def  atomic.Pointer[queue.Queue]
 	unit
 	cancel context.CancelFunc
@@ -91,9 +92,9 @@ func (r *runner) loop(ctx context.Context) {
 			// and the timer's reset, and the timer would be due a whole wait after the tick
 			// the test waits for.
 			timer.Reset(r.nextWake(q, ticked))
-			r.deps.tickEnded(q.Name, now)
+			r.reg.tickMarks(q.Name).done(now)
 			if r.part != "" {
-				r.deps.tickEnded(r.key, now) // for a test or benchmark that waits on each partition
+				r.reg.tickMarks(r.key).done(now) // for a test or benchmark that waits on each partition
 			}
 			continue
 		}

@@ -124,11 +124,10 @@ func (r *runner) markLeading(queue string, yes bool) {
 func (r *runner) kickDeliverer(queue string) {
 	d := r
 	if r.part != "" {
-		v, ok := r.deps.runners.Load(queue)
-		if !ok {
+		var ok bool
+		if d, ok = r.reg.runner(queue); !ok {
 			return
 		}
-		d = v.(*runner)
 	}
 	select {
 	case d.kick <- struct{}{}:

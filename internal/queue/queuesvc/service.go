@@ -92,13 +92,10 @@ type Service struct {
 	outbound queue.Outbound
 	policy   queue.WebhookPolicy
 	tracer   trace.Tracer // spans.go
-	leader   *leaderDeps  // its runners' (leaderdeps.go)
+	leaders  *registry    // its runners (registry.go)
 
 	feeds        *queuefeed.Feeds // the queues' events, read once for every waiter of this replica
 	ticketQueues ticketQueues     // the queues of tickets made or read lately: a long-poll's one read
-	runners      sync.Map         // PartitionKey -> *runner, while Run runs
-	parts        sync.Map         // partitioned queue's name -> *partitionSet, while Run runs
-	ticked       sync.Map         // queue name -> *tickMarks
 	// queuesChanged wakes Run when a queue is made, changed or deleted here, for its runner
 	// to start, change or stop at once rather than at the next Config.QueueRefresh.
 	queuesChanged chan struct{}
@@ -149,7 +146,7 @@ func New(d Deps) *Service {
 	}
 	s.policy = queue.WebhookPolicy{Allow: s.cfg.WebhookAllow}
 	s.tracer = newTracer(d.Tracer)
-	s.leader = s.newLeaderDeps()
+	s.leaders = newRegistry(s.newLeaderDeps())
 	return s
 }
 

@@ -117,8 +117,8 @@ func (s *Service) estimateFrom(st queue.Stats, t *queue.Ticket) {
 // its wait now. It never asks the store: without a definition at hand, none.
 func (s *Service) tolerate(t *queue.Ticket) {
 	var q *queue.Queue
-	if v, ok := s.runners.Load(t.Queue); ok {
-		q = v.(*runner).def.Load()
+	if r, ok := s.leaders.runner(t.Queue); ok {
+		q = r.def.Load()
 	}
 	if q == nil {
 		d, ok, _ := s.definitions.get(t.Queue, s.cfg.DefinitionTTL)
@@ -172,16 +172,13 @@ func (s *Service) partitionedStats(ctx context.Context, queueName string) (queue
 			byValue[st.Partition] = st
 		}
 	}
-	s.runners.Range(func(k, v any) bool {
-		if name, value := queue.SplitPartitionKey(k.(string)); name == queueName && value != "" {
-			if r := v.(*runner); r.leading.Load() {
-				if st := r.stats.Load(); st != nil {
-					byValue[value] = *st
-				}
+	for value, r := range s.leaders.partitionRunners(queueName) {
+		if r.leading.Load() {
+			if st := r.stats.Load(); st != nil {
+				byValue[value] = *st
 			}
 		}
-		return true
-	})
+	}
 	parts := make([]queue.Stats, 0, len(byValue))
 	for _, v := range slices.Sorted(maps.Keys(byValue)) {
 		parts = append(parts, byValue[v])
@@ -215,7 +212,7 @@ func (s *Service) cacheStats(queue string, now time.Time, st queue.Stats) {
 // explainWait sets a searching ticket's WaitingOn from the last pass of its queue, when
 // this replica leads the queue (the pass's reasons are kept in the leader's memory only).
 func (s *Service) explainWait(t *queue.Ticket) {
-	r, ok := s.runnerOf(t)
+	r, ok := s.leaders.runnerOf(t)
 	if !ok || !r.leading.Load() {
 		return
 	}

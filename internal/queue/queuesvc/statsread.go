@@ -10,11 +10,11 @@ import (
 // statsOf is a queue's stats as this replica knows them: its own view when it leads the
 // queue, else the leader's snapshot from the store, read at most once per StatsRefresh.
 func (s *Service) statsOf(ctx context.Context, name string) (queue.Stats, error) {
-	if _, ok := s.parts.Load(name); ok {
+	if s.leaders.partitioned(name) {
 		return s.partitionedStats(ctx, name)
 	}
-	if v, ok := s.runners.Load(name); ok {
-		if r := v.(*runner); r.leading.Load() {
+	if r, ok := s.leaders.runner(name); ok {
+		if r.leading.Load() {
 			if st := r.stats.Load(); st != nil {
 				return *st, nil
 			}
