@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -39,35 +40,55 @@ ORDER BY s.relname`
 // any plan reads little.
 const GrownTableRows = 1000
 
+// sqlTryAnalyzeRound is the round's claim: every replica runs KeepPlannerStats on the same
+// tables, on tickers started within moments of each other, and each listed the grown tables
+// before the other's ANALYZE of them committed and then analyzed them again (two replicas
+// ran twice the ANALYZEs of one: docs/performance.md, "What a second replica costs"). Taken
+// first in the round's transaction, and not waited for: the replica that finds it taken
+// skips the round, and its next round finds the statistics the other one made.
+const sqlTryAnalyzeRound = `SELECT pg_try_advisory_xact_lock(8, 0)`
+
 // AnalyzeGrown analyzes each table of the current schema that has at least minRows live
-// rows and twice the rows its statistics say, and returns those it analyzed. A table whose
-// lock it cannot take at once (autovacuum is at it) is left for the next call.
+// rows and twice the rows its statistics say, and returns those it analyzed: nothing while
+// another session runs a round (another replica). A table whose lock it cannot take at once
+// (autovacuum is at it) is left for the next call.
 func AnalyzeGrown(ctx context.Context, pool *pgxpool.Pool, minRows int) ([]string, error) {
-	rows, err := pool.Query(ctx, sqlGrownTables, minRows)
-	if err != nil {
-		return nil, MapError(err, "planner statistics")
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, MapError(err, "planner statistics")
-	}
 	var analyzed []string
-	for _, table := range tables {
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '100ms'`, pgx.QueryExecModeSimpleProtocol); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, `ANALYZE `+table, pgx.QueryExecModeSimpleProtocol)
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var mine bool
+		if err := tx.QueryRow(ctx, sqlTryAnalyzeRound).Scan(&mine); err != nil || !mine {
 			return err
-		})
-		var pgErr *pgconn.PgError
-		switch {
-		case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available
-			continue
-		case err != nil:
-			return analyzed, MapError(err, "planner statistics: analyze "+table)
 		}
-		analyzed = append(analyzed, table)
+		rows, err := tx.Query(ctx, sqlGrownTables, minRows)
+		if err != nil {
+			return err
+		}
+		tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '100ms'`, pgx.QueryExecModeSimpleProtocol); err != nil {
+			return err
+		}
+		for _, table := range tables {
+			// A savepoint each: a table whose lock is taken fails its own ANALYZE only.
+			err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+				_, err := sp.Exec(ctx, `ANALYZE `+table, pgx.QueryExecModeSimpleProtocol)
+				return err
+			})
+			var pgErr *pgconn.PgError
+			switch {
+			case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available
+				continue
+			case err != nil:
+				return fmt.Errorf("analyze %s: %w", table, err)
+			}
+			analyzed = append(analyzed, table)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, MapError(err, "planner statistics")
 	}
 	return analyzed, nil
 }
