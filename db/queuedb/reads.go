@@ -103,6 +103,21 @@ func (s *Store) getMatch(ctx context.Context, q interface {
 	return m, db.MapError(err, "queue: get match")
 }
 
+const sqlMatchConnection = `SELECT connection FROM queue_matches WHERE id = $1`
+
+// MatchConnection implements queue.Store.
+func (s *Store) MatchConnection(ctx context.Context, id string) (json.RawMessage, error) {
+	var connection []byte
+	err := s.pool.QueryRow(ctx, sqlMatchConnection, id).Scan(&connection)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, apperr.New(apperr.NotFound, "no match %q", id)
+	}
+	if err != nil {
+		return nil, db.MapError(err, "queue: match connection")
+	}
+	return connection, nil
+}
+
 // scanMatch reads a row of sqlGetMatch's columns.
 func scanMatch(row pgx.Row) (queue.Match, error) {
 	var m queue.Match

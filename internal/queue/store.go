@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
@@ -77,6 +78,10 @@ type TicketStore interface {
 	GetTicket(ctx context.Context, id string) (Ticket, error)
 	// GetMatch returns a match the queue made; NotFound if there is none.
 	GetMatch(ctx context.Context, id string) (Match, error)
+	// MatchConnection returns the connection of a match the queue made (nil: not placed),
+	// the one part of a match that changes once it is made (PlaceMatch); NotFound if there is
+	// no match. A replica that keeps the rest of a match (queuesvc's match cache) reads this.
+	MatchConnection(ctx context.Context, id string) (json.RawMessage, error)
 	// EndClaims ends at at the claims the players of match hold by it (its result came:
 	// lifecycle_claims.go) and says whether it ended any; a match without claims is no
 	// error. Not durable, the end may be lost in a crash until the store's next durable

@@ -5,6 +5,7 @@ package memstore
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"maps"
 	"slices"
 	"sync"
@@ -228,6 +229,10 @@ func (s *Store) changes(qname string, since queue.Cursor, keep func(*queue.Ticke
 
 func (s *Store) GetMatch(ctx context.Context, id string) (queue.Match, error) {
 	return get(s, s.matches, id, "match", queue.Match.Clone)
+}
+
+func (s *Store) MatchConnection(ctx context.Context, id string) (json.RawMessage, error) {
+	return get(s, s.matches, id, "match", func(m queue.Match) json.RawMessage { return slices.Clone(m.Connection) })
 }
 
 // appendEvent numbers ev and wakes the waiters. The caller holds the lock.

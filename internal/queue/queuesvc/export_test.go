@@ -10,6 +10,9 @@ import (
 // ProposalsCounter is m's matchmaker_queue_proposals_total, for tests.
 func ProposalsCounter(m *Metrics) *prometheus.CounterVec { return m.proposals }
 
+// MatchesKept is how many matches s's match cache keeps.
+func MatchesKept(s *Service) int { return s.matches.len() }
+
 // WatchedTickets is how many tickets long-polls of this replica wait on in queue's feed.
 func WatchedTickets(s *Service, queue string) int { return s.feeds.Watched(queue) }
 

@@ -37,6 +37,7 @@ type Metrics struct {
 	penalties *prometheus.CounterVec
 	elsewhere *prometheus.CounterVec
 	conflicts *prometheus.CounterVec
+	reads     *prometheus.CounterVec
 	fn        *functionMetrics
 }
 
@@ -110,12 +111,22 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.conflicts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_claim_conflicts_total",
 		Help: "Matches of the queue not made because a player's claim was live in another match."},
 		[]string{"queue"})
+	// Not by queue: a match's queue is known once it is read.
+	m.reads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "matchmaker_queue_match_reads_total",
+		Help: "Reads of a match for GET /v1/matches/{id} and a result's check, by source: cache (the replica kept the match; a GET still reads its connection from the store), store (read whole)."},
+		[]string{"source"})
 	m.fn = newFunctionMetrics()
 	reg.MustRegister(m.fn.collectors()...)
 	reg.MustRegister(m.searching, m.players, m.leader, m.leadingP, m.tick, m.matches, m.created, m.expired, m.wait, m.quality, m.webhooks,
 		m.byBand, m.bandWait, m.backfills, m.joiners, m.blocks, m.proposals, m.placed, m.placeTime, m.refused,
-		m.elsewhere, m.conflicts)
+		m.elsewhere, m.conflicts, m.reads)
 	return m
+}
+
+func (m *Metrics) matchRead(source string) {
+	if m != nil {
+		m.reads.WithLabelValues(source).Inc()
+	}
 }
 
 func (m *Metrics) ticketCreated(queue string) {

@@ -17,16 +17,17 @@ import (
 // its own checks apply. So a results key cannot move ratings through a queue match with
 // players who did not play it. Faults name the fields of POST /v1/results' body. It returns
 // the match it checked (nil: the queue made none), for RecordLeavesOf: a result reads its
-// match once.
+// match once, and none when this replica kept it (matchcache.go: a GET of it, or a result
+// before). The match returned is shared: read only.
 func (s *Service) CheckResult(ctx context.Context, matchID, gameType string, teams [][]string) (*queue.Match, error) {
-	m, err := s.store.GetMatch(ctx, matchID)
+	m, err := s.immutableMatch(ctx, matchID)
 	switch {
 	case apperr.CodeOf(err) == apperr.NotFound:
 		return nil, nil
 	case err != nil:
 		return nil, err
 	}
-	return &m, s.checkRoster(ctx, m, gameType, teams)
+	return m, s.checkRoster(ctx, *m, gameType, teams)
 }
 
 // checkRoster is CheckResult's check of the result against m.

@@ -58,6 +58,10 @@ type Config struct {
 	// deleted queue takes no ticket either way: the store refuses it. Default 1 s; negative:
 	// read per ticket.
 	DefinitionTTL time.Duration
+	// MatchCache is how many matches this replica keeps the unchanging part of (all but the
+	// connection), read once for a match's GET and its result's check (matchcache.go).
+	// Default DefaultMatchCache; negative: none, every read goes to the store.
+	MatchCache int
 	// WebhookAllow are the internal addresses (loopback, private, link-local, CGNAT, ...)
 	// webhooks may reach, for receivers on premises; public addresses are always allowed.
 	// See WebhookPolicy.
@@ -76,6 +80,7 @@ func (c Config) withDefaults() Config {
 	c.WebhookMaxAttempts = cmp.Or(c.WebhookMaxAttempts, 20)
 	c.WebhookMaxAge = cmp.Or(c.WebhookMaxAge, time.Hour)
 	c.DefinitionTTL = cmp.Or(c.DefinitionTTL, time.Second)
+	c.MatchCache = cmp.Or(c.MatchCache, DefaultMatchCache)
 	return c
 }
 
@@ -100,6 +105,7 @@ type Service struct {
 	// to start, change or stop at once rather than at the next Config.QueueRefresh.
 	queuesChanged chan struct{}
 	definitions   definitions
+	matches       *matchCache // nil: none
 	cacheMu       sync.Mutex
 	cache         map[string]cachedStats // the store's snapshots of queues led elsewhere
 	statsFlight   singleflight.Group     // the store reads of those snapshots in progress, by queue
@@ -141,6 +147,7 @@ func New(d Deps) *Service {
 		s.clock = clockwork.NewRealClock()
 	}
 	s.definitions.clock = s.clock
+	s.matches = newMatchCache(s.cfg.MatchCache, s.cfg.Retention)
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

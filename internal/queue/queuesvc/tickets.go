@@ -267,12 +267,14 @@ func (s *Service) CancelTicket(ctx context.Context, id string) (queue.Ticket, er
 	return t, err
 }
 
-// GetMatch returns a match the queue made.
+// GetMatch returns a match the queue made, as the store has it now: of a match this replica
+// kept (matchcache.go), only the connection is read. The match's slices are shared: read
+// only.
 func (s *Service) GetMatch(ctx context.Context, id string) (queue.Match, error) {
 	if err := ratings.ValidateID(id); err != nil {
 		return queue.Match{}, apperr.Field("id", "%s", err)
 	}
-	return s.store.GetMatch(ctx, id)
+	return s.matchNow(ctx, id)
 }
 
 // createContext bounds a creation's work as a whole by Config.CreateTimeout. The returned

@@ -291,6 +291,11 @@ func testPlacement(t *testing.T, st queue.Store) {
 	must[queue.TickCommitted](t)(queue.CommitTick(c, st, "q", queue.TickWrite{At: at(5), Matches: []queue.Match{Match2v2("m1", a, b)}}))
 	_, err := queue.PlaceMatch(c, st, "nope", []byte(`{"address":"x"}`), at(6))
 	wantCode(t, err, apperr.NotFound)
+	_, err = st.MatchConnection(c, "nope")
+	wantCode(t, err, apperr.NotFound)
+	if conn := must[json.RawMessage](t)(st.MatchConnection(c, "m1")); conn != nil {
+		t.Fatalf("the connection of a match not placed: %s", conn)
+	}
 	for i, conn := range []string{`{"address":"10.0.0.7","port":7777}`, `{"address":"10.0.0.8","port":7778,"token":"t"}`} {
 		m, err := queue.PlaceMatch(c, st, "m1", []byte(conn), at(6+i))
 		if err != nil || !sameJSON(t, m.Connection, []byte(conn)) {
@@ -298,6 +303,9 @@ func testPlacement(t *testing.T, st queue.Store) {
 		}
 		if got := must[queue.Match](t)(st.GetMatch(c, "m1")); !sameJSON(t, got.Connection, []byte(conn)) {
 			t.Fatalf("the stored match's connection %d: %s", i, got.Connection)
+		}
+		if got := must[json.RawMessage](t)(st.MatchConnection(c, "m1")); !sameJSON(t, got, []byte(conn)) {
+			t.Fatalf("the match's connection %d alone: %s", i, got)
 		}
 		for _, id := range []string{"a", "b"} {
 			tk := must[queue.Ticket](t)(st.GetTicket(c, id))

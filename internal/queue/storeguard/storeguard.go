@@ -4,6 +4,7 @@ package storeguard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -112,6 +113,12 @@ func (g *guarded) GetMatch(ctx context.Context, id string) (_ queue.Match, err e
 	ctx, done := g.call(ctx, "get_match")
 	defer done(&err)
 	return g.Store.GetMatch(ctx, id)
+}
+
+func (g *guarded) MatchConnection(ctx context.Context, id string) (_ json.RawMessage, err error) {
+	ctx, done := g.call(ctx, "match_connection")
+	defer done(&err)
+	return g.Store.MatchConnection(ctx, id)
 }
 
 func (g *guarded) EndClaims(ctx context.Context, match string, at time.Time, durable bool) (_ bool, err error) {
