@@ -48,3 +48,17 @@ func BenchmarkApply5v5(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTune1v1 is one self-tuning search of the default model over the history the soak
+// leaves (2,000 1v1 results of 200 players), the first a replica runs (MATCHMAKER_AUTO_TUNE).
+func BenchmarkTune1v1(b *testing.B) {
+	cfg := league.Default(1)
+	cfg.Matches, cfg.TeamSize = 2000, 1
+	history := league.Results(league.Simulate(cfg))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ratings.Tune(ratings.DefaultKalman(), history); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -218,15 +218,17 @@ func validateParams(ps ...param) error {
 }
 
 // prepare is the start of every Apply: the model's parameters (an internal error: the
-// service's configuration is wrong) and the result (the caller's error) are checked, and the
+// service's configuration is wrong) and the result (the caller's error, unless r.checked) are checked, and the
 // result's participants listed in the order every sum runs in, appended to buf, with an
 // Update each holding its participant, team and prior rating.
 func prepare(m interface{ Validate() error }, prior map[Participant]Rating, r *Result, buf []matchEntry) ([]matchEntry, []Update, error) {
 	if err := m.Validate(); err != nil {
 		return nil, nil, apperr.Wrap(apperr.Internal, err, "invalid rating model parameters")
 	}
-	if err := r.Validate(); err != nil {
-		return nil, nil, err
+	if !r.checked {
+		if err := r.Validate(); err != nil {
+			return nil, nil, err
+		}
 	}
 	order := r.ordered(buf)
 	ups := make([]Update, len(order))

@@ -25,6 +25,10 @@ type Result struct {
 	// Zero for a result stored without one (before round 4): it then carries no time, and the
 	// idle drift (Kalman.SkillDriftPerDay) does not apply to it.
 	EndedAt time.Time `json:",omitzero"`
+	// checked says Validate passed and r has not changed since: the self-tuning's copy of its
+	// history, checked once, not again by each candidate's replay (prepare). Never set on a
+	// result from outside the package.
+	checked bool
 }
 
 // idleDays is how many days before r its participant last played, last being the Unix second
