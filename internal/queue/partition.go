@@ -11,7 +11,7 @@ import (
 // Partitions (DESIGN, "Partitions and a database that fails over"): a queue whose tickets
 // never meet across the values of an attribute (an equal rule that always binds reads it)
 // may name it as its partition_by. Each value is then a partition with its own leader, lease
-// and tick: a runner per partition (queuesvc/loop.go) loads the queue's changes, keeps its partition's
+// and tick: a runner per partition (queueleader/loop.go) loads the queue's changes, keeps its partition's
 // tickets and ticks them alone, so the queue's CPU is shared out between the replicas, and no
 // match crosses partitions. A queue without partition_by is one partition, "", led under the
 // queue's name as before.

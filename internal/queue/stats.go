@@ -87,10 +87,10 @@ type Stats struct {
 	Partitions []Stats `json:",omitempty"`
 
 	// Shadow compares the built-in rules' matches with the match function's in a queue whose
-	// function runs in mode shadow (queuesvc/matchfunction_shadow.go); nil otherwise.
+	// function runs in mode shadow (queueleader/matchfunction_shadow.go); nil otherwise.
 	Shadow *ShadowStats
 	// FunctionBackoff is the leader's backoff of its match function, so that the next leader
-	// takes it on (queuesvc/matchfunction_backoff.go); nil when the last call did not fail. Kept for
+	// takes it on (queueleader/matchfunction_backoff.go); nil when the last call did not fail. Kept for
 	// the replicas, not shown by the API.
 	FunctionBackoff *FunctionBackoff `json:",omitempty"`
 

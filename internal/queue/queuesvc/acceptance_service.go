@@ -9,7 +9,7 @@ import (
 )
 
 // The ready check's Service side (its types and store are queue/acceptance.go's; the leader's
-// proposing and expiring at its ticks are acceptance_leader.go's): a player's answer, and the
+// proposing and expiring at its ticks are queueleader/acceptance.go's): a player's answer, and the
 // count of a resolved proposal.
 
 // Answer records a player's answer to the ready check of match id (POST
@@ -66,7 +66,7 @@ func (s *Service) proposalResolved(p queue.Proposal) {
 		s.metrics.proposalResolved(p.Match.Queue, p.State)
 	}
 	if p.State == queue.ProposalAccepted {
-		s.metrics.matched(p.Match.Queue, p.Match, nil)
+		s.metrics.Matched(p.Match.Queue, p.Match, nil)
 	}
 	s.metrics.penalty(p.Match.Queue, "dodge", queue.Dodgers(p))
 }

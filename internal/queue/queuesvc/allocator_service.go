@@ -11,7 +11,7 @@ import (
 )
 
 // The allocator's Service side (the allocation body and the connection check are
-// queue/allocator.go's; the runner's start of each placement is allocator_leader.go's): the
+// queue/allocator.go's; the runner's start of each placement is queueleader/allocator.go's): the
 // leader posts each placing match and records the answer, and the studio's backend fails one.
 
 // allocate posts p to the allocator until it answers a connection, p's deadline passes (the
@@ -62,7 +62,7 @@ func (s *Service) postAllocation(ctx context.Context, a queue.Allocator, p queue
 func (s *Service) placed(p queue.Proposal) {
 	s.metrics.placement(p.Match.Queue, "placed")
 	s.metrics.placementTook(p.Match.Queue, p.ResolvedAt.Sub(p.AcceptBy.Add(-p.PlaceFor)))
-	s.metrics.matched(p.Match.Queue, p.Match, nil)
+	s.metrics.Matched(p.Match.Queue, p.Match, nil)
 }
 
 // FailPlacement says, for the studio's backend (PUT /v1/matches/{id}/placement with failed),

@@ -37,7 +37,7 @@ func newSimulation(t *testing.T, q queue.Queue) *simulation {
 	if _, _, err := sim.svc.PutQueue(sim.ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	sim.step = sim.svc.leaders.driven(q)
+	sim.step = sim.svc.leaders.Driven(q)
 	return sim
 }
 

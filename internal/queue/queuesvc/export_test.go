@@ -26,7 +26,7 @@ func RememberTicketQueue(s *Service, id, queue string) { s.ticketQueues.remember
 // at its clock's time), or ctx ends.
 func Ticked(ctx context.Context, s *Service, queue string, at time.Time) error {
 	for {
-		done, ended := s.leaders.tickMarks(queue).since(at)
+		done, ended := s.leaders.TickSince(queue, at)
 		if done {
 			return nil
 		}
@@ -41,7 +41,7 @@ func Ticked(ctx context.Context, s *Service, queue string, at time.Time) error {
 // NextTickEnd is closed when the next tick of queue here ends (its own runner's or one of
 // its partitions').
 func NextTickEnd(s *Service, queue string) <-chan struct{} {
-	_, ended := s.leaders.tickMarks(queue).since(time.Time{}.AddDate(10000, 0, 0))
+	_, ended := s.leaders.TickSince(queue, time.Time{}.AddDate(10000, 0, 0))
 	return ended
 }
 
@@ -51,11 +51,11 @@ func FunctionRejected(m *Metrics) *prometheus.CounterVec { return m.fn.rejected 
 // ShadowCallDone waits until the last shadow call of queue's runner, if any, has ended (its
 // outcome is taken by the next tick), or ctx ends.
 func ShadowCallDone(ctx context.Context, s *Service, queue string) error {
-	r, ok := s.leaders.runner(queue)
+	r, ok := s.leaders.Runner(queue)
 	if !ok {
 		return nil
 	}
-	return r.shadowCallDone(ctx)
+	return r.ShadowCallDone(ctx)
 }
 
 // FunctionCalls is the match functions' calls by outcome.

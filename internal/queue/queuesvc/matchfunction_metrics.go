@@ -7,6 +7,7 @@ import (
 
 	"github.com/matchmakerhq/matchmaker/internal/metrics"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queueleader"
 )
 
 // functionMetrics are the match functions' metrics: their calls by outcome and how long they
@@ -21,13 +22,13 @@ type functionMetrics struct {
 
 // The outcomes of a match function's call.
 const (
-	callOK         = "ok"         // a 2xx answer read
-	callTimeout    = "timeout"    // no answer within timeout_ms
-	callRefused    = "refused"    // an answer other than 2xx
-	callUnreadable = "unreadable" // a 2xx answer that cannot be read
-	callError      = "error"      // no answer: the connection failed, or the address is refused
-	callBackoff    = "backoff"    // not made: the function failed just before
-	callSkipped    = "skipped"    // not made: the shadow's last call is still running
+	callOK         = "ok"                    // a 2xx answer read
+	callTimeout    = "timeout"               // no answer within timeout_ms
+	callRefused    = "refused"               // an answer other than 2xx
+	callUnreadable = "unreadable"            // a 2xx answer that cannot be read
+	callError      = "error"                 // no answer: the connection failed, or the address is refused
+	callBackoff    = queueleader.CallBackoff // not made: the function failed just before
+	callSkipped    = queueleader.CallSkipped // not made: the shadow's last call is still running
 )
 
 func newFunctionMetrics() *functionMetrics {
@@ -48,7 +49,8 @@ func (f *functionMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{f.calls, f.duration, f.rejected}
 }
 
-func (m *Metrics) functionCalled(outcome string, took time.Duration) {
+// FunctionCalled counts a match function's call (or one not made) by outcome, and times it.
+func (m *Metrics) FunctionCalled(outcome string, took time.Duration) {
 	if m == nil {
 		return
 	}
@@ -58,7 +60,8 @@ func (m *Metrics) functionCalled(outcome string, took time.Duration) {
 	}
 }
 
-func (m *Metrics) functionRejected(queue string, rejected []queue.Rejection) {
+// FunctionRejected counts the proposals a function's check rejected, by queue and reason.
+func (m *Metrics) FunctionRejected(queue string, rejected []queue.Rejection) {
 	if m == nil {
 		return
 	}

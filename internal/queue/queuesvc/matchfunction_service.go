@@ -10,7 +10,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// A match function's call, the Service's side (the leader's is matchfunction_tick.go's): the
+// A match function's call, the Service's side (the leader's is queueleader/matchfunction.go's): the
 // request sent through the Outbound, counted by outcome.
 
 // sendPool makes the call, within the function's timeout, and counts it by outcome; detail
@@ -26,7 +26,7 @@ func (s *Service) sendPool(ctx context.Context, mf queue.MatchFunction, req queu
 		proposals, err = s.outbound.CallFunction(cctx, mf, req)
 	}
 	outcome, detail := functionOutcome(err, cctx.Err(), mf.Timeout)
-	s.metrics.functionCalled(outcome, s.clock.Since(start))
+	s.metrics.FunctionCalled(outcome, s.clock.Since(start))
 	if err != nil {
 		err = fmt.Errorf("%s: %w", outcome, err)
 	}

@@ -141,8 +141,8 @@ func (m *Metrics) backfillCreated(queue string) {
 	}
 }
 
-// bands sets the players searching per band from a stats snapshot.
-func (m *Metrics) bands(queue string, st *queue.Stats) {
+// Bands sets the players searching per band from a stats snapshot.
+func (m *Metrics) Bands(queue string, st *queue.Stats) {
 	if m == nil {
 		return
 	}
@@ -151,8 +151,8 @@ func (m *Metrics) bands(queue string, st *queue.Stats) {
 	}
 }
 
-// waited records the waits of a match's tickets by band (backfills, band -1, are not).
-func (m *Metrics) waited(queueName string, samples []queuestats.WaitSample) {
+// Waited records the waits of a match's tickets by band (backfills, band -1, are not).
+func (m *Metrics) Waited(queueName string, samples []queuestats.WaitSample) {
 	if m == nil {
 		return
 	}
@@ -163,13 +163,15 @@ func (m *Metrics) waited(queueName string, samples []queuestats.WaitSample) {
 	}
 }
 
-func (m *Metrics) takeoverRefused(queue string) {
+// TakeoverRefused counts a lead of queue the store refused to take over (queue.ErrTakeoverRefused).
+func (m *Metrics) TakeoverRefused(queue string) {
 	if m != nil {
 		m.refused.WithLabelValues(queue).Inc()
 	}
 }
 
-func (m *Metrics) leading(queue string, yes bool) {
+// Leading records whether the replica leads the queue.
+func (m *Metrics) Leading(queue string, yes bool) {
 	if m == nil {
 		return
 	}
@@ -180,8 +182,8 @@ func (m *Metrics) leading(queue string, yes bool) {
 	m.leader.WithLabelValues(queue).Set(v)
 }
 
-// leadingPartition records whether the replica leads the queue's partition.
-func (m *Metrics) leadingPartition(queue, partition string, yes bool) {
+// LeadingPartition records whether the replica leads the queue's partition.
+func (m *Metrics) LeadingPartition(queue, partition string, yes bool) {
 	if m == nil {
 		return
 	}
@@ -192,8 +194,8 @@ func (m *Metrics) leadingPartition(queue, partition string, yes bool) {
 	m.leadingP.WithLabelValues(queue, partition).Set(v)
 }
 
-// ticked records one tick of a queue the replica leads.
-func (m *Metrics) ticked(queue string, elapsed time.Duration, searching, players int) {
+// Ticked records one tick of a queue the replica leads.
+func (m *Metrics) Ticked(queue string, elapsed time.Duration, searching, players int) {
 	if m == nil {
 		return
 	}
@@ -202,7 +204,8 @@ func (m *Metrics) ticked(queue string, elapsed time.Duration, searching, players
 	m.players.WithLabelValues(queue).Set(float64(players))
 }
 
-func (m *Metrics) matched(queueName string, match queue.Match, waits []time.Duration) {
+// Matched records a match the replica committed, and its tickets' waits.
+func (m *Metrics) Matched(queueName string, match queue.Match, waits []time.Duration) {
 	if m == nil {
 		return
 	}
@@ -225,8 +228,8 @@ func (m *Metrics) matched(queueName string, match queue.Match, waits []time.Dura
 	}
 }
 
-// ruleBlocks counts the tickets a tick left waiting by the rule that stopped them.
-func (m *Metrics) ruleBlocks(queue string, waiting *queue.Waits) {
+// RuleBlocks counts the tickets a tick left waiting by the rule that stopped them.
+func (m *Metrics) RuleBlocks(queue string, waiting *queue.Waits) {
 	if m == nil || waiting == nil {
 		return
 	}
@@ -235,15 +238,16 @@ func (m *Metrics) ruleBlocks(queue string, waiting *queue.Waits) {
 	}
 }
 
-func (m *Metrics) expiredTicket(queue, reason string) {
+// ExpiredTicket counts a ticket a tick expired, by reason.
+func (m *Metrics) ExpiredTicket(queue, reason string) {
 	if m != nil {
 		m.expired.WithLabelValues(queue, reason).Inc()
 	}
 }
 
-// claims counts what a tick's commit did with claims: its matches refused for one, and the
+// Claims counts what a tick's commit did with claims: its matches refused for one, and the
 // tickets it cancelled matched_elsewhere in each queue.
-func (m *Metrics) claims(queue string, done queue.TickCommitted) {
+func (m *Metrics) Claims(queue string, done queue.TickCommitted) {
 	if m == nil {
 		return
 	}
@@ -262,8 +266,8 @@ func (m *Metrics) webhook(outcome string) {
 	m.webhooks.WithLabelValues(outcome).Inc()
 }
 
-// forget removes a deleted queue's series.
-func (m *Metrics) forget(queue string) {
+// Forget removes a deleted queue's series.
+func (m *Metrics) Forget(queue string) {
 	if m == nil {
 		return
 	}
@@ -276,7 +280,8 @@ func (m *Metrics) forget(queue string) {
 	}
 }
 
-func (m *Metrics) proposed(queue string) {
+// Proposed counts a match the replica proposed to a ready check.
+func (m *Metrics) Proposed(queue string) {
 	if m != nil {
 		m.proposals.WithLabelValues(queue, "proposed").Inc()
 	}
@@ -300,8 +305,8 @@ func (m *Metrics) placementTook(queue string, d time.Duration) {
 	}
 }
 
-// waits observes a matched ticket's wait (one whose match a ready check or an allocator made).
-func (m *Metrics) waits(queue string, wait time.Duration) {
+// Waits observes a matched ticket's wait (one whose match a ready check or an allocator made).
+func (m *Metrics) Waits(queue string, wait time.Duration) {
 	if m != nil {
 		m.wait.WithLabelValues(queue).Observe(wait.Seconds())
 	}

@@ -5,12 +5,12 @@ import (
 )
 
 // The Service's side of a partitioned queue (queue/partition.go): which partition a ticket's
-// is (the runners a queue needs, its units, are the registry's: registry.go).
+// is (the runners a queue needs, its units, are the leader's: queueleader/registry.go).
 
 // partitionOf is t's partition, as this replica's runners of its queue know the queue ("":
 // none, or not partitioned).
 func (s *Service) partitionOf(t *queue.Ticket) string {
-	part, _ := s.leaders.partitionOf(t)
+	part, _ := s.leaders.PartitionOf(t)
 	return part
 }
 
@@ -18,11 +18,11 @@ func (s *Service) partitionOf(t *queue.Ticket) string {
 // no runner for: its partition ticks without waiting for the next QueueRefresh. (Another
 // replica finds it at its own refresh.)
 func (s *Service) notePartition(t *queue.Ticket) {
-	part, ok := s.leaders.partitionOf(t)
+	part, ok := s.leaders.PartitionOf(t)
 	if !ok {
 		return
 	}
-	if _, ok := s.leaders.runner(queue.PartitionKey(t.Queue, part)); !ok {
+	if _, ok := s.leaders.Runner(queue.PartitionKey(t.Queue, part)); !ok {
 		s.changedQueues()
 	}
 }

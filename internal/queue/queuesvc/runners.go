@@ -3,11 +3,13 @@ package queuesvc
 import (
 	"context"
 	"time"
+
+	"github.com/matchmakerhq/matchmaker/internal/queue/queueleader"
 )
 
-// The Service's side of the tick loop: Run has its registry (registry.go) start a runner
-// (loop.go) for each queue and partition this replica may lead, give them their definitions
-// and stop them; it purges what is past the retention.
+// The Service's side of the tick loop: Run has its registry (queueleader/registry.go) start a
+// runner (queueleader/loop.go) for each queue and partition this replica may lead, give them
+// their definitions and stop them; it purges what is past the retention.
 
 // Run ticks the queues this replica leads until ctx ends. Every replica runs it: for each
 // queue a runner tries to lead at every tick, and only the leader loads the queue's changes,
@@ -17,13 +19,13 @@ import (
 // purges what is past Config.Retention every minute, and, when ctx ends, stops its runners
 // and resigns their queues.
 func (s *Service) Run(ctx context.Context) error {
-	defer s.leaders.stop()
+	defer s.leaders.Stop()
 	refresh := s.clock.NewTicker(s.cfg.QueueRefresh)
 	defer refresh.Stop()
 	purge := s.clock.NewTicker(time.Minute)
 	defer purge.Stop()
 	for {
-		s.leaders.sync(ctx)
+		s.leaders.Sync(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -47,9 +49,10 @@ func (s *Service) purge(ctx context.Context) {
 	}
 }
 
-// newLeaderDeps are s's for its runners.
-func (s *Service) newLeaderDeps() *leaderDeps {
-	return &leaderDeps{store: s.store, logger: s.logger, clock: s.clock, matcher: s.matcher, tracer: s.tracer,
-		metrics: s.metrics, work: s, sendPool: s.sendPool, instance: s.cfg.Instance,
-		webhookBackoff: s.cfg.WebhookBackoff}
+// leaderDeps are s's for its runners: what they use of the replica, and the work they hand
+// on to it.
+func (s *Service) leaderDeps() queueleader.Deps {
+	return queueleader.Deps{Store: s.store, Logger: s.logger, Clock: s.clock, Matcher: s.matcher, Tracer: s.tracer,
+		Metrics: s.metrics, ProposalResolved: s.proposalResolved, DeliverWebhooks: s.deliverWebhooks,
+		Allocate: s.allocate, SendPool: s.sendPool, Instance: s.cfg.Instance, WebhookBackoff: s.cfg.WebhookBackoff}
 }

@@ -1,8 +1,9 @@
 // Package queuesvc is the queue's Service, the use cases every transport calls (tickets,
-// long-polls and streams, ready checks, placements, stats, results), and the leader's work
-// behind them: the tick loop and its lease, the event feeds, the stats it keeps, webhooks,
-// allocations and match-function calls through the domain's Outbound. The domain (package
-// queue) decides what happens to a ticket; this package runs it on a clock, over a Store.
+// long-polls and streams, ready checks, placements, stats, results), and the replica's wiring
+// behind them: the leader's loops (package queueleader) it starts and reads, the event feeds,
+// webhooks, allocations and match-function calls through the domain's Outbound. The domain
+// (package queue) decides what happens to a ticket; this package runs it on a clock, over a
+// Store.
 package queuesvc
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/apperr"
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuefeed"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queueleader"
 	"github.com/matchmakerhq/matchmaker/internal/ratings"
 )
 
@@ -96,8 +98,8 @@ type Service struct {
 	metrics  *Metrics
 	outbound queue.Outbound
 	policy   queue.WebhookPolicy
-	tracer   trace.Tracer // spans.go
-	leaders  *registry    // its runners (registry.go)
+	tracer   trace.Tracer          // spans.go
+	leaders  *queueleader.Registry // its runners, the leader's loops
 
 	feeds        *queuefeed.Feeds // the queues' events, read once for every waiter of this replica
 	ticketQueues ticketQueues     // the queues of tickets made or read lately: a long-poll's one read
@@ -153,7 +155,7 @@ func New(d Deps) *Service {
 	}
 	s.policy = queue.WebhookPolicy{Allow: s.cfg.WebhookAllow}
 	s.tracer = newTracer(d.Tracer)
-	s.leaders = newRegistry(s.newLeaderDeps())
+	s.leaders = queueleader.New(s.leaderDeps())
 	return s
 }
 

@@ -9,44 +9,29 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queueleader"
 )
 
-// The queue's trace spans (Deps.Tracer): a leader's tick that has tickets to match, with an
-// event per match naming its tickets; each webhook event posted; each placement on an
-// allocator. The outbound calls under them carry their trace (package outbound's client).
-// A ticket's id is an attribute of its creation's span, of the match event and of its
-// webhook events' spans, so that a slow match can be followed from the ticket's creation
-// on, across the replicas that created it and matched it.
+// The queue's trace spans (Deps.Tracer): each webhook event posted; each placement on an
+// allocator; a leader's tick's are queueleader/spans.go's, with the same keys. The outbound
+// calls under them carry their trace (package outbound's client). A ticket's id is an
+// attribute of its creation's span, of the match event and of its webhook events' spans, so
+// that a slow match can be followed from the ticket's creation on, across the replicas that
+// created it and matched it.
 const (
-	attrQueue    = attribute.Key("matchmaker.queue")
+	attrQueue    = queueleader.AttrQueue
 	attrTicket   = attribute.Key("matchmaker.ticket_id")
-	attrTickets  = attribute.Key("matchmaker.ticket_ids")
-	attrMatch    = attribute.Key("matchmaker.match_id")
-	attrWaiting  = attribute.Key("matchmaker.waiting")
-	attrMatches  = attribute.Key("matchmaker.matches")
+	attrTickets  = queueleader.AttrTickets
+	attrMatch    = queueleader.AttrMatch
 	attrEventSeq = attribute.Key("matchmaker.event_seq")
 	attrEvent    = attribute.Key("matchmaker.event_type")
 )
-
-// noSpan is a span that records nothing (not the caller's, which tickSpan's caller ends).
-var noSpan = trace.SpanFromContext(context.Background())
 
 func newTracer(tp trace.TracerProvider) trace.Tracer {
 	if tp == nil {
 		tp = noop.NewTracerProvider()
 	}
 	return tp.Tracer("github.com/matchmakerhq/matchmaker/internal/queue")
-}
-
-// spanMatches records the matches the tick's pass made on its span.
-func spanMatches(span trace.Span, w queue.TickWrite) {
-	if !span.IsRecording() {
-		return
-	}
-	span.SetAttributes(attrMatches.Int(len(w.Matches)))
-	for i := range w.Matches {
-		span.AddEvent("match", trace.WithAttributes(attrMatch.String(w.Matches[i].ID), attrTickets.StringSlice(w.Matches[i].Tickets())))
-	}
 }
 
 // endSpan ends span, marked failed when err is not nil.

@@ -117,8 +117,8 @@ func (s *Service) estimateFrom(st queue.Stats, t *queue.Ticket) {
 // its wait now. It never asks the store: without a definition at hand, none.
 func (s *Service) tolerate(t *queue.Ticket) {
 	var q *queue.Queue
-	if r, ok := s.leaders.runner(t.Queue); ok {
-		q = r.def.Load()
+	if r, ok := s.leaders.Runner(t.Queue); ok {
+		q = r.Def()
 	}
 	if q == nil {
 		d, ok, _ := s.definitions.get(t.Queue, s.cfg.DefinitionTTL)
@@ -172,9 +172,9 @@ func (s *Service) partitionedStats(ctx context.Context, queueName string) (queue
 			byValue[st.Partition] = st
 		}
 	}
-	for value, r := range s.leaders.partitionRunners(queueName) {
-		if r.leading.Load() {
-			if st := r.stats.Load(); st != nil {
+	for value, r := range s.leaders.PartitionRunners(queueName) {
+		if r.Leading() {
+			if st := r.Stats(); st != nil {
 				byValue[value] = *st
 			}
 		}
@@ -212,11 +212,11 @@ func (s *Service) cacheStats(queue string, now time.Time, st queue.Stats) {
 // explainWait sets a searching ticket's WaitingOn from the last pass of its queue, when
 // this replica leads the queue (the pass's reasons are kept in the leader's memory only).
 func (s *Service) explainWait(t *queue.Ticket) {
-	r, ok := s.leaders.runnerOf(t)
-	if !ok || !r.leading.Load() {
+	r, ok := s.leaders.RunnerOf(t)
+	if !ok || !r.Leading() {
 		return
 	}
-	if w, ok := r.waitingOn.Load().Of(t.ID); ok {
+	if w, ok := r.WaitingOn().Of(t.ID); ok {
 		t.WaitingOn = &w
 	}
 }

@@ -10,12 +10,12 @@ import (
 // statsOf is a queue's stats as this replica knows them: its own view when it leads the
 // queue, else the leader's snapshot from the store, read at most once per StatsRefresh.
 func (s *Service) statsOf(ctx context.Context, name string) (queue.Stats, error) {
-	if s.leaders.partitioned(name) {
+	if s.leaders.Partitioned(name) {
 		return s.partitionedStats(ctx, name)
 	}
-	if r, ok := s.leaders.runner(name); ok {
-		if r.leading.Load() {
-			if st := r.stats.Load(); st != nil {
+	if r, ok := s.leaders.Runner(name); ok {
+		if r.Leading() {
+			if st := r.Stats(); st != nil {
 				return *st, nil
 			}
 		}

@@ -99,7 +99,7 @@ func (s *Service) storeTicket(ctx context.Context, t queue.Ticket, fieldOf func(
 	if err == nil && !replayed {
 		s.metrics.ticketCreated(t.Queue)
 		if stored.Status == queue.Cancelled && stored.Reason == queue.ReasonMatchedElsewhere { // a player's claim is live
-			s.metrics.claims(t.Queue, queue.TickCommitted{Elsewhere: map[string]int{t.Queue: 1}})
+			s.metrics.Claims(t.Queue, queue.TickCommitted{Elsewhere: map[string]int{t.Queue: 1}})
 		}
 		if t.Backfill != nil {
 			s.metrics.backfillCreated(t.Queue)

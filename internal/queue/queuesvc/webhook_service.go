@@ -8,25 +8,18 @@ import (
 	"time"
 
 	"github.com/matchmakerhq/matchmaker/internal/queue"
+	"github.com/matchmakerhq/matchmaker/internal/queue/queueleader"
 )
 
 // The webhook's delivery by the queue's leader (the event's body, its signature and the
 // Outbound interface are queue/webhook.go's; the runner's deliverer that calls it is
-// webhook_leader.go's): the outbox posted in order within the lease, the cursor kept.
-
-var errNotLeading = errors.New("this replica no longer leads the queue")
-
-// failingEvent counts the failed attempts at the event at the head of the outbox.
-type failingEvent struct {
-	seq      int64
-	attempts int
-}
+// queueleader/webhook.go's): the outbox posted in order within the lease, the cursor kept.
 
 // deliverWebhooks posts every event after the queue's webhook cursor, in order; it stops at
 // the first failure to retry. The cursor moves past the acknowledged and dead-lettered events
 // once per batch read (and at least every cursorFlush, and before returning), not once per
 // event: each write is an UPDATE of the queue's row, which the ticks lock.
-func (s *Service) deliverWebhooks(ctx context.Context, q queue.Queue, head *failingEvent) (err error) {
+func (s *Service) deliverWebhooks(ctx context.Context, q queue.Queue, head *queueleader.FailingEvent) (err error) {
 	cursor, err := s.store.WebhookCursor(ctx, q.Name)
 	if err != nil {
 		return err
@@ -76,17 +69,17 @@ func (s *Service) deliverWebhooks(ctx context.Context, q queue.Queue, head *fail
 			}
 			s.metrics.webhook(webhookOutcome(err))
 			if err != nil {
-				if head.seq != e.Seq {
-					*head = failingEvent{seq: e.Seq}
+				if head.Seq != e.Seq {
+					*head = queueleader.FailingEvent{Seq: e.Seq}
 				}
-				head.attempts++
-				why := s.deadLetter(err, e, head.attempts)
+				head.Attempts++
+				why := s.deadLetter(err, e, head.Attempts)
 				if why == "" {
 					return fmt.Errorf("event %d: %w", e.Seq, err)
 				}
 				s.metrics.webhook("dead_letter")
 				s.logger.Error("queue: webhook event dead-lettered: the receiver never took it",
-					"queue", q.Name, "seq", e.Seq, "type", e.Type, "ticket_id", e.TicketID, "attempts", head.attempts, "why", why, "err", err)
+					"queue", q.Name, "seq", e.Seq, "type", e.Type, "ticket_id", e.TicketID, "attempts", head.Attempts, "why", why, "err", err)
 			}
 			cursor = e.Seq
 			if s.clock.Since(flushed) >= cursorFlush {
@@ -112,10 +105,10 @@ func (s *Service) leaseLeft(ctx context.Context, queueName string) (time.Duratio
 		if left := ls.LeaseLeft(queueName); left > 0 {
 			return left, nil
 		}
-		return 0, errNotLeading
+		return 0, queueleader.ErrNotLeading
 	}
 	if lead, err := s.store.Lead(ctx, queueName); err != nil || !lead {
-		return 0, cmp.Or(err, errNotLeading)
+		return 0, cmp.Or(err, queueleader.ErrNotLeading)
 	}
 	return s.cfg.WebhookTimeout, nil
 }

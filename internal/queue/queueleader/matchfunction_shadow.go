@@ -1,4 +1,4 @@
-package queuesvc
+package queueleader
 
 import (
 	"slices"
@@ -59,7 +59,7 @@ func matchSample(m *queue.Match, created map[string]time.Time, now time.Time) sh
 }
 
 // shadowMeasured records a shadow call's outcome: its made matches and its rejections.
-func (r *runner) shadowMeasured(q queue.Queue, pool []queue.Ticket, made []queue.Match, rejected []queue.Rejection, now time.Time) {
+func (r *Runner) shadowMeasured(q queue.Queue, pool []queue.Ticket, made []queue.Match, rejected []queue.Rejection, now time.Time) {
 	k := r.shadowTrack()
 	created := make(map[string]time.Time, len(pool))
 	for i := range pool {
@@ -86,14 +86,14 @@ func (r *runner) shadowMeasured(q queue.Queue, pool []queue.Ticket, made []queue
 }
 
 // shadowFailed records a shadow call that failed.
-func (r *runner) shadowFailed(now time.Time) {
+func (r *Runner) shadowFailed(now time.Time) {
 	k := r.shadowTrack()
 	k.function = append(k.function, shadowSample{at: now, isCall: true, failed: true})
 	k.prune(now)
 }
 
 // shadowRules records the built-in pass's committed matches of a queue in mode shadow.
-func (r *runner) shadowRules(q queue.Queue, list []queue.Ticket, w queue.TickWrite, done queue.TickCommitted, now time.Time) {
+func (r *Runner) shadowRules(q queue.Queue, list []queue.Ticket, w queue.TickWrite, done queue.TickCommitted, now time.Time) {
 	if q.MatchFunction == nil || q.MatchFunction.Mode != queue.FunctionShadow {
 		return
 	}
@@ -114,7 +114,7 @@ func (r *runner) shadowRules(q queue.Queue, list []queue.Ticket, w queue.TickWri
 	k.prune(now)
 }
 
-func (r *runner) shadowTrack() *shadowTracker {
+func (r *Runner) shadowTrack() *shadowTracker {
 	if r.shadowK == nil {
 		r.shadowK = &shadowTracker{}
 	}

@@ -1,4 +1,4 @@
-package queuesvc
+package queueleader
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func (st *functionState) published() *queue.FunctionBackoff {
 // takeBackoff starts a leadership of q with the backoff the last leader of the queue (or of
 // the runner's partition) published. Its next call is not put later than one backoff step
 // from now: a predecessor whose clock ran ahead does not silence the function for longer.
-func (r *runner) takeBackoff(ctx context.Context, q queue.Queue) {
+func (r *Runner) takeBackoff(ctx context.Context, q queue.Queue) {
 	if q.MatchFunction == nil {
 		return
 	}
@@ -32,7 +32,7 @@ func (r *runner) takeBackoff(ctx context.Context, q queue.Queue) {
 	if b == nil || b.Failures <= 0 {
 		return
 	}
-	now := r.deps.clock.Now()
+	now := r.deps.Clock.Now()
 	next := b.Next
 	if limit := now.Add(functionBackoff(q.Tick, b.Failures)); next.After(limit) {
 		next = limit
@@ -42,8 +42,8 @@ func (r *runner) takeBackoff(ctx context.Context, q queue.Queue) {
 
 // publishedBackoff reads the backoff the last leader published, nil when none or when it
 // cannot be read (the new leader then starts afresh, as it did before backoffs were shared).
-func (r *runner) publishedBackoff(ctx context.Context, q queue.Queue) *queue.FunctionBackoff {
-	published, err := r.deps.store.PublishedStats(ctx, q.Name)
+func (r *Runner) publishedBackoff(ctx context.Context, q queue.Queue) *queue.FunctionBackoff {
+	published, err := r.deps.Store.PublishedStats(ctx, q.Name)
 	if err != nil {
 		return nil
 	}

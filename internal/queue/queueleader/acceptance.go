@@ -1,4 +1,4 @@
-package queuesvc
+package queueleader
 
 import (
 	"context"
@@ -11,12 +11,12 @@ import (
 )
 
 // The ready check's leader side (its types and store are queue/acceptance.go's; a player's
-// answer is acceptance_service.go's): the runner proposes a tick's matches, accounts for its
+// answer is queuesvc/acceptance_service.go's): the runner proposes a tick's matches, accounts for its
 // held tickets, and expires the proposals past their deadline.
 
 // propose writes the tick's matches of a queue with a ready check as proposals: fills of
 // backfills are not proposed (their match is running already) and go with the tick's commit.
-func (r *runner) propose(ctx context.Context, q queue.Queue, w *queue.TickWrite, now time.Time) {
+func (r *Runner) propose(ctx context.Context, q queue.Queue, w *queue.TickWrite, now time.Time) {
 	if (q.Acceptance == nil && q.Allocator == nil) || len(w.Matches) == 0 {
 		return
 	}
@@ -40,12 +40,12 @@ func (r *runner) propose(ctx context.Context, q queue.Queue, w *queue.TickWrite,
 	} else {
 		pw.Placing, pw.AcceptBy = true, now.Add(q.Allocator.Timeout)
 	}
-	done, err := queue.Propose(ctx, r.deps.store, q.Name, pw)
+	done, err := queue.Propose(ctx, r.deps.Store, q.Name, pw)
 	if err != nil {
-		r.deps.logger.Warn("queue: cannot write the tick's proposals; they are made again at the next tick", "queue", q.Name, "err", err)
+		r.deps.Logger.Warn("queue: cannot write the tick's proposals; they are made again at the next tick", "queue", q.Name, "err", err)
 		return
 	}
-	r.deps.metrics.claims(q.Name, done)
+	r.deps.Metrics.Claims(q.Name, done)
 	stored := make(map[string]bool, len(done.Matches))
 	for _, id := range done.Matches {
 		stored[id] = true
@@ -55,7 +55,7 @@ func (r *runner) propose(ctx context.Context, q queue.Queue, w *queue.TickWrite,
 			continue
 		}
 		if !pw.Placing {
-			r.deps.metrics.proposed(q.Name)
+			r.deps.Metrics.Proposed(q.Name)
 		}
 		for _, id := range m.Tickets() {
 			if t, ok := r.waiting[id]; ok {
@@ -81,7 +81,7 @@ type heldTicket struct {
 // goes to the stats and the wait metrics, and its match (once) to the stats' matches; back
 // to searching or ended otherwise, it is no longer held. A new leader holds none: the
 // matches its predecessor proposed are not in its stats.
-func (r *runner) heldChanged(queueName string, t queue.Ticket, now time.Time, counted map[string]bool) {
+func (r *Runner) heldChanged(queueName string, t queue.Ticket, now time.Time, counted map[string]bool) {
 	h, ok := r.held[t.ID]
 	if !ok || t.Status == queue.Proposed || t.Status == queue.Placing {
 		return
@@ -97,8 +97,8 @@ func (r *runner) heldChanged(queueName string, t queue.Ticket, now time.Time, co
 		counted[h.match], quality = true, h.quality
 	}
 	r.track.MatchedLater(now, quality, samples)
-	r.deps.metrics.waited(queueName, samples)
-	r.deps.metrics.waits(queueName, wait)
+	r.deps.Metrics.Waited(queueName, samples)
+	r.deps.Metrics.Waits(queueName, wait)
 }
 
 // expireProposals resolves the queue's proposals past their deadline, while this replica
@@ -106,17 +106,17 @@ func (r *runner) heldChanged(queueName string, t queue.Ticket, now time.Time, co
 // proposals are open (a ready check removed from the definition, a leader that took over).
 // Of a partitioned queue the runner of the queue as a whole calls it (queueWide), not the
 // partitions': the proposals are the queue's, resolved once.
-func (r *runner) expireProposals(ctx context.Context, q queue.Queue, now time.Time) {
+func (r *Runner) expireProposals(ctx context.Context, q queue.Queue, now time.Time) {
 	if q.Acceptance == nil && q.Allocator == nil && !r.openProposals {
 		return
 	}
-	resolved, open, err := queue.ExpireProposals(ctx, r.deps.store, q.Name, now)
+	resolved, open, err := queue.ExpireProposals(ctx, r.deps.Store, q.Name, now)
 	if err != nil {
-		r.deps.logger.Warn("queue: cannot expire the queue's proposals; tried again at the next tick", "queue", q.Name, "err", err)
+		r.deps.Logger.Warn("queue: cannot expire the queue's proposals; tried again at the next tick", "queue", q.Name, "err", err)
 		return
 	}
 	for _, p := range resolved {
-		r.deps.work.proposalResolved(p)
+		r.deps.ProposalResolved(p)
 	}
 	r.openProposals = open > 0
 }

@@ -1,4 +1,4 @@
-package queuesvc
+package queueleader
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 // The leader's side of a queue's match function (queue/matchfunction.go): at each tick it sends the
 // pool, reads the proposals, checks them (FunctionCheck), and hands the made matches to the
 // tick's commit as the built-in pass's are (mode replace); or commits the built-in pass's
-// and measures the function's beside them (mode shadow). The call itself is the Service's
-// (matchfunction_service.go).
+// and measures the function's beside them (mode shadow). The call itself is the service's
+// (Deps.SendPool: queuesvc/matchfunction_service.go).
 
 // functionState is a leader's record of its queue's match function: the last call's tick
 // number, and the failures in a row that hold the next call back.
@@ -45,15 +45,15 @@ const functionLeftOut = "not in the match function's matches"
 // built-in pass makes them (on_failure rules) or the tickets wait, saying why (wait). The
 // queue's rules still filter the pool: a ticket past its time or out of every region's reach
 // expires as it would (functionPool).
-func (r *runner) pass(ctx context.Context, q queue.Queue, list []queue.Ticket, now time.Time) (queue.TickWrite, error) {
+func (r *Runner) pass(ctx context.Context, q queue.Queue, list []queue.Ticket, now time.Time) (queue.TickWrite, error) {
 	mf := q.MatchFunction
 	if mf == nil || mf.Mode != queue.FunctionReplace {
-		return r.deps.matcher.Match(q, list, now)
+		return r.deps.Matcher.Match(q, list, now)
 	}
 	expired, pool := functionPool(q, list, now)
 	proposals, failure, called := r.callFunction(ctx, q, pool, now)
 	if failure != "" && mf.OnFailure == queue.FailureRules {
-		return r.deps.matcher.Match(q, list, now)
+		return r.deps.Matcher.Match(q, list, now)
 	}
 	w := queue.TickWrite{Expired: expired}
 	why := queue.WaitingOn{Rule: queue.WaitMatchFunction, Detail: failure}
@@ -79,13 +79,13 @@ func (r *runner) pass(ctx context.Context, q queue.Queue, list []queue.Ticket, n
 // shadow is mode shadow's call at a tick, made beside the tick (matchfunction_shadowcall.go):
 // the built-in pass's matches are committed and the next tick starts on time however long
 // the function takes.
-func (r *runner) shadow(q queue.Queue, list []queue.Ticket, now time.Time) {
+func (r *Runner) shadow(q queue.Queue, list []queue.Ticket, now time.Time) {
 	busy := r.collectShadow()
 	if q.MatchFunction == nil || q.MatchFunction.Mode != queue.FunctionShadow || !r.leading.Load() {
 		return
 	}
 	if busy {
-		r.deps.metrics.functionCalled(callSkipped, 0)
+		r.deps.Metrics.FunctionCalled(CallSkipped, 0)
 		return
 	}
 	_, pool := functionPool(q, list, now)
@@ -161,7 +161,7 @@ func leaving(expired []queue.Expiry, made []queue.Match) map[string]bool {
 // the call). A function is sent no backfill, so only the pass fills them; its new matches are
 // not kept (they are the function's to make), nor its expiries (the tick's are the
 // function's pool's). The pass runs only when a backfill searches.
-func (r *runner) fills(q queue.Queue, list []queue.Ticket, expired []queue.Expiry, made []queue.Match, now time.Time) []queue.Match {
+func (r *Runner) fills(q queue.Queue, list []queue.Ticket, expired []queue.Expiry, made []queue.Match, now time.Time) []queue.Match {
 	if !slices.ContainsFunc(list, func(t queue.Ticket) bool { return t.Backfill != nil }) {
 		return nil
 	}
@@ -172,9 +172,9 @@ func (r *runner) fills(q queue.Queue, list []queue.Ticket, expired []queue.Expir
 			rest = append(rest, t)
 		}
 	}
-	w, err := r.deps.matcher.Match(q, rest, now)
+	w, err := r.deps.Matcher.Match(q, rest, now)
 	if err != nil {
-		r.deps.logger.Warn("queue: the built-in pass over the backfills failed; none is filled at this tick", "queue", q.Name, "err", err)
+		r.deps.Logger.Warn("queue: the built-in pass over the backfills failed; none is filled at this tick", "queue", q.Name, "err", err)
 		return nil
 	}
 	var fills []queue.Match
@@ -189,12 +189,12 @@ func (r *runner) fills(q queue.Queue, list []queue.Ticket, expired []queue.Expir
 // callFunction sends the pool to the queue's function (not while it backs off, nor an empty
 // pool) and returns its proposals, or why the call failed (or why none is made), in words,
 // and whether a call was made.
-func (r *runner) callFunction(ctx context.Context, q queue.Queue, pool []queue.Ticket, now time.Time) ([]queue.ProposedMatch, string, bool) {
+func (r *Runner) callFunction(ctx context.Context, q queue.Queue, pool []queue.Ticket, now time.Time) ([]queue.ProposedMatch, string, bool) {
 	req, why, ok := r.beginCall(q, pool, now)
 	if !ok {
 		return nil, why, false
 	}
-	proposals, detail, err := r.deps.sendPool(ctx, *q.MatchFunction, req)
+	proposals, detail, err := r.deps.SendPool(ctx, *q.MatchFunction, req)
 	r.settleCall(q, now, err, detail)
 	if err != nil {
 		return nil, detail, true
@@ -204,13 +204,13 @@ func (r *runner) callFunction(ctx context.Context, q queue.Queue, pool []queue.T
 
 // beginCall is the request of a call of q's function with pool, and ok; or not ok, while it
 // backs off (why says so) or when the pool is empty (why "").
-func (r *runner) beginCall(q queue.Queue, pool []queue.Ticket, now time.Time) (req queue.FunctionRequest, why string, ok bool) {
+func (r *Runner) beginCall(q queue.Queue, pool []queue.Ticket, now time.Time) (req queue.FunctionRequest, why string, ok bool) {
 	if r.fn == nil {
 		r.fn = &functionState{}
 	}
 	st := r.fn
 	if now.Before(st.next) {
-		r.deps.metrics.functionCalled(callBackoff, 0)
+		r.deps.Metrics.FunctionCalled(CallBackoff, 0)
 		return req, fmt.Sprintf("%s (%d failures in a row; the next call in %s)", st.last, st.failures, st.next.Sub(now).Round(time.Millisecond)), false
 	}
 	if len(pool) == 0 {
@@ -222,7 +222,7 @@ func (r *runner) beginCall(q queue.Queue, pool []queue.Ticket, now time.Time) (r
 }
 
 // settleCall ends a call made at now: a success ends the backoff, a failure adds a step.
-func (r *runner) settleCall(q queue.Queue, now time.Time, err error, detail string) {
+func (r *Runner) settleCall(q queue.Queue, now time.Time, err error, detail string) {
 	st := r.fn
 	if err == nil {
 		st.failures, st.next = 0, time.Time{}
@@ -230,14 +230,14 @@ func (r *runner) settleCall(q queue.Queue, now time.Time, err error, detail stri
 	}
 	st.failures++
 	st.next, st.last = now.Add(functionBackoff(q.Tick, st.failures)), detail
-	r.deps.logger.Warn("queue: the match function failed", "queue", q.Name, "err", err,
+	r.deps.Logger.Warn("queue: the match function failed", "queue", q.Name, "err", err,
 		"failures", st.failures, "next_call_in", st.next.Sub(now))
 }
 
 // stillLeading renews the lease after a call long enough to have let it run low, and says
 // whether the replica still leads the queue (if not, the tick writes nothing).
-func (r *runner) stillLeading(ctx context.Context, q queue.Queue) bool {
-	ls, ok := r.deps.store.(queue.LeaseStore)
+func (r *Runner) stillLeading(ctx context.Context, q queue.Queue) bool {
+	ls, ok := r.deps.Store.(queue.LeaseStore)
 	if !ok || ls.LeaseLeft(r.key) > ls.LeaseRenewal() {
 		return true
 	}
@@ -247,26 +247,26 @@ func (r *runner) stillLeading(ctx context.Context, q queue.Queue) bool {
 // checkProposals checks the function's proposals (mode replace) against the tickets still
 // searching after the call (the changes made meanwhile loaded). Rejected ones are counted and
 // logged with their tickets; the made matches are returned.
-func (r *runner) checkProposals(ctx context.Context, q queue.Queue, pool []queue.Ticket, proposals []queue.ProposedMatch, now time.Time) []queue.Match {
+func (r *Runner) checkProposals(ctx context.Context, q queue.Queue, pool []queue.Ticket, proposals []queue.ProposedMatch, now time.Time) []queue.Match {
 	c := queue.FunctionCheck{Queue: &q, Pool: pool, Now: now}
 	if err := r.load(ctx, q); err != nil {
-		r.deps.logger.Warn("queue: cannot load the changes made during the match function's call", "queue", q.Name, "err", err)
+		r.deps.Logger.Warn("queue: cannot load the changes made during the match function's call", "queue", q.Name, "err", err)
 	}
 	c.Searching = func(id string) bool { _, ok := r.waiting[id]; return ok }
 	made, rejected := c.Check(proposals)
-	r.deps.metrics.functionRejected(q.Name, rejected)
+	r.deps.Metrics.FunctionRejected(q.Name, rejected)
 	r.logRejections(q, rejected, false)
 	return made
 }
 
 // logRejections logs the rejected proposals, at most maxRejectionLogs of them.
-func (r *runner) logRejections(q queue.Queue, rejected []queue.Rejection, shadow bool) {
+func (r *Runner) logRejections(q queue.Queue, rejected []queue.Rejection, shadow bool) {
 	for i, x := range rejected {
 		if i == maxRejectionLogs {
-			r.deps.logger.Warn("queue: more of the match function's proposals rejected", "queue", q.Name, "rejected", len(rejected)-i)
+			r.deps.Logger.Warn("queue: more of the match function's proposals rejected", "queue", q.Name, "rejected", len(rejected)-i)
 			break
 		}
-		r.deps.logger.Warn("queue: the match function's proposal rejected", "queue", q.Name, "shadow", shadow,
+		r.deps.Logger.Warn("queue: the match function's proposal rejected", "queue", q.Name, "shadow", shadow,
 			"match", x.Match, "reason", string(x.Reason), "detail", x.Detail, "tickets", x.Tickets)
 	}
 }

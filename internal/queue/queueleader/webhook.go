@@ -1,4 +1,4 @@
-package queuesvc
+package queueleader
 
 import (
 	"context"
@@ -8,8 +8,9 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// The webhook's leader side (the Service's delivery of the outbox is webhook_service.go's): the
-// runner's deliverer, woken by its ticks, retrying with backoff.
+// The webhook's leader side (the service's delivery of the outbox is
+// queuesvc/webhook_service.go's, handed in as Deps.DeliverWebhooks): the runner's deliverer,
+// woken by its ticks, retrying with backoff.
 
 // deliverLoop posts the queue's events to its webhook while this replica leads the queue: the
 // events after the webhook cursor, in order. A failed delivery is retried with backoff
@@ -20,10 +21,10 @@ import (
 // 425 and 429), or that failed WebhookMaxAttempts times, or is older than WebhookMaxAge when
 // it fails, is dead-lettered: logged, counted, and passed over, so one bad event does not
 // hold back every later one, nor keep the purge from the queue's events.
-func (r *runner) deliverLoop(ctx context.Context) {
-	clock := r.deps.clock
+func (r *Runner) deliverLoop(ctx context.Context) {
+	clock := r.deps.Clock
 	var retryAt time.Time // zero: no failure pending
-	var head failingEvent
+	var head FailingEvent
 	for {
 		wait := time.Second
 		if !retryAt.IsZero() {
@@ -43,21 +44,21 @@ func (r *runner) deliverLoop(ctx context.Context) {
 		}
 		q := r.def.Load()
 		if !r.leading.Load() || q.Webhook == nil {
-			retryAt, head = time.Time{}, failingEvent{}
+			retryAt, head = time.Time{}, FailingEvent{}
 			continue
 		}
-		err := r.deps.work.deliverWebhooks(ctx, *q, &head)
-		if errors.Is(err, queue.ErrOutboxHandover) || errors.Is(err, errNotLeading) {
+		err := r.deps.DeliverWebhooks(ctx, *q, &head)
+		if errors.Is(err, queue.ErrOutboxHandover) || errors.Is(err, ErrNotLeading) {
 			// Not a failure of the receiver's: the outbox is (still) another leader's.
-			retryAt = clock.Now().Add(min(r.deps.webhookBackoff, time.Second))
-			r.deps.logger.Debug("queue: webhook delivery waits for the queue's outbox", "queue", q.Name, "err", err)
+			retryAt = clock.Now().Add(min(r.deps.WebhookBackoff, time.Second))
+			r.deps.Logger.Debug("queue: webhook delivery waits for the queue's outbox", "queue", q.Name, "err", err)
 			continue
 		}
 		if err != nil {
-			backoff := min(r.deps.webhookBackoff<<min(max(head.attempts-1, 0), 16), 60*r.deps.webhookBackoff)
+			backoff := min(r.deps.WebhookBackoff<<min(max(head.Attempts-1, 0), 16), 60*r.deps.WebhookBackoff)
 			retryAt = clock.Now().Add(backoff)
 			if ctx.Err() == nil {
-				r.deps.logger.Warn("queue: webhook delivery failed; retrying", "queue", q.Name, "err", err, "attempt", head.attempts, "retry_in", backoff.String())
+				r.deps.Logger.Warn("queue: webhook delivery failed; retrying", "queue", q.Name, "err", err, "attempt", head.Attempts, "retry_in", backoff.String())
 			}
 			continue
 		}

@@ -1,4 +1,4 @@
-package queuesvc
+package queueleader
 
 import (
 	"cmp"
@@ -16,15 +16,15 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue/queuestats"
 )
 
-// The runner, the leader's loop of one queue or partition (the Service starts and stops the
-// runners: runners.go): it leads, renews its lease, loads the queue's changes, runs the pass,
+// The runner, the leader's loop of one queue or partition (the Registry starts and stops the
+// runners: registry.go): it leads, renews its lease, loads the queue's changes, runs the pass,
 // proposes or commits what it decided, and keeps the stats.
 
-// runner ticks one queue, or one partition of a partitioned queue (queue/partition.go). Its fields
+// Runner ticks one queue, or one partition of a partitioned queue (queue/partition.go). Its fields
 // other than def belong to its goroutine.
-type runner struct {
-	deps *leaderDeps // what it uses of the replica, shared by its runners
-	reg  *registry   // the replica's runners, this one among them
+type Runner struct {
+	deps *Deps     // what it uses of the replica, shared by its runners
+	reg  *Registry // the replica's runners, this one among them
 	def  atomic.Pointer[queue.Queue]
 	unit
 	cancel context.CancelFunc
@@ -55,23 +55,36 @@ type runner struct {
 	allocating sync.Map
 	held       map[string]heldTicket // while leading (acceptance.go)
 	// fn and shadowK are the queue's match function's calls and shadow measure, while
-	// leading (matchfunction_tick.go, matchfunction_shadow.go).
+	// leading (matchfunction.go, matchfunction_shadow.go).
 	fn      *functionState
 	shadowK *shadowTracker
 	shadowC shadowCall // the shadow call beside the ticks (matchfunction_shadowcall.go)
 }
 
-func (r *runner) stop() {
+func (r *Runner) stop() {
 	r.cancel()
 	r.done.Wait()
 }
+
+// Leading says whether the runner leads its queue or partition now.
+func (r *Runner) Leading() bool { return r.leading.Load() }
+
+// Def is the queue's definition the runner ticks by.
+func (r *Runner) Def() *queue.Queue { return r.def.Load() }
+
+// Stats are the queue's (or partition's) stats of the last snapshot while leading, nil
+// otherwise.
+func (r *Runner) Stats() *queue.Stats { return r.stats.Load() }
+
+// WaitingOn is why each ticket the last pass left searching waits, while leading.
+func (r *Runner) WaitingOn() *queue.Waits { return r.waitingOn.Load() }
 
 // loop ticks the queue every q.Tick on the service's clock, and renews the lease between
 // ticks. Each wake is due at a time (the last tick's start and a Tick, or the next renewal),
 // so that a clock that moved on while the tick ran wakes the loop at once: a test that
 // advances its fake clock during a tick loses no tick.
-func (r *runner) loop(ctx context.Context) {
-	clock := r.deps.clock
+func (r *Runner) loop(ctx context.Context) {
+	clock := r.deps.Clock
 	timer := clock.NewTimer(0)
 	defer timer.Stop()
 	var ticked time.Time // when the last tick started
@@ -106,16 +119,16 @@ func (r *runner) loop(ctx context.Context) {
 // nextWake is how long the loop sleeps: until the next tick, or the next renewal of the
 // store's lease if that comes first (a queue that ticks once a minute would otherwise lose
 // a 10 s lease between its ticks).
-func (r *runner) nextWake(q queue.Queue, ticked time.Time) time.Duration {
-	wait := max(ticked.Add(q.Tick).Sub(r.deps.clock.Now()), 0)
-	if ls, ok := r.deps.store.(queue.LeaseStore); ok {
+func (r *Runner) nextWake(q queue.Queue, ticked time.Time) time.Duration {
+	wait := max(ticked.Add(q.Tick).Sub(r.deps.Clock.Now()), 0)
+	if ls, ok := r.deps.Store.(queue.LeaseStore); ok {
 		wait = min(wait, ls.LeaseRenewal())
 	}
 	return wait
 }
 
 // keepLease renews the lease between two ticks.
-func (r *runner) keepLease(parent context.Context, q queue.Queue) {
+func (r *Runner) keepLease(parent context.Context, q queue.Queue) {
 	ctx, cancel := context.WithTimeout(parent, 5*time.Second)
 	defer cancel()
 	r.lead(ctx, q)
@@ -123,14 +136,14 @@ func (r *runner) keepLease(parent context.Context, q queue.Queue) {
 
 // lead tries to lead the queue (renewing the lease), and drops the leader's view when it does
 // not lead it.
-func (r *runner) lead(ctx context.Context, q queue.Queue) bool {
-	log := r.deps.logger.With("queue", q.Name)
+func (r *Runner) lead(ctx context.Context, q queue.Queue) bool {
+	log := r.deps.Logger.With("queue", q.Name)
 	if r.part != "" {
 		log = log.With("partition", r.part)
 	}
 	lead, err := r.leadUnit(ctx)
 	if errors.Is(err, queue.ErrTakeoverRefused) {
-		r.deps.metrics.takeoverRefused(q.Name)
+		r.deps.Metrics.TakeoverRefused(q.Name)
 	}
 	if err != nil || !lead {
 		if r.leading.Load() {
@@ -156,15 +169,15 @@ func (r *runner) lead(ctx context.Context, q queue.Queue) bool {
 	return true
 }
 
-func (r *runner) resign() {
+func (r *Runner) resign() {
 	if !r.leading.Load() {
 		return
 	}
 	q := r.def.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), resignWait)
 	defer cancel()
-	if _, err := abandonable(ctx, func() (bool, error) { return true, r.deps.store.Resign(ctx, r.key) }); err != nil {
-		r.deps.logger.Warn("queue: resigning failed; the lock goes with the session", "queue", q.Name, "partition", r.part, "err", err)
+	if _, err := abandonable(ctx, func() (bool, error) { return true, r.deps.Store.Resign(ctx, r.key) }); err != nil {
+		r.deps.Logger.Warn("queue: resigning failed; the lock goes with the session", "queue", q.Name, "partition", r.part, "err", err)
 	}
 	r.leading.Store(false)
 	r.set.leaving(r)
@@ -199,10 +212,10 @@ func abandonable(ctx context.Context, call func() (bool, error)) (bool, error) {
 
 // tick is one tick of the queue: lead or not, and if leading, load the changes since the last
 // tick, run the pass and write what it decided.
-func (r *runner) tick(parent context.Context, q queue.Queue) {
+func (r *Runner) tick(parent context.Context, q queue.Queue) {
 	ctx, cancel := context.WithTimeout(parent, max(5*q.Tick, 5*time.Second)+functionTimeout(q))
 	defer cancel()
-	log := r.deps.logger.With("queue", q.Name, "partition", r.part)
+	log := r.deps.Logger.With("queue", q.Name, "partition", r.part)
 	if !r.lead(ctx, q) {
 		return
 	}
@@ -210,14 +223,14 @@ func (r *runner) tick(parent context.Context, q queue.Queue) {
 		r.queueWide(ctx, q)
 		return
 	}
-	start := r.deps.clock.Now()
+	start := r.deps.Clock.Now()
 	if err := r.load(ctx, q); err != nil {
 		log.Warn("queue: cannot load the queue's changes", "err", err)
 		return
 	}
 	ctx, span := r.tickSpan(ctx, q)
 	defer span.End()
-	now := r.deps.clock.Now().UTC()
+	now := r.deps.Clock.Now().UTC()
 	if r.part == "" { // a partition's are the queue's runner's (queueWide)
 		r.expireProposals(ctx, q, now)
 		r.placeMatches(ctx, q)
@@ -237,7 +250,7 @@ func (r *runner) tick(parent context.Context, q queue.Queue) {
 	r.waitingOn.Store(cmp.Or(w.Waiting, &queue.Waits{}))
 	if len(w.Matches)+len(w.Expired) > 0 {
 		w.At, w.Partition, w.ClaimFor = now, r.part, q.TicketTTL
-		done, err := queue.CommitTick(ctx, r.deps.store, q.Name, w)
+		done, err := queue.CommitTick(ctx, r.deps.Store, q.Name, w)
 		if err != nil {
 			log.Warn("queue: cannot write the tick; its matches are retried at the next tick", "err", err)
 			endSpan(span, err)
@@ -248,13 +261,13 @@ func (r *runner) tick(parent context.Context, q queue.Queue) {
 		r.kickDeliverer(q.Name)
 	}
 	r.shadow(q, list, now)                       // after the commit too, with the pool the pass had
-	r.deps.metrics.ruleBlocks(q.Name, w.Waiting) // after the commit: it holds up no match
+	r.deps.Metrics.RuleBlocks(q.Name, w.Waiting) // after the commit: it holds up no match
 	players := 0
 	for _, t := range r.waiting {
 		players += len(t.Players)
 	}
 	searching, players := r.set.searchingNow(r, len(r.waiting), players)
-	r.deps.metrics.ticked(q.Name, r.deps.clock.Since(start), searching, players)
+	r.deps.Metrics.Ticked(q.Name, r.deps.Clock.Since(start), searching, players)
 	var oldest time.Time
 	if len(list) > 0 {
 		oldest = list[0].CreatedAt
@@ -264,7 +277,7 @@ func (r *runner) tick(parent context.Context, q queue.Queue) {
 
 // snapshot rebuilds the queue's stats from the counters, at most every StatsRefresh, and
 // publishes them to the store every StatsPublish for the replicas that do not lead it.
-func (r *runner) snapshot(ctx context.Context, queueName string, now, oldest time.Time) {
+func (r *Runner) snapshot(ctx context.Context, queueName string, now, oldest time.Time) {
 	if !r.snapped.IsZero() && now.Sub(r.snapped) < queue.StatsRefresh && now.After(r.snapped) {
 		return
 	}
@@ -272,7 +285,7 @@ func (r *runner) snapshot(ctx context.Context, queueName string, now, oldest tim
 	st := r.track.Snapshot(queueName, now, oldest)
 	st.Partition = r.part
 	if r.part != "" {
-		st.Leader = r.deps.instance
+		st.Leader = r.deps.Instance
 	}
 	if w := r.waitingOn.Load(); w != nil {
 		st.WaitingOn = w.ByRule()
@@ -282,11 +295,11 @@ func (r *runner) snapshot(ctx context.Context, queueName string, now, oldest tim
 	}
 	st.FunctionBackoff = r.fn.published()
 	r.stats.Store(st)
-	r.deps.metrics.bands(queueName, st)
+	r.deps.Metrics.Bands(queueName, st)
 	if r.published.IsZero() || now.Sub(r.published) >= queue.StatsPublish || !now.After(r.published) {
 		r.published = now
-		if err := r.deps.store.PublishStats(ctx, queueName, *st); err != nil {
-			r.deps.logger.Debug("queue: cannot publish the stats", "queue", queueName, "err", err)
+		if err := r.deps.Store.PublishStats(ctx, queueName, *st); err != nil {
+			r.deps.Logger.Debug("queue: cannot publish the stats", "queue", queueName, "err", err)
 		}
 	}
 }
@@ -296,7 +309,7 @@ func (r *runner) snapshot(ctx context.Context, queueName string, now, oldest tim
 // order: sorted from the map's random order at every tick, the sort was a large part of the
 // leader's work between a match's time and its commit (docs/performance.md, "Queue feeds"). The
 // list is the runner's until its next call, which overwrites it.
-func (r *runner) sortedWaiting() []queue.Ticket {
+func (r *Runner) sortedWaiting() []queue.Ticket {
 	list := r.list[:0]
 	again := make(map[string]bool, len(r.arrived)) // loaded since: listed from arrived
 	for _, id := range r.arrived {
@@ -324,7 +337,7 @@ func (r *runner) sortedWaiting() []queue.Ticket {
 }
 
 // load brings the in-memory view up to date with the queue's changes since the last tick.
-func (r *runner) load(ctx context.Context, q queue.Queue) error {
+func (r *Runner) load(ctx context.Context, q queue.Queue) error {
 	changes, cur, err := r.changes(ctx, q)
 	if err != nil {
 		return err
@@ -336,7 +349,7 @@ func (r *runner) load(ctx context.Context, q queue.Queue) error {
 	}
 	counted := map[string]bool{}
 	for _, t := range changes {
-		r.heldChanged(q.Name, t, r.deps.clock.Now().UTC(), counted)
+		r.heldChanged(q.Name, t, r.deps.Clock.Now().UTC(), counted)
 		if t.Status == queue.Searching {
 			r.waiting[t.ID] = t
 			r.arrived = append(r.arrived, t.ID)
@@ -351,7 +364,7 @@ func (r *runner) load(ctx context.Context, q queue.Queue) error {
 }
 
 // committed drops what a tick matched or expired from the view, and records it.
-func (r *runner) committed(queue string, w queue.TickWrite, done queue.TickCommitted, now time.Time) {
+func (r *Runner) committed(queue string, w queue.TickWrite, done queue.TickCommitted, now time.Time) {
 	stored := make(map[string]bool, len(done.Matches))
 	for _, id := range done.Matches {
 		stored[id] = true
@@ -374,8 +387,8 @@ func (r *runner) committed(queue string, w queue.TickWrite, done queue.TickCommi
 		}
 		r.track.Matched(now, m.AverageDifference, m.BackfillOf != "", samples)
 		r.track.HourMatched(now, m, samples)
-		r.deps.metrics.matched(queue, m, waits)
-		r.deps.metrics.waited(queue, samples)
+		r.deps.Metrics.Matched(queue, m, waits)
+		r.deps.Metrics.Waited(queue, samples)
 	}
 	reasons := make(map[string]string, len(w.Expired))
 	for _, e := range w.Expired {
@@ -388,9 +401,9 @@ func (r *runner) committed(queue string, w queue.TickWrite, done queue.TickCommi
 			r.track.HourExpired(now, reasons[id])
 		}
 		delete(r.waiting, id)
-		r.deps.metrics.expiredTicket(queue, reasons[id])
+		r.deps.Metrics.ExpiredTicket(queue, reasons[id])
 	}
-	r.deps.metrics.claims(queue, done)
+	r.deps.Metrics.Claims(queue, done)
 }
 
 // expiredByTTL is the expiry part of a pass alone: the tickets whose time is up.
@@ -406,9 +419,9 @@ func expiredByTTL(waiting []queue.Ticket, now time.Time) []queue.Expiry {
 
 // tickSpan starts the span of a tick with waiting tickets; a tick with none starts none (a
 // leader ticks each queue ten times a second).
-func (r *runner) tickSpan(ctx context.Context, q queue.Queue) (context.Context, trace.Span) {
+func (r *Runner) tickSpan(ctx context.Context, q queue.Queue) (context.Context, trace.Span) {
 	if len(r.waiting) == 0 {
 		return ctx, noSpan
 	}
-	return r.deps.tracer.Start(ctx, "queue tick", trace.WithAttributes(attrQueue.String(q.Name), attrWaiting.Int(len(r.waiting))))
+	return r.deps.Tracer.Start(ctx, "queue tick", trace.WithAttributes(AttrQueue.String(q.Name), attrWaiting.Int(len(r.waiting))))
 }

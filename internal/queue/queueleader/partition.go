@@ -1,4 +1,4 @@
-package queuesvc
+package queueleader
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// A partitioned queue's runners (queue/partition.go; the Service's side, the units a queue
-// needs and a ticket's runner, is partitions.go's): the share of the partitions a replica
+// A partitioned queue's runners (queue/partition.go; the units a queue needs and a ticket's
+// runner are registry.go's): the share of the partitions a replica
 // leads, and what a partition's runner does besides the loop.
 
 // unit is what one runner leads: a queue without partitions (key its name), a partitioned
@@ -30,14 +30,14 @@ type partitionSet struct {
 	share atomic.Int64
 
 	mu        sync.Mutex
-	held      map[*runner]bool   // the partition runners that lead, or are about to try
-	searching map[*runner][2]int // each partition's tickets and players at its last tick
+	held      map[*Runner]bool   // the partition runners that lead, or are about to try
+	searching map[*Runner][2]int // each partition's tickets and players at its last tick
 }
 
 // hold says whether r may lead its partition now: it does and the replica holds no more than
 // its share, or it does not and the replica holds less. Over its share (a replica came up),
 // r lets its partition go; taking, r counts as held until release.
-func (ps *partitionSet) hold(r *runner) bool {
+func (ps *partitionSet) hold(r *Runner) bool {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	share := int(ps.share.Load())
@@ -56,7 +56,7 @@ func (ps *partitionSet) hold(r *runner) bool {
 }
 
 // leaving says r no longer leads its partition (or did not get it).
-func (ps *partitionSet) leaving(r *runner) {
+func (ps *partitionSet) leaving(r *Runner) {
 	if ps == nil {
 		return
 	}
@@ -68,7 +68,7 @@ func (ps *partitionSet) leaving(r *runner) {
 
 // searchingNow records r's searching tickets and players, and returns the queue's on this
 // replica (the partitions it leads): the gauges are the queue's.
-func (ps *partitionSet) searchingNow(r *runner, tickets, players int) (int, int) {
+func (ps *partitionSet) searchingNow(r *Runner, tickets, players int) (int, int) {
 	if ps == nil {
 		return tickets, players
 	}
@@ -84,16 +84,16 @@ func (ps *partitionSet) searchingNow(r *runner, tickets, players int) (int, int)
 
 // leadUnit is Lead of the runner's unit: a partition past the replica's share is not asked
 // for, and one this replica leads past it is resigned, for a replica that leads less to take.
-func (r *runner) leadUnit(ctx context.Context) (bool, error) {
+func (r *Runner) leadUnit(ctx context.Context) (bool, error) {
 	if r.part != "" && !r.set.hold(r) {
 		if r.leading.Load() {
-			r.deps.logger.Info("queue: letting a partition go to another replica (over this one's share)",
+			r.deps.Logger.Info("queue: letting a partition go to another replica (over this one's share)",
 				"queue", r.def.Load().Name, "partition", r.part, "share", r.set.share.Load())
 			r.resign()
 		}
 		return false, nil
 	}
-	ok, err := abandonable(ctx, func() (bool, error) { return r.deps.store.Lead(ctx, r.key) })
+	ok, err := abandonable(ctx, func() (bool, error) { return r.deps.Store.Lead(ctx, r.key) })
 	if !ok || err != nil {
 		r.set.leaving(r)
 	}
@@ -104,28 +104,28 @@ func (r *runner) leadUnit(ctx context.Context) (bool, error) {
 // propose their matches (a ready check's, an allocator's), but the proposals and the matches
 // being placed are the queue's in the stores, so their deadlines are expired and their
 // placements started here, once for the queue, by its leader.
-func (r *runner) queueWide(ctx context.Context, q queue.Queue) {
-	r.expireProposals(ctx, q, r.deps.clock.Now().UTC())
+func (r *Runner) queueWide(ctx context.Context, q queue.Queue) {
+	r.expireProposals(ctx, q, r.deps.Clock.Now().UTC())
 	r.placeMatches(ctx, q)
 }
 
 // markLeading sets the leadership metrics of the runner's unit.
-func (r *runner) markLeading(queue string, yes bool) {
+func (r *Runner) markLeading(queue string, yes bool) {
 	if r.part == "" {
-		r.deps.metrics.leading(queue, yes) // the queue's (a partitioned one's: its webhooks)
+		r.deps.Metrics.Leading(queue, yes) // the queue's (a partitioned one's: its webhooks)
 	}
 	if !r.whole {
-		r.deps.metrics.leadingPartition(queue, r.part, yes)
+		r.deps.Metrics.LeadingPartition(queue, r.part, yes)
 	}
 }
 
 // kickDeliverer wakes the queue's webhook deliverer after a commit, if it runs here (a
 // partition's runner delivers none itself; another replica's polls every second).
-func (r *runner) kickDeliverer(queue string) {
+func (r *Runner) kickDeliverer(queue string) {
 	d := r
 	if r.part != "" {
 		var ok bool
-		if d, ok = r.reg.runner(queue); !ok {
+		if d, ok = r.reg.Runner(queue); !ok {
 			return
 		}
 	}
@@ -137,9 +137,9 @@ func (r *runner) kickDeliverer(queue string) {
 
 // changes are the changes of the runner's unit since its cursor: a partition's own only, read
 // so by the store, rather than the queue's read by each of its partitions' runners.
-func (r *runner) changes(ctx context.Context, q queue.Queue) ([]queue.Ticket, queue.Cursor, error) {
+func (r *Runner) changes(ctx context.Context, q queue.Queue) ([]queue.Ticket, queue.Cursor, error) {
 	if r.part == "" {
-		return r.deps.store.Changes(ctx, q.Name, r.cursor)
+		return r.deps.Store.Changes(ctx, q.Name, r.cursor)
 	}
-	return r.deps.store.PartitionChanges(ctx, q, r.part, r.cursor)
+	return r.deps.Store.PartitionChanges(ctx, q, r.part, r.cursor)
 }

@@ -1,4 +1,4 @@
-package queuesvc
+package queueleader
 
 import (
 	"cmp"
@@ -17,7 +17,7 @@ import (
 func TestSortedWaitingIsEveryTicketOldestFirst(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 8))
-	r := &runner{waiting: map[string]queue.Ticket{}}
+	r := &Runner{waiting: map[string]queue.Ticket{}}
 	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 	next := 0
 	for tick := range 200 {
@@ -56,7 +56,7 @@ func TestSortedWaitingIsEveryTicketOldestFirst(t *testing.T) {
 // 30 gone since the last tick (300 arrivals a second at a 100 ms tick).
 func BenchmarkSortedWaiting(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	r := &runner{waiting: map[string]queue.Ticket{}}
+	r := &Runner{waiting: map[string]queue.Ticket{}}
 	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 	players := []queue.Player{{ID: "p", Rating: 1000}}
 	n := 0

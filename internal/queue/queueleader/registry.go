@@ -1,4 +1,4 @@
-package queuesvc
+package queueleader
 
 import (
 	"context"
@@ -10,33 +10,34 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// The replica's runners (loop.go) as one registry: Run brings them up to the stored
-// definitions (sync) and stops them (stop); a request finds a queue's or a ticket's runner, a
-// partitioned queue's set, and a queue's tick marks here.
+// The replica's runners (loop.go) as one registry: the service's Run brings them up to the
+// stored definitions (Sync) and stops them (Stop); a request finds a queue's or a ticket's
+// runner, whether a queue is partitioned, and a queue's tick marks here.
 
-// registry is the replica's runners. sync and stop are Run's, on its goroutine; the reads are
-// any caller's.
-type registry struct {
-	deps    *leaderDeps        // what its runners use of the replica
-	started map[string]*runner // by key: sync's and stop's own
-	runners sync.Map           // PartitionKey -> *runner, while Run runs
+// Registry is the replica's runners. Sync and Stop are one goroutine's (the service's Run);
+// the reads are any caller's.
+type Registry struct {
+	deps    *Deps              // what its runners use of the replica
+	started map[string]*Runner // by key: sync's and stop's own
+	runners sync.Map           // PartitionKey -> *Runner, while Run runs
 	parts   sync.Map           // partitioned queue's name -> *partitionSet, while Run runs
 	ticked  sync.Map           // queue name or PartitionKey -> *tickMarks
 }
 
-func newRegistry(d *leaderDeps) *registry {
-	return &registry{deps: d, started: map[string]*runner{}}
+// New is a registry of no runners, whose runners will use d.
+func New(d Deps) *Registry {
+	return &Registry{deps: &d, started: map[string]*Runner{}}
 }
 
-// sync starts a runner for each new queue, gives the others their current definition,
+// Sync starts a runner for each new queue, gives the others their current definition,
 // and stops those whose queue is gone.
-func (g *registry) sync(ctx context.Context) {
+func (g *Registry) Sync(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	qs, err := g.deps.store.ListQueues(rctx)
+	qs, err := g.deps.Store.ListQueues(rctx)
 	if err != nil {
 		if ctx.Err() == nil {
-			g.deps.logger.Warn("queue: cannot read the queue definitions", "err", err)
+			g.deps.Logger.Warn("queue: cannot read the queue definitions", "err", err)
 		}
 		return
 	}
@@ -59,17 +60,17 @@ func (g *registry) sync(ctx context.Context) {
 			delete(g.started, key)
 			g.runners.Delete(key)
 			if name, value := queue.SplitPartitionKey(key); value == "" {
-				g.deps.metrics.forget(name)
+				g.deps.Metrics.Forget(name)
 				g.parts.Delete(name)
 			} else {
-				g.deps.metrics.leadingPartition(name, value, false)
+				g.deps.Metrics.LeadingPartition(name, value, false)
 			}
 		}
 	}
 }
 
-// stop stops every runner sync started; their queues are resigned as they stop.
-func (g *registry) stop() {
+// Stop stops every runner Sync started; their queues are resigned as they stop.
+func (g *Registry) Stop() {
 	for key, r := range g.started {
 		r.stop()
 		delete(g.started, key)
@@ -77,9 +78,9 @@ func (g *registry) stop() {
 	}
 }
 
-func (g *registry) start(parent context.Context, q queue.Queue, u unit) *runner {
+func (g *Registry) start(parent context.Context, q queue.Queue, u unit) *Runner {
 	ctx, cancel := context.WithCancel(parent)
-	r := &runner{deps: g.deps, reg: g, unit: u, cancel: cancel, kick: make(chan struct{}, 1), delivered: make(chan struct{}), ctx: ctx}
+	r := &Runner{deps: g.deps, reg: g, unit: u, cancel: cancel, kick: make(chan struct{}, 1), delivered: make(chan struct{}), ctx: ctx}
 	r.def.Store(&q)
 	// Found by Stats before its first tick: a tick that ended before the runner was stored
 	// would leave a caller told of that tick (Ticked, a long-poll) reading stats from nowhere.
@@ -93,34 +94,34 @@ func (g *registry) start(parent context.Context, q queue.Queue, u unit) *runner 
 	return r
 }
 
-// driven registers a runner of q (a queue without partitions) that nothing starts, and
+// Driven registers a runner of q (a queue without partitions) that nothing starts, and
 // returns its tick: for a simulation that drives the leader tick by tick on a fake clock,
 // with no goroutine.
-func (g *registry) driven(q queue.Queue) func(ctx context.Context) {
-	r := &runner{deps: g.deps, reg: g, unit: unit{key: q.Name}}
+func (g *Registry) Driven(q queue.Queue) func(ctx context.Context) {
+	r := &Runner{deps: g.deps, reg: g, unit: unit{key: q.Name}}
 	r.def.Store(&q)
 	g.runners.Store(q.Name, r)
 	return func(ctx context.Context) { r.tick(ctx, q) }
 }
 
-// runner is the runner here of key (a queue's name, or a PartitionKey).
-func (g *registry) runner(key string) (*runner, bool) {
+// Runner is the runner here of key (a queue's name, or a PartitionKey).
+func (g *Registry) Runner(key string) (*Runner, bool) {
 	v, ok := g.runners.Load(key)
 	if !ok {
 		return nil, false
 	}
-	return v.(*runner), true
+	return v.(*Runner), true
 }
 
-// partitioned says whether queue is partitioned, as this replica's runners know it.
-func (g *registry) partitioned(queueName string) bool {
+// Partitioned says whether queue is partitioned, as this replica's runners know it.
+func (g *Registry) Partitioned(queueName string) bool {
 	_, ok := g.parts.Load(queueName)
 	return ok
 }
 
-// partitionOf is t's partition, and ok, when this replica's runners know its queue as
+// PartitionOf is t's partition, and ok, when this replica's runners know its queue as
 // partitioned.
-func (g *registry) partitionOf(t *queue.Ticket) (string, bool) {
+func (g *Registry) PartitionOf(t *queue.Ticket) (string, bool) {
 	v, ok := g.parts.Load(t.Queue)
 	if !ok {
 		return "", false
@@ -132,21 +133,21 @@ func (g *registry) partitionOf(t *queue.Ticket) (string, bool) {
 	return q.PartitionOf(t.Attributes), true
 }
 
-// runnerOf is the runner here of t's queue, or of its partition in a partitioned queue.
-func (g *registry) runnerOf(t *queue.Ticket) (*runner, bool) {
+// RunnerOf is the runner here of t's queue, or of its partition in a partitioned queue.
+func (g *Registry) RunnerOf(t *queue.Ticket) (*Runner, bool) {
 	key := t.Queue
-	if part, ok := g.partitionOf(t); ok {
+	if part, ok := g.PartitionOf(t); ok {
 		key = queue.PartitionKey(t.Queue, part)
 	}
-	return g.runner(key)
+	return g.Runner(key)
 }
 
-// partitionRunners are the runners here of queue's partitions, by value.
-func (g *registry) partitionRunners(queueName string) iter.Seq2[string, *runner] {
-	return func(yield func(string, *runner) bool) {
+// PartitionRunners are the runners here of queue's partitions, by value.
+func (g *Registry) PartitionRunners(queueName string) iter.Seq2[string, *Runner] {
+	return func(yield func(string, *Runner) bool) {
 		g.runners.Range(func(k, v any) bool {
 			if name, value := queue.SplitPartitionKey(k.(string)); name == queueName && value != "" {
-				return yield(value, v.(*runner))
+				return yield(value, v.(*Runner))
 			}
 			return true
 		})
@@ -156,26 +157,26 @@ func (g *registry) partitionRunners(queueName string) iter.Seq2[string, *runner]
 // units are the runners q needs: itself, or itself as a whole and each partition (at most
 // MaxPartitions). A store that cannot list the partitions or the replicas now leaves the last
 // known ones.
-func (g *registry) units(ctx context.Context, q queue.Queue) []unit {
+func (g *Registry) units(ctx context.Context, q queue.Queue) []unit {
 	if !q.Partitioned() {
 		g.parts.Delete(q.Name) // partition_by removed: its stats are the queue's own again
 		return []unit{{key: q.Name}}
 	}
-	v, _ := g.parts.LoadOrStore(q.Name, &partitionSet{held: map[*runner]bool{}, searching: map[*runner][2]int{}})
+	v, _ := g.parts.LoadOrStore(q.Name, &partitionSet{held: map[*Runner]bool{}, searching: map[*Runner][2]int{}})
 	set := v.(*partitionSet)
 	set.def.Store(&q)
-	values, err := g.deps.store.Partitions(ctx, q)
+	values, err := g.deps.Store.Partitions(ctx, q)
 	if err != nil {
-		g.deps.logger.Warn("queue: cannot list the queue's partitions", "queue", q.Name, "err", err)
+		g.deps.Logger.Warn("queue: cannot list the queue's partitions", "queue", q.Name, "err", err)
 		values = g.known(q.Name)
 	}
 	values = g.withLeading(q.Name, values)
 	if len(values) > queue.MaxPartitions {
-		g.deps.logger.Warn("queue: more partitions than a replica runs; the last are not ticked",
+		g.deps.Logger.Warn("queue: more partitions than a replica runs; the last are not ticked",
 			"queue", q.Name, "partitions", len(values), "max", queue.MaxPartitions)
 		values = values[:queue.MaxPartitions]
 	}
-	replicas, err := g.deps.store.Replicas(ctx)
+	replicas, err := g.deps.Store.Replicas(ctx)
 	if err != nil || replicas < 1 {
 		replicas = 1 // alone, as far as this replica can tell: it leads what it can
 	}
@@ -193,8 +194,8 @@ func (g *registry) units(ctx context.Context, q queue.Queue) []unit {
 // neither for a moment, and stopping it then lost what it had counted, the match among it: the
 // runner started again once the stats appeared counted from nothing (seen as a partition with
 // no match in TestPartitionsOverHTTP, one run in ten).
-func (g *registry) withLeading(queueName string, values []string) []string {
-	for p, r := range g.partitionRunners(queueName) {
+func (g *Registry) withLeading(queueName string, values []string) []string {
+	for p, r := range g.PartitionRunners(queueName) {
 		if r.leading.Load() && !slices.Contains(values, p) {
 			values = append(values, p)
 		}
@@ -204,17 +205,24 @@ func (g *registry) withLeading(queueName string, values []string) []string {
 }
 
 // known are the partitions this replica runs for queue now.
-func (g *registry) known(queueName string) []string {
+func (g *Registry) known(queueName string) []string {
 	var out []string
-	for p := range g.partitionRunners(queueName) {
+	for p := range g.PartitionRunners(queueName) {
 		out = append(out, p)
 	}
 	return out
 }
 
+// TickSince says whether a tick of key (a queue's name, or a PartitionKey) that began at at or
+// later has ended here, and if not, the channel closed when the next one ends: for a test that
+// advances its clock and waits for the tick it brings.
+func (g *Registry) TickSince(key string, at time.Time) (bool, <-chan struct{}) {
+	return g.tickMarks(key).since(at)
+}
+
 // tickMarks are key's (a queue's name, or a PartitionKey), made at the first ask, before or
 // after its runner starts.
-func (g *registry) tickMarks(key string) *tickMarks {
+func (g *Registry) tickMarks(key string) *tickMarks {
 	m, _ := g.ticked.LoadOrStore(key, &tickMarks{})
 	return m.(*tickMarks)
 }

@@ -1,4 +1,4 @@
-package queuesvc
+package queueleader
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type shadowOutcome struct {
 
 // startShadowCall sends req beside the tick. The pool is copied: the runner's list, whose
 // array it may share, is overwritten by the next tick.
-func (r *runner) startShadowCall(q queue.Queue, req queue.FunctionRequest) {
+func (r *Runner) startShadowCall(q queue.Queue, req queue.FunctionRequest) {
 	req.Pool = slices.Clone(req.Pool)
 	o := shadowOutcome{q: q, now: req.Now, fn: r.fn, track: r.shadowTrack(), pool: req.Pool}
 	out, done := make(chan shadowOutcome, 1), make(chan struct{})
@@ -49,11 +49,11 @@ func (r *runner) startShadowCall(q queue.Queue, req queue.FunctionRequest) {
 	r.done.Go(func() {
 		defer close(done)
 		var proposals []queue.ProposedMatch
-		proposals, o.detail, o.err = r.deps.sendPool(ctx, *q.MatchFunction, req)
+		proposals, o.detail, o.err = r.deps.SendPool(ctx, *q.MatchFunction, req)
 		if o.err == nil {
 			c := queue.FunctionCheck{Queue: &o.q, Pool: o.pool, Now: o.now}
 			o.made, o.rejected = c.Check(proposals)
-			r.deps.metrics.functionRejected(q.Name, o.rejected)
+			r.deps.Metrics.FunctionRejected(q.Name, o.rejected)
 			r.logRejections(q, o.rejected, true)
 		}
 		out <- o
@@ -63,7 +63,7 @@ func (r *runner) startShadowCall(q queue.Queue, req queue.FunctionRequest) {
 // collectShadow takes the outcome of the shadow call in flight, if it has ended, into the
 // backoff and the measure (unless the leadership they were of has ended since); it says
 // whether a call is still in flight.
-func (r *runner) collectShadow() (busy bool) {
+func (r *Runner) collectShadow() (busy bool) {
 	if r.shadowC.out == nil {
 		return false
 	}
@@ -87,8 +87,8 @@ func (r *runner) collectShadow() (busy bool) {
 	return false
 }
 
-// shadowCallDone waits until the runner's last shadow call, if any, has ended, or ctx ends.
-func (r *runner) shadowCallDone(ctx context.Context) error {
+// ShadowCallDone waits until the runner's last shadow call, if any, has ended, or ctx ends.
+func (r *Runner) ShadowCallDone(ctx context.Context) error {
 	done := r.shadowC.done.Load()
 	if done == nil {
 		return nil
