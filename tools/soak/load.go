@@ -70,6 +70,7 @@ type outcome struct {
 	matchID string
 	at      time.Time // the ticket's updated_at (long-poll) or the event's at (SSE): the match's creation
 	seen    time.Time // when the client saw it
+	via     int       // 1 + the index of the replica whose shared stream (-backends) brought it; 0 otherwise
 }
 
 // matchInfo is a match some client saw; the first to see it posts its result.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestSoakBriefly(t *testing.T) {
 	}
 	// One after the other: each holds 2 x (5 + 2) connections of a server that other test
 	// packages share.
-	for _, way := range [][]string{{"longpoll"}, {"sse"}, {"sse", "-ticket-streams"}} {
+	for _, way := range [][]string{{"longpoll"}, {"sse"}, {"sse", "-ticket-streams"}, {"sse", "-backends", "2"}} {
 		wait := way[0]
 		t.Run(strings.Join(way, " "), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -60,6 +61,10 @@ func TestSoakBriefly(t *testing.T) {
 				t.Fatalf("the -json summary: %v\n%s", err, stdout.String())
 			}
 			matched := s.Outcomes["matched"]
+			via, backends := 0, slices.Contains(way, "-backends")
+			for _, d := range s.MatchToClientVia {
+				via += d.N
+			}
 			checks := []struct {
 				ok   bool
 				what string
@@ -70,6 +75,8 @@ func TestSoakBriefly(t *testing.T) {
 				{matched >= s.Created/2 && s.Matches > 0, "most tickets matched"},
 				{s.MatchToClient.N == int(matched) && s.MatchToClient.P50 > 0 && s.MatchToClient.Max < 10000, "a latency per matched ticket, under 10 s"},
 				{s.MatchToFirstClient.N == s.Matches, "a first-client latency per match"},
+				{!backends && len(s.MatchToClientVia) == 0 || backends && len(s.MatchToClientVia) == 2 && via == int(matched),
+					"with -backends, each matched ticket's latency by its stream's replica"},
 				{s.RefFromMatch == int(matched) && s.RefMismatches == 0, "every ticket timed from its match's created_at, which its ticket or event agrees with"},
 				{s.ResultsPosted == int64(s.Matches) && s.Results["posted"] == s.Matches, "a result posted per match"},
 				{s.Errors5xx == 0 && len(s.Errors) == 0, "no errors"},

@@ -48,6 +48,11 @@ type summary struct {
 	RefFromMatch       int              `json:"reference_from_match"`     // tickets timed from GET /v1/matches/{id}'s created_at
 	RefFromTicket      int              `json:"reference_from_ticket"`    // from the ticket's updated_at or the event's at (the match unread)
 	RefMismatches      int              `json:"reference_mismatches"`     // tickets whose at differs from the match's created_at by > 1 ms
+	// MatchToClientVia is MatchToClient by the replica of the shared stream (-backends) that
+	// brought each ticket its end: the leader's streams against the others' is what the
+	// notify path (NOTIFY, a replica's feed reading the events) costs a replica that does not
+	// tick. Empty without -backends.
+	MatchToClientVia []dist `json:"match_to_client_by_stream_replica_ms,omitempty"`
 
 	// Requests and errors.
 	Requests  map[string]int64            `json:"requests"`
@@ -173,6 +178,7 @@ func (l *load) summarize(sum summary, arrivals time.Duration) summary {
 		sum.Results[cmp.Or(m.result, "pending")]++
 	}
 	var perTicket []time.Duration
+	var via [][]time.Duration // by the stream's replica
 	first := map[string]time.Duration{}
 	for _, o := range l.outcomes {
 		sum.Outcomes[o.status]++
@@ -194,6 +200,12 @@ func (l *load) summarize(sum summary, arrivals time.Duration) summary {
 		}
 		d := o.seen.Sub(ref)
 		perTicket = append(perTicket, d)
+		if o.via > 0 {
+			for len(via) < o.via {
+				via = append(via, nil)
+			}
+			via[o.via-1] = append(via[o.via-1], d)
+		}
 		if f, ok := first[o.matchID]; !ok || d < f {
 			first[o.matchID] = d
 		}
@@ -209,6 +221,9 @@ func (l *load) summarize(sum summary, arrivals time.Duration) summary {
 	l.mu.Unlock()
 	sum.MatchToClient = newDist(perTicket)
 	sum.MatchToFirstClient = newDist(slices.Collect(maps.Values(first)))
+	for _, v := range via {
+		sum.MatchToClientVia = append(sum.MatchToClientVia, newDist(v))
+	}
 
 	sum.Timeline = l.sampler.all()
 	l.windowStats(&sum)
@@ -342,6 +357,9 @@ func printTable(w io.Writer, s *summary) {
 	row("match -> client", "%s (every ticket; %d timed from GET /v1/matches created_at, %d from the ticket/event; %d differ by > 1 ms)",
 		s.MatchToClient, s.RefFromMatch, s.RefFromTicket, s.RefMismatches)
 	row("match -> 1st client", "%s (per match)", s.MatchToFirstClient)
+	for i, d := range s.MatchToClientVia {
+		row(fmt.Sprintf("  via replica %d", i), "%s (the tickets whose backend's stream is on replica %d)", d, i)
+	}
 	row("results", "%d matches seen, %d results posted; %s", s.Matches, s.ResultsPosted, countsString(s.Results))
 	row("requests", "%s", countsString(s.Requests))
 	errs := []string{}

@@ -216,6 +216,7 @@ type backend struct {
 	l     *load
 	index int
 	key   string // the API key of the backend and of its tickets
+	via   int    // 1 + the index of the replica its stream is on (run's), for the outcomes
 
 	mu      sync.Mutex
 	waiters map[string]chan note
@@ -244,7 +245,7 @@ type note struct {
 func (l *load) startBackends(ctx context.Context) error {
 	ready := make(chan error, l.c.backends)
 	for i := range l.c.backends {
-		b := &backend{l: l, index: i, key: l.keys[i%len(l.keys)], waiters: map[string]chan note{},
+		b := &backend{l: l, index: i, key: l.keys[i%len(l.keys)], via: l.reps[i%len(l.reps)].index + 1, waiters: map[string]chan note{},
 			early: map[string]note{}, earlier: map[string]note{}, rotated: time.Now()}
 		l.backend = append(l.backend, b)
 		go b.run(ctx, ready)
@@ -409,7 +410,7 @@ func (b *backend) wait(ctx, resultsCtx context.Context, id string, gen int) {
 					return
 				}
 			} else if json.Unmarshal([]byte(n.data), &e) == nil && e.TicketID == id {
-				b.l.finish(resultsCtx, b.key, outcome{status: e.Type, matchID: e.MatchID, at: e.At, seen: n.seen}, nil)
+				b.l.finish(resultsCtx, b.key, outcome{status: e.Type, matchID: e.MatchID, at: e.At, seen: n.seen, via: b.via}, nil)
 				return
 			}
 			// Still searching, or an event that does not read as its own: wait on.
