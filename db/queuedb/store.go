@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -423,14 +422,9 @@ WHERE p.queue = $1 AND p.stats IS NOT NULL`, queueName)
 	if err != nil {
 		return nil, db.MapError(err, "queue: published stats")
 	}
-	out := make([]queue.Stats, 0, len(docs))
-	for _, b := range docs {
-		st, err := queue.DecodeStats(b)
-		if err != nil {
-			return nil, apperr.Wrap(apperr.Internal, err, "queue: stored stats of queue "+queueName+" cannot be read")
-		}
-		out = append(out, st)
+	out, err := queue.DecodePublished(docs)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Internal, err, "queue: stored stats of queue "+queueName+" cannot be read")
 	}
-	slices.SortFunc(out, func(a, b queue.Stats) int { return cmp.Compare(a.Partition, b.Partition) })
 	return out, nil
 }

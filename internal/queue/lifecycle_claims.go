@@ -74,7 +74,8 @@ type TicketsCreated struct {
 	Tickets []TicketState // searching, each with its Players (NewState)
 }
 
-// NewState is what TicketsCreated reads of a new ticket: its state with its players.
+// NewState is a ticket's state with its players: what TicketsCreated reads of a new ticket,
+// and what a store reads of a player's live tickets (Locked.ReadPlayers).
 func NewState(t *Ticket) TicketState {
 	s := StateOf(t)
 	s.Players = make([]string, len(t.Players))

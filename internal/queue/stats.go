@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"slices"
@@ -199,6 +200,22 @@ func EncodeStats(st Stats) ([]byte, error) {
 		st.Bands[i].Band = Band{} // their bounds are Bands', and JSON has no infinity
 	}
 	return json.Marshal(st)
+}
+
+// DecodePublished reads what a store kept of a queue's published stats (EncodeStats, one
+// document each of the queue and its partitions), in the order PublishedStats returns them:
+// by Partition, the queue's own ("") first.
+func DecodePublished(docs [][]byte) ([]Stats, error) {
+	out := make([]Stats, 0, len(docs))
+	for _, b := range docs {
+		st, err := DecodeStats(b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b Stats) int { return cmp.Compare(a.Partition, b.Partition) })
+	return out, nil
 }
 
 // DecodeStats reads what EncodeStats wrote.

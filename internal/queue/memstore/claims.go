@@ -56,12 +56,7 @@ func (s *Store) readPlayers(players []string) ([]queue.Claim, []queue.TicketStat
 				continue
 			}
 			seen[id] = true
-			mt := s.tickets[id]
-			st := queue.StateOf(&mt.t)
-			for _, pl := range mt.t.Players {
-				st.Players = append(st.Players, pl.ID)
-			}
-			live = append(live, st)
+			live = append(live, queue.NewState(&s.tickets[id].t))
 		}
 	}
 	return claims, live

@@ -27,10 +27,10 @@ type Store struct {
 	tickets   map[string]*memTicket
 	matches   map[string]queue.Match
 	proposals map[string]*queue.Proposal
-	version   uint64                                // bumped at every ticket change: the Changes cursor
-	waiters   wakeup.Waiters                        // WaitEvents' calls, woken as events are appended
-	standing  map[string]map[string]*queue.Standing // player -> context -> his standing there
-	claims    map[string]queue.Claim                // player -> his claim (claims.go)
+	version   uint64                               // bumped at every ticket change: the Changes cursor
+	waiters   wakeup.Waiters                       // WaitEvents' calls, woken as events are appended
+	standing  map[string]map[string]queue.Standing // player -> context -> his standing there
+	claims    map[string]queue.Claim               // player -> his claim (claims.go)
 }
 
 type memQueue struct {
@@ -57,7 +57,7 @@ var _ queue.Store = (*Store)(nil)
 func New() *Store {
 	return &Store{queues: make(map[string]*memQueue), tickets: make(map[string]*memTicket),
 		matches: make(map[string]queue.Match), proposals: make(map[string]*queue.Proposal), claims: make(map[string]queue.Claim),
-		standing: make(map[string]map[string]*queue.Standing)}
+		standing: make(map[string]map[string]queue.Standing)}
 }
 
 func (s *Store) Name() string                   { return "memory" }
@@ -121,12 +121,11 @@ func (s *Store) ListQueues(ctx context.Context) ([]queue.Queue, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []queue.Queue
-	for _, q := range s.queues {
-		if !q.deleted {
+	for _, name := range slices.Sorted(maps.Keys(s.queues)) {
+		if q := s.queues[name]; !q.deleted {
 			out = append(out, q.def.Clone())
 		}
 	}
-	slices.SortFunc(out, func(a, b queue.Queue) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
@@ -317,19 +316,9 @@ func (s *Store) PublishStats(ctx context.Context, qname string, st queue.Stats) 
 	return s.onQueue(qname, false, func(q *memQueue) { q.stats[st.Partition] = b })
 }
 
-func (s *Store) PublishedStats(ctx context.Context, qname string) ([]queue.Stats, error) {
-	var out []queue.Stats
-	var err error
-	if s.onQueue(qname, false, func(q *memQueue) {
-		for _, v := range slices.Sorted(maps.Keys(q.stats)) {
-			st, derr := queue.DecodeStats(q.stats[v])
-			if derr != nil {
-				err = derr
-				return
-			}
-			out = append(out, st)
-		}
-	}) != nil {
+func (s *Store) PublishedStats(ctx context.Context, qname string) (out []queue.Stats, err error) {
+	read := func(q *memQueue) { out, err = queue.DecodePublished(slices.Collect(maps.Values(q.stats))) }
+	if s.onQueue(qname, false, read) != nil {
 		return nil, nil // a queue gone: no stats
 	}
 	return out, err

@@ -10,34 +10,20 @@ import (
 
 // The players' standing (queue/penalties.go), by player and context, under the one mutex.
 
-// standingOf is the player's standing in context, made when he has none. The caller holds
-// the lock.
-func (s *Store) standingOf(contextKey, player string) *queue.Standing {
-	if s.standing[player] == nil {
-		s.standing[player] = make(map[string]*queue.Standing)
-	}
-	st := s.standing[player][contextKey]
-	if st == nil {
-		st = &queue.Standing{Context: contextKey, Player: player}
-		s.standing[player][contextKey] = st
-	}
-	return st
-}
-
-// writeStanding keeps a change's dodges and low-priority games. The caller holds the lock.
+// writeStanding keeps a change's dodges and low-priority games, each in the standing of its
+// queue's context. The caller holds the lock.
 func (s *Store) writeStanding(c queue.Change) {
-	for _, m := range c.Dodges {
-		if q := s.queues[m.Queue]; q != nil {
-			s.standingOf(queue.StandingContext(q.def), m.Player).AddDodges(queue.Dodge{At: c.At, Queue: m.Queue, Match: m.Match})
-		}
-	}
-	for _, m := range c.LowPriority {
-		if q := s.queues[m.Queue]; q != nil {
-			if st := s.standing[m.Player][queue.StandingContext(q.def)]; st != nil {
-				st.PlayLowPriority()
+	mark := func(ms []queue.PlayerMark, f func(*queue.Standing, queue.PlayerMark)) {
+		for _, m := range ms {
+			if q := s.queues[m.Queue]; q != nil {
+				s.updateStanding(queue.StandingContext(q.def), m.Player, func(st *queue.Standing) bool { f(st, m); return true })
 			}
 		}
 	}
+	mark(c.Dodges, func(st *queue.Standing, m queue.PlayerMark) {
+		st.AddDodges(queue.Dodge{At: c.At, Queue: m.Queue, Match: m.Match})
+	})
+	mark(c.LowPriority, func(st *queue.Standing, _ queue.PlayerMark) { st.PlayLowPriority() })
 }
 
 func (s *Store) Standings(ctx context.Context, contextKey string, players []string) ([]queue.Standing, error) {
@@ -62,8 +48,15 @@ func (s *Store) UpdateStanding(ctx context.Context, contextKey, player string, c
 		return err
 	}
 	defer s.mu.Unlock()
+	s.updateStanding(contextKey, player, change)
+	return nil
+}
+
+// updateStanding is UpdateStanding under the lock, which the caller holds: change is given a
+// copy, so that what it does without reporting true is not kept.
+func (s *Store) updateStanding(contextKey, player string, change func(*queue.Standing) bool) {
 	st := queue.Standing{Context: contextKey, Player: player}
-	if old := s.standing[player][contextKey]; old != nil {
+	if old, ok := s.standing[player][contextKey]; ok {
 		st = old.Clone()
 	}
 	switch changed := change(&st); {
@@ -73,7 +66,9 @@ func (s *Store) UpdateStanding(ctx context.Context, contextKey, player string, c
 			delete(s.standing, player)
 		}
 	case changed:
-		*s.standingOf(contextKey, player) = st
+		if s.standing[player] == nil {
+			s.standing[player] = make(map[string]queue.Standing)
+		}
+		s.standing[player][contextKey] = st
 	}
-	return nil
 }
