@@ -109,7 +109,7 @@ func TestQueueWorkIsNotStarvedByTheClientsPool(t *testing.T) {
 	defer cancel()
 	x := mustCreate(t, qs, queuetest.Ticket("q", "x", 1, "x1", "x2"))
 	y := mustCreate(t, qs, queuetest.Ticket("q", "y", 2, "y1", "y2"))
-	if _, _, err := qs.Changes(wctx, "q", 0); err != nil {
+	if _, _, err := qs.Changes(wctx, queue.Queue{Name: "q"}, "", 0); err != nil {
 		t.Fatalf("the leader's load with the pool taken: %v", err)
 	}
 	w := queue.TickWrite{At: queuetest.T0, Matches: []queue.Match{queuetest.Match2v2("m", x, y)}}

@@ -401,15 +401,13 @@ func withFilter(sql, anchor, filter string) string {
 }
 
 // Changes implements queue.Store.
-func (s *Store) Changes(ctx context.Context, queueName string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {
-	if since == 0 {
-		return s.changes(ctx, queueName, since, sqlChangesAll, queueName)
+func (s *Store) Changes(ctx context.Context, q queue.Queue, part string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {
+	switch {
+	case part == "" && since == 0:
+		return s.changes(ctx, q.Name, since, sqlChangesAll, q.Name)
+	case part == "":
+		return s.changes(ctx, q.Name, since, sqlChangesSince, q.Name, uint64(since))
 	}
-	return s.changes(ctx, queueName, since, sqlChangesSince, queueName, uint64(since))
-}
-
-// PartitionChanges implements queue.PartitionStore.
-func (s *Store) PartitionChanges(ctx context.Context, q queue.Queue, part string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {
 	def := ""
 	if d := q.Attributes[q.PartitionBy].Default; d != nil {
 		def = d.Str

@@ -353,7 +353,7 @@ func TestQueueReplicasCreateConcurrently(t *testing.T) {
 			}
 		}
 	}
-	all, _, err := stores[1].Changes(ctx, "q", 0)
+	all, _, err := stores[1].Changes(ctx, queue.Queue{Name: "q"}, "", 0)
 	if err != nil || len(all) != shared {
 		t.Fatalf("%d searching tickets, want %d: %v", len(all), shared, err)
 	}
@@ -574,7 +574,7 @@ func TestQueueChangesSeeALateCommit(t *testing.T) {
 	ctx := testCtx(t)
 	mustPut(t, qs, queuetest.Queue("q"))
 	mustCreate(t, qs, queuetest.Ticket("q", "t1", 1, "alice"))
-	_, cur0, err := qs.Changes(ctx, "q", 0)
+	_, cur0, err := qs.Changes(ctx, queue.Queue{Name: "q"}, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -590,7 +590,7 @@ UPDATE queue_tickets SET reason = 'slow', changed_xid = pg_current_xact_id() WHE
 		t.Fatal(err)
 	}
 	mustCreate(t, qs, queuetest.Ticket("q", "t2", 2, "bob"))
-	got, cur1, err := qs.Changes(ctx, "q", cur0)
+	got, cur1, err := qs.Changes(ctx, queue.Queue{Name: "q"}, "", cur0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -600,7 +600,7 @@ UPDATE queue_tickets SET reason = 'slow', changed_xid = pg_current_xact_id() WHE
 	if err := slow.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err = qs.Changes(ctx, "q", cur1)
+	got, _, err = qs.Changes(ctx, queue.Queue{Name: "q"}, "", cur1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -629,7 +629,7 @@ func TestQueueChangesSeeEveryEnd(t *testing.T) {
 	mustCreate(t, qs, queuetest.Ticket("q", "old", 1, "c1"))
 	mustCreate(t, qs, queuetest.Ticket("q", "gone", 1, "d1"))
 	mustCreate(t, qs, queuetest.Ticket("q", "left", 1, "e1"))
-	_, cur, err := qs.Changes(ctx, "q", 0)
+	_, cur, err := qs.Changes(ctx, queue.Queue{Name: "q"}, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -644,7 +644,7 @@ func TestQueueChangesSeeEveryEnd(t *testing.T) {
 	if err := queue.DeleteQueue(ctx, qs, "q", queuetest.T0.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := qs.Changes(ctx, "q", cur)
+	got, _, err := qs.Changes(ctx, queue.Queue{Name: "q"}, "", cur)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -669,7 +669,7 @@ func TestQueueChangesSendEndedTicketsBare(t *testing.T) {
 	mustPut(t, qs, queuetest.Queue("q"))
 	a := mustCreate(t, qs, queuetest.Ticket("q", "a", 1, "a1", "a2"))
 	b := mustCreate(t, qs, queuetest.Ticket("q", "b", 1, "b1", "b2"))
-	_, cur, err := qs.Changes(ctx, "q", 0)
+	_, cur, err := qs.Changes(ctx, queue.Queue{Name: "q"}, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -678,7 +678,7 @@ func TestQueueChangesSendEndedTicketsBare(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := mustCreate(t, qs, queuetest.Ticket("q", "c", 2, "c1", "c2"))
-	got, _, err := qs.Changes(ctx, "q", cur)
+	got, _, err := qs.Changes(ctx, queue.Queue{Name: "q"}, "", cur)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,13 +93,17 @@ type TicketStore interface {
 // LeaderStore is the part of Store the tick loop uses: leadership, the queue's changes, the
 // webhook's outbox cursor and the purge (a tick's commit is a change: CommitTick).
 type LeaderStore interface {
-	// Changes returns the queue's tickets created or changed since the cursor, and the cursor
-	// to pass next time. The zero cursor returns every searching ticket. A ticket may come
-	// back more than once; the caller keeps the searching ones, by id, and drops the others.
-	// A ticket that is no longer searching may come with its id, queue, status, times and
-	// reason only: no players, latencies, assignment or backfill.
-	// It is how the leader keeps its in-memory view without scanning the queue every tick.
-	Changes(ctx context.Context, queue string, since Cursor) ([]Ticket, Cursor, error)
+	// Changes returns the tickets of queue q created or changed since the cursor, and the
+	// cursor to pass next time; with part set (q has a PartitionBy), only those whose
+	// PartitionOf is part, each partition's runner with its own cursor. The zero cursor
+	// returns every searching ticket. A ticket may come back more than once; the caller keeps
+	// the searching ones, by id, and drops the others. A ticket that is no longer searching
+	// may come with its id, queue, status, times and reason only: no players, latencies,
+	// assignment or backfill.
+	// It is how the leader keeps its in-memory view without scanning the queue every tick; a
+	// partition's runner that read the whole queue's changes read and decoded every
+	// partition's tickets once per partition (docs/performance.md, "Partitions").
+	Changes(ctx context.Context, q Queue, part string, since Cursor) ([]Ticket, Cursor, error)
 
 	// WebhookCursor and SetWebhookCursor keep, per queue, the Seq of the last event the
 	// queue's webhook acknowledged: the events after it are the outbox.
@@ -156,11 +160,6 @@ type PartitionStore interface {
 	// Replicas is how many replicas share the partitions out now, this one included: 1 for
 	// a store of one process.
 	Replicas(ctx context.Context) (int, error)
-	// PartitionChanges is Changes of one partition of q (which has a PartitionBy): only the
-	// tickets whose PartitionOf is part, each partition's runner with its own cursor. A
-	// partition's runner that read the whole queue's changes read and decoded every partition's
-	// tickets once per partition (docs/performance.md, "Partitions").
-	PartitionChanges(ctx context.Context, q Queue, part string, since Cursor) ([]Ticket, Cursor, error)
 }
 
 // Cursor is a position in a queue's changes, opaque to the caller.

@@ -189,26 +189,19 @@ func get[V, T any](s *Store, m map[string]V, id, what string, clone func(V) T) (
 	return clone(v), nil
 }
 
-func (s *Store) Changes(ctx context.Context, qname string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {
-	return s.changes(qname, since, func(*queue.Ticket) bool { return true })
-}
-
-// PartitionChanges implements queue.PartitionStore: the other partitions' tickets are neither
-// cloned nor returned.
-func (s *Store) PartitionChanges(ctx context.Context, q queue.Queue, part string, since queue.Cursor) ([]queue.Ticket, queue.Cursor, error) {
-	return s.changes(q.Name, since, func(t *queue.Ticket) bool { return q.PartitionOf(t.Attributes) == part })
-}
-
-// changes are the queue's tickets changed since the cursor that keep keeps.
-func (s *Store) changes(qname string, since queue.Cursor, keep func(*queue.Ticket) bool) (out []queue.Ticket, cur queue.Cursor, err error) {
-	err = s.onQueue(qname, true, func(*memQueue) {
+// Changes implements queue.LeaderStore: the other partitions' tickets are neither cloned nor
+// returned.
+func (s *Store) Changes(ctx context.Context, q queue.Queue, part string, since queue.Cursor) (out []queue.Ticket, cur queue.Cursor, err error) {
+	err = s.onQueue(q.Name, true, func(*memQueue) {
 		// Sorted as pointers, then cloned in order: a sort of the clones moved whole tickets
 		// (with their write barriers) and was 13% of a tick whose pool had all turned over
 		// (docs/performance.md, "Match functions").
 		var changed []*queue.Ticket
 		for _, mt := range s.tickets {
-			if mt.t.Queue == qname && mt.version > uint64(since) && (since > 0 || mt.t.Status == queue.Searching) && keep(&mt.t) {
-				changed = append(changed, &mt.t)
+			t := &mt.t
+			if t.Queue == q.Name && mt.version > uint64(since) && (since > 0 || t.Status == queue.Searching) &&
+				(part == "" || q.PartitionOf(t.Attributes) == part) {
+				changed = append(changed, t)
 			}
 		}
 		slices.SortFunc(changed, func(a, b *queue.Ticket) int { return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID)) })

@@ -138,8 +138,5 @@ func (r *Runner) kickDeliverer(queue string) {
 // changes are the changes of the runner's unit since its cursor: a partition's own only, read
 // so by the store, rather than the queue's read by each of its partitions' runners.
 func (r *Runner) changes(ctx context.Context, q queue.Queue) ([]queue.Ticket, queue.Cursor, error) {
-	if r.part == "" {
-		return r.deps.Store.Changes(ctx, q.Name, r.cursor)
-	}
-	return r.deps.Store.PartitionChanges(ctx, q, r.part, r.cursor)
+	return r.deps.Store.Changes(ctx, q, r.part, r.cursor)
 }

@@ -31,7 +31,7 @@ func testAvoidLists(t *testing.T, st queue.Store) {
 	if tk := must[queue.Ticket](t)(st.GetTicket(c, "va")); !slices.Equal(tk.Players[0].Avoid, []string{"w1", "w2"}) || tk.Players[1].Avoid != nil {
 		t.Fatalf("players read back %+v", tk.Players)
 	}
-	changes, _ := must2(t)(st.Changes(c, "avoiding", 0))
+	changes, _ := must2(t)(st.Changes(c, queue.Queue{Name: "avoiding"}, "", 0))
 	if i := slices.IndexFunc(changes, func(x queue.Ticket) bool { return x.ID == "va" }); i < 0 || !slices.Equal(changes[i].Players[0].Avoid, []string{"w1", "w2"}) {
 		t.Fatalf("changes %+v", changes)
 	}

@@ -229,7 +229,7 @@ func testCreatedWhileClaimed(t *testing.T, st queue.Store) {
 	if z := create(t, st, exclusive("ranked", "z", 13, "z1")); z.Status != queue.Searching {
 		t.Fatalf("the ticket of a player without a claim: %s %q", z.Status, z.Reason)
 	}
-	changed, _ := must2(t)(st.Changes(c, "casual", 0))
+	changed, _ := must2(t)(st.Changes(c, queue.Queue{Name: "casual"}, "", 0))
 	for _, tk := range changed {
 		if tk.ID == "x" && tk.Status != queue.Cancelled {
 			t.Fatalf("the leader's view of the cancelled creation: %s", tk.Status)

@@ -270,7 +270,7 @@ func testDeleteQueueWithProposal(t *testing.T, st queue.Store) {
 
 func changesAll(t *testing.T, st queue.Store) []queue.Ticket {
 	t.Helper()
-	ts, _ := must2(t)(st.Changes(ctx(t), "q", 0))
+	ts, _ := must2(t)(st.Changes(ctx(t), queue.Queue{Name: "q"}, "", 0))
 	return ts
 }
 

@@ -50,7 +50,7 @@ func testRulesAndAttributes(t *testing.T, st queue.Store) {
 	if tk := must[queue.Ticket](t)(st.GetTicket(c, "rb")); tk.Attributes != nil {
 		t.Fatalf("a ticket without attributes: %+v", tk.Attributes)
 	}
-	changes, _ := must2(t)(st.Changes(c, "ruled", 0))
+	changes, _ := must2(t)(st.Changes(c, queue.Queue{Name: "ruled"}, "", 0))
 	if i := slices.IndexFunc(changes, func(x queue.Ticket) bool { return x.ID == "ra" }); i < 0 || !reflect.DeepEqual(changes[i].Attributes, attrs) {
 		t.Fatalf("changes %+v", changes)
 	}

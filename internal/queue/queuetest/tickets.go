@@ -125,7 +125,7 @@ func testPartitionChanges(t *testing.T, st queue.Store) {
 
 	read := func(part string, since queue.Cursor) ([]queue.Ticket, queue.Cursor) {
 		t.Helper()
-		ts, cur, err := st.PartitionChanges(c, q, part, since)
+		ts, cur, err := st.Changes(c, q, part, since)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,20 +170,20 @@ func testChanges(t *testing.T, st queue.Store) {
 	must[queue.Ticket](t)(queue.CancelTicket(c, st, "t2", at(3)))
 	create(t, st, Ticket("other", "x1", 3, "zed"))
 
-	all, cur, err := st.Changes(c, "q", 0)
+	all, cur, err := st.Changes(c, queue.Queue{Name: "q"}, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ids := ticketIDs(searchingOnly(all)); !slices.Equal(ids, []string{"t1"}) {
 		t.Fatalf("from the zero cursor: %v, want the searching t1", ids)
 	}
-	none, cur2, err := st.Changes(c, "q", cur)
+	none, cur2, err := st.Changes(c, queue.Queue{Name: "q"}, "", cur)
 	if err != nil || len(searchingOnly(none)) != 0 && !slices.Equal(ticketIDs(searchingOnly(none)), []string{"t1"}) {
 		t.Fatalf("nothing changed: %+v, %v", none, err)
 	}
 	create(t, st, Ticket("q", "t3", 4, "carol"))
 	must[queue.Ticket](t)(queue.CancelTicket(c, st, "t1", at(5)))
-	changed, _, err := st.Changes(c, "q", cur2)
+	changed, _, err := st.Changes(c, queue.Queue{Name: "q"}, "", cur2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func testConcurrentCreates(t *testing.T, st queue.Store) {
 			t.Fatalf("the refused one: %v, want a Conflict", err)
 		}
 	}
-	all, _, err := st.Changes(c, "q", 0)
+	all, _, err := st.Changes(c, queue.Queue{Name: "q"}, "", 0)
 	if err != nil || len(all) != n/2 {
 		t.Fatalf("%d searching tickets, want %d: %v", len(all), n/2, err)
 	}
@@ -245,7 +245,7 @@ func testBackfill(t *testing.T, st queue.Store) {
 	if bf.Backfill == nil || bf.Backfill.MatchID != "running-1" {
 		t.Fatalf("created backfill %+v", bf.Backfill)
 	}
-	changes, _ := must2(t)(st.Changes(c, "q", 0))
+	changes, _ := must2(t)(st.Changes(c, queue.Queue{Name: "q"}, "", 0))
 	if len(changes) != 1 || changes[0].Backfill == nil || changes[0].Backfill.MatchID != "running-1" {
 		t.Fatalf("changes %+v", changes)
 	}

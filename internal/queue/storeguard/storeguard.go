@@ -97,16 +97,10 @@ func (g *guarded) GetTicket(ctx context.Context, id string) (_ queue.Ticket, err
 	return g.Store.GetTicket(ctx, id)
 }
 
-func (g *guarded) Changes(ctx context.Context, qname string, since queue.Cursor) (_ []queue.Ticket, _ queue.Cursor, err error) {
+func (g *guarded) Changes(ctx context.Context, q queue.Queue, part string, since queue.Cursor) (_ []queue.Ticket, _ queue.Cursor, err error) {
 	ctx, done := g.call(ctx, "changes")
 	defer done(&err)
-	return g.Store.Changes(ctx, qname, since)
-}
-
-func (g *guarded) PartitionChanges(ctx context.Context, q queue.Queue, part string, since queue.Cursor) (_ []queue.Ticket, _ queue.Cursor, err error) {
-	ctx, done := g.call(ctx, "changes")
-	defer done(&err)
-	return g.Store.PartitionChanges(ctx, q, part, since)
+	return g.Store.Changes(ctx, q, part, since)
 }
 
 func (g *guarded) GetMatch(ctx context.Context, id string) (_ queue.Match, err error) {
