@@ -40,7 +40,7 @@ WHERE p.queue = $2 AND p.value = $4 AND p.leader_renewed_at < now() - $3 * inter
 const sqlLockPartition = `SELECT leader_epoch FROM queue_partitions WHERE queue = $1 AND value = $2 FOR NO KEY UPDATE`
 
 // Each replica's leadership session holds a lock of namespace 4 keyed by its own backend pid
-// while it lives: their number is the live replicas (queue.PartitionStore.Replicas), which
+// while it lives: their number is the live replicas (queue.PartitionStore.Partitions), which
 // share the partitions out. A replica whose session ended (killed, partitioned away) stops
 // counting at once; one that hangs counts until its session is ended by a takeover.
 const sqlPresence = `SELECT pg_advisory_lock(4, pg_backend_pid())`
@@ -123,33 +123,27 @@ func (l *leader) expiredHolder(ctx context.Context, lock int32, key string) (pid
 	return pid, age, err
 }
 
-// Replicas implements queue.PartitionStore: the live replicas' leadership sessions.
-func (s *Store) Replicas(ctx context.Context) (int, error) {
-	var n int
-	if err := s.work.QueryRow(ctx, sqlReplicas).Scan(&n); err != nil {
-		return 0, db.MapError(err, "queue: replicas")
-	}
-	return max(n, 1), nil // this one's session may be reconnecting: it still counts itself
-}
-
-// Partitions implements queue.PartitionStore: the values among the searching tickets (through
-// their players' rows, not the queue's whole history of tickets), and the partitions led
-// before.
-func (s *Store) Partitions(ctx context.Context, q queue.Queue) ([]string, error) {
+// Partitions implements queue.PartitionStore, in one round trip: the values among the
+// searching tickets (through their players' rows, not the queue's whole history of tickets),
+// and the partitions led before; and the live replicas' leadership sessions.
+func (s *Store) Partitions(ctx context.Context, q queue.Queue) ([]string, int, error) {
 	def := ""
 	if d := q.Attributes[q.PartitionBy].Default; d != nil {
 		def = d.Str
 	}
-	rows, err := s.work.Query(ctx, `
+	var values []string
+	var replicas int
+	b := &pgx.Batch{}
+	b.Queue(`
 SELECT coalesce(t.attributes->>$2, $3) FROM queue_searching AS s JOIN queue_tickets AS t ON t.id = s.ticket_id WHERE s.queue = $1
 UNION SELECT value FROM queue_partitions WHERE queue = $1
-ORDER BY 1`, q.Name, q.PartitionBy, def)
-	if err != nil {
-		return nil, db.MapError(err, "queue: partitions")
-	}
-	values, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, db.MapError(err, "queue: partitions")
+ORDER BY 1`, q.Name, q.PartitionBy, def).Query(func(rows pgx.Rows) (err error) {
+		values, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	b.Queue(sqlReplicas).QueryRow(func(row pgx.Row) error { return row.Scan(&replicas) })
+	if err := s.work.SendBatch(ctx, b).Close(); err != nil {
+		return nil, 0, db.MapError(err, "queue: partitions")
 	}
 	out := values[:0]
 	for _, v := range values {
@@ -157,7 +151,7 @@ ORDER BY 1`, q.Name, q.PartitionBy, def)
 			out = append(out, v)
 		}
 	}
-	return out, nil
+	return out, max(replicas, 1), nil // this one's session may be reconnecting: it still counts itself
 }
 
 // publishPartitionStats keeps a partition's snapshot, fenced by its epoch.

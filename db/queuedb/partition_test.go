@@ -44,10 +44,10 @@ func TestQueuePartitionsLedApart(t *testing.T) {
 	x := mustCreate(t, a, withMode(queuetest.Ticket("q", "x", 1, "x1", "x2"), "ranked"))
 	y := mustCreate(t, a, withMode(queuetest.Ticket("q", "y", 2, "y1", "y2"), "ranked"))
 	mustCreate(t, a, withMode(queuetest.Ticket("q", "z", 3, "z1", "z2"), "casual"))
-	if n, err := a.Replicas(ctx); n != 2 || err != nil {
+	if _, n, err := a.Partitions(ctx, q); n != 2 || err != nil {
 		t.Fatalf("replicas: %d %v, want 2", n, err)
 	}
-	if got, err := b.Partitions(ctx, q); !slices.Equal(got, []string{"casual", "ranked"}) || err != nil {
+	if got, _, err := b.Partitions(ctx, q); !slices.Equal(got, []string{"casual", "ranked"}) || err != nil {
 		t.Fatalf("partitions %v %v, want casual and ranked", got, err)
 	}
 	ranked, casual := queue.PartitionKey("q", "ranked"), queue.PartitionKey("q", "casual")
@@ -93,7 +93,7 @@ func TestQueuePartitionsLedApart(t *testing.T) {
 	if done, err := queue.CommitTick(ctx, b, "q", w); err != nil || len(done.Matches) != 1 {
 		t.Fatalf("the new leader's tick of ranked: %+v %v", done, err)
 	}
-	if got, err := b.Partitions(ctx, q); !slices.Equal(got, []string{"casual", "ranked"}) || err != nil {
+	if got, _, err := b.Partitions(ctx, q); !slices.Equal(got, []string{"casual", "ranked"}) || err != nil {
 		t.Fatalf("partitions once ranked's tickets matched %v %v: a partition led stays listed", got, err)
 	}
 }

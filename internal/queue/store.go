@@ -155,11 +155,9 @@ type StatsStore interface {
 type PartitionStore interface {
 	// Partitions lists the partitions of q (which has a PartitionBy): the values of its
 	// partition_by attribute among its searching tickets (the attribute's default for a
-	// ticket without), and those led before, sorted.
-	Partitions(ctx context.Context, q Queue) ([]string, error)
-	// Replicas is how many replicas share the partitions out now, this one included: 1 for
-	// a store of one process.
-	Replicas(ctx context.Context) (int, error)
+	// ticket without), and those led before, sorted; and how many replicas share them out
+	// now, this one included: 1 for a store of one process.
+	Partitions(ctx context.Context, q Queue) (parts []string, replicas int, err error)
 }
 
 // Cursor is a position in a queue's changes, opaque to the caller.

@@ -8,8 +8,9 @@ import (
 	"github.com/matchmakerhq/matchmaker/internal/queue"
 )
 
-// Partitions implements queue.PartitionStore (queue.Queue.Partitions).
-func (s *Store) Partitions(ctx context.Context, def queue.Queue) (out []string, err error) {
+// Partitions implements queue.PartitionStore (queue.Queue.Partitions): the one process leads
+// every partition.
+func (s *Store) Partitions(ctx context.Context, def queue.Queue) (out []string, replicas int, err error) {
 	err = s.onQueue(def.Name, false, func(q *memQueue) {
 		var live []*queue.Ticket
 		for _, id := range q.searching {
@@ -19,8 +20,5 @@ func (s *Store) Partitions(ctx context.Context, def queue.Queue) (out []string, 
 		}
 		out = def.Partitions(live, slices.Collect(maps.Keys(q.stats)))
 	})
-	return out, err
+	return out, 1, err
 }
-
-// Replicas implements queue.PartitionStore: the one process leads every partition.
-func (s *Store) Replicas(ctx context.Context) (int, error) { return 1, ctx.Err() }

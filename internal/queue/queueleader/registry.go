@@ -165,20 +165,19 @@ func (g *Registry) units(ctx context.Context, q queue.Queue) []unit {
 	v, _ := g.parts.LoadOrStore(q.Name, &partitionSet{held: map[*Runner]bool{}, searching: map[*Runner][2]int{}})
 	set := v.(*partitionSet)
 	set.def.Store(&q)
-	values, err := g.deps.Store.Partitions(ctx, q)
+	values, replicas, err := g.deps.Store.Partitions(ctx, q)
 	if err != nil {
 		g.deps.Logger.Warn("queue: cannot list the queue's partitions", "queue", q.Name, "err", err)
 		values = g.known(q.Name)
+	}
+	if err != nil || replicas < 1 {
+		replicas = 1 // alone, as far as this replica can tell: it leads what it can
 	}
 	values = g.withLeading(q.Name, values)
 	if len(values) > queue.MaxPartitions {
 		g.deps.Logger.Warn("queue: more partitions than a replica runs; the last are not ticked",
 			"queue", q.Name, "partitions", len(values), "max", queue.MaxPartitions)
 		values = values[:queue.MaxPartitions]
-	}
-	replicas, err := g.deps.Store.Replicas(ctx)
-	if err != nil || replicas < 1 {
-		replicas = 1 // alone, as far as this replica can tell: it leads what it can
 	}
 	set.share.Store(int64((max(len(values), 1) + replicas - 1) / replicas))
 	out := []unit{{key: q.Name, whole: true, set: set}}

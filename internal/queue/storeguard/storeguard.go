@@ -181,16 +181,10 @@ func (g *guarded) PlacingProposals(ctx context.Context, qname string) (_ []queue
 	return g.Store.PlacingProposals(ctx, qname)
 }
 
-func (g *guarded) Partitions(ctx context.Context, q queue.Queue) (_ []string, err error) {
+func (g *guarded) Partitions(ctx context.Context, q queue.Queue) (_ []string, _ int, err error) {
 	ctx, done := g.call(ctx, "partitions")
 	defer done(&err)
 	return g.Store.Partitions(ctx, q)
-}
-
-func (g *guarded) Replicas(ctx context.Context) (_ int, err error) {
-	ctx, done := g.call(ctx, "replicas")
-	defer done(&err)
-	return g.Store.Replicas(ctx)
 }
 
 func (g *guarded) Standings(ctx context.Context, contextKey string, players []string) (_ []queue.Standing, err error) {
