@@ -36,8 +36,7 @@ type Store struct {
 type memQueue struct {
 	def       queue.Queue
 	deleted   bool
-	events    []queue.Event // Seq = index + 1 + dropped
-	dropped   int64         // events purged from the front
+	events    queue.EventLog // numbered from 1, purged from the front
 	webhook   int64
 	searching map[string]string // player id -> his live ticket (searching, proposed or placing)
 	idem      map[string]string // idemKey(owner, idempotency key) -> ticket id
@@ -107,7 +106,7 @@ func (s *Store) PutQueue(ctx context.Context, q queue.Queue) (queue.Queue, bool,
 	}
 	mq := &memQueue{def: q, searching: make(map[string]string), idem: make(map[string]string), stats: make(map[string][]byte)}
 	if ok { // recreated after a delete: its events go on from where they were, its stats stay
-		mq.events, mq.dropped, mq.webhook, mq.stats = old.events, old.dropped, old.webhook, old.stats
+		mq.events, mq.webhook, mq.stats = old.events, old.webhook, old.stats
 	}
 	s.queues[q.Name] = mq
 	return q.Clone(), true, nil
@@ -229,13 +228,10 @@ func (s *Store) MatchConnection(ctx context.Context, id string) (json.RawMessage
 
 // appendEvent numbers ev and wakes the waiters. The caller holds the lock.
 func (s *Store) appendEvent(q *memQueue, ev queue.Event) {
-	ev.Seq = q.head() + 1
-	q.events = append(q.events, ev)
+	ev.Seq = q.events.Head() + 1
+	q.events.Append(ev)
 	s.waiters.Notify(q.def.Name, ev.Seq)
 }
-
-// head is the Seq of the queue's last event.
-func (q *memQueue) head() int64 { return q.dropped + int64(len(q.events)) }
 
 func (s *Store) Events(ctx context.Context, qname string, after int64, limit int) (evs []queue.Event, err error) {
 	return evs, s.onQueue(qname, true, func(q *memQueue) { evs = s.events(q, after, limit) })
@@ -244,11 +240,8 @@ func (s *Store) Events(ctx context.Context, qname string, after int64, limit int
 // events are up to limit of q's events after after, with their tickets' owners. The caller
 // holds the lock.
 func (s *Store) events(q *memQueue, after int64, limit int) []queue.Event {
-	start := max(0, after-q.dropped)
-	if start >= int64(len(q.events)) {
-		return nil
-	}
-	out := slices.Clone(q.events[start:min(int64(len(q.events)), start+int64(limit))])
+	kept, _ := q.events.After(after)
+	out := append([]queue.Event(nil), kept[:min(len(kept), limit)]...)
 	for i := range out {
 		if t, ok := s.tickets[out[i].TicketID]; ok {
 			out[i].Owner = t.t.Owner
@@ -270,7 +263,7 @@ func (s *Store) FeedEvents(ctx context.Context, qname string, after int64, limit
 }
 
 func (s *Store) EventHead(ctx context.Context, qname string) (head int64, err error) {
-	return head, s.onQueue(qname, true, func(q *memQueue) { head = q.head() })
+	return head, s.onQueue(qname, true, func(q *memQueue) { head = q.events.Head() })
 }
 
 func (s *Store) WaitEvents(ctx context.Context, qname string, after int64) error {
@@ -278,7 +271,7 @@ func (s *Store) WaitEvents(ctx context.Context, qname string, after int64) error
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if q, ok := s.queues[qname]; ok {
-			return q.head(), nil
+			return q.events.Head(), nil
 		}
 		return 0, nil // no queue: no events, yet
 	}, nil)
@@ -343,8 +336,9 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (queue.PurgeReport,
 	maps.DeleteFunc(s.matches, func(_ string, m queue.Match) bool { return m.Purgeable(before) })
 	r.Matches -= len(s.matches)
 	for _, q := range s.queues {
-		n := queue.EventsPurgeable(q.events, before, &q.def, q.deleted, q.webhook)
-		q.events, q.dropped, r.Events = q.events[n:], q.dropped+int64(n), r.Events+n
+		n := queue.EventsPurgeable(q.events.Kept(), before, &q.def, q.deleted, q.webhook)
+		q.events.Drop(n)
+		r.Events += n
 	}
 	return r, nil
 }

@@ -46,8 +46,7 @@ type Feed struct {
 	idle    *time.Timer // stops the feed once it has had no waiter for linger
 	stop    context.CancelFunc
 	stopped bool
-	head    int64                   // the Seq of the last event read
-	buf     []queue.Event           // the latest events read, oldest first
+	buf     queue.EventLog          // the latest events read; its head the last read
 	moved   chan struct{}           // closed, and replaced, when events come or the feed stops
 	watch   map[string]*TicketWatch // by ticket id: the long-polls waiting for its next event
 	// ownerMoved: by owner, closed (and dropped) when events of its tickets come or the feed
@@ -130,7 +129,7 @@ func (fs *Feeds) Head(queue string) (int64, bool) {
 	default:
 		return 0, false // its first read of the head is under way
 	}
-	return f.head, f.err == nil
+	return f.buf.Head(), f.err == nil
 }
 
 // OnlyQueue is the queue of this replica's one feed, if it has exactly one.
@@ -192,7 +191,7 @@ func (fs *Feeds) stopLocked(f *Feed) {
 func (fs *Feeds) run(ctx context.Context, f *Feed) {
 	head, err := fs.store.EventHead(ctx, f.Queue)
 	fs.mu.Lock()
-	f.head, f.start, f.err = head, head, err
+	f.buf, f.start, f.err = queue.EventLogAfter(head), head, err
 	if err != nil && fs.byQueue[f.Queue] == f {
 		fs.stopLocked(f) // its waiters get err; the next one starts another
 	}
@@ -259,15 +258,12 @@ func (fs *Feeds) publish(f *Feed, evs []queue.Event, tickets map[string]queue.Ti
 		return
 	}
 	fs.changedLocked()
-	f.head = evs[len(evs)-1].Seq
-	f.buf = append(f.buf, evs...)
-	if len(f.buf) > 2*feedBuffer {
+	f.buf.Append(evs...)
+	if n := len(f.buf.Kept()); n > 2*feedBuffer {
 		// Moved down once every feedBuffer events or so, not copied whole at each batch (the
 		// leader's garbage: docs/performance.md, the soak's sixth session). Readers copy out
 		// under fs.mu.
-		n := copy(f.buf, f.buf[len(f.buf)-feedBuffer:])
-		clear(f.buf[n:])
-		f.buf = f.buf[:n]
+		f.buf.Drop(n - feedBuffer)
 	}
 	for _, e := range evs {
 		if w, ok := f.watch[e.TicketID]; ok {
@@ -356,20 +352,21 @@ func (fs *Feeds) Since(f *Feed, after int64, limit int, scope Scope) (evs []queu
 	switch {
 	case f.stopped:
 		return nil, after, false, moved
-	case after >= f.head:
+	case after >= f.buf.Head():
 		return nil, after, true, moved
 	case !scope.All && after >= f.start && f.ownerLast[scope.Owner] <= after:
-		return nil, f.head, true, moved
-	case len(f.buf) == 0 || after < f.buf[0].Seq-1:
+		return nil, f.buf.Head(), true, moved
+	}
+	buffered, covered := f.buf.After(after)
+	if !covered {
 		return nil, after, false, moved
 	}
-	start := int(after - (f.buf[0].Seq - 1))
 	if scope.every() {
-		end := min(start+limit, len(f.buf))
-		return append([]queue.Event(nil), f.buf[start:end]...), f.buf[end-1].Seq, true, moved
+		evs = append(evs, buffered[:min(limit, len(buffered))]...)
+		return evs, evs[len(evs)-1].Seq, true, moved
 	}
-	through = f.head
-	for _, e := range f.buf[start:] {
+	through = f.buf.Head()
+	for _, e := range buffered {
 		if !scope.keeps(e) {
 			continue
 		}
@@ -447,7 +444,7 @@ func (fs *Feeds) Settle(f *Feed, after int64, moved <-chan struct{}) int64 {
 	if f.stopped {
 		return after
 	}
-	return max(after, f.head)
+	return max(after, f.buf.Head())
 }
 
 // Watched is how many tickets long-polls wait on in queue's feed, and Waiters how many

@@ -19,11 +19,10 @@ func BenchmarkFeedSinceOtherKeys(b *testing.B) {
 	fs := New(nil)
 	f := &Feed{moved: make(chan struct{})}
 	for i := range feedBuffer {
-		f.buf = append(f.buf, queue.Event{Queue: "q", Seq: int64(i + 1), Type: queue.EventMatched, TicketID: fmt.Sprintf("tk-%026d", i),
+		f.buf.Append(queue.Event{Queue: "q", Seq: int64(i + 1), Type: queue.EventMatched, TicketID: fmt.Sprintf("tk-%026d", i),
 			MatchID: fmt.Sprintf("mt-%026d", i/10), Owner: fmt.Sprintf("backend-%d", i%10)})
 	}
-	f.head = int64(feedBuffer)
-	after := f.head - 100
+	after := f.buf.Head() - 100
 	mine := Scope{Owner: "someone-else"}
 	b.Run("copy", func(b *testing.B) {
 		for b.Loop() {
@@ -41,7 +40,7 @@ func BenchmarkFeedSinceOtherKeys(b *testing.B) {
 	})
 	b.Run("filtered", func(b *testing.B) {
 		for b.Loop() {
-			if evs, through, _, _ := fs.Since(f, after, 100, mine); len(evs) != 0 || through != f.head {
+			if evs, through, _, _ := fs.Since(f, after, 100, mine); len(evs) != 0 || through != f.buf.Head() {
 				b.Fatal(len(evs), through)
 			}
 		}
