@@ -107,7 +107,15 @@ func tuneTable2(t *testing.T, sets []tuneSet, rows []tuneRow, groups ...string) 
 	}
 	wg.Wait()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-34s", "accuracy log-loss slope")
+	// RATINGS_HINDSIGHT=1 shows, in place of accuracy and slope, what calibration could buy:
+	// the log loss, then that of the best temperature and recalibration in hindsight
+	// (evaluate.Metrics.Rescaled, Recalibrated).
+	hindsight := os.Getenv("RATINGS_HINDSIGHT") != ""
+	if hindsight {
+		fmt.Fprintf(&b, "%-34s", "log-loss rescaled recalibrated")
+	} else {
+		fmt.Fprintf(&b, "%-34s", "accuracy log-loss slope")
+	}
 	for _, g := range groups {
 		fmt.Fprintf(&b, " | %-22s", g)
 	}
@@ -119,14 +127,22 @@ func tuneTable2(t *testing.T, sets []tuneSet, rows []tuneRow, groups ...string) 
 			n := 0
 			for j, set := range sets {
 				if set.name == g || strings.HasPrefix(set.name, g+":") {
-					acc += res[i][j].Accuracy
-					ll += res[i][j].LogLoss
-					sl += res[i][j].Slope
+					m := res[i][j]
+					if hindsight {
+						m.Accuracy, m.LogLoss, m.Slope = m.LogLoss, m.Rescaled, m.Recalibrated
+					}
+					acc += m.Accuracy
+					ll += m.LogLoss
+					sl += m.Slope
 					n++
 				}
 			}
 			if n == 0 {
 				fmt.Fprintf(&b, " | %-22s", "")
+				continue
+			}
+			if hindsight {
+				fmt.Fprintf(&b, " | %.4f %.4f %.4f  ", acc/float64(n), ll/float64(n), sl/float64(n))
 				continue
 			}
 			fmt.Fprintf(&b, " | %.4f %.4f %.3f   ", acc/float64(n), ll/float64(n), sl/float64(n))

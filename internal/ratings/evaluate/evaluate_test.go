@@ -70,6 +70,54 @@ func TestSlopeRecoversMiscalibration(t *testing.T) {
 	}
 }
 
+// TestHindsightBounds draws outcomes from sigmoid(a + b logit p) for known a and b: Rescaled
+// and Recalibrated must be the log loss of the best temperature and of the best recalibration
+// (no b, nor (a, b), of a grid around the fit scores below them), Recalibrated near the truth's,
+// and on calibrated predictions both must be the log loss itself, to the fit's noise.
+func TestHindsightBounds(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct{ a, b float64 }{{0, 1}, {0, 1.8}, {0.4, 0.6}} {
+		var s Score
+		var truth float64
+		for range 20000 {
+			x := 1.5 * rng.NormFloat64()
+			q := 1 / (1 + math.Exp(-(c.a + c.b*x)))
+			g := 0.0
+			if rng.Float64() < q {
+				g = 1
+			}
+			truth -= g*math.Log(q) + (1-g)*math.Log(1-q)
+			s.Add(1/(1+math.Exp(-x)), g)
+		}
+		truth /= 20000
+		m := s.Metrics()
+		if !(m.Recalibrated <= m.Rescaled && m.Rescaled <= m.LogLoss) {
+			t.Errorf("a %v b %v: recalibrated %.5f, rescaled %.5f, log loss %.5f: want in that order", c.a, c.b, m.Recalibrated, m.Rescaled, m.LogLoss)
+		}
+		if math.Abs(m.Recalibrated-truth) > 0.005 {
+			t.Errorf("a %v b %v: recalibrated %.5f, the truth %.5f", c.a, c.b, m.Recalibrated, truth)
+		}
+		for d := -0.2; d <= 0.2; d += 0.05 {
+			if l := s.fittedLoss(0, scaleFit(s.logits, s.results)+d); l < m.Rescaled-1e-12 {
+				t.Errorf("a %v b %v: temperature off by %v scores %.6f, below the rescaled %.6f", c.a, c.b, d, l, m.Rescaled)
+			}
+			if l := s.fittedLoss(d, m.Slope+d); l < m.Recalibrated-1e-12 {
+				t.Errorf("a %v b %v: (a, b) off by %v scores %.6f, below the recalibrated %.6f", c.a, c.b, d, l, m.Recalibrated)
+			}
+		}
+		if c.a == 0 && c.b == 1 && m.LogLoss-m.Recalibrated > 0.001 {
+			t.Errorf("calibrated predictions: log loss %.5f, recalibrated %.5f: want within the fit's noise", m.LogLoss, m.Recalibrated)
+		}
+	}
+	var flat Score
+	flat.Add(0.5, 1)
+	flat.Add(0.5, 0)
+	if m := flat.Metrics(); !math.IsNaN(m.Rescaled) || !math.IsNaN(m.Recalibrated) {
+		t.Errorf("constant predictions: rescaled %v, recalibrated %v, want NaN", m.Rescaled, m.Recalibrated)
+	}
+}
+
 func TestReadATP(t *testing.T) {
 	t.Parallel()
 	in := "date,event,round,surface,team_a,team_b,winner,retired\n" +

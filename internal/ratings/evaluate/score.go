@@ -44,6 +44,13 @@ type Metrics struct {
 	// 1 is calibrated; above 1 the predictions are underconfident (reality is more extreme
 	// than they say), below 1 overconfident. NaN when it cannot be fitted.
 	Slope float64
+	// Rescaled and Recalibrated bound what calibrating these predictions could buy: the log
+	// loss of sigmoid(b logit p), and of sigmoid(a + b logit p), with a and b fitted in
+	// hindsight to the very outcomes scored. No temperature (one b for the whole history, as
+	// every model's learnt T is online) can score below Rescaled, no recalibration of the
+	// logit below Recalibrated; what is left above them is the predictions' ranking of the
+	// matches, which only the model's learning changes. NaN when they cannot be fitted.
+	Rescaled, Recalibrated float64
 }
 
 // Metrics computes the scores. The slope is fitted by Newton's method on the log likelihood
@@ -56,8 +63,59 @@ func (s *Score) Metrics() Metrics {
 	if s.decisive > 0 {
 		m.Accuracy = s.correct / float64(s.decisive)
 	}
-	_, m.Slope = logisticFit(s.logits, s.results)
+	a, b := logisticFit(s.logits, s.results)
+	m.Slope = b
+	m.Recalibrated = s.fittedLoss(a, b)
+	m.Rescaled = s.fittedLoss(0, scaleFit(s.logits, s.results))
 	return m
+}
+
+// fittedLoss is the mean log loss of the predictions recalibrated to sigmoid(a + b logit p).
+func (s *Score) fittedLoss(a, b float64) float64 {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.NaN()
+	}
+	var sum float64
+	for i, x := range s.logits {
+		z := a + b*x
+		// -(g ln sigmoid(z) + (1-g) ln sigmoid(-z)), with ln sigmoid(z) = -log1p(e^-z).
+		sum += s.results[i]*softplus(-z) + (1-s.results[i])*softplus(z)
+	}
+	return sum / float64(len(s.logits))
+}
+
+// softplus is ln(1 + e^z), without overflow for large z.
+func softplus(z float64) float64 {
+	if z > 30 {
+		return z
+	}
+	return math.Log1p(math.Exp(z))
+}
+
+// scaleFit fits g ~ sigmoid(b x) by maximum likelihood (Newton's method from b = 1), NaN when
+// the data cannot determine it.
+func scaleFit(x, g []float64) float64 {
+	b := 1.0
+	for range 100 {
+		var grad, hess float64
+		for i, xi := range x {
+			p := 1 / (1 + math.Exp(-b*xi))
+			grad += (g[i] - p) * xi
+			hess += p * (1 - p) * xi * xi
+		}
+		if !(hess > 0) {
+			return math.NaN()
+		}
+		step := grad / hess
+		b += step
+		if math.Abs(step) < 1e-12 {
+			return b
+		}
+		if math.IsNaN(b) || math.Abs(b) > 1e6 {
+			break
+		}
+	}
+	return math.NaN()
 }
 
 // logisticFit fits g ~ sigmoid(a + b x) by maximum likelihood (Newton's method on the 2x2
