@@ -100,11 +100,11 @@ func (s *Store) runListener(conn *pgx.Conn) {
 // it reads the queue's last event number every pollInterval.
 func (s *Store) WaitEvents(ctx context.Context, queueName string, after int64) error {
 	head := func() (int64, error) {
-		last, err := s.EventHead(ctx, queueName)
+		page, err := s.Events(ctx, queueName, after, 0, false)
 		if apperr.CodeOf(err) == apperr.NotFound {
 			return 0, nil // no queue: no events, yet
 		}
-		return last, err
+		return page.Head, err
 	}
 	poll := func() <-chan time.Time {
 		if s.listening.Load() {

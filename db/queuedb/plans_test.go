@@ -41,8 +41,8 @@ func TestQueueEventReadsLookTicketsUp(t *testing.T) {
 			t.Fatalf("the %s read scans the tickets:\n%s", name, plan)
 		}
 	}
-	evs, tks, err := qs.FeedEvents(ctx, "q", tickets-300, 1000)
-	if err != nil || len(evs) != 300 || len(tks) != 300 {
-		t.Fatalf("FeedEvents = %d events, %d tickets, %v; want 300 of each", len(evs), len(tks), err)
+	page, err := qs.Events(ctx, "q", tickets-300, 1000, true)
+	if evs, tks := page.Events, page.Tickets; err != nil || len(evs) != 300 || len(tks) != 300 {
+		t.Fatalf("Events with tickets = %d events, %d tickets, %v; want 300 of each", len(evs), len(tks), err)
 	}
 }

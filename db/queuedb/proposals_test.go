@@ -59,7 +59,7 @@ func TestQueueProposalIsResolvedOnceAcrossReplicas(t *testing.T) {
 		default:
 			t.Fatalf("round %d: the answer resolved %v (%v) and the expiry %d proposals", i, answered, answerErr, len(timedOut))
 		}
-		evs, err := a.Events(ctx, "q", 0, 1000)
+		evs, err := eventsOf(a.Events(ctx, "q", 0, 1000, false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestQueueProposalRacesResolveOnce(t *testing.T) {
 	if _, _, err := queue.ExpireProposals(ctx, stores[0], "q", deadline); err != nil { // whatever is left open
 		t.Fatal(err)
 	}
-	evs, err := stores[0].Events(ctx, "q", 0, 10_000)
+	evs, err := eventsOf(stores[0].Events(ctx, "q", 0, 10_000, false))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func TestQueuePurgeAtScale(t *testing.T) {
 	if r.Events != oldEvents || r.Tickets != oldTickets || r.Matches != oldMatches {
 		t.Fatalf("purged %+v, want %d events, %d tickets, %d matches", r, oldEvents, oldTickets, oldMatches)
 	}
-	evs, err := qs.Events(ctx, "q", 0, 100)
+	evs, err := eventsOf(qs.Events(ctx, "q", 0, 100, false))
 	if err != nil || len(evs) != newEvents || evs[0].Seq != oldEvents+1 {
 		t.Fatalf("events kept: %d from seq %v (%v); want the %d recent ones", len(evs), evs, err, newEvents)
 	}

@@ -135,12 +135,13 @@ func scanMatch(row pgx.Row) (queue.Match, error) {
 	return m, nil
 }
 
-// The queue's row, for NotFound, with up to $3 events after $2 (NULLs when it has none). The
-// events of a deleted queue stay readable. Each event's owner is looked up by its ticket's
-// key: as a join, a read of a few hundred events was planned as a hash join over every
-// ticket kept (a scan that grows with the retention: 33 ms at 18,000 tickets).
+// The queue's row, for NotFound and its newest event's Seq, with up to $3 events after $2
+// (NULLs when it has none). The events of a deleted queue stay readable. Each event's owner
+// is looked up by its ticket's key: as a join, a read of a few hundred events was planned as
+// a hash join over every ticket kept (a scan that grows with the retention: 33 ms at 18,000
+// tickets).
 const sqlEvents = `
-SELECT e.seq, e.type, e.ticket_id, e.match_id, e.team, e.reason, e.at,
+SELECT q.event_seq, e.seq, e.type, e.ticket_id, e.match_id, e.team, e.reason, e.at,
        (SELECT t.owner FROM queue_tickets AS t WHERE t.id = e.ticket_id)
 FROM queues AS q
 LEFT JOIN LATERAL (
@@ -151,16 +152,6 @@ LEFT JOIN LATERAL (
 ) AS e ON true
 WHERE q.name = $1
 ORDER BY e.seq`
-
-// Events implements queue.Store.
-func (s *Store) Events(ctx context.Context, queueName string, after int64, limit int) ([]queue.Event, error) {
-	rows, err := s.pool.Query(ctx, sqlEvents, queueName, after, max(limit, 0))
-	if err != nil {
-		return nil, db.MapError(err, "queue: events")
-	}
-	out, err := scanEvents(rows, queueName)
-	return out, db.MapError(err, "queue: events")
-}
 
 // The tickets of up to $3 events of queue $1 after $2, as they are now: the tickets sqlEvents'
 // rows name, read by key (LIMIT 1 keeps the subquery a lookup per event, never a join the
@@ -174,35 +165,44 @@ FROM (
 ) AS e
 CROSS JOIN LATERAL (SELECT * FROM queue_tickets WHERE id = e.ticket_id LIMIT 1) AS t`
 
-// FeedEvents implements queue.Store: the events and their tickets in one round trip, each
-// statement in its own snapshot. A ticket read after its events were is as new as they are,
-// or newer; an event committed between the two only adds its ticket.
-func (s *Store) FeedEvents(ctx context.Context, queueName string, after int64, limit int) ([]queue.Event, []queue.Ticket, error) {
-	var evs []queue.Event
-	var tickets []queue.Ticket
+// Events implements queue.Store: the head alone is the queue's row; a page is sqlEvents' rows,
+// and, with the tickets, sqlEventTickets' in the same round trip, each statement in its own
+// snapshot. A ticket read after its events were is as new as they are, or newer; an event
+// committed between the two only adds its ticket.
+func (s *Store) Events(ctx context.Context, queueName string, after int64, limit int, tickets bool) (queue.EventPage, error) {
+	var page queue.EventPage
+	if limit <= 0 {
+		err := s.pool.QueryRow(ctx, `SELECT event_seq FROM queues WHERE name = $1`, queueName).Scan(&page.Head)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return page, noQueue(queueName)
+		}
+		return page, db.MapError(err, "queue: event head")
+	}
 	b := &pgx.Batch{}
-	b.Queue(sqlEvents, queueName, after, max(limit, 0)).Query(func(rows pgx.Rows) (err error) {
-		evs, err = scanEvents(rows, queueName)
+	b.Queue(sqlEvents, queueName, after, limit).Query(func(rows pgx.Rows) (err error) {
+		page.Events, page.Head, err = scanEvents(rows, queueName)
 		return err
 	})
-	b.Queue(sqlEventTickets, queueName, after, max(limit, 0)).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			t, err := scanTicket(rows)
-			if err != nil {
-				return err
+	if tickets {
+		b.Queue(sqlEventTickets, queueName, after, limit).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				t, err := scanTicket(rows)
+				if err != nil {
+					return err
+				}
+				page.Tickets = append(page.Tickets, t)
 			}
-			tickets = append(tickets, t)
-		}
-		return rows.Err()
-	})
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, nil, db.MapError(err, "queue: feed events")
+			return rows.Err()
+		})
 	}
-	return evs, tickets, nil
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return queue.EventPage{}, db.MapError(err, "queue: events")
+	}
+	return page, nil
 }
 
-// scanEvents reads sqlEvents' rows: NotFound when the queue has no row.
-func scanEvents(rows pgx.Rows, queueName string) ([]queue.Event, error) {
+// scanEvents reads sqlEvents' rows, and the queue's head: NotFound when the queue has no row.
+func scanEvents(rows pgx.Rows, queueName string) (_ []queue.Event, head int64, _ error) {
 	var out []queue.Event
 	found := false
 	var (
@@ -214,7 +214,7 @@ func scanEvents(rows pgx.Rows, queueName string) ([]queue.Event, error) {
 		at          *time.Time
 		owner       *string // the ticket's; NULL once purged
 	)
-	_, err := pgx.ForEachRow(rows, []any{&seq, &typ, &ticket, &match, &team, &reason, &at, &owner}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&head, &seq, &typ, &ticket, &match, &team, &reason, &at, &owner}, func() error {
 		found = true
 		if seq == nil {
 			return nil
@@ -233,22 +233,12 @@ func scanEvents(rows pgx.Rows, queueName string) ([]queue.Event, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !found {
-		return nil, noQueue(queueName)
+		return nil, 0, noQueue(queueName)
 	}
-	return out, nil
-}
-
-// EventHead implements queue.Store.
-func (s *Store) EventHead(ctx context.Context, queueName string) (int64, error) {
-	var seq int64
-	err := s.pool.QueryRow(ctx, `SELECT event_seq FROM queues WHERE name = $1`, queueName).Scan(&seq)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, noQueue(queueName)
-	}
-	return seq, db.MapError(err, "queue: event head")
+	return out, head, nil
 }
 
 // WebhookCursor implements queue.Store. A leader's first read under its epoch claims the

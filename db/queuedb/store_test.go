@@ -53,6 +53,9 @@ func openQueueStore(tb testing.TB) (*queuedb.Store, *db.DB) {
 	return qs, s
 }
 
+// eventsOf is the events of a read of them.
+func eventsOf(page queue.EventPage, err error) ([]queue.Event, error) { return page.Events, err }
+
 // openReplicas opens n queue stores on one fresh database, each with a pool of its own, as n
 // replicas of the service have.
 func openReplicas(tb testing.TB, n int) ([]*queuedb.Store, *pgxpool.Pool) {
@@ -738,7 +741,7 @@ func TestQueueConcurrentTicksMatchEachTicketOnce(t *testing.T) {
 			matchedBy[id] = m.ID
 		}
 	}
-	evs, err := stores[0].Events(ctx, "q", 0, 1000)
+	evs, err := eventsOf(stores[0].Events(ctx, "q", 0, 1000, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -784,7 +787,7 @@ func TestQueueRecreatedKeepsItsEventNumbers(t *testing.T) {
 	if _, err := queue.CancelTicket(ctx, qs, "t3", queuetest.T0.Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	evs, err := qs.Events(ctx, "q", 0, 10)
+	evs, err := eventsOf(qs.Events(ctx, "q", 0, 10, false))
 	if err != nil || len(evs) != 2 || evs[1].Seq != 2 || evs[1].TicketID != "t3" {
 		t.Fatalf("events: %+v, %v", evs, err)
 	}
@@ -812,7 +815,7 @@ func TestQueuePurgeKeepsTheWebhookOutbox(t *testing.T) {
 	if err != nil || r.Events != 2 || r.Tickets != 4 {
 		t.Fatalf("purge: %+v, %v; want the 2 acknowledged events and the 4 tickets", r, err)
 	}
-	evs, err := qs.Events(ctx, "q", 0, 10)
+	evs, err := eventsOf(qs.Events(ctx, "q", 0, 10, false))
 	if err != nil || len(evs) != 2 || evs[0].Seq != 3 {
 		t.Fatalf("the outbox after the purge: %+v, %v", evs, err)
 	}
@@ -894,7 +897,7 @@ func TestQueueCommitTickOfNoQueue(t *testing.T) {
 			t.Errorf("%s tick of no queue: %v, want NotFound", name, err)
 		}
 	}
-	if evs, err := qs.Events(ctx, "q", 0, 10); err != nil || len(evs) != 0 {
+	if evs, err := eventsOf(qs.Events(ctx, "q", 0, 10, false)); err != nil || len(evs) != 0 {
 		t.Fatalf("events after quiet ticks: %+v, %v", evs, err)
 	}
 }

@@ -135,7 +135,8 @@ func TestQueueWebhookOnceAcrossLeaders(t *testing.T) {
 	// Every player matched: one event each.
 	var head int64
 	waitFor(t, 20*time.Second, "every player matched", func() bool {
-		head, _ = stores[1].EventHead(ctx, "duel")
+		page, _ := stores[1].Events(ctx, "duel", 0, 0, false)
+		head = page.Head
 		return head == int64(players)
 	})
 	waitFor(t, 20*time.Second, "every event delivered", func() bool {

@@ -124,18 +124,27 @@ type LeaderStore interface {
 
 // EventStore is the part of Store that event feeds, streams and long-polls read.
 type EventStore interface {
-	// Events returns up to limit events of the queue with Seq > after, in Seq order.
-	Events(ctx context.Context, queue string, after int64, limit int) ([]Event, error)
-	// FeedEvents is Events with, in the same round trip, the tickets of those events as they
-	// are now (a ticket purged since is left out): what a replica's feed reads to wake the
+	// Events reads the queue's events (a deleted queue's stay readable; no queue is
+	// NotFound): up to limit of them with Seq > after, in Seq order, and the newest one's Seq
+	// (limit 0 reads the head alone). With tickets, the same read (one round trip) has the
+	// tickets of those events as they are now: what a replica's feed reads to wake the
 	// long-polls of those tickets, without a second read on the way from a match to them.
-	FeedEvents(ctx context.Context, queue string, after int64, limit int) ([]Event, []Ticket, error)
-	// EventHead returns the Seq of the queue's newest event (0 when it has none).
-	EventHead(ctx context.Context, queue string) (int64, error)
+	Events(ctx context.Context, queue string, after int64, limit int, tickets bool) (EventPage, error)
 	// WaitEvents returns once the queue may have an event with Seq > after (at once if it
 	// has one), or when ctx ends (returning its error). Every replica's waiters wake up,
 	// whichever replica wrote the event. Spurious wake-ups are allowed.
 	WaitEvents(ctx context.Context, queue string, after int64) error
+}
+
+// EventPage is what Store.Events read of a queue's events.
+type EventPage struct {
+	// Events are the events read, each with its ticket's Owner (purged since: none).
+	Events []Event
+	// Tickets are, when asked for, the tickets of those events as they are now, each once;
+	// a ticket purged since is left out.
+	Tickets []Ticket
+	// Head is the Seq of the queue's newest event (0 when it has none).
+	Head int64
 }
 
 // StatsStore is the part of Store that shares a queue's stats between replicas.

@@ -233,37 +233,21 @@ func (s *Store) appendEvent(q *memQueue, ev queue.Event) {
 	s.waiters.Notify(q.def.Name, ev.Seq)
 }
 
-func (s *Store) Events(ctx context.Context, qname string, after int64, limit int) (evs []queue.Event, err error) {
-	return evs, s.onQueue(qname, true, func(q *memQueue) { evs = s.events(q, after, limit) })
-}
-
-// events are up to limit of q's events after after, with their tickets' owners. The caller
-// holds the lock.
-func (s *Store) events(q *memQueue, after int64, limit int) []queue.Event {
-	kept, _ := q.events.After(after)
-	out := append([]queue.Event(nil), kept[:min(len(kept), limit)]...)
-	for i := range out {
-		if t, ok := s.tickets[out[i].TicketID]; ok {
-			out[i].Owner = t.t.Owner
-		}
-	}
-	return out
-}
-
-func (s *Store) FeedEvents(ctx context.Context, qname string, after int64, limit int) (evs []queue.Event, ts []queue.Ticket, err error) {
-	err = s.onQueue(qname, true, func(q *memQueue) {
-		evs = s.events(q, after, limit)
-		for i, e := range evs {
-			if mt, ok := s.tickets[e.TicketID]; ok && !slices.ContainsFunc(evs[:i], func(o queue.Event) bool { return o.TicketID == e.TicketID }) {
-				ts = append(ts, mt.t.Clone())
+func (s *Store) Events(ctx context.Context, qname string, after int64, limit int, tickets bool) (out queue.EventPage, err error) {
+	return out, s.onQueue(qname, true, func(q *memQueue) {
+		kept, _ := q.events.After(after)
+		out.Events, out.Head = append([]queue.Event(nil), kept[:min(len(kept), limit)]...), q.events.Head()
+		for i, e := range out.Events {
+			mt, ok := s.tickets[e.TicketID]
+			if !ok {
+				continue
+			}
+			out.Events[i].Owner = mt.t.Owner
+			if tickets && !slices.ContainsFunc(out.Events[:i], func(o queue.Event) bool { return o.TicketID == e.TicketID }) {
+				out.Tickets = append(out.Tickets, mt.t.Clone())
 			}
 		}
 	})
-	return evs, ts, err
-}
-
-func (s *Store) EventHead(ctx context.Context, qname string) (head int64, err error) {
-	return head, s.onQueue(qname, true, func(q *memQueue) { head = q.events.Head() })
 }
 
 func (s *Store) WaitEvents(ctx context.Context, qname string, after int64) error {

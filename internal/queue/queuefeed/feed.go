@@ -189,7 +189,8 @@ func (fs *Feeds) stopLocked(f *Feed) {
 // waiter is let in (ready), so that every event a waiter may miss in its own reads is one the
 // feed hands it.
 func (fs *Feeds) run(ctx context.Context, f *Feed) {
-	head, err := fs.store.EventHead(ctx, f.Queue)
+	page, err := fs.store.Events(ctx, f.Queue, 0, 0, false)
+	head := page.Head
 	fs.mu.Lock()
 	f.buf, f.start, f.err = queue.EventLogAfter(head), head, err
 	if err != nil && fs.byQueue[f.Queue] == f {
@@ -242,11 +243,9 @@ func (fs *Feeds) read(ctx context.Context, f *Feed, head int64) ([]queue.Event, 
 	fs.mu.Lock()
 	watched := len(f.watch) > 0
 	fs.mu.Unlock()
-	if !watched { // a watch begun since finds no ticket with its event, and reads its own
-		evs, err := fs.store.Events(ctx, f.Queue, head, 1000)
-		return evs, nil, err
-	}
-	return fs.store.FeedEvents(ctx, f.Queue, head, 1000)
+	// Unwatched, a watch begun since finds no ticket with its event, and reads its own.
+	page, err := fs.store.Events(ctx, f.Queue, head, 1000, watched)
+	return page.Events, page.Tickets, err
 }
 
 // publish hands new events to the feed's waiters, and to the long-polls of their tickets the

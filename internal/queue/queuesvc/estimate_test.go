@@ -51,12 +51,12 @@ func (sim *simulation) setNow(t time.Time) {
 func (sim *simulation) tick(t *testing.T) map[string]time.Time {
 	t.Helper()
 	sim.step(sim.ctx)
-	evs, err := sim.svc.store.Events(sim.ctx, sim.q.Name, sim.seen, 1_000_000)
+	page, err := sim.svc.store.Events(sim.ctx, sim.q.Name, sim.seen, 1_000_000, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]time.Time{}
-	for _, e := range evs {
+	for _, e := range page.Events {
 		sim.seen = e.Seq
 		if e.Type == queue.EventMatched {
 			out[e.TicketID] = e.At

@@ -40,11 +40,11 @@ func (s *Service) StreamEvents(ctx context.Context, queue, ticket string, after 
 	}
 	scope := eventScopeOf(ctx, ticket)
 	if wait <= 0 {
-		evs, err := s.store.Events(ctx, queue, after, limit)
-		if len(evs) > 0 {
+		page, err := s.store.Events(ctx, queue, after, limit, false)
+		if evs := page.Events; len(evs) > 0 {
 			after = evs[len(evs)-1].Seq
 		}
-		return scope.Filter(evs), after, err
+		return scope.Filter(page.Events), after, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -79,10 +79,11 @@ func (s *Service) streamStep(ctx, wctx context.Context, f *queuefeed.Feed, scope
 	case covered:
 		after = through
 	default:
-		evs, err := s.store.Events(ctx, f.Queue, after, limit)
+		page, err := s.store.Events(ctx, f.Queue, after, limit, false)
 		if err != nil {
 			return nil, after, true, err
 		}
+		evs := page.Events
 		if len(evs) > 0 {
 			if kept := scope.Filter(evs); len(kept) > 0 {
 				return kept, evs[len(evs)-1].Seq, true, nil
@@ -122,23 +123,18 @@ func (s *Service) CheckResume(ctx context.Context, queue string, after int64, fi
 	if after <= 0 {
 		return nil
 	}
-	head, err := s.store.EventHead(ctx, queue)
-	if err != nil || after == head {
+	next, err := s.store.Events(ctx, queue, after, 1, false)
+	head := next.Head
+	if err != nil || after == head || (len(next.Events) > 0 && next.Events[0].Seq == after+1) {
 		return err
 	}
-	if after < head {
-		evs, err := s.store.Events(ctx, queue, after, 1)
-		if err != nil || (len(evs) > 0 && evs[0].Seq == after+1) {
-			return err
-		}
-	}
-	first, err := s.store.Events(ctx, queue, 0, 1)
+	first, err := s.store.Events(ctx, queue, 0, 1, false)
 	if err != nil {
 		return err
 	}
 	oldest := head + 1
-	if len(first) > 0 {
-		oldest = first[0].Seq
+	if len(first.Events) > 0 {
+		oldest = first.Events[0].Seq
 	}
 	kept := fmt.Sprintf("events %d to %d are kept", oldest, head)
 	if oldest > head {
@@ -155,7 +151,8 @@ func (s *Service) EventHead(ctx context.Context, queue string) (int64, error) {
 	if err := ratings.ValidateName(queue); err != nil {
 		return 0, apperr.Field("name", "%s", err)
 	}
-	return s.store.EventHead(ctx, queue)
+	page, err := s.store.Events(ctx, queue, 0, 0, false)
+	return page.Head, err
 }
 
 // StreamStart is where a stream given no resume point starts: after the queue's newest event
@@ -169,5 +166,6 @@ func (s *Service) StreamStart(ctx context.Context, queue string) (int64, error) 
 	if head, ok := s.feeds.Head(queue); ok {
 		return head, nil
 	}
-	return s.store.EventHead(ctx, queue)
+	page, err := s.store.Events(ctx, queue, 0, 0, false)
+	return page.Head, err
 }

@@ -129,11 +129,11 @@ type streamReads struct {
 	reads atomic.Int64
 }
 
-func (s *streamReads) Events(ctx context.Context, q string, after int64, limit int) ([]queue.Event, error) {
+func (s *streamReads) Events(ctx context.Context, q string, after int64, limit int, tickets bool) (queue.EventPage, error) {
 	if limit == 100 {
 		s.reads.Add(1)
 	}
-	return s.Store.Events(ctx, q, after, limit)
+	return s.Store.Events(ctx, q, after, limit, tickets)
 }
 
 // countedDuel is a replica of the duel queue on a store that counts the streams' reads.

@@ -32,21 +32,19 @@ func countingDuel(t *testing.T) (*countingStore, *queuesvc.Service) {
 	return store, svc
 }
 
-func (c *countingStore) Events(ctx context.Context, q string, after int64, limit int) ([]queue.Event, error) {
-	c.events.Add(1)
-	return c.Store.Events(ctx, q, after, limit)
-}
-
-// FeedEvents is a read of events and a batch read of tickets, in one round trip.
-func (c *countingStore) FeedEvents(ctx context.Context, q string, after int64, limit int) ([]queue.Event, []queue.Ticket, error) {
-	c.events.Add(1)
-	c.batch.Add(1)
-	return c.Store.FeedEvents(ctx, q, after, limit)
-}
-
-func (c *countingStore) EventHead(ctx context.Context, q string) (int64, error) {
-	c.heads.Add(1)
-	return c.Store.EventHead(ctx, q)
+// Events counts a read of the head alone (limit 0) in heads; a read of events with their
+// tickets, in one round trip, in events and batch.
+func (c *countingStore) Events(ctx context.Context, q string, after int64, limit int, tickets bool) (queue.EventPage, error) {
+	switch {
+	case limit <= 0:
+		c.heads.Add(1)
+	case tickets:
+		c.batch.Add(1)
+		fallthrough
+	default:
+		c.events.Add(1)
+	}
+	return c.Store.Events(ctx, q, after, limit, tickets)
 }
 
 func (c *countingStore) GetTicket(ctx context.Context, id string) (queue.Ticket, error) {

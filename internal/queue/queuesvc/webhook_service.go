@@ -46,11 +46,11 @@ func (s *Service) deliverWebhooks(ctx context.Context, q queue.Queue, head *queu
 		}
 	}()
 	for {
-		evs, err := s.store.Events(ctx, q.Name, cursor, 100)
-		if err != nil || len(evs) == 0 {
+		page, err := s.store.Events(ctx, q.Name, cursor, 100, false)
+		if err != nil || len(page.Events) == 0 {
 			return err
 		}
-		for _, e := range evs {
+		for _, e := range page.Events {
 			// A replica deposed since its last tick (its lock's session ended, another leads;
 			// or it hung, and another broke its lease) must not post what the new leader posts
 			// too: it posts only within its lease, and the new leader posts only once that

@@ -16,8 +16,9 @@ import (
 // The contract of the event log: in order, waited for, read with their tickets, and the
 // webhook's cursor.
 
-// FeedEvents returns what Events returns and, with them, each of their tickets once, as it
-// is now: a long-poll woken by an event answers with it, without a read of its own.
+// Events with the tickets returns what Events returns and, with them, each of their tickets
+// once, as it is now: a long-poll woken by an event answers with it, without a read of its
+// own.
 func testFeedEvents(t *testing.T, st queue.Store) {
 	c := ctx(t)
 	putQueue(t, st, Queue("q"))
@@ -26,14 +27,15 @@ func testFeedEvents(t *testing.T, st queue.Store) {
 	create(t, st, Ticket("q", "tc", 3, "c1"))
 	must[queue.Ticket](t)(queue.CancelTicket(c, st, "tc", at(4)))
 	must[queue.TickCommitted](t)(queue.CommitTick(c, st, "q", queue.TickWrite{At: at(10), Matches: []queue.Match{Match2v2("m1", a, b)}}))
-	head := must[int64](t)(st.EventHead(c, "q"))
-	evs, tickets, err := st.FeedEvents(c, "q", head-3, 10)
+	head := must[queue.EventPage](t)(st.Events(c, "q", 0, 0, false)).Head
+	page, err := st.Events(c, "q", head-3, 10, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := must[[]queue.Event](t)(st.Events(c, "q", head-3, 10))
+	evs, tickets := page.Events, page.Tickets
+	want := must[queue.EventPage](t)(st.Events(c, "q", head-3, 10, false)).Events
 	if len(evs) != 3 || !reflect.DeepEqual(evs, want) {
-		t.Fatalf("FeedEvents' events %+v, want Events' %+v", evs, want)
+		t.Fatalf("the events read with their tickets %+v, want those read without %+v", evs, want)
 	}
 	byID := map[string]queue.Ticket{}
 	for _, tk := range tickets {
@@ -46,13 +48,13 @@ func testFeedEvents(t *testing.T, st queue.Store) {
 		now := must[queue.Ticket](t)(st.GetTicket(c, id))
 		if got := byID[id]; got.Status != now.Status || !got.UpdatedAt.Equal(now.UpdatedAt) ||
 			!reflect.DeepEqual(got.Assignment, now.Assignment) || !reflect.DeepEqual(got.Players, now.Players) {
-			t.Fatalf("FeedEvents' %s: %+v, want it as GetTicket reads it: %+v", id, got, now)
+			t.Fatalf("the ticket %s read with its event: %+v, want it as GetTicket reads it: %+v", id, got, now)
 		}
 	}
-	if evs, tickets, err := st.FeedEvents(c, "q", head, 10); err != nil || len(evs) != 0 || len(tickets) != 0 {
-		t.Fatalf("after the head: %d events, %d tickets, %v; want none", len(evs), len(tickets), err)
+	if page, err := st.Events(c, "q", head, 10, true); err != nil || len(page.Events) != 0 || len(page.Tickets) != 0 {
+		t.Fatalf("after the head: %d events, %d tickets, %v; want none", len(page.Events), len(page.Tickets), err)
 	}
-	_, _, err = st.FeedEvents(c, "nope", 0, 10)
+	_, err = st.Events(c, "nope", 0, 10, true)
 	wantCode(t, err, apperr.NotFound)
 }
 
@@ -64,14 +66,14 @@ func testEvents(t *testing.T, st queue.Store) {
 		create(t, st, Ticket("q", id, i, "p"+id))
 		must[queue.Ticket](t)(queue.CancelTicket(c, st, id, at(10+i)))
 	}
-	page := must[[]queue.Event](t)(st.Events(c, "q", 1, 2))
+	page := must[queue.EventPage](t)(st.Events(c, "q", 1, 2, false)).Events
 	if len(page) != 2 || page[0].Seq != 2 || page[1].Seq != 3 || page[0].TicketID != "t1" || page[0].Queue != "q" {
 		t.Fatalf("events after 1, 2 of them: %+v", page)
 	}
-	if rest := must[[]queue.Event](t)(st.Events(c, "q", 5, 10)); len(rest) != 0 {
+	if rest := must[queue.EventPage](t)(st.Events(c, "q", 5, 10, false)).Events; len(rest) != 0 {
 		t.Fatalf("events after the last: %+v", rest)
 	}
-	if head := must[int64](t)(st.EventHead(c, "q")); head != 5 {
+	if head := must[queue.EventPage](t)(st.Events(c, "q", 0, 0, false)).Head; head != 5 {
 		t.Fatalf("event head %d, want 5", head)
 	}
 	if err := st.WaitEvents(c, "q", 4); err != nil {

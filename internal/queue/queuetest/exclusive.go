@@ -50,7 +50,7 @@ func testMatchedCancelsElsewhere(t *testing.T, st queue.Store) {
 	if s, r := status(t, st, "ca"); s != queue.Cancelled || r != queue.ReasonMatchedElsewhere {
 		t.Fatalf("casual's ticket of the matched party: %s %q", s, r)
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "casual", 0, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "casual", 0, 10, false)).Events
 	if len(evs) != 1 || evs[0].Type != queue.EventCancelled || evs[0].TicketID != "ca" || evs[0].Reason != queue.ReasonMatchedElsewhere {
 		t.Fatalf("casual's events: %+v", evs)
 	}
@@ -216,7 +216,7 @@ func testCreatedWhileClaimed(t *testing.T, st queue.Store) {
 	if s, r := status(t, st, "x"); s != queue.Cancelled || r != queue.ReasonMatchedElsewhere {
 		t.Fatalf("the claimed player's ticket as stored: %s %q", s, r)
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "casual", 0, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "casual", 0, 10, false)).Events
 	if e := evs[len(evs)-1]; e.Type != queue.EventCancelled || e.TicketID != "x" || e.Reason != queue.ReasonMatchedElsewhere {
 		t.Fatalf("casual's last event: %+v", e)
 	}

@@ -39,7 +39,7 @@ func testOwner(t *testing.T, st queue.Store) {
 	}
 	// Its events carry its owner, for the event stream to show each key its own.
 	must[queue.Ticket](t)(queue.CancelTicket(c, st, "t1", at(2)))
-	if evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10)); len(evs) != 1 || evs[0].Owner != "studio-a" {
+	if evs := must[queue.EventPage](t)(st.Events(c, "q", 0, 10, false)).Events; len(evs) != 1 || evs[0].Owner != "studio-a" {
 		t.Fatalf("the cancel's event: %+v, want its ticket's owner", evs)
 	}
 	// The same idempotency key under another owner is another ticket.
@@ -87,7 +87,7 @@ func testProposeAccept(t *testing.T, st queue.Store) {
 			t.Fatalf("%s after the proposal: %+v %+v", id, tk, tk.Proposal)
 		}
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 0, 10, false)).Events
 	if len(evs) != 2 || evs[0].Type != queue.EventProposed || evs[0].MatchID != "m1" || evs[1].Team != 1 {
 		t.Fatalf("events: %+v", evs)
 	}
@@ -135,7 +135,7 @@ func testProposeAccept(t *testing.T, st queue.Store) {
 	if mt := must[queue.Match](t)(st.GetMatch(c, "m1")); mt.Queue != "q" || len(mt.Teams) != 2 || len(mt.Pairs) != len(m.Pairs) {
 		t.Fatalf("the accepted match: %+v", mt)
 	}
-	evs = must[[]queue.Event](t)(st.Events(c, "q", 2, 10))
+	evs = must[queue.EventPage](t)(st.Events(c, "q", 2, 10, false)).Events
 	if len(evs) != 2 || evs[0].Type != queue.EventMatched || evs[1].Type != queue.EventMatched || evs[0].MatchID != "m1" {
 		t.Fatalf("events after acceptance: %+v", evs)
 	}
@@ -167,7 +167,7 @@ func testProposalDeclined(t *testing.T, st queue.Store) {
 	if tb.Status != queue.Searching || tb.Proposal != nil || !tb.CreatedAt.Equal(at(2)) || !tb.UpdatedAt.Equal(at(12)) {
 		t.Fatalf("the other ticket: %+v", tb)
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 2, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 2, 10, false)).Events
 	if len(evs) != 2 || evs[0].Type != queue.EventCancelled || evs[0].TicketID != "a" || evs[0].Reason != queue.ReasonDeclined ||
 		evs[1].Type != queue.EventRequeued || evs[1].TicketID != "b" || evs[1].MatchID != "m1" || evs[1].Reason != queue.ReasonDeclined {
 		t.Fatalf("events: %+v", evs)
@@ -212,7 +212,7 @@ func testProposalTimeout(t *testing.T, st queue.Store) {
 	if ta := must[queue.Ticket](t)(st.GetTicket(c, "a")); ta.Status != queue.Searching || !ta.CreatedAt.Equal(at(1)) {
 		t.Fatalf("the ticket that accepted: %+v", ta)
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 2, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 2, 10, false)).Events
 	if len(evs) != 2 || evs[0].Reason != queue.ReasonAcceptanceTimeout || evs[1].Type != queue.EventRequeued {
 		t.Fatalf("events: %+v", evs)
 	}
@@ -237,7 +237,7 @@ func testCancelDissolves(t *testing.T, st queue.Store) {
 	if p := must[queue.Proposal](t)(st.GetProposal(c, "m1")); p.State != queue.ProposalDeclined {
 		t.Fatalf("the proposal: %+v", p)
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 2, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 2, 10, false)).Events
 	if len(evs) != 2 || evs[0].Type != queue.EventCancelled || evs[0].Reason != "cancelled" ||
 		evs[1].Type != queue.EventRequeued || evs[1].Reason != queue.ReasonCancelled {
 		t.Fatalf("events: %+v", evs)
@@ -314,7 +314,7 @@ func testPlacement(t *testing.T, st queue.Store) {
 			}
 		}
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 2, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 2, 10, false)).Events
 	if len(evs) != 4 || evs[0].Type != queue.EventPlaced || evs[0].MatchID != "m1" || evs[1].Team != 1 || evs[3].Seq != 6 {
 		t.Fatalf("events: %+v", evs)
 	}
@@ -344,7 +344,7 @@ func testPlacingAtOnce(t *testing.T, st queue.Store) {
 			t.Fatalf("%s while placing: %+v", id, tk)
 		}
 	}
-	if evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10)); len(evs) != 0 {
+	if evs := must[queue.EventPage](t)(st.Events(c, "q", 0, 10, false)).Events; len(evs) != 0 {
 		t.Fatalf("events of a placement under way: %+v", evs)
 	}
 	if ps := must[[]queue.Proposal](t)(st.PlacingProposals(c, "q")); len(ps) != 1 || ps[0].Match.ID != "m1" || ps[0].PlaceFor != 30*time.Second {
@@ -370,7 +370,7 @@ func testPlacingAtOnce(t *testing.T, st queue.Store) {
 	if m := must[queue.Match](t)(st.GetMatch(c, "m1")); !sameJSON(t, m.Connection, conn) {
 		t.Fatalf("the placed match: %s", m.Connection)
 	}
-	if evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10)); len(evs) != 2 || evs[0].Type != queue.EventMatched {
+	if evs := must[queue.EventPage](t)(st.Events(c, "q", 0, 10, false)).Events; len(evs) != 2 || evs[0].Type != queue.EventMatched {
 		t.Fatalf("events once placed: %+v", evs)
 	}
 	_, err = queue.CompletePlacement(c, st, "m1", conn, at(13))
@@ -412,7 +412,7 @@ func testPlacingAfterAReadyCheck(t *testing.T, st queue.Store) {
 			t.Fatalf("%s after the placement timed out: %+v", id, tk)
 		}
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 2, 20))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 2, 20, false)).Events
 	if n := len(evs); n != 4 || evs[2].Type != queue.EventRequeued || evs[3].Reason != queue.ReasonPlacementTimeout {
 		t.Fatalf("events after the timeout: %+v", evs)
 	}
@@ -424,7 +424,7 @@ func testPlacingAfterAReadyCheck(t *testing.T, st queue.Store) {
 	if tk := must[queue.Ticket](t)(st.GetTicket(c, "d")); tk.Status != queue.Searching {
 		t.Fatalf("d after the placement failed: %+v", tk)
 	}
-	evs = must[[]queue.Event](t)(st.Events(c, "q", 6, 20))
+	evs = must[queue.EventPage](t)(st.Events(c, "q", 6, 20, false)).Events
 	if len(evs) != 2 || evs[0].Reason != "placement_failed: no server" {
 		t.Fatalf("events after the failure: %+v", evs)
 	}

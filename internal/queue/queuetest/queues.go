@@ -78,7 +78,7 @@ func testDeleteQueueCancels(t *testing.T, st queue.Store) {
 			t.Fatalf("%s after its queue was deleted: %+v", id, tk)
 		}
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 0, 10, false)).Events
 	if len(evs) != 2 || evs[0].Type != queue.EventCancelled || evs[0].Seq != 1 || evs[1].Seq != 2 {
 		t.Fatalf("events: %+v", evs)
 	}
@@ -119,7 +119,7 @@ func testPurge(t *testing.T, st queue.Store) {
 	for _, id := range []string{"live", "recent"} {
 		must[queue.Ticket](t)(st.GetTicket(c, id))
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 0, 10, false)).Events
 	if len(evs) != 1 || evs[0].TicketID != "recent" || evs[0].Seq != 2 {
 		t.Fatalf("events after the purge: %+v (seqs keep counting)", evs)
 	}
@@ -147,7 +147,7 @@ func testPurgeDeletedQueue(t *testing.T, st queue.Store) {
 	putQueue(t, st, Queue("q"))
 	create(t, st, Ticket("q", "b", 60, "bob"))
 	must[queue.Ticket](t)(queue.CancelTicket(c, st, "b", at(61)))
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 0, 10, false)).Events
 	if len(evs) != 1 || evs[0].TicketID != "b" || evs[0].Seq != 2 {
 		t.Fatalf("events of the queue defined again: %+v, want b's cancel as event 2", evs)
 	}

@@ -93,7 +93,7 @@ func testCancelTicket(t *testing.T, st queue.Store) {
 	if again.Status != queue.Cancelled || !again.UpdatedAt.Equal(at(2)) {
 		t.Fatalf("cancelled twice: %+v, want the first cancel", again)
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 0, 10, false)).Events
 	if len(evs) != 1 || evs[0].Type != queue.EventCancelled || evs[0].TicketID != "t1" {
 		t.Fatalf("events: %+v", evs)
 	}
@@ -280,7 +280,7 @@ func testBackfill(t *testing.T, st queue.Store) {
 	if m.BackfillOf != "running-1" || m.BackfillTicket != "tbf" || len(m.Pairs) != 0 || m.Teams[0].Players[1].TicketID != "tj" {
 		t.Fatalf("fill %+v", m)
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 0, 10, false)).Events
 	if len(evs) != 2 || evs[0].MatchID != "running-1" || evs[1].MatchID != "running-1" {
 		t.Fatalf("events %+v", evs)
 	}

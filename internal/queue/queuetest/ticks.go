@@ -47,7 +47,7 @@ func testCommitTick(t *testing.T, st queue.Store) {
 	if len(again.Matches) != 0 || !slices.Equal(again.Dropped, []string{"m3"}) {
 		t.Fatalf("a match of an already matched ticket: %+v", again)
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 0, 10, false)).Events
 	var matched []string
 	for _, e := range evs {
 		if e.Type == queue.EventMatched {
@@ -80,7 +80,7 @@ func testCommitTickExpires(t *testing.T, st queue.Store) {
 	if t2 := must[queue.Ticket](t)(st.GetTicket(c, "t2")); t2.Status != queue.Cancelled {
 		t.Fatalf("a cancelled ticket expired: %+v", t2)
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 1, 10))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 1, 10, false)).Events
 	if len(evs) != 1 || evs[0].Type != queue.EventExpired || evs[0].Reason != "ttl" || evs[0].Seq != 2 || !evs[0].At.Equal(at(400)) {
 		t.Fatalf("events after 1: %+v", evs)
 	}
@@ -133,7 +133,7 @@ func testCancelRacingATick(t *testing.T, st queue.Store) {
 			}
 		}
 	}
-	oneEventEach(t, must[[]queue.Event](t)(st.Events(c, "q", 0, 1000)))
+	oneEventEach(t, must[queue.EventPage](t)(st.Events(c, "q", 0, 1000, false)).Events)
 }
 
 // oneEventEach fails t unless evs are numbered from 1 without a gap and no ticket has two.
@@ -209,7 +209,7 @@ func testExpiryRacingAMatch(t *testing.T, st queue.Store) {
 			t.Fatalf("match %s dropped, its tickets %s (%s) and %s: want expired and searching", m, a.Status, a.Reason, b.Status)
 		}
 	}
-	evs := must[[]queue.Event](t)(st.Events(c, "q", 0, 1000))
+	evs := must[queue.EventPage](t)(st.Events(c, "q", 0, 1000, false)).Events
 	oneEventEach(t, evs)
 	if len(evs) != 2*len(matched.Matches)+len(expired.Expired) {
 		t.Fatalf("%d events for %d matches and %d expiries", len(evs), len(matched.Matches), len(expired.Expired))

@@ -121,22 +121,19 @@ func (g *guarded) EndClaims(ctx context.Context, match string, at time.Time, dur
 	return g.Store.EndClaims(ctx, match, at, durable)
 }
 
-func (g *guarded) Events(ctx context.Context, qname string, after int64, limit int) (_ []queue.Event, err error) {
-	ctx, done := g.call(ctx, "events")
+func (g *guarded) Events(ctx context.Context, qname string, after int64, limit int, tickets bool) (_ queue.EventPage, err error) {
+	// A read of the head alone and a feed's read with the tickets cost otherwise than a page
+	// of events: each has its op.
+	op := "events"
+	switch {
+	case tickets:
+		op = "feed_events"
+	case limit <= 0:
+		op = "event_head"
+	}
+	ctx, done := g.call(ctx, op)
 	defer done(&err)
-	return g.Store.Events(ctx, qname, after, limit)
-}
-
-func (g *guarded) FeedEvents(ctx context.Context, qname string, after int64, limit int) (_ []queue.Event, _ []queue.Ticket, err error) {
-	ctx, done := g.call(ctx, "feed_events")
-	defer done(&err)
-	return g.Store.FeedEvents(ctx, qname, after, limit)
-}
-
-func (g *guarded) EventHead(ctx context.Context, qname string) (_ int64, err error) {
-	ctx, done := g.call(ctx, "event_head")
-	defer done(&err)
-	return g.Store.EventHead(ctx, qname)
+	return g.Store.Events(ctx, qname, after, limit, tickets)
 }
 
 func (g *guarded) WebhookCursor(ctx context.Context, qname string) (_ int64, err error) {
