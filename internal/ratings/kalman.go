@@ -62,11 +62,7 @@ type Kalman struct {
 	OffsetSD, OffsetDrift float64
 	// CommanderSD and CommanderDrift are the same for commander skills.
 	CommanderSD, CommanderDrift float64
-	// NewcomerSkill is the prior value of the newcomers' mean skill, NewcomerPrior its weight
-	// (in units of sum h f^2, f the newcomers' feature). A weight of 1 let the mean follow
-	// the noise of a context's first results, which a short history of many newcomers paid
-	// for in every newcomer's first match; 5 waits for a little more evidence and still
-	// learns the mean where newcomers do differ (ATP doubles).
+	// NewcomerSkill is the prior value of the newcomers' mean skill, NewcomerPrior its weight.
 	NewcomerSkill, NewcomerPrior float64
 	// Noise is the standard deviation of a match's performance beyond what the terms explain,
 	// in logits: its square is added to the logit's variance V (0: none but the logistic's).
@@ -92,7 +88,7 @@ type Kalman struct {
 // DefaultKalman returns the model with its default parameters.
 func DefaultKalman() Kalman {
 	return Kalman{BaseSkill: 4, BasePrior: 0.3, SkillSD: 2, SkillDrift: 0.1, SkillDriftPerDay: 0.02, OffsetSD: 0.3, CommanderSD: 1,
-		CommanderDrift: 0.05, NewcomerPrior: 5, ScalePrior: DefaultScalePrior, BiasPrior: DefaultBiasPrior, SizeExponent: 0.5,
+		CommanderDrift: 0.05, NewcomerPrior: 1, ScalePrior: DefaultScalePrior, BiasPrior: DefaultBiasPrior, SizeExponent: 0.5,
 		SmurfGames: 30, SmurfGap: 4, SmurfLLR: 3}
 }
 

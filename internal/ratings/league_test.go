@@ -320,29 +320,3 @@ func TestKalmanShortHistoriesCalibrated(t *testing.T) {
 		}
 	}
 }
-
-// TestKalmanNewcomersMeanPrior holds NewcomerPrior's default to the short newcomer-heavy 8v8
-// it was chosen on (1,200 results, the first 240 a burn-in, three seeds the tuning did not
-// use): with the weight of 1 it had before, the newcomers' mean follows the first results'
-// noise and the served log loss is worse. docs/ratings.md ("Short histories") has the figures
-// on every league and ATP.
-func TestKalmanNewcomersMeanPrior(t *testing.T) {
-	t.Parallel()
-	light := ratings.DefaultKalman()
-	light.NewcomerPrior = 1
-	var def, old float64
-	for seed := uint64(20240601); seed < 20240604; seed++ {
-		cfg, err := league.ByName("casual", seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Matches = 1200
-		ms := league.Simulate(cfg)
-		def += evalModel(t, ratings.DefaultKalman(), ms, cfg.Matches/5).LogLoss / 3
-		old += evalModel(t, light, ms, cfg.Matches/5).LogLoss / 3
-	}
-	t.Logf("casual league, 1,200 results: log loss %.4f, with NewcomerPrior 1 %.4f", def, old)
-	if def > old-0.0005 {
-		t.Errorf("casual league, 1,200 results: log loss %.4f, with NewcomerPrior 1 %.4f: want .0005 below", def, old)
-	}
-}

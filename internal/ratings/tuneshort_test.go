@@ -50,7 +50,7 @@ func TestTuneShortHistories(t *testing.T) {
 	vary("SizeExponent", []float64{0, 0.75, 1}, func(m *ratings.Kalman, v float64) { m.SizeExponent = v })
 	vary("SkillSD", []float64{2.5, 3, 4}, func(m *ratings.Kalman, v float64) { m.SkillSD = v })
 	vary("ScalePrior", []float64{2, 5, 10, 40, 80}, func(m *ratings.Kalman, v float64) { m.ScalePrior = v })
-	vary("NewcomerPrior", []float64{1, 2, 3, 10, 1e9}, func(m *ratings.Kalman, v float64) { m.NewcomerPrior = v })
+	vary("NewcomerPrior", []float64{2, 3, 5, 10, 1e9}, func(m *ratings.Kalman, v float64) { m.NewcomerPrior = v })
 	vary("BiasPrior", []float64{200, 1e9}, func(m *ratings.Kalman, v float64) { m.BiasPrior = v })
 	for _, memory := range []float64{0, 0.5, 2} {
 		rows = append(rows, tuneRow{fmt.Sprintf("ns2-mix, memory %g", memory), func() ratings.Model {
