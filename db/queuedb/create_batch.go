@@ -128,9 +128,9 @@ func (s *Store) commitCreates(batch []*createRequest) {
 		clear(live)
 		clear(stored)
 		commitSent = false
+		created.reset()
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
-		created.lock(b)
 		b.Queue(sqlShareQueues, cols.queueNames).Query(func(rows pgx.Rows) error {
 			var name string
 			_, err := pgx.ForEachRow(rows, []any{&name}, func() error {
@@ -148,6 +148,7 @@ func (s *Store) commitCreates(batch []*createRequest) {
 			})
 			return err
 		})
+		created.lock(b) // after the insert: the lock is held from the claims' read to the COMMIT
 		if err := conn.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}

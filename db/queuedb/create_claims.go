@@ -10,17 +10,23 @@ import (
 
 // A batch of creations and the players' claims (claims.go; the lifecycle's TicketsCreated):
 // an exclusive ticket of a player whose claim is live is stored cancelled matched_elsewhere.
-// The batch takes the ticks' claims lock shared, first after BEGIN, and reads its players'
-// claims after it, in the round trip of the insert. A tick that takes claims holds that lock
-// from before its reads of the players to its COMMIT, so the two are ordered: a tick that
-// committed before the batch took the lock has its claims read by the batch; one that takes
-// the lock after waits for the batch's COMMIT and reads its tickets among the players' live
-// tickets, which it cancels. Batches share the lock with each other; a batch of tickets that
-// are none exclusive takes no lock and reads no claim. The tickets the lifecycle cancels are
-// moved, and their events appended, with the COMMIT: no round trip more.
+// The batch inserts its tickets first, then takes the ticks' claims lock shared and reads its
+// players' claims, in the insert's round trip; it holds the lock to its COMMIT. A tick that
+// takes claims holds that lock from before its reads of the players to its COMMIT, so the two
+// are ordered: a tick that committed before the batch took the lock has its claims read by
+// the batch; one that takes the lock after waits for the batch's COMMIT and reads its tickets
+// among the players' live tickets, which it cancels. (A batch's tickets are invisible to a
+// tick until that COMMIT, so inserting them before the lock changes neither outcome.) Batches
+// share the lock with each other; a batch of tickets that are none exclusive takes no lock
+// and reads no claim. The tickets the lifecycle cancels are moved, and their events
+// appended, with the COMMIT: no round trip more.
 //
-// Waiting for the lock, the batch holds nothing else (it is its first statement), so a tick
-// queued for the lock waits for the batches holding it and for nothing they wait for.
+// The insert comes before the lock so that the lock is held only from the claims' read to the
+// COMMIT: a tick waits for no batch's insert, and a batch's insert (or its wait for another
+// transaction's row of its players) runs while a tick holds the lock, not after it. Waiting for
+// the lock, the batch holds its new rows and its queues' rows FOR KEY SHARE; a tick that holds
+// the lock waits for neither (it locks committed tickets only, and its queues' rows FOR NO KEY
+// UPDATE, which KEY SHARE lets through), so no tick waits for a batch that waits for it.
 const sqlShareClaimsLock = `SELECT pg_advisory_xact_lock_shared(5, 0)`
 
 // creation is what a batch's transaction decides with the lifecycle: the claims read, and
@@ -45,10 +51,14 @@ func newCreation(batch []*createRequest) (*creation, error) {
 	return c, err
 }
 
-// lock queues, right after BEGIN, the claims lock and the read of the players' claims, when
-// the batch has exclusive tickets. It starts the transaction's reads afresh (a retry).
-func (c *creation) lock(b *pgx.Batch) {
+// reset starts the transaction's reads afresh (a retry).
+func (c *creation) reset() {
 	c.claims, c.rows, c.ended = nil, make(map[string]lockedRow), nil
+}
+
+// lock queues, after the insert, the claims lock and the read of the players' claims, when
+// the batch has exclusive tickets.
+func (c *creation) lock(b *pgx.Batch) {
 	if len(c.players) == 0 {
 		return
 	}

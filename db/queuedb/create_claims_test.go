@@ -1,6 +1,7 @@
 package queuedb_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -25,15 +26,10 @@ func TestExclusiveCreationsRaceClaimingCommits(t *testing.T) {
 	ctx := testCtx(t)
 	mustPut(t, stores[0], queuetest.Queue("ranked"))
 	mustPut(t, stores[0], queuetest.Queue("casual"))
-	exclusive := func(q, id string, s int, player string) queue.Ticket {
-		tk := queuetest.Ticket(q, id, s, player)
-		tk.Exclusive = true
-		return tk
-	}
 	for i := range rounds {
 		player := fmt.Sprintf("p%03d", i)
-		ranked := mustCreate(t, stores[0], exclusive("ranked", "r-"+player, 1, player))
-		opponent := mustCreate(t, stores[0], exclusive("ranked", "o-"+player, 1, "o"+player))
+		ranked := mustCreate(t, stores[0], exclusiveTicket("ranked", "r-"+player, 1, player))
+		opponent := mustCreate(t, stores[0], exclusiveTicket("ranked", "o-"+player, 1, "o"+player))
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			w := queue.TickWrite{At: queuetest.T0.Add(10 * time.Second), Matches: []queue.Match{queuetest.Match2v2("m-"+player, ranked, opponent)}}
@@ -42,7 +38,7 @@ func TestExclusiveCreationsRaceClaimingCommits(t *testing.T) {
 			}
 		})
 		wg.Go(func() {
-			if _, _, err := stores[1].CreateTicket(ctx, exclusive("casual", "c-"+player, 11, player)); err != nil {
+			if _, _, err := stores[1].CreateTicket(ctx, exclusiveTicket("casual", "c-"+player, 11, player)); err != nil {
 				t.Errorf("round %d, the creation: %v", i, err)
 			}
 		})
@@ -62,4 +58,60 @@ FROM queue_tickets WHERE queue = 'casual'`, queue.ReasonMatchedElsewhere).Scan(&
 		t.Fatalf("a claimed player's ticket searches: %s", report)
 	}
 	t.Log(report)
+}
+
+func exclusiveTicket(q, id string, s int, player string) queue.Ticket {
+	tk := queuetest.Ticket(q, id, s, player)
+	tk.Exclusive = true
+	return tk
+}
+
+// TestATickDoesNotWaitForACreationsInsert: a creation batch takes the claims lock after its
+// insert, so a tick that claims players commits while a batch's insert waits (here for
+// another transaction's uncommitted row of its player, as it waits for a busy server's
+// rows); the batch then reads the tick's claims. Before the change the batch took the lock
+// first, and the tick waited at the lock for the whole insert (here until its deadline).
+func TestATickDoesNotWaitForACreationsInsert(t *testing.T) {
+	t.Parallel()
+	stores, pool := openReplicas(t, 1)
+	st := stores[0]
+	ctx := testCtx(t)
+	mustPut(t, st, queuetest.Queue("ranked"))
+	mustPut(t, st, queuetest.Queue("casual"))
+	a := mustCreate(t, st, exclusiveTicket("ranked", "a", 1, "pa"))
+	b := mustCreate(t, st, exclusiveTicket("ranked", "b", 1, "pb"))
+
+	held, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = held.Rollback(context.Background()) }()
+	if _, err := held.Exec(ctx, `INSERT INTO queue_searching (queue, player_id, ticket_id) VALUES ('casual', 'pa', 'held')`); err != nil {
+		t.Fatal(err)
+	}
+	created := make(chan queue.Ticket, 1)
+	go func() {
+		tk, _, err := st.CreateTicket(ctx, exclusiveTicket("casual", "c", 11, "pa"))
+		if err != nil {
+			t.Errorf("the creation: %v", err)
+		}
+		created <- tk
+	}()
+	waitFor(t, 10*time.Second, "the creation's insert waits for the held row", func() bool { return lockWaiters(t, pool) == 1 })
+
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	w := queue.TickWrite{At: queuetest.T0.Add(10 * time.Second), ClaimFor: time.Hour, Matches: []queue.Match{queuetest.Match2v2("m", a, b)}}
+	done, err := queue.CommitTick(tctx, st, "ranked", w)
+	cancel()
+	if err != nil || len(done.Matches) != 1 {
+		t.Fatalf("the tick while a creation's insert waits: %+v, %v", done, err)
+	}
+	if err := held.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := <-created
+	if c.Status != queue.Cancelled || c.Reason != queue.ReasonMatchedElsewhere {
+		t.Fatalf("the creation after the tick claimed its player: %s %q, want cancelled %q", c.Status, c.Reason, queue.ReasonMatchedElsewhere)
+	}
+	checkSearching(t, pool)
 }
