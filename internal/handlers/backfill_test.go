@@ -154,6 +154,9 @@ func TestQueueStats(t *testing.T) {
 	exchange(t, h, http.MethodPut, "/v1/queues/duel", "application/json", duelQueue)
 	var a ticketJSON
 	decodeJSON(t, exchange(t, h, http.MethodPost, "/v1/queues/duel/tickets", "application/json", `{"players":[{"id":"a","rating":1010}]}`), &a)
+	// a waits alone first: c's estimate below exists only while c has waited less than the
+	// longest recent wait, and one tick's wait is shorter than a creation on a loaded host.
+	time.Sleep(500 * time.Millisecond)
 	exchange(t, h, http.MethodPost, "/v1/queues/duel/tickets", "application/json", `{"players":[{"id":"b","rating":1020}]}`)
 	decodeJSON(t, exchange(t, h, http.MethodGet, "/v1/tickets/"+a.ID+"?wait_s=5", "", ""), &a)
 	if a.Status != queue.Matched {
